@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Multi-device btrfs: grouping members by fsid (pure) and registering them
+ * with the kernel through /dev/btrfs-control (linux/btrfs.h:
+ * BTRFS_IOC_SCAN_DEV, BTRFS_IOC_DEVICES_READY, BTRFS_IOC_FORGET_DEV).
+ */
+#ifndef STORAGED_BTRFS_H
+#define STORAGED_BTRFS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "inventory.h"
+
+#define BTRFS_CONTROL_PATH "/dev/btrfs-control"
+
+struct btrfs_member {
+	uint64_t devid;
+	const struct block_device *dev; /* borrowed from the inventory */
+};
+
+struct btrfs_filesystem {
+	char fsid[37]; /* lower-case uuid string */
+	char *label; /* owned, NULL when none */
+	uint64_t num_devices; /* members expected */
+	struct btrfs_member *members; /* present members, sorted by devid */
+	size_t n_members;
+	uint64_t *missing; /* devids known missing (from sys_chunk_array), sorted */
+	size_t n_missing;
+	uint64_t n_unknown_missing; /* missing members whose devid is unknown */
+};
+
+struct btrfs_fs_list {
+	struct btrfs_filesystem *v;
+	size_t n;
+};
+
+/**
+ * btrfs_group:
+ * @inv: inventory (must outlive @ret: members borrow its devices)
+ * @ret: filled on success, sorted by fsid; free with btrfs_fs_list_done()
+ * @diags: a warning when two devices claim the same fsid and devid (a cloned
+ *         image or a multipath leftover): the one with the higher generation
+ *         is kept
+ *
+ * Pure.  Returns: 0 or -ENOMEM.
+ */
+int btrfs_group(const struct inventory *inv, struct btrfs_fs_list *ret, struct diag_list *diags);
+
+/**
+ * btrfs_fs_list_find:
+ * Returns: the filesystem with @fsid (string, any case), or NULL (borrowed).
+ */
+const struct btrfs_filesystem *btrfs_fs_list_find(const struct btrfs_fs_list *l, const char *fsid);
+
+/**
+ * btrfs_filesystem_complete:
+ * Returns: true when every expected member is present.
+ */
+bool btrfs_filesystem_complete(const struct btrfs_filesystem *fs);
+
+/**
+ * btrfs_format_missing:
+ * @fs: filesystem
+ * @buf: output, e.g. "devid 2 missing" / "devids 2, 3 missing" /
+ *       "1 member missing"; empty when complete
+ * Returns: @buf.
+ */
+char *btrfs_format_missing(const struct btrfs_filesystem *fs, char *buf, size_t len);
+
+void btrfs_fs_list_done(struct btrfs_fs_list *l);
+
+/**
+ * btrfs_register_device:
+ * @devnode: block device of a btrfs member
+ *
+ * BTRFS_IOC_SCAN_DEV on /dev/btrfs-control: the kernel learns this member.
+ *
+ * Returns: 0; -ENOENT when /dev/btrfs-control does not exist (btrfs not
+ * ready yet: the caller may wait); other negative errno from open/ioctl.
+ */
+int btrfs_register_device(const char *devnode);
+
+/**
+ * btrfs_devices_ready:
+ * @devnode: block device of a btrfs member
+ *
+ * BTRFS_IOC_DEVICES_READY.  Note: this registers @devnode as a side effect,
+ * so --dry-run must never call it.
+ *
+ * Returns: 1 when all members of its filesystem are registered, 0 when not,
+ * negative errno on failure.
+ */
+int btrfs_devices_ready(const char *devnode);
+
+/**
+ * btrfs_forget_device:
+ * @devnode: a member to unregister, or NULL to forget every unmounted one
+ *
+ * BTRFS_IOC_FORGET_DEV (Linux 5.1 and later).
+ *
+ * Returns: 0; -EBUSY when mounted; other negative errno.
+ */
+int btrfs_forget_device(const char *devnode);
+
+#endif

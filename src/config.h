@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * storaged.conf: the [storaged] section and one [area NAME] section per RAM
+ * area, read through inih.  See storaged.conf(5) and DESIGN.md.
+ */
+#ifndef STORAGED_CONFIG_H
+#define STORAGED_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "diag.h"
+
+#define CONFIG_DEFAULT_PATH "/etc/storaged.conf"
+#define CONFIG_DEFAULT_FSTAB "/etc/fstab"
+
+enum degraded_policy {
+	DEGRADED_NO,
+	DEGRADED_AFTER_TIMEOUT,
+};
+
+enum area_backend {
+	AREA_TMPFS,
+	AREA_ZRAM,
+	AREA_BRD,
+};
+
+enum area_size_kind {
+	AREA_SIZE_BYTES, /* value in bytes */
+	AREA_SIZE_PERCENT, /* value in percent of RAM, 1..100 */
+	AREA_SIZE_AUTO, /* from the seed survey × headroom */
+};
+
+struct area_size {
+	enum area_size_kind kind;
+	uint64_t value;
+};
+
+struct area_config {
+	char *name; /* from "[area NAME]" */
+	unsigned line; /* line of the section header */
+	char *path; /* absolute, normalised persistent directory */
+	enum area_backend backend; /* default AREA_TMPFS */
+	struct area_size size; /* default auto */
+	bool inodes_auto; /* default true */
+	uint64_t inodes; /* nr_inodes when !inodes_auto */
+	double headroom; /* default 2.0 */
+	bool seed; /* default true */
+	bool persist; /* default false */
+	bool force; /* allow a size above RAM + swap; default false */
+	char *fs; /* zram/brd filesystem, default "ext4" */
+	unsigned mode; /* root mode of the area; default: that of path */
+	bool mode_set;
+	uid_t uid; /* owner (name or number); default: that of path */
+	bool uid_set;
+	gid_t gid;
+	bool gid_set;
+};
+
+struct config {
+	char *file; /* main file read, or NULL for built-in defaults */
+	char *fstab; /* default CONFIG_DEFAULT_FSTAB */
+	char **select; /* strv: fstab options that hand an entry to storaged;
+			  default { "x-storaged", "_netdev" } */
+	uint64_t device_timeout_usec; /* default 90 s */
+	enum degraded_policy degraded; /* default DEGRADED_NO */
+	uint64_t mount_timeout_usec; /* default 90 s */
+	unsigned jobs; /* 1..64, default 4 */
+	bool hotplug; /* default false */
+	struct area_config *areas;
+	size_t n_areas;
+};
+
+/**
+ * config_init:
+ * @c: config to fill with the built-in defaults (owned strings allocated)
+ *
+ * Returns: 0, or -ENOMEM.
+ */
+int config_init(struct config *c);
+
+/**
+ * config_done:
+ * Frees everything @c owns.  Accepts a zeroed struct.
+ */
+void config_done(struct config *c);
+
+/**
+ * config_parse_buf:
+ * @c: config initialised by config_init(); values read override defaults
+ * @text: ini text, @len bytes (need not be NUL-terminated; NUL bytes inside
+ *        are an error)
+ * @filename: name used in diagnostics
+ * @diags: every problem is appended as "filename:line: message"
+ *
+ * Pure: reads no file.  Reports every error in one pass (unknown sections
+ * and keys, bad values, malformed and overlong lines, duplicate sections or
+ * keys, areas without path or with overlapping paths), counting lines itself.
+ *
+ * Returns: 0; -EINVAL when at least one error was appended; -ENOMEM.
+ */
+int config_parse_buf(struct config *c, const char *text, size_t len, const char *filename,
+		     struct diag_list *diags);
+
+/**
+ * config_load:
+ * @c: config initialised by config_init()
+ * @path: main file; files matching "@path.d/ *.conf" are read after it in
+ *        lexical order
+ * @check_owner: refuse files not owned by root or writable by group/others
+ * @diags: problems, with file and line
+ *
+ * Returns: 0; -ENOENT when @path does not exist (nothing appended); -EINVAL
+ * when errors were appended; -EPERM for an unsafe owner or mode (appended);
+ * other negative errno for I/O errors (appended).
+ */
+int config_load(struct config *c, const char *path, bool check_owner, struct diag_list *diags);
+
+/**
+ * config_backend_name:
+ * Returns: "tmpfs", "zram" or "brd" (static string).
+ */
+const char *config_backend_name(enum area_backend b);
+
+#endif

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "diag.h"
+
+int diag_add(struct diag_list *dl, enum diag_level level, const char *file, unsigned line,
+	     const char *fmt, ...)
+{
+	struct diag d = { .level = level, .line = line };
+	struct diag *nv;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&d.msg, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	if (file && !(d.file = strdup(file)))
+		goto fail;
+	nv = realloc(dl->v, (dl->n + 1) * sizeof(*nv));
+	if (!nv)
+		goto fail;
+	nv[dl->n++] = d;
+	dl->v = nv;
+	return 0;
+fail:
+	free(d.file);
+	free(d.msg);
+	return -ENOMEM;
+}
+
+size_t diag_count(const struct diag_list *dl, enum diag_level level)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < dl->n; i++)
+		n += dl->v[i].level == level;
+	return n;
+}
+
+void diag_print(const struct diag_list *dl, FILE *out)
+{
+	for (size_t i = 0; i < dl->n; i++) {
+		const struct diag *d = &dl->v[i];
+		const char *what = d->level == DIAG_ERROR ? "error" : "warning";
+
+		if (d->file && d->line)
+			fprintf(out, "%s:%u: %s: %s\n", d->file, d->line, what, d->msg);
+		else if (d->file)
+			fprintf(out, "%s: %s: %s\n", d->file, what, d->msg);
+		else
+			fprintf(out, "storaged: %s: %s\n", what, d->msg);
+	}
+}
+
+void diag_list_done(struct diag_list *dl)
+{
+	for (size_t i = 0; i < dl->n; i++) {
+		free(dl->v[i].file);
+		free(dl->v[i].msg);
+	}
+	free(dl->v);
+	dl->v = NULL;
+	dl->n = 0;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Diagnostics collected by the pure parsers and the planner.  Pure modules
+ * never print: they append here and return an error, and the command level
+ * prints every diagnostic once, as "file:line: message".
+ */
+#ifndef STORAGED_DIAG_H
+#define STORAGED_DIAG_H
+
+#include <stdio.h>
+
+#include "util.h"
+
+enum diag_level {
+	DIAG_ERROR,
+	DIAG_WARNING,
+};
+
+struct diag {
+	enum diag_level level;
+	char *file; /* owned; NULL when not tied to a file */
+	unsigned line; /* 1-based; 0 when not tied to a line */
+	char *msg; /* owned */
+};
+
+struct diag_list {
+	struct diag *v;
+	size_t n;
+};
+
+/**
+ * diag_add:
+ * @dl: list to append to
+ * @level: DIAG_ERROR or DIAG_WARNING
+ * @file: file the problem is in, or NULL (copied)
+ * @line: 1-based line, or 0
+ * @fmt: printf format of the message: what is wrong and what to do
+ *
+ * Returns: 0, or -ENOMEM.
+ */
+int diag_add(struct diag_list *dl, enum diag_level level, const char *file, unsigned line,
+	     const char *fmt, ...) _printf_(5, 6);
+
+#define diag_error(dl, file, line, ...) diag_add((dl), DIAG_ERROR, (file), (line), __VA_ARGS__)
+#define diag_warning(dl, file, line, ...) diag_add((dl), DIAG_WARNING, (file), (line), __VA_ARGS__)
+
+/**
+ * diag_count:
+ * Returns: number of diagnostics of @level in @dl.
+ */
+size_t diag_count(const struct diag_list *dl, enum diag_level level);
+
+/**
+ * diag_print:
+ * @dl: diagnostics
+ * @out: stream to print to ("file:line: error: message" per line)
+ */
+void diag_print(const struct diag_list *dl, FILE *out);
+
+/**
+ * diag_list_done:
+ * Frees every diagnostic; @dl is empty and reusable afterwards.
+ */
+void diag_list_done(struct diag_list *dl);
+
+#endif

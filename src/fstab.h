@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fstab(5) through libmount: which entries are deferred (handed to storaged
+ * by a select option) and what their x-storaged.* / x-systemd.* options say.
+ */
+#ifndef STORAGED_FSTAB_H
+#define STORAGED_FSTAB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "diag.h"
+
+struct fstab_entry {
+	unsigned line; /* 1-based line in the fstab file */
+	char *source; /* fs_spec, octal escapes decoded: "UUID=…", "/dev/sdb1", "tmpfs" */
+	char *target; /* fs_file, decoded, absolute and normalised */
+	char *fstype; /* fs_vfstype ("auto" when absent) */
+	char *options; /* fs_mntops exactly as written (escapes decoded) */
+	char *mount_options; /* fs_mntops minus select options, noauto, nofail,
+				x-storaged.*, x-systemd.*; NULL when empty */
+	bool nofail; /* a failure does not count against the exit status */
+	bool bind; /* bind or rbind: @source is a path */
+	bool loop; /* loop option: @source is an image file path */
+	bool mkdir; /* X-mount.mkdir[=mode] (libmount creates the target) */
+	bool degraded_ok; /* x-storaged.degraded */
+	char **requires; /* strv: mount points or tags this entry waits for
+			    (x-storaged.requires=, x-systemd.requires=,
+			    x-systemd.after=, x-systemd.requires-mounts-for=),
+			    in option order; NULL when none */
+	uint64_t device_timeout_usec; /* USEC_UNSET: use the config's */
+	uint64_t mount_timeout_usec; /* USEC_UNSET: use the config's */
+};
+
+struct fstab {
+	char *file; /* path used in diagnostics */
+	struct fstab_entry *entries; /* deferred entries only, in file order */
+	size_t n_entries;
+	size_t n_total; /* all valid entries in the file, deferred or not */
+};
+
+/**
+ * fstab_parse_buf:
+ * @ret: filled on success (caller frees with fstab_done())
+ * @text: fstab text, @len bytes
+ * @filename: name used in diagnostics and stored in @ret->file
+ * @select: strv of options that mark an entry as storaged's
+ * @diags: every problem appended as "filename:line: message"
+ *
+ * Each line is handed to libmount's fstab parser on its own so that line
+ * numbers are exact.  Errors: malformed lines (whatever their options say,
+ * nofail included), relative or non-normalised mount points of deferred
+ * entries, two deferred entries on one mount point, bad values of storaged's
+ * own options (e.g. "x-storaged.device-timeout=soon").
+ *
+ * Returns: 0; -EINVAL when at least one error was appended; -ENOMEM.
+ */
+int fstab_parse_buf(struct fstab *ret, const char *text, size_t len, const char *filename,
+		    char *const *select, struct diag_list *diags);
+
+/**
+ * fstab_load:
+ * Reads @path and calls fstab_parse_buf().
+ *
+ * Returns: as fstab_parse_buf(); negative errno from open/read (appended to
+ * @diags with the path).
+ */
+int fstab_load(struct fstab *ret, const char *path, char *const *select, struct diag_list *diags);
+
+/**
+ * fstab_done:
+ * Frees everything @f owns.  Accepts a zeroed struct.
+ */
+void fstab_done(struct fstab *f);
+
+/**
+ * fstab_find_target:
+ * Returns: the deferred entry mounted on @target, or NULL (borrowed).
+ */
+const struct fstab_entry *fstab_find_target(const struct fstab *f, const char *target);
+
+#endif

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The block devices of this machine: enumerated with libudev (which reads
+ * sysfs, so it works where no udevd runs), probed with libblkid, and for
+ * btrfs members the superblock fields storaged needs.
+ */
+#ifndef STORAGED_INVENTORY_H
+#define STORAGED_INVENTORY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "btrfs_sb.h"
+#include "diag.h"
+
+struct block_device {
+	char *devnode; /* "/dev/loop0" (or an image file path in tests) */
+	dev_t devno; /* 0 for image files */
+	char *type; /* libblkid TYPE, NULL when none */
+	char *uuid; /* libblkid UUID (for btrfs: the fsid) */
+	char *uuid_sub; /* libblkid UUID_SUB (for btrfs: the device uuid) */
+	char *label; /* libblkid LABEL */
+	char *partuuid; /* libblkid PART_ENTRY_UUID */
+	char *partlabel; /* libblkid PART_ENTRY_NAME */
+	bool is_btrfs; /* btrfs superblock read and valid */
+	struct btrfs_sb_info btrfs; /* valid when is_btrfs */
+};
+
+struct inventory {
+	struct block_device *devs;
+	size_t n_devs;
+	unsigned n_skipped; /* devices that could not be opened or probed */
+};
+
+/**
+ * inventory_scan:
+ * @ret: filled on success (caller frees with inventory_done())
+ * @sysfs_root: NULL for the real /sys (libudev); reserved for tests
+ * @diags: one warning per device skipped (could not open or probe: device
+ *         and errno text), no error
+ *
+ * Enumerates the "block" subsystem, skips devices of size 0 (unbound loop
+ * nodes), multipath path devices (a holder whose dm/uuid starts "mpath-",
+ * or udev's DM_MULTIPATH_DEVICE_PATH=1) and devices it cannot open; probes
+ * the rest with libblkid and reads btrfs superblocks itself.
+ *
+ * Returns: 0; -ENOMEM; negative errno when enumeration itself fails.
+ */
+int inventory_scan(struct inventory *ret, const char *sysfs_root, struct diag_list *diags);
+
+/**
+ * inventory_probe:
+ * @path: block device node or regular image file
+ * @ret: filled on success (caller frees with block_device_done())
+ *
+ * Probes with libblkid (TYPE, UUID, UUID_SUB, LABEL, partition tags) and, for
+ * btrfs, reads the primary superblock with btrfs_sb_read().
+ *
+ * Returns: 0; -ENOENT/-EACCES/... from open(2); -EIO when probing fails.
+ */
+int inventory_probe(const char *path, struct block_device *ret);
+
+/**
+ * inventory_load_fixture:
+ * @ret: filled on success
+ * @path: ini file, one "[device /dev/NAME]" section each with keys type,
+ *        uuid, uuid_sub, label, partuuid, partlabel, devno (MAJ:MIN) and for
+ *        btrfs devid, num_devices, generation, sys_devids (space-separated);
+ *        used by golden tests to plan without devices
+ * @diags: problems with file:line
+ *
+ * Returns: 0; -EINVAL when errors were appended; negative errno on I/O.
+ */
+int inventory_load_fixture(struct inventory *ret, const char *path, struct diag_list *diags);
+
+/**
+ * inventory_find:
+ * @inv: inventory
+ * @spec: fs_spec: "/dev/NAME", "UUID=", "LABEL=", "PARTUUID=", "PARTLABEL="
+ *        (values already unescaped)
+ *
+ * Returns: the first matching device, or NULL (borrowed from @inv).
+ */
+const struct block_device *inventory_find(const struct inventory *inv, const char *spec);
+
+/**
+ * inventory_add:
+ * Moves @dev into @inv (on success @dev is zeroed).  Returns: 0 or -ENOMEM.
+ */
+int inventory_add(struct inventory *inv, struct block_device *dev);
+
+void block_device_done(struct block_device *d);
+void inventory_done(struct inventory *inv);
+
+#endif

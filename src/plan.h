@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The plan: every step storaged will take, with dependency edges and the
+ * reason for each, built by a pure function of (config, fstab, device
+ * inventory, mount table, area surveys).  --dry-run renders it and stops.
+ */
+#ifndef STORAGED_PLAN_H
+#define STORAGED_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <libmount.h>
+
+#include "area_size.h"
+#include "btrfs.h"
+#include "config.h"
+#include "diag.h"
+#include "fstab.h"
+#include "inventory.h"
+
+enum plan_step_kind {
+	PLAN_REGISTER, /* register one btrfs member with the kernel */
+	PLAN_ASSEMBLE, /* wait (bounded) until a btrfs filesystem has all members */
+	PLAN_WAIT_DEVICE, /* wait (bounded) for a device not present yet */
+	PLAN_AREA, /* set up a RAM area */
+	PLAN_MOUNT, /* mount a deferred fstab entry */
+};
+
+struct plan_dep {
+	size_t step; /* index into plan.steps: this step waits for it */
+	char *reason; /* owned, e.g. "/srv/data: parent mount point" */
+};
+
+struct plan_step {
+	enum plan_step_kind kind;
+	struct plan_dep *deps;
+	size_t n_deps;
+	bool done; /* already in place (e.g. mounted): nothing to do */
+	char *note; /* owned, optional: why done, or what was found */
+
+	/* PLAN_REGISTER: member device; PLAN_ASSEMBLE: NULL */
+	char *devnode;
+	uint64_t devid;
+	/* PLAN_REGISTER, PLAN_ASSEMBLE */
+	char fsid[37];
+	uint64_t num_devices; /* members expected */
+	uint64_t n_present; /* members present when planned */
+	char *missing; /* owned, e.g. "devid 2 missing"; NULL when complete */
+	/* PLAN_ASSEMBLE, PLAN_WAIT_DEVICE: how long to wait, µs (longest of
+	 * the entries that need it) */
+	uint64_t timeout_usec;
+	/* PLAN_WAIT_DEVICE: the fs_spec waited for ("LABEL=…") */
+	char *spec;
+
+	/* PLAN_MOUNT */
+	const struct fstab_entry *entry; /* borrowed from the fstab */
+	uint64_t mount_timeout_usec; /* resolved deadline of the mount, µs */
+	bool degraded_allowed; /* config after-timeout or x-storaged.degraded */
+	bool is_btrfs; /* btrfs entry: mount waits on an ASSEMBLE step */
+
+	/* PLAN_AREA */
+	const struct area_config *area; /* borrowed from the config */
+	struct area_sizing sizing;
+};
+
+struct plan {
+	struct plan_step *steps; /* in execution order: deps come first */
+	size_t n_steps;
+};
+
+struct plan_input {
+	const struct config *config;
+	const struct fstab *fstab; /* deferred entries */
+	const struct inventory *inventory;
+	const struct btrfs_fs_list *btrfs; /* grouped from @inventory */
+	struct libmnt_table *mountinfo; /* current mounts (read only) */
+	const struct area_survey *surveys; /* one per config->areas[i], or NULL */
+	uint64_t ram_bytes; /* MemTotal, bytes */
+};
+
+/**
+ * plan_build:
+ * @in: inputs, all read-only and owned by the caller
+ * @ret: the plan (free with plan_done()); borrows from @in, which must
+ *       outlive it
+ * @diags: errors with file:line (a cycle names every entry in it, each with
+ *         its fstab line; an x-storaged.requires= naming nothing) and
+ *         warnings
+ *
+ * Ordering rules (DESIGN.md): 1. a mount point below another entry's mount
+ * point waits for it; 2. a bind or loop source below another entry's mount
+ * point waits for it; 3. a btrfs entry waits for its filesystem's ASSEMBLE
+ * step, which waits for the REGISTER step of each member present; 4. an area
+ * whose path lies below a mount point waits for it; 5. requires/after add an
+ * edge.  Steps are ordered topologically, ties broken by fstab line order.
+ * Entries already mounted (same target in @mountinfo) become done steps.
+ *
+ * Returns: 0; -ELOOP on a dependency cycle; -EINVAL on other errors
+ * appended to @diags; -ENOMEM.
+ */
+int plan_build(const struct plan_input *in, struct plan *ret, struct diag_list *diags);
+
+void plan_done(struct plan *p);
+
+/**
+ * plan_step_describe:
+ * @s: step
+ * @buf: output, e.g. "mount UUID=… on /srv/data", "register /dev/loop1"
+ * Returns: @buf.
+ */
+char *plan_step_describe(const struct plan_step *s, char *buf, size_t len);
+
+/**
+ * plan_render_text:
+ * Prints numbered steps with the reason for each edge, e.g.
+ *   3 mount UUID=… on /srv/data  (after: 2 btrfs 5e81… ready, 2/2 members)
+ * Returns: 0 or negative errno from writing.
+ */
+int plan_render_text(const struct plan *p, FILE *out);
+
+/**
+ * plan_render_json:
+ * The same plan as JSON through libsmartcols.
+ * Returns: 0 or negative errno.
+ */
+int plan_render_json(const struct plan *p, FILE *out);
+
+#endif

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Parsing and formatting of the values users write: sizes, counts,
+ * durations, booleans, factors.  Pure, overflow-checked; the only place in
+ * storaged that turns text into numbers.
+ */
+#ifndef STORAGED_UNITS_H
+#define STORAGED_UNITS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+/**
+ * units_parse_size:
+ * @s: "4096", "512K", "12800M", "1.5G", "2T" (suffixes K M G T P, optional
+ *     "iB"/"B": binary multiples, 1K = 1024 bytes, as tmpfs(5) size= does);
+ *     surrounding blanks are not accepted
+ * @ret_bytes: result in bytes, set only on success
+ *
+ * A fraction is allowed with a suffix ("1.5G"); the result is rounded down to
+ * whole bytes.  "%" values and "auto" are not sizes: see units_parse_percent().
+ *
+ * Returns: 0; -EINVAL for malformed text or a negative value; -ERANGE when
+ * the value does not fit in 64 bits.
+ */
+int units_parse_size(const char *s, uint64_t *ret_bytes);
+
+/**
+ * units_parse_percent:
+ * @s: "25%" (integer 1..100 followed by "%")
+ * @ret_percent: 1..100, set only on success
+ *
+ * Returns: 0; -EINVAL when @s is not a percentage; -ERANGE outside 1..100.
+ */
+int units_parse_percent(const char *s, unsigned *ret_percent);
+
+/**
+ * units_parse_count:
+ * @s: "300000", "10k", "2M" (suffixes k/K M G: binary multiples, as the
+ *     kernel's memparse() reads tmpfs nr_inodes=)
+ * @ret: result, set only on success
+ *
+ * Returns: 0; -EINVAL malformed or negative; -ERANGE overflow.
+ */
+int units_parse_count(const char *s, uint64_t *ret);
+
+/**
+ * units_parse_uint:
+ * @s: decimal digits only
+ * @max: largest accepted value
+ * @ret: result, set only on success
+ *
+ * Returns: 0; -EINVAL malformed; -ERANGE above @max.
+ */
+int units_parse_uint(const char *s, uint64_t max, uint64_t *ret);
+
+/**
+ * units_parse_duration:
+ * @s: "90s", "2min", "500ms", "1h", "1min 30s", "90" (bare number: seconds,
+ *     as systemd.time(7)), or "infinity"
+ * @ret_usec: microseconds, USEC_INFINITY for "infinity"; set only on success
+ *
+ * Units follow systemd.time(7): us, ms, s/sec, m/min, h/hr, d.
+ *
+ * Returns: 0; -EINVAL malformed or negative; -ERANGE overflow.
+ */
+int units_parse_duration(const char *s, uint64_t *ret_usec);
+
+/**
+ * units_parse_bool:
+ * @s: yes/no, true/false, on/off, 1/0 (case-insensitive)
+ *
+ * Returns: 0 and sets @ret; -EINVAL otherwise.
+ */
+int units_parse_bool(const char *s, bool *ret);
+
+/**
+ * units_parse_factor:
+ * @s: a positive decimal such as "2.0" or "1.25" (at most 1000)
+ * @ret: result, set only on success
+ *
+ * Returns: 0; -EINVAL malformed, zero or negative; -ERANGE above 1000.
+ */
+int units_parse_factor(const char *s, double *ret);
+
+/**
+ * units_parse_mode:
+ * @s: octal file mode such as "0755" or "1777" (at most 07777)
+ *
+ * Returns: 0 and sets @ret; -EINVAL malformed; -ERANGE above 07777.
+ */
+int units_parse_mode(const char *s, unsigned *ret);
+
+/**
+ * units_format_size:
+ * @bytes: size in bytes
+ * @buf: output buffer, at least 16 bytes
+ *
+ * Writes the shortest exact form ("12800M", "1G", "4096") when one exists,
+ * else one decimal ("1.5G").  Returns: @buf.
+ */
+char *units_format_size(uint64_t bytes, char *buf, size_t len);
+
+/**
+ * units_format_duration:
+ * @usec: microseconds (USEC_INFINITY prints "infinity")
+ * @buf: output buffer, at least 32 bytes
+ *
+ * Writes e.g. "90s", "2min", "1min 30s", "500ms".  Returns: @buf.
+ */
+char *units_format_duration(uint64_t usec, char *buf, size_t len);
+
+#endif

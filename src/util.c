@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <string.h>
+
+#include "util.h"
+
+size_t strv_length(char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+char **strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+	return NULL;
+}
+
+void strv_freep(char ***v)
+{
+	*v = strv_free(*v);
+}
+
+int strv_push(char ***v, char *s)
+{
+	size_t n = strv_length(*v);
+	char **nv = realloc(*v, (n + 2) * sizeof(char *));
+
+	if (!nv)
+		return -ENOMEM;
+	nv[n] = s;
+	nv[n + 1] = NULL;
+	*v = nv;
+	return 0;
+}
+
+int strv_extend(char ***v, const char *s)
+{
+	char *copy = strdup(s);
+	int r;
+
+	if (!copy)
+		return -ENOMEM;
+	r = strv_push(v, copy);
+	if (r < 0)
+		free(copy);
+	return r;
+}
+
+bool strv_contains(char *const *v, const char *s)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+bool path_is_below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return path[0] == '/' && path[1] != '\0';
+	return strncmp(path, dir, n) == 0 && path[n] == '/' && path[n + 1] != '\0';
+}
+
+bool path_is_normalized(const char *path)
+{
+	const char *p = path;
+
+	if (path[0] != '/')
+		return false;
+	if (strcmp(path, "/") == 0)
+		return true;
+	while (*p == '/') {
+		const char *c = p + 1;
+		size_t len = strcspn(c, "/");
+
+		if (len == 0)
+			return false; /* "//" or trailing slash */
+		if ((len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		p = c + len;
+	}
+	return true;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Small helpers shared by every module: cleanup attributes and NULL-terminated
+ * string vectors (strv).  Nothing here has side effects beyond memory.
+ */
+#ifndef STORAGED_UTIL_H
+#define STORAGED_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A duration in microseconds that never ends ("infinity"). */
+#define USEC_INFINITY UINT64_MAX
+/* An unset per-entry duration: the configured default applies. */
+#define USEC_UNSET (UINT64_MAX - 1)
+#define USEC_PER_SEC UINT64_C(1000000)
+#define USEC_PER_MSEC UINT64_C(1000)
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+#define _cleanup_free_ _cleanup_(freep)
+
+/**
+ * strv_length:
+ * @v: NULL-terminated vector, or NULL
+ *
+ * Returns: number of strings before the terminating NULL (0 for NULL).
+ */
+size_t strv_length(char *const *v);
+
+/**
+ * strv_free:
+ * @v: NULL-terminated vector of owned strings, or NULL
+ *
+ * Frees each string and the vector.  Returns NULL for convenient assignment.
+ */
+char **strv_free(char **v);
+void strv_freep(char ***v);
+#define _cleanup_strv_free_ _cleanup_(strv_freep)
+
+/**
+ * strv_push:
+ * @v: pointer to a NULL-terminated vector (may point to NULL)
+ * @s: owned string; ownership passes to the vector on success only
+ *
+ * Returns: 0, or -ENOMEM (then @s is still the caller's).
+ */
+int strv_push(char ***v, char *s);
+
+/**
+ * strv_extend:
+ * @v: pointer to a NULL-terminated vector (may point to NULL)
+ * @s: string to copy
+ *
+ * Returns: 0, or -ENOMEM.
+ */
+int strv_extend(char ***v, const char *s);
+
+/**
+ * strv_contains:
+ * Returns: true when @v holds a string equal to @s.
+ */
+bool strv_contains(char *const *v, const char *s);
+
+/**
+ * path_is_below:
+ * @path: absolute, normalised path
+ * @dir: absolute, normalised directory
+ *
+ * Compares by path components, not by prefix: "/srv/data2" is not below
+ * "/srv/data", and a path is not below itself.  "/" is above every other
+ * absolute path.
+ *
+ * Returns: true when @path lies strictly below @dir.
+ */
+bool path_is_below(const char *path, const char *dir);
+
+/**
+ * path_is_normalized:
+ * Returns: true for an absolute path without "//", "." or ".." components
+ * and without a trailing slash ("/" itself is normalised).
+ */
+bool path_is_normalized(const char *path);
+
+#endif
