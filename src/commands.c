@@ -1,0 +1,547 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The subcommands.  Loading (config, fstab, devices, mounts) and planning
+ * have no side effects; only cmd_start() without --dry-run, cmd_stop() and
+ * cmd_sync() change the system, through the executor's operations.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysinfo.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmount.h>
+#include <libsmartcols.h>
+#include <libudev.h>
+
+#include "area.h"
+#include "btrfs.h"
+#include "commands.h"
+#include "config.h"
+#include "exec.h"
+#include "fstab.h"
+#include "inventory.h"
+#include "plan.h"
+#include "state.h"
+#include "units.h"
+
+/* Everything the planner reads, loaded once per command. */
+struct world {
+	struct config cfg;
+	struct fstab fstab;
+	struct inventory inv;
+	struct btrfs_fs_list btrfs;
+	struct libmnt_table *mountinfo;
+	struct area_survey *surveys;
+	struct plan plan;
+};
+
+static void world_done(struct world *w)
+{
+	plan_done(&w->plan);
+	free(w->surveys);
+	mnt_unref_table(w->mountinfo);
+	btrfs_fs_list_done(&w->btrfs);
+	inventory_done(&w->inv);
+	fstab_done(&w->fstab);
+	config_done(&w->cfg);
+}
+
+static uint64_t ram_bytes(void)
+{
+	struct sysinfo si;
+
+	if (sysinfo(&si) < 0)
+		return 0;
+	return (uint64_t)si.totalram * si.mem_unit;
+}
+
+/* Config and fstab.  Returns: 0, or EXIT_CONFIG after printing why. */
+static int load_config(const struct options *o, const struct logger *lg, struct world *w,
+		       struct diag_list *dl)
+{
+	const char *fstab;
+	int r;
+
+	r = config_init(&w->cfg);
+	if (r < 0)
+		return EXIT_CONFIG;
+	r = config_load(&w->cfg, o->config_path, true, dl);
+	if (r == -ENOENT && o->config_given)
+		diag_error(dl, o->config_path, 0, "cannot read configuration: %s", strerror(ENOENT));
+	else if (r == -ENOENT)
+		r = 0; /* no config file: the built-in defaults apply */
+	fstab = o->fstab_path ? o->fstab_path : w->cfg.fstab;
+	if (r == 0 || r == -EINVAL)
+		fstab_load(&w->fstab, fstab, w->cfg.select, dl);
+	return diag_count(dl, DIAG_ERROR) ? EXIT_CONFIG : 0;
+}
+
+static int survey_areas(const struct logger *lg, struct world *w)
+{
+	w->surveys = calloc(w->cfg.n_areas ? w->cfg.n_areas : 1, sizeof(*w->surveys));
+	if (!w->surveys)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->cfg.n_areas; i++) {
+		int r = area_survey_path(w->cfg.areas[i].path, &w->surveys[i]);
+
+		if (r < 0) {
+			w->surveys[i].valid = false;
+			w->surveys[i].error = r;
+			log_debug(lg, "area %s: cannot survey '%s': %s", w->cfg.areas[i].name,
+				  w->cfg.areas[i].path, strerror(-r));
+		}
+	}
+	return 0;
+}
+
+/* Devices, mounts, areas, then the plan.  Returns: 0, EXIT_CONFIG or
+ * EXIT_STEP_FAILED after printing why. */
+static int load_world(const struct options *o, const struct logger *lg, struct world *w)
+{
+	struct diag_list dl = { 0 };
+	int r;
+
+	r = load_config(o, lg, w, &dl);
+	if (r)
+		goto out;
+	r = inventory_scan(&w->inv, NULL, &dl);
+	if (r == 0)
+		r = btrfs_group(&w->inv, &w->btrfs, &dl);
+	if (r < 0) {
+		log_error(lg, "cannot list block devices: %s", strerror(-r));
+		r = EXIT_STEP_FAILED;
+		goto out;
+	}
+	w->mountinfo = mnt_new_table_from_file("/proc/self/mountinfo");
+	if (!w->mountinfo || survey_areas(lg, w) < 0) {
+		log_error(lg, "cannot read /proc/self/mountinfo: %s", strerror(errno));
+		r = EXIT_STEP_FAILED;
+		goto out;
+	}
+	struct plan_input in = {
+		.config = &w->cfg,
+		.fstab = &w->fstab,
+		.inventory = &w->inv,
+		.btrfs = &w->btrfs,
+		.mountinfo = w->mountinfo,
+		.surveys = w->surveys,
+		.ram_bytes = ram_bytes(),
+	};
+	r = plan_build(&in, &w->plan, &dl) < 0 ? EXIT_CONFIG : 0;
+out:
+	log_diags(lg, &dl);
+	diag_list_done(&dl);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* The executor's operations on the real system. */
+
+struct real_ops {
+	const struct logger *lg;
+	const char *state_dir;
+	struct udev *udev;
+	struct udev_monitor *monitor;
+};
+
+static int real_register(void *ud, const char *devnode)
+{
+	return btrfs_register_device(devnode);
+}
+
+static int real_devices_ready(void *ud, const char *devnode)
+{
+	return btrfs_devices_ready(devnode);
+}
+
+static int real_rescan(void *ud, struct inventory *ret, struct diag_list *dl)
+{
+	return inventory_scan(ret, NULL, dl);
+}
+
+static uint64_t real_now(void *ud)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* Kernel uevents where no udevd runs; udev's own events (after its rules
+ * created the device node) where it does. */
+static void monitor_open(struct real_ops *ro)
+{
+	const char *source = access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel";
+
+	ro->udev = udev_new();
+	if (ro->udev)
+		ro->monitor = udev_monitor_new_from_netlink(ro->udev, source);
+	if (!ro->monitor ||
+	    udev_monitor_filter_add_match_subsystem_devtype(ro->monitor, "block", NULL) < 0 ||
+	    udev_monitor_enable_receiving(ro->monitor) < 0) {
+		log_warning(ro->lg, "cannot listen for device events (%s); devices are rechecked every second",
+			    strerror(errno));
+		udev_monitor_unref(ro->monitor);
+		ro->monitor = NULL;
+	}
+}
+
+static void monitor_close(struct real_ops *ro)
+{
+	udev_monitor_unref(ro->monitor);
+	udev_unref(ro->udev);
+}
+
+static int real_wait_event(void *ud, uint64_t deadline)
+{
+	struct real_ops *ro = ud;
+	uint64_t now = real_now(ud);
+	int timeout_ms, fd, r;
+	struct pollfd pfd;
+
+	if (now >= deadline)
+		return 0;
+	timeout_ms = deadline - now > INT32_MAX * UINT64_C(1000) ? INT32_MAX :
+								      (int)((deadline - now + 999) / 1000);
+	if (!ro->monitor) /* no event source: fall back to a bounded recheck */
+		timeout_ms = timeout_ms < 1000 ? timeout_ms : 1000;
+	fd = ro->monitor ? udev_monitor_get_fd(ro->monitor) : -1;
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	r = poll(&pfd, 1, timeout_ms);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (r == 0)
+		return ro->monitor ? 0 : 1;
+	for (struct udev_device *d; (d = udev_monitor_receive_device(ro->monitor));)
+		udev_device_unref(d);
+	return 1;
+}
+
+/* Runs in a child process so that a hung mount (a dead server, a helper
+ * that never returns) can be abandoned at its deadline. */
+static void mount_child(const struct fstab_entry *e, const char *options, int fd)
+{
+	struct libmnt_context *cxt = mnt_new_context();
+	char buf[512] = "";
+	int rc, ex;
+
+	if (!cxt)
+		_exit(1);
+	/* Never read /etc/fstab: the entry is complete as given. */
+	mnt_context_set_optsmode(cxt, MNT_OMODE_IGNORE | MNT_OMODE_NOTAB);
+	mnt_context_set_source(cxt, e->source);
+	mnt_context_set_target(cxt, e->target);
+	if (e->fstype && strcmp(e->fstype, "auto") != 0)
+		mnt_context_set_fstype(cxt, e->fstype);
+	if (options)
+		mnt_context_set_options(cxt, options);
+	rc = mnt_context_mount(cxt);
+	ex = mnt_context_get_excode(cxt, rc, buf, sizeof(buf));
+	if (ex != 0 && buf[0])
+		(void)!write(fd, buf, strnlen(buf, sizeof(buf)));
+	mnt_free_context(cxt);
+	_exit(ex == 0 ? 0 : 1);
+}
+
+static int wait_child(pid_t pid, int fd, uint64_t timeout_usec, char *err, size_t len)
+{
+	int timeout_ms = timeout_usec == USEC_INFINITY ? -1 : (int)(timeout_usec / 1000);
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char dur[32];
+	ssize_t n;
+	int st, r;
+
+	do
+		r = poll(&pfd, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, WNOHANG);
+		snprintf(err, len, "mount did not finish within %s (mount-timeout); abandoned",
+			 units_format_duration(timeout_usec, dur, sizeof(dur)));
+		return -ETIMEDOUT;
+	}
+	n = read(fd, err, len - 1);
+	err[n > 0 ? n : 0] = '\0';
+	if (waitpid(pid, &st, 0) < 0)
+		return -errno;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+static int real_mount(void *ud, const struct fstab_entry *e, const char *options, uint64_t timeout_usec,
+		      char *err, size_t len)
+{
+	int p[2], r;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		close(p[0]);
+		close(p[1]);
+		return r;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		mount_child(e, options, p[1]);
+	}
+	close(p[1]);
+	r = wait_child(pid, p[0], timeout_usec, err, len);
+	close(p[0]);
+	return r;
+}
+
+static int real_area_setup(void *ud, const struct plan_step *s, struct diag_list *msgs)
+{
+	struct real_ops *ro = ud;
+
+	return area_setup(s->area, &s->sizing, ro->state_dir, msgs);
+}
+
+static const struct exec_ops real_exec_ops = {
+	.register_device = real_register,
+	.devices_ready = real_devices_ready,
+	.rescan = real_rescan,
+	.wait_event = real_wait_event,
+	.mount = real_mount,
+	.area_setup = real_area_setup,
+	.now = real_now,
+};
+
+/* ------------------------------------------------------------------ */
+
+/* One storaged at a time changes the system.  Returns: fd or negative errno. */
+static int lock_state_dir(const struct options *o, const struct logger *lg)
+{
+	_cleanup_free_ char *path = NULL;
+	int fd;
+
+	if (mkdir(o->state_dir, 0755) < 0 && errno != EEXIST) {
+		log_error(lg, "cannot create state directory '%s': %s", o->state_dir, strerror(errno));
+		return -errno;
+	}
+	if (asprintf(&path, "%s/lock", o->state_dir) < 0)
+		return -ENOMEM;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+
+		log_error(lg, "'%s': %s", path,
+			  e == EWOULDBLOCK ? "another storaged is running; wait for it to finish" : strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static int render_plan(const struct options *o, const struct plan *p)
+{
+	int r = o->json ? plan_render_json(p, stdout) : plan_render_text(p, stdout);
+
+	fflush(stdout);
+	return r < 0 ? EXIT_STEP_FAILED : 0;
+}
+
+static int run_plan(const struct options *o, const struct logger *lg, struct world *w)
+{
+	struct real_ops ro = { .lg = lg, .state_dir = o->state_dir };
+	struct state st = { 0 };
+	struct exec_summary sum = { 0 };
+	struct exec_ctx cx = {
+		.ops = &real_exec_ops, .ud = &ro, .log = lg, .state = &st, .state_dir = o->state_dir,
+	};
+	int lock, r;
+
+	lock = lock_state_dir(o, lg);
+	if (lock < 0)
+		return EXIT_STEP_FAILED;
+	r = state_load(o->state_dir, &st);
+	if (r < 0)
+		log_warning(lg, "'%s/state' is unreadable (%s); starting with an empty state", o->state_dir,
+			    strerror(-r));
+	monitor_open(&ro);
+	r = exec_run(&cx, &w->plan, &sum);
+	monitor_close(&ro);
+	state_done(&st);
+	close(lock);
+	if (r < 0)
+		return EXIT_STEP_FAILED;
+	log_info(lg, "%u step(s) done, %u failed%s", sum.n_done, sum.n_failed,
+		 sum.n_degraded ? ", DEGRADED mounts present (see `storaged status`)" : "");
+	return sum.n_failed ? EXIT_STEP_FAILED : 0;
+}
+
+int cmd_start(const struct options *o, const struct logger *lg)
+{
+	struct world w = { 0 };
+	int r;
+
+	r = load_world(o, lg, &w);
+	if (r == 0)
+		r = o->dry_run ? render_plan(o, &w.plan) : run_plan(o, lg, &w);
+	world_done(&w);
+	return r;
+}
+
+int cmd_check(const struct options *o, const struct logger *lg)
+{
+	struct world w = { 0 };
+	int r;
+
+	r = load_world(o, lg, &w);
+	if (r == 0)
+		printf("%s: %zu deferred entries, %zu areas, %zu steps planned; no problems found\n",
+		       o->config_path, w.fstab.n_entries, w.cfg.n_areas, w.plan.n_steps);
+	world_done(&w);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* stop: undo what storaged recorded, newest first. */
+
+static int by_seq_desc(const void *a, const void *b)
+{
+	const struct state_record *x = *(const struct state_record *const *)a;
+	const struct state_record *y = *(const struct state_record *const *)b;
+
+	return (x->seq < y->seq) - (x->seq > y->seq);
+}
+
+static bool is_mounted(const char *target)
+{
+	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	bool found = tb && mnt_table_find_target(tb, target, MNT_ITER_BACKWARD);
+
+	mnt_unref_table(tb);
+	return found;
+}
+
+static int undo_mount(const struct logger *lg, const struct state_record *rec)
+{
+	struct libmnt_context *cxt;
+	char buf[512] = "";
+	int rc, ex;
+
+	if (!is_mounted(rec->id)) {
+		log_info(lg, "%s: not mounted any more; nothing to undo", rec->id);
+		return 0;
+	}
+	cxt = mnt_new_context();
+	if (!cxt)
+		return -ENOMEM;
+	mnt_context_set_optsmode(cxt, MNT_OMODE_IGNORE | MNT_OMODE_NOTAB);
+	mnt_context_set_target(cxt, rec->id);
+	rc = mnt_context_umount(cxt);
+	ex = mnt_context_get_excode(cxt, rc, buf, sizeof(buf));
+	mnt_free_context(cxt);
+	if (ex != 0) {
+		log_error(lg, "%s: cannot unmount: %s; stop the processes using it (fuser -vm %s) and run `storaged stop` again",
+			  rec->id, buf[0] ? buf : "unknown error", rec->id);
+		return -EBUSY;
+	}
+	log_info(lg, "unmounted %s", rec->id);
+	return 0;
+}
+
+static int undo_area(const struct options *o, const struct logger *lg, const struct state_record *rec)
+{
+	struct diag_list dl = { 0 };
+	int r = area_teardown(o->state_dir, rec->id, true, &dl);
+
+	log_diags(lg, &dl);
+	diag_list_done(&dl);
+	if (r == 0)
+		log_info(lg, "area %s: removed from %s", rec->id, rec->source ? rec->source : "?");
+	return r;
+}
+
+static int undo_records(const struct options *o, const struct logger *lg, struct state *st)
+{
+	_cleanup_free_ struct state_record **v = calloc(st->n ? st->n : 1, sizeof(*v));
+	_cleanup_strv_free_ char **done = NULL;
+	size_t n = 0;
+	int failed = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->n; i++)
+		if (st->v[i].seq > 0 && st->v[i].kind != STATE_BTRFS)
+			v[n++] = &st->v[i];
+	qsort(v, n, sizeof(*v), by_seq_desc);
+	for (size_t i = 0; i < n; i++) {
+		int r = v[i]->kind == STATE_AREA ? undo_area(o, lg, v[i]) : undo_mount(lg, v[i]);
+
+		if (r < 0)
+			failed++;
+		else if (strv_extend(&done, v[i]->id) < 0)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; done && done[i]; i++) {
+		state_remove(st, STATE_MOUNT, done[i]);
+		state_remove(st, STATE_AREA, done[i]);
+	}
+	return failed;
+}
+
+int cmd_stop(const struct options *o, const struct logger *lg)
+{
+	struct state st = { 0 };
+	int lock, failed, r;
+
+	if (o->dry_run) {
+		log_error(lg, "stop: --dry-run is not supported; `storaged status` shows what stop would undo");
+		return EXIT_CONFIG;
+	}
+	lock = lock_state_dir(o, lg);
+	if (lock < 0)
+		return EXIT_STEP_FAILED;
+	r = state_load(o->state_dir, &st);
+	if (r < 0) {
+		log_error(lg, "'%s/state': %s; nothing undone", o->state_dir, strerror(-r));
+		close(lock);
+		return EXIT_STEP_FAILED;
+	}
+	failed = undo_records(o, lg, &st);
+	if (failed == 0) {
+		for (size_t i = st.n; i-- > 0;)
+			if (st.v[i].kind == STATE_BTRFS)
+				state_clear_ready(o->state_dir, st.v[i].id);
+		state_done(&st); /* everything undone: the state starts afresh */
+	}
+	r = state_save(o->state_dir, &st);
+	if (r < 0)
+		log_warning(lg, "cannot write '%s/state': %s", o->state_dir, strerror(-r));
+	state_done(&st);
+	close(lock);
+	return failed ? EXIT_STEP_FAILED : 0;
+}
+
+int cmd_sync(const struct options *o, const struct logger *lg)
+{
+	struct diag_list dl = { 0 };
+	int r;
+
+	if (o->dry_run) {
+		log_error(lg, "sync: --dry-run is not supported");
+		return EXIT_CONFIG;
+	}
+	r = area_sync(o->state_dir, o->arg, &dl);
+	log_diags(lg, &dl);
+	diag_list_done(&dl);
+	if (r == -ENOENT && !dl.n)
+		log_error(lg, "area '%s' is not active; `storaged status` lists the active areas", o->arg);
+	if (r == 0)
+		log_info(lg, "area %s: synced back", o->arg);
+	return r < 0 ? EXIT_STEP_FAILED : 0;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+void log_init(struct logger *lg, int max_level, enum log_target target)
+{
+	lg->max_level = max_level;
+	lg->target = target;
+	lg->kmsg_fd = -1;
+	if (target == LOG_TARGET_KMSG) {
+		lg->kmsg_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		if (lg->kmsg_fd < 0)
+			lg->target = LOG_TARGET_STDERR;
+	} else if (target == LOG_TARGET_SYSLOG) {
+		openlog("storaged", LOG_PID | LOG_CONS, LOG_DAEMON);
+	}
+}
+
+void log_close(struct logger *lg)
+{
+	if (lg->kmsg_fd >= 0)
+		close(lg->kmsg_fd);
+	lg->kmsg_fd = -1;
+	if (lg->target == LOG_TARGET_SYSLOG)
+		closelog();
+}
+
+static const char *level_name(int prio)
+{
+	switch (prio) {
+	case LOG_EMERG:
+	case LOG_ALERT:
+	case LOG_CRIT:
+	case LOG_ERR:
+		return "error";
+	case LOG_WARNING:
+		return "warning";
+	case LOG_DEBUG:
+		return "debug";
+	default:
+		return NULL;
+	}
+}
+
+static void log_write(const struct logger *lg, int prio, const char *msg)
+{
+	const char *lvl = level_name(prio);
+
+	switch (lg->target) {
+	case LOG_TARGET_SYSLOG:
+		syslog(prio, "%s", msg);
+		break;
+	case LOG_TARGET_KMSG:
+		/* "<prio>storaged: …": the kernel takes the level from the prefix */
+		dprintf(lg->kmsg_fd, "<%d>storaged: %s\n", LOG_DAEMON | prio, msg);
+		break;
+	default:
+		if (lvl)
+			fprintf(stderr, "storaged: %s: %s\n", lvl, msg);
+		else
+			fprintf(stderr, "storaged: %s\n", msg);
+		break;
+	}
+}
+
+void log_msg(const struct logger *lg, int prio, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+
+	if (!lg || prio > lg->max_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	log_write(lg, prio, buf);
+}
+
+void log_diags(const struct logger *lg, const struct diag_list *dl)
+{
+	for (size_t i = 0; i < dl->n; i++) {
+		const struct diag *d = &dl->v[i];
+		int prio = d->level == DIAG_ERROR ? LOG_ERR : LOG_WARNING;
+
+		if (d->file && d->line)
+			log_msg(lg, prio, "%s:%u: %s", d->file, d->line, d->msg);
+		else if (d->file)
+			log_msg(lg, prio, "%s: %s", d->file, d->msg);
+		else
+			log_msg(lg, prio, "%s", d->msg);
+	}
+}

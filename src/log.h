@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Logging for the command level and the executor.  Pure modules never log:
+ * they return diagnostics.  The logger is owned by main() and passed down.
+ */
+#ifndef STORAGED_LOG_H
+#define STORAGED_LOG_H
+
+#include <stdbool.h>
+#include <syslog.h>
+
+#include "diag.h"
+#include "util.h"
+
+enum log_target {
+	LOG_TARGET_STDERR, /* interactive use, tests */
+	LOG_TARGET_KMSG, /* early boot, before syslog runs: /dev/kmsg */
+	LOG_TARGET_SYSLOG, /* resident daemon */
+};
+
+struct logger {
+	int max_level; /* syslog priority: LOG_ERR … LOG_DEBUG */
+	enum log_target target;
+	int kmsg_fd; /* open /dev/kmsg when target is LOG_TARGET_KMSG, else -1 */
+};
+
+/**
+ * log_init:
+ * @lg: logger to set up
+ * @max_level: highest priority printed (LOG_INFO by default, LOG_DEBUG with -v)
+ * @target: where messages go; LOG_TARGET_KMSG falls back to stderr when
+ *          /dev/kmsg cannot be opened
+ */
+void log_init(struct logger *lg, int max_level, enum log_target target);
+
+/** log_close: releases what log_init() opened. */
+void log_close(struct logger *lg);
+
+/**
+ * log_msg:
+ * @lg: logger, or NULL (then nothing is printed)
+ * @prio: syslog priority
+ *
+ * Prints one line "storaged: <level>: message" (stderr) or the syslog/kmsg
+ * equivalent.  Never fails visibly.
+ */
+void log_msg(const struct logger *lg, int prio, const char *fmt, ...) _printf_(3, 4);
+
+/**
+ * log_diags:
+ * Logs every diagnostic of @dl once, errors at LOG_ERR and warnings at
+ * LOG_WARNING, as "file:line: message".
+ */
+void log_diags(const struct logger *lg, const struct diag_list *dl);
+
+#define log_error(lg, ...) log_msg((lg), LOG_ERR, __VA_ARGS__)
+#define log_warning(lg, ...) log_msg((lg), LOG_WARNING, __VA_ARGS__)
+#define log_notice(lg, ...) log_msg((lg), LOG_NOTICE, __VA_ARGS__)
+#define log_info(lg, ...) log_msg((lg), LOG_INFO, __VA_ARGS__)
+#define log_debug(lg, ...) log_msg((lg), LOG_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * storaged: assemble multi-device btrfs, RAM areas and deferred fstab
+ * entries at boot.  See storaged(8).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "config.h"
+
+enum {
+	OPT_JSON = 0x100,
+	OPT_FOREGROUND,
+	OPT_DAEMON,
+	OPT_STATE_DIR,
+	OPT_VERSION,
+};
+
+struct command {
+	const char *name;
+	int (*run)(const struct options *o, const struct logger *lg);
+	bool takes_arg;
+};
+
+static const struct command commands[] = {
+	{ "start", cmd_start, false }, { "stop", cmd_stop, false },   { "scan", cmd_scan, false },
+	{ "status", cmd_status, false }, { "check", cmd_check, false }, { "sync", cmd_sync, true },
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: storaged [options] [start|stop|scan|status|check|sync NAME]\n"
+	      "\n"
+	      "Assemble multi-device btrfs, set up RAM areas and mount deferred fstab\n"
+	      "entries in dependency order.\n"
+	      "\n"
+	      "Commands:\n"
+	      "  start          assemble devices, areas and mounts (default)\n"
+	      "  stop           undo what storaged did, in reverse order\n"
+	      "  scan           list btrfs filesystems: members present/expected\n"
+	      "  status         what storaged set up, what is pending or failed, and why\n"
+	      "  check          validate config and fstab, print every problem\n"
+	      "  sync NAME      copy the RAM area NAME back into its directory\n"
+	      "\n"
+	      "Options:\n"
+	      "  -c, --config FILE     configuration (default " CONFIG_DEFAULT_PATH ")\n"
+	      "  -f, --fstab FILE      fstab to read (default: from config, else /etc/fstab)\n"
+	      "  -n, --dry-run         print the plan and change nothing\n"
+	      "      --json            machine-readable output for plan, scan and status\n"
+	      "      --state-dir DIR   state directory (default " STATE_DIR_DEFAULT ")\n"
+	      "  -v, --verbose         more messages\n"
+	      "  -q, --quiet           errors only\n"
+	      "      --version         print the version\n"
+	      "  -h, --help            this help\n"
+	      "\n"
+	      "Exit status: 0 all done, 1 some step failed, 2 usage or configuration error.\n",
+	      out);
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* Returns: -1 to go on, else an exit status. */
+static int parse_options(int argc, char **argv, struct options *o, int *level)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "fstab", required_argument, NULL, 'f' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "foreground", no_argument, NULL, OPT_FOREGROUND },
+		{ "daemon", no_argument, NULL, OPT_DAEMON },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "c:f:nvqh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->config_path = optarg;
+			o->config_given = true;
+			break;
+		case 'f':
+			o->fstab_path = optarg;
+			break;
+		case 'n':
+			o->dry_run = true;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_FOREGROUND:
+		case OPT_DAEMON:
+			o->foreground = true;
+			break;
+		case OPT_STATE_DIR:
+			o->state_dir = optarg;
+			break;
+		case 'v':
+			*level = LOG_DEBUG;
+			break;
+		case 'q':
+			*level = LOG_ERR;
+			break;
+		case OPT_VERSION:
+			puts(PACKAGE_STRING);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fputs("Try 'storaged --help' for more information.\n", stderr);
+			return EXIT_CONFIG;
+		}
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .config_path = CONFIG_DEFAULT_PATH, .state_dir = STATE_DIR_DEFAULT };
+	const struct command *cmd;
+	struct logger lg;
+	int level = LOG_INFO, r;
+
+	r = parse_options(argc, argv, &o, &level);
+	if (r >= 0)
+		return r;
+	o.command = optind < argc ? argv[optind++] : "start";
+	cmd = find_command(o.command);
+	if (!cmd) {
+		fprintf(stderr, "storaged: unknown command '%s'; try 'storaged --help'\n", o.command);
+		return EXIT_CONFIG;
+	}
+	if (cmd->takes_arg)
+		o.arg = optind < argc ? argv[optind++] : NULL;
+	if (optind < argc || (cmd->takes_arg && !o.arg)) {
+		fprintf(stderr, "storaged: %s: %s; try 'storaged --help'\n", o.command,
+			cmd->takes_arg && !o.arg ? "missing argument" : "too many arguments");
+		return EXIT_CONFIG;
+	}
+	log_init(&lg, level, LOG_TARGET_STDERR);
+	r = cmd->run(&o, &lg);
+	log_close(&lg);
+	return r;
+}

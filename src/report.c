@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Read-only reports: `storaged scan` and `storaged status`, as tables or
+ * JSON through libsmartcols.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <libsmartcols.h>
+
+#include "area.h"
+#include "btrfs.h"
+#include "commands.h"
+#include "inventory.h"
+#include "state.h"
+#include "units.h"
+
+struct column {
+	const char *name;
+	double whint;
+	int flags;
+	int json_type;
+};
+
+static struct libscols_table *table_new(const char *name, const struct column *cols, size_t n, bool json)
+{
+	struct libscols_table *tb = scols_new_table();
+
+	if (!tb)
+		return NULL;
+	scols_table_set_name(tb, name);
+	scols_table_enable_json(tb, json);
+	for (size_t i = 0; i < n; i++) {
+		struct libscols_column *cl = scols_table_new_column(tb, cols[i].name, cols[i].whint, cols[i].flags);
+
+		if (!cl) {
+			scols_unref_table(tb);
+			return NULL;
+		}
+		scols_column_set_json_type(cl, cols[i].json_type);
+	}
+	return tb;
+}
+
+static int set_u64(struct libscols_line *ln, size_t col, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	return scols_line_set_data(ln, col, buf);
+}
+
+static const struct column scan_cols[] = {
+	{ "FSID", 36, 0, SCOLS_JSON_STRING },
+	{ "LABEL", 0.1, SCOLS_FL_TRUNC, SCOLS_JSON_STRING },
+	{ "PRESENT", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	{ "EXPECTED", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	{ "MEMBERS", 0.3, SCOLS_FL_WRAP, SCOLS_JSON_ARRAY_STRING },
+	{ "MISSING", 0.2, 0, SCOLS_JSON_STRING },
+};
+
+static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *fs, bool json)
+{
+	struct libscols_line *ln = scols_table_new_line(tb, NULL);
+	char members[4096] = "", missing[256];
+	size_t off = 0;
+
+	if (!ln)
+		return -ENOMEM;
+	for (size_t m = 0; m < fs->n_members && off < sizeof(members); m++)
+		off += snprintf(members + off, sizeof(members) - off, "%s%s(devid %llu)",
+				m ? (json ? "\n" : " ") : "", fs->members[m].dev->devnode,
+				(unsigned long long)fs->members[m].devid);
+	btrfs_format_missing(fs, missing, sizeof(missing));
+	if (scols_line_set_data(ln, 0, fs->fsid) || scols_line_set_data(ln, 1, fs->label) ||
+	    set_u64(ln, 2, fs->n_members) || set_u64(ln, 3, fs->num_devices) ||
+	    scols_line_set_data(ln, 4, members) || scols_line_set_data(ln, 5, missing[0] ? missing : NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+int cmd_scan(const struct options *o, const struct logger *lg)
+{
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list dl = { 0 };
+	struct libscols_table *tb = NULL;
+	int r;
+
+	r = inventory_scan(&inv, NULL, &dl);
+	if (r == 0)
+		r = btrfs_group(&inv, &l, &dl);
+	log_diags(lg, &dl);
+	if (r < 0) {
+		log_error(lg, "cannot list block devices: %s", strerror(-r));
+		goto out;
+	}
+	tb = table_new("filesystems", scan_cols, ARRAY_SIZE(scan_cols), o->json);
+	for (size_t i = 0; tb && r == 0 && i < l.n; i++)
+		r = scan_line(tb, &l.v[i], o->json);
+	if (!tb || r < 0)
+		r = -ENOMEM;
+	else
+		r = scols_print_table(tb);
+	if (r == 0 && !o->json && inv.n_skipped)
+		printf("(%u device(s) could not be probed; run with -v for details)\n", inv.n_skipped);
+out:
+	scols_unref_table(tb);
+	btrfs_fs_list_done(&l);
+	inventory_done(&inv);
+	diag_list_done(&dl);
+	return r < 0 ? EXIT_STEP_FAILED : 0;
+}
+
+static const struct column status_cols[] = {
+	{ "KIND", 5, 0, SCOLS_JSON_STRING },
+	{ "WHAT", 0.3, 0, SCOLS_JSON_STRING },
+	{ "SOURCE", 0.2, SCOLS_FL_TRUNC, SCOLS_JSON_STRING },
+	{ "STATUS", 8, 0, SCOLS_JSON_STRING },
+	{ "DETAIL", 0.5, SCOLS_FL_WRAP, SCOLS_JSON_STRING },
+};
+
+static int status_record(struct libscols_table *tb, const struct state_record *rec)
+{
+	struct libscols_line *ln = scols_table_new_line(tb, NULL);
+	char detail[768], dur[32];
+
+	if (!ln)
+		return -ENOMEM;
+	snprintf(detail, sizeof(detail), "%s%s%s%s", rec->reason ? rec->reason : "",
+		 rec->nofail ? (rec->reason ? " (nofail)" : "nofail") : "",
+		 rec->duration_usec && rec->reason ? "; " : "",
+		 rec->duration_usec ? units_format_duration(rec->duration_usec, dur, sizeof(dur)) : "");
+	if (scols_line_set_data(ln, 0, state_kind_name(rec->kind)) || scols_line_set_data(ln, 1, rec->id) ||
+	    scols_line_set_data(ln, 2, rec->source) ||
+	    scols_line_set_data(ln, 3, state_status_name(rec->status)) ||
+	    scols_line_set_data(ln, 4, detail[0] ? detail : NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+static int status_area(struct libscols_table *tb, const struct area_status *a)
+{
+	struct libscols_line *ln = scols_table_new_line(tb, NULL);
+	char detail[512], used[16], total[16];
+
+	if (!ln)
+		return -ENOMEM;
+	snprintf(detail, sizeof(detail), "%s%s%s: %s of %s used, %llu of %llu inodes%s", a->backend,
+		 a->device ? " " : "", a->device ? a->device : "",
+		 units_format_size(a->used_bytes, used, sizeof(used)),
+		 units_format_size(a->size_bytes, total, sizeof(total)),
+		 (unsigned long long)a->inodes_used, (unsigned long long)a->inodes_total,
+		 a->persist ? ", persist" : "");
+	if (scols_line_set_data(ln, 0, "area") || scols_line_set_data(ln, 1, a->name) ||
+	    scols_line_set_data(ln, 2, a->path) || scols_line_set_data(ln, 3, "active") ||
+	    scols_line_set_data(ln, 4, detail))
+		return -ENOMEM;
+	return 0;
+}
+
+int cmd_status(const struct options *o, const struct logger *lg)
+{
+	struct state st = { 0 };
+	struct area_status *areas = NULL;
+	struct libscols_table *tb;
+	size_t n_areas = 0;
+	int r;
+
+	r = state_load(o->state_dir, &st);
+	if (r < 0) {
+		log_error(lg, "'%s/state': %s", o->state_dir, strerror(-r));
+		return EXIT_STEP_FAILED;
+	}
+	if (area_status_list(o->state_dir, &areas, &n_areas) < 0)
+		n_areas = 0;
+	tb = table_new("status", status_cols, ARRAY_SIZE(status_cols), o->json);
+	for (size_t i = 0; tb && r == 0 && i < st.n; i++)
+		if (st.v[i].kind != STATE_AREA)
+			r = status_record(tb, &st.v[i]);
+	for (size_t i = 0; tb && r == 0 && i < n_areas; i++)
+		r = status_area(tb, &areas[i]);
+	for (size_t i = 0; tb && r == 0 && i < st.n; i++) /* areas that failed or were skipped */
+		if (st.v[i].kind == STATE_AREA && st.v[i].status != STATE_DONE)
+			r = status_record(tb, &st.v[i]);
+	if (tb && r == 0)
+		r = scols_print_table(tb);
+	scols_unref_table(tb);
+	area_status_free(areas, n_areas);
+	state_done(&st);
+	return r < 0 || !tb ? EXIT_STEP_FAILED : 0;
+}

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <ini.h>
+#include <libmount.h>
+
+#include "state.h"
+#include "units.h"
+#include "util.h"
+
+static const char *const status_names[] = {
+	[STATE_WAITING] = "waiting", [STATE_DONE] = "done",	  [STATE_DEGRADED] = "degraded",
+	[STATE_PRESENT] = "present", [STATE_FAILED] = "failed", [STATE_SKIPPED] = "skipped",
+};
+static const char *const kind_names[] = {
+	[STATE_MOUNT] = "mount",
+	[STATE_AREA] = "area",
+	[STATE_BTRFS] = "btrfs",
+};
+
+const char *state_status_name(enum state_status st)
+{
+	return status_names[st];
+}
+
+const char *state_kind_name(enum state_kind k)
+{
+	return kind_names[k];
+}
+
+static int lookup(const char *const *names, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
+static void record_done(struct state_record *r)
+{
+	free(r->id);
+	free(r->source);
+	free(r->fstype);
+	free(r->reason);
+}
+
+void state_done(struct state *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		record_done(&s->v[i]);
+	free(s->v);
+	*s = (struct state){ 0 };
+}
+
+struct state_record *state_find(struct state *s, enum state_kind kind, const char *id)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].kind == kind && strcmp(s->v[i].id, id) == 0)
+			return &s->v[i];
+	return NULL;
+}
+
+static int replace_str(char **dst, const char *src)
+{
+	char *copy = NULL;
+
+	if (src && !(copy = strdup(src)))
+		return -ENOMEM;
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+static struct state_record *record_new(struct state *s, enum state_kind kind, const char *id)
+{
+	struct state_record *nv = realloc(s->v, (s->n + 1) * sizeof(*nv));
+	struct state_record *r;
+
+	if (!nv)
+		return NULL;
+	s->v = nv;
+	r = &s->v[s->n];
+	*r = (struct state_record){ .kind = kind, .id = strdup(id) };
+	if (!r->id)
+		return NULL;
+	s->n++;
+	return r;
+}
+
+struct state_record *state_put(struct state *s, enum state_kind kind, const char *id,
+			       const char *source, const char *fstype, enum state_status status,
+			       const char *reason, bool undoable)
+{
+	struct state_record *r = state_find(s, kind, id);
+
+	if (!r && !(r = record_new(s, kind, id)))
+		return NULL;
+	if (replace_str(&r->source, source) < 0 || replace_str(&r->fstype, fstype) < 0 ||
+	    replace_str(&r->reason, reason) < 0)
+		return NULL;
+	r->status = status;
+	if (undoable)
+		r->seq = ++s->last_seq;
+	return r;
+}
+
+void state_remove(struct state *s, enum state_kind kind, const char *id)
+{
+	struct state_record *r = state_find(s, kind, id);
+	size_t i;
+
+	if (!r)
+		return;
+	i = (size_t)(r - s->v);
+	record_done(r);
+	memmove(&s->v[i], &s->v[i + 1], (s->n - i - 1) * sizeof(*r));
+	s->n--;
+}
+
+/*
+ * File format: ini, one "[record]" section per record whose first key is
+ * "kind".  Values are mangled as in /proc/self/mountinfo (mnt_mangle) so
+ * that spaces, tabs, newlines and backslashes in mount points survive inih's
+ * trimming and comment handling.
+ */
+struct load_ctx {
+	struct state *s;
+	struct state_record *cur;
+	int error;
+};
+
+static int load_value(struct load_ctx *c, const char *name, const char *raw)
+{
+	_cleanup_free_ char *v = mnt_unmangle(raw);
+	struct state_record *r = c->cur;
+	uint64_t u;
+	int k;
+
+	if (!v)
+		return -ENOMEM;
+	if (strcmp(name, "kind") == 0) {
+		k = lookup(kind_names, ARRAY_SIZE(kind_names), v);
+		if (k < 0 || !(c->cur = record_new(c->s, (enum state_kind)k, "")))
+			return k < 0 ? k : -ENOMEM;
+		return 0;
+	}
+	if (!r)
+		return -EINVAL;
+	if (strcmp(name, "id") == 0)
+		return replace_str(&r->id, v);
+	if (strcmp(name, "source") == 0)
+		return replace_str(&r->source, v);
+	if (strcmp(name, "fstype") == 0)
+		return replace_str(&r->fstype, v);
+	if (strcmp(name, "reason") == 0)
+		return replace_str(&r->reason, v);
+	if (strcmp(name, "status") == 0) {
+		k = lookup(status_names, ARRAY_SIZE(status_names), v);
+		if (k < 0)
+			return k;
+		r->status = (enum state_status)k;
+		return 0;
+	}
+	if (strcmp(name, "nofail") == 0)
+		return units_parse_bool(v, &r->nofail);
+	if (units_parse_uint(v, UINT32_MAX, &u) < 0)
+		return 0; /* unknown or newer keys are ignored */
+	if (strcmp(name, "seq") == 0) {
+		r->seq = (unsigned)u;
+		if (r->seq > c->s->last_seq)
+			c->s->last_seq = r->seq;
+	} else if (strcmp(name, "duration_usec") == 0) {
+		r->duration_usec = u;
+	}
+	return 0;
+}
+
+static int load_handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct load_ctx *c = user;
+	int r;
+
+	if (strcmp(section, "record") != 0)
+		return 1;
+	r = load_value(c, name, value);
+	if (r < 0 && !c->error)
+		c->error = r;
+	return 1;
+}
+
+int state_load(const char *dir, struct state *ret)
+{
+	_cleanup_free_ char *path = NULL;
+	struct load_ctx c = { .s = ret };
+	FILE *f;
+	int r;
+
+	*ret = (struct state){ 0 };
+	if (asprintf(&path, "%s/state", dir) < 0)
+		return -ENOMEM;
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	r = ini_parse_file(f, load_handler, &c);
+	fclose(f);
+	if (r != 0 || c.error) {
+		state_done(ret);
+		return c.error ? c.error : -EINVAL;
+	}
+	return 0;
+}
+
+static int write_kv(FILE *f, const char *key, const char *value)
+{
+	_cleanup_free_ char *m = NULL;
+
+	if (!value)
+		return 0;
+	m = mnt_mangle(value);
+	if (!m)
+		return -ENOMEM;
+	fprintf(f, "%s = %s\n", key, m);
+	return 0;
+}
+
+static int write_records(FILE *f, const struct state *s)
+{
+	int r = 0;
+
+	fputs("# storaged state: written by storaged, read by `storaged status` and `stop`\n", f);
+	for (size_t i = 0; i < s->n && r == 0; i++) {
+		const struct state_record *rec = &s->v[i];
+
+		fprintf(f, "\n[record]\nkind = %s\n", kind_names[rec->kind]);
+		r = write_kv(f, "id", rec->id);
+		if (!r)
+			r = write_kv(f, "source", rec->source);
+		if (!r)
+			r = write_kv(f, "fstype", rec->fstype);
+		if (!r)
+			r = write_kv(f, "reason", rec->reason);
+		fprintf(f, "status = %s\nseq = %u\nduration_usec = %llu\nnofail = %s\n",
+			status_names[rec->status], rec->seq,
+			(unsigned long long)rec->duration_usec, rec->nofail ? "yes" : "no");
+	}
+	return r;
+}
+
+static int ensure_dir(const char *dir)
+{
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int state_save(const char *dir, const struct state *s)
+{
+	_cleanup_free_ char *path = NULL, *tmp = NULL;
+	FILE *f = NULL;
+	int fd, r;
+
+	r = ensure_dir(dir);
+	if (r < 0)
+		return r;
+	if (asprintf(&path, "%s/state", dir) < 0 || asprintf(&tmp, "%s/.state.XXXXXX", dir) < 0)
+		return -ENOMEM;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		goto fail;
+	}
+	r = write_records(f, s);
+	if (r == 0 && (fflush(f) != 0 || fchmod(fd, 0644) < 0 || fsync(fd) < 0))
+		r = -errno;
+	if (fclose(f) != 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r == 0)
+		return 0;
+fail:
+	unlink(tmp);
+	return r;
+}
+
+static int ready_path(const char *dir, const char *fsid, char **ret)
+{
+	if (strchr(fsid, '/') || fsid[0] == '.')
+		return -EINVAL;
+	return asprintf(ret, "%s/ready/%s", dir, fsid) < 0 ? -ENOMEM : 0;
+}
+
+int state_mark_ready(const char *dir, const char *fsid)
+{
+	_cleanup_free_ char *sub = NULL, *path = NULL;
+	int fd, r;
+
+	r = ensure_dir(dir);
+	if (r < 0)
+		return r;
+	if (asprintf(&sub, "%s/ready", dir) < 0)
+		return -ENOMEM;
+	r = ensure_dir(sub);
+	if (r < 0)
+		return r;
+	r = ready_path(dir, fsid, &path);
+	if (r < 0)
+		return r;
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+int state_clear_ready(const char *dir, const char *fsid)
+{
+	_cleanup_free_ char *path = NULL;
+	int r = ready_path(dir, fsid, &path);
+
+	if (r < 0)
+		return r;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What storaged did and found, kept under the state directory
+ * (/run/storaged by default) so that `stop` undoes exactly that and `status`
+ * can tell what is mounted, waiting or failed, and why.
+ *
+ *   <dir>/state          one record per step outcome (ini, atomic rewrite)
+ *   <dir>/ready/<fsid>   one empty file per assembled btrfs filesystem
+ */
+#ifndef STORAGED_STATE_H
+#define STORAGED_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum state_kind {
+	STATE_MOUNT, /* a deferred fstab entry */
+	STATE_AREA, /* a RAM area (its details live with the area module) */
+	STATE_BTRFS, /* a multi-device btrfs filesystem */
+};
+
+enum state_status {
+	STATE_WAITING, /* waiting for devices */
+	STATE_DONE, /* mounted / set up / assembled by storaged */
+	STATE_DEGRADED, /* mounted with -o degraded, or assembled incomplete */
+	STATE_PRESENT, /* was already in place: not storaged's to undo */
+	STATE_FAILED, /* failed: see reason */
+	STATE_SKIPPED, /* not attempted: a dependency failed (see reason) */
+};
+
+struct state_record {
+	enum state_kind kind;
+	char *id; /* mount point, area name or fsid (owned) */
+	char *source; /* fs_spec, area path, or member list (owned, may be NULL) */
+	char *fstype; /* may be NULL */
+	enum state_status status;
+	char *reason; /* owned, may be NULL */
+	unsigned seq; /* order of undoable actions (0 when nothing to undo) */
+	uint64_t duration_usec; /* how long the step took */
+	bool nofail;
+};
+
+struct state {
+	struct state_record *v;
+	size_t n;
+	unsigned last_seq;
+};
+
+/**
+ * state_load:
+ * @dir: state directory
+ * @ret: records from <dir>/state; empty when the file does not exist
+ *
+ * Returns: 0; -EINVAL for a corrupt file; negative errno from reading.
+ */
+int state_load(const char *dir, struct state *ret);
+
+/**
+ * state_save:
+ * Writes <dir>/state atomically (temporary file, fsync, rename), mode 0644,
+ * creating @dir (0755) when missing.
+ *
+ * Returns: 0 or negative errno.
+ */
+int state_save(const char *dir, const struct state *s);
+
+/**
+ * state_find:
+ * Returns: the record of @kind and @id, or NULL (borrowed).
+ */
+struct state_record *state_find(struct state *s, enum state_kind kind, const char *id);
+
+/**
+ * state_put:
+ * Creates or updates the record of @kind/@id.  Strings are copied; a NULL
+ * @reason clears the reason.  When @undoable, the record gets the next seq.
+ *
+ * Returns: the record (borrowed), or NULL on -ENOMEM.
+ */
+struct state_record *state_put(struct state *s, enum state_kind kind, const char *id,
+			       const char *source, const char *fstype, enum state_status status,
+			       const char *reason, bool undoable);
+
+/** state_remove: drops the record of @kind/@id if present. */
+void state_remove(struct state *s, enum state_kind kind, const char *id);
+
+void state_done(struct state *s);
+
+const char *state_status_name(enum state_status st);
+const char *state_kind_name(enum state_kind k);
+
+/**
+ * state_mark_ready / state_clear_ready:
+ * Create or remove <dir>/ready/<fsid> (an empty file other services can
+ * wait for).  Returns: 0 or negative errno.
+ */
+int state_mark_ready(const char *dir, const char *fsid);
+int state_clear_ready(const char *dir, const char *fsid);
+
+#endif

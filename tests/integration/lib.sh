@@ -1,0 +1,132 @@
+# shellcheck shell=bash
+# Shared helpers for storaged's integration tests.  Each test sources this
+# file, calls `setup`, and gets its own scratch directory, loop devices,
+# config, fstab and state directory.  The EXIT trap undoes everything the
+# test made, even when it fails: mounts below the scratch directory, btrfs
+# registrations and loop devices it attached, then the directory itself.
+# Nothing outside the scratch directory and the test's own devices is touched.
+
+set -u
+
+TEST_NAME=$(basename "$0" .sh)
+STORAGED=${STORAGED:-$(cd "$(dirname "$0")/../.." && pwd)/build/storaged}
+SCRATCH=
+LOOPS=()
+ZRAMS=()
+
+skip() {
+	echo "SKIP: $TEST_NAME: $*"
+	exit 77
+}
+
+fail() {
+	echo "FAIL: $TEST_NAME: $*" >&2
+	exit 1
+}
+
+note() {
+	echo "# $*"
+}
+
+cleanup() {
+	local rc=$? m d
+	set +e
+	if [ -n "$SCRATCH" ] && [ -d "$SCRATCH" ]; then
+		# Deepest mount points first; lazy as a last resort so that a
+		# busy mount cannot make the next run fail.
+		for _ in 1 2 3; do
+			findmnt -rn -o TARGET | awk -v s="$SCRATCH" 'index($0, s) == 1' | sort -r |
+				while read -r m; do
+					m=$(printf '%b' "$m")
+					umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+				done
+		done
+	fi
+	for d in "${ZRAMS[@]}"; do
+		[ -e "/sys/block/$d" ] || continue
+		echo 1 >"/sys/block/$d/reset" 2>/dev/null
+		echo "${d#zram}" >/sys/class/zram-control/hot_remove 2>/dev/null
+	done
+	for d in "${LOOPS[@]}"; do
+		btrfs device scan --forget "$d" >/dev/null 2>&1
+		losetup -d "$d" 2>/dev/null
+	done
+	[ -n "$SCRATCH" ] && rm -rf "$SCRATCH"
+	exit "$rc"
+}
+
+setup() {
+	[ "$(id -u)" = 0 ] || skip "needs root (loop devices, mount)"
+	[ -e /dev/loop-control ] || skip "no /dev/loop-control: this machine has no loop devices"
+	[ -x "$STORAGED" ] || fail "storaged binary not found at '$STORAGED' (build first)"
+	SCRATCH=$(mktemp -d "/tmp/storaged-$TEST_NAME.XXXXXX") || fail "mktemp"
+	trap cleanup EXIT
+	trap 'exit 130' INT TERM
+	mkdir -p "$SCRATCH/img"
+	CONF=$SCRATCH/storaged.conf
+	FSTAB=$SCRATCH/fstab
+	STATE=$SCRATCH/run
+	printf '[storaged]\n' >"$CONF"
+	: >"$FSTAB"
+	chmod 0644 "$CONF" "$FSTAB"
+}
+
+# mkloop NAME SIZE: a sparse image attached to a new loop device; prints it.
+mkloop() {
+	local img=$SCRATCH/img/$1.img dev
+	truncate -s "$2" "$img" || fail "truncate $img"
+	dev=$(losetup -f --show "$img") || fail "losetup $img"
+	LOOPS+=("$dev")
+	echo "$dev"
+}
+
+# forget DEV...: make the kernel forget btrfs members (they were registered
+# by mkfs.btrfs, as udev would do on a real machine).
+forget() {
+	local d
+	for d in "$@"; do
+		btrfs device scan --forget "$d" >/dev/null 2>&1 || true
+	done
+}
+
+# detach DEV: detach one of this test's loop devices early.
+detach() {
+	forget "$1"
+	losetup -d "$1" || fail "losetup -d $1"
+}
+
+sd() {
+	"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$STATE" "$@"
+}
+
+# run_sd EXPECTED_EXIT ARGS...: runs storaged, keeps its output in $OUT.
+run_sd() {
+	local want=$1 rc
+	shift
+	OUT=$(sd "$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$OUT" | sed 's/^/  | /'
+	[ "$rc" = "$want" ] || fail "storaged $* exited $rc, expected $want"
+}
+
+expect_out() {
+	printf '%s\n' "$OUT" | grep -q -- "$1" || fail "output lacks '$1'"
+}
+
+expect_no_out() {
+	if printf '%s\n' "$OUT" | grep -q -- "$1"; then
+		fail "output has '$1'"
+	fi
+}
+
+is_mountpoint() {
+	findmnt -rn --mountpoint "$1" >/dev/null
+}
+
+mount_count() {
+	findmnt -rn --mountpoint "$1" | wc -l
+}
+
+mount_snapshot() {
+	findmnt -rn -o ID,TARGET,SOURCE,FSTYPE,OPTIONS 2>/dev/null || cat /proc/self/mountinfo
+}

@@ -1,0 +1,47 @@
+#!/bin/bash
+# Bad input gets a clear error with file:line, exit 2, and changes nothing.
+. "$(dirname "$0")/lib.sh"
+setup
+
+mkdir -p "$SCRATCH/a" "$SCRATCH/b"
+echo "tmpfs  $SCRATCH/a  tmpfs  size=8M,noauto,x-storaged  0 0" >"$FSTAB"
+before=$(mount_snapshot)
+
+note "unknown key and bad value: every error reported"
+printf '[storaged]\ndevice-timout = 5s\nmount-timeout = soon\n' >"$CONF"
+run_sd 2 start
+expect_out "$CONF:2"
+expect_out "$CONF:3"
+[ ! -e "$STATE" ] || fail "state directory created for a bad config"
+
+note "config writable by others is refused"
+printf '[storaged]\n' >"$CONF"
+chmod 0666 "$CONF"
+run_sd 2 start
+expect_out "$CONF"
+chmod 0644 "$CONF"
+
+note "a dependency cycle names every entry"
+cat >"$FSTAB" <<EOT
+tmpfs  $SCRATCH/a  tmpfs  size=8M,noauto,x-storaged,x-storaged.requires=$SCRATCH/b  0 0
+tmpfs  $SCRATCH/b  tmpfs  size=8M,noauto,x-storaged,x-storaged.requires=$SCRATCH/a  0 0
+EOT
+run_sd 2 start
+expect_out "cycle"
+expect_out "$SCRATCH/a"
+expect_out "$SCRATCH/b"
+run_sd 2 check
+
+note "a bad option value in fstab"
+echo "tmpfs  $SCRATCH/a  tmpfs  noauto,x-storaged,x-storaged.device-timeout=soon  0 0" >"$FSTAB"
+run_sd 2 start
+expect_out "$FSTAB:1"
+
+note "a missing config given with -c"
+CONF=$SCRATCH/nonexistent.conf run_sd 2 start
+
+note "usage errors"
+run_sd 2 frobnicate
+run_sd 2 sync
+[ "$(mount_snapshot)" = "$before" ] || fail "bad input changed the mount table"
+exit 0

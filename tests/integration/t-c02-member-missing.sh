@@ -1,0 +1,51 @@
+#!/bin/bash
+# C02: a RAID1 member never comes.  storaged waits at most device-timeout,
+# names the missing devid, does not mount degraded without permission, and
+# still mounts the independent entries.  With nofail the same is a warning.
+. "$(dirname "$0")/lib.sh"
+setup
+command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
+
+A=$(mkloop a 512M)
+B=$(mkloop b 512M)
+mkfs.btrfs -q -f -L c02 -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
+FSID=$(blkid -o value -s UUID "$A")
+forget "$A" "$B"
+detach "$B"
+mkdir -p "$SCRATCH/req" "$SCRATCH/tmp"
+
+note "the fault: the remaining member alone does not mount"
+if mount -t btrfs "$A" "$SCRATCH/req" 2>/dev/null; then fail "mounted without its second member"; fi
+forget "$A"
+
+cat >"$FSTAB" <<EOT
+UUID=$FSID  $SCRATCH/req  btrfs  noatime,noauto,x-storaged  0 0
+tmpfs  $SCRATCH/tmp  tmpfs  size=8M,noauto,x-storaged  0 0
+EOT
+printf '[storaged]\ndevice-timeout = 5s\ndegraded = no\n' >"$CONF"
+
+t0=$(date +%s)
+run_sd 1 start
+t1=$(date +%s)
+[ $((t1 - t0)) -le 20 ] || fail "waited $((t1 - t0))s for a 5s device-timeout"
+expect_out "1 of 2 members present after 5s, devid 2 missing"
+expect_out "degraded mounts are not allowed"
+expect_out "$FSID"
+is_mountpoint "$SCRATCH/req" && fail "the incomplete RAID1 was mounted"
+is_mountpoint "$SCRATCH/tmp" || fail "the independent tmpfs was not mounted"
+run_sd 0 status
+expect_out "failed"
+run_sd 0 stop
+
+note "with nofail: the same message as a warning, exit 0"
+cat >"$FSTAB" <<EOT
+UUID=$FSID  $SCRATCH/req  btrfs  noatime,noauto,nofail,x-storaged  0 0
+tmpfs  $SCRATCH/tmp  tmpfs  size=8M,noauto,x-storaged  0 0
+EOT
+forget "$A"
+run_sd 0 start
+expect_out "warning: .*1 of 2 members present after 5s, devid 2 missing"
+is_mountpoint "$SCRATCH/req" && fail "the incomplete RAID1 was mounted"
+is_mountpoint "$SCRATCH/tmp" || fail "tmpfs not mounted"
+run_sd 0 stop
+exit 0

@@ -1,0 +1,52 @@
+#!/bin/bash
+# C03: degrade only by explicit policy, after the timeout, never when the
+# set is complete.
+. "$(dirname "$0")/lib.sh"
+setup
+command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
+
+A=$(mkloop a 512M)
+B=$(mkloop b 512M)
+mkfs.btrfs -q -f -L c03 -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
+FSID=$(blkid -o value -s UUID "$A")
+forget "$A" "$B"
+mkdir -p "$SCRATCH/data"
+echo "UUID=$FSID  $SCRATCH/data  btrfs  noatime,noauto,x-storaged  0 0" >"$FSTAB"
+printf '[storaged]\ndevice-timeout = 5s\ndegraded = after-timeout\n' >"$CONF"
+
+note "both members present: mounted at once, not degraded"
+t0=$(date +%s)
+run_sd 0 start
+[ $(($(date +%s) - t0)) -lt 5 ] || fail "waited although the set was complete"
+opts=$(findmnt -rn -o OPTIONS --mountpoint "$SCRATCH/data") || fail "not mounted"
+case ",$opts," in *,degraded,*) fail "complete set mounted degraded: $opts" ;; esac
+run_sd 0 stop
+forget "$A" "$B"
+
+note "B detached: mounted degraded after the timeout, loudly"
+detach "$B"
+t0=$(date +%s)
+run_sd 0 start
+[ $(($(date +%s) - t0)) -ge 4 ] || fail "degraded before the timeout"
+opts=$(findmnt -rn -o OPTIONS --mountpoint "$SCRATCH/data") || fail "not mounted"
+case ",$opts," in *,degraded,*) ;; *) fail "not mounted degraded: $opts" ;; esac
+expect_out "DEGRADED"
+expect_out "devid 2 missing"
+run_sd 0 status
+expect_out "degraded"
+run_sd 0 stop
+forget "$A"
+
+note "degraded = no: as C02, exit 1"
+printf '[storaged]\ndevice-timeout = 5s\ndegraded = no\n' >"$CONF"
+run_sd 1 start
+is_mountpoint "$SCRATCH/data" && fail "mounted although degraded = no"
+
+note "x-storaged.degraded on the entry allows it even with degraded = no"
+forget "$A"
+echo "UUID=$FSID  $SCRATCH/data  btrfs  noatime,noauto,x-storaged,x-storaged.degraded,x-storaged.device-timeout=2s  0 0" >"$FSTAB"
+run_sd 0 start
+opts=$(findmnt -rn -o OPTIONS --mountpoint "$SCRATCH/data") || fail "not mounted"
+case ",$opts," in *,degraded,*) ;; *) fail "not mounted degraded: $opts" ;; esac
+run_sd 0 stop
+exit 0

@@ -1,0 +1,32 @@
+#!/bin/bash
+# C07: octal escapes in fs_spec and fs_file are decoded; a malformed line
+# is reported with file and line even with nofail, and nothing is done
+# (strict: exit 2).  A second run sees the mount and does nothing.
+. "$(dirname "$0")/lib.sh"
+setup
+command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 missing (e2fsprogs)"
+
+DEV=$(mkloop vol 64M)
+mkfs.ext4 -q -F -L "c07 vol" "$DEV" || fail "mkfs"
+mkdir -p "$SCRATCH/with space"
+ESC=$(printf '%s' "$SCRATCH" | sed 's/ /\\040/g')
+cat >"$FSTAB" <<EOT
+LABEL=c07\\040vol  $ESC/with\\040space  ext4  defaults,noauto,x-storaged  0 0
+/dev/null         $SCRATCH/broken line    ext4  defaults,nofail,noauto,x-storaged  0 0
+EOT
+before=$(mount_snapshot)
+run_sd 2 start
+expect_out "$FSTAB:2"
+[ "$(mount_snapshot)" = "$before" ] || fail "a malformed fstab changed the mount table"
+run_sd 2 check
+expect_out "$FSTAB:2"
+
+sed -i 2d "$FSTAB"
+run_sd 0 start
+[ "$(findmnt -rn -o SOURCE --mountpoint "$SCRATCH/with space")" = "$DEV" ] || fail "label with a space not mounted on the directory with a space"
+note "second run: already mounted, nothing done"
+run_sd 0 start
+[ "$(mount_count "$SCRATCH/with space")" = 1 ] || fail "mounted twice"
+run_sd 0 stop
+is_mountpoint "$SCRATCH/with space" && fail "stop left it mounted"
+exit 0

@@ -1,0 +1,27 @@
+#!/bin/bash
+# Installs what storaged needs to build and test on Debian 12, as root.
+# Only missing packages are installed, so a second run costs nothing.
+set -euo pipefail
+
+PACKAGES=(
+	build-essential autoconf automake pkg-config
+	libmount-dev libblkid-dev libudev-dev libinih-dev libsmartcols-dev
+	libarchive-dev libcmocka-dev
+	btrfs-progs e2fsprogs util-linux mount attr acl psmisc procps
+	mandoc valgrind python3
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: run as root to install: ${missing[*]}" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
