@@ -44,7 +44,8 @@ struct fstab {
  * @ret: filled on success (caller frees with fstab_done())
  * @text: fstab text, @len bytes
  * @filename: name used in diagnostics and stored in @ret->file
- * @select: strv of options that mark an entry as storaged's
+ * @select: strv of options that mark an entry as storaged's; NULL means the
+ *          default { "x-storaged", "_netdev" }
  * @diags: every problem appended as "filename:line: message"
  *
  * Each line is handed to libmount's fstab parser on its own so that line
@@ -52,6 +53,10 @@ struct fstab {
  * nofail included), relative or non-normalised mount points of deferred
  * entries, two deferred entries on one mount point, bad values of storaged's
  * own options (e.g. "x-storaged.device-timeout=soon").
+ *
+ * Strict: on any error @ret is left untouched, so a caller refuses to act
+ * (C07).  Errors already in @diags do not count.  x-storaged.* options on a
+ * line without a select option add a warning only.
  *
  * Returns: 0; -EINVAL when at least one error was appended; -ENOMEM.
  */
@@ -63,7 +68,7 @@ int fstab_parse_buf(struct fstab *ret, const char *text, size_t len, const char 
  * Reads @path and calls fstab_parse_buf().
  *
  * Returns: as fstab_parse_buf(); negative errno from open/read (appended to
- * @diags with the path).
+ * @diags with the path); -EFBIG for a file over 4 MiB.
  */
 int fstab_load(struct fstab *ret, const char *path, char *const *select, struct diag_list *diags);
 

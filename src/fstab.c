@@ -1,0 +1,742 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fstab(5) through libmount, one line at a time.
+ *
+ * libmount's table parser skips a bad line after telling an error callback,
+ * and it counts lines itself.  Each line goes to a table of its own, so the
+ * line numbers in our diagnostics are the ones we count, whatever libmount
+ * skips.  libmount 2.38 is lenient where a boot must not be: it ignores
+ * fields after the sixth and reads "-1" or an overflowing number as
+ * freq/passno, and it guesses the table format from the line itself
+ * ("%u %u" looks like mountinfo).  check_fields() rejects those lines before
+ * libmount sees them.
+ *
+ * Steps of fstab_parse_buf(), per line:
+ *   1. skip blank and comment lines, still counting them
+ *   2. check_fields(): what libmount would let through or misread
+ *   3. parse_line(): libmount parses the line alone
+ *   4. is_selected(): only entries with a select option go further
+ *   5. entry_fill(): source, target, type, storaged's options, mount options
+ *   6. check_target()
+ * and once every line is read:
+ *   7. check_duplicates(): one deferred entry per mount point
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libmount.h>
+
+#include "fstab.h"
+#include "units.h"
+
+#define FSTAB_MAX_BYTES (4u << 20)
+#define FSTAB_MAX_FIELDS 6
+#define FIELDS_HINT "fields are: source, mount point, type, options, freq, passno"
+#define SPACE_HINT "a space in a path must be written \\040"
+
+/* Used when the caller passes no select list: the documented default. */
+static char *const default_select[] = { "x-storaged", "_netdev", NULL };
+
+struct parser {
+	const char *file;
+	char *const *select;
+	struct diag_list *diags;
+	unsigned line; /* 1-based line being parsed */
+};
+
+/*
+ * Appends an error for the current line.  Evaluates to -EINVAL (the line is
+ * rejected, parsing goes on) or -ENOMEM.
+ */
+#define line_error(p, ...) \
+	(diag_error((p)->diags, (p)->file, (p)->line, __VA_ARGS__) < 0 ? -ENOMEM : -EINVAL)
+
+/* ------------------------------------------------------------ raw lines */
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static bool is_skipped_line(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && is_blank(s[i]))
+		i++;
+	return i == n || s[i] == '#';
+}
+
+struct raw_fields {
+	size_t n; /* fields before a '#' field; may exceed FSTAB_MAX_FIELDS */
+	const char *start[FSTAB_MAX_FIELDS];
+	size_t len[FSTAB_MAX_FIELDS];
+};
+
+/*
+ * Splits a line into blank-separated fields only to check their number and
+ * the numeric ones: libmount still does the real parsing.  A field starting
+ * with '#' ends the line, as libmount ignores everything after passno.
+ */
+static void split_fields(const char *s, size_t n, struct raw_fields *rf)
+{
+	size_t i = 0;
+
+	rf->n = 0;
+	for (;;) {
+		size_t b;
+
+		while (i < n && is_blank(s[i]))
+			i++;
+		if (i == n || s[i] == '#')
+			return;
+		b = i;
+		while (i < n && !is_blank(s[i]))
+			i++;
+		if (rf->n < FSTAB_MAX_FIELDS) {
+			rf->start[rf->n] = s + b;
+			rf->len[rf->n] = i - b;
+		}
+		rf->n++;
+	}
+}
+
+static bool field_is_number(const char *s, size_t n)
+{
+	char buf[16];
+	uint64_t v;
+
+	if (n >= sizeof(buf))
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return units_parse_uint(buf, INT_MAX, &v) == 0;
+}
+
+static int check_field_count(struct parser *p, size_t n)
+{
+	if (n < 3)
+		return line_error(p, "malformed line: %zu field%s, at least source, mount point and type are needed (" FIELDS_HINT ")",
+				  n, n == 1 ? "" : "s");
+	if (n > FSTAB_MAX_FIELDS)
+		return line_error(p, "malformed line: %zu fields, at most 6 are allowed (" FIELDS_HINT "); " SPACE_HINT,
+				  n);
+	return 0;
+}
+
+static int check_fields(struct parser *p, const char *s, size_t n)
+{
+	static const char *const names[] = { [4] = "freq", [5] = "passno" };
+	struct raw_fields rf;
+	int r;
+
+	if (memchr(s, '\0', n))
+		return line_error(p, "malformed line: it contains a NUL byte; remove it");
+	split_fields(s, n, &rf);
+	r = check_field_count(p, rf.n);
+	if (r < 0)
+		return r;
+	for (size_t i = 4; i < rf.n; i++)
+		if (!field_is_number(rf.start[i], rf.len[i]))
+			return line_error(p, "malformed line: %s '%.*s' is not a number (" FIELDS_HINT "); " SPACE_HINT,
+					  names[i], (int)rf.len[i], rf.start[i]);
+	/* libmount would take "<number> <number> ..." for a mountinfo line. */
+	if (strchr("0123456789+-", rf.start[1][0]))
+		return line_error(p, "malformed line: mount point '%.*s' is not a path; write it as an absolute path",
+				  (int)rf.len[1], rf.start[1]);
+	return 0;
+}
+
+/* ------------------------------------------------------------ libmount */
+
+static int on_parse_error(struct libmnt_table *tb, const char *filename, int line)
+{
+	bool *failed = mnt_table_get_userdata(tb);
+
+	*failed = true;
+	return 1; /* skip the line: parse_line() reports it with our number */
+}
+
+/*
+ * Parses one line with libmount.  Returns 0 and a reference in @ret_fs;
+ * -EINVAL after reporting a line libmount rejects; -ENOMEM.
+ */
+static int parse_line(struct parser *p, const char *s, size_t n, struct libmnt_fs **ret_fs)
+{
+	struct libmnt_table *tb = mnt_new_table();
+	struct libmnt_fs *fs = NULL;
+	bool failed = false;
+	FILE *f = NULL;
+	int r;
+
+	if (!tb)
+		return -ENOMEM;
+	mnt_table_set_userdata(tb, &failed);
+	mnt_table_set_parser_errcb(tb, on_parse_error);
+	f = fmemopen((void *)s, n, "r");
+	if (!f) {
+		r = -ENOMEM; /* n > 0 and mode "r": memory is all it can lack */
+		goto out;
+	}
+	r = mnt_table_parse_stream(tb, f, p->file);
+	if (r == -ENOMEM)
+		goto out;
+	if (r < 0 || failed || mnt_table_first_fs(tb, &fs) != 0) {
+		r = line_error(p, "malformed line: libmount cannot parse it (" FIELDS_HINT "); " SPACE_HINT);
+		goto out;
+	}
+	mnt_ref_fs(fs);
+	*ret_fs = fs;
+out:
+	if (f)
+		fclose(f);
+	mnt_unref_table(tb);
+	return r;
+}
+
+static bool is_selected(const char *opts, char *const *select)
+{
+	for (size_t i = 0; opts && select[i]; i++)
+		if (mnt_optstr_get_option(opts, select[i], NULL, NULL) == 0)
+			return true;
+	return false;
+}
+
+/* ------------------------------------------------------------ options */
+
+enum opt_kind {
+	OPT_PLAIN, /* no meaning to storaged */
+	OPT_SELF, /* "x-storaged" */
+	OPT_REQUIRES,
+	OPT_DEVICE_TIMEOUT,
+	OPT_MOUNT_TIMEOUT,
+	OPT_DEGRADED,
+	OPT_NOFAIL,
+	OPT_BIND,
+	OPT_LOOP,
+	OPT_MKDIR,
+	OPT_UNKNOWN_OWN, /* an x-storaged* option storaged does not know */
+};
+
+struct opt_def {
+	const char *name;
+	enum opt_kind kind;
+	bool own; /* x-storaged spelling: wins over the x-systemd one */
+};
+
+static const struct opt_def opt_table[] = {
+	{ "x-storaged", OPT_SELF, true },
+	{ "x-storaged.requires", OPT_REQUIRES, true },
+	{ "x-storaged.device-timeout", OPT_DEVICE_TIMEOUT, true },
+	{ "x-storaged.mount-timeout", OPT_MOUNT_TIMEOUT, true },
+	{ "x-storaged.degraded", OPT_DEGRADED, true },
+	{ "x-systemd.requires", OPT_REQUIRES, false },
+	{ "x-systemd.after", OPT_REQUIRES, false },
+	{ "x-systemd.requires-mounts-for", OPT_REQUIRES, false },
+	{ "x-systemd.device-timeout", OPT_DEVICE_TIMEOUT, false },
+	{ "x-systemd.mount-timeout", OPT_MOUNT_TIMEOUT, false },
+	{ "nofail", OPT_NOFAIL, false },
+	{ "bind", OPT_BIND, false },
+	{ "rbind", OPT_BIND, false },
+	{ "loop", OPT_LOOP, false },
+	{ "X-mount.mkdir", OPT_MKDIR, false },
+	{ "x-mount.mkdir", OPT_MKDIR, false },
+};
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static const struct opt_def *opt_lookup(const char *name)
+{
+	static const struct opt_def unknown_own = { NULL, OPT_UNKNOWN_OWN, true };
+	static const struct opt_def plain = { NULL, OPT_PLAIN, false };
+
+	for (size_t i = 0; i < ARRAY_SIZE(opt_table); i++)
+		if (strcmp(opt_table[i].name, name) == 0)
+			return &opt_table[i];
+	return has_prefix(name, "x-storaged") ? &unknown_own : &plain;
+}
+
+/* Options storaged consumes itself and never passes to mount(8). */
+static bool opt_is_stripped(const char *name, char *const *select)
+{
+	return strv_contains(select, name) || strcmp(name, "noauto") == 0 ||
+	       strcmp(name, "nofail") == 0 || strcmp(name, "_netdev") == 0 ||
+	       has_prefix(name, "x-storaged") || has_prefix(name, "x-systemd.");
+}
+
+/* Per-entry bookkeeping while its options are read. */
+struct opt_state {
+	bool device_timeout_own;
+	bool mount_timeout_own;
+};
+
+static bool is_tag(const char *s)
+{
+	static const char *const tags[] = { "LABEL=", "UUID=", "PARTLABEL=", "PARTUUID=", "ID=" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(tags); i++)
+		if (has_prefix(s, tags[i]) && s[strlen(tags[i])] != '\0')
+			return true;
+	return false;
+}
+
+/* libmount keeps the quotes of name="value"; the value is what is inside. */
+static void unquote(char *v)
+{
+	size_t n = strlen(v);
+
+	if (n >= 2 && v[0] == '"' && v[n - 1] == '"') {
+		memmove(v, v + 1, n - 2);
+		v[n - 2] = '\0';
+	}
+}
+
+static int opt_requires(struct parser *p, struct fstab_entry *e, const struct opt_def *d, char *value)
+{
+	if (!value || !*value)
+		return line_error(p, "%s= needs a value: the mount point or device tag to wait for", d->name);
+	unquote(value);
+	/* The x-systemd spellings may name units; the planner sorts them out. */
+	if (d->own && !(path_is_normalized(value) || is_tag(value)))
+		return line_error(p, "%s='%s' is neither an absolute, normalised mount point nor a tag (LABEL=, UUID=, PARTLABEL=, PARTUUID=); fix the value",
+				  d->name, value);
+	return strv_extend(&e->requires, value);
+}
+
+static int opt_duration(struct parser *p, const struct opt_def *d, const char *value, uint64_t *usec,
+			bool *own_seen)
+{
+	uint64_t v;
+
+	if (!value || units_parse_duration(value, &v) < 0)
+		return line_error(p, "%s='%s' is not a duration; write e.g. 90s, 2min or infinity", d->name,
+				  value ?: "");
+	if (!d->own && *own_seen)
+		return 0;
+	/* systemd reads 0 as "no timeout"; the x-storaged spelling means 0. */
+	if (!d->own && v == 0)
+		v = USEC_INFINITY;
+	*usec = v;
+	*own_seen = d->own;
+	return 0;
+}
+
+static int opt_flag_without_value(struct parser *p, const struct opt_def *d, const char *value)
+{
+	if (value)
+		return line_error(p, "option '%s' takes no value, got '%s=%s'; write '%s'", d->name,
+				  d->name, value, d->name);
+	return 0;
+}
+
+static int opt_mkdir(struct parser *p, struct fstab_entry *e, const char *value)
+{
+	unsigned mode;
+
+	if (value && units_parse_mode(value, &mode) < 0)
+		return line_error(p, "X-mount.mkdir='%s' is not an octal mode; write e.g. X-mount.mkdir=0755",
+				  value);
+	e->mkdir = true;
+	return 0;
+}
+
+static int opt_apply(struct parser *p, struct fstab_entry *e, struct opt_state *st, const char *name,
+		     char *value)
+{
+	const struct opt_def *d = opt_lookup(name);
+
+	switch (d->kind) {
+	case OPT_SELF:
+		return opt_flag_without_value(p, d, value);
+	case OPT_DEGRADED:
+		e->degraded_ok = true;
+		return opt_flag_without_value(p, d, value);
+	case OPT_REQUIRES:
+		return opt_requires(p, e, d, value);
+	case OPT_DEVICE_TIMEOUT:
+		return opt_duration(p, d, value, &e->device_timeout_usec, &st->device_timeout_own);
+	case OPT_MOUNT_TIMEOUT:
+		return opt_duration(p, d, value, &e->mount_timeout_usec, &st->mount_timeout_own);
+	case OPT_NOFAIL:
+		e->nofail = true;
+		return 0;
+	case OPT_BIND:
+		e->bind = true;
+		return 0;
+	case OPT_LOOP:
+		e->loop = true;
+		return 0;
+	case OPT_MKDIR:
+		return opt_mkdir(p, e, value);
+	case OPT_UNKNOWN_OWN:
+		return line_error(p, "unknown option '%s'; storaged knows x-storaged, x-storaged.requires=, x-storaged.device-timeout=, x-storaged.mount-timeout= and x-storaged.degraded",
+				  name);
+	case OPT_PLAIN:
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Reads every option of @e->options: storaged's own ones fill @e, the others
+ * are appended to @e->mount_options.  Reports every bad option of the line.
+ */
+static int entry_parse_options(struct parser *p, struct fstab_entry *e)
+{
+	struct opt_state st = { 0 };
+	char *it = e->options, *n, *v;
+	size_t nsz, vsz;
+	int r = 0;
+
+	while (mnt_optstr_next_option(&it, &n, &nsz, &v, &vsz) == 0) {
+		_cleanup_free_ char *name = strndup(n, nsz);
+		_cleanup_free_ char *value = v ? strndup(v, vsz) : NULL;
+		int k;
+
+		if (!name || (v && !value))
+			return -ENOMEM;
+		k = opt_apply(p, e, &st, name, value);
+		if (k == 0 && !opt_is_stripped(name, p->select))
+			k = mnt_optstr_append_option(&e->mount_options, name, value) < 0 ? -ENOMEM : 0;
+		if (k == -ENOMEM)
+			return k;
+		if (k < 0)
+			r = k;
+	}
+	return r;
+}
+
+/* ------------------------------------------------------------ entries */
+
+static void entry_done(struct fstab_entry *e)
+{
+	free(e->source);
+	free(e->target);
+	free(e->fstype);
+	free(e->options);
+	free(e->mount_options);
+	strv_free(e->requires);
+}
+
+static int check_target(struct parser *p, const struct fstab_entry *e)
+{
+	if (strcmp(e->fstype, "swap") == 0 || strcmp(e->target, "none") == 0)
+		return line_error(p, "'%s' on '%s' is selected for storaged, which mounts filesystems only; remove the select option from this line",
+				  e->source, e->target);
+	if (e->target[0] != '/')
+		return line_error(p, "mount point '%s' is not an absolute path; write it from the root, e.g. '/%s'",
+				  e->target, e->target);
+	if (!path_is_normalized(e->target))
+		return line_error(p, "mount point '%s' is not normalised; write it without '//', '.', '..' or a trailing '/'",
+				  e->target);
+	return 0;
+}
+
+/* "LABEL=c07 vol", not the raw "LABEL=\"c07 vol\"": quotes gone, escapes decoded. */
+static char *source_string(struct libmnt_fs *fs)
+{
+	const char *name, *value, *src;
+	char *s;
+
+	if (mnt_fs_get_tag(fs, &name, &value) == 0)
+		return asprintf(&s, "%s=%s", name, value) < 0 ? NULL : s;
+	src = mnt_fs_get_source(fs);
+	return strdup(src ?: "none");
+}
+
+static int entry_fill(struct parser *p, struct libmnt_fs *fs, struct fstab_entry *ret)
+{
+	struct fstab_entry e = {
+		.line = p->line,
+		.device_timeout_usec = USEC_UNSET,
+		.mount_timeout_usec = USEC_UNSET,
+	};
+	const char *fstype = mnt_fs_get_fstype(fs);
+	int r;
+
+	e.source = source_string(fs);
+	e.target = strdup(mnt_fs_get_target(fs) ?: "");
+	e.fstype = strdup(fstype ?: "auto");
+	e.options = strdup(mnt_fs_get_options(fs) ?: "");
+	if (!e.source || !e.target || !e.fstype || !e.options) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	r = check_target(p, &e);
+	if (r == -ENOMEM)
+		goto fail;
+	/* Options are checked even after a bad target: every problem in one pass. */
+	r = entry_parse_options(p, &e) ?: r;
+	if (r < 0)
+		goto fail;
+	*ret = e;
+	return 0;
+fail:
+	entry_done(&e);
+	return r;
+}
+
+static int entries_append(struct fstab *f, size_t *cap, struct fstab_entry *e)
+{
+	if (f->n_entries == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		struct fstab_entry *nv = reallocarray(f->entries, ncap, sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		f->entries = nv;
+		*cap = ncap;
+	}
+	f->entries[f->n_entries++] = *e;
+	return 0;
+}
+
+/*
+ * storaged's options on an entry it does not mount are almost surely a
+ * forgotten select option: say so, but it is not an error.
+ */
+static int warn_unselected(struct parser *p, const char *opts)
+{
+	static const char own[] = "x-storaged.";
+	char *it = (char *)opts, *n, *v;
+	size_t nsz, vsz;
+
+	while (opts && mnt_optstr_next_option(&it, &n, &nsz, &v, &vsz) == 0) {
+		if (nsz >= sizeof(own) && strncmp(n, own, sizeof(own) - 1) == 0)
+			return diag_warning(p->diags, p->file, p->line,
+					    "option '%.*s' has no effect: the line carries no select option (such as '%s'), so storaged does not mount it; add one or remove the option",
+					    (int)nsz, n, p->select[0] ?: "x-storaged");
+	}
+	return 0;
+}
+
+static int handle_fs(struct parser *p, struct fstab *f, size_t *cap, struct libmnt_fs *fs)
+{
+	struct fstab_entry e;
+	int r;
+
+	if (!is_selected(mnt_fs_get_options(fs), p->select)) {
+		f->n_total++;
+		return warn_unselected(p, mnt_fs_get_options(fs));
+	}
+	r = entry_fill(p, fs, &e);
+	if (r < 0)
+		return r;
+	r = entries_append(f, cap, &e);
+	if (r < 0) {
+		entry_done(&e);
+		return r;
+	}
+	f->n_total++;
+	return 0;
+}
+
+/* Returns 0 (the line may have been rejected with a diagnostic) or -ENOMEM. */
+static int parse_one(struct parser *p, struct fstab *f, size_t *cap, const char *s, size_t n)
+{
+	struct libmnt_fs *fs = NULL;
+	int r;
+
+	if (n > 0 && s[n - 1] == '\r')
+		n--;
+	if (is_skipped_line(s, n))
+		return 0;
+	r = check_fields(p, s, n);
+	if (r == 0)
+		r = parse_line(p, s, n, &fs);
+	if (r == 0)
+		r = handle_fs(p, f, cap, fs);
+	mnt_unref_fs(fs);
+	return r == -EINVAL ? 0 : r;
+}
+
+/* ------------------------------------------------------------ duplicates */
+
+static int cmp_target_line(const void *a, const void *b)
+{
+	const struct fstab_entry *x = *(const struct fstab_entry *const *)a;
+	const struct fstab_entry *y = *(const struct fstab_entry *const *)b;
+	int c = strcmp(x->target, y->target);
+
+	return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+/*
+ * Sorting by (target, line) finds every repeat in O(n log n); the errors are
+ * then reported in file order, each naming the first line on that target.
+ */
+static int check_duplicates(struct parser *p, const struct fstab *f)
+{
+	const struct fstab_entry **v = calloc(f->n_entries, sizeof(*v));
+	unsigned *first = calloc(f->n_entries, sizeof(*first));
+	size_t g = 0;
+	int r = 0;
+
+	if (f->n_entries && (!v || !first)) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < f->n_entries; i++)
+		v[i] = &f->entries[i];
+	if (f->n_entries)
+		qsort(v, f->n_entries, sizeof(*v), cmp_target_line);
+	for (size_t i = 1; i < f->n_entries; i++) {
+		if (strcmp(v[i]->target, v[g]->target) != 0)
+			g = i;
+		else
+			first[v[i] - f->entries] = v[g]->line;
+	}
+	for (size_t i = 0; i < f->n_entries && r == 0; i++) {
+		const struct fstab_entry *e = &f->entries[i];
+
+		if (first[i])
+			r = diag_error(p->diags, p->file, e->line,
+				       "mount point '%s' is also used by line %u; storaged mounts each mount point once: remove or merge one of the two entries",
+				       e->target, first[i]);
+	}
+out:
+	free(first);
+	free(v);
+	return r;
+}
+
+/* ------------------------------------------------------------ public */
+
+int fstab_parse_buf(struct fstab *ret, const char *text, size_t len, const char *filename,
+		    char *const *select, struct diag_list *diags)
+{
+	struct parser p = { .file = filename, .select = select ?: default_select, .diags = diags };
+	size_t errors = diag_count(diags, DIAG_ERROR), cap = 0;
+	const char *s = text, *end = text ? text + len : NULL;
+	struct fstab f = { 0 };
+	int r = 0;
+
+	if (!ret || !filename || (!text && len))
+		return -EINVAL;
+	f.file = strdup(filename);
+	if (!f.file) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	while (s < end) {
+		const char *nl = memchr(s, '\n', end - s);
+		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+
+		p.line++;
+		r = parse_one(&p, &f, &cap, s, n);
+		if (r < 0)
+			goto fail;
+		s = nl ? nl + 1 : end;
+	}
+	r = check_duplicates(&p, &f);
+	if (r == 0 && diag_count(diags, DIAG_ERROR) > errors)
+		r = -EINVAL;
+	if (r < 0)
+		goto fail;
+	*ret = f;
+	return 0;
+fail:
+	fstab_done(&f);
+	return r;
+}
+
+/* Doubles @buf; -EFBIG once it already holds more than FSTAB_MAX_BYTES. */
+static int buf_grow(char **buf, size_t *cap)
+{
+	size_t ncap = *cap ? *cap * 2 : 16384;
+	char *nb;
+
+	if (*cap > FSTAB_MAX_BYTES)
+		return -EFBIG;
+	nb = realloc(*buf, ncap);
+	if (!nb)
+		return -ENOMEM;
+	*buf = nb;
+	*cap = ncap;
+	return 0;
+}
+
+/*
+ * Reads the whole file, at most FSTAB_MAX_BYTES: the size is what read()
+ * returns, not what st_size claims (a pipe or /proc file has none).
+ */
+static int read_all(const char *path, char **ret_buf, size_t *ret_len)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int fd, r = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t k;
+
+		if (len == cap && (r = buf_grow(&buf, &cap)) < 0)
+			goto out;
+		k = read(fd, buf + len, cap - len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (k == 0)
+			break;
+		len += k;
+	}
+	if (len > FSTAB_MAX_BYTES)
+		r = -EFBIG;
+out:
+	close(fd);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	*ret_buf = buf;
+	*ret_len = len;
+	return 0;
+}
+
+int fstab_load(struct fstab *ret, const char *path, char *const *select, struct diag_list *diags)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	r = read_all(path, &buf, &len);
+	if (r == -EFBIG)
+		return diag_error(diags, path, 0,
+				  "larger than 4 MiB, which no fstab is; check -f/--fstab or the fstab= setting") ?: r;
+	if (r < 0)
+		return diag_error(diags, path, 0, "cannot read the fstab: %s; check -f/--fstab or the fstab= setting",
+				  strerror(-r)) ?: r;
+	return fstab_parse_buf(ret, buf, len, path, select, diags);
+}
+
+void fstab_done(struct fstab *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->n_entries; i++)
+		entry_done(&f->entries[i]);
+	free(f->entries);
+	free(f->file);
+	*f = (struct fstab){ 0 };
+}
+
+const struct fstab_entry *fstab_find_target(const struct fstab *f, const char *target)
+{
+	for (size_t i = 0; f && target && i < f->n_entries; i++)
+		if (strcmp(f->entries[i].target, target) == 0)
+			return &f->entries[i];
+	return NULL;
+}
