@@ -78,7 +78,10 @@ void btrfs_fs_list_done(struct btrfs_fs_list *l);
  * BTRFS_IOC_SCAN_DEV on /dev/btrfs-control: the kernel learns this member.
  *
  * Returns: 0; -ENOENT when /dev/btrfs-control does not exist (btrfs not
- * ready yet: the caller may wait); other negative errno from open/ioctl.
+ * ready yet: the caller may wait); -EINVAL for a NULL or empty @devnode;
+ * -ENAMETOOLONG when @devnode is longer than BTRFS_PATH_NAME_MAX (also for
+ * btrfs_devices_ready() and btrfs_forget_device()); other negative errno
+ * from open/ioctl (-EINVAL: not a btrfs device).
  */
 int btrfs_register_device(const char *devnode);
 
@@ -90,7 +93,9 @@ int btrfs_register_device(const char *devnode);
  * so --dry-run must never call it.
  *
  * Returns: 1 when all members of its filesystem are registered, 0 when not,
- * negative errno on failure.
+ * negative errno on failure.  (The ioctl itself returns 0 when complete and
+ * 1 when not: fs/btrfs/super.c btrfs_control_ioctl(), as systemd's udev
+ * "btrfs ready" builtin reads it; a single-device filesystem reads as ready.)
  */
 int btrfs_devices_ready(const char *devnode);
 
@@ -100,7 +105,8 @@ int btrfs_devices_ready(const char *devnode);
  *
  * BTRFS_IOC_FORGET_DEV (Linux 5.1 and later).
  *
- * Returns: 0; -EBUSY when mounted; other negative errno.
+ * Returns: 0 (also for a device the kernel did not know, as seen on
+ * Linux 6.18); -EBUSY when mounted; other negative errno.
  */
 int btrfs_forget_device(const char *devnode);
 

@@ -45,7 +45,9 @@ struct inventory {
  * or udev's DM_MULTIPATH_DEVICE_PATH=1) and devices it cannot open; probes
  * the rest with libblkid and reads btrfs superblocks itself.
  *
- * Returns: 0; -ENOMEM; negative errno when enumeration itself fails.
+ * Returns: 0; -ENOMEM; negative errno when enumeration itself fails;
+ * -EOPNOTSUPP for a @sysfs_root other than NULL or "/sys" (libudev always
+ * reads the real /sys).
  */
 int inventory_scan(struct inventory *ret, const char *sysfs_root, struct diag_list *diags);
 
@@ -57,7 +59,9 @@ int inventory_scan(struct inventory *ret, const char *sysfs_root, struct diag_li
  * Probes with libblkid (TYPE, UUID, UUID_SUB, LABEL, partition tags) and, for
  * btrfs, reads the primary superblock with btrfs_sb_read().
  *
- * Returns: 0; -ENOENT/-EACCES/... from open(2); -EIO when probing fails.
+ * Returns: 0; -ENOENT/-EACCES/... from open(2); -EIO when probing fails;
+ * -ENOTBLK when @path is neither a block device nor a regular file.  A btrfs
+ * signature whose superblock btrfs_sb_read() rejects leaves is_btrfs false.
  */
 int inventory_probe(const char *path, struct block_device *ret);
 
@@ -79,6 +83,11 @@ int inventory_load_fixture(struct inventory *ret, const char *path, struct diag_
  * @inv: inventory
  * @spec: fs_spec: "/dev/NAME", "UUID=", "LABEL=", "PARTUUID=", "PARTLABEL="
  *        (values already unescaped)
+ *
+ * Strings only, no I/O.  UUID= and PARTUUID= compare case-insensitively,
+ * labels exactly; "/dev/disk/by-{uuid,label,partuuid,partlabel}/X" is read as
+ * the matching tag (udev's \xNN escapes decoded); any other path must equal
+ * a devnode.
  *
  * Returns: the first matching device, or NULL (borrowed from @inv).
  */

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Parse the primary btrfs superblock.
+ *
+ * Layout followed: the btrfs on-disk format documentation
+ * (https://btrfs.readthedocs.io/en/latest/dev/On-disk-format.html) and
+ * btrfs-progs kernel-shared/ctree.h / kernel include/uapi/linux/btrfs_tree.h
+ * (struct btrfs_super_block, struct btrfs_dev_item, struct btrfs_disk_key,
+ * struct btrfs_chunk, struct btrfs_stripe).  All integers are little endian.
+ *
+ * The structs below mirror only what storaged reads; their offsets are
+ * pinned with _Static_assert so a typo cannot shift a field silently.
+ *
+ * Steps of btrfs_sb_parse():
+ *   1. check the length and the magic;
+ *   2. verify the checksum (crc32c only);
+ *   3. copy the scalar fields and check devid/num_devices;
+ *   4. walk sys_chunk_array and collect the devids of its stripes.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "btrfs_sb.h"
+
+#define BTRFS_MAGIC UINT64_C(0x4D5F53665248425F) /* "_BHRfS_M" as le64 */
+#define BTRFS_CSUM_SIZE 32
+#define BTRFS_CSUM_TYPE_CRC32 0
+#define BTRFS_SYSTEM_CHUNK_ARRAY_SIZE 2048
+#define BTRFS_CHUNK_ITEM_KEY 228 /* btrfs_tree.h */
+
+/* struct btrfs_dev_item, 98 bytes */
+struct sb_dev_item {
+	uint64_t devid;
+	uint64_t total_bytes;
+	uint64_t bytes_used;
+	uint32_t io_align;
+	uint32_t io_width;
+	uint32_t sector_size;
+	uint64_t type;
+	uint64_t generation;
+	uint64_t start_offset;
+	uint32_t dev_group;
+	uint8_t seek_speed;
+	uint8_t bandwidth;
+	uint8_t uuid[16];
+	uint8_t fsid[16];
+} __attribute__((packed));
+
+/* struct btrfs_super_block, 4096 bytes */
+struct sb_disk {
+	uint8_t csum[BTRFS_CSUM_SIZE];
+	uint8_t fsid[16];
+	uint64_t bytenr;
+	uint64_t flags;
+	uint64_t magic;
+	uint64_t generation;
+	uint64_t root;
+	uint64_t chunk_root;
+	uint64_t log_root;
+	uint64_t log_root_transid; /* unused */
+	uint64_t total_bytes;
+	uint64_t bytes_used;
+	uint64_t root_dir_objectid;
+	uint64_t num_devices;
+	uint32_t sectorsize;
+	uint32_t nodesize;
+	uint32_t leafsize; /* unused */
+	uint32_t stripesize;
+	uint32_t sys_chunk_array_size;
+	uint64_t chunk_root_generation;
+	uint64_t compat_flags;
+	uint64_t compat_ro_flags;
+	uint64_t incompat_flags;
+	uint16_t csum_type;
+	uint8_t root_level;
+	uint8_t chunk_root_level;
+	uint8_t log_root_level;
+	struct sb_dev_item dev_item;
+	char label[256];
+	uint64_t cache_generation;
+	uint64_t uuid_tree_generation;
+	uint8_t metadata_uuid[16];
+	uint64_t nr_global_roots;
+	uint64_t reserved[27];
+	uint8_t sys_chunk_array[BTRFS_SYSTEM_CHUNK_ARRAY_SIZE];
+	uint8_t super_roots_and_padding[4 * 168 + 565];
+} __attribute__((packed));
+
+/* struct btrfs_disk_key, 17 bytes */
+struct sb_disk_key {
+	uint64_t objectid;
+	uint8_t type;
+	uint64_t offset;
+} __attribute__((packed));
+
+/* struct btrfs_chunk without its flexible stripe array, 48 bytes */
+struct sb_chunk {
+	uint64_t length;
+	uint64_t owner;
+	uint64_t stripe_len;
+	uint64_t type;
+	uint32_t io_align;
+	uint32_t io_width;
+	uint32_t sector_size;
+	uint16_t num_stripes;
+	uint16_t sub_stripes;
+} __attribute__((packed));
+
+/* struct btrfs_stripe, 32 bytes */
+struct sb_stripe {
+	uint64_t devid;
+	uint64_t offset;
+	uint8_t dev_uuid[16];
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct sb_dev_item) == 98, "btrfs_dev_item size");
+_Static_assert(offsetof(struct sb_dev_item, uuid) == 66, "dev_item.uuid");
+_Static_assert(sizeof(struct sb_disk) == BTRFS_SB_SIZE, "btrfs_super_block size");
+_Static_assert(offsetof(struct sb_disk, fsid) == 32, "fsid");
+_Static_assert(offsetof(struct sb_disk, magic) == 64, "magic");
+_Static_assert(offsetof(struct sb_disk, generation) == 72, "generation");
+_Static_assert(offsetof(struct sb_disk, total_bytes) == 112, "total_bytes");
+_Static_assert(offsetof(struct sb_disk, num_devices) == 136, "num_devices");
+_Static_assert(offsetof(struct sb_disk, sys_chunk_array_size) == 160, "sys_chunk_array_size");
+_Static_assert(offsetof(struct sb_disk, csum_type) == 196, "csum_type");
+_Static_assert(offsetof(struct sb_disk, dev_item) == 201, "dev_item");
+_Static_assert(offsetof(struct sb_disk, label) == 299, "label");
+_Static_assert(offsetof(struct sb_disk, sys_chunk_array) == 811, "sys_chunk_array");
+_Static_assert(sizeof(struct sb_disk_key) == 17, "btrfs_disk_key size");
+_Static_assert(sizeof(struct sb_chunk) == 48, "btrfs_chunk size");
+_Static_assert(offsetof(struct sb_chunk, num_stripes) == 44, "chunk.num_stripes");
+_Static_assert(sizeof(struct sb_stripe) == 32, "btrfs_stripe size");
+
+/*
+ * crc32c (Castagnoli, reflected polynomial 0x82F63B78), as btrfs stores it:
+ * seed ~0, result inverted, written little endian in the first 4 bytes of
+ * csum.  Bitwise: 4 KiB once per device, speed does not matter.
+ */
+static uint32_t crc32c(const uint8_t *p, size_t len)
+{
+	uint32_t crc = ~UINT32_C(0);
+
+	while (len--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (UINT32_C(0x82F63B78) & -(crc & 1));
+	}
+	return ~crc;
+}
+
+static int sb_check_csum(const struct sb_disk *sb)
+{
+	const uint8_t *raw = (const uint8_t *)sb;
+	uint32_t want, got;
+
+	if (le16toh(sb->csum_type) != BTRFS_CSUM_TYPE_CRC32)
+		return 0; /* xxhash64, sha256, blake2b: accepted unverified */
+	memcpy(&want, sb->csum, sizeof(want));
+	got = crc32c(raw + BTRFS_CSUM_SIZE, BTRFS_SB_SIZE - BTRFS_CSUM_SIZE);
+	return le32toh(want) == got ? 0 : -EBADMSG;
+}
+
+static void uuid_format(const uint8_t u[16], char out[37])
+{
+	snprintf(out, 37,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+		 u[12], u[13], u[14], u[15]);
+}
+
+/* Insert @devid into the sorted, unique set @info->sys_devids. */
+static int sys_devids_add(struct btrfs_sb_info *info, uint64_t devid)
+{
+	size_t i = 0;
+
+	while (i < info->n_sys_devids && info->sys_devids[i] < devid)
+		i++;
+	if (i < info->n_sys_devids && info->sys_devids[i] == devid)
+		return 0;
+	if (info->n_sys_devids == BTRFS_SB_MAX_SYS_DEVIDS)
+		return -EINVAL;
+	memmove(&info->sys_devids[i + 1], &info->sys_devids[i],
+		(info->n_sys_devids - i) * sizeof(info->sys_devids[0]));
+	info->sys_devids[i] = devid;
+	info->n_sys_devids++;
+	return 0;
+}
+
+/*
+ * Parse one (disk key, chunk, stripes) item of @len bytes left at @p.
+ * Returns: bytes consumed, or -EINVAL.
+ */
+static long sys_chunk_parse(const uint8_t *p, size_t len, struct btrfs_sb_info *info)
+{
+	struct sb_disk_key key;
+	struct sb_chunk chunk;
+	size_t n, need;
+
+	if (len < sizeof(key) + sizeof(chunk))
+		return -EINVAL;
+	memcpy(&key, p, sizeof(key));
+	memcpy(&chunk, p + sizeof(key), sizeof(chunk));
+	if (key.type != BTRFS_CHUNK_ITEM_KEY)
+		return -EINVAL;
+	n = le16toh(chunk.num_stripes);
+	need = sizeof(key) + sizeof(chunk) + n * sizeof(struct sb_stripe);
+	if (n == 0 || need > len)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		struct sb_stripe st;
+		uint64_t devid;
+		int r;
+
+		memcpy(&st, p + sizeof(key) + sizeof(chunk) + i * sizeof(st), sizeof(st));
+		devid = le64toh(st.devid);
+		if (devid == 0)
+			return -EINVAL;
+		r = sys_devids_add(info, devid);
+		if (r < 0)
+			return r;
+	}
+	return (long)need;
+}
+
+static int sys_chunk_array_walk(const struct sb_disk *sb, struct btrfs_sb_info *info)
+{
+	size_t size = le32toh(sb->sys_chunk_array_size);
+	size_t off = 0;
+
+	if (size > sizeof(sb->sys_chunk_array))
+		return -EINVAL;
+	while (off < size) {
+		long n = sys_chunk_parse(sb->sys_chunk_array + off, size - off, info);
+
+		if (n < 0)
+			return (int)n;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+static void sb_copy_fields(const struct sb_disk *sb, struct btrfs_sb_info *info)
+{
+	memcpy(info->fsid, sb->fsid, sizeof(info->fsid));
+	uuid_format(info->fsid, info->fsid_str);
+	memcpy(info->dev_uuid, sb->dev_item.uuid, sizeof(info->dev_uuid));
+	info->devid = le64toh(sb->dev_item.devid);
+	info->num_devices = le64toh(sb->num_devices);
+	info->generation = le64toh(sb->generation);
+	info->total_bytes = le64toh(sb->total_bytes);
+	memcpy(info->label, sb->label, sizeof(info->label));
+	info->label[sizeof(info->label) - 1] = '\0';
+}
+
+int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret)
+{
+	struct sb_disk sb;
+	struct btrfs_sb_info info = { 0 };
+	int r;
+
+	if (!buf || len < BTRFS_SB_SIZE)
+		return -EINVAL;
+	memcpy(&sb, buf, sizeof(sb));
+	if (le64toh(sb.magic) != BTRFS_MAGIC)
+		return -EINVAL;
+	r = sb_check_csum(&sb);
+	if (r < 0)
+		return r;
+	sb_copy_fields(&sb, &info);
+	if (info.devid == 0 || info.num_devices == 0)
+		return -EINVAL;
+	r = sys_chunk_array_walk(&sb, &info);
+	if (r < 0)
+		return r;
+	*ret = info;
+	return 0;
+}
+
+int btrfs_sb_read(int fd, struct btrfs_sb_info *ret)
+{
+	uint8_t buf[BTRFS_SB_SIZE];
+	size_t got = 0;
+
+	while (got < sizeof(buf)) {
+		ssize_t n = pread(fd, buf + got, sizeof(buf) - got, BTRFS_SB_OFFSET + (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		got += (size_t)n;
+	}
+	return btrfs_sb_parse(buf, sizeof(buf), ret);
+}

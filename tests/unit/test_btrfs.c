@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * btrfs member grouping, missing-member reporting, inventory lookups and
+ * inventory fixtures.  Pure: no devices, no root.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <linux/btrfs.h>
+
+#include "btrfs.h"
+#include "inventory.h"
+
+#define FSID_A "aaaaaaaa-0000-4000-8000-000000000001"
+#define FSID_B "bbbbbbbb-0000-4000-8000-000000000002"
+
+static void fsid_bytes(const char *s, uint8_t out[16])
+{
+	size_t n = 0;
+
+	for (; *s && n < 16; s++) {
+		if (*s == '-')
+			continue;
+		assert_int_equal(sscanf(s, "%2hhx", &out[n]), 1);
+		n++;
+		s++;
+	}
+	assert_int_equal(n, 16);
+}
+
+/* Add a btrfs member; @sys is a 0-terminated list of sys_chunk devids. */
+static void add_member(struct inventory *inv, const char *devnode, const char *fsid,
+		       uint64_t devid, uint64_t num, uint64_t gen, const char *label,
+		       const uint64_t *sys)
+{
+	struct block_device d = { 0 };
+
+	d.devnode = strdup(devnode);
+	d.type = strdup("btrfs");
+	d.uuid = strdup(fsid);
+	d.is_btrfs = true;
+	fsid_bytes(fsid, d.btrfs.fsid);
+	snprintf(d.btrfs.fsid_str, sizeof(d.btrfs.fsid_str), "%s", fsid);
+	d.btrfs.devid = devid;
+	d.btrfs.num_devices = num;
+	d.btrfs.generation = gen;
+	if (label) {
+		snprintf(d.btrfs.label, sizeof(d.btrfs.label), "%s", label);
+		d.label = strdup(label);
+	}
+	while (sys && *sys)
+		d.btrfs.sys_devids[d.btrfs.n_sys_devids++] = *sys++;
+	assert_int_equal(inventory_add(inv, &d), 0);
+	assert_null(d.devnode); /* moved */
+}
+
+static void add_plain(struct inventory *inv, const char *devnode, const char *type,
+		      const char *uuid, const char *label, const char *partuuid,
+		      const char *partlabel)
+{
+	struct block_device d = { 0 };
+
+	d.devnode = strdup(devnode);
+	d.type = type ? strdup(type) : NULL;
+	d.uuid = uuid ? strdup(uuid) : NULL;
+	d.label = label ? strdup(label) : NULL;
+	d.partuuid = partuuid ? strdup(partuuid) : NULL;
+	d.partlabel = partlabel ? strdup(partlabel) : NULL;
+	assert_int_equal(inventory_add(inv, &d), 0);
+}
+
+static const uint64_t SYS_1[] = { 1, 0 }, SYS_12[] = { 1, 2, 0 }, SYS_23[] = { 2, 3, 0 };
+
+static void test_group_two_filesystems(void **state)
+{
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+	char buf[64];
+
+	add_plain(&inv, "/dev/sda1", "ext4", "1234", "root", NULL, NULL);
+	add_member(&inv, "/dev/sdc", FSID_B, 2, 2, 9, "pool", SYS_12);
+	add_member(&inv, "/dev/sdd", FSID_A, 1, 1, 3, NULL, SYS_1);
+	add_member(&inv, "/dev/sdb", FSID_B, 1, 2, 9, "pool", SYS_12);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(diags.n, 0);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.v[0].fsid, FSID_A);
+	assert_null(l.v[0].label);
+	assert_int_equal(l.v[0].n_members, 1);
+	assert_string_equal(l.v[1].fsid, FSID_B);
+	assert_string_equal(l.v[1].label, "pool");
+	assert_int_equal(l.v[1].num_devices, 2);
+	assert_int_equal(l.v[1].n_members, 2);
+	assert_int_equal(l.v[1].members[0].devid, 1);
+	assert_string_equal(l.v[1].members[0].dev->devnode, "/dev/sdb");
+	assert_int_equal(l.v[1].members[1].devid, 2);
+	assert_string_equal(l.v[1].members[1].dev->devnode, "/dev/sdc");
+	assert_true(btrfs_filesystem_complete(&l.v[0]));
+	assert_true(btrfs_filesystem_complete(&l.v[1]));
+	assert_string_equal(btrfs_format_missing(&l.v[1], buf, sizeof(buf)), "");
+	assert_ptr_equal(btrfs_fs_list_find(&l, "BBBBBBBB-0000-4000-8000-000000000002"), &l.v[1]);
+	assert_null(btrfs_fs_list_find(&l, "cccccccc-0000-4000-8000-000000000002"));
+	btrfs_fs_list_done(&l);
+	inventory_done(&inv);
+}
+
+static void test_group_empty(void **state)
+{
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(l.n, 0);
+	btrfs_fs_list_done(&l);
+	btrfs_fs_list_done(&l); /* idempotent */
+}
+
+/* One filesystem with members @present (devids) of @num, each naming @sys. */
+static void check_missing(uint64_t num, const uint64_t *present, size_t n_present,
+			  const uint64_t *sys, const char *want, size_t n_missing,
+			  uint64_t unknown)
+{
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+	char buf[128], node[32];
+
+	for (size_t i = 0; i < n_present; i++) {
+		snprintf(node, sizeof(node), "/dev/loop%zu", i);
+		add_member(&inv, node, FSID_A, present[i], num, 5, "m", sys);
+	}
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.v[0].n_missing, n_missing);
+	assert_int_equal(l.v[0].n_unknown_missing, unknown);
+	assert_string_equal(btrfs_format_missing(&l.v[0], buf, sizeof(buf)), want);
+	assert_int_equal(btrfs_filesystem_complete(&l.v[0]), want[0] == '\0');
+	btrfs_fs_list_done(&l);
+	inventory_done(&inv);
+	diag_list_done(&diags);
+}
+
+static void test_missing(void **state)
+{
+	static const uint64_t p1[] = { 1 }, p12[] = { 1, 2 }, p3[] = { 3 };
+	static const uint64_t sys123[] = { 1, 2, 3, 0 };
+
+	check_missing(2, p12, 2, SYS_12, "", 0, 0);
+	check_missing(2, p1, 1, SYS_12, "devid 2 missing", 1, 0);
+	check_missing(3, p1, 1, sys123, "devids 2, 3 missing", 2, 0);
+	check_missing(2, p1, 1, SYS_1, "1 member missing", 0, 1);
+	check_missing(4, p1, 1, SYS_1, "3 members missing", 0, 3);
+	check_missing(3, p1, 1, SYS_12, "devid 2 and 1 other member missing", 1, 1);
+	check_missing(5, p3, 1, SYS_23, "devid 2 and 3 other members missing", 1, 3);
+	/* more members than num_devices claims: nothing unknown, clamped */
+	check_missing(1, p12, 2, SYS_12, "", 0, 0);
+}
+
+static void test_format_truncates(void **state)
+{
+	uint64_t missing[] = { 1000000001, 1000000002, 1000000003 };
+	struct btrfs_filesystem fs = { .missing = missing, .n_missing = 3,
+				       .n_unknown_missing = 7 };
+	char buf[12];
+
+	memset(buf, 'X', sizeof(buf));
+	btrfs_format_missing(&fs, buf, sizeof(buf));
+	assert_int_equal(strlen(buf), sizeof(buf) - 1);
+	assert_memory_equal(buf, "devids 1000", 11);
+	buf[0] = 'Z';
+	btrfs_format_missing(&fs, buf, 0);
+	assert_int_equal(buf[0], 'Z');
+}
+
+/* Duplicate (fsid, devid): the higher generation wins, with a warning. */
+static void test_duplicate_devid(void **state)
+{
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+
+	add_member(&inv, "/dev/sdb", FSID_A, 1, 2, 5, "old", SYS_12);
+	add_member(&inv, "/dev/sdx", FSID_A, 1, 2, 9, "new", SYS_12);
+	add_member(&inv, "/dev/sdc", FSID_A, 2, 2, 9, "new", SYS_12);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.v[0].n_members, 2);
+	assert_string_equal(l.v[0].members[0].dev->devnode, "/dev/sdx");
+	assert_string_equal(l.v[0].label, "new");
+	assert_true(btrfs_filesystem_complete(&l.v[0]));
+	assert_int_equal(diag_count(&diags, DIAG_WARNING), 1);
+	assert_int_equal(diag_count(&diags, DIAG_ERROR), 0);
+	assert_non_null(strstr(diags.v[0].msg, "'/dev/sdx'"));
+	assert_non_null(strstr(diags.v[0].msg, "'/dev/sdb'"));
+	assert_non_null(strstr(diags.v[0].msg, "devid 1"));
+	assert_non_null(strstr(diags.v[0].msg, FSID_A));
+	btrfs_fs_list_done(&l);
+	inventory_done(&inv);
+	diag_list_done(&diags);
+}
+
+/* num_devices and label come from the newest superblock (device added). */
+static void test_newest_generation_wins(void **state)
+{
+	static const uint64_t sys13[] = { 1, 3, 0 };
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+	char buf[64];
+
+	add_member(&inv, "/dev/sdb", FSID_A, 1, 3, 20, "grown", sys13);
+	add_member(&inv, "/dev/sdc", FSID_A, 2, 2, 10, "small", SYS_12);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(l.v[0].num_devices, 3);
+	assert_string_equal(l.v[0].label, "grown");
+	assert_string_equal(btrfs_format_missing(&l.v[0], buf, sizeof(buf)), "devid 3 missing");
+	btrfs_fs_list_done(&l);
+	inventory_done(&inv);
+}
+
+static void test_find(void **state)
+{
+	struct inventory inv = { 0 };
+
+	add_plain(&inv, "/dev/sda1", "ext4", "3b1d0f62-0d0c-4b7a-9f59-2c7a1d5e8b10", "root",
+		  "6a0f1c2e-01", "system root");
+	add_member(&inv, "/dev/sdb", FSID_A, 1, 2, 5, "pool", SYS_12);
+	add_member(&inv, "/dev/sdc", FSID_A, 2, 2, 5, "pool", SYS_12);
+	add_plain(&inv, "/dev/sdd", NULL, NULL, NULL, NULL, NULL);
+
+	assert_ptr_equal(inventory_find(&inv, "/dev/sda1"), &inv.devs[0]);
+	assert_ptr_equal(inventory_find(&inv, "/dev/sdd"), &inv.devs[3]);
+	assert_null(inventory_find(&inv, "/dev/sda"));
+	assert_ptr_equal(inventory_find(&inv, "UUID=3B1D0F62-0D0C-4B7A-9F59-2C7A1D5E8B10"),
+			 &inv.devs[0]);
+	assert_ptr_equal(inventory_find(&inv, "UUID=" FSID_A), &inv.devs[1]); /* first */
+	assert_ptr_equal(inventory_find(&inv, "LABEL=pool"), &inv.devs[1]);
+	assert_null(inventory_find(&inv, "LABEL=POOL")); /* labels are exact */
+	assert_ptr_equal(inventory_find(&inv, "PARTUUID=6A0F1C2E-01"), &inv.devs[0]);
+	assert_ptr_equal(inventory_find(&inv, "PARTLABEL=system root"), &inv.devs[0]);
+	assert_null(inventory_find(&inv, "PARTLABEL=system"));
+	assert_ptr_equal(inventory_find(&inv, "/dev/disk/by-uuid/" FSID_A), &inv.devs[1]);
+	assert_ptr_equal(inventory_find(&inv, "/dev/disk/by-partlabel/system\\x20root"),
+			 &inv.devs[0]);
+	assert_ptr_equal(inventory_find(&inv, "/dev/disk/by-label/root"), &inv.devs[0]);
+	assert_null(inventory_find(&inv, "UUID="));
+	assert_null(inventory_find(&inv, "LABEL="));
+	assert_null(inventory_find(&inv, "nonsense"));
+	assert_null(inventory_find(&inv, ""));
+	inventory_done(&inv);
+}
+
+static void test_fixture_good(void **state)
+{
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+	const struct btrfs_filesystem *fs;
+	const struct block_device *d;
+	char buf[64];
+
+	assert_int_equal(inventory_load_fixture(&inv, FIXTURES "/inventory/raid1-degraded.ini",
+						&diags), 0);
+	diag_print(&diags, stderr);
+	assert_int_equal(diags.n, 0);
+	assert_int_equal(inv.n_devs, 6);
+	d = inventory_find(&inv, "/dev/vdb");
+	assert_non_null(d);
+	assert_true(d->is_btrfs);
+	assert_string_equal(d->btrfs.fsid_str, "5e81a0c4-7d2b-4b8e-9c1f-0a1b2c3d4e5f");
+	assert_string_equal(d->uuid, "5E81A0C4-7D2B-4B8E-9C1F-0A1B2C3D4E5F");
+	assert_int_equal(d->btrfs.dev_uuid[0], 0x11);
+	assert_int_equal(d->devno, makedev(252, 16));
+	assert_string_equal(d->btrfs.label, "data");
+	d = inventory_find(&inv, "/dev/vdf");
+	assert_non_null(d);
+	assert_null(d->type);
+	assert_false(d->is_btrfs);
+	d = inventory_find(&inv, "PARTLABEL=system root");
+	assert_non_null(d);
+	assert_string_equal(d->devnode, "/dev/vda1");
+	assert_false(d->is_btrfs);
+	assert_ptr_equal(inventory_find(&inv, "PARTUUID=6a0f1c2e-01"), d);
+
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(l.n, 3);
+	fs = btrfs_fs_list_find(&l, "5e81a0c4-7d2b-4b8e-9c1f-0a1b2c3d4e5f");
+	assert_non_null(fs);
+	assert_false(btrfs_filesystem_complete(fs));
+	assert_string_equal(btrfs_format_missing(fs, buf, sizeof(buf)), "devid 2 missing");
+	fs = btrfs_fs_list_find(&l, "0f3c9e2a-1b7d-4c55-8e21-9a6b5c4d3e2f");
+	assert_non_null(fs);
+	assert_true(btrfs_filesystem_complete(fs));
+	assert_int_equal(fs->n_members, 2);
+	assert_string_equal(fs->members[0].dev->devnode, "/dev/vdd");
+	assert_string_equal(fs->label, "pool");
+	btrfs_fs_list_done(&l);
+	inventory_done(&inv);
+	diag_list_done(&diags);
+}
+
+static bool has_diag(const struct diag_list *dl, unsigned line, const char *needle)
+{
+	for (size_t i = 0; i < dl->n; i++)
+		if (dl->v[i].line == line && dl->v[i].level == DIAG_ERROR &&
+		    strstr(dl->v[i].msg, needle) && dl->v[i].file &&
+		    strstr(dl->v[i].file, "bad.ini"))
+			return true;
+	return false;
+}
+
+static void test_fixture_bad(void **state)
+{
+	struct inventory inv = { .n_skipped = 77 };
+	struct diag_list diags = { 0 };
+
+	assert_int_equal(inventory_load_fixture(&inv, FIXTURES "/inventory/bad.ini", &diags),
+			 -EINVAL);
+	assert_int_equal(inv.n_skipped, 77); /* untouched on failure */
+	diag_print(&diags, stderr);
+	assert_true(has_diag(&diags, 1, "outside"));
+	assert_true(has_diag(&diags, 2, "needs 'uuid'"));
+	assert_true(has_diag(&diags, 5, "devid = 'zero'"));
+	assert_true(has_diag(&diags, 6, "num_devices = '0'"));
+	assert_true(has_diag(&diags, 7, "unknown key 'colour'"));
+	assert_true(has_diag(&diags, 8, "'type' given twice"));
+	assert_true(has_diag(&diags, 9, "unknown section '[disk /dev/vdc]'"));
+	assert_true(has_diag(&diags, 11, "need 'type = btrfs'"));
+	assert_true(has_diag(&diags, 14, "listed twice"));
+	assert_true(has_diag(&diags, 15, "expected 'key = value'"));
+	assert_true(has_diag(&diags, 16, "continuation"));
+	assert_true(has_diag(&diags, 17, "without ']'"));
+	assert_true(has_diag(&diags, 23, "sys_devids = '1 x'"));
+	assert_true(has_diag(&diags, 24, "devno = '8'"));
+	assert_int_equal(diag_count(&diags, DIAG_ERROR), 14);
+	diag_list_done(&diags);
+	assert_int_equal(inventory_load_fixture(&inv, FIXTURES "/inventory/nonexistent.ini",
+						&diags), -ENOENT);
+}
+
+/* Lines longer than inih's buffer (a build-time limit) are one error each,
+ * reported on their own line; the lines after them keep their numbers. */
+static void test_fixture_long_line(void **state)
+{
+	char path[] = "/tmp/test_btrfs_fixture.XXXXXX";
+	struct inventory inv = { 0 };
+	struct diag_list diags = { 0 };
+	FILE *f;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "[device /dev/x]\nlabel = ");
+	for (int i = 0; i < 6000; i++)
+		fputc('a', f);
+	fprintf(f, "\ntype = ext4\ncolour = red\n");
+	fclose(f);
+	assert_int_equal(inventory_load_fixture(&inv, path, &diags), -EINVAL);
+	diag_print(&diags, stderr);
+	assert_int_equal(diags.n, 2);
+	assert_int_equal(diags.v[0].line, 2);
+	assert_non_null(strstr(diags.v[0].msg, "line too long"));
+	assert_int_equal(diags.v[1].line, 4);
+	diag_list_done(&diags);
+	unlink(path);
+}
+
+static void test_ioctl_arguments(void **state)
+{
+	char *name = malloc(BTRFS_PATH_NAME_MAX + 2);
+
+	assert_non_null(name);
+	memset(name, 'a', BTRFS_PATH_NAME_MAX + 1);
+	name[0] = '/';
+	name[BTRFS_PATH_NAME_MAX + 1] = '\0';
+	assert_int_equal(btrfs_register_device(name), -ENAMETOOLONG);
+	assert_int_equal(btrfs_devices_ready(name), -ENAMETOOLONG);
+	assert_int_equal(btrfs_forget_device(name), -ENAMETOOLONG);
+	assert_int_equal(btrfs_register_device(""), -EINVAL);
+	assert_int_equal(btrfs_devices_ready(NULL), -EINVAL);
+	free(name);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_group_two_filesystems),
+		cmocka_unit_test(test_group_empty),
+		cmocka_unit_test(test_missing),
+		cmocka_unit_test(test_format_truncates),
+		cmocka_unit_test(test_duplicate_devid),
+		cmocka_unit_test(test_newest_generation_wins),
+		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_fixture_good),
+		cmocka_unit_test(test_fixture_bad),
+		cmocka_unit_test(test_fixture_long_line),
+		cmocka_unit_test(test_ioctl_arguments),
+	};
+
+	return cmocka_run_group_tests_name("btrfs", tests, NULL, NULL);
+}

@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * btrfs superblock parsing: synthetic and hostile superblocks built here,
+ * and real ones made by mkfs.btrfs on sparse image files (skipped when
+ * mkfs.btrfs is not installed).  No root needed.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "btrfs_sb.h"
+#include "inventory.h"
+
+extern char **environ;
+
+/* Offsets in struct btrfs_super_block, written out independently of
+ * btrfs_sb.c (btrfs on-disk format documentation). */
+#define OFF_FSID 32
+#define OFF_MAGIC 64
+#define OFF_GENERATION 72
+#define OFF_TOTAL_BYTES 112
+#define OFF_NUM_DEVICES 136
+#define OFF_SYS_ARRAY_SIZE 160
+#define OFF_CSUM_TYPE 196
+#define OFF_DEVID 201
+#define OFF_DEV_UUID (201 + 66)
+#define OFF_LABEL 299
+#define OFF_SYS_ARRAY 811
+#define KEY_SIZE 17
+#define CHUNK_SIZE 48
+#define STRIPE_SIZE 32
+
+static uint32_t test_crc32c(const uint8_t *p, size_t len)
+{
+	uint32_t crc = 0xFFFFFFFFu;
+
+	while (len--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = crc & 1 ? (crc >> 1) ^ 0x82F63B78u : crc >> 1;
+	}
+	return ~crc;
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, 8);
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, 4);
+}
+
+static void put_le16(uint8_t *p, uint16_t v)
+{
+	v = htole16(v);
+	memcpy(p, &v, 2);
+}
+
+static void sb_fix_csum(uint8_t *sb)
+{
+	put_le32(sb, test_crc32c(sb + 32, BTRFS_SB_SIZE - 32));
+}
+
+/* Append a chunk item with @n stripes at @off of sys_chunk_array. Returns new end. */
+static size_t sb_add_chunk(uint8_t *sb, size_t off, const uint64_t *devids, size_t n)
+{
+	uint8_t *p = sb + OFF_SYS_ARRAY + off;
+
+	put_le64(p, 256); /* BTRFS_FIRST_CHUNK_TREE_OBJECTID */
+	p[8] = 228; /* BTRFS_CHUNK_ITEM_KEY */
+	put_le64(p + 9, 0x1500000);
+	p += KEY_SIZE;
+	put_le64(p, 8 << 20); /* length */
+	put_le16(p + 44, (uint16_t)n);
+	p += CHUNK_SIZE;
+	for (size_t i = 0; i < n; i++)
+		put_le64(p + i * STRIPE_SIZE, devids[i]);
+	return off + KEY_SIZE + CHUNK_SIZE + n * STRIPE_SIZE;
+}
+
+/* A valid superblock: devid 1 of 2, one system chunk on devids 2 and 1. */
+static void make_sb(uint8_t *sb)
+{
+	static const uint64_t stripes[] = { 2, 1 };
+	size_t end;
+
+	memset(sb, 0, BTRFS_SB_SIZE);
+	for (int i = 0; i < 16; i++)
+		sb[OFF_FSID + i] = (uint8_t)(i + 1);
+	memcpy(sb + OFF_MAGIC, "_BHRfS_M", 8);
+	put_le64(sb + OFF_GENERATION, 7);
+	put_le64(sb + OFF_TOTAL_BYTES, 1 << 30);
+	put_le64(sb + OFF_NUM_DEVICES, 2);
+	put_le64(sb + OFF_DEVID, 1);
+	memset(sb + OFF_DEV_UUID, 0xab, 16);
+	strcpy((char *)sb + OFF_LABEL, "synthetic");
+	end = sb_add_chunk(sb, 0, stripes, 2);
+	put_le32(sb + OFF_SYS_ARRAY_SIZE, (uint32_t)end);
+	sb_fix_csum(sb);
+}
+
+static void uuid_unparse(const uint8_t *u, char *out)
+{
+	snprintf(out, 37,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+		 u[12], u[13], u[14], u[15]);
+}
+
+/* ---------------------------------------------------------- synthetic */
+
+static void test_crc32c_vector(void **state)
+{
+	assert_int_equal(test_crc32c((const uint8_t *)"123456789", 9), 0xE3069283u);
+}
+
+static void test_parse_synthetic(void **state)
+{
+	uint8_t sb[BTRFS_SB_SIZE];
+	struct btrfs_sb_info info;
+
+	make_sb(sb);
+	assert_int_equal(btrfs_sb_parse(sb, sizeof(sb), &info), 0);
+	assert_string_equal(info.fsid_str, "01020304-0506-0708-090a-0b0c0d0e0f10");
+	assert_int_equal(info.devid, 1);
+	assert_int_equal(info.num_devices, 2);
+	assert_int_equal(info.generation, 7);
+	assert_int_equal(info.total_bytes, 1 << 30);
+	assert_string_equal(info.label, "synthetic");
+	assert_int_equal(info.dev_uuid[0], 0xab);
+	assert_int_equal(info.n_sys_devids, 2);
+	assert_int_equal(info.sys_devids[0], 1);
+	assert_int_equal(info.sys_devids[1], 2);
+}
+
+static void test_parse_two_chunks_unique(void **state)
+{
+	static const uint64_t a[] = { 3, 1 }, b[] = { 1, 3, 2 };
+	uint8_t sb[BTRFS_SB_SIZE];
+	struct btrfs_sb_info info;
+	size_t end;
+
+	make_sb(sb);
+	end = sb_add_chunk(sb, 0, a, 2);
+	end = sb_add_chunk(sb, end, b, 3);
+	put_le32(sb + OFF_SYS_ARRAY_SIZE, (uint32_t)end);
+	sb_fix_csum(sb);
+	assert_int_equal(btrfs_sb_parse(sb, sizeof(sb), &info), 0);
+	assert_int_equal(info.n_sys_devids, 3);
+	assert_int_equal(info.sys_devids[0], 1);
+	assert_int_equal(info.sys_devids[1], 2);
+	assert_int_equal(info.sys_devids[2], 3);
+}
+
+static void test_bad_magic_and_length(void **state)
+{
+	uint8_t sb[BTRFS_SB_SIZE];
+	struct btrfs_sb_info info = { .devid = 42 };
+
+	make_sb(sb);
+	assert_int_equal(btrfs_sb_parse(sb, sizeof(sb) - 1, &info), -EINVAL);
+	sb[OFF_MAGIC] ^= 1;
+	sb_fix_csum(sb);
+	assert_int_equal(btrfs_sb_parse(sb, sizeof(sb), &info), -EINVAL);
+	assert_int_equal(info.devid, 42); /* untouched on failure */
+	memset(sb, 0, sizeof(sb));
+	assert_int_equal(btrfs_sb_parse(sb, sizeof(sb), &info), -EINVAL);
+}
+
+static void test_bad_checksum(void **state)
+{
+	uint8_t sb[BTRFS_SB_SIZE];
+	struct btrfs_sb_info info;
+
+	make_sb(sb);
+	sb[1000] ^= 0x40;
+	assert_int_equal(btrfs_sb_parse(sb, sizeof(sb), &info), -EBADMSG);
+	make_sb(sb);
+	sb[4095] ^= 1; /* last byte is covered too */
+	assert_int_equal(btrfs_sb_parse(sb, sizeof(sb), &info), -EBADMSG);
+	make_sb(sb);
+	sb[0] ^= 1; /* the stored checksum itself */
+	assert_int_equal(btrfs_sb_parse(sb, sizeof(sb), &info), -EBADMSG);
+	/* other checksum types are accepted unverified */
+	make_sb(sb);
+	put_le16(sb + OFF_CSUM_TYPE, 1);
+	sb[1000] ^= 0x40;
+	assert_int_equal(btrfs_sb_parse(sb, sizeof(sb), &info), 0);
+}
+
+static void expect_einval_after(uint8_t *sb)
+{
+	struct btrfs_sb_info info;
+
+	sb_fix_csum(sb);
+	assert_int_equal(btrfs_sb_parse(sb, BTRFS_SB_SIZE, &info), -EINVAL);
+}
+
+static void test_hostile(void **state)
+{
+	uint8_t sb[BTRFS_SB_SIZE];
+
+	make_sb(sb);
+	put_le32(sb + OFF_SYS_ARRAY_SIZE, 0xFFFFFFFFu);
+	expect_einval_after(sb);
+	make_sb(sb);
+	put_le32(sb + OFF_SYS_ARRAY_SIZE, 2049);
+	expect_einval_after(sb);
+	make_sb(sb); /* num_stripes huge */
+	put_le16(sb + OFF_SYS_ARRAY + KEY_SIZE + 44, 0xFFFF);
+	expect_einval_after(sb);
+	make_sb(sb); /* num_stripes 0 */
+	put_le16(sb + OFF_SYS_ARRAY + KEY_SIZE + 44, 0);
+	expect_einval_after(sb);
+	make_sb(sb); /* size ends inside the second stripe */
+	put_le32(sb + OFF_SYS_ARRAY_SIZE, KEY_SIZE + CHUNK_SIZE + STRIPE_SIZE + 8);
+	expect_einval_after(sb);
+	make_sb(sb); /* size ends inside the key */
+	put_le32(sb + OFF_SYS_ARRAY_SIZE, 5);
+	expect_einval_after(sb);
+	make_sb(sb); /* wrong key type */
+	sb[OFF_SYS_ARRAY + 8] = 1;
+	expect_einval_after(sb);
+	make_sb(sb); /* stripe on devid 0 */
+	put_le64(sb + OFF_SYS_ARRAY + KEY_SIZE + CHUNK_SIZE, 0);
+	expect_einval_after(sb);
+	make_sb(sb);
+	put_le64(sb + OFF_DEVID, 0);
+	expect_einval_after(sb);
+	make_sb(sb);
+	put_le64(sb + OFF_NUM_DEVICES, 0);
+	expect_einval_after(sb);
+	make_sb(sb); /* the whole array full of huge stripe counts */
+	memset(sb + OFF_SYS_ARRAY, 0xFF, 2048);
+	put_le32(sb + OFF_SYS_ARRAY_SIZE, 2048);
+	expect_einval_after(sb);
+}
+
+/* What lies after sys_chunk_array_size must never be read. */
+static void test_stops_at_array_size(void **state)
+{
+	static const uint64_t far[] = { 99 };
+	uint8_t sb[BTRFS_SB_SIZE];
+	struct btrfs_sb_info info;
+	uint32_t end;
+
+	make_sb(sb);
+	memcpy(&end, sb + OFF_SYS_ARRAY_SIZE, sizeof(end));
+	end = le32toh(end);
+	sb_add_chunk(sb, end, far, 1);
+	sb_fix_csum(sb);
+	assert_int_equal(btrfs_sb_parse(sb, sizeof(sb), &info), 0);
+	assert_int_equal(info.n_sys_devids, 2);
+	assert_int_equal(info.sys_devids[1], 2);
+}
+
+/* Random mutations with a valid checksum: 0 or -EINVAL, never a crash. */
+static void test_fuzz(void **state)
+{
+	uint8_t sb[BTRFS_SB_SIZE], *heap;
+	uint64_t x = 0x9E3779B97F4A7C15u;
+	struct btrfs_sb_info info;
+
+	for (int iter = 0; iter < 20000; iter++) {
+		int n, r;
+
+		make_sb(sb);
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		n = 1 + (int)(x % 8);
+		for (int k = 0; k < n; k++) {
+			size_t off;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			/* mostly the size field and the array */
+			off = x % 4 == 0 ? OFF_SYS_ARRAY_SIZE + (x >> 8) % 4
+					 : OFF_SYS_ARRAY + (x >> 8) % 160;
+			sb[off] = (uint8_t)(x >> 32);
+		}
+		sb_fix_csum(sb);
+		/* exactly-sized heap copy so that an overread is visible to
+		 * valgrind/ASan */
+		heap = malloc(BTRFS_SB_SIZE);
+		assert_non_null(heap);
+		memcpy(heap, sb, BTRFS_SB_SIZE);
+		r = btrfs_sb_parse(heap, BTRFS_SB_SIZE, &info);
+		free(heap);
+		assert_true(r == 0 || r == -EINVAL);
+		if (r == 0) {
+			assert_true(info.n_sys_devids <= BTRFS_SB_MAX_SYS_DEVIDS);
+			for (size_t i = 1; i < info.n_sys_devids; i++)
+				assert_true(info.sys_devids[i - 1] < info.sys_devids[i]);
+		}
+	}
+}
+
+/* ------------------------------------------------------- image files */
+
+struct images {
+	char dir[64];
+	char raid[2][96];
+	char single[96];
+	char empty[96];
+	char shortf[96];
+	bool have_mkfs;
+};
+
+static int run_argv(char *const argv[])
+{
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int st, r;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	r = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (r != 0)
+		return -r;
+	if (waitpid(pid, &st, 0) < 0)
+		return -errno;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+static const char *find_mkfs(void)
+{
+	static const char *const cand[] = { "/usr/sbin/mkfs.btrfs", "/sbin/mkfs.btrfs",
+					    "/usr/bin/mkfs.btrfs", "/usr/local/sbin/mkfs.btrfs" };
+
+	for (size_t i = 0; i < sizeof(cand) / sizeof(cand[0]); i++)
+		if (access(cand[i], X_OK) == 0)
+			return cand[i];
+	return "mkfs.btrfs"; /* PATH */
+}
+
+static int make_sparse(const char *path, off_t size)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, size) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static int images_setup(void **state)
+{
+	struct images *im = calloc(1, sizeof(*im));
+	const char *mkfs = find_mkfs();
+
+	if (!im)
+		return -1;
+	snprintf(im->dir, sizeof(im->dir), "/tmp/test_btrfs_sb.XXXXXX");
+	if (!mkdtemp(im->dir))
+		return -1;
+	snprintf(im->raid[0], sizeof(im->raid[0]), "%s/img1", im->dir);
+	snprintf(im->raid[1], sizeof(im->raid[1]), "%s/img2", im->dir);
+	snprintf(im->single, sizeof(im->single), "%s/single", im->dir);
+	snprintf(im->empty, sizeof(im->empty), "%s/empty", im->dir);
+	snprintf(im->shortf, sizeof(im->shortf), "%s/short", im->dir);
+	if (make_sparse(im->raid[0], 256 << 20) || make_sparse(im->raid[1], 256 << 20) ||
+	    make_sparse(im->single, 256 << 20) || make_sparse(im->empty, 1 << 20) ||
+	    make_sparse(im->shortf, BTRFS_SB_OFFSET + 100))
+		return -1;
+	{
+		char *const raid[] = { (char *)mkfs, "-q", "-f", "-d", "raid1", "-m", "raid1",
+				       "-L", "x", im->raid[0], im->raid[1], NULL };
+		char *const single[] = { (char *)mkfs, "-q", "-f", "-L", "solo", im->single, NULL };
+
+		im->have_mkfs = run_argv(raid) == 0 && run_argv(single) == 0;
+	}
+	*state = im;
+	return 0;
+}
+
+static int images_teardown(void **state)
+{
+	struct images *im = *state;
+
+	if (!im)
+		return 0;
+	unlink(im->raid[0]);
+	unlink(im->raid[1]);
+	unlink(im->single);
+	unlink(im->empty);
+	unlink(im->shortf);
+	rmdir(im->dir);
+	free(im);
+	return 0;
+}
+
+static void read_image(const char *path, struct btrfs_sb_info *info)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(btrfs_sb_read(fd, info), 0);
+	close(fd);
+}
+
+static void test_mkfs_raid1(void **state)
+{
+	struct images *im = *state;
+	struct btrfs_sb_info a, b;
+
+	if (!im->have_mkfs)
+		skip();
+	read_image(im->raid[0], &a);
+	read_image(im->raid[1], &b);
+	assert_memory_equal(a.fsid, b.fsid, 16);
+	assert_string_equal(a.fsid_str, b.fsid_str);
+	assert_memory_not_equal(a.dev_uuid, b.dev_uuid, 16);
+	assert_int_equal(a.devid, 1);
+	assert_int_equal(b.devid, 2);
+	assert_int_equal(a.num_devices, 2);
+	assert_int_equal(b.num_devices, 2);
+	assert_string_equal(a.label, "x");
+	assert_true(a.generation > 0);
+	assert_int_equal(a.total_bytes, 512 << 20);
+	assert_int_equal(a.n_sys_devids, 2);
+	assert_int_equal(a.sys_devids[0], 1);
+	assert_int_equal(a.sys_devids[1], 2);
+	assert_int_equal(b.n_sys_devids, 2);
+}
+
+static void test_mkfs_single(void **state)
+{
+	struct images *im = *state;
+	struct btrfs_sb_info s;
+
+	if (!im->have_mkfs)
+		skip();
+	read_image(im->single, &s);
+	assert_int_equal(s.devid, 1);
+	assert_int_equal(s.num_devices, 1);
+	assert_string_equal(s.label, "solo");
+	assert_int_equal(s.n_sys_devids, 1);
+	assert_int_equal(s.sys_devids[0], 1);
+}
+
+/* libblkid's view and ours must agree on the same image. */
+static void test_probe_images(void **state)
+{
+	struct images *im = *state;
+
+	if (!im->have_mkfs)
+		skip();
+	for (int i = 0; i < 2; i++) {
+		struct block_device d = { 0 };
+		char dev_uuid[37];
+
+		assert_int_equal(inventory_probe(im->raid[i], &d), 0);
+		assert_string_equal(d.devnode, im->raid[i]);
+		assert_int_equal(d.devno, 0);
+		assert_non_null(d.type);
+		assert_string_equal(d.type, "btrfs");
+		assert_true(d.is_btrfs);
+		assert_non_null(d.uuid);
+		assert_string_equal(d.uuid, d.btrfs.fsid_str);
+		uuid_unparse(d.btrfs.dev_uuid, dev_uuid);
+		assert_non_null(d.uuid_sub);
+		assert_string_equal(d.uuid_sub, dev_uuid);
+		assert_non_null(d.label);
+		assert_string_equal(d.label, "x");
+		assert_int_equal(d.btrfs.devid, (uint64_t)i + 1);
+		assert_null(d.partuuid);
+		block_device_done(&d);
+		assert_null(d.devnode);
+	}
+}
+
+static void test_probe_not_btrfs(void **state)
+{
+	struct images *im = *state;
+	struct block_device d = { 0 };
+	int fd;
+
+	assert_int_equal(inventory_probe(im->empty, &d), 0);
+	assert_null(d.type);
+	assert_false(d.is_btrfs);
+	block_device_done(&d);
+	assert_int_equal(inventory_probe("/nonexistent/storaged-test", &d), -ENOENT);
+	assert_int_equal(inventory_probe(im->dir, &d), -ENOTBLK);
+	/* file ends inside the superblock */
+	fd = open(im->shortf, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(btrfs_sb_read(fd, &d.btrfs), -EIO);
+	close(fd);
+}
+
+/* A corrupted superblock on an image: libblkid may still say btrfs (older
+ * versions do not verify checksums) but is_btrfs must stay false. */
+static void test_probe_corrupted_image(void **state)
+{
+	struct images *im = *state;
+	struct block_device d = { 0 };
+	char path[128];
+	uint8_t sb[BTRFS_SB_SIZE];
+	int in, out;
+
+	if (!im->have_mkfs)
+		skip();
+	snprintf(path, sizeof(path), "%s/corrupt", im->dir);
+	assert_int_equal(make_sparse(path, 256 << 20), 0);
+	in = open(im->single, O_RDONLY | O_CLOEXEC);
+	out = open(path, O_WRONLY | O_CLOEXEC);
+	assert_true(in >= 0 && out >= 0);
+	assert_int_equal(pread(in, sb, sizeof(sb), BTRFS_SB_OFFSET), sizeof(sb));
+	sb[OFF_LABEL + 100] ^= 0xFF;
+	assert_int_equal(pwrite(out, sb, sizeof(sb), BTRFS_SB_OFFSET), sizeof(sb));
+	close(in);
+	close(out);
+	in = open(path, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(btrfs_sb_read(in, &d.btrfs), -EBADMSG);
+	close(in);
+	assert_int_equal(inventory_probe(path, &d), 0);
+	assert_false(d.is_btrfs);
+	block_device_done(&d);
+	unlink(path);
+}
+
+/* The real machine: enumeration must work without udevd. */
+static void test_scan_smoke(void **state)
+{
+	struct inventory inv = { 0 };
+	struct diag_list diags = { 0 };
+
+	assert_int_equal(inventory_scan(&inv, "/elsewhere", &diags), -EOPNOTSUPP);
+	assert_int_equal(inventory_scan(&inv, NULL, &diags), 0);
+	for (size_t i = 0; i < inv.n_devs; i++) {
+		assert_non_null(inv.devs[i].devnode);
+		assert_true(inv.devs[i].devno != 0);
+	}
+	assert_int_equal(diag_count(&diags, DIAG_ERROR), 0);
+	inventory_done(&inv);
+	diag_list_done(&diags);
+}
+
+int main(void)
+{
+	const struct CMUnitTest synthetic[] = {
+		cmocka_unit_test(test_crc32c_vector),
+		cmocka_unit_test(test_parse_synthetic),
+		cmocka_unit_test(test_parse_two_chunks_unique),
+		cmocka_unit_test(test_bad_magic_and_length),
+		cmocka_unit_test(test_bad_checksum),
+		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_stops_at_array_size),
+		cmocka_unit_test(test_fuzz),
+		cmocka_unit_test(test_scan_smoke),
+	};
+	const struct CMUnitTest images[] = {
+		cmocka_unit_test(test_mkfs_raid1),
+		cmocka_unit_test(test_mkfs_single),
+		cmocka_unit_test(test_probe_images),
+		cmocka_unit_test(test_probe_not_btrfs),
+		cmocka_unit_test(test_probe_corrupted_image),
+	};
+	int r;
+
+	r = cmocka_run_group_tests_name("btrfs_sb", synthetic, NULL, NULL);
+	r += cmocka_run_group_tests_name("btrfs_sb images", images, images_setup, images_teardown);
+	return r;
+}
