@@ -102,6 +102,24 @@ static int survey_areas(const struct logger *lg, struct world *w)
 	return 0;
 }
 
+/* Devices that cannot be opened (a CD drive without media, a device the
+ * sandbox denies) are skipped: logged with -v, counted by `storaged scan`. */
+static int scan_devices(const struct logger *lg, struct world *w)
+{
+	struct diag_list dl = { 0 };
+	int r;
+
+	r = inventory_scan(&w->inv, NULL, &dl);
+	log_diags_at(lg, &dl, LOG_DEBUG);
+	diag_list_done(&dl);
+	if (r < 0)
+		return r;
+	r = btrfs_group(&w->inv, &w->btrfs, &dl);
+	log_diags(lg, &dl);
+	diag_list_done(&dl);
+	return r;
+}
+
 /* Devices, mounts, areas, then the plan.  Returns: 0, EXIT_CONFIG or
  * EXIT_STEP_FAILED after printing why. */
 static int load_world(const struct options *o, const struct logger *lg, struct world *w)
@@ -112,9 +130,7 @@ static int load_world(const struct options *o, const struct logger *lg, struct w
 	r = load_config(o, lg, w, &dl);
 	if (r)
 		goto out;
-	r = inventory_scan(&w->inv, NULL, &dl);
-	if (r == 0)
-		r = btrfs_group(&w->inv, &w->btrfs, &dl);
+	r = scan_devices(lg, w);
 	if (r < 0) {
 		log_error(lg, "cannot list block devices: %s", strerror(-r));
 		r = EXIT_STEP_FAILED;

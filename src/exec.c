@@ -141,7 +141,7 @@ static void run_assemble(struct run *rn, size_t i)
 			state_mark_ready(rn->cx->state_dir, s->fsid);
 		log_info(rn->cx->log, "btrfs %s: assembled, %s", s->fsid, sr->msg);
 	} else {
-		state_put(rn->cx->state, STATE_BTRFS, s->fsid, NULL, "btrfs", STATE_DEGRADED, sr->msg, false);
+		state_put(rn->cx->state, STATE_BTRFS, s->fsid, NULL, "btrfs", STATE_INCOMPLETE, sr->msg, false);
 	}
 }
 
@@ -182,16 +182,16 @@ static void run_wait_device(struct run *rn, size_t i)
 	sr->out = OUT_FAILED;
 }
 
-/* The first dependency that did not succeed, or SIZE_MAX. */
-static size_t failed_dep(const struct run *rn, const struct plan_step *s)
+/* The first dependency of @s that did not succeed, or NULL. */
+static const struct plan_dep *failed_dep(const struct run *rn, const struct plan_step *s)
 {
 	for (size_t d = 0; d < s->n_deps; d++) {
 		enum outcome o = rn->steps[s->deps[d].step].out;
 
 		if (o == OUT_FAILED || o == OUT_SKIPPED)
-			return s->deps[d].step;
+			return &s->deps[d];
 	}
-	return SIZE_MAX;
+	return NULL;
 }
 
 /* The assemble/wait step of a btrfs entry that ended incomplete, or SIZE_MAX. */
@@ -277,6 +277,7 @@ static void do_mount(struct run *rn, size_t i, bool degraded, const char *why_de
 static void run_mount(struct run *rn, size_t i)
 {
 	const struct plan_step *s = &rn->plan->steps[i];
+	const struct plan_dep *fd;
 	size_t dep;
 
 	if (s->done) {
@@ -287,13 +288,10 @@ static void run_mount(struct run *rn, size_t i)
 			record_mount(rn, s, STATE_PRESENT, "already mounted", false);
 		return;
 	}
-	dep = failed_dep(rn, s);
-	if (dep != SIZE_MAX) {
-		char what[512];
-
-		plan_step_describe(&rn->plan->steps[dep], what, sizeof(what));
-		fail_step(rn, i, OUT_SKIPPED, "not mounted: step %zu (%s) failed: %s", dep + 1, what,
-			  rn->steps[dep].msg);
+	fd = failed_dep(rn, s);
+	if (fd) {
+		fail_step(rn, i, OUT_SKIPPED, "not mounted: it waits for step %zu (%s), which failed: %s",
+			  fd->step + 1, fd->reason, rn->steps[fd->step].msg);
 		record_mount(rn, s, STATE_SKIPPED, rn->steps[i].msg, false);
 		return;
 	}
@@ -320,11 +318,12 @@ static void run_area(struct run *rn, size_t i)
 {
 	const struct plan_step *s = &rn->plan->steps[i];
 	struct diag_list dl = { 0 };
-	size_t dep = failed_dep(rn, s);
+	const struct plan_dep *fd = failed_dep(rn, s);
 	int r;
 
-	if (dep != SIZE_MAX) {
-		fail_step(rn, i, OUT_SKIPPED, "not set up: step %zu failed: %s", dep + 1, rn->steps[dep].msg);
+	if (fd) {
+		fail_step(rn, i, OUT_SKIPPED, "not set up: it waits for step %zu (%s), which failed: %s",
+			  fd->step + 1, fd->reason, rn->steps[fd->step].msg);
 		state_put(rn->cx->state, STATE_AREA, s->area->name, s->area->path, NULL, STATE_SKIPPED,
 			  rn->steps[i].msg, false);
 		return;

@@ -81,17 +81,24 @@ void log_msg(const struct logger *lg, int prio, const char *fmt, ...)
 	log_write(lg, prio, buf);
 }
 
+static void log_diag(const struct logger *lg, const struct diag *d, int prio)
+{
+	if (d->file && d->line)
+		log_msg(lg, prio, "%s:%u: %s", d->file, d->line, d->msg);
+	else if (d->file)
+		log_msg(lg, prio, "%s: %s", d->file, d->msg);
+	else
+		log_msg(lg, prio, "%s", d->msg);
+}
+
 void log_diags(const struct logger *lg, const struct diag_list *dl)
 {
-	for (size_t i = 0; i < dl->n; i++) {
-		const struct diag *d = &dl->v[i];
-		int prio = d->level == DIAG_ERROR ? LOG_ERR : LOG_WARNING;
+	for (size_t i = 0; i < dl->n; i++)
+		log_diag(lg, &dl->v[i], dl->v[i].level == DIAG_ERROR ? LOG_ERR : LOG_WARNING);
+}
 
-		if (d->file && d->line)
-			log_msg(lg, prio, "%s:%u: %s", d->file, d->line, d->msg);
-		else if (d->file)
-			log_msg(lg, prio, "%s: %s", d->file, d->msg);
-		else
-			log_msg(lg, prio, "%s", d->msg);
-	}
+void log_diags_at(const struct logger *lg, const struct diag_list *dl, int prio)
+{
+	for (size_t i = 0; i < dl->n; i++)
+		log_diag(lg, &dl->v[i], prio);
 }

@@ -53,6 +53,13 @@ void log_msg(const struct logger *lg, int prio, const char *fmt, ...) _printf_(3
  */
 void log_diags(const struct logger *lg, const struct diag_list *dl);
 
+/**
+ * log_diags_at:
+ * Logs every diagnostic of @dl at @prio, whatever its level: for problems
+ * that are expected on some machines (a device that cannot be opened).
+ */
+void log_diags_at(const struct logger *lg, const struct diag_list *dl, int prio);
+
 #define log_error(lg, ...) log_msg((lg), LOG_ERR, __VA_ARGS__)
 #define log_warning(lg, ...) log_msg((lg), LOG_WARNING, __VA_ARGS__)
 #define log_notice(lg, ...) log_msg((lg), LOG_NOTICE, __VA_ARGS__)

@@ -89,6 +89,8 @@ int cmd_scan(const struct options *o, const struct logger *lg)
 	int r;
 
 	r = inventory_scan(&inv, NULL, &dl);
+	log_diags_at(lg, &dl, LOG_DEBUG);
+	diag_list_done(&dl);
 	if (r == 0)
 		r = btrfs_group(&inv, &l, &dl);
 	log_diags(lg, &dl);
@@ -126,12 +128,14 @@ static int status_record(struct libscols_table *tb, const struct state_record *r
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
 	char detail[768], dur[32];
 
+	uint64_t ms = rec->duration_usec / USEC_PER_MSEC;
+
 	if (!ln)
 		return -ENOMEM;
 	snprintf(detail, sizeof(detail), "%s%s%s%s", rec->reason ? rec->reason : "",
 		 rec->nofail ? (rec->reason ? " (nofail)" : "nofail") : "",
-		 rec->duration_usec && rec->reason ? "; " : "",
-		 rec->duration_usec ? units_format_duration(rec->duration_usec, dur, sizeof(dur)) : "");
+		 ms && rec->reason ? "; took " : (ms ? "took " : ""),
+		 ms ? units_format_duration(ms * USEC_PER_MSEC, dur, sizeof(dur)) : "");
 	if (scols_line_set_data(ln, 0, state_kind_name(rec->kind)) || scols_line_set_data(ln, 1, rec->id) ||
 	    scols_line_set_data(ln, 2, rec->source) ||
 	    scols_line_set_data(ln, 3, state_status_name(rec->status)) ||

@@ -14,7 +14,7 @@
 #include "util.h"
 
 static const char *const status_names[] = {
-	[STATE_WAITING] = "waiting", [STATE_DONE] = "done",	  [STATE_DEGRADED] = "degraded",
+	[STATE_WAITING] = "waiting", [STATE_DONE] = "done",	  [STATE_DEGRADED] = "degraded", [STATE_INCOMPLETE] = "incomplete",
 	[STATE_PRESENT] = "present", [STATE_FAILED] = "failed", [STATE_SKIPPED] = "skipped",
 };
 static const char *const kind_names[] = {
@@ -134,10 +134,43 @@ struct load_ctx {
 	int error;
 };
 
+static int append_str(char **dst, const char *more)
+{
+	size_t a = *dst ? strlen(*dst) : 0;
+	char *n = realloc(*dst, a + strlen(more) + 1);
+
+	if (!n)
+		return -ENOMEM;
+	strcpy(n + a, more);
+	*dst = n;
+	return 0;
+}
+
+/* The string field @name ("id", "source+", …) of @r, or NULL. */
+static char **string_field(struct state_record *r, const char *name, bool *append)
+{
+	size_t len = strlen(name);
+
+	*append = len > 0 && name[len - 1] == '+';
+	if (*append)
+		len--;
+	if (strncmp(name, "id", len) == 0 && len == 2)
+		return &r->id;
+	if (strncmp(name, "source", len) == 0 && len == 6)
+		return &r->source;
+	if (strncmp(name, "fstype", len) == 0 && len == 6)
+		return &r->fstype;
+	if (strncmp(name, "reason", len) == 0 && len == 6)
+		return &r->reason;
+	return NULL;
+}
+
 static int load_value(struct load_ctx *c, const char *name, const char *raw)
 {
 	_cleanup_free_ char *v = mnt_unmangle(raw);
 	struct state_record *r = c->cur;
+	bool append;
+	char **field;
 	uint64_t u;
 	int k;
 
@@ -151,14 +184,9 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 	}
 	if (!r)
 		return -EINVAL;
-	if (strcmp(name, "id") == 0)
-		return replace_str(&r->id, v);
-	if (strcmp(name, "source") == 0)
-		return replace_str(&r->source, v);
-	if (strcmp(name, "fstype") == 0)
-		return replace_str(&r->fstype, v);
-	if (strcmp(name, "reason") == 0)
-		return replace_str(&r->reason, v);
+	field = string_field(r, name, &append);
+	if (field)
+		return append ? append_str(field, v) : replace_str(field, v);
 	if (strcmp(name, "status") == 0) {
 		k = lookup(status_names, ARRAY_SIZE(status_names), v);
 		if (k < 0)
@@ -168,9 +196,9 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 	}
 	if (strcmp(name, "nofail") == 0)
 		return units_parse_bool(v, &r->nofail);
-	if (units_parse_uint(v, UINT32_MAX, &u) < 0)
+	if (units_parse_uint(v, UINT64_MAX, &u) < 0)
 		return 0; /* unknown or newer keys are ignored */
-	if (strcmp(name, "seq") == 0) {
+	if (strcmp(name, "seq") == 0 && u <= UINT32_MAX) {
 		r->seq = (unsigned)u;
 		if (r->seq > c->s->last_seq)
 			c->s->last_seq = r->seq;
@@ -215,16 +243,37 @@ int state_load(const char *dir, struct state *ret)
 	return 0;
 }
 
+/* Characters mnt_mangle() writes as a 4-byte octal escape. */
+static size_t mangled_len(char c)
+{
+	return strchr(" \t\n\\", c) ? 4 : 1;
+}
+
+/*
+ * inih as built by distributions reads lines of at most 200 bytes, so a long
+ * value (a deep mount point, a libmount error message) is written as
+ * "key = first part" followed by "key+ = next part" lines.
+ */
 static int write_kv(FILE *f, const char *key, const char *value)
 {
-	_cleanup_free_ char *m = NULL;
+	const size_t max = 120;
+	const char *p = value;
 
 	if (!value)
 		return 0;
-	m = mnt_mangle(value);
-	if (!m)
-		return -ENOMEM;
-	fprintf(f, "%s = %s\n", key, m);
+	do {
+		_cleanup_free_ char *piece = NULL, *m = NULL;
+		size_t n = 0, len = 0;
+
+		while (p[n] && len + mangled_len(p[n]) <= max)
+			len += mangled_len(p[n++]);
+		piece = strndup(p, n);
+		m = piece ? mnt_mangle(piece) : NULL;
+		if (!m)
+			return -ENOMEM;
+		fprintf(f, "%s%s = %s\n", key, p == value ? "" : "+", m);
+		p += n;
+	} while (*p);
 	return 0;
 }
 

@@ -22,7 +22,8 @@ enum state_kind {
 enum state_status {
 	STATE_WAITING, /* waiting for devices */
 	STATE_DONE, /* mounted / set up / assembled by storaged */
-	STATE_DEGRADED, /* mounted with -o degraded, or assembled incomplete */
+	STATE_DEGRADED, /* mounted with -o degraded */
+	STATE_INCOMPLETE, /* btrfs: members still missing at the deadline */
 	STATE_PRESENT, /* was already in place: not storaged's to undo */
 	STATE_FAILED, /* failed: see reason */
 	STATE_SKIPPED, /* not attempted: a dependency failed (see reason) */

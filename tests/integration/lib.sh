@@ -11,8 +11,6 @@ set -u
 TEST_NAME=$(basename "$0" .sh)
 STORAGED=${STORAGED:-$(cd "$(dirname "$0")/../.." && pwd)/build/storaged}
 SCRATCH=
-LOOPS=()
-ZRAMS=()
 
 skip() {
 	echo "SKIP: $TEST_NAME: $*"
@@ -42,15 +40,14 @@ cleanup() {
 				done
 		done
 	fi
-	for d in "${ZRAMS[@]}"; do
-		[ -e "/sys/block/$d" ] || continue
-		echo 1 >"/sys/block/$d/reset" 2>/dev/null
-		echo "${d#zram}" >/sys/class/zram-control/hot_remove 2>/dev/null
-	done
-	for d in "${LOOPS[@]}"; do
-		btrfs device scan --forget "$d" >/dev/null 2>&1
-		losetup -d "$d" 2>/dev/null
-	done
+	# The loop devices this test attached, recorded by mkloop (which runs
+	# in a subshell, so a file and not a variable carries the list).
+	if [ -n "$SCRATCH" ] && [ -f "$SCRATCH/loops" ]; then
+		while read -r d; do
+			btrfs device scan --forget "$d" >/dev/null 2>&1
+			losetup -d "$d" 2>/dev/null
+		done <"$SCRATCH/loops"
+	fi
 	[ -n "$SCRATCH" ] && rm -rf "$SCRATCH"
 	exit "$rc"
 }
@@ -76,7 +73,7 @@ mkloop() {
 	local img=$SCRATCH/img/$1.img dev
 	truncate -s "$2" "$img" || fail "truncate $img"
 	dev=$(losetup -f --show "$img") || fail "losetup $img"
-	LOOPS+=("$dev")
+	echo "$dev" >>"$SCRATCH/loops"
 	echo "$dev"
 }
 
