@@ -48,6 +48,7 @@ struct plan_step {
 	uint64_t num_devices; /* members expected */
 	uint64_t n_present; /* members present when planned */
 	char *missing; /* owned, e.g. "devid 2 missing"; NULL when complete */
+	char *label; /* PLAN_ASSEMBLE: owned btrfs label; NULL when none */
 	/* PLAN_ASSEMBLE, PLAN_WAIT_DEVICE: how long to wait, µs (longest of
 	 * the entries that need it) */
 	uint64_t timeout_usec;

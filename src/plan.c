@@ -1,0 +1,1429 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The planner: a pure function from (config, deferred fstab entries, device
+ * inventory, mount table, area surveys) to a list of steps with dependency
+ * edges, in an order that respects every edge.  No I/O, no printing: problems
+ * go to the diag list, the caller decides what to print.
+ *
+ * plan_build() runs these steps:
+ *   1. one MOUNT step per deferred entry, in fstab order; entries whose
+ *      target is already a mount point become done steps;
+ *   2. per entry that is not done: resolve its source without I/O and add the
+ *      REGISTER + ASSEMBLE steps of its btrfs filesystem, or a WAIT_DEVICE
+ *      step for an absent device (ordering rule 3);
+ *   3. one AREA step per configured area, sized by area_size_resolve();
+ *   4. the edges of rules 1, 2, 4 and 5 (parents, bind/loop sources, areas,
+ *      requires=);
+ *   5. Kahn's topological sort with ties broken by (REGISTER, then
+ *      ASSEMBLE/WAIT, then MOUNT by fstab line, then AREA by config order);
+ *      a cycle is reported once, naming every entry in it;
+ *   6. the steps are moved into the plan in that order and the edges become
+ *      each step's deps, renumbered to the final order.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include <libsmartcols.h>
+
+#include "plan.h"
+#include "units.h"
+
+#define NONE SIZE_MAX
+
+enum edge_kind {
+	EDGE_MEMBER, /* ASSEMBLE waits for a REGISTER */
+	EDGE_DEVICE, /* rule 3: entry waits for ASSEMBLE or WAIT_DEVICE */
+	EDGE_PARENT, /* rule 1 */
+	EDGE_SOURCE, /* rule 2 */
+	EDGE_AREA, /* rule 4 */
+	EDGE_REQUIRES, /* rule 5 */
+};
+
+struct edge {
+	size_t from; /* waits ... */
+	size_t to; /* ... for this step */
+	enum edge_kind kind;
+	char *reason; /* owned */
+};
+
+struct builder {
+	const struct plan_input *in;
+	struct diag_list *diags;
+	struct plan_step *steps; /* in creation order */
+	size_t n_steps;
+	struct edge *edges;
+	size_t n_edges;
+	size_t *entry_step; /* per fstab entry: its MOUNT step */
+	size_t *area_step; /* per config area: its AREA step, or NONE */
+};
+
+/* ------------------------------------------------------------ small helpers */
+
+static bool streq(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static bool path_is_below_or_equal(const char *path, const char *dir)
+{
+	return strcmp(path, dir) == 0 || path_is_below(path, dir);
+}
+
+/* "5e81a1b2-…" → "5e81a1b2…": enough to tell filesystems apart in text. */
+static const char *fsid_short(const char *fsid, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.8s…", fsid);
+	return buf;
+}
+
+static bool spec_is_tag(const char *spec)
+{
+	static const char *const tags[] = { "UUID=", "LABEL=", "PARTUUID=", "PARTLABEL=" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(tags); i++)
+		if (has_prefix(spec, tags[i]))
+			return true;
+	return false;
+}
+
+/* Filesystems that never sit on a block device, whatever the source says. */
+static bool fstype_is_nodev(const char *fstype)
+{
+	static const char *const nodev[] = {
+		"tmpfs",  "ramfs",    "proc",  "sysfs",   "devtmpfs", "devpts", "cgroup",
+		"cgroup2", "mqueue",  "bpf",   "overlay", "nfs",      "nfs4",   "cifs",
+		"smb3",    "9p",      "virtiofs", "hugetlbfs", "none",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(nodev); i++)
+		if (streq(fstype, nodev[i]))
+			return true;
+	return has_prefix(fstype, "fuse");
+}
+
+/* Does @e's source name a block device that must be present? */
+static bool entry_needs_device(const struct fstab_entry *e)
+{
+	if (e->bind || e->loop || fstype_is_nodev(e->fstype))
+		return false;
+	return spec_is_tag(e->source) || has_prefix(e->source, "/dev/");
+}
+
+static uint64_t entry_device_timeout(const struct plan_input *in, const struct fstab_entry *e)
+{
+	return e->device_timeout_usec != USEC_UNSET ? e->device_timeout_usec :
+						      in->config->device_timeout_usec;
+}
+
+static uint64_t entry_mount_timeout(const struct plan_input *in, const struct fstab_entry *e)
+{
+	return e->mount_timeout_usec != USEC_UNSET ? e->mount_timeout_usec :
+						     in->config->mount_timeout_usec;
+}
+
+/* Exact comparison: no canonicalisation, which could touch the filesystem. */
+static bool mountinfo_has_target(struct libmnt_table *tb, const char *target)
+{
+	struct libmnt_iter *itr;
+	struct libmnt_fs *fs;
+	bool found = false;
+
+	if (!tb || !(itr = mnt_new_iter(MNT_ITER_BACKWARD)))
+		return false;
+	while (!found && mnt_table_next_fs(tb, itr, &fs) == 0)
+		found = streq(mnt_fs_get_target(fs), target);
+	mnt_free_iter(itr);
+	return found;
+}
+
+static void step_done(struct plan_step *s)
+{
+	for (size_t i = 0; i < s->n_deps; i++)
+		free(s->deps[i].reason);
+	free(s->deps);
+	free(s->note);
+	free(s->devnode);
+	free(s->missing);
+	free(s->label);
+	free(s->spec);
+}
+
+/* ------------------------------------------------------------ builder */
+
+static void builder_done(struct builder *b)
+{
+	for (size_t i = 0; i < b->n_steps; i++)
+		step_done(&b->steps[i]);
+	for (size_t i = 0; i < b->n_edges; i++)
+		free(b->edges[i].reason);
+	free(b->steps);
+	free(b->edges);
+	free(b->entry_step);
+	free(b->area_step);
+}
+
+static int builder_add_step(struct builder *b, enum plan_step_kind kind, size_t *ret)
+{
+	struct plan_step *nv = realloc(b->steps, (b->n_steps + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	b->steps = nv;
+	memset(&nv[b->n_steps], 0, sizeof(*nv));
+	nv[b->n_steps].kind = kind;
+	*ret = b->n_steps++;
+	return 0;
+}
+
+static bool builder_has_edge(const struct builder *b, size_t from, size_t to)
+{
+	for (size_t i = 0; i < b->n_edges; i++)
+		if (b->edges[i].from == from && b->edges[i].to == to)
+			return true;
+	return false;
+}
+
+/* Adds "@from waits for @to"; a second edge between the same steps is
+ * dropped, so the first rule that links them names the reason. */
+static int builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind,
+			    const char *fmt, ...) _printf_(5, 6);
+static int builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind,
+			    const char *fmt, ...)
+{
+	struct edge *nv;
+	char *reason;
+	va_list ap;
+	int r;
+
+	if (builder_has_edge(b, from, to))
+		return 0;
+	va_start(ap, fmt);
+	r = vasprintf(&reason, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	nv = realloc(b->edges, (b->n_edges + 1) * sizeof(*nv));
+	if (!nv) {
+		free(reason);
+		return -ENOMEM;
+	}
+	nv[b->n_edges++] = (struct edge){ .from = from, .to = to, .kind = kind, .reason = reason };
+	b->edges = nv;
+	return 0;
+}
+
+static const struct fstab_entry *builder_entry(const struct builder *b, size_t i)
+{
+	return &b->in->fstab->entries[i];
+}
+
+/* The deferred entry (not @skip) whose target is the deepest one containing
+ * @path: strictly above it, or also equal to it with @or_equal. */
+static size_t deepest_entry_above(const struct builder *b, const char *path, bool or_equal,
+				  size_t skip)
+{
+	size_t best = NONE, best_len = 0;
+
+	for (size_t i = 0; i < b->in->fstab->n_entries; i++) {
+		const char *t = builder_entry(b, i)->target;
+		bool match = or_equal ? path_is_below_or_equal(path, t) : path_is_below(path, t);
+
+		if (i != skip && match && (best == NONE || strlen(t) > best_len)) {
+			best = i;
+			best_len = strlen(t);
+		}
+	}
+	return best;
+}
+
+/* The area (that has a step) whose path contains @path. */
+static size_t area_above(const struct builder *b, const char *path, bool or_equal)
+{
+	const struct config *c = b->in->config;
+
+	for (size_t i = 0; i < c->n_areas; i++) {
+		const char *p = c->areas[i].path;
+		bool match = or_equal ? path_is_below_or_equal(path, p) : path_is_below(path, p);
+
+		if (b->area_step[i] != NONE && match)
+			return i;
+	}
+	return NONE;
+}
+
+/* The step that makes @path what it will be: the MOUNT step of the deepest
+ * entry (not @skip) on or above it, or the AREA step covering it when the
+ * area lies deeper.  Returns: the step, or NONE; @ret_name names it. */
+static size_t deepest_holder(const struct builder *b, const char *path, size_t skip,
+			     const char **ret_name)
+{
+	size_t p = deepest_entry_above(b, path, true, skip);
+	size_t a = area_above(b, path, true);
+	const struct area_config *ac = a != NONE ? &b->in->config->areas[a] : NULL;
+
+	if (ac && (p == NONE || strlen(ac->path) > strlen(builder_entry(b, p)->target))) {
+		*ret_name = ac->name;
+		return b->area_step[a];
+	}
+	if (p == NONE)
+		return NONE;
+	*ret_name = builder_entry(b, p)->target;
+	return b->entry_step[p];
+}
+
+/* ------------------------------------------------------------ step 1: mounts */
+
+static int add_mount_step(struct builder *b, size_t i)
+{
+	const struct fstab_entry *e = builder_entry(b, i);
+	struct plan_step *s;
+	size_t idx;
+	int r;
+
+	r = builder_add_step(b, PLAN_MOUNT, &idx);
+	if (r < 0)
+		return r;
+	s = &b->steps[idx];
+	s->entry = e;
+	s->mount_timeout_usec = entry_mount_timeout(b->in, e);
+	s->degraded_allowed = b->in->config->degraded == DEGRADED_AFTER_TIMEOUT || e->degraded_ok;
+	s->is_btrfs = streq(e->fstype, "btrfs");
+	if (mountinfo_has_target(b->in->mountinfo, e->target)) {
+		s->done = true;
+		if (!(s->note = strdup("already mounted")))
+			return -ENOMEM;
+	}
+	b->entry_step[i] = idx;
+	return 0;
+}
+
+/* ------------------------------------------------------------ step 2: devices */
+
+static int add_register_step(struct builder *b, const struct btrfs_filesystem *fs,
+			     const struct btrfs_member *m, size_t *ret)
+{
+	struct plan_step *s;
+	int r;
+
+	r = builder_add_step(b, PLAN_REGISTER, ret);
+	if (r < 0)
+		return r;
+	s = &b->steps[*ret];
+	memcpy(s->fsid, fs->fsid, sizeof(s->fsid));
+	s->devid = m->devid;
+	s->num_devices = fs->num_devices;
+	s->n_present = fs->n_members;
+	return (s->devnode = strdup(m->dev->devnode)) ? 0 : -ENOMEM;
+}
+
+static int fill_assemble_step(struct plan_step *s, const struct btrfs_filesystem *fs,
+			      uint64_t timeout)
+{
+	char missing[256];
+
+	memcpy(s->fsid, fs->fsid, sizeof(s->fsid));
+	s->num_devices = fs->num_devices;
+	s->n_present = fs->n_members;
+	s->timeout_usec = timeout;
+	if (fs->label && !(s->label = strdup(fs->label)))
+		return -ENOMEM;
+	if (btrfs_filesystem_complete(fs))
+		return 0;
+	btrfs_format_missing(fs, missing, sizeof(missing));
+	return (s->missing = strdup(missing)) ? 0 : -ENOMEM;
+}
+
+/* The ASSEMBLE step of @fs, created with one REGISTER step per present
+ * member on first use; later users only raise its timeout. */
+static int ensure_assemble(struct builder *b, const struct btrfs_filesystem *fs,
+			   uint64_t timeout, size_t *ret)
+{
+	size_t idx, reg;
+	int r;
+
+	for (size_t i = 0; i < b->n_steps; i++) {
+		struct plan_step *s = &b->steps[i];
+
+		if (s->kind == PLAN_ASSEMBLE && streq(s->fsid, fs->fsid)) {
+			if (timeout > s->timeout_usec)
+				s->timeout_usec = timeout;
+			*ret = i;
+			return 0;
+		}
+	}
+	for (size_t m = 0; m < fs->n_members; m++) {
+		r = add_register_step(b, fs, &fs->members[m], &reg);
+		if (r < 0)
+			return r;
+	}
+	r = builder_add_step(b, PLAN_ASSEMBLE, &idx);
+	if (r < 0)
+		return r;
+	r = fill_assemble_step(&b->steps[idx], fs, timeout);
+	for (size_t m = 0; r >= 0 && m < fs->n_members; m++)
+		r = builder_add_edge(b, idx, idx - fs->n_members + m, EDGE_MEMBER, "member devid %" PRIu64,
+				     fs->members[m].devid);
+	*ret = idx;
+	return r;
+}
+
+/* The WAIT_DEVICE step for @spec, shared by everything that waits for it. */
+static int ensure_wait(struct builder *b, const char *spec, uint64_t timeout, size_t *ret)
+{
+	struct plan_step *s;
+	int r;
+
+	for (size_t i = 0; i < b->n_steps; i++) {
+		s = &b->steps[i];
+		if (s->kind == PLAN_WAIT_DEVICE && streq(s->spec, spec)) {
+			if (timeout > s->timeout_usec)
+				s->timeout_usec = timeout;
+			*ret = i;
+			return 0;
+		}
+	}
+	r = builder_add_step(b, PLAN_WAIT_DEVICE, ret);
+	if (r < 0)
+		return r;
+	s = &b->steps[*ret];
+	s->timeout_usec = timeout;
+	return (s->spec = strdup(spec)) ? 0 : -ENOMEM;
+}
+
+static bool device_is_btrfs(const struct block_device *d)
+{
+	return d->is_btrfs || streq(d->type, "btrfs");
+}
+
+/* The btrfs filesystem @e mounts, found without I/O, or NULL. */
+static const struct btrfs_filesystem *entry_btrfs(const struct builder *b,
+						  const struct fstab_entry *e,
+						  const struct block_device *dev)
+{
+	bool btrfs = streq(e->fstype, "btrfs");
+	bool maybe = btrfs || streq(e->fstype, "auto");
+
+	if (!b->in->btrfs)
+		return NULL;
+	if (btrfs && has_prefix(e->source, "UUID="))
+		return btrfs_fs_list_find(b->in->btrfs, e->source + strlen("UUID="));
+	if (maybe && dev && device_is_btrfs(dev) && dev->uuid)
+		return btrfs_fs_list_find(b->in->btrfs, dev->uuid);
+	return NULL;
+}
+
+static int edge_to_assemble(struct builder *b, size_t from, const struct btrfs_filesystem *fs,
+			    uint64_t timeout)
+{
+	char sh[16];
+	size_t idx;
+	int r;
+
+	r = ensure_assemble(b, fs, timeout, &idx);
+	if (r < 0)
+		return r;
+	return builder_add_edge(b, from, idx, EDGE_DEVICE, "btrfs %s ready, %zu/%" PRIu64 " members",
+				fsid_short(fs->fsid, sh, sizeof(sh)), fs->n_members, fs->num_devices);
+}
+
+/* Rule 3: a device entry waits for its btrfs filesystem or its device. */
+static int add_device_steps(struct builder *b, size_t i)
+{
+	const struct fstab_entry *e = builder_entry(b, i);
+	const struct block_device *dev = NULL;
+	const struct btrfs_filesystem *fs;
+	uint64_t timeout = entry_device_timeout(b->in, e);
+	size_t from = b->entry_step[i], idx;
+	int r;
+
+	if (b->steps[from].done || !entry_needs_device(e))
+		return 0;
+	if (b->in->inventory)
+		dev = inventory_find(b->in->inventory, e->source);
+	fs = entry_btrfs(b, e, dev);
+	if (fs) {
+		b->steps[from].is_btrfs = true;
+		return edge_to_assemble(b, from, fs, timeout);
+	}
+	if (dev)
+		return 0;
+	r = ensure_wait(b, e->source, timeout, &idx);
+	if (r < 0)
+		return r;
+	return builder_add_edge(b, from, idx, EDGE_DEVICE, "%s present", e->source);
+}
+
+/* ------------------------------------------------------------ step 3: areas */
+
+static int add_area_step(struct builder *b, size_t i)
+{
+	const struct area_config *a = &b->in->config->areas[i];
+	const struct area_survey *sv = b->in->surveys ? &b->in->surveys[i] : NULL;
+	struct area_sizing sizing = { 0 };
+	struct plan_step *s;
+	size_t idx;
+	int r;
+
+	r = area_size_resolve(a, sv, b->in->ram_bytes, &sizing);
+	if (r < 0)
+		return diag_error(b->diags, b->in->config->file, a->line,
+				  "area '%s': cannot size it (%s); skipping the area", a->name,
+				  strerror(-r));
+	r = builder_add_step(b, PLAN_AREA, &idx);
+	if (r < 0)
+		return r;
+	s = &b->steps[idx];
+	s->area = a;
+	s->sizing = sizing;
+	if (mountinfo_has_target(b->in->mountinfo, a->path)) {
+		s->done = true;
+		if (!(s->note = strdup("already mounted")))
+			return -ENOMEM;
+	}
+	b->area_step[i] = idx;
+	return 0;
+}
+
+/* ------------------------------------------------------------ step 4: edges */
+
+/* Rules 1 and 2: the deepest parent mount point; a bind/loop source (below
+ * a mount point, or inside an area). */
+static int add_path_edges(struct builder *b, size_t i)
+{
+	const struct fstab_entry *e = builder_entry(b, i);
+	size_t from = b->entry_step[i], p;
+	const char *name = NULL;
+	int r;
+
+	p = deepest_entry_above(b, e->target, false, i);
+	if (p != NONE) {
+		r = builder_add_edge(b, from, b->entry_step[p], EDGE_PARENT, "%s: parent mount point",
+				     builder_entry(b, p)->target);
+		if (r < 0)
+			return r;
+	}
+	if (!(e->bind || e->loop) || e->source[0] != '/')
+		return 0;
+	p = deepest_holder(b, e->source, i, &name);
+	if (p == NONE)
+		return 0;
+	return builder_add_edge(b, from, p, EDGE_SOURCE, "%s%s: %s source below it",
+				b->steps[p].kind == PLAN_AREA ? "area " : "", name,
+				e->bind ? "bind" : "loop");
+}
+
+/* Rule 4, second half: a mount point below an area path waits for the area. */
+static int add_entry_area_edge(struct builder *b, size_t i)
+{
+	const struct fstab_entry *e = builder_entry(b, i);
+	size_t a = area_above(b, e->target, false);
+
+	if (a == NONE)
+		return 0;
+	return builder_add_edge(b, b->entry_step[i], b->area_step[a], EDGE_AREA,
+				"area %s: mount point below it", b->in->config->areas[a].name);
+}
+
+/* Rule 4, first half: an area below (or on) a mount point waits for it. */
+static int add_area_edges(struct builder *b)
+{
+	const struct config *c = b->in->config;
+	int r;
+
+	for (size_t i = 0; i < c->n_areas; i++) {
+		size_t p;
+
+		if (b->area_step[i] == NONE || b->steps[b->area_step[i]].done)
+			continue;
+		p = deepest_entry_above(b, c->areas[i].path, true, NONE);
+		if (p == NONE)
+			continue;
+		r = builder_add_edge(b, b->area_step[i], b->entry_step[p], EDGE_AREA,
+				     "%s: area path below it", builder_entry(b, p)->target);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static bool optval_eq(const char *v, size_t vsz, const char *want)
+{
+	if (vsz >= 2 && v[0] == '"' && v[vsz - 1] == '"') {
+		v++;
+		vsz -= 2;
+	}
+	return vsz == strlen(want) && strncmp(v, want, vsz) == 0;
+}
+
+/* The option of @e that asked for @value ("x-systemd.after"), for messages;
+ * "x-storaged.requires" when it cannot be told. */
+static const char *requires_option(const struct fstab_entry *e, const char *value)
+{
+	static const char *const names[] = { "x-storaged.requires", "x-systemd.requires",
+					     "x-systemd.after", "x-systemd.requires-mounts-for" };
+	char *str = e->options, *name, *val;
+	size_t nsz, vsz;
+
+	while (str && mnt_optstr_next_option(&str, &name, &nsz, &val, &vsz) == 0) {
+		if (!val || !optval_eq(val, vsz, value))
+			continue;
+		for (size_t k = 0; k < ARRAY_SIZE(names); k++)
+			if (nsz == strlen(names[k]) && strncmp(name, names[k], nsz) == 0)
+				return names[k];
+	}
+	return names[0];
+}
+
+/* Rule 5 for a path: the deepest entry or area on or above it. */
+static int add_requires_path(struct builder *b, size_t i, const char *path, const char *req)
+{
+	const struct fstab_entry *e = builder_entry(b, i);
+	const char *name = NULL;
+	size_t to = deepest_holder(b, path, NONE, &name);
+
+	if (to == NONE)
+		return diag_warning(b->diags, b->in->fstab->file, e->line,
+				    "%s=%s: not a storaged entry; assumed mounted by the system",
+				    requires_option(e, req), req);
+	return builder_add_edge(b, b->entry_step[i], to, EDGE_REQUIRES, "%s=%s",
+				requires_option(e, req), req);
+}
+
+/* Rule 5 for a device: nothing when present, else a shared WAIT_DEVICE. */
+static int add_requires_device(struct builder *b, size_t i, const char *spec, const char *req)
+{
+	const struct fstab_entry *e = builder_entry(b, i);
+	size_t idx;
+	int r;
+
+	if (b->in->inventory && inventory_find(b->in->inventory, spec))
+		return 0;
+	r = ensure_wait(b, spec, entry_device_timeout(b->in, e), &idx);
+	if (r < 0)
+		return r;
+	return builder_add_edge(b, b->entry_step[i], idx, EDGE_REQUIRES, "%s=%s",
+				requires_option(e, req), req);
+}
+
+/* systemd's unit name of a path ("srv-data.mount", "dev-sdb1.device") back
+ * to the path (systemd.unit(5): "-" separates components, "\xNN" escapes).
+ * Returns: true and the path in @buf; false for any other unit name. */
+static bool unit_to_path(const char *unit, char *buf, size_t len)
+{
+	const char *dot = strrchr(unit, '.');
+	size_t n = 0;
+
+	if (!dot || (strcmp(dot, ".mount") != 0 && strcmp(dot, ".device") != 0) || len < 2)
+		return false;
+	buf[n++] = '/';
+	for (const char *c = unit; c < dot && n + 1 < len; c++) {
+		if (c[0] == '-' && c == unit && c + 1 == dot)
+			break; /* "-.mount" is "/" */
+		if (c[0] == '\\' && c[1] == 'x' && dot - c >= 4 && isxdigit((unsigned char)c[2]) &&
+		    isxdigit((unsigned char)c[3])) {
+			char hex[3] = { c[2], c[3], '\0' };
+
+			buf[n++] = (char)strtoul(hex, NULL, 16);
+			c += 3;
+		} else {
+			buf[n++] = c[0] == '-' ? '/' : c[0];
+		}
+	}
+	buf[n] = '\0';
+	return n + 1 < len;
+}
+
+/* Rule 5: each requires= item is a mount point, a device or a unit. */
+static int add_requires_item(struct builder *b, size_t i, const char *req)
+{
+	const struct fstab_entry *e = builder_entry(b, i);
+	const char *what = req;
+	char path[4096];
+
+	if (req[0] != '/' && !spec_is_tag(req)) {
+		if (!unit_to_path(req, path, sizeof(path)))
+			return diag_warning(b->diags, b->in->fstab->file, e->line,
+					    "%s=%s: not a mount point or device; storaged does not order against other units, ignored",
+					    requires_option(e, req), req);
+		what = path;
+	}
+	if (spec_is_tag(what) ||
+	    (has_prefix(what, "/dev/") && deepest_entry_above(b, what, true, NONE) == NONE))
+		return add_requires_device(b, i, what, req);
+	return add_requires_path(b, i, what, req);
+}
+
+static int add_requires_edges(struct builder *b, size_t i)
+{
+	const struct fstab_entry *e = builder_entry(b, i);
+	int r = 0;
+
+	for (size_t k = 0; r >= 0 && e->requires && e->requires[k]; k++)
+		r = add_requires_item(b, i, e->requires[k]);
+	return r;
+}
+
+static int add_entry_edges(struct builder *b)
+{
+	int r;
+
+	for (size_t i = 0; i < b->in->fstab->n_entries; i++) {
+		if (b->steps[b->entry_step[i]].done)
+			continue;
+		r = add_path_edges(b, i);
+		if (r >= 0)
+			r = add_entry_area_edge(b, i);
+		if (r >= 0)
+			r = add_requires_edges(b, i);
+		if (r < 0)
+			return r;
+	}
+	return add_area_edges(b);
+}
+
+/* ------------------------------------------------------------ step 5: order */
+
+static unsigned step_class(const struct plan_step *s)
+{
+	switch (s->kind) {
+	case PLAN_REGISTER:
+		return 0;
+	case PLAN_ASSEMBLE:
+	case PLAN_WAIT_DEVICE:
+		return 1;
+	case PLAN_MOUNT:
+		return 2;
+	case PLAN_AREA:
+	default:
+		return 3;
+	}
+}
+
+/* Tie-break among steps ready at the same time: true when @x goes first. */
+static bool step_before(const struct builder *b, size_t x, size_t y)
+{
+	const struct plan_step *sx = &b->steps[x], *sy = &b->steps[y];
+	unsigned cx = step_class(sx), cy = step_class(sy);
+
+	if (cx != cy)
+		return cx < cy;
+	if (sx->kind == PLAN_MOUNT && sx->entry->line != sy->entry->line)
+		return sx->entry->line < sy->entry->line;
+	if (sx->kind == PLAN_AREA && sx->area != sy->area)
+		return sx->area < sy->area;
+	return x < y;
+}
+
+/* Kahn: @pending[i] counts the unplaced steps @i waits for; the smallest
+ * ready step by step_before() goes next.  Returns: the number placed. */
+static size_t order_steps(const struct builder *b, size_t *pending, bool *placed, size_t *perm)
+{
+	size_t n = 0;
+
+	for (size_t e = 0; e < b->n_edges; e++)
+		pending[b->edges[e].from]++;
+	for (; n < b->n_steps; n++) {
+		size_t best = NONE;
+
+		for (size_t i = 0; i < b->n_steps; i++)
+			if (!placed[i] && pending[i] == 0 && (best == NONE || step_before(b, i, best)))
+				best = i;
+		if (best == NONE)
+			break;
+		placed[best] = true;
+		perm[n] = best;
+		for (size_t e = 0; e < b->n_edges; e++)
+			if (b->edges[e].to == best)
+				pending[b->edges[e].from]--;
+	}
+	return n;
+}
+
+/* Follows unplaced deps from @start until a step repeats; stores the cycle
+ * in @cyc (each element waits for the next, the last for the first). */
+static size_t find_cycle(const struct builder *b, const size_t *pending, size_t start,
+			 size_t *walk, size_t *pos, size_t **ret_cyc)
+{
+	size_t n = 0, cur = start;
+
+	for (size_t i = 0; i < b->n_steps; i++)
+		pos[i] = NONE;
+	while (pos[cur] == NONE) {
+		size_t next = NONE;
+
+		pos[cur] = n;
+		walk[n++] = cur;
+		for (size_t e = 0; next == NONE && e < b->n_edges; e++)
+			if (b->edges[e].from == cur && pending[b->edges[e].to] > 0)
+				next = b->edges[e].to;
+		if (next == NONE)
+			return 0; /* cannot happen: an unplaced step waits for one */
+		cur = next;
+	}
+	*ret_cyc = walk + pos[cur];
+	return n - pos[cur];
+}
+
+static void print_cycle_node(const struct builder *b, size_t i, bool first, FILE *f)
+{
+	const struct plan_step *s = &b->steps[i];
+
+	if (s->kind == PLAN_AREA)
+		fprintf(f, "area %s (%s)", s->area->name, s->area->path);
+	else if (s->kind == PLAN_MOUNT)
+		fprintf(f, "%s (%sline %u)", s->entry->target, first ? "fstab " : "",
+			s->entry->line);
+	else
+		fprintf(f, "step %zu", i);
+}
+
+static bool cycle_has_requires(const struct builder *b, const size_t *cyc, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		for (size_t e = 0; e < b->n_edges; e++)
+			if (b->edges[e].from == cyc[k] && b->edges[e].to == cyc[(k + 1) % n] &&
+			    b->edges[e].kind == EDGE_REQUIRES)
+				return true;
+	return false;
+}
+
+/* One diagnostic naming every entry of the cycle, starting from the one that
+ * would go first (lowest fstab line). */
+static int report_cycle(struct builder *b, const size_t *cyc, size_t n)
+{
+	const struct plan_step *s0;
+	size_t first = 0, sz = 0;
+	char *msg = NULL;
+	FILE *f;
+	int r;
+
+	for (size_t k = 1; k < n; k++)
+		if (step_before(b, cyc[k], cyc[first]))
+			first = k;
+	f = open_memstream(&msg, &sz);
+	if (!f)
+		return -ENOMEM;
+	fputs("dependency cycle: ", f);
+	for (size_t k = 0; k <= n; k++) {
+		fputs(k ? " -> " : "", f);
+		if (k < n)
+			print_cycle_node(b, cyc[(first + k) % n], k == 0, f);
+	}
+	s0 = &b->steps[cyc[first]];
+	fputs(s0->kind == PLAN_MOUNT ? s0->entry->target : s0->area->name, f);
+	fputs(cycle_has_requires(b, cyc, n) ? "; remove one of the x-storaged.requires= options" :
+					      "; change the mount point or source of one of them",
+	      f);
+	if (fclose(f) != 0) {
+		free(msg);
+		return -ENOMEM;
+	}
+	r = s0->kind == PLAN_MOUNT ?
+		    diag_error(b->diags, b->in->fstab->file, s0->entry->line, "%s", msg) :
+		    diag_error(b->diags, b->in->config->file, s0->area->line, "%s", msg);
+	free(msg);
+	return r < 0 ? r : -ELOOP;
+}
+
+static int diagnose_cycle(struct builder *b, const size_t *pending)
+{
+	size_t *walk = calloc(b->n_steps, sizeof(*walk));
+	size_t *pos = calloc(b->n_steps, sizeof(*pos));
+	size_t start = NONE, n = 0, *cyc = NULL;
+	int r = -ENOMEM;
+
+	if (!walk || !pos)
+		goto out;
+	for (size_t i = 0; i < b->n_steps; i++)
+		if (pending[i] > 0 && (start == NONE || step_before(b, i, start)))
+			start = i;
+	if (start != NONE)
+		n = find_cycle(b, pending, start, walk, pos, &cyc);
+	r = n > 0 ? report_cycle(b, cyc, n) : -ELOOP;
+out:
+	free(walk);
+	free(pos);
+	return r;
+}
+
+/* ------------------------------------------------------------ step 6: output */
+
+static int cmp_dep(const void *x, const void *y)
+{
+	const struct plan_dep *a = x, *b = y;
+
+	return (a->step > b->step) - (a->step < b->step);
+}
+
+/* Turns the edges into deps of the steps that wait, numbered by @inv. */
+static int attach_deps(struct builder *b, const size_t *inv, size_t *count)
+{
+	for (size_t i = 0; i < b->n_steps; i++)
+		count[i] = 0;
+	for (size_t e = 0; e < b->n_edges; e++)
+		count[b->edges[e].from]++;
+	for (size_t i = 0; i < b->n_steps; i++)
+		if (!(b->steps[i].deps = calloc(count[i] ? count[i] : 1, sizeof(struct plan_dep))))
+			return -ENOMEM;
+	for (size_t e = 0; e < b->n_edges; e++) {
+		struct plan_step *s = &b->steps[b->edges[e].from];
+
+		s->deps[s->n_deps++] = (struct plan_dep){ .step = inv[b->edges[e].to],
+							  .reason = b->edges[e].reason };
+		b->edges[e].reason = NULL;
+	}
+	for (size_t i = 0; i < b->n_steps; i++)
+		qsort(b->steps[i].deps, b->steps[i].n_deps, sizeof(struct plan_dep), cmp_dep);
+	return 0;
+}
+
+/* Moves the steps into @ret in the order @perm (@inv: its inverse). */
+static int emit_plan(struct builder *b, const size_t *perm, size_t *inv, size_t *scratch,
+		     struct plan *ret)
+{
+	struct plan_step *steps;
+	int r;
+
+	for (size_t k = 0; k < b->n_steps; k++)
+		inv[perm[k]] = k;
+	r = attach_deps(b, inv, scratch);
+	if (r < 0)
+		return r;
+	steps = calloc(b->n_steps ? b->n_steps : 1, sizeof(*steps));
+	if (!steps)
+		return -ENOMEM;
+	for (size_t k = 0; k < b->n_steps; k++)
+		steps[k] = b->steps[perm[k]];
+	*ret = (struct plan){ .steps = steps, .n_steps = b->n_steps };
+	free(b->steps);
+	b->steps = NULL;
+	b->n_steps = 0;
+	return 0;
+}
+
+static int builder_init(struct builder *b, const struct plan_input *in, struct diag_list *diags)
+{
+	size_t ne = in->fstab ? in->fstab->n_entries : 0, na = in->config->n_areas;
+
+	*b = (struct builder){ .in = in, .diags = diags };
+	b->entry_step = calloc(ne ? ne : 1, sizeof(size_t));
+	b->area_step = calloc(na ? na : 1, sizeof(size_t));
+	if (!b->entry_step || !b->area_step)
+		return -ENOMEM;
+	for (size_t i = 0; i < na; i++)
+		b->area_step[i] = NONE;
+	return 0;
+}
+
+static int build_steps(struct builder *b)
+{
+	size_t ne = b->in->fstab ? b->in->fstab->n_entries : 0;
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < ne; i++)
+		r = add_mount_step(b, i);
+	for (size_t i = 0; r >= 0 && i < ne; i++)
+		r = add_device_steps(b, i);
+	for (size_t i = 0; r >= 0 && i < b->in->config->n_areas; i++)
+		r = add_area_step(b, i);
+	if (r >= 0 && ne > 0)
+		r = add_entry_edges(b);
+	return r;
+}
+
+int plan_build(const struct plan_input *in, struct plan *ret, struct diag_list *diags)
+{
+	struct builder b;
+	size_t *pending = NULL, *perm = NULL, *inv = NULL;
+	bool *placed = NULL;
+	int r;
+
+	r = builder_init(&b, in, diags);
+	if (r >= 0)
+		r = build_steps(&b);
+	if (r < 0)
+		goto out;
+	r = -ENOMEM;
+	pending = calloc(b.n_steps + 1, sizeof(size_t));
+	perm = calloc(b.n_steps + 1, sizeof(size_t));
+	inv = calloc(b.n_steps + 1, sizeof(size_t));
+	placed = calloc(b.n_steps + 1, sizeof(bool));
+	if (!pending || !perm || !inv || !placed)
+		goto out;
+	if (order_steps(&b, pending, placed, perm) != b.n_steps) {
+		r = diagnose_cycle(&b, pending);
+		goto out;
+	}
+	r = emit_plan(&b, perm, inv, pending, ret);
+out:
+	free(placed);
+	free(pending);
+	free(perm);
+	free(inv);
+	builder_done(&b);
+	return r;
+}
+
+void plan_done(struct plan *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n_steps; i++)
+		step_done(&p->steps[i]);
+	free(p->steps);
+	p->steps = NULL;
+	p->n_steps = 0;
+}
+
+/* ------------------------------------------------------------ rendering */
+
+static const char *step_action(const struct plan_step *s)
+{
+	switch (s->kind) {
+	case PLAN_REGISTER:
+		return "register";
+	case PLAN_ASSEMBLE:
+		return "assemble";
+	case PLAN_WAIT_DEVICE:
+		return "wait";
+	case PLAN_AREA:
+		return "area";
+	case PLAN_MOUNT:
+	default:
+		return "mount";
+	}
+}
+
+char *plan_step_describe(const struct plan_step *s, char *buf, size_t len)
+{
+	char sh[16];
+
+	switch (s->kind) {
+	case PLAN_REGISTER:
+		snprintf(buf, len, "register %s", s->devnode);
+		break;
+	case PLAN_ASSEMBLE:
+		snprintf(buf, len, "assemble btrfs %s%s%s%s", fsid_short(s->fsid, sh, sizeof(sh)),
+			 s->label ? " '" : "", s->label ? s->label : "", s->label ? "'" : "");
+		break;
+	case PLAN_WAIT_DEVICE:
+		snprintf(buf, len, "wait for %s", s->spec);
+		break;
+	case PLAN_AREA:
+		snprintf(buf, len, "area %s %s on %s", s->area->name,
+			 config_backend_name(s->area->backend), s->area->path);
+		break;
+	case PLAN_MOUNT:
+	default:
+		snprintf(buf, len, "mount %s on %s", s->entry->source, s->entry->target);
+		break;
+	}
+	return buf;
+}
+
+static const char *wait_limit(uint64_t usec, char *buf, size_t len)
+{
+	char d[32];
+
+	if (usec == USEC_INFINITY)
+		snprintf(buf, len, "wait without a time limit");
+	else
+		snprintf(buf, len, "wait up to %s", units_format_duration(usec, d, sizeof(d)));
+	return buf;
+}
+
+/* What the mounts waiting for ASSEMBLE step @i do when members stay missing. */
+static const char *assemble_policy(const struct plan *p, size_t i)
+{
+	size_t yes = 0, no = 0;
+
+	for (size_t k = 0; k < p->n_steps; k++) {
+		const struct plan_step *s = &p->steps[k];
+
+		for (size_t d = 0; s->kind == PLAN_MOUNT && d < s->n_deps; d++) {
+			if (s->deps[d].step != i)
+				continue;
+			if (s->degraded_allowed)
+				yes++;
+			else
+				no++;
+		}
+	}
+	if (yes && no)
+		return "then mount degraded where allowed, else fail";
+	return yes ? "then mount degraded" : "then fail";
+}
+
+/* "size=12800M (configured)": area_size_resolve() may already start the
+ * explanation with "KEY="; otherwise it is added here. */
+static void sizing_how(FILE *f, const char *key, const char *how)
+{
+	size_t n = strlen(key);
+
+	if (strncmp(how, key, n) == 0 && how[n] == '=')
+		fputs(how, f);
+	else
+		fprintf(f, "%s=%s", key, how);
+}
+
+/* The step's own details, as in the text's first parenthesis and the JSON
+ * "note" column; written to @f, nothing when there are none. */
+static void step_detail(const struct plan *p, size_t i, FILE *f)
+{
+	const struct plan_step *s = &p->steps[i];
+	char sh[16], w[64];
+
+	if (s->done) {
+		fprintf(f, "done: %s", s->note ? s->note : "in place");
+		return;
+	}
+	switch (s->kind) {
+	case PLAN_REGISTER:
+		fprintf(f, "btrfs %s devid %" PRIu64 " of %" PRIu64,
+			fsid_short(s->fsid, sh, sizeof(sh)), s->devid, s->num_devices);
+		break;
+	case PLAN_ASSEMBLE:
+		fprintf(f, "%" PRIu64 "/%" PRIu64 " members present%s%s; %s", s->n_present,
+			s->num_devices, s->missing ? ", " : "", s->missing ? s->missing : "",
+			wait_limit(s->timeout_usec, w, sizeof(w)));
+		if (s->missing)
+			fprintf(f, ", %s", assemble_policy(p, i));
+		break;
+	case PLAN_WAIT_DEVICE:
+		fprintf(f, "not present; %s, then fail", wait_limit(s->timeout_usec, w, sizeof(w)));
+		break;
+	case PLAN_AREA:
+		if (!s->sizing.fits)
+			fprintf(f, "seed does not fit: %s", s->sizing.why);
+		break;
+	case PLAN_MOUNT:
+		if (s->entry->nofail)
+			fputs("nofail", f);
+		break;
+	}
+}
+
+static const char *area_inodes_key(const struct plan_step *s)
+{
+	return s->area->backend == AREA_TMPFS ? "nr_inodes" : "inodes";
+}
+
+/* "size=12800M (configured) nr_inodes=300000 (auto: …)": values and how. */
+static void area_sizes_how(const struct plan_step *s, FILE *f)
+{
+	char v[32];
+
+	if (s->sizing.size_how[0])
+		sizing_how(f, "size", s->sizing.size_how);
+	else
+		fprintf(f, "size=%s", units_format_size(s->sizing.size_bytes, v, sizeof(v)));
+	fputc(' ', f);
+	if (s->sizing.inodes_how[0])
+		sizing_how(f, area_inodes_key(s), s->sizing.inodes_how);
+	else
+		fprintf(f, "%s=%" PRIu64, area_inodes_key(s), s->sizing.nr_inodes);
+}
+
+/* "size=12800M,nr_inodes=300000": the values alone, as mount options. */
+static void area_sizes_values(const struct plan_step *s, FILE *f)
+{
+	char v[32];
+
+	fprintf(f, "size=%s,%s=%" PRIu64, units_format_size(s->sizing.size_bytes, v, sizeof(v)),
+		area_inodes_key(s), s->sizing.nr_inodes);
+}
+
+/* Control characters and backslashes as \ooo, so that one step stays one
+ * line whatever a path or label holds. */
+static void put_escaped(const char *s, FILE *f)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f || c == '\\')
+			fprintf(f, "\\%03o", c);
+		else
+			fputc(c, f);
+	}
+}
+
+static void text_head(const struct plan_step *s, FILE *f)
+{
+	char buf[4096];
+
+	put_escaped(plan_step_describe(s, buf, sizeof(buf)), f);
+	if (s->kind == PLAN_MOUNT) {
+		if (!streq(s->entry->fstype, "none"))
+			fprintf(f, " type %s", s->entry->fstype);
+		if (s->entry->mount_options) {
+			fputs(" -o ", f);
+			put_escaped(s->entry->mount_options, f);
+		}
+	} else if (s->kind == PLAN_AREA) {
+		if (s->area->backend != AREA_TMPFS)
+			fprintf(f, " fs %s", s->area->fs);
+		fputs("  ", f);
+		area_sizes_how(s, f);
+	}
+}
+
+static void text_deps(const struct plan_step *s, FILE *f)
+{
+	if (s->n_deps == 0 || s->kind == PLAN_ASSEMBLE)
+		return;
+	fputs("  (after: ", f);
+	for (size_t d = 0; d < s->n_deps; d++) {
+		fprintf(f, "%s%zu ", d ? "; " : "", s->deps[d].step + 1);
+		put_escaped(s->deps[d].reason, f);
+	}
+	fputc(')', f);
+}
+
+static void text_paren(const char *text, FILE *f)
+{
+	fputs("  (", f);
+	put_escaped(text, f);
+	fputc(')', f);
+}
+
+/* One line: "N HEAD  (DETAIL)  (after: DEPS)"; for mounts and done steps
+ * the detail ("nofail", "done: already mounted") comes last. */
+static int text_line(const struct plan *p, size_t i, FILE *out)
+{
+	const struct plan_step *s = &p->steps[i];
+	bool detail_last = s->kind == PLAN_MOUNT || s->done;
+	char *detail = NULL;
+	size_t sz = 0;
+	FILE *m = open_memstream(&detail, &sz);
+
+	if (!m)
+		return -ENOMEM;
+	step_detail(p, i, m);
+	if (fclose(m) != 0) {
+		free(detail);
+		return -ENOMEM;
+	}
+	fprintf(out, "%zu ", i + 1);
+	text_head(s, out);
+	if (detail[0] && !detail_last)
+		text_paren(detail, out);
+	text_deps(s, out);
+	if (detail[0] && detail_last)
+		text_paren(detail, out);
+	fputc('\n', out);
+	free(detail);
+	return 0;
+}
+
+/*
+ * The text format (golden files depend on it; change them together):
+ *   1 register /dev/loop0  (btrfs 5e81a0c4… devid 1 of 2)
+ *   2 assemble btrfs 5e81a0c4… 'label'  (1/2 members present, devid 2 missing;
+ *     wait up to 5s, then fail)
+ *   3 wait for LABEL=x  (not present; wait up to 90s, then fail)
+ *   4 mount SRC on TARGET type T -o OPTS  (after: 2 btrfs 5e81a0c4… ready,
+ *     1/2 members; 3 /srv: parent mount point)  (nofail)
+ *   5 area NAME BACKEND on PATH [fs FS]  size=… nr_inodes=…  (after: …)
+ * all on one line each; done steps end in "(done: already mounted)".
+ * Control characters and backslashes in names are written as \ooo.
+ */
+int plan_render_text(const struct plan *p, FILE *out)
+{
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < p->n_steps; i++)
+		r = text_line(p, i, out);
+	if (r >= 0 && ferror(out))
+		r = -EIO;
+	return r;
+}
+
+/* ------------------------------------------------------------ JSON */
+
+enum { COL_STEP, COL_ACTION, COL_TARGET, COL_SOURCE, COL_OPTIONS, COL_DEPS, COL_REASONS,
+       COL_DONE, COL_NOTE };
+
+static const struct json_col {
+	const char *name;
+	int type;
+} json_cols[] = {
+	[COL_STEP] = { "step", SCOLS_JSON_NUMBER },
+	[COL_ACTION] = { "action", SCOLS_JSON_STRING },
+	[COL_TARGET] = { "target", SCOLS_JSON_STRING },
+	[COL_SOURCE] = { "source", SCOLS_JSON_STRING },
+	[COL_OPTIONS] = { "options", SCOLS_JSON_STRING },
+	[COL_DEPS] = { "deps", SCOLS_JSON_ARRAY_NUMBER },
+	[COL_REASONS] = { "reasons", SCOLS_JSON_ARRAY_STRING },
+	[COL_DONE] = { "done", SCOLS_JSON_BOOLEAN },
+	[COL_NOTE] = { "note", SCOLS_JSON_STRING },
+};
+
+static int json_columns(struct libscols_table *tb)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(json_cols); i++) {
+		bool array = json_cols[i].type == SCOLS_JSON_ARRAY_NUMBER ||
+			     json_cols[i].type == SCOLS_JSON_ARRAY_STRING;
+		struct libscols_column *cl =
+			scols_table_new_column(tb, json_cols[i].name, 0, array ? SCOLS_FL_WRAP : 0);
+
+		if (!cl || scols_column_set_json_type(cl, json_cols[i].type) < 0)
+			return -ENOMEM;
+		/* array cells hold one element per line */
+		if (array && scols_column_set_wrapfunc(cl, scols_wrapnl_chunksize,
+						       scols_wrapnl_nextchunk, NULL) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static const char *step_target(const struct plan_step *s)
+{
+	switch (s->kind) {
+	case PLAN_REGISTER:
+		return s->devnode;
+	case PLAN_ASSEMBLE:
+		return s->fsid;
+	case PLAN_WAIT_DEVICE:
+		return s->spec;
+	case PLAN_AREA:
+		return s->area->path;
+	case PLAN_MOUNT:
+	default:
+		return s->entry->target;
+	}
+}
+
+static const char *step_source(const struct plan_step *s)
+{
+	switch (s->kind) {
+	case PLAN_REGISTER:
+		return s->fsid;
+	case PLAN_ASSEMBLE:
+		return s->label;
+	case PLAN_AREA:
+		return s->area->name;
+	case PLAN_MOUNT:
+		return s->entry->source;
+	case PLAN_WAIT_DEVICE:
+	default:
+		return NULL;
+	}
+}
+
+/* Sets a cell from a memstream filled by @fill (NULL data when empty). */
+static int set_cell_stream(struct libscols_line *ln, int col, const struct plan *p, size_t i,
+			   void (*fill)(const struct plan *, size_t, FILE *))
+{
+	char *data = NULL;
+	size_t sz = 0;
+	FILE *f = open_memstream(&data, &sz);
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	fill(p, i, f);
+	if (fclose(f) != 0) {
+		free(data);
+		return -ENOMEM;
+	}
+	if (!data[0]) {
+		free(data);
+		return 0;
+	}
+	r = scols_line_refer_data(ln, col, data);
+	if (r < 0)
+		free(data);
+	return r;
+}
+
+static void fill_options(const struct plan *p, size_t i, FILE *f)
+{
+	const struct plan_step *s = &p->steps[i];
+
+	if (s->kind == PLAN_MOUNT && s->entry->mount_options)
+		fputs(s->entry->mount_options, f);
+	else if (s->kind == PLAN_AREA)
+		area_sizes_values(s, f);
+}
+
+static void fill_deps(const struct plan *p, size_t i, FILE *f)
+{
+	for (size_t d = 0; d < p->steps[i].n_deps; d++)
+		fprintf(f, "%s%zu", d ? "\n" : "", p->steps[i].deps[d].step + 1);
+}
+
+static void fill_reasons(const struct plan *p, size_t i, FILE *f)
+{
+	for (size_t d = 0; d < p->steps[i].n_deps; d++)
+		fprintf(f, "%s%s", d ? "\n" : "", p->steps[i].deps[d].reason);
+}
+
+static void fill_note(const struct plan *p, size_t i, FILE *f)
+{
+	const struct plan_step *s = &p->steps[i];
+
+	if (s->done) {
+		fputs(s->note ? s->note : "", f);
+		return;
+	}
+	if (s->kind == PLAN_AREA) {
+		area_sizes_how(s, f);
+		if (!s->sizing.fits)
+			fputs("; ", f);
+	}
+	step_detail(p, i, f);
+}
+
+static int json_line(struct libscols_table *tb, const struct plan *p, size_t i)
+{
+	const struct plan_step *s = &p->steps[i];
+	struct libscols_line *ln = scols_table_new_line(tb, NULL);
+	char num[32];
+	int r;
+
+	if (!ln)
+		return -ENOMEM;
+	snprintf(num, sizeof(num), "%zu", i + 1);
+	r = scols_line_set_data(ln, COL_STEP, num);
+	r = r < 0 ? r : scols_line_set_data(ln, COL_ACTION, step_action(s));
+	r = r < 0 ? r : scols_line_set_data(ln, COL_TARGET, step_target(s));
+	r = r < 0 ? r : scols_line_set_data(ln, COL_SOURCE, step_source(s));
+	r = r < 0 ? r : set_cell_stream(ln, COL_OPTIONS, p, i, fill_options);
+	r = r < 0 ? r : set_cell_stream(ln, COL_DEPS, p, i, fill_deps);
+	r = r < 0 ? r : set_cell_stream(ln, COL_REASONS, p, i, fill_reasons);
+	r = r < 0 ? r : scols_line_set_data(ln, COL_DONE, s->done ? "1" : "0");
+	r = r < 0 ? r : set_cell_stream(ln, COL_NOTE, p, i, fill_note);
+	return r < 0 ? -ENOMEM : 0;
+}
+
+int plan_render_json(const struct plan *p, FILE *out)
+{
+	struct libscols_table *tb = scols_new_table();
+	int r = -ENOMEM;
+
+	if (!tb)
+		return -ENOMEM;
+	if (scols_table_enable_json(tb, 1) < 0 || scols_table_set_name(tb, "plan") < 0 ||
+	    scols_table_set_stream(tb, out) < 0)
+		goto out;
+	r = json_columns(tb);
+	for (size_t i = 0; r >= 0 && i < p->n_steps; i++)
+		r = json_line(tb, p, i);
+	if (r >= 0)
+		r = scols_print_table(tb);
+	if (r >= 0)
+		fputc('\n', out);
+	if (r >= 0 && ferror(out))
+		r = -EIO;
+out:
+	scols_unref_table(tb);
+	return r;
+}

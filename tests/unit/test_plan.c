@@ -1,0 +1,690 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Planner tests: ordering rules on hand-built inputs, and golden scenarios
+ * under tests/golden/<name>/ (storaged.conf, fstab, inventory.ini, optional
+ * mountinfo and surveys) whose plan.txt, plan.json and diags.txt must match
+ * byte for byte.  UPDATE_GOLDEN=1 rewrites the expected files: read the diff
+ * before committing them.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "btrfs.h"
+#include "config.h"
+#include "fstab.h"
+#include "inventory.h"
+#include "plan.h"
+
+#define SEC (UINT64_C(1000000))
+#define GIB (UINT64_C(1) << 30)
+
+/* ------------------------------------------------------------ hand-built inputs */
+
+static struct config test_config(void)
+{
+	return (struct config){
+		.file = (char *)"storaged.conf",
+		.device_timeout_usec = 90 * SEC,
+		.mount_timeout_usec = 90 * SEC,
+		.degraded = DEGRADED_NO,
+		.jobs = 4,
+	};
+}
+
+static struct fstab_entry entry(unsigned line, const char *source, const char *target,
+				const char *fstype)
+{
+	return (struct fstab_entry){
+		.line = line,
+		.source = (char *)source,
+		.target = (char *)target,
+		.fstype = (char *)fstype,
+		.options = (char *)"noauto,x-storaged",
+		.device_timeout_usec = USEC_UNSET,
+		.mount_timeout_usec = USEC_UNSET,
+	};
+}
+
+struct world {
+	struct config config;
+	struct fstab fstab;
+	struct inventory inventory;
+	struct btrfs_fs_list btrfs;
+	struct libmnt_table *mountinfo;
+	struct plan plan;
+	struct diag_list diags;
+};
+
+static int world_plan(struct world *w, struct fstab_entry *e, size_t n)
+{
+	struct plan_input in = {
+		.config = &w->config,
+		.fstab = &w->fstab,
+		.inventory = &w->inventory,
+		.btrfs = &w->btrfs,
+		.mountinfo = w->mountinfo,
+		.ram_bytes = 8 * GIB,
+	};
+
+	w->fstab.file = (char *)"fstab";
+	w->fstab.entries = e;
+	w->fstab.n_entries = n;
+	if (!w->config.device_timeout_usec)
+		w->config = test_config();
+	return plan_build(&in, &w->plan, &w->diags);
+}
+
+static void world_done(struct world *w)
+{
+	plan_done(&w->plan);
+	diag_list_done(&w->diags);
+	if (w->mountinfo)
+		mnt_unref_table(w->mountinfo);
+}
+
+/* Position (0-based) of the MOUNT step for @target; fails the test if absent. */
+static size_t mount_pos(const struct plan *p, const char *target)
+{
+	for (size_t i = 0; i < p->n_steps; i++)
+		if (p->steps[i].kind == PLAN_MOUNT && strcmp(p->steps[i].entry->target, target) == 0)
+			return i;
+	fail_msg("no mount step for %s", target);
+	return 0;
+}
+
+static const struct plan_dep *dep_on(const struct plan_step *s, size_t step)
+{
+	for (size_t d = 0; d < s->n_deps; d++)
+		if (s->deps[d].step == step)
+			return &s->deps[d];
+	return NULL;
+}
+
+static void assert_every_dep_earlier(const struct plan *p)
+{
+	for (size_t i = 0; i < p->n_steps; i++)
+		for (size_t d = 0; d < p->steps[i].n_deps; d++)
+			assert_true(p->steps[i].deps[d].step < i);
+}
+
+/* ------------------------------------------------------------ ordering units */
+
+/* Only the deepest ancestor, whatever the fstab order. */
+static void test_parent_deepest(void **state)
+{
+	struct fstab_entry e[] = {
+		entry(1, "tmpfs", "/srv/data/x", "tmpfs"),
+		entry(2, "tmpfs", "/srv", "tmpfs"),
+		entry(3, "tmpfs", "/srv/data", "tmpfs"),
+	};
+	struct world w = { 0 };
+	size_t x, srv, data;
+	const struct plan_dep *d;
+
+	assert_int_equal(world_plan(&w, e, 3), 0);
+	assert_int_equal(w.plan.n_steps, 3);
+	srv = mount_pos(&w.plan, "/srv");
+	data = mount_pos(&w.plan, "/srv/data");
+	x = mount_pos(&w.plan, "/srv/data/x");
+	assert_int_equal(srv, 0);
+	assert_int_equal(data, 1);
+	assert_int_equal(x, 2);
+	assert_int_equal(w.plan.steps[x].n_deps, 1);
+	d = dep_on(&w.plan.steps[x], data);
+	assert_non_null(d);
+	assert_string_equal(d->reason, "/srv/data: parent mount point");
+	assert_int_equal(w.plan.steps[data].n_deps, 1);
+	assert_string_equal(w.plan.steps[data].deps[0].reason, "/srv: parent mount point");
+	assert_int_equal(w.diags.n, 0);
+	world_done(&w);
+}
+
+/* "/srv/data2" is not below "/srv/data": no edge, fstab order kept. */
+static void test_prefix_trap(void **state)
+{
+	struct fstab_entry e[] = {
+		entry(1, "tmpfs", "/srv/data2", "tmpfs"),
+		entry(2, "tmpfs", "/srv/data", "tmpfs"),
+		entry(3, "/srv/data2/b", "/srv/b", "none"),
+	};
+	struct world w = { 0 };
+
+	e[2].bind = true;
+	assert_int_equal(world_plan(&w, e, 3), 0);
+	assert_int_equal(mount_pos(&w.plan, "/srv/data2"), 0);
+	assert_int_equal(mount_pos(&w.plan, "/srv/data"), 1);
+	assert_int_equal(w.plan.steps[0].n_deps, 0);
+	assert_int_equal(w.plan.steps[1].n_deps, 0);
+	/* the bind's source is below /srv/data2 only */
+	assert_int_equal(w.plan.steps[2].n_deps, 1);
+	assert_int_equal(w.plan.steps[2].deps[0].step, 0);
+	assert_string_equal(w.plan.steps[2].deps[0].reason, "/srv/data2: bind source below it");
+	world_done(&w);
+}
+
+/* Independent steps keep fstab order; a ready step never jumps its deps. */
+static void test_ties_fstab_order(void **state)
+{
+	struct fstab_entry e[] = {
+		entry(2, "/a/src", "/z", "none"), /* bind from below /a: after it */
+		entry(4, "tmpfs", "/m", "tmpfs"),
+		entry(7, "tmpfs", "/a", "tmpfs"),
+		entry(9, "tmpfs", "/b", "tmpfs"),
+	};
+	struct world w = { 0 };
+
+	e[0].bind = true;
+	assert_int_equal(world_plan(&w, e, 4), 0);
+	assert_int_equal(mount_pos(&w.plan, "/m"), 0);
+	assert_int_equal(mount_pos(&w.plan, "/a"), 1);
+	assert_int_equal(mount_pos(&w.plan, "/z"), 2);
+	assert_int_equal(mount_pos(&w.plan, "/b"), 3);
+	assert_every_dep_earlier(&w.plan);
+	world_done(&w);
+}
+
+/* A bind whose source equals another mount point waits for it. */
+static void test_bind_source_equal(void **state)
+{
+	struct fstab_entry e[] = {
+		entry(1, "/srv/data", "/mnt/view", "none"),
+		entry(2, "tmpfs", "/srv/data", "tmpfs"),
+	};
+	struct world w = { 0 };
+	size_t v;
+
+	e[0].bind = true;
+	assert_int_equal(world_plan(&w, e, 2), 0);
+	v = mount_pos(&w.plan, "/mnt/view");
+	assert_int_equal(v, 1);
+	assert_string_equal(w.plan.steps[v].deps[0].reason, "/srv/data: bind source below it");
+	world_done(&w);
+}
+
+/* Members registered first, then the assemble, then mounts by line. */
+static void test_btrfs_register_first(void **state)
+{
+	struct block_device devs[2] = {
+		{ .devnode = (char *)"/dev/vdb", .type = (char *)"btrfs", .is_btrfs = true,
+		  .uuid = (char *)"5e81a0c4-7d2b-4b8e-9c1f-0a1b2c3d4e5f" },
+		{ .devnode = (char *)"/dev/vdc", .type = (char *)"btrfs", .is_btrfs = true,
+		  .uuid = (char *)"5e81a0c4-7d2b-4b8e-9c1f-0a1b2c3d4e5f" },
+	};
+	struct btrfs_member members[2] = { { 1, &devs[0] }, { 2, &devs[1] } };
+	struct btrfs_filesystem fs = {
+		.fsid = "5e81a0c4-7d2b-4b8e-9c1f-0a1b2c3d4e5f",
+		.num_devices = 2,
+		.members = members,
+		.n_members = 2,
+	};
+	struct fstab_entry e[] = {
+		entry(1, "tmpfs", "/t", "tmpfs"),
+		entry(2, "/dev/vdc", "/d", "btrfs"),
+	};
+	struct world w = { 0 };
+	const struct plan_step *s;
+
+	w.inventory = (struct inventory){ .devs = devs, .n_devs = 2 };
+	w.btrfs = (struct btrfs_fs_list){ .v = &fs, .n = 1 };
+	e[1].device_timeout_usec = 120 * SEC;
+	assert_int_equal(world_plan(&w, e, 2), 0);
+	assert_int_equal(w.plan.n_steps, 5);
+	assert_int_equal(w.plan.steps[0].kind, PLAN_REGISTER);
+	assert_string_equal(w.plan.steps[0].devnode, "/dev/vdb");
+	assert_int_equal(w.plan.steps[1].kind, PLAN_REGISTER);
+	assert_int_equal(w.plan.steps[1].devid, 2);
+	s = &w.plan.steps[2];
+	assert_int_equal(s->kind, PLAN_ASSEMBLE);
+	assert_int_equal(s->n_deps, 2);
+	assert_string_equal(s->deps[1].reason, "member devid 2");
+	assert_int_equal(s->timeout_usec, 120 * SEC);
+	assert_null(s->missing);
+	assert_int_equal(mount_pos(&w.plan, "/t"), 3);
+	s = &w.plan.steps[4];
+	assert_true(s->is_btrfs);
+	assert_int_equal(s->deps[0].step, 2);
+	assert_string_equal(s->deps[0].reason, "btrfs 5e81a0c4… ready, 2/2 members");
+	world_done(&w);
+}
+
+/* Two entries waiting for one absent device share one step: longest timeout. */
+static void test_wait_device_shared(void **state)
+{
+	char *req[] = { (char *)"LABEL=gone", NULL };
+	struct fstab_entry e[] = {
+		entry(1, "LABEL=gone", "/a", "ext4"),
+		entry(2, "tmpfs", "/b", "tmpfs"),
+	};
+	struct world w = { 0 };
+	size_t a, b;
+
+	e[0].device_timeout_usec = 5 * SEC;
+	e[1].requires = req;
+	assert_int_equal(world_plan(&w, e, 2), 0);
+	assert_int_equal(w.plan.n_steps, 3);
+	assert_int_equal(w.plan.steps[0].kind, PLAN_WAIT_DEVICE);
+	assert_string_equal(w.plan.steps[0].spec, "LABEL=gone");
+	assert_int_equal(w.plan.steps[0].timeout_usec, 90 * SEC);
+	a = mount_pos(&w.plan, "/a");
+	b = mount_pos(&w.plan, "/b");
+	assert_string_equal(w.plan.steps[a].deps[0].reason, "LABEL=gone present");
+	assert_string_equal(w.plan.steps[b].deps[0].reason, "x-storaged.requires=LABEL=gone");
+	world_done(&w);
+}
+
+/* requires= by path, by a path below a mount point, by a systemd unit name. */
+static void test_requires_paths(void **state)
+{
+	char *r1[] = { (char *)"/srv/data/deep/er", (char *)"srv-data.mount", NULL };
+	char *r2[] = { (char *)"/opt/elsewhere", (char *)"network-online.target", NULL };
+	struct fstab_entry e[] = {
+		entry(1, "tmpfs", "/x", "tmpfs"),
+		entry(2, "tmpfs", "/y", "tmpfs"),
+		entry(3, "tmpfs", "/srv/data", "tmpfs"),
+	};
+	struct world w = { 0 };
+	size_t x, data;
+
+	e[0].requires = r1;
+	e[1].requires = r2;
+	assert_int_equal(world_plan(&w, e, 3), 0);
+	data = mount_pos(&w.plan, "/srv/data");
+	x = mount_pos(&w.plan, "/x");
+	assert_true(data < x);
+	assert_int_equal(w.plan.steps[x].n_deps, 1); /* the unit names the same mount */
+	assert_string_equal(w.plan.steps[x].deps[0].reason,
+			    "x-storaged.requires=/srv/data/deep/er");
+	assert_int_equal(w.plan.steps[mount_pos(&w.plan, "/y")].n_deps, 0);
+	assert_int_equal(w.diags.n, 2);
+	assert_int_equal(w.diags.v[0].level, DIAG_WARNING);
+	assert_int_equal(w.diags.v[0].line, 2);
+	assert_string_equal(w.diags.v[0].msg,
+			    "x-storaged.requires=/opt/elsewhere: not a storaged entry; assumed mounted by the system");
+	assert_non_null(strstr(w.diags.v[1].msg, "network-online.target"));
+	world_done(&w);
+}
+
+static void test_requires_cycle(void **state)
+{
+	char *ra[] = { (char *)"/b", NULL };
+	char *rb[] = { (char *)"/c", NULL };
+	char *rc[] = { (char *)"/a", NULL };
+	struct fstab_entry e[] = {
+		entry(3, "tmpfs", "/c", "tmpfs"),
+		entry(5, "tmpfs", "/a", "tmpfs"),
+		entry(8, "tmpfs", "/b", "tmpfs"),
+		entry(9, "tmpfs", "/free", "tmpfs"),
+	};
+	struct world w = { 0 };
+
+	e[0].requires = rc;
+	e[1].requires = ra;
+	e[2].requires = rb;
+	assert_int_equal(world_plan(&w, e, 4), -ELOOP);
+	assert_int_equal(diag_count(&w.diags, DIAG_ERROR), 1);
+	assert_string_equal(w.diags.v[0].file, "fstab");
+	assert_int_equal(w.diags.v[0].line, 3);
+	assert_string_equal(w.diags.v[0].msg,
+			    "dependency cycle: /c (fstab line 3) -> /a (line 5) -> /b (line 8) -> /c; remove one of the x-storaged.requires= options");
+	world_done(&w);
+}
+
+/* A cycle without requires=: a bind from inside a child onto its parent. */
+static void test_cycle_without_requires(void **state)
+{
+	struct fstab_entry e[] = {
+		entry(1, "/y/x/src", "/y", "none"),
+		entry(2, "tmpfs", "/y/x", "tmpfs"),
+	};
+	struct world w = { 0 };
+
+	e[0].bind = true;
+	assert_int_equal(world_plan(&w, e, 2), -ELOOP);
+	assert_int_equal(w.diags.n, 1);
+	assert_string_equal(w.diags.v[0].msg,
+			    "dependency cycle: /y (fstab line 1) -> /y/x (line 2) -> /y; change the mount point or source of one of them");
+	world_done(&w);
+}
+
+static void test_self_requires(void **state)
+{
+	char *r[] = { (char *)"/a", NULL };
+	struct fstab_entry e[] = { entry(4, "tmpfs", "/a", "tmpfs") };
+	struct world w = { 0 };
+
+	e[0].requires = r;
+	assert_int_equal(world_plan(&w, e, 1), -ELOOP);
+	assert_string_equal(w.diags.v[0].msg,
+			    "dependency cycle: /a (fstab line 4) -> /a; remove one of the x-storaged.requires= options");
+	world_done(&w);
+}
+
+/* Mounted already: done, no deps of its own, but children still wait on it. */
+static void test_already_mounted(void **state)
+{
+	struct fstab_entry e[] = {
+		entry(1, "LABEL=absent", "/srv/data", "btrfs"),
+		entry(2, "tmpfs", "/srv/data/tmp", "tmpfs"),
+	};
+	struct world w = { 0 };
+	struct libmnt_fs *fs = mnt_new_fs();
+
+	w.mountinfo = mnt_new_table();
+	assert_non_null(fs);
+	assert_non_null(w.mountinfo);
+	assert_int_equal(mnt_fs_set_target(fs, "/srv/data"), 0);
+	assert_int_equal(mnt_table_add_fs(w.mountinfo, fs), 0);
+	mnt_unref_fs(fs);
+	assert_int_equal(world_plan(&w, e, 2), 0);
+	assert_int_equal(w.plan.n_steps, 2); /* no WAIT_DEVICE for the mounted one */
+	assert_true(w.plan.steps[0].done);
+	assert_string_equal(w.plan.steps[0].note, "already mounted");
+	assert_int_equal(w.plan.steps[0].n_deps, 0);
+	assert_false(w.plan.steps[1].done);
+	assert_int_equal(w.plan.steps[1].deps[0].step, 0);
+	world_done(&w);
+}
+
+/* Rule 4 both ways: area below a mount, a mount below an area. */
+static void test_area_edges(void **state)
+{
+	struct area_config areas[] = { {
+		.name = (char *)"cache",
+		.line = 7,
+		.path = (char *)"/srv/data/cache",
+		.backend = AREA_TMPFS,
+		.size = { AREA_SIZE_BYTES, 64 << 20 },
+		.inodes = 1000,
+		.headroom = 2.0,
+		.fs = (char *)"ext4",
+	} };
+	struct fstab_entry e[] = {
+		entry(1, "tmpfs", "/srv/data/cache/sub", "tmpfs"),
+		entry(2, "tmpfs", "/srv", "tmpfs"),
+		entry(3, "tmpfs", "/srv/data", "tmpfs"),
+	};
+	struct world w = { .config = test_config() };
+	size_t area = SIZE_MAX, sub;
+
+	w.config.areas = areas;
+	w.config.n_areas = 1;
+	assert_int_equal(world_plan(&w, e, 3), 0);
+	for (size_t i = 0; i < w.plan.n_steps; i++)
+		if (w.plan.steps[i].kind == PLAN_AREA)
+			area = i;
+	assert_int_equal(area, 2);
+	assert_int_equal(w.plan.steps[area].n_deps, 1);
+	assert_int_equal(w.plan.steps[area].deps[0].step, mount_pos(&w.plan, "/srv/data"));
+	assert_string_equal(w.plan.steps[area].deps[0].reason, "/srv/data: area path below it");
+	sub = mount_pos(&w.plan, "/srv/data/cache/sub");
+	assert_int_equal(sub, 3);
+	assert_non_null(dep_on(&w.plan.steps[sub], area));
+	assert_every_dep_earlier(&w.plan);
+	world_done(&w);
+}
+
+static void test_describe(void **state)
+{
+	struct fstab_entry e = entry(1, "UUID=abc", "/srv/data", "btrfs");
+	struct plan_step s = { .kind = PLAN_MOUNT, .entry = &e };
+	char buf[128];
+
+	assert_string_equal(plan_step_describe(&s, buf, sizeof(buf)), "mount UUID=abc on /srv/data");
+	s = (struct plan_step){ .kind = PLAN_REGISTER, .devnode = (char *)"/dev/loop1" };
+	assert_string_equal(plan_step_describe(&s, buf, sizeof(buf)), "register /dev/loop1");
+	s = (struct plan_step){ .kind = PLAN_ASSEMBLE, .fsid = "5e81a0c4-7d2b-4b8e-9c1f-0a1b2c3d4e5f",
+				.label = (char *)"my data" };
+	assert_string_equal(plan_step_describe(&s, buf, sizeof(buf)),
+			    "assemble btrfs 5e81a0c4… 'my data'");
+	s = (struct plan_step){ .kind = PLAN_WAIT_DEVICE, .spec = (char *)"LABEL=x" };
+	assert_string_equal(plan_step_describe(&s, buf, sizeof(buf)), "wait for LABEL=x");
+	/* truncation keeps a NUL */
+	s = (struct plan_step){ .kind = PLAN_MOUNT, .entry = &e };
+	assert_string_equal(plan_step_describe(&s, buf, 6), "mount");
+}
+
+/* A newline in a path must not split a step across lines. */
+static void test_text_escapes_control(void **state)
+{
+	struct fstab_entry e[] = { entry(1, "tmpfs", "/srv/a\nb\\c", "tmpfs") };
+	struct world w = { 0 };
+	char *out = NULL;
+	size_t sz = 0;
+	FILE *f = open_memstream(&out, &sz);
+
+	assert_non_null(f);
+	assert_int_equal(world_plan(&w, e, 1), 0);
+	assert_int_equal(plan_render_text(&w.plan, f), 0);
+	fclose(f);
+	assert_string_equal(out, "1 mount tmpfs on /srv/a\\012b\\134c type tmpfs\n");
+	free(out);
+	world_done(&w);
+}
+
+/* ------------------------------------------------------------ golden scenarios */
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t sz = 0;
+	FILE *m;
+	int c;
+
+	if (!f)
+		return NULL;
+	m = open_memstream(&buf, &sz);
+	assert_non_null(m);
+	while ((c = fgetc(f)) != EOF)
+		fputc(c, m);
+	fclose(f);
+	fclose(m);
+	return buf;
+}
+
+static void report_mismatch(const char *path, const char *want, const char *got)
+{
+	unsigned line = 1;
+	size_t i = 0, ls = 0;
+
+	for (; want[i] && want[i] == got[i]; i++)
+		if (want[i] == '\n') {
+			line++;
+			ls = i + 1;
+		}
+	print_error("golden mismatch: %s, first difference at line %u\n"
+		    "  expected: %.*s\n  actual:   %.*s\n"
+		    "---- actual output (UPDATE_GOLDEN=1 rewrites; review the diff) ----\n%s----\n",
+		    path, line, (int)strcspn(want + ls, "\n"), want + ls,
+		    (int)strcspn(got + ls, "\n"), got + ls, got);
+}
+
+/* Compares @got with GOLDEN/@name/@file; an absent file means "empty". */
+static void check_golden(const char *name, const char *file, const char *got)
+{
+	char path[512];
+	char *want;
+	bool same;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", GOLDEN, name, file);
+	if (getenv("UPDATE_GOLDEN")) {
+		FILE *f;
+
+		if (!got[0]) {
+			unlink(path);
+			return;
+		}
+		f = fopen(path, "we");
+		assert_non_null(f);
+		fputs(got, f);
+		assert_int_equal(fclose(f), 0);
+		return;
+	}
+	want = slurp(path);
+	same = strcmp(want ? want : "", got) == 0;
+	if (!same)
+		report_mismatch(path, want ? want : "", got);
+	free(want);
+	assert_true(same);
+}
+
+/* "surveys": one line per area in config order, "BYTES INODES". */
+static struct area_survey *load_surveys(size_t n)
+{
+	struct area_survey *v;
+	FILE *f = fopen("surveys", "re");
+
+	if (!f)
+		return NULL;
+	v = calloc(n ? n : 1, sizeof(*v));
+	assert_non_null(v);
+	for (size_t i = 0; i < n; i++) {
+		unsigned long long bytes, inodes;
+
+		assert_int_equal(fscanf(f, "%llu %llu", &bytes, &inodes), 2);
+		v[i] = (struct area_survey){ .bytes = bytes, .inodes = inodes, .valid = true };
+	}
+	fclose(f);
+	return v;
+}
+
+struct golden_out {
+	int rc;
+	char *text, *json, *diags;
+	size_t ltext, ljson, ldiags;
+};
+
+static void render(const struct plan *p, struct diag_list *dl, struct golden_out *o)
+{
+	FILE *t = open_memstream(&o->text, &o->ltext);
+	FILE *j = open_memstream(&o->json, &o->ljson);
+	FILE *d = open_memstream(&o->diags, &o->ldiags);
+
+	assert_non_null(t);
+	assert_non_null(j);
+	assert_non_null(d);
+	if (p) {
+		assert_int_equal(plan_render_text(p, t), 0);
+		assert_int_equal(plan_render_json(p, j), 0);
+	}
+	diag_print(dl, d);
+	fclose(t);
+	fclose(j);
+	fclose(d);
+}
+
+/* Runs GOLDEN/@name the way `storaged --dry-run` would, from inside the
+ * directory so that diagnostics name files relative to it. */
+static void run_golden(const char *name, int want_rc)
+{
+	char dir[512];
+	struct config c = { 0 };
+	struct fstab f = { 0 };
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list bl = { 0 };
+	struct diag_list dl = { 0 };
+	struct plan p = { 0 };
+	struct golden_out o = { 0 };
+	struct plan_input in = { .ram_bytes = 16 * GIB };
+
+	snprintf(dir, sizeof(dir), "%s/%s", GOLDEN, name);
+	assert_int_equal(chdir(dir), 0);
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(config_load(&c, "storaged.conf", false, &dl), 0);
+	assert_int_equal(fstab_load(&f, "fstab", c.select, &dl), 0);
+	if (access("inventory.ini", F_OK) == 0)
+		assert_int_equal(inventory_load_fixture(&inv, "inventory.ini", &dl), 0);
+	assert_int_equal(btrfs_group(&inv, &bl, &dl), 0);
+	if (access("mountinfo", F_OK) == 0) {
+		in.mountinfo = mnt_new_table();
+		assert_non_null(in.mountinfo);
+		assert_int_equal(mnt_table_parse_file(in.mountinfo, "mountinfo"), 0);
+	}
+	in.config = &c;
+	in.fstab = &f;
+	in.inventory = &inv;
+	in.btrfs = &bl;
+	in.surveys = load_surveys(c.n_areas);
+
+	o.rc = plan_build(&in, &p, &dl);
+	render(o.rc == 0 ? &p : NULL, &dl, &o);
+	assert_int_equal(o.rc, want_rc);
+	check_golden(name, "plan.txt", o.text);
+	check_golden(name, "plan.json", o.json);
+	check_golden(name, "diags.txt", o.diags);
+
+	free(o.text);
+	free(o.json);
+	free(o.diags);
+	free((void *)in.surveys);
+	if (o.rc == 0)
+		plan_done(&p);
+	if (in.mountinfo)
+		mnt_unref_table(in.mountinfo);
+	diag_list_done(&dl);
+	btrfs_fs_list_done(&bl);
+	inventory_done(&inv);
+	fstab_done(&f);
+	config_done(&c);
+}
+
+#define GOLDEN_TEST(fn, name, rc)       \
+	static void fn(void **state)    \
+	{                               \
+		run_golden(name, rc);   \
+	}
+
+GOLDEN_TEST(golden_raid1_complete, "raid1-complete", 0)
+GOLDEN_TEST(golden_raid1_member_missing, "raid1-member-missing", 0)
+GOLDEN_TEST(golden_degraded_allowed, "degraded-allowed", 0)
+GOLDEN_TEST(golden_nested_child_first, "nested-child-first", 0)
+GOLDEN_TEST(golden_escapes, "escapes", 0)
+GOLDEN_TEST(golden_bind_and_tmpfs_below_btrfs, "bind-and-tmpfs-below-btrfs", 0)
+GOLDEN_TEST(golden_already_mounted, "already-mounted", 0)
+GOLDEN_TEST(golden_requires_cycle, "requires-cycle", -ELOOP)
+GOLDEN_TEST(golden_requires_missing_path, "requires-missing-path", 0)
+GOLDEN_TEST(golden_systemd_after, "systemd-after", 0)
+GOLDEN_TEST(golden_device_absent, "device-absent", 0)
+GOLDEN_TEST(golden_areas, "areas", 0)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parent_deepest),
+		cmocka_unit_test(test_prefix_trap),
+		cmocka_unit_test(test_ties_fstab_order),
+		cmocka_unit_test(test_bind_source_equal),
+		cmocka_unit_test(test_btrfs_register_first),
+		cmocka_unit_test(test_wait_device_shared),
+		cmocka_unit_test(test_requires_paths),
+		cmocka_unit_test(test_requires_cycle),
+		cmocka_unit_test(test_cycle_without_requires),
+		cmocka_unit_test(test_self_requires),
+		cmocka_unit_test(test_already_mounted),
+		cmocka_unit_test(test_area_edges),
+		cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_text_escapes_control),
+		cmocka_unit_test(golden_raid1_complete),
+		cmocka_unit_test(golden_raid1_member_missing),
+		cmocka_unit_test(golden_degraded_allowed),
+		cmocka_unit_test(golden_nested_child_first),
+		cmocka_unit_test(golden_escapes),
+		cmocka_unit_test(golden_bind_and_tmpfs_below_btrfs),
+		cmocka_unit_test(golden_already_mounted),
+		cmocka_unit_test(golden_requires_cycle),
+		cmocka_unit_test(golden_requires_missing_path),
+		cmocka_unit_test(golden_systemd_after),
+		cmocka_unit_test(golden_device_absent),
+		cmocka_unit_test(golden_areas),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
