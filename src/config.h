@@ -39,6 +39,7 @@ struct area_size {
 
 struct area_config {
 	char *name; /* from "[area NAME]" */
+	char *file; /* file the section is in (owned), NULL when built in code */
 	unsigned line; /* line of the section header */
 	char *path; /* absolute, normalised persistent directory */
 	enum area_backend backend; /* default AREA_TMPFS */
@@ -94,7 +95,8 @@ void config_done(struct config *c);
  * @filename: name used in diagnostics
  * @diags: every problem is appended as "filename:line: message"
  *
- * Pure: reads no file.  Reports every error in one pass (unknown sections
+ * Pure: reads no file, except that owner/group names are resolved through
+ * NSS (getpwnam_r/getgrnam_r).  Reports every error in one pass (unknown sections
  * and keys, bad values, malformed and overlong lines, duplicate sections or
  * keys, areas without path or with overlapping paths), counting lines itself.
  *

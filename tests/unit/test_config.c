@@ -1,0 +1,637 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+/* "config.h" alone would find autoconf's config.h in the build directory */
+#include "../../src/config.h"
+#include "diag.h"
+#include "units.h"
+#include "util.h"
+
+#define CONFIG_FIXTURES FIXTURES "/config/"
+#define SEC USEC_PER_SEC
+#define MiB (UINT64_C(1024) * 1024)
+
+struct expect {
+	unsigned line;
+	const char *text; /* substring of the message */
+};
+
+/* Every expected diagnostic is there, with @file and its line, and no other. */
+static void assert_diags(const struct diag_list *dl, const char *file, const struct expect *e,
+			 size_t n)
+{
+	bool *used = calloc(dl->n + 1, sizeof(bool));
+
+	assert_non_null(used);
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+
+		for (j = 0; j < dl->n; j++)
+			if (!used[j] && dl->v[j].line == e[i].line && dl->v[j].file &&
+			    strcmp(dl->v[j].file, file) == 0 && strstr(dl->v[j].msg, e[i].text))
+				break;
+		if (j == dl->n) {
+			diag_print(dl, stderr);
+			fail_msg("missing %s:%u: ...%s...", file, e[i].line, e[i].text);
+		}
+		assert_int_equal(dl->v[j].level, DIAG_ERROR);
+		used[j] = true;
+	}
+	if (dl->n != n) {
+		diag_print(dl, stderr);
+		fail_msg("%zu diagnostics, %zu expected", dl->n, n);
+	}
+	free(used);
+}
+
+/* Parses a fixture through config_load() without the owner check. */
+static int load_fixture(struct config *c, const char *name, struct diag_list *dl)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), CONFIG_FIXTURES "%s", name);
+	assert_int_equal(config_init(c), 0);
+	return config_load(c, path, false, dl);
+}
+
+static int parse_str(struct config *c, const char *text, struct diag_list *dl)
+{
+	assert_int_equal(config_init(c), 0);
+	return config_parse_buf(c, text, strlen(text), "t.conf", dl);
+}
+
+static void test_defaults(void **state)
+{
+	struct config c;
+
+	assert_int_equal(config_init(&c), 0);
+	assert_null(c.file);
+	assert_string_equal(c.fstab, "/etc/fstab");
+	assert_int_equal(strv_length(c.select), 2);
+	assert_string_equal(c.select[0], "x-storaged");
+	assert_string_equal(c.select[1], "_netdev");
+	assert_int_equal(c.device_timeout_usec, 90 * SEC);
+	assert_int_equal(c.mount_timeout_usec, 90 * SEC);
+	assert_int_equal(c.degraded, DEGRADED_NO);
+	assert_int_equal(c.jobs, 4);
+	assert_false(c.hotplug);
+	assert_int_equal(c.n_areas, 0);
+	config_done(&c);
+	config_done(&c); /* zeroed: safe again */
+}
+
+static void test_good(void **state)
+{
+	struct diag_list dl = { 0 };
+	const struct area_config *a;
+	struct config c;
+
+	assert_int_equal(load_fixture(&c, "good.conf", &dl), 0);
+	assert_int_equal(dl.n, 0);
+	assert_string_equal(c.file, CONFIG_FIXTURES "good.conf");
+	assert_string_equal(c.fstab, "/etc/fstab.storaged");
+	assert_int_equal(strv_length(c.select), 3);
+	assert_string_equal(c.select[0], "x-storaged");
+	assert_string_equal(c.select[1], "_netdev");
+	assert_string_equal(c.select[2], "comment=storaged");
+	assert_int_equal(c.device_timeout_usec, 90 * SEC);
+	assert_int_equal(c.degraded, DEGRADED_AFTER_TIMEOUT);
+	assert_int_equal(c.mount_timeout_usec, 120 * SEC);
+	assert_int_equal(c.jobs, 8);
+	assert_true(c.hotplug);
+	assert_int_equal(c.n_areas, 3);
+
+	a = &c.areas[0];
+	assert_string_equal(a->name, "rpmbuild");
+	assert_string_equal(a->file, CONFIG_FIXTURES "good.conf");
+	assert_int_equal(a->line, 11);
+	assert_string_equal(a->path, "/root/rpmbuild");
+	assert_int_equal(a->backend, AREA_TMPFS);
+	assert_int_equal(a->size.kind, AREA_SIZE_BYTES);
+	assert_int_equal(a->size.value, 12800 * MiB);
+	assert_false(a->inodes_auto);
+	assert_int_equal(a->inodes, 300 * 1024);
+	assert_true(a->headroom == 1.5);
+	assert_true(a->seed);
+	assert_false(a->persist);
+	assert_false(a->force);
+	assert_string_equal(a->fs, "ext4");
+	assert_true(a->mode_set);
+	assert_int_equal(a->mode, 0755);
+	assert_true(a->uid_set);
+	assert_int_equal(a->uid, 0);
+	assert_true(a->gid_set);
+	assert_int_equal(a->gid, 0);
+
+	a = &c.areas[1];
+	assert_string_equal(a->name, "scratch.tmp-1");
+	assert_int_equal(a->line, 25);
+	assert_string_equal(a->path, "/var/tmp/scratch#1");
+	assert_int_equal(a->backend, AREA_ZRAM);
+	assert_int_equal(a->size.kind, AREA_SIZE_PERCENT);
+	assert_int_equal(a->size.value, 25);
+	assert_true(a->inodes_auto);
+	assert_string_equal(a->fs, "xfs");
+	assert_int_equal(a->mode, 01777);
+	assert_int_equal(a->uid, 1000);
+	assert_int_equal(a->gid, 100);
+	assert_true(a->persist);
+	assert_true(a->force);
+	assert_false(a->seed);
+	assert_true(a->headroom == 3.0);
+
+	a = &c.areas[2];
+	assert_string_equal(a->name, "brd");
+	assert_string_equal(a->path, "/srv/brd;x");
+	assert_int_equal(a->backend, AREA_BRD);
+	assert_int_equal(a->size.value, 1536 * MiB);
+	assert_string_equal(a->fs, "btrfs");
+	/* defaults of an area */
+	assert_true(a->inodes_auto);
+	assert_true(a->headroom == 2.0);
+	assert_true(a->seed);
+	assert_false(a->persist);
+	assert_false(a->mode_set);
+	assert_false(a->uid_set);
+	assert_false(a->gid_set);
+
+	config_done(&c);
+}
+
+/* DESIGN.md's example, inline comments and all. */
+static void test_design_example(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	assert_int_equal(load_fixture(&c, "design.conf", &dl), 0);
+	assert_int_equal(dl.n, 0);
+	assert_int_equal(strv_length(c.select), 2);
+	assert_string_equal(c.select[1], "_netdev");
+	assert_int_equal(c.device_timeout_usec, 90 * SEC);
+	assert_int_equal(c.degraded, DEGRADED_NO);
+	assert_int_equal(c.jobs, 4);
+	assert_false(c.hotplug);
+	assert_int_equal(c.n_areas, 1);
+	assert_string_equal(c.areas[0].path, "/root/rpmbuild");
+	assert_int_equal(c.areas[0].size.value, 12800 * MiB);
+	assert_true(c.areas[0].inodes_auto);
+	assert_true(c.areas[0].headroom == 2.0);
+	assert_string_equal(c.areas[0].fs, "ext4");
+	assert_int_equal(c.areas[0].mode, 0755);
+	config_done(&c);
+}
+
+static void test_bad_structure(void **state)
+{
+	static const struct expect e[] = {
+		{ 2, "'jobs' is outside of any section" },
+		{ 5, "duplicate key 'jobs' in [storaged]; first set at line 4" },
+		{ 6, "unknown key 'colour' in [storaged] (accepted: fstab, select," },
+		{ 7, "'this line has no equals sign' is not a section header" },
+		{ 8, "duplicate section [storaged]; first at line 3" },
+		{ 12, "duplicate section [area a]; first at line 10" },
+		{ 14, "area 'b': path '/srv/build/sub' lies inside the path of area 'a'" },
+		{ 16, "[area nopath] has no path" },
+		{ 18, "unknown section '[mystery]'" },
+		{ 20, "unterminated section header '[area c'" },
+		{ 22, "area 'd': path '/srv/build' is also the path of area 'a'" },
+		{ 22, "area 'd': path '/srv/build' contains the path of area 'b'" },
+		{ 24, "'bad/name' is not an area name" },
+		{ 25, "'' is not a key name" },
+		{ 26, "section [area] needs a name" },
+		{ 27, "area 'e': path '/srv' contains the path of area 'a'" },
+		{ 27, "area 'e': path '/srv' contains the path of area 'b'" },
+		{ 27, "area 'e': path '/srv' contains the path of area 'd'" },
+	};
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	assert_int_equal(load_fixture(&c, "bad-structure.conf", &dl), -EINVAL);
+	assert_diags(&dl, CONFIG_FIXTURES "bad-structure.conf", e, ARRAY_SIZE(e));
+	/* in line order, although the overlap checks run last */
+	for (size_t i = 1; i < dl.n; i++)
+		assert_true(dl.v[i - 1].line <= dl.v[i].line);
+	/* the first values still apply; skipped sections changed nothing */
+	assert_int_equal(c.jobs, 2);
+	diag_list_done(&dl);
+	config_done(&c);
+}
+
+static void test_bad_values(void **state)
+{
+	static const struct expect e[] = {
+		{ 2, "fstab: 'etc/fstab' is not an absolute file name" },
+		{ 3, "select: 'x-storaged,_netdev' is not a list of fstab options" },
+		{ 4, "device-timeout: 'soon' is not a duration (e.g. 90s, 2min, infinity)" },
+		{ 5, "degraded: 'maybe' is not 'no' or 'after-timeout'" },
+		{ 6, "mount-timeout: '-5s' is not a duration" },
+		{ 7, "jobs: '0' is out of range; expected a number of parallel jobs, 1..64" },
+		{ 8, "hotplug: 'perhaps' is not a boolean" },
+		{ 11, "path: '/srv/v/' is not an absolute, normalised directory" },
+		{ 12, "backend: 'ramfs' is not tmpfs, zram or brd" },
+		{ 13, "size: '99999999999999999999G' is out of range" },
+		{ 14, "inodes: '-300' is not an inode count" },
+		{ 15, "headroom: '0' is not a factor" },
+		{ 16, "seed: empty value; expected a boolean" },
+		{ 17, "persist: 'nope' is not a boolean" },
+		{ 18, "force: '2' is not a boolean" },
+		{ 19, "fs: 'Ext4!' is not a filesystem type" },
+		{ 20, "mode: '0999' is not an octal mode" },
+		{ 21, "owner: 'no-such-user-storaged' is not a user name known to this system" },
+		{ 22, "group: 'no-such-group-storaged' is not a group name known to this system" },
+		{ 24, "path: 'relative/dir' is not an absolute" },
+		{ 25, "size: '150%' is out of range" },
+		{ 26, "inodes: '99999999999999999999' is out of range" },
+		{ 27, "headroom: '1001' is out of range" },
+		{ 28, "mode: '77777' is out of range" },
+		{ 29, "owner: '4294967295' is out of range" },
+		{ 30, "group: '-1' is not" },
+		{ 31, "duplicate section [storaged]; first at line 1" },
+	};
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	assert_int_equal(load_fixture(&c, "bad-values.conf", &dl), -EINVAL);
+	assert_diags(&dl, CONFIG_FIXTURES "bad-values.conf", e, ARRAY_SIZE(e));
+	/* failed values leave the defaults alone */
+	assert_string_equal(c.fstab, "/etc/fstab");
+	assert_int_equal(strv_length(c.select), 2);
+	assert_int_equal(c.device_timeout_usec, 90 * SEC);
+	assert_int_equal(c.jobs, 4);
+	assert_int_equal(c.n_areas, 2);
+	assert_null(c.areas[0].path);
+	assert_int_equal(c.areas[0].size.kind, AREA_SIZE_AUTO);
+	assert_false(c.areas[0].mode_set);
+	assert_false(c.areas[0].uid_set);
+	diag_list_done(&dl);
+	config_done(&c);
+}
+
+static void test_hostile(void **state)
+{
+	static const struct expect e[] = {
+		{ 2, "NUL byte at column 9" },
+		{ 3, "line is 5000 bytes long; at most 1024 are accepted" },
+		{ 4, "device-timeout: '99999999999999999999s' is out of range" },
+		{ 5, "mount-timeout: empty value; expected a duration" },
+		{ 6, "unterminated section header '[area x'" },
+		{ 10, "size: '99999999999999999999G' is out of range" },
+		{ 11, "inodes: '-5' is not" },
+		{ 12, "control character 0x01 at column 7" },
+		{ 13, "headroom: empty value" },
+		{ 14, "duplicate key 'size' in [area h]; first set at line 10" },
+		{ 15, "NUL byte at column 1" },
+		{ 16, "unknown key 'jobs' in [area h] (accepted: path, backend, size," },
+	};
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	assert_int_equal(load_fixture(&c, "hostile.conf", &dl), -EINVAL);
+	assert_diags(&dl, CONFIG_FIXTURES "hostile.conf", e, ARRAY_SIZE(e));
+	assert_int_equal(c.jobs, 4);
+	assert_int_equal(c.n_areas, 1);
+	assert_string_equal(c.areas[0].name, "h");
+	assert_string_equal(c.areas[0].path, "/srv/h");
+	diag_list_done(&dl);
+	config_done(&c);
+}
+
+static void test_crlf(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	assert_int_equal(load_fixture(&c, "crlf.conf", &dl), 0);
+	assert_int_equal(dl.n, 0);
+	assert_int_equal(c.jobs, 7);
+	assert_int_equal(c.device_timeout_usec, 5 * SEC);
+	assert_int_equal(c.n_areas, 1);
+	assert_int_equal(c.areas[0].line, 6);
+	assert_string_equal(c.areas[0].path, "/srv/crlf");
+	assert_int_equal(c.areas[0].size.value, 64 * MiB);
+	assert_int_equal(c.areas[0].inodes, 2000);
+	config_done(&c);
+}
+
+/* Lines longer than the distribution's inih takes (200) work up to 1024. */
+static void test_long_lines(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct config c;
+	char *text, *path;
+	size_t n;
+
+	/* "path = " (7) + 1017 bytes: exactly 1024 */
+	path = malloc(1018);
+	assert_non_null(path);
+	path[0] = '/';
+	memset(path + 1, 'p', 1016);
+	path[1017] = '\0';
+	assert_true(asprintf(&text, "[area long]\npath = %s\n[area longer]\npath = %sq\n", path, path) > 0);
+	assert_int_equal(parse_str(&c, text, &dl), -EINVAL);
+	assert_int_equal(dl.n, 2);
+	assert_int_equal(dl.v[0].line, 3);
+	assert_string_equal(dl.v[0].msg, "[area longer] has no path; add 'path = /persistent/dir'");
+	assert_int_equal(dl.v[1].line, 4);
+	assert_string_equal(dl.v[1].msg, "line is 1025 bytes long; at most 1024 are accepted");
+	assert_int_equal(c.n_areas, 2);
+	n = strlen(c.areas[0].path);
+	assert_int_equal(n, 1017);
+	assert_string_equal(c.areas[0].path, path);
+	free(text);
+	free(path);
+	diag_list_done(&dl);
+	config_done(&c);
+}
+
+static void test_inline_comments(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	assert_int_equal(parse_str(&c,
+				   "\xef\xbb\xbf[storaged] ; comment\n"
+				   "select = x-a comment=b  # comment\n"
+				   "fstab = /etc/fs;tab\t; comment\n"
+				   "  ; indented comment\n"
+				   "\t# another\n"
+				   "  jobs = 3\n"
+				   "    hotplug = on",
+				   &dl),
+			 0);
+	assert_int_equal(dl.n, 0);
+	assert_int_equal(strv_length(c.select), 2);
+	assert_string_equal(c.select[0], "x-a");
+	assert_string_equal(c.select[1], "comment=b");
+	assert_string_equal(c.fstab, "/etc/fs;tab");
+	assert_int_equal(c.jobs, 3); /* indented: no continuation of the previous value */
+	assert_true(c.hotplug);
+	config_done(&c);
+}
+
+static void test_not_terminated(void **state)
+{
+	static const char text[] = "[storaged]\njobs = 12";
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	assert_int_equal(config_init(&c), 0);
+	/* @len ends before the "2": the buffer is read only up to @len */
+	assert_int_equal(config_parse_buf(&c, text, sizeof(text) - 2, "t.conf", &dl), 0);
+	assert_int_equal(c.jobs, 1);
+	assert_int_equal(config_parse_buf(&c, "", 0, "empty.conf", &dl), 0);
+	assert_int_equal(dl.n, 0);
+	config_done(&c);
+}
+
+static void test_small_cases(void **state)
+{
+	static const struct {
+		const char *text;
+		unsigned line;
+		const char *msg;
+	} cases[] = {
+		{ "[storaged]\njobs = 65\n", 2, "jobs: '65' is out of range; expected a number of parallel jobs, 1..64" },
+		{ "[storaged]\njobs = 4x\n", 2, "jobs: '4x' is not a number of parallel jobs, 1..64" },
+		{ "[storaged]\nselect =\n", 2, "select: empty value; expected a list of fstab options separated by spaces (e.g. x-storaged _netdev)" },
+		{ "[storaged]\ndevice-timeout = soon\n", 2, "device-timeout: 'soon' is not a duration (e.g. 90s, 2min, infinity)" },
+		{ "[storaged]\n[ storaged ]\n", 2, "duplicate section [storaged]; first at line 1" },
+		{ "[storaged]\nfoo\n", 2, "'foo' is not a section header, a 'key = value' line or a comment" },
+		{ "[storaged]\nfoo: bar\n", 2, "'foo: bar' is not a section header, a 'key = value' line or a comment" },
+		{ "[storaged\n", 1, "unterminated section header '[storaged'; expected [storaged] or [area NAME]" },
+		{ "[storaged] x\n", 1, "text after the end of section header '[storaged] x'; expected [storaged] or [area NAME]" },
+		{ "[area x]\npath = /a\nsize = 0\n", 3, "size: '0' is out of range; expected a size (e.g. 512M, 12800M, 1.5G), a share of RAM (1%..100%) or auto" },
+		{ "[area x]\npath = /a\ninodes = 0\n", 3, "inodes: '0' is out of range; expected an inode count (e.g. 300000, 300k) or auto" },
+		{ "[area x]\npath = /a\nsize = -1G\n", 3, "size: '-1G' is not a size (e.g. 512M, 12800M, 1.5G), a share of RAM (1%..100%) or auto" },
+		{ "[area x]\npath = /a\nowner = -root\n", 3, "owner: '-root' is not a user name known to this system or a numeric uid" },
+		{ "[area x]\npath = /a\nfs = averyveryverylongfs\n", 3, "fs: 'averyveryverylongfs' is not a filesystem type in lower case (e.g. ext4, ext2, xfs, btrfs)" },
+		{ "[area x]\npath = /a/./b\n", 2, "path: '/a/./b' is not an absolute, normalised directory (no '.', '..', '//' or trailing '/')" },
+		{ "[area x]\n", 1, "[area x] has no path; add 'path = /persistent/dir'" },
+		{ "[area x]\npath = /a\n[area y]\npath = /a/b\n", 3, "area 'y': path '/a/b' lies inside the path of area 'x' (line 1); areas must not overlap" },
+		{ "[AREA x]\n", 1, "unknown section '[AREA x]'; expected [storaged] or [area NAME]" },
+		{ "[areax]\n", 1, "unknown section '[areax]'; expected [storaged] or [area NAME]" },
+		{ "[storaged]\n\x7f = 1\n", 2, "control character 0x7f at column 1" },
+		{ "[storaged]\nj\x01obs = 1\n", 2, "control character 0x01 at column 2" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct diag_list dl = { 0 };
+		struct config c;
+
+		assert_int_equal(parse_str(&c, cases[i].text, &dl), -EINVAL);
+		if (dl.n != 1 || dl.v[0].line != cases[i].line ||
+		    strcmp(dl.v[0].msg, cases[i].msg) != 0) {
+			diag_print(&dl, stderr);
+			fail_msg("case %zu: want t.conf:%u: %s", i, cases[i].line, cases[i].msg);
+		}
+		assert_string_equal(dl.v[0].file, "t.conf");
+		diag_list_done(&dl);
+		config_done(&c);
+	}
+}
+
+/* A file per test under a private directory, removed afterwards. */
+struct tmpdir {
+	char path[64];
+};
+
+static void tmpdir_make(struct tmpdir *t)
+{
+	strcpy(t->path, "/tmp/test_config.XXXXXX");
+	assert_non_null(mkdtemp(t->path));
+}
+
+static char *write_file(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	char *path;
+	FILE *f;
+
+	assert_true(asprintf(&path, "%s/%s", dir, name) > 0);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, mode), 0);
+	return path;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void tmpdir_remove(struct tmpdir *t)
+{
+	assert_int_equal(nftw(t->path, remove_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+static void test_load_missing(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(config_load(&c, "/nonexistent/storaged.conf", true, &dl), -ENOENT);
+	assert_int_equal(dl.n, 0);
+	assert_null(c.file);
+	config_done(&c);
+}
+
+static void test_load_dropins(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct tmpdir t;
+	struct config c;
+	char *main_conf, *d, *f[5];
+
+	tmpdir_make(&t);
+	main_conf = write_file(t.path, "s.conf", "[storaged]\njobs = 2\n[area a]\npath = /srv/a\n", 0644);
+	assert_true(asprintf(&d, "%s.d", main_conf) > 0);
+	assert_int_equal(mkdir(d, 0755), 0);
+	f[0] = write_file(d, "20-b.conf", "[storaged]\njobs = 20\nhotplug = yes\n", 0644);
+	f[1] = write_file(d, "10-a.conf", "[storaged]\njobs = 10\ndegraded = after-timeout\n", 0644);
+	f[2] = write_file(d, "30-c.conf.disabled", "[storaged]\njobs = 30\n", 0644);
+	f[3] = write_file(d, ".40-hidden.conf", "[storaged]\njobs = 40\n", 0644);
+	f[4] = write_file(d, "50-area.conf", "[area a]\npath = /x\n[area b]\npath = /srv/a/b\n", 0644);
+
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(config_load(&c, main_conf, false, &dl), -EINVAL);
+	assert_string_equal(c.file, main_conf);
+	assert_int_equal(c.jobs, 20); /* 10-a then 20-b; the others are not read */
+	assert_true(c.hotplug);
+	assert_int_equal(c.degraded, DEGRADED_AFTER_TIMEOUT);
+	assert_int_equal(dl.n, 2);
+	assert_string_equal(dl.v[0].file, f[4]);
+	assert_int_equal(dl.v[0].line, 1);
+	{
+		char *want;
+
+		assert_true(asprintf(&want, "area 'a' is already defined at %s:3", main_conf) > 0);
+		assert_string_equal(dl.v[0].msg, want);
+		free(want);
+		assert_true(asprintf(&want, "area 'b': path '/srv/a/b' lies inside the path of area 'a' (%s:3); areas must not overlap",
+				     main_conf) > 0);
+		assert_int_equal(dl.v[1].line, 3);
+		assert_string_equal(dl.v[1].msg, want);
+		free(want);
+	}
+	assert_int_equal(c.n_areas, 2);
+	assert_string_equal(c.areas[0].path, "/srv/a");
+	assert_string_equal(c.areas[1].file, f[4]);
+
+	diag_list_done(&dl);
+	config_done(&c);
+	tmpdir_remove(&t);
+	for (size_t i = 0; i < ARRAY_SIZE(f); i++)
+		free(f[i]);
+	free(d);
+	free(main_conf);
+}
+
+static void test_load_unsafe(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct tmpdir t;
+	struct config c;
+	char *p, *want;
+
+	tmpdir_make(&t);
+	p = write_file(t.path, "s.conf", "[storaged]\njobs = 2\n", 0664);
+
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(config_load(&c, p, true, &dl), -EPERM);
+	assert_int_equal(dl.n, 1);
+	assert_string_equal(dl.v[0].file, p);
+	assert_int_equal(dl.v[0].line, 0);
+	assert_true(asprintf(&want, "run 'chown root:root %s; chmod go-w %s'", p, p) > 0);
+	assert_non_null(strstr(dl.v[0].msg, want));
+	assert_int_equal(c.jobs, 4); /* refused: not read */
+	free(want);
+	diag_list_done(&dl);
+
+	/* without the check, the same file is read */
+	assert_int_equal(config_load(&c, p, false, &dl), 0);
+	assert_int_equal(c.jobs, 2);
+	assert_int_equal(dl.n, 0);
+
+	/* mode fixed: safe when root owns it, refused for anyone else */
+	assert_int_equal(chmod(p, 0644), 0);
+	c.jobs = 4;
+	if (geteuid() == 0) {
+		assert_int_equal(config_load(&c, p, true, &dl), 0);
+		assert_int_equal(c.jobs, 2);
+		assert_int_equal(chown(p, 1000, 1000), 0);
+	}
+	assert_int_equal(config_load(&c, p, true, &dl), -EPERM);
+	assert_int_equal(dl.n, 1);
+	assert_non_null(strstr(dl.v[0].msg, "owned by uid "));
+	diag_list_done(&dl);
+
+	config_done(&c);
+	tmpdir_remove(&t);
+	free(p);
+}
+
+static void test_load_not_regular(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct tmpdir t;
+	struct config c;
+	char *fifo;
+
+	tmpdir_make(&t);
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(config_load(&c, t.path, false, &dl), -EINVAL);
+	assert_int_equal(dl.n, 1);
+	assert_string_equal(dl.v[0].msg, "not a regular file");
+	diag_list_done(&dl);
+
+	/* a FIFO must not block the reader */
+	assert_true(asprintf(&fifo, "%s/fifo.conf", t.path) > 0);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(config_load(&c, fifo, false, &dl), -EINVAL);
+	assert_int_equal(dl.n, 1);
+	assert_string_equal(dl.v[0].file, fifo);
+	diag_list_done(&dl);
+
+	config_done(&c);
+	tmpdir_remove(&t);
+	free(fifo);
+}
+
+static void test_backend_name(void **state)
+{
+	assert_string_equal(config_backend_name(AREA_TMPFS), "tmpfs");
+	assert_string_equal(config_backend_name(AREA_ZRAM), "zram");
+	assert_string_equal(config_backend_name(AREA_BRD), "brd");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),	 cmocka_unit_test(test_good),
+		cmocka_unit_test(test_design_example),	 cmocka_unit_test(test_bad_structure),
+		cmocka_unit_test(test_bad_values),	 cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_crlf),		 cmocka_unit_test(test_long_lines),
+		cmocka_unit_test(test_inline_comments), cmocka_unit_test(test_not_terminated),
+		cmocka_unit_test(test_small_cases),	 cmocka_unit_test(test_load_missing),
+		cmocka_unit_test(test_load_dropins),	 cmocka_unit_test(test_load_unsafe),
+		cmocka_unit_test(test_load_not_regular), cmocka_unit_test(test_backend_name),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
