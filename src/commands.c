@@ -216,34 +216,50 @@ static void monitor_close(struct real_ops *ro)
 	udev_unref(ro->udev);
 }
 
-static int real_wait_event(void *ud, uint64_t deadline)
+static int poll_timeout_ms(uint64_t now, uint64_t deadline)
 {
-	struct real_ops *ro = ud;
-	uint64_t now = real_now(ud);
-	int timeout_ms, fd, r;
-	struct pollfd pfd;
-
-	if (now >= deadline)
+	if (deadline == USEC_INFINITY)
+		return -1;
+	if (deadline <= now)
 		return 0;
-	timeout_ms = deadline - now > INT32_MAX * UINT64_C(1000) ? INT32_MAX :
-								      (int)((deadline - now + 999) / 1000);
-	if (!ro->monitor) /* no event source: fall back to a bounded recheck */
-		timeout_ms = timeout_ms < 1000 ? timeout_ms : 1000;
-	fd = ro->monitor ? udev_monitor_get_fd(ro->monitor) : -1;
-	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
-	r = poll(&pfd, 1, timeout_ms);
-	if (r < 0)
-		return errno == EINTR ? 0 : -errno;
-	if (r == 0)
-		return ro->monitor ? 0 : 1;
+	if (deadline - now > INT32_MAX * UINT64_C(1000))
+		return INT32_MAX;
+	return (int)((deadline - now + 999) / 1000);
+}
+
+static void drain_monitor(struct real_ops *ro)
+{
 	for (struct udev_device *d; (d = udev_monitor_receive_device(ro->monitor));)
 		udev_device_unref(d);
-	return 1;
+}
+
+static int real_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t deadline, bool *ret_event)
+{
+	struct real_ops *ro = ud;
+	_cleanup_free_ struct pollfd *pfd = calloc(n + 1, sizeof(*pfd));
+	int timeout = poll_timeout_ms(real_now(ud), deadline), r;
+
+	if (!pfd)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		pfd[i] = (struct pollfd){ .fd = jobs[i]->fd, .events = POLLIN };
+	pfd[n] = (struct pollfd){ .fd = ro->monitor ? udev_monitor_get_fd(ro->monitor) : -1, .events = POLLIN };
+	if (!ro->monitor && (timeout < 0 || timeout > 1000))
+		timeout = 1000; /* no event source: recheck devices every second */
+	r = poll(pfd, n + 1, timeout);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (size_t i = 0; i < n; i++)
+		jobs[i]->finished = pfd[i].revents != 0;
+	*ret_event = ro->monitor ? pfd[n].revents != 0 : true;
+	if (ro->monitor && pfd[n].revents)
+		drain_monitor(ro);
+	return 0;
 }
 
 /* Runs in a child process so that a hung mount (a dead server, a helper
  * that never returns) can be abandoned at its deadline. */
-static void mount_child(const struct fstab_entry *e, const char *options, int fd)
+static _Noreturn void mount_child(const struct fstab_entry *e, const char *options, int fd)
 {
 	struct libmnt_context *cxt = mnt_new_context();
 	char buf[512] = "";
@@ -267,33 +283,7 @@ static void mount_child(const struct fstab_entry *e, const char *options, int fd
 	_exit(ex == 0 ? 0 : 1);
 }
 
-static int wait_child(pid_t pid, int fd, uint64_t timeout_usec, char *err, size_t len)
-{
-	int timeout_ms = timeout_usec == USEC_INFINITY ? -1 : (int)(timeout_usec / 1000);
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	char dur[32];
-	ssize_t n;
-	int st, r;
-
-	do
-		r = poll(&pfd, 1, timeout_ms);
-	while (r < 0 && errno == EINTR);
-	if (r == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, WNOHANG);
-		snprintf(err, len, "mount did not finish within %s (mount-timeout); abandoned",
-			 units_format_duration(timeout_usec, dur, sizeof(dur)));
-		return -ETIMEDOUT;
-	}
-	n = read(fd, err, len - 1);
-	err[n > 0 ? n : 0] = '\0';
-	if (waitpid(pid, &st, 0) < 0)
-		return -errno;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
-}
-
-static int real_mount(void *ud, const struct fstab_entry *e, const char *options, uint64_t timeout_usec,
-		      char *err, size_t len)
+static int real_mount_start(void *ud, const struct fstab_entry *e, const char *options, struct exec_job *job)
 {
 	int p[2], r;
 	pid_t pid;
@@ -312,9 +302,33 @@ static int real_mount(void *ud, const struct fstab_entry *e, const char *options
 		mount_child(e, options, p[1]);
 	}
 	close(p[1]);
-	r = wait_child(pid, p[0], timeout_usec, err, len);
-	close(p[0]);
-	return r;
+	job->fd = p[0];
+	job->pid = pid;
+	return 0;
+}
+
+static int real_mount_finish(void *ud, struct exec_job *job, char *err, size_t len)
+{
+	ssize_t n = read(job->fd, err, len - 1);
+	int st = 0;
+
+	err[n > 0 ? n : 0] = '\0';
+	close(job->fd);
+	job->fd = -1;
+	while (waitpid(job->pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+static void real_mount_abandon(void *ud, struct exec_job *job)
+{
+	/* A mount stuck in the kernel may not die at once; its zombie is
+	 * reaped when storaged exits. */
+	kill(job->pid, SIGKILL);
+	waitpid(job->pid, NULL, WNOHANG);
+	close(job->fd);
+	job->fd = -1;
 }
 
 static int real_area_setup(void *ud, const struct plan_step *s, struct diag_list *msgs)
@@ -328,8 +342,10 @@ static const struct exec_ops real_exec_ops = {
 	.register_device = real_register,
 	.devices_ready = real_devices_ready,
 	.rescan = real_rescan,
-	.wait_event = real_wait_event,
-	.mount = real_mount,
+	.mount_start = real_mount_start,
+	.mount_finish = real_mount_finish,
+	.mount_abandon = real_mount_abandon,
+	.wait = real_wait,
 	.area_setup = real_area_setup,
 	.now = real_now,
 };
@@ -376,6 +392,7 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	struct exec_summary sum = { 0 };
 	struct exec_ctx cx = {
 		.ops = &real_exec_ops, .ud = &ro, .log = lg, .state = &st, .state_dir = o->state_dir,
+		.jobs = w->cfg.jobs,
 	};
 	int lock, r;
 

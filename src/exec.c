@@ -1,4 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The executor is a small event loop over the plan:
+ *
+ *   1. start every step whose dependencies are resolved, the one with the
+ *      longest chain of dependants first (so the critical path starts
+ *      early), mounts only while fewer than `jobs` run;
+ *   2. a device wait checks the inventory once when it starts and again on
+ *      every block device event, until its deadline;
+ *   3. block until a mount finishes, a device event arrives or the nearest
+ *      deadline passes; collect, re-check, abandon what is overdue;
+ *   4. repeat until nothing runs and nothing can start.
+ *
+ * Everything the executor does to the system goes through cx->ops.
+ */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,28 +24,55 @@
 
 enum outcome {
 	OUT_PENDING,
+	OUT_RUNNING, /* a mount in progress, or a wait for devices */
 	OUT_OK,
 	OUT_INCOMPLETE, /* a btrfs filesystem still lacks members at its deadline */
 	OUT_FAILED,
 	OUT_SKIPPED,
 };
 
+/* What one look at the devices found for a wait. */
+struct sighting {
+	uint64_t present, expected;
+	char missing[256];
+};
+
 struct step_run {
 	enum outcome out;
-	char msg[512]; /* why failed / skipped / incomplete */
+	char msg[512]; /* why failed / skipped / incomplete; what was found */
+	unsigned chain; /* longest chain of steps that wait on this one */
+	uint64_t started; /* µs */
+	uint64_t deadline; /* waits: µs */
+	char fsid[37]; /* waits: the btrfs filesystem being assembled, once known */
+	struct sighting seen; /* waits: what the last look found */
+	bool degraded; /* mounts: mounted with -o degraded */
+	char why_degraded[512];
+	struct exec_job job; /* mounts */
 };
 
 struct run {
 	struct exec_ctx *cx;
 	const struct plan *plan;
 	struct step_run *steps;
+	size_t *order; /* step indices by chain length (desc), then plan order */
+	unsigned n_mounts_running;
 	char **registered; /* devnodes registered during this run */
 	struct exec_summary sum;
 };
 
+static const struct plan_step *step(const struct run *rn, size_t i)
+{
+	return &rn->plan->steps[i];
+}
+
 static uint64_t now_usec(const struct run *rn)
 {
 	return rn->cx->ops->now(rn->cx->ud);
+}
+
+static uint64_t deadline_after(uint64_t now, uint64_t timeout)
+{
+	return timeout >= USEC_INFINITY - now ? USEC_INFINITY : now + timeout;
 }
 
 static void save_state(const struct run *rn)
@@ -46,168 +87,29 @@ static void save_state(const struct run *rn)
 			    rn->cx->state_dir, strerror(-r));
 }
 
-/* Register @devnode unless this run already did; failures are warnings: the
- * assemble step that follows reports what is really missing. */
-static void register_once(struct run *rn, const char *devnode)
-{
-	int r;
+static void report_status(const struct run *rn, const char *fmt, ...) _printf_(2, 3);
 
-	if (strv_contains(rn->registered, devnode))
+static void report_status(const struct run *rn, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	if (!rn->cx->ops->status)
 		return;
-	r = rn->cx->ops->register_device(rn->cx->ud, devnode);
-	if (r < 0) {
-		log_warning(rn->cx->log, "%s: cannot register btrfs member: %s", devnode, strerror(-r));
-		return;
-	}
-	log_debug(rn->cx->log, "%s: registered btrfs member", devnode);
-	if (strv_extend(&rn->registered, devnode) < 0)
-		log_warning(rn->cx->log, "out of memory tracking registered members");
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	rn->cx->ops->status(rn->cx->ud, buf);
 }
 
-static void run_register(struct run *rn, size_t i)
-{
-	register_once(rn, rn->plan->steps[i].devnode);
-	rn->steps[i].out = OUT_OK;
-}
-
-/* One look at the filesystem @fsid: register members not registered yet.
- * Returns: 1 complete and ready, 0 not yet; fills @present/@expected/@missing. */
-static int assemble_once(struct run *rn, const char *fsid, uint64_t *present, uint64_t *expected,
-			 char *missing, size_t len)
-{
-	struct inventory inv = { 0 };
-	struct btrfs_fs_list l = { 0 };
-	struct diag_list dl = { 0 };
-	const struct btrfs_filesystem *fs;
-	int r, ready = 0;
-
-	r = rn->cx->ops->rescan(rn->cx->ud, &inv, &dl);
-	if (r < 0 || btrfs_group(&inv, &l, &dl) < 0)
-		goto out;
-	fs = btrfs_fs_list_find(&l, fsid);
-	if (!fs)
-		goto out;
-	for (size_t m = 0; m < fs->n_members; m++)
-		register_once(rn, fs->members[m].dev->devnode);
-	*present = fs->n_members;
-	*expected = fs->num_devices;
-	btrfs_format_missing(fs, missing, len);
-	if (btrfs_filesystem_complete(fs) && fs->n_members > 0)
-		ready = rn->cx->ops->devices_ready(rn->cx->ud, fs->members[0].dev->devnode) == 1;
-out:
-	btrfs_fs_list_done(&l);
-	inventory_done(&inv);
-	diag_list_done(&dl);
-	return ready;
-}
-
-/* Wait, bounded by @deadline, until every member of @fsid is registered. */
-static enum outcome assemble_wait(struct run *rn, const char *fsid, uint64_t timeout, uint64_t deadline,
-				  struct step_run *sr)
-{
-	uint64_t present = 0, expected = 0;
-	char missing[256] = "", dur[32];
-
-	for (;;) {
-		if (assemble_once(rn, fsid, &present, &expected, missing, sizeof(missing))) {
-			snprintf(sr->msg, sizeof(sr->msg), "%llu/%llu members",
-				 (unsigned long long)present, (unsigned long long)expected);
-			return OUT_OK;
-		}
-		if (now_usec(rn) >= deadline || rn->cx->ops->wait_event(rn->cx->ud, deadline) < 0)
-			break;
-	}
-	units_format_duration(timeout, dur, sizeof(dur));
-	if (expected == 0)
-		snprintf(sr->msg, sizeof(sr->msg), "no member present after %s", dur);
-	else
-		snprintf(sr->msg, sizeof(sr->msg), "%llu of %llu members present after %s%s%s",
-			 (unsigned long long)present, (unsigned long long)expected, dur,
-			 missing[0] ? ", " : "", missing);
-	return present > 0 ? OUT_INCOMPLETE : OUT_FAILED;
-}
-
-static void run_assemble(struct run *rn, size_t i)
-{
-	const struct plan_step *s = &rn->plan->steps[i];
-	uint64_t deadline = now_usec(rn);
-	struct step_run *sr = &rn->steps[i];
-
-	deadline = s->timeout_usec == USEC_INFINITY ? USEC_INFINITY : deadline + s->timeout_usec;
-	sr->out = assemble_wait(rn, s->fsid, s->timeout_usec, deadline, sr);
-	if (sr->out == OUT_OK) {
-		state_put(rn->cx->state, STATE_BTRFS, s->fsid, NULL, "btrfs", STATE_DONE, sr->msg, false);
-		if (rn->cx->state_dir)
-			state_mark_ready(rn->cx->state_dir, s->fsid);
-		log_info(rn->cx->log, "btrfs %s: assembled, %s", s->fsid, sr->msg);
-	} else {
-		state_put(rn->cx->state, STATE_BTRFS, s->fsid, NULL, "btrfs", STATE_INCOMPLETE, sr->msg, false);
-	}
-}
-
-/* Look for @spec until @deadline; a btrfs device found goes on to assembly. */
-static void run_wait_device(struct run *rn, size_t i)
-{
-	const struct plan_step *s = &rn->plan->steps[i];
-	struct step_run *sr = &rn->steps[i];
-	uint64_t start = now_usec(rn);
-	uint64_t deadline = s->timeout_usec == USEC_INFINITY ? USEC_INFINITY : start + s->timeout_usec;
-	char dur[32];
-
-	for (;;) {
-		struct inventory inv = { 0 };
-		struct diag_list dl = { 0 };
-		const struct block_device *d = NULL;
-		char fsid[37] = "";
-
-		if (rn->cx->ops->rescan(rn->cx->ud, &inv, &dl) == 0)
-			d = inventory_find(&inv, s->spec);
-		if (d && d->is_btrfs)
-			snprintf(fsid, sizeof(fsid), "%s", d->btrfs.fsid_str);
-		inventory_done(&inv);
-		diag_list_done(&dl);
-		if (d && fsid[0]) {
-			sr->out = assemble_wait(rn, fsid, s->timeout_usec, deadline, sr);
-			return;
-		}
-		if (d) {
-			sr->out = OUT_OK;
-			return;
-		}
-		if (now_usec(rn) >= deadline || rn->cx->ops->wait_event(rn->cx->ud, deadline) < 0)
-			break;
-	}
-	units_format_duration(s->timeout_usec, dur, sizeof(dur));
-	snprintf(sr->msg, sizeof(sr->msg), "device %s not found after %s", s->spec, dur);
-	sr->out = OUT_FAILED;
-}
-
-/* The first dependency of @s that did not succeed, or NULL. */
-static const struct plan_dep *failed_dep(const struct run *rn, const struct plan_step *s)
-{
-	for (size_t d = 0; d < s->n_deps; d++) {
-		enum outcome o = rn->steps[s->deps[d].step].out;
-
-		if (o == OUT_FAILED || o == OUT_SKIPPED)
-			return &s->deps[d];
-	}
-	return NULL;
-}
-
-/* The assemble/wait step of a btrfs entry that ended incomplete, or SIZE_MAX. */
-static size_t incomplete_dep(const struct run *rn, const struct plan_step *s)
-{
-	for (size_t d = 0; d < s->n_deps; d++)
-		if (rn->steps[s->deps[d].step].out == OUT_INCOMPLETE)
-			return s->deps[d].step;
-	return SIZE_MAX;
-}
+/* ------------------------------------------------------------------ */
+/* Outcomes */
 
 static void fail_step(struct run *rn, size_t i, enum outcome out, const char *fmt, ...) _printf_(4, 5);
 
 static void fail_step(struct run *rn, size_t i, enum outcome out, const char *fmt, ...)
 {
-	const struct plan_step *s = &rn->plan->steps[i];
+	const struct plan_step *s = step(rn, i);
 	struct step_run *sr = &rn->steps[i];
 	bool nofail = s->kind == PLAN_MOUNT && s->entry->nofail;
 	char what[512];
@@ -227,105 +129,301 @@ static void fail_step(struct run *rn, size_t i, enum outcome out, const char *fm
 	}
 }
 
-static void record_mount(struct run *rn, const struct plan_step *s, enum state_status st,
-			 const char *reason, bool undoable)
+static void record_mount(struct run *rn, size_t i, enum state_status st, const char *reason, bool undoable)
 {
-	struct state_record *r = state_put(rn->cx->state, STATE_MOUNT, s->entry->target, s->entry->source,
-					   s->entry->fstype, st, reason, undoable);
-	if (r)
-		r->nofail = s->entry->nofail;
+	const struct fstab_entry *e = step(rn, i)->entry;
+	struct state_record *r;
+
+	r = state_put(rn->cx->state, STATE_MOUNT, e->target, e->source, e->fstype, st, reason, undoable);
+	if (!r)
+		return;
+	r->nofail = e->nofail;
+	if (st == STATE_DONE || st == STATE_DEGRADED)
+		r->duration_usec = now_usec(rn) - rn->steps[i].started;
+}
+
+static void record_step_failure(struct run *rn, size_t i, enum state_status st)
+{
+	const struct plan_step *s = step(rn, i);
+
+	if (s->kind == PLAN_MOUNT)
+		record_mount(rn, i, st, rn->steps[i].msg, false);
+	else if (s->kind == PLAN_AREA)
+		state_put(rn->cx->state, STATE_AREA, s->area->name, s->area->path, NULL, st, rn->steps[i].msg,
+			  false);
+}
+
+/* ------------------------------------------------------------------ */
+/* Registration and device waits */
+
+/* Register @devnode unless this run already did; failures are warnings: the
+ * wait that follows reports what is really missing. */
+static void register_once(struct run *rn, const char *devnode)
+{
+	int r;
+
+	if (strv_contains(rn->registered, devnode))
+		return;
+	r = rn->cx->ops->register_device(rn->cx->ud, devnode);
+	if (r < 0) {
+		log_warning(rn->cx->log, "%s: cannot register btrfs member: %s", devnode, strerror(-r));
+		return;
+	}
+	log_debug(rn->cx->log, "%s: registered btrfs member", devnode);
+	if (strv_extend(&rn->registered, devnode) < 0)
+		log_warning(rn->cx->log, "out of memory tracking registered members");
+}
+
+/* Register the members of @fsid present in @l; true when all are there
+ * and the kernel agrees (BTRFS_IOC_DEVICES_READY). */
+static bool assemble_check(struct run *rn, const struct btrfs_fs_list *l, const char *fsid,
+			   struct sighting *seen)
+{
+	const struct btrfs_filesystem *fs = btrfs_fs_list_find(l, fsid);
+
+	if (!fs)
+		return false;
+	for (size_t m = 0; m < fs->n_members; m++)
+		register_once(rn, fs->members[m].dev->devnode);
+	seen->present = fs->n_members;
+	seen->expected = fs->num_devices;
+	btrfs_format_missing(fs, seen->missing, sizeof(seen->missing));
+	return btrfs_filesystem_complete(fs) && fs->n_members > 0 &&
+	       rn->cx->ops->devices_ready(rn->cx->ud, fs->members[0].dev->devnode) == 1;
+}
+
+static void wait_done(struct run *rn, size_t i, const struct sighting *seen)
+{
+	struct step_run *sr = &rn->steps[i];
+
+	sr->out = OUT_OK;
+	if (!sr->fsid[0])
+		return;
+	snprintf(sr->msg, sizeof(sr->msg), "%llu/%llu members", (unsigned long long)seen->present,
+		 (unsigned long long)seen->expected);
+	state_put(rn->cx->state, STATE_BTRFS, sr->fsid, NULL, "btrfs", STATE_DONE, sr->msg, false);
+	if (rn->cx->state_dir)
+		state_mark_ready(rn->cx->state_dir, sr->fsid);
+	log_info(rn->cx->log, "btrfs %s: assembled, %s", sr->fsid, sr->msg);
+}
+
+/* One look for the wait step @i.  Returns: true when it is satisfied. */
+static bool wait_check(struct run *rn, size_t i, const struct inventory *inv, const struct btrfs_fs_list *l)
+{
+	const struct plan_step *s = step(rn, i);
+	struct step_run *sr = &rn->steps[i];
+
+	if (!sr->fsid[0] && s->kind == PLAN_WAIT_DEVICE) {
+		const struct block_device *d = inventory_find(inv, s->spec);
+
+		if (!d)
+			return false;
+		if (!d->is_btrfs) {
+			wait_done(rn, i, &sr->seen);
+			return true;
+		}
+		snprintf(sr->fsid, sizeof(sr->fsid), "%s", d->btrfs.fsid_str);
+	}
+	if (!assemble_check(rn, l, sr->fsid, &sr->seen))
+		return false;
+	wait_done(rn, i, &sr->seen);
+	return true;
+}
+
+/* Deadline passed: a btrfs set with some members is incomplete (the mounts
+ * apply the degraded policy); nothing at all is a failure. */
+static void wait_expired(struct run *rn, size_t i)
+{
+	const struct plan_step *s = step(rn, i);
+	struct step_run *sr = &rn->steps[i];
+	char dur[32];
+
+	units_format_duration(s->timeout_usec, dur, sizeof(dur));
+	if (sr->fsid[0] && sr->seen.present > 0) {
+		snprintf(sr->msg, sizeof(sr->msg), "%llu of %llu members present after %s%s%s",
+			 (unsigned long long)sr->seen.present, (unsigned long long)sr->seen.expected, dur,
+			 sr->seen.missing[0] ? ", " : "", sr->seen.missing);
+		sr->out = OUT_INCOMPLETE;
+		state_put(rn->cx->state, STATE_BTRFS, sr->fsid, NULL, "btrfs", STATE_INCOMPLETE, sr->msg, false);
+		return;
+	}
+	if (s->kind == PLAN_WAIT_DEVICE)
+		snprintf(sr->msg, sizeof(sr->msg), "device %s not found after %s", s->spec, dur);
+	else
+		snprintf(sr->msg, sizeof(sr->msg), "btrfs %s: no member present after %s", s->fsid, dur);
+	sr->out = OUT_FAILED;
+}
+
+/* Re-check every running wait against one fresh look at the devices. */
+static void check_waits(struct run *rn)
+{
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list dl = { 0 };
+	uint64_t now;
+
+	if (rn->cx->ops->rescan(rn->cx->ud, &inv, &dl) < 0 || btrfs_group(&inv, &l, &dl) < 0)
+		log_warning(rn->cx->log, "cannot list block devices; retrying on the next event");
+	now = now_usec(rn);
+	for (size_t i = 0; i < rn->plan->n_steps; i++) {
+		const struct plan_step *s = step(rn, i);
+
+		if (rn->steps[i].out != OUT_RUNNING || s->kind == PLAN_MOUNT)
+			continue;
+		if (!wait_check(rn, i, &inv, &l) && now >= rn->steps[i].deadline)
+			wait_expired(rn, i);
+	}
+	btrfs_fs_list_done(&l);
+	inventory_done(&inv);
+	diag_list_done(&dl);
+}
+
+static void start_wait(struct run *rn, size_t i)
+{
+	const struct plan_step *s = step(rn, i);
+	struct step_run *sr = &rn->steps[i];
+	char dur[32];
+
+	sr->out = OUT_RUNNING;
+	sr->deadline = deadline_after(now_usec(rn), s->timeout_usec);
+	if (s->kind == PLAN_ASSEMBLE)
+		snprintf(sr->fsid, sizeof(sr->fsid), "%s", s->fsid);
+	if (s->kind == PLAN_ASSEMBLE && s->missing) {
+		units_format_duration(s->timeout_usec, dur, sizeof(dur));
+		state_put(rn->cx->state, STATE_BTRFS, s->fsid, NULL, "btrfs", STATE_WAITING, s->missing, false);
+		report_status(rn, "waiting up to %s for btrfs %s: %s", dur, s->fsid, s->missing);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Mounts and areas */
+
+/* The first dependency of @s that did not succeed, or NULL. */
+static const struct plan_dep *failed_dep(const struct run *rn, const struct plan_step *s)
+{
+	for (size_t d = 0; d < s->n_deps; d++) {
+		enum outcome o = rn->steps[s->deps[d].step].out;
+
+		if (o == OUT_FAILED || o == OUT_SKIPPED)
+			return &s->deps[d];
+	}
+	return NULL;
+}
+
+/* The wait of a btrfs entry that ended incomplete, or SIZE_MAX. */
+static size_t incomplete_dep(const struct run *rn, const struct plan_step *s)
+{
+	for (size_t d = 0; d < s->n_deps; d++)
+		if (rn->steps[s->deps[d].step].out == OUT_INCOMPLETE)
+			return s->deps[d].step;
+	return SIZE_MAX;
 }
 
 static int mount_options(const struct plan_step *s, bool degraded, char **ret)
 {
 	const char *o = s->entry->mount_options;
 
-	if (!degraded)
-		return (*ret = o ? strdup(o) : NULL, (o && !*ret) ? -ENOMEM : 0);
-	if (asprintf(ret, "%s%sdegraded", o ? o : "", o ? "," : "") < 0)
-		return -ENOMEM;
-	return 0;
+	if (!degraded) {
+		*ret = o ? strdup(o) : NULL;
+		return o && !*ret ? -ENOMEM : 0;
+	}
+	return asprintf(ret, "%s%sdegraded", o ? o : "", o ? "," : "") < 0 ? -ENOMEM : 0;
 }
 
-static void do_mount(struct run *rn, size_t i, bool degraded, const char *why_degraded)
+/* The degraded policy for a btrfs entry whose set stayed incomplete.
+ * Returns: true to mount (degraded), false when the entry failed. */
+static bool degraded_policy(struct run *rn, size_t i, size_t dep)
 {
-	const struct plan_step *s = &rn->plan->steps[i];
-	_cleanup_free_ char *opts = NULL;
-	char err[512] = "";
-	uint64_t t0 = now_usec(rn);
-	struct state_record *rec;
-	int r;
+	const struct plan_step *s = step(rn, i);
+	const char *fsid = rn->steps[dep].fsid;
 
-	r = mount_options(s, degraded, &opts);
-	if (r == 0)
-		r = rn->cx->ops->mount(rn->cx->ud, s->entry, opts, s->mount_timeout_usec, err, sizeof(err));
-	if (r < 0) {
-		fail_step(rn, i, OUT_FAILED, "mount failed: %s", err[0] ? err : strerror(-r));
-		record_mount(rn, s, STATE_FAILED, rn->steps[i].msg, false);
-		return;
-	}
-	rn->steps[i].out = OUT_OK;
-	rn->sum.n_done++;
-	record_mount(rn, s, degraded ? STATE_DEGRADED : STATE_DONE, why_degraded, true);
-	rec = state_find(rn->cx->state, STATE_MOUNT, s->entry->target);
-	if (rec)
-		rec->duration_usec = now_usec(rn) - t0;
-	log_info(rn->cx->log, "mounted %s on %s%s", s->entry->source, s->entry->target,
-		 degraded ? " (degraded)" : "");
-}
-
-static void run_mount(struct run *rn, size_t i)
-{
-	const struct plan_step *s = &rn->plan->steps[i];
-	const struct plan_dep *fd;
-	size_t dep;
-
-	if (s->done) {
-		struct state_record *r = state_find(rn->cx->state, STATE_MOUNT, s->entry->target);
-
-		rn->steps[i].out = OUT_OK;
-		if (!r || r->seq == 0) /* mounted by someone else: not ours to undo */
-			record_mount(rn, s, STATE_PRESENT, "already mounted", false);
-		return;
-	}
-	fd = failed_dep(rn, s);
-	if (fd) {
-		fail_step(rn, i, OUT_SKIPPED, "not mounted: it waits for step %zu (%s), which failed: %s",
-			  fd->step + 1, fd->reason, rn->steps[fd->step].msg);
-		record_mount(rn, s, STATE_SKIPPED, rn->steps[i].msg, false);
-		return;
-	}
-	dep = incomplete_dep(rn, s);
-	if (dep == SIZE_MAX) {
-		do_mount(rn, i, false, NULL);
-		return;
-	}
 	if (!s->degraded_allowed) {
 		fail_step(rn, i, OUT_FAILED,
 			  "btrfs %s: %s; not mounting: degraded mounts are not allowed (set degraded = after-timeout in storaged.conf or add x-storaged.degraded to the fstab entry to allow them)",
-			  rn->plan->steps[dep].fsid, rn->steps[dep].msg);
-		record_mount(rn, s, STATE_FAILED, rn->steps[i].msg, false);
-		return;
+			  fsid, rn->steps[dep].msg);
+		record_step_failure(rn, i, STATE_FAILED);
+		return false;
 	}
 	log_warning(rn->cx->log,
-		    "*** btrfs %s: %s; mounting %s DEGRADED (-o degraded) as the policy allows: replace the missing member and run `btrfs replace` or `btrfs balance` ***",
-		    rn->plan->steps[dep].fsid, rn->steps[dep].msg, s->entry->target);
-	rn->sum.n_degraded++;
-	do_mount(rn, i, true, rn->steps[dep].msg);
+		    "*** btrfs %s: %s; mounting %s DEGRADED (-o degraded) as the policy allows: replace the missing member (btrfs replace) ***",
+		    fsid, rn->steps[dep].msg, s->entry->target);
+	rn->steps[i].degraded = true;
+	snprintf(rn->steps[i].why_degraded, sizeof(rn->steps[i].why_degraded), "%s", rn->steps[dep].msg);
+	return true;
+}
+
+static void start_mount(struct run *rn, size_t i)
+{
+	const struct plan_step *s = step(rn, i);
+	struct step_run *sr = &rn->steps[i];
+	_cleanup_free_ char *opts = NULL;
+	size_t dep = incomplete_dep(rn, s);
+	int r;
+
+	sr->started = now_usec(rn);
+	if (dep != SIZE_MAX && !degraded_policy(rn, i, dep))
+		return;
+	r = mount_options(s, sr->degraded, &opts);
+	sr->job = (struct exec_job){ .fd = -1, .deadline = deadline_after(sr->started, s->mount_timeout_usec) };
+	if (r == 0)
+		r = rn->cx->ops->mount_start(rn->cx->ud, s->entry, opts, &sr->job);
+	if (r < 0) {
+		fail_step(rn, i, OUT_FAILED, "cannot start mount: %s", strerror(-r));
+		record_step_failure(rn, i, STATE_FAILED);
+		return;
+	}
+	sr->out = OUT_RUNNING;
+	rn->n_mounts_running++;
+}
+
+static void finish_mount(struct run *rn, size_t i, bool overdue)
+{
+	const struct plan_step *s = step(rn, i);
+	struct step_run *sr = &rn->steps[i];
+	char err[512] = "", dur[32];
+	int r;
+
+	rn->n_mounts_running--;
+	if (overdue) {
+		rn->cx->ops->mount_abandon(rn->cx->ud, &sr->job);
+		fail_step(rn, i, OUT_FAILED, "mount did not finish within %s (mount-timeout); abandoned",
+			  units_format_duration(s->mount_timeout_usec, dur, sizeof(dur)));
+		record_step_failure(rn, i, STATE_FAILED);
+		return;
+	}
+	r = rn->cx->ops->mount_finish(rn->cx->ud, &sr->job, err, sizeof(err));
+	if (r < 0) {
+		fail_step(rn, i, OUT_FAILED, "mount failed: %s", err[0] ? err : strerror(-r));
+		record_step_failure(rn, i, STATE_FAILED);
+		return;
+	}
+	sr->out = OUT_OK;
+	rn->sum.n_done++;
+	rn->sum.n_degraded += sr->degraded;
+	record_mount(rn, i, sr->degraded ? STATE_DEGRADED : STATE_DONE, sr->degraded ? sr->why_degraded : NULL,
+		     true);
+	log_info(rn->cx->log, "mounted %s on %s%s", s->entry->source, s->entry->target,
+		 sr->degraded ? " (DEGRADED)" : "");
+}
+
+static void mount_already_there(struct run *rn, size_t i)
+{
+	struct state_record *r = state_find(rn->cx->state, STATE_MOUNT, step(rn, i)->entry->target);
+
+	rn->steps[i].out = OUT_OK;
+	if (!r || r->seq == 0) /* mounted by someone else: not ours to undo */
+		record_mount(rn, i, STATE_PRESENT, "already mounted", false);
 }
 
 static void run_area(struct run *rn, size_t i)
 {
-	const struct plan_step *s = &rn->plan->steps[i];
+	const struct plan_step *s = step(rn, i);
 	struct diag_list dl = { 0 };
-	const struct plan_dep *fd = failed_dep(rn, s);
+	struct state_record *rec;
 	int r;
 
-	if (fd) {
-		fail_step(rn, i, OUT_SKIPPED, "not set up: it waits for step %zu (%s), which failed: %s",
-			  fd->step + 1, fd->reason, rn->steps[fd->step].msg);
-		state_put(rn->cx->state, STATE_AREA, s->area->name, s->area->path, NULL, STATE_SKIPPED,
-			  rn->steps[i].msg, false);
+	if (s->done) {
+		rn->steps[i].out = OUT_OK;
 		return;
 	}
 	r = rn->cx->ops->area_setup(rn->cx->ud, s, &dl);
@@ -335,53 +433,208 @@ static void run_area(struct run *rn, size_t i)
 		rn->steps[i].out = OUT_FAILED;
 		snprintf(rn->steps[i].msg, sizeof(rn->steps[i].msg), "area setup failed: %s", strerror(-r));
 		rn->sum.n_failed++;
-		state_put(rn->cx->state, STATE_AREA, s->area->name, s->area->path, NULL, STATE_FAILED,
-			  rn->steps[i].msg, false);
+		record_step_failure(rn, i, STATE_FAILED);
 		return;
 	}
 	rn->steps[i].out = OUT_OK;
 	rn->sum.n_done++;
-	if (!state_find(rn->cx->state, STATE_AREA, s->area->name) ||
-	    state_find(rn->cx->state, STATE_AREA, s->area->name)->seq == 0)
+	rec = state_find(rn->cx->state, STATE_AREA, s->area->name);
+	if (!rec || rec->seq == 0 || rec->status != STATE_DONE)
 		state_put(rn->cx->state, STATE_AREA, s->area->name, s->area->path,
 			  config_backend_name(s->area->backend), STATE_DONE, NULL, true);
 }
 
-static void run_step(struct run *rn, size_t i)
+/* ------------------------------------------------------------------ */
+/* Scheduling */
+
+static bool deps_resolved(const struct run *rn, const struct plan_step *s)
 {
-	switch (rn->plan->steps[i].kind) {
+	for (size_t d = 0; d < s->n_deps; d++) {
+		enum outcome o = rn->steps[s->deps[d].step].out;
+
+		if (o == OUT_PENDING || o == OUT_RUNNING)
+			return false;
+	}
+	return true;
+}
+
+/* Start step @i if it can start now.  Returns: true when its state changed. */
+static bool try_start(struct run *rn, size_t i)
+{
+	const struct plan_step *s = step(rn, i);
+	const struct plan_dep *fd;
+
+	if (rn->steps[i].out != OUT_PENDING || !deps_resolved(rn, s))
+		return false;
+	fd = failed_dep(rn, s);
+	if (fd) {
+		fail_step(rn, i, OUT_SKIPPED, "not %s: it waits for step %zu (%s), which failed: %s",
+			  s->kind == PLAN_AREA ? "set up" : "done", fd->step + 1, fd->reason,
+			  rn->steps[fd->step].msg);
+		record_step_failure(rn, i, STATE_SKIPPED);
+		return true;
+	}
+	switch (s->kind) {
 	case PLAN_REGISTER:
-		run_register(rn, i);
+		register_once(rn, s->devnode);
+		rn->steps[i].out = OUT_OK;
 		break;
 	case PLAN_ASSEMBLE:
-		run_assemble(rn, i);
-		break;
 	case PLAN_WAIT_DEVICE:
-		run_wait_device(rn, i);
+		start_wait(rn, i);
 		break;
 	case PLAN_AREA:
 		run_area(rn, i);
 		break;
 	case PLAN_MOUNT:
-		run_mount(rn, i);
+		if (s->done) {
+			mount_already_there(rn, i);
+			break;
+		}
+		if (rn->n_mounts_running >= rn->cx->jobs)
+			return false;
+		start_mount(rn, i);
 		break;
 	}
+	return true;
+}
+
+/* Start what can start; waits that just started get their first look. */
+static void start_ready(struct run *rn)
+{
+	bool changed, new_waits = false;
+
+	do {
+		changed = false;
+		for (size_t k = 0; k < rn->plan->n_steps; k++) {
+			size_t i = rn->order[k];
+
+			if (try_start(rn, i)) {
+				changed = true;
+				new_waits |= rn->steps[i].out == OUT_RUNNING && step(rn, i)->kind != PLAN_MOUNT;
+			}
+		}
+		if (new_waits) {
+			check_waits(rn);
+			new_waits = false;
+			changed = true;
+		}
+		save_state(rn);
+	} while (changed);
+}
+
+static uint64_t nearest_deadline(const struct run *rn)
+{
+	uint64_t d = USEC_INFINITY;
+
+	for (size_t i = 0; i < rn->plan->n_steps; i++) {
+		const struct step_run *sr = &rn->steps[i];
+		uint64_t t;
+
+		if (sr->out != OUT_RUNNING)
+			continue;
+		t = step(rn, i)->kind == PLAN_MOUNT ? sr->job.deadline : sr->deadline;
+		d = t < d ? t : d;
+	}
+	return d;
+}
+
+/* Step 3: wait for something to happen, then deal with it. */
+static int wait_and_collect(struct run *rn, struct exec_job **jobs)
+{
+	uint64_t deadline = nearest_deadline(rn), now;
+	bool event = false, any_wait = false;
+	size_t n = 0;
+	int r;
+
+	for (size_t i = 0; i < rn->plan->n_steps; i++)
+		if (rn->steps[i].out == OUT_RUNNING) {
+			if (step(rn, i)->kind == PLAN_MOUNT)
+				jobs[n++] = &rn->steps[i].job;
+			else
+				any_wait = true;
+		}
+	r = rn->cx->ops->wait(rn->cx->ud, jobs, n, deadline, &event);
+	if (r < 0)
+		return r;
+	now = now_usec(rn);
+	for (size_t i = 0; i < rn->plan->n_steps; i++) {
+		struct step_run *sr = &rn->steps[i];
+
+		if (sr->out != OUT_RUNNING || step(rn, i)->kind != PLAN_MOUNT)
+			continue;
+		if (sr->job.finished || now >= sr->job.deadline)
+			finish_mount(rn, i, !sr->job.finished);
+	}
+	if (any_wait && (event || now >= deadline))
+		check_waits(rn);
+	return 0;
+}
+
+/* Longest chain of steps that (transitively) wait on each step: steps are
+ * in dependency order, so one backward pass suffices. */
+static void compute_chains(struct run *rn)
+{
+	for (size_t i = rn->plan->n_steps; i-- > 0;) {
+		const struct plan_step *s = step(rn, i);
+
+		for (size_t d = 0; d < s->n_deps; d++) {
+			struct step_run *dep = &rn->steps[s->deps[d].step];
+
+			if (dep->chain < rn->steps[i].chain + 1)
+				dep->chain = rn->steps[i].chain + 1;
+		}
+	}
+}
+
+static const struct run *sort_run; /* qsort has no context argument */
+
+static int by_chain(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	unsigned cx = sort_run->steps[x].chain, cy = sort_run->steps[y].chain;
+
+	if (cx != cy)
+		return cx > cy ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+static bool anything_running(const struct run *rn)
+{
+	for (size_t i = 0; i < rn->plan->n_steps; i++)
+		if (rn->steps[i].out == OUT_RUNNING)
+			return true;
+	return false;
 }
 
 int exec_run(struct exec_ctx *cx, const struct plan *p, struct exec_summary *ret)
 {
 	struct run rn = { .cx = cx, .plan = p };
+	struct exec_job **jobs = NULL;
+	size_t n = p->n_steps ? p->n_steps : 1;
+	int r = -ENOMEM;
 
-	rn.steps = calloc(p->n_steps ? p->n_steps : 1, sizeof(*rn.steps));
-	if (!rn.steps)
-		return -ENOMEM;
-	/* Steps are in dependency order, so one pass runs each after its deps. */
-	for (size_t i = 0; i < p->n_steps; i++) {
-		run_step(&rn, i);
-		save_state(&rn);
-	}
+	if (cx->jobs == 0)
+		cx->jobs = 1;
+	rn.steps = calloc(n, sizeof(*rn.steps));
+	rn.order = calloc(n, sizeof(*rn.order));
+	jobs = calloc(n, sizeof(*jobs));
+	if (!rn.steps || !rn.order || !jobs)
+		goto out;
+	compute_chains(&rn);
+	for (size_t i = 0; i < p->n_steps; i++)
+		rn.order[i] = i;
+	sort_run = &rn;
+	qsort(rn.order, p->n_steps, sizeof(*rn.order), by_chain);
+	sort_run = NULL;
+	r = 0;
+	for (start_ready(&rn); r == 0 && anything_running(&rn); start_ready(&rn))
+		r = wait_and_collect(&rn, jobs);
 	*ret = rn.sum;
+out:
+	free(jobs);
 	strv_free(rn.registered);
+	free(rn.order);
 	free(rn.steps);
-	return 0;
+	return r;
 }

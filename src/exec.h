@@ -8,6 +8,7 @@
 #ifndef STORAGED_EXEC_H
 #define STORAGED_EXEC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "diag.h"
@@ -16,6 +17,14 @@
 #include "plan.h"
 #include "state.h"
 
+/* A mount running in the background (a child process for the real system). */
+struct exec_job {
+	int fd; /* becomes readable when the job ends; -1 when the ops track it otherwise */
+	int pid; /* child process, or 0 */
+	bool finished; /* set by ops->wait() */
+	uint64_t deadline; /* CLOCK_MONOTONIC µs, USEC_INFINITY for none */
+};
+
 struct exec_ops {
 	/* BTRFS_IOC_SCAN_DEV on @devnode. 0 or negative errno. */
 	int (*register_device)(void *ud, const char *devnode);
@@ -23,17 +32,26 @@ struct exec_ops {
 	int (*devices_ready)(void *ud, const char *devnode);
 	/* A fresh inventory of block devices (caller frees). 0 or negative errno. */
 	int (*rescan)(void *ud, struct inventory *ret, struct diag_list *diags);
-	/* Block until a block device may have appeared or @deadline_usec
-	 * (CLOCK_MONOTONIC, µs) passes: 1 event, 0 deadline, negative errno. */
-	int (*wait_event)(void *ud, uint64_t deadline_usec);
-	/* Mount @e with @options (NULL for none) within @timeout_usec; on
-	 * failure a message for the user in @err.  0 or negative errno. */
-	int (*mount)(void *ud, const struct fstab_entry *e, const char *options,
-		     uint64_t timeout_usec, char *err, size_t errlen);
+	/* Start mounting @e with @options (NULL for none); @job->deadline is
+	 * set by the caller.  0 or negative errno (then nothing runs). */
+	int (*mount_start)(void *ud, const struct fstab_entry *e, const char *options,
+			   struct exec_job *job);
+	/* Collect a finished job: 0, or negative errno with a message for
+	 * the user in @err. */
+	int (*mount_finish)(void *ud, struct exec_job *job, char *err, size_t errlen);
+	/* Give up on a job whose deadline passed (kill it). */
+	void (*mount_abandon)(void *ud, struct exec_job *job);
+	/* Block until one of @jobs finishes (its ->finished is set), a block
+	 * device may have appeared (*@ret_event), or @deadline (µs) passes.
+	 * 0 or negative errno. */
+	int (*wait)(void *ud, struct exec_job *const *jobs, size_t n_jobs, uint64_t deadline,
+		    bool *ret_event);
 	/* Set up the area of @s; problems appended to @msgs. 0 or negative errno. */
 	int (*area_setup)(void *ud, const struct plan_step *s, struct diag_list *msgs);
 	/* CLOCK_MONOTONIC in µs. */
 	uint64_t (*now)(void *ud);
+	/* Optional: a one-line status for the service manager (sd_notify STATUS=). */
+	void (*status)(void *ud, const char *text);
 };
 
 struct exec_ctx {
@@ -42,6 +60,7 @@ struct exec_ctx {
 	const struct logger *log;
 	struct state *state; /* updated as steps finish */
 	const char *state_dir; /* state saved here after each step; NULL: not saved */
+	unsigned jobs; /* mounts running at once, at least 1 */
 };
 
 struct exec_summary {
@@ -57,9 +76,11 @@ struct exec_summary {
  * @p: plan from plan_build()
  * @ret: what happened
  *
- * Runs every step whose dependencies succeeded; logs each failure once with
- * its reason; a step whose dependency failed is skipped with a reason that
- * names that dependency.
+ * Runs every step once its dependencies succeeded, up to @cx->jobs mounts at
+ * a time, the step with the longest chain of dependants first; waits for
+ * devices on events, each wait and each mount bounded by its deadline.
+ * Logs each failure once with its reason; a step whose dependency failed is
+ * skipped with a reason that names that dependency.
  *
  * Returns: 0 when the run completed (see @ret for failures); -ENOMEM.
  */

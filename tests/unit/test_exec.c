@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The executor against a recording fake of its operations: failure
- * propagation to dependants only, nofail, the bounded wait for btrfs
- * members (events, deadline), and the degraded policy.
+ * The executor against a recording fake of its operations and a simulated
+ * clock: failure propagation to dependants only, nofail, the bounded wait
+ * for btrfs members (events, deadline), the degraded policy, at most `jobs`
+ * mounts at once, the critical path first, and deadlines of hung mounts.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,12 +19,20 @@
 #define FSID "658a67ea-8cb7-43af-b62a-3124a3759804"
 #define SEC USEC_PER_SEC
 
+#define MAX_JOBS 64
+
 struct fake {
 	uint64_t clock; /* µs */
-	unsigned member_arrives_after; /* wait_event calls before devid 2 appears; 0: never */
-	unsigned n_waits;
-	char calls[4096]; /* "register /dev/a;mount /x -o opts;..." */
+	uint64_t member_arrives; /* µs when devid 2 appears; 0: never */
+	bool noise; /* an unrelated device event every second */
+	char calls[8192]; /* "register /dev/a;mount /x -o opts;..." */
 	const char *fail_target; /* mount of this target fails */
+	const char *hang_target; /* mount of this target never finishes */
+	uint64_t mount_usec; /* how long each mount takes */
+	struct exec_job *running[MAX_JOBS];
+	uint64_t finishes[MAX_JOBS];
+	const char *targets[MAX_JOBS];
+	size_t n_running, max_running;
 };
 
 static void record(struct fake *f, const char *fmt, ...)
@@ -70,34 +79,83 @@ static int fake_rescan(void *ud, struct inventory *ret, struct diag_list *dl)
 
 	*ret = (struct inventory){ 0 };
 	add_member(ret, "/dev/a", 1);
-	if (f->member_arrives_after && f->n_waits >= f->member_arrives_after)
+	if (f->member_arrives && f->clock >= f->member_arrives)
 		add_member(ret, "/dev/b", 2);
 	return 0;
 }
 
-static int fake_wait(void *ud, uint64_t deadline)
-{
-	struct fake *f = ud;
-
-	f->n_waits++;
-	if (f->member_arrives_after) { /* an event a second: unrelated ones first */
-		f->clock += SEC;
-		return 1;
-	}
-	f->clock = deadline;
-	return 0;
-}
-
-static int fake_mount(void *ud, const struct fstab_entry *e, const char *options, uint64_t timeout,
-		      char *err, size_t len)
+static int fake_mount_start(void *ud, const struct fstab_entry *e, const char *options, struct exec_job *job)
 {
 	struct fake *f = ud;
 
 	record(f, "mount %s -o %s", e->target, options ? options : "");
-	if (f->fail_target && strcmp(f->fail_target, e->target) == 0) {
+	assert_true(f->n_running < MAX_JOBS);
+	f->running[f->n_running] = job;
+	f->targets[f->n_running] = e->target;
+	f->finishes[f->n_running] = f->hang_target && strcmp(f->hang_target, e->target) == 0 ?
+					    USEC_INFINITY :
+					    f->clock + f->mount_usec;
+	f->n_running++;
+	if (f->n_running > f->max_running)
+		f->max_running = f->n_running;
+	return 0;
+}
+
+static size_t job_index(struct fake *f, struct exec_job *job)
+{
+	for (size_t k = 0; k < f->n_running; k++)
+		if (f->running[k] == job)
+			return k;
+	fail_msg("unknown job");
+	return 0;
+}
+
+static const char *job_done(struct fake *f, struct exec_job *job)
+{
+	size_t k = job_index(f, job);
+	const char *target = f->targets[k];
+
+	f->n_running--;
+	f->running[k] = f->running[f->n_running];
+	f->targets[k] = f->targets[f->n_running];
+	f->finishes[k] = f->finishes[f->n_running];
+	return target;
+}
+
+static int fake_mount_finish(void *ud, struct exec_job *job, char *err, size_t len)
+{
+	struct fake *f = ud;
+	const char *target = job_done(f, job);
+
+	if (f->fail_target && strcmp(f->fail_target, target) == 0) {
 		snprintf(err, len, "wrong fs type");
 		return -EIO;
 	}
+	return 0;
+}
+
+static void fake_mount_abandon(void *ud, struct exec_job *job)
+{
+	record(ud, "abandon %s", job_done(ud, job));
+}
+
+/* Advance the clock to the next thing that happens. */
+static int fake_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t deadline, bool *event)
+{
+	struct fake *f = ud;
+	uint64_t next = deadline;
+
+	for (size_t k = 0; k < f->n_running; k++)
+		next = f->finishes[k] < next ? f->finishes[k] : next;
+	if (f->member_arrives > f->clock && f->member_arrives < next)
+		next = f->member_arrives;
+	if (f->noise && f->clock + SEC < next)
+		next = f->clock + SEC;
+	assert_true(next != USEC_INFINITY);
+	f->clock = next;
+	for (size_t i = 0; i < n; i++)
+		jobs[i]->finished = f->finishes[job_index(f, jobs[i])] <= f->clock;
+	*event = f->noise || f->clock == f->member_arrives;
 	return 0;
 }
 
@@ -116,8 +174,10 @@ static const struct exec_ops fake_ops = {
 	.register_device = fake_register,
 	.devices_ready = fake_ready,
 	.rescan = fake_rescan,
-	.wait_event = fake_wait,
-	.mount = fake_mount,
+	.mount_start = fake_mount_start,
+	.mount_finish = fake_mount_finish,
+	.mount_abandon = fake_mount_abandon,
+	.wait = fake_wait,
 	.area_setup = fake_area,
 	.now = fake_now,
 };
@@ -129,18 +189,30 @@ static struct fstab_entry entry(const char *target, const char *opts, bool nofai
 				     .nofail = nofail };
 }
 
+static struct plan_step mount_step(struct fstab_entry *e, struct plan_dep *deps, size_t n_deps)
+{
+	return (struct plan_step){ .kind = PLAN_MOUNT, .entry = e, .deps = deps, .n_deps = n_deps,
+				   .mount_timeout_usec = 90 * SEC };
+}
+
 static struct plan_dep dep_on(size_t step)
 {
 	return (struct plan_dep){ .step = step, .reason = (char *)"test" };
 }
 
-static int run(struct fake *f, struct plan_step *steps, size_t n, struct state *st,
-	       struct exec_summary *sum)
+static int run_jobs(struct fake *f, struct plan_step *steps, size_t n, struct state *st,
+		    struct exec_summary *sum, unsigned jobs)
 {
-	struct exec_ctx cx = { .ops = &fake_ops, .ud = f, .state = st };
+	struct exec_ctx cx = { .ops = &fake_ops, .ud = f, .state = st, .jobs = jobs };
 	struct plan p = { .steps = steps, .n_steps = n };
 
 	return exec_run(&cx, &p, sum);
+}
+
+static int run(struct fake *f, struct plan_step *steps, size_t n, struct state *st,
+	       struct exec_summary *sum)
+{
+	return run_jobs(f, steps, n, st, sum, 1);
 }
 
 static void test_failure_fails_only_dependants(void **unused)
@@ -150,9 +222,9 @@ static void test_failure_fails_only_dependants(void **unused)
 			   c = entry("/c", "size=1M", false);
 	struct plan_dep d0 = dep_on(0);
 	struct plan_step s[] = {
-		{ .kind = PLAN_MOUNT, .entry = &a },
-		{ .kind = PLAN_MOUNT, .entry = &ab, .deps = &d0, .n_deps = 1 },
-		{ .kind = PLAN_MOUNT, .entry = &c },
+		mount_step(&a, NULL, 0),
+		mount_step(&ab, &d0, 1),
+		mount_step(&c, NULL, 0),
 	};
 	struct state st = { 0 };
 	struct exec_summary sum;
@@ -173,7 +245,7 @@ static void test_nofail_is_tolerated(void **unused)
 {
 	struct fake f = { .fail_target = "/a" };
 	struct fstab_entry a = entry("/a", NULL, true);
-	struct plan_step s[] = { { .kind = PLAN_MOUNT, .entry = &a } };
+	struct plan_step s[] = { mount_step(&a, NULL, 0) };
 	struct state st = { 0 };
 	struct exec_summary sum;
 
@@ -187,10 +259,11 @@ static void test_done_step_not_mounted(void **unused)
 {
 	struct fake f = { 0 };
 	struct fstab_entry a = entry("/a", NULL, false);
-	struct plan_step s[] = { { .kind = PLAN_MOUNT, .entry = &a, .done = true } };
+	struct plan_step s[] = { mount_step(&a, NULL, 0) };
 	struct state st = { 0 };
 	struct exec_summary sum;
 
+	s[0].done = true;
 	assert_int_equal(run(&f, s, 1, &st, &sum), 0);
 	assert_string_equal(f.calls, "");
 	assert_int_equal(state_find(&st, STATE_MOUNT, "/a")->status, STATE_PRESENT);
@@ -206,15 +279,16 @@ static void btrfs_plan(struct plan_step s[3], struct fstab_entry *e, struct plan
 	s[0] = (struct plan_step){ .kind = PLAN_REGISTER, .devnode = (char *)"/dev/a", .devid = 1 };
 	s[1] = (struct plan_step){ .kind = PLAN_ASSEMBLE, .deps = &d[0], .n_deps = 1,
 				   .timeout_usec = 5 * SEC };
-	s[2] = (struct plan_step){ .kind = PLAN_MOUNT, .entry = e, .deps = &d[1], .n_deps = 1,
-				   .is_btrfs = true, .degraded_allowed = degraded };
+	s[2] = mount_step(e, &d[1], 1);
+	s[2].is_btrfs = true;
+	s[2].degraded_allowed = degraded;
 	strcpy(s[0].fsid, FSID);
 	strcpy(s[1].fsid, FSID);
 }
 
 static void test_member_arrives_during_wait(void **unused)
 {
-	struct fake f = { .member_arrives_after = 2 };
+	struct fake f = { .member_arrives = 2 * SEC, .noise = true };
 	struct fstab_entry e = entry("/data", "noatime", false);
 	struct plan_step s[3];
 	struct plan_dep d[2];
@@ -270,6 +344,78 @@ static void test_member_missing_degraded_allowed(void **unused)
 	state_done(&st);
 }
 
+/* 20 independent 1 s mounts and a chain of 5 nested ones, 8 at a time:
+ * starting the chain first finishes in 5 s (the critical path). */
+static void test_critical_path_first(void **unused)
+{
+	struct fake f = { .mount_usec = SEC };
+	struct fstab_entry e[25];
+	struct plan_step s[25];
+	struct plan_dep d[25];
+	char names[25][16];
+	struct state st = { 0 };
+	struct exec_summary sum;
+
+	for (size_t i = 0; i < 25; i++) {
+		snprintf(names[i], sizeof(names[i]), "/m%zu", i);
+		e[i] = entry(names[i], NULL, false);
+		d[i] = dep_on(i - 1);
+		/* steps 20..24 form the chain, listed last in the plan */
+		s[i] = mount_step(&e[i], i > 20 ? &d[i] : NULL, i > 20 ? 1 : 0);
+	}
+	assert_int_equal(run_jobs(&f, s, 25, &st, &sum, 8), 0);
+	assert_int_equal(sum.n_done, 25);
+	assert_int_equal(f.max_running, 8);
+	assert_int_equal(f.clock, 5 * SEC);
+	assert_non_null(strstr(f.calls, "mount /m20 -o ;"));
+	assert_true(strstr(f.calls, "mount /m20") < strstr(f.calls, "mount /m0 "));
+	state_done(&st);
+}
+
+static void test_at_most_jobs_at_once(void **unused)
+{
+	struct fake f = { .mount_usec = SEC };
+	struct fstab_entry e[10];
+	struct plan_step s[10];
+	char names[10][16];
+	struct state st = { 0 };
+	struct exec_summary sum;
+
+	for (size_t i = 0; i < 10; i++) {
+		snprintf(names[i], sizeof(names[i]), "/j%zu", i);
+		e[i] = entry(names[i], NULL, false);
+		s[i] = mount_step(&e[i], NULL, 0);
+	}
+	assert_int_equal(run_jobs(&f, s, 10, &st, &sum, 4), 0);
+	assert_int_equal(f.max_running, 4);
+	assert_int_equal(f.clock, 3 * SEC);
+	assert_int_equal(sum.n_done, 10);
+	state_done(&st);
+}
+
+static void test_deadline_abandons_hung_mount(void **unused)
+{
+	struct fake f = { .mount_usec = SEC, .hang_target = "/nfs" };
+	struct fstab_entry nfs = entry("/nfs", NULL, false), below = entry("/nfs/x", NULL, false),
+			   other = entry("/other", NULL, false);
+	struct plan_dep d0 = dep_on(0);
+	struct plan_step s[] = { mount_step(&nfs, NULL, 0), mount_step(&below, &d0, 1),
+				 mount_step(&other, NULL, 0) };
+	struct state st = { 0 };
+	struct exec_summary sum;
+
+	s[0].mount_timeout_usec = 3 * SEC;
+	assert_int_equal(run_jobs(&f, s, 3, &st, &sum, 4), 0);
+	assert_int_equal(f.clock, 3 * SEC);
+	assert_non_null(strstr(f.calls, "abandon /nfs;"));
+	assert_null(strstr(f.calls, "mount /nfs/x"));
+	assert_int_equal(sum.n_failed, 2);
+	assert_int_equal(sum.n_done, 1);
+	assert_non_null(strstr(state_find(&st, STATE_MOUNT, "/nfs")->reason, "did not finish within 3s"));
+	assert_int_equal(state_find(&st, STATE_MOUNT, "/other")->status, STATE_DONE);
+	state_done(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +425,9 @@ int main(void)
 		cmocka_unit_test(test_member_arrives_during_wait),
 		cmocka_unit_test(test_member_missing_not_allowed),
 		cmocka_unit_test(test_member_missing_degraded_allowed),
+		cmocka_unit_test(test_critical_path_first),
+		cmocka_unit_test(test_at_most_jobs_at_once),
+		cmocka_unit_test(test_deadline_abandons_hung_mount),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
