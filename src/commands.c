@@ -25,6 +25,7 @@
 #include "btrfs.h"
 #include "commands.h"
 #include "config.h"
+#include "daemon.h"
 #include "exec.h"
 #include "fstab.h"
 #include "inventory.h"
@@ -265,6 +266,12 @@ static _Noreturn void mount_child(const struct fstab_entry *e, const char *optio
 	char buf[512] = "";
 	int rc, ex;
 
+	sigset_t none;
+
+	/* The resident loop blocks signals for its signalfd; a mount helper
+	 * must not inherit that. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (!cxt)
 		_exit(1);
 	/* Never read /etc/fstab: the entry is complete as given. */
@@ -331,6 +338,11 @@ static void real_mount_abandon(void *ud, struct exec_job *job)
 	job->fd = -1;
 }
 
+static void real_status(void *ud, const char *text)
+{
+	daemon_notify("STATUS=%s", text);
+}
+
 static int real_area_setup(void *ud, const struct plan_step *s, struct diag_list *msgs)
 {
 	struct real_ops *ro = ud;
@@ -348,6 +360,7 @@ static const struct exec_ops real_exec_ops = {
 	.wait = real_wait,
 	.area_setup = real_area_setup,
 	.now = real_now,
+	.status = real_status,
 };
 
 /* ------------------------------------------------------------------ */
@@ -385,14 +398,14 @@ static int render_plan(const struct options *o, const struct plan *p)
 	return r < 0 ? EXIT_STEP_FAILED : 0;
 }
 
-static int run_plan(const struct options *o, const struct logger *lg, struct world *w)
+static int run_plan(const struct options *o, const struct logger *lg, struct world *w, bool no_wait)
 {
 	struct real_ops ro = { .lg = lg, .state_dir = o->state_dir };
 	struct state st = { 0 };
 	struct exec_summary sum = { 0 };
 	struct exec_ctx cx = {
 		.ops = &real_exec_ops, .ud = &ro, .log = lg, .state = &st, .state_dir = o->state_dir,
-		.jobs = w->cfg.jobs,
+		.jobs = w->cfg.jobs, .no_wait = no_wait,
 	};
 	int lock, r;
 
@@ -410,21 +423,54 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	close(lock);
 	if (r < 0)
 		return EXIT_STEP_FAILED;
-	log_info(lg, "%u step(s) done, %u failed%s", sum.n_done, sum.n_failed,
-		 sum.n_degraded ? ", DEGRADED mounts present (see `storaged status`)" : "");
+	if (!no_wait || sum.n_done || sum.n_failed)
+		log_info(lg, "%u step(s) done, %u failed%s%s", sum.n_done, sum.n_failed,
+			 sum.n_waiting ? ", some still waiting for devices" : "",
+			 sum.n_degraded ? ", DEGRADED mounts present (see `storaged status`)" : "");
 	return sum.n_failed ? EXIT_STEP_FAILED : 0;
 }
 
-int cmd_start(const struct options *o, const struct logger *lg)
+/* One plan-and-run pass over a freshly read world. */
+static int start_pass(const struct options *o, const struct logger *lg, bool no_wait, bool *ret_resident)
 {
 	struct world w = { 0 };
 	int r;
 
 	r = load_world(o, lg, &w);
+	if (ret_resident)
+		*ret_resident = o->foreground || w.cfg.hotplug;
 	if (r == 0)
-		r = o->dry_run ? render_plan(o, &w.plan) : run_plan(o, lg, &w);
+		r = o->dry_run ? render_plan(o, &w.plan) : run_plan(o, lg, &w, no_wait);
 	world_done(&w);
 	return r;
+}
+
+struct resident {
+	const struct options *o;
+	const struct logger *lg;
+};
+
+static int resident_pass(void *userdata, bool no_wait)
+{
+	struct resident *rs = userdata;
+
+	return start_pass(rs->o, rs->lg, no_wait, NULL);
+}
+
+int cmd_start(const struct options *o, const struct logger *lg)
+{
+	struct resident rs = { .o = o, .lg = lg };
+	bool resident = false;
+	int r;
+
+	r = start_pass(o, lg, false, &resident);
+	if (o->dry_run || r == EXIT_CONFIG)
+		return r;
+	daemon_notify("READY=1\nSTATUS=%s", r == 0 ? "all done" : "some steps failed: see `storaged status`");
+	if (!resident)
+		return r;
+	/* 250 ms lets a disk and its partitions arrive before one pass. */
+	return daemon_loop(lg, resident_pass, &rs, 250 * USEC_PER_MSEC);
 }
 
 int cmd_check(const struct options *o, const struct logger *lg)

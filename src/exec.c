@@ -29,6 +29,7 @@ enum outcome {
 	OUT_INCOMPLETE, /* a btrfs filesystem still lacks members at its deadline */
 	OUT_FAILED,
 	OUT_SKIPPED,
+	OUT_DEFERRED, /* no_wait: devices not there yet; tried again on the next event */
 };
 
 /* What one look at the devices found for a wait. */
@@ -298,16 +299,53 @@ static void start_wait(struct run *rn, size_t i)
 /* ------------------------------------------------------------------ */
 /* Mounts and areas */
 
-/* The first dependency of @s that did not succeed, or NULL. */
-static const struct plan_dep *failed_dep(const struct run *rn, const struct plan_step *s)
+/* The first dependency of @s whose outcome is @a or @b, or NULL. */
+static const struct plan_dep *dep_with(const struct run *rn, const struct plan_step *s, enum outcome a,
+				       enum outcome b)
 {
 	for (size_t d = 0; d < s->n_deps; d++) {
 		enum outcome o = rn->steps[s->deps[d].step].out;
 
-		if (o == OUT_FAILED || o == OUT_SKIPPED)
+		if (o == a || o == b)
 			return &s->deps[d];
 	}
 	return NULL;
+}
+
+static const struct plan_dep *failed_dep(const struct run *rn, const struct plan_step *s)
+{
+	return dep_with(rn, s, OUT_FAILED, OUT_SKIPPED);
+}
+
+/* no_wait: @i stays waiting, quietly, because of dependency @d. */
+static void defer_step(struct run *rn, size_t i, const struct plan_dep *d)
+{
+	const struct plan_step *s = step(rn, i);
+	char why[sizeof(rn->steps[i].msg)];
+
+	/* bounded pieces: the message of the dependency may be long */
+	snprintf(why, sizeof(why), "waiting for step %zu (%.150s): %.300s", d->step + 1, d->reason,
+		 rn->steps[d->step].msg);
+	memcpy(rn->steps[i].msg, why, sizeof(why));
+	rn->steps[i].out = OUT_DEFERRED;
+	rn->sum.n_waiting++;
+	if (s->kind == PLAN_MOUNT)
+		record_mount(rn, i, STATE_WAITING, rn->steps[i].msg, false);
+}
+
+/* no_wait: waits still unsatisfied after their first look give up quietly. */
+static bool defer_waits(struct run *rn)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < rn->plan->n_steps; i++) {
+		if (rn->steps[i].out != OUT_RUNNING || step(rn, i)->kind == PLAN_MOUNT)
+			continue;
+		rn->steps[i].out = OUT_DEFERRED;
+		rn->sum.n_waiting++;
+		any = true;
+	}
+	return any;
 }
 
 /* The wait of a btrfs entry that ended incomplete, or SIZE_MAX. */
@@ -466,6 +504,11 @@ static bool try_start(struct run *rn, size_t i)
 
 	if (rn->steps[i].out != OUT_PENDING || !deps_resolved(rn, s))
 		return false;
+	fd = dep_with(rn, s, OUT_DEFERRED, OUT_DEFERRED);
+	if (fd) {
+		defer_step(rn, i, fd);
+		return true;
+	}
 	fd = failed_dep(rn, s);
 	if (fd) {
 		fail_step(rn, i, OUT_SKIPPED, "not %s: it waits for step %zu (%s), which failed: %s",
@@ -516,6 +559,8 @@ static void start_ready(struct run *rn)
 		}
 		if (new_waits) {
 			check_waits(rn);
+			if (rn->cx->no_wait)
+				defer_waits(rn);
 			new_waits = false;
 			changed = true;
 		}
@@ -587,12 +632,11 @@ static void compute_chains(struct run *rn)
 	}
 }
 
-static const struct run *sort_run; /* qsort has no context argument */
-
-static int by_chain(const void *a, const void *b)
+static int by_chain(const void *a, const void *b, void *userdata)
 {
+	const struct run *rn = userdata;
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	unsigned cx = sort_run->steps[x].chain, cy = sort_run->steps[y].chain;
+	unsigned cx = rn->steps[x].chain, cy = rn->steps[y].chain;
 
 	if (cx != cy)
 		return cx > cy ? -1 : 1;
@@ -624,9 +668,7 @@ int exec_run(struct exec_ctx *cx, const struct plan *p, struct exec_summary *ret
 	compute_chains(&rn);
 	for (size_t i = 0; i < p->n_steps; i++)
 		rn.order[i] = i;
-	sort_run = &rn;
-	qsort(rn.order, p->n_steps, sizeof(*rn.order), by_chain);
-	sort_run = NULL;
+	qsort_r(rn.order, p->n_steps, sizeof(*rn.order), by_chain, &rn);
 	r = 0;
 	for (start_ready(&rn); r == 0 && anything_running(&rn); start_ready(&rn))
 		r = wait_and_collect(&rn, jobs);

@@ -61,6 +61,10 @@ struct exec_ctx {
 	struct state *state; /* updated as steps finish */
 	const char *state_dir; /* state saved here after each step; NULL: not saved */
 	unsigned jobs; /* mounts running at once, at least 1 */
+	/* Resident passes after the first: a device wait not satisfied at once
+	 * leaves it and its dependants waiting, quietly, for the next device
+	 * event, instead of waiting for its deadline. */
+	bool no_wait;
 };
 
 struct exec_summary {
@@ -68,6 +72,7 @@ struct exec_summary {
 	unsigned n_failed; /* failed or skipped steps that count (not nofail) */
 	unsigned n_tolerated; /* failed or skipped steps with nofail */
 	unsigned n_degraded; /* btrfs entries mounted with -o degraded */
+	unsigned n_waiting; /* no_wait: steps left waiting for devices */
 };
 
 /**

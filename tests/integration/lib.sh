@@ -77,6 +77,14 @@ mkloop() {
 	echo "$dev"
 }
 
+# attach IMG: attach an existing image of this test; prints the device.
+attach() {
+	local dev
+	dev=$(losetup -f --show "$1") || fail "losetup $1"
+	echo "$dev" >>"$SCRATCH/loops"
+	echo "$dev"
+}
+
 # forget DEV...: make the kernel forget btrfs members (they were registered
 # by mkfs.btrfs, as udev would do on a real machine).
 forget() {
