@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * RAM build areas (effects): a tmpfs, or a zram/brd ramdisk with a
+ * filesystem on it, mounted privately under the state directory, seeded with
+ * a copy of the persistent directory, then bind-mounted over it.  Sizing is
+ * pure and lives in area_size.c; everything here touches the system.
+ *
+ * Layout under @state_dir (normally /run/storaged):
+ *
+ *   areas/<name>/state   ini file, what was set up (written atomically)
+ *   areas/<name>/area    the backend, mounted privately
+ *   areas/<name>/lower   private bind of the covered directory (sync target)
+ *
+ * Every function here returns a negative errno and appends one diag_error()
+ * that says what failed, where (area name, path, device) and what to do.
+ * None prints, except area_setup()'s progress line on a terminal.
+ */
+#ifndef STORAGED_AREA_H
+#define STORAGED_AREA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#include "area_size.h"
+#include "config.h"
+#include "diag.h"
+
+/**
+ * area_survey_path:
+ * @path: directory to walk (symlinks are not followed, other filesystems
+ *        mounted below it are not entered)
+ * @ret: filled on success: bytes = sum of st_blocks × 512, inodes = files,
+ *       directories, symlinks and others, the root included, hard-linked
+ *       inodes counted once; valid = true
+ *
+ * Returns: 0; negative errno when the walk fails (then @ret->valid is false
+ * and @ret->error holds the errno).
+ */
+int area_survey_path(const char *path, struct area_survey *ret);
+
+/**
+ * area_setup:
+ * @a: the area's config
+ * @sz: sizes from area_size_resolve() (bytes, inodes, and whether the seed fits)
+ * @state_dir: storaged's state directory (e.g. "/run/storaged")
+ * @msgs: one diag_error on failure; diag_warning for processes that hold
+ *        files open under @a->path
+ *
+ * Steps: 1. refuse when the seed does not fit (@sz->why) or the size is above
+ * available memory + swap (unless @a->force); 2. create the backend (tmpfs
+ * mount; zram: hot_add, disksize, mkfs.<fs>, mount) at areas/<name>/area,
+ * private; 3. read back the effective limits (statvfs), a mismatch is an
+ * error; 4. bind @a->path privately at areas/<name>/lower; 5. seed: libarchive
+ * disk-to-disk copy (owner, mode, times, ACLs, xattrs, fflags, hard links,
+ * device nodes, sparse files); 6. root owner/mode from @a or from @a->path;
+ * 7. warn about open files; 8. bind the area over @a->path; 9. write the
+ * state file.  An interrupted sync back from an earlier run is cleaned up
+ * before the seed (see area_sync()).
+ *
+ * On any failure everything done so far is undone: @a->path stays untouched
+ * and uncovered.  An area already active (state file present and @a->path
+ * covered) is left alone and 0 returned.
+ *
+ * Returns: 0; -ENOSPC when the seed does not fit (bytes or inodes); -ENOMEM
+ * when the size is above memory + swap; -ENODEV when the backend's driver is
+ * missing (brd); -EEXIST when a stale state exists (run stop first); other
+ * negative errno from the failing system call or helper.
+ */
+int area_setup(const struct area_config *a, const struct area_sizing *sz, const char *state_dir,
+	       struct diag_list *msgs);
+
+/**
+ * area_sync:
+ * @state_dir: state directory
+ * @name: area name
+ * @msgs: one diag_error on failure
+ *
+ * Copies the area back into its directory (through the private lower bind),
+ * under an exclusive flock() on the state file, crash-safe (see the comment
+ * above area_sync() in area.c): every file is at every instant either its
+ * complete old or its complete new version, and files deleted in the area
+ * are deleted.  Works whether or not the area has persist = yes.
+ *
+ * Returns: 0 only when the whole sync reached the disk (syncfs); -ENOENT when
+ * the area is not active; other negative errno.
+ */
+int area_sync(const char *state_dir, const char *name, struct diag_list *msgs);
+
+/**
+ * area_teardown:
+ * @state_dir: state directory
+ * @name: area name
+ * @do_sync: sync back first when the area has persist = yes
+ * @msgs: one diag_error on failure
+ *
+ * Undoes area_setup() in reverse, only what exists: sync (when persist and
+ * @do_sync; a failed sync stops the teardown so no data is lost), unbind the
+ * path, unmount lower and area, release the zram device (reset + hot_remove,
+ * only if storaged created it), remove areas/<name>/.  A busy path is not
+ * unmounted lazily: the error names the processes.
+ *
+ * Returns: 0 (also when nothing existed); -EBUSY; other negative errno.
+ */
+int area_teardown(const char *state_dir, const char *name, bool do_sync, struct diag_list *msgs);
+
+struct area_status {
+	char *name, *path, *backend, *device;
+	uint64_t size_bytes, used_bytes; /* statvfs of the area, bytes */
+	uint64_t inodes_total, inodes_used;
+	bool persist;
+	bool seeded; /* seeded from path */
+	char *fs; /* filesystem on a ramdisk ("tmpfs" for tmpfs) */
+};
+
+/**
+ * area_status_list:
+ * @state_dir: state directory
+ * @ret: owned array, in setup order; free with area_status_free()
+ * @ret_n: number of entries
+ *
+ * Returns: 0 (an empty list when no area is active); -ENOMEM; other
+ * negative errno when the state directory cannot be read.
+ */
+int area_status_list(const char *state_dir, struct area_status **ret, size_t *ret_n);
+void area_status_free(struct area_status *v, size_t n);
+
+/**
+ * area_list_names:
+ * @state_dir: state directory
+ * @ret: owned strv of the names of active areas in setup order (stop undoes
+ *       them in reverse); free with strv_free()
+ *
+ * Returns: 0; -ENOMEM; other negative errno.
+ */
+int area_list_names(const char *state_dir, char ***ret);
+
+/**
+ * area_mem_available:
+ * Returns: MemAvailable + SwapFree from /proc/meminfo in bytes, or 0 when
+ * unknown.
+ */
+uint64_t area_mem_available(void);
+
+/**
+ * area_mem_total:
+ * Returns: MemTotal from /proc/meminfo in bytes (for N% sizes), or 0.
+ */
+uint64_t area_mem_total(void);
+
+#endif

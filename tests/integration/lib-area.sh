@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared by the RAM area tests (t-area-*.sh, t-c04/c05/c08-*.sh); sourced.
+# Each test gets its own scratch directory, config, empty fstab and state
+# directory; cleanup unmounts everything below the scratch directory and
+# releases only zram devices this test (or storaged for it) created.
+set -u
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+pass() { echo "ok: $*"; }
+
+[ "$(id -u)" = 0 ] || skip "must run as root"
+[ -n "${STORAGED:-}" ] && [ -x "$STORAGED" ] || skip "STORAGED is not set to the storaged binary"
+
+SCRATCH=$(mktemp -d /tmp/storaged-area.XXXXXX) || exit 1
+RUN=$SCRATCH/run
+CONF=$SCRATCH/storaged.conf
+FSTAB=$SCRATCH/fstab
+OUT=$SCRATCH/out
+: >"$FSTAB"
+ZRAM_MINE=""
+
+scratch_mounts() {
+	awk -v p="$SCRATCH/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r
+}
+
+zram_release() {
+	echo 1 >"/sys/block/zram$1/reset" 2>/dev/null
+	echo "$1" >/sys/class/zram-control/hot_remove 2>/dev/null
+}
+
+cleanup() {
+	local i m f id
+	for i in 1 2 3 4 5; do
+		[ -z "$(scratch_mounts)" ] && break
+		for m in $(scratch_mounts); do
+			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+		done
+	done
+	for f in "$RUN"/areas/*/state; do
+		[ -f "$f" ] || continue
+		grep -q '^zram_created=1' "$f" || continue
+		id=$(sed -n 's/^zram_id=//p' "$f")
+		[ -n "$id" ] && [ "$id" -ge 0 ] && zram_release "$id"
+	done
+	for id in $ZRAM_MINE; do zram_release "$id"; done
+	rm -rf "$SCRATCH"
+}
+trap cleanup EXIT
+
+# write_conf: config text on stdin, root-owned 0644
+write_conf() {
+	cat >"$CONF"
+	chown root:root "$CONF"
+	chmod 0644 "$CONF"
+}
+
+# sd ARGS...: run storaged on this test's files; output in $OUT
+sd() {
+	"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" "$@" >"$OUT" 2>&1
+}
+
+# expect_rc WANT ARGS...
+expect_rc() {
+	local want=$1 rc
+	shift
+	sd "$@"
+	rc=$?
+	[ "$rc" = "$want" ] || { cat "$OUT"; fail "storaged $* exited $rc, expected $want"; }
+}
+
+is_mountpoint() { mountpoint -q "$1"; }
+
+need_zram() {
+	[ -w /sys/class/zram-control/hot_add ] || skip "no zram-control in sysfs"
+	command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 missing"
+}
+
+# listing of a tree: path type mode uid gid size mtime nlink target (root
+# excluded; directory sizes are the filesystem's own business)
+tree_stat() {
+	(cd "$1" && find . -mindepth 1 -printf '%p %y %m %U %G %s %T@ %n %l\n' |
+		awk '$2 == "d" { $6 = "-" } { print }' | sort)
+}
+
+set_xattr() {
+	if command -v setfattr >/dev/null; then
+		setfattr -n "$2" -v "$3" "$1"
+	elif command -v python3 >/dev/null; then
+		python3 -c 'import os,sys; os.setxattr(sys.argv[1], sys.argv[2], sys.argv[3].encode(), follow_symlinks=False)' "$1" "$2" "$3"
+	else
+		return 1
+	fi
+}
+
+get_xattr() {
+	if command -v getfattr >/dev/null; then
+		getfattr --only-values -n "$2" "$1" 2>/dev/null
+	else
+		python3 -c 'import os,sys; sys.stdout.write(os.getxattr(sys.argv[1], sys.argv[2], follow_symlinks=False).decode())' "$1" "$2" 2>/dev/null
+	fi
+}
+
+# make_tree DIR: the kinds of files a seed must keep
+make_tree() {
+	local d=$1
+	mkdir -p "$d/sub/deeper" "$d/empty" "$d/other"
+	echo "hello" >"$d/file"
+	printf 'x%.0s' $(seq 1 5000) >"$d/sub/deeper/text"
+	ln "$d/file" "$d/sub/hardlink"
+	ln -s file "$d/symlink"
+	ln -s /nonexistent/target "$d/sub/dangling"
+	cp /bin/true "$d/setuid" && chmod 4755 "$d/setuid"
+	chmod 2750 "$d/other"
+	echo owned >"$d/other/owned" && chown 1234:4321 "$d/other/owned" "$d/other"
+	truncate -s 20M "$d/sparse" && echo tail >>"$d/sparse"
+	mknod "$d/chardev" c 1 3
+	mkfifo "$d/fifo"
+	touch -d '2001-02-03 04:05:06.789' "$d/file" "$d/sub"
+	chmod 0751 "$d"
+	chown 1234:4321 "$d"
+}

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "area_size.h"
+
+#define MIB (UINT64_C(1) << 20)
+#define GIB (UINT64_C(1) << 30)
+
+static struct area_config base(void)
+{
+	struct area_config a = {
+		.name = "t", .path = "/srv/t", .backend = AREA_TMPFS,
+		.size = { .kind = AREA_SIZE_AUTO }, .inodes_auto = true,
+		.headroom = 2.0, .seed = true, .fs = "ext4",
+	};
+	return a;
+}
+
+static struct area_survey survey(uint64_t bytes, uint64_t inodes)
+{
+	struct area_survey s = { .bytes = bytes, .inodes = inodes, .valid = true };
+	return s;
+}
+
+static void test_bytes_configured(void **state)
+{
+	struct area_config a = base();
+	struct area_survey s = survey(MIB, 10);
+	struct area_sizing r;
+
+	a.size = (struct area_size){ AREA_SIZE_BYTES, 12800 * MIB };
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_int_equal(r.size_bytes, 12800 * MIB);
+	assert_string_equal(r.size_how, "12.5G (configured)");
+	assert_true(r.fits);
+	assert_string_equal(r.why, "");
+}
+
+static void test_percent(void **state)
+{
+	struct area_config a = base();
+	struct area_survey s = survey(MIB, 10);
+	struct area_sizing r;
+
+	a.size = (struct area_size){ AREA_SIZE_PERCENT, 25 };
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_int_equal(r.size_bytes, 2 * GIB);
+	assert_string_equal(r.size_how, "2.0G (25% of RAM)");
+	/* rounded down to whole pages */
+	assert_int_equal(area_size_resolve(&a, &s, 1000001, &r), 0);
+	assert_int_equal(r.size_bytes, 249856);
+	a.size.value = 0;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), -EINVAL);
+	a.size.value = 101;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), -EINVAL);
+	a.size.value = 50;
+	assert_int_equal(area_size_resolve(&a, &s, 0, &r), -EINVAL);
+}
+
+static void test_auto_size(void **state)
+{
+	struct area_config a = base();
+	struct area_survey s = survey(100 * MIB + 1, 5000);
+	struct area_sizing r;
+
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_int_equal(r.size_bytes, 201 * MIB); /* 200M + 2 bytes, rounded up */
+	assert_string_equal(r.size_how, "201.0M (auto: 100.0M × 2.0)");
+	assert_int_equal(r.nr_inodes, 10000);
+	assert_string_equal(r.inodes_how, "10000 (auto: 5000 entries × 2.0)");
+	assert_true(r.fits);
+}
+
+static void test_auto_minimums(void **state)
+{
+	struct area_config a = base();
+	struct area_survey s = survey(4096, 3);
+	struct area_sizing r;
+
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_int_equal(r.size_bytes, 16 * MIB);
+	assert_string_equal(r.size_how, "16.0M (auto: 4.0K × 2.0, minimum 16.0M)");
+	assert_int_equal(r.nr_inodes, 1024);
+	assert_string_equal(r.inodes_how, "1024 (auto: 3 entries × 2.0, minimum 1024)");
+}
+
+static void test_auto_headroom(void **state)
+{
+	struct area_config a = base();
+	struct area_survey s = survey(0, 142311);
+	struct area_sizing r;
+
+	a.headroom = 1.5;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_int_equal(r.nr_inodes, 213467); /* ceil(142311 × 1.5) */
+	assert_string_equal(r.inodes_how, "213467 (auto: 142311 entries × 1.5)");
+	a.headroom = 0;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), -EINVAL);
+}
+
+static void test_inodes_configured(void **state)
+{
+	struct area_config a = base();
+	struct area_survey s = survey(MIB, 100);
+	struct area_sizing r;
+
+	a.inodes_auto = false;
+	a.inodes = 300000;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_int_equal(r.nr_inodes, 300000);
+	assert_string_equal(r.inodes_how, "300000 (configured)");
+}
+
+/* C04: 3000 files + the root in an area of 2000 inodes */
+static void test_c04_inodes_short(void **state)
+{
+	struct area_config a = base();
+	struct area_survey s = survey(3000 * 4096 + 65536, 3001);
+	struct area_sizing r;
+
+	a.size = (struct area_size){ AREA_SIZE_BYTES, 64 * MIB };
+	a.inodes_auto = false;
+	a.inodes = 2000;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_false(r.fits);
+	assert_string_equal(r.why, "seed needs 3001 inodes but the area has 2000 (nr_inodes): 1001 short; raise inodes= or use inodes = auto");
+	a.inodes = 10240;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_true(r.fits);
+	/* exactly enough: the root counts */
+	a.inodes = 3001;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_true(r.fits);
+}
+
+/* C05: an 80 MiB file and a small text file in 32M */
+static void test_c05_bytes_short(void **state)
+{
+	struct area_config a = base();
+	struct area_survey s = survey(80 * MIB + 4096, 3);
+	struct area_sizing r;
+
+	a.size = (struct area_size){ AREA_SIZE_BYTES, 32 * MIB };
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_false(r.fits);
+	assert_string_equal(r.why, "seed needs 80.0M but the area has 32.0M (size=): 48.0M short; raise size= or use size = auto");
+	a.size.value = 128 * MIB;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_true(r.fits);
+}
+
+static void test_both_short(void **state)
+{
+	struct area_config a = base();
+	struct area_survey s = survey(2 * MIB, 50);
+	struct area_sizing r;
+
+	a.size = (struct area_size){ AREA_SIZE_BYTES, MIB };
+	a.inodes_auto = false;
+	a.inodes = 40;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_false(r.fits);
+	assert_string_equal(r.why, "seed needs 50 inodes but the area has 40 (nr_inodes): 10 short; raise inodes= or use inodes = auto; seed needs 2.0M but the area has 1.0M (size=): 1.0M short; raise size= or use size = auto");
+}
+
+static void test_zram_ext4(void **state)
+{
+	struct area_config a = base();
+	struct area_survey s = survey(10 * MIB, 1000);
+	struct area_sizing r;
+
+	a.backend = AREA_ZRAM;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_int_equal(r.nr_inodes, 2010);
+	assert_string_equal(r.inodes_how, "2010 (auto: 1000 entries × 2.0 + 10 reserved by ext4)");
+	/* 20M data + 2010 × 256 + 1M, × 64/63, rounded up to 1 MiB */
+	assert_int_equal(r.size_bytes, 22 * MIB);
+	assert_string_equal(r.size_how, "22.0M (auto: 10.0M × 2.0 + filesystem overhead)");
+	assert_true(r.fits);
+
+	/* ext4 keeps 10 inodes for itself */
+	a.inodes_auto = false;
+	a.inodes = 1005;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_false(r.fits);
+	assert_string_equal(r.why, "seed needs 1010 inodes but the area has 1005 (inodes): 5 short; raise inodes= or use inodes = auto");
+
+	/* and some of the bytes */
+	a.inodes = 2010;
+	a.size = (struct area_size){ AREA_SIZE_BYTES, 10 * MIB };
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_false(r.fits);
+	assert_string_equal(r.why, "seed needs 10.0M but the area has 8.4M (size= minus filesystem overhead): 1.6M short; raise size= or use size = auto");
+}
+
+static void test_zram_other_fs(void **state)
+{
+	struct area_config a = base();
+	struct area_survey s = survey(10 * MIB, 1000);
+	struct area_sizing r;
+
+	a.backend = AREA_ZRAM;
+	a.fs = "xfs";
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_int_equal(r.nr_inodes, 2000);
+	assert_int_equal(r.size_bytes, 20 * MIB);
+}
+
+static void test_no_seed(void **state)
+{
+	struct area_config a = base();
+	struct area_survey s = survey(80 * MIB, 100000);
+	struct area_sizing r;
+
+	a.seed = false;
+	a.size = (struct area_size){ AREA_SIZE_BYTES, 32 * MIB };
+	a.inodes_auto = false;
+	a.inodes = 100;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_true(r.fits);
+	/* auto needs a survey, and without seed there is none */
+	a.inodes_auto = true;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), -EINVAL);
+}
+
+static void test_survey_missing(void **state)
+{
+	struct area_config a = base();
+	struct area_survey s = { .valid = false, .error = -EACCES };
+	struct area_sizing r;
+
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), -EINVAL);
+	assert_int_equal(area_size_resolve(&a, NULL, 8 * GIB, &r), -EINVAL);
+	a.size = (struct area_size){ AREA_SIZE_BYTES, 32 * MIB };
+	a.inodes_auto = false;
+	a.inodes = 100;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_false(r.fits);
+	assert_string_equal(r.why, "cannot survey the seed directory: Permission denied");
+}
+
+static void test_huge(void **state)
+{
+	struct area_config a = base();
+	struct area_survey s = survey(UINT64_MAX / 2, 10);
+	struct area_sizing r;
+
+	a.headroom = 1000;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_true(r.size_bytes >= UINT64_MAX - MIB);
+	assert_true(r.fits);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bytes_configured),
+		cmocka_unit_test(test_percent),
+		cmocka_unit_test(test_auto_size),
+		cmocka_unit_test(test_auto_minimums),
+		cmocka_unit_test(test_auto_headroom),
+		cmocka_unit_test(test_inodes_configured),
+		cmocka_unit_test(test_c04_inodes_short),
+		cmocka_unit_test(test_c05_bytes_short),
+		cmocka_unit_test(test_both_short),
+		cmocka_unit_test(test_zram_ext4),
+		cmocka_unit_test(test_zram_other_fs),
+		cmocka_unit_test(test_no_seed),
+		cmocka_unit_test(test_survey_missing),
+		cmocka_unit_test(test_huge),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
