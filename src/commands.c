@@ -30,6 +30,7 @@
 #include "fstab.h"
 #include "inventory.h"
 #include "plan.h"
+#include "safepath.h"
 #include "state.h"
 #include "units.h"
 
@@ -260,18 +261,29 @@ static int real_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t 
 
 /* Runs in a child process so that a hung mount (a dead server, a helper
  * that never returns) can be abandoned at its deadline. */
+static _Noreturn void refuse(int fd, const char *what, const char *path, int r, const char *why)
+{
+	dprintf(fd, "refusing to mount: %s '%s': %s", what, path, r == -EPERM ? why : strerror(-r));
+	_exit(1);
+}
+
 static _Noreturn void mount_child(const struct fstab_entry *e, const char *options, int fd)
 {
-	struct libmnt_context *cxt = mnt_new_context();
+	struct libmnt_context *cxt;
 	char buf[512] = "";
-	int rc, ex;
-
 	sigset_t none;
+	int rc, ex;
 
 	/* The resident loop blocks signals for its signalfd; a mount helper
 	 * must not inherit that. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	rc = safepath_check(e->target, buf, sizeof(buf));
+	if (rc < 0)
+		refuse(fd, "mount point", e->target, rc, buf);
+	if (e->bind && e->source[0] == '/' && (rc = safepath_check(e->source, buf, sizeof(buf))) < 0)
+		refuse(fd, "bind source", e->source, rc, buf);
+	cxt = mnt_new_context();
 	if (!cxt)
 		_exit(1);
 	/* Never read /etc/fstab: the entry is complete as given. */

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "safepath.h"
+#include "util.h"
+
+#define MAX_LINKS 40 /* include/linux/namei.h MAXSYMLINKS */
+
+static bool dir_is_trusted(const struct stat *st)
+{
+	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* A link found at @name in the directory @dirfd: may it be followed? */
+static int check_link(int dirfd, const char *name, const struct stat *lst, const char *shown, char *why,
+		      size_t len)
+{
+	struct stat dst;
+
+	if (fstat(dirfd, &dst) < 0)
+		return -errno;
+	if (lst->st_uid == 0 && dir_is_trusted(&dst))
+		return 0;
+	snprintf(why, len,
+		 "'%s' is a symbolic link owned by uid %u in a directory owned by uid %u with mode %04o; a user other than root could redirect the mount: use the link's target in the configuration",
+		 shown, (unsigned)lst->st_uid, (unsigned)dst.st_uid, (unsigned)(dst.st_mode & 07777));
+	return -EPERM;
+}
+
+/*
+ * Walk state: @rest is what is left to resolve (owned, modified in place);
+ * @dirfd the directory reached so far; @links the links followed.
+ */
+struct walk {
+	int dirfd;
+	unsigned links;
+	char shown[PATH_MAX]; /* the path as walked so far, for messages */
+};
+
+static int walk_link(struct walk *w, const char *name, char **rest, char *why, size_t len)
+{
+	char target[PATH_MAX];
+	ssize_t n = readlinkat(w->dirfd, name, target, sizeof(target) - 1);
+	char *joined;
+
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	if (++w->links > MAX_LINKS)
+		return -ELOOP;
+	if (asprintf(&joined, "%s/%s", target, *rest ? *rest : "") < 0)
+		return -ENOMEM;
+	free(*rest);
+	*rest = joined;
+	if (target[0] == '/') {
+		int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+		if (root < 0)
+			return -errno;
+		close(w->dirfd);
+		w->dirfd = root;
+	}
+	return 0;
+}
+
+/* Resolve one component @name below w->dirfd.  Returns: 1 walked, 0 missing. */
+static int walk_one(struct walk *w, const char *name, char **rest, char *why, size_t len)
+{
+	struct stat st;
+	int fd, r;
+
+	if (fstatat(w->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	snprintf(w->shown + strlen(w->shown), sizeof(w->shown) - strlen(w->shown), "/%s", name);
+	if (S_ISLNK(st.st_mode)) {
+		r = check_link(w->dirfd, name, &st, w->shown, why, len);
+		return r < 0 ? r : (r = walk_link(w, name, rest, why, len)) < 0 ? r : 1;
+	}
+	fd = openat(w->dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(w->dirfd);
+	w->dirfd = fd;
+	return 1;
+}
+
+int safepath_check(const char *path, char *why, size_t len)
+{
+	struct walk w = { .dirfd = -1 };
+	char *rest = NULL, *name, *save = NULL;
+	int r = 0;
+
+	if (path[0] != '/')
+		return -EINVAL;
+	w.dirfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	rest = strdup(path + 1);
+	if (w.dirfd < 0 || !rest) {
+		r = w.dirfd < 0 ? -errno : -ENOMEM;
+		goto out;
+	}
+	/* Each round takes the first component off @rest; a link puts its
+	 * target in front of what remains. */
+	while (r >= 0 && rest && rest[0]) {
+		char *tail;
+
+		name = strtok_r(rest, "/", &save);
+		if (!name)
+			break;
+		tail = save && *save ? strdup(save) : NULL;
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+			r = strcmp(name, "..") == 0 ? -EINVAL : 0;
+		} else {
+			char *n = strdup(name);
+
+			free(rest);
+			rest = tail;
+			tail = NULL;
+			r = n ? walk_one(&w, n, &rest, why, len) : -ENOMEM;
+			free(n);
+			if (r == 0)
+				break; /* the rest does not exist yet */
+			continue;
+		}
+		free(rest);
+		rest = tail;
+	}
+out:
+	free(rest);
+	if (w.dirfd >= 0)
+		close(w.dirfd);
+	return r < 0 ? r : 0;
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * safepath_check on real directories: root-owned links in root-only
+ * directories are followed; links that another user owns, or that sit in a
+ * directory others can write, are refused.  Needs root for lchown().
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "safepath.h"
+
+struct dirs {
+	char top[64]; /* mkdtemp: 0700, root */
+	char path[256];
+};
+
+static int setup(void **state)
+{
+	struct dirs *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -1;
+	strcpy(d->top, "/tmp/safepath.XXXXXX");
+	if (!mkdtemp(d->top))
+		return -1;
+	snprintf(d->path, sizeof(d->path), "%s/real", d->top);
+	mkdir(d->path, 0755);
+	*state = d;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct dirs *d = *state;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->top);
+	if (system(cmd) != 0)
+		return -1;
+	free(d);
+	return 0;
+}
+
+static void sub(const struct dirs *d, const char *rel, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", d->top, rel);
+}
+
+static void test_plain_and_missing(void **state)
+{
+	struct dirs *d = *state;
+	char p[256], why[512];
+
+	assert_int_equal(safepath_check(d->path, why, sizeof(why)), 0);
+	sub(d, "real/not/yet/there", p, sizeof(p));
+	assert_int_equal(safepath_check(p, why, sizeof(why)), 0);
+	assert_int_equal(safepath_check("relative/path", why, sizeof(why)), -EINVAL);
+}
+
+static void test_root_link_in_root_dir_followed(void **state)
+{
+	struct dirs *d = *state;
+	char link[256], p[256], why[512];
+
+	sub(d, "link", link, sizeof(link));
+	assert_int_equal(symlink("real", link), 0);
+	sub(d, "link/x", p, sizeof(p));
+	assert_int_equal(safepath_check(p, why, sizeof(why)), 0);
+}
+
+static void test_foreign_link_refused(void **state)
+{
+	struct dirs *d = *state;
+	char link[256], why[512] = "";
+
+	if (geteuid() != 0)
+		skip();
+	sub(d, "planted", link, sizeof(link));
+	assert_int_equal(symlink("/etc", link), 0);
+	assert_int_equal(lchown(link, 65534, 65534), 0);
+	assert_int_equal(safepath_check(link, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "owned by uid 65534"));
+	assert_non_null(strstr(why, "planted"));
+}
+
+static void test_link_in_writable_dir_refused(void **state)
+{
+	struct dirs *d = *state;
+	char dir[256], link[256], why[512] = "";
+
+	sub(d, "shared", dir, sizeof(dir));
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(chmod(dir, 01777), 0);
+	sub(d, "shared/mnt", link, sizeof(link));
+	assert_int_equal(symlink(d->path, link), 0);
+	assert_int_equal(safepath_check(link, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "mode 1777"));
+}
+
+static void test_link_loop(void **state)
+{
+	struct dirs *d = *state;
+	char a[256], b[256], why[512];
+
+	sub(d, "a", a, sizeof(a));
+	sub(d, "b", b, sizeof(b));
+	assert_int_equal(symlink("b", a), 0);
+	assert_int_equal(symlink("a", b), 0);
+	assert_int_equal(safepath_check(a, why, sizeof(why)), -ELOOP);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_plain_and_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_root_link_in_root_dir_followed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_foreign_link_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_link_in_writable_dir_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_link_loop, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
