@@ -9,6 +9,7 @@ PACKAGES=(
 	libarchive-dev libcmocka-dev
 	btrfs-progs e2fsprogs util-linux mount attr acl psmisc procps
 	mandoc valgrind python3
+	insserv systemd
 )
 
 missing=()
