@@ -443,14 +443,14 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 }
 
 /* One plan-and-run pass over a freshly read world. */
-static int start_pass(const struct options *o, const struct logger *lg, bool no_wait, bool *ret_resident)
+static int start_pass(const struct options *o, const struct logger *lg, bool no_wait, bool *ret_hotplug)
 {
 	struct world w = { 0 };
 	int r;
 
 	r = load_world(o, lg, &w);
-	if (ret_resident)
-		*ret_resident = o->foreground || w.cfg.hotplug;
+	if (ret_hotplug)
+		*ret_hotplug = w.cfg.hotplug;
 	if (r == 0)
 		r = o->dry_run ? render_plan(o, &w.plan) : run_plan(o, lg, &w, no_wait);
 	world_done(&w);
@@ -469,20 +469,78 @@ static int resident_pass(void *userdata, bool no_wait)
 	return start_pass(rs->o, rs->lg, no_wait, NULL);
 }
 
+/* --daemon (or hotplug = yes outside a service manager): the parent
+ * returns the first pass's status, the child stays with a pid file and logs
+ * to syslog.  Returns: in the parent, 1; in the child, 0; negative errno. */
+static int detach(const struct options *o, struct logger *child_lg)
+{
+	_cleanup_free_ char *pidfile = NULL;
+	pid_t pid = fork();
+	FILE *f;
+	int fd;
+
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		return 1;
+	setsid();
+	if (chdir("/") < 0)
+		_exit(1);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		close(fd);
+	}
+	log_init(child_lg, LOG_INFO, LOG_TARGET_SYSLOG);
+	if (asprintf(&pidfile, "%s/storaged.pid", o->state_dir) >= 0 && (f = fopen(pidfile, "we"))) {
+		fprintf(f, "%d\n", (int)getpid());
+		fclose(f);
+	}
+	return 0;
+}
+
+static void remove_pidfile(const struct options *o)
+{
+	_cleanup_free_ char *pidfile = NULL;
+
+	if (asprintf(&pidfile, "%s/storaged.pid", o->state_dir) >= 0)
+		unlink(pidfile);
+}
+
 int cmd_start(const struct options *o, const struct logger *lg)
 {
 	struct resident rs = { .o = o, .lg = lg };
-	bool resident = false;
-	int r;
+	bool hotplug = false, in_background;
+	struct logger child_lg;
+	int r, d;
 
-	r = start_pass(o, lg, false, &resident);
+	r = start_pass(o, lg, false, &hotplug);
 	if (o->dry_run || r == EXIT_CONFIG)
 		return r;
 	daemon_notify("READY=1\nSTATUS=%s", r == 0 ? "all done" : "some steps failed: see `storaged status`");
-	if (!resident)
+	if (!o->foreground && !o->daemonize && !hotplug)
 		return r;
+	/* Under a service manager (NOTIFY_SOCKET) hotplug stays in the
+	 * foreground; under SysV init `start` must return. */
+	in_background = o->daemonize || (!o->foreground && !getenv("NOTIFY_SOCKET"));
+	if (in_background) {
+		d = detach(o, &child_lg);
+		if (d != 0) {
+			if (d < 0)
+				log_error(lg, "cannot stay resident in the background: %s", strerror(-d));
+			return r;
+		}
+		rs.lg = &child_lg;
+	}
 	/* 250 ms lets a disk and its partitions arrive before one pass. */
-	return daemon_loop(lg, resident_pass, &rs, 250 * USEC_PER_MSEC);
+	r = daemon_loop(rs.lg, resident_pass, &rs, 250 * USEC_PER_MSEC);
+	if (in_background) {
+		remove_pidfile(o);
+		log_close(&child_lg);
+	}
+	return r;
 }
 
 int cmd_check(const struct options *o, const struct logger *lg)

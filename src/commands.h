@@ -23,7 +23,8 @@ struct options {
 	const char *state_dir; /* --state-dir; STATE_DIR_DEFAULT */
 	bool dry_run;
 	bool json;
-	bool foreground;
+	bool foreground; /* --foreground: stay resident in the foreground */
+	bool daemonize; /* --daemon: stay resident, detached, after the first pass */
 	const char *command; /* start, stop, scan, status, check, sync */
 	const char *arg; /* sync: area name */
 };

@@ -49,6 +49,8 @@ static void usage(FILE *out)
 	      "  -f, --fstab FILE      fstab to read (default: from config, else /etc/fstab)\n"
 	      "  -n, --dry-run         print the plan and change nothing\n"
 	      "      --json            machine-readable output for plan, scan and status\n"
+	      "      --foreground      stay resident for devices that appear later\n"
+	      "      --daemon          the same, detached after the first pass\n"
 	      "      --state-dir DIR   state directory (default " STATE_DIR_DEFAULT ")\n"
 	      "  -v, --verbose         more messages\n"
 	      "  -q, --quiet           errors only\n"
@@ -102,8 +104,10 @@ static int parse_options(int argc, char **argv, struct options *o, int *level)
 			o->json = true;
 			break;
 		case OPT_FOREGROUND:
-		case OPT_DAEMON:
 			o->foreground = true;
+			break;
+		case OPT_DAEMON:
+			o->daemonize = true;
 			break;
 		case OPT_STATE_DIR:
 			o->state_dir = optarg;

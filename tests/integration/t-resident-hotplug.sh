@@ -82,4 +82,16 @@ is_mountpoint "$SCRATCH/data" || { cat "$SCRATCH/out2"; fail "the resident loop 
 kill -TERM "$SD"
 wait "$SD" || fail "exit status after SIGTERM"
 run_sd 0 stop
+
+note "--daemon: start returns after the first pass; the resident process keeps a pid file"
+run_sd 0 --daemon start
+is_mountpoint "$SCRATCH/data" || fail "--daemon start did not mount"
+[ -s "$STATE/storaged.pid" ] || fail "no pid file"
+pid=$(cat "$STATE/storaged.pid")
+kill -0 "$pid" || fail "resident process $pid not running"
+kill -TERM "$pid"
+for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$pid" 2>/dev/null && fail "resident process ignored SIGTERM"
+[ -e "$STATE/storaged.pid" ] && fail "pid file left behind"
+run_sd 0 stop
 exit 0
