@@ -29,6 +29,8 @@ note() {
 cleanup() {
 	local rc=$? m d
 	set +e
+	# A test's own cleanup first (background processes it started).
+	[ -n "${CLEANUP_HOOK:-}" ] && "$CLEANUP_HOOK"
 	if [ -n "$SCRATCH" ] && [ -d "$SCRATCH" ]; then
 		# Deepest mount points first; lazy as a last resort so that a
 		# busy mount cannot make the next run fail.
