@@ -4,8 +4,10 @@
 # makes the kernel forget it (as at boot, before anyone ran
 # `btrfs device scan`), writes a demo fstab whose deferred entries are
 # listed in the wrong order, and lets storaged plan, assemble and mount
-# it all, then undoes everything.  Run as root.  Touches nothing outside its
-# own scratch directory and loop devices.
+# it all; it also puts a directory in RAM (a tmpfs area sized from what
+# the directory holds, seeded, bound over it); then it undoes everything.
+# Run as root.  Touches nothing outside its own scratch directory and loop
+# devices.
 set -euo pipefail
 cd "$(dirname "$0")"
 ./tools/install-deps.sh
@@ -52,8 +54,24 @@ tmpfs              $D/srv/data/tmp  tmpfs  size=64M,nr_inodes=10k,noauto,x-stora
 $D/srv/data/build  $D/srv/build     none   bind,noauto,x-storaged                               0 0
 UUID=$FSID  $D/srv/data  btrfs  noatime,noauto,x-storaged  0 0
 EOT
-printf '[storaged]\ndevice-timeout = 10s\n' >"$D/storaged.conf"
 cat "$D/fstab"
+
+step "a RAM build area: a tmpfs sized from what the directory holds, seeded, bound over it"
+mkdir -p "$D/rpmbuild/SOURCES" "$D/rpmbuild/SPECS"
+for i in $(seq 1 500); do echo "source $i" >"$D/rpmbuild/SOURCES/file$i.c"; done
+ln -s SOURCES/file1.c "$D/rpmbuild/SPECS/link"
+cat >"$D/storaged.conf" <<EOT
+[storaged]
+device-timeout = 10s
+
+[area rpmbuild]
+path = $D/rpmbuild
+backend = tmpfs
+size = auto
+inodes = auto
+headroom = 2.0
+EOT
+cat "$D/storaged.conf"
 SD=("$STORAGED" -c "$D/storaged.conf" -f "$D/fstab" --state-dir "$D/run")
 
 step "storaged --dry-run: the plan, nothing changed"
@@ -65,6 +83,8 @@ run "${SD[@]}" start
 step "the result"
 run findmnt -R -o TARGET,SOURCE,FSTYPE "$D/srv/data"
 run findmnt -o TARGET,SOURCE,FSTYPE "$D/srv/build"
+run findmnt -o TARGET,SOURCE,FSTYPE,OPTIONS "$D/rpmbuild"
+run df -h -i "$D/rpmbuild"
 run btrfs filesystem show "$D/srv/data"
 run cat "$D/srv/build/README"
 run "${SD[@]}" status
