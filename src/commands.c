@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -104,6 +105,20 @@ static int survey_areas(const struct logger *lg, struct world *w)
 	return 0;
 }
 
+/* The mount table shows mount points with links resolved; so must the
+ * planner's comparisons (a root-owned link on the way is allowed). */
+static void resolve_targets(struct fstab *f)
+{
+	char buf[PATH_MAX];
+
+	for (size_t i = 0; i < f->n_entries; i++) {
+		struct fstab_entry *e = &f->entries[i];
+
+		if (realpath(e->target, buf) && strcmp(buf, e->target) != 0)
+			e->target_real = strdup(buf);
+	}
+}
+
 /* Devices that cannot be opened (a CD drive without media, a device the
  * sandbox denies) are skipped: logged with -v, counted by `storaged scan`. */
 static int scan_devices(const struct logger *lg, struct world *w)
@@ -132,6 +147,7 @@ static int load_world(const struct options *o, const struct logger *lg, struct w
 	r = load_config(o, lg, w, &dl);
 	if (r)
 		goto out;
+	resolve_targets(&w->fstab);
 	r = scan_devices(lg, w);
 	if (r < 0) {
 		log_error(lg, "cannot list block devices: %s", strerror(-r));
@@ -323,7 +339,36 @@ static int real_mount_start(void *ud, const struct fstab_entry *e, const char *o
 	close(p[1]);
 	job->fd = p[0];
 	job->pid = pid;
+	job->target = e->target;
 	return 0;
+}
+
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x4000U /* linux/stat.h, Linux 6.8 */
+#endif
+
+/* The never-reused ID of the topmost mount on @path, or 0 where the kernel
+ * has none: the mount table's IDs are reused as soon as they are free, so
+ * they cannot tell storaged's mount from one made after it was unmounted. */
+static uint64_t mount_unique_id(const char *path)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID_UNIQUE))
+		return 0;
+	return stx.stx_mnt_id;
+}
+
+/* The topmost mount on @mountpoint (links already resolved): its ID, or 0. */
+static int mount_id_at(const char *mountpoint)
+{
+	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_fs *fs = tb ? mnt_table_find_target(tb, mountpoint, MNT_ITER_BACKWARD) : NULL;
+	int id = fs ? mnt_fs_get_id(fs) : 0;
+
+	mnt_unref_table(tb);
+	return id;
 }
 
 static int real_mount_finish(void *ud, struct exec_job *job, char *err, size_t len)
@@ -337,7 +382,13 @@ static int real_mount_finish(void *ud, struct exec_job *job, char *err, size_t l
 	while (waitpid(job->pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return -EIO;
+	if (realpath(job->target, job->mountpoint)) {
+		job->mount_id = mount_id_at(job->mountpoint);
+		job->mount_unique_id = mount_unique_id(job->mountpoint);
+	}
+	return 0;
 }
 
 static void real_mount_abandon(void *ud, struct exec_job *job)
@@ -402,6 +453,23 @@ static int lock_state_dir(const struct options *o, const struct logger *lg)
 	return fd;
 }
 
+/* Loads the state, logging why it cannot be used.  Returns: 0 or negative errno. */
+static int load_state(const struct options *o, const struct logger *lg, struct state *st)
+{
+	unsigned line = 0;
+	int r = state_load(o->state_dir, st, &line);
+
+	if (r == -EPERM)
+		log_error(lg, "'%s/state': the directory or the file is not owned by root or is writable by group or others; storaged does not trust what it says was mounted: check who changed it, then `chown root:root %s %s/state; chmod go-w %s %s/state`",
+			  o->state_dir, o->state_dir, o->state_dir, o->state_dir, o->state_dir);
+	else if (r == -EBADMSG)
+		log_error(lg, "%s/state:%u: cannot be read; if no storaged runs, remove the file (storaged then forgets what it mounted: unmount those by hand)",
+			  o->state_dir, line);
+	else if (r < 0)
+		log_error(lg, "'%s/state': %s", o->state_dir, strerror(-r));
+	return r;
+}
+
 static int render_plan(const struct options *o, const struct plan *p)
 {
 	int r = o->json ? plan_render_json(p, stdout) : plan_render_text(p, stdout);
@@ -424,10 +492,10 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	lock = lock_state_dir(o, lg);
 	if (lock < 0)
 		return EXIT_STEP_FAILED;
-	r = state_load(o->state_dir, &st);
-	if (r < 0)
-		log_warning(lg, "'%s/state' is unreadable (%s); starting with an empty state", o->state_dir,
-			    strerror(-r));
+	if (load_state(o, lg, &st) < 0) {
+		close(lock);
+		return EXIT_STEP_FAILED;
+	}
 	monitor_open(&ro);
 	r = exec_run(&cx, &w->plan, &sum);
 	monitor_close(&ro);
@@ -567,36 +635,62 @@ static int by_seq_desc(const void *a, const void *b)
 	return (x->seq < y->seq) - (x->seq > y->seq);
 }
 
-static bool is_mounted(const char *target)
+/* Is @id still mounted, and is it the topmost mount on its mount point? */
+static int find_own_mount(struct libmnt_table *tb, const struct state_record *rec, struct libmnt_fs **ret_top)
 {
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
-	bool found = tb && mnt_table_find_target(tb, target, MNT_ITER_BACKWARD);
+	const char *mp = rec->mountpoint ? rec->mountpoint : rec->id;
+	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs;
+	bool found = false;
 
-	mnt_unref_table(tb);
+	if (!itr)
+		return -ENOMEM;
+	while (!found && mnt_table_next_fs(tb, itr, &fs) == 0)
+		found = rec->mount_id ? mnt_fs_get_id(fs) == (int)rec->mount_id :
+					strcmp(mnt_fs_get_target(fs), mp) == 0;
+	mnt_free_iter(itr);
+	*ret_top = mnt_table_find_target(tb, mp, MNT_ITER_BACKWARD);
 	return found;
 }
 
 static int undo_mount(const struct logger *lg, const struct state_record *rec)
 {
+	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	const char *mp = rec->mountpoint ? rec->mountpoint : rec->id;
 	struct libmnt_context *cxt;
+	struct libmnt_fs *top = NULL;
 	char buf[512] = "";
-	int rc, ex;
+	int rc, ex, own;
 
-	if (!is_mounted(rec->id)) {
-		log_info(lg, "%s: not mounted any more; nothing to undo", rec->id);
+	own = tb ? find_own_mount(tb, rec, &top) : -ENOMEM;
+	if (own <= 0) {
+		mnt_unref_table(tb);
+		if (own == 0)
+			log_info(lg, "%s: storaged's mount is gone; nothing to undo", rec->id);
+		return own;
+	}
+	if (rec->mount_id && (!top || mnt_fs_get_id(top) != (int)rec->mount_id)) {
+		log_error(lg, "%s: another filesystem (%s, %s) is mounted on top of storaged's; unmount it first, then run `storaged stop` again",
+			  rec->id, top ? mnt_fs_get_source(top) : "?", top ? mnt_fs_get_fstype(top) : "?");
+		mnt_unref_table(tb);
+		return -EBUSY;
+	}
+	mnt_unref_table(tb);
+	if (rec->mount_unique_id && mount_unique_id(mp) != rec->mount_unique_id) {
+		log_info(lg, "%s: storaged's mount is gone (another one took its place and its ID); nothing to undo", rec->id);
 		return 0;
 	}
 	cxt = mnt_new_context();
 	if (!cxt)
 		return -ENOMEM;
 	mnt_context_set_optsmode(cxt, MNT_OMODE_IGNORE | MNT_OMODE_NOTAB);
-	mnt_context_set_target(cxt, rec->id);
+	mnt_context_set_target(cxt, mp);
 	rc = mnt_context_umount(cxt);
 	ex = mnt_context_get_excode(cxt, rc, buf, sizeof(buf));
 	mnt_free_context(cxt);
 	if (ex != 0) {
 		log_error(lg, "%s: cannot unmount: %s; stop the processes using it (fuser -vm %s) and run `storaged stop` again",
-			  rec->id, buf[0] ? buf : "unknown error", rec->id);
+			  rec->id, buf[0] ? buf : "unknown error", mp);
 		return -EBUSY;
 	}
 	log_info(lg, "unmounted %s", rec->id);
@@ -655,9 +749,8 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 	lock = lock_state_dir(o, lg);
 	if (lock < 0)
 		return EXIT_STEP_FAILED;
-	r = state_load(o->state_dir, &st);
-	if (r < 0) {
-		log_error(lg, "'%s/state': %s; nothing undone", o->state_dir, strerror(-r));
+	if (load_state(o, lg, &st) < 0) {
+		log_error(lg, "nothing undone");
 		close(lock);
 		return EXIT_STEP_FAILED;
 	}

@@ -139,8 +139,13 @@ static void record_mount(struct run *rn, size_t i, enum state_status st, const c
 	if (!r)
 		return;
 	r->nofail = e->nofail;
-	if (st == STATE_DONE || st == STATE_DEGRADED)
-		r->duration_usec = now_usec(rn) - rn->steps[i].started;
+	if (st != STATE_DONE && st != STATE_DEGRADED)
+		return;
+	r->duration_usec = now_usec(rn) - rn->steps[i].started;
+	r->mount_id = (unsigned)rn->steps[i].job.mount_id;
+	r->mount_unique_id = rn->steps[i].job.mount_unique_id;
+	free(r->mountpoint);
+	r->mountpoint = rn->steps[i].job.mountpoint[0] ? strdup(rn->steps[i].job.mountpoint) : NULL;
 }
 
 static void record_step_failure(struct run *rn, size_t i, enum state_status st)
@@ -534,6 +539,11 @@ static bool try_start(struct run *rn, size_t i)
 	case PLAN_MOUNT:
 		if (s->done) {
 			mount_already_there(rn, i);
+			break;
+		}
+		if (s->conflict) {
+			fail_step(rn, i, OUT_FAILED, "%s", s->note);
+			record_step_failure(rn, i, STATE_FAILED);
 			break;
 		}
 		if (rn->n_mounts_running >= rn->cx->jobs)

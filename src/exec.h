@@ -23,6 +23,13 @@ struct exec_job {
 	int pid; /* child process, or 0 */
 	bool finished; /* set by ops->wait() */
 	uint64_t deadline; /* CLOCK_MONOTONIC µs, USEC_INFINITY for none */
+	/* Set by ops->mount_finish() on success, when it can tell: the mount
+	 * table's ID of the new mount and its mount point with links resolved,
+	 * so that `stop` undoes this mount and no other. */
+	int mount_id;
+	uint64_t mount_unique_id; /* never reused (Linux 6.8+), 0 when unknown */
+	char mountpoint[4096];
+	const char *target; /* the entry's mount point (borrowed) */
 };
 
 struct exec_ops {

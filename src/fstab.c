@@ -420,10 +420,32 @@ static void entry_done(struct fstab_entry *e)
 {
 	free(e->source);
 	free(e->target);
+	free(e->target_real);
 	free(e->fstype);
 	free(e->options);
 	free(e->mount_options);
 	strv_free(e->requires);
+}
+
+/* mount(2) would fail with ENAMETOOLONG: refuse the line now, not at boot. */
+static int check_target_length(struct parser *p, const char *target)
+{
+	size_t len = strlen(target), longest = 0;
+
+	for (const char *c = target; *c; c += strspn(c, "/")) {
+		size_t n = strcspn(c, "/");
+
+		if (n > longest)
+			longest = n;
+		c += n;
+	}
+	if (len >= PATH_MAX)
+		return line_error(p, "mount point '%.48s...' is %zu bytes long; the kernel accepts at most %d",
+				  target, len, PATH_MAX - 1);
+	if (longest > NAME_MAX)
+		return line_error(p, "mount point '%.48s...' has a %zu-byte component; the kernel accepts at most %d",
+				  target, longest, NAME_MAX);
+	return 0;
 }
 
 static int check_target(struct parser *p, const struct fstab_entry *e)
@@ -437,7 +459,7 @@ static int check_target(struct parser *p, const struct fstab_entry *e)
 	if (!path_is_normalized(e->target))
 		return line_error(p, "mount point '%s' is not normalised; write it without '//', '.', '..' or a trailing '/'",
 				  e->target);
-	return 0;
+	return check_target_length(p, e->target);
 }
 
 /* "LABEL=c07 vol", not the raw "LABEL=\"c07 vol\"": quotes gone, escapes decoded. */

@@ -15,6 +15,9 @@ struct fstab_entry {
 	unsigned line; /* 1-based line in the fstab file */
 	char *source; /* fs_spec, octal escapes decoded: "UUID=…", "/dev/sdb1", "tmpfs" */
 	char *target; /* fs_file, decoded, absolute and normalised */
+	char *target_real; /* @target with symbolic links resolved, as the mount
+			      table shows it; set by the caller (I/O), NULL when
+			      the same as @target or not resolvable yet */
 	char *fstype; /* fs_vfstype ("auto" when absent) */
 	char *options; /* fs_mntops exactly as written (escapes decoded) */
 	char *mount_options; /* fs_mntops minus select options, noauto, nofail,

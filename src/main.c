@@ -155,6 +155,10 @@ int main(int argc, char **argv)
 			cmd->takes_arg && !o.arg ? "missing argument" : "too many arguments");
 		return EXIT_CONFIG;
 	}
+	if (o.state_dir[0] != '/') {
+		fprintf(stderr, "storaged: --state-dir '%s': must be an absolute path\n", o.state_dir);
+		return EXIT_CONFIG;
+	}
 	log_init(&lg, level, LOG_TARGET_STDERR);
 	r = cmd->run(&o, &lg);
 	log_close(&lg);

@@ -129,19 +129,65 @@ static uint64_t entry_mount_timeout(const struct plan_input *in, const struct fs
 						     in->config->mount_timeout_usec;
 }
 
-/* Exact comparison: no canonicalisation, which could touch the filesystem. */
-static bool mountinfo_has_target(struct libmnt_table *tb, const char *target)
+/* Exact comparison: no canonicalisation, which could touch the filesystem
+ * (the caller resolved links into fstab_entry.target_real).  Returns: the
+ * topmost filesystem mounted on @target, or NULL. */
+static struct libmnt_fs *mountinfo_find(struct libmnt_table *tb, const char *target)
 {
 	struct libmnt_iter *itr;
-	struct libmnt_fs *fs;
-	bool found = false;
+	struct libmnt_fs *fs, *found = NULL;
 
 	if (!tb || !(itr = mnt_new_iter(MNT_ITER_BACKWARD)))
-		return false;
+		return NULL;
 	while (!found && mnt_table_next_fs(tb, itr, &fs) == 0)
-		found = streq(mnt_fs_get_target(fs), target);
+		if (streq(mnt_fs_get_target(fs), target))
+			found = fs;
 	mnt_free_iter(itr);
 	return found;
+}
+
+static bool mountinfo_has_target(struct libmnt_table *tb, const char *target)
+{
+	return mountinfo_find(tb, target) != NULL;
+}
+
+/* Is what is mounted (@fs) the entry's filesystem?  Only what can be told
+ * without I/O: the type (a prefix, so that "nfs" matches "nfs4") and, for
+ * devices storaged probed, the device or the btrfs filesystem. */
+static bool mounted_matches(const struct plan_input *in, const struct fstab_entry *e, struct libmnt_fs *fs)
+{
+	const char *type = mnt_fs_get_fstype(fs), *src = mnt_fs_get_srcpath(fs);
+	const struct block_device *want, *have;
+
+	if (e->bind || e->loop)
+		return true; /* the source is a path: nothing cheap to compare */
+	if (!streq(e->fstype, "auto") && type && strncmp(type, e->fstype, strlen(e->fstype)) != 0)
+		return false;
+	want = inventory_find(in->inventory, e->source);
+	have = src ? inventory_find(in->inventory, src) : NULL;
+	if (!want || !have || want == have)
+		return true;
+	return want->is_btrfs && have->is_btrfs && streq(want->btrfs.fsid_str, have->btrfs.fsid_str);
+}
+
+/* The entry's mount point is taken: by its own filesystem (done) or by
+ * something else (a conflict the executor reports). */
+static int mount_point_taken(const struct plan_input *in, const struct fstab_entry *e, struct libmnt_fs *fs,
+			     struct plan_step *s)
+{
+	const char *src = mnt_fs_get_source(fs), *type = mnt_fs_get_fstype(fs);
+
+	if (mounted_matches(in, e, fs)) {
+		s->done = true;
+		s->note = strdup("already mounted");
+	} else {
+		s->conflict = true;
+		if (asprintf(&s->note,
+			     "something else is mounted on %s: %s (%s); storaged does not mount over it: unmount it or correct the fstab entry",
+			     e->target, src ? src : "?", type ? type : "?") < 0)
+			s->note = NULL;
+	}
+	return s->note ? 0 : -ENOMEM;
 }
 
 static void step_done(struct plan_step *s)
@@ -284,6 +330,7 @@ static size_t deepest_holder(const struct builder *b, const char *path, size_t s
 static int add_mount_step(struct builder *b, size_t i)
 {
 	const struct fstab_entry *e = builder_entry(b, i);
+	struct libmnt_fs *fs;
 	struct plan_step *s;
 	size_t idx;
 	int r;
@@ -296,11 +343,9 @@ static int add_mount_step(struct builder *b, size_t i)
 	s->mount_timeout_usec = entry_mount_timeout(b->in, e);
 	s->degraded_allowed = b->in->config->degraded == DEGRADED_AFTER_TIMEOUT || e->degraded_ok;
 	s->is_btrfs = streq(e->fstype, "btrfs");
-	if (mountinfo_has_target(b->in->mountinfo, e->target)) {
-		s->done = true;
-		if (!(s->note = strdup("already mounted")))
-			return -ENOMEM;
-	}
+	fs = mountinfo_find(b->in->mountinfo, e->target_real ? e->target_real : e->target);
+	if (fs && (r = mount_point_taken(b->in, e, fs, s)) < 0)
+		return r;
 	b->entry_step[i] = idx;
 	return 0;
 }
@@ -1085,6 +1130,10 @@ static void step_detail(const struct plan *p, size_t i, FILE *f)
 		fprintf(f, "done: %s", s->note ? s->note : "in place");
 		return;
 	}
+	if (s->conflict) {
+		fprintf(f, "will fail: %s", s->note);
+		return;
+	}
 	switch (s->kind) {
 	case PLAN_REGISTER:
 		fprintf(f, "btrfs %s devid %" PRIu64 " of %" PRIu64,
@@ -1199,7 +1248,7 @@ static void text_paren(const char *text, FILE *f)
 static int text_line(const struct plan *p, size_t i, FILE *out)
 {
 	const struct plan_step *s = &p->steps[i];
-	bool detail_last = s->kind == PLAN_MOUNT || s->done;
+	bool detail_last = s->kind == PLAN_MOUNT || s->done || s->conflict;
 	char *detail = NULL;
 	size_t sz = 0;
 	FILE *m = open_memstream(&detail, &sz);

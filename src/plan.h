@@ -38,7 +38,8 @@ struct plan_step {
 	struct plan_dep *deps;
 	size_t n_deps;
 	bool done; /* already in place (e.g. mounted): nothing to do */
-	char *note; /* owned, optional: why done, or what was found */
+	bool conflict; /* something else is in place: the step fails (see note) */
+	char *note; /* owned, optional: why done or in conflict, or what was found */
 
 	/* PLAN_REGISTER: member device; PLAN_ASSEMBLE: NULL */
 	char *devnode;

@@ -172,9 +172,16 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	size_t n_areas = 0;
 	int r;
 
-	r = state_load(o->state_dir, &st);
+	unsigned line = 0;
+
+	r = state_load(o->state_dir, &st, &line);
+	if (r == -EBADMSG) {
+		log_error(lg, "%s/state:%u: cannot be read; if no storaged runs, remove it", o->state_dir, line);
+		return EXIT_STEP_FAILED;
+	}
 	if (r < 0) {
-		log_error(lg, "'%s/state': %s", o->state_dir, strerror(-r));
+		log_error(lg, "'%s/state': %s", o->state_dir,
+			  r == -EPERM ? "not owned by root or writable by group or others; not trusted" : strerror(-r));
 		return EXIT_STEP_FAILED;
 	}
 	if (area_status_list(o->state_dir, &areas, &n_areas) < 0)

@@ -47,6 +47,7 @@ static void record_done(struct state_record *r)
 	free(r->source);
 	free(r->fstype);
 	free(r->reason);
+	free(r->mountpoint);
 }
 
 void state_done(struct state *s)
@@ -162,6 +163,8 @@ static char **string_field(struct state_record *r, const char *name, bool *appen
 		return &r->fstype;
 	if (strncmp(name, "reason", len) == 0 && len == 6)
 		return &r->reason;
+	if (strncmp(name, "mountpoint", len) == 0 && len == 10)
+		return &r->mountpoint;
 	return NULL;
 }
 
@@ -204,6 +207,10 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 			c->s->last_seq = r->seq;
 	} else if (strcmp(name, "duration_usec") == 0) {
 		r->duration_usec = u;
+	} else if (strcmp(name, "mount_id") == 0 && u <= UINT32_MAX) {
+		r->mount_id = (unsigned)u;
+	} else if (strcmp(name, "mount_unique_id") == 0) {
+		r->mount_unique_id = u;
 	}
 	return 0;
 }
@@ -218,27 +225,45 @@ static int load_handler(void *user, const char *section, const char *name, const
 	r = load_value(c, name, value);
 	if (r < 0 && !c->error)
 		c->error = r;
-	return 1;
+	return r < 0 ? 0 : 1; /* 0: ini_parse_file() returns this line */
 }
 
-int state_load(const char *dir, struct state *ret)
+static bool trusted(const struct stat *st)
+{
+	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+int state_load(const char *dir, struct state *ret, unsigned *ret_line)
 {
 	_cleanup_free_ char *path = NULL;
 	struct load_ctx c = { .s = ret };
+	struct stat st;
 	FILE *f;
-	int r;
+	int fd, r;
 
 	*ret = (struct state){ 0 };
 	if (asprintf(&path, "%s/state", dir) < 0)
 		return -ENOMEM;
-	f = fopen(path, "re");
-	if (!f)
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !trusted(&st) || stat(dir, &st) < 0 ||
+	    !trusted(&st)) {
+		close(fd);
+		return -EPERM;
+	}
+	f = fdopen(fd, "re");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
 	r = ini_parse_file(f, load_handler, &c);
 	fclose(f);
 	if (r != 0 || c.error) {
 		state_done(ret);
-		return c.error ? c.error : -EINVAL;
+		if (ret_line)
+			*ret_line = r > 0 ? (unsigned)r : 0;
+		return c.error && c.error != -EINVAL ? c.error : -EBADMSG;
 	}
 	return 0;
 }
@@ -293,9 +318,11 @@ static int write_records(FILE *f, const struct state *s)
 			r = write_kv(f, "fstype", rec->fstype);
 		if (!r)
 			r = write_kv(f, "reason", rec->reason);
-		fprintf(f, "status = %s\nseq = %u\nduration_usec = %llu\nnofail = %s\n",
-			status_names[rec->status], rec->seq,
-			(unsigned long long)rec->duration_usec, rec->nofail ? "yes" : "no");
+		if (!r)
+			r = write_kv(f, "mountpoint", rec->mountpoint);
+		fprintf(f, "status = %s\nseq = %u\nduration_usec = %llu\nnofail = %s\nmount_id = %u\nmount_unique_id = %llu\n",
+			status_names[rec->status], rec->seq, (unsigned long long)rec->duration_usec,
+			rec->nofail ? "yes" : "no", rec->mount_id, (unsigned long long)rec->mount_unique_id);
 	}
 	return r;
 }

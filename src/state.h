@@ -39,6 +39,9 @@ struct state_record {
 	unsigned seq; /* order of undoable actions (0 when nothing to undo) */
 	uint64_t duration_usec; /* how long the step took */
 	bool nofail;
+	unsigned mount_id; /* STATE_MOUNT done by storaged: the mount table's ID */
+	uint64_t mount_unique_id; /* and its never-reused ID (Linux 6.8+), or 0 */
+	char *mountpoint; /* STATE_MOUNT: mount point with links resolved, or NULL */
 };
 
 struct state {
@@ -51,10 +54,15 @@ struct state {
  * state_load:
  * @dir: state directory
  * @ret: records from <dir>/state; empty when the file does not exist
+ * @ret_line: on -EBADMSG, the first line that could not be read
  *
- * Returns: 0; -EINVAL for a corrupt file; negative errno from reading.
+ * The state says what `stop` unmounts, so it is trusted only when @dir and
+ * the file are owned by root and not writable by group or others.
+ *
+ * Returns: 0; -EPERM for an untrusted owner or mode; -EBADMSG for a corrupt
+ * file; negative errno from reading.
  */
-int state_load(const char *dir, struct state *ret);
+int state_load(const char *dir, struct state *ret, unsigned *ret_line);
 
 /**
  * state_save:

@@ -96,10 +96,13 @@ forget() {
 	done
 }
 
-# detach DEV: detach one of this test's loop devices early.
+# detach DEV: detach one of this test's loop devices early.  It leaves the
+# list, so that cleanup cannot detach the number after another test took it.
 detach() {
 	forget "$1"
 	losetup -d "$1" || fail "losetup -d $1"
+	grep -vxF -- "$1" "$SCRATCH/loops" >"$SCRATCH/loops.new"
+	mv "$SCRATCH/loops.new" "$SCRATCH/loops"
 }
 
 sd() {
@@ -134,6 +137,8 @@ mount_count() {
 	findmnt -rn --mountpoint "$1" | wc -l
 }
 
+# The mounts below this test's scratch directory (the only ones it or
+# storaged may change): other work on the machine does not disturb it.
 mount_snapshot() {
-	findmnt -rn -o ID,TARGET,SOURCE,FSTYPE,OPTIONS 2>/dev/null || cat /proc/self/mountinfo
+	findmnt -rn -o ID,TARGET,SOURCE,FSTYPE,OPTIONS | awk -v s="$SCRATCH" 'index($2, s) == 1'
 }

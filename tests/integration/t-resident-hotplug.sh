@@ -74,9 +74,9 @@ detach "$B"
 sed -i 's/device-timeout=20s/device-timeout=1s/' "$FSTAB"
 "$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$STATE" --foreground start >"$SCRATCH/out2" 2>&1 &
 SD=$!
-sleep 3
-is_mountpoint "$SCRATCH/data" && fail "mounted without its second member"
+for _ in $(seq 200); do grep -q "devid 2 missing" "$SCRATCH/out2" && break; sleep 0.1; done
 grep -q "devid 2 missing" "$SCRATCH/out2" || { cat "$SCRATCH/out2"; fail "no failure message after the timeout"; }
+is_mountpoint "$SCRATCH/data" && fail "mounted without its second member"
 B=$(attach "$SCRATCH/img/b.img")
 for _ in $(seq 50); do is_mountpoint "$SCRATCH/data" && break; sleep 0.1; done
 is_mountpoint "$SCRATCH/data" || { cat "$SCRATCH/out2"; fail "the resident loop did not mount it when the member came"; }
