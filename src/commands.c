@@ -169,7 +169,7 @@ static int load_world(const struct options *o, const struct logger *lg, struct w
 		.surveys = w->surveys,
 		.ram_bytes = ram_bytes(),
 	};
-	r = plan_build(&in, &w->plan, &dl) < 0 ? EXIT_CONFIG : 0;
+	r = plan_build(&in, &w->plan, &dl) < 0 || diag_count(&dl, DIAG_ERROR) ? EXIT_CONFIG : 0;
 out:
 	log_diags(lg, &dl);
 	diag_list_done(&dl);
@@ -618,7 +618,7 @@ int cmd_check(const struct options *o, const struct logger *lg)
 
 	r = load_world(o, lg, &w);
 	if (r == 0)
-		printf("%s: %zu deferred entries, %zu areas, %zu steps planned; no problems found\n",
+		printf("%s: deferred fstab entries: %zu, areas: %zu, steps planned: %zu; no problems found\n",
 		       o->config_path, w.fstab.n_entries, w.cfg.n_areas, w.plan.n_steps);
 	world_done(&w);
 	return r;
@@ -769,6 +769,25 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 	return failed ? EXIT_STEP_FAILED : 0;
 }
 
+/* Is @name an [area] of the configuration?  Logs why not. */
+static bool area_configured(const struct options *o, const struct logger *lg, const char *name)
+{
+	struct world w = { 0 };
+	struct diag_list dl = { 0 };
+	bool found = false;
+
+	if (load_config(o, lg, &w, &dl) == 0)
+		for (size_t i = 0; i < w.cfg.n_areas && !found; i++)
+			found = strcmp(w.cfg.areas[i].name, name) == 0;
+	else
+		log_diags(lg, &dl);
+	if (!found && !diag_count(&dl, DIAG_ERROR))
+		log_error(lg, "no [area %s] in %s; `storaged status` lists the active areas", name, o->config_path);
+	diag_list_done(&dl);
+	world_done(&w);
+	return found;
+}
+
 int cmd_sync(const struct options *o, const struct logger *lg)
 {
 	struct diag_list dl = { 0 };
@@ -778,11 +797,11 @@ int cmd_sync(const struct options *o, const struct logger *lg)
 		log_error(lg, "sync: --dry-run is not supported");
 		return EXIT_CONFIG;
 	}
+	if (!area_configured(o, lg, o->arg))
+		return EXIT_CONFIG;
 	r = area_sync(o->state_dir, o->arg, &dl);
 	log_diags(lg, &dl);
 	diag_list_done(&dl);
-	if (r == -ENOENT && !dl.n)
-		log_error(lg, "area '%s' is not active; `storaged status` lists the active areas", o->arg);
 	if (r == 0)
 		log_info(lg, "area %s: synced back", o->arg);
 	return r < 0 ? EXIT_STEP_FAILED : 0;

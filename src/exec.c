@@ -471,14 +471,21 @@ static void run_area(struct run *rn, size_t i)
 	}
 	r = rn->cx->ops->area_setup(rn->cx->ud, s, &dl);
 	log_diags(rn->cx->log, &dl);
-	diag_list_done(&dl);
 	if (r < 0) {
+		const struct diag *first = NULL;
+
+		for (size_t k = 0; k < dl.n && !first; k++)
+			if (dl.v[k].level == DIAG_ERROR)
+				first = &dl.v[k];
 		rn->steps[i].out = OUT_FAILED;
-		snprintf(rn->steps[i].msg, sizeof(rn->steps[i].msg), "area setup failed: %s", strerror(-r));
+		/* status shows the reason the user was given, not the errno */
+		snprintf(rn->steps[i].msg, sizeof(rn->steps[i].msg), "%s", first ? first->msg : strerror(-r));
 		rn->sum.n_failed++;
 		record_step_failure(rn, i, STATE_FAILED);
+		diag_list_done(&dl);
 		return;
 	}
+	diag_list_done(&dl);
 	rn->steps[i].out = OUT_OK;
 	rn->sum.n_done++;
 	log_info(rn->cx->log, "area %s: %s on %s (%s, %s)", s->area->name, config_backend_name(s->area->backend),

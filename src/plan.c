@@ -518,10 +518,13 @@ static int add_area_step(struct builder *b, size_t i)
 	int r;
 
 	r = area_size_resolve(a, sv, b->in->ram_bytes, &sizing);
+	if (r < 0 && sv && !sv->valid)
+		return diag_error(b->diags, a->file ? a->file : b->in->config->file, a->line,
+				  "area '%s': path '%s': %s; create the directory or correct path=", a->name,
+				  a->path, strerror(-sv->error));
 	if (r < 0)
-		return diag_error(b->diags, b->in->config->file, a->line,
-				  "area '%s': cannot size it (%s); skipping the area", a->name,
-				  strerror(-r));
+		return diag_error(b->diags, a->file ? a->file : b->in->config->file, a->line,
+				  "area '%s': cannot size it (%s)", a->name, strerror(-r));
 	r = builder_add_step(b, PLAN_AREA, &idx);
 	if (r < 0)
 		return r;

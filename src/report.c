@@ -32,13 +32,20 @@ static struct libscols_table *table_new(const char *name, const struct column *c
 	scols_table_set_name(tb, name);
 	scols_table_enable_json(tb, json);
 	for (size_t i = 0; i < n; i++) {
-		struct libscols_column *cl = scols_table_new_column(tb, cols[i].name, cols[i].whint, cols[i].flags);
+		bool array = cols[i].json_type == SCOLS_JSON_ARRAY_STRING ||
+			     cols[i].json_type == SCOLS_JSON_ARRAY_NUMBER;
+		struct libscols_column *cl = scols_table_new_column(tb, cols[i].name, cols[i].whint,
+								    cols[i].flags | (json && array ? SCOLS_FL_WRAP : 0));
 
 		if (!cl) {
 			scols_unref_table(tb);
 			return NULL;
 		}
 		scols_column_set_json_type(cl, cols[i].json_type);
+		/* JSON arrays: libsmartcols splits a wrapped cell into elements
+		 * at newlines only with this wrap function */
+		if (json && array)
+			scols_column_set_wrapfunc(cl, scols_wrapnl_chunksize, scols_wrapnl_nextchunk, NULL);
 	}
 	return tb;
 }
@@ -51,31 +58,50 @@ static int set_u64(struct libscols_line *ln, size_t col, uint64_t v)
 	return scols_line_set_data(ln, col, buf);
 }
 
+/* JSON: "members" and "devids" are parallel arrays; "missing" lists the
+ * devids known to be missing.  Text: one readable cell each. */
 static const struct column scan_cols[] = {
 	{ "FSID", 36, 0, SCOLS_JSON_STRING },
 	{ "LABEL", 0.1, SCOLS_FL_TRUNC, SCOLS_JSON_STRING },
 	{ "PRESENT", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
 	{ "EXPECTED", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
-	{ "MEMBERS", 0.3, SCOLS_FL_WRAP, SCOLS_JSON_ARRAY_STRING },
-	{ "MISSING", 0.2, 0, SCOLS_JSON_STRING },
+	{ "MEMBERS", 0.3, 0, SCOLS_JSON_ARRAY_STRING },
+	{ "DEVIDS", 3, 0, SCOLS_JSON_ARRAY_NUMBER },
+	{ "MISSING", 0.2, 0, SCOLS_JSON_ARRAY_NUMBER },
 };
+
+/* Appends @v to the @sep-separated list in @buf. */
+static void append_u64(char *buf, size_t len, uint64_t v, const char *sep)
+{
+	size_t off = strlen(buf);
+
+	if (off < len)
+		snprintf(buf + off, len - off, "%s%llu", off ? sep : "", (unsigned long long)v);
+}
 
 static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *fs, bool json)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
-	char members[4096] = "", missing[256];
+	char members[4096] = "", devids[512] = "", missing[512] = "";
+	const char *sep = json ? "\n" : " ";
 	size_t off = 0;
 
 	if (!ln)
 		return -ENOMEM;
-	for (size_t m = 0; m < fs->n_members && off < sizeof(members); m++)
-		off += snprintf(members + off, sizeof(members) - off, "%s%s(devid %llu)",
-				m ? (json ? "\n" : " ") : "", fs->members[m].dev->devnode,
-				(unsigned long long)fs->members[m].devid);
-	btrfs_format_missing(fs, missing, sizeof(missing));
+	for (size_t m = 0; m < fs->n_members && off < sizeof(members); m++) {
+		off += snprintf(members + off, sizeof(members) - off, "%s%s", m ? sep : "",
+				fs->members[m].dev->devnode);
+		append_u64(devids, sizeof(devids), fs->members[m].devid, sep);
+	}
+	if (json)
+		for (size_t k = 0; k < fs->n_missing; k++)
+			append_u64(missing, sizeof(missing), fs->missing[k], sep);
+	else
+		btrfs_format_missing(fs, missing, sizeof(missing));
 	if (scols_line_set_data(ln, 0, fs->fsid) || scols_line_set_data(ln, 1, fs->label) ||
 	    set_u64(ln, 2, fs->n_members) || set_u64(ln, 3, fs->num_devices) ||
-	    scols_line_set_data(ln, 4, members) || scols_line_set_data(ln, 5, missing[0] ? missing : NULL))
+	    scols_line_set_data(ln, 4, members) || scols_line_set_data(ln, 5, devids) ||
+	    scols_line_set_data(ln, 6, missing[0] ? missing : NULL))
 		return -ENOMEM;
 	return 0;
 }
@@ -105,6 +131,8 @@ int cmd_scan(const struct options *o, const struct logger *lg)
 		r = -ENOMEM;
 	else
 		r = scols_print_table(tb);
+	if (r == 0 && !o->json && l.n == 0)
+		printf("no btrfs filesystem found on %zu block device(s)\n", inv.n_devs);
 	if (r == 0 && !o->json && inv.n_skipped)
 		printf("(%u device(s) could not be probed; run with -v for details)\n", inv.n_skipped);
 out:
