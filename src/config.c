@@ -142,6 +142,21 @@ static int parse_duration(const char *v, void *base, const struct key_def *k)
 	return 0;
 }
 
+/* A mount must be given some time: 0 would abandon every mount at once. */
+static int parse_duration_positive(const char *v, void *base, const struct key_def *k)
+{
+	uint64_t usec;
+	int r;
+
+	r = units_parse_duration(v, &usec);
+	if (r < 0)
+		return r;
+	if (usec == 0)
+		return -ERANGE;
+	*(uint64_t *)field(base, k) = usec;
+	return 0;
+}
+
 static int parse_bool(const char *v, void *base, const struct key_def *k)
 {
 	return units_parse_bool(v, field(base, k));
@@ -349,7 +364,8 @@ static const struct key_def keys[] = {
 	  "a list of fstab options separated by spaces (e.g. x-storaged _netdev)" },
 	{ SECTION_STORAGED, "device-timeout", parse_duration, S(device_timeout_usec), 0, DURATION_EXPECT },
 	{ SECTION_STORAGED, "degraded", parse_degraded, S(degraded), 0, "'no' or 'after-timeout'" },
-	{ SECTION_STORAGED, "mount-timeout", parse_duration, S(mount_timeout_usec), 0, DURATION_EXPECT },
+	{ SECTION_STORAGED, "mount-timeout", parse_duration_positive, S(mount_timeout_usec), 0,
+	  "a duration above 0 (e.g. 90s, 2min, infinity)" },
 	{ SECTION_STORAGED, "jobs", parse_jobs, S(jobs), 0, "a number of parallel jobs, 1..64" },
 	{ SECTION_STORAGED, "hotplug", parse_bool, S(hotplug), 0, BOOL_EXPECT },
 	{ SECTION_AREA, "path", parse_dir, A(path), 0,

@@ -620,6 +620,21 @@ static void test_backend_name(void **state)
 	assert_string_equal(config_backend_name(AREA_BRD), "brd");
 }
 
+/* 0 would abandon every mount at once; device-timeout = 0 (do not wait) is fine. */
+static void test_zero_timeouts(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	assert_int_equal(parse_str(&c, "[storaged]\ndevice-timeout = 0\nmount-timeout = 0\n", &dl), -EINVAL);
+	assert_int_equal(dl.n, 1);
+	assert_int_equal(dl.v[0].line, 3);
+	assert_non_null(strstr(dl.v[0].msg, "above 0"));
+	assert_int_equal(c.device_timeout_usec, 0);
+	config_done(&c);
+	diag_list_done(&dl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -631,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_small_cases),	 cmocka_unit_test(test_load_missing),
 		cmocka_unit_test(test_load_dropins),	 cmocka_unit_test(test_load_unsafe),
 		cmocka_unit_test(test_load_not_regular), cmocka_unit_test(test_backend_name),
+		cmocka_unit_test(test_zero_timeouts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

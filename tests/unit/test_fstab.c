@@ -305,6 +305,21 @@ static void test_requires_in_order(void **state)
 	diag_list_done(&dl);
 }
 
+/* A mount given no time at all would be abandoned at once. */
+static void test_zero_mount_timeout(void **state)
+{
+	static const char text[] = "tmpfs /srv/z tmpfs noauto,x-storaged,x-storaged.mount-timeout=0 0 0\n";
+	struct diag_list dl = { 0 };
+	struct fstab f = { 0 };
+
+	assert_int_equal(fstab_parse_buf(&f, text, sizeof(text) - 1, "z.fstab", NULL, &dl), -EINVAL);
+	assert_int_equal(dl.n, 1);
+	assert_int_equal(dl.v[0].line, 1);
+	assert_non_null(strstr(dl.v[0].msg, "x-storaged.mount-timeout=0"));
+	fstab_done(&f);
+	diag_list_done(&dl);
+}
+
 static void test_durations(void **state)
 {
 	struct diag_list dl = { 0 };
@@ -327,7 +342,7 @@ static void test_durations(void **state)
 	assert_true(e->mount_timeout_usec == USEC_UNSET);
 	e = must_find(&f, "/srv/t4");
 	assert_true(e->device_timeout_usec == USEC_INFINITY);
-	assert_int_equal(e->mount_timeout_usec, 0);
+	assert_int_equal(e->mount_timeout_usec, 1000);
 	e = must_find(&f, "/srv/t5");
 	assert_true(e->device_timeout_usec == USEC_UNSET);
 	assert_true(e->mount_timeout_usec == USEC_UNSET);
@@ -572,6 +587,7 @@ int main(void)
 		cmocka_unit_test(test_option_stripping),
 		cmocka_unit_test(test_requires_in_order),
 		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_zero_mount_timeout),
 		cmocka_unit_test(test_degraded),
 		cmocka_unit_test(test_errors_one_pass),
 		cmocka_unit_test(test_error_lines_add_up),
