@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "area.h"
+#include "units.h"
 
 #define SYNC_NEW ".storaged-sync.NEW"
 #define SYNC_PREFIX ".storaged-sync."
@@ -211,7 +212,16 @@ static uint64_t meminfo_field(const char *key)
 		return 0;
 	while (fgets(line, sizeof(line), f))
 		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
-			v = strtoull(line + klen + 1, NULL, 10) * 1024;
+			/* "MemTotal:       24576000 kB" (proc(5)) */
+			char *num = line + klen + 1, *end;
+
+			num += strspn(num, " \t");
+			end = num + strspn(num, "0123456789");
+			*end = '\0';
+			if (units_parse_uint(num, UINT64_MAX / 1024, &v) == 0)
+				v *= 1024;
+			else
+				v = 0;
 			break;
 		}
 	fclose(f);
@@ -414,8 +424,17 @@ static int state_write(const char *file, const struct area_state *st)
 	return r;
 }
 
+/* A number of the state file; storaged wrote it, but a damaged file must
+ * not turn into a wrong device number. */
+static int state_num(const char *v, uint64_t max, uint64_t *ret)
+{
+	return units_parse_uint(v, max, ret);
+}
+
 static int state_set(struct area_state *st, const char *k, const char *v)
 {
+	uint64_t n = 0;
+
 	char **sp = !strcmp(k, "name") ? &st->name : !strcmp(k, "path") ? &st->path :
 		    !strcmp(k, "fs") ? &st->fs : !strcmp(k, "device") ? &st->device : NULL;
 
@@ -427,7 +446,7 @@ static int state_set(struct area_state *st, const char *k, const char *v)
 	if (!strcmp(k, "backend"))
 		st->backend = !strcmp(v, "zram") ? AREA_ZRAM : !strcmp(v, "brd") ? AREA_BRD : AREA_TMPFS;
 	else if (!strcmp(k, "zram_id"))
-		st->zram_id = (int)strtol(v, NULL, 10);
+		return state_num(v, INT32_MAX, &n) < 0 ? -EBADMSG : (st->zram_id = (int)n, 0);
 	else if (!strcmp(k, "zram_created"))
 		st->zram_created = !strcmp(v, "1");
 	else if (!strcmp(k, "persist"))
@@ -435,11 +454,11 @@ static int state_set(struct area_state *st, const char *k, const char *v)
 	else if (!strcmp(k, "seeded"))
 		st->seeded = !strcmp(v, "1");
 	else if (!strcmp(k, "size"))
-		st->size_bytes = strtoull(v, NULL, 10);
+		return state_num(v, UINT64_MAX, &st->size_bytes) < 0 ? -EBADMSG : 0;
 	else if (!strcmp(k, "nr_inodes"))
-		st->nr_inodes = strtoull(v, NULL, 10);
+		return state_num(v, UINT64_MAX, &st->nr_inodes) < 0 ? -EBADMSG : 0;
 	else if (!strcmp(k, "started_usec"))
-		st->started_usec = strtoull(v, NULL, 10);
+		return state_num(v, UINT64_MAX, &st->started_usec) < 0 ? -EBADMSG : 0;
 	return 0;
 }
 
@@ -707,6 +726,7 @@ static int zram_sysfs(int id, const char *attr, const char *val, struct diag_lis
 /* asks the kernel for a new zram device; its number is what hot_add returns */
 static int zram_hot_add(struct diag_list *m, const char *name)
 {
+	uint64_t id;
 	char buf[32];
 	int r = read_str(ZRAM_CONTROL "/hot_add", buf, sizeof(buf));
 
@@ -715,11 +735,12 @@ static int zram_hot_add(struct diag_list *m, const char *name)
 			   name, ZRAM_CONTROL, strerror(-r));
 		return r;
 	}
-	if (!isdigit((unsigned char)buf[0])) {
+	buf[strcspn(buf, "\n")] = '\0';
+	if (units_parse_uint(buf, INT32_MAX, &id) < 0) {
 		diag_error(m, NULL, 0, "area '%s': %s/hot_add returned '%s'", name, ZRAM_CONTROL, buf);
 		return -EIO;
 	}
-	return atoi(buf);
+	return (int)id;
 }
 
 static void zram_release(int id)
@@ -966,7 +987,9 @@ static void warn_open_files(const char *name, const char *path, struct diag_list
 	while ((de = readdir(proc))) {
 		int pidfd;
 
-		if (!isdigit((unsigned char)de->d_name[0]) || atoi(de->d_name) == getpid())
+		uint64_t pid;
+
+		if (units_parse_uint(de->d_name, INT32_MAX, &pid) < 0 || pid == (uint64_t)getpid())
 			continue;
 		pidfd = openat(dirfd(proc), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (pidfd < 0)
