@@ -445,6 +445,8 @@ static int state_set(struct area_state *st, const char *k, const char *v)
 	}
 	if (!strcmp(k, "backend"))
 		st->backend = !strcmp(v, "zram") ? AREA_ZRAM : !strcmp(v, "brd") ? AREA_BRD : AREA_TMPFS;
+	else if (!strcmp(k, "zram_id") && !strcmp(v, "-1"))
+		st->zram_id = -1; /* no zram device */
 	else if (!strcmp(k, "zram_id"))
 		return state_num(v, INT32_MAX, &n) < 0 ? -EBADMSG : (st->zram_id = (int)n, 0);
 	else if (!strcmp(k, "zram_created"))
