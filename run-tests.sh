@@ -2,8 +2,24 @@
 # Installs the dependencies, builds, and runs the whole test suite: cmocka
 # unit tests, golden plans, and the integration tests (root, loop devices).
 # Ends with the line "N passed, N failed, N skipped".
+#
+# With --full, or when CI=true, a second pass follows: the suite again under
+# ASan+UBSan (tools/check-sanitizers.sh, in build-asan/) and the unit tests
+# and fuzz corpus replays under valgrind (tools/check-valgrind.sh).  Each
+# such run counts as one test in the closing line.
 set -uo pipefail
 cd "$(dirname "$0")"
+full=0
+for arg in "$@"; do
+	case $arg in
+	--full) full=1 ;;
+	*)
+		echo "usage: $0 [--full]" >&2
+		exit 2
+		;;
+	esac
+done
+[ "${CI:-}" = true ] && full=1
 ./tools/install-deps.sh || exit 1
 if ! ./tools/build.sh; then
 	echo "0 passed, 1 failed"
@@ -21,4 +37,20 @@ if [ $rc != 0 ]; then
 	done
 	grep -v -E '^(PASS|SKIP|XFAIL):' build/check.out | tail -n 40
 fi
-./tools/test-summary.sh build $([ $rc != 0 ] && echo --harness-failed)
+if [ $full = 0 ]; then
+	exec ./tools/test-summary.sh build $([ $rc != 0 ] && echo --harness-failed)
+fi
+summary=$(./tools/test-summary.sh build $([ $rc != 0 ] && echo --harness-failed))
+
+# The second pass: each tool run prints one "PASS|FAIL|SKIP: what" line at
+# column 0 (details are indented), counted into the closing line.
+./tools/check-sanitizers.sh build-asan 2>&1 | tee build/full-pass.out
+./tools/check-valgrind.sh build 2>&1 | tee -a build/full-pass.out
+extra=$(grep -E '^(PASS|FAIL|SKIP): ' build/full-pass.out | cut -d: -f1)
+echo "$summary" | sed '$d'
+read -r pass _ failed _ skipped _ <<<"$(echo "$summary" | tail -n 1)"
+pass=$((pass + $(grep -c '^PASS$' <<<"$extra")))
+failed=$((failed + $(grep -c '^FAIL$' <<<"$extra")))
+skipped=$((skipped + $(grep -c '^SKIP$' <<<"$extra")))
+echo "$pass passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

@@ -140,8 +140,9 @@ _Static_assert(sizeof(struct sb_stripe) == 32, "btrfs_stripe size");
  * seed ~0, result inverted, written little endian in the first 4 bytes of
  * csum.  Bitwise: 4 KiB once per device, speed does not matter.
  */
-static uint32_t crc32c(const uint8_t *p, size_t len)
+uint32_t btrfs_sb_crc32c(const void *buf, size_t len)
 {
+	const uint8_t *p = buf;
 	uint32_t crc = ~UINT32_C(0);
 
 	while (len--) {
@@ -160,7 +161,7 @@ static int sb_check_csum(const struct sb_disk *sb)
 	if (le16toh(sb->csum_type) != BTRFS_CSUM_TYPE_CRC32)
 		return 0; /* xxhash64, sha256, blake2b: accepted unverified */
 	memcpy(&want, sb->csum, sizeof(want));
-	got = crc32c(raw + BTRFS_CSUM_SIZE, BTRFS_SB_SIZE - BTRFS_CSUM_SIZE);
+	got = btrfs_sb_crc32c(raw + BTRFS_CSUM_SIZE, BTRFS_SB_SIZE - BTRFS_CSUM_SIZE);
 	return le32toh(want) == got ? 0 : -EBADMSG;
 }
 

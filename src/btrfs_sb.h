@@ -47,6 +47,18 @@ struct btrfs_sb_info {
 int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret);
 
 /**
+ * btrfs_sb_crc32c:
+ * @buf: bytes, @len of them
+ *
+ * crc32c (Castagnoli, reflected polynomial 0x82F63B78, seed ~0, result
+ * inverted) as btrfs checksums a superblock from byte 32 to its end and
+ * stores the result little endian in the first 4 bytes of csum.
+ *
+ * Returns: the checksum.
+ */
+uint32_t btrfs_sb_crc32c(const void *buf, size_t len);
+
+/**
  * btrfs_sb_read:
  * @fd: open block device or image file
  * @ret: set only on success

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Fuzz target: btrfs_sb_parse() on a BTRFS_SB_SIZE (4096-byte) buffer.
+ *
+ * The first 4096 input bytes fill the buffer (zero-padded when shorter).  A
+ * 4097th byte with bit 0 set asks for a valid crc32c to be written over the
+ * checksum field (csum_type crc32c), so that the fuzzer reaches the field
+ * and sys_chunk_array checks behind the checksum, which it could not guess.
+ *
+ * Contract checked (btrfs_sb.h): 0, -EINVAL or -EBADMSG; @ret set only on
+ * success; on success devid >= 1, num_devices >= 1, sys_devids sorted,
+ * unique, non-zero and at most BTRFS_SB_MAX_SYS_DEVIDS, fsid_str and label
+ * NUL-terminated.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "btrfs_sb.h"
+#include "fuzz.h"
+
+/* Little endian, as btrfs stores it, whatever the host. */
+static void fix_csum(uint8_t *sb)
+{
+	uint32_t c;
+
+	sb[196] = sb[197] = 0; /* csum_type: crc32c */
+	c = btrfs_sb_crc32c(sb + 32, BTRFS_SB_SIZE - 32);
+	for (int i = 0; i < 4; i++)
+		sb[i] = (uint8_t)(c >> (8 * i));
+}
+
+static void check_info(const struct btrfs_sb_info *info)
+{
+	fuzz_assert(info->devid >= 1 && info->num_devices >= 1);
+	fuzz_assert(memchr(info->fsid_str, '\0', sizeof(info->fsid_str)));
+	fuzz_assert(strlen(info->fsid_str) == 36);
+	fuzz_assert(memchr(info->label, '\0', sizeof(info->label)));
+	fuzz_assert(info->n_sys_devids <= BTRFS_SB_MAX_SYS_DEVIDS);
+	for (size_t i = 0; i < info->n_sys_devids; i++) {
+		fuzz_assert(info->sys_devids[i] != 0);
+		fuzz_assert(i == 0 || info->sys_devids[i] > info->sys_devids[i - 1]);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *sb = calloc(1, BTRFS_SB_SIZE); /* heap: ASan sees an overread */
+	struct btrfs_sb_info info;
+	int r;
+
+	if (!sb)
+		return 0;
+	memcpy(sb, data, size < BTRFS_SB_SIZE ? size : BTRFS_SB_SIZE);
+	if (size > BTRFS_SB_SIZE && (data[BTRFS_SB_SIZE] & 1))
+		fix_csum(sb);
+	memset(&info, 0xa5, sizeof(info));
+	r = btrfs_sb_parse(sb, BTRFS_SB_SIZE, &info);
+	fuzz_assert(r == 0 || r == -EINVAL || r == -EBADMSG);
+	if (r == 0) {
+		check_info(&info);
+	} else {
+		for (size_t i = 0; i < sizeof(info); i++)
+			fuzz_assert(((const uint8_t *)&info)[i] == 0xa5);
+	}
+	/* Too short a buffer is refused, never read past. */
+	fuzz_assert(btrfs_sb_parse(sb, BTRFS_SB_SIZE - 1, &info) == -EINVAL);
+	free(sb);
+	return 0;
+}
