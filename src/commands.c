@@ -83,7 +83,7 @@ static int load_config(const struct options *o, const struct logger *lg, struct 
 		r = 0; /* no config file: the built-in defaults apply */
 	fstab = o->fstab_path ? o->fstab_path : w->cfg.fstab;
 	if (r == 0 || r == -EINVAL)
-		fstab_load(&w->fstab, fstab, w->cfg.select, dl);
+		fstab_load(&w->fstab, fstab, w->cfg.select, true, dl);
 	return diag_count(dl, DIAG_ERROR) ? EXIT_CONFIG : 0;
 }
 

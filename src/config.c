@@ -34,6 +34,7 @@
 #include <ini.h>
 
 #include "config.h"
+#include "input.h"
 #include "units.h"
 #include "util.h"
 
@@ -898,104 +899,18 @@ const char *config_backend_name(enum area_backend b)
 
 /* ---------------------------------------------------------------- files */
 
-static void closep(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-}
-
-static int check_file(const char *path, const struct stat *st, bool check_owner,
-		      struct diag_list *diags)
-{
-	if (!S_ISREG(st->st_mode))
-		return diag_error(diags, path, 0, "not a regular file") ?: -EINVAL;
-	if (check_owner && (st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH))))
-		return diag_error(diags, path, 0,
-				  "owned by uid %u, mode %04o: storaged reads only root-owned files that group and others cannot write; run 'chown root:root %s; chmod go-w %s'",
-				  (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777), path, path) ?: -EPERM;
-	if (st->st_size > CONFIG_FILE_MAX)
-		return diag_error(diags, path, 0, "file is %lld bytes; at most %d are read",
-				  (long long)st->st_size, CONFIG_FILE_MAX) ?: -EFBIG;
-	return 0;
-}
-
-/* Reads to EOF: st_size is only a hint (the file may be changing). */
-static int read_all(int fd, char **ret, size_t *ret_len)
-{
-	size_t cap = 4096, len = 0;
-	char *buf = NULL;
-
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap || !buf) {
-			char *nb;
-
-			if (buf)
-				cap *= 2;
-			if (cap > CONFIG_FILE_MAX + 1)
-				cap = CONFIG_FILE_MAX + 1;
-			if (len == cap) {
-				free(buf);
-				return -EFBIG;
-			}
-			nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int r = -errno;
-
-			free(buf);
-			return r;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
-
-/*
- * O_NONBLOCK: a FIFO planted as "x.conf" must not hang the boot; it is
- * refused by check_file() before any read.
- */
 static int load_file(struct config *c, const char *path, bool check_owner, bool missing_ok,
 		     struct diag_list *diags)
 {
-	_cleanup_(closep) int fd = -1;
 	_cleanup_free_ char *buf = NULL;
-	struct stat st;
 	size_t len = 0;
 	int r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		r = -errno;
-		if (r == -ENOENT && missing_ok)
-			return r;
-		return diag_error(diags, path, 0, "cannot open: %s", strerror(-r)) ?: r;
-	}
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		return diag_error(diags, path, 0, "cannot stat: %s", strerror(-r)) ?: r;
-	}
-	r = check_file(path, &st, check_owner, diags);
+	r = input_read(path, CONFIG_FILE_MAX, check_owner, &buf, &len, diags);
+	if (r == -ENOENT && !missing_ok)
+		return diag_error(diags, path, 0, "cannot open: %s", strerror(ENOENT)) ?: r;
 	if (r < 0)
 		return r;
-	r = read_all(fd, &buf, &len);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0)
-		return diag_error(diags, path, 0, "cannot read: %s", strerror(-r)) ?: r;
 	return config_parse_buf(c, buf, len, path, diags);
 }
 

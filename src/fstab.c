@@ -32,6 +32,7 @@
 #include <libmount.h>
 
 #include "fstab.h"
+#include "input.h"
 #include "units.h"
 
 #define FSTAB_MAX_BYTES (4u << 20)
@@ -673,77 +674,19 @@ fail:
 	return r;
 }
 
-/* Doubles @buf; -EFBIG once it already holds more than FSTAB_MAX_BYTES. */
-static int buf_grow(char **buf, size_t *cap)
-{
-	size_t ncap = *cap ? *cap * 2 : 16384;
-	char *nb;
-
-	if (*cap > FSTAB_MAX_BYTES)
-		return -EFBIG;
-	nb = realloc(*buf, ncap);
-	if (!nb)
-		return -ENOMEM;
-	*buf = nb;
-	*cap = ncap;
-	return 0;
-}
-
-/*
- * Reads the whole file, at most FSTAB_MAX_BYTES: the size is what read()
- * returns, not what st_size claims (a pipe or /proc file has none).
- */
-static int read_all(const char *path, char **ret_buf, size_t *ret_len)
-{
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int fd, r = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t k;
-
-		if (len == cap && (r = buf_grow(&buf, &cap)) < 0)
-			goto out;
-		k = read(fd, buf + len, cap - len);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			r = -errno;
-			goto out;
-		}
-		if (k == 0)
-			break;
-		len += k;
-	}
-	if (len > FSTAB_MAX_BYTES)
-		r = -EFBIG;
-out:
-	close(fd);
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	*ret_buf = buf;
-	*ret_len = len;
-	return 0;
-}
-
-int fstab_load(struct fstab *ret, const char *path, char *const *select, struct diag_list *diags)
+int fstab_load(struct fstab *ret, const char *path, char *const *select, bool check_owner,
+	       struct diag_list *diags)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
 	int r;
 
-	r = read_all(path, &buf, &len);
-	if (r == -EFBIG)
-		return diag_error(diags, path, 0,
-				  "larger than 4 MiB, which no fstab is; check -f/--fstab or the fstab= setting") ?: r;
-	if (r < 0)
+	r = input_read(path, FSTAB_MAX_BYTES, check_owner, &buf, &len, diags);
+	if (r == -ENOENT)
 		return diag_error(diags, path, 0, "cannot read the fstab: %s; check -f/--fstab or the fstab= setting",
-				  strerror(-r)) ?: r;
+				  strerror(ENOENT)) ?: r;
+	if (r < 0)
+		return r;
 	return fstab_parse_buf(ret, buf, len, path, select, diags);
 }
 

@@ -21,6 +21,12 @@ run_sd 2 start
 expect_out "$CONF"
 chmod 0644 "$CONF"
 
+note "an fstab writable by others is refused too: it decides what root mounts"
+chmod 0666 "$FSTAB"
+run_sd 2 start
+expect_out "$FSTAB: owned by uid 0, mode 0666"
+chmod 0644 "$FSTAB"
+
 note "a dependency cycle names every entry"
 cat >"$FSTAB" <<EOT
 tmpfs  $SCRATCH/a  tmpfs  size=8M,noauto,x-storaged,x-storaged.requires=$SCRATCH/b  0 0

@@ -52,7 +52,7 @@ static void test_select_default(void **state)
 	struct diag_list dl = { 0 };
 	struct fstab f = { 0 };
 
-	assert_int_equal(fstab_load(&f, FX("selection.fstab"), NULL, &dl), 0);
+	assert_int_equal(fstab_load(&f, FX("selection.fstab"), NULL, false, &dl), 0);
 	assert_string_equal(f.file, FX("selection.fstab"));
 	assert_int_equal(f.n_total, 6);
 	assert_int_equal(f.n_entries, 2);
@@ -84,7 +84,7 @@ static void test_select_custom(void **state)
 	struct diag_list dl = { 0 };
 	struct fstab f = { 0 };
 
-	assert_int_equal(fstab_load(&f, FX("selection.fstab"), select, &dl), 0);
+	assert_int_equal(fstab_load(&f, FX("selection.fstab"), select, false, &dl), 0);
 	assert_int_equal(f.n_total, 6);
 	assert_int_equal(f.n_entries, 1);
 	assert_int_equal(f.entries[0].line, 6);
@@ -150,7 +150,7 @@ static void test_escapes(void **state)
 	struct fstab f = { 0 };
 	const struct fstab_entry *e;
 
-	assert_int_equal(fstab_load(&f, FX("escapes.fstab"), NULL, &dl), 0);
+	assert_int_equal(fstab_load(&f, FX("escapes.fstab"), NULL, false, &dl), 0);
 	assert_int_equal(dl.n, 0);
 	assert_int_equal(f.n_entries, 4);
 
@@ -182,7 +182,7 @@ static void test_c07_malformed_with_nofail(void **state)
 	struct diag_list dl = { 0 };
 	struct fstab f = { 0 };
 
-	assert_int_equal(fstab_load(&f, FX("c07.fstab"), NULL, &dl), -EINVAL);
+	assert_int_equal(fstab_load(&f, FX("c07.fstab"), NULL, false, &dl), -EINVAL);
 	assert_int_equal(dl.n, 1);
 	assert_string_equal(dl.v[0].file, FX("c07.fstab"));
 	assert_error(&dl, 0, 2, "malformed line: 7 fields");
@@ -246,7 +246,7 @@ static void test_option_stripping(void **state)
 	struct fstab f = { 0 };
 	const struct fstab_entry *e;
 
-	assert_int_equal(fstab_load(&f, FX("options.fstab"), NULL, &dl), 0);
+	assert_int_equal(fstab_load(&f, FX("options.fstab"), NULL, false, &dl), 0);
 	assert_int_equal(dl.n, 0);
 	assert_int_equal(f.n_entries, 4);
 
@@ -287,7 +287,7 @@ static void test_requires_in_order(void **state)
 	struct fstab f = { 0 };
 	const struct fstab_entry *e;
 
-	assert_int_equal(fstab_load(&f, FX("options.fstab"), NULL, &dl), 0);
+	assert_int_equal(fstab_load(&f, FX("options.fstab"), NULL, false, &dl), 0);
 	e = must_find(&f, "/srv/c");
 	assert_int_equal(strv_length(e->requires), 5);
 	assert_string_equal(e->requires[0], "/srv/a");
@@ -326,7 +326,7 @@ static void test_durations(void **state)
 	struct fstab f = { 0 };
 	const struct fstab_entry *e;
 
-	assert_int_equal(fstab_load(&f, FX("durations.fstab"), NULL, &dl), 0);
+	assert_int_equal(fstab_load(&f, FX("durations.fstab"), NULL, false, &dl), 0);
 	assert_int_equal(dl.n, 0);
 
 	e = must_find(&f, "/srv/t1");
@@ -374,7 +374,7 @@ static void test_errors_one_pass(void **state)
 	struct diag_list dl = { 0 };
 	struct fstab f = { 0 };
 
-	assert_int_equal(fstab_load(&f, FX("errors.fstab"), NULL, &dl), -EINVAL);
+	assert_int_equal(fstab_load(&f, FX("errors.fstab"), NULL, false, &dl), -EINVAL);
 	assert_int_equal(dl.n, 10);
 	assert_int_equal(diag_count(&dl, DIAG_ERROR), 10);
 	assert_error(&dl, 0, 4, "unknown option 'x-storaged.foo'");
@@ -468,7 +468,7 @@ static void test_line_numbers(void **state)
 	struct diag_list dl = { 0 };
 	struct fstab f = { 0 };
 
-	assert_int_equal(fstab_load(&f, FX("lines.fstab"), NULL, &dl), 0);
+	assert_int_equal(fstab_load(&f, FX("lines.fstab"), NULL, false, &dl), 0);
 	assert_int_equal(dl.n, 0);
 	assert_int_equal(f.n_total, 3);
 	assert_int_equal(f.n_entries, 3);
@@ -547,7 +547,7 @@ static void test_load_missing(void **state)
 	struct diag_list dl = { 0 };
 	struct fstab f = { 0 };
 
-	assert_int_equal(fstab_load(&f, FX("does-not-exist.fstab"), NULL, &dl), -ENOENT);
+	assert_int_equal(fstab_load(&f, FX("does-not-exist.fstab"), NULL, false, &dl), -ENOENT);
 	assert_int_equal(dl.n, 1);
 	assert_int_equal(dl.v[0].line, 0);
 	assert_string_equal(dl.v[0].file, FX("does-not-exist.fstab"));
@@ -565,9 +565,9 @@ static void test_load_too_big(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, (4 << 20) + 1), 0);
 	close(fd);
-	assert_int_equal(fstab_load(&f, path, NULL, &dl), -EFBIG);
+	assert_int_equal(fstab_load(&f, path, NULL, false, &dl), -EFBIG);
 	assert_int_equal(dl.n, 1);
-	assert_non_null(strstr(dl.v[0].msg, "larger than 4 MiB"));
+	assert_non_null(strstr(dl.v[0].msg, "larger than 4M"));
 	unlink(path);
 	diag_list_done(&dl);
 }

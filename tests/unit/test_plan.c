@@ -599,7 +599,7 @@ static void run_golden(const char *name, int want_rc)
 	assert_int_equal(chdir(dir), 0);
 	assert_int_equal(config_init(&c), 0);
 	assert_int_equal(config_load(&c, "storaged.conf", false, &dl), 0);
-	assert_int_equal(fstab_load(&f, "fstab", c.select, &dl), 0);
+	assert_int_equal(fstab_load(&f, "fstab", c.select, false, &dl), 0);
 	if (access("inventory.ini", F_OK) == 0)
 		assert_int_equal(inventory_load_fixture(&inv, "inventory.ini", &dl), 0);
 	assert_int_equal(btrfs_group(&inv, &bl, &dl), 0);
