@@ -7,7 +7,7 @@
 # DST && tar xf -)`, and `cp -a`.  Prints each time and storaged's ratio to
 # the best of the others.  Run as root:  STORAGED=path/to/storaged bench/seed.sh [runs]
 set -eu
-STORAGED=${STORAGED:-$(dirname "$0")/../storaged}
+STORAGED=${STORAGED:-$(dirname "$0")/../build/storaged}
 RUNS=${1:-3}
 [ "$(id -u)" = 0 ] || { echo "run as root"; exit 1; }
 [ -x "$STORAGED" ] || { echo "STORAGED=$STORAGED is not executable"; exit 1; }

@@ -9,6 +9,7 @@ PACKAGES=(
 	libarchive-dev libcmocka-dev
 	btrfs-progs e2fsprogs util-linux mount attr acl psmisc procps
 	mandoc valgrind python3
+	time # GNU time -v: bench/memory.sh
 	insserv systemd
 )
 
