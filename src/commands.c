@@ -148,7 +148,7 @@ static int load_world(const struct options *o, const struct logger *lg, struct w
 	if (r)
 		goto out;
 	resolve_targets(&w->fstab);
-	r = scan_devices(lg, w);
+	r = plan_needs_devices(&w->fstab) ? scan_devices(lg, w) : 0;
 	if (r < 0) {
 		log_error(lg, "cannot list block devices: %s", strerror(-r));
 		r = EXIT_STEP_FAILED;
@@ -485,7 +485,7 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	struct exec_summary sum = { 0 };
 	struct exec_ctx cx = {
 		.ops = &real_exec_ops, .ud = &ro, .log = lg, .state = &st, .state_dir = o->state_dir,
-		.jobs = w->cfg.jobs, .no_wait = no_wait,
+		.jobs = w->cfg.jobs, .no_wait = no_wait, .initial_inventory = &w->inv,
 	};
 	int lock, r;
 

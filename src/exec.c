@@ -263,24 +263,32 @@ static void wait_expired(struct run *rn, size_t i)
 /* Re-check every running wait against one fresh look at the devices. */
 static void check_waits(struct run *rn)
 {
-	struct inventory inv = { 0 };
+	const struct inventory *initial = rn->cx->initial_inventory;
+	struct inventory scanned = { 0 };
+	const struct inventory *inv = &scanned;
 	struct btrfs_fs_list l = { 0 };
 	struct diag_list dl = { 0 };
 	uint64_t now;
 
-	if (rn->cx->ops->rescan(rn->cx->ud, &inv, &dl) < 0 || btrfs_group(&inv, &l, &dl) < 0)
+	/* the plan's own scan, taken an instant ago, serves the first look */
+	rn->cx->initial_inventory = NULL;
+	if (initial)
+		inv = initial;
+	else if (rn->cx->ops->rescan(rn->cx->ud, &scanned, &dl) < 0)
 		log_warning(rn->cx->log, "cannot list block devices; retrying on the next event");
+	if (btrfs_group(inv, &l, &dl) < 0)
+		log_warning(rn->cx->log, "out of memory grouping btrfs members; retrying on the next event");
 	now = now_usec(rn);
 	for (size_t i = 0; i < rn->plan->n_steps; i++) {
 		const struct plan_step *s = step(rn, i);
 
 		if (rn->steps[i].out != OUT_RUNNING || s->kind == PLAN_MOUNT)
 			continue;
-		if (!wait_check(rn, i, &inv, &l) && now >= rn->steps[i].deadline)
+		if (!wait_check(rn, i, inv, &l) && now >= rn->steps[i].deadline)
 			wait_expired(rn, i);
 	}
 	btrfs_fs_list_done(&l);
-	inventory_done(&inv);
+	inventory_done(&scanned);
 	diag_list_done(&dl);
 }
 

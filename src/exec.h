@@ -72,6 +72,9 @@ struct exec_ctx {
 	 * leaves it and its dependants waiting, quietly, for the next device
 	 * event, instead of waiting for its deadline. */
 	bool no_wait;
+	/* The inventory the plan was built from (borrowed, may be NULL): the
+	 * first look of the device waits uses it instead of scanning again. */
+	const struct inventory *initial_inventory;
 };
 
 struct exec_summary {

@@ -102,12 +102,44 @@ static int probe_values(blkid_probe pr, struct block_device *d)
  * that libblkid accepts but we cannot parse leaves is_btrfs false and its
  * error in *@ret_sb_err.  Returns: 0, -ENOMEM, or -EIO (probe failed).
  */
-static int probe_fd(int fd, struct block_device *d, int *ret_sb_err)
+/* A valid btrfs superblock: the libblkid values from it, no libblkid probe
+ * (one 4 KiB read instead of ~45 reads and ~1 MiB).  Returns: 0, -ENOMEM, or
+ * 1 when this is not a btrfs member. */
+static int probe_btrfs_first(int fd, struct block_device *d)
 {
-	blkid_probe pr = blkid_new_probe();
+	char sub[37];
+	const uint8_t *u;
+
+	if (btrfs_sb_read(fd, &d->btrfs) < 0)
+		return 1;
+	u = d->btrfs.dev_uuid;
+	snprintf(sub, sizeof(sub),
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
+		 u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+	d->type = strdup("btrfs");
+	d->uuid = strdup(d->btrfs.fsid_str);
+	d->uuid_sub = strdup(sub);
+	d->label = d->btrfs.label[0] ? strdup(d->btrfs.label) : NULL;
+	if (!d->type || !d->uuid || !d->uuid_sub || (d->btrfs.label[0] && !d->label))
+		return -ENOMEM;
+	d->is_btrfs = true;
+	return 0;
+}
+
+static int probe_fd(int fd, struct block_device *d, int *ret_sb_err, bool partition)
+{
+	static char *no_zfs[] = { "zfs_member", NULL };
+	blkid_probe pr;
 	int r;
 
 	*ret_sb_err = 0;
+	/* a partition keeps the full probe: PARTUUID= and PARTLABEL= tags
+	 * come from the partition table */
+	r = partition ? 1 : probe_btrfs_first(fd, d);
+	if (r <= 0)
+		return r;
+	memset(&d->btrfs, 0, sizeof(d->btrfs));
+	pr = blkid_new_probe();
 	if (!pr)
 		return -ENOMEM;
 	r = -EIO;
@@ -116,8 +148,13 @@ static int probe_fd(int fd, struct block_device *d, int *ret_sb_err)
 	blkid_probe_enable_superblocks(pr, 1);
 	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_UUID |
 						      BLKID_SUBLKS_LABEL);
-	blkid_probe_enable_partitions(pr, 1);
-	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_ENTRY_DETAILS);
+	/* the ZFS prober reads four 256 KiB labels of every device */
+	blkid_probe_filter_superblocks_type(pr, BLKID_FLTR_NOTIN, no_zfs);
+	/* PART_ENTRY_* exist for partitions only */
+	if (partition) {
+		blkid_probe_enable_partitions(pr, 1);
+		blkid_probe_set_partitions_flags(pr, BLKID_PARTS_ENTRY_DETAILS);
+	}
 	/* 0 found, 1 nothing, -2 ambivalent (several signatures: no type) */
 	r = blkid_do_safeprobe(pr);
 	if (r == -1) {
@@ -154,7 +191,7 @@ int inventory_probe(const char *path, struct block_device *ret)
 	d.devnode = strdup(path);
 	if (!d.devnode)
 		goto out;
-	r = probe_fd(fd, &d, &sb_err);
+	r = probe_fd(fd, &d, &sb_err, true);
 	if (r < 0)
 		goto out;
 	*ret = d;
@@ -221,7 +258,7 @@ static bool is_multipath_path(struct udev_device *ud)
 }
 
 /* Open @devnode and probe it into @d.  Returns: 0; -ENOMEM; 1 skipped. */
-static int scan_probe(const char *devnode, struct block_device *d, struct diag_list *diags)
+static int scan_probe(const char *devnode, struct block_device *d, struct diag_list *diags, bool partition)
 {
 	int fd, r, sb_err;
 
@@ -231,7 +268,7 @@ static int scan_probe(const char *devnode, struct block_device *d, struct diag_l
 		return diag_warning(diags, NULL, 0, "skipping '%s': cannot open: %s", devnode,
 				    strerror(-r)) ?: 1;
 	}
-	r = probe_fd(fd, d, &sb_err);
+	r = probe_fd(fd, d, &sb_err, partition);
 	close(fd);
 	if (r == -ENOMEM)
 		return r;
@@ -258,7 +295,7 @@ static int scan_one(struct udev_device *ud, struct inventory *inv, struct diag_l
 	d.devnode = strdup(devnode);
 	if (!d.devnode)
 		return -ENOMEM;
-	r = scan_probe(devnode, &d, diags);
+	r = scan_probe(devnode, &d, diags, strcmp(udev_device_get_devtype(ud) ?: "", "partition") == 0);
 	if (r == 1)
 		inv->n_skipped++;
 	if (r == 0)

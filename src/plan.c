@@ -117,6 +117,23 @@ static bool entry_needs_device(const struct fstab_entry *e)
 	return spec_is_tag(e->source) || has_prefix(e->source, "/dev/");
 }
 
+/* True when some deferred entry needs the block device inventory: a device
+ * source (tag or /dev/ path, not a bind, loop or nodev type) or a
+ * requires= naming a device.  Without one, storaged need not scan. */
+bool plan_needs_devices(const struct fstab *fstab)
+{
+	for (size_t i = 0; fstab && i < fstab->n_entries; i++) {
+		const struct fstab_entry *e = &fstab->entries[i];
+
+		if (entry_needs_device(e))
+			return true;
+		for (char **r = e->requires; r && *r; r++)
+			if (spec_is_tag(*r) || has_prefix(*r, "/dev/"))
+				return true;
+	}
+	return false;
+}
+
 static uint64_t entry_device_timeout(const struct plan_input *in, const struct fstab_entry *e)
 {
 	return e->device_timeout_usec != USEC_UNSET ? e->device_timeout_usec :

@@ -129,4 +129,17 @@ int plan_render_text(const struct plan *p, FILE *out);
  */
 int plan_render_json(const struct plan *p, FILE *out);
 
+/**
+ * plan_needs_devices:
+ * @fstab: deferred entries
+ *
+ * Pure.  Tells whether planning needs the block device inventory: some
+ * entry has a device source (a tag or a /dev path; not a bind, a loop file
+ * or a nodev type) or a requires= naming a device.  Without one, storaged
+ * skips the scan, which opens and probes every block device.
+ *
+ * Returns: true when the inventory is needed.
+ */
+bool plan_needs_devices(const struct fstab *fstab);
+
 #endif
