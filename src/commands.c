@@ -719,7 +719,9 @@ static int undo_records(const struct options *o, const struct logger *lg, struct
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < st->n; i++)
-		if (st->v[i].seq > 0 && st->v[i].kind != STATE_BTRFS)
+		if (st->v[i].seq > 0 && st->v[i].kind != STATE_BTRFS &&
+		    (st->v[i].status == STATE_DONE || st->v[i].status == STATE_DEGRADED ||
+		     st->v[i].status == STATE_MOUNTING))
 			v[n++] = &st->v[i];
 	qsort(v, n, sizeof(*v), by_seq_desc);
 	for (size_t i = 0; i < n; i++) {

@@ -139,6 +139,8 @@ static void record_mount(struct run *rn, size_t i, enum state_status st, const c
 	if (!r)
 		return;
 	r->nofail = e->nofail;
+	if (st == STATE_FAILED || st == STATE_SKIPPED || st == STATE_PRESENT)
+		r->seq = 0; /* nothing of storaged's to undo */
 	if (st != STATE_DONE && st != STATE_DEGRADED)
 		return;
 	r->duration_usec = now_usec(rn) - rn->steps[i].started;
@@ -416,6 +418,10 @@ static void start_mount(struct run *rn, size_t i)
 		return;
 	r = mount_options(s, sr->degraded, &opts);
 	sr->job = (struct exec_job){ .fd = -1, .deadline = deadline_after(sr->started, s->mount_timeout_usec) };
+	/* Write ahead: if storaged dies while the mount runs, the next run
+	 * finds this record and knows the mount is its own. */
+	record_mount(rn, i, STATE_MOUNTING, NULL, true);
+	save_state(rn);
 	if (r == 0)
 		r = rn->cx->ops->mount_start(rn->cx->ud, s->entry, opts, &sr->job);
 	if (r < 0) {
@@ -452,7 +458,7 @@ static void finish_mount(struct run *rn, size_t i, bool overdue)
 	rn->sum.n_done++;
 	rn->sum.n_degraded += sr->degraded;
 	record_mount(rn, i, sr->degraded ? STATE_DEGRADED : STATE_DONE, sr->degraded ? sr->why_degraded : NULL,
-		     true);
+		     false);
 	log_info(rn->cx->log, "mounted %s on %s%s", s->entry->source, s->entry->target,
 		 sr->degraded ? " (DEGRADED)" : "");
 }
@@ -464,6 +470,8 @@ static void mount_already_there(struct run *rn, size_t i)
 	rn->steps[i].out = OUT_OK;
 	if (!r || r->seq == 0) /* mounted by someone else: not ours to undo */
 		record_mount(rn, i, STATE_PRESENT, "already mounted", false);
+	else if (r->status == STATE_MOUNTING) /* a run that died mid-mount */
+		r->status = STATE_DONE;
 }
 
 static void run_area(struct run *rn, size_t i)

@@ -14,7 +14,7 @@
 #include "util.h"
 
 static const char *const status_names[] = {
-	[STATE_WAITING] = "waiting", [STATE_DONE] = "done",	  [STATE_DEGRADED] = "degraded", [STATE_INCOMPLETE] = "incomplete",
+	[STATE_WAITING] = "waiting", [STATE_MOUNTING] = "mounting", [STATE_DONE] = "done",	  [STATE_DEGRADED] = "degraded", [STATE_INCOMPLETE] = "incomplete",
 	[STATE_PRESENT] = "present", [STATE_FAILED] = "failed", [STATE_SKIPPED] = "skipped",
 };
 static const char *const kind_names[] = {

@@ -21,6 +21,8 @@ enum state_kind {
 
 enum state_status {
 	STATE_WAITING, /* waiting for devices */
+	STATE_MOUNTING, /* written before the mount starts: a crash right after
+			   it leaves a record, so the next run adopts the mount */
 	STATE_DONE, /* mounted / set up / assembled by storaged */
 	STATE_DEGRADED, /* mounted with -o degraded */
 	STATE_INCOMPLETE, /* btrfs: members still missing at the deadline */

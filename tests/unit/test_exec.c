@@ -237,7 +237,9 @@ static void test_failure_fails_only_dependants(void **unused)
 	assert_int_equal(state_find(&st, STATE_MOUNT, "/a/b")->status, STATE_SKIPPED);
 	assert_non_null(strstr(state_find(&st, STATE_MOUNT, "/a/b")->reason, "step 1 (test)"));
 	assert_int_equal(state_find(&st, STATE_MOUNT, "/c")->status, STATE_DONE);
-	assert_int_equal(state_find(&st, STATE_MOUNT, "/c")->seq, 1);
+	/* undone by stop: only what was mounted, the failed one not */
+	assert_true(state_find(&st, STATE_MOUNT, "/c")->seq > 0);
+	assert_int_equal(state_find(&st, STATE_MOUNT, "/a")->seq, 0);
 	state_done(&st);
 }
 

@@ -1,0 +1,236 @@
+#!/bin/bash
+# The real client: boot Debian bookworm under qemu (TCG) with storaged
+# installed by `make install DESTDIR=`, enabled the way a user enables it,
+# and check from the guest's serial console that storaged assembled the
+# btrfs RAID1, mounted the nested entries in order, set up the RAM area and
+# reported ready, all at boot.
+#
+#   boot 1  systemd as PID 1, `systemctl enable storaged.service`, all disks
+#   boot 2  sysvinit-core, `update-rc.d storaged defaults`, all disks
+#   boot 3  systemd, RAID1 disk 2 left out, degraded = after-timeout:
+#           mounted -o degraded after device-timeout, status says degraded
+#   boot 4  sysvinit, RAID1 disk 2 left out, degraded = no: the entry fails
+#           naming devid 2, its children are not mounted, the boot completes
+#
+# Opt-in (STORAGED_BOOT_TEST=1): the first run builds two root filesystems
+# with mmdebstrap from Debian's mirror (minutes, ~130 MB of packages), later
+# runs reuse them from STORAGED_BOOT_CACHE (default
+# /var/cache/storaged-boot-test); each boot takes about a minute under TCG.
+# STORAGED_BOOT_ONLY="1 3" runs only those boots.  STORAGED_BOOT_KEEP=1
+# keeps the scratch directory (images, serial logs).
+#
+# Guest disks (all files in the scratch directory, nothing on the host is
+# mounted or attached): vda root (ext4 made with mkfs.ext4 -d from a copy of
+# the cached root), vdb+vdc a btrfs RAID1 made with mkfs.btrfs on the image
+# files, vdd (vdc when disk 2 is left out) an ext4 for the nested entry.
+# The guest's fstab lists the child first:
+#   UUID=<ext4>   /srv/data/nested      ext4   noauto,x-storaged,X-mount.mkdir
+#   tmpfs         /srv/data/nested/tmp  tmpfs  size=16M,noauto,x-storaged
+#   UUID=<btrfs>  /srv/data             btrfs  noatime,noauto,x-storaged
+# and storaged.conf has an [area build] over /var/build (tmpfs, seeded).
+# udev's 64-btrfs.rules is masked in the image and kept out of the initrd,
+# and the initrd's `btrfs device scan` is disabled (build-image.sh), so that
+# every btrfs registration the kernel logs must be storaged's.
+. "$(dirname "$0")/../boot-units/lib.sh"
+
+[ "${STORAGED_BOOT_TEST:-0}" = 1 ] ||
+	skip "opt-in: set STORAGED_BOOT_TEST=1 (boots Debian under qemu; first run builds images with mmdebstrap)"
+[ "$(id -u)" = 0 ] || skip "needs root (mmdebstrap --mode=root, mkfs.ext4 -d with ownership)"
+scratch
+[ "${STORAGED_BOOT_KEEP:-0}" = 1 ] && { trap - EXIT; note "keeping $SCRATCH"; }
+need_tool qemu-system-x86_64 qemu-system-x86
+need_tool mmdebstrap mmdebstrap
+need_tool mkfs.btrfs btrfs-progs
+need_tool mkfs.ext4 e2fsprogs
+need_tool systemctl systemd
+ONLY=${STORAGED_BOOT_ONLY:-1 2 3 4}
+T0=$(date +%s)
+
+# ---------------------------------------------------------------- storaged
+# The guest expects /usr/sbin/storaged, /etc/storaged.conf, units in
+# /lib/systemd/system and the script in /etc/init.d: reuse the build tree
+# when it was configured that way, else configure one in the scratch dir.
+mkvar() { sed -n "s/^$1 = //p" "$2/Makefile" 2>/dev/null; }
+B=$BUILDDIR
+idir=$(mkvar initscriptdir "$B")
+# shellcheck disable=SC2016 # the Makefile's own text
+case "$idir" in '${sysconfdir}/init.d') idir=$(mkvar sysconfdir "$B")/init.d ;; esac
+if ! [ -f "$B/Makefile" ] || [ "$(mkvar prefix "$B")" != /usr ] ||
+	[ "$(mkvar sysconfdir "$B")" != /etc ] || [ "$idir" != /etc/init.d ] ||
+	[ "$(mkvar systemdsystemunitdir "$B")" != /lib/systemd/system ]; then
+	B=$SCRATCH/build
+	note "configuring storaged for the guest in $B (--prefix=/usr --sysconfdir=/etc)"
+	mkdir -p "$B"
+	(cd "$B" && "$TOPSRCDIR/configure" -q --prefix=/usr --sysconfdir=/etc \
+		--with-systemdsystemunitdir=/lib/systemd/system --with-initscriptdir=/etc/init.d &&
+		env -u MAKEFLAGS -u MFLAGS make -s -j"$(nproc)") >"$SCRATCH/build.log" 2>&1 ||
+		{ tail -n 30 "$SCRATCH/build.log"; fail "building storaged for the guest"; }
+fi
+
+# ---------------------------------------------------------------- images
+image() { # VARIANT: the cached image directory (built when missing)
+	local out rc=0
+	out=$("$HERE/build-image.sh" "$1" 2>"$SCRATCH/image-$1.err") || rc=$?
+	if [ "$rc" != 0 ]; then
+		cat "$SCRATCH/image-$1.err" >&2
+		# No route to Debian's mirror is the environment, not storaged.
+		if grep -Eqi 'Temporary failure resolving|Could not resolve|Failed to fetch|Unable to connect|Network is unreachable|Connection (timed out|refused)' \
+			"$SCRATCH/image-$1.err" "${STORAGED_BOOT_CACHE:-/var/cache/storaged-boot-test}/$1"-*/mmdebstrap.log 2>/dev/null; then
+			skip "mmdebstrap cannot reach Debian's mirror (apt sources of this machine)"
+		fi
+		fail "building the $1 image"
+	fi
+	echo "$out"
+}
+want_variant() { # VARIANT: does one of the selected boots use it?
+	local n
+	for n in $ONLY; do
+		case "$1:$n" in systemd:1 | systemd:3 | sysv:2 | sysv:4) return 0 ;; esac
+	done
+	return 1
+}
+declare -A IMG
+for v in systemd sysv; do
+	want_variant "$v" || continue
+	t=$(date +%s)
+	IMG[$v]=$(image "$v")
+	note "image $v: ${IMG[$v]} ($(($(date +%s) - t))s)"
+	# A copy with storaged installed as a user would, and enabled.
+	R=$SCRATCH/root-$v
+	cp -a "${IMG[$v]}/root" "$R"
+	env -u MAKEFLAGS -u MFLAGS make -s -C "$B" install DESTDIR="$R" >"$SCRATCH/install-$v.log" 2>&1 ||
+		{ cat "$SCRATCH/install-$v.log"; fail "make install DESTDIR (guest $v)"; }
+	[ -x "$R/usr/sbin/storaged" ] || fail "make install put no /usr/sbin/storaged"
+	install -m 0755 "$HERE/guest/storaged-boot-check" "$R/usr/local/sbin/storaged-boot-check"
+	case "$v" in
+	systemd)
+		[ -f "$R/lib/systemd/system/storaged.service" ] || fail "storaged.service not installed"
+		install -m 0644 "$HERE/guest/storaged-boot-check.service" "$R/etc/systemd/system/"
+		systemctl --root="$R" enable storaged.service storaged-boot-check.service \
+			>"$SCRATCH/enable-$v.log" 2>&1 || { cat "$SCRATCH/enable-$v.log"; fail "systemctl enable"; }
+		# No login prompt racing the report on the console.
+		systemctl --root="$R" mask serial-getty@ttyS0.service getty@tty1.service getty-static.service \
+			>/dev/null 2>&1
+		;;
+	sysv)
+		[ -x "$R/etc/init.d/storaged" ] || fail "init script not installed"
+		install -m 0755 "$HERE/guest/storaged-boot-check.init" "$R/etc/init.d/storaged-boot-check"
+		chroot "$R" update-rc.d storaged defaults >"$SCRATCH/enable-$v.log" 2>&1 &&
+			chroot "$R" update-rc.d storaged-boot-check defaults >>"$SCRATCH/enable-$v.log" 2>&1 ||
+			{ cat "$SCRATCH/enable-$v.log"; fail "update-rc.d"; }
+		ls "$R"/etc/rcS.d/S*storaged >/dev/null 2>&1 || fail "update-rc.d did not link storaged in rcS.d"
+		# No gettys on the console.
+		sed -i -e '/getty/s/^\([^#]\)/#\1/' "$R/etc/inittab"
+		;;
+	esac
+	# storaged's debug messages (each registration) in the journal / on the
+	# console, for the report.
+	echo 'STORAGED_OPTS="-v"' >"$R/etc/default/storaged"
+	mkdir -p "$R/srv/data" "$R/var/build/sub"
+	for i in $(seq 1 50); do echo "file $i" >"$R/var/build/sub/f$i"; done
+	echo seeded >"$R/var/build/seed-marker"
+done
+
+# ---------------------------------------------------------------- boots
+mkdata() { # DIR: btrfs RAID1 on DIR/raid1-{1,2}.img, ext4 on DIR/nested.img
+	local d=$1
+	mkdir -p "$d/ext-seed/tmp"
+	echo nested >"$d/ext-seed/hello"
+	truncate -s 512M "$d/raid1-1.img" "$d/raid1-2.img"
+	# (--rootdir is single-device only: the nested mount point is made at
+	# boot by X-mount.mkdir.)
+	mkfs.btrfs -q -f -L bootraid1 -d raid1 -m raid1 \
+		"$d/raid1-1.img" "$d/raid1-2.img" >"$d/mkfs.log" 2>&1 || { cat "$d/mkfs.log"; fail "mkfs.btrfs"; }
+	truncate -s 64M "$d/nested.img"
+	mkfs.ext4 -q -F -L bootnested -d "$d/ext-seed" "$d/nested.img" >>"$d/mkfs.log" 2>&1 ||
+		{ cat "$d/mkfs.log"; fail "mkfs.ext4 nested"; }
+	FSID=$(blkid -p -o value -s UUID "$d/raid1-1.img")
+	EXT_UUID=$(blkid -p -o value -s UUID "$d/nested.img")
+	[ -n "$FSID" ] && [ -n "$EXT_UUID" ] || fail "no UUID on the data images"
+}
+
+RESULTS=()
+FAILED=0
+# boot N VARIANT MODE: MODE full (both RAID1 disks), degraded
+# (disk 2 left out, degraded = after-timeout) or failed (disk 2 left out,
+# degraded = no).
+boot() {
+	local n=$1 v=$2 mode=$3 d=$SCRATCH/boot$1 R=$SCRATCH/root-$2 policy=no t size line
+	mkdir -p "$d"
+	mkdata "$d"
+	[ "$mode" = degraded ] && policy=after-timeout
+	cat >"$R/etc/fstab" <<EOT
+/dev/vda  /  ext4  errors=remount-ro  0 1
+UUID=$EXT_UUID  /srv/data/nested  ext4  noauto,x-storaged,X-mount.mkdir  0 0
+tmpfs  /srv/data/nested/tmp  tmpfs  size=16M,nr_inodes=1k,noauto,x-storaged  0 0
+UUID=$FSID  /srv/data  btrfs  noatime,noauto,x-storaged  0 0
+EOT
+	cat >"$R/etc/storaged.conf" <<EOT
+# storaged boot test ($mode)
+[storaged]
+device-timeout = 8s
+degraded = $policy
+
+[area build]
+path = /var/build
+backend = tmpfs
+size = 32M
+inodes = auto
+seed = yes
+EOT
+	chmod 0644 "$R/etc/storaged.conf"
+	cat >"$R/etc/storaged-boot-test.env" <<EOT
+INIT=$v
+MODE=$mode
+FSID=$FSID
+LABEL=bootraid1
+EXT_UUID=$EXT_UUID
+MISSING_DEVID=2
+EOT
+	size=$(($(du -sm "$R" | cut -f1) + 256))
+	mkfs.ext4 -q -F -L bootroot -d "$R" "$d/root.img" "${size}M" >"$d/mkfs-root.log" 2>&1 ||
+		{ cat "$d/mkfs-root.log"; fail "mkfs.ext4 -d root"; }
+	local drives=(-drive "file=$d/root.img,if=virtio,format=raw"
+		-drive "file=$d/raid1-1.img,if=virtio,format=raw")
+	[ "$mode" = full ] && drives+=(-drive "file=$d/raid1-2.img,if=virtio,format=raw")
+	drives+=(-drive "file=$d/nested.img,if=virtio,format=raw")
+	t=$(date +%s)
+	note "boot $n: $v, $mode (fsid $FSID)"
+	timeout 300 qemu-system-x86_64 -accel tcg -m 1024 -smp "${STORAGED_BOOT_SMP:-2}" \
+		-nodefaults -display none -no-reboot -serial "file:$d/serial.log" \
+		-kernel "${IMG[$v]}/vmlinuz" -initrd "${IMG[$v]}/initrd.img" \
+		-append "root=/dev/vda ro console=ttyS0 panic=-1 net.ifnames=0 loglevel=4" \
+		"${drives[@]}" >"$d/qemu.log" 2>&1
+	local rc=$?
+	t=$(($(date +%s) - t))
+	line=$(tr -d '\r' <"$d/serial.log" | grep -a '^STORAGED-BOOT-RESULT:' | tail -n 1)
+	[ "$rc" = 124 ] && line=${line:-"STORAGED-BOOT-RESULT: fail (qemu killed after 300s)"}
+	[ -n "$line" ] || line="STORAGED-BOOT-RESULT: fail (no result on the console, qemu exit $rc)"
+	RESULTS+=("boot $n ($v, $mode, ${t}s): $line")
+	note "boot $n: ${t}s: $line"
+	case "$line" in
+	"STORAGED-BOOT-RESULT: ok "*) ;;
+	*)
+		FAILED=1
+		echo "---- serial console of boot $n (last 120 lines) ----"
+		tr -d '\r' <"$d/serial.log" | tail -n 120
+		cat "$d/qemu.log"
+		;;
+	esac
+	[ "${STORAGED_BOOT_VERBOSE:-0}" = 1 ] && tr -d '\r' <"$d/serial.log" | sed -n '/^----- storaged-boot-check/,$p'
+	rm -f "$d/root.img"
+}
+
+for n in $ONLY; do
+	case "$n" in
+	1) boot 1 systemd full ;;
+	2) boot 2 sysv full ;;
+	3) boot 3 systemd degraded ;;
+	4) boot 4 sysv failed ;;
+	*) fail "STORAGED_BOOT_ONLY: unknown boot '$n' (1-4)" ;;
+	esac
+done
+printf '# %s\n' "${RESULTS[@]}"
+note "total $(($(date +%s) - T0))s"
+[ "$FAILED" = 0 ] || fail "a boot did not report ok"
+exit 0
