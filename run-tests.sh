@@ -20,6 +20,8 @@ for arg in "$@"; do
 	esac
 done
 [ "${CI:-}" = true ] && full=1
+# The full run also boots Debian under qemu (tests/boot/, opt-in otherwise).
+[ $full = 1 ] && export STORAGED_BOOT_TEST=${STORAGED_BOOT_TEST:-1}
 ./tools/install-deps.sh || exit 1
 if ! ./tools/build.sh; then
 	echo "0 passed, 1 failed"

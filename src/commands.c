@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
@@ -184,6 +185,7 @@ struct real_ops {
 	const char *state_dir;
 	struct udev *udev;
 	struct udev_monitor *monitor;
+	int sigfd; /* SIGINT/SIGTERM during a first pass, or -1 */
 };
 
 static int real_register(void *ud, const char *devnode)
@@ -254,7 +256,7 @@ static void drain_monitor(struct real_ops *ro)
 static int real_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t deadline, bool *ret_event)
 {
 	struct real_ops *ro = ud;
-	_cleanup_free_ struct pollfd *pfd = calloc(n + 1, sizeof(*pfd));
+	_cleanup_free_ struct pollfd *pfd = calloc(n + 2, sizeof(*pfd));
 	int timeout = poll_timeout_ms(real_now(ud), deadline), r;
 
 	if (!pfd)
@@ -262,11 +264,20 @@ static int real_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t 
 	for (size_t i = 0; i < n; i++)
 		pfd[i] = (struct pollfd){ .fd = jobs[i]->fd, .events = POLLIN };
 	pfd[n] = (struct pollfd){ .fd = ro->monitor ? udev_monitor_get_fd(ro->monitor) : -1, .events = POLLIN };
+	pfd[n + 1] = (struct pollfd){ .fd = ro->sigfd, .events = POLLIN };
 	if (!ro->monitor && (timeout < 0 || timeout > 1000))
 		timeout = 1000; /* no event source: recheck devices every second */
-	r = poll(pfd, n + 1, timeout);
+	r = poll(pfd, n + 2, timeout);
 	if (r < 0)
 		return errno == EINTR ? 0 : -errno;
+	if (pfd[n + 1].revents) {
+		struct signalfd_siginfo si;
+
+		if (read(ro->sigfd, &si, sizeof(si)) == sizeof(si))
+			log_warning(ro->lg, "%s: stopping; what is mounted stays (`storaged stop` undoes it)",
+				    strsignal((int)si.ssi_signo));
+		return -EINTR;
+	}
 	for (size_t i = 0; i < n; i++)
 		jobs[i]->finished = pfd[i].revents != 0;
 	*ret_event = ro->monitor ? pfd[n].revents != 0 : true;
@@ -478,9 +489,25 @@ static int render_plan(const struct options *o, const struct plan *p)
 	return r < 0 ? EXIT_STEP_FAILED : 0;
 }
 
+/* SIGINT and SIGTERM end a waiting first pass cleanly: running mounts are
+ * abandoned, the state says so.  (In resident passes the resident loop's
+ * own signalfd has them.)  Returns: the signalfd, or -1. */
+static int interrupt_fd(bool resident_pass, sigset_t *ret_old)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	if (resident_pass || sigprocmask(SIG_BLOCK, &mask, ret_old) < 0)
+		return -1;
+	return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
 static int run_plan(const struct options *o, const struct logger *lg, struct world *w, bool no_wait)
 {
-	struct real_ops ro = { .lg = lg, .state_dir = o->state_dir };
+	struct real_ops ro = { .lg = lg, .state_dir = o->state_dir, .sigfd = -1 };
+	sigset_t old_mask;
 	struct state st = { 0 };
 	struct exec_summary sum = { 0 };
 	struct exec_ctx cx = {
@@ -497,10 +524,17 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 		return EXIT_STEP_FAILED;
 	}
 	monitor_open(&ro);
+	ro.sigfd = interrupt_fd(no_wait, &old_mask);
 	r = exec_run(&cx, &w->plan, &sum);
+	if (ro.sigfd >= 0) {
+		close(ro.sigfd);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	}
 	monitor_close(&ro);
 	state_done(&st);
 	close(lock);
+	if (r == -EINTR)
+		return -EINTR;
 	if (r < 0)
 		return EXIT_STEP_FAILED;
 	if (!no_wait || sum.n_done || sum.n_failed)
@@ -533,8 +567,9 @@ struct resident {
 static int resident_pass(void *userdata, bool no_wait)
 {
 	struct resident *rs = userdata;
+	int r = start_pass(rs->o, rs->lg, no_wait, NULL);
 
-	return start_pass(rs->o, rs->lg, no_wait, NULL);
+	return r < 0 ? EXIT_STEP_FAILED : r;
 }
 
 /* --daemon (or hotplug = yes outside a service manager): the parent
@@ -585,6 +620,8 @@ int cmd_start(const struct options *o, const struct logger *lg)
 	int r, d;
 
 	r = start_pass(o, lg, false, &hotplug);
+	if (r == -EINTR)
+		return EXIT_STEP_FAILED;
 	if (o->dry_run || r == EXIT_CONFIG)
 		return r;
 	daemon_notify("READY=1\nSTATUS=%s", r == 0 ? "all done" : "some steps failed: see `storaged status`");

@@ -156,6 +156,8 @@ static void record_step_failure(struct run *rn, size_t i, enum state_status st)
 
 	if (s->kind == PLAN_MOUNT)
 		record_mount(rn, i, st, rn->steps[i].msg, false);
+	else if (s->kind == PLAN_ASSEMBLE)
+		state_put(rn->cx->state, STATE_BTRFS, s->fsid, NULL, "btrfs", st, rn->steps[i].msg, false);
 	else if (s->kind == PLAN_AREA)
 		state_put(rn->cx->state, STATE_AREA, s->area->name, s->area->path, NULL, st, rn->steps[i].msg,
 			  false);
@@ -619,6 +621,23 @@ static uint64_t nearest_deadline(const struct run *rn)
 	return d;
 }
 
+/* Interrupted (SIGINT, SIGTERM): what runs is abandoned and recorded as
+ * such; what did not start stays as it was. */
+static void interrupt_running(struct run *rn)
+{
+	for (size_t i = 0; i < rn->plan->n_steps; i++) {
+		if (rn->steps[i].out != OUT_RUNNING)
+			continue;
+		if (step(rn, i)->kind == PLAN_MOUNT) {
+			rn->n_mounts_running--;
+			rn->cx->ops->mount_abandon(rn->cx->ud, &rn->steps[i].job);
+		}
+		fail_step(rn, i, OUT_FAILED, "interrupted");
+		record_step_failure(rn, i, STATE_FAILED);
+	}
+	save_state(rn);
+}
+
 /* Step 3: wait for something to happen, then deal with it. */
 static int wait_and_collect(struct run *rn, struct exec_job **jobs)
 {
@@ -635,6 +654,8 @@ static int wait_and_collect(struct run *rn, struct exec_job **jobs)
 				any_wait = true;
 		}
 	r = rn->cx->ops->wait(rn->cx->ud, jobs, n, deadline, &event);
+	if (r == -EINTR)
+		interrupt_running(rn);
 	if (r < 0)
 		return r;
 	now = now_usec(rn);

@@ -50,7 +50,8 @@ struct exec_ops {
 	void (*mount_abandon)(void *ud, struct exec_job *job);
 	/* Block until one of @jobs finishes (its ->finished is set), a block
 	 * device may have appeared (*@ret_event), or @deadline (µs) passes.
-	 * 0 or negative errno. */
+	 * 0; -EINTR when the user interrupted (SIGINT, SIGTERM); negative
+	 * errno. */
 	int (*wait)(void *ud, struct exec_job *const *jobs, size_t n_jobs, uint64_t deadline,
 		    bool *ret_event);
 	/* Set up the area of @s; problems appended to @msgs. 0 or negative errno. */
@@ -97,7 +98,9 @@ struct exec_summary {
  * Logs each failure once with its reason; a step whose dependency failed is
  * skipped with a reason that names that dependency.
  *
- * Returns: 0 when the run completed (see @ret for failures); -ENOMEM.
+ * Returns: 0 when the run completed (see @ret for failures); -EINTR when
+ * ops->wait() reported a signal (running steps abandoned and recorded as
+ * failed); -ENOMEM.
  */
 int exec_run(struct exec_ctx *cx, const struct plan *p, struct exec_summary *ret);
 

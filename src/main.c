@@ -4,6 +4,7 @@
  * entries at boot.  See storaged(8).
  */
 #include <getopt.h>
+#include <locale.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -139,6 +140,9 @@ int main(int argc, char **argv)
 	struct logger lg;
 	int level = LOG_INFO, r;
 
+	/* libsmartcols prints non-ASCII text (a label, "…") only in a
+	 * UTF-8 locale, and escapes it otherwise */
+	setlocale(LC_ALL, "");
 	r = parse_options(argc, argv, &o, &level);
 	if (r >= 0)
 		return r;

@@ -37,6 +37,23 @@ run_sd 0 status
 expect_out "failed"
 run_sd 0 stop
 
+note "SIGINT during the wait: a clean stop, recorded, exit 1"
+forget "$A"
+sed -i 's/x-storaged  0 0$/x-storaged,x-storaged.device-timeout=60s  0 0/' "$FSTAB"
+"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$STATE" start >"$SCRATCH/int.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do is_mountpoint "$SCRATCH/tmp" && break; sleep 0.1; done
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+cat "$SCRATCH/int.out" | sed 's/^/  | /'
+[ "$rc" = 1 ] || fail "exit $rc after SIGINT, expected 1"
+grep -q "Interrupt: stopping" "$SCRATCH/int.out" || fail "no message about the interruption"
+run_sd 0 status
+expect_out "interrupted"
+run_sd 0 stop
+is_mountpoint "$SCRATCH/tmp" && fail "stop after an interrupted start left the tmpfs"
+
 note "with nofail: the same message as a warning, exit 0"
 cat >"$FSTAB" <<EOT
 UUID=$FSID  $SCRATCH/req  btrfs  noatime,noauto,nofail,x-storaged  0 0
