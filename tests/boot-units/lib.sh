@@ -4,26 +4,11 @@
 
 set -u
 
-TEST_NAME=$(basename "$0" .sh)
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOPSRCDIR=${TOPSRCDIR:-$(cd "$HERE/../.." && pwd)}
-STORAGED=${STORAGED:-$TOPSRCDIR/build/storaged}
+# TEST_NAME, STORAGED, skip, fail, note: as in the integration tests
+. "$TOPSRCDIR/tests/integration/lib.sh"
 BUILDDIR=$(dirname "$STORAGED")
-SCRATCH=
-
-skip() {
-	echo "SKIP: $TEST_NAME: $*"
-	exit 77
-}
-
-fail() {
-	echo "FAIL: $TEST_NAME: $*" >&2
-	exit 1
-}
-
-note() {
-	echo "# $*"
-}
 
 boot_cleanup() {
 	local rc=$?
