@@ -46,6 +46,8 @@ struct area_state {
 	enum area_backend backend;
 	int zram_id; /* -1: no zram device */
 	bool zram_created, persist, seeded;
+	bool covered; /* the area was bound over its directory: users may have
+			 written to it, so a persist area is synced back */
 	uint64_t size_bytes, nr_inodes;
 	uint64_t started_usec; /* CLOCK_REALTIME at setup: orders stop */
 };
@@ -409,10 +411,10 @@ static int state_write(const char *file, const struct area_state *st)
 	}
 	fprintf(f, "[area]\nname=%s\npath=%s\nbackend=%s\nfs=%s\ndevice=%s\nzram_id=%d\n"
 		   "zram_created=%d\npersist=%d\nseeded=%d\nsize=%" PRIu64 "\nnr_inodes=%" PRIu64
-		   "\nstarted_usec=%" PRIu64 "\n",
+		   "\nstarted_usec=%" PRIu64 "\ncovered=%d\n",
 		st->name, st->path, config_backend_name(st->backend), st->fs, st->device,
 		st->zram_id, st->zram_created, st->persist, st->seeded, st->size_bytes,
-		st->nr_inodes, st->started_usec);
+		st->nr_inodes, st->started_usec, st->covered);
 	if (fflush(f) != 0 || fsync(fd) < 0)
 		r = -errno;
 	if (fclose(f) != 0 && r == 0)
@@ -455,6 +457,8 @@ static int state_set(struct area_state *st, const char *k, const char *v)
 		st->persist = !strcmp(v, "1");
 	else if (!strcmp(k, "seeded"))
 		st->seeded = !strcmp(v, "1");
+	else if (!strcmp(k, "covered"))
+		st->covered = !strcmp(v, "1");
 	else if (!strcmp(k, "size"))
 		return state_num(v, UINT64_MAX, &st->size_bytes) < 0 ? -EBADMSG : 0;
 	else if (!strcmp(k, "nr_inodes"))
@@ -833,6 +837,11 @@ static int zram_create(struct setup *s, const struct stat *root, struct diag_lis
 		s->st.device = NULL;
 		return -ENOMEM;
 	}
+	/* written ahead: a setup killed from here on leaves the device's
+	 * number for recover_interrupted() to release */
+	r = state_write(s->d.state, &s->st);
+	if (r < 0)
+		return r;
 	snprintf(size, sizeof(size), "%" PRIu64, s->sz->size_bytes);
 	r = zram_sysfs(id, "disksize", size, m);
 	if (r == 0)
@@ -1145,6 +1154,50 @@ static int recover_sync(int dirfd, dev_t dev)
 	return rm_rf_at(dirfd, SYNC_NEW, dev);
 }
 
+/*
+ * A setup killed midway (kill -9, a crash) leaves the area's directory
+ * without a state file that describes an active area, and maybe the area
+ * mounted, the directory's private bind, even the bind over the directory.
+ * Undo what is there, so that this setup starts afresh; the directory is
+ * uncovered only when what covers it is this area.
+ */
+static int recover_interrupted(struct setup *s, struct diag_list *m)
+{
+	struct area_state old = { .zram_id = -1 };
+	_cleanup_free_ char *tmp = NULL;
+	int fd;
+
+	if (access(s->d.top, F_OK) < 0)
+		return 0;
+	fd = open(s->d.state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		if (state_read_fd(fd, &old) < 0)
+			old = (struct area_state){ .zram_id = -1 };
+		close(fd);
+	}
+	if (is_mount_of(s->a->path, s->d.area))
+		umount2(s->a->path, UMOUNT_NOFOLLOW);
+	if (is_mount_of(s->d.lower, NULL) && umount2(s->d.lower, UMOUNT_NOFOLLOW) < 0)
+		umount2(s->d.lower, UMOUNT_NOFOLLOW | MNT_DETACH);
+	if (is_mount_of(s->d.area, NULL) && umount2(s->d.area, UMOUNT_NOFOLLOW) < 0)
+		umount2(s->d.area, UMOUNT_NOFOLLOW | MNT_DETACH);
+	if (old.zram_created && old.zram_id >= 0)
+		zram_release(old.zram_id);
+	area_state_done(&old);
+	if (asprintf(&tmp, "%s.tmp", s->d.state) < 0)
+		return -ENOMEM;
+	unlink(tmp);
+	unlink(s->d.state);
+	rmdir(s->d.area);
+	rmdir(s->d.lower);
+	if (rmdir(s->d.top) < 0 && errno != ENOENT)
+		return diag_error(m, NULL, 0,
+				  "area '%s': '%s', left by an interrupted run, cannot be removed: %s; look at what is mounted below it",
+				  s->a->name, s->d.top, strerror(errno)) ?: -EBUSY;
+	return diag_warning(m, NULL, 0, "area '%s': removed what an interrupted setup left in '%s'",
+			    s->a->name, s->d.top);
+}
+
 static int setup_cover(struct setup *s, const struct stat *root, struct diag_list *m)
 {
 	int r = recover_sync(s->path_fd, root->st_dev), fd;
@@ -1169,6 +1222,13 @@ static int setup_cover(struct setup *s, const struct stat *root, struct diag_lis
 		return r;
 	}
 	warn_open_files(s->a->name, s->a->path, m);
+	/* written ahead of the bind: a setup killed after it is found and
+	 * undone by the next start or by stop (the area is complete here) */
+	r = state_write(s->d.state, &s->st);
+	if (r < 0) {
+		diag_error(m, NULL, 0, "area '%s': writing '%s': %s", s->a->name, s->d.state, strerror(-r));
+		return r;
+	}
 	fd = open_path_nofollow(s->d.area, O_PATH | O_DIRECTORY);
 	r = fd < 0 ? fd : bind_fd(fd, s->a->path, false);
 	if (fd >= 0)
@@ -1200,6 +1260,7 @@ static int setup_steps(struct setup *s, const char *state_dir, struct diag_list 
 	if (r < 0)
 		return r;
 	s->path_bound = true;
+	s->st.covered = true;
 	r = state_write(s->d.state, &s->st);
 	if (r < 0)
 		diag_error(m, NULL, 0, "area '%s': writing '%s': %s", s->a->name, s->d.state, strerror(-r));
@@ -1216,6 +1277,8 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 	if ((r = area_dirs_init(&s.d, state_dir, a->name)) < 0)
 		return r;
 	if (area_is_active(&s.d, a->path))
+		goto out;
+	if ((r = recover_interrupted(&s, msgs)) < 0)
 		goto out;
 	if (a->seed && !sz->fits) {
 		diag_error(msgs, NULL, 0, "area '%s' (%s): %s", a->name, a->path, sz->why);
@@ -1438,7 +1501,10 @@ static int teardown_locked(const struct area_dirs *d, struct area_state *st, boo
 {
 	int r;
 
-	if (st->persist && do_sync && is_mount_of(d->area, NULL) && is_mount_of(d->lower, NULL) &&
+	/* Never sync an area nobody could write to: a setup killed while
+	 * seeding holds a partial copy, and syncing it would delete files. */
+	if (st->persist && do_sync && (st->covered || is_mount_of(st->path, d->area)) &&
+	    is_mount_of(d->area, NULL) && is_mount_of(d->lower, NULL) &&
 	    (r = sync_locked(d, m, st->name)) < 0)
 		return r;
 	if ((r = umount_one(st->name, st->path, d->area, m)) < 0 ||

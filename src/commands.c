@@ -776,6 +776,29 @@ static int undo_records(const struct options *o, const struct logger *lg, struct
 	return failed;
 }
 
+/* Areas whose setup finished but whose record was not saved (storaged was
+ * killed in between) are found by their own state and removed too. */
+static int undo_unrecorded_areas(const struct options *o, const struct logger *lg, const struct state *st)
+{
+	_cleanup_strv_free_ char **names = NULL;
+	int failed = 0;
+
+	if (area_list_names(o->state_dir, &names) < 0)
+		return 0;
+	for (size_t i = 0; names && names[i]; i++) {
+		const struct state_record *rec = NULL;
+		struct state_record fake = { .kind = STATE_AREA, .id = names[i] };
+
+		for (size_t k = 0; k < st->n && !rec; k++)
+			if (st->v[k].kind == STATE_AREA && strcmp(st->v[k].id, names[i]) == 0)
+				rec = &st->v[k];
+		if (rec)
+			continue; /* undone (or kept on failure) by undo_records() */
+		failed += undo_area(o, lg, &fake) < 0;
+	}
+	return failed;
+}
+
 int cmd_stop(const struct options *o, const struct logger *lg)
 {
 	struct state st = { 0 };
@@ -794,6 +817,7 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 		return EXIT_STEP_FAILED;
 	}
 	failed = undo_records(o, lg, &st);
+	failed += undo_unrecorded_areas(o, lg, &st);
 	if (failed == 0) {
 		for (size_t i = st.n; i-- > 0;)
 			if (st.v[i].kind == STATE_BTRFS)

@@ -2,7 +2,8 @@
 # kill -9 at random points of `storaged start`, 20 times: the next start
 # converges (every entry mounted exactly once, exit 0), and a stop right
 # after a killed start undoes exactly what exists (nothing left mounted
-# below the scratch directory, nothing mounted twice).
+# below the scratch directory, nothing mounted twice), and a persist area
+# killed while seeding never syncs its partial copy back.
 . "$(dirname "$0")/lib.sh"
 setup
 
@@ -25,6 +26,7 @@ jobs = 2
 path = $SCRATCH/persist
 size = 16M
 inodes = auto
+persist = yes
 EOT
 TARGETS="m/a m/a/b m/a/b/c m/a/b/c/src m/x m/y m/z persist"
 
@@ -50,6 +52,9 @@ for round in $(seq 1 20); do
 		OUT=$(sd stop 2>&1) || { printf '%s\n' "$OUT"; fail "round $round: stop after a killed start failed"; }
 		left=$(mounts_below)
 		[ -z "$left" ] || fail "round $round: stop after a killed start left: $left"
+		# a setup killed while seeding must never be synced back over
+		# the directory (it would delete the files not yet copied)
+		[ "$(ls "$SCRATCH/persist" | wc -l)" = 200 ] || fail "round $round: the directory lost files"
 		continue
 	fi
 	OUT=$(sd start 2>&1) || { printf '%s\n' "$OUT"; fail "round $round: start after a killed start failed"; }
@@ -58,6 +63,7 @@ for round in $(seq 1 20); do
 	OUT=$(sd stop 2>&1) || { printf '%s\n' "$OUT"; fail "round $round: stop failed"; }
 	left=$(mounts_below)
 	[ -z "$left" ] || fail "round $round: stop left: $left"
+	[ "$(ls "$SCRATCH/persist" | wc -l)" = 200 ] || fail "round $round: the directory lost files"
 done
 note "20 killed starts: each converged"
 exit 0
