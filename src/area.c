@@ -1693,3 +1693,17 @@ void area_status_free(struct area_status *v, size_t n)
 	}
 	free(v);
 }
+
+int area_private_mounts(const char *state_dir, const char *name, char **ret_area, char **ret_lower)
+{
+	struct area_dirs d;
+	int r = area_dirs_init(&d, state_dir, name);
+
+	if (r < 0)
+		return r;
+	*ret_area = d.area;
+	*ret_lower = d.lower;
+	d.area = d.lower = NULL;
+	area_dirs_done(&d);
+	return 0;
+}

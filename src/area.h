@@ -148,4 +148,15 @@ uint64_t area_mem_available(void);
  */
 uint64_t area_mem_total(void);
 
+/**
+ * area_private_mounts:
+ * @state_dir: state directory
+ * @name: area name
+ * @ret_area: where the area itself is mounted (owned by the caller)
+ * @ret_lower: where the covered directory stays reachable (owned)
+ *
+ * Returns: 0; -EINVAL for an invalid name; -ENOMEM.
+ */
+int area_private_mounts(const char *state_dir, const char *name, char **ret_area, char **ret_lower);
+
 #endif

@@ -35,5 +35,6 @@ int cmd_scan(const struct options *o, const struct logger *lg);
 int cmd_status(const struct options *o, const struct logger *lg);
 int cmd_check(const struct options *o, const struct logger *lg);
 int cmd_sync(const struct options *o, const struct logger *lg);
+int cmd_systemd_generator(const struct options *o, const struct logger *lg);
 
 #endif

@@ -22,12 +22,18 @@ enum {
 struct command {
 	const char *name;
 	int (*run)(const struct options *o, const struct logger *lg);
-	bool takes_arg;
+	int min_args, max_args; /* operands after the command */
 };
 
 static const struct command commands[] = {
-	{ "start", cmd_start, false }, { "stop", cmd_stop, false },   { "scan", cmd_scan, false },
-	{ "status", cmd_status, false }, { "check", cmd_check, false }, { "sync", cmd_sync, true },
+	{ "start", cmd_start, 0, 0 },
+	{ "stop", cmd_stop, 0, 0 },
+	{ "scan", cmd_scan, 0, 0 },
+	{ "status", cmd_status, 0, 0 },
+	{ "check", cmd_check, 0, 0 },
+	{ "sync", cmd_sync, 1, 1 },
+	/* systemd runs generators with three directories; the first is used */
+	{ "systemd-generator", cmd_systemd_generator, 1, 3 },
 };
 
 static void usage(FILE *out)
@@ -44,6 +50,9 @@ static void usage(FILE *out)
 	      "  status         what storaged set up, what is pending or failed, and why\n"
 	      "  check          validate config and fstab, print every problem\n"
 	      "  sync NAME      copy the RAM area NAME back into its directory\n"
+	      "  systemd-generator DIR\n"
+	      "                 write systemd drop-ins that stop storaged before the\n"
+	      "                 mounts of its RAM areas (run by systemd at boot)\n"
 	      "\n"
 	      "Options:\n"
 	      "  -c, --config FILE     configuration (default " CONFIG_DEFAULT_PATH ")\n"
@@ -152,13 +161,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "storaged: unknown command '%s'; try 'storaged --help'\n", o.command);
 		return EXIT_CONFIG;
 	}
-	if (cmd->takes_arg)
-		o.arg = optind < argc ? argv[optind++] : NULL;
-	if (optind < argc || (cmd->takes_arg && !o.arg)) {
+	if (argc - optind < cmd->min_args || argc - optind > cmd->max_args) {
 		fprintf(stderr, "storaged: %s: %s; try 'storaged --help'\n", o.command,
-			cmd->takes_arg && !o.arg ? "missing argument" : "too many arguments");
+			argc - optind < cmd->min_args ? "missing argument" : "too many arguments");
 		return EXIT_CONFIG;
 	}
+	o.arg = optind < argc ? argv[optind] : NULL;
 	if (o.state_dir[0] != '/') {
 		fprintf(stderr, "storaged: --state-dir '%s': must be an absolute path\n", o.state_dir);
 		return EXIT_CONFIG;

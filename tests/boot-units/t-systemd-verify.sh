@@ -19,7 +19,8 @@ GEN=/lib/systemd/system-generators/systemd-fstab-generator
 note "make install DESTDIR=..."
 D=$SCRATCH/root
 env -u MAKEFLAGS -u MFLAGS make -s -C "$BUILDDIR" DESTDIR="$D" \
-	install-sbinPROGRAMS install-systemdsystemunitDATA install-initscriptSCRIPTS >"$SCRATCH/install.log" 2>&1 ||
+	install-sbinPROGRAMS install-systemdsystemunitDATA install-initscriptSCRIPTS \
+	install-systemdsystemgeneratorSCRIPTS >"$SCRATCH/install.log" 2>&1 ||
 	{ cat "$SCRATCH/install.log"; fail "make install"; }
 U=$(dirname "$(find "$D" -name storaged.service -print -quit)")
 [ -f "$U/storaged.service" ] || fail "storaged.service not installed"
@@ -72,6 +73,30 @@ note "verify the units and the generated mount units"
 verify ./storaged.service ./storaged-remote.service $mounts
 [ "$RC" = 0 ] || fail "systemd-analyze verify exited $RC"
 [ -z "$OUT" ] || fail "systemd-analyze verify printed diagnostics"
+
+note "the generator orders the mounts of RAM areas before storaged's units"
+G=$(find "$D" -path '*/system-generators/storaged-generator' -perm -0100 -print -quit)
+[ -n "$G" ] || fail "storaged-generator not installed executable"
+grep -q "^exec $exe .*systemd-generator" "$G" || fail "the generator does not run the installed storaged"
+printf '[storaged]\n[area rpm-build]\npath = /srv/data/build\n' >"$SCRATCH/gen.conf"
+chmod 0644 "$SCRATCH/gen.conf"
+"$D$exe" -c "$SCRATCH/gen.conf" systemd-generator "$W" "$W" "$W" || fail "systemd-generator failed"
+for p in /srv/data/build /run/storaged/areas/rpm-build/area /run/storaged/areas/rpm-build/lower; do
+	u=$(systemd-escape --path --suffix=mount "$p")
+	f=$W/$u.d/50-storaged.conf
+	[ -f "$f" ] || fail "no drop-in for $u"
+	grep -q '^Before=storaged.service storaged-remote.service$' "$f" || fail "$u is not ordered before storaged"
+done
+# The area's bind over its directory, as systemd sees it once mounted.
+cat >"$W/srv-data-build.mount" <<EOT
+[Mount]
+What=/run/storaged/areas/rpm-build/area
+Where=/srv/data/build
+Options=bind
+EOT
+verify ./storaged.service ./storaged-remote.service ./srv-data-build.mount
+[ "$RC" = 0 ] || fail "systemd-analyze verify with the generator's drop-ins exited $RC"
+printf '%s\n' "$OUT" | grep -q 'ordering cycle' && fail "the generator's drop-ins make an ordering cycle"
 
 note "control: storaged.service ordered after the network is reported as a cycle"
 cp "$W/storaged.service" "$SCRATCH/good.service"
