@@ -7,21 +7,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libmount.h>
-#include <libsmartcols.h>
-#include <libudev.h>
 
 #include "area.h"
 #include "btrfs.h"
@@ -32,8 +25,8 @@
 #include "fstab.h"
 #include "inventory.h"
 #include "plan.h"
-#include "safepath.h"
 #include "state.h"
+#include "sysops.h"
 #include "units.h"
 
 /* Everything the planner reads, loaded once per command. */
@@ -178,266 +171,6 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
-/* The executor's operations on the real system. */
-
-struct real_ops {
-	const struct logger *lg;
-	const char *state_dir;
-	struct udev *udev;
-	struct udev_monitor *monitor;
-	int sigfd; /* SIGINT/SIGTERM during a first pass, or -1 */
-};
-
-static int real_register(void *ud, const char *devnode)
-{
-	return btrfs_register_device(devnode);
-}
-
-static int real_devices_ready(void *ud, const char *devnode)
-{
-	return btrfs_devices_ready(devnode);
-}
-
-static int real_rescan(void *ud, struct inventory *ret, struct diag_list *dl)
-{
-	return inventory_scan(ret, NULL, dl);
-}
-
-static uint64_t real_now(void *ud)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
-}
-
-/* Kernel uevents where no udevd runs; udev's own events (after its rules
- * created the device node) where it does. */
-static void monitor_open(struct real_ops *ro)
-{
-	const char *source = access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel";
-
-	ro->udev = udev_new();
-	if (ro->udev)
-		ro->monitor = udev_monitor_new_from_netlink(ro->udev, source);
-	if (!ro->monitor ||
-	    udev_monitor_filter_add_match_subsystem_devtype(ro->monitor, "block", NULL) < 0 ||
-	    udev_monitor_enable_receiving(ro->monitor) < 0) {
-		log_warning(ro->lg, "cannot listen for device events (%s); devices are rechecked every second",
-			    strerror(errno));
-		udev_monitor_unref(ro->monitor);
-		ro->monitor = NULL;
-	}
-}
-
-static void monitor_close(struct real_ops *ro)
-{
-	udev_monitor_unref(ro->monitor);
-	udev_unref(ro->udev);
-}
-
-static int poll_timeout_ms(uint64_t now, uint64_t deadline)
-{
-	if (deadline == USEC_INFINITY)
-		return -1;
-	if (deadline <= now)
-		return 0;
-	if (deadline - now > INT32_MAX * UINT64_C(1000))
-		return INT32_MAX;
-	return (int)((deadline - now + 999) / 1000);
-}
-
-static void drain_monitor(struct real_ops *ro)
-{
-	for (struct udev_device *d; (d = udev_monitor_receive_device(ro->monitor));)
-		udev_device_unref(d);
-}
-
-static int real_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t deadline, bool *ret_event)
-{
-	struct real_ops *ro = ud;
-	_cleanup_free_ struct pollfd *pfd = calloc(n + 2, sizeof(*pfd));
-	int timeout = poll_timeout_ms(real_now(ud), deadline), r;
-
-	if (!pfd)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		pfd[i] = (struct pollfd){ .fd = jobs[i]->fd, .events = POLLIN };
-	pfd[n] = (struct pollfd){ .fd = ro->monitor ? udev_monitor_get_fd(ro->monitor) : -1, .events = POLLIN };
-	pfd[n + 1] = (struct pollfd){ .fd = ro->sigfd, .events = POLLIN };
-	if (!ro->monitor && (timeout < 0 || timeout > 1000))
-		timeout = 1000; /* no event source: recheck devices every second */
-	r = poll(pfd, n + 2, timeout);
-	if (r < 0)
-		return errno == EINTR ? 0 : -errno;
-	if (pfd[n + 1].revents) {
-		struct signalfd_siginfo si;
-
-		if (read(ro->sigfd, &si, sizeof(si)) == sizeof(si))
-			log_warning(ro->lg, "%s: stopping; what is mounted stays (`storaged stop` undoes it)",
-				    strsignal((int)si.ssi_signo));
-		return -EINTR;
-	}
-	for (size_t i = 0; i < n; i++)
-		jobs[i]->finished = pfd[i].revents != 0;
-	*ret_event = ro->monitor ? pfd[n].revents != 0 : true;
-	if (ro->monitor && pfd[n].revents)
-		drain_monitor(ro);
-	return 0;
-}
-
-/* Runs in a child process so that a hung mount (a dead server, a helper
- * that never returns) can be abandoned at its deadline. */
-static _Noreturn void refuse(int fd, const char *what, const char *path, int r, const char *why)
-{
-	dprintf(fd, "refusing to mount: %s '%s': %s", what, path, r == -EPERM ? why : strerror(-r));
-	_exit(1);
-}
-
-static _Noreturn void mount_child(const struct fstab_entry *e, const char *options, int fd)
-{
-	struct libmnt_context *cxt;
-	char buf[512] = "";
-	sigset_t none;
-	int rc, ex;
-
-	/* The resident loop blocks signals for its signalfd; a mount helper
-	 * must not inherit that. */
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	rc = safepath_check(e->target, buf, sizeof(buf));
-	if (rc < 0)
-		refuse(fd, "mount point", e->target, rc, buf);
-	if (e->bind && e->source[0] == '/' && (rc = safepath_check(e->source, buf, sizeof(buf))) < 0)
-		refuse(fd, "bind source", e->source, rc, buf);
-	cxt = mnt_new_context();
-	if (!cxt)
-		_exit(1);
-	/* Never read /etc/fstab: the entry is complete as given. */
-	mnt_context_set_optsmode(cxt, MNT_OMODE_IGNORE | MNT_OMODE_NOTAB);
-	mnt_context_set_source(cxt, e->source);
-	mnt_context_set_target(cxt, e->target);
-	if (e->fstype && strcmp(e->fstype, "auto") != 0)
-		mnt_context_set_fstype(cxt, e->fstype);
-	if (options)
-		mnt_context_set_options(cxt, options);
-	rc = mnt_context_mount(cxt);
-	ex = mnt_context_get_excode(cxt, rc, buf, sizeof(buf));
-	if (ex != 0 && buf[0])
-		(void)!write(fd, buf, strnlen(buf, sizeof(buf)));
-	mnt_free_context(cxt);
-	_exit(ex == 0 ? 0 : 1);
-}
-
-static int real_mount_start(void *ud, const struct fstab_entry *e, const char *options, struct exec_job *job)
-{
-	int p[2], r;
-	pid_t pid;
-
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		close(p[0]);
-		close(p[1]);
-		return r;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		mount_child(e, options, p[1]);
-	}
-	close(p[1]);
-	job->fd = p[0];
-	job->pid = pid;
-	job->target = e->target;
-	return 0;
-}
-
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x4000U /* linux/stat.h, Linux 6.8 */
-#endif
-
-/* The never-reused ID of the topmost mount on @path, or 0 where the kernel
- * has none: the mount table's IDs are reused as soon as they are free, so
- * they cannot tell storaged's mount from one made after it was unmounted. */
-static uint64_t mount_unique_id(const char *path)
-{
-	struct statx stx;
-
-	if (statx(AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE, &stx) < 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID_UNIQUE))
-		return 0;
-	return stx.stx_mnt_id;
-}
-
-/* The topmost mount on @mountpoint (links already resolved): its ID, or 0. */
-static int mount_id_at(const char *mountpoint)
-{
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
-	struct libmnt_fs *fs = tb ? mnt_table_find_target(tb, mountpoint, MNT_ITER_BACKWARD) : NULL;
-	int id = fs ? mnt_fs_get_id(fs) : 0;
-
-	mnt_unref_table(tb);
-	return id;
-}
-
-static int real_mount_finish(void *ud, struct exec_job *job, char *err, size_t len)
-{
-	ssize_t n = read(job->fd, err, len - 1);
-	int st = 0;
-
-	err[n > 0 ? n : 0] = '\0';
-	close(job->fd);
-	job->fd = -1;
-	while (waitpid(job->pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return -EIO;
-	if (realpath(job->target, job->mountpoint)) {
-		job->mount_id = mount_id_at(job->mountpoint);
-		job->mount_unique_id = mount_unique_id(job->mountpoint);
-	}
-	return 0;
-}
-
-static void real_mount_abandon(void *ud, struct exec_job *job)
-{
-	/* A mount stuck in the kernel may not die at once; its zombie is
-	 * reaped when storaged exits. */
-	kill(job->pid, SIGKILL);
-	waitpid(job->pid, NULL, WNOHANG);
-	close(job->fd);
-	job->fd = -1;
-}
-
-static void real_status(void *ud, const char *text)
-{
-	daemon_notify("STATUS=%s", text);
-}
-
-static int real_area_setup(void *ud, const struct plan_step *s, struct diag_list *msgs)
-{
-	struct real_ops *ro = ud;
-
-	return area_setup(s->area, &s->sizing, ro->state_dir, msgs);
-}
-
-static const struct exec_ops real_exec_ops = {
-	.register_device = real_register,
-	.devices_ready = real_devices_ready,
-	.rescan = real_rescan,
-	.mount_start = real_mount_start,
-	.mount_finish = real_mount_finish,
-	.mount_abandon = real_mount_abandon,
-	.wait = real_wait,
-	.area_setup = real_area_setup,
-	.now = real_now,
-	.status = real_status,
-};
-
-/* ------------------------------------------------------------------ */
 
 /* One storaged at a time changes the system.  Returns: fd or negative errno. */
 static int lock_state_dir(const struct options *o, const struct logger *lg)
@@ -489,29 +222,13 @@ static int render_plan(const struct options *o, const struct plan *p)
 	return r < 0 ? EXIT_STEP_FAILED : 0;
 }
 
-/* SIGINT and SIGTERM end a waiting first pass cleanly: running mounts are
- * abandoned, the state says so.  (In resident passes the resident loop's
- * own signalfd has them.)  Returns: the signalfd, or -1. */
-static int interrupt_fd(bool resident_pass, sigset_t *ret_old)
-{
-	sigset_t mask;
-
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	if (resident_pass || sigprocmask(SIG_BLOCK, &mask, ret_old) < 0)
-		return -1;
-	return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-}
-
 static int run_plan(const struct options *o, const struct logger *lg, struct world *w, bool no_wait)
 {
-	struct real_ops ro = { .lg = lg, .state_dir = o->state_dir, .sigfd = -1 };
-	sigset_t old_mask;
+	struct sysops so;
 	struct state st = { 0 };
 	struct exec_summary sum = { 0 };
 	struct exec_ctx cx = {
-		.ops = &real_exec_ops, .ud = &ro, .log = lg, .state = &st, .state_dir = o->state_dir,
+		.ops = &sysops_exec_ops, .ud = &so, .log = lg, .state = &st, .state_dir = o->state_dir,
 		.jobs = w->cfg.jobs, .no_wait = no_wait, .initial_inventory = &w->inv,
 	};
 	int lock, r;
@@ -523,14 +240,10 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 		close(lock);
 		return EXIT_STEP_FAILED;
 	}
-	monitor_open(&ro);
-	ro.sigfd = interrupt_fd(no_wait, &old_mask);
+	/* a resident pass leaves SIGINT/SIGTERM to the resident loop */
+	sysops_open(&so, lg, o->state_dir, !no_wait);
 	r = exec_run(&cx, &w->plan, &sum);
-	if (ro.sigfd >= 0) {
-		close(ro.sigfd);
-		sigprocmask(SIG_SETMASK, &old_mask, NULL);
-	}
-	monitor_close(&ro);
+	sysops_close(&so);
 	state_done(&st);
 	close(lock);
 	if (r == -EINTR)
@@ -713,7 +426,7 @@ static int undo_mount(const struct logger *lg, const struct state_record *rec)
 		return -EBUSY;
 	}
 	mnt_unref_table(tb);
-	if (rec->mount_unique_id && mount_unique_id(mp) != rec->mount_unique_id) {
+	if (rec->mount_unique_id && sysops_mount_unique_id(mp) != rec->mount_unique_id) {
 		log_info(lg, "%s: storaged's mount is gone (another one took its place and its ID); nothing to undo", rec->id);
 		return 0;
 	}

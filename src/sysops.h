@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The executor's operations table on the real system (exec.h), and the
+ * little of it that `stop` needs too.
+ */
+#ifndef STORAGED_SYSOPS_H
+#define STORAGED_SYSOPS_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <libudev.h>
+
+#include "exec.h"
+#include "log.h"
+
+/* The user data of sysops_exec_ops: set up by sysops_open(). */
+struct sysops {
+	const struct logger *lg;
+	const char *state_dir; /* where areas keep their private mounts */
+	struct udev *udev;
+	struct udev_monitor *monitor; /* block device events, or NULL */
+	int sigfd; /* SIGINT/SIGTERM while a first pass runs, or -1 */
+	sigset_t old_mask;
+};
+
+extern const struct exec_ops sysops_exec_ops;
+
+/**
+ * sysops_open:
+ * @so: filled here; release with sysops_close()
+ * @lg: logger (borrowed)
+ * @state_dir: state directory (borrowed)
+ * @catch_signals: take SIGINT and SIGTERM through a signalfd, so that the
+ *                 executor ends a waiting pass cleanly (ops->wait() returns
+ *                 -EINTR); false where a resident loop has them already
+ *
+ * Opens the udev monitor before the executor's first look at the devices,
+ * so that no device that appears in between is missed.  Failures leave a
+ * fallback (devices rechecked every second; signals not caught), logged.
+ */
+void sysops_open(struct sysops *so, const struct logger *lg, const char *state_dir, bool catch_signals);
+
+/** sysops_close: releases what sysops_open() took and restores the signal mask. */
+void sysops_close(struct sysops *so);
+
+/**
+ * sysops_mount_unique_id:
+ * @path: a mount point
+ *
+ * statx(2) STATX_MNT_ID_UNIQUE (linux/stat.h, Linux 6.8): the ID of the
+ * topmost mount on @path, never reused, unlike the mount table's IDs.
+ *
+ * Returns: the ID, or 0 where the kernel has none.
+ */
+uint64_t sysops_mount_unique_id(const char *path);
+
+#endif
