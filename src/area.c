@@ -1615,25 +1615,32 @@ static int states_load(const char *state_dir, struct area_state **ret, size_t *r
 
 int area_list_names(const char *state_dir, char ***ret)
 {
-	struct area_state *v;
+	_cleanup_free_ char *dir = NULL;
+	struct dirent **v = NULL;
 	char **names = NULL;
-	size_t n;
-	int r = states_load(state_dir, &v, &n);
+	int n, r = 0;
 
-	for (size_t i = 0; r == 0 && i < n; i++)
-		r = strv_extend(&names, v[i].name);
-	for (size_t i = 0; i < n; i++)
-		area_state_done(&v[i]);
+	if (asprintf(&dir, "%s/areas", state_dir) < 0)
+		return -ENOMEM;
+	/* every area directory, with a state file or not: a setup killed
+	 * before writing it leaves mounts that stop must find too */
+	n = scandir(dir, &v, NULL, alphasort);
+	if (n < 0 && errno != ENOENT)
+		return -errno;
+	for (int i = 0; i < n; i++) {
+		if (r == 0 && name_is_valid(v[i]->d_name))
+			r = strv_extend(&names, v[i]->d_name);
+		free(v[i]);
+	}
 	free(v);
-	if (r == 0 && !names)
-		names = calloc(1, sizeof(char *));
-	if (r == 0 && !names)
+	if (r == 0 && !names && !(names = calloc(1, sizeof(char *))))
 		r = -ENOMEM;
-	if (r < 0)
+	if (r < 0) {
 		strv_free(names);
-	else
-		*ret = names;
-	return r;
+		return r;
+	}
+	*ret = names;
+	return 0;
 }
 
 static void status_fill(const char *state_dir, struct area_state *st, struct area_status *o)

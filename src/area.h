@@ -128,10 +128,12 @@ void area_status_free(struct area_status *v, size_t n);
 /**
  * area_list_names:
  * @state_dir: state directory
- * @ret: owned strv of the names of active areas in setup order (stop undoes
- *       them in reverse); free with strv_free()
+ * @ret: owned strv of the names of every area directory under
+ *       @state_dir/areas, complete or left by an interrupted setup, in
+ *       name order; free with strv_free()
  *
- * Returns: 0; -ENOMEM; other negative errno.
+ * Returns: 0 (an empty list when there is none); -ENOMEM; other negative
+ * errno when the directory cannot be read.
  */
 int area_list_names(const char *state_dir, char ***ret);
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -178,9 +179,18 @@ static int lock_state_dir(const struct options *o, const struct logger *lg)
 	_cleanup_free_ char *path = NULL;
 	int fd;
 
+	struct stat st;
+
 	if (mkdir(o->state_dir, 0755) < 0 && errno != EEXIST) {
 		log_error(lg, "cannot create state directory '%s': %s", o->state_dir, strerror(errno));
 		return -errno;
+	}
+	/* what stop later trusts must be root's from the start */
+	if (lstat(o->state_dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		log_error(lg, "state directory '%s' is not a directory owned by root that group and others cannot write; use another --state-dir, or `chown root:root %s; chmod 0755 %s`",
+			  o->state_dir, o->state_dir, o->state_dir);
+		return -EPERM;
 	}
 	if (asprintf(&path, "%s/lock", o->state_dir) < 0)
 		return -ENOMEM;
@@ -235,7 +245,7 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 
 	lock = lock_state_dir(o, lg);
 	if (lock < 0)
-		return EXIT_STEP_FAILED;
+		return lock == -EPERM ? EXIT_CONFIG : EXIT_STEP_FAILED;
 	if (load_state(o, lg, &st) < 0) {
 		close(lock);
 		return EXIT_STEP_FAILED;
@@ -285,34 +295,44 @@ static int resident_pass(void *userdata, bool no_wait)
 	return r < 0 ? EXIT_STEP_FAILED : r;
 }
 
-/* --daemon (or hotplug = yes outside a service manager): the parent
- * returns the first pass's status, the child stays with a pid file and logs
- * to syslog.  Returns: in the parent, 1; in the child, 0; negative errno. */
-static int detach(const struct options *o, struct logger *child_lg)
+/*
+ * One resident per state directory: it holds an exclusive lock on
+ * DIR/resident for its lifetime, and its pid is in DIR/storaged.pid.
+ * Returns: the locked fd; -EWOULDBLOCK when another resident holds it.
+ */
+static int lock_resident(const struct options *o)
 {
-	_cleanup_free_ char *pidfile = NULL;
-	pid_t pid = fork();
-	FILE *f;
+	_cleanup_free_ char *path = NULL;
 	int fd;
 
-	if (pid < 0)
+	if (asprintf(&path, "%s/resident", o->state_dir) < 0)
+		return -ENOMEM;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
 		return -errno;
-	if (pid > 0)
-		return 1;
-	setsid();
-	if (chdir("/") < 0)
-		_exit(1);
-	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (fd >= 0) {
-		dup2(fd, STDIN_FILENO);
-		dup2(fd, STDOUT_FILENO);
-		dup2(fd, STDERR_FILENO);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int r = -errno;
+
 		close(fd);
+		return r;
 	}
-	log_init(child_lg, LOG_INFO, LOG_TARGET_SYSLOG);
-	if (asprintf(&pidfile, "%s/storaged.pid", o->state_dir) >= 0 && (f = fopen(pidfile, "we"))) {
-		fprintf(f, "%d\n", (int)getpid());
-		fclose(f);
+	return fd;
+}
+
+static int write_pidfile(const struct options *o, pid_t pid)
+{
+	_cleanup_free_ char *path = NULL, *tmp = NULL;
+	FILE *f;
+
+	if (asprintf(&path, "%s/storaged.pid", o->state_dir) < 0 || asprintf(&tmp, "%s.tmp", path) < 0)
+		return -ENOMEM;
+	f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "%d\n", (int)pid);
+	if (fclose(f) != 0 || rename(tmp, path) < 0) {
+		unlink(tmp);
+		return -errno;
 	}
 	return 0;
 }
@@ -325,12 +345,39 @@ static void remove_pidfile(const struct options *o)
 		unlink(pidfile);
 }
 
+/* --daemon (or hotplug = yes outside a service manager): the parent writes
+ * the child's pid file, so that it exists when `start` returns, and returns
+ * the first pass's status; the child stays and logs to syslog.
+ * Returns: in the parent, 1; in the child, 0; negative errno. */
+static int detach(const struct options *o, struct logger *child_lg)
+{
+	pid_t pid = fork();
+	int fd;
+
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		return write_pidfile(o, pid) < 0 ? -EIO : 1;
+	setsid();
+	if (chdir("/") < 0)
+		_exit(1);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		close(fd);
+	}
+	log_init(child_lg, LOG_INFO, LOG_TARGET_SYSLOG);
+	return 0;
+}
+
 int cmd_start(const struct options *o, const struct logger *lg)
 {
 	struct resident rs = { .o = o, .lg = lg };
 	bool hotplug = false, in_background;
 	struct logger child_lg;
-	int r, d;
+	int r, d, lock;
 
 	r = start_pass(o, lg, false, &hotplug);
 	if (r == -EINTR)
@@ -340,6 +387,16 @@ int cmd_start(const struct options *o, const struct logger *lg)
 	daemon_notify("READY=1\nSTATUS=%s", r == 0 ? "all done" : "some steps failed: see `storaged status`");
 	if (!o->foreground && !o->daemonize && !hotplug)
 		return r;
+	lock = lock_resident(o);
+	if (lock == -EWOULDBLOCK) {
+		log_info(lg, "a resident storaged already handles devices for '%s'; this one does not stay",
+			 o->state_dir);
+		return r;
+	}
+	if (lock < 0) {
+		log_error(lg, "cannot stay resident: '%s/resident': %s", o->state_dir, strerror(-lock));
+		return EXIT_STEP_FAILED;
+	}
 	/* Under a service manager (NOTIFY_SOCKET) hotplug stays in the
 	 * foreground; under SysV init `start` must return. */
 	in_background = o->daemonize || (!o->foreground && !getenv("NOTIFY_SOCKET"));
@@ -348,16 +405,19 @@ int cmd_start(const struct options *o, const struct logger *lg)
 		if (d != 0) {
 			if (d < 0)
 				log_error(lg, "cannot stay resident in the background: %s", strerror(-d));
-			return r;
+			close(lock); /* the child keeps the lock */
+			return d < 0 ? EXIT_STEP_FAILED : r;
 		}
 		rs.lg = &child_lg;
+	} else {
+		write_pidfile(o, getpid());
 	}
 	/* 250 ms lets a disk and its partitions arrive before one pass. */
 	r = daemon_loop(rs.lg, resident_pass, &rs, 250 * USEC_PER_MSEC);
-	if (in_background) {
-		remove_pidfile(o);
+	remove_pidfile(o);
+	close(lock);
+	if (in_background)
 		log_close(&child_lg);
-	}
 	return r;
 }
 
@@ -454,8 +514,10 @@ static int undo_area(const struct options *o, const struct logger *lg, const str
 
 	log_diags(lg, &dl);
 	diag_list_done(&dl);
-	if (r == 0)
-		log_info(lg, "area %s: removed from %s", rec->id, rec->source ? rec->source : "?");
+	if (r == 0 && rec->source)
+		log_info(lg, "area %s: removed from %s", rec->id, rec->source);
+	else if (r == 0)
+		log_info(lg, "area %s: removed", rec->id);
 	return r;
 }
 
@@ -512,6 +574,42 @@ static int undo_unrecorded_areas(const struct options *o, const struct logger *l
 	return failed;
 }
 
+/* stop ends a resident storaged first: it would mount again what stop
+ * undoes.  Waits until it has left (its lock is free). */
+static void end_resident(const struct options *o, const struct logger *lg)
+{
+	_cleanup_free_ char *path = NULL, *pidfile = NULL;
+	char buf[32] = "";
+	uint64_t pid = 0;
+	FILE *f;
+	int fd;
+
+	if (asprintf(&path, "%s/resident", o->state_dir) < 0 ||
+	    asprintf(&pidfile, "%s/storaged.pid", o->state_dir) < 0)
+		return;
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) {
+		close(fd); /* nobody resident */
+		return;
+	}
+	f = fopen(pidfile, "re");
+	if (f && fgets(buf, sizeof(buf), f))
+		buf[strcspn(buf, "\n")] = '\0';
+	if (f)
+		fclose(f);
+	if (units_parse_uint(buf, INT32_MAX, &pid) < 0 || pid == 0 || kill((pid_t)pid, SIGTERM) < 0) {
+		log_warning(lg, "a resident storaged holds '%s' but '%s' names no process to stop; stop it by hand",
+			    path, pidfile);
+		close(fd);
+		return;
+	}
+	log_info(lg, "stopping the resident storaged (pid %llu)", (unsigned long long)pid);
+	flock(fd, LOCK_EX); /* it leaves on SIGTERM between two passes */
+	close(fd);
+}
+
 int cmd_stop(const struct options *o, const struct logger *lg)
 {
 	struct state st = { 0 };
@@ -521,9 +619,10 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 		log_error(lg, "stop: --dry-run is not supported; `storaged status` shows what stop would undo");
 		return EXIT_CONFIG;
 	}
+	end_resident(o, lg);
 	lock = lock_state_dir(o, lg);
 	if (lock < 0)
-		return EXIT_STEP_FAILED;
+		return lock == -EPERM ? EXIT_CONFIG : EXIT_STEP_FAILED;
 	if (load_state(o, lg, &st) < 0) {
 		log_error(lg, "nothing undone");
 		close(lock);

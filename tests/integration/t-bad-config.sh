@@ -27,6 +27,14 @@ run_sd 2 start
 expect_out "$FSTAB: owned by uid 0, mode 0666"
 chmod 0644 "$FSTAB"
 
+note "a state directory others can write is refused before anything is done"
+mkdir -p "$SCRATCH/open-state"
+chmod 0777 "$SCRATCH/open-state"
+OUT=$("$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$SCRATCH/open-state" start 2>&1)
+[ $? = 2 ] || fail "start with a world-writable state directory did not exit 2: $OUT"
+printf '%s\n' "$OUT" | grep -q "state directory '$SCRATCH/open-state'" || fail "no message naming the state directory: $OUT"
+is_mountpoint "$SCRATCH/a" && fail "mounted although the state directory is untrusted"
+
 note "a dependency cycle names every entry"
 cat >"$FSTAB" <<EOT
 tmpfs  $SCRATCH/a  tmpfs  size=8M,noauto,x-storaged,x-storaged.requires=$SCRATCH/b  0 0

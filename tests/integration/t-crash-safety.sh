@@ -30,8 +30,10 @@ persist = yes
 EOT
 TARGETS="m/a m/a/b m/a/b/c m/a/b/c/src m/x m/y m/z persist"
 
+# Mounts below the scratch directory, the area's private ones under the
+# state directory included.
 mounts_below() {
-	findmnt -rn -o TARGET | awk -v s="$SCRATCH/" 'index($0, s) == 1' | grep -v "^$STATE" || true
+	findmnt -rn -o TARGET | awk -v s="$SCRATCH/" 'index($0, s) == 1' || true
 }
 
 all_once() {

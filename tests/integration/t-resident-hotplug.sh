@@ -95,4 +95,18 @@ for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$pid" 2>/dev/null && fail "resident process ignored SIGTERM"
 [ -e "$STATE/storaged.pid" ] && fail "pid file left behind"
 run_sd 0 stop
+
+note "one resident per state directory; stop ends it"
+run_sd 0 --daemon start
+pid=$(cat "$STATE/storaged.pid")
+run_sd 0 --daemon start
+expect_out "already handles devices"
+[ "$(cat "$STATE/storaged.pid")" = "$pid" ] || fail "a second resident replaced the first one's pid file"
+run_sd 0 stop
+expect_out "stopping the resident storaged (pid $pid)"
+# stop returns once the resident released its lock; a zombie not yet
+# reaped by init counts as gone
+state=$(ps -o stat= -p "$pid" 2>/dev/null)
+case "$state" in "" | Z*) ;; *) fail "stop left the resident running ($state)" ;; esac
+is_mountpoint "$SCRATCH/data" && fail "stop left the RAID1 mounted"
 exit 0
