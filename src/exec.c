@@ -506,8 +506,13 @@ static void run_area(struct run *rn, size_t i)
 	diag_list_done(&dl);
 	rn->steps[i].out = OUT_OK;
 	rn->sum.n_done++;
-	log_info(rn->cx->log, "area %s: %s on %s (%s, %s)", s->area->name, config_backend_name(s->area->backend),
-		 s->area->path, s->sizing.size_how, s->sizing.inodes_how);
+	if (s->sizing_deferred)
+		log_info(rn->cx->log, "area %s: %s on %s", s->area->name, config_backend_name(s->area->backend),
+			 s->area->path);
+	else
+		log_info(rn->cx->log, "area %s: %s on %s (%s, %s)", s->area->name,
+			 config_backend_name(s->area->backend), s->area->path, s->sizing.size_how,
+			 s->sizing.inodes_how);
 	rec = state_find(rn->cx->state, STATE_AREA, s->area->name);
 	if (!rec || rec->seq == 0 || rec->status != STATE_DONE)
 		state_put(rn->cx->state, STATE_AREA, s->area->name, s->area->path,

@@ -525,15 +525,33 @@ static int add_device_steps(struct builder *b, size_t i)
 
 /* ------------------------------------------------------------ step 3: areas */
 
+static int add_deferred_area_step(struct builder *b, size_t i)
+{
+	size_t idx;
+	int r = builder_add_step(b, PLAN_AREA, &idx);
+
+	if (r < 0)
+		return r;
+	b->steps[idx].area = &b->in->config->areas[i];
+	b->steps[idx].sizing_deferred = true;
+	b->area_step[i] = idx;
+	return 0;
+}
+
 static int add_area_step(struct builder *b, size_t i)
 {
 	const struct area_config *a = &b->in->config->areas[i];
 	const struct area_survey *sv = b->in->surveys ? &b->in->surveys[i] : NULL;
 	struct area_sizing sizing = { 0 };
 	struct plan_step *s;
-	size_t idx;
+	size_t idx, holder;
 	int r;
 
+	/* On a filesystem that is not mounted yet, the directory (if any)
+	 * is the bare one underneath: size the area when it runs. */
+	holder = deepest_entry_above(b, a->path, true, NONE);
+	if (holder != NONE && !b->steps[b->entry_step[holder]].done)
+		return add_deferred_area_step(b, i);
 	r = area_size_resolve(a, sv, b->in->ram_bytes, &sizing);
 	if (r < 0 && sv && !sv->valid)
 		return diag_error(b->diags, a->file ? a->file : b->in->config->file, a->line,
@@ -1170,7 +1188,9 @@ static void step_detail(const struct plan *p, size_t i, FILE *f)
 		fprintf(f, "not present; %s, then fail", wait_limit(s->timeout_usec, w, sizeof(w)));
 		break;
 	case PLAN_AREA:
-		if (!s->sizing.fits)
+		if (s->sizing_deferred)
+			fputs("its directory is on a filesystem mounted first", f);
+		else if (!s->sizing.fits)
 			fprintf(f, "seed does not fit: %s", s->sizing.why);
 		break;
 	case PLAN_MOUNT:
@@ -1190,6 +1210,10 @@ static void area_sizes_how(const struct plan_step *s, FILE *f)
 {
 	char v[32];
 
+	if (s->sizing_deferred) {
+		fputs("sized when it runs", f);
+		return;
+	}
 	if (s->sizing.size_how[0])
 		sizing_how(f, "size", s->sizing.size_how);
 	else
@@ -1206,6 +1230,8 @@ static void area_sizes_values(const struct plan_step *s, FILE *f)
 {
 	char v[32];
 
+	if (s->sizing_deferred)
+		return;
 	fprintf(f, "size=%s,%s=%" PRIu64, units_format_size(s->sizing.size_bytes, v, sizeof(v)),
 		area_inodes_key(s), s->sizing.nr_inodes);
 }

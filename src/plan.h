@@ -65,6 +65,9 @@ struct plan_step {
 	/* PLAN_AREA */
 	const struct area_config *area; /* borrowed from the config */
 	struct area_sizing sizing;
+	/* the area's directory is on a filesystem storaged mounts first: it is
+	 * surveyed and sized when the step runs (sizing is empty until then) */
+	bool sizing_deferred;
 };
 
 struct plan {
