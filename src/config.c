@@ -256,9 +256,19 @@ static int parse_inodes(const char *v, void *base, const struct key_def *k)
 	return 0;
 }
 
+/* Below 1.0 an automatic size is smaller than what the directory holds:
+ * the seed could never fit. */
 static int parse_headroom(const char *v, void *base, const struct key_def *k)
 {
-	return units_parse_factor(v, field(base, k));
+	double f;
+	int r = units_parse_factor(v, &f);
+
+	if (r < 0)
+		return r;
+	if (f < 1.0)
+		return -ERANGE;
+	*(double *)field(base, k) = f;
+	return 0;
 }
 
 static int parse_mode(const char *v, void *base, const struct key_def *k)
@@ -375,7 +385,7 @@ static const struct key_def keys[] = {
 	{ SECTION_AREA, "size", parse_area_size, A(size), 0,
 	  "a size (e.g. 512M, 12800M, 1.5G), a share of RAM (1%..100%) or auto" },
 	{ SECTION_AREA, "inodes", parse_inodes, 0, 0, "an inode count (e.g. 300000, 300k) or auto" },
-	{ SECTION_AREA, "headroom", parse_headroom, A(headroom), 0, "a factor above 0, at most 1000 (e.g. 2.0)" },
+	{ SECTION_AREA, "headroom", parse_headroom, A(headroom), 0, "a factor from 1.0 to 1000 (e.g. 2.0)" },
 	{ SECTION_AREA, "seed", parse_bool, A(seed), 0, BOOL_EXPECT },
 	{ SECTION_AREA, "persist", parse_bool, A(persist), 0, BOOL_EXPECT },
 	{ SECTION_AREA, "force", parse_bool, A(force), 0, BOOL_EXPECT },
