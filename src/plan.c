@@ -15,7 +15,7 @@
  *   4. the edges of rules 1, 2, 4 and 5 (parents, bind/loop sources, areas,
  *      requires=);
  *   5. Kahn's topological sort with ties broken by (REGISTER, then
- *      ASSEMBLE/WAIT, then MOUNT by fstab line, then AREA by config order);
+ *      ASSEMBLE/WAIT, then AREA by config order, then MOUNT by fstab line);
  *      a cycle is reported once, naming every entry in it;
  *   6. the steps are moved into the plan in that order and the edges become
  *      each step's deps, renumbered to the final order.
@@ -782,9 +782,9 @@ static unsigned step_class(const struct plan_step *s)
 	case PLAN_ASSEMBLE:
 	case PLAN_WAIT_DEVICE:
 		return 1;
-	case PLAN_MOUNT:
+	case PLAN_AREA: /* DESIGN.md's order: btrfs, then areas, then mounts */
 		return 2;
-	case PLAN_AREA:
+	case PLAN_MOUNT:
 	default:
 		return 3;
 	}
