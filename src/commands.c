@@ -469,8 +469,9 @@ static int undo_mount(const struct logger *lg, const struct state_record *rec)
 	const char *mp = rec->mountpoint ? rec->mountpoint : rec->id;
 	struct libmnt_context *cxt;
 	struct libmnt_fs *top = NULL;
+	uint64_t unique_id;
 	char buf[512] = "";
-	int rc, ex, own;
+	int rc, ex, own, id;
 
 	own = tb ? find_own_mount(tb, rec, &top) : -ENOMEM;
 	if (own <= 0) {
@@ -486,7 +487,8 @@ static int undo_mount(const struct logger *lg, const struct state_record *rec)
 		return -EBUSY;
 	}
 	mnt_unref_table(tb);
-	if (rec->mount_unique_id && sysops_mount_unique_id(mp) != rec->mount_unique_id) {
+	mount_ids_at(mp, &id, &unique_id);
+	if (rec->mount_unique_id && unique_id != rec->mount_unique_id) {
 		log_info(lg, "%s: storaged's mount is gone (another one took its place and its ID); nothing to undo", rec->id);
 		return 0;
 	}

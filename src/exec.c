@@ -76,13 +76,15 @@ static uint64_t deadline_after(uint64_t now, uint64_t timeout)
 	return timeout >= USEC_INFINITY - now ? USEC_INFINITY : now + timeout;
 }
 
-static void save_state(const struct run *rn)
+/* @compact: rewrite the whole file, as at the end of a run, instead of
+ * appending the changed records. */
+static void save_state(const struct run *rn, bool compact)
 {
 	int r;
 
 	if (!rn->cx->state_dir)
 		return;
-	r = state_save(rn->cx->state_dir, rn->cx->state);
+	r = compact ? state_save(rn->cx->state_dir, rn->cx->state) : state_append(rn->cx->state_dir, rn->cx->state);
 	if (r < 0)
 		log_warning(rn->cx->log, "cannot write state to '%s': %s; `storaged stop` may not undo this run",
 			    rn->cx->state_dir, strerror(-r));
@@ -407,6 +409,8 @@ static bool degraded_policy(struct run *rn, size_t i, size_t dep)
 	return true;
 }
 
+static void finish_mount(struct run *rn, size_t i, bool overdue);
+
 static void start_mount(struct run *rn, size_t i)
 {
 	const struct plan_step *s = step(rn, i);
@@ -423,7 +427,7 @@ static void start_mount(struct run *rn, size_t i)
 	/* Write ahead: if storaged dies while the mount runs, the next run
 	 * finds this record and knows the mount is its own. */
 	record_mount(rn, i, STATE_MOUNTING, NULL, true);
-	save_state(rn);
+	save_state(rn, false);
 	if (r == 0)
 		r = rn->cx->ops->mount_start(rn->cx->ud, s->entry, opts, &sr->job);
 	if (r < 0) {
@@ -433,6 +437,8 @@ static void start_mount(struct run *rn, size_t i)
 	}
 	sr->out = OUT_RUNNING;
 	rn->n_mounts_running++;
+	if (sr->job.finished) /* ran to its end already */
+		finish_mount(rn, i, false);
 }
 
 static void finish_mount(struct run *rn, size_t i, bool overdue)
@@ -473,7 +479,7 @@ static void mount_already_there(struct run *rn, size_t i)
 	if (!r || r->seq == 0) /* mounted by someone else: not ours to undo */
 		record_mount(rn, i, STATE_PRESENT, "already mounted", false);
 	else if (r->status == STATE_MOUNTING) /* a run that died mid-mount */
-		r->status = STATE_DONE;
+		state_put(rn->cx->state, STATE_MOUNT, r->id, r->source, r->fstype, STATE_DONE, NULL, false);
 }
 
 static void run_area(struct run *rn, size_t i)
@@ -606,7 +612,7 @@ static void start_ready(struct run *rn)
 			new_waits = false;
 			changed = true;
 		}
-		save_state(rn);
+		save_state(rn, false);
 	} while (changed);
 }
 
@@ -640,7 +646,7 @@ static void interrupt_running(struct run *rn)
 		fail_step(rn, i, OUT_FAILED, "interrupted");
 		record_step_failure(rn, i, STATE_FAILED);
 	}
-	save_state(rn);
+	save_state(rn, false);
 }
 
 /* Step 3: wait for something to happen, then deal with it. */
@@ -733,6 +739,7 @@ int exec_run(struct exec_ctx *cx, const struct plan *p, struct exec_summary *ret
 	r = 0;
 	for (start_ready(&rn); r == 0 && anything_running(&rn); start_ready(&rn))
 		r = wait_and_collect(&rn, jobs);
+	save_state(&rn, true);
 	*ret = rn.sum;
 out:
 	free(jobs);

@@ -17,10 +17,11 @@
 #include "plan.h"
 #include "state.h"
 
-/* A mount running in the background (a child process for the real system). */
+/* A mount in progress: on the real system, in a worker process, or already
+ * ended when storaged ran it itself (see mount_worker.h). */
 struct exec_job {
 	int fd; /* becomes readable when the job ends; -1 when the ops track it otherwise */
-	int pid; /* child process, or 0 */
+	int pid; /* the worker process, or 0 */
 	bool finished; /* set by ops->wait() */
 	uint64_t deadline; /* CLOCK_MONOTONIC µs, USEC_INFINITY for none */
 	/* Set by ops->mount_finish() on success, when it can tell: the mount
@@ -30,6 +31,10 @@ struct exec_job {
 	uint64_t mount_unique_id; /* never reused (Linux 6.8+), 0 when unknown */
 	char mountpoint[4096];
 	const char *target; /* the entry's mount point (borrowed) */
+	/* Set by ops->mount_start when it ran the mount to its end itself
+	 * (->finished set, ->fd -1): its result, for ops->mount_finish(). */
+	int result;
+	char message[512];
 };
 
 struct exec_ops {
@@ -40,7 +45,9 @@ struct exec_ops {
 	/* A fresh inventory of block devices (caller frees). 0 or negative errno. */
 	int (*rescan)(void *ud, struct inventory *ret, struct diag_list *diags);
 	/* Start mounting @e with @options (NULL for none); @job->deadline is
-	 * set by the caller.  0 or negative errno (then nothing runs). */
+	 * set by the caller.  A mount that cannot hang may be run to its end
+	 * at once: @job->finished is then set.  0 or negative errno (then
+	 * nothing runs). */
 	int (*mount_start)(void *ud, const struct fstab_entry *e, const char *options,
 			   struct exec_job *job);
 	/* Collect a finished job: 0, or negative errno with a message for

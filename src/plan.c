@@ -58,6 +58,7 @@ struct builder {
 	size_t n_edges;
 	size_t *entry_step; /* per fstab entry: its MOUNT step */
 	size_t *area_step; /* per config area: its AREA step, or NONE */
+	size_t *by_target; /* fstab entries sorted by target, then by line */
 };
 
 /* ------------------------------------------------------------ small helpers */
@@ -231,6 +232,7 @@ static void builder_done(struct builder *b)
 	free(b->edges);
 	free(b->entry_step);
 	free(b->area_step);
+	free(b->by_target);
 }
 
 static int builder_add_step(struct builder *b, enum plan_step_kind kind, size_t *ret)
@@ -288,23 +290,67 @@ static const struct fstab_entry *builder_entry(const struct builder *b, size_t i
 	return &b->in->fstab->entries[i];
 }
 
+/* <0, 0, >0 as the string @t sorts before, equal to or after the first
+ * @len bytes of @path. */
+static int cmp_prefix(const char *t, const char *path, size_t len)
+{
+	int c = strncmp(t, path, len);
+
+	return c != 0 ? c : t[len] != '\0';
+}
+
+/* The first entry in fstab order (not @skip) whose target is exactly the
+ * first @len bytes of @path, or NONE: a binary search of by_target. */
+static size_t entry_with_target(const struct builder *b, const char *path, size_t len, size_t skip)
+{
+	size_t lo = 0, hi = b->in->fstab->n_entries;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_prefix(builder_entry(b, b->by_target[mid])->target, path, len) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < b->in->fstab->n_entries; lo++) {
+		size_t i = b->by_target[lo];
+
+		if (cmp_prefix(builder_entry(b, i)->target, path, len) != 0)
+			break;
+		if (i != skip)
+			return i;
+	}
+	return NONE;
+}
+
+/* Length of the parent of the first @len bytes of the absolute @path. */
+static size_t parent_len(const char *path, size_t len)
+{
+	while (len > 1 && path[len - 1] != '/')
+		len--;
+	return len > 1 ? len - 1 : 1;
+}
+
 /* The deferred entry (not @skip) whose target is the deepest one containing
- * @path: strictly above it, or also equal to it with @or_equal. */
+ * @path: strictly above it, or also equal to it with @or_equal.  Looks up
+ * each ancestor of @path, deepest first, so that nesting hundreds of
+ * entries stays linear. */
 static size_t deepest_entry_above(const struct builder *b, const char *path, bool or_equal,
 				  size_t skip)
 {
-	size_t best = NONE, best_len = 0;
+	size_t len = strlen(path), found;
 
-	for (size_t i = 0; i < b->in->fstab->n_entries; i++) {
-		const char *t = builder_entry(b, i)->target;
-		bool match = or_equal ? path_is_below_or_equal(path, t) : path_is_below(path, t);
-
-		if (i != skip && match && (best == NONE || strlen(t) > best_len)) {
-			best = i;
-			best_len = strlen(t);
-		}
+	if (!b->in->fstab || path[0] != '/' || (!or_equal && len == 1))
+		return NONE;
+	if (!or_equal)
+		len = parent_len(path, len);
+	for (;;) {
+		found = entry_with_target(b, path, len, skip);
+		if (found != NONE || len == 1)
+			return found;
+		len = parent_len(path, len);
 	}
-	return best;
 }
 
 /* The area (that has a step) whose path contains @path. */
@@ -992,6 +1038,15 @@ static int emit_plan(struct builder *b, const size_t *perm, size_t *inv, size_t 
 	return 0;
 }
 
+static int by_target_cmp(const void *x, const void *y, void *userdata)
+{
+	const struct builder *b = userdata;
+	size_t i = *(const size_t *)x, j = *(const size_t *)y;
+	int c = strcmp(builder_entry(b, i)->target, builder_entry(b, j)->target);
+
+	return c != 0 ? c : (i > j) - (i < j);
+}
+
 static int builder_init(struct builder *b, const struct plan_input *in, struct diag_list *diags)
 {
 	size_t ne = in->fstab ? in->fstab->n_entries : 0, na = in->config->n_areas;
@@ -999,10 +1054,14 @@ static int builder_init(struct builder *b, const struct plan_input *in, struct d
 	*b = (struct builder){ .in = in, .diags = diags };
 	b->entry_step = calloc(ne ? ne : 1, sizeof(size_t));
 	b->area_step = calloc(na ? na : 1, sizeof(size_t));
-	if (!b->entry_step || !b->area_step)
+	b->by_target = calloc(ne ? ne : 1, sizeof(size_t));
+	if (!b->entry_step || !b->area_step || !b->by_target)
 		return -ENOMEM;
 	for (size_t i = 0; i < na; i++)
 		b->area_step[i] = NONE;
+	for (size_t i = 0; i < ne; i++)
+		b->by_target[i] = i;
+	qsort_r(b->by_target, ne, sizeof(size_t), by_target_cmp, b);
 	return 0;
 }
 

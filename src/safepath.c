@@ -136,3 +136,59 @@ out:
 		close(w.dirfd);
 	return r < 0 ? r : 0;
 }
+
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x1000U /* linux/stat.h, Linux 5.8 */
+#endif
+
+/* statx(2) that cannot make a remote filesystem ask its server: cached
+ * attributes, no automount, and a lookup relative to @dirfd (an absolute
+ * one would let the last name be revalidated). */
+static int stat_local(int dirfd, const char *rel, int flags, const struct safepath_local *local)
+{
+	struct statx stx;
+
+	if (statx(dirfd, rel, flags | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_MNT_ID, &stx) < 0)
+		return -errno;
+	if (!(stx.stx_mask & STATX_MNT_ID) || !local->is_local(local->userdata, stx.stx_mnt_id) ||
+	    S_ISLNK(stx.stx_mode))
+		return 0;
+	return 1;
+}
+
+int safepath_is_local(const char *path, const struct safepath_local *local)
+{
+	_cleanup_free_ char *rel = NULL;
+	int root, r;
+
+	if (path[0] != '/' || !path_is_normalized(path))
+		return -EINVAL;
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -errno;
+	r = stat_local(root, "", AT_EMPTY_PATH, local);
+	rel = strdup(path + 1);
+	if (!rel)
+		r = -ENOMEM;
+	/* Each ancestor in turn, from the top: "a", "a/b", "a/b/c"; the
+	 * kernel walks the ones already found local and link-free again. */
+	for (char *p = rel; r == 1 && *rel;) {
+		char *slash = strchr(p, '/');
+
+		if (slash)
+			*slash = '\0';
+		r = stat_local(root, rel, 0, local);
+		if (slash)
+			*slash = '/';
+		if (r == -ENOENT) {
+			r = 1; /* the rest does not exist yet: made in a local directory */
+			break;
+		}
+		if (!slash)
+			break;
+		p = slash + 1;
+	}
+	close(root);
+	return r;
+}

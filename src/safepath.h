@@ -7,7 +7,9 @@
 #ifndef STORAGED_SAFEPATH_H
 #define STORAGED_SAFEPATH_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /**
  * safepath_check:
@@ -27,5 +29,33 @@
  * another negative errno from openat(2)/fstatat(2).
  */
 int safepath_check(const char *path, char *why, size_t len);
+
+/* Which mounts are local, for safepath_is_local(). */
+struct safepath_local {
+	/* true when the mount with this ID (statx STATX_MNT_ID) is a local
+	 * filesystem: a lookup there never waits for a server */
+	bool (*is_local)(void *userdata, uint64_t mnt_id);
+	void *userdata;
+};
+
+/**
+ * safepath_is_local:
+ * @path: absolute, normalised path (need not exist entirely)
+ * @local: which mounts are local
+ *
+ * Tells, without any risk of waiting for a server, whether resolving @path
+ * stays on local filesystems and meets no symbolic link: "/" and each
+ * ancestor of @path, from the top, is looked up relative to "/" with
+ * statx(2) AT_STATX_DONT_SYNC|AT_NO_AUTOMOUNT (cached attributes, no
+ * automount), so a remote filesystem is never asked, and the walk stops at
+ * the first name on a mount @local does not call local.  A path without
+ * links needs no link check (safepath_check()).
+ *
+ * Returns: 1 local and link-free (a missing rest counts: it would be made
+ * in a local directory); 0 not (a link, a remote or unknown mount);
+ * -EINVAL for a path that is not absolute and normalised; negative errno
+ * from statx(2).
+ */
+int safepath_is_local(const char *path, const struct safepath_local *local);
 
 #endif

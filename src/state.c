@@ -50,8 +50,11 @@ static void record_done(struct state_record *r)
 	free(r->mountpoint);
 }
 
+static void journal_close(struct state *s);
+
 void state_done(struct state *s)
 {
+	journal_close(s);
 	for (size_t i = 0; i < s->n; i++)
 		record_done(&s->v[i]);
 	free(s->v);
@@ -105,6 +108,7 @@ struct state_record *state_put(struct state *s, enum state_kind kind, const char
 	    replace_str(&r->reason, reason) < 0)
 		return NULL;
 	r->status = status;
+	r->dirty = true;
 	if (undoable)
 		r->seq = ++s->last_seq;
 	return r;
@@ -131,7 +135,7 @@ void state_remove(struct state *s, enum state_kind kind, const char *id)
  */
 struct load_ctx {
 	struct state *s;
-	struct state_record *cur;
+	struct state_record *cur; /* the last record of s, until "complete" */
 	int error;
 };
 
@@ -168,6 +172,39 @@ static char **string_field(struct state_record *r, const char *name, bool *appen
 	return NULL;
 }
 
+/*
+ * A record counts once its last key, "complete", is read: an appended
+ * record that a crash cut short is dropped.  A later record of the same
+ * kind and id replaces the earlier one (state_append() adds, never edits).
+ */
+static int record_commit(struct load_ctx *c)
+{
+	struct state *s = c->s;
+	struct state_record *last = &s->v[s->n - 1], *old;
+
+	c->cur = NULL;
+	if (!last->id[0])
+		return -EINVAL;
+	for (old = s->v; old < last; old++)
+		if (old->kind == last->kind && strcmp(old->id, last->id) == 0)
+			break;
+	if (old == last)
+		return 0;
+	record_done(old);
+	*old = *last;
+	s->n--;
+	return 0;
+}
+
+static void drop_torn_tail(struct load_ctx *c)
+{
+	if (!c->cur)
+		return;
+	record_done(c->cur);
+	c->s->n--;
+	c->cur = NULL;
+}
+
 static int load_value(struct load_ctx *c, const char *name, const char *raw)
 {
 	_cleanup_free_ char *v = mnt_unmangle(raw);
@@ -180,6 +217,8 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 	if (!v)
 		return -ENOMEM;
 	if (strcmp(name, "kind") == 0) {
+		if (r) /* a record cut short in the middle of the file */
+			return -EINVAL;
 		k = lookup(kind_names, ARRAY_SIZE(kind_names), v);
 		if (k < 0 || !(c->cur = record_new(c->s, (enum state_kind)k, "")))
 			return k < 0 ? k : -ENOMEM;
@@ -187,6 +226,8 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 	}
 	if (!r)
 		return -EINVAL;
+	if (strcmp(name, "complete") == 0) /* anything else: cut short */
+		return strcmp(v, "yes") == 0 ? record_commit(c) : 0;
 	field = string_field(r, name, &append);
 	if (field)
 		return append ? append_str(field, v) : replace_str(field, v);
@@ -259,6 +300,7 @@ int state_load(const char *dir, struct state *ret, unsigned *ret_line)
 	}
 	r = ini_parse_file(f, load_handler, &c);
 	fclose(f);
+	drop_torn_tail(&c);
 	if (r != 0 || c.error) {
 		state_done(ret);
 		if (ret_line)
@@ -286,6 +328,14 @@ static int write_kv(FILE *f, const char *key, const char *value)
 
 	if (!value)
 		return 0;
+	if (strlen(value) <= max && value[strcspn(value, " \t\n\\")] == '\0') {
+		/* the common case: written as is, without a copy */
+		fputs(key, f);
+		fputs(" = ", f);
+		fputs(value, f);
+		fputc('\n', f);
+		return 0;
+	}
 	do {
 		_cleanup_free_ char *piece = NULL, *m = NULL;
 		size_t n = 0, len = 0;
@@ -302,29 +352,40 @@ static int write_kv(FILE *f, const char *key, const char *value)
 	return 0;
 }
 
+static int write_record(FILE *f, const struct state_record *rec)
+{
+	int r;
+
+	fprintf(f, "\n[record]\nkind = %s\n", kind_names[rec->kind]);
+	r = write_kv(f, "id", rec->id);
+	if (!r)
+		r = write_kv(f, "source", rec->source);
+	if (!r)
+		r = write_kv(f, "fstype", rec->fstype);
+	if (!r)
+		r = write_kv(f, "reason", rec->reason);
+	if (!r)
+		r = write_kv(f, "mountpoint", rec->mountpoint);
+	fprintf(f, "status = %s\nseq = %u\nduration_usec = %llu\nnofail = %s\nmount_id = %u\nmount_unique_id = %llu\ncomplete = yes\n",
+		status_names[rec->status], rec->seq, (unsigned long long)rec->duration_usec,
+		rec->nofail ? "yes" : "no", rec->mount_id, (unsigned long long)rec->mount_unique_id);
+	return r;
+}
+
 static int write_records(FILE *f, const struct state *s)
 {
 	int r = 0;
 
 	fputs("# storaged state: written by storaged, read by `storaged status` and `stop`\n", f);
-	for (size_t i = 0; i < s->n && r == 0; i++) {
-		const struct state_record *rec = &s->v[i];
-
-		fprintf(f, "\n[record]\nkind = %s\n", kind_names[rec->kind]);
-		r = write_kv(f, "id", rec->id);
-		if (!r)
-			r = write_kv(f, "source", rec->source);
-		if (!r)
-			r = write_kv(f, "fstype", rec->fstype);
-		if (!r)
-			r = write_kv(f, "reason", rec->reason);
-		if (!r)
-			r = write_kv(f, "mountpoint", rec->mountpoint);
-		fprintf(f, "status = %s\nseq = %u\nduration_usec = %llu\nnofail = %s\nmount_id = %u\nmount_unique_id = %llu\n",
-			status_names[rec->status], rec->seq, (unsigned long long)rec->duration_usec,
-			rec->nofail ? "yes" : "no", rec->mount_id, (unsigned long long)rec->mount_unique_id);
-	}
+	for (size_t i = 0; i < s->n && r == 0; i++)
+		r = write_record(f, &s->v[i]);
 	return r;
+}
+
+static void mark_saved(struct state *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		s->v[i].dirty = false;
 }
 
 static int ensure_dir(const char *dir)
@@ -334,12 +395,13 @@ static int ensure_dir(const char *dir)
 	return 0;
 }
 
-int state_save(const char *dir, const struct state *s)
+int state_save(const char *dir, struct state *s)
 {
 	_cleanup_free_ char *path = NULL, *tmp = NULL;
 	FILE *f = NULL;
 	int fd, r;
 
+	journal_close(s); /* the file is replaced */
 	r = ensure_dir(dir);
 	if (r < 0)
 		return r;
@@ -361,11 +423,70 @@ int state_save(const char *dir, const struct state *s)
 		r = -errno;
 	if (r == 0 && rename(tmp, path) < 0)
 		r = -errno;
-	if (r == 0)
+	if (r == 0) {
+		mark_saved(s);
 		return 0;
+	}
 fail:
 	unlink(tmp);
 	return r;
+}
+
+static int journal_open(const char *dir, struct state *s)
+{
+	_cleanup_free_ char *path = NULL;
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	if (asprintf(&path, "%s/state", dir) < 0)
+		return -ENOMEM;
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !trusted(&st)) {
+		close(fd);
+		return -EPERM;
+	}
+	f = fdopen(fd, "a");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	s->journal = f;
+	return 0;
+}
+
+static void journal_close(struct state *s)
+{
+	if (s->journal)
+		fclose(s->journal);
+	s->journal = NULL;
+}
+
+int state_append(const char *dir, struct state *s)
+{
+	bool any = false;
+	int r = 0;
+
+	for (size_t i = 0; i < s->n && !any; i++)
+		any = s->v[i].dirty;
+	if (!any)
+		return 0;
+	if (!s->journal && (r = journal_open(dir, s)) < 0)
+		return r == -ENOENT ? state_save(dir, s) : r;
+	/* A crash may cut the text anywhere: the loader drops a cut record. */
+	for (size_t i = 0; i < s->n && r == 0; i++)
+		if (s->v[i].dirty)
+			r = write_record(s->journal, &s->v[i]);
+	if (r == 0 && fflush(s->journal) != 0)
+		r = -errno;
+	if (r < 0) {
+		journal_close(s);
+		return r;
+	}
+	mark_saved(s);
+	return 0;
 }
 
 static int ready_path(const char *dir, const char *fsid, char **ret)

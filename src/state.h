@@ -4,7 +4,8 @@
  * (/run/storaged by default) so that `stop` undoes exactly that and `status`
  * can tell what is mounted, waiting or failed, and why.
  *
- *   <dir>/state          one record per step outcome (ini, atomic rewrite)
+ *   <dir>/state          one record per step outcome (ini): rewritten
+ *                        atomically, or changed records appended
  *   <dir>/ready/<fsid>   one empty file per assembled btrfs filesystem
  */
 #ifndef STORAGED_STATE_H
@@ -44,12 +45,14 @@ struct state_record {
 	unsigned mount_id; /* STATE_MOUNT done by storaged: the mount table's ID */
 	uint64_t mount_unique_id; /* and its never-reused ID (Linux 6.8+), or 0 */
 	char *mountpoint; /* STATE_MOUNT: mount point with links resolved, or NULL */
+	bool dirty; /* changed (state_put) since the last state_save/state_append */
 };
 
 struct state {
 	struct state_record *v;
 	size_t n;
 	unsigned last_seq;
+	void *journal; /* FILE * open for state_append() on <dir>/state, or NULL */
 };
 
 /**
@@ -69,11 +72,29 @@ int state_load(const char *dir, struct state *ret, unsigned *ret_line);
 /**
  * state_save:
  * Writes <dir>/state atomically (temporary file, fsync, rename), mode 0644,
- * creating @dir (0755) when missing.
+ * creating @dir (0755) when missing; every record counts as saved after.
  *
  * Returns: 0 or negative errno.
  */
-int state_save(const char *dir, const struct state *s);
+int state_save(const char *dir, struct state *s);
+
+/**
+ * state_append:
+ * Appends the records changed since the last save (->dirty) to <dir>/state,
+ * in one write(2) on a file kept open until state_save() or state_done(): a
+ * cost per changed record, not per record, for the saves the executor makes
+ * around every step.  The loader keeps the last copy of a record and drops a
+ * final record that a crash cut short (each record ends with "complete =
+ * yes"), so the file always reads as the old or the new state.  No fsync:
+ * the state describes mounts, which do not outlive the running kernel, and
+ * the page cache keeps what storaged wrote when storaged is killed.  Falls
+ * back to state_save() when the file does not exist yet.  Compact with
+ * state_save() when a run ends.
+ *
+ * Returns: 0; -EPERM when the file is not root's or is group/other-writable;
+ * negative errno.
+ */
+int state_append(const char *dir, struct state *s);
 
 /**
  * state_find:

@@ -2,7 +2,7 @@
 /*
  * The executor's operations on the real system: btrfs-control ioctls,
  * device scans, a udev monitor (kernel uevents where no udevd runs), mounts
- * in child processes with deadlines, area setup, readiness status.
+ * in worker processes with deadlines, area setup, readiness status.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +26,7 @@
 #include "area_size.h"
 #include "btrfs.h"
 #include "daemon.h"
-#include "safepath.h"
+#include "mount_worker.h"
 #include "sysops.h"
 #include "units.h"
 
@@ -128,129 +128,61 @@ static int real_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t 
 	return 0;
 }
 
-/* Runs in a child process so that a hung mount (a dead server, a helper
- * that never returns) can be abandoned at its deadline. */
-static _Noreturn void refuse(int fd, const char *what, const char *path, int r, const char *why)
-{
-	dprintf(fd, "refusing to mount: %s '%s': %s", what, path, r == -EPERM ? why : strerror(-r));
-	_exit(1);
-}
-
-static _Noreturn void mount_child(const struct fstab_entry *e, const char *options, int fd)
-{
-	struct libmnt_context *cxt;
-	char buf[512] = "";
-	sigset_t none;
-	int rc, ex;
-
-	/* The resident loop blocks signals for its signalfd; a mount helper
-	 * must not inherit that. */
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	rc = safepath_check(e->target, buf, sizeof(buf));
-	if (rc < 0)
-		refuse(fd, "mount point", e->target, rc, buf);
-	if (e->bind && e->source[0] == '/' && (rc = safepath_check(e->source, buf, sizeof(buf))) < 0)
-		refuse(fd, "bind source", e->source, rc, buf);
-	cxt = mnt_new_context();
-	if (!cxt)
-		_exit(1);
-	/* Never read /etc/fstab: the entry is complete as given. */
-	mnt_context_set_optsmode(cxt, MNT_OMODE_IGNORE | MNT_OMODE_NOTAB);
-	mnt_context_set_source(cxt, e->source);
-	mnt_context_set_target(cxt, e->target);
-	if (e->fstype && strcmp(e->fstype, "auto") != 0)
-		mnt_context_set_fstype(cxt, e->fstype);
-	if (options)
-		mnt_context_set_options(cxt, options);
-	rc = mnt_context_mount(cxt);
-	ex = mnt_context_get_excode(cxt, rc, buf, sizeof(buf));
-	if (ex != 0 && buf[0])
-		(void)!write(fd, buf, strnlen(buf, sizeof(buf)));
-	mnt_free_context(cxt);
-	_exit(ex == 0 ? 0 : 1);
-}
-
 static int real_mount_start(void *ud, const struct fstab_entry *e, const char *options, struct exec_job *job)
 {
-	int p[2], r;
-	pid_t pid;
+	struct sysops *so = ud;
+	_cleanup_free_ struct mount_reply *here = malloc(sizeof(*here));
+	pid_t pid = 0;
+	int r = here ? mount_pool_start(&so->mounts, e, options, &job->fd, &pid, here) : -ENOMEM;
 
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		close(p[0]);
-		close(p[1]);
+	if (r < 0)
 		return r;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		mount_child(e, options, p[1]);
-	}
-	close(p[1]);
-	job->fd = p[0];
 	job->pid = pid;
 	job->target = e->target;
+	if (r == 1) {
+		job->fd = -1;
+		job->finished = true;
+		job->result = here->error;
+		snprintf(job->message, sizeof(job->message), "%s", here->message);
+		job->mount_id = here->mount_id;
+		job->mount_unique_id = here->mount_unique_id;
+		snprintf(job->mountpoint, sizeof(job->mountpoint), "%s", here->mountpoint);
+	}
 	return 0;
-}
-
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x4000U /* linux/stat.h, Linux 6.8 */
-#endif
-
-/* The never-reused ID of the topmost mount on @path, or 0 where the kernel
- * has none: the mount table's IDs are reused as soon as they are free, so
- * they cannot tell storaged's mount from one made after it was unmounted. */
-uint64_t sysops_mount_unique_id(const char *path)
-{
-	struct statx stx;
-
-	if (statx(AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE, &stx) < 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID_UNIQUE))
-		return 0;
-	return stx.stx_mnt_id;
-}
-
-/* The topmost mount on @mountpoint (links already resolved): its ID, or 0. */
-static int mount_id_at(const char *mountpoint)
-{
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
-	struct libmnt_fs *fs = tb ? mnt_table_find_target(tb, mountpoint, MNT_ITER_BACKWARD) : NULL;
-	int id = fs ? mnt_fs_get_id(fs) : 0;
-
-	mnt_unref_table(tb);
-	return id;
 }
 
 static int real_mount_finish(void *ud, struct exec_job *job, char *err, size_t len)
 {
-	ssize_t n = read(job->fd, err, len - 1);
-	int st = 0;
+	struct sysops *so = ud;
+	_cleanup_free_ struct mount_reply *rp = NULL;
+	int r;
 
-	err[n > 0 ? n : 0] = '\0';
-	close(job->fd);
-	job->fd = -1;
-	while (waitpid(job->pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return -EIO;
-	if (realpath(job->target, job->mountpoint)) {
-		job->mount_id = mount_id_at(job->mountpoint);
-		job->mount_unique_id = sysops_mount_unique_id(job->mountpoint);
+	if (job->fd < 0) { /* ran in mount_start */
+		snprintf(err, len, "%s", job->message);
+		return job->result;
 	}
+	rp = malloc(sizeof(*rp));
+	r = rp ? mount_pool_finish(&so->mounts, job->fd, rp) : -ENOMEM;
+
+	job->fd = -1;
+	if (r < 0) {
+		snprintf(err, len, "the mount worker died (%s)", strerror(-r));
+		return r;
+	}
+	snprintf(err, len, "%s", rp->message);
+	if (rp->error < 0)
+		return rp->error;
+	job->mount_id = rp->mount_id;
+	job->mount_unique_id = rp->mount_unique_id;
+	snprintf(job->mountpoint, sizeof(job->mountpoint), "%s", rp->mountpoint);
 	return 0;
 }
 
 static void real_mount_abandon(void *ud, struct exec_job *job)
 {
-	/* A mount stuck in the kernel may not die at once; its zombie is
-	 * reaped when storaged exits. */
-	kill(job->pid, SIGKILL);
-	waitpid(job->pid, NULL, WNOHANG);
-	close(job->fd);
+	struct sysops *so = ud;
+
+	mount_pool_abandon(&so->mounts, job->fd);
 	job->fd = -1;
 }
 
@@ -339,5 +271,6 @@ void sysops_close(struct sysops *so)
 		close(so->sigfd);
 		sigprocmask(SIG_SETMASK, &so->old_mask, NULL);
 	}
+	mount_pool_close(&so->mounts);
 	monitor_close(so);
 }

@@ -14,6 +14,7 @@
 
 #include "exec.h"
 #include "log.h"
+#include "mount_worker.h"
 
 /* The user data of sysops_exec_ops: set up by sysops_open(). */
 struct sysops {
@@ -22,6 +23,7 @@ struct sysops {
 	struct udev *udev;
 	struct udev_monitor *monitor; /* block device events, or NULL */
 	int sigfd; /* SIGINT/SIGTERM while a first pass runs, or -1 */
+	struct mount_pool mounts; /* the pass's mount workers */
 	sigset_t old_mask;
 };
 
@@ -44,16 +46,5 @@ void sysops_open(struct sysops *so, const struct logger *lg, const char *state_d
 
 /** sysops_close: releases what sysops_open() took and restores the signal mask. */
 void sysops_close(struct sysops *so);
-
-/**
- * sysops_mount_unique_id:
- * @path: a mount point
- *
- * statx(2) STATX_MNT_ID_UNIQUE (linux/stat.h, Linux 6.8): the ID of the
- * topmost mount on @path, never reused, unlike the mount table's IDs.
- *
- * Returns: the ID, or 0 where the kernel has none.
- */
-uint64_t sysops_mount_unique_id(const char *path);
 
 #endif

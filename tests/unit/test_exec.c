@@ -29,6 +29,9 @@ struct fake {
 	const char *fail_target; /* mount of this target fails */
 	const char *hang_target; /* mount of this target never finishes */
 	uint64_t mount_usec; /* how long each mount takes */
+	const char *instant_prefix; /* mounts of targets below it end in mount_start */
+	uint64_t instant_done_at[MAX_JOBS]; /* clock when each instant mount ended */
+	size_t n_instant;
 	struct exec_job *running[MAX_JOBS];
 	uint64_t finishes[MAX_JOBS];
 	const char *targets[MAX_JOBS];
@@ -89,6 +92,15 @@ static int fake_mount_start(void *ud, const struct fstab_entry *e, const char *o
 	struct fake *f = ud;
 
 	record(f, "mount %s -o %s", e->target, options ? options : "");
+	if (f->instant_prefix && strncmp(e->target, f->instant_prefix, strlen(f->instant_prefix)) == 0) {
+		bool fails = f->fail_target && strcmp(f->fail_target, e->target) == 0;
+
+		job->finished = true;
+		job->result = fails ? -EIO : 0;
+		snprintf(job->message, sizeof(job->message), "%s", fails ? "instant failure" : "");
+		f->instant_done_at[f->n_instant++] = f->clock;
+		return 0;
+	}
 	assert_true(f->n_running < MAX_JOBS);
 	f->running[f->n_running] = job;
 	f->targets[f->n_running] = e->target;
@@ -122,10 +134,24 @@ static const char *job_done(struct fake *f, struct exec_job *job)
 	return target;
 }
 
+static bool is_running(const struct fake *f, const struct exec_job *job)
+{
+	for (size_t k = 0; k < f->n_running; k++)
+		if (f->running[k] == job)
+			return true;
+	return false;
+}
+
 static int fake_mount_finish(void *ud, struct exec_job *job, char *err, size_t len)
 {
 	struct fake *f = ud;
-	const char *target = job_done(f, job);
+	const char *target;
+
+	if (!is_running(f, job)) { /* ended in fake_mount_start */
+		snprintf(err, len, "%s", job->message);
+		return job->result;
+	}
+	target = job_done(f, job);
 
 	if (f->fail_target && strcmp(f->fail_target, target) == 0) {
 		snprintf(err, len, "wrong fs type");
@@ -418,6 +444,34 @@ static void test_deadline_abandons_hung_mount(void **unused)
 	state_done(&st);
 }
 
+/* A mount that ends within mount_start (one storaged runs itself) is
+ * finished at once, and its dependants start without any wait. */
+static void test_mount_ended_in_start(void **unused)
+{
+	struct fake f = { .mount_usec = SEC, .instant_prefix = "/fast", .fail_target = "/fast/bad" };
+	struct fstab_entry a = entry("/fast", NULL, false), ab = entry("/fast/b", NULL, false),
+			   bad = entry("/fast/bad", NULL, false), badc = entry("/fast/bad/c", NULL, false),
+			   slow = entry("/slow", NULL, false);
+	struct plan_dep d0 = dep_on(0), d2 = dep_on(2);
+	struct plan_step s[] = { mount_step(&a, NULL, 0), mount_step(&ab, &d0, 1), mount_step(&bad, &d0, 1),
+				 mount_step(&badc, &d2, 1), mount_step(&slow, NULL, 0) };
+	struct state st = { 0 };
+	struct exec_summary sum;
+
+	assert_int_equal(run_jobs(&f, s, 5, &st, &sum, 2), 0);
+	assert_int_equal(f.n_instant, 3);
+	for (size_t i = 0; i < f.n_instant; i++)
+		assert_int_equal(f.instant_done_at[i], 0); /* no wait in between */
+	assert_int_equal(f.clock, SEC); /* only /slow took time */
+	assert_null(strstr(f.calls, "mount /fast/bad/c"));
+	assert_int_equal(sum.n_done, 3);
+	assert_int_equal(sum.n_failed, 2);
+	assert_int_equal(state_find(&st, STATE_MOUNT, "/fast/b")->status, STATE_DONE);
+	assert_non_null(strstr(state_find(&st, STATE_MOUNT, "/fast/bad")->reason, "instant failure"));
+	assert_int_equal(state_find(&st, STATE_MOUNT, "/fast/bad/c")->status, STATE_SKIPPED);
+	state_done(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_critical_path_first),
 		cmocka_unit_test(test_at_most_jobs_at_once),
 		cmocka_unit_test(test_deadline_abandons_hung_mount),
+		cmocka_unit_test(test_mount_ended_in_start),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,6 +47,8 @@ static int teardown(void **state)
 	struct dirs *d = *state;
 	char cmd[128];
 
+	snprintf(cmd, sizeof(cmd), "%s/remote", d->top);
+	umount2(cmd, MNT_DETACH); /* left by a failed test_is_local_stops_at_remote */
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->top);
 	if (system(cmd) != 0)
 		return -1;
@@ -118,6 +124,85 @@ static void test_link_loop(void **state)
 	assert_int_equal(safepath_check(a, why, sizeof(why)), -ELOOP);
 }
 
+/* is_local callbacks: every mount local but @remote_id; counts the calls */
+struct locality {
+	uint64_t remote_id;
+	unsigned calls;
+};
+
+static bool fake_is_local(void *userdata, uint64_t id)
+{
+	struct locality *l = userdata;
+
+	l->calls++;
+	return id != l->remote_id;
+}
+
+static uint64_t mount_id_of(const char *path)
+{
+	struct statx stx;
+
+	assert_int_equal(statx(AT_FDCWD, path, 0, 0x1000U /* STATX_MNT_ID */, &stx), 0);
+	return stx.stx_mnt_id;
+}
+
+static void test_is_local_plain_missing_and_bad(void **state)
+{
+	struct dirs *d = *state;
+	struct locality l = { .remote_id = UINT64_MAX };
+	const struct safepath_local local = { fake_is_local, &l };
+	char p[256];
+
+	assert_int_equal(safepath_is_local(d->path, &local), 1);
+	sub(d, "real/not/yet/there", p, sizeof(p));
+	assert_int_equal(safepath_is_local(p, &local), 1);
+	assert_int_equal(safepath_is_local("/", &local), 1);
+	assert_int_equal(safepath_is_local("relative/path", &local), -EINVAL);
+	assert_int_equal(safepath_is_local("/tmp//x", &local), -EINVAL);
+	assert_int_equal(safepath_is_local("/tmp/../etc", &local), -EINVAL);
+}
+
+static void test_is_local_refuses_links(void **state)
+{
+	struct dirs *d = *state;
+	struct locality l = { .remote_id = UINT64_MAX };
+	const struct safepath_local local = { fake_is_local, &l };
+	char link[256], p[256];
+
+	sub(d, "link", link, sizeof(link));
+	assert_int_equal(symlink("real", link), 0);
+	sub(d, "link/x", p, sizeof(p));
+	assert_int_equal(safepath_is_local(p, &local), 0);
+}
+
+/* The walk stops at the first name on a mount that is not local: nothing
+ * inside it is looked up. */
+static void test_is_local_stops_at_remote(void **state)
+{
+	struct dirs *d = *state;
+	char mnt[256], p[256];
+	struct locality l;
+	const struct safepath_local local = { fake_is_local, &l };
+	unsigned depth = 0;
+
+	if (geteuid() != 0)
+		skip();
+	sub(d, "remote", mnt, sizeof(mnt));
+	assert_int_equal(mkdir(mnt, 0755), 0);
+	assert_int_equal(mount("test", mnt, "tmpfs", 0, "size=64k"), 0);
+	sub(d, "remote/x", p, sizeof(p));
+	assert_int_equal(mkdir(p, 0755), 0);
+	l = (struct locality){ .remote_id = mount_id_of(mnt) };
+	sub(d, "remote/x/y", p, sizeof(p));
+	assert_int_equal(safepath_is_local(p, &local), 0);
+	for (const char *c = mnt; *c; c++)
+		depth += *c == '/';
+	assert_int_equal(l.calls, depth + 1); /* "/", then each name up to mnt */
+	l = (struct locality){ .remote_id = UINT64_MAX };
+	assert_int_equal(safepath_is_local(p, &local), 1);
+	assert_int_equal(umount(mnt), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -126,6 +211,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_foreign_link_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_link_in_writable_dir_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_link_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_is_local_plain_missing_and_bad, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_is_local_refuses_links, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_is_local_stops_at_remote, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Mount workers (mount_worker.h).  Request, one SOCK_SEQPACKET message:
+ * a flag byte ('b' for a bind entry, '-' otherwise), then source, target,
+ * fstype ("" for auto) and options ("" for none), each NUL-terminated
+ * (paths cannot hold a NUL).  Reply: struct reply_head, then the mount point
+ * and the message, each NUL-terminated.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <libmount.h>
+
+#include "mount_worker.h"
+#include "safepath.h"
+#include "util.h"
+
+static bool streq(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+#define REQUEST_MAX (4 * PATH_MAX + 65536)
+
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x1000U /* linux/stat.h, Linux 5.8 */
+#endif
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x4000U /* linux/stat.h, Linux 6.8 */
+#endif
+
+struct reply_head {
+	int32_t error;
+	int32_t mount_id;
+	uint64_t mount_unique_id;
+};
+
+struct request {
+	bool bind;
+	const char *source, *target, *fstype, *options;
+};
+
+/* ------------------------------------------------------------ in the worker */
+
+void mount_ids_at(const char *path, int *ret_id, uint64_t *ret_unique_id)
+{
+	struct statx stx;
+
+	*ret_id = 0;
+	*ret_unique_id = 0;
+	if (statx(AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) == 0 && (stx.stx_mask & STATX_MNT_ID))
+		*ret_id = (int)stx.stx_mnt_id;
+	if (statx(AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
+		*ret_unique_id = stx.stx_mnt_id;
+}
+
+static int refuse(char *msg, size_t len, const char *what, const char *path, int r, const char *why)
+{
+	snprintf(msg, len, "refusing to mount: %s '%s': %s", what, path, r == -EPERM ? why : strerror(-r));
+	return r;
+}
+
+static int check_paths(const struct request *rq, char *msg, size_t len)
+{
+	char why[512] = "";
+	int rc;
+
+	rc = safepath_check(rq->target, why, sizeof(why));
+	if (rc < 0)
+		return refuse(msg, len, "mount point", rq->target, rc, why);
+	if (rq->bind && rq->source[0] == '/' && (rc = safepath_check(rq->source, why, sizeof(why))) < 0)
+		return refuse(msg, len, "bind source", rq->source, rc, why);
+	return 0;
+}
+
+/* The mount itself, once the paths passed the link check, with a fresh
+ * or reset libmount context @cxt. */
+static int do_mount(struct libmnt_context *cxt, const struct request *rq, char *msg, size_t len)
+{
+	int rc;
+
+	/* Never read /etc/fstab: the entry is complete as given. */
+	mnt_context_set_optsmode(cxt, MNT_OMODE_IGNORE | MNT_OMODE_NOTAB);
+	mnt_context_set_source(cxt, rq->source);
+	mnt_context_set_target(cxt, rq->target);
+	if (rq->fstype[0])
+		mnt_context_set_fstype(cxt, rq->fstype);
+	if (rq->options[0])
+		mnt_context_set_options(cxt, rq->options);
+	rc = mnt_context_mount(cxt);
+	return mnt_context_get_excode(cxt, rc, msg, len) == 0 ? 0 : -EIO;
+}
+
+static int do_mount_new_context(const struct request *rq, char *msg, size_t len)
+{
+	struct libmnt_context *cxt = mnt_new_context();
+	int r;
+
+	if (!cxt)
+		return -ENOMEM;
+	r = do_mount(cxt, rq, msg, len);
+	mnt_free_context(cxt);
+	return r;
+}
+
+static int parse_request(char *buf, size_t n, struct request *rq)
+{
+	const char **field[] = { &rq->source, &rq->target, &rq->fstype, &rq->options };
+	size_t off = 1;
+
+	if (n < 1 || buf[n - 1] != '\0')
+		return -EBADMSG;
+	rq->bind = buf[0] == 'b';
+	for (size_t i = 0; i < ARRAY_SIZE(field); i++) {
+		if (off >= n)
+			return -EBADMSG;
+		*field[i] = buf + off;
+		off += strlen(buf + off) + 1;
+	}
+	return 0;
+}
+
+static void serve(int fd, char *buf, struct mount_reply *out)
+{
+	struct reply_head h;
+	struct request rq;
+	struct iovec iov[3];
+	ssize_t n;
+
+	while ((n = recv(fd, buf, REQUEST_MAX, 0)) > 0) {
+		out->mount_id = 0;
+		out->mount_unique_id = 0;
+		out->mountpoint[0] = out->message[0] = '\0';
+		out->error = parse_request(buf, (size_t)n, &rq);
+		if (out->error == 0)
+			out->error = check_paths(&rq, out->message, sizeof(out->message));
+		if (out->error == 0)
+			out->error = do_mount_new_context(&rq, out->message, sizeof(out->message));
+		if (out->error == 0 && realpath(rq.target, out->mountpoint))
+			mount_ids_at(out->mountpoint, &out->mount_id, &out->mount_unique_id);
+		h = (struct reply_head){ .error = out->error, .mount_id = out->mount_id,
+					 .mount_unique_id = out->mount_unique_id };
+		iov[0] = (struct iovec){ &h, sizeof(h) };
+		iov[1] = (struct iovec){ out->mountpoint, strlen(out->mountpoint) + 1 };
+		iov[2] = (struct iovec){ out->message, strlen(out->message) + 1 };
+		if (writev(fd, iov, 3) < 0)
+			break;
+	}
+}
+
+/* The worker keeps only stdin/stdout/stderr and its socket: it must not hold
+ * storaged's lock, monitor or signalfd open after storaged is gone. */
+static _Noreturn void worker_main(int fd)
+{
+	struct mount_reply *out = malloc(sizeof(*out));
+	char *buf = malloc(REQUEST_MAX);
+	sigset_t none;
+
+	/* storaged blocks SIGINT/SIGTERM for its signalfd: a worker, and the
+	 * mount helpers it runs, must not inherit that. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (fd != 3 && (dup2(fd, 3) < 0 || close(fd) < 0))
+		_exit(1);
+	close_range(4, ~0U, 0);
+	if (buf && out)
+		serve(3, buf, out);
+	_exit(0);
+}
+
+/* ------------------------------------------------------------ in storaged */
+
+/* Filesystems whose lookups and mounts never wait for a server or a user
+ * space daemon: kernel-internal ones and those on local block devices. */
+static const char *const local_fstypes[] = {
+	"btrfs", "devtmpfs", "erofs", "exfat", "ext2", "ext3", "ext4", "f2fs", "hfsplus", "iso9660",
+	"jfs", "nilfs2", "ntfs3", "ramfs", "reiserfs", "rootfs", "squashfs", "tmpfs", "udf", "vfat", "xfs",
+};
+
+bool mount_fstype_is_local(const char *fstype)
+{
+	for (size_t i = 0; fstype && i < ARRAY_SIZE(local_fstypes); i++)
+		if (strcmp(fstype, local_fstypes[i]) == 0)
+			return true;
+	return false;
+}
+
+static struct known_mount *known_find(const struct mount_pool *pool, uint64_t id)
+{
+	for (size_t i = 0; i < pool->n_known; i++)
+		if (pool->known[i].id == id)
+			return &pool->known[i];
+	return NULL;
+}
+
+static int known_set(struct mount_pool *pool, uint64_t id, bool local)
+{
+	struct known_mount *k = known_find(pool, id), *nv;
+
+	if (k) {
+		k->local = local;
+		return 0;
+	}
+	nv = realloc(pool->known, (pool->n_known + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	pool->known = nv;
+	pool->known[pool->n_known++] = (struct known_mount){ .id = id, .local = local };
+	return 0;
+}
+
+/* Learns the filesystem type of every mount from the mount table. */
+static void known_reload(struct mount_pool *pool)
+{
+	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs;
+
+	while (tb && it && mnt_table_next_fs(tb, it, &fs) == 0)
+		if (known_set(pool, (uint64_t)mnt_fs_get_id(fs), mount_fstype_is_local(mnt_fs_get_fstype(fs))) < 0)
+			break;
+	mnt_free_iter(it);
+	mnt_unref_table(tb);
+}
+
+/* safepath_local callback.  A mount ID not seen yet (a mount made since the
+ * table was read) makes the table be read again; one still unknown is taken
+ * as not local. */
+static bool pool_is_local(void *userdata, uint64_t id)
+{
+	struct mount_pool *pool = userdata;
+	struct known_mount *k = known_find(pool, id);
+
+	if (!k) {
+		known_reload(pool);
+		k = known_find(pool, id);
+	}
+	if (!k && known_set(pool, id, false) == 0)
+		k = known_find(pool, id);
+	return k && k->local;
+}
+
+/* libmount runs /sbin/mount.TYPE when there is one (its search path
+ * FS_SEARCH_PATH, "/sbin:/sbin/fs.d:/sbin/fs"): that program may hang. */
+static bool has_helper(const char *fstype)
+{
+	static const char *const dirs[] = { "/sbin", "/sbin/fs.d", "/sbin/fs" };
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		snprintf(path, sizeof(path), "%s/mount.%s", dirs[i], fstype);
+		if (access(path, X_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The kinds of mount that may run here, and whether this pass found a
+ * mount helper for each (looked up once a pass). */
+static const char *const here_fstypes[MOUNT_HERE_TYPES] = { "tmpfs", "ramfs" };
+
+static bool here_helper(struct mount_pool *pool, size_t type)
+{
+	if (!pool->helper_checked[type]) {
+		pool->helper_found[type] = has_helper(here_fstypes[type]);
+		pool->helper_checked[type] = true;
+	}
+	return pool->helper_found[type];
+}
+
+/* Index in here_fstypes of @e's type, or MOUNT_HERE_TYPES. */
+static size_t here_type(const struct fstab_entry *e)
+{
+	size_t i = 0;
+
+	while (i < MOUNT_HERE_TYPES && !streq(e->fstype, here_fstypes[i]))
+		i++;
+	return i;
+}
+
+/*
+ * A tmpfs, a ramfs or a bind mount whose paths lead only through local
+ * filesystems, with no mount helper, cannot hang: storaged runs it itself,
+ * which saves the round trip to a worker (most of the time a mount of that
+ * kind takes).  Anything else, or any doubt, goes to a worker.
+ */
+static bool runs_here(struct mount_pool *pool, const struct fstab_entry *e)
+{
+	const struct safepath_local local = { .is_local = pool_is_local, .userdata = pool };
+	size_t type = here_type(e);
+
+	if (e->loop || (!e->bind && (type == MOUNT_HERE_TYPES || here_helper(pool, type))))
+		return false;
+	if (safepath_is_local(e->target, &local) != 1)
+		return false;
+	return !e->bind || (e->source[0] == '/' && safepath_is_local(e->source, &local) == 1);
+}
+
+static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, const char *options,
+		       struct mount_reply *out)
+{
+	const struct request rq = {
+		.bind = e->bind,
+		.source = e->source,
+		.target = e->target,
+		.fstype = e->fstype && strcmp(e->fstype, "auto") != 0 ? e->fstype : "",
+		.options = options ? options : "",
+	};
+
+	out->mount_id = 0;
+	out->mount_unique_id = 0;
+	out->mountpoint[0] = out->message[0] = '\0';
+	if (!pool->cxt && !(pool->cxt = mnt_new_context())) {
+		out->error = -ENOMEM;
+		return;
+	}
+	/* one context for the pass, as `mount -a` has: no per-mount setup */
+	mnt_reset_context(pool->cxt);
+	mnt_context_disable_helpers(pool->cxt, 1); /* none exists: checked */
+	/* the paths were found free of links: nothing to canonicalise (and no
+	 * path cache growing over the pass for libmount to search) */
+	mnt_context_disable_canonicalize(pool->cxt, 1);
+	out->error = do_mount(pool->cxt, &rq, out->message, sizeof(out->message));
+	if (out->error < 0)
+		return;
+	/* the target was found free of links: it is its own resolved path */
+	snprintf(out->mountpoint, sizeof(out->mountpoint), "%s", e->target);
+	mount_ids_at(out->mountpoint, &out->mount_id, &out->mount_unique_id);
+	/* a tmpfs, or a bind of a directory found to be local */
+	known_set(pool, (uint64_t)out->mount_id, true);
+}
+
+static struct mount_worker *worker_by_fd(struct mount_pool *pool, int fd)
+{
+	for (size_t i = 0; i < pool->n; i++)
+		if (pool->v[i].fd == fd)
+			return &pool->v[i];
+	return NULL;
+}
+
+static void worker_remove(struct mount_pool *pool, struct mount_worker *w)
+{
+	close(w->fd);
+	*w = pool->v[--pool->n];
+}
+
+/* A worker that died or cannot be talked to: reaped and removed, so that
+ * the next mount forks a new one. */
+static void worker_discard(struct mount_pool *pool, struct mount_worker *w)
+{
+	kill(w->pid, SIGKILL);
+	waitpid(w->pid, NULL, 0);
+	worker_remove(pool, w);
+}
+
+static int worker_spawn(struct mount_pool *pool, struct mount_worker **ret)
+{
+	struct mount_worker *nv = realloc(pool->v, (pool->n + 1) * sizeof(*nv));
+	int sv[2];
+	pid_t pid;
+
+	if (!nv)
+		return -ENOMEM;
+	pool->v = nv;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int r = -errno;
+
+		close(sv[0]);
+		close(sv[1]);
+		return r;
+	}
+	if (pid == 0)
+		worker_main(sv[1]);
+	close(sv[1]);
+	pool->v[pool->n] = (struct mount_worker){ .pid = pid, .fd = sv[0] };
+	*ret = &pool->v[pool->n++];
+	return 0;
+}
+
+static int worker_idle(struct mount_pool *pool, struct mount_worker **ret)
+{
+	for (size_t i = 0; i < pool->n; i++)
+		if (!pool->v[i].busy) {
+			*ret = &pool->v[i];
+			return 0;
+		}
+	return worker_spawn(pool, ret);
+}
+
+static int format_request(const struct fstab_entry *e, const char *options, char **ret, size_t *ret_len)
+{
+	const char *fstype = e->fstype && strcmp(e->fstype, "auto") != 0 ? e->fstype : "";
+	int n = asprintf(ret, "%c%s%c%s%c%s%c%s", e->bind ? 'b' : '-', e->source, '\0', e->target, '\0',
+			 fstype, '\0', options ? options : "");
+
+	if (n < 0)
+		return -ENOMEM;
+	*ret_len = (size_t)n + 1;
+	return *ret_len > REQUEST_MAX ? -E2BIG : 0;
+}
+
+int mount_pool_start(struct mount_pool *pool, const struct fstab_entry *e, const char *options,
+		     int *ret_fd, pid_t *ret_pid, struct mount_reply *ret_here)
+{
+	_cleanup_free_ char *req = NULL;
+	struct mount_worker *w = NULL;
+	size_t len;
+	int r;
+
+	if (runs_here(pool, e)) {
+		mount_here(pool, e, options, ret_here);
+		return 1;
+	}
+	r = format_request(e, options, &req, &len);
+	if (r < 0)
+		return r;
+	r = worker_idle(pool, &w);
+	if (r < 0)
+		return r;
+	if (send(w->fd, req, len, MSG_NOSIGNAL) < 0) {
+		r = -errno; /* the worker died while idle */
+		worker_discard(pool, w);
+		return r;
+	}
+	w->busy = true;
+	*ret_fd = w->fd;
+	*ret_pid = w->pid;
+	return 0;
+}
+
+static int parse_reply(const char *buf, size_t n, struct mount_reply *ret)
+{
+	struct reply_head h;
+	const char *mp = buf + sizeof(h), *msg;
+
+	if (n < sizeof(h) + 2 || buf[n - 1] != '\0')
+		return -EIO;
+	memcpy(&h, buf, sizeof(h));
+	msg = mp + strnlen(mp, n - sizeof(h)) + 1;
+	if (msg >= buf + n)
+		return -EIO;
+	ret->error = h.error > 0 ? -EIO : h.error;
+	ret->mount_id = h.mount_id;
+	ret->mount_unique_id = h.mount_unique_id;
+	snprintf(ret->mountpoint, sizeof(ret->mountpoint), "%s", mp);
+	snprintf(ret->message, sizeof(ret->message), "%s", msg);
+	return 0;
+}
+
+int mount_pool_finish(struct mount_pool *pool, int fd, struct mount_reply *ret)
+{
+	struct mount_worker *w = worker_by_fd(pool, fd);
+	char buf[sizeof(struct reply_head) + sizeof(ret->mountpoint) + sizeof(ret->message)];
+	ssize_t n;
+	int r;
+
+	ret->error = 0;
+	if (!w)
+		return -EBADF;
+	do
+		n = recv(fd, buf, sizeof(buf), 0);
+	while (n < 0 && errno == EINTR);
+	r = n > 0 ? parse_reply(buf, (size_t)n, ret) : -EIO;
+	if (r < 0) { /* died: killed, out of memory */
+		worker_discard(pool, w);
+		return r;
+	}
+	w->busy = false;
+	return 0;
+}
+
+void mount_pool_abandon(struct mount_pool *pool, int fd)
+{
+	struct mount_worker *w = worker_by_fd(pool, fd);
+
+	if (!w)
+		return;
+	kill(w->pid, SIGKILL);
+	waitpid(w->pid, NULL, WNOHANG);
+	worker_remove(pool, w);
+}
+
+void mount_pool_close(struct mount_pool *pool)
+{
+	for (size_t i = 0; i < pool->n; i++)
+		close(pool->v[i].fd);
+	for (size_t i = 0; i < pool->n; i++)
+		while (waitpid(pool->v[i].pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	free(pool->v);
+	free(pool->known);
+	mnt_free_context(pool->cxt);
+	*pool = (struct mount_pool){ 0 };
+}

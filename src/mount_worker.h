@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Mount workers: child processes that run mounts for the executor, one at a
+ * time each, and stay for the next mount.  A mount runs outside storaged so
+ * that one that hangs (a dead server, a helper that never returns) can be
+ * killed at its deadline; keeping the worker saves a fork per mount, which
+ * is most of the cost of mounting hundreds of tmpfs and bind entries.
+ */
+#ifndef STORAGED_MOUNT_WORKER_H
+#define STORAGED_MOUNT_WORKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fstab.h"
+
+struct mount_worker {
+	pid_t pid;
+	int fd; /* SOCK_SEQPACKET to the worker: readable when a reply is there */
+	bool busy;
+};
+
+struct known_mount {
+	uint64_t id; /* mount table ID */
+	bool local; /* mount_fstype_is_local() of its type */
+};
+
+#define MOUNT_HERE_TYPES 2 /* tmpfs, ramfs */
+
+struct libmnt_context;
+
+/* The workers of one executor pass; zero-initialised is an empty pool. */
+struct mount_pool {
+	struct mount_worker *v;
+	size_t n;
+	struct known_mount *known; /* what the pass learnt of the mount table */
+	size_t n_known;
+	struct libmnt_context *cxt; /* for the mounts run here */
+	bool helper_checked[MOUNT_HERE_TYPES], helper_found[MOUNT_HERE_TYPES];
+};
+
+/* What a worker says about one mount. */
+struct mount_reply {
+	int error; /* 0, or a negative errno */
+	int mount_id; /* mount table ID of the new mount, 0 when unknown */
+	uint64_t mount_unique_id; /* statx STATX_MNT_ID_UNIQUE, 0 when unknown */
+	char mountpoint[4096]; /* the mount point with links resolved, or "" */
+	char message[512]; /* for the user, or "" */
+};
+
+/**
+ * mount_pool_start:
+ * @pool: the pool (an idle worker is reused, else one is forked)
+ * @e: the entry; its source, target and type are sent to the worker
+ * @options: mount options (NULL for none)
+ * @ret_fd: the worker's socket, readable when the mount ended (borrowed:
+ *          valid until mount_pool_finish() or mount_pool_abandon())
+ * @ret_pid: the worker's pid
+ * @ret_here: the result when the mount ran here (returns 1)
+ *
+ * A mount that cannot hang (a tmpfs, ramfs or bind mount with no mount
+ * helper whose paths lead only through local filesystems, checked with
+ * safepath_check_local() without asking any remote filesystem) runs here,
+ * at once; any other goes to a worker, where the mount point and a bind
+ * source must pass safepath_check().  Either way the mount runs through
+ * libmount with /etc/fstab ignored.
+ *
+ * Returns: 0 when a worker runs the mount; 1 when it ran here (@ret_here,
+ * whose ->error is the mount's result); -E2BIG when the request does not
+ * fit one message; negative errno from fork(2) or socketpair(2).
+ */
+int mount_pool_start(struct mount_pool *pool, const struct fstab_entry *e, const char *options,
+		     int *ret_fd, pid_t *ret_pid, struct mount_reply *ret_here);
+
+/**
+ * mount_fstype_is_local:
+ * Returns: true for a filesystem type (as in /proc/self/mountinfo) whose
+ * lookups never wait for a server or a daemon: kernel-internal ones and
+ * those on local block devices; false for network, FUSE, overlay, autofs
+ * and any type not known.
+ */
+bool mount_fstype_is_local(const char *fstype);
+
+/**
+ * mount_pool_finish:
+ * Reads the reply of the worker on @fd into @ret and makes the worker idle.
+ *
+ * Returns: 0 when a reply was read (the mount's own result is
+ * @ret->error); -EIO when the worker died (it is reaped and removed).
+ */
+int mount_pool_finish(struct mount_pool *pool, int fd, struct mount_reply *ret);
+
+/**
+ * mount_pool_abandon:
+ * Kills the worker on @fd (SIGKILL) and removes it from the pool.  A worker
+ * stuck in the kernel may not die at once: it is reaped when it does, at
+ * mount_pool_close() or when storaged exits.
+ */
+void mount_pool_abandon(struct mount_pool *pool, int fd);
+
+/**
+ * mount_ids_at:
+ * @path: a mount point, links resolved
+ * @ret_id: the mount table's ID of the topmost mount on @path (statx(2)
+ *          STATX_MNT_ID, linux/stat.h, Linux 5.8), or 0; reused once free
+ * @ret_unique_id: its never-reused ID (STATX_MNT_ID_UNIQUE, Linux 6.8), or 0
+ *
+ * Together they tell storaged's mount from one made later on the same path.
+ */
+void mount_ids_at(const char *path, int *ret_id, uint64_t *ret_unique_id);
+
+/** mount_pool_close: ends the idle workers (they exit when their socket
+ * closes), reaps them and frees the pool. */
+void mount_pool_close(struct mount_pool *pool);
+
+#endif
