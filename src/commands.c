@@ -163,6 +163,7 @@ static int load_world(const struct options *o, const struct logger *lg, struct w
 		.mountinfo = w->mountinfo,
 		.surveys = w->surveys,
 		.ram_bytes = ram_bytes(),
+		.local_only = o->local_only,
 	};
 	r = plan_build(&in, &w->plan, &dl) < 0 || diag_count(&dl, DIAG_ERROR) ? EXIT_CONFIG : 0;
 out:
@@ -261,8 +262,9 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	if (r < 0)
 		return EXIT_STEP_FAILED;
 	if (!no_wait || sum.n_done || sum.n_failed)
-		log_info(lg, "%u step(s) done, %u failed%s%s", sum.n_done, sum.n_failed,
+		log_info(lg, "%u step(s) done, %u failed%s%s%s", sum.n_done, sum.n_failed,
 			 sum.n_waiting ? ", some still waiting for devices" : "",
+			 sum.n_later ? ", some left for the start after the network is up" : "",
 			 sum.n_degraded ? ", DEGRADED mounts present (see `storaged status`)" : "");
 	return sum.n_failed ? EXIT_STEP_FAILED : 0;
 }

@@ -25,6 +25,7 @@ struct options {
 	bool json;
 	bool foreground; /* --foreground: stay resident in the foreground */
 	bool daemonize; /* --daemon: stay resident, detached, after the first pass */
+	bool local_only; /* --local: leave network filesystems for a later start */
 	const char *command; /* start, stop, scan, status, check, sync */
 	const char *arg; /* sync: area name */
 };

@@ -30,6 +30,7 @@ enum outcome {
 	OUT_FAILED,
 	OUT_SKIPPED,
 	OUT_DEFERRED, /* no_wait: devices not there yet; tried again on the next event */
+	OUT_LATER, /* plan_step.later: for the start after the network is up */
 };
 
 /* What one look at the devices found for a wait. */
@@ -352,6 +353,20 @@ static void defer_step(struct run *rn, size_t i, const struct plan_dep *d)
 		record_mount(rn, i, STATE_WAITING, rn->steps[i].msg, false);
 }
 
+/* start --local: not an error, and not forgotten: `status` shows it waiting. */
+static void leave_for_later(struct run *rn, size_t i)
+{
+	const struct plan_step *s = step(rn, i);
+	struct step_run *sr = &rn->steps[i];
+	char what[512];
+
+	snprintf(sr->msg, sizeof(sr->msg), "%s", plan_later_reason(s));
+	sr->out = OUT_LATER;
+	rn->sum.n_later++;
+	record_step_failure(rn, i, STATE_WAITING);
+	log_info(rn->cx->log, "%s: %s", plan_step_describe(s, what, sizeof(what)), sr->msg);
+}
+
 /* no_wait: waits still unsatisfied after their first look give up quietly. */
 static bool defer_waits(struct run *rn)
 {
@@ -545,7 +560,13 @@ static bool try_start(struct run *rn, size_t i)
 	const struct plan_step *s = step(rn, i);
 	const struct plan_dep *fd;
 
-	if (rn->steps[i].out != OUT_PENDING || !deps_resolved(rn, s))
+	if (rn->steps[i].out != OUT_PENDING)
+		return false;
+	if (s->later) { /* its dependencies need not run first: it does not run */
+		leave_for_later(rn, i);
+		return true;
+	}
+	if (!deps_resolved(rn, s))
 		return false;
 	fd = dep_with(rn, s, OUT_DEFERRED, OUT_DEFERRED);
 	if (fd) {

@@ -91,6 +91,7 @@ struct exec_summary {
 	unsigned n_tolerated; /* failed or skipped steps with nofail */
 	unsigned n_degraded; /* btrfs entries mounted with -o degraded */
 	unsigned n_waiting; /* no_wait: steps left waiting for devices */
+	unsigned n_later; /* plan_step.later: left for the pass after the network */
 };
 
 /**

@@ -217,6 +217,7 @@ enum opt_kind {
 	OPT_DEVICE_TIMEOUT,
 	OPT_MOUNT_TIMEOUT,
 	OPT_DEGRADED,
+	OPT_REMOTE,
 	OPT_NOFAIL,
 	OPT_BIND,
 	OPT_LOOP,
@@ -236,6 +237,7 @@ static const struct opt_def opt_table[] = {
 	{ "x-storaged.device-timeout", OPT_DEVICE_TIMEOUT, true },
 	{ "x-storaged.mount-timeout", OPT_MOUNT_TIMEOUT, true },
 	{ "x-storaged.degraded", OPT_DEGRADED, true },
+	{ "x-storaged.remote", OPT_REMOTE, true },
 	{ "x-systemd.requires", OPT_REQUIRES, false },
 	{ "x-systemd.after", OPT_REQUIRES, false },
 	{ "x-systemd.requires-mounts-for", OPT_REQUIRES, false },
@@ -363,6 +365,9 @@ static int opt_apply(struct parser *p, struct fstab_entry *e, struct opt_state *
 	case OPT_DEGRADED:
 		e->degraded_ok = true;
 		return opt_flag_without_value(p, d, value);
+	case OPT_REMOTE:
+		e->remote = true;
+		return opt_flag_without_value(p, d, value);
 	case OPT_REQUIRES:
 		return opt_requires(p, e, d, value);
 	case OPT_DEVICE_TIMEOUT:
@@ -381,7 +386,7 @@ static int opt_apply(struct parser *p, struct fstab_entry *e, struct opt_state *
 	case OPT_MKDIR:
 		return opt_mkdir(p, e, value);
 	case OPT_UNKNOWN_OWN:
-		return line_error(p, "unknown option '%s'; storaged knows x-storaged, x-storaged.requires=, x-storaged.device-timeout=, x-storaged.mount-timeout= and x-storaged.degraded",
+		return line_error(p, "unknown option '%s'; storaged knows x-storaged, x-storaged.requires=, x-storaged.device-timeout=, x-storaged.mount-timeout=, x-storaged.degraded and x-storaged.remote",
 				  name);
 	case OPT_PLAIN:
 		break;
@@ -503,6 +508,7 @@ static int entry_fill(struct parser *p, struct libmnt_fs *fs, struct fstab_entry
 	r = entry_parse_options(p, &e) ?: r;
 	if (r < 0)
 		goto fail;
+	e.remote = e.remote || mnt_fstype_is_netfs(e.fstype);
 	*ret = e;
 	return 0;
 fail:

@@ -27,6 +27,8 @@ struct fstab_entry {
 	bool loop; /* loop option: @source is an image file path */
 	bool mkdir; /* X-mount.mkdir[=mode] (libmount creates the target) */
 	bool degraded_ok; /* x-storaged.degraded */
+	bool remote; /* needs the network: a network filesystem type
+			(mnt_fstype_is_netfs) or x-storaged.remote */
 	char **requires; /* strv: mount points or tags this entry waits for
 			    (x-storaged.requires=, x-systemd.requires=,
 			    x-systemd.after=, x-systemd.requires-mounts-for=),

@@ -16,6 +16,7 @@ enum {
 	OPT_FOREGROUND,
 	OPT_DAEMON,
 	OPT_STATE_DIR,
+	OPT_LOCAL,
 	OPT_VERSION,
 };
 
@@ -62,6 +63,8 @@ static void usage(FILE *out)
 	      "      --foreground      stay resident for devices that appear later\n"
 	      "      --daemon          the same, detached after the first pass\n"
 	      "      --state-dir DIR   state directory (default " STATE_DIR_DEFAULT ")\n"
+	      "      --local           start: leave network filesystems (and what needs\n"
+	      "                        them) for a later start, after the network is up\n"
 	      "  -v, --verbose         more messages\n"
 	      "  -q, --quiet           errors only\n"
 	      "      --version         print the version\n"
@@ -90,6 +93,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *level)
 		{ "foreground", no_argument, NULL, OPT_FOREGROUND },
 		{ "daemon", no_argument, NULL, OPT_DAEMON },
 		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "local", no_argument, NULL, OPT_LOCAL },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -121,6 +125,9 @@ static int parse_options(int argc, char **argv, struct options *o, int *level)
 			break;
 		case OPT_STATE_DIR:
 			o->state_dir = optarg;
+			break;
+		case OPT_LOCAL:
+			o->local_only = true;
 			break;
 		case 'v':
 			*level = LOG_DEBUG;

@@ -1038,6 +1038,44 @@ static int emit_plan(struct builder *b, const size_t *perm, size_t *inv, size_t 
 	return 0;
 }
 
+/*
+ * start --local: the mount of a remote entry, and every step that waits on
+ * a step left for later, is left for the start after the network is up;
+ * so is a device step that only such steps wait on (an iSCSI disk's wait
+ * would otherwise spend its timeout in the early pass).  Steps come in
+ * dependency order: one pass forward, one back.
+ */
+static int mark_later(struct plan *p)
+{
+	bool *needed_now = calloc(p->n_steps + 1, sizeof(bool)), *has_dependant = calloc(p->n_steps + 1, sizeof(bool));
+
+	if (!needed_now || !has_dependant) {
+		free(needed_now);
+		free(has_dependant);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->n_steps; i++) {
+		struct plan_step *s = &p->steps[i];
+
+		s->later = !s->done && s->kind == PLAN_MOUNT && s->entry->remote;
+		for (size_t d = 0; d < s->n_deps && !s->done && !s->later; d++)
+			s->later = p->steps[s->deps[d].step].later;
+	}
+	for (size_t i = p->n_steps; i-- > 0;) {
+		struct plan_step *s = &p->steps[i];
+
+		if (s->kind != PLAN_MOUNT && s->kind != PLAN_AREA && !s->done && has_dependant[i] && !needed_now[i])
+			s->later = true;
+		for (size_t d = 0; d < s->n_deps; d++) {
+			has_dependant[s->deps[d].step] = true;
+			needed_now[s->deps[d].step] |= !s->later;
+		}
+	}
+	free(needed_now);
+	free(has_dependant);
+	return 0;
+}
+
 static int by_target_cmp(const void *x, const void *y, void *userdata)
 {
 	const struct builder *b = userdata;
@@ -1105,6 +1143,8 @@ int plan_build(const struct plan_input *in, struct plan *ret, struct diag_list *
 		goto out;
 	}
 	r = emit_plan(&b, perm, inv, pending, ret);
+	if (r >= 0 && in->local_only && (r = mark_later(ret)) < 0)
+		plan_done(ret);
 out:
 	free(placed);
 	free(pending);
@@ -1218,6 +1258,15 @@ static void sizing_how(FILE *f, const char *key, const char *how)
 
 /* The step's own details, as in the text's first parenthesis and the JSON
  * "note" column; written to @f, nothing when there are none. */
+const char *plan_later_reason(const struct plan_step *s)
+{
+	if (s->kind == PLAN_MOUNT && s->entry->remote)
+		return "needs the network, left for the start after it is up";
+	if (s->kind == PLAN_MOUNT || s->kind == PLAN_AREA)
+		return "waits on a step left for the start after the network is up";
+	return "only steps left for the start after the network is up need it";
+}
+
 static void step_detail(const struct plan *p, size_t i, FILE *f)
 {
 	const struct plan_step *s = &p->steps[i];
@@ -1225,6 +1274,10 @@ static void step_detail(const struct plan *p, size_t i, FILE *f)
 
 	if (s->done) {
 		fprintf(f, "done: %s", s->note ? s->note : "in place");
+		return;
+	}
+	if (s->later) {
+		fprintf(f, "later: %s", plan_later_reason(s));
 		return;
 	}
 	if (s->conflict) {
@@ -1353,7 +1406,7 @@ static void text_paren(const char *text, FILE *f)
 static int text_line(const struct plan *p, size_t i, FILE *out)
 {
 	const struct plan_step *s = &p->steps[i];
-	bool detail_last = s->kind == PLAN_MOUNT || s->done || s->conflict;
+	bool detail_last = s->kind == PLAN_MOUNT || s->done || s->later || s->conflict;
 	char *detail = NULL;
 	size_t sz = 0;
 	FILE *m = open_memstream(&detail, &sz);
@@ -1403,7 +1456,7 @@ int plan_render_text(const struct plan *p, FILE *out)
 /* ------------------------------------------------------------ JSON */
 
 enum { COL_STEP, COL_ACTION, COL_TARGET, COL_SOURCE, COL_OPTIONS, COL_DEPS, COL_REASONS,
-       COL_DONE, COL_NOTE };
+       COL_DONE, COL_LATER, COL_NOTE };
 
 static const struct json_col {
 	const char *name;
@@ -1417,6 +1470,7 @@ static const struct json_col {
 	[COL_DEPS] = { "deps", SCOLS_JSON_ARRAY_NUMBER },
 	[COL_REASONS] = { "reasons", SCOLS_JSON_ARRAY_STRING },
 	[COL_DONE] = { "done", SCOLS_JSON_BOOLEAN },
+	[COL_LATER] = { "later", SCOLS_JSON_BOOLEAN },
 	[COL_NOTE] = { "note", SCOLS_JSON_STRING },
 };
 
@@ -1554,6 +1608,7 @@ static int json_line(struct libscols_table *tb, const struct plan *p, size_t i)
 	r = r < 0 ? r : set_cell_stream(ln, COL_DEPS, p, i, fill_deps);
 	r = r < 0 ? r : set_cell_stream(ln, COL_REASONS, p, i, fill_reasons);
 	r = r < 0 ? r : scols_line_set_data(ln, COL_DONE, s->done ? "1" : "0");
+	r = r < 0 ? r : scols_line_set_data(ln, COL_LATER, s->later ? "1" : "0");
 	r = r < 0 ? r : set_cell_stream(ln, COL_NOTE, p, i, fill_note);
 	return r < 0 ? -ENOMEM : 0;
 }

@@ -38,6 +38,8 @@ struct plan_step {
 	struct plan_dep *deps;
 	size_t n_deps;
 	bool done; /* already in place (e.g. mounted): nothing to do */
+	bool later; /* plan_input.local_only: left for a later pass, because the
+		       entry needs the network or the step waits on one that does */
 	bool conflict; /* something else is in place: the step fails (see note) */
 	char *note; /* owned, optional: why done or in conflict, or what was found */
 
@@ -83,6 +85,8 @@ struct plan_input {
 	struct libmnt_table *mountinfo; /* current mounts (read only) */
 	const struct area_survey *surveys; /* one per config->areas[i], or NULL */
 	uint64_t ram_bytes; /* MemTotal, bytes */
+	bool local_only; /* leave remote entries (fstab_entry.remote) and what
+			    depends on them for a later pass (start --local) */
 };
 
 /**
@@ -108,6 +112,13 @@ struct plan_input {
 int plan_build(const struct plan_input *in, struct plan *ret, struct diag_list *diags);
 
 void plan_done(struct plan *p);
+
+/**
+ * plan_later_reason:
+ * Returns: why the step @s (with ->later set) is left for later, as static
+ * text for the user.
+ */
+const char *plan_later_reason(const struct plan_step *s);
 
 /**
  * plan_step_describe:

@@ -472,6 +472,32 @@ static void test_mount_ended_in_start(void **unused)
 	state_done(&st);
 }
 
+/* start --local: steps the plan left for later neither run nor fail. */
+static void test_later_steps_not_run(void **unused)
+{
+	struct fake f = { .mount_usec = SEC };
+	struct fstab_entry nfs = entry("/nfs", NULL, false), below = entry("/nfs/x", NULL, false),
+			   local = entry("/local", NULL, false);
+	struct plan_dep d0 = dep_on(0);
+	struct plan_step s[] = { mount_step(&nfs, NULL, 0), mount_step(&below, &d0, 1),
+				 mount_step(&local, NULL, 0) };
+	struct state st = { 0 };
+	struct exec_summary sum;
+
+	nfs.remote = true;
+	s[0].later = s[1].later = true;
+	assert_int_equal(run_jobs(&f, s, 3, &st, &sum, 4), 0);
+	assert_string_equal(f.calls, "mount /local -o ;");
+	assert_int_equal(sum.n_failed, 0);
+	assert_int_equal(sum.n_later, 2);
+	assert_int_equal(sum.n_done, 1);
+	assert_int_equal(state_find(&st, STATE_MOUNT, "/nfs")->status, STATE_WAITING);
+	assert_non_null(strstr(state_find(&st, STATE_MOUNT, "/nfs")->reason, "needs the network"));
+	assert_non_null(strstr(state_find(&st, STATE_MOUNT, "/nfs/x")->reason, "waits on a step"));
+	assert_int_equal(state_find(&st, STATE_MOUNT, "/nfs")->seq, 0);
+	state_done(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +511,7 @@ int main(void)
 		cmocka_unit_test(test_at_most_jobs_at_once),
 		cmocka_unit_test(test_deadline_abandons_hung_mount),
 		cmocka_unit_test(test_mount_ended_in_start),
+		cmocka_unit_test(test_later_steps_not_run),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

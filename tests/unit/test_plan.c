@@ -613,6 +613,7 @@ static void run_golden(const char *name, int want_rc)
 	in.inventory = &inv;
 	in.btrfs = &bl;
 	in.surveys = load_surveys(c.n_areas);
+	in.local_only = access("local-only", F_OK) == 0;
 
 	o.rc = plan_build(&in, &p, &dl);
 	render(o.rc == 0 ? &p : NULL, &dl, &o);
@@ -654,6 +655,7 @@ GOLDEN_TEST(golden_requires_missing_path, "requires-missing-path", 0)
 GOLDEN_TEST(golden_systemd_after, "systemd-after", 0)
 GOLDEN_TEST(golden_device_absent, "device-absent", 0)
 GOLDEN_TEST(golden_areas, "areas", 0)
+GOLDEN_TEST(golden_local_only, "local-only", 0)
 
 int main(void)
 {
@@ -673,6 +675,7 @@ int main(void)
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_text_escapes_control),
 		cmocka_unit_test(golden_raid1_complete),
+		cmocka_unit_test(golden_local_only),
 		cmocka_unit_test(golden_raid1_member_missing),
 		cmocka_unit_test(golden_degraded_allowed),
 		cmocka_unit_test(golden_nested_child_first),
