@@ -981,7 +981,7 @@ static int setup_seed(struct setup *s, struct diag_list *m)
 {
 	struct copy_result c;
 	struct statvfs v;
-	int r = copy_spawn_run(s->d.lower, s->d.area, s->a->name, 1, &c);
+	int r = copy_spawn_run(s->d.lower, s->d.area, s->a->name, copy_spawn_jobs(), &c);
 
 	if (r == 0)
 		return 0;
@@ -1295,7 +1295,7 @@ static int sync_locked(const struct area_dirs *d, struct diag_list *m, const cha
 		goto out;
 	}
 	step = "copying";
-	if ((r = copy_spawn_run(d->area, newdir, name, 1, &c)) < 0)
+	if ((r = copy_spawn_run(d->area, newdir, name, copy_spawn_jobs(), &c)) < 0)
 		goto out;
 	step = "syncing the copy";
 	if (syncfs(lowerfd) < 0) {
@@ -1404,6 +1404,23 @@ static int teardown_locked(const struct area_dirs *d, struct area_state *st, boo
 	return 0;
 }
 
+/* A storaged killed while copying leaves storaged-copy and its workers
+ * dying (they hold a shared flock() on the area's root until then, see
+ * storaged-copy.c): waiting for them keeps the umounts from failing busy. */
+static void wait_for_copy(const char *area)
+{
+	int fd;
+
+	if (!is_mount_of(area, NULL))
+		return;
+	fd = open(area, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	close(fd);
+}
+
 int area_teardown(const char *state_dir, const char *name, bool do_sync, struct diag_list *msgs)
 {
 	struct area_dirs d;
@@ -1412,6 +1429,7 @@ int area_teardown(const char *state_dir, const char *name, bool do_sync, struct 
 
 	if ((r = area_dirs_init(&d, state_dir, name)) < 0)
 		return r;
+	wait_for_copy(d.area);
 	fd = state_open_locked(&d, &st);
 	if (fd < 0) {
 		/* a setup that died before writing its state: undo what exists */

@@ -441,10 +441,10 @@ static int copy_deferred(struct copy_ctx *c, struct copy_io *io, int fd)
 		next = rel + strlen(rel) + 1;
 		snprintf(path, sizeof(path), "%s/%s", c->src, rel);
 		r = copy_walk(c, io, path);
-		/* adding the link changed its directory's times; the directories
-		 * of step 1 and the root are written anyway */
+		/* adding the link changed its directory's times (the root's
+		 * are written last anyway) */
 		slash = strrchr(rel, '/');
-		if (r == 0 && slash && memchr(rel, '/', (size_t)(slash - rel))) {
+		if (r == 0 && slash) {
 			*slash = '\0';
 			r = copy_meta(c, io, rel);
 		}

@@ -30,11 +30,19 @@
 int copy_spawn_find(char *buf, size_t len, struct copy_result *res);
 
 /**
+ * copy_spawn_jobs:
+ *
+ * Returns: the number of worker processes a copy uses on this machine
+ * (from the CPUs online; see the measurement in copy_spawn.c), at least 1.
+ */
+unsigned copy_spawn_jobs(void);
+
+/**
  * copy_spawn_run:
  * @src: directory to copy (see copy_tree() for what is kept)
  * @dst: existing directory to copy into
  * @label: the area's name, for the progress line on a terminal
- * @jobs: worker processes; 1: one process
+ * @jobs: worker processes, e.g. copy_spawn_jobs(); 1: one process
  * @res: on failure, the errno and the helper's message (libarchive's text)
  *
  * Runs storaged-copy by argv with posix_spawn: a clean environment, stdin

@@ -10,13 +10,21 @@
  * one line "ERRNO MESSAGE\n" (ERRNO 0: success), so that storaged can tell
  * ENOSPC from other failures; without --status-fd, errors go to stderr.
  * Exit status: 0 copied, 1 the copy failed, 2 usage.
+ *
+ * The helper and its workers die with their parent (PR_SET_PDEATHSIG), and
+ * hold a shared flock() on SRC and DST until they have all ended: a
+ * storaged killed midway leaves them dying, and the next `storaged stop`
+ * takes that lock before it unmounts (area.c, wait_for_copy()).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -58,6 +66,28 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return 0;
 }
 
+/* storaged killed midway must not leave a copy writing on into a
+ * directory the next run removes; a parent that died before prctl() is
+ * seen as the closed read end of the status pipe */
+static bool parent_gone(int status_fd)
+{
+	struct pollfd p = { .fd = status_fd, .events = POLLOUT };
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return true;
+	return status_fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
+/* a shared lock on @dir for as long as this process or a worker lives
+ * (the fd is inherited by fork and never closed) */
+static void hold(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0)
+		flock(fd, LOCK_SH);
+}
+
 int main(int argc, char **argv)
 {
 	struct copy_result res;
@@ -69,9 +99,10 @@ int main(int argc, char **argv)
 		      stderr);
 		return 2;
 	}
-	/* storaged killed midway (t-area-sync-kill) must not leave a copy
-	 * writing on into a directory the next run removes */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (parent_gone(a.status_fd))
+		return 1;
+	hold(a.src);
+	hold(a.dst);
 	a.o.progress = isatty(STDERR_FILENO);
 	r = copy_tree(a.src, a.dst, &a.o, &res);
 	if (a.status_fd >= 0)
