@@ -297,7 +297,8 @@ static int plan_split(struct copy_ctx *c, struct copy_plan *p, int srcfd, const 
 	DIR *d;
 	int fd, r = 0;
 
-	snprintf(c->path, sizeof(c->path), "%s/%s", c->dst, name);
+	if ((size_t)snprintf(c->path, sizeof(c->path), "%s/%s", c->dst, name) >= sizeof(c->path))
+		return -ENAMETOOLONG;
 	if (mkdir(c->path, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	if ((r = strv_extend(&p->dirs, name)) < 0)
@@ -439,8 +440,10 @@ static int copy_deferred(struct copy_ctx *c, struct copy_io *io, int fd)
 		return copy_fail_errno(c, errno, NULL);
 	for (char *rel = list, *next; r == 0 && rel < list + st.st_size; rel = next) {
 		next = rel + strlen(rel) + 1;
-		snprintf(path, sizeof(path), "%s/%s", c->src, rel);
-		r = copy_walk(c, io, path);
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", c->src, rel) >= sizeof(path))
+			r = copy_fail_errno(c, ENAMETOOLONG, NULL);
+		else
+			r = copy_walk(c, io, path);
 		/* adding the link changed its directory's times (the root's
 		 * are written last anyway) */
 		slash = strrchr(rel, '/');
