@@ -3,8 +3,6 @@
  * RAM build areas: backend, seed, bind, sync back, teardown.  See area.h for
  * the contracts and DESIGN.md ("Faults and bad input") for the rules.
  */
-#include <archive.h>
-#include <archive_entry.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -28,15 +26,12 @@
 #include <unistd.h>
 
 #include "area.h"
+#include "copy_spawn.h"
 #include "units.h"
 
-#define SYNC_NEW ".storaged-sync.NEW"
-#define SYNC_PREFIX ".storaged-sync."
+#define SYNC_NEW COPY_SKIP_PREFIX "NEW"
+#define SYNC_PREFIX COPY_SKIP_PREFIX
 #define ZRAM_CONTROL "/sys/class/zram-control"
-#define COPY_FLAGS                                                                            \
-	(ARCHIVE_EXTRACT_OWNER | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME |                \
-	 ARCHIVE_EXTRACT_ACL | ARCHIVE_EXTRACT_XATTR | ARCHIVE_EXTRACT_FFLAGS |               \
-	 ARCHIVE_EXTRACT_SPARSE)
 
 extern char **environ;
 
@@ -514,139 +509,6 @@ static int state_open_locked(const struct area_dirs *d, struct area_state *st)
 	return fd;
 }
 
-/* ------------------------------------------------------------ seed copy */
-
-struct copy_ctl {
-	const char *label; /* area name for the progress line */
-	bool progress; /* stderr is a terminal */
-	uint64_t files, bytes, started, last;
-	int err; /* errno of the failure */
-	char msg[256]; /* libarchive's text */
-};
-
-static void copy_progress(struct copy_ctl *c, bool done)
-{
-	uint64_t now;
-
-	if (!c->progress || (!done && (c->files & 1023) != 0))
-		return;
-	now = now_usec(CLOCK_MONOTONIC);
-	if (now - c->started < 2 * USEC_PER_SEC || (!done && now - c->last < 500 * USEC_PER_MSEC))
-		return;
-	if (done && c->last == 0)
-		return; /* no line was shown: the copy was short */
-	fprintf(stderr, "\rstoraged: copying '%s': %" PRIu64 " files, %" PRIu64 " MiB%s",
-		c->label, c->files, c->bytes >> 20, done ? "\n" : "");
-	c->last = now;
-}
-
-static int copy_fail(struct copy_ctl *c, struct archive *ar)
-{
-	c->err = archive_errno(ar) > 0 ? archive_errno(ar) : EIO;
-	snprintf(c->msg, sizeof(c->msg), "%s", archive_error_string(ar) ? archive_error_string(ar) : strerror(c->err));
-	return -c->err;
-}
-
-static int copy_data(struct copy_ctl *c, struct archive *rd, struct archive *wr)
-{
-	const void *buf;
-	size_t size;
-	la_int64_t off;
-	int r;
-
-	while ((r = archive_read_data_block(rd, &buf, &size, &off)) == ARCHIVE_OK) {
-		if (archive_write_data_block(wr, buf, size, off) < ARCHIVE_OK)
-			return copy_fail(c, wr);
-		c->bytes += size;
-	}
-	return r == ARCHIVE_EOF ? 0 : copy_fail(c, rd);
-}
-
-/* rewrites "<src>/x" to "<dst>/x"; false for top-level sync leftovers */
-static bool copy_rename(struct archive_entry *e, size_t srclen, const char *dst, char *buf)
-{
-	const char *p = archive_entry_pathname(e) + srclen;
-
-	if (*p == '/' && strncmp(p + 1, SYNC_PREFIX, strlen(SYNC_PREFIX)) == 0 &&
-	    !strchr(p + 1, '/'))
-		return false;
-	if ((size_t)snprintf(buf, PATH_MAX, "%s%s", dst, p) >= PATH_MAX)
-		return false;
-	archive_entry_copy_pathname(e, buf);
-	return true;
-}
-
-static int copy_entries(struct copy_ctl *c, struct archive *rd, struct archive *wr,
-			size_t srclen, const char *dst)
-{
-	struct archive_entry_linkresolver *lr = archive_entry_linkresolver_new();
-	struct archive_entry *e = archive_entry_new(), *spare = NULL;
-	char *buf = malloc(PATH_MAX);
-	int r = -ENOMEM, ar;
-
-	if (!lr || !e || !buf)
-		goto out;
-	archive_entry_linkresolver_set_strategy(lr, ARCHIVE_FORMAT_TAR_USTAR);
-	r = 0;
-	while (r == 0 && (ar = archive_read_next_header2(rd, e)) != ARCHIVE_EOF) {
-		if (ar < ARCHIVE_WARN) {
-			r = copy_fail(c, rd);
-			break;
-		}
-		if (!copy_rename(e, srclen, dst, buf))
-			continue;
-		if (archive_entry_filetype(e) == AE_IFDIR)
-			archive_read_disk_descend(rd);
-		archive_entry_linkify(lr, &e, &spare);
-		if (archive_write_header(wr, e) < ARCHIVE_WARN)
-			r = copy_fail(c, wr);
-		else if (!archive_entry_hardlink(e) && archive_entry_size(e) > 0)
-			r = copy_data(c, rd, wr);
-		if (r == 0 && archive_write_finish_entry(wr) < ARCHIVE_WARN)
-			r = copy_fail(c, wr);
-		c->files++;
-		copy_progress(c, false);
-	}
-out:
-	free(buf);
-	archive_entry_free(e);
-	archive_entry_linkresolver_free(lr);
-	return r;
-}
-
-/*
- * copy_tree: full-fidelity copy of the directory @src onto the existing
- * directory @dst with libarchive (archive_read_disk → archive_write_disk):
- * owner (numeric, no name lookups), mode, times, ACLs, xattrs, file flags,
- * hard links (linkresolver), device nodes, sparse files.  Symlinks are not
- * followed, other filesystems below @src are not entered, top-level
- * ".storaged-sync.*" leftovers are skipped.
- */
-static int copy_tree(const char *src, const char *dst, struct copy_ctl *c)
-{
-	struct archive *rd = archive_read_disk_new(), *wr = archive_write_disk_new();
-	int r = -ENOMEM;
-
-	c->started = now_usec(CLOCK_MONOTONIC);
-	if (!rd || !wr)
-		goto out;
-	archive_read_disk_set_symlink_physical(rd);
-	archive_read_disk_set_behavior(rd, ARCHIVE_READDISK_NO_TRAVERSE_MOUNTS);
-	archive_write_disk_set_options(wr, COPY_FLAGS);
-	if (archive_read_disk_open(rd, src) != ARCHIVE_OK) {
-		r = copy_fail(c, rd);
-		goto out;
-	}
-	r = copy_entries(c, rd, wr, strlen(src), dst);
-	if (archive_write_close(wr) != ARCHIVE_OK && r == 0)
-		r = copy_fail(c, wr);
-	copy_progress(c, true);
-out:
-	archive_read_free(rd);
-	archive_write_free(wr);
-	return r;
-}
-
 /* ------------------------------------------------------------ helpers run by argv */
 
 static const char *find_program(const char *name, char *buf, size_t len)
@@ -952,6 +814,22 @@ static int check_memory(const struct area_config *a, const struct area_sizing *s
 	return -ENOMEM;
 }
 
+/* before anything is set up: an area that cannot be seeded or synced back
+ * must not be half made, nor one whose changes stop could not save */
+static int check_helper(const struct area_config *a, struct diag_list *m)
+{
+	struct copy_result res;
+	char prog[PATH_MAX];
+	int r;
+
+	if (!a->seed && !a->persist)
+		return 0;
+	r = copy_spawn_find(prog, sizeof(prog), &res);
+	if (r < 0)
+		diag_error(m, NULL, 0, "area '%s': %s", a->name, res.msg);
+	return r;
+}
+
 /* ------------------------------------------------------------ open files */
 
 static bool link_is_below(const char *link, const char *path)
@@ -1101,9 +979,9 @@ static int bind_fd(int fd, const char *target, bool private)
 
 static int setup_seed(struct setup *s, struct diag_list *m)
 {
-	struct copy_ctl c = { .label = s->a->name, .progress = isatty(2) };
+	struct copy_result c;
 	struct statvfs v;
-	int r = copy_tree(s->d.lower, s->d.area, &c);
+	int r = copy_spawn_run(s->d.lower, s->d.area, s->a->name, copy_spawn_jobs(), &c);
 
 	if (r == 0)
 		return 0;
@@ -1285,7 +1163,7 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 		r = -ENOSPC;
 		goto out;
 	}
-	if ((r = check_memory(a, sz, msgs)) < 0)
+	if ((r = check_memory(a, sz, msgs)) < 0 || (r = check_helper(a, msgs)) < 0)
 		goto out;
 	s.path_fd = open_path_nofollow(a->path, O_PATH | O_DIRECTORY);
 	if (s.path_fd < 0) {
@@ -1394,7 +1272,7 @@ static int sync_root(int lowerfd, int areafd)
 static int sync_locked(const struct area_dirs *d, struct diag_list *m, const char *name)
 {
 	int lowerfd = -1, areafd = -1, newfd = -1, r;
-	struct copy_ctl c = { .label = name, .progress = isatty(2) };
+	struct copy_result c = { 0 };
 	_cleanup_free_ char *newdir = NULL;
 	const char *step = "opening";
 	struct stat st;
@@ -1417,7 +1295,7 @@ static int sync_locked(const struct area_dirs *d, struct diag_list *m, const cha
 		goto out;
 	}
 	step = "copying";
-	if ((r = copy_tree(d->area, newdir, &c)) < 0)
+	if ((r = copy_spawn_run(d->area, newdir, name, copy_spawn_jobs(), &c)) < 0)
 		goto out;
 	step = "syncing the copy";
 	if (syncfs(lowerfd) < 0) {
@@ -1526,6 +1404,23 @@ static int teardown_locked(const struct area_dirs *d, struct area_state *st, boo
 	return 0;
 }
 
+/* A storaged killed while copying leaves storaged-copy and its workers
+ * dying (they hold a shared flock() on the area's root until then, see
+ * storaged-copy.c): waiting for them keeps the umounts from failing busy. */
+static void wait_for_copy(const char *area)
+{
+	int fd;
+
+	if (!is_mount_of(area, NULL))
+		return;
+	fd = open(area, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	close(fd);
+}
+
 int area_teardown(const char *state_dir, const char *name, bool do_sync, struct diag_list *msgs)
 {
 	struct area_dirs d;
@@ -1534,6 +1429,7 @@ int area_teardown(const char *state_dir, const char *name, bool do_sync, struct 
 
 	if ((r = area_dirs_init(&d, state_dir, name)) < 0)
 		return r;
+	wait_for_copy(d.area);
 	fd = state_open_locked(&d, &st);
 	if (fd < 0) {
 		/* a setup that died before writing its state: undo what exists */

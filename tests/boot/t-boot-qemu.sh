@@ -101,6 +101,9 @@ for v in systemd sysv; do
 	env -u MAKEFLAGS -u MFLAGS make -s -C "$B" install DESTDIR="$R" >"$SCRATCH/install-$v.log" 2>&1 ||
 		{ cat "$SCRATCH/install-$v.log"; fail "make install DESTDIR (guest $v)"; }
 	[ -x "$R/usr/sbin/storaged" ] || fail "make install put no /usr/sbin/storaged"
+	# the [area build] seed runs it
+	[ -x "$R/usr/libexec/storaged/storaged-copy" ] ||
+		fail "make install put no /usr/libexec/storaged/storaged-copy"
 	install -m 0755 "$HERE/guest/storaged-boot-check" "$R/usr/local/sbin/storaged-boot-check"
 	case "$v" in
 	systemd)

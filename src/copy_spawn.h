@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Runs the tree copy helper storaged-copy (copy.h) from storaged: the copy
+ * needs libarchive, which storaged itself does not link (memory).
+ */
+#ifndef STORAGED_COPY_SPAWN_H
+#define STORAGED_COPY_SPAWN_H
+
+#include <stddef.h>
+
+#include "copy.h"
+
+#define COPY_HELPER "storaged-copy"
+
+/**
+ * copy_spawn_find:
+ * @buf: receives the helper's path
+ * @len: size of @buf in bytes
+ * @res: on failure, the errno and a message that names the path and says
+ *       what to do
+ *
+ * The helper beside the running binary (dirname of /proc/self/exe) wins
+ * when it is a root-owned executable that neither group nor others may
+ * write: that is the build tree, where the tests run storaged uninstalled.
+ * Otherwise LIBEXECDIR/storaged/storaged-copy, with the same checks.
+ *
+ * Returns: 0; -ENOENT when the installed helper is missing, -EPERM when it
+ * is not root-owned or is writable by group or others.
+ */
+int copy_spawn_find(char *buf, size_t len, struct copy_result *res);
+
+/**
+ * copy_spawn_jobs:
+ *
+ * Returns: the number of worker processes a copy uses on this machine
+ * (from the CPUs online; see the measurement in copy_spawn.c), at least 1.
+ */
+unsigned copy_spawn_jobs(void);
+
+/**
+ * copy_spawn_run:
+ * @src: directory to copy (see copy_tree() for what is kept)
+ * @dst: existing directory to copy into
+ * @label: the area's name, for the progress line on a terminal
+ * @jobs: worker processes, e.g. copy_spawn_jobs(); 1: one process
+ * @res: on failure, the errno and the helper's message (libarchive's text)
+ *
+ * Runs storaged-copy by argv with posix_spawn: a clean environment, stdin
+ * and stdout on /dev/null, stderr shared (the progress line), the outcome
+ * read from a status pipe.  Waits for it to end.
+ *
+ * Returns: 0; negative errno: the copy's (-ENOSPC: @dst is full), the
+ * lookup's (copy_spawn_find()), or -EIO when the helper died without a
+ * report.
+ */
+int copy_spawn_run(const char *src, const char *dst, const char *label, unsigned jobs,
+		   struct copy_result *res);
+
+#endif

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * storaged-copy: the full-fidelity tree copy of RAM areas (seed and sync
+ * back), a program of its own so that the resident storaged does not load
+ * libarchive.  storaged runs it by argv (copy_spawn.c):
+ *
+ *   storaged-copy [--jobs N] [--label NAME] [--status-fd FD] SRC DST
+ *
+ * On a terminal, stderr shows a progress line.  The outcome goes to FD as
+ * one line "ERRNO MESSAGE\n" (ERRNO 0: success), so that storaged can tell
+ * ENOSPC from other failures; without --status-fd, errors go to stderr.
+ * Exit status: 0 copied, 1 the copy failed, 2 usage.
+ *
+ * The helper and its workers die with their parent (PR_SET_PDEATHSIG), and
+ * hold a shared flock() on SRC and DST until they have all ended: a
+ * storaged killed midway leaves them dying, and the next `storaged stop`
+ * takes that lock before it unmounts (area.c, wait_for_copy()).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "copy.h"
+#include "units.h"
+
+struct args {
+	struct copy_opts o;
+	int status_fd; /* -1: report on stderr */
+	const char *src, *dst;
+};
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	static const struct option opts[] = {
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "label", required_argument, NULL, 'l' },
+		{ "status-fd", required_argument, NULL, 's' },
+		{ 0 },
+	};
+	uint64_t n;
+	int c;
+
+	*a = (struct args){ .o = { .label = "", .jobs = 1 }, .status_fd = -1 };
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'l')
+			a->o.label = optarg;
+		else if (c == 'j' && units_parse_uint(optarg, 1024, &n) == 0)
+			a->o.jobs = (unsigned)n;
+		else if (c == 's' && units_parse_uint(optarg, INT_MAX, &n) == 0 && n > 2)
+			a->status_fd = (int)n;
+		else
+			return -EINVAL;
+	}
+	if (argc - optind != 2)
+		return -EINVAL;
+	a->src = argv[optind];
+	a->dst = argv[optind + 1];
+	return 0;
+}
+
+/* storaged killed midway must not leave a copy writing on into a
+ * directory the next run removes; a parent that died before prctl() is
+ * seen as the closed read end of the status pipe */
+static bool parent_gone(int status_fd)
+{
+	struct pollfd p = { .fd = status_fd, .events = POLLOUT };
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return true;
+	return status_fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
+/* a shared lock on @dir for as long as this process or a worker lives
+ * (the fd is inherited by fork and never closed) */
+static void hold(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0)
+		flock(fd, LOCK_SH);
+}
+
+int main(int argc, char **argv)
+{
+	struct copy_result res;
+	struct args a;
+	int r;
+
+	if (parse_args(argc, argv, &a) < 0) {
+		fputs("Usage: storaged-copy [--jobs N] [--label NAME] [--status-fd FD] SRC DST\n",
+		      stderr);
+		return 2;
+	}
+	if (parent_gone(a.status_fd))
+		return 1;
+	hold(a.src);
+	hold(a.dst);
+	a.o.progress = isatty(STDERR_FILENO);
+	r = copy_tree(a.src, a.dst, &a.o, &res);
+	if (a.status_fd >= 0)
+		dprintf(a.status_fd, "%d %s\n", r < 0 ? res.err : 0, r < 0 ? res.msg : "");
+	else if (r < 0)
+		fprintf(stderr, "storaged-copy: copying '%s' into '%s': %s\n", a.src, a.dst, res.msg);
+	return r < 0 ? 1 : 0;
+}
