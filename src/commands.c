@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -294,6 +295,9 @@ static int resident_pass(void *userdata, bool no_wait)
 	struct resident *rs = userdata;
 	int r = start_pass(rs->o, rs->lg, no_wait, NULL);
 
+	/* what the pass freed goes back to the kernel: the resident process
+	 * holds only its loop between events */
+	malloc_trim(0);
 	return r < 0 ? EXIT_STEP_FAILED : r;
 }
 

@@ -156,13 +156,15 @@ int main(int argc, char **argv)
 	struct logger lg;
 	int level = LOG_INFO, r;
 
-	/* libsmartcols prints non-ASCII text (a label, "…") only in a
-	 * UTF-8 locale, and escapes it otherwise */
-	setlocale(LC_ALL, "");
 	r = parse_options(argc, argv, &o, &level);
 	if (r >= 0)
 		return r;
 	o.command = optind < argc ? argv[optind++] : "start";
+	/* libsmartcols prints non-ASCII text (a label, "…") only in a UTF-8
+	 * locale, and escapes it otherwise.  A real start prints no table and
+	 * may stay resident: it does without the locale's tables (memory). */
+	if (strcmp(o.command, "start") != 0 || o.dry_run)
+		setlocale(LC_ALL, "");
 	cmd = find_command(o.command);
 	if (!cmd) {
 		fprintf(stderr, "storaged: unknown command '%s'; try 'storaged --help'\n", o.command);
