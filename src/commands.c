@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
@@ -209,8 +210,7 @@ static int lock_state_dir(const struct options *o, const struct logger *lg)
 	return fd;
 }
 
-/* Loads the state, logging why it cannot be used.  Returns: 0 or negative errno. */
-static int load_state(const struct options *o, const struct logger *lg, struct state *st)
+int commands_load_state(const struct options *o, const struct logger *lg, struct state *st)
 {
 	unsigned line = 0;
 	int r = state_load(o->state_dir, st, &line);
@@ -219,7 +219,7 @@ static int load_state(const struct options *o, const struct logger *lg, struct s
 		log_error(lg, "'%s/state': the directory or the file is not owned by root or is writable by group or others; storaged does not trust what it says was mounted: check who changed it, then `chown root:root %s %s/state; chmod go-w %s %s/state`",
 			  o->state_dir, o->state_dir, o->state_dir, o->state_dir, o->state_dir);
 	else if (r == -EBADMSG)
-		log_error(lg, "%s/state:%u: cannot be read; if no storaged runs, remove the file (storaged then forgets what it mounted: unmount those by hand)",
+		log_error(lg, "%s/state:%u: corrupt: not a state file storaged wrote; if no storaged runs, remove the file (storaged then forgets what it mounted: unmount those by hand)",
 			  o->state_dir, line);
 	else if (r < 0)
 		log_error(lg, "'%s/state': %s", o->state_dir, strerror(-r));
@@ -248,7 +248,7 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	lock = lock_state_dir(o, lg);
 	if (lock < 0)
 		return lock == -EPERM ? EXIT_CONFIG : EXIT_STEP_FAILED;
-	if (load_state(o, lg, &st) < 0) {
+	if (commands_load_state(o, lg, &st) < 0) {
 		close(lock);
 		return EXIT_STEP_FAILED;
 	}
@@ -258,12 +258,13 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	sysops_close(&so);
 	state_done(&st);
 	close(lock);
-	if (r == -EINTR)
+	if (r == -EINTR || so.interrupted)
 		return -EINTR;
 	if (r < 0)
 		return EXIT_STEP_FAILED;
 	if (!no_wait || sum.n_done || sum.n_failed)
-		log_info(lg, "%u step(s) done, %u failed%s%s%s", sum.n_done, sum.n_failed,
+		log_info(lg, "%u step(s) done, %u failed%s%s%s%s", sum.n_done, sum.n_failed,
+			 sum.n_skipped ? " (some only skipped: a step they wait for failed)" : "",
 			 sum.n_waiting ? ", some still waiting for devices" : "",
 			 sum.n_later ? ", some left for the start after the network is up" : "",
 			 sum.n_degraded ? ", DEGRADED mounts present (see `storaged status`)" : "");
@@ -469,6 +470,26 @@ static int find_own_mount(struct libmnt_table *tb, const struct state_record *re
 	return found;
 }
 
+/* An rbind brought the mounts below its source along: they are undone
+ * first, deepest first.  Returns: 0 or negative errno (logged). */
+static int umount_submounts(const struct logger *lg, struct libmnt_table *tb, struct libmnt_fs *parent)
+{
+	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_BACKWARD);
+	struct libmnt_fs *child;
+	int r = itr ? 0 : -ENOMEM;
+
+	while (r == 0 && mnt_table_next_child_fs(tb, itr, parent, &child) == 0) {
+		r = umount_submounts(lg, tb, child);
+		if (r == 0 && umount2(mnt_fs_get_target(child), UMOUNT_NOFOLLOW) < 0) {
+			r = -errno;
+			log_error(lg, "%s: cannot unmount: %s; stop the processes using it (fuser -vm %s) and run `storaged stop` again",
+				  mnt_fs_get_target(child), strerror(errno), mnt_fs_get_target(child));
+		}
+	}
+	mnt_free_iter(itr);
+	return r;
+}
+
 static int undo_mount(const struct logger *lg, const struct state_record *rec)
 {
 	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
@@ -492,12 +513,16 @@ static int undo_mount(const struct logger *lg, const struct state_record *rec)
 		mnt_unref_table(tb);
 		return -EBUSY;
 	}
-	mnt_unref_table(tb);
 	mount_ids_at(mp, &id, &unique_id);
 	if (rec->mount_unique_id && unique_id != rec->mount_unique_id) {
+		mnt_unref_table(tb);
 		log_info(lg, "%s: storaged's mount is gone (another one took its place and its ID); nothing to undo", rec->id);
 		return 0;
 	}
+	rc = rec->recursive ? umount_submounts(lg, tb, top) : 0;
+	mnt_unref_table(tb);
+	if (rc < 0)
+		return rc;
 	cxt = mnt_new_context();
 	if (!cxt)
 		return -ENOMEM;
@@ -631,7 +656,7 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 	lock = lock_state_dir(o, lg);
 	if (lock < 0)
 		return lock == -EPERM ? EXIT_CONFIG : EXIT_STEP_FAILED;
-	if (load_state(o, lg, &st) < 0) {
+	if (commands_load_state(o, lg, &st) < 0) {
 		log_error(lg, "nothing undone");
 		close(lock);
 		return EXIT_STEP_FAILED;

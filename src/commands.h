@@ -30,6 +30,15 @@ struct options {
 	const char *arg; /* sync: area name */
 };
 
+/**
+ * commands_load_state:
+ * state_load() of @o->state_dir into @st, logging why the state cannot be
+ * used and what to do about it.
+ * Returns: 0 or negative errno (see state_load()).
+ */
+struct state;
+int commands_load_state(const struct options *o, const struct logger *lg, struct state *st);
+
 int cmd_start(const struct options *o, const struct logger *lg);
 int cmd_stop(const struct options *o, const struct logger *lg);
 int cmd_scan(const struct options *o, const struct logger *lg);

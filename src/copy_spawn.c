@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -104,6 +106,8 @@ static void helper_env(char **envp, size_t len)
 static int helper_start(const char *prog, char *const argv[], int wfd, pid_t *ret_pid)
 {
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, term;
 	char *envp[8];
 	int r;
 
@@ -112,7 +116,18 @@ static int helper_start(const char *prog, char *const argv[], int wfd, pid_t *re
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, wfd, STATUS_FD);
-	r = -posix_spawn(ret_pid, prog, &fa, NULL, argv, envp);
+	/* storaged blocks SIGINT/SIGTERM for its signalfd: the helper must not
+	 * inherit that, so that interrupt_helper() can end it */
+	sigemptyset(&none);
+	sigemptyset(&term);
+	sigaddset(&term, SIGINT);
+	sigaddset(&term, SIGTERM);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &term);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	r = -posix_spawn(ret_pid, prog, &fa, &at, argv, envp);
+	posix_spawnattr_destroy(&at);
 	posix_spawn_file_actions_destroy(&fa);
 	return r;
 }
@@ -139,6 +154,43 @@ static int helper_outcome(const char *prog, char *line, int st, struct copy_resu
 	return fail(res, EIO, "'%s' ended without a report (%s)", prog, why);
 }
 
+/* SIGINT or SIGTERM is waiting for storaged (blocked: it is read from a
+ * signalfd once the copy is over): the copy should not go on. */
+static bool interrupt_pending(void)
+{
+	sigset_t pending;
+
+	return sigpending(&pending) == 0 && (sigismember(&pending, SIGINT) == 1 ||
+					     sigismember(&pending, SIGTERM) == 1);
+}
+
+/* Reads the helper's report from @fd until it closes; a pending SIGINT or
+ * SIGTERM ends the helper (its workers die with it) and is left pending for
+ * the caller's signalfd.  Returns: 0, or -EINTR when interrupted. */
+static int read_report(int fd, pid_t pid, char *line, size_t len)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	size_t got = 0;
+	ssize_t n;
+
+	for (;;) {
+		if (interrupt_pending()) {
+			kill(pid, SIGTERM);
+			line[0] = '\0';
+			return -EINTR;
+		}
+		if (poll(&pfd, 1, 250) <= 0)
+			continue;
+		n = read(fd, line + got, len - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || (got += (size_t)n) == len - 1)
+			break;
+	}
+	line[got] = '\0';
+	return 0;
+}
+
 int copy_spawn_run(const char *src, const char *dst, const char *label, unsigned jobs,
 		   struct copy_result *res)
 {
@@ -146,8 +198,6 @@ int copy_spawn_run(const char *src, const char *dst, const char *label, unsigned
 	char *argv[] = { COPY_HELPER, "--jobs", jobarg, "--label", (char *)label, "--status-fd",
 			 fdarg, "--", (char *)src, (char *)dst, NULL };
 	int p[2] = { -1, -1 }, wfd = -1, st = 0, r;
-	size_t got = 0;
-	ssize_t n;
 	pid_t pid;
 
 	*res = (struct copy_result){ 0 };
@@ -169,13 +219,10 @@ int copy_spawn_run(const char *src, const char *dst, const char *label, unsigned
 		r = fail(res, -r, "running '%s': %s", prog, strerror(-r));
 		goto out;
 	}
-	while ((n = read(p[0], line + got, sizeof(line) - 1 - got)) > 0 ||
-	       (n < 0 && errno == EINTR))
-		got += n > 0 ? (size_t)n : 0;
-	line[got] = '\0';
+	r = read_report(p[0], pid, line, sizeof(line));
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	r = helper_outcome(prog, line, st, res);
+	r = r < 0 ? fail(res, EINTR, "interrupted (SIGINT or SIGTERM)") : helper_outcome(prog, line, st, res);
 out:
 	if (p[0] >= 0)
 		close(p[0]);

@@ -129,6 +129,7 @@ static void fail_step(struct run *rn, size_t i, enum outcome out, const char *fm
 		log_warning(rn->cx->log, "%s: %s (nofail: not counted as a failure)", what, sr->msg);
 	} else {
 		rn->sum.n_failed++;
+		rn->sum.n_skipped += out == OUT_SKIPPED;
 		log_error(rn->cx->log, "%s: %s", what, sr->msg);
 	}
 }
@@ -142,6 +143,7 @@ static void record_mount(struct run *rn, size_t i, enum state_status st, const c
 	if (!r)
 		return;
 	r->nofail = e->nofail;
+	r->recursive = e->rbind;
 	if (st == STATE_FAILED || st == STATE_SKIPPED || st == STATE_PRESENT)
 		r->seq = 0; /* nothing of storaged's to undo */
 	if (st != STATE_DONE && st != STATE_DEGRADED)

@@ -88,6 +88,7 @@ struct exec_ctx {
 struct exec_summary {
 	unsigned n_done; /* steps that did something and succeeded */
 	unsigned n_failed; /* failed or skipped steps that count (not nofail) */
+	unsigned n_skipped; /* of those, skipped: a step they wait for failed */
 	unsigned n_tolerated; /* failed or skipped steps with nofail */
 	unsigned n_degraded; /* btrfs entries mounted with -o degraded */
 	unsigned n_waiting; /* no_wait: steps left waiting for devices */

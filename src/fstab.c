@@ -379,6 +379,7 @@ static int opt_apply(struct parser *p, struct fstab_entry *e, struct opt_state *
 		return 0;
 	case OPT_BIND:
 		e->bind = true;
+		e->rbind = e->rbind || strcmp(name, "rbind") == 0;
 		return 0;
 	case OPT_LOOP:
 		e->loop = true;
@@ -483,6 +484,23 @@ static char *source_string(struct libmnt_fs *fs)
 	return strdup(src ?: "none");
 }
 
+/*
+ * Network filesystems: libmount's list (mnt_fstype_is_netfs) and the ones
+ * it lacks.  `_netdev` alone does not count: the classic workaround for a
+ * multi-device btrfs puts it on local disks, precisely so that early boot
+ * leaves them to a later script, and storaged mounts those early.
+ */
+static bool fstype_is_remote(const char *fstype)
+{
+	static const char *const more[] = { "ceph", "davfs", "fuse.gcsfuse", "fuse.rclone",
+					    "fuse.s3fs", "fuse.sshfs", "glusterfs", "lustre", "afs" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(more); i++)
+		if (strcmp(fstype, more[i]) == 0)
+			return true;
+	return mnt_fstype_is_netfs(fstype);
+}
+
 static int entry_fill(struct parser *p, struct libmnt_fs *fs, struct fstab_entry *ret)
 {
 	struct fstab_entry e = {
@@ -508,7 +526,7 @@ static int entry_fill(struct parser *p, struct libmnt_fs *fs, struct fstab_entry
 	r = entry_parse_options(p, &e) ?: r;
 	if (r < 0)
 		goto fail;
-	e.remote = e.remote || mnt_fstype_is_netfs(e.fstype);
+	e.remote = e.remote || fstype_is_remote(e.fstype);
 	*ret = e;
 	return 0;
 fail:

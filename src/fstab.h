@@ -24,11 +24,13 @@ struct fstab_entry {
 				x-storaged.*, x-systemd.*; NULL when empty */
 	bool nofail; /* a failure does not count against the exit status */
 	bool bind; /* bind or rbind: @source is a path */
+	bool rbind; /* rbind: the mounts below @source come along */
 	bool loop; /* loop option: @source is an image file path */
 	bool mkdir; /* X-mount.mkdir[=mode] (libmount creates the target) */
 	bool degraded_ok; /* x-storaged.degraded */
 	bool remote; /* needs the network: a network filesystem type
-			(mnt_fstype_is_netfs) or x-storaged.remote */
+			(mnt_fstype_is_netfs, ceph, davfs, sshfs, ...) or
+			x-storaged.remote; not _netdev alone (see fstab.c) */
 	char **requires; /* strv: mount points or tags this entry waits for
 			    (x-storaged.requires=, x-systemd.requires=,
 			    x-systemd.after=, x-systemd.requires-mounts-for=),

@@ -90,6 +90,13 @@ static int do_mount(struct libmnt_context *cxt, const struct request *rq, char *
 {
 	int rc;
 
+	/* libmount would say "special device ... does not exist" */
+	if (rq->bind && rq->source[0] == '/' && access(rq->source, F_OK) < 0) {
+		rc = -errno;
+		snprintf(msg, len, "bind source '%s': %s", rq->source, strerror(-rc));
+		return rc;
+	}
+
 	/* Never read /etc/fstab: the entry is complete as given. */
 	mnt_context_set_optsmode(cxt, MNT_OMODE_IGNORE | MNT_OMODE_NOTAB);
 	mnt_context_set_source(cxt, rq->source);
@@ -167,6 +174,9 @@ static _Noreturn void worker_main(int fd)
 	char *buf = malloc(REQUEST_MAX);
 	sigset_t none;
 
+	/* its own process group, so that a deadline kills the mount helpers it
+	 * runs along with it (storaged sets it too: no race) */
+	setpgid(0, 0);
 	/* storaged blocks SIGINT/SIGTERM for its signalfd: a worker, and the
 	 * mount helpers it runs, must not inherit that. */
 	sigemptyset(&none);
@@ -338,7 +348,8 @@ static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, con
 	snprintf(out->mountpoint, sizeof(out->mountpoint), "%s", e->target);
 	mount_ids_at(out->mountpoint, &out->mount_id, &out->mount_unique_id);
 	/* a tmpfs, or a bind of a directory found to be local */
-	known_set(pool, (uint64_t)out->mount_id, true);
+	if (out->mount_id > 0)
+		known_set(pool, (uint64_t)out->mount_id, true);
 }
 
 static struct mount_worker *worker_by_fd(struct mount_pool *pool, int fd)
@@ -359,7 +370,7 @@ static void worker_remove(struct mount_pool *pool, struct mount_worker *w)
  * the next mount forks a new one. */
 static void worker_discard(struct mount_pool *pool, struct mount_worker *w)
 {
-	kill(w->pid, SIGKILL);
+	kill(-w->pid, SIGKILL);
 	waitpid(w->pid, NULL, 0);
 	worker_remove(pool, w);
 }
@@ -385,6 +396,7 @@ static int worker_spawn(struct mount_pool *pool, struct mount_worker **ret)
 	}
 	if (pid == 0)
 		worker_main(sv[1]);
+	setpgid(pid, pid);
 	close(sv[1]);
 	pool->v[pool->n] = (struct mount_worker){ .pid = pid, .fd = sv[0] };
 	*ret = &pool->v[pool->n++];
@@ -486,11 +498,21 @@ int mount_pool_finish(struct mount_pool *pool, int fd, struct mount_reply *ret)
 void mount_pool_abandon(struct mount_pool *pool, int fd)
 {
 	struct mount_worker *w = worker_by_fd(pool, fd);
+	pid_t *nv;
 
 	if (!w)
 		return;
-	kill(w->pid, SIGKILL);
-	waitpid(w->pid, NULL, WNOHANG);
+	/* the worker and the helper it runs (a mount.nfs retrying): a helper
+	 * left behind could still mount after the entry was declared failed */
+	kill(-w->pid, SIGKILL);
+	if (waitpid(w->pid, NULL, WNOHANG) == 0) {
+		/* stuck in the kernel: reaped at mount_pool_close() if it dies by then */
+		nv = realloc(pool->abandoned, (pool->n_abandoned + 1) * sizeof(*nv));
+		if (nv) {
+			pool->abandoned = nv;
+			pool->abandoned[pool->n_abandoned++] = w->pid;
+		}
+	}
 	worker_remove(pool, w);
 }
 
@@ -501,6 +523,9 @@ void mount_pool_close(struct mount_pool *pool)
 	for (size_t i = 0; i < pool->n; i++)
 		while (waitpid(pool->v[i].pid, NULL, 0) < 0 && errno == EINTR)
 			;
+	for (size_t i = 0; i < pool->n_abandoned; i++)
+		waitpid(pool->abandoned[i], NULL, WNOHANG);
+	free(pool->abandoned);
 	free(pool->v);
 	free(pool->known);
 	mnt_free_context(pool->cxt);

@@ -38,6 +38,8 @@ struct mount_pool {
 	size_t n_known;
 	struct libmnt_context *cxt; /* for the mounts run here */
 	bool helper_checked[MOUNT_HERE_TYPES], helper_found[MOUNT_HERE_TYPES];
+	pid_t *abandoned; /* killed workers not reaped yet */
+	size_t n_abandoned;
 };
 
 /* What a worker says about one mount. */
@@ -93,9 +95,10 @@ int mount_pool_finish(struct mount_pool *pool, int fd, struct mount_reply *ret);
 
 /**
  * mount_pool_abandon:
- * Kills the worker on @fd (SIGKILL) and removes it from the pool.  A worker
- * stuck in the kernel may not die at once: it is reaped when it does, at
- * mount_pool_close() or when storaged exits.
+ * Kills the worker on @fd and every process of its process group (the
+ * mount helper it runs) with SIGKILL, and removes it from the pool.  A
+ * worker stuck in the kernel may not die at once: it is reaped when it
+ * does, at mount_pool_close() or when storaged exits.
  */
 void mount_pool_abandon(struct mount_pool *pool, int fd);
 

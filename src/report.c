@@ -198,22 +198,16 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	struct area_status *areas = NULL;
 	struct libscols_table *tb;
 	size_t n_areas = 0;
-	int r;
+	int r = 0;
 
-	unsigned line = 0;
-
-	r = state_load(o->state_dir, &st, &line);
-	if (r == -EBADMSG) {
-		log_error(lg, "%s/state:%u: cannot be read; if no storaged runs, remove it", o->state_dir, line);
+	if (commands_load_state(o, lg, &st) < 0)
 		return EXIT_STEP_FAILED;
-	}
-	if (r < 0) {
-		log_error(lg, "'%s/state': %s", o->state_dir,
-			  r == -EPERM ? "not owned by root or writable by group or others; not trusted" : strerror(-r));
-		return EXIT_STEP_FAILED;
-	}
 	if (area_status_list(o->state_dir, &areas, &n_areas) < 0)
 		n_areas = 0;
+	if (st.n == 0 && n_areas == 0 && !o->json) {
+		printf("storaged has set up nothing (state directory %s)\n", o->state_dir);
+		return 0;
+	}
 	tb = table_new("status", status_cols, ARRAY_SIZE(status_cols), o->json);
 	for (size_t i = 0; tb && r == 0 && i < st.n; i++)
 		if (st.v[i].kind != STATE_AREA)

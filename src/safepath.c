@@ -51,6 +51,8 @@ static int walk_link(struct walk *w, const char *name, char **rest, char *why, s
 
 	if (n < 0)
 		return -errno;
+	if ((size_t)n >= sizeof(target) - 1)
+		return -ENAMETOOLONG; /* maybe cut short: not the real target */
 	target[n] = '\0';
 	if (++w->links > MAX_LINKS)
 		return -ELOOP;
@@ -66,6 +68,22 @@ static int walk_link(struct walk *w, const char *name, char **rest, char *why, s
 		close(w->dirfd);
 		w->dirfd = root;
 	}
+	return 0;
+}
+
+/* ".." in a link's target: the parent of the directory reached so far (the
+ * kernel stops at "/", and so does this). */
+static int walk_up(struct walk *w)
+{
+	int fd = openat(w->dirfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char *slash = strrchr(w->shown, '/');
+
+	if (fd < 0)
+		return -errno;
+	close(w->dirfd);
+	w->dirfd = fd;
+	if (slash)
+		*slash = '\0';
 	return 0;
 }
 
@@ -113,8 +131,13 @@ int safepath_check(const char *path, char *why, size_t len)
 		if (!name)
 			break;
 		tail = save && *save ? strdup(save) : NULL;
-		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
-			r = strcmp(name, "..") == 0 ? -EINVAL : 0;
+		if (save && *save && !tail) {
+			r = -ENOMEM; /* never "safe" for want of memory */
+		} else if (strcmp(name, ".") == 0) {
+			r = 0;
+		} else if (strcmp(name, "..") == 0) {
+			/* only a link's target may go up: the path given is normalised */
+			r = w.links > 0 ? walk_up(&w) : -EINVAL;
 		} else {
 			char *n = strdup(name);
 

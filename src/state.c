@@ -136,6 +136,8 @@ void state_remove(struct state *s, enum state_kind kind, const char *id)
 struct load_ctx {
 	struct state *s;
 	struct state_record *cur; /* the last record of s, until "complete" */
+	bool legacy; /* a file without "complete" keys (storaged before 0.2):
+			a record ends where the next one begins */
 	int error;
 };
 
@@ -200,9 +202,80 @@ static void drop_torn_tail(struct load_ctx *c)
 {
 	if (!c->cur)
 		return;
+	if (c->legacy && record_commit(c) == 0)
+		return;
 	record_done(c->cur);
 	c->s->n--;
 	c->cur = NULL;
+}
+
+#define COMPLETE_LINE "\ncomplete = yes\n"
+#define STATE_MAX_BYTES (64u << 20)
+
+#define RECORD_START "\n[record]\n"
+
+/*
+ * The part of the file that holds whole records: up to the end of the last
+ * "complete = yes" line.  An append that a crash cut short leaves text after
+ * it, which may end anywhere, even inside "[record" or a key: it is not
+ * parsed, as long as it begins as a record does (anything else there was
+ * not written by storaged, and the whole file is parsed, to be reported).
+ * A file with no such line at all is from an older storaged.
+ */
+static size_t complete_part(const char *buf, size_t len, bool *ret_legacy)
+{
+	const size_t n = strlen(COMPLETE_LINE), h = strlen(RECORD_START);
+
+	*ret_legacy = false;
+	for (size_t end = len; end >= n; end--)
+		if (memcmp(buf + end - n, COMPLETE_LINE, n) == 0) {
+			size_t tail = len - end;
+
+			return memcmp(buf + end, RECORD_START, tail < h ? tail : h) == 0 ? end : len;
+		}
+	*ret_legacy = true;
+	return len;
+}
+
+static int read_all(int fd, size_t size, char **ret)
+{
+	char *buf = malloc(size + 1);
+	size_t got = 0;
+	ssize_t k;
+
+	if (!buf)
+		return -ENOMEM;
+	while (got < size && (k = read(fd, buf + got, size - got)) != 0) {
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			free(buf);
+			return -errno;
+		}
+		got += (size_t)k;
+	}
+	buf[got] = '\0';
+	*ret = buf;
+	return (int)got;
+}
+
+static int load_handler(void *user, const char *section, const char *name, const char *value);
+
+static int parse_records(struct load_ctx *c, char *buf, size_t len)
+{
+	FILE *f;
+	int r;
+
+	len = complete_part(buf, len, &c->legacy);
+	if (len == 0)
+		return 0;
+	f = fmemopen(buf, len, "r");
+	if (!f)
+		return -ENOMEM;
+	r = ini_parse_file(f, load_handler, c);
+	fclose(f);
+	drop_torn_tail(c);
+	return r;
 }
 
 static int load_value(struct load_ctx *c, const char *name, const char *raw)
@@ -217,7 +290,9 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 	if (!v)
 		return -ENOMEM;
 	if (strcmp(name, "kind") == 0) {
-		if (r) /* a record cut short in the middle of the file */
+		if (r && !c->legacy) /* a record cut short in the middle of the file */
+			return -EINVAL;
+		if (r && record_commit(c) < 0)
 			return -EINVAL;
 		k = lookup(kind_names, ARRAY_SIZE(kind_names), v);
 		if (k < 0 || !(c->cur = record_new(c->s, (enum state_kind)k, "")))
@@ -240,6 +315,8 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 	}
 	if (strcmp(name, "nofail") == 0)
 		return units_parse_bool(v, &r->nofail);
+	if (strcmp(name, "recursive") == 0)
+		return units_parse_bool(v, &r->recursive);
 	if (units_parse_uint(v, UINT64_MAX, &u) < 0)
 		return 0; /* unknown or newer keys are ignored */
 	if (strcmp(name, "seq") == 0 && u <= UINT32_MAX) {
@@ -278,8 +355,8 @@ int state_load(const char *dir, struct state *ret, unsigned *ret_line)
 {
 	_cleanup_free_ char *path = NULL;
 	struct load_ctx c = { .s = ret };
+	_cleanup_free_ char *buf = NULL;
 	struct stat st;
-	FILE *f;
 	int fd, r;
 
 	*ret = (struct state){ 0 };
@@ -288,19 +365,21 @@ int state_load(const char *dir, struct state *ret, unsigned *ret_line)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !trusted(&st) || stat(dir, &st) < 0 ||
-	    !trusted(&st)) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !trusted(&st)) {
 		close(fd);
 		return -EPERM;
 	}
-	f = fdopen(fd, "re");
-	if (!f) {
-		close(fd);
-		return -ENOMEM;
+	r = st.st_size > STATE_MAX_BYTES ? -EFBIG : read_all(fd, (size_t)st.st_size, &buf);
+	close(fd);
+	if (r >= 0 && (stat(dir, &st) < 0 || !trusted(&st)))
+		r = -EPERM;
+	if (r < 0)
+		return r;
+	r = parse_records(&c, buf, (size_t)r);
+	if (r < 0) {
+		state_done(ret);
+		return r;
 	}
-	r = ini_parse_file(f, load_handler, &c);
-	fclose(f);
-	drop_torn_tail(&c);
 	if (r != 0 || c.error) {
 		state_done(ret);
 		if (ret_line)
@@ -366,9 +445,10 @@ static int write_record(FILE *f, const struct state_record *rec)
 		r = write_kv(f, "reason", rec->reason);
 	if (!r)
 		r = write_kv(f, "mountpoint", rec->mountpoint);
-	fprintf(f, "status = %s\nseq = %u\nduration_usec = %llu\nnofail = %s\nmount_id = %u\nmount_unique_id = %llu\ncomplete = yes\n",
+	fprintf(f, "status = %s\nseq = %u\nduration_usec = %llu\nnofail = %s\nrecursive = %s\nmount_id = %u\nmount_unique_id = %llu\ncomplete = yes\n",
 		status_names[rec->status], rec->seq, (unsigned long long)rec->duration_usec,
-		rec->nofail ? "yes" : "no", rec->mount_id, (unsigned long long)rec->mount_unique_id);
+		rec->nofail ? "yes" : "no", rec->recursive ? "yes" : "no", rec->mount_id,
+		(unsigned long long)rec->mount_unique_id);
 	return r;
 }
 
@@ -473,8 +553,12 @@ int state_append(const char *dir, struct state *s)
 		any = s->v[i].dirty;
 	if (!any)
 		return 0;
-	if (!s->journal && (r = journal_open(dir, s)) < 0)
-		return r == -ENOENT ? state_save(dir, s) : r;
+	if (!s->journal) {
+		/* the first save of a run rewrites the file, so that appends
+		 * follow whole records (not a tail a crash cut short) */
+		r = state_save(dir, s);
+		return r < 0 ? r : journal_open(dir, s);
+	}
 	/* A crash may cut the text anywhere: the loader drops a cut record. */
 	for (size_t i = 0; i < s->n && r == 0; i++)
 		if (s->v[i].dirty)

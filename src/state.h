@@ -45,6 +45,7 @@ struct state_record {
 	unsigned mount_id; /* STATE_MOUNT done by storaged: the mount table's ID */
 	uint64_t mount_unique_id; /* and its never-reused ID (Linux 6.8+), or 0 */
 	char *mountpoint; /* STATE_MOUNT: mount point with links resolved, or NULL */
+	bool recursive; /* STATE_MOUNT: an rbind: its submounts are undone with it */
 	bool dirty; /* changed (state_put) since the last state_save/state_append */
 };
 
@@ -64,8 +65,12 @@ struct state {
  * The state says what `stop` unmounts, so it is trusted only when @dir and
  * the file are owned by root and not writable by group or others.
  *
+ * Text after the last whole record (one that ends in "complete = yes") is
+ * what a crash left of an append, and is ignored; a file with no such line
+ * is read as written by storaged before the marker existed.
+ *
  * Returns: 0; -EPERM for an untrusted owner or mode; -EBADMSG for a corrupt
- * file; negative errno from reading.
+ * file; -EFBIG over 64 MiB; negative errno from reading.
  */
 int state_load(const char *dir, struct state *ret, unsigned *ret_line);
 
@@ -81,15 +86,15 @@ int state_save(const char *dir, struct state *s);
 /**
  * state_append:
  * Appends the records changed since the last save (->dirty) to <dir>/state,
- * in one write(2) on a file kept open until state_save() or state_done(): a
+ * on a file kept open until state_save() or state_done(): a
  * cost per changed record, not per record, for the saves the executor makes
  * around every step.  The loader keeps the last copy of a record and drops a
  * final record that a crash cut short (each record ends with "complete =
  * yes"), so the file always reads as the old or the new state.  No fsync:
  * the state describes mounts, which do not outlive the running kernel, and
- * the page cache keeps what storaged wrote when storaged is killed.  Falls
- * back to state_save() when the file does not exist yet.  Compact with
- * state_save() when a run ends.
+ * the page cache keeps what storaged wrote when storaged is killed.  The
+ * first call for @s rewrites the file with state_save(), so appends always
+ * follow whole records.  Compact with state_save() when a run ends.
  *
  * Returns: 0; -EPERM when the file is not root's or is group/other-writable;
  * negative errno.

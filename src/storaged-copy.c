@@ -79,13 +79,22 @@ static bool parent_gone(int status_fd)
 }
 
 /* a shared lock on @dir for as long as this process or a worker lives
- * (the fd is inherited by fork and never closed) */
-static void hold(const char *dir)
+ * (the fd is inherited by fork and never closed): what `storaged stop`
+ * waits for.  Returns: 0 or negative errno. */
+static int hold(const char *dir, struct copy_result *res)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
+	while (fd >= 0 && flock(fd, LOCK_SH) < 0)
+		if (errno != EINTR) {
+			close(fd);
+			fd = -1;
+		}
 	if (fd >= 0)
-		flock(fd, LOCK_SH);
+		return 0;
+	res->err = errno;
+	snprintf(res->msg, sizeof(res->msg), "cannot lock '%s': %s", dir, strerror(errno));
+	return -res->err;
 }
 
 int main(int argc, char **argv)
@@ -101,10 +110,12 @@ int main(int argc, char **argv)
 	}
 	if (parent_gone(a.status_fd))
 		return 1;
-	hold(a.src);
-	hold(a.dst);
 	a.o.progress = isatty(STDERR_FILENO);
-	r = copy_tree(a.src, a.dst, &a.o, &res);
+	r = hold(a.src, &res);
+	if (r == 0)
+		r = hold(a.dst, &res);
+	if (r == 0)
+		r = copy_tree(a.src, a.dst, &a.o, &res);
 	if (a.status_fd >= 0)
 		dprintf(a.status_fd, "%d %s\n", r < 0 ? res.err : 0, r < 0 ? res.msg : "");
 	else if (r < 0)

@@ -267,7 +267,17 @@ void sysops_open(struct sysops *so, const struct logger *lg, const char *state_d
 
 void sysops_close(struct sysops *so)
 {
+	struct signalfd_siginfo si;
+
 	if (so->sigfd >= 0) {
+		/* a signal that came while no wait listened (an area being
+		 * seeded): taken here, or restoring the mask would kill us */
+		while (read(so->sigfd, &si, sizeof(si)) == sizeof(si)) {
+			if (!so->interrupted)
+				log_warning(so->lg, "%s: stopping; what is mounted stays (`storaged stop` undoes it)",
+					    strsignal((int)si.ssi_signo));
+			so->interrupted = true;
+		}
 		close(so->sigfd);
 		sigprocmask(SIG_SETMASK, &so->old_mask, NULL);
 	}

@@ -23,6 +23,7 @@ struct sysops {
 	struct udev *udev;
 	struct udev_monitor *monitor; /* block device events, or NULL */
 	int sigfd; /* SIGINT/SIGTERM while a first pass runs, or -1 */
+	bool interrupted; /* sysops_close() found SIGINT/SIGTERM pending */
 	struct mount_pool mounts; /* the pass's mount workers */
 	sigset_t old_mask;
 };
@@ -44,7 +45,8 @@ extern const struct exec_ops sysops_exec_ops;
  */
 void sysops_open(struct sysops *so, const struct logger *lg, const char *state_dir, bool catch_signals);
 
-/** sysops_close: releases what sysops_open() took and restores the signal mask. */
+/** sysops_close: releases what sysops_open() took and restores the signal
+ * mask; a SIGINT or SIGTERM still pending is taken first (->interrupted). */
 void sysops_close(struct sysops *so);
 
 #endif

@@ -142,3 +142,31 @@ mount_count() {
 mount_snapshot() {
 	findmnt -rn -o ID,TARGET,SOURCE,FSTYPE,OPTIONS | awk -v s="$SCRATCH" 'index($2, s) == 1'
 }
+
+# need_private_helpers: mount helpers (/sbin/mount.TYPE) written to
+# $SCRATCH/upper are seen only inside in_helper_ns, through an overlay on
+# the helper directory in a private mount namespace: the host's /sbin is
+# never touched, and every mount made there vanishes with the namespace.
+need_private_helpers() {
+	command -v unshare >/dev/null || skip "unshare missing (util-linux)"
+	grep -qw overlay /proc/filesystems || skip "no overlay filesystem in this kernel (needed to add a mount helper privately)"
+	SBIN=$(readlink -f /sbin)
+	mkdir -p "$SCRATCH/upper" "$SCRATCH/work"
+}
+
+# in_helper_ns SCRIPT ARGS...: bash -c SCRIPT ARGS in that namespace;
+# exits 77 (skip) when the overlay cannot be mounted there.
+in_helper_ns() {
+	local script=$1 rc
+	shift
+	unshare -m --propagation private /bin/bash -c '
+		mount -t overlay overlay -o "lowerdir=$1,upperdir=$2/upper,workdir=$2/work" "$1" || exit 99
+		shift 2
+		s=$1
+		shift
+		eval "$s"
+	' in-helper-ns "$SBIN" "$SCRATCH" "$script" "$@"
+	rc=$?
+	[ "$rc" = 99 ] && skip "cannot mount an overlay in a private mount namespace here"
+	return $rc
+}

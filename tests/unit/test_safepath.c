@@ -83,6 +83,23 @@ static void test_root_link_in_root_dir_followed(void **state)
 	assert_int_equal(safepath_check(p, why, sizeof(why)), 0);
 }
 
+/* "../real" in a trusted link's target goes up from the link's directory,
+ * as the kernel resolves it. */
+static void test_link_going_up_followed(void **state)
+{
+	struct dirs *d = *state;
+	char dir[256], link[256], p[256], why[512];
+
+	sub(d, "lnk", dir, sizeof(dir));
+	assert_int_equal(mkdir(dir, 0755), 0);
+	sub(d, "lnk/up", link, sizeof(link));
+	assert_int_equal(symlink("../real", link), 0);
+	sub(d, "lnk/up/x", p, sizeof(p));
+	assert_int_equal(safepath_check(p, why, sizeof(why)), 0);
+	sub(d, "lnk/../real", p, sizeof(p)); /* not from a link: refused */
+	assert_int_equal(safepath_check(p, why, sizeof(why)), -EINVAL);
+}
+
 static void test_foreign_link_refused(void **state)
 {
 	struct dirs *d = *state;
@@ -208,6 +225,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_plain_and_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_link_in_root_dir_followed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_link_going_up_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_link_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_link_in_writable_dir_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_link_loop, setup, teardown),

@@ -135,13 +135,14 @@ static void test_torn_tail_dropped(void **ctx)
 	off_t full, appended;
 
 	fill(&s);
-	assert_int_equal(state_save(f->dir, &s), 0);
+	assert_int_equal(state_append(f->dir, &s), 0); /* the first: a full save */
 	full = file_size(f->file);
 	assert_non_null(state_put(&s, STATE_MOUNT, "/srv/a", "tmpfs", "tmpfs", STATE_FAILED, "boom", false));
 	assert_int_equal(state_append(f->dir, &s), 0);
 	appended = file_size(f->file);
-	/* up to the last byte, the newline after "complete = yes" */
-	for (off_t keep = full + 1; keep < appended - 1; keep += 3) {
+	/* at every byte, even inside "[record]", a key or a value; up to the
+	 * last byte, the newline after "complete = yes" */
+	for (off_t keep = full; keep < appended - 1; keep++) {
 		cut_file(f->file, keep);
 		assert_int_equal(state_load(f->dir, &t, NULL), 0);
 		assert_int_equal(t.n, 2);
@@ -149,6 +150,75 @@ static void test_torn_tail_dropped(void **ctx)
 		assert_null(t.v[0].reason);
 		state_done(&t);
 	}
+	state_done(&s);
+}
+
+/* After a torn append, the next run's first save rewrites the file: what
+ * it appends then follows whole records. */
+static void test_append_after_torn_tail(void **ctx)
+{
+	struct fixture *f = *ctx;
+	struct state s = { 0 }, t = { 0 };
+	static const char torn[] = "\n[record]\nkind = mount\nid = /x\nstat";
+	int fd;
+
+	fill(&s);
+	assert_int_equal(state_save(f->dir, &s), 0);
+	state_done(&s);
+	fd = open(f->file, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, torn, sizeof(torn) - 1), (ssize_t)sizeof(torn) - 1);
+	close(fd);
+	assert_int_equal(state_load(f->dir, &s, NULL), 0);
+	assert_int_equal(s.n, 2);
+	assert_non_null(state_put(&s, STATE_MOUNT, "/srv/c", "tmpfs", "tmpfs", STATE_DONE, NULL, true));
+	assert_int_equal(state_append(f->dir, &s), 0);
+	assert_non_null(state_put(&s, STATE_MOUNT, "/srv/c", "tmpfs", "tmpfs", STATE_FAILED, "x", false));
+	assert_int_equal(state_append(f->dir, &s), 0);
+	assert_int_equal(state_load(f->dir, &t, NULL), 0);
+	assert_int_equal(t.n, 3);
+	assert_int_equal(state_find(&t, STATE_MOUNT, "/srv/c")->status, STATE_FAILED);
+	state_done(&t);
+	state_done(&s);
+}
+
+/* A file from before the "complete" key: each record ends where the next
+ * begins, and none is lost. */
+static void test_file_without_markers(void **ctx)
+{
+	struct fixture *f = *ctx;
+	static const char text[] = "[record]\nkind = mount\nid = /a\nstatus = done\nseq = 1\n"
+				   "\n[record]\nkind = mount\nid = /b\nstatus = done\nseq = 2\n";
+	struct state t = { 0 };
+	int fd = open(f->file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+	close(fd);
+	assert_int_equal(state_load(f->dir, &t, NULL), 0);
+	assert_int_equal(t.n, 2);
+	assert_string_equal(t.v[1].id, "/b");
+	assert_int_equal(t.last_seq, 2);
+	state_done(&t);
+}
+
+/* Text after the last record that does not begin as a record does is not
+ * what a crash leaves: the file is corrupt, and the line is named. */
+static void test_garbage_after_records(void **ctx)
+{
+	struct fixture *f = *ctx;
+	struct state s = { 0 }, t = { 0 };
+	unsigned line = 0;
+	int fd;
+
+	fill(&s);
+	assert_int_equal(state_save(f->dir, &s), 0);
+	fd = open(f->file, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "garbage [\n", 10), 10);
+	close(fd);
+	assert_int_equal(state_load(f->dir, &t, &line), -EBADMSG);
+	assert_true(line > 0);
 	state_done(&s);
 }
 
@@ -179,9 +249,16 @@ static void test_untrusted(void **ctx)
 	assert_int_equal(state_save(f->dir, &s), 0);
 	assert_int_equal(chmod(f->file, 0666), 0);
 	assert_int_equal(state_load(f->dir, &t, NULL), -EPERM);
+	assert_int_equal(chmod(f->dir, 0777), 0);
+	assert_int_equal(chmod(f->file, 0644), 0);
+	assert_int_equal(state_load(f->dir, &t, NULL), -EPERM);
+	assert_int_equal(chmod(f->dir, 0755), 0);
+	/* a run's first save replaces the file with a trusted one */
+	assert_int_equal(chmod(f->file, 0666), 0);
 	assert_non_null(state_put(&s, STATE_MOUNT, "/srv/a", NULL, NULL, STATE_DONE, NULL, false));
-	assert_int_equal(state_append(f->dir, &s), -EPERM);
-	assert_true(s.v[0].dirty);
+	assert_int_equal(state_append(f->dir, &s), 0);
+	assert_int_equal(state_load(f->dir, &t, NULL), 0);
+	state_done(&t);
 	state_done(&s);
 }
 
@@ -192,6 +269,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_append_replaces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_tail_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_record_in_middle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_append_after_torn_tail, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_garbage_after_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_without_markers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted, setup, teardown),
 	};
 

@@ -1,0 +1,52 @@
+#!/bin/bash
+# A mount helper that hangs (a dead NFS server, a helper that never
+# returns) is killed at the entry's deadline together with everything it
+# started, so that it cannot mount behind storaged's back after the entry
+# was reported failed; the other entries go on.  The helper is placed in a
+# private mount namespace (an overlay on the helper directory), so the
+# host's /sbin is never touched and every mount made here vanishes with it.
+. "$(dirname "$0")/lib.sh"
+setup
+need_private_helpers
+mkdir -p "$SCRATCH/m"
+PIDS=$SCRATCH/helper.pids
+cat >"$SCRATCH/upper/mount.hangtest" <<EOT
+#!/bin/sh
+# mount.hangtest SPEC DIR: records its pid and its child's, hangs, then mounts.
+sleep 30 &
+echo "\$\$ \$!" >>"$PIDS"
+wait
+mount -t tmpfs -o size=1M hangtest "\$2"
+EOT
+chmod 0755 "$SCRATCH/upper/mount.hangtest"
+cat >"$FSTAB" <<EOT
+hang   $SCRATCH/m/hung        hangtest  noauto,x-storaged,X-mount.mkdir,x-storaged.mount-timeout=2s  0 0
+tmpfs  $SCRATCH/m/hung/below  tmpfs     noauto,x-storaged,X-mount.mkdir  0 0
+tmpfs  $SCRATCH/m/other       tmpfs     noauto,x-storaged,X-mount.mkdir,size=1M  0 0
+EOT
+
+# In the namespace: start, then look for the helper's processes and its mount.
+in_helper_ns '
+	"$3" -c "$4" -f "$5" --state-dir "$6" start
+	echo "exit $?"
+	sleep 1
+	# a killed process whose parent is gone may stay a zombie (state Z)
+	# where PID 1 does not reap: that one is dead
+	for pid in $(cat "$2/helper.pids" 2>/dev/null); do
+		st=$(sed "s/.*) //" "/proc/$pid/stat" 2>/dev/null | cut -d" " -f1)
+		[ -n "$st" ] && [ "$st" != Z ] && echo "alive $pid ($st)"
+	done
+	mountpoint -q "$2/m/hung" && echo "hung mounted"
+	mountpoint -q "$2/m/other" && echo "other mounted"
+	umount "$2/m/other" 2>/dev/null
+	exit 0
+' "$SBIN" "$SCRATCH" "$STORAGED" "$CONF" "$FSTAB" "$STATE" >"$SCRATCH/out" 2>&1
+sed 's/^/  | /' "$SCRATCH/out"
+grep -q "^exit 1$" "$SCRATCH/out" || fail "start did not exit 1 for the hung entry"
+grep -q "did not finish within 2s" "$SCRATCH/out" || fail "no deadline message"
+[ -s "$PIDS" ] || fail "the helper never ran"
+grep -q "^alive " "$SCRATCH/out" && fail "the hung helper or its child survived the deadline"
+grep -q "^hung mounted$" "$SCRATCH/out" && fail "the hung entry got mounted"
+grep -q "^other mounted$" "$SCRATCH/out" || fail "the independent entry was not mounted"
+grep "$SCRATCH/m/hung/below" "$SCRATCH/out" | grep -q "not done" || fail "the entry below the hung one was not skipped"
+exit 0
