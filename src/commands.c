@@ -226,12 +226,34 @@ int commands_load_state(const struct options *o, const struct logger *lg, struct
 	return r;
 }
 
-static int render_plan(const struct options *o, const struct plan *p)
+/* Steps the plan already knows will fail: something else on a mount point,
+ * a seed that does not fit its area. */
+static unsigned predicted_failures(const struct plan *p)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < p->n_steps; i++) {
+		const struct plan_step *s = &p->steps[i];
+
+		n += !s->done && !s->later &&
+		     (s->conflict || (s->kind == PLAN_AREA && !s->sizing_deferred && !s->sizing.fits));
+	}
+	return n;
+}
+
+/* --dry-run: the plan, and exit status 1 when it shows a step that will
+ * fail, so that a script checking a change before a reboot sees it. */
+static int render_plan(const struct options *o, const struct logger *lg, const struct plan *p)
 {
 	int r = o->json ? plan_render_json(p, stdout) : plan_render_text(p, stdout);
+	unsigned fails = predicted_failures(p);
 
 	fflush(stdout);
-	return r < 0 ? EXIT_STEP_FAILED : 0;
+	if (r < 0)
+		return EXIT_STEP_FAILED;
+	if (fails)
+		log_error(lg, "the plan shows %u step(s) that will fail (\"will fail\" or \"does not fit\" above)", fails);
+	return fails ? EXIT_STEP_FAILED : 0;
 }
 
 static int run_plan(const struct options *o, const struct logger *lg, struct world *w, bool no_wait)
@@ -281,7 +303,7 @@ static int start_pass(const struct options *o, const struct logger *lg, bool no_
 	if (ret_hotplug)
 		*ret_hotplug = w.cfg.hotplug;
 	if (r == 0)
-		r = o->dry_run ? render_plan(o, &w.plan) : run_plan(o, lg, &w, no_wait);
+		r = o->dry_run ? render_plan(o, lg, &w.plan) : run_plan(o, lg, &w, no_wait);
 	world_done(&w);
 	return r;
 }

@@ -20,6 +20,10 @@ EOT
 }
 
 conf 32M
+expect_rc 1 --dry-run
+grep -q "does not fit" "$OUT" || { cat "$OUT"; fail "dry-run does not predict the failure"; }
+grep -q "the plan shows 1 step(s) that will fail" "$OUT" || { cat "$OUT"; fail "dry-run exit status unexplained"; }
+[ -z "$(scratch_mounts)" ] || fail "dry-run mounted something"
 expect_rc 1 start
 grep -q "seed needs 80.0M but the area has 32.0M" "$OUT" || { cat "$OUT"; fail "message lacks the seed and area sizes"; }
 grep -q "48.0M short" "$OUT" || { cat "$OUT"; fail "message lacks the shortfall"; }

@@ -23,7 +23,7 @@ expect_out "nothing to undo"
 is_mountpoint "$SCRATCH/m/b" || fail "stop unmounted a mount it did not make"
 
 note "something else on the entry's mount point is a failure, not 'already mounted'"
-run_sd 0 --dry-run
+run_sd 1 --dry-run
 expect_out "will fail: something else is mounted on $SCRATCH/m/b"
 run_sd 1 start
 expect_out "something else is mounted on $SCRATCH/m/b"
