@@ -29,6 +29,7 @@
 #include "inventory.h"
 #include "plan.h"
 #include "state.h"
+#include "safepath.h"
 #include "sysops.h"
 #include "units.h"
 
@@ -104,6 +105,23 @@ static int survey_areas(const struct logger *lg, struct world *w)
 
 /* The mount table shows mount points with links resolved; so must the
  * planner's comparisons (a root-owned link on the way is allowed). */
+/* The link check the mount itself makes (safepath_check()), made for the
+ * plan too, so that --dry-run and check show it; only paths that lead
+ * through a link can fail it.  Returns: why refused (caller frees), or NULL. */
+static char *refuse_links(const char *what, const char *path)
+{
+	char real[PATH_MAX], why[512] = "", *msg = NULL;
+	int r;
+
+	if (!realpath(path, real) || strcmp(real, path) == 0)
+		return NULL;
+	r = safepath_check(path, why, sizeof(why));
+	if (r < 0 && asprintf(&msg, "refusing to mount: %s '%s': %s", what, path,
+			      r == -EPERM ? why : strerror(-r)) < 0)
+		msg = NULL;
+	return msg;
+}
+
 static void resolve_targets(struct fstab *f)
 {
 	char buf[PATH_MAX];
@@ -113,6 +131,9 @@ static void resolve_targets(struct fstab *f)
 
 		if (realpath(e->target, buf) && strcmp(buf, e->target) != 0)
 			e->target_real = strdup(buf);
+		e->refused = refuse_links("mount point", e->target);
+		if (!e->refused && e->bind && e->source[0] == '/')
+			e->refused = refuse_links("bind source", e->source);
 	}
 }
 
@@ -226,18 +247,26 @@ int commands_load_state(const struct options *o, const struct logger *lg, struct
 	return r;
 }
 
-/* Steps the plan already knows will fail: something else on a mount point,
- * a seed that does not fit its area. */
+/* A step the plan already knows will fail: something else on its mount
+ * point, an untrusted link, a seed that does not fit its area.  Returns:
+ * why, or NULL. */
+static const char *step_will_fail(const struct plan_step *s)
+{
+	if (s->done || s->later)
+		return NULL;
+	if (s->conflict)
+		return s->note ? s->note : "in conflict";
+	if (s->kind == PLAN_AREA && !s->sizing_deferred && !s->sizing.fits)
+		return s->sizing.why;
+	return NULL;
+}
+
 static unsigned predicted_failures(const struct plan *p)
 {
 	unsigned n = 0;
 
-	for (size_t i = 0; i < p->n_steps; i++) {
-		const struct plan_step *s = &p->steps[i];
-
-		n += !s->done && !s->later &&
-		     (s->conflict || (s->kind == PLAN_AREA && !s->sizing_deferred && !s->sizing.fits));
-	}
+	for (size_t i = 0; i < p->n_steps; i++)
+		n += step_will_fail(&p->steps[i]) != NULL;
 	return n;
 }
 
@@ -456,9 +485,21 @@ int cmd_check(const struct options *o, const struct logger *lg)
 	int r;
 
 	r = load_world(o, lg, &w);
-	if (r == 0)
+	if (r == 0 && predicted_failures(&w.plan) > 0) {
+		for (size_t i = 0; i < w.plan.n_steps; i++) {
+			const struct plan_step *s = &w.plan.steps[i];
+			const char *why = step_will_fail(s);
+			char what[512];
+
+			if (why)
+				log_error(lg, "step %zu, %s: will fail: %s", i + 1,
+					  plan_step_describe(s, what, sizeof(what)), why);
+		}
+		r = EXIT_STEP_FAILED;
+	} else if (r == 0) {
 		printf("%s: deferred fstab entries: %zu, areas: %zu, steps planned: %zu; no problems found\n",
 		       o->config_path, w.fstab.n_entries, w.cfg.n_areas, w.plan.n_steps);
+	}
 	world_done(&w);
 	return r;
 }

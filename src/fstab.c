@@ -431,6 +431,7 @@ static void entry_done(struct fstab_entry *e)
 	free(e->source);
 	free(e->target);
 	free(e->target_real);
+	free(e->refused);
 	free(e->fstype);
 	free(e->options);
 	free(e->mount_options);

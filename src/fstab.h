@@ -18,6 +18,9 @@ struct fstab_entry {
 	char *target_real; /* @target with symbolic links resolved, as the mount
 			      table shows it; set by the caller (I/O), NULL when
 			      the same as @target or not resolvable yet */
+	char *refused; /* set by the caller (I/O): why the mount point or bind
+			  source leads through a link storaged does not trust
+			  (safepath_check()); NULL when it does not */
 	char *fstype; /* fs_vfstype ("auto" when absent) */
 	char *options; /* fs_mntops exactly as written (escapes decoded) */
 	char *mount_options; /* fs_mntops minus select options, noauto, nofail,

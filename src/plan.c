@@ -409,6 +409,12 @@ static int add_mount_step(struct builder *b, size_t i)
 	fs = mountinfo_find(b->in->mountinfo, e->target_real ? e->target_real : e->target);
 	if (fs && (r = mount_point_taken(b->in, e, fs, s)) < 0)
 		return r;
+	if (e->refused && !s->done) {
+		s->conflict = true;
+		free(s->note);
+		if (!(s->note = strdup(e->refused)))
+			return -ENOMEM;
+	}
 	b->entry_step[i] = idx;
 	return 0;
 }

@@ -13,6 +13,12 @@ cat >"$FSTAB" <<EOT
 tmpfs  $SCRATCH/shared/cache  tmpfs  size=4M,noauto,x-storaged  0 0
 tmpfs  $SCRATCH/ok  tmpfs  size=4M,noauto,x-storaged  0 0
 EOT
+note "check and --dry-run show the refusal before anything is mounted"
+run_sd 1 check
+expect_out "will fail: refusing to mount: mount point '$SCRATCH/shared/cache'"
+run_sd 1 --dry-run
+expect_out "will fail: refusing to mount: mount point '$SCRATCH/shared/cache'"
+is_mountpoint "$SCRATCH/ok" && fail "check or dry-run mounted something"
 run_sd 1 start
 expect_out "refusing to mount: mount point '$SCRATCH/shared/cache'"
 expect_out "owned by uid 65534"
