@@ -105,15 +105,36 @@ static int survey_areas(const struct logger *lg, struct world *w)
 
 /* The mount table shows mount points with links resolved; so must the
  * planner's comparisons (a root-owned link on the way is allowed). */
+/* @path with every link resolved, as realpath(3), but by the kernel in one
+ * lookup (realpath reads each component as a link): false when @path does
+ * not exist (yet). */
+static bool resolve_path(const char *path, char buf[static PATH_MAX])
+{
+	char proc[64];
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, buf, PATH_MAX - 1);
+	close(fd);
+	if (n <= 0 || n >= PATH_MAX - 1 || buf[0] != '/') /* no /proc */
+		return realpath(path, buf) != NULL;
+	buf[n] = '\0';
+	return true;
+}
+
 /* The link check the mount itself makes (safepath_check()), made for the
  * plan too, so that --dry-run and check show it; only paths that lead
- * through a link can fail it.  Returns: why refused (caller frees), or NULL. */
-static char *refuse_links(const char *what, const char *path)
+ * through a link (@real is not @path) can fail it.  Returns: why refused
+ * (caller frees), or NULL. */
+static char *refuse_links(const char *what, const char *path, const char *real)
 {
-	char real[PATH_MAX], why[512] = "", *msg = NULL;
+	char why[512] = "", *msg = NULL;
 	int r;
 
-	if (!realpath(path, real) || strcmp(real, path) == 0)
+	if (strcmp(real, path) == 0)
 		return NULL;
 	r = safepath_check(path, why, sizeof(why));
 	if (r < 0 && asprintf(&msg, "refusing to mount: %s '%s': %s", what, path,
@@ -129,11 +150,12 @@ static void resolve_targets(struct fstab *f)
 	for (size_t i = 0; i < f->n_entries; i++) {
 		struct fstab_entry *e = &f->entries[i];
 
-		if (realpath(e->target, buf) && strcmp(buf, e->target) != 0)
+		if (resolve_path(e->target, buf) && strcmp(buf, e->target) != 0) {
 			e->target_real = strdup(buf);
-		e->refused = refuse_links("mount point", e->target);
-		if (!e->refused && e->bind && e->source[0] == '/')
-			e->refused = refuse_links("bind source", e->source);
+			e->refused = refuse_links("mount point", e->target, buf);
+		}
+		if (!e->refused && e->bind && e->source[0] == '/' && resolve_path(e->source, buf))
+			e->refused = refuse_links("bind source", e->source, buf);
 	}
 }
 

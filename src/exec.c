@@ -48,7 +48,7 @@ struct step_run {
 	char fsid[37]; /* waits: the btrfs filesystem being assembled, once known */
 	struct sighting seen; /* waits: what the last look found */
 	bool degraded; /* mounts: mounted with -o degraded */
-	char why_degraded[512];
+	char *why_degraded; /* owned: the reason, when mounted degraded */
 	struct exec_job job; /* mounts */
 };
 
@@ -152,7 +152,8 @@ static void record_mount(struct run *rn, size_t i, enum state_status st, const c
 	r->mount_id = (unsigned)rn->steps[i].job.mount_id;
 	r->mount_unique_id = rn->steps[i].job.mount_unique_id;
 	free(r->mountpoint);
-	r->mountpoint = rn->steps[i].job.mountpoint[0] ? strdup(rn->steps[i].job.mountpoint) : NULL;
+	r->mountpoint = rn->steps[i].job.mountpoint; /* handed over */
+	rn->steps[i].job.mountpoint = NULL;
 }
 
 static void record_step_failure(struct run *rn, size_t i, enum state_status st)
@@ -422,7 +423,8 @@ static bool degraded_policy(struct run *rn, size_t i, size_t dep)
 		    "*** btrfs %s: %s; mounting %s DEGRADED (-o degraded) as the policy allows: replace the missing member (btrfs replace) ***",
 		    fsid, rn->steps[dep].msg, s->entry->target);
 	rn->steps[i].degraded = true;
-	snprintf(rn->steps[i].why_degraded, sizeof(rn->steps[i].why_degraded), "%s", rn->steps[dep].msg);
+	free(rn->steps[i].why_degraded);
+	rn->steps[i].why_degraded = strdup(rn->steps[dep].msg);
 	return true;
 }
 
@@ -768,6 +770,11 @@ out:
 	free(jobs);
 	strv_free(rn.registered);
 	free(rn.order);
+	for (size_t i = 0; rn.steps && i < p->n_steps; i++) {
+		free(rn.steps[i].why_degraded);
+		free(rn.steps[i].job.mountpoint);
+		free(rn.steps[i].job.message);
+	}
 	free(rn.steps);
 	return r;
 }

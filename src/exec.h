@@ -29,12 +29,14 @@ struct exec_job {
 	 * so that `stop` undoes this mount and no other. */
 	int mount_id;
 	uint64_t mount_unique_id; /* never reused (Linux 6.8+), 0 when unknown */
-	char mountpoint[4096];
+	char *mountpoint; /* owned (malloc), NULL when unknown; kept small:
+			     one job per step, hundreds of steps */
 	const char *target; /* the entry's mount point (borrowed) */
 	/* Set by ops->mount_start when it ran the mount to its end itself
-	 * (->finished set, ->fd -1): its result, for ops->mount_finish(). */
+	 * (->finished set, ->fd -1): its result and message (owned, may be
+	 * NULL), for ops->mount_finish(). */
 	int result;
-	char message[512];
+	char *message;
 };
 
 struct exec_ops {

@@ -305,13 +305,37 @@ static size_t here_type(const struct fstab_entry *e)
  * which saves the round trip to a worker (most of the time a mount of that
  * kind takes).  Anything else, or any doubt, goes to a worker.
  */
+/* "/" for the pass's walks, opened and found local once: 0, or -EREMOTE
+ * (a root filesystem that is not local: nothing runs here) */
+static int pool_root(struct mount_pool *pool)
+{
+	struct statx stx;
+
+	if (pool->root_checked)
+		return pool->rootfd >= 0 ? 0 : -EREMOTE;
+	pool->root_checked = true;
+	pool->rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pool->rootfd < 0 ||
+	    statx(pool->rootfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID) || !pool_is_local(pool, stx.stx_mnt_id)) {
+		if (pool->rootfd >= 0)
+			close(pool->rootfd);
+		pool->rootfd = -1;
+		return -EREMOTE;
+	}
+	return 0;
+}
+
 static bool runs_here(struct mount_pool *pool, const struct fstab_entry *e)
 {
-	const struct safepath_local local = { .is_local = pool_is_local, .userdata = pool };
+	struct safepath_local local = { .is_local = pool_is_local, .userdata = pool, .have_root = true };
 	size_t type = here_type(e);
 
 	if (e->loop || (!e->bind && (type == MOUNT_HERE_TYPES || here_helper(pool, type))))
 		return false;
+	if (pool_root(pool) < 0)
+		return false;
+	local.rootfd = pool->rootfd;
 	if (safepath_is_local(e->target, &local) != 1)
 		return false;
 	return !e->bind || (e->source[0] == '/' && safepath_is_local(e->source, &local) == 1);
@@ -529,5 +553,7 @@ void mount_pool_close(struct mount_pool *pool)
 	free(pool->v);
 	free(pool->known);
 	mnt_free_context(pool->cxt);
+	if (pool->root_checked && pool->rootfd >= 0)
+		close(pool->rootfd);
 	*pool = (struct mount_pool){ 0 };
 }

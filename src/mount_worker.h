@@ -37,6 +37,8 @@ struct mount_pool {
 	struct known_mount *known; /* what the pass learnt of the mount table */
 	size_t n_known;
 	struct libmnt_context *cxt; /* for the mounts run here */
+	bool root_checked; /* rootfd was opened and checked */
+	int rootfd; /* "/" for the walks, O_PATH; -1 when not local */
 	bool helper_checked[MOUNT_HERE_TYPES], helper_found[MOUNT_HERE_TYPES];
 	pid_t *abandoned; /* killed workers not reaped yet */
 	size_t n_abandoned;

@@ -182,18 +182,18 @@ static int stat_local(int dirfd, const char *rel, int flags, const struct safepa
 
 int safepath_is_local(const char *path, const struct safepath_local *local)
 {
-	_cleanup_free_ char *rel = NULL;
-	int root, r;
+	char rel[PATH_MAX];
+	int root, r = 1;
 
 	if (path[0] != '/' || !path_is_normalized(path))
 		return -EINVAL;
-	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if ((size_t)snprintf(rel, sizeof(rel), "%s", path + 1) >= sizeof(rel))
+		return -ENAMETOOLONG;
+	root = local->have_root ? local->rootfd : open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return -errno;
-	r = stat_local(root, "", AT_EMPTY_PATH, local);
-	rel = strdup(path + 1);
-	if (!rel)
-		r = -ENOMEM;
+	if (!local->have_root)
+		r = stat_local(root, "", AT_EMPTY_PATH, local);
 	/* Each ancestor in turn, from the top: "a", "a/b", "a/b/c"; the
 	 * kernel walks the ones already found local and link-free again. */
 	for (char *p = rel; r == 1 && *rel;) {
@@ -212,6 +212,7 @@ int safepath_is_local(const char *path, const struct safepath_local *local)
 			break;
 		p = slash + 1;
 	}
-	close(root);
+	if (!local->have_root)
+		close(root);
 	return r;
 }

@@ -36,6 +36,10 @@ struct safepath_local {
 	 * filesystem: a lookup there never waits for a server */
 	bool (*is_local)(void *userdata, uint64_t mnt_id);
 	void *userdata;
+	/* optional: "/" opened O_PATH by the caller, its mount found local,
+	 * so that a pass of many walks opens and checks it once */
+	bool have_root;
+	int rootfd;
 };
 
 /**

@@ -143,10 +143,10 @@ static int real_mount_start(void *ud, const struct fstab_entry *e, const char *o
 		job->fd = -1;
 		job->finished = true;
 		job->result = here->error;
-		snprintf(job->message, sizeof(job->message), "%s", here->message);
+		job->message = here->message[0] ? strdup(here->message) : NULL;
 		job->mount_id = here->mount_id;
 		job->mount_unique_id = here->mount_unique_id;
-		snprintf(job->mountpoint, sizeof(job->mountpoint), "%s", here->mountpoint);
+		job->mountpoint = here->mountpoint[0] ? strdup(here->mountpoint) : NULL;
 	}
 	return 0;
 }
@@ -158,7 +158,9 @@ static int real_mount_finish(void *ud, struct exec_job *job, char *err, size_t l
 	int r;
 
 	if (job->fd < 0) { /* ran in mount_start */
-		snprintf(err, len, "%s", job->message);
+		snprintf(err, len, "%s", job->message ? job->message : "");
+		free(job->message);
+		job->message = NULL;
 		return job->result;
 	}
 	rp = malloc(sizeof(*rp));
@@ -174,7 +176,7 @@ static int real_mount_finish(void *ud, struct exec_job *job, char *err, size_t l
 		return rp->error;
 	job->mount_id = rp->mount_id;
 	job->mount_unique_id = rp->mount_unique_id;
-	snprintf(job->mountpoint, sizeof(job->mountpoint), "%s", rp->mountpoint);
+	job->mountpoint = rp->mountpoint[0] ? strdup(rp->mountpoint) : NULL;
 	return 0;
 }
 

@@ -97,7 +97,7 @@ static int fake_mount_start(void *ud, const struct fstab_entry *e, const char *o
 
 		job->finished = true;
 		job->result = fails ? -EIO : 0;
-		snprintf(job->message, sizeof(job->message), "%s", fails ? "instant failure" : "");
+		job->message = fails ? strdup("instant failure") : NULL;
 		f->instant_done_at[f->n_instant++] = f->clock;
 		return 0;
 	}
@@ -148,7 +148,9 @@ static int fake_mount_finish(void *ud, struct exec_job *job, char *err, size_t l
 	const char *target;
 
 	if (!is_running(f, job)) { /* ended in fake_mount_start */
-		snprintf(err, len, "%s", job->message);
+		snprintf(err, len, "%s", job->message ? job->message : "");
+		free(job->message);
+		job->message = NULL;
 		return job->result;
 	}
 	target = job_done(f, job);

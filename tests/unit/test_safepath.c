@@ -167,7 +167,7 @@ static void test_is_local_plain_missing_and_bad(void **state)
 {
 	struct dirs *d = *state;
 	struct locality l = { .remote_id = UINT64_MAX };
-	const struct safepath_local local = { fake_is_local, &l };
+	const struct safepath_local local = { .is_local = fake_is_local, .userdata = &l };
 	char p[256];
 
 	assert_int_equal(safepath_is_local(d->path, &local), 1);
@@ -183,7 +183,7 @@ static void test_is_local_refuses_links(void **state)
 {
 	struct dirs *d = *state;
 	struct locality l = { .remote_id = UINT64_MAX };
-	const struct safepath_local local = { fake_is_local, &l };
+	const struct safepath_local local = { .is_local = fake_is_local, .userdata = &l };
 	char link[256], p[256];
 
 	sub(d, "link", link, sizeof(link));
@@ -199,7 +199,7 @@ static void test_is_local_stops_at_remote(void **state)
 	struct dirs *d = *state;
 	char mnt[256], p[256];
 	struct locality l;
-	const struct safepath_local local = { fake_is_local, &l };
+	const struct safepath_local local = { .is_local = fake_is_local, .userdata = &l };
 	unsigned depth = 0;
 
 	if (geteuid() != 0)
