@@ -11,6 +11,11 @@
 #           mounted -o degraded after device-timeout, status says degraded
 #   boot 4  sysvinit, RAID1 disk 2 left out, degraded = no: the entry fails
 #           naming devid 2, its children are not mounted, the boot completes
+#   boot 5  systemd, all disks, and an [area keep] with persist = yes: the
+#           guest writes to the area and powers off cleanly (systemctl
+#           poweroff); the host then reads the root image (debugfs, nothing
+#           mounted) and finds the writes synced back by storaged's stop
+#   boot 6  the same under sysvinit (shutdown -P: rc0's storaged stop)
 #
 # Opt-in (STORAGED_BOOT_TEST=1): the first run builds two root filesystems
 # with mmdebstrap from Debian's mirror (minutes, ~130 MB of packages), later
@@ -43,7 +48,8 @@ need_tool mmdebstrap mmdebstrap
 need_tool mkfs.btrfs btrfs-progs
 need_tool mkfs.ext4 e2fsprogs
 need_tool systemctl systemd
-ONLY=${STORAGED_BOOT_ONLY:-1 2 3 4}
+need_tool debugfs e2fsprogs
+ONLY=${STORAGED_BOOT_ONLY:-1 2 3 4 5 6}
 T0=$(date +%s)
 
 # ---------------------------------------------------------------- storaged
@@ -85,7 +91,7 @@ image() { # VARIANT: the cached image directory (built when missing)
 want_variant() { # VARIANT: does one of the selected boots use it?
 	local n
 	for n in $ONLY; do
-		case "$1:$n" in systemd:1 | systemd:3 | sysv:2 | sysv:4) return 0 ;; esac
+		case "$1:$n" in systemd:1 | systemd:3 | systemd:5 | sysv:2 | sysv:4 | sysv:6) return 0 ;; esac
 	done
 	return 1
 }
@@ -129,9 +135,11 @@ for v in systemd sysv; do
 	# storaged's debug messages (each registration) in the journal / on the
 	# console, for the report.
 	echo 'STORAGED_OPTS="-v"' >"$R/etc/default/storaged"
-	mkdir -p "$R/srv/data" "$R/var/build/sub"
+	mkdir -p "$R/srv/data" "$R/var/build/sub" "$R/var/keep/gone"
 	for i in $(seq 1 50); do echo "file $i" >"$R/var/build/sub/f$i"; done
 	echo seeded >"$R/var/build/seed-marker"
+	echo old >"$R/var/keep/kept"
+	echo bye >"$R/var/keep/gone/file"
 done
 
 # ---------------------------------------------------------------- boots
@@ -154,11 +162,29 @@ mkdata() { # DIR: btrfs RAID1 on DIR/raid1-{1,2}.img, ext4 on DIR/nested.img
 
 RESULTS=()
 FAILED=0
+# After a persist boot: what storaged's stop synced back into /var/keep on
+# the guest's root image, read with debugfs (nothing is mounted).  Prints
+# the problems, nothing when all is well.
+persist_problems() { # IMAGE TOKEN SERIAL
+	local img=$1 token=$2
+	grep -aq "^PERSIST-WROTE $token" "$3" || echo "; the guest did not write to the area"
+	[ "$(debugfs -R 'cat /var/keep/token' "$img" 2>/dev/null)" = "$token" ] ||
+		echo "; /var/keep/token not synced back at shutdown"
+	[ "$(debugfs -R 'cat /var/keep/kept' "$img" 2>/dev/null)" = changed ] ||
+		echo "; /var/keep/kept: the change was not synced back"
+	debugfs -R 'stat /var/keep/gone' "$img" 2>&1 | grep -q 'File not found' ||
+		echo "; /var/keep/gone: deleted in the area, still on disk"
+	debugfs -R 'ls /var/keep' "$img" 2>/dev/null | grep -q 'storaged-sync' &&
+		echo "; sync leftovers in /var/keep"
+}
+
 # boot N VARIANT MODE: MODE full (both RAID1 disks), degraded
-# (disk 2 left out, degraded = after-timeout) or failed (disk 2 left out,
-# degraded = no).
+# (disk 2 left out, degraded = after-timeout), failed (disk 2 left out,
+# degraded = no) or persist (full, plus a persist area and a clean
+# power-off).
 boot() {
 	local n=$1 v=$2 mode=$3 d=$SCRATCH/boot$1 R=$SCRATCH/root-$2 policy=no t size line
+	local token=$n-$$-$RANDOM$RANDOM
 	mkdir -p "$d"
 	mkdata "$d"
 	[ "$mode" = degraded ] && policy=after-timeout
@@ -181,6 +207,14 @@ size = 32M
 inodes = auto
 seed = yes
 EOT
+	[ "$mode" = persist ] && cat >>"$R/etc/storaged.conf" <<EOT
+
+[area keep]
+path = /var/keep
+backend = tmpfs
+size = 16M
+persist = yes
+EOT
 	chmod 0644 "$R/etc/storaged.conf"
 	cat >"$R/etc/storaged-boot-test.env" <<EOT
 INIT=$v
@@ -189,13 +223,14 @@ FSID=$FSID
 LABEL=bootraid1
 EXT_UUID=$EXT_UUID
 MISSING_DEVID=2
+TOKEN=$token
 EOT
 	size=$(($(du -sm "$R" | cut -f1) + 256))
 	mkfs.ext4 -q -F -L bootroot -d "$R" "$d/root.img" "${size}M" >"$d/mkfs-root.log" 2>&1 ||
 		{ cat "$d/mkfs-root.log"; fail "mkfs.ext4 -d root"; }
 	local drives=(-drive "file=$d/root.img,if=virtio,format=raw"
 		-drive "file=$d/raid1-1.img,if=virtio,format=raw")
-	[ "$mode" = full ] && drives+=(-drive "file=$d/raid1-2.img,if=virtio,format=raw")
+	case "$mode" in full | persist) drives+=(-drive "file=$d/raid1-2.img,if=virtio,format=raw") ;; esac
 	drives+=(-drive "file=$d/nested.img,if=virtio,format=raw")
 	t=$(date +%s)
 	note "boot $n: $v, $mode (fsid $FSID)"
@@ -209,6 +244,12 @@ EOT
 	line=$(tr -d '\r' <"$d/serial.log" | grep -a '^STORAGED-BOOT-RESULT:' | tail -n 1)
 	[ "$rc" = 124 ] && line=${line:-"STORAGED-BOOT-RESULT: fail (qemu killed after 300s)"}
 	[ -n "$line" ] || line="STORAGED-BOOT-RESULT: fail (no result on the console, qemu exit $rc)"
+	if [ "$mode" = persist ] && [ "${line#STORAGED-BOOT-RESULT: ok }" != "$line" ]; then
+		local problems
+		problems=$(persist_problems "$d/root.img" "$token" "$d/serial.log" | tr -d '\n')
+		[ "$rc" = 124 ] && problems="$problems; the clean power-off did not finish within 300s"
+		[ -z "$problems" ] || line="STORAGED-BOOT-RESULT: fail init=$v mode=persist (after shutdown)$problems"
+	fi
 	RESULTS+=("boot $n ($v, $mode, ${t}s): $line")
 	note "boot $n: ${t}s: $line"
 	case "$line" in
@@ -230,7 +271,9 @@ for n in $ONLY; do
 	2) boot 2 sysv full ;;
 	3) boot 3 systemd degraded ;;
 	4) boot 4 sysv failed ;;
-	*) fail "STORAGED_BOOT_ONLY: unknown boot '$n' (1-4)" ;;
+	5) boot 5 systemd persist ;;
+	6) boot 6 sysv persist ;;
+	*) fail "STORAGED_BOOT_ONLY: unknown boot '$n' (1-6)" ;;
 	esac
 done
 printf '# %s\n' "${RESULTS[@]}"
