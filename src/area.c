@@ -901,8 +901,28 @@ static void warn_open_files(const char *name, const char *path, struct diag_list
 
 /* ------------------------------------------------------------ setup */
 
+/* A storaged killed while copying leaves storaged-copy and its workers
+ * dying (they hold a shared flock() on the area's root until then, see
+ * storaged-copy.c): waiting for them keeps the umounts from failing busy. */
+static void wait_for_copy(const char *area)
+{
+	int fd;
+
+	if (!is_mount_of(area, NULL))
+		return;
+	fd = open(area, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	close(fd);
+}
+
 static void setup_undo(struct setup *s)
 {
+	/* an interrupted seed: the helper's workers may still be dying */
+	if (s->area_mounted)
+		wait_for_copy(s->d.area);
 	if (s->path_bound)
 		umount2(s->a->path, UMOUNT_NOFOLLOW);
 	if (s->lower_bound)
@@ -1402,23 +1422,6 @@ static int teardown_locked(const struct area_dirs *d, struct area_state *st, boo
 		}
 	}
 	return 0;
-}
-
-/* A storaged killed while copying leaves storaged-copy and its workers
- * dying (they hold a shared flock() on the area's root until then, see
- * storaged-copy.c): waiting for them keeps the umounts from failing busy. */
-static void wait_for_copy(const char *area)
-{
-	int fd;
-
-	if (!is_mount_of(area, NULL))
-		return;
-	fd = open(area, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
-		;
-	close(fd);
 }
 
 int area_teardown(const char *state_dir, const char *name, bool do_sync, struct diag_list *msgs)

@@ -262,10 +262,13 @@ int commands_load_state(const struct options *o, const struct logger *lg, struct
 		log_error(lg, "'%s/state': the directory or the file is not owned by root or is writable by group or others; storaged does not trust what it says was mounted: check who changed it, then `chown root:root %s %s/state; chmod go-w %s %s/state`",
 			  o->state_dir, o->state_dir, o->state_dir, o->state_dir, o->state_dir);
 	else if (r == -EBADMSG)
-		log_error(lg, "%s/state:%u: corrupt: not a state file storaged wrote; if no storaged runs, remove the file (storaged then forgets what it mounted: unmount those by hand)",
+		log_error(lg, "%s/state:%u: corrupt; if no storaged runs, remove the file (storaged then forgets what it mounted: unmount those by hand)",
 			  o->state_dir, line);
 	else if (r < 0)
 		log_error(lg, "'%s/state': %s", o->state_dir, strerror(-r));
+	else if (st->torn_bytes)
+		log_warning(lg, "'%s/state': its last %zu bytes are a record storaged was writing when it was stopped short; ignored (the step it was about is not recorded as done)",
+			    o->state_dir, st->torn_bytes);
 	return r;
 }
 
@@ -529,6 +532,13 @@ int cmd_check(const struct options *o, const struct logger *lg)
 /* ------------------------------------------------------------------ */
 /* stop: undo what storaged recorded, newest first. */
 
+/* Something storaged set up and `stop` undoes. */
+static bool record_is_undoable(const struct state_record *r)
+{
+	return r->seq > 0 && r->kind != STATE_BTRFS &&
+	       (r->status == STATE_DONE || r->status == STATE_DEGRADED || r->status == STATE_MOUNTING);
+}
+
 static int by_seq_desc(const void *a, const void *b)
 {
 	const struct state_record *x = *(const struct state_record *const *)a;
@@ -547,9 +557,10 @@ static int find_own_mount(struct libmnt_table *tb, const struct state_record *re
 
 	if (!itr)
 		return -ENOMEM;
+	/* at its mount point: an ID found elsewhere was freed and reused */
 	while (!found && mnt_table_next_fs(tb, itr, &fs) == 0)
-		found = rec->mount_id ? mnt_fs_get_id(fs) == (int)rec->mount_id :
-					strcmp(mnt_fs_get_target(fs), mp) == 0;
+		found = strcmp(mnt_fs_get_target(fs), mp) == 0 &&
+			(!rec->mount_id || mnt_fs_get_id(fs) == (int)rec->mount_id);
 	mnt_free_iter(itr);
 	*ret_top = mnt_table_find_target(tb, mp, MNT_ITER_BACKWARD);
 	return found;
@@ -575,6 +586,24 @@ static int umount_submounts(const struct logger *lg, struct libmnt_table *tb, st
 	return r;
 }
 
+/* A record written ahead of a mount storaged was killed in: is the mount
+ * on its mount point the one it started (same type, and for a source that
+ * is no path or tag, same source)?  Anything else was mounted by someone
+ * else after storaged died. */
+static bool mounting_record_matches(const struct state_record *rec, struct libmnt_fs *fs)
+{
+	const char *type = mnt_fs_get_fstype(fs), *src = mnt_fs_get_source(fs);
+
+	if (rec->status != STATE_MOUNTING)
+		return true;
+	if (rec->fstype && strcmp(rec->fstype, "auto") != 0 && strcmp(rec->fstype, "none") != 0 &&
+	    (!type || strncmp(type, rec->fstype, strlen(rec->fstype)) != 0))
+		return false;
+	if (rec->source && rec->source[0] != '/' && !strchr(rec->source, '=') && strcmp(rec->fstype ?: "", "none") != 0)
+		return src && strcmp(src, rec->source) == 0;
+	return true;
+}
+
 static int undo_mount(const struct logger *lg, const struct state_record *rec)
 {
 	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
@@ -592,18 +621,28 @@ static int undo_mount(const struct logger *lg, const struct state_record *rec)
 			log_info(lg, "%s: storaged's mount is gone; nothing to undo", rec->id);
 		return own;
 	}
+	if (top && !mounting_record_matches(rec, top)) {
+		log_warning(lg, "%s: storaged was stopped while mounting it, and what is mounted there now (%s, %s) is not what it was mounting; left alone",
+			    rec->id, mnt_fs_get_source(top) ?: "?", mnt_fs_get_fstype(top) ?: "?");
+		mnt_unref_table(tb);
+		return 0;
+	}
+	mount_ids_at(mp, &id, &unique_id);
+	if (rec->mount_unique_id && unique_id != rec->mount_unique_id && id == (int)rec->mount_id) {
+		mnt_unref_table(tb);
+		log_info(lg, "%s: storaged's mount is gone (another one took its place and its ID); nothing to undo", rec->id);
+		return 0;
+	}
 	if (rec->mount_id && (!top || mnt_fs_get_id(top) != (int)rec->mount_id)) {
 		log_error(lg, "%s: another filesystem (%s, %s) is mounted on top of storaged's; unmount it first, then run `storaged stop` again",
 			  rec->id, top ? mnt_fs_get_source(top) : "?", top ? mnt_fs_get_fstype(top) : "?");
 		mnt_unref_table(tb);
 		return -EBUSY;
 	}
-	mount_ids_at(mp, &id, &unique_id);
-	if (rec->mount_unique_id && unique_id != rec->mount_unique_id) {
-		mnt_unref_table(tb);
-		log_info(lg, "%s: storaged's mount is gone (another one took its place and its ID); nothing to undo", rec->id);
-		return 0;
-	}
+	/* an rbind of a shared source is in its peer group: unmounting the
+	 * copies would unmount the source's own submounts too */
+	if (rec->recursive && mount(NULL, mp, NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		log_warning(lg, "%s: cannot make the rbind private before undoing it: %s", rec->id, strerror(errno));
 	rc = rec->recursive ? umount_submounts(lg, tb, top) : 0;
 	mnt_unref_table(tb);
 	if (rc < 0)
@@ -649,9 +688,7 @@ static int undo_records(const struct options *o, const struct logger *lg, struct
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < st->n; i++)
-		if (st->v[i].seq > 0 && st->v[i].kind != STATE_BTRFS &&
-		    (st->v[i].status == STATE_DONE || st->v[i].status == STATE_DEGRADED ||
-		     st->v[i].status == STATE_MOUNTING))
+		if (record_is_undoable(&st->v[i]))
 			v[n++] = &st->v[i];
 	qsort(v, n, sizeof(*v), by_seq_desc);
 	for (size_t i = 0; i < n; i++) {
@@ -685,7 +722,7 @@ static int undo_unrecorded_areas(const struct options *o, const struct logger *l
 		for (size_t k = 0; k < st->n && !rec; k++)
 			if (st->v[k].kind == STATE_AREA && strcmp(st->v[k].id, names[i]) == 0)
 				rec = &st->v[k];
-		if (rec)
+		if (rec && record_is_undoable(rec))
 			continue; /* undone (or kept on failure) by undo_records() */
 		failed += undo_area(o, lg, &fake) < 0;
 	}

@@ -491,15 +491,21 @@ static char *source_string(struct libmnt_fs *fs)
  * multi-device btrfs puts it on local disks, precisely so that early boot
  * leaves them to a later script, and storaged mounts those early.
  */
-static bool fstype_is_remote(const char *fstype)
+static bool fstype_is_remote(const char *fstype, const char *source)
 {
-	static const char *const more[] = { "ceph", "davfs", "fuse.gcsfuse", "fuse.rclone",
-					    "fuse.s3fs", "fuse.sshfs", "glusterfs", "lustre", "afs" };
+	/* as systemd's fstype_is_network(): FUSE ones by their subtype */
+	static const char *const more[] = { "afs", "ceph", "curlftpfs", "davfs", "gcsfuse", "gfs",
+					    "gfs2", "glusterfs", "juicefs", "lustre", "ocfs2", "rclone",
+					    "s3fs", "s3ql", "sshfs" };
+	const char *t = has_prefix(fstype, "fuse.") ? fstype + 5 : fstype;
 
 	for (size_t i = 0; i < ARRAY_SIZE(more); i++)
-		if (strcmp(fstype, more[i]) == 0)
+		if (strcmp(t, more[i]) == 0)
 			return true;
-	return mnt_fstype_is_netfs(fstype);
+	/* the old spelling: "sshfs#user@host:/dir /mnt fuse" */
+	if (strcmp(fstype, "fuse") == 0 && has_prefix(source, "sshfs#"))
+		return true;
+	return mnt_fstype_is_netfs(fstype) || mnt_fstype_is_netfs(t);
 }
 
 static int entry_fill(struct parser *p, struct libmnt_fs *fs, struct fstab_entry *ret)
@@ -527,7 +533,7 @@ static int entry_fill(struct parser *p, struct libmnt_fs *fs, struct fstab_entry
 	r = entry_parse_options(p, &e) ?: r;
 	if (r < 0)
 		goto fail;
-	e.remote = e.remote || fstype_is_remote(e.fstype);
+	e.remote = e.remote || fstype_is_remote(e.fstype, e.source);
 	*ret = e;
 	return 0;
 fail:

@@ -10,10 +10,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -166,9 +169,19 @@ static void serve(int fd, char *buf, struct mount_reply *out)
 	}
 }
 
+/* SIGTERM, or storaged gone (PR_SET_PDEATHSIG): the worker ends with
+ * its whole process group, the mount helper it runs included. */
+static void kill_descendants(pid_t root);
+
+static void end_with_group(int sig)
+{
+	kill_descendants(getpid());
+	kill(0, SIGKILL);
+}
+
 /* The worker keeps only stdin/stdout/stderr and its socket: it must not hold
  * storaged's lock, monitor or signalfd open after storaged is gone. */
-static _Noreturn void worker_main(int fd)
+static _Noreturn void worker_main(int fd, pid_t parent)
 {
 	struct mount_reply *out = malloc(sizeof(*out));
 	char *buf = malloc(REQUEST_MAX);
@@ -177,6 +190,14 @@ static _Noreturn void worker_main(int fd)
 	/* its own process group, so that a deadline kills the mount helpers it
 	 * runs along with it (storaged sets it too: no race) */
 	setpgid(0, 0);
+	/* what the helper starts in a session of its own (a FUSE daemon,
+	 * mount.nfs retrying in the background) stays below the worker when
+	 * its parent dies, for kill_tree() to find */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	signal(SIGTERM, end_with_group);
+	signal(SIGINT, end_with_group);
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+		_exit(1);
 	/* storaged blocks SIGINT/SIGTERM for its signalfd: a worker, and the
 	 * mount helpers it runs, must not inherit that. */
 	sigemptyset(&none);
@@ -403,7 +424,7 @@ static int worker_spawn(struct mount_pool *pool, struct mount_worker **ret)
 {
 	struct mount_worker *nv = realloc(pool->v, (pool->n + 1) * sizeof(*nv));
 	int sv[2];
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	if (!nv)
 		return -ENOMEM;
@@ -419,7 +440,7 @@ static int worker_spawn(struct mount_pool *pool, struct mount_worker **ret)
 		return r;
 	}
 	if (pid == 0)
-		worker_main(sv[1]);
+		worker_main(sv[1], parent);
 	setpgid(pid, pid);
 	close(sv[1]);
 	pool->v[pool->n] = (struct mount_worker){ .pid = pid, .fd = sv[0] };
@@ -519,6 +540,103 @@ int mount_pool_finish(struct mount_pool *pool, int fd, struct mount_reply *ret)
 	return 0;
 }
 
+/*
+ * Killing a worker's whole tree.  This also runs in the worker's signal
+ * handler (storaged gone: PR_SET_PDEATHSIG), so it uses only
+ * async-signal-safe calls: no stdio, no malloc, no opendir().
+ */
+
+/* "/proc/<pid>/stat" into @buf (at least 32 bytes). */
+static void stat_path(pid_t pid, char *buf)
+{
+	char digits[16];
+	size_t n = 0, k = 0;
+
+	do
+		digits[n++] = (char)('0' + pid % 10);
+	while ((pid /= 10) > 0 && n < sizeof(digits));
+	memcpy(buf, "/proc/", 6);
+	k = 6;
+	while (n > 0)
+		buf[k++] = digits[--n];
+	memcpy(buf + k, "/stat", 6);
+}
+
+static pid_t parse_pid(const char *s)
+{
+	long v = 0;
+
+	while (*s >= '0' && *s <= '9' && v < INT32_MAX / 10)
+		v = v * 10 + (*s++ - '0');
+	return (pid_t)v;
+}
+
+/* The parent of @pid from /proc/PID/stat, or 0. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[32], buf[512];
+	ssize_t n;
+	int fd;
+
+	stat_path(pid, path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	/* "PID (COMM) STATE PPID ...": COMM may hold anything, even ") " */
+	while (n > 0 && buf[n - 1] != ')')
+		n--;
+	if (n <= 0 || n + 3 >= (ssize_t)sizeof(buf) - 1)
+		return 0;
+	buf[sizeof(buf) - 1] = '\0';
+	return parse_pid(buf + n + 3); /* ") S PPID" */
+}
+
+struct dirent64_raw { /* getdents64(2) */
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* SIGKILL to each process below @root; returns how many. */
+static size_t kill_below(pid_t root)
+{
+	char buf[4096];
+	size_t signalled = 0;
+	long n;
+	int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	while (dir >= 0 && (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0)
+		for (long off = 0; off < n;) {
+			const struct dirent64_raw *de = (const void *)(buf + off);
+			pid_t pid = parse_pid(de->d_name), p = pid;
+			int depth = 0;
+
+			off += de->d_reclen;
+			if (pid <= 1 || pid == root)
+				continue;
+			while (p > 1 && p != root && depth++ < 64)
+				p = parent_of(p);
+			if (p == root && kill(pid, SIGKILL) == 0)
+				signalled++;
+		}
+	if (dir >= 0)
+		close(dir);
+	return signalled;
+}
+
+/* SIGKILL to every process below @root, also those that left its process
+ * group (setsid): the worker is a subreaper, so orphans stay below it until
+ * it dies.  A few rounds catch what forked meanwhile. */
+static void kill_descendants(pid_t root)
+{
+	for (int round = 0; round < 3 && kill_below(root) > 0; round++)
+		;
+}
+
 void mount_pool_abandon(struct mount_pool *pool, int fd)
 {
 	struct mount_worker *w = worker_by_fd(pool, fd);
@@ -528,6 +646,7 @@ void mount_pool_abandon(struct mount_pool *pool, int fd)
 		return;
 	/* the worker and the helper it runs (a mount.nfs retrying): a helper
 	 * left behind could still mount after the entry was declared failed */
+	kill_descendants(w->pid);
 	kill(-w->pid, SIGKILL);
 	if (waitpid(w->pid, NULL, WNOHANG) == 0) {
 		/* stuck in the kernel: reaped at mount_pool_close() if it dies by then */

@@ -25,7 +25,9 @@ static int check_link(int dirfd, const char *name, const struct stat *lst, const
 
 	if (fstat(dirfd, &dst) < 0)
 		return -errno;
-	if (lst->st_uid == 0 && dir_is_trusted(&dst))
+	/* in a sticky directory of root's (/tmp), only root may remove or
+	 * replace root's link */
+	if (lst->st_uid == 0 && (dir_is_trusted(&dst) || (dst.st_uid == 0 && (dst.st_mode & S_ISVTX))))
 		return 0;
 	snprintf(why, len,
 		 "'%s' is a symbolic link owned by uid %u in a directory owned by uid %u with mode %04o; a user other than root could redirect the mount: use the link's target in the configuration",

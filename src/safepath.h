@@ -21,7 +21,7 @@
  * Walks @path from "/" one component at a time with O_PATH|O_NOFOLLOW
  * (openat(2)), and refuses a symbolic link unless it and the directory it
  * sits in are owned by root and that directory is not writable by group or
- * others.  Links that pass are followed, and the walk goes on from their
+ * others, or is sticky (as /tmp: only root may replace root's link).  Links that pass are followed, and the walk goes on from their
  * target (at most 40 links, as the kernel's MAXSYMLINKS).
  *
  * Returns: 0 when safe (or the rest is missing); -EPERM for an untrusted

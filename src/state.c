@@ -184,9 +184,9 @@ static int record_commit(struct load_ctx *c)
 	struct state *s = c->s;
 	struct state_record *last = &s->v[s->n - 1], *old;
 
-	c->cur = NULL;
 	if (!last->id[0])
 		return -EINVAL;
+	c->cur = NULL;
 	for (old = s->v; old < last; old++)
 		if (old->kind == last->kind && strcmp(old->id, last->id) == 0)
 			break;
@@ -204,7 +204,7 @@ static void drop_torn_tail(struct load_ctx *c)
 		return;
 	if (c->legacy && record_commit(c) == 0)
 		return;
-	record_done(c->cur);
+	record_done(&c->s->v[c->s->n - 1]); /* c->cur */
 	c->s->n--;
 	c->cur = NULL;
 }
@@ -266,7 +266,10 @@ static int parse_records(struct load_ctx *c, char *buf, size_t len)
 	FILE *f;
 	int r;
 
-	len = complete_part(buf, len, &c->legacy);
+	size_t whole = complete_part(buf, len, &c->legacy);
+
+	c->s->torn_bytes = len - whole;
+	len = whole;
 	if (len == 0)
 		return 0;
 	f = fmemopen(buf, len, "r");
@@ -280,7 +283,8 @@ static int parse_records(struct load_ctx *c, char *buf, size_t len)
 
 static int load_value(struct load_ctx *c, const char *name, const char *raw)
 {
-	_cleanup_free_ char *v = mnt_unmangle(raw);
+	/* mnt_unmangle() has no answer for "" */
+	_cleanup_free_ char *v = raw[0] ? mnt_unmangle(raw) : strdup("");
 	struct state_record *r = c->cur;
 	bool append;
 	char **field;

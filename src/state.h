@@ -54,6 +54,8 @@ struct state {
 	size_t n;
 	unsigned last_seq;
 	void *journal; /* FILE * open for state_append() on <dir>/state, or NULL */
+	size_t torn_bytes; /* state_load(): bytes of a record cut short at the
+			      end (storaged killed while appending), ignored */
 };
 
 /**

@@ -48,6 +48,7 @@ grep -q "interrupted" "$OUT" || fail "no word of the interruption"
 sleep 0.3
 pgrep -f "storaged-copy .*$SCRATCH" >/dev/null && fail "a copy helper outlived the interrupted start"
 is_mountpoint "$P" && fail "the directory was covered by a half-seeded area"
+[ -z "$(scratch_mounts)" ] || fail "the interrupted setup left mounts behind: $(scratch_mounts)"
 kill "$LOCKER" 2>/dev/null
 LOCKER=""
 expect_rc 0 stop

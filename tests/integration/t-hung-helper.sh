@@ -12,7 +12,11 @@ mkdir -p "$SCRATCH/m"
 PIDS=$SCRATCH/helper.pids
 cat >"$SCRATCH/upper/mount.hangtest" <<EOT
 #!/bin/sh
-# mount.hangtest SPEC DIR: records its pid and its child's, hangs, then mounts.
+# mount.hangtest SPEC DIR: records its pid and its children's, hangs, then
+# mounts; a child in a session of its own (as a FUSE daemon or mount.nfs
+# retrying in the background) would mount 3 s later.
+setsid sh -c 'sleep 3; mount -t tmpfs -o size=1M late "\$0"' "\$2" </dev/null >/dev/null 2>&1 &
+echo "\$!" >>"$PIDS"
 sleep 30 &
 echo "\$\$ \$!" >>"$PIDS"
 wait
@@ -29,7 +33,7 @@ EOT
 in_helper_ns '
 	"$3" -c "$4" -f "$5" --state-dir "$6" start
 	echo "exit $?"
-	sleep 1
+	sleep 4
 	# a killed process whose parent is gone may stay a zombie (state Z)
 	# where PID 1 does not reap: that one is dead
 	for pid in $(cat "$2/helper.pids" 2>/dev/null); do
@@ -49,4 +53,30 @@ grep -q "^alive " "$SCRATCH/out" && fail "the hung helper or its child survived 
 grep -q "^hung mounted$" "$SCRATCH/out" && fail "the hung entry got mounted"
 grep -q "^other mounted$" "$SCRATCH/out" || fail "the independent entry was not mounted"
 grep "$SCRATCH/m/hung/below" "$SCRATCH/out" | grep -q "not done" || fail "the entry below the hung one was not skipped"
+
+note "storaged killed (kill -9) while the helper hangs: worker and helper die with it, and stop leaves alone what someone else mounts there later"
+: >"$PIDS"
+rm -rf "${STATE:?}"/*
+sed -i 's/mount-timeout=2s/mount-timeout=60s/' "$FSTAB"
+in_helper_ns '
+	"$3" -c "$4" -f "$5" --state-dir "$6" start &
+	sd=$!
+	for _ in $(seq 1 50); do [ -s "$2/helper.pids" ] && break; sleep 0.1; done
+	kill -9 "$sd"
+	wait "$sd" 2>/dev/null
+	sleep 1
+	for pid in $(cat "$2/helper.pids" 2>/dev/null); do
+		st=$(sed "s/.*) //" "/proc/$pid/stat" 2>/dev/null | cut -d" " -f1)
+		[ -n "$st" ] && [ "$st" != Z ] && echo "alive $pid ($st)"
+	done
+	mount -t tmpfs -o size=1M someone-else "$2/m/hung"
+	"$3" -c "$4" -f "$5" --state-dir "$6" stop
+	mountpoint -q "$2/m/hung" && echo "foreign mount kept"
+	umount "$2/m/hung" "$2/m/other" 2>/dev/null
+	exit 0
+' "$SBIN" "$SCRATCH" "$STORAGED" "$CONF" "$FSTAB" "$STATE" >"$SCRATCH/out2" 2>&1
+sed 's/^/  | /' "$SCRATCH/out2"
+[ -s "$PIDS" ] || fail "the helper never ran in the second start"
+grep -q "^alive " "$SCRATCH/out2" && fail "the worker's helper outlived a storaged killed by kill -9"
+grep -q "^foreign mount kept$" "$SCRATCH/out2" || fail "stop unmounted what someone else mounted where storaged was killed mid-mount"
 exit 0

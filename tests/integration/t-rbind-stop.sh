@@ -19,4 +19,20 @@ for m in rb/b/c rb/b rb a/b/c a/b a; do
 	is_mountpoint "$SCRATCH/$m" && fail "stop left $SCRATCH/$m mounted"
 done
 run_sd 0 stop
+
+note "a shared source keeps its own submounts when the rbind is undone"
+mkdir -p "$SCRATCH/src" "$SCRATCH/dst"
+mount -t tmpfs -o size=1M s "$SCRATCH/src" || fail "mount src"
+mkdir -p "$SCRATCH/src/a"
+mount -t tmpfs -o size=1M a "$SCRATCH/src/a" || fail "mount src/a"
+mount --make-rshared "$SCRATCH/src" || fail "make-rshared"
+cat >"$FSTAB" <<EOT
+$SCRATCH/src  $SCRATCH/dst  none  rbind,noauto,x-storaged  0 0
+EOT
+run_sd 0 start
+is_mountpoint "$SCRATCH/dst/a" || fail "rbind of the shared source did not bring src/a"
+run_sd 0 stop
+is_mountpoint "$SCRATCH/dst" && fail "stop left the rbind"
+is_mountpoint "$SCRATCH/src/a" || fail "stop unmounted the source's own submount through propagation"
+umount "$SCRATCH/src/a" "$SCRATCH/src"
 exit 0

@@ -46,6 +46,17 @@ run_sd 0 stop
 is_mountpoint "$SCRATCH/m/b" && fail "stop left its own mount"
 is_mountpoint "$SCRATCH/real/sub" && fail "stop left the linked mount"
 
+note "storaged's mount unmounted by hand, its mount ID taken by another mount elsewhere: nothing to undo"
+run_sd 0 start
+umount "$SCRATCH/m/b" || fail "umount by hand"
+mkdir -p "$SCRATCH/elsewhere"
+mount -t tmpfs -o size=1M reuse "$SCRATCH/elsewhere" || fail "mount elsewhere"
+run_sd 0 stop
+expect_out "nothing to undo"
+is_mountpoint "$SCRATCH/elsewhere" || fail "stop unmounted a mount that reused storaged's mount ID"
+run_sd 0 stop
+umount "$SCRATCH/elsewhere"
+
 note "a state file others can write is not trusted"
 run_sd 0 start
 chmod 0666 "$STATE/state"

@@ -127,12 +127,35 @@ static void cut_file(const char *path, off_t keep)
 	assert_int_equal(truncate(path, keep), 0);
 }
 
+/* @path holds the first @keep bytes of @text. */
+static void write_prefix(const char *path, const char *text, off_t keep)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, (size_t)keep), (ssize_t)keep);
+	close(fd);
+}
+
+static char *read_whole(const char *path, off_t size)
+{
+	char *buf = malloc((size_t)size);
+	int fd = open(path, O_RDONLY);
+
+	assert_non_null(buf);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, (size_t)size), (ssize_t)size);
+	close(fd);
+	return buf;
+}
+
 /* A crash in the middle of an append leaves the state as it was before it. */
 static void test_torn_tail_dropped(void **ctx)
 {
 	struct fixture *f = *ctx;
 	struct state s = { 0 }, t = { 0 };
 	off_t full, appended;
+	char *text;
 
 	fill(&s);
 	assert_int_equal(state_append(f->dir, &s), 0); /* the first: a full save */
@@ -140,16 +163,19 @@ static void test_torn_tail_dropped(void **ctx)
 	assert_non_null(state_put(&s, STATE_MOUNT, "/srv/a", "tmpfs", "tmpfs", STATE_FAILED, "boom", false));
 	assert_int_equal(state_append(f->dir, &s), 0);
 	appended = file_size(f->file);
+	text = read_whole(f->file, appended);
 	/* at every byte, even inside "[record]", a key or a value; up to the
 	 * last byte, the newline after "complete = yes" */
 	for (off_t keep = full; keep < appended - 1; keep++) {
-		cut_file(f->file, keep);
+		write_prefix(f->file, text, keep);
 		assert_int_equal(state_load(f->dir, &t, NULL), 0);
 		assert_int_equal(t.n, 2);
 		assert_int_equal(t.v[0].status, STATE_MOUNTING);
 		assert_null(t.v[0].reason);
+		assert_int_equal(t.torn_bytes, keep - full);
 		state_done(&t);
 	}
+	free(text);
 	state_done(&s);
 }
 
@@ -200,6 +226,27 @@ static void test_file_without_markers(void **ctx)
 	assert_string_equal(t.v[1].id, "/b");
 	assert_int_equal(t.last_seq, 2);
 	state_done(&t);
+}
+
+/* A file cut anywhere (by hand: a crash cuts only an append) is read or
+ * refused as corrupt, never crashes the loader nor reads as out of memory. */
+static void test_every_cut_of_a_saved_file(void **ctx)
+{
+	struct fixture *f = *ctx;
+	struct state s = { 0 }, t = { 0 };
+	off_t size;
+	int r;
+
+	fill(&s);
+	assert_int_equal(state_save(f->dir, &s), 0);
+	size = file_size(f->file);
+	for (off_t keep = size; keep >= 0; keep--) { /* downwards: each cut a prefix */
+		cut_file(f->file, keep);
+		r = state_load(f->dir, &t, NULL);
+		assert_true(r == 0 || r == -EBADMSG);
+		state_done(&t);
+	}
+	state_done(&s);
 }
 
 /* Text after the last record that does not begin as a record does is not
@@ -271,6 +318,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cut_record_in_middle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_append_after_torn_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_after_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_cut_of_a_saved_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_without_markers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted, setup, teardown),
 	};
