@@ -143,13 +143,18 @@ static char *refuse_links(const char *what, const char *path, const char *real)
 	return msg;
 }
 
-static void resolve_targets(struct fstab *f)
+/* @local_only: entries that need the network are left for a later pass;
+ * their paths are not looked up now (a dead server above them would
+ * block the early pass). */
+static void resolve_targets(struct fstab *f, bool local_only)
 {
 	char buf[PATH_MAX];
 
 	for (size_t i = 0; i < f->n_entries; i++) {
 		struct fstab_entry *e = &f->entries[i];
 
+		if (local_only && e->remote)
+			continue;
 		if (resolve_path(e->target, buf) && strcmp(buf, e->target) != 0) {
 			e->target_real = strdup(buf);
 			e->refused = refuse_links("mount point", e->target, buf);
@@ -187,7 +192,7 @@ static int load_world(const struct options *o, const struct logger *lg, struct w
 	r = load_config(o, lg, w, &dl);
 	if (r)
 		goto out;
-	resolve_targets(&w->fstab);
+	resolve_targets(&w->fstab, o->local_only);
 	r = plan_needs_devices(&w->fstab) ? scan_devices(lg, w) : 0;
 	if (r < 0) {
 		log_error(lg, "cannot list block devices: %s", strerror(-r));
