@@ -68,9 +68,26 @@ static void log_write(const struct logger *lg, int prio, const char *msg)
 	}
 }
 
+/* Control characters (a newline in a mount point written \012 in the
+ * fstab) as \ooo, as mountinfo shows them: one message, one line. */
+static void escape_controls(const char *in, char *out, size_t len)
+{
+	size_t k = 0;
+
+	for (; *in && k + 5 < len; in++) {
+		unsigned char c = (unsigned char)*in;
+
+		if (c < 0x20 || c == 0x7f)
+			k += (size_t)snprintf(out + k, len - k, "\\%03o", c);
+		else
+			out[k++] = (char)c;
+	}
+	out[k] = '\0';
+}
+
 void log_msg(const struct logger *lg, int prio, const char *fmt, ...)
 {
-	char buf[2048];
+	char buf[2048], line[4 * sizeof(buf)];
 	va_list ap;
 
 	if (!lg || prio > lg->max_level)
@@ -78,7 +95,8 @@ void log_msg(const struct logger *lg, int prio, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	log_write(lg, prio, buf);
+	escape_controls(buf, line, sizeof(line));
+	log_write(lg, prio, line);
 }
 
 static void log_diag(const struct logger *lg, const struct diag *d, int prio)

@@ -29,4 +29,16 @@ run_sd 0 start
 [ "$(mount_count "$SCRATCH/with space")" = 1 ] || fail "mounted twice"
 run_sd 0 stop
 is_mountpoint "$SCRATCH/with space" && fail "stop left it mounted"
+
+note "a newline in a mount point (\\012) is mounted, and logged on one line"
+mkdir -p "$SCRATCH/new
+line"
+cat >"$FSTAB" <<EOT
+tmpfs  $ESC/new\\012line  tmpfs  size=1M,noauto,x-storaged  0 0
+EOT
+run_sd 0 start
+is_mountpoint "$SCRATCH/new
+line" || fail "the mount point with a newline was not mounted"
+printf '%s\n' "$OUT" | grep -qF "mounted tmpfs on $SCRATCH/new\\012line" || fail "the log line does not show the newline as \\012"
+run_sd 0 stop
 exit 0
