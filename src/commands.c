@@ -604,7 +604,7 @@ static bool mounting_record_matches(const struct state_record *rec, struct libmn
 	if (rec->fstype && strcmp(rec->fstype, "auto") != 0 && strcmp(rec->fstype, "none") != 0 &&
 	    (!type || strncmp(type, rec->fstype, strlen(rec->fstype)) != 0))
 		return false;
-	if (rec->source && rec->source[0] != '/' && !strchr(rec->source, '=') && strcmp(rec->fstype ?: "", "none") != 0)
+	if (fs_spec_is_name(rec->source) && strcmp(rec->fstype ?: "", "none") != 0)
 		return src && strcmp(src, rec->source) == 0;
 	return true;
 }

@@ -35,9 +35,6 @@ static bool streq(const char *a, const char *b)
 
 #define REQUEST_MAX (4 * PATH_MAX + 65536)
 
-#ifndef STATX_MNT_ID
-#define STATX_MNT_ID 0x1000U /* linux/stat.h, Linux 5.8 */
-#endif
 #ifndef STATX_MNT_ID_UNIQUE
 #define STATX_MNT_ID_UNIQUE 0x4000U /* linux/stat.h, Linux 6.8 */
 #endif

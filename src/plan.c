@@ -184,7 +184,7 @@ static bool mounted_matches(const struct plan_input *in, const struct fstab_entr
 	want = inventory_find(in->inventory, e->source);
 	have = src ? inventory_find(in->inventory, src) : NULL;
 	/* no device (tmpfs, a server's export): the source names it */
-	if (!want && e->source[0] != '/' && !strchr(e->source, '='))
+	if (!want && fs_spec_is_name(e->source))
 		return streq(mnt_fs_get_source(fs), e->source);
 	if (!want || !have || want == have)
 		return true;

@@ -162,9 +162,6 @@ out:
 	return r < 0 ? r : 0;
 }
 
-#ifndef STATX_MNT_ID
-#define STATX_MNT_ID 0x1000U /* linux/stat.h, Linux 5.8 */
-#endif
 
 /* statx(2) that cannot make a remote filesystem ask its server: cached
  * attributes, no automount, and a lookup relative to @dirfd (an absolute

@@ -129,3 +129,8 @@ int unit_name_from_path(const char *path, const char *suffix, char **ret)
 	*ret = out;
 	return 0;
 }
+
+bool fs_spec_is_name(const char *spec)
+{
+	return spec && spec[0] != '/' && !strchr(spec, '=');
+}

@@ -106,4 +106,19 @@ bool path_is_normalized(const char *path);
  */
 int unit_name_from_path(const char *path, const char *suffix, char **ret);
 
+/**
+ * fs_spec_is_name:
+ * @spec: an fs_spec
+ *
+ * Returns: true when @spec is neither a path nor a tag (UUID=, LABEL=, ...)
+ * but a name such as "tmpfs" or "server:/export": no device stands for it,
+ * so a mounted filesystem is the same one only when its source is the same
+ * text.
+ */
+bool fs_spec_is_name(const char *spec);
+
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x1000U /* linux/stat.h, Linux 5.8 */
+#endif
+
 #endif
