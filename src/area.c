@@ -27,6 +27,7 @@
 
 #include "area.h"
 #include "copy_spawn.h"
+#include "state.h"
 #include "units.h"
 
 #define SYNC_NEW COPY_SKIP_PREFIX "NEW"
@@ -34,18 +35,6 @@
 #define ZRAM_CONTROL "/sys/class/zram-control"
 
 extern char **environ;
-
-/* What one area has set up, as recorded in areas/<name>/state. */
-struct area_state {
-	char *name, *path, *fs, *device;
-	enum area_backend backend;
-	int zram_id; /* -1: no zram device */
-	bool zram_created, persist, seeded;
-	bool covered; /* the area was bound over its directory: users may have
-			 written to it, so a persist area is synced back */
-	uint64_t size_bytes, nr_inodes;
-	uint64_t started_usec; /* CLOCK_REALTIME at setup: orders stop */
-};
 
 /* The directories of one area under the state directory. */
 struct area_dirs {
@@ -57,7 +46,7 @@ struct setup {
 	const struct area_config *a;
 	const struct area_sizing *sz;
 	struct area_dirs d;
-	struct area_state st;
+	struct state_area st;
 	int path_fd; /* O_PATH of a->path, opened without following symlinks */
 	bool made_top, area_mounted, lower_bound, path_bound;
 };
@@ -151,15 +140,6 @@ static int area_dirs_init(struct area_dirs *d, const char *state_dir, const char
 		return -ENOMEM;
 	}
 	return 0;
-}
-
-static void area_state_done(struct area_state *st)
-{
-	free(st->name);
-	free(st->path);
-	free(st->fs);
-	free(st->device);
-	*st = (struct area_state){ .zram_id = -1 };
 }
 
 /* Opens @path as O_PATH without following any symlink in any component. */
@@ -387,121 +367,14 @@ out:
 
 /* ------------------------------------------------------------ state file */
 
-static int state_write(const char *file, const struct area_state *st)
-{
-	_cleanup_free_ char *tmp = NULL;
-	FILE *f;
-	int fd, r = 0;
-
-	if (asprintf(&tmp, "%s.tmp", file) < 0)
-		return -ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		unlink(tmp);
-		return -ENOMEM;
-	}
-	fprintf(f, "[area]\nname=%s\npath=%s\nbackend=%s\nfs=%s\ndevice=%s\nzram_id=%d\n"
-		   "zram_created=%d\npersist=%d\nseeded=%d\nsize=%" PRIu64 "\nnr_inodes=%" PRIu64
-		   "\nstarted_usec=%" PRIu64 "\ncovered=%d\n",
-		st->name, st->path, config_backend_name(st->backend), st->fs, st->device,
-		st->zram_id, st->zram_created, st->persist, st->seeded, st->size_bytes,
-		st->nr_inodes, st->started_usec, st->covered);
-	if (fflush(f) != 0 || fsync(fd) < 0)
-		r = -errno;
-	if (fclose(f) != 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, file) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
-}
-
-/* A number of the state file; storaged wrote it, but a damaged file must
- * not turn into a wrong device number. */
-static int state_num(const char *v, uint64_t max, uint64_t *ret)
-{
-	return units_parse_uint(v, max, ret);
-}
-
-static int state_set(struct area_state *st, const char *k, const char *v)
-{
-	uint64_t n = 0;
-
-	char **sp = !strcmp(k, "name") ? &st->name : !strcmp(k, "path") ? &st->path :
-		    !strcmp(k, "fs") ? &st->fs : !strcmp(k, "device") ? &st->device : NULL;
-
-	if (sp) {
-		free(*sp);
-		*sp = strdup(v);
-		return *sp ? 0 : -ENOMEM;
-	}
-	if (!strcmp(k, "backend"))
-		st->backend = !strcmp(v, "zram") ? AREA_ZRAM : !strcmp(v, "brd") ? AREA_BRD : AREA_TMPFS;
-	else if (!strcmp(k, "zram_id") && !strcmp(v, "-1"))
-		st->zram_id = -1; /* no zram device */
-	else if (!strcmp(k, "zram_id"))
-		return state_num(v, INT32_MAX, &n) < 0 ? -EBADMSG : (st->zram_id = (int)n, 0);
-	else if (!strcmp(k, "zram_created"))
-		st->zram_created = !strcmp(v, "1");
-	else if (!strcmp(k, "persist"))
-		st->persist = !strcmp(v, "1");
-	else if (!strcmp(k, "seeded"))
-		st->seeded = !strcmp(v, "1");
-	else if (!strcmp(k, "covered"))
-		st->covered = !strcmp(v, "1");
-	else if (!strcmp(k, "size"))
-		return state_num(v, UINT64_MAX, &st->size_bytes) < 0 ? -EBADMSG : 0;
-	else if (!strcmp(k, "nr_inodes"))
-		return state_num(v, UINT64_MAX, &st->nr_inodes) < 0 ? -EBADMSG : 0;
-	else if (!strcmp(k, "started_usec"))
-		return state_num(v, UINT64_MAX, &st->started_usec) < 0 ? -EBADMSG : 0;
-	return 0;
-}
-
-/* Reads the state file through @fd (any offset). */
-static int state_read_fd(int fd, struct area_state *st)
-{
-	char line[PATH_MAX + 64];
-	FILE *f;
-	int r = 0, nfd = dup(fd);
-
-	*st = (struct area_state){ .zram_id = -1 };
-	if (nfd < 0 || lseek(nfd, 0, SEEK_SET) < 0 || !(f = fdopen(nfd, "re"))) {
-		r = -errno;
-		if (nfd >= 0)
-			close(nfd);
-		return r;
-	}
-	while (r == 0 && fgets(line, sizeof(line), f)) {
-		char *eq = strchr(line, '=');
-
-		line[strcspn(line, "\n")] = '\0';
-		if (!eq || line[0] == '[')
-			continue;
-		*eq = '\0';
-		r = state_set(st, line, eq + 1);
-	}
-	fclose(f);
-	if (r == 0 && (!st->name || !st->path || !st->fs || !st->device))
-		r = -EBADMSG;
-	if (r < 0)
-		area_state_done(st);
-	return r;
-}
-
 /* Opens and locks (LOCK_EX) the state file of @name; returns the fd. */
-static int state_open_locked(const struct area_dirs *d, struct area_state *st)
+static int area_record_open_locked(const struct area_dirs *d, struct state_area *st)
 {
 	int fd = open(d->state, O_RDWR | O_CLOEXEC | O_NOFOLLOW), r;
 
 	if (fd < 0)
 		return -errno;
-	r = flock(fd, LOCK_EX) < 0 ? -errno : state_read_fd(fd, st);
+	r = flock(fd, LOCK_EX) < 0 ? -errno : state_area_read_fd(fd, st);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -701,7 +574,7 @@ static int zram_create(struct setup *s, const struct stat *root, struct diag_lis
 	}
 	/* written ahead: a setup killed from here on leaves the device's
 	 * number for recover_interrupted() to release */
-	r = state_write(s->d.state, &s->st);
+	r = state_area_write(s->d.state, &s->st);
 	if (r < 0)
 		return r;
 	snprintf(size, sizeof(size), "%" PRIu64, s->sz->size_bytes);
@@ -1061,7 +934,7 @@ static int recover_sync(int dirfd, dev_t dev)
  */
 static int recover_interrupted(struct setup *s, struct diag_list *m)
 {
-	struct area_state old = { .zram_id = -1 };
+	struct state_area old = { .zram_id = -1 };
 	_cleanup_free_ char *tmp = NULL;
 	int fd;
 
@@ -1069,8 +942,7 @@ static int recover_interrupted(struct setup *s, struct diag_list *m)
 		return 0;
 	fd = open(s->d.state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd >= 0) {
-		if (state_read_fd(fd, &old) < 0)
-			old = (struct area_state){ .zram_id = -1 };
+		state_area_read_fd(fd, &old); /* a damaged record: @old stays empty */
 		close(fd);
 	}
 	if (is_mount_of(s->a->path, s->d.area))
@@ -1081,7 +953,7 @@ static int recover_interrupted(struct setup *s, struct diag_list *m)
 		umount2(s->d.area, UMOUNT_NOFOLLOW | MNT_DETACH);
 	if (old.zram_created && old.zram_id >= 0)
 		zram_release(old.zram_id);
-	area_state_done(&old);
+	state_area_done(&old);
 	if (asprintf(&tmp, "%s.tmp", s->d.state) < 0)
 		return -ENOMEM;
 	unlink(tmp);
@@ -1122,7 +994,7 @@ static int setup_cover(struct setup *s, const struct stat *root, struct diag_lis
 	warn_open_files(s->a->name, s->a->path, m);
 	/* written ahead of the bind: a setup killed after it is found and
 	 * undone by the next start or by stop (the area is complete here) */
-	r = state_write(s->d.state, &s->st);
+	r = state_area_write(s->d.state, &s->st);
 	if (r < 0) {
 		diag_error(m, NULL, 0, "area '%s': writing '%s': %s", s->a->name, s->d.state, strerror(-r));
 		return r;
@@ -1159,7 +1031,7 @@ static int setup_steps(struct setup *s, const char *state_dir, struct diag_list 
 		return r;
 	s->path_bound = true;
 	s->st.covered = true;
-	r = state_write(s->d.state, &s->st);
+	r = state_area_write(s->d.state, &s->st);
 	if (r < 0)
 		diag_error(m, NULL, 0, "area '%s': writing '%s': %s", s->a->name, s->d.state, strerror(-r));
 	return r;
@@ -1201,7 +1073,7 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 out:
 	if (s.path_fd >= 0)
 		close(s.path_fd);
-	area_state_done(&s.st);
+	state_area_done(&s.st);
 	area_dirs_done(&s.d);
 	return r;
 }
@@ -1349,14 +1221,14 @@ out:
 int area_sync(const char *state_dir, const char *name, struct diag_list *msgs)
 {
 	struct area_dirs d;
-	struct area_state st;
+	struct state_area st;
 	int fd, r;
 
 	if ((r = area_dirs_init(&d, state_dir, name)) < 0) {
 		diag_error(msgs, NULL, 0, "area '%s': invalid name", name);
 		return r;
 	}
-	fd = state_open_locked(&d, &st);
+	fd = area_record_open_locked(&d, &st);
 	if (fd < 0) {
 		r = fd;
 		diag_error(msgs, NULL, 0, "area '%s' is not active (%s: %s)", name, d.state, strerror(-r));
@@ -1369,7 +1241,7 @@ int area_sync(const char *state_dir, const char *name, struct diag_list *msgs)
 		diag_error(msgs, NULL, 0, "area '%s': '%s' or '%s' is not mounted: cannot sync; run 'storaged stop' and start again",
 			   name, d.area, d.lower);
 	}
-	area_state_done(&st);
+	state_area_done(&st);
 	close(fd);
 out:
 	area_dirs_done(&d);
@@ -1394,7 +1266,7 @@ static int umount_one(const char *name, const char *what, const char *ref, struc
 	return r;
 }
 
-static int teardown_locked(const struct area_dirs *d, struct area_state *st, bool do_sync,
+static int teardown_locked(const struct area_dirs *d, struct state_area *st, bool do_sync,
 			   struct diag_list *m)
 {
 	int r;
@@ -1427,13 +1299,13 @@ static int teardown_locked(const struct area_dirs *d, struct area_state *st, boo
 int area_teardown(const char *state_dir, const char *name, bool do_sync, struct diag_list *msgs)
 {
 	struct area_dirs d;
-	struct area_state st;
+	struct state_area st;
 	int fd, r;
 
 	if ((r = area_dirs_init(&d, state_dir, name)) < 0)
 		return r;
 	wait_for_copy(d.area);
-	fd = state_open_locked(&d, &st);
+	fd = area_record_open_locked(&d, &st);
 	if (fd < 0) {
 		/* a setup that died before writing its state: undo what exists */
 		r = umount_one(name, d.lower, NULL, msgs);
@@ -1442,7 +1314,7 @@ int area_teardown(const char *state_dir, const char *name, bool do_sync, struct 
 		goto remove;
 	}
 	r = teardown_locked(&d, &st, do_sync, msgs);
-	area_state_done(&st);
+	state_area_done(&st);
 	close(fd);
 remove:
 	if (r == 0) {
@@ -1457,7 +1329,7 @@ remove:
 
 /* ------------------------------------------------------------ status */
 
-static int state_load(const char *state_dir, const char *name, struct area_state *st)
+static int area_record_load(const char *state_dir, const char *name, struct state_area *st)
 {
 	struct area_dirs d;
 	int fd, r;
@@ -1465,16 +1337,16 @@ static int state_load(const char *state_dir, const char *name, struct area_state
 	if ((r = area_dirs_init(&d, state_dir, name)) < 0)
 		return r;
 	fd = open(d.state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	r = fd < 0 ? -errno : state_read_fd(fd, st);
+	r = fd < 0 ? -errno : state_area_read_fd(fd, st);
 	if (fd >= 0)
 		close(fd);
 	area_dirs_done(&d);
 	return r;
 }
 
-static int state_cmp(const void *x, const void *y)
+static int area_record_cmp(const void *x, const void *y)
 {
-	const struct area_state *a = x, *b = y;
+	const struct state_area *a = x, *b = y;
 
 	if (a->started_usec != b->started_usec)
 		return a->started_usec < b->started_usec ? -1 : 1;
@@ -1482,10 +1354,10 @@ static int state_cmp(const void *x, const void *y)
 }
 
 /* all readable state files under @state_dir/areas, in setup order */
-static int states_load(const char *state_dir, struct area_state **ret, size_t *ret_n)
+static int area_records_load(const char *state_dir, struct state_area **ret, size_t *ret_n)
 {
 	_cleanup_free_ char *areas = NULL;
-	struct area_state *v = NULL, *nv;
+	struct state_area *v = NULL, *nv;
 	struct dirent *de;
 	size_t n = 0;
 	DIR *dir;
@@ -1501,12 +1373,12 @@ static int states_load(const char *state_dir, struct area_state **ret, size_t *r
 		if (de->d_name[0] == '.' || !(nv = realloc(v, (n + 1) * sizeof(*v))))
 			continue;
 		v = nv;
-		if (state_load(state_dir, de->d_name, &v[n]) == 0)
+		if (area_record_load(state_dir, de->d_name, &v[n]) == 0)
 			n++;
 	}
 	closedir(dir);
 	if (n)
-		qsort(v, n, sizeof(*v), state_cmp);
+		qsort(v, n, sizeof(*v), area_record_cmp);
 	*ret = v;
 	*ret_n = n;
 	return 0;
@@ -1542,7 +1414,7 @@ int area_list_names(const char *state_dir, char ***ret)
 	return 0;
 }
 
-static void status_fill(const char *state_dir, struct area_state *st, struct area_status *o)
+static void status_fill(const char *state_dir, struct state_area *st, struct area_status *o)
 {
 	struct area_dirs d;
 	struct statvfs v;
@@ -1568,10 +1440,10 @@ static void status_fill(const char *state_dir, struct area_state *st, struct are
 
 int area_status_list(const char *state_dir, struct area_status **ret, size_t *ret_n)
 {
-	struct area_state *v;
+	struct state_area *v;
 	struct area_status *o;
 	size_t n;
-	int r = states_load(state_dir, &v, &n);
+	int r = area_records_load(state_dir, &v, &n);
 
 	if (r < 0)
 		return r;
@@ -1579,7 +1451,7 @@ int area_status_list(const char *state_dir, struct area_status **ret, size_t *re
 	for (size_t i = 0; o && i < n; i++)
 		status_fill(state_dir, &v[i], &o[i]);
 	for (size_t i = 0; i < n; i++)
-		area_state_done(&v[i]);
+		state_area_done(&v[i]);
 	free(v);
 	if (!o)
 		return -ENOMEM;
