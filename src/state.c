@@ -352,10 +352,29 @@ static bool trusted(const struct stat *st)
 	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
+int state_parse(char *buf, size_t len, struct state *ret, unsigned *ret_line)
+{
+	struct load_ctx c = { .s = ret };
+	int r;
+
+	*ret = (struct state){ 0 };
+	r = parse_records(&c, buf, len);
+	if (r < 0) {
+		state_done(ret);
+		return r;
+	}
+	if (r != 0 || c.error) {
+		state_done(ret);
+		if (ret_line)
+			*ret_line = r > 0 ? (unsigned)r : 0;
+		return c.error && c.error != -EINVAL ? c.error : -EBADMSG;
+	}
+	return 0;
+}
+
 int state_load(const char *dir, struct state *ret, unsigned *ret_line)
 {
 	_cleanup_free_ char *path = NULL;
-	struct load_ctx c = { .s = ret };
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
 	int fd, r;
@@ -376,18 +395,7 @@ int state_load(const char *dir, struct state *ret, unsigned *ret_line)
 		r = -EPERM;
 	if (r < 0)
 		return r;
-	r = parse_records(&c, buf, (size_t)r);
-	if (r < 0) {
-		state_done(ret);
-		return r;
-	}
-	if (r != 0 || c.error) {
-		state_done(ret);
-		if (ret_line)
-			*ret_line = r > 0 ? (unsigned)r : 0;
-		return c.error && c.error != -EINVAL ? c.error : -EBADMSG;
-	}
-	return 0;
+	return state_parse(buf, (size_t)r, ret, ret_line);
 }
 
 /* Characters mnt_mangle() writes as a 4-byte octal escape. */

@@ -83,6 +83,18 @@ struct state {
 int state_load(const char *dir, struct state *ret, unsigned *ret_line);
 
 /**
+ * state_parse:
+ * @buf: the text of a state file, NUL-terminated at @len (not changed)
+ * @len: its length in bytes
+ * @ret, @ret_line: as for state_load()
+ *
+ * The parser of state_load(), without the file and its trust checks.
+ *
+ * Returns: 0; -EBADMSG for a corrupt text; -ENOMEM.
+ */
+int state_parse(char *buf, size_t len, struct state *ret, unsigned *ret_line);
+
+/**
  * state_save:
  * Writes <dir>/state atomically (temporary file, fsync, rename), mode 0644,
  * creating @dir (0755) when missing; every record counts as saved after.
