@@ -10,6 +10,7 @@
 #include <libmount.h>
 
 #include "state.h"
+#include "state_internal.h"
 #include "units.h"
 #include "util.h"
 
@@ -69,7 +70,7 @@ struct state_record *state_find(struct state *s, enum state_kind kind, const cha
 	return NULL;
 }
 
-static int replace_str(char **dst, const char *src)
+int state_replace_str(char **dst, const char *src)
 {
 	char *copy = NULL;
 
@@ -104,8 +105,8 @@ struct state_record *state_put(struct state *s, enum state_kind kind, const char
 
 	if (!r && !(r = record_new(s, kind, id)))
 		return NULL;
-	if (replace_str(&r->source, source) < 0 || replace_str(&r->fstype, fstype) < 0 ||
-	    replace_str(&r->reason, reason) < 0)
+	if (state_replace_str(&r->source, source) < 0 || state_replace_str(&r->fstype, fstype) < 0 ||
+	    state_replace_str(&r->reason, reason) < 0)
 		return NULL;
 	r->status = status;
 	r->dirty = true;
@@ -139,7 +140,7 @@ struct load_ctx {
 	int error;
 };
 
-static int append_str(char **dst, const char *more)
+int state_append_str(char **dst, const char *more)
 {
 	size_t a = *dst ? strlen(*dst) : 0;
 	char *n = realloc(*dst, a + strlen(more) + 1);
@@ -306,7 +307,7 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 		return strcmp(v, "yes") == 0 ? record_commit(c) : 0;
 	field = string_field(r, name, &append);
 	if (field)
-		return append ? append_str(field, v) : replace_str(field, v);
+		return append ? state_append_str(field, v) : state_replace_str(field, v);
 	if (strcmp(name, "status") == 0) {
 		k = lookup(status_names, ARRAY_SIZE(status_names), v);
 		if (k < 0)
@@ -409,7 +410,7 @@ static size_t mangled_len(char c)
  * value (a deep mount point, a libmount error message) is written as
  * "key = first part" followed by "key+ = next part" lines.
  */
-static int write_kv(FILE *f, const char *key, const char *value)
+int state_write_kv(FILE *f, const char *key, const char *value)
 {
 	const size_t max = 120;
 	const char *p = value;
@@ -445,15 +446,15 @@ static int write_record(FILE *f, const struct state_record *rec)
 	int r;
 
 	fprintf(f, "\n[record]\nkind = %s\n", kind_names[rec->kind]);
-	r = write_kv(f, "id", rec->id);
+	r = state_write_kv(f, "id", rec->id);
 	if (!r)
-		r = write_kv(f, "source", rec->source);
+		r = state_write_kv(f, "source", rec->source);
 	if (!r)
-		r = write_kv(f, "fstype", rec->fstype);
+		r = state_write_kv(f, "fstype", rec->fstype);
 	if (!r)
-		r = write_kv(f, "reason", rec->reason);
+		r = state_write_kv(f, "reason", rec->reason);
 	if (!r)
-		r = write_kv(f, "mountpoint", rec->mountpoint);
+		r = state_write_kv(f, "mountpoint", rec->mountpoint);
 	fprintf(f, "status = %s\nseq = %u\nduration_usec = %llu\nnofail = %s\nrecursive = %s\nmount_id = %u\nmount_unique_id = %llu\ncomplete = yes\n",
 		status_names[rec->status], rec->seq, (unsigned long long)rec->duration_usec,
 		rec->nofail ? "yes" : "no", rec->recursive ? "yes" : "no", rec->mount_id,
@@ -622,207 +623,4 @@ int state_clear_ready(const char *dir, const char *fsid)
 	if (unlink(path) < 0 && errno != ENOENT)
 		return -errno;
 	return 0;
-}
-
-/* ---------------------------------------------------------------- area records */
-
-/*
- * One "[area]" section, in the format of the run state above (mangled
- * values, "key+" continuation lines), ending in "complete = yes".  The file
- * is replaced atomically, so a record without that line was not written by
- * storaged and is refused.
- */
-#define AREA_MAX_BYTES (64u << 10)
-
-void state_area_init(struct state_area *a)
-{
-	*a = (struct state_area){ .zram_id = -1 };
-}
-
-void state_area_done(struct state_area *a)
-{
-	free(a->name);
-	free(a->path);
-	free(a->fs);
-	free(a->device);
-	state_area_init(a);
-}
-
-static const char *yes_no(bool b)
-{
-	return b ? "yes" : "no";
-}
-
-int state_area_write(const char *file, const struct state_area *a)
-{
-	_cleanup_free_ char *tmp = NULL;
-	FILE *f;
-	int fd, r;
-
-	if (asprintf(&tmp, "%s.tmp", file) < 0)
-		return -ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		unlink(tmp);
-		return -ENOMEM;
-	}
-	fputs("# storaged area: written by storaged, read by `storaged stop`, `sync` and `status`\n[area]\n",
-	      f);
-	r = write_kv(f, "name", a->name);
-	if (!r)
-		r = write_kv(f, "path", a->path);
-	if (!r)
-		r = write_kv(f, "fs", a->fs);
-	if (!r)
-		r = write_kv(f, "device", a->device);
-	fprintf(f, "backend = %s\nzram_id = %d\nzram_created = %s\npersist = %s\nseeded = %s\ncovered = %s\nsize = %llu\nnr_inodes = %llu\nstarted_usec = %llu\ncomplete = yes\n",
-		config_backend_name(a->backend), a->zram_id, yes_no(a->zram_created),
-		yes_no(a->persist), yes_no(a->seeded), yes_no(a->covered),
-		(unsigned long long)a->size_bytes, (unsigned long long)a->nr_inodes,
-		(unsigned long long)a->started_usec);
-	if (r == 0 && (fflush(f) != 0 || fsync(fd) < 0))
-		r = -errno;
-	if (fclose(f) != 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, file) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
-}
-
-struct area_ctx {
-	struct state_area *a;
-	bool complete;
-	int error;
-};
-
-static char **area_string(struct state_area *a, const char *name, bool *append)
-{
-	size_t len = strlen(name);
-
-	*append = len > 0 && name[len - 1] == '+';
-	if (*append)
-		len--;
-	if (len == 4 && strncmp(name, "name", 4) == 0)
-		return &a->name;
-	if (len == 4 && strncmp(name, "path", 4) == 0)
-		return &a->path;
-	if (len == 2 && strncmp(name, "fs", 2) == 0)
-		return &a->fs;
-	if (len == 6 && strncmp(name, "device", 6) == 0)
-		return &a->device;
-	return NULL;
-}
-
-static int area_value(struct area_ctx *c, const char *name, const char *raw)
-{
-	_cleanup_free_ char *v = raw[0] ? mnt_unmangle(raw) : strdup("");
-	struct state_area *a = c->a;
-	bool append, *flag = NULL;
-	char **field;
-	uint64_t u;
-
-	if (!v)
-		return -ENOMEM;
-	if (c->complete) /* nothing follows the end of the record */
-		return -EINVAL;
-	field = area_string(a, name, &append);
-	if (field)
-		return append ? (*field ? append_str(field, v) : -EINVAL) : replace_str(field, v);
-	if (strcmp(name, "complete") == 0) {
-		c->complete = strcmp(v, "yes") == 0;
-		return c->complete ? 0 : -EINVAL;
-	}
-	if (strcmp(name, "backend") == 0)
-		return config_backend_from_name(v, &a->backend);
-	if (strcmp(name, "zram_id") == 0) {
-		/* storaged wrote it, but a damaged file must not turn into a
-		 * wrong device number */
-		if (strcmp(v, "-1") == 0) {
-			a->zram_id = -1;
-			return 0;
-		}
-		if (units_parse_uint(v, INT32_MAX, &u) < 0)
-			return -EINVAL;
-		a->zram_id = (int)u;
-		return 0;
-	}
-	flag = strcmp(name, "zram_created") == 0 ? &a->zram_created :
-	       strcmp(name, "persist") == 0	 ? &a->persist :
-	       strcmp(name, "seeded") == 0	 ? &a->seeded :
-	       strcmp(name, "covered") == 0	 ? &a->covered : NULL;
-	if (flag)
-		return units_parse_bool(v, flag);
-	if (strcmp(name, "size") == 0)
-		return units_parse_uint(v, UINT64_MAX, &a->size_bytes);
-	if (strcmp(name, "nr_inodes") == 0)
-		return units_parse_uint(v, UINT64_MAX, &a->nr_inodes);
-	if (strcmp(name, "started_usec") == 0)
-		return units_parse_uint(v, UINT64_MAX, &a->started_usec);
-	return 0; /* unknown or newer keys are ignored */
-}
-
-static int area_handler(void *user, const char *section, const char *name, const char *value)
-{
-	struct area_ctx *c = user;
-	int r;
-
-	if (strcmp(section, "area") != 0)
-		r = -EINVAL;
-	else
-		r = area_value(c, name, value);
-	if (r < 0 && !c->error)
-		c->error = r;
-	return r < 0 ? 0 : 1;
-}
-
-int state_area_parse(const char *buf, size_t len, struct state_area *ret)
-{
-	struct area_ctx c = { .a = ret };
-	FILE *f;
-	int r;
-
-	state_area_init(ret);
-	if (len == 0)
-		return -EBADMSG;
-	f = fmemopen((void *)buf, len, "r");
-	if (!f)
-		return -ENOMEM;
-	r = ini_parse_file(f, area_handler, &c);
-	fclose(f);
-	if (r == 0 && c.error == 0 &&
-	    (!c.complete || !ret->name || !ret->path || !ret->fs || !ret->device))
-		r = -EBADMSG;
-	if (r != 0 || c.error) {
-		state_area_done(ret);
-		return c.error == -ENOMEM || r == -2 ? -ENOMEM : -EBADMSG;
-	}
-	return 0;
-}
-
-int state_area_read_fd(int fd, struct state_area *ret)
-{
-	_cleanup_free_ char *buf = malloc(AREA_MAX_BYTES + 1);
-	size_t got = 0;
-	ssize_t k;
-
-	state_area_init(ret);
-	if (!buf)
-		return -ENOMEM;
-	while (got <= AREA_MAX_BYTES &&
-	       (k = pread(fd, buf + got, AREA_MAX_BYTES + 1 - got, (off_t)got)) != 0) {
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		got += (size_t)k;
-	}
-	if (got > AREA_MAX_BYTES)
-		return -EFBIG;
-	return state_area_parse(buf, got, ret);
 }
