@@ -83,7 +83,7 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
  *
  * Copies the area back into its directory (through the private lower bind),
  * under an exclusive flock() on the state file, crash-safe (see the comment
- * above area_sync() in area.c): every file is at every instant either its
+ * above area_sync_locked() in area_sync.c): every file is at every instant either its
  * complete old or its complete new version, and files deleted in the area
  * are deleted.  Works whether or not the area has persist = yes.
  *
