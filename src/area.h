@@ -7,7 +7,8 @@
  *
  * Layout under @state_dir (normally /run/storaged):
  *
- *   areas/<name>/state   ini file, what was set up (written atomically)
+ *   areas/<name>/state   the area's record (struct state_area), written
+ *                        and read by state.c, replaced atomically
  *   areas/<name>/area    the backend, mounted privately
  *   areas/<name>/lower   private bind of the covered directory (sync target)
  *
@@ -42,7 +43,10 @@ int area_survey_path(const char *path, struct area_survey *ret);
 /**
  * area_setup:
  * @a: the area's config
- * @sz: sizes from area_size_resolve() (bytes, inodes, and whether the seed fits)
+ * @sz: sizes from area_size_resolve() (bytes, inodes, and whether the seed
+ *      fits); NULL for an area planned before its directory's filesystem
+ *      was mounted: its directory is surveyed and the area sized now
+ *      (RAM from /proc/meminfo)
  * @state_dir: storaged's state directory (e.g. "/run/storaged")
  * @msgs: one diag_error on failure; diag_warning for processes that hold
  *        files open under @a->path
@@ -62,7 +66,8 @@ int area_survey_path(const char *path, struct area_survey *ret);
  * and uncovered.  An area already active (state file present and @a->path
  * covered) is left alone and 0 returned.
  *
- * Returns: 0; -ENOSPC when the seed does not fit (bytes or inodes); -ENOMEM
+ * Returns: 0; -EINVAL when @sz is NULL and the area cannot be sized (its
+ * directory is missing); -ENOSPC when the seed does not fit (bytes or inodes); -ENOMEM
  * when the size is above memory + swap; -ENODEV when the backend's driver is
  * missing (brd); -EEXIST when a stale state exists (run stop first); other
  * negative errno from the failing system call or helper.
@@ -78,7 +83,7 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
  *
  * Copies the area back into its directory (through the private lower bind),
  * under an exclusive flock() on the state file, crash-safe (see the comment
- * above area_sync() in area.c): every file is at every instant either its
+ * above area_sync_locked() in area_sync.c): every file is at every instant either its
  * complete old or its complete new version, and files deleted in the area
  * are deleted.  Works whether or not the area has persist = yes.
  *
@@ -136,19 +141,6 @@ void area_status_free(struct area_status *v, size_t n);
  * errno when the directory cannot be read.
  */
 int area_list_names(const char *state_dir, char ***ret);
-
-/**
- * area_mem_available:
- * Returns: MemAvailable + SwapFree from /proc/meminfo in bytes, or 0 when
- * unknown.
- */
-uint64_t area_mem_available(void);
-
-/**
- * area_mem_total:
- * Returns: MemTotal from /proc/meminfo in bytes (for N% sizes), or 0.
- */
-uint64_t area_mem_total(void);
 
 /**
  * area_private_mounts:

@@ -8,11 +8,12 @@
  *  - tmpfs: size= bytes of pages and nr_inodes= inodes, the root directory
  *    being one of them (the survey counts the root too, so the seed needs
  *    survey.inodes).
- *  - ext2/3/4 on zram or brd (made with -b 4096 -I 256 -m 0 -N <inodes>):
+ *  - ext2/3/4 on zram or brd (made with -b 4096 -I 256 -m 0 -N <inodes>, the
+ *    AREA_EXT_* geometry of area_size.h):
  *    inodes 1..10 are reserved (root is 2) and lost+found is 11, so the seed
  *    needs survey.inodes + 10; the inode tables, bitmaps and group
  *    descriptors take about inodes × 256 + size / 64 + 1 MiB (ext3 adds its
- *    journal).  area.c checks the real free space after mkfs.
+ *    journal).  area_backend.c checks the real free space after mkfs.
  */
 #include <errno.h>
 #include <math.h>
@@ -20,13 +21,13 @@
 #include <string.h>
 
 #include "area_size.h"
+#include "units.h"
 
 #define MIB (UINT64_C(1) << 20)
 #define AUTO_MIN_BYTES (16 * MIB)
 #define AUTO_MIN_INODES UINT64_C(1024)
 #define PERCENT_ALIGN UINT64_C(4096)
 #define EXT_RESERVED_INODES UINT64_C(10)
-#define EXT_INODE_SIZE UINT64_C(256)
 
 static bool area_is_ext(const struct area_config *a)
 {
@@ -43,19 +44,19 @@ static uint64_t reserved_inodes(const struct area_config *a)
 /* journal mke2fs makes for ext3 with 4 KiB blocks (ext2fs_default_journal_size) */
 static uint64_t ext3_journal(uint64_t size)
 {
-	uint64_t blocks = size / 4096;
+	uint64_t blocks = size / AREA_EXT_BLOCK_SIZE;
 
 	if (blocks < 2048)
 		return 0;
 	if (blocks < 32768)
-		return 1024 * 4096;
+		return 1024 * AREA_EXT_BLOCK_SIZE;
 	if (blocks < 256 * 1024)
-		return 4096 * 4096;
+		return 4096 * AREA_EXT_BLOCK_SIZE;
 	if (blocks < 512 * 1024)
-		return 8192 * 4096;
+		return 8192 * AREA_EXT_BLOCK_SIZE;
 	if (blocks < 4096 * 1024)
-		return 16384 * 4096;
-	return 32768 * 4096;
+		return 16384 * AREA_EXT_BLOCK_SIZE;
+	return 32768 * AREA_EXT_BLOCK_SIZE;
 }
 
 /* bytes the filesystem itself takes out of @size (0 for tmpfs) */
@@ -65,7 +66,7 @@ static uint64_t fs_overhead(const struct area_config *a, uint64_t size, uint64_t
 
 	if (!area_is_ext(a))
 		return 0;
-	o = inodes * EXT_INODE_SIZE + size / 64 + MIB;
+	o = inodes * AREA_EXT_INODE_SIZE + size / 64 + MIB;
 	if (a->fs && strcmp(a->fs, "ext3") == 0)
 		o += ext3_journal(size);
 	return o;
@@ -83,26 +84,6 @@ static uint64_t mul_ceil(uint64_t v, double f)
 	double d = ceil((double)v * f);
 
 	return d >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)d;
-}
-
-/* "80.0M": one decimal, binary units; bytes below 1 KiB as "512B" */
-static const char *fmt_size(uint64_t v, char *buf, size_t len)
-{
-	static const char units[] = "KMGTPE";
-	double d = (double)v;
-	unsigned i = 0;
-
-	if (v < 1024) {
-		snprintf(buf, len, "%lluB", (unsigned long long)v);
-		return buf;
-	}
-	d /= 1024;
-	while (d >= 1023.95 && i < sizeof(units) - 2) {
-		d /= 1024;
-		i++;
-	}
-	snprintf(buf, len, "%.1f%c", d, units[i]);
-	return buf;
 }
 
 static const char *inodes_key(const struct area_config *a)
@@ -140,7 +121,7 @@ static int resolve_inodes(const struct area_config *a, const struct area_survey 
 static int resolve_auto_size(const struct area_config *a, const struct area_survey *s,
 			     struct area_sizing *r)
 {
-	char b1[16], b2[16];
+	char b1[24], b2[24], min[24];
 	uint64_t data, size;
 
 	if (!s || !s->valid)
@@ -153,9 +134,10 @@ static int resolve_auto_size(const struct area_config *a, const struct area_surv
 	if (size < AUTO_MIN_BYTES)
 		size = AUTO_MIN_BYTES;
 	r->size_bytes = size;
+	snprintf(min, sizeof(min), ", minimum %s", units_format_size(AUTO_MIN_BYTES, b1, sizeof(b1)));
 	snprintf(r->size_how, sizeof(r->size_how), "%s (auto: %s × %.1f%s%s)",
-		 fmt_size(size, b1, sizeof(b1)), fmt_size(s->bytes, b2, sizeof(b2)), a->headroom,
-		 size == AUTO_MIN_BYTES ? ", minimum 16.0M" : "",
+		 units_format_size(size, b1, sizeof(b1)), units_format_size(s->bytes, b2, sizeof(b2)),
+		 a->headroom, size == AUTO_MIN_BYTES ? min : "",
 		 area_is_ext(a) ? " + filesystem overhead" : "");
 	return 0;
 }
@@ -163,13 +145,13 @@ static int resolve_auto_size(const struct area_config *a, const struct area_surv
 static int resolve_size(const struct area_config *a, const struct area_survey *s,
 			uint64_t ram_bytes, struct area_sizing *r)
 {
-	char b[16];
+	char b[24];
 
 	switch (a->size.kind) {
 	case AREA_SIZE_BYTES:
 		r->size_bytes = a->size.value;
 		snprintf(r->size_how, sizeof(r->size_how), "%s (configured)",
-			 fmt_size(r->size_bytes, b, sizeof(b)));
+			 units_format_size(r->size_bytes, b, sizeof(b)));
 		return 0;
 	case AREA_SIZE_PERCENT:
 		if (a->size.value < 1 || a->size.value > 100 || ram_bytes == 0)
@@ -177,7 +159,7 @@ static int resolve_size(const struct area_config *a, const struct area_survey *s
 		r->size_bytes = (ram_bytes <= UINT64_MAX / 100 ? ram_bytes * a->size.value / 100 :
 				  ram_bytes / 100 * a->size.value) / PERCENT_ALIGN * PERCENT_ALIGN;
 		snprintf(r->size_how, sizeof(r->size_how), "%s (%llu%% of RAM)",
-			 fmt_size(r->size_bytes, b, sizeof(b)), (unsigned long long)a->size.value);
+			 units_format_size(r->size_bytes, b, sizeof(b)), (unsigned long long)a->size.value);
 		return 0;
 	case AREA_SIZE_AUTO:
 		return resolve_auto_size(a, s, r);
@@ -191,7 +173,7 @@ static void check_fits(const struct area_config *a, const struct area_survey *s,
 	uint64_t need_i = s->inodes + reserved_inodes(a);
 	uint64_t o = fs_overhead(a, r->size_bytes, r->nr_inodes);
 	uint64_t have_b = r->size_bytes > o ? r->size_bytes - o : 0;
-	char n[16], h[16], d[16];
+	char n[24], h[24], d[24];
 	size_t len = 0;
 
 	r->fits = true;
@@ -206,9 +188,9 @@ static void check_fits(const struct area_config *a, const struct area_survey *s,
 		r->fits = false;
 		snprintf(r->why + len, sizeof(r->why) - len,
 			 "%sseed needs %s but the area has %s (size=%s): %s short; raise size= or use size = auto",
-			 len ? "; " : "", fmt_size(s->bytes, n, sizeof(n)),
-			 fmt_size(have_b, h, sizeof(h)), o ? " minus filesystem overhead" : "",
-			 fmt_size(s->bytes - have_b, d, sizeof(d)));
+			 len ? "; " : "", units_format_size(s->bytes, n, sizeof(n)),
+			 units_format_size(have_b, h, sizeof(h)), o ? " minus filesystem overhead" : "",
+			 units_format_size(s->bytes - have_b, d, sizeof(d)));
 	}
 }
 

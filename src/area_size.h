@@ -11,6 +11,14 @@
 
 #include "config.h"
 
+/*
+ * The geometry of ext2/3/4 on a ramdisk (mkfs.ext4 -b, -I, -m): sized for
+ * here, passed to mkfs by area_backend.c.
+ */
+#define AREA_EXT_BLOCK_SIZE 4096 /* bytes */
+#define AREA_EXT_INODE_SIZE 256 /* bytes */
+#define AREA_EXT_RESERVED_PERCENT 0 /* blocks reserved for root */
+
 /* What one walk of an area's directory found (hard links counted once). */
 struct area_survey {
 	uint64_t bytes; /* allocated bytes of the tree (st_blocks × 512) */

@@ -907,6 +907,16 @@ const char *config_backend_name(enum area_backend b)
 	return backend_names[b];
 }
 
+int config_backend_from_name(const char *name, enum area_backend *ret)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(backend_names); i++)
+		if (strcmp(name, backend_names[i]) == 0) {
+			*ret = (enum area_backend)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 /* ---------------------------------------------------------------- files */
 
 static int load_file(struct config *c, const char *path, bool check_owner, bool missing_ok,

@@ -125,4 +125,13 @@ int config_load(struct config *c, const char *path, bool check_owner, struct dia
  */
 const char *config_backend_name(enum area_backend b);
 
+/**
+ * config_backend_from_name:
+ * @name: "tmpfs", "zram" or "brd" (as config_backend_name() returns them)
+ * @ret: the backend
+ *
+ * Returns: 0; -EINVAL for any other name (@ret untouched).
+ */
+int config_backend_from_name(const char *name, enum area_backend *ret);
+
 #endif

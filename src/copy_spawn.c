@@ -8,7 +8,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,13 +16,12 @@
 #include <unistd.h>
 
 #include "copy_spawn.h"
+#include "spawn_helper.h"
 #include "units.h"
 #include "util.h"
 
 #define HELPER_INSTALLED LIBEXECDIR "/storaged/" COPY_HELPER
 #define STATUS_FD 3 /* the helper's end of the status pipe */
-
-extern char **environ;
 
 __attribute__((format(printf, 3, 4))) static int fail(struct copy_result *res, int err,
 							 const char *fmt, ...)
@@ -84,52 +82,6 @@ unsigned copy_spawn_jobs(void)
 	if (n < 1)
 		n = 1;
 	return n >= 2 ? 16 : 8;
-}
-
-/* PATH and the C locale, plus the sanitizers' options of a test build:
- * without them the helper would run with other settings than storaged */
-static void helper_env(char **envp, size_t len)
-{
-	static const char *const keep[] = { "ASAN_OPTIONS=", "UBSAN_OPTIONS=", "LSAN_OPTIONS=" };
-	size_t n = 0;
-
-	envp[n++] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
-	envp[n++] = "LC_ALL=C";
-	for (char **e = environ; e && *e && n + 1 < len; e++)
-		for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
-			if (strncmp(*e, keep[i], strlen(keep[i])) == 0)
-				envp[n++] = *e;
-	envp[n] = NULL;
-}
-
-/* starts @prog with the write end @wfd of the status pipe as STATUS_FD */
-static int helper_start(const char *prog, char *const argv[], int wfd, pid_t *ret_pid)
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t none, term;
-	char *envp[8];
-	int r;
-
-	helper_env(envp, ARRAY_SIZE(envp));
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, wfd, STATUS_FD);
-	/* storaged blocks SIGINT/SIGTERM for its signalfd: the helper must not
-	 * inherit that, so that interrupt_helper() can end it */
-	sigemptyset(&none);
-	sigemptyset(&term);
-	sigaddset(&term, SIGINT);
-	sigaddset(&term, SIGTERM);
-	posix_spawnattr_init(&at);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &term);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	r = -posix_spawn(ret_pid, prog, &fa, &at, argv, envp);
-	posix_spawnattr_destroy(&at);
-	posix_spawn_file_actions_destroy(&fa);
-	return r;
 }
 
 /* "ERRNO MESSAGE\n" from the helper, or why there is none */
@@ -211,7 +163,10 @@ int copy_spawn_run(const char *src, const char *dst, const char *label, unsigned
 		r = fail(res, errno, "status pipe for '%s': %s", prog, strerror(errno));
 		goto out;
 	}
-	r = helper_start(prog, argv, wfd, &pid);
+	/* storaged blocks SIGINT/SIGTERM for its signalfd: the helper must not
+	 * inherit that, so that read_report() can end it */
+	r = spawn_start(prog, argv, &(struct spawn_fd){ .fd = wfd, .target = STATUS_FD }, 1,
+			SPAWN_RESET_SIGNALS, &pid);
 	close(wfd);
 	close(p[1]);
 	p[1] = -1;
@@ -220,8 +175,7 @@ int copy_spawn_run(const char *src, const char *dst, const char *label, unsigned
 		goto out;
 	}
 	r = read_report(p[0], pid, line, sizeof(line));
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	spawn_wait(pid, &st);
 	r = r < 0 ? fail(res, EINTR, "interrupted (SIGINT or SIGTERM)") : helper_outcome(prog, line, st, res);
 out:
 	if (p[0] >= 0)

@@ -45,7 +45,7 @@ unsigned copy_spawn_jobs(void);
  * @jobs: worker processes, e.g. copy_spawn_jobs(); 1: one process
  * @res: on failure, the errno and the helper's message (libarchive's text)
  *
- * Runs storaged-copy by argv with posix_spawn: a clean environment, stdin
+ * Runs storaged-copy by argv with spawn_start() (spawn_helper.h): a clean environment, stdin
  * and stdout on /dev/null, stderr shared (the progress line), the outcome
  * read from a status pipe.  Waits for it to end.
  *

@@ -10,6 +10,7 @@
 #include <libmount.h>
 
 #include "state.h"
+#include "state_internal.h"
 #include "units.h"
 #include "util.h"
 
@@ -69,7 +70,7 @@ struct state_record *state_find(struct state *s, enum state_kind kind, const cha
 	return NULL;
 }
 
-static int replace_str(char **dst, const char *src)
+int state_replace_str(char **dst, const char *src)
 {
 	char *copy = NULL;
 
@@ -104,8 +105,8 @@ struct state_record *state_put(struct state *s, enum state_kind kind, const char
 
 	if (!r && !(r = record_new(s, kind, id)))
 		return NULL;
-	if (replace_str(&r->source, source) < 0 || replace_str(&r->fstype, fstype) < 0 ||
-	    replace_str(&r->reason, reason) < 0)
+	if (state_replace_str(&r->source, source) < 0 || state_replace_str(&r->fstype, fstype) < 0 ||
+	    state_replace_str(&r->reason, reason) < 0)
 		return NULL;
 	r->status = status;
 	r->dirty = true;
@@ -136,12 +137,10 @@ void state_remove(struct state *s, enum state_kind kind, const char *id)
 struct load_ctx {
 	struct state *s;
 	struct state_record *cur; /* the last record of s, until "complete" */
-	bool legacy; /* a file without "complete" keys (storaged before 0.2):
-			a record ends where the next one begins */
 	int error;
 };
 
-static int append_str(char **dst, const char *more)
+int state_append_str(char **dst, const char *more)
 {
 	size_t a = *dst ? strlen(*dst) : 0;
 	char *n = realloc(*dst, a + strlen(more) + 1);
@@ -202,8 +201,6 @@ static void drop_torn_tail(struct load_ctx *c)
 {
 	if (!c->cur)
 		return;
-	if (c->legacy && record_commit(c) == 0)
-		return;
 	record_done(&c->s->v[c->s->n - 1]); /* c->cur */
 	c->s->n--;
 	c->cur = NULL;
@@ -220,21 +217,24 @@ static void drop_torn_tail(struct load_ctx *c)
  * it, which may end anywhere, even inside "[record" or a key: it is not
  * parsed, as long as it begins as a record does (anything else there was
  * not written by storaged, and the whole file is parsed, to be reported).
- * A file with no such line at all is from an older storaged.
+ * A file with no such line has no whole record: only the header comment,
+ * before the first line that begins with "[", is kept.
  */
-static size_t complete_part(const char *buf, size_t len, bool *ret_legacy)
+static size_t complete_part(const char *buf, size_t len)
 {
 	const size_t n = strlen(COMPLETE_LINE), h = strlen(RECORD_START);
+	size_t end = len, tail;
+	const char *first;
 
-	*ret_legacy = false;
-	for (size_t end = len; end >= n; end--)
-		if (memcmp(buf + end - n, COMPLETE_LINE, n) == 0) {
-			size_t tail = len - end;
-
-			return memcmp(buf + end, RECORD_START, tail < h ? tail : h) == 0 ? end : len;
-		}
-	*ret_legacy = true;
-	return len;
+	for (; end >= n; end--)
+		if (memcmp(buf + end - n, COMPLETE_LINE, n) == 0)
+			break;
+	if (end < n) {
+		first = buf[0] == '[' ? buf : strstr(buf, "\n[");
+		end = first ? (size_t)(first - buf) : len;
+	}
+	tail = len - end;
+	return memcmp(buf + end, RECORD_START, tail < h ? tail : h) == 0 ? end : len;
 }
 
 static int read_all(int fd, size_t size, char **ret)
@@ -266,7 +266,7 @@ static int parse_records(struct load_ctx *c, char *buf, size_t len)
 	FILE *f;
 	int r;
 
-	size_t whole = complete_part(buf, len, &c->legacy);
+	size_t whole = complete_part(buf, len);
 
 	c->s->torn_bytes = len - whole;
 	len = whole;
@@ -294,9 +294,7 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 	if (!v)
 		return -ENOMEM;
 	if (strcmp(name, "kind") == 0) {
-		if (r && !c->legacy) /* a record cut short in the middle of the file */
-			return -EINVAL;
-		if (r && record_commit(c) < 0)
+		if (r) /* a record cut short in the middle of the file */
 			return -EINVAL;
 		k = lookup(kind_names, ARRAY_SIZE(kind_names), v);
 		if (k < 0 || !(c->cur = record_new(c->s, (enum state_kind)k, "")))
@@ -309,7 +307,7 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 		return strcmp(v, "yes") == 0 ? record_commit(c) : 0;
 	field = string_field(r, name, &append);
 	if (field)
-		return append ? append_str(field, v) : replace_str(field, v);
+		return append ? state_append_str(field, v) : state_replace_str(field, v);
 	if (strcmp(name, "status") == 0) {
 		k = lookup(status_names, ARRAY_SIZE(status_names), v);
 		if (k < 0)
@@ -355,10 +353,29 @@ static bool trusted(const struct stat *st)
 	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
+int state_parse(char *buf, size_t len, struct state *ret, unsigned *ret_line)
+{
+	struct load_ctx c = { .s = ret };
+	int r;
+
+	*ret = (struct state){ 0 };
+	r = parse_records(&c, buf, len);
+	if (r < 0) {
+		state_done(ret);
+		return r;
+	}
+	if (r != 0 || c.error) {
+		state_done(ret);
+		if (ret_line)
+			*ret_line = r > 0 ? (unsigned)r : 0;
+		return c.error && c.error != -EINVAL ? c.error : -EBADMSG;
+	}
+	return 0;
+}
+
 int state_load(const char *dir, struct state *ret, unsigned *ret_line)
 {
 	_cleanup_free_ char *path = NULL;
-	struct load_ctx c = { .s = ret };
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
 	int fd, r;
@@ -379,18 +396,7 @@ int state_load(const char *dir, struct state *ret, unsigned *ret_line)
 		r = -EPERM;
 	if (r < 0)
 		return r;
-	r = parse_records(&c, buf, (size_t)r);
-	if (r < 0) {
-		state_done(ret);
-		return r;
-	}
-	if (r != 0 || c.error) {
-		state_done(ret);
-		if (ret_line)
-			*ret_line = r > 0 ? (unsigned)r : 0;
-		return c.error && c.error != -EINVAL ? c.error : -EBADMSG;
-	}
-	return 0;
+	return state_parse(buf, (size_t)r, ret, ret_line);
 }
 
 /* Characters mnt_mangle() writes as a 4-byte octal escape. */
@@ -404,7 +410,7 @@ static size_t mangled_len(char c)
  * value (a deep mount point, a libmount error message) is written as
  * "key = first part" followed by "key+ = next part" lines.
  */
-static int write_kv(FILE *f, const char *key, const char *value)
+int state_write_kv(FILE *f, const char *key, const char *value)
 {
 	const size_t max = 120;
 	const char *p = value;
@@ -440,15 +446,15 @@ static int write_record(FILE *f, const struct state_record *rec)
 	int r;
 
 	fprintf(f, "\n[record]\nkind = %s\n", kind_names[rec->kind]);
-	r = write_kv(f, "id", rec->id);
+	r = state_write_kv(f, "id", rec->id);
 	if (!r)
-		r = write_kv(f, "source", rec->source);
+		r = state_write_kv(f, "source", rec->source);
 	if (!r)
-		r = write_kv(f, "fstype", rec->fstype);
+		r = state_write_kv(f, "fstype", rec->fstype);
 	if (!r)
-		r = write_kv(f, "reason", rec->reason);
+		r = state_write_kv(f, "reason", rec->reason);
 	if (!r)
-		r = write_kv(f, "mountpoint", rec->mountpoint);
+		r = state_write_kv(f, "mountpoint", rec->mountpoint);
 	fprintf(f, "status = %s\nseq = %u\nduration_usec = %llu\nnofail = %s\nrecursive = %s\nmount_id = %u\nmount_unique_id = %llu\ncomplete = yes\n",
 		status_names[rec->status], rec->seq, (unsigned long long)rec->duration_usec,
 		rec->nofail ? "yes" : "no", rec->recursive ? "yes" : "no", rec->mount_id,

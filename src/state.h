@@ -7,12 +7,18 @@
  *   <dir>/state          one record per step outcome (ini): rewritten
  *                        atomically, or changed records appended
  *   <dir>/ready/<fsid>   one empty file per assembled btrfs filesystem
+ *   <dir>/areas/<name>/state   one RAM area's record (struct state_area),
+ *                        in the same format, one file per area so that
+ *                        setup, sync and stop lock one area with flock()
  */
 #ifndef STORAGED_STATE_H
 #define STORAGED_STATE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "config.h"
 
 enum state_kind {
 	STATE_MOUNT, /* a deferred fstab entry */
@@ -68,13 +74,25 @@ struct state {
  * the file are owned by root and not writable by group or others.
  *
  * Text after the last whole record (one that ends in "complete = yes") is
- * what a crash left of an append, and is ignored; a file with no such line
- * is read as written by storaged before the marker existed.
+ * what a crash left of an append, and is ignored; so is everything after the
+ * header comment of a file with no such line.
  *
  * Returns: 0; -EPERM for an untrusted owner or mode; -EBADMSG for a corrupt
  * file; -EFBIG over 64 MiB; negative errno from reading.
  */
 int state_load(const char *dir, struct state *ret, unsigned *ret_line);
+
+/**
+ * state_parse:
+ * @buf: the text of a state file, NUL-terminated at @len (not changed)
+ * @len: its length in bytes
+ * @ret, @ret_line: as for state_load()
+ *
+ * The parser of state_load(), without the file and its trust checks.
+ *
+ * Returns: 0; -EBADMSG for a corrupt text; -ENOMEM.
+ */
+int state_parse(char *buf, size_t len, struct state *ret, unsigned *ret_line);
 
 /**
  * state_save:
@@ -135,5 +153,63 @@ const char *state_kind_name(enum state_kind k);
  */
 int state_mark_ready(const char *dir, const char *fsid);
 int state_clear_ready(const char *dir, const char *fsid);
+
+/*
+ * What one RAM area has set up (area.c), as recorded in its own file.  The
+ * area code writes it ahead of each step that a crash could leave half done
+ * (the zram device's number, then the complete area before it covers its
+ * directory), so that the next start or stop finds and undoes it.
+ */
+struct state_area {
+	char *name, *path, *fs, *device; /* owned; all set in a valid record */
+	enum area_backend backend;
+	int zram_id; /* -1: no zram device */
+	bool zram_created, persist, seeded;
+	bool covered; /* the area was bound over its directory: users may have
+			 written to it, so a persist area is synced back */
+	uint64_t size_bytes, nr_inodes;
+	uint64_t started_usec; /* CLOCK_REALTIME at setup: orders stop */
+};
+
+/** state_area_init: an empty record (zram_id -1), ready for state_area_done(). */
+void state_area_init(struct state_area *a);
+
+/** state_area_done: frees the strings of @a and empties it (state_area_init()). */
+void state_area_done(struct state_area *a);
+
+/**
+ * state_area_write:
+ * @file: path of the record (areas/<name>/state)
+ * @a: the record
+ *
+ * Writes @file atomically: @file.tmp, fsync, rename, mode 0644 (a crash
+ * leaves the old or the new record, and maybe @file.tmp).
+ *
+ * Returns: 0 or negative errno.
+ */
+int state_area_write(const char *file, const struct state_area *a);
+
+/**
+ * state_area_parse:
+ * @buf: the text of a record (need not be NUL-terminated)
+ * @len: its length in bytes
+ * @ret: filled on success; free with state_area_done()
+ *
+ * Returns: 0; -EBADMSG when a key is missing or a value is invalid (an
+ * unknown backend, a number out of range) or the record is not complete;
+ * -ENOMEM.  @ret is empty on failure.
+ */
+int state_area_parse(const char *buf, size_t len, struct state_area *ret);
+
+/**
+ * state_area_read_fd:
+ * @fd: the record file, open for reading (its offset does not matter and
+ *      is not changed for other users of @fd: pread)
+ * @ret: as for state_area_parse()
+ *
+ * Returns: as state_area_parse(); -EFBIG above 64 KiB; negative errno from
+ * reading.
+ */
+int state_area_read_fd(int fd, struct state_area *ret);
 
 #endif

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -193,43 +192,12 @@ static void real_status(void *ud, const char *text)
 	daemon_notify("STATUS=%s", text);
 }
 
-static uint64_t ram_bytes(void)
-{
-	struct sysinfo si;
-
-	return sysinfo(&si) < 0 ? 0 : (uint64_t)si.totalram * si.mem_unit;
-}
-
-/* An area planned on a filesystem that was not mounted yet is surveyed and
- * sized now, on the filesystem it will cover. */
-static int area_size_now(const struct plan_step *s, struct area_sizing *ret, struct diag_list *msgs)
-{
-	struct area_survey sv = { 0 };
-	int r = area_survey_path(s->area->path, &sv);
-
-	if (r < 0) {
-		sv.valid = false;
-		sv.error = r;
-	}
-	r = area_size_resolve(s->area, &sv, ram_bytes(), ret);
-	if (r < 0)
-		diag_error(msgs, NULL, 0, "area '%s': path '%s': %s; create the directory on the filesystem it is on, or correct path=",
-			   s->area->name, s->area->path, strerror(sv.valid ? -r : -sv.error));
-	return r;
-}
-
 static int real_area_setup(void *ud, const struct plan_step *s, struct diag_list *msgs)
 {
 	struct sysops *so = ud;
-	struct area_sizing sizing;
-	int r;
 
-	if (!s->sizing_deferred)
-		return area_setup(s->area, &s->sizing, so->state_dir, msgs);
-	r = area_size_now(s, &sizing, msgs);
-	if (r < 0)
-		return r;
-	return area_setup(s->area, &sizing, so->state_dir, msgs);
+	/* a deferred area is sized by area_setup(), when it runs */
+	return area_setup(s->area, s->sizing_deferred ? NULL : &s->sizing, so->state_dir, msgs);
 }
 
 const struct exec_ops sysops_exec_ops = {

@@ -39,8 +39,8 @@ cleanup() {
 	done
 	for f in "$RUN"/areas/*/state; do
 		[ -f "$f" ] || continue
-		grep -q '^zram_created=1' "$f" || continue
-		id=$(sed -n 's/^zram_id=//p' "$f")
+		grep -q '^zram_created = yes' "$f" || continue
+		id=$(sed -n 's/^zram_id = //p' "$f")
 		[ -n "$id" ] && [ "$id" -ge 0 ] && zram_release "$id"
 	done
 	for id in $ZRAM_MINE; do zram_release "$id"; done

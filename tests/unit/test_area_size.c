@@ -38,7 +38,7 @@ static void test_bytes_configured(void **state)
 	a.size = (struct area_size){ AREA_SIZE_BYTES, 12800 * MIB };
 	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
 	assert_int_equal(r.size_bytes, 12800 * MIB);
-	assert_string_equal(r.size_how, "12.5G (configured)");
+	assert_string_equal(r.size_how, "12800M (configured)");
 	assert_true(r.fits);
 	assert_string_equal(r.why, "");
 }
@@ -52,7 +52,7 @@ static void test_percent(void **state)
 	a.size = (struct area_size){ AREA_SIZE_PERCENT, 25 };
 	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
 	assert_int_equal(r.size_bytes, 2 * GIB);
-	assert_string_equal(r.size_how, "2.0G (25% of RAM)");
+	assert_string_equal(r.size_how, "2G (25% of RAM)");
 	/* rounded down to whole pages */
 	assert_int_equal(area_size_resolve(&a, &s, 1000001, &r), 0);
 	assert_int_equal(r.size_bytes, 249856);
@@ -72,7 +72,7 @@ static void test_auto_size(void **state)
 
 	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
 	assert_int_equal(r.size_bytes, 201 * MIB); /* 200M + 2 bytes, rounded up */
-	assert_string_equal(r.size_how, "201.0M (auto: 100.0M × 2.0)");
+	assert_string_equal(r.size_how, "201M (auto: 100.0M × 2.0)");
 	assert_int_equal(r.nr_inodes, 10000);
 	assert_string_equal(r.inodes_how, "10000 (auto: 5000 entries × 2.0)");
 	assert_true(r.fits);
@@ -86,7 +86,7 @@ static void test_auto_minimums(void **state)
 
 	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
 	assert_int_equal(r.size_bytes, 16 * MIB);
-	assert_string_equal(r.size_how, "16.0M (auto: 4.0K × 2.0, minimum 16.0M)");
+	assert_string_equal(r.size_how, "16M (auto: 4K × 2.0, minimum 16M)");
 	assert_int_equal(r.nr_inodes, 1024);
 	assert_string_equal(r.inodes_how, "1024 (auto: 3 entries × 2.0, minimum 1024)");
 }
@@ -150,7 +150,7 @@ static void test_c05_bytes_short(void **state)
 	a.size = (struct area_size){ AREA_SIZE_BYTES, 32 * MIB };
 	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
 	assert_false(r.fits);
-	assert_string_equal(r.why, "seed needs 80.0M but the area has 32.0M (size=): 48.0M short; raise size= or use size = auto");
+	assert_string_equal(r.why, "seed needs 81924K but the area has 32M (size=): 49156K short; raise size= or use size = auto");
 	a.size.value = 128 * MIB;
 	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
 	assert_true(r.fits);
@@ -167,7 +167,7 @@ static void test_both_short(void **state)
 	a.inodes = 40;
 	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
 	assert_false(r.fits);
-	assert_string_equal(r.why, "seed needs 50 inodes but the area has 40 (nr_inodes): 10 short; raise inodes= or use inodes = auto; seed needs 2.0M but the area has 1.0M (size=): 1.0M short; raise size= or use size = auto");
+	assert_string_equal(r.why, "seed needs 50 inodes but the area has 40 (nr_inodes): 10 short; raise inodes= or use inodes = auto; seed needs 2M but the area has 1M (size=): 1M short; raise size= or use size = auto");
 }
 
 static void test_zram_ext4(void **state)
@@ -182,7 +182,7 @@ static void test_zram_ext4(void **state)
 	assert_string_equal(r.inodes_how, "2010 (auto: 1000 entries × 2.0 + 10 reserved by ext4)");
 	/* 20M data + 2010 × 256 + 1M, × 64/63, rounded up to 1 MiB */
 	assert_int_equal(r.size_bytes, 22 * MIB);
-	assert_string_equal(r.size_how, "22.0M (auto: 10.0M × 2.0 + filesystem overhead)");
+	assert_string_equal(r.size_how, "22M (auto: 10M × 2.0 + filesystem overhead)");
 	assert_true(r.fits);
 
 	/* ext4 keeps 10 inodes for itself */
@@ -197,7 +197,7 @@ static void test_zram_ext4(void **state)
 	a.size = (struct area_size){ AREA_SIZE_BYTES, 10 * MIB };
 	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
 	assert_false(r.fits);
-	assert_string_equal(r.why, "seed needs 10.0M but the area has 8.4M (size= minus filesystem overhead): 1.6M short; raise size= or use size = auto");
+	assert_string_equal(r.why, "seed needs 10M but the area has 8.3M (size= minus filesystem overhead): 1.6M short; raise size= or use size = auto");
 }
 
 static void test_zram_other_fs(void **state)

@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The backends of an area: a tmpfs, or a zram or brd ramdisk with a
+ * filesystem made by mkfs; and the checks that what the kernel made is
+ * what was asked for.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "area_internal.h"
+#include "spawn_helper.h"
+#include "units.h"
+#include "util.h"
+
+#define ZRAM_CONTROL "/sys/class/zram-control"
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+static int sysfs_write(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	if (n < 0)
+		r = -errno;
+	else if ((size_t)n != strlen(s))
+		r = -EIO;
+	close(fd);
+	return r;
+}
+
+static int sysfs_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static int tmpfs_mount(struct setup *s, const struct stat *root, struct diag_list *m)
+{
+	char opts[160];
+	uid_t uid;
+	gid_t gid;
+	mode_t mode;
+
+	area_root_owner(s->a, root, &uid, &gid, &mode);
+	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=%04o,uid=%u,gid=%u",
+		 s->sz->size_bytes, s->sz->nr_inodes, (unsigned)mode, uid, gid);
+	if (mount(s->st.device, s->d.area, "tmpfs", 0, opts) < 0) {
+		int r = -errno;
+
+		diag_error(m, NULL, 0, "area '%s': mounting tmpfs (%s) on '%s': %s", s->a->name, opts,
+			   s->d.area, strerror(-r));
+		return r;
+	}
+	s->area_mounted = true;
+	return 0;
+}
+
+static int zram_sysfs(int id, const char *attr, const char *val, struct diag_list *m)
+{
+	char p[96];
+	int r;
+
+	snprintf(p, sizeof(p), "/sys/block/zram%d/%s", id, attr);
+	r = sysfs_write(p, val);
+	if (r < 0)
+		diag_error(m, NULL, 0, "zram%d: %s: %s", id, attr, strerror(-r));
+	return r;
+}
+
+/* asks the kernel for a new zram device; its number is what hot_add returns */
+static int zram_hot_add(struct diag_list *m, const char *name)
+{
+	uint64_t id;
+	char buf[32];
+	int r = sysfs_read(ZRAM_CONTROL "/hot_add", buf, sizeof(buf));
+
+	if (r < 0) {
+		diag_error(m, NULL, 0, "area '%s': %s/hot_add: %s: is the zram driver built in or loaded?",
+			   name, ZRAM_CONTROL, strerror(-r));
+		return r;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	if (units_parse_uint(buf, INT32_MAX, &id) < 0) {
+		diag_error(m, NULL, 0, "area '%s': %s/hot_add returned '%s'", name, ZRAM_CONTROL, buf);
+		return -EIO;
+	}
+	return (int)id;
+}
+
+void area_zram_release(int id)
+{
+	char n[16];
+
+	snprintf(n, sizeof(n), "%d", id);
+	zram_sysfs(id, "reset", "1", &(struct diag_list){ 0 });
+	sysfs_write(ZRAM_CONTROL "/hot_remove", n);
+}
+
+int area_zram_remove(int id, struct diag_list *m)
+{
+	char n[16];
+	int r;
+
+	snprintf(n, sizeof(n), "%d", id);
+	if ((r = zram_sysfs(id, "reset", "1", m)) < 0)
+		return r;
+	r = sysfs_write(ZRAM_CONTROL "/hot_remove", n);
+	if (r < 0 && r != -ENODEV) {
+		diag_error(m, NULL, 0, "zram%d: hot_remove: %s", id, strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+/* checks that /dev/zramN is the block device the kernel says zramN is */
+static int check_devnode(const char *dev, const char *sysname, struct diag_list *m)
+{
+	char p[96], buf[32];
+	struct stat st;
+	unsigned maj, min;
+
+	snprintf(p, sizeof(p), "/sys/block/%s/dev", sysname);
+	if (sysfs_read(p, buf, sizeof(buf)) < 0 || sscanf(buf, "%u:%u", &maj, &min) != 2 ||
+	    stat(dev, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != makedev(maj, min)) {
+		diag_error(m, NULL, 0, "%s: device node '%s' is missing or is not %s (%s)", sysname,
+			   dev, sysname, buf);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+/* Runs @argv (argv[0] a bare program name); its stderr's first line lands
+ * in @err.  Returns: 0 when it exits 0; -ENOENT when it is not installed;
+ * -EIO when it fails; negative errno. */
+static int run_helper(char *const argv[], char *err, size_t errlen)
+{
+	char prog[PATH_MAX];
+	int p[2], st = 0, r;
+	ssize_t n;
+	pid_t pid;
+
+	err[0] = '\0';
+	if ((r = spawn_find_program(argv[0], prog, sizeof(prog))) < 0)
+		return r;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	r = spawn_start(prog, argv, &(struct spawn_fd){ .fd = p[1], .target = STDERR_FILENO }, 1, 0,
+			&pid);
+	close(p[1]);
+	if (r == 0) {
+		n = read(p[0], err, errlen - 1);
+		spawn_wait(pid, &st);
+		err[n > 0 ? n : 0] = '\0';
+		err[strcspn(err, "\n")] = '\0';
+		r = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+	}
+	close(p[0]);
+	return r;
+}
+
+static int make_fs(struct setup *s, struct diag_list *m)
+{
+	char mkfs[32], n[24], err[256];
+	const char *fs = s->st.fs;
+	bool ext = strncmp(fs, "ext", 3) == 0;
+	/* the geometry area_size.c sizes for */
+	char *ext_argv[] = { mkfs, "-q", "-F", "-b", STRINGIFY(AREA_EXT_BLOCK_SIZE),
+			     "-I", STRINGIFY(AREA_EXT_INODE_SIZE), "-m", STRINGIFY(AREA_EXT_RESERVED_PERCENT),
+			     "-N", n, "-E", "nodiscard,lazy_itable_init=0", "-O",
+			     strcmp(fs, "ext4") == 0 ? "^has_journal" : "^resize_inode",
+			     s->st.device, NULL };
+	char *other_argv[] = { mkfs, s->st.device, NULL };
+	int r;
+
+	snprintf(mkfs, sizeof(mkfs), "mkfs.%s", fs);
+	snprintf(n, sizeof(n), "%" PRIu64, s->sz->nr_inodes);
+	r = run_helper(ext ? ext_argv : other_argv, err, sizeof(err));
+	if (r < 0)
+		diag_error(m, NULL, 0, "%s: %s failed: %s", s->st.device + 5, mkfs,
+			   r == -ENOENT ? "program not found: install it or choose another fs =" :
+			   err[0] ? err : strerror(-r));
+	return r;
+}
+
+static int blockdev_mount(struct setup *s, const struct stat *root, struct diag_list *m)
+{
+	char lf[PATH_MAX];
+	int r;
+
+	if (mount(s->st.device, s->d.area, s->st.fs, 0, NULL) < 0) {
+		r = -errno;
+		diag_error(m, NULL, 0, "%s: mounting %s on '%s': %s", s->st.device + 5, s->st.fs,
+			   s->d.area, strerror(-r));
+		return r;
+	}
+	s->area_mounted = true;
+	/* lost+found would be synced back into the directory */
+	snprintf(lf, sizeof(lf), "%s/lost+found", s->d.area);
+	rmdir(lf);
+	r = area_set_root_owner(s->d.area, s->a, root);
+	if (r < 0)
+		diag_error(m, NULL, 0, "area '%s': setting owner and mode of '%s': %s", s->a->name,
+			   s->d.area, strerror(-r));
+	return r;
+}
+
+static int zram_create(struct setup *s, const struct stat *root, struct diag_list *m)
+{
+	char size[24], sysname[24];
+	int id = zram_hot_add(m, s->a->name), r;
+
+	if (id < 0)
+		return id;
+	s->st.zram_id = id;
+	s->st.zram_created = true;
+	snprintf(sysname, sizeof(sysname), "zram%d", id);
+	if (asprintf(&s->st.device, "/dev/%s", sysname) < 0) {
+		s->st.device = NULL;
+		return -ENOMEM;
+	}
+	/* written ahead: a setup killed from here on leaves the device's
+	 * number for recover_interrupted() to release */
+	r = state_area_write(s->d.state, &s->st);
+	if (r < 0)
+		return r;
+	snprintf(size, sizeof(size), "%" PRIu64, s->sz->size_bytes);
+	r = zram_sysfs(id, "disksize", size, m);
+	if (r == 0)
+		r = check_devnode(s->st.device, sysname, m);
+	if (r == 0)
+		r = make_fs(s, m);
+	if (r == 0)
+		r = blockdev_mount(s, root, m);
+	return r;
+}
+
+#define BRD_HINT "load it with 'modprobe brd rd_nr=1 rd_size=%" PRIu64 "' or boot with ramdisk_size=%" PRIu64 "; or use backend = tmpfs or backend = zram"
+
+/* the first /dev/ramN nobody holds open, at least @size bytes */
+static int brd_pick(struct setup *s, struct diag_list *m)
+{
+	uint64_t kib = (s->sz->size_bytes + 1023) / 1024, bytes = 0;
+	char dev[32];
+
+	if (access("/sys/module/brd", F_OK) < 0) {
+		diag_error(m, NULL, 0, "area '%s': brd driver not present: " BRD_HINT, s->a->name, kib, kib);
+		return -ENODEV;
+	}
+	for (int i = 0; i < 256; i++) {
+		int fd;
+
+		snprintf(dev, sizeof(dev), "/dev/ram%d", i);
+		fd = open(dev, O_RDONLY | O_EXCL | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0)
+			bytes = 0;
+		close(fd);
+		if (bytes >= s->sz->size_bytes)
+			return (s->st.device = strdup(dev)) ? 0 : -ENOMEM;
+	}
+	diag_error(m, NULL, 0, "area '%s': no free /dev/ramN of at least %" PRIu64 " KiB: " BRD_HINT,
+		   s->a->name, kib, kib, kib);
+	return -ENOSPC;
+}
+
+static int brd_create(struct setup *s, const struct stat *root, struct diag_list *m)
+{
+	int r = brd_pick(s, m);
+
+	if (r == 0)
+		r = make_fs(s, m);
+	if (r == 0)
+		r = blockdev_mount(s, root, m);
+	return r;
+}
+
+static int check_limits(struct setup *s, struct diag_list *m)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t want = (s->sz->size_bytes + page - 1) / page * page, got_b, got_i;
+	struct statvfs v;
+	bool ok;
+
+	if (statvfs(s->d.area, &v) < 0)
+		return -errno;
+	got_b = (uint64_t)v.f_blocks * v.f_frsize;
+	got_i = v.f_files;
+	if (s->a->backend == AREA_TMPFS)
+		ok = got_b == want && got_i == s->sz->nr_inodes;
+	else
+		ok = got_b <= want && (strncmp(s->st.fs, "ext", 3) || got_i >= s->sz->nr_inodes);
+	if (!ok) {
+		diag_error(m, NULL, 0, "area '%s' (%s): effective limits %" PRIu64 " bytes, %" PRIu64 " inodes differ from the requested size=%" PRIu64 ", nr_inodes=%" PRIu64,
+			   s->a->name, s->st.device, got_b, got_i, s->sz->size_bytes, s->sz->nr_inodes);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* after mkfs the real free space is known: the seed must fit into it */
+int area_backend_check_room(struct setup *s, const struct area_survey *sv, struct diag_list *m)
+{
+	struct statvfs v;
+	uint64_t free_b, free_i;
+	char a[24], b[24];
+
+	if (!s->a->seed || s->a->backend == AREA_TMPFS)
+		return 0;
+	if (statvfs(s->d.area, &v) < 0)
+		return -errno;
+	free_b = (uint64_t)v.f_bavail * v.f_frsize;
+	free_i = v.f_favail;
+	if (sv->bytes <= free_b && sv->inodes <= free_i + 1)
+		return 0;
+	diag_error(m, NULL, 0, "area '%s' (%s): seed needs %s and %" PRIu64 " inodes but %s has %s and %" PRIu64 " inodes free after mkfs: raise size= or inodes=",
+		   s->a->name, s->st.device, units_format_size(sv->bytes, a, sizeof(a)), sv->inodes,
+		   s->st.fs, units_format_size(free_b, b, sizeof(b)), free_i + 1);
+	return -ENOSPC;
+}
+
+int area_backend_create(struct setup *s, const struct stat *root, struct diag_list *m)
+{
+	int r;
+
+	if (s->a->backend == AREA_TMPFS) {
+		if (asprintf(&s->st.device, "storaged-%s", s->a->name) < 0) {
+			s->st.device = NULL;
+			return -ENOMEM;
+		}
+		r = tmpfs_mount(s, root, m);
+	} else if (s->a->backend == AREA_ZRAM)
+		r = zram_create(s, root, m);
+	else
+		r = brd_create(s, root, m);
+	if (r == 0 && mount(NULL, s->d.area, NULL, MS_PRIVATE, NULL) < 0)
+		r = -errno;
+	if (r == 0)
+		r = check_limits(s, m);
+	return r;
+}

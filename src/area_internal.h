@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the files of the area module share, and nothing else includes.  The
+ * module is split by job:
+ *
+ *   area.c          setup and teardown, with undo on failure (orchestration)
+ *   area_backend.c  tmpfs, zram, brd, mkfs
+ *   area_sync.c     crash-safe sync back
+ *   area_survey.c   directory survey, open-file scan
+ *   area_status.c   the records of every area: status, setup order
+ *   area_paths.c    areas/<name>/{state,area,lower}, is_mount_of, openat2,
+ *                   rm -rf, the root's owner and mode: used by all of them
+ *
+ * Every file includes this header only (and area.h), never another area
+ * file's, so that they do not depend on each other in a loop.  The record
+ * of what an area set up (struct state_area) is written and read by state.c.
+ */
+#ifndef STORAGED_AREA_INTERNAL_H
+#define STORAGED_AREA_INTERNAL_H
+
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "area.h"
+#include "copy.h"
+#include "state.h"
+
+/* the sync back's scratch directory in the covered directory (area_sync.c) */
+#define SYNC_NEW COPY_SKIP_PREFIX "NEW"
+#define SYNC_PREFIX COPY_SKIP_PREFIX
+
+/* The directories of one area under the state directory. */
+struct area_dirs {
+	char *top, *state, *area, *lower;
+};
+
+/* Progress of area_setup(), so that a failure undoes exactly what was done. */
+struct setup {
+	const struct area_config *a;
+	const struct area_sizing *sz;
+	struct area_dirs d;
+	struct state_area st;
+	int path_fd; /* O_PATH of a->path, opened without following symlinks */
+	bool made_top, area_mounted, lower_bound, path_bound;
+};
+
+/* ---------------------------------------------------------------- area_paths.c */
+
+/* a name that is one path component: not empty, no '/', not "." or ".." */
+bool area_name_is_valid(const char *name);
+
+/* @state_dir/areas/<name> and its state, area and lower below it.
+ * Returns: 0; -EINVAL for an invalid @name; -ENOMEM.  @d is empty then. */
+int area_dirs_init(struct area_dirs *d, const char *state_dir, const char *name);
+void area_dirs_done(struct area_dirs *d);
+
+/* Opens @path with @flags (| O_CLOEXEC | O_NOFOLLOW) without following any
+ * symlink in any component (openat2 RESOLVE_NO_SYMLINKS).
+ * Returns: the fd, or negative errno. */
+int area_open_nofollow(const char *path, int flags);
+
+/* true when @path is the root of a mount, on the same filesystem as @ref
+ * when @ref is not NULL (statx STATX_ATTR_MOUNT_ROOT, symlinks not followed) */
+bool area_is_mount_of(const char *path, const char *ref);
+
+/* Removes @name below @parent recursively; never follows symlinks.
+ * Returns: 0 (also when @name does not exist); -EBUSY when an entry is on
+ * another filesystem than @dev (a mount below); negative errno. */
+int area_rm_rf_at(int parent, const char *name, dev_t dev);
+
+/* The owner and mode the root of area @a gets: the configured ones, else
+ * those of its directory (@root, fstat of a->path). */
+void area_root_owner(const struct area_config *a, const struct stat *root, uid_t *ret_uid,
+		     gid_t *ret_gid, mode_t *ret_mode);
+
+/* Gives @dir the owner and mode of area_root_owner().  Returns: 0 or
+ * negative errno (chown, chmod). */
+int area_set_root_owner(const char *dir, const struct area_config *a, const struct stat *root);
+
+/* Opens and locks (LOCK_EX) the record of the area of @d and reads it into
+ * @ret.  Returns: the fd (the lock lives as long as it); negative errno,
+ * -EBADMSG for a damaged record. */
+int area_record_open_locked(const struct area_dirs *d, struct state_area *ret);
+
+/* ---------------------------------------------------------------- area_backend.c */
+
+/* Creates the backend of @s (tmpfs mount; zram: hot_add, disksize, mkfs,
+ * mount; brd: pick a free /dev/ramN, mkfs, mount) at s->d.area, private,
+ * and checks that its effective limits are the requested ones.  Records in
+ * @s what it did, for setup_undo().  Returns: 0 or negative errno, with one
+ * diag_error. */
+int area_backend_create(struct setup *s, const struct stat *root, struct diag_list *m);
+
+/* After mkfs the real free space is known: refuses (-ENOSPC) a seed that
+ * does not fit; 0 for tmpfs and unseeded areas. */
+int area_backend_check_room(struct setup *s, const struct area_survey *sv, struct diag_list *m);
+
+/* Resets and removes zram device @id, ignoring errors (undo of a setup). */
+void area_zram_release(int id);
+
+/* Resets and removes zram device @id (teardown).  Returns: 0 (also when
+ * the device is gone already); negative errno with one diag_error. */
+int area_zram_remove(int id, struct diag_list *m);
+
+/* ---------------------------------------------------------------- area_survey.c */
+
+/* diag_warning for every process that holds a file open under @path */
+void area_warn_open_files(const char *name, const char *path, struct diag_list *m);
+
+/* ---------------------------------------------------------------- area_sync.c */
+
+/* removes a sync left half-done by a crash below @dirfd (see area_sync.c);
+ * @dev: the filesystem of @dirfd.  Returns: 0 or negative errno. */
+int area_recover_sync(int dirfd, dev_t dev);
+
+/* area_sync() with the record locked already.  Returns: 0 or negative
+ * errno, with one diag_error. */
+int area_sync_locked(const struct area_dirs *d, struct diag_list *m, const char *name);
+
+#endif

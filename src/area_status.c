@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The records of every area under the state directory, in setup order,
+ * with what statvfs says of each mounted area (`storaged status`).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "area_internal.h"
+#include "util.h"
+
+static int area_record_load(const char *state_dir, const char *name, struct state_area *st)
+{
+	struct area_dirs d;
+	int fd, r;
+
+	if ((r = area_dirs_init(&d, state_dir, name)) < 0)
+		return r;
+	fd = open(d.state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	r = fd < 0 ? -errno : state_area_read_fd(fd, st);
+	if (fd >= 0)
+		close(fd);
+	area_dirs_done(&d);
+	return r;
+}
+
+static int area_record_cmp(const void *x, const void *y)
+{
+	const struct state_area *a = x, *b = y;
+
+	if (a->started_usec != b->started_usec)
+		return a->started_usec < b->started_usec ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* all readable state files under @state_dir/areas, in setup order */
+static int area_records_load(const char *state_dir, struct state_area **ret, size_t *ret_n)
+{
+	_cleanup_free_ char *areas = NULL;
+	struct state_area *v = NULL, *nv;
+	struct dirent *de;
+	size_t n = 0;
+	DIR *dir;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (asprintf(&areas, "%s/areas", state_dir) < 0)
+		return -ENOMEM;
+	dir = opendir(areas);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.' || !(nv = realloc(v, (n + 1) * sizeof(*v))))
+			continue;
+		v = nv;
+		if (area_record_load(state_dir, de->d_name, &v[n]) == 0)
+			n++;
+	}
+	closedir(dir);
+	if (n)
+		qsort(v, n, sizeof(*v), area_record_cmp);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+static void status_fill(const char *state_dir, struct state_area *st, struct area_status *o)
+{
+	struct area_dirs d;
+	struct statvfs v;
+
+	*o = (struct area_status){ .persist = st->persist, .seeded = st->seeded };
+	o->name = st->name;
+	o->path = st->path;
+	o->device = st->device;
+	o->fs = st->fs;
+	o->backend = strdup(config_backend_name(st->backend));
+	st->name = st->path = st->device = st->fs = NULL;
+	o->size_bytes = st->size_bytes;
+	o->inodes_total = st->nr_inodes;
+	if (area_dirs_init(&d, state_dir, o->name) == 0 && area_is_mount_of(d.area, NULL) &&
+	    statvfs(d.area, &v) == 0) {
+		o->size_bytes = (uint64_t)v.f_blocks * v.f_frsize;
+		o->used_bytes = (uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize;
+		o->inodes_total = v.f_files;
+		o->inodes_used = v.f_files - v.f_ffree;
+	}
+	area_dirs_done(&d);
+}
+
+int area_status_list(const char *state_dir, struct area_status **ret, size_t *ret_n)
+{
+	struct state_area *v;
+	struct area_status *o;
+	size_t n;
+	int r = area_records_load(state_dir, &v, &n);
+
+	if (r < 0)
+		return r;
+	o = calloc(n ? n : 1, sizeof(*o));
+	for (size_t i = 0; o && i < n; i++)
+		status_fill(state_dir, &v[i], &o[i]);
+	for (size_t i = 0; i < n; i++)
+		state_area_done(&v[i]);
+	free(v);
+	if (!o)
+		return -ENOMEM;
+	*ret = o;
+	*ret_n = n;
+	return 0;
+}
+
+void area_status_free(struct area_status *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].name);
+		free(v[i].path);
+		free(v[i].backend);
+		free(v[i].device);
+		free(v[i].fs);
+	}
+	free(v);
+}

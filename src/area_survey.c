@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What is in and what holds an area's directory: the survey that sizes an
+ * area (bytes and inodes, hard links once) and the scan of /proc/<pid>/fd
+ * for processes with files open under it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "area_internal.h"
+#include "units.h"
+
+struct survey_link {
+	dev_t dev;
+	ino_t ino;
+	uint64_t bytes;
+};
+
+struct survey_walk {
+	struct area_survey *s;
+	dev_t dev;
+	struct survey_link *links; /* inodes with nlink > 1, once per name */
+	size_t n_links, cap_links;
+};
+
+static int survey_add_link(struct survey_walk *w, const struct stat *st)
+{
+	if (w->n_links == w->cap_links) {
+		size_t cap = w->cap_links ? w->cap_links * 2 : 256;
+		void *nv = realloc(w->links, cap * sizeof(*w->links));
+
+		if (!nv)
+			return -ENOMEM;
+		w->links = nv;
+		w->cap_links = cap;
+	}
+	w->links[w->n_links].dev = st->st_dev;
+	w->links[w->n_links].ino = st->st_ino;
+	w->links[w->n_links++].bytes = (uint64_t)st->st_blocks * 512;
+	return 0;
+}
+
+static int survey_dir(struct survey_walk *w, int fd, bool top);
+
+static int survey_entry(struct survey_walk *w, int dirfd, const char *name)
+{
+	struct stat st;
+	int fd;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
+		return survey_add_link(w, &st);
+	w->s->inodes++;
+	w->s->bytes += (uint64_t)st.st_blocks * 512;
+	if (!S_ISDIR(st.st_mode) || st.st_dev != w->dev)
+		return 0;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return survey_dir(w, fd, false);
+}
+
+/* walks the directory @fd (consumed) */
+static int survey_dir(struct survey_walk *w, int fd, bool top)
+{
+	struct dirent *de;
+	DIR *dir = fdopendir(fd);
+	int r = 0;
+
+	if (!dir) {
+		close(fd);
+		return -errno;
+	}
+	while (r == 0 && (de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (top && strncmp(de->d_name, SYNC_PREFIX, strlen(SYNC_PREFIX)) == 0)
+			continue;
+		r = survey_entry(w, dirfd(dir), de->d_name);
+	}
+	closedir(dir);
+	return r;
+}
+
+static int link_cmp(const void *x, const void *y)
+{
+	const struct survey_link *a = x, *b = y;
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	return a->ino < b->ino ? -1 : a->ino > b->ino;
+}
+
+int area_survey_path(const char *path, struct area_survey *ret)
+{
+	struct area_survey s = { .inodes = 1 };
+	struct survey_walk w = { .s = &s };
+	struct stat st;
+	int fd, r;
+
+	fd = area_open_nofollow(path, O_RDONLY | O_DIRECTORY);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		r = fd < 0 ? fd : -errno;
+		goto out;
+	}
+	w.dev = st.st_dev;
+	s.bytes = (uint64_t)st.st_blocks * 512;
+	r = survey_dir(&w, fd, true);
+	if (r == 0 && w.n_links)
+		qsort(w.links, w.n_links, sizeof(*w.links), link_cmp);
+	for (size_t i = 0; r == 0 && i < w.n_links; i++)
+		if (i == 0 || link_cmp(&w.links[i], &w.links[i - 1]) != 0) {
+			s.inodes++;
+			s.bytes += w.links[i].bytes;
+		}
+out:
+	free(w.links);
+	s.valid = r == 0;
+	s.error = r;
+	if (r < 0)
+		s.bytes = s.inodes = 0;
+	*ret = s;
+	return r;
+}
+
+/* ------------------------------------------------------------ open files */
+
+static bool link_is_below(const char *link, const char *path)
+{
+	size_t n = strlen(path);
+
+	return strncmp(link, path, n) == 0 && (link[n] == '/' || link[n] == '\0');
+}
+
+static bool pid_holds_path(int pidfd, const char *path)
+{
+	char link[PATH_MAX];
+	struct dirent *de;
+	bool found = false;
+	int fd = openat(pidfd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	ssize_t n;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (!found && (de = readdir(d))) {
+		n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		found = link_is_below(link, path);
+	}
+	closedir(d);
+	return found;
+}
+
+/* warns about every process holding a file open under @path */
+void area_warn_open_files(const char *name, const char *path, struct diag_list *m)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	char comm[64];
+
+	if (!proc)
+		return;
+	while ((de = readdir(proc))) {
+		int pidfd;
+
+		uint64_t pid;
+
+		if (units_parse_uint(de->d_name, INT32_MAX, &pid) < 0 || pid == (uint64_t)getpid())
+			continue;
+		pidfd = openat(dirfd(proc), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pidfd < 0)
+			continue;
+		if (pid_holds_path(pidfd, path)) {
+			int cfd = openat(pidfd, "comm", O_RDONLY | O_CLOEXEC);
+			ssize_t n = cfd < 0 ? -1 : read(cfd, comm, sizeof(comm) - 1);
+
+			comm[n > 0 ? n : 0] = '\0';
+			comm[strcspn(comm, "\n")] = '\0';
+			if (cfd >= 0)
+				close(cfd);
+			diag_warning(m, NULL, 0, "area '%s': pid %s (%s) has files open under %s: its writes go to the hidden copy",
+				     name, de->d_name, comm, path);
+		}
+		close(pidfd);
+	}
+	closedir(proc);
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Fuzz target: the state readers over arbitrary bytes: state_parse() (the
+ * run state, <dir>/state) and state_area_parse() (one area's record,
+ * areas/<name>/state).  Contract checked (state.h):
+ *   - state_parse() returns 0, -EBADMSG or -ENOMEM; on success every record
+ *     has an id and a kind and status in range, no two records share kind
+ *     and id, and last_seq is at least every record's seq; on failure the
+ *     state is empty;
+ *   - state_area_parse() returns 0, -EBADMSG or -ENOMEM; on success the
+ *     four strings are set and the backend and zram_id are in range; on
+ *     failure the record is empty;
+ *   - a record that was read is written and read back the same (unless a
+ *     string holds \r, \v or \f, which inih trims and mnt_mangle() keeps).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fuzz.h"
+#include "state.h"
+
+static void check_state(char *buf, size_t size)
+{
+	struct state s;
+	int r = state_parse(buf, size, &s, NULL);
+
+	fuzz_assert(r == 0 || r == -EBADMSG || r == -ENOMEM);
+	if (r < 0) {
+		fuzz_assert(s.n == 0 && !s.v);
+		return;
+	}
+	for (size_t i = 0; i < s.n; i++) {
+		fuzz_assert(s.v[i].id && s.v[i].id[0]);
+		fuzz_assert(s.v[i].kind <= STATE_BTRFS && s.v[i].status <= STATE_SKIPPED);
+		fuzz_assert(s.v[i].seq <= s.last_seq);
+		for (size_t j = 0; j < i; j++)
+			fuzz_assert(s.v[j].kind != s.v[i].kind || strcmp(s.v[j].id, s.v[i].id) != 0);
+	}
+	state_done(&s);
+}
+
+static void same_area(const struct state_area *a, const struct state_area *b)
+{
+	fuzz_assert(strcmp(a->name, b->name) == 0 && strcmp(a->path, b->path) == 0);
+	fuzz_assert(strcmp(a->fs, b->fs) == 0 && strcmp(a->device, b->device) == 0);
+	fuzz_assert(a->backend == b->backend && a->zram_id == b->zram_id);
+	fuzz_assert(a->zram_created == b->zram_created && a->persist == b->persist);
+	fuzz_assert(a->seeded == b->seeded && a->covered == b->covered);
+	fuzz_assert(a->size_bytes == b->size_bytes && a->nr_inodes == b->nr_inodes);
+	fuzz_assert(a->started_usec == b->started_usec);
+}
+
+static bool keeps(const char *s)
+{
+	return s[strcspn(s, "\r\v\f")] == '\0';
+}
+
+/* writes @a to a temporary file and reads it back */
+static void area_round_trip(const struct state_area *a)
+{
+	char dir[] = "/tmp/fuzz_state.XXXXXX", file[64];
+	struct state_area b;
+	int fd, r;
+
+	if (!keeps(a->name) || !keeps(a->path) || !keeps(a->fs) || !keeps(a->device) || !mkdtemp(dir))
+		return;
+	snprintf(file, sizeof(file), "%s/state", dir);
+	r = state_area_write(file, a);
+	fd = r == 0 ? open(file, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		r = state_area_read_fd(fd, &b);
+		close(fd);
+		fuzz_assert(r == 0 || r == -ENOMEM);
+		if (r == 0)
+			same_area(a, &b);
+		state_area_done(&b);
+	}
+	unlink(file);
+	rmdir(dir);
+}
+
+static void check_area(const char *buf, size_t size)
+{
+	struct state_area a;
+	int r = state_area_parse(buf, size, &a);
+
+	fuzz_assert(r == 0 || r == -EBADMSG || r == -ENOMEM);
+	if (r < 0) {
+		fuzz_assert(!a.name && !a.path && !a.fs && !a.device && a.zram_id == -1);
+		return;
+	}
+	fuzz_assert(a.name && a.path && a.fs && a.device);
+	fuzz_assert(a.backend <= AREA_BRD && a.zram_id >= -1);
+	area_round_trip(&a);
+	state_area_done(&a);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *buf = malloc(size + 1);
+
+	if (!buf)
+		return 0;
+	memcpy(buf, data, size);
+	buf[size] = '\0';
+	check_state(buf, size);
+	check_area(buf, size);
+	free(buf);
+	return 0;
+}
