@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "inventory.h"
 #include "state.h"
+#include "statedir.h"
 #include "units.h"
 
 struct column {
@@ -200,7 +201,7 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	size_t n_areas = 0;
 	int r = 0;
 
-	if (commands_load_state(o, lg, &st) < 0)
+	if (statedir_load_state(o->state_dir, lg, &st) < 0)
 		return EXIT_STEP_FAILED;
 	if (area_status_list(o->state_dir, &areas, &n_areas) < 0)
 		n_areas = 0;
