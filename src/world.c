@@ -185,7 +185,7 @@ static void resolve_targets(struct fstab *f, bool local_only)
 /* Devices that cannot be opened (a CD drive without media, a device the
  * sandbox denies) are skipped: logged with -v, counted by `storaged scan`.
  * A fixture's problems are the test's own: logged as they are. */
-static int load_devices(const struct sources *s, const struct logger *lg, struct world *w)
+int world_load_devices(const struct sources *s, const struct logger *lg, struct world *w)
 {
 	struct diag_list dl = { 0 };
 	int r;
@@ -265,7 +265,7 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	if (r < 0)
 		goto out;
 	resolve_targets(&w->fstab, s->local_only);
-	r = plan_needs_devices(&w->fstab) ? load_devices(s, lg, w) : 0;
+	r = plan_needs_devices(&w->fstab) ? world_load_devices(s, lg, w) : 0;
 	if (r < 0) {
 		log_error(lg, "cannot list block devices: %s", strerror(-r));
 		r = r == -ENOMEM ? r : -EIO;

@@ -91,6 +91,18 @@ struct world {
 int world_load_config(const struct sources *s, struct world *w, struct diag_list *dl);
 
 /**
+ * world_load_devices:
+ * @s: sources (@s->inventory_fixture, or the system's block devices)
+ * @lg: devices skipped are logged at debug level, btrfs problems as they are
+ * @w: zeroed; its inv and btrfs are filled (free with world_done())
+ *
+ * The block device inventory and the btrfs filesystems grouped from it.
+ *
+ * Returns: 0 or negative errno (not logged).
+ */
+int world_load_devices(const struct sources *s, const struct logger *lg, struct world *w);
+
+/**
  * world_load:
  * @s: sources
  * @lg: every diagnostic is logged here
