@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * One function per subcommand.  Each returns the process exit status
- * (DESIGN.md): 0 all done, 1 some step failed (the rest still ran), 2 usage
- * or configuration error (nothing changed).
+ * The subcommands, one file each (cmd_<name>.c).  Each cmd_* returns the
+ * process exit status (DESIGN.md): 0 all done, 1 some step failed (the
+ * rest still ran), 2 usage or configuration error (nothing changed).  The
+ * helpers below them return negative errno; only a cmd_* maps to an exit
+ * status.
  */
 #ifndef STORAGED_COMMANDS_H
 #define STORAGED_COMMANDS_H
@@ -27,24 +29,40 @@ struct options {
 	bool daemonize; /* --daemon: stay resident, detached, after the first pass */
 	bool local_only; /* --local: leave network filesystems for a later start */
 	const char *command; /* start, stop, scan, status, check, sync */
-	const char *arg; /* sync: area name */
+	const char *arg; /* sync: area name; systemd-generator: directory */
 };
 
-/**
- * commands_load_state:
- * state_load() of @o->state_dir into @st, logging why the state cannot be
- * used and what to do about it.
- * Returns: 0 or negative errno (see state_load()).
- */
-struct state;
-int commands_load_state(const struct options *o, const struct logger *lg, struct state *st);
-
+/* cmd_start.c: plan and run (or print the plan with --dry-run: exit 1 when
+ * it shows a step that will fail); then stay resident if asked. */
 int cmd_start(const struct options *o, const struct logger *lg);
+/* cmd_stop.c: undo what the state records, newest first. */
 int cmd_stop(const struct options *o, const struct logger *lg);
+/* cmd_report.c: btrfs filesystems, members present/expected. */
 int cmd_scan(const struct options *o, const struct logger *lg);
+/* cmd_report.c: what storaged set up, what is pending or failed. */
 int cmd_status(const struct options *o, const struct logger *lg);
+/* cmd_check.c: load and plan, change nothing, list every problem. */
 int cmd_check(const struct options *o, const struct logger *lg);
+/* cmd_sync.c: copy a RAM area back into its directory. */
 int cmd_sync(const struct options *o, const struct logger *lg);
+/* cmd_generator.c: drop-ins ordering the RAM areas' mounts. */
 int cmd_systemd_generator(const struct options *o, const struct logger *lg);
+
+/**
+ * unit_name_from_path:
+ * @path: absolute path
+ * @suffix: unit type suffix, e.g. ".mount"
+ * @ret: the unit name systemd gives the mount on @path (owned by the
+ *       caller), set only on success
+ *
+ * Escapes as systemd.unit(5) "String Escaping for Inclusion in Unit Names"
+ * does for paths (systemd-escape --path): redundant slashes dropped, the
+ * leading and trailing ones removed, "/" becomes "-", and every byte other
+ * than [A-Za-z0-9:_.] (or a leading ".") becomes "\xNN"; "/" alone is "-".
+ *
+ * Returns: 0, -EINVAL for a relative path, -ENOMEM.
+ */
+int unit_name_from_path(const char *path, const char *suffix, char **ret);
+
 
 #endif

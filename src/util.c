@@ -91,45 +91,6 @@ bool path_is_normalized(const char *path)
 	return true;
 }
 
-static bool unit_char_ok(char c, bool first)
-{
-	if (first && c == '.')
-		return false;
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == ':' ||
-	       c == '_' || c == '.';
-}
-
-int unit_name_from_path(const char *path, const char *suffix, char **ret)
-{
-	size_t len = strlen(path), n = 0;
-	bool first = true;
-	char *out;
-
-	if (path[0] != '/')
-		return -EINVAL;
-	out = malloc(len * 4 + strlen(suffix) + 2);
-	if (!out)
-		return -ENOMEM;
-	for (const char *p = path; *p; p++) {
-		if (*p == '/') {
-			/* one "-" per run of slashes, none at either end */
-			if (!first && p[1] && p[1] != '/' && n)
-				out[n++] = '-';
-			continue;
-		}
-		if (unit_char_ok(*p, first))
-			out[n++] = *p;
-		else
-			n += (size_t)sprintf(out + n, "\\x%02x", (unsigned char)*p);
-		first = false;
-	}
-	if (n == 0)
-		out[n++] = '-';
-	strcpy(out + n, suffix);
-	*ret = out;
-	return 0;
-}
-
 bool fs_spec_is_name(const char *spec)
 {
 	return spec && spec[0] != '/' && !strchr(spec, '=');

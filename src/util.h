@@ -91,22 +91,6 @@ bool path_is_below(const char *path, const char *dir);
 bool path_is_normalized(const char *path);
 
 /**
- * unit_name_from_path:
- * @path: absolute path
- * @suffix: unit type suffix, e.g. ".mount"
- * @ret: the unit name systemd gives the mount on @path (owned by the
- *       caller), set only on success
- *
- * Escapes as systemd.unit(5) "String Escaping for Inclusion in Unit Names"
- * does for paths (systemd-escape --path): redundant slashes dropped, the
- * leading and trailing ones removed, "/" becomes "-", and every byte other
- * than [A-Za-z0-9:_.] (or a leading ".") becomes "\xNN"; "/" alone is "-".
- *
- * Returns: 0, -EINVAL for a relative path, -ENOMEM.
- */
-int unit_name_from_path(const char *path, const char *suffix, char **ret);
-
-/**
  * fs_spec_is_name:
  * @spec: an fs_spec
  *

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Read-only reports: `storaged scan` and `storaged status`, as tables or
- * JSON through libsmartcols.
+ * Read-only reports: `storaged scan` (the block devices as world.c loads
+ * them) and `storaged status` (the state), as tables or JSON through
+ * libsmartcols.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +15,9 @@
 #include "commands.h"
 #include "inventory.h"
 #include "state.h"
+#include "statedir.h"
 #include "units.h"
+#include "world.h"
 
 struct column {
 	const char *name;
@@ -108,38 +111,31 @@ static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *f
 
 int cmd_scan(const struct options *o, const struct logger *lg)
 {
-	struct inventory inv = { 0 };
-	struct btrfs_fs_list l = { 0 };
-	struct diag_list dl = { 0 };
+	struct sources src;
+	struct world w = { 0 };
 	struct libscols_table *tb = NULL;
 	int r;
 
-	r = inventory_scan(&inv, NULL, &dl);
-	log_diags_at(lg, &dl, LOG_DEBUG);
-	diag_list_done(&dl);
-	if (r == 0)
-		r = btrfs_group(&inv, &l, &dl);
-	log_diags(lg, &dl);
+	sources_init(&src, o);
+	r = world_load_devices(&src, lg, &w);
 	if (r < 0) {
 		log_error(lg, "cannot list block devices: %s", strerror(-r));
 		goto out;
 	}
 	tb = table_new("filesystems", scan_cols, ARRAY_SIZE(scan_cols), o->json);
-	for (size_t i = 0; tb && r == 0 && i < l.n; i++)
-		r = scan_line(tb, &l.v[i], o->json);
+	for (size_t i = 0; tb && r == 0 && i < w.btrfs.n; i++)
+		r = scan_line(tb, &w.btrfs.v[i], o->json);
 	if (!tb || r < 0)
 		r = -ENOMEM;
 	else
 		r = scols_print_table(tb);
-	if (r == 0 && !o->json && l.n == 0)
-		printf("no btrfs filesystem found on %zu block device(s)\n", inv.n_devs);
-	if (r == 0 && !o->json && inv.n_skipped)
-		printf("(%u device(s) could not be probed; run with -v for details)\n", inv.n_skipped);
+	if (r == 0 && !o->json && w.btrfs.n == 0)
+		printf("no btrfs filesystem found on %zu block device(s)\n", w.inv.n_devs);
+	if (r == 0 && !o->json && w.inv.n_skipped)
+		printf("(%u device(s) could not be probed; run with -v for details)\n", w.inv.n_skipped);
 out:
 	scols_unref_table(tb);
-	btrfs_fs_list_done(&l);
-	inventory_done(&inv);
-	diag_list_done(&dl);
+	world_done(&w);
 	return r < 0 ? EXIT_STEP_FAILED : 0;
 }
 
@@ -200,7 +196,7 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	size_t n_areas = 0;
 	int r = 0;
 
-	if (commands_load_state(o, lg, &st) < 0)
+	if (statedir_load_state(o->state_dir, lg, &st) < 0)
 		return EXIT_STEP_FAILED;
 	if (area_status_list(o->state_dir, &areas, &n_areas) < 0)
 		n_areas = 0;

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * storaged check: load the world and plan as start would, change nothing,
+ * and list every problem: the diagnostics of the config and fstab, then
+ * each step the plan shows will fail.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "commands.h"
+#include "world.h"
+
+/* Each step the plan shows will fail, logged.  Returns: how many. */
+static unsigned log_predicted_failures(const struct logger *lg, const struct plan *p)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < p->n_steps; i++) {
+		const struct plan_step *s = &p->steps[i];
+		const char *why = world_step_will_fail(s);
+		char what[512];
+
+		if (!why)
+			continue;
+		log_error(lg, "step %zu, %s: will fail: %s", i + 1, plan_step_describe(s, what, sizeof(what)), why);
+		n++;
+	}
+	return n;
+}
+
+int cmd_check(const struct options *o, const struct logger *lg)
+{
+	struct sources src;
+	struct world w = { 0 };
+	int r, status;
+
+	sources_init(&src, o);
+	r = world_load(&src, lg, &w);
+	if (r == -EINVAL)
+		status = EXIT_CONFIG;
+	else if (r < 0 || log_predicted_failures(lg, &w.plan) > 0)
+		status = EXIT_STEP_FAILED;
+	else
+		status = 0;
+	if (status == 0)
+		printf("%s: deferred fstab entries: %zu, areas: %zu, steps planned: %zu; no problems found\n",
+		       o->config_path, w.fstab.n_entries, w.cfg.n_areas, w.plan.n_steps);
+	world_done(&w);
+	return status;
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * storaged systemd-generator DIR.  At shutdown systemd stops the mount
+ * units of a RAM area (the bind over its directory, the area itself, the
+ * private bind of the directory) in parallel with storaged.service, whose
+ * stop syncs a persist area back: the sync could lose the area under it.
+ * A drop-in orders each of those mounts Before= storaged's units, so that
+ * at shutdown (reverse order) storaged stops first.  systemd.generator(7).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "area.h"
+#include "commands.h"
+#include "config.h"
+#include "util.h"
+
+static bool unit_char_ok(char c, bool first)
+{
+	if (first && c == '.')
+		return false;
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == ':' ||
+	       c == '_' || c == '.';
+}
+
+int unit_name_from_path(const char *path, const char *suffix, char **ret)
+{
+	size_t len = strlen(path), n = 0;
+	bool first = true;
+	char *out;
+
+	if (path[0] != '/')
+		return -EINVAL;
+	out = malloc(len * 4 + strlen(suffix) + 2);
+	if (!out)
+		return -ENOMEM;
+	for (const char *p = path; *p; p++) {
+		if (*p == '/') {
+			/* one "-" per run of slashes, none at either end */
+			if (!first && p[1] && p[1] != '/' && n)
+				out[n++] = '-';
+			continue;
+		}
+		if (unit_char_ok(*p, first))
+			out[n++] = *p;
+		else
+			n += (size_t)sprintf(out + n, "\\x%02x", (unsigned char)*p);
+		first = false;
+	}
+	if (n == 0)
+		out[n++] = '-';
+	strcpy(out + n, suffix);
+	*ret = out;
+	return 0;
+}
+
+static int write_dropin(const struct logger *lg, const char *dir, const char *path, const char *area)
+{
+	_cleanup_free_ char *unit = NULL, *ddir = NULL, *file = NULL;
+	FILE *f;
+	int r;
+
+	r = unit_name_from_path(path, ".mount", &unit);
+	if (r < 0)
+		return r;
+	if (asprintf(&ddir, "%s/%s.d", dir, unit) < 0 || asprintf(&file, "%s/50-storaged.conf", ddir) < 0)
+		return -ENOMEM;
+	if (mkdir(ddir, 0755) < 0 && errno != EEXIST) {
+		log_error(lg, "'%s': %s", ddir, strerror(errno));
+		return -errno;
+	}
+	f = fopen(file, "we");
+	if (!f) {
+		log_error(lg, "'%s': %s", file, strerror(errno));
+		return -errno;
+	}
+	fprintf(f, "# Written by storaged's generator for the RAM area '%s': at shutdown\n"
+		   "# storaged stops (and syncs the area back) before this mount goes.\n"
+		   "[Unit]\nBefore=storaged.service storaged-remote.service\n", area);
+	r = fclose(f) == 0 ? 0 : -errno;
+	if (r < 0)
+		log_error(lg, "'%s': %s", file, strerror(-r));
+	return r;
+}
+
+int cmd_systemd_generator(const struct options *o, const struct logger *lg)
+{
+	struct config cfg = { 0 };
+	struct diag_list dl = { 0 };
+	int r, failed = 0;
+
+	r = config_init(&cfg);
+	if (r == 0)
+		r = config_load(&cfg, o->config_path, true, &dl);
+	log_diags(lg, &dl);
+	diag_list_done(&dl);
+	if (r < 0 && r != -ENOENT) {
+		config_done(&cfg);
+		return EXIT_CONFIG;
+	}
+	for (size_t i = 0; i < cfg.n_areas; i++) {
+		const struct area_config *a = &cfg.areas[i];
+		_cleanup_free_ char *area = NULL, *lower = NULL;
+
+		if (area_private_mounts(o->state_dir, a->name, &area, &lower) < 0) {
+			failed++;
+			continue;
+		}
+		failed += write_dropin(lg, o->arg, a->path, a->name) < 0;
+		failed += write_dropin(lg, o->arg, area, a->name) < 0;
+		failed += write_dropin(lg, o->arg, lower, a->name) < 0;
+	}
+	config_done(&cfg);
+	return failed ? EXIT_STEP_FAILED : 0;
+}

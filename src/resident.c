@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Resident mode (see resident.h): the resident lock, the pid file, the
+ * detach into the background, and the epoll loop.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <libudev.h>
+
+#include "daemon.h"
+#include "resident.h"
+#include "util.h"
+
+/* 250 ms lets a disk and its partitions arrive before one pass. */
+#define SETTLE_USEC (250 * USEC_PER_MSEC)
+
+/* ------------------------------------------------------------ lock and pid file */
+
+/* One resident per state directory: it holds an exclusive lock on
+ * DIR/resident for its lifetime.  Returns: the locked fd; -EWOULDBLOCK
+ * when another resident holds it; other negative errno. */
+static int lock_resident(const char *state_dir)
+{
+	_cleanup_free_ char *path = NULL;
+	int fd;
+
+	if (asprintf(&path, "%s/resident", state_dir) < 0)
+		return -ENOMEM;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* Written to a temporary file and renamed: `storaged stop` never reads
+ * half a pid. */
+static int write_pidfile(const char *state_dir, pid_t pid)
+{
+	_cleanup_free_ char *path = NULL, *tmp = NULL;
+	FILE *f;
+
+	if (asprintf(&path, "%s/storaged.pid", state_dir) < 0 || asprintf(&tmp, "%s.tmp", path) < 0)
+		return -ENOMEM;
+	f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "%d\n", (int)pid);
+	if (fclose(f) != 0 || rename(tmp, path) < 0) {
+		int r = -errno;
+
+		unlink(tmp);
+		return r;
+	}
+	return 0;
+}
+
+static void remove_pidfile(const char *state_dir)
+{
+	_cleanup_free_ char *pidfile = NULL;
+
+	if (asprintf(&pidfile, "%s/storaged.pid", state_dir) >= 0)
+		unlink(pidfile);
+}
+
+/* The parent writes the child's pid file, so that it exists when `start`
+ * returns; the child stays and logs to syslog.  Returns: in the parent, 1;
+ * in the child, 0; negative errno. */
+static int detach(const char *state_dir, struct logger *child_lg)
+{
+	pid_t pid = fork();
+	int fd, r;
+
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		r = write_pidfile(state_dir, pid);
+		return r < 0 ? r : 1;
+	}
+	setsid();
+	if (chdir("/") < 0)
+		_exit(1);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		close(fd);
+	}
+	log_init(child_lg, LOG_INFO, LOG_TARGET_SYSLOG);
+	return 0;
+}
+
+/* ------------------------------------------------------------ the loop */
+
+struct loop {
+	int epfd, sigfd, timerfd;
+	struct udev *udev;
+	struct udev_monitor *monitor;
+};
+
+static void loop_done(struct loop *l)
+{
+	if (l->epfd >= 0)
+		close(l->epfd);
+	if (l->sigfd >= 0)
+		close(l->sigfd);
+	if (l->timerfd >= 0)
+		close(l->timerfd);
+	udev_monitor_unref(l->monitor);
+	udev_unref(l->udev);
+}
+
+static int watch(struct loop *l, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+static int loop_init(struct loop *l)
+{
+	const char *source = access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel";
+	sigset_t mask;
+
+	*l = (struct loop){ .epfd = -1, .sigfd = -1, .timerfd = -1 };
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+		return -errno;
+	l->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	l->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	l->udev = udev_new();
+	if (l->udev)
+		l->monitor = udev_monitor_new_from_netlink(l->udev, source);
+	if (l->sigfd < 0 || l->timerfd < 0 || l->epfd < 0 || !l->monitor)
+		return -errno ? -errno : -ENOMEM;
+	if (udev_monitor_filter_add_match_subsystem_devtype(l->monitor, "block", NULL) < 0 ||
+	    udev_monitor_enable_receiving(l->monitor) < 0)
+		return -EIO;
+	if (watch(l, l->sigfd) < 0 || watch(l, l->timerfd) < 0 || watch(l, udev_monitor_get_fd(l->monitor)) < 0)
+		return -errno;
+	return 0;
+}
+
+/* A burst of events (a disk and its partitions) makes one pass. */
+static void settle_later(struct loop *l, uint64_t usec)
+{
+	struct itimerspec its = {
+		.it_value = { .tv_sec = usec / USEC_PER_SEC, .tv_nsec = (usec % USEC_PER_SEC) * 1000 },
+	};
+
+	for (struct udev_device *d; (d = udev_monitor_receive_device(l->monitor));)
+		udev_device_unref(d);
+	timerfd_settime(l->timerfd, 0, &its, NULL);
+}
+
+/* Returns: 1 to go on, 0 to leave. */
+static int on_signal(struct loop *l, const struct logger *lg, resident_pass_fn pass, void *userdata)
+{
+	struct signalfd_siginfo si;
+
+	if (read(l->sigfd, &si, sizeof(si)) != sizeof(si))
+		return 1;
+	if (si.ssi_signo != SIGHUP) {
+		log_info(lg, "%s: leaving; mounts and areas stay (`storaged stop` undoes them)",
+			 strsignal((int)si.ssi_signo));
+		daemon_notify("STOPPING=1");
+		return 0;
+	}
+	log_info(lg, "SIGHUP: reloading configuration and fstab");
+	daemon_notify("RELOADING=1");
+	pass(userdata, lg, true);
+	daemon_notify("READY=1");
+	return 1;
+}
+
+/* Returns: 0 after SIGTERM/SIGINT; negative errno when the loop cannot be
+ * set up (logged). */
+static int run_loop(const struct logger *lg, resident_pass_fn pass, void *userdata)
+{
+	struct loop l;
+	int go = 1, r;
+
+	r = loop_init(&l);
+	if (r < 0) {
+		log_error(lg, "cannot stay resident: %s", strerror(-r));
+		loop_done(&l);
+		return r;
+	}
+	log_info(lg, "resident: handling devices as they appear (SIGHUP reloads, SIGTERM leaves)");
+	while (go) {
+		struct epoll_event ev[4];
+		int n = epoll_wait(l.epfd, ev, 4, -1);
+		uint64_t ticks;
+
+		if (n < 0 && errno != EINTR)
+			break;
+		for (int k = 0; k < n && go; k++) {
+			if (ev[k].data.fd == l.sigfd) {
+				go = on_signal(&l, lg, pass, userdata);
+			} else if (ev[k].data.fd == l.timerfd) {
+				if (read(l.timerfd, &ticks, sizeof(ticks)) == sizeof(ticks))
+					pass(userdata, lg, true);
+			} else {
+				settle_later(&l, SETTLE_USEC);
+			}
+		}
+	}
+	loop_done(&l);
+	return 0;
+}
+
+/* ------------------------------------------------------------ staying */
+
+int resident_stay(const char *state_dir, bool in_background, const struct logger *lg,
+		  resident_pass_fn pass, void *userdata)
+{
+	struct logger child_lg;
+	int lock, r;
+
+	lock = lock_resident(state_dir);
+	if (lock == -EWOULDBLOCK) {
+		log_info(lg, "a resident storaged already handles devices for '%s'; this one does not stay",
+			 state_dir);
+		return 0;
+	}
+	if (lock < 0) {
+		log_error(lg, "cannot stay resident: '%s/resident': %s", state_dir, strerror(-lock));
+		return lock;
+	}
+	if (in_background) {
+		r = detach(state_dir, &child_lg);
+		if (r != 0) {
+			if (r < 0)
+				log_error(lg, "cannot stay resident in the background: %s", strerror(-r));
+			close(lock); /* the child keeps the lock */
+			return r < 0 ? r : 0;
+		}
+		lg = &child_lg;
+	} else {
+		write_pidfile(state_dir, getpid());
+	}
+	r = run_loop(lg, pass, userdata);
+	remove_pidfile(state_dir);
+	close(lock);
+	if (in_background)
+		log_close(&child_lg);
+	return r < 0 ? r : 1;
+}

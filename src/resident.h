@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Resident mode: after the first pass `storaged start` stays (with
+ * --foreground, --daemon or hotplug = yes) and runs a pass again for
+ * devices that appear later and on SIGHUP.  One resident per state
+ * directory.  The pass is the caller's: this module does not know what it
+ * does.
+ */
+#ifndef STORAGED_RESIDENT_H
+#define STORAGED_RESIDENT_H
+
+#include <stdbool.h>
+
+#include "log.h"
+
+/**
+ * resident_pass_fn:
+ * @userdata: as given to resident_stay()
+ * @lg: the logger to use (syslog in a detached child)
+ * @no_wait: a pass after a device event or SIGHUP: do not wait for devices
+ *
+ * One plan-and-run pass (re-reading config, fstab, devices and mounts).
+ * Returns: 0 or negative errno; the loop goes on either way (the pass has
+ * logged what failed).
+ */
+typedef int (*resident_pass_fn)(void *userdata, const struct logger *lg, bool no_wait);
+
+/**
+ * resident_stay:
+ * @state_dir: the state directory: the lock @state_dir/resident is held
+ *             for the resident's lifetime and its pid written to
+ *             @state_dir/storaged.pid
+ * @in_background: fork, setsid, stdio to /dev/null and syslog; the parent
+ *                 writes the child's pid file (so that it exists when
+ *                 `start` returns) and returns
+ * @lg: logger (of the foreground process)
+ * @pass: run after block device events (a burst of them, 250 ms apart at
+ *        most, makes one pass) and on SIGHUP
+ * @userdata: passed to @pass
+ *
+ * Stays resident in one epoll loop over a udev monitor (kernel uevents
+ * where no udevd runs), a signalfd and a timerfd.  SIGTERM and SIGINT end
+ * it; mounts stay.
+ *
+ * Returns: 0 when this process does not stay (another resident handles
+ * @state_dir, logged; or the parent after detaching): the caller's status
+ * stands; 1 after the loop ended on SIGTERM/SIGINT; negative errno when it
+ * cannot stay (logged): -EWOULDBLOCK is never returned.
+ */
+int resident_stay(const char *state_dir, bool in_background, const struct logger *lg,
+		  resident_pass_fn pass, void *userdata);
+
+#endif

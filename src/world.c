@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The one loader of the planner's inputs (see world.h).  Loading reads
+ * files and devices but changes nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "area.h"
+#include "safepath.h"
+#include "sysinfo.h"
+#include "world.h"
+
+/* An empty value counts as unset, so that a caller can clear one with
+ * VAR= in front of a command. */
+static const char *test_input(const char *name)
+{
+	const char *v = secure_getenv(name);
+
+	return v && v[0] ? v : NULL;
+}
+
+void sources_init(struct sources *s, const struct options *o)
+{
+	const char *mountinfo = test_input("STORAGED_MOUNTINFO");
+
+	*s = (struct sources){
+		.config_path = o->config_path,
+		.config_given = o->config_given,
+		.fstab_path = o->fstab_path,
+		.mountinfo_path = mountinfo ? mountinfo : MOUNTINFO_PATH,
+		.inventory_fixture = test_input("STORAGED_INVENTORY"),
+		.meminfo_path = test_input("STORAGED_MEMINFO"),
+		.surveys_path = test_input("STORAGED_SURVEYS"),
+		.state_dir = o->state_dir,
+		.local_only = o->local_only,
+	};
+}
+
+void world_done(struct world *w)
+{
+	plan_done(&w->plan);
+	free(w->surveys);
+	mnt_unref_table(w->mountinfo);
+	btrfs_fs_list_done(&w->btrfs);
+	inventory_done(&w->inv);
+	fstab_done(&w->fstab);
+	config_done(&w->cfg);
+}
+
+/* ------------------------------------------------------------ RAM size */
+
+/* RAM size for size = N% of an area; 0 when unknown (the planner then
+ * refuses N% sizes). */
+static uint64_t ram_bytes(const struct sources *s, const struct logger *lg)
+{
+	struct sysinfo_memory m;
+	int r = sysinfo_memory(s->meminfo_path, &m);
+
+	if (r < 0 || m.total == 0)
+		log_error(lg, "'%s'%s: no MemTotal: %s", s->meminfo_path ?: SYSINFO_MEMINFO,
+			  s->meminfo_path ? " (STORAGED_MEMINFO)" : "", strerror(r < 0 ? -r : EINVAL));
+	return r < 0 ? 0 : m.total;
+}
+
+/* ------------------------------------------------------------ config and fstab */
+
+int world_load_config(const struct sources *s, struct world *w, struct diag_list *dl)
+{
+	const char *fstab;
+	int r;
+
+	r = config_init(&w->cfg);
+	if (r < 0)
+		return r;
+	r = config_load(&w->cfg, s->config_path, true, dl);
+	if (r == -ENOENT && s->config_given)
+		diag_error(dl, s->config_path, 0, "cannot read configuration: %s", strerror(ENOENT));
+	else if (r == -ENOENT)
+		r = 0; /* no config file: the built-in defaults apply */
+	fstab = s->fstab_path ? s->fstab_path : w->cfg.fstab;
+	if (r == 0 || r == -EINVAL)
+		fstab_load(&w->fstab, fstab, w->cfg.select, true, dl);
+	return diag_count(dl, DIAG_ERROR) ? -EINVAL : 0;
+}
+
+/* ------------------------------------------------------------ real paths */
+
+/* @path with every link resolved, as realpath(3), but by the kernel in one
+ * lookup (realpath reads each component as a link): false when @path does
+ * not exist (yet). */
+static bool resolve_path(const char *path, char buf[static PATH_MAX])
+{
+	char proc[64];
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, buf, PATH_MAX - 1);
+	close(fd);
+	if (n <= 0 || n >= PATH_MAX - 1 || buf[0] != '/') /* no /proc */
+		return realpath(path, buf) != NULL;
+	buf[n] = '\0';
+	return true;
+}
+
+/* The link check the mount itself makes (safepath_check()), made for the
+ * plan too, so that --dry-run and check show it; only paths that lead
+ * through a link (@real is not @path) can fail it.  Returns: why refused
+ * (caller frees), or NULL. */
+static char *refuse_links(const char *what, const char *path, const char *real)
+{
+	char why[512] = "", *msg = NULL;
+	int r;
+
+	if (strcmp(real, path) == 0)
+		return NULL;
+	r = safepath_check(path, why, sizeof(why));
+	if (r < 0 && asprintf(&msg, "refusing to mount: %s '%s': %s", what, path,
+			      r == -EPERM ? why : strerror(-r)) < 0)
+		msg = NULL;
+	return msg;
+}
+
+/* The mount table shows mount points with links resolved; so must the
+ * planner's comparisons (a root-owned link on the way is allowed).
+ * @local_only: entries that need the network are left for a later pass;
+ * their paths are not looked up now (a dead server above them would
+ * block the early pass). */
+static void resolve_targets(struct fstab *f, bool local_only)
+{
+	char buf[PATH_MAX];
+
+	for (size_t i = 0; i < f->n_entries; i++) {
+		struct fstab_entry *e = &f->entries[i];
+
+		if (local_only && e->remote)
+			continue;
+		if (resolve_path(e->target, buf) && strcmp(buf, e->target) != 0) {
+			e->target_real = strdup(buf);
+			e->refused = refuse_links("mount point", e->target, buf);
+		}
+		if (!e->refused && e->bind && e->source[0] == '/' && resolve_path(e->source, buf))
+			e->refused = refuse_links("bind source", e->source, buf);
+	}
+}
+
+/* ------------------------------------------------------------ devices, mounts, areas */
+
+/* Devices that cannot be opened (a CD drive without media, a device the
+ * sandbox denies) are skipped: logged with -v, counted by `storaged scan`.
+ * A fixture's problems are the test's own: logged as they are. */
+int world_load_devices(const struct sources *s, const struct logger *lg, struct world *w)
+{
+	struct diag_list dl = { 0 };
+	int r;
+
+	if (s->inventory_fixture) {
+		r = inventory_load_fixture(&w->inv, s->inventory_fixture, &dl);
+		log_diags(lg, &dl);
+	} else {
+		r = inventory_scan(&w->inv, NULL, &dl);
+		log_diags_at(lg, &dl, LOG_DEBUG);
+	}
+	diag_list_done(&dl);
+	if (r < 0)
+		return r;
+	r = btrfs_group(&w->inv, &w->btrfs, &dl);
+	log_diags(lg, &dl);
+	diag_list_done(&dl);
+	return r;
+}
+
+/* A surveys file (STORAGED_SURVEYS): "BYTES INODES" per area, in order. */
+static int read_surveys(const char *path, struct world *w)
+{
+	FILE *f = fopen(path, "re");
+	int r = 0;
+
+	if (!f)
+		return -errno;
+	for (size_t i = 0; i < w->cfg.n_areas && r == 0; i++) {
+		unsigned long long bytes, inodes;
+
+		if (fscanf(f, "%llu %llu", &bytes, &inodes) != 2)
+			r = -EINVAL;
+		else
+			w->surveys[i] = (struct area_survey){ .bytes = bytes, .inodes = inodes, .valid = true };
+	}
+	fclose(f);
+	return r;
+}
+
+/* A directory that cannot be walked is recorded as such: the planner
+ * then sizes the area without its seed and says so. */
+static int survey_areas(const struct sources *s, const struct logger *lg, struct world *w)
+{
+	w->surveys = calloc(w->cfg.n_areas ? w->cfg.n_areas : 1, sizeof(*w->surveys));
+	if (!w->surveys)
+		return -ENOMEM;
+	if (s->surveys_path) {
+		int r = read_surveys(s->surveys_path, w);
+
+		if (r < 0)
+			log_error(lg, "'%s' (STORAGED_SURVEYS): %s", s->surveys_path,
+				  r == -EINVAL ? "not one \"BYTES INODES\" line per area" : strerror(-r));
+		return r;
+	}
+	for (size_t i = 0; i < w->cfg.n_areas; i++) {
+		int r = area_survey_path(w->cfg.areas[i].path, &w->surveys[i]);
+
+		if (r < 0) {
+			w->surveys[i].valid = false;
+			w->surveys[i].error = r;
+			log_debug(lg, "area %s: cannot survey '%s': %s", w->cfg.areas[i].name,
+				  w->cfg.areas[i].path, strerror(-r));
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ the world */
+
+int world_load(const struct sources *s, const struct logger *lg, struct world *w)
+{
+	struct diag_list dl = { 0 };
+	int r;
+
+	r = world_load_config(s, w, &dl);
+	if (r < 0)
+		goto out;
+	resolve_targets(&w->fstab, s->local_only);
+	r = plan_needs_devices(&w->fstab) ? world_load_devices(s, lg, w) : 0;
+	if (r < 0) {
+		log_error(lg, "cannot list block devices: %s", strerror(-r));
+		r = r == -ENOMEM ? r : -EIO;
+		goto out;
+	}
+	w->mountinfo = mnt_new_table_from_file(s->mountinfo_path);
+	if (!w->mountinfo) {
+		log_error(lg, "cannot read %s: %s", s->mountinfo_path, strerror(errno));
+		r = -EIO;
+		goto out;
+	}
+	r = survey_areas(s, lg, w);
+	if (r == -ENOMEM)
+		log_error(lg, "cannot survey the areas: %s", strerror(-r));
+	if (r < 0) {
+		r = r == -ENOMEM ? r : -EIO;
+		goto out;
+	}
+	struct plan_input in = {
+		.config = &w->cfg,
+		.fstab = &w->fstab,
+		.inventory = &w->inv,
+		.btrfs = &w->btrfs,
+		.mountinfo = w->mountinfo,
+		.surveys = w->surveys,
+		.ram_bytes = ram_bytes(s, lg),
+		.local_only = s->local_only,
+	};
+	r = plan_build(&in, &w->plan, &dl) < 0 || diag_count(&dl, DIAG_ERROR) ? -EINVAL : 0;
+out:
+	log_diags(lg, &dl);
+	diag_list_done(&dl);
+	return r;
+}
+
+const char *world_step_will_fail(const struct plan_step *s)
+{
+	if (s->done || s->later)
+		return NULL;
+	if (s->conflict)
+		return s->note ? s->note : "in conflict";
+	if (s->kind == PLAN_AREA && !s->sizing_deferred && !s->sizing.fits)
+		return s->sizing.why;
+	return NULL;
+}
+
+unsigned world_predicted_failures(const struct plan *p)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < p->n_steps; i++)
+		n += world_step_will_fail(&p->steps[i]) != NULL;
+	return n;
+}

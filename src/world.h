@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The world: everything the planner reads (config, fstab, block devices,
+ * btrfs filesystems, mounts, area surveys, RAM size) and the plan built
+ * from it.  world_load() is the one loader: every command and the golden
+ * tests (which run the binary, tests/golden/run.sh) go through it.
+ *
+ * Where each input comes from is a struct sources.  In production it holds
+ * the command line's paths and the system's own files; tests point the
+ * binary at fixture files through environment variables (see
+ * sources_init()), as systemd's fstab-generator tests do with
+ * SYSTEMD_FSTAB.
+ */
+#ifndef STORAGED_WORLD_H
+#define STORAGED_WORLD_H
+
+#include <stdbool.h>
+
+#include <libmount.h>
+
+#include "area_size.h"
+#include "btrfs.h"
+#include "commands.h"
+#include "config.h"
+#include "diag.h"
+#include "fstab.h"
+#include "inventory.h"
+#include "log.h"
+#include "plan.h"
+
+#define MOUNTINFO_PATH "/proc/self/mountinfo"
+
+struct sources {
+	const char *config_path; /* -c, or CONFIG_DEFAULT_PATH */
+	bool config_given; /* -c was given: a missing file is an error */
+	const char *fstab_path; /* -f; NULL: the config's fstab = */
+	const char *mountinfo_path; /* MOUNTINFO_PATH, or $STORAGED_MOUNTINFO */
+	const char *inventory_fixture; /* NULL: scan the system; else an
+					  inventory_load_fixture() file */
+	const char *meminfo_path; /* NULL: sysinfo(2); else a /proc/meminfo
+				     format file whose MemTotal is read */
+	const char *surveys_path; /* NULL: walk each area's directory; else one
+				     "BYTES INODES" line per [area], in order */
+	const char *state_dir; /* --state-dir */
+	bool local_only; /* --local */
+};
+
+/**
+ * sources_init:
+ * @s: filled from @o and the environment
+ * @o: the command line
+ *
+ * Test-only inputs, read with secure_getenv(3) (ignored in a set-user-ID
+ * or otherwise secure execution), each naming a file read instead of the
+ * system's own; documented in storaged(8), ENVIRONMENT:
+ *   STORAGED_MOUNTINFO   a mountinfo(5)-format file instead of
+ *                        /proc/self/mountinfo (what is mounted already)
+ *   STORAGED_INVENTORY   an inventory_load_fixture() ini file instead of
+ *                        scanning the block devices
+ *   STORAGED_MEMINFO     a /proc/meminfo-format file whose MemTotal is the
+ *                        RAM size (for size = N%), instead of sysinfo(2)
+ *   STORAGED_SURVEYS     one "BYTES INODES" line per [area] in config order
+ *                        instead of walking each area's directory
+ * An empty value counts as unset.
+ */
+void sources_init(struct sources *s, const struct options *o);
+
+struct world {
+	struct config cfg;
+	struct fstab fstab;
+	struct inventory inv;
+	struct btrfs_fs_list btrfs;
+	struct libmnt_table *mountinfo;
+	struct area_survey *surveys; /* one per cfg.areas[i] */
+	struct plan plan;
+};
+
+/**
+ * world_load_config:
+ * @s: where the config and fstab are
+ * @w: zeroed; its cfg and fstab are filled (free with world_done() in any
+ *     case)
+ * @dl: errors and warnings with file:line, for the caller to log
+ *
+ * Reads the config (built-in defaults when it is missing and was not
+ * given with -c) and the fstab it names (or @s->fstab_path), both with the
+ * root-owner check.
+ *
+ * Returns: 0; -EINVAL when @dl holds errors; -ENOMEM.
+ */
+int world_load_config(const struct sources *s, struct world *w, struct diag_list *dl);
+
+/**
+ * world_load_devices:
+ * @s: sources (@s->inventory_fixture, or the system's block devices)
+ * @lg: devices skipped are logged at debug level, btrfs problems as they are
+ * @w: zeroed; its inv and btrfs are filled (free with world_done())
+ *
+ * The block device inventory and the btrfs filesystems grouped from it.
+ *
+ * Returns: 0 or negative errno (not logged).
+ */
+int world_load_devices(const struct sources *s, const struct logger *lg, struct world *w);
+
+/**
+ * world_load:
+ * @s: sources
+ * @lg: every diagnostic is logged here
+ * @w: zeroed; filled (free with world_done() in any case)
+ *
+ * Config and fstab, the real paths of mount points and bind sources (I/O:
+ * a link on the way is checked as the mount would check it), block
+ * devices and btrfs filesystems (only when some entry needs a device, see
+ * plan_needs_devices()), the mount table, area surveys, RAM size, then
+ * plan_build().
+ *
+ * Returns: 0; -EINVAL when the config, the fstab or the plan has errors
+ * (logged: a usage error); -EIO when the system could not be read (the
+ * block devices or the mount table; logged); -ENOMEM.
+ */
+int world_load(const struct sources *s, const struct logger *lg, struct world *w);
+
+/**
+ * world_step_will_fail:
+ * @s: a step of a world's plan
+ *
+ * A step the plan already knows will fail: something else on its mount
+ * point, an untrusted link, a seed that does not fit its area.
+ *
+ * Returns: why (borrowed from @s), or NULL.
+ */
+const char *world_step_will_fail(const struct plan_step *s);
+
+/**
+ * world_predicted_failures:
+ * Returns: the number of steps of @p for which world_step_will_fail() says
+ * why.
+ */
+unsigned world_predicted_failures(const struct plan *p);
+
+/**
+ * world_done:
+ * Frees everything world_load() or world_load_config() filled; @w may be
+ * partly filled.
+ */
+void world_done(struct world *w);
+
+#endif
