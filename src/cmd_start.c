@@ -51,7 +51,7 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	struct state st = { 0 };
 	struct exec_summary sum = { 0 };
 	struct exec_ctx cx = {
-		.ops = &sysops_exec_ops, .ud = &so, .log = lg, .state = &st, .state_dir = o->state_dir,
+		.ops = &sysops_ops, .ud = &so, .log = lg, .state = &st,
 		.jobs = w->cfg.jobs, .no_wait = no_wait, .initial_inventory = &w->inv,
 	};
 	int lock, r;

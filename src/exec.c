@@ -11,7 +11,8 @@
  *      deadline passes; collect, re-check, abandon what is overdue;
  *   4. repeat until nothing runs and nothing can start.
  *
- * Everything the executor does to the system goes through cx->ops.
+ * Everything the executor does to the system, state and readiness files
+ * included, goes through cx->ops.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -53,11 +54,13 @@ struct step_run {
 };
 
 struct run {
-	struct exec_ctx *cx;
+	const struct exec_ctx *cx;
 	const struct plan *plan;
 	struct step_run *steps;
 	size_t *order; /* step indices by chain length (desc), then plan order */
+	unsigned jobs; /* mounts at once (cx->jobs, at least 1) */
 	unsigned n_mounts_running;
+	const struct inventory *initial_inventory; /* serves the first look only */
 	char **registered; /* devnodes registered during this run */
 	struct exec_summary sum;
 };
@@ -83,12 +86,10 @@ static void save_state(const struct run *rn, bool compact)
 {
 	int r;
 
-	if (!rn->cx->state_dir)
-		return;
-	r = compact ? state_save(rn->cx->state_dir, rn->cx->state) : state_append(rn->cx->state_dir, rn->cx->state);
+	r = rn->cx->ops->state_save(rn->cx->ud, rn->cx->state, compact);
 	if (r < 0)
-		log_warning(rn->cx->log, "cannot write state to '%s': %s; `storaged stop` may not undo this run",
-			    rn->cx->state_dir, strerror(-r));
+		log_warning(rn->cx->log, "cannot write the state: %s; `storaged stop` may not undo this run",
+			    strerror(-r));
 }
 
 static void report_status(const struct run *rn, const char *fmt, ...) _printf_(2, 3);
@@ -218,8 +219,8 @@ static void wait_done(struct run *rn, size_t i, const struct sighting *seen)
 	snprintf(sr->msg, sizeof(sr->msg), "%llu/%llu members", (unsigned long long)seen->present,
 		 (unsigned long long)seen->expected);
 	state_put(rn->cx->state, STATE_BTRFS, sr->fsid, NULL, "btrfs", STATE_DONE, sr->msg, false);
-	if (rn->cx->state_dir)
-		state_mark_ready(rn->cx->state_dir, sr->fsid);
+	if (rn->cx->ops->mark_ready(rn->cx->ud, sr->fsid, true) < 0)
+		log_warning(rn->cx->log, "btrfs %s: cannot create its readiness flag", sr->fsid);
 	log_info(rn->cx->log, "btrfs %s: assembled, %s", sr->fsid, sr->msg);
 }
 
@@ -273,7 +274,7 @@ static void wait_expired(struct run *rn, size_t i)
 /* Re-check every running wait against one fresh look at the devices. */
 static void check_waits(struct run *rn)
 {
-	const struct inventory *initial = rn->cx->initial_inventory;
+	const struct inventory *initial = rn->initial_inventory;
 	struct inventory scanned = { 0 };
 	const struct inventory *inv = &scanned;
 	struct btrfs_fs_list l = { 0 };
@@ -281,7 +282,7 @@ static void check_waits(struct run *rn)
 	uint64_t now;
 
 	/* the plan's own scan, taken an instant ago, serves the first look */
-	rn->cx->initial_inventory = NULL;
+	rn->initial_inventory = NULL;
 	if (initial)
 		inv = initial;
 	else if (rn->cx->ops->rescan(rn->cx->ud, &scanned, &dl) < 0)
@@ -442,7 +443,7 @@ static void start_mount(struct run *rn, size_t i)
 	if (dep != SIZE_MAX && !degraded_policy(rn, i, dep))
 		return;
 	r = mount_options(s, sr->degraded, &opts);
-	sr->job = (struct exec_job){ .fd = -1, .deadline = deadline_after(sr->started, s->mount_timeout_usec) };
+	sr->job = (struct exec_job){ .deadline = deadline_after(sr->started, s->mount_timeout_usec) };
 	/* Write ahead: if storaged dies while the mount runs, the next run
 	 * finds this record and knows the mount is its own. */
 	record_mount(rn, i, STATE_MOUNTING, NULL, true);
@@ -607,7 +608,7 @@ static bool try_start(struct run *rn, size_t i)
 			record_step_failure(rn, i, STATE_FAILED);
 			break;
 		}
-		if (rn->n_mounts_running >= rn->cx->jobs)
+		if (rn->n_mounts_running >= rn->jobs)
 			return false;
 		start_mount(rn, i);
 		break;
@@ -743,15 +744,14 @@ static bool anything_running(const struct run *rn)
 	return false;
 }
 
-int exec_run(struct exec_ctx *cx, const struct plan *p, struct exec_summary *ret)
+int exec_run(const struct exec_ctx *cx, const struct plan *p, struct exec_summary *ret)
 {
-	struct run rn = { .cx = cx, .plan = p };
+	struct run rn = { .cx = cx, .plan = p, .jobs = cx->jobs ? cx->jobs : 1,
+			  .initial_inventory = cx->initial_inventory };
 	struct exec_job **jobs = NULL;
 	size_t n = p->n_steps ? p->n_steps : 1;
 	int r = -ENOMEM;
 
-	if (cx->jobs == 0)
-		cx->jobs = 1;
 	rn.steps = calloc(n, sizeof(*rn.steps));
 	rn.order = calloc(n, sizeof(*rn.order));
 	jobs = calloc(n, sizeof(*jobs));
@@ -773,7 +773,6 @@ out:
 	for (size_t i = 0; rn.steps && i < p->n_steps; i++) {
 		free(rn.steps[i].why_degraded);
 		free(rn.steps[i].job.mountpoint);
-		free(rn.steps[i].job.message);
 	}
 	free(rn.steps);
 	return r;

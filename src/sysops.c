@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The executor's operations on the real system: btrfs-control ioctls,
+ * The operations table (ops.h) on the real system: btrfs-control ioctls,
  * device scans, a udev monitor (kernel uevents where no udevd runs), mounts
- * in worker processes with deadlines, area setup, readiness status.
+ * in worker processes with deadlines, unmounts, areas, the state and
+ * readiness files, the service manager's status.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -26,6 +28,7 @@
 #include "btrfs.h"
 #include "daemon.h"
 #include "mount_worker.h"
+#include "state.h"
 #include "sysops.h"
 #include "units.h"
 
@@ -77,6 +80,29 @@ static void monitor_close(struct sysops *so)
 	udev_unref(so->udev);
 }
 
+/* A job's private part: the worker's socket, or the result of a mount
+ * that ran here. */
+struct real_job {
+	int fd; /* readable when the worker replies; -1 when it ran here */
+	int result;
+	char *message; /* owned, may be NULL */
+};
+
+static struct real_job *real_job(const struct exec_job *job)
+{
+	return job->priv;
+}
+
+static void real_job_free(struct exec_job *job)
+{
+	struct real_job *rj = job->priv;
+
+	if (rj)
+		free(rj->message);
+	free(rj);
+	job->priv = NULL;
+}
+
 static int poll_timeout_ms(uint64_t now, uint64_t deadline)
 {
 	if (deadline == USEC_INFINITY)
@@ -103,7 +129,7 @@ static int real_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t 
 	if (!pfd)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		pfd[i] = (struct pollfd){ .fd = jobs[i]->fd, .events = POLLIN };
+		pfd[i] = (struct pollfd){ .fd = real_job(jobs[i])->fd, .events = POLLIN };
 	pfd[n] = (struct pollfd){ .fd = so->monitor ? udev_monitor_get_fd(so->monitor) : -1, .events = POLLIN };
 	pfd[n + 1] = (struct pollfd){ .fd = so->sigfd, .events = POLLIN };
 	if (!so->monitor && (timeout < 0 || timeout > 1000))
@@ -131,18 +157,20 @@ static int real_mount_start(void *ud, const struct fstab_entry *e, const char *o
 {
 	struct sysops *so = ud;
 	_cleanup_free_ struct mount_reply *here = malloc(sizeof(*here));
+	struct real_job *rj = calloc(1, sizeof(*rj));
 	pid_t pid = 0;
-	int r = here ? mount_pool_start(&so->mounts, e, options, &job->fd, &pid, here) : -ENOMEM;
+	int r = here && rj ? mount_pool_start(&so->mounts, e, options, &rj->fd, &pid, here) : -ENOMEM;
 
-	if (r < 0)
+	if (r < 0) {
+		free(rj);
 		return r;
-	job->pid = pid;
-	job->target = e->target;
+	}
+	job->priv = rj;
 	if (r == 1) {
-		job->fd = -1;
+		rj->fd = -1;
+		rj->result = here->error;
+		rj->message = here->message[0] ? strdup(here->message) : NULL;
 		job->finished = true;
-		job->result = here->error;
-		job->message = here->message[0] ? strdup(here->message) : NULL;
 		job->mount_id = here->mount_id;
 		job->mount_unique_id = here->mount_unique_id;
 		job->mountpoint = here->mountpoint[0] ? strdup(here->mountpoint) : NULL;
@@ -153,19 +181,19 @@ static int real_mount_start(void *ud, const struct fstab_entry *e, const char *o
 static int real_mount_finish(void *ud, struct exec_job *job, char *err, size_t len)
 {
 	struct sysops *so = ud;
+	struct real_job *rj = real_job(job);
 	_cleanup_free_ struct mount_reply *rp = NULL;
 	int r;
 
-	if (job->fd < 0) { /* ran in mount_start */
-		snprintf(err, len, "%s", job->message ? job->message : "");
-		free(job->message);
-		job->message = NULL;
-		return job->result;
+	if (rj->fd < 0) { /* ran in mount_start */
+		snprintf(err, len, "%s", rj->message ? rj->message : "");
+		r = rj->result;
+		real_job_free(job);
+		return r;
 	}
 	rp = malloc(sizeof(*rp));
-	r = rp ? mount_pool_finish(&so->mounts, job->fd, rp) : -ENOMEM;
-
-	job->fd = -1;
+	r = rp ? mount_pool_finish(&so->mounts, rj->fd, rp) : -ENOMEM;
+	real_job_free(job);
 	if (r < 0) {
 		snprintf(err, len, "the mount worker died (%s)", strerror(-r));
 		return r;
@@ -183,8 +211,9 @@ static void real_mount_abandon(void *ud, struct exec_job *job)
 {
 	struct sysops *so = ud;
 
-	mount_pool_abandon(&so->mounts, job->fd);
-	job->fd = -1;
+	if (real_job(job)->fd >= 0)
+		mount_pool_abandon(&so->mounts, real_job(job)->fd);
+	real_job_free(job);
 }
 
 static void real_status(void *ud, const char *text)
@@ -200,15 +229,154 @@ static int real_area_setup(void *ud, const struct plan_step *s, struct diag_list
 	return area_setup(s->area, s->sizing_deferred ? NULL : &s->sizing, so->state_dir, msgs);
 }
 
-const struct exec_ops sysops_exec_ops = {
+/* ------------------------------------------------------------------ */
+/* stop's side of mounts */
+
+static int real_mount_inspect(void *ud, const struct state_record *rec, struct mount_view *ret)
+{
+	const char *mp = rec->mountpoint ? rec->mountpoint : rec->id;
+	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
+	struct mount_view v = { 0 };
+	struct libmnt_fs *fs, *top;
+	int r = tb && itr ? 0 : -ENOMEM;
+
+	/* at its mount point: an ID found elsewhere was freed and reused */
+	while (r == 0 && !v.recorded_present && mnt_table_next_fs(tb, itr, &fs) == 0)
+		v.recorded_present = strcmp(mnt_fs_get_target(fs), mp) == 0 &&
+				     (!rec->mount_id || mnt_fs_get_id(fs) == (int)rec->mount_id);
+	top = r == 0 ? mnt_table_find_target(tb, mp, MNT_ITER_BACKWARD) : NULL;
+	if (top) {
+		int statx_id = 0;
+
+		v.has_top = true;
+		v.top_id = mnt_fs_get_id(top);
+		mount_ids_at(mp, &statx_id, &v.top_unique_id);
+		if (statx_id != v.top_id)
+			v.top_unique_id = 0; /* statx saw another mount than the table */
+		v.top_source = mnt_fs_get_source(top) ? strdup(mnt_fs_get_source(top)) : NULL;
+		v.top_fstype = mnt_fs_get_fstype(top) ? strdup(mnt_fs_get_fstype(top)) : NULL;
+	}
+	mnt_free_iter(itr);
+	mnt_unref_table(tb);
+	if (r == 0)
+		*ret = v;
+	else
+		mount_view_done(&v);
+	return r;
+}
+
+/* An rbind brought the mounts below its source along: they are undone
+ * first, deepest first. */
+static int umount_submounts(struct libmnt_table *tb, struct libmnt_fs *parent, char *err, size_t len)
+{
+	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_BACKWARD);
+	struct libmnt_fs *child;
+	int r = itr ? 0 : -ENOMEM;
+
+	while (r == 0 && mnt_table_next_child_fs(tb, itr, parent, &child) == 0) {
+		r = umount_submounts(tb, child, err, len);
+		if (r == 0 && umount2(mnt_fs_get_target(child), UMOUNT_NOFOLLOW) < 0) {
+			r = -errno;
+			snprintf(err, len, "%s (below it): %s", mnt_fs_get_target(child), strerror(errno));
+		}
+	}
+	mnt_free_iter(itr);
+	return r;
+}
+
+static int umount_below(const char *mp, int mount_id, char *err, size_t len)
+{
+	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_fs *top = tb ? mnt_table_find_target(tb, mp, MNT_ITER_BACKWARD) : NULL;
+	int r;
+
+	if (!tb)
+		return -ENOMEM;
+	if (!top || (mount_id && mnt_fs_get_id(top) != mount_id)) {
+		mnt_unref_table(tb);
+		snprintf(err, len, "another mount took its place");
+		return -ESTALE;
+	}
+	r = umount_submounts(tb, top, err, len);
+	mnt_unref_table(tb);
+	return r;
+}
+
+static int real_umount(void *ud, const char *mp, int mount_id, bool recursive, char *err, size_t len)
+{
+	struct sysops *so = ud;
+	struct libmnt_context *cxt;
+	char buf[512] = "";
+	int rc, ex;
+
+	/* an rbind of a shared source is in its peer group: unmounting the
+	 * copies would unmount the source's own submounts too */
+	if (recursive && mount(NULL, mp, NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		log_warning(so->lg, "%s: cannot make the rbind private before undoing it: %s", mp,
+			    strerror(errno));
+	if (recursive && (rc = umount_below(mp, mount_id, err, len)) < 0)
+		return rc == -ESTALE ? rc : -EBUSY;
+	cxt = mnt_new_context();
+	if (!cxt)
+		return -ENOMEM;
+	mnt_context_set_optsmode(cxt, MNT_OMODE_IGNORE | MNT_OMODE_NOTAB);
+	mnt_context_set_target(cxt, mp);
+	rc = mnt_context_umount(cxt);
+	ex = mnt_context_get_excode(cxt, rc, buf, sizeof(buf));
+	mnt_free_context(cxt);
+	if (ex == 0)
+		return 0;
+	snprintf(err, len, "%s", buf[0] ? buf : "unknown error");
+	return -EBUSY;
+}
+
+/* ------------------------------------------------------------------ */
+/* areas, state, readiness */
+
+static int real_area_teardown(void *ud, const char *name, struct diag_list *msgs)
+{
+	struct sysops *so = ud;
+
+	return area_teardown(so->state_dir, name, true, msgs);
+}
+
+static int real_area_list(void *ud, char ***ret)
+{
+	struct sysops *so = ud;
+
+	return area_list_names(so->state_dir, ret);
+}
+
+static int real_state_save(void *ud, struct state *st, bool compact)
+{
+	struct sysops *so = ud;
+
+	return compact ? state_save(so->state_dir, st) : state_append(so->state_dir, st);
+}
+
+static int real_mark_ready(void *ud, const char *fsid, bool ready)
+{
+	struct sysops *so = ud;
+
+	return ready ? state_mark_ready(so->state_dir, fsid) : state_clear_ready(so->state_dir, fsid);
+}
+
+const struct ops sysops_ops = {
 	.register_device = real_register,
 	.devices_ready = real_devices_ready,
 	.rescan = real_rescan,
 	.mount_start = real_mount_start,
 	.mount_finish = real_mount_finish,
 	.mount_abandon = real_mount_abandon,
-	.wait = real_wait,
+	.mount_inspect = real_mount_inspect,
+	.umount = real_umount,
 	.area_setup = real_area_setup,
+	.area_teardown = real_area_teardown,
+	.area_list = real_area_list,
+	.state_save = real_state_save,
+	.mark_ready = real_mark_ready,
+	.wait = real_wait,
 	.now = real_now,
 	.status = real_status,
 };
@@ -233,6 +401,11 @@ void sysops_open(struct sysops *so, const struct logger *lg, const char *state_d
 	monitor_open(so);
 	if (catch_signals)
 		so->sigfd = interrupt_fd(&so->old_mask);
+}
+
+void sysops_open_for_stop(struct sysops *so, const struct logger *lg, const char *state_dir)
+{
+	*so = (struct sysops){ .lg = lg, .state_dir = state_dir, .sigfd = -1 };
 }
 
 void sysops_close(struct sysops *so)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The executor's operations table on the real system (exec.h), and the
- * little of it that `stop` needs too.
+ * The operations table (ops.h) on the real system, for `start` (exec.c)
+ * and `stop` (undo.c).
  */
 #ifndef STORAGED_SYSOPS_H
 #define STORAGED_SYSOPS_H
@@ -16,10 +16,10 @@
 #include "log.h"
 #include "mount_worker.h"
 
-/* The user data of sysops_exec_ops: set up by sysops_open(). */
+/* The user data of sysops_ops: set up by sysops_open(). */
 struct sysops {
 	const struct logger *lg;
-	const char *state_dir; /* where areas keep their private mounts */
+	const char *state_dir; /* the state file, readiness flags, areas' private mounts */
 	struct udev *udev;
 	struct udev_monitor *monitor; /* block device events, or NULL */
 	int sigfd; /* SIGINT/SIGTERM while a first pass runs, or -1 */
@@ -28,7 +28,7 @@ struct sysops {
 	sigset_t old_mask;
 };
 
-extern const struct exec_ops sysops_exec_ops;
+extern const struct ops sysops_ops;
 
 /**
  * sysops_open:
@@ -44,6 +44,17 @@ extern const struct exec_ops sysops_exec_ops;
  * fallback (devices rechecked every second; signals not caught), logged.
  */
 void sysops_open(struct sysops *so, const struct logger *lg, const char *state_dir, bool catch_signals);
+
+/**
+ * sysops_open_for_stop:
+ * @so: filled here; release with sysops_close()
+ * @lg: logger (borrowed)
+ * @state_dir: state directory (borrowed)
+ *
+ * The table for `stop` (undo.c): no device monitor, no signal handling, no
+ * mount workers are needed to unmount.
+ */
+void sysops_open_for_stop(struct sysops *so, const struct logger *lg, const char *state_dir);
 
 /** sysops_close: releases what sysops_open() took and restores the signal
  * mask; a SIGINT or SIGTERM still pending is taken first (->interrupted). */

@@ -36,6 +36,7 @@ struct fake {
 	uint64_t finishes[MAX_JOBS];
 	const char *targets[MAX_JOBS];
 	size_t n_running, max_running;
+	unsigned n_saves, n_compact; /* state writes, and of those whole rewrites */
 };
 
 static void record(struct fake *f, const char *fmt, ...)
@@ -96,8 +97,7 @@ static int fake_mount_start(void *ud, const struct fstab_entry *e, const char *o
 		bool fails = f->fail_target && strcmp(f->fail_target, e->target) == 0;
 
 		job->finished = true;
-		job->result = fails ? -EIO : 0;
-		job->message = fails ? strdup("instant failure") : NULL;
+		job->priv = (void *)(fails ? "instant failure" : ""); /* the fake's private part */
 		f->instant_done_at[f->n_instant++] = f->clock;
 		return 0;
 	}
@@ -148,10 +148,11 @@ static int fake_mount_finish(void *ud, struct exec_job *job, char *err, size_t l
 	const char *target;
 
 	if (!is_running(f, job)) { /* ended in fake_mount_start */
-		snprintf(err, len, "%s", job->message ? job->message : "");
-		free(job->message);
-		job->message = NULL;
-		return job->result;
+		const char *why = job->priv;
+
+		snprintf(err, len, "%s", why);
+		job->priv = NULL;
+		return why[0] ? -EIO : 0;
 	}
 	target = job_done(f, job);
 
@@ -198,7 +199,22 @@ static uint64_t fake_now(void *ud)
 	return ((struct fake *)ud)->clock;
 }
 
-static const struct exec_ops fake_ops = {
+static int fake_state_save(void *ud, struct state *st, bool compact)
+{
+	struct fake *f = ud;
+
+	f->n_saves++;
+	f->n_compact += compact;
+	return 0;
+}
+
+static int fake_mark_ready(void *ud, const char *fsid, bool ready)
+{
+	record(ud, "%s %s", ready ? "ready" : "unready", fsid);
+	return 0;
+}
+
+static const struct ops fake_ops = {
 	.register_device = fake_register,
 	.devices_ready = fake_ready,
 	.rescan = fake_rescan,
@@ -207,6 +223,8 @@ static const struct exec_ops fake_ops = {
 	.mount_abandon = fake_mount_abandon,
 	.wait = fake_wait,
 	.area_setup = fake_area,
+	.state_save = fake_state_save,
+	.mark_ready = fake_mark_ready,
 	.now = fake_now,
 };
 
@@ -327,7 +345,10 @@ static void test_member_arrives_during_wait(void **unused)
 
 	btrfs_plan(s, &e, d, false);
 	assert_int_equal(run(&f, s, 3, &st, &sum), 0);
-	assert_string_equal(f.calls, "register /dev/a;register /dev/b;mount /data -o noatime;");
+	assert_string_equal(f.calls, "register /dev/a;register /dev/b;ready " FSID ";mount /data -o noatime;");
+	/* appended as steps end, rewritten whole once at the end */
+	assert_true(f.n_saves > 1);
+	assert_int_equal(f.n_compact, 1);
 	assert_int_equal(sum.n_failed, 0);
 	assert_int_equal(sum.n_degraded, 0);
 	assert_true(f.clock < 5 * SEC);

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The operations table: every effect storaged has on the system goes
+ * through it, for `start` (exec.c) and for `stop` (undo.c) alike.  The real
+ * table is sysops.c's; the unit tests replace it with a recording fake, so
+ * that the executors' logic runs without root and without a kernel.
+ *
+ * Each member returns 0 (or a count, where said) or a negative errno, and
+ * never logs what it returns as an error: the executor decides what the
+ * user is told.  @ud is the table's own context (struct sysops, or a fake).
+ */
+#ifndef STORAGED_OPS_H
+#define STORAGED_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "diag.h"
+#include "inventory.h"
+
+struct fstab_entry;
+struct plan_step;
+struct state;
+struct state_record;
+
+/* A mount in progress: on the real system, in a worker process, or already
+ * ended when storaged ran it itself (see mount_worker.h). */
+struct exec_job {
+	bool finished; /* set by ops->wait(), or by ops->mount_start() for a mount it ran itself */
+	uint64_t deadline; /* CLOCK_MONOTONIC µs, USEC_INFINITY for none */
+	/* Set by ops->mount_finish() on success, when it can tell: the mount
+	 * table's ID of the new mount and its mount point with links resolved,
+	 * so that `stop` undoes this mount and no other. */
+	int mount_id;
+	uint64_t mount_unique_id; /* never reused (Linux 6.8+), 0 when unknown */
+	char *mountpoint; /* owned (malloc), NULL when unknown */
+	void *priv; /* the operations' own (a worker's descriptor, a result): set by
+		       mount_start, released by mount_finish or mount_abandon */
+};
+
+/*
+ * What is mounted on a recorded mount point now, as `stop` needs to know
+ * before it unmounts anything (ops->mount_inspect()).  Strings are owned
+ * by the view; release with mount_view_done().
+ */
+struct mount_view {
+	bool recorded_present; /* a mount with the record's ID is on that mount point */
+	bool has_top; /* something is mounted there at all */
+	int top_id; /* the topmost mount on that mount point */
+	uint64_t top_unique_id; /* its never-reused ID (statx), 0 when unknown */
+	char *top_source; /* as the mount table shows it, may be NULL */
+	char *top_fstype; /* may be NULL */
+};
+
+static inline void mount_view_done(struct mount_view *v)
+{
+	free(v->top_source);
+	free(v->top_fstype);
+	*v = (struct mount_view){ 0 };
+}
+
+struct ops {
+	/* ---- devices: start */
+
+	/* BTRFS_IOC_SCAN_DEV on @devnode (linux/btrfs.h). */
+	int (*register_device)(void *ud, const char *devnode);
+	/* BTRFS_IOC_DEVICES_READY: 1 ready, 0 not, negative errno. */
+	int (*devices_ready)(void *ud, const char *devnode);
+	/* A fresh inventory of block devices (caller frees @ret). */
+	int (*rescan)(void *ud, struct inventory *ret, struct diag_list *diags);
+
+	/* ---- mounts: start */
+
+	/* Start mounting @e with @options (NULL for none); @job->deadline is
+	 * set by the caller.  A mount that cannot hang may be run to its end
+	 * at once: @job->finished is then set.  On error nothing runs. */
+	int (*mount_start)(void *ud, const struct fstab_entry *e, const char *options,
+			   struct exec_job *job);
+	/* Collect a finished job: 0, or negative errno with a message for
+	 * the user in @err (@errlen bytes). */
+	int (*mount_finish)(void *ud, struct exec_job *job, char *err, size_t errlen);
+	/* Give up on a job whose deadline passed (kill it). */
+	void (*mount_abandon)(void *ud, struct exec_job *job);
+
+	/* ---- mounts: stop */
+
+	/* What is mounted on @rec's mount point (its recorded mount ID and
+	 * never-reused ID decide "still storaged's"); fills @ret (owned
+	 * strings).  0, or negative errno when the mount table cannot be read. */
+	int (*mount_inspect)(void *ud, const struct state_record *rec, struct mount_view *ret);
+	/* Unmount the topmost mount on @mountpoint, which must still be the
+	 * mount with ID @mount_id; @recursive: it was an rbind, so it is made
+	 * private and the mounts below it are unmounted first, deepest first.
+	 * -EBUSY (in use) or -ESTALE (not that mount any more), with a message
+	 * for the user in @err. */
+	int (*umount)(void *ud, const char *mountpoint, int mount_id, bool recursive, char *err,
+		      size_t errlen);
+
+	/* ---- RAM areas */
+
+	/* Set up the area of @s; problems appended to @msgs. */
+	int (*area_setup)(void *ud, const struct plan_step *s, struct diag_list *msgs);
+	/* Undo the area @name as area_teardown() (area.h), syncing it back
+	 * first when it persists; problems appended to @msgs. */
+	int (*area_teardown)(void *ud, const char *name, struct diag_list *msgs);
+	/* The names of the areas that have records of their own under the
+	 * state directory (set up, or left by a setup killed midway), as an
+	 * owned strv in @ret (NULL for none). */
+	int (*area_list)(void *ud, char ***ret);
+
+	/* ---- state and readiness */
+
+	/* Write @st: @compact rewrites the whole file (end of a run), else the
+	 * records changed since the last write are appended. */
+	int (*state_save)(void *ud, struct state *st, bool compact);
+	/* Create (@ready) or remove the readiness flag of btrfs @fsid
+	 * (/run/storaged/ready/<fsid>). */
+	int (*mark_ready)(void *ud, const char *fsid, bool ready);
+
+	/* ---- waiting and time */
+
+	/* Block until one of @jobs finishes (its ->finished is set), a block
+	 * device may have appeared (*@ret_event), or @deadline (µs) passes.
+	 * -EINTR when the user interrupted (SIGINT, SIGTERM). */
+	int (*wait)(void *ud, struct exec_job *const *jobs, size_t n_jobs, uint64_t deadline,
+		    bool *ret_event);
+	/* CLOCK_MONOTONIC in µs. */
+	uint64_t (*now)(void *ud);
+	/* Optional: a one-line status for the service manager (sd_notify STATUS=). */
+	void (*status)(void *ud, const char *text);
+};
+
+#endif

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The stop executor (see undo.h for its steps).  It decides; the operations
+ * table looks at the mount table and unmounts.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "undo.h"
+#include "util.h"
+
+/* Something storaged set up and `stop` undoes. */
+static bool record_is_undoable(const struct state_record *r)
+{
+	return r->seq > 0 && r->kind != STATE_BTRFS &&
+	       (r->status == STATE_DONE || r->status == STATE_DEGRADED || r->status == STATE_MOUNTING);
+}
+
+static int by_seq_desc(const void *a, const void *b)
+{
+	const struct state_record *x = *(const struct state_record *const *)a;
+	const struct state_record *y = *(const struct state_record *const *)b;
+
+	return (x->seq < y->seq) - (x->seq > y->seq);
+}
+
+/* A record written ahead of a mount storaged was killed in: is the mount
+ * on its mount point the one it started (same type, and for a source that
+ * is no path or tag, same source)?  Anything else was mounted by someone
+ * else after storaged died. */
+static bool mounting_record_matches(const struct state_record *rec, const struct mount_view *v)
+{
+	if (rec->status != STATE_MOUNTING)
+		return true;
+	if (rec->fstype && strcmp(rec->fstype, "auto") != 0 && strcmp(rec->fstype, "none") != 0 &&
+	    (!v->top_fstype || strncmp(v->top_fstype, rec->fstype, strlen(rec->fstype)) != 0))
+		return false;
+	if (fs_spec_is_name(rec->source) && strcmp(rec->fstype ?: "", "none") != 0)
+		return v->top_source && strcmp(v->top_source, rec->source) == 0;
+	return true;
+}
+
+/* Is the mount on the record's mount point still the one storaged made?
+ * Returns: 1 to unmount it, 0 to leave it (logged), -EBUSY when covered. */
+static int mount_still_ours(const struct undo_ctx *cx, const struct state_record *rec,
+			    const struct mount_view *v)
+{
+	if (!v->recorded_present) {
+		log_info(cx->log, "%s: storaged's mount is gone; nothing to undo", rec->id);
+		return 0;
+	}
+	if (v->has_top && !mounting_record_matches(rec, v)) {
+		log_warning(cx->log, "%s: storaged was stopped while mounting it, and what is mounted there now (%s, %s) is not what it was mounting; left alone",
+			    rec->id, v->top_source ?: "?", v->top_fstype ?: "?");
+		return 0;
+	}
+	if (rec->mount_unique_id && v->top_unique_id && v->top_unique_id != rec->mount_unique_id &&
+	    v->top_id == (int)rec->mount_id) {
+		log_info(cx->log, "%s: storaged's mount is gone (another one took its place and its ID); nothing to undo",
+			 rec->id);
+		return 0;
+	}
+	if (rec->mount_id && (!v->has_top || v->top_id != (int)rec->mount_id)) {
+		log_error(cx->log, "%s: another filesystem (%s, %s) is mounted on top of storaged's; unmount it first, then run `storaged stop` again",
+			  rec->id, v->top_source ?: "?", v->top_fstype ?: "?");
+		return -EBUSY;
+	}
+	return 1;
+}
+
+static int undo_mount(const struct undo_ctx *cx, const struct state_record *rec)
+{
+	const char *mp = rec->mountpoint ? rec->mountpoint : rec->id;
+	struct mount_view v = { 0 };
+	char err[512] = "";
+	int r;
+
+	r = cx->ops->mount_inspect(cx->ud, rec, &v);
+	if (r < 0) {
+		log_error(cx->log, "%s: cannot read the mount table: %s", rec->id, strerror(-r));
+		return r;
+	}
+	r = mount_still_ours(cx, rec, &v);
+	mount_view_done(&v);
+	if (r <= 0)
+		return r;
+	r = cx->ops->umount(cx->ud, mp, (int)rec->mount_id, rec->recursive, err, sizeof(err));
+	if (r == -ESTALE) {
+		log_info(cx->log, "%s: storaged's mount is gone (%s); nothing to undo", rec->id, err);
+		return 0;
+	}
+	if (r < 0) {
+		log_error(cx->log, "%s: cannot unmount: %s; stop the processes using it (fuser -vm %s) and run `storaged stop` again",
+			  rec->id, err[0] ? err : strerror(-r), mp);
+		return r;
+	}
+	log_info(cx->log, "unmounted %s", rec->id);
+	return 0;
+}
+
+static int undo_area(const struct undo_ctx *cx, const char *name, const char *path)
+{
+	struct diag_list dl = { 0 };
+	int r = cx->ops->area_teardown(cx->ud, name, &dl);
+
+	log_diags(cx->log, &dl);
+	diag_list_done(&dl);
+	if (r == 0 && path)
+		log_info(cx->log, "area %s: removed from %s", name, path);
+	else if (r == 0)
+		log_info(cx->log, "area %s: removed", name);
+	return r;
+}
+
+/* Step 1 and 2.  Returns: failures, or -ENOMEM. */
+static int undo_records(const struct undo_ctx *cx, struct state *st)
+{
+	_cleanup_free_ struct state_record **v = calloc(st->n ? st->n : 1, sizeof(*v));
+	_cleanup_strv_free_ char **done = NULL;
+	size_t n = 0;
+	int failed = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->n; i++)
+		if (record_is_undoable(&st->v[i]))
+			v[n++] = &st->v[i];
+	qsort(v, n, sizeof(*v), by_seq_desc);
+	for (size_t i = 0; i < n; i++) {
+		int r = v[i]->kind == STATE_AREA ? undo_area(cx, v[i]->id, v[i]->source) :
+						   undo_mount(cx, v[i]);
+
+		if (r < 0)
+			failed++;
+		else if (strv_extend(&done, v[i]->id) < 0)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; done && done[i]; i++) {
+		state_remove(st, STATE_MOUNT, done[i]);
+		state_remove(st, STATE_AREA, done[i]);
+	}
+	return failed;
+}
+
+/* Step 3.  Returns: failures. */
+static int undo_unrecorded_areas(const struct undo_ctx *cx, struct state *st)
+{
+	_cleanup_strv_free_ char **names = NULL;
+	int failed = 0;
+
+	if (cx->ops->area_list(cx->ud, &names) < 0)
+		return 0;
+	for (size_t i = 0; names && names[i]; i++) {
+		const struct state_record *rec = state_find(st, STATE_AREA, names[i]);
+
+		if (rec && record_is_undoable(rec))
+			continue; /* kept by undo_records() because it failed */
+		failed += undo_area(cx, names[i], NULL) < 0;
+	}
+	return failed;
+}
+
+int undo_run(const struct undo_ctx *cx, struct state *st)
+{
+	int failed = undo_records(cx, st), r;
+
+	if (failed < 0)
+		return failed;
+	failed += undo_unrecorded_areas(cx, st);
+	if (failed == 0) {
+		/* step 4; everything undone: the state starts afresh */
+		for (size_t i = st->n; i-- > 0;)
+			if (st->v[i].kind == STATE_BTRFS)
+				cx->ops->mark_ready(cx->ud, st->v[i].id, false);
+		state_done(st);
+	}
+	r = cx->ops->state_save(cx->ud, st, true);
+	if (r < 0)
+		log_warning(cx->log, "cannot write the state: %s", strerror(-r));
+	return failed;
+}
