@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * storaged sync NAME: copy the RAM area NAME back into its directory
- * (area_sync(), crash-safe), for an [area] of the configuration only.
+ * (the operations table's area_sync: crash-safe), for an [area] of the
+ * configuration only.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "area.h"
 #include "commands.h"
+#include "sysops.h"
 #include "world.h"
 
 /* Is @name an [area] of the configuration?  Returns: 0; -ENOENT when not
@@ -40,6 +41,7 @@ static int area_configured(const struct options *o, const struct logger *lg, con
 int cmd_sync(const struct options *o, const struct logger *lg)
 {
 	struct diag_list dl = { 0 };
+	struct sysops so;
 	int r;
 
 	if (o->dry_run) {
@@ -48,7 +50,9 @@ int cmd_sync(const struct options *o, const struct logger *lg)
 	}
 	if (area_configured(o, lg, o->arg) < 0)
 		return EXIT_CONFIG;
-	r = area_sync(o->state_dir, o->arg, &dl);
+	sysops_open_for_stop(&so, lg, o->state_dir);
+	r = sysops_ops.area_sync(&so, o->arg, &dl);
+	sysops_close(&so);
 	log_diags(lg, &dl);
 	diag_list_done(&dl);
 	if (r == 0)

@@ -105,6 +105,9 @@ struct ops {
 	/* Undo the area @name as area_teardown() (area.h), syncing it back
 	 * first when it persists; problems appended to @msgs. */
 	int (*area_teardown)(void *ud, const char *name, struct diag_list *msgs);
+	/* Copy the area @name back into the directory it covers, as
+	 * area_sync() (area.h); problems appended to @msgs. */
+	int (*area_sync)(void *ud, const char *name, struct diag_list *msgs);
 	/* The names of the areas that have records of their own under the
 	 * state directory (set up, or left by a setup killed midway), as an
 	 * owned strv in @ret (NULL for none). */

@@ -341,6 +341,13 @@ static int real_area_teardown(void *ud, const char *name, struct diag_list *msgs
 	return area_teardown(so->state_dir, name, true, msgs);
 }
 
+static int real_area_sync(void *ud, const char *name, struct diag_list *msgs)
+{
+	struct sysops *so = ud;
+
+	return area_sync(so->state_dir, name, msgs);
+}
+
 static int real_area_list(void *ud, char ***ret)
 {
 	struct sysops *so = ud;
@@ -373,6 +380,7 @@ const struct ops sysops_ops = {
 	.umount = real_umount,
 	.area_setup = real_area_setup,
 	.area_teardown = real_area_teardown,
+	.area_sync = real_area_sync,
 	.area_list = real_area_list,
 	.state_save = real_state_save,
 	.mark_ready = real_mark_ready,

@@ -51,8 +51,8 @@ void sysops_open(struct sysops *so, const struct logger *lg, const char *state_d
  * @lg: logger (borrowed)
  * @state_dir: state directory (borrowed)
  *
- * The table for `stop` (undo.c): no device monitor, no signal handling, no
- * mount workers are needed to unmount.
+ * The table for `stop` (undo.c) and `sync`: no device monitor, no signal
+ * handling, no mount workers are needed to unmount or copy.
  */
 void sysops_open_for_stop(struct sysops *so, const struct logger *lg, const char *state_dir);
 
