@@ -918,7 +918,7 @@ static int load_file(struct config *c, const char *path, bool check_owner, bool 
 
 	r = input_read(path, CONFIG_FILE_MAX, check_owner, &buf, &len, diags);
 	if (r == -ENOENT && !missing_ok)
-		return diag_error(diags, path, 0, "cannot open: %s", strerror(ENOENT)) ?: r;
+		return diag_errno(diags, r, path, 0, "cannot open: %s", strerror(ENOENT));
 	if (r < 0)
 		return r;
 	return config_parse_buf(c, buf, len, path, diags);
@@ -961,7 +961,7 @@ static int load_dropins(struct config *c, const char *path, bool check_owner,
 		r = -errno;
 		if (r == -ENOENT || r == -ENOTDIR)
 			return 0;
-		return diag_error(diags, dir, 0, "cannot read directory: %s", strerror(-r)) ?: r;
+		return diag_errno(diags, r, dir, 0, "cannot read directory: %s", strerror(-r));
 	}
 	for (int i = 0; i < n; i++) {
 		_cleanup_free_ char *file = concat(dir, "/", names[i]->d_name);

@@ -714,8 +714,8 @@ int fstab_load(struct fstab *ret, const char *path, char *const *select, bool ch
 
 	r = input_read(path, FSTAB_MAX_BYTES, check_owner, &buf, &len, diags);
 	if (r == -ENOENT)
-		return diag_error(diags, path, 0, "cannot read the fstab: %s; check -f/--fstab or the fstab= setting",
-				  strerror(ENOENT)) ?: r;
+		return diag_errno(diags, r, path, 0, "cannot read the fstab: %s; check -f/--fstab or the fstab= setting",
+				  strerror(ENOENT));
 	if (r < 0)
 		return r;
 	return fstab_parse_buf(ret, buf, len, path, select, diags);

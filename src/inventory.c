@@ -264,17 +264,18 @@ static int scan_probe(const char *devnode, struct block_device *d, struct diag_l
 
 	fd = open(devnode, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
-		r = -errno;
-		return diag_warning(diags, NULL, 0, "skipping '%s': cannot open: %s", devnode,
-				    strerror(-r)) ?: 1;
+		r = diag_warning(diags, NULL, 0, "skipping '%s': cannot open: %s", devnode, strerror(errno));
+		return r < 0 ? r : 1;
 	}
 	r = probe_fd(fd, d, &sb_err, partition);
 	close(fd);
 	if (r == -ENOMEM)
 		return r;
-	if (r < 0)
-		return diag_warning(diags, NULL, 0, "skipping '%s': libblkid cannot probe it: %s",
-				    devnode, strerror(-r)) ?: 1;
+	if (r < 0) {
+		r = diag_warning(diags, NULL, 0, "skipping '%s': libblkid cannot probe it: %s", devnode,
+				 strerror(-r));
+		return r < 0 ? r : 1;
+	}
 	if (sb_err < 0)
 		r = diag_warning(diags, NULL, 0,
 				 "'%s': libblkid reports btrfs but its superblock is unusable (%s); not treating it as a btrfs member",
