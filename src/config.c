@@ -438,23 +438,6 @@ static void parser_oom(struct parser *p, int r)
 #define parser_error(p, line, ...) \
 	parser_oom((p), diag_error((p)->diags, (p)->filename, (line), __VA_ARGS__))
 
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static char *strip(char *s)
-{
-	char *e;
-
-	while (is_blank(*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && is_blank(e[-1]))
-		*--e = '\0';
-	return s;
-}
-
 /* A comment starts a line or follows a blank; "a;b" and "/x#y" are values. */
 static void strip_comment(char *s)
 {

@@ -46,6 +46,7 @@ void block_device_done(struct block_device *d)
 	free(d->label);
 	free(d->partuuid);
 	free(d->partlabel);
+	strv_free(d->ids);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -283,6 +284,49 @@ static int scan_probe(const char *devnode, struct block_device *d, struct diag_l
 	return r;
 }
 
+/* Decode udev's \xNN escapes of /dev/disk/by-* names into @out. */
+static bool udev_unescape(const char *s, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (; *s; n++) {
+		if (n + 1 >= size)
+			return false;
+		if (s[0] == '\\' && s[1] == 'x' && isxdigit((unsigned char)s[2]) &&
+		    isxdigit((unsigned char)s[3])) {
+			char hex[3] = { s[2], s[3], '\0' };
+
+			out[n] = (char)strtoul(hex, NULL, 16);
+			s += 4;
+		} else {
+			out[n] = *s++;
+		}
+	}
+	out[n] = '\0';
+	return true;
+}
+
+/* udev's /dev/disk/by-id/ links of @ud into @d->ids, unescaped: what an
+ * fstab ID= names (util-linux reads ID=X as /dev/disk/by-id/X).  Only
+ * where udevd keeps its database; otherwise there are none. */
+static int scan_ids(struct udev_device *ud, struct block_device *d)
+{
+	struct udev_list_entry *e;
+	const char *v;
+	char buf[1024];
+	int r;
+
+	udev_list_entry_foreach(e, udev_device_get_devlinks_list_entry(ud)) {
+		if (fsfacts_tag_from_path(udev_list_entry_get_name(e), &v) != FSFACTS_TAG_ID ||
+		    !udev_unescape(v, buf, sizeof(buf)))
+			continue;
+		r = strv_extend(&d->ids, buf);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int scan_one(struct udev_device *ud, struct inventory *inv, struct diag_list *diags)
 {
 	const char *devnode = udev_device_get_devnode(ud);
@@ -299,6 +343,8 @@ static int scan_one(struct udev_device *ud, struct inventory *inv, struct diag_l
 	r = scan_probe(devnode, &d, diags, strcmp(udev_device_get_devtype(ud) ?: "", "partition") == 0);
 	if (r == 1)
 		inv->n_skipped++;
+	if (r == 0)
+		r = scan_ids(ud, &d);
 	if (r == 0)
 		r = inventory_add(inv, &d);
 	block_device_done(&d);
@@ -353,44 +399,6 @@ out:
 
 /* ----------------------------------------------------------------- finding */
 
-/* Decode udev's \xNN escapes of /dev/disk/by-* names into @out. */
-static bool udev_unescape(const char *s, char *out, size_t size)
-{
-	size_t n = 0;
-
-	for (; *s; n++) {
-		if (n + 1 >= size)
-			return false;
-		if (s[0] == '\\' && s[1] == 'x' && isxdigit((unsigned char)s[2]) &&
-		    isxdigit((unsigned char)s[3])) {
-			char hex[3] = { s[2], s[3], '\0' };
-
-			out[n] = (char)strtoul(hex, NULL, 16);
-			s += 4;
-		} else {
-			out[n] = *s++;
-		}
-	}
-	out[n] = '\0';
-	return true;
-}
-
-enum find_by { BY_DEVNODE, BY_UUID, BY_LABEL, BY_PARTUUID, BY_PARTLABEL };
-
-static const struct {
-	const char *prefix;
-	enum find_by by;
-} find_prefixes[] = {
-	{ "UUID=", BY_UUID },
-	{ "LABEL=", BY_LABEL },
-	{ "PARTUUID=", BY_PARTUUID },
-	{ "PARTLABEL=", BY_PARTLABEL },
-	{ "/dev/disk/by-uuid/", BY_UUID },
-	{ "/dev/disk/by-label/", BY_LABEL },
-	{ "/dev/disk/by-partuuid/", BY_PARTUUID },
-	{ "/dev/disk/by-partlabel/", BY_PARTLABEL },
-};
-
 static bool str_eq(const char *a, const char *b, bool icase)
 {
 	if (!a || !b)
@@ -398,49 +406,48 @@ static bool str_eq(const char *a, const char *b, bool icase)
 	return icase ? strcasecmp(a, b) == 0 : strcmp(a, b) == 0;
 }
 
-static bool device_matches(const struct block_device *d, enum find_by by, const char *v)
+static bool device_matches(const struct block_device *d, enum fsfacts_tag by, const char *v)
 {
 	switch (by) {
-	case BY_DEVNODE:
+	case FSFACTS_TAG_NONE:
 		return str_eq(d->devnode, v, false);
-	case BY_UUID:
+	case FSFACTS_TAG_UUID:
 		return str_eq(d->uuid, v, true);
-	case BY_LABEL:
+	case FSFACTS_TAG_LABEL:
 		return str_eq(d->label, v, false);
-	case BY_PARTUUID:
+	case FSFACTS_TAG_PARTUUID:
 		return str_eq(d->partuuid, v, true);
-	case BY_PARTLABEL:
+	case FSFACTS_TAG_PARTLABEL:
 		return str_eq(d->partlabel, v, false);
+	case FSFACTS_TAG_ID:
+		return strv_contains(d->ids, v);
 	}
 	return false;
 }
 
 /*
- * Strings only, no I/O: "/dev/disk/by-{uuid,label,partuuid,partlabel}/X"
+ * Strings only, no I/O: "/dev/disk/by-{uuid,label,partuuid,partlabel,id}/X"
  * are read as the matching tag (udev's \xNN escapes decoded); any other
  * path must equal a devnode exactly.
  */
 const struct block_device *inventory_find(const struct inventory *inv, const char *spec)
 {
-	enum find_by by = BY_DEVNODE;
+	enum fsfacts_tag by;
 	const char *v = spec;
 	char buf[1024];
 
 	if (!inv || !spec)
 		return NULL;
-	for (size_t i = 0; i < ARRAY_SIZE(find_prefixes); i++) {
-		size_t n = strlen(find_prefixes[i].prefix);
-
-		if (strncmp(spec, find_prefixes[i].prefix, n) == 0) {
-			by = find_prefixes[i].by;
-			v = spec + n;
-			break;
+	by = fsfacts_tag_parse(spec, &v);
+	if (by == FSFACTS_TAG_NONE) {
+		by = fsfacts_tag_from_path(spec, &v);
+		if (by != FSFACTS_TAG_NONE) {
+			if (!udev_unescape(v, buf, sizeof(buf)))
+				return NULL;
+			v = buf;
+		} else {
+			v = spec;
 		}
-	}
-	if (by != BY_DEVNODE && v[-1] == '/') {
-		if (!udev_unescape(v, buf, sizeof(buf)))
-			return NULL;
-		v = buf;
 	}
 	for (size_t i = 0; i < inv->n_devs; i++)
 		if (device_matches(&inv->devs[i], by, v))
@@ -777,7 +784,7 @@ static void strip_comment(char *s)
 		}
 }
 
-static char *strip(char *s)
+static char *strip_space(char *s)
 {
 	size_t n;
 
@@ -798,11 +805,11 @@ static const char *fixture_line(struct fixture_ctx *c, char *line, size_t max)
 	char *s, *eq;
 
 	strip_comment(line);
-	if (isblank((unsigned char)line[0]) && strip(line)[0]) {
+	if (isblank((unsigned char)line[0]) && strip_space(line)[0]) {
 		fixture_error(c, c->lineno, "line starts with a blank: continuation lines are not supported");
 		return "";
 	}
-	s = strip(line);
+	s = strip_space(line);
 	if (!*s)
 		return "";
 	if (*s == '[') {
@@ -813,7 +820,7 @@ static const char *fixture_line(struct fixture_ctx *c, char *line, size_t max)
 			return "";
 		}
 		s[n - 1] = '\0';
-		fixture_section_begin(c, strip(s + 1));
+		fixture_section_begin(c, strip_space(s + 1));
 		return "";
 	}
 	eq = strchr(s, '=');

@@ -13,6 +13,7 @@
 
 #include "btrfs_sb.h"
 #include "diag.h"
+#include "fsfacts.h"
 
 struct block_device {
 	char *devnode; /* "/dev/loop0" (or an image file path in tests) */
@@ -23,6 +24,8 @@ struct block_device {
 	char *label; /* libblkid LABEL */
 	char *partuuid; /* libblkid PART_ENTRY_UUID */
 	char *partlabel; /* libblkid PART_ENTRY_NAME */
+	char **ids; /* strv: udev's /dev/disk/by-id/ link names, unescaped
+		       (what fstab's ID= names); NULL without udevd */
 	bool is_btrfs; /* btrfs superblock read and valid */
 	struct btrfs_sb_info btrfs; /* valid when is_btrfs */
 };
@@ -81,11 +84,11 @@ int inventory_load_fixture(struct inventory *ret, const char *path, struct diag_
 /**
  * inventory_find:
  * @inv: inventory
- * @spec: fs_spec: "/dev/NAME", "UUID=", "LABEL=", "PARTUUID=", "PARTLABEL="
- *        (values already unescaped)
+ * @spec: fs_spec: "/dev/NAME", "UUID=", "LABEL=", "PARTUUID=", "PARTLABEL=",
+ *        "ID=" (values already unescaped)
  *
  * Strings only, no I/O.  UUID= and PARTUUID= compare case-insensitively,
- * labels exactly; "/dev/disk/by-{uuid,label,partuuid,partlabel}/X" is read as
+ * labels and ids exactly; "/dev/disk/by-{uuid,label,partuuid,partlabel,id}/X" is read as
  * the matching tag (udev's \xNN escapes decoded); any other path must equal
  * a devnode.
  *

@@ -28,6 +28,7 @@
 
 #include <libsmartcols.h>
 
+#include "fsfacts.h"
 #include "plan.h"
 #include "units.h"
 
@@ -68,11 +69,6 @@ static bool streq(const char *a, const char *b)
 	return a && b && strcmp(a, b) == 0;
 }
 
-static bool has_prefix(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
 static bool path_is_below_or_equal(const char *path, const char *dir)
 {
 	return strcmp(path, dir) == 0 || path_is_below(path, dir);
@@ -85,37 +81,12 @@ static const char *fsid_short(const char *fsid, char *buf, size_t len)
 	return buf;
 }
 
-static bool spec_is_tag(const char *spec)
-{
-	static const char *const tags[] = { "UUID=", "LABEL=", "PARTUUID=", "PARTLABEL=" };
-
-	for (size_t i = 0; i < ARRAY_SIZE(tags); i++)
-		if (has_prefix(spec, tags[i]))
-			return true;
-	return false;
-}
-
-/* Filesystems that never sit on a block device, whatever the source says. */
-static bool fstype_is_nodev(const char *fstype)
-{
-	static const char *const nodev[] = {
-		"tmpfs",  "ramfs",    "proc",  "sysfs",   "devtmpfs", "devpts", "cgroup",
-		"cgroup2", "mqueue",  "bpf",   "overlay", "nfs",      "nfs4",   "cifs",
-		"smb3",    "9p",      "virtiofs", "hugetlbfs", "none",
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(nodev); i++)
-		if (streq(fstype, nodev[i]))
-			return true;
-	return has_prefix(fstype, "fuse");
-}
-
 /* Does @e's source name a block device that must be present? */
 static bool entry_needs_device(const struct fstab_entry *e)
 {
-	if (e->bind || e->loop || fstype_is_nodev(e->fstype))
+	if (e->bind || e->loop || fsfacts_is_nodev(e->fstype))
 		return false;
-	return spec_is_tag(e->source) || has_prefix(e->source, "/dev/");
+	return fsfacts_spec_is_device(e->source);
 }
 
 /* True when some deferred entry needs the block device inventory: a device
@@ -128,8 +99,8 @@ bool plan_needs_devices(const struct fstab *fstab)
 
 		if (entry_needs_device(e))
 			return true;
-		for (char **r = e->requires; r && *r; r++)
-			if (spec_is_tag(*r) || has_prefix(*r, "/dev/"))
+		for (size_t k = 0; k < e->n_requires; k++)
+			if (fsfacts_spec_is_device(e->requires[k].value))
 				return true;
 	}
 	return false;
@@ -692,36 +663,9 @@ static int add_area_edges(struct builder *b)
 	return 0;
 }
 
-static bool optval_eq(const char *v, size_t vsz, const char *want)
-{
-	if (vsz >= 2 && v[0] == '"' && v[vsz - 1] == '"') {
-		v++;
-		vsz -= 2;
-	}
-	return vsz == strlen(want) && strncmp(v, want, vsz) == 0;
-}
-
-/* The option of @e that asked for @value ("x-systemd.after"), for messages;
- * "x-storaged.requires" when it cannot be told. */
-static const char *requires_option(const struct fstab_entry *e, const char *value)
-{
-	static const char *const names[] = { "x-storaged.requires", "x-systemd.requires",
-					     "x-systemd.after", "x-systemd.requires-mounts-for" };
-	char *str = e->options, *name, *val;
-	size_t nsz, vsz;
-
-	while (str && mnt_optstr_next_option(&str, &name, &nsz, &val, &vsz) == 0) {
-		if (!val || !optval_eq(val, vsz, value))
-			continue;
-		for (size_t k = 0; k < ARRAY_SIZE(names); k++)
-			if (nsz == strlen(names[k]) && strncmp(name, names[k], nsz) == 0)
-				return names[k];
-	}
-	return names[0];
-}
-
 /* Rule 5 for a path: the deepest entry or area on or above it. */
-static int add_requires_path(struct builder *b, size_t i, const char *path, const char *req)
+static int add_requires_path(struct builder *b, size_t i, const char *path,
+			     const struct fstab_require *req)
 {
 	const struct fstab_entry *e = builder_entry(b, i);
 	const char *name = NULL;
@@ -730,13 +674,14 @@ static int add_requires_path(struct builder *b, size_t i, const char *path, cons
 	if (to == NONE)
 		return diag_warning(b->diags, b->in->fstab->file, e->line,
 				    "%s=%s: not a storaged entry; assumed mounted by the system",
-				    requires_option(e, req), req);
+				    req->option, req->value);
 	return builder_add_edge(b, b->entry_step[i], to, EDGE_REQUIRES, "%s=%s",
-				requires_option(e, req), req);
+				req->option, req->value);
 }
 
 /* Rule 5 for a device: nothing when present, else a shared WAIT_DEVICE. */
-static int add_requires_device(struct builder *b, size_t i, const char *spec, const char *req)
+static int add_requires_device(struct builder *b, size_t i, const char *spec,
+			       const struct fstab_require *req)
 {
 	const struct fstab_entry *e = builder_entry(b, i);
 	size_t idx;
@@ -748,7 +693,7 @@ static int add_requires_device(struct builder *b, size_t i, const char *spec, co
 	if (r < 0)
 		return r;
 	return builder_add_edge(b, b->entry_step[i], idx, EDGE_REQUIRES, "%s=%s",
-				requires_option(e, req), req);
+				req->option, req->value);
 }
 
 /* systemd's unit name of a path ("srv-data.mount", "dev-sdb1.device") back
@@ -780,20 +725,20 @@ static bool unit_to_path(const char *unit, char *buf, size_t len)
 }
 
 /* Rule 5: each requires= item is a mount point, a device or a unit. */
-static int add_requires_item(struct builder *b, size_t i, const char *req)
+static int add_requires_item(struct builder *b, size_t i, const struct fstab_require *req)
 {
 	const struct fstab_entry *e = builder_entry(b, i);
-	const char *what = req;
+	const char *what = req->value;
 	char path[4096];
 
-	if (req[0] != '/' && !spec_is_tag(req)) {
-		if (!unit_to_path(req, path, sizeof(path)))
+	if (what[0] != '/' && fsfacts_tag_parse(what, NULL) == FSFACTS_TAG_NONE) {
+		if (!unit_to_path(what, path, sizeof(path)))
 			return diag_warning(b->diags, b->in->fstab->file, e->line,
 					    "%s=%s: not a mount point or device; storaged does not order against other units, ignored",
-					    requires_option(e, req), req);
+					    req->option, req->value);
 		what = path;
 	}
-	if (spec_is_tag(what) ||
+	if (fsfacts_tag_parse(what, NULL) != FSFACTS_TAG_NONE ||
 	    (has_prefix(what, "/dev/") && deepest_entry_above(b, what, true, NONE) == NONE))
 		return add_requires_device(b, i, what, req);
 	return add_requires_path(b, i, what, req);
@@ -804,8 +749,8 @@ static int add_requires_edges(struct builder *b, size_t i)
 	const struct fstab_entry *e = builder_entry(b, i);
 	int r = 0;
 
-	for (size_t k = 0; r >= 0 && e->requires && e->requires[k]; k++)
-		r = add_requires_item(b, i, e->requires[k]);
+	for (size_t k = 0; r >= 0 && k < e->n_requires; k++)
+		r = add_requires_item(b, i, &e->requires[k]);
 	return r;
 }
 

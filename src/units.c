@@ -32,11 +32,6 @@ static bool is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
 static bool is_alpha(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');

@@ -5,6 +5,18 @@
 
 #include "util.h"
 
+char *strip(char *s)
+{
+	char *e;
+
+	while (is_blank(*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && is_blank(e[-1]))
+		*--e = '\0';
+	return s;
+}
+
 size_t strv_length(char *const *v)
 {
 	size_t n = 0;
@@ -128,9 +140,4 @@ int unit_name_from_path(const char *path, const char *suffix, char **ret)
 	strcpy(out + n, suffix);
 	*ret = out;
 	return 0;
-}
-
-bool fs_spec_is_name(const char *spec)
-{
-	return spec && spec[0] != '/' && !strchr(spec, '=');
 }
