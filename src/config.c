@@ -146,16 +146,15 @@ static int parse_duration(const char *v, void *base, const struct key_def *k)
 /* A mount must be given some time: 0 would abandon every mount at once. */
 static int parse_duration_positive(const char *v, void *base, const struct key_def *k)
 {
-	uint64_t usec;
+	uint64_t *dst = field(base, k), old = *dst;
 	int r;
 
-	r = units_parse_duration(v, &usec);
-	if (r < 0)
-		return r;
-	if (usec == 0)
+	r = parse_duration(v, base, k);
+	if (r == 0 && *dst == 0) {
+		*dst = old; /* set only on success */
 		return -ERANGE;
-	*(uint64_t *)field(base, k) = usec;
-	return 0;
+	}
+	return r;
 }
 
 static int parse_bool(const char *v, void *base, const struct key_def *k)
