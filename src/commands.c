@@ -171,7 +171,7 @@ static int scan_devices(const struct logger *lg, struct world *w)
 	struct diag_list dl = { 0 };
 	int r;
 
-	r = inventory_scan(&w->inv, NULL, &dl);
+	r = inventory_scan(&w->inv, &dl);
 	log_diags_at(lg, &dl, LOG_DEBUG);
 	diag_list_done(&dl);
 	if (r < 0)

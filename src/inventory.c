@@ -98,11 +98,6 @@ static int probe_values(blkid_probe pr, struct block_device *d)
 	return r;
 }
 
-/*
- * Probe open @fd into @d (devnode/devno already set).  A btrfs superblock
- * that libblkid accepts but we cannot parse leaves is_btrfs false and its
- * error in *@ret_sb_err.  Returns: 0, -ENOMEM, or -EIO (probe failed).
- */
 /* A valid btrfs superblock: the libblkid values from it, no libblkid probe
  * (one 4 KiB read instead of ~45 reads and ~1 MiB).  Returns: 0, -ENOMEM, or
  * 1 when this is not a btrfs member. */
@@ -127,7 +122,7 @@ static int probe_btrfs_first(int fd, struct block_device *d)
 	return 0;
 }
 
-static int probe_fd(int fd, struct block_device *d, int *ret_sb_err, bool partition)
+int inventory_probe_fd(int fd, struct block_device *d, int *ret_sb_err, bool partition)
 {
 	static char *no_zfs[] = { "zfs_member", NULL };
 	blkid_probe pr;
@@ -169,37 +164,6 @@ static int probe_fd(int fd, struct block_device *d, int *ret_sb_err, bool partit
 	d->is_btrfs = *ret_sb_err == 0;
 out:
 	blkid_free_probe(pr);
-	return r;
-}
-
-int inventory_probe(const char *path, struct block_device *ret)
-{
-	struct block_device d = { 0 };
-	struct stat st;
-	int fd, r, sb_err;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	r = -errno;
-	if (fstat(fd, &st) < 0)
-		goto out;
-	r = -ENOTBLK;
-	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode))
-		goto out;
-	r = -ENOMEM;
-	d.devno = S_ISBLK(st.st_mode) ? st.st_rdev : 0;
-	d.devnode = strdup(path);
-	if (!d.devnode)
-		goto out;
-	r = probe_fd(fd, &d, &sb_err, true);
-	if (r < 0)
-		goto out;
-	*ret = d;
-	memset(&d, 0, sizeof(d));
-out:
-	block_device_done(&d);
-	close(fd);
 	return r;
 }
 
@@ -268,7 +232,7 @@ static int scan_probe(const char *devnode, struct block_device *d, struct diag_l
 		r = diag_warning(diags, NULL, 0, "skipping '%s': cannot open: %s", devnode, strerror(errno));
 		return r < 0 ? r : 1;
 	}
-	r = probe_fd(fd, d, &sb_err, partition);
+	r = inventory_probe_fd(fd, d, &sb_err, partition);
 	close(fd);
 	if (r == -ENOMEM)
 		return r;
@@ -351,11 +315,7 @@ static int scan_one(struct udev_device *ud, struct inventory *inv, struct diag_l
 	return r < 0 ? r : 0;
 }
 
-/*
- * @sysfs_root: libudev always reads the real /sys, so only NULL or "/sys" is
- * accepted; anything else is -EOPNOTSUPP (tests use fixtures instead).
- */
-int inventory_scan(struct inventory *ret, const char *sysfs_root, struct diag_list *diags)
+int inventory_scan(struct inventory *ret, struct diag_list *diags)
 {
 	struct inventory inv = { 0 };
 	struct udev_enumerate *en = NULL;
@@ -363,8 +323,6 @@ int inventory_scan(struct inventory *ret, const char *sysfs_root, struct diag_li
 	struct udev *udev;
 	int r;
 
-	if (sysfs_root && strcmp(sysfs_root, "/sys") != 0)
-		return -EOPNOTSUPP;
 	udev = udev_new();
 	if (!udev)
 		return -ENOMEM;

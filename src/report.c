@@ -114,7 +114,7 @@ int cmd_scan(const struct options *o, const struct logger *lg)
 	struct libscols_table *tb = NULL;
 	int r;
 
-	r = inventory_scan(&inv, NULL, &dl);
+	r = inventory_scan(&inv, &dl);
 	log_diags_at(lg, &dl, LOG_DEBUG);
 	diag_list_done(&dl);
 	if (r == 0)
