@@ -70,8 +70,8 @@ static const struct {
 /* Network filesystems libmount's mnt_fstype_is_netfs() lacks (as systemd's
  * fstype_is_network(); FUSE ones by their subtype). */
 static const char *const more_network[] = {
-	"afs",	   "ceph",    "curlftpfs", "davfs", "gcsfuse", "gfs", "gfs2", "glusterfs",
-	"juicefs", "lustre", "ocfs2",	   "rclone", "s3fs",	"s3ql", "sshfs",
+	"afs",	   "ceph",   "curlftpfs", "davfs",  "gcsfuse", "gfs",  "gfs2",	"glusterfs",
+	"juicefs", "lustre", "ocfs2",	  "rclone", "s3fs",    "s3ql", "sshfs",
 };
 
 enum fsfacts_tag fsfacts_tag_parse(const char *spec, const char **ret_value)
