@@ -304,7 +304,7 @@ static int opt_requires(struct parser *p, struct fstab_entry *e, const struct op
 	unquote(value);
 	/* The x-systemd spellings may name units; the planner sorts them out. */
 	if (d->own && !(path_is_normalized(value) || fsfacts_spec_is_tag(value)))
-		return line_error(p, "%s='%s' is neither an absolute, normalised mount point nor a tag (LABEL=, UUID=, PARTLABEL=, PARTUUID=); fix the value",
+		return line_error(p, "%s='%s' is neither an absolute, normalised mount point nor a tag (LABEL=, UUID=, PARTLABEL=, PARTUUID=, ID=); fix the value",
 				  d->name, value);
 	return entry_add_require(e, d->name, value);
 }

@@ -81,8 +81,9 @@ int inventory_probe_fd(int fd, struct block_device *d, int *ret_sb_err, bool par
  *        used by golden tests to plan without devices.  Parsed by inih
  *        (inventory_fixture.c): ';' comments (inline after a blank), no '#'
  *        inline comments, lines up to inih's buffer (about 200 bytes), an
- *        indented line continues the previous value; a section without keys
- *        is not seen, and only the first malformed line is reported
+ *        indented line continues the previous value; section names are cut
+ *        at 49 bytes; a section without keys is not seen, and only the
+ *        first malformed line is reported
  * @diags: problems with file:line
  *
  * Returns: 0; -EINVAL when errors were appended; negative errno on I/O.
