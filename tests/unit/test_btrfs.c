@@ -261,6 +261,24 @@ static void test_find(void **state)
 	inventory_done(&inv);
 }
 
+/* ID=X is util-linux's /dev/disk/by-id/X: found by the device's by-id
+ * names, either way of writing it (udev's \xNN escapes decoded). */
+static void test_find_by_id(void **state)
+{
+	char *ids[] = { (char *)"ata-DISK 1", (char *)"wwn-0x5000c500a1b2c3d4", NULL };
+	struct block_device dev = { .devnode = (char *)"/dev/sdb", .ids = ids };
+	struct inventory inv = { .devs = &dev, .n_devs = 1 };
+
+	assert_ptr_equal(inventory_find(&inv, "ID=wwn-0x5000c500a1b2c3d4"), &dev);
+	assert_ptr_equal(inventory_find(&inv, "ID=ata-DISK 1"), &dev);
+	assert_ptr_equal(inventory_find(&inv, "/dev/disk/by-id/ata-DISK\\x201"), &dev);
+	assert_ptr_equal(inventory_find(&inv, "/dev/sdb"), &dev);
+	assert_null(inventory_find(&inv, "ID=ata-DISK"));
+	assert_null(inventory_find(&inv, "UUID=wwn-0x5000c500a1b2c3d4"));
+	assert_null(inventory_find(&inv, "/dev/disk/by-id/other"));
+	(void)state;
+}
+
 static void test_fixture_good(void **state)
 {
 	struct inventory inv = { 0 };
@@ -405,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_duplicate_devid),
 		cmocka_unit_test(test_newest_generation_wins),
 		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_find_by_id),
 		cmocka_unit_test(test_fixture_good),
 		cmocka_unit_test(test_fixture_bad),
 		cmocka_unit_test(test_fixture_long_line),
