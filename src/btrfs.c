@@ -249,7 +249,7 @@ void btrfs_fs_list_done(struct btrfs_fs_list *l)
 /* ------------------------------------------------------------------ ioctls */
 
 /*
- * Issue @request with @devnode ("" for none) in btrfs_ioctl_vol_args.name.
+ * Issue @request with @devnode in btrfs_ioctl_vol_args.name.
  * The kernel NUL-terminates name at BTRFS_PATH_NAME_MAX, so longer names are
  * refused here rather than truncated there.
  * Returns: the ioctl's non-negative result, or negative errno.
@@ -302,12 +302,4 @@ int btrfs_devices_ready(const char *devnode)
 	if (r < 0)
 		return r;
 	return r == 0;
-}
-
-/* An empty name makes the kernel forget every device not mounted. */
-int btrfs_forget_device(const char *devnode)
-{
-	int r = control_ioctl(BTRFS_IOC_FORGET_DEV, devnode ?: "");
-
-	return r < 0 ? r : 0;
 }

@@ -2,7 +2,7 @@
 /*
  * Multi-device btrfs: grouping members by fsid (pure) and registering them
  * with the kernel through /dev/btrfs-control (linux/btrfs.h:
- * BTRFS_IOC_SCAN_DEV, BTRFS_IOC_DEVICES_READY, BTRFS_IOC_FORGET_DEV).
+ * BTRFS_IOC_SCAN_DEV, BTRFS_IOC_DEVICES_READY).
  */
 #ifndef STORAGED_BTRFS_H
 #define STORAGED_BTRFS_H
@@ -80,7 +80,7 @@ void btrfs_fs_list_done(struct btrfs_fs_list *l);
  * Returns: 0; -ENOENT when /dev/btrfs-control does not exist (btrfs not
  * ready yet: the caller may wait); -EINVAL for a NULL or empty @devnode;
  * -ENAMETOOLONG when @devnode is longer than BTRFS_PATH_NAME_MAX (also for
- * btrfs_devices_ready() and btrfs_forget_device()); other negative errno
+ * btrfs_devices_ready()); other negative errno
  * from open/ioctl (-EINVAL: not a btrfs device).
  */
 int btrfs_register_device(const char *devnode);
@@ -98,16 +98,5 @@ int btrfs_register_device(const char *devnode);
  * "btrfs ready" builtin reads it; a single-device filesystem reads as ready.)
  */
 int btrfs_devices_ready(const char *devnode);
-
-/**
- * btrfs_forget_device:
- * @devnode: a member to unregister, or NULL to forget every unmounted one
- *
- * BTRFS_IOC_FORGET_DEV (Linux 5.1 and later).
- *
- * Returns: 0 (also for a device the kernel did not know, as seen on
- * Linux 6.18); -EBUSY when mounted; other negative errno.
- */
-int btrfs_forget_device(const char *devnode);
 
 #endif

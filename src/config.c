@@ -146,16 +146,15 @@ static int parse_duration(const char *v, void *base, const struct key_def *k)
 /* A mount must be given some time: 0 would abandon every mount at once. */
 static int parse_duration_positive(const char *v, void *base, const struct key_def *k)
 {
-	uint64_t usec;
+	uint64_t *dst = field(base, k), old = *dst;
 	int r;
 
-	r = units_parse_duration(v, &usec);
-	if (r < 0)
-		return r;
-	if (usec == 0)
+	r = parse_duration(v, base, k);
+	if (r == 0 && *dst == 0) {
+		*dst = old; /* set only on success */
 		return -ERANGE;
-	*(uint64_t *)field(base, k) = usec;
-	return 0;
+	}
+	return r;
 }
 
 static int parse_bool(const char *v, void *base, const struct key_def *k)
@@ -437,23 +436,6 @@ static void parser_oom(struct parser *p, int r)
 
 #define parser_error(p, line, ...) \
 	parser_oom((p), diag_error((p)->diags, (p)->filename, (line), __VA_ARGS__))
-
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static char *strip(char *s)
-{
-	char *e;
-
-	while (is_blank(*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && is_blank(e[-1]))
-		*--e = '\0';
-	return s;
-}
 
 /* A comment starts a line or follows a blank; "a;b" and "/x#y" are values. */
 static void strip_comment(char *s)
@@ -928,7 +910,7 @@ static int load_file(struct config *c, const char *path, bool check_owner, bool 
 
 	r = input_read(path, CONFIG_FILE_MAX, check_owner, &buf, &len, diags);
 	if (r == -ENOENT && !missing_ok)
-		return diag_error(diags, path, 0, "cannot open: %s", strerror(ENOENT)) ?: r;
+		return diag_errno(diags, r, path, 0, "cannot open: %s", strerror(ENOENT));
 	if (r < 0)
 		return r;
 	return config_parse_buf(c, buf, len, path, diags);
@@ -971,7 +953,7 @@ static int load_dropins(struct config *c, const char *path, bool check_owner,
 		r = -errno;
 		if (r == -ENOENT || r == -ENOTDIR)
 			return 0;
-		return diag_error(diags, dir, 0, "cannot read directory: %s", strerror(-r)) ?: r;
+		return diag_errno(diags, r, dir, 0, "cannot read directory: %s", strerror(-r));
 	}
 	for (int i = 0; i < n; i++) {
 		_cleanup_free_ char *file = concat(dir, "/", names[i]->d_name);

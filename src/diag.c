@@ -5,18 +5,13 @@
 
 #include "diag.h"
 
-int diag_add(struct diag_list *dl, enum diag_level level, const char *file, unsigned line,
-	     const char *fmt, ...)
+static int diag_vadd(struct diag_list *dl, enum diag_level level, const char *file, unsigned line,
+		     const char *fmt, va_list ap)
 {
 	struct diag d = { .level = level, .line = line };
 	struct diag *nv;
-	va_list ap;
-	int r;
 
-	va_start(ap, fmt);
-	r = vasprintf(&d.msg, fmt, ap);
-	va_end(ap);
-	if (r < 0)
+	if (vasprintf(&d.msg, fmt, ap) < 0)
 		return -ENOMEM;
 	if (file && !(d.file = strdup(file)))
 		goto fail;
@@ -30,6 +25,29 @@ fail:
 	free(d.file);
 	free(d.msg);
 	return -ENOMEM;
+}
+
+int diag_add(struct diag_list *dl, enum diag_level level, const char *file, unsigned line,
+	     const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = diag_vadd(dl, level, file, line, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int diag_errno(struct diag_list *dl, int r, const char *file, unsigned line, const char *fmt, ...)
+{
+	va_list ap;
+	int q;
+
+	va_start(ap, fmt);
+	q = diag_vadd(dl, DIAG_ERROR, file, line, fmt, ap);
+	va_end(ap);
+	return q < 0 ? q : r;
 }
 
 size_t diag_count(const struct diag_list *dl, enum diag_level level)

@@ -45,6 +45,22 @@ int diag_add(struct diag_list *dl, enum diag_level level, const char *file, unsi
 #define diag_warning(dl, file, line, ...) diag_add((dl), DIAG_WARNING, (file), (line), __VA_ARGS__)
 
 /**
+ * diag_errno:
+ * @dl: list to append to
+ * @r: the error to return, a negative errno
+ * @file: file the problem is in, or NULL (copied)
+ * @line: 1-based line, or 0
+ * @fmt: printf format of the message
+ *
+ * Appends an error diagnostic and passes @r through, so that a parser can
+ * say "return diag_errno(dl, -EINVAL, ...)" in one statement.
+ *
+ * Returns: @r, or -ENOMEM when the diagnostic could not be stored.
+ */
+int diag_errno(struct diag_list *dl, int r, const char *file, unsigned line, const char *fmt, ...)
+	_printf_(5, 6);
+
+/**
  * diag_count:
  * Returns: number of diagnostics of @level in @dl.
  */

@@ -59,11 +59,6 @@ struct parser {
 
 /* ------------------------------------------------------------ raw lines */
 
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
 static bool is_skipped_line(const char *s, size_t n)
 {
 	size_t i = 0;
@@ -251,11 +246,6 @@ static const struct opt_def opt_table[] = {
 	{ "x-mount.mkdir", OPT_MKDIR, false },
 };
 
-static bool has_prefix(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
 static const struct opt_def *opt_lookup(const char *name)
 {
 	static const struct opt_def unknown_own = { NULL, OPT_UNKNOWN_OWN, true };
@@ -281,16 +271,6 @@ struct opt_state {
 	bool mount_timeout_own;
 };
 
-static bool is_tag(const char *s)
-{
-	static const char *const tags[] = { "LABEL=", "UUID=", "PARTLABEL=", "PARTUUID=", "ID=" };
-
-	for (size_t i = 0; i < ARRAY_SIZE(tags); i++)
-		if (has_prefix(s, tags[i]) && s[strlen(tags[i])] != '\0')
-			return true;
-	return false;
-}
-
 /* libmount keeps the quotes of name="value"; the value is what is inside. */
 static void unquote(char *v)
 {
@@ -302,16 +282,31 @@ static void unquote(char *v)
 	}
 }
 
+static int entry_add_require(struct fstab_entry *e, const char *option, const char *value)
+{
+	struct fstab_require *nv = realloc(e->requires, (e->n_requires + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	e->requires = nv;
+	nv[e->n_requires].option = option;
+	nv[e->n_requires].value = strdup(value);
+	if (!nv[e->n_requires].value)
+		return -ENOMEM;
+	e->n_requires++;
+	return 0;
+}
+
 static int opt_requires(struct parser *p, struct fstab_entry *e, const struct opt_def *d, char *value)
 {
 	if (!value || !*value)
 		return line_error(p, "%s= needs a value: the mount point or device tag to wait for", d->name);
 	unquote(value);
 	/* The x-systemd spellings may name units; the planner sorts them out. */
-	if (d->own && !(path_is_normalized(value) || is_tag(value)))
-		return line_error(p, "%s='%s' is neither an absolute, normalised mount point nor a tag (LABEL=, UUID=, PARTLABEL=, PARTUUID=); fix the value",
+	if (d->own && !(path_is_normalized(value) || fsfacts_spec_is_tag(value)))
+		return line_error(p, "%s='%s' is neither an absolute, normalised mount point nor a tag (LABEL=, UUID=, PARTLABEL=, PARTUUID=, ID=); fix the value",
 				  d->name, value);
-	return strv_extend(&e->requires, value);
+	return entry_add_require(e, d->name, value);
 }
 
 static int opt_duration(struct parser *p, const struct opt_def *d, const char *value, uint64_t *usec,
@@ -435,7 +430,9 @@ static void entry_done(struct fstab_entry *e)
 	free(e->fstype);
 	free(e->options);
 	free(e->mount_options);
-	strv_free(e->requires);
+	for (size_t i = 0; i < e->n_requires; i++)
+		free(e->requires[i].value);
+	free(e->requires);
 }
 
 /* mount(2) would fail with ENAMETOOLONG: refuse the line now, not at boot. */
@@ -485,29 +482,6 @@ static char *source_string(struct libmnt_fs *fs)
 	return strdup(src ?: "none");
 }
 
-/*
- * Network filesystems: libmount's list (mnt_fstype_is_netfs) and the ones
- * it lacks.  `_netdev` alone does not count: the classic workaround for a
- * multi-device btrfs puts it on local disks, precisely so that early boot
- * leaves them to a later script, and storaged mounts those early.
- */
-static bool fstype_is_remote(const char *fstype, const char *source)
-{
-	/* as systemd's fstype_is_network(): FUSE ones by their subtype */
-	static const char *const more[] = { "afs", "ceph", "curlftpfs", "davfs", "gcsfuse", "gfs",
-					    "gfs2", "glusterfs", "juicefs", "lustre", "ocfs2", "rclone",
-					    "s3fs", "s3ql", "sshfs" };
-	const char *t = has_prefix(fstype, "fuse.") ? fstype + 5 : fstype;
-
-	for (size_t i = 0; i < ARRAY_SIZE(more); i++)
-		if (strcmp(t, more[i]) == 0)
-			return true;
-	/* the old spelling: "sshfs#user@host:/dir /mnt fuse" */
-	if (strcmp(fstype, "fuse") == 0 && has_prefix(source, "sshfs#"))
-		return true;
-	return mnt_fstype_is_netfs(fstype) || mnt_fstype_is_netfs(t);
-}
-
 static int entry_fill(struct parser *p, struct libmnt_fs *fs, struct fstab_entry *ret)
 {
 	struct fstab_entry e = {
@@ -533,7 +507,7 @@ static int entry_fill(struct parser *p, struct libmnt_fs *fs, struct fstab_entry
 	r = entry_parse_options(p, &e) ?: r;
 	if (r < 0)
 		goto fail;
-	e.remote = e.remote || fstype_is_remote(e.fstype, e.source);
+	e.remote = e.remote || fsfacts_is_network(e.fstype, e.source);
 	*ret = e;
 	return 0;
 fail:
@@ -714,8 +688,8 @@ int fstab_load(struct fstab *ret, const char *path, char *const *select, bool ch
 
 	r = input_read(path, FSTAB_MAX_BYTES, check_owner, &buf, &len, diags);
 	if (r == -ENOENT)
-		return diag_error(diags, path, 0, "cannot read the fstab: %s; check -f/--fstab or the fstab= setting",
-				  strerror(ENOENT)) ?: r;
+		return diag_errno(diags, r, path, 0, "cannot read the fstab: %s; check -f/--fstab or the fstab= setting",
+				  strerror(ENOENT));
 	if (r < 0)
 		return r;
 	return fstab_parse_buf(ret, buf, len, path, select, diags);
@@ -730,12 +704,4 @@ void fstab_done(struct fstab *f)
 	free(f->entries);
 	free(f->file);
 	*f = (struct fstab){ 0 };
-}
-
-const struct fstab_entry *fstab_find_target(const struct fstab *f, const char *target)
-{
-	for (size_t i = 0; f && target && i < f->n_entries; i++)
-		if (strcmp(f->entries[i].target, target) == 0)
-			return &f->entries[i];
-	return NULL;
 }

@@ -10,6 +10,14 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "fsfacts.h"
+
+/* One requires= value and the option that gave it, for messages. */
+struct fstab_require {
+	const char *option; /* static: "x-storaged.requires", "x-systemd.requires",
+			       "x-systemd.after" or "x-systemd.requires-mounts-for" */
+	char *value; /* owned: unquoted */
+};
 
 struct fstab_entry {
 	unsigned line; /* 1-based line in the fstab file */
@@ -33,11 +41,11 @@ struct fstab_entry {
 	bool degraded_ok; /* x-storaged.degraded */
 	bool remote; /* needs the network: a network filesystem type
 			(mnt_fstype_is_netfs, ceph, davfs, sshfs, ...) or
-			x-storaged.remote; not _netdev alone (see fstab.c) */
-	char **requires; /* strv: mount points or tags this entry waits for
-			    (x-storaged.requires=, x-systemd.requires=,
-			    x-systemd.after=, x-systemd.requires-mounts-for=),
-			    in option order; NULL when none */
+			x-storaged.remote; not _netdev alone (see fsfacts.h) */
+	struct fstab_require *requires; /* mount points, tags or units this
+					   entry waits for, in option order;
+					   NULL when none */
+	size_t n_requires;
 	uint64_t device_timeout_usec; /* USEC_UNSET: use the config's */
 	uint64_t mount_timeout_usec; /* USEC_UNSET: use the config's */
 };
@@ -91,11 +99,5 @@ int fstab_load(struct fstab *ret, const char *path, char *const *select, bool ch
  * Frees everything @f owns.  Accepts a zeroed struct.
  */
 void fstab_done(struct fstab *f);
-
-/**
- * fstab_find_target:
- * Returns: the deferred entry mounted on @target, or NULL (borrowed).
- */
-const struct fstab_entry *fstab_find_target(const struct fstab *f, const char *target);
 
 #endif

@@ -12,19 +12,19 @@ static int too_big(const char *path, size_t max, struct diag_list *diags)
 {
 	char m[32];
 
-	return diag_error(diags, path, 0, "larger than %s, which no such file is: check the path",
-			  units_format_size(max, m, sizeof(m))) ?: -EFBIG;
+	return diag_errno(diags, -EFBIG, path, 0, "larger than %s, which no such file is: check the path",
+			  units_format_size(max, m, sizeof(m)));
 }
 
 static int check_file(const char *path, const struct stat *st, size_t max, bool check_owner,
 		      struct diag_list *diags)
 {
 	if (!S_ISREG(st->st_mode))
-		return diag_error(diags, path, 0, "not a regular file") ?: -EINVAL;
+		return diag_errno(diags, -EINVAL, path, 0, "not a regular file");
 	if (check_owner && (st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH))))
-		return diag_error(diags, path, 0,
+		return diag_errno(diags, -EPERM, path, 0,
 				  "owned by uid %u, mode %04o: storaged reads only root-owned files that group and others cannot write; run 'chown root:root %s; chmod go-w %s'",
-				  (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777), path, path) ?: -EPERM;
+				  (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777), path, path);
 	if ((uint64_t)st->st_size > max)
 		return too_big(path, max, diags);
 	return 0;
@@ -78,7 +78,7 @@ int input_read(const char *path, size_t max, bool check_owner, char **ret, size_
 		r = -errno;
 		if (r == -ENOENT)
 			return r;
-		return diag_error(diags, path, 0, "cannot open: %s", strerror(-r)) ?: r;
+		return diag_errno(diags, r, path, 0, "cannot open: %s", strerror(-r));
 	}
 	if (fstat(fd, &st) < 0) {
 		r = -errno;

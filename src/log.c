@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "log.h"
 
@@ -11,21 +9,12 @@ void log_init(struct logger *lg, int max_level, enum log_target target)
 {
 	lg->max_level = max_level;
 	lg->target = target;
-	lg->kmsg_fd = -1;
-	if (target == LOG_TARGET_KMSG) {
-		lg->kmsg_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);
-		if (lg->kmsg_fd < 0)
-			lg->target = LOG_TARGET_STDERR;
-	} else if (target == LOG_TARGET_SYSLOG) {
+	if (target == LOG_TARGET_SYSLOG)
 		openlog("storaged", LOG_PID | LOG_CONS, LOG_DAEMON);
-	}
 }
 
 void log_close(struct logger *lg)
 {
-	if (lg->kmsg_fd >= 0)
-		close(lg->kmsg_fd);
-	lg->kmsg_fd = -1;
 	if (lg->target == LOG_TARGET_SYSLOG)
 		closelog();
 }
@@ -54,10 +43,6 @@ static void log_write(const struct logger *lg, int prio, const char *msg)
 	switch (lg->target) {
 	case LOG_TARGET_SYSLOG:
 		syslog(prio, "%s", msg);
-		break;
-	case LOG_TARGET_KMSG:
-		/* "<prio>storaged: …": the kernel takes the level from the prefix */
-		dprintf(lg->kmsg_fd, "<%d>storaged: %s\n", LOG_DAEMON | prio, msg);
 		break;
 	default:
 		if (lvl)

@@ -13,23 +13,20 @@
 #include "util.h"
 
 enum log_target {
-	LOG_TARGET_STDERR, /* interactive use, tests */
-	LOG_TARGET_KMSG, /* early boot, before syslog runs: /dev/kmsg */
+	LOG_TARGET_STDERR, /* interactive use, tests, early boot */
 	LOG_TARGET_SYSLOG, /* resident daemon */
 };
 
 struct logger {
 	int max_level; /* syslog priority: LOG_ERR … LOG_DEBUG */
 	enum log_target target;
-	int kmsg_fd; /* open /dev/kmsg when target is LOG_TARGET_KMSG, else -1 */
 };
 
 /**
  * log_init:
  * @lg: logger to set up
  * @max_level: highest priority printed (LOG_INFO by default, LOG_DEBUG with -v)
- * @target: where messages go; LOG_TARGET_KMSG falls back to stderr when
- *          /dev/kmsg cannot be opened
+ * @target: where messages go
  */
 void log_init(struct logger *lg, int max_level, enum log_target target);
 
@@ -41,7 +38,7 @@ void log_close(struct logger *lg);
  * @lg: logger, or NULL (then nothing is printed)
  * @prio: syslog priority
  *
- * Prints one line "storaged: <level>: message" (stderr) or the syslog/kmsg
+ * Prints one line "storaged: <level>: message" (stderr) or the syslog
  * equivalent.  Never fails visibly.
  */
 void log_msg(const struct logger *lg, int prio, const char *fmt, ...) _printf_(3, 4);

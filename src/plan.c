@@ -26,8 +26,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include <libsmartcols.h>
-
+#include "fsfacts.h"
 #include "plan.h"
 #include "units.h"
 
@@ -68,54 +67,23 @@ static bool streq(const char *a, const char *b)
 	return a && b && strcmp(a, b) == 0;
 }
 
-static bool has_prefix(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
 static bool path_is_below_or_equal(const char *path, const char *dir)
 {
 	return strcmp(path, dir) == 0 || path_is_below(path, dir);
 }
 
-/* "5e81a1b2-…" → "5e81a1b2…": enough to tell filesystems apart in text. */
-static const char *fsid_short(const char *fsid, char *buf, size_t len)
+const char *plan_fsid_short(const char *fsid, char *buf, size_t len)
 {
 	snprintf(buf, len, "%.8s…", fsid);
 	return buf;
 }
 
-static bool spec_is_tag(const char *spec)
-{
-	static const char *const tags[] = { "UUID=", "LABEL=", "PARTUUID=", "PARTLABEL=" };
-
-	for (size_t i = 0; i < ARRAY_SIZE(tags); i++)
-		if (has_prefix(spec, tags[i]))
-			return true;
-	return false;
-}
-
-/* Filesystems that never sit on a block device, whatever the source says. */
-static bool fstype_is_nodev(const char *fstype)
-{
-	static const char *const nodev[] = {
-		"tmpfs",  "ramfs",    "proc",  "sysfs",   "devtmpfs", "devpts", "cgroup",
-		"cgroup2", "mqueue",  "bpf",   "overlay", "nfs",      "nfs4",   "cifs",
-		"smb3",    "9p",      "virtiofs", "hugetlbfs", "none",
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(nodev); i++)
-		if (streq(fstype, nodev[i]))
-			return true;
-	return has_prefix(fstype, "fuse");
-}
-
 /* Does @e's source name a block device that must be present? */
 static bool entry_needs_device(const struct fstab_entry *e)
 {
-	if (e->bind || e->loop || fstype_is_nodev(e->fstype))
+	if (e->bind || e->loop || fsfacts_is_nodev(e->fstype))
 		return false;
-	return spec_is_tag(e->source) || has_prefix(e->source, "/dev/");
+	return fsfacts_spec_is_device(e->source);
 }
 
 /* True when some deferred entry needs the block device inventory: a device
@@ -128,8 +96,8 @@ bool plan_needs_devices(const struct fstab *fstab)
 
 		if (entry_needs_device(e))
 			return true;
-		for (char **r = e->requires; r && *r; r++)
-			if (spec_is_tag(*r) || has_prefix(*r, "/dev/"))
+		for (size_t k = 0; k < e->n_requires; k++)
+			if (fsfacts_spec_is_device(e->requires[k].value))
 				return true;
 	}
 	return false;
@@ -548,7 +516,7 @@ static int edge_to_assemble(struct builder *b, size_t from, const struct btrfs_f
 	if (r < 0)
 		return r;
 	return builder_add_edge(b, from, idx, EDGE_DEVICE, "btrfs %s ready, %zu/%" PRIu64 " members",
-				fsid_short(fs->fsid, sh, sizeof(sh)), fs->n_members, fs->num_devices);
+				plan_fsid_short(fs->fsid, sh, sizeof(sh)), fs->n_members, fs->num_devices);
 }
 
 /* Rule 3: a device entry waits for its btrfs filesystem or its device. */
@@ -692,36 +660,9 @@ static int add_area_edges(struct builder *b)
 	return 0;
 }
 
-static bool optval_eq(const char *v, size_t vsz, const char *want)
-{
-	if (vsz >= 2 && v[0] == '"' && v[vsz - 1] == '"') {
-		v++;
-		vsz -= 2;
-	}
-	return vsz == strlen(want) && strncmp(v, want, vsz) == 0;
-}
-
-/* The option of @e that asked for @value ("x-systemd.after"), for messages;
- * "x-storaged.requires" when it cannot be told. */
-static const char *requires_option(const struct fstab_entry *e, const char *value)
-{
-	static const char *const names[] = { "x-storaged.requires", "x-systemd.requires",
-					     "x-systemd.after", "x-systemd.requires-mounts-for" };
-	char *str = e->options, *name, *val;
-	size_t nsz, vsz;
-
-	while (str && mnt_optstr_next_option(&str, &name, &nsz, &val, &vsz) == 0) {
-		if (!val || !optval_eq(val, vsz, value))
-			continue;
-		for (size_t k = 0; k < ARRAY_SIZE(names); k++)
-			if (nsz == strlen(names[k]) && strncmp(name, names[k], nsz) == 0)
-				return names[k];
-	}
-	return names[0];
-}
-
 /* Rule 5 for a path: the deepest entry or area on or above it. */
-static int add_requires_path(struct builder *b, size_t i, const char *path, const char *req)
+static int add_requires_path(struct builder *b, size_t i, const char *path,
+			     const struct fstab_require *req)
 {
 	const struct fstab_entry *e = builder_entry(b, i);
 	const char *name = NULL;
@@ -730,13 +671,14 @@ static int add_requires_path(struct builder *b, size_t i, const char *path, cons
 	if (to == NONE)
 		return diag_warning(b->diags, b->in->fstab->file, e->line,
 				    "%s=%s: not a storaged entry; assumed mounted by the system",
-				    requires_option(e, req), req);
+				    req->option, req->value);
 	return builder_add_edge(b, b->entry_step[i], to, EDGE_REQUIRES, "%s=%s",
-				requires_option(e, req), req);
+				req->option, req->value);
 }
 
 /* Rule 5 for a device: nothing when present, else a shared WAIT_DEVICE. */
-static int add_requires_device(struct builder *b, size_t i, const char *spec, const char *req)
+static int add_requires_device(struct builder *b, size_t i, const char *spec,
+			       const struct fstab_require *req)
 {
 	const struct fstab_entry *e = builder_entry(b, i);
 	size_t idx;
@@ -748,7 +690,7 @@ static int add_requires_device(struct builder *b, size_t i, const char *spec, co
 	if (r < 0)
 		return r;
 	return builder_add_edge(b, b->entry_step[i], idx, EDGE_REQUIRES, "%s=%s",
-				requires_option(e, req), req);
+				req->option, req->value);
 }
 
 /* systemd's unit name of a path ("srv-data.mount", "dev-sdb1.device") back
@@ -780,20 +722,20 @@ static bool unit_to_path(const char *unit, char *buf, size_t len)
 }
 
 /* Rule 5: each requires= item is a mount point, a device or a unit. */
-static int add_requires_item(struct builder *b, size_t i, const char *req)
+static int add_requires_item(struct builder *b, size_t i, const struct fstab_require *req)
 {
 	const struct fstab_entry *e = builder_entry(b, i);
-	const char *what = req;
+	const char *what = req->value;
 	char path[4096];
 
-	if (req[0] != '/' && !spec_is_tag(req)) {
-		if (!unit_to_path(req, path, sizeof(path)))
+	if (what[0] != '/' && fsfacts_tag_parse(what, NULL) == FSFACTS_TAG_NONE) {
+		if (!unit_to_path(what, path, sizeof(path)))
 			return diag_warning(b->diags, b->in->fstab->file, e->line,
 					    "%s=%s: not a mount point or device; storaged does not order against other units, ignored",
-					    requires_option(e, req), req);
+					    req->option, req->value);
 		what = path;
 	}
-	if (spec_is_tag(what) ||
+	if (fsfacts_tag_parse(what, NULL) != FSFACTS_TAG_NONE ||
 	    (has_prefix(what, "/dev/") && deepest_entry_above(b, what, true, NONE) == NONE))
 		return add_requires_device(b, i, what, req);
 	return add_requires_path(b, i, what, req);
@@ -804,8 +746,8 @@ static int add_requires_edges(struct builder *b, size_t i)
 	const struct fstab_entry *e = builder_entry(b, i);
 	int r = 0;
 
-	for (size_t k = 0; r >= 0 && e->requires && e->requires[k]; k++)
-		r = add_requires_item(b, i, e->requires[k]);
+	for (size_t k = 0; r >= 0 && k < e->n_requires; k++)
+		r = add_requires_item(b, i, &e->requires[k]);
 	return r;
 }
 
@@ -1172,476 +1114,4 @@ void plan_done(struct plan *p)
 	free(p->steps);
 	p->steps = NULL;
 	p->n_steps = 0;
-}
-
-/* ------------------------------------------------------------ rendering */
-
-static const char *step_action(const struct plan_step *s)
-{
-	switch (s->kind) {
-	case PLAN_REGISTER:
-		return "register";
-	case PLAN_ASSEMBLE:
-		return "assemble";
-	case PLAN_WAIT_DEVICE:
-		return "wait";
-	case PLAN_AREA:
-		return "area";
-	case PLAN_MOUNT:
-	default:
-		return "mount";
-	}
-}
-
-char *plan_step_describe(const struct plan_step *s, char *buf, size_t len)
-{
-	char sh[16];
-
-	switch (s->kind) {
-	case PLAN_REGISTER:
-		snprintf(buf, len, "register %s", s->devnode);
-		break;
-	case PLAN_ASSEMBLE:
-		snprintf(buf, len, "assemble btrfs %s%s%s%s", fsid_short(s->fsid, sh, sizeof(sh)),
-			 s->label ? " '" : "", s->label ? s->label : "", s->label ? "'" : "");
-		break;
-	case PLAN_WAIT_DEVICE:
-		snprintf(buf, len, "wait for %s", s->spec);
-		break;
-	case PLAN_AREA:
-		snprintf(buf, len, "area %s %s on %s", s->area->name,
-			 config_backend_name(s->area->backend), s->area->path);
-		break;
-	case PLAN_MOUNT:
-	default:
-		snprintf(buf, len, "mount %s on %s", s->entry->source, s->entry->target);
-		break;
-	}
-	return buf;
-}
-
-static const char *wait_limit(uint64_t usec, char *buf, size_t len)
-{
-	char d[32];
-
-	if (usec == USEC_INFINITY)
-		snprintf(buf, len, "wait without a time limit");
-	else
-		snprintf(buf, len, "wait up to %s", units_format_duration(usec, d, sizeof(d)));
-	return buf;
-}
-
-/* What the mounts waiting for ASSEMBLE step @i do when members stay missing. */
-static const char *assemble_policy(const struct plan *p, size_t i)
-{
-	size_t yes = 0, no = 0;
-
-	for (size_t k = 0; k < p->n_steps; k++) {
-		const struct plan_step *s = &p->steps[k];
-
-		for (size_t d = 0; s->kind == PLAN_MOUNT && d < s->n_deps; d++) {
-			if (s->deps[d].step != i)
-				continue;
-			if (s->degraded_allowed)
-				yes++;
-			else
-				no++;
-		}
-	}
-	if (yes && no)
-		return "then mount degraded where allowed, else fail";
-	return yes ? "then mount degraded" : "then fail";
-}
-
-/* "size=12800M (configured)": area_size_resolve() may already start the
- * explanation with "KEY="; otherwise it is added here. */
-static void sizing_how(FILE *f, const char *key, const char *how)
-{
-	size_t n = strlen(key);
-
-	if (strncmp(how, key, n) == 0 && how[n] == '=')
-		fputs(how, f);
-	else
-		fprintf(f, "%s=%s", key, how);
-}
-
-/* The step's own details, as in the text's first parenthesis and the JSON
- * "note" column; written to @f, nothing when there are none. */
-const char *plan_later_reason(const struct plan_step *s)
-{
-	if (s->kind == PLAN_MOUNT && s->entry->remote)
-		return "needs the network, left for the start after it is up";
-	if (s->kind == PLAN_MOUNT || s->kind == PLAN_AREA)
-		return "waits on a step left for the start after the network is up";
-	return "only steps left for the start after the network is up need it";
-}
-
-static void step_detail(const struct plan *p, size_t i, FILE *f)
-{
-	const struct plan_step *s = &p->steps[i];
-	char sh[16], w[64];
-
-	if (s->done) {
-		fprintf(f, "done: %s", s->note ? s->note : "in place");
-		return;
-	}
-	if (s->later) {
-		fprintf(f, "later: %s", plan_later_reason(s));
-		return;
-	}
-	if (s->conflict) {
-		fprintf(f, "will fail: %s", s->note);
-		return;
-	}
-	switch (s->kind) {
-	case PLAN_REGISTER:
-		fprintf(f, "btrfs %s devid %" PRIu64 " of %" PRIu64,
-			fsid_short(s->fsid, sh, sizeof(sh)), s->devid, s->num_devices);
-		break;
-	case PLAN_ASSEMBLE:
-		fprintf(f, "%" PRIu64 "/%" PRIu64 " members present%s%s; %s", s->n_present,
-			s->num_devices, s->missing ? ", " : "", s->missing ? s->missing : "",
-			wait_limit(s->timeout_usec, w, sizeof(w)));
-		if (s->missing)
-			fprintf(f, ", %s", assemble_policy(p, i));
-		break;
-	case PLAN_WAIT_DEVICE:
-		fprintf(f, "not present; %s, then fail", wait_limit(s->timeout_usec, w, sizeof(w)));
-		break;
-	case PLAN_AREA:
-		if (s->sizing_deferred)
-			fputs("its directory is on a filesystem mounted first", f);
-		else if (!s->sizing.fits)
-			fprintf(f, "seed does not fit: %s", s->sizing.why);
-		break;
-	case PLAN_MOUNT:
-		if (s->entry->nofail)
-			fputs("nofail", f);
-		break;
-	}
-}
-
-static const char *area_inodes_key(const struct plan_step *s)
-{
-	return s->area->backend == AREA_TMPFS ? "nr_inodes" : "inodes";
-}
-
-/* "size=12800M (configured) nr_inodes=300000 (auto: …)": values and how. */
-static void area_sizes_how(const struct plan_step *s, FILE *f)
-{
-	char v[32];
-
-	if (s->sizing_deferred) {
-		fputs("sized when it runs", f);
-		return;
-	}
-	if (s->sizing.size_how[0])
-		sizing_how(f, "size", s->sizing.size_how);
-	else
-		fprintf(f, "size=%s", units_format_size(s->sizing.size_bytes, v, sizeof(v)));
-	fputc(' ', f);
-	if (s->sizing.inodes_how[0])
-		sizing_how(f, area_inodes_key(s), s->sizing.inodes_how);
-	else
-		fprintf(f, "%s=%" PRIu64, area_inodes_key(s), s->sizing.nr_inodes);
-}
-
-/* "size=12800M,nr_inodes=300000": the values alone, as mount options. */
-static void area_sizes_values(const struct plan_step *s, FILE *f)
-{
-	char v[32];
-
-	if (s->sizing_deferred)
-		return;
-	fprintf(f, "size=%s,%s=%" PRIu64, units_format_size(s->sizing.size_bytes, v, sizeof(v)),
-		area_inodes_key(s), s->sizing.nr_inodes);
-}
-
-/* Control characters and backslashes as \ooo, so that one step stays one
- * line whatever a path or label holds. */
-static void put_escaped(const char *s, FILE *f)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c < 0x20 || c == 0x7f || c == '\\')
-			fprintf(f, "\\%03o", c);
-		else
-			fputc(c, f);
-	}
-}
-
-static void text_head(const struct plan_step *s, FILE *f)
-{
-	char buf[4096];
-
-	put_escaped(plan_step_describe(s, buf, sizeof(buf)), f);
-	if (s->kind == PLAN_MOUNT) {
-		if (!streq(s->entry->fstype, "none"))
-			fprintf(f, " type %s", s->entry->fstype);
-		if (s->entry->mount_options) {
-			fputs(" -o ", f);
-			put_escaped(s->entry->mount_options, f);
-		}
-	} else if (s->kind == PLAN_AREA) {
-		if (s->area->backend != AREA_TMPFS)
-			fprintf(f, " fs %s", s->area->fs);
-		fputs("  ", f);
-		area_sizes_how(s, f);
-	}
-}
-
-static void text_deps(const struct plan_step *s, FILE *f)
-{
-	if (s->n_deps == 0 || s->kind == PLAN_ASSEMBLE)
-		return;
-	fputs("  (after: ", f);
-	for (size_t d = 0; d < s->n_deps; d++) {
-		fprintf(f, "%s%zu ", d ? "; " : "", s->deps[d].step + 1);
-		put_escaped(s->deps[d].reason, f);
-	}
-	fputc(')', f);
-}
-
-static void text_paren(const char *text, FILE *f)
-{
-	fputs("  (", f);
-	put_escaped(text, f);
-	fputc(')', f);
-}
-
-/* One line: "N HEAD  (DETAIL)  (after: DEPS)"; for mounts and done steps
- * the detail ("nofail", "done: already mounted") comes last. */
-static int text_line(const struct plan *p, size_t i, FILE *out)
-{
-	const struct plan_step *s = &p->steps[i];
-	bool detail_last = s->kind == PLAN_MOUNT || s->done || s->later || s->conflict;
-	char *detail = NULL;
-	size_t sz = 0;
-	FILE *m = open_memstream(&detail, &sz);
-
-	if (!m)
-		return -ENOMEM;
-	step_detail(p, i, m);
-	if (fclose(m) != 0) {
-		free(detail);
-		return -ENOMEM;
-	}
-	fprintf(out, "%zu ", i + 1);
-	text_head(s, out);
-	if (detail[0] && !detail_last)
-		text_paren(detail, out);
-	text_deps(s, out);
-	if (detail[0] && detail_last)
-		text_paren(detail, out);
-	fputc('\n', out);
-	free(detail);
-	return 0;
-}
-
-/*
- * The text format (golden files depend on it; change them together):
- *   1 register /dev/loop0  (btrfs 5e81a0c4… devid 1 of 2)
- *   2 assemble btrfs 5e81a0c4… 'label'  (1/2 members present, devid 2 missing;
- *     wait up to 5s, then fail)
- *   3 wait for LABEL=x  (not present; wait up to 90s, then fail)
- *   4 mount SRC on TARGET type T -o OPTS  (after: 2 btrfs 5e81a0c4… ready,
- *     1/2 members; 3 /srv: parent mount point)  (nofail)
- *   5 area NAME BACKEND on PATH [fs FS]  size=… nr_inodes=…  (after: …)
- * all on one line each; done steps end in "(done: already mounted)".
- * Control characters and backslashes in names are written as \ooo.
- */
-int plan_render_text(const struct plan *p, FILE *out)
-{
-	int r = 0;
-
-	for (size_t i = 0; r >= 0 && i < p->n_steps; i++)
-		r = text_line(p, i, out);
-	if (r >= 0 && ferror(out))
-		r = -EIO;
-	return r;
-}
-
-/* ------------------------------------------------------------ JSON */
-
-enum { COL_STEP, COL_ACTION, COL_TARGET, COL_SOURCE, COL_OPTIONS, COL_DEPS, COL_REASONS,
-       COL_DONE, COL_LATER, COL_NOTE };
-
-static const struct json_col {
-	const char *name;
-	int type;
-} json_cols[] = {
-	[COL_STEP] = { "step", SCOLS_JSON_NUMBER },
-	[COL_ACTION] = { "action", SCOLS_JSON_STRING },
-	[COL_TARGET] = { "target", SCOLS_JSON_STRING },
-	[COL_SOURCE] = { "source", SCOLS_JSON_STRING },
-	[COL_OPTIONS] = { "options", SCOLS_JSON_STRING },
-	[COL_DEPS] = { "deps", SCOLS_JSON_ARRAY_NUMBER },
-	[COL_REASONS] = { "reasons", SCOLS_JSON_ARRAY_STRING },
-	[COL_DONE] = { "done", SCOLS_JSON_BOOLEAN },
-	[COL_LATER] = { "later", SCOLS_JSON_BOOLEAN },
-	[COL_NOTE] = { "note", SCOLS_JSON_STRING },
-};
-
-static int json_columns(struct libscols_table *tb)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(json_cols); i++) {
-		bool array = json_cols[i].type == SCOLS_JSON_ARRAY_NUMBER ||
-			     json_cols[i].type == SCOLS_JSON_ARRAY_STRING;
-		struct libscols_column *cl =
-			scols_table_new_column(tb, json_cols[i].name, 0, array ? SCOLS_FL_WRAP : 0);
-
-		if (!cl || scols_column_set_json_type(cl, json_cols[i].type) < 0)
-			return -ENOMEM;
-		/* array cells hold one element per line */
-		if (array && scols_column_set_wrapfunc(cl, scols_wrapnl_chunksize,
-						       scols_wrapnl_nextchunk, NULL) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-static const char *step_target(const struct plan_step *s)
-{
-	switch (s->kind) {
-	case PLAN_REGISTER:
-		return s->devnode;
-	case PLAN_ASSEMBLE:
-		return s->fsid;
-	case PLAN_WAIT_DEVICE:
-		return s->spec;
-	case PLAN_AREA:
-		return s->area->path;
-	case PLAN_MOUNT:
-	default:
-		return s->entry->target;
-	}
-}
-
-static const char *step_source(const struct plan_step *s)
-{
-	switch (s->kind) {
-	case PLAN_REGISTER:
-		return s->fsid;
-	case PLAN_ASSEMBLE:
-		return s->label;
-	case PLAN_AREA:
-		return s->area->name;
-	case PLAN_MOUNT:
-		return s->entry->source;
-	case PLAN_WAIT_DEVICE:
-	default:
-		return NULL;
-	}
-}
-
-/* Sets a cell from a memstream filled by @fill (NULL data when empty). */
-static int set_cell_stream(struct libscols_line *ln, int col, const struct plan *p, size_t i,
-			   void (*fill)(const struct plan *, size_t, FILE *))
-{
-	char *data = NULL;
-	size_t sz = 0;
-	FILE *f = open_memstream(&data, &sz);
-	int r;
-
-	if (!f)
-		return -ENOMEM;
-	fill(p, i, f);
-	if (fclose(f) != 0) {
-		free(data);
-		return -ENOMEM;
-	}
-	if (!data[0]) {
-		free(data);
-		return 0;
-	}
-	r = scols_line_refer_data(ln, col, data);
-	if (r < 0)
-		free(data);
-	return r;
-}
-
-static void fill_options(const struct plan *p, size_t i, FILE *f)
-{
-	const struct plan_step *s = &p->steps[i];
-
-	if (s->kind == PLAN_MOUNT && s->entry->mount_options)
-		fputs(s->entry->mount_options, f);
-	else if (s->kind == PLAN_AREA)
-		area_sizes_values(s, f);
-}
-
-static void fill_deps(const struct plan *p, size_t i, FILE *f)
-{
-	for (size_t d = 0; d < p->steps[i].n_deps; d++)
-		fprintf(f, "%s%zu", d ? "\n" : "", p->steps[i].deps[d].step + 1);
-}
-
-static void fill_reasons(const struct plan *p, size_t i, FILE *f)
-{
-	for (size_t d = 0; d < p->steps[i].n_deps; d++)
-		fprintf(f, "%s%s", d ? "\n" : "", p->steps[i].deps[d].reason);
-}
-
-static void fill_note(const struct plan *p, size_t i, FILE *f)
-{
-	const struct plan_step *s = &p->steps[i];
-
-	if (s->done) {
-		fputs(s->note ? s->note : "", f);
-		return;
-	}
-	if (s->kind == PLAN_AREA) {
-		area_sizes_how(s, f);
-		if (!s->sizing.fits)
-			fputs("; ", f);
-	}
-	step_detail(p, i, f);
-}
-
-static int json_line(struct libscols_table *tb, const struct plan *p, size_t i)
-{
-	const struct plan_step *s = &p->steps[i];
-	struct libscols_line *ln = scols_table_new_line(tb, NULL);
-	char num[32];
-	int r;
-
-	if (!ln)
-		return -ENOMEM;
-	snprintf(num, sizeof(num), "%zu", i + 1);
-	r = scols_line_set_data(ln, COL_STEP, num);
-	r = r < 0 ? r : scols_line_set_data(ln, COL_ACTION, step_action(s));
-	r = r < 0 ? r : scols_line_set_data(ln, COL_TARGET, step_target(s));
-	r = r < 0 ? r : scols_line_set_data(ln, COL_SOURCE, step_source(s));
-	r = r < 0 ? r : set_cell_stream(ln, COL_OPTIONS, p, i, fill_options);
-	r = r < 0 ? r : set_cell_stream(ln, COL_DEPS, p, i, fill_deps);
-	r = r < 0 ? r : set_cell_stream(ln, COL_REASONS, p, i, fill_reasons);
-	r = r < 0 ? r : scols_line_set_data(ln, COL_DONE, s->done ? "1" : "0");
-	r = r < 0 ? r : scols_line_set_data(ln, COL_LATER, s->later ? "1" : "0");
-	r = r < 0 ? r : set_cell_stream(ln, COL_NOTE, p, i, fill_note);
-	return r < 0 ? -ENOMEM : 0;
-}
-
-int plan_render_json(const struct plan *p, FILE *out)
-{
-	struct libscols_table *tb = scols_new_table();
-	int r = -ENOMEM;
-
-	if (!tb)
-		return -ENOMEM;
-	if (scols_table_enable_json(tb, 1) < 0 || scols_table_set_name(tb, "plan") < 0 ||
-	    scols_table_set_stream(tb, out) < 0)
-		goto out;
-	r = json_columns(tb);
-	for (size_t i = 0; r >= 0 && i < p->n_steps; i++)
-		r = json_line(tb, p, i);
-	if (r >= 0)
-		r = scols_print_table(tb);
-	if (r >= 0)
-		fputc('\n', out);
-	if (r >= 0 && ferror(out))
-		r = -EIO;
-out:
-	scols_unref_table(tb);
-	return r;
 }

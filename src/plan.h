@@ -121,6 +121,18 @@ void plan_done(struct plan *p);
 const char *plan_later_reason(const struct plan_step *s);
 
 /**
+ * plan_fsid_short:
+ * @fsid: a filesystem UUID as text, "5e81a1b2-..."
+ * @buf: output, at least 12 bytes
+ *
+ * Its first 8 characters and an ellipsis: enough to tell filesystems apart
+ * in text.  Shared by the planner's messages and plan_render.c.
+ *
+ * Returns: @buf.
+ */
+const char *plan_fsid_short(const char *fsid, char *buf, size_t len);
+
+/**
  * plan_step_describe:
  * @s: step
  * @buf: output, e.g. "mount UUID=… on /srv/data", "register /dev/loop1"

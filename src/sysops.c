@@ -44,7 +44,7 @@ static int real_devices_ready(void *ud, const char *devnode)
 
 static int real_rescan(void *ud, struct inventory *ret, struct diag_list *dl)
 {
-	return inventory_scan(ret, NULL, dl);
+	return inventory_scan(ret, dl);
 }
 
 static uint64_t real_now(void *ud)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fsfacts.h"
 #include "undo.h"
 #include "util.h"
 

@@ -32,11 +32,6 @@ static bool is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
 static bool is_alpha(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
@@ -174,19 +169,18 @@ int units_parse_percent(const char *s, unsigned *ret_percent)
 int units_parse_count(const char *s, uint64_t *ret)
 {
 	struct number n;
-	unsigned shift = 0;
+	unsigned shift;
 	uint64_t v;
 	int r;
 
 	r = scan_number(&s, &n);
 	if (r < 0)
 		return r;
-	if (*s == 'k' || *s == 'K')
-		shift = 10;
-	else if (*s == 'm' || *s == 'M')
-		shift = 20;
-	else if (*s == 'g' || *s == 'G')
-		shift = 30;
+	/* a count knows k, M, G (either case), not T or P: size_shift's
+	 * letters up to G */
+	shift = size_shift(*s);
+	if (shift > 30)
+		return -EINVAL;
 	if (shift)
 		s++;
 	if (n.has_frac || *s != '\0')

@@ -5,6 +5,18 @@
 
 #include "util.h"
 
+char *strip(char *s)
+{
+	char *e;
+
+	while (is_blank(*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && is_blank(e[-1]))
+		*--e = '\0';
+	return s;
+}
+
 size_t strv_length(char *const *v)
 {
 	size_t n = 0;
@@ -91,7 +103,3 @@ bool path_is_normalized(const char *path)
 	return true;
 }
 
-bool fs_spec_is_name(const char *spec)
-{
-	return spec && spec[0] != '/' && !strchr(spec, '=');
-}

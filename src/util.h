@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Small helpers shared by every module: cleanup attributes and NULL-terminated
- * string vectors (strv).  Nothing here has side effects beyond memory.
+ * Small helpers shared by every module: cleanup attributes, string and path
+ * tests, and NULL-terminated string vectors (strv).  Nothing here has side effects beyond memory.
  */
 #ifndef STORAGED_UTIL_H
 #define STORAGED_UTIL_H
@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
@@ -27,6 +28,34 @@ static inline void freep(void *p)
 	free(*(void **)p);
 }
 #define _cleanup_free_ _cleanup_(freep)
+
+/**
+ * has_prefix:
+ * Returns: true when @s starts with @prefix.
+ */
+static inline bool has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/**
+ * is_blank:
+ * Returns: true for a space or a tab, the blanks of fstab(5) and ini lines.
+ */
+static inline bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/**
+ * strip:
+ * @s: string to edit in place
+ *
+ * Cuts trailing blanks (space, tab) by writing NULs.
+ *
+ * Returns: @s past its leading blanks.
+ */
+char *strip(char *s);
 
 /**
  * strv_length:
@@ -89,17 +118,6 @@ bool path_is_below(const char *path, const char *dir);
  * and without a trailing slash ("/" itself is normalised).
  */
 bool path_is_normalized(const char *path);
-
-/**
- * fs_spec_is_name:
- * @spec: an fs_spec
- *
- * Returns: true when @spec is neither a path nor a tag (UUID=, LABEL=, ...)
- * but a name such as "tmpfs" or "server:/export": no device stands for it,
- * so a mounted filesystem is the same one only when its source is the same
- * text.
- */
-bool fs_spec_is_name(const char *spec);
 
 #ifndef STATX_MNT_ID
 #define STATX_MNT_ID 0x1000U /* linux/stat.h, Linux 5.8 */

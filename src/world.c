@@ -167,7 +167,7 @@ int world_load_devices(const struct sources *s, const struct logger *lg, struct 
 		r = inventory_load_fixture(&w->inv, s->inventory_fixture, &dl);
 		log_diags(lg, &dl);
 	} else {
-		r = inventory_scan(&w->inv, NULL, &dl);
+		r = inventory_scan(&w->inv, &dl);
 		log_diags_at(lg, &dl, LOG_DEBUG);
 	}
 	diag_list_done(&dl);

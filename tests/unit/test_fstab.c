@@ -36,6 +36,15 @@ static void assert_error(const struct diag_list *dl, size_t i, unsigned line, co
 			 dl->v[i].line, dl->v[i].msg, line, needle);
 }
 
+/* The deferred entry mounted on @target, or NULL. */
+static const struct fstab_entry *fstab_find_target(const struct fstab *f, const char *target)
+{
+	for (size_t i = 0; f && target && i < f->n_entries; i++)
+		if (strcmp(f->entries[i].target, target) == 0)
+			return &f->entries[i];
+	return NULL;
+}
+
 static const struct fstab_entry *must_find(const struct fstab *f, const char *target)
 {
 	const struct fstab_entry *e = fstab_find_target(f, target);
@@ -289,18 +298,22 @@ static void test_requires_in_order(void **state)
 
 	assert_int_equal(fstab_load(&f, FX("options.fstab"), NULL, false, &dl), 0);
 	e = must_find(&f, "/srv/c");
-	assert_int_equal(strv_length(e->requires), 5);
-	assert_string_equal(e->requires[0], "/srv/a");
-	assert_string_equal(e->requires[1], "LABEL=foo");
-	assert_string_equal(e->requires[2], "network-online.target");
-	assert_string_equal(e->requires[3], "UUID=1234");
-	assert_string_equal(e->requires[4], "/srv/b");
-	assert_null(e->requires[5]);
+	assert_int_equal(e->n_requires, 5);
+	assert_string_equal(e->requires[0].value, "/srv/a");
+	assert_string_equal(e->requires[0].option, "x-storaged.requires");
+	assert_string_equal(e->requires[1].value, "LABEL=foo");
+	assert_string_equal(e->requires[1].option, "x-systemd.requires");
+	assert_string_equal(e->requires[2].value, "network-online.target");
+	assert_string_equal(e->requires[2].option, "x-systemd.after");
+	assert_string_equal(e->requires[3].value, "UUID=1234");
+	assert_string_equal(e->requires[3].option, "x-storaged.requires");
+	assert_string_equal(e->requires[4].value, "/srv/b");
+	assert_string_equal(e->requires[4].option, "x-systemd.requires-mounts-for");
 
 	/* A quoted value loses its quotes. */
 	e = must_find(&f, "/srv/d");
-	assert_int_equal(strv_length(e->requires), 1);
-	assert_string_equal(e->requires[0], "/srv/a");
+	assert_int_equal(e->n_requires, 1);
+	assert_string_equal(e->requires[0].value, "/srv/a");
 	fstab_done(&f);
 	diag_list_done(&dl);
 }

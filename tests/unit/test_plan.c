@@ -255,7 +255,7 @@ static void test_btrfs_register_first(void **state)
 /* Two entries waiting for one absent device share one step: longest timeout. */
 static void test_wait_device_shared(void **state)
 {
-	char *req[] = { (char *)"LABEL=gone", NULL };
+	struct fstab_require req[] = { { "x-storaged.requires", (char *)"LABEL=gone" } };
 	struct fstab_entry e[] = {
 		entry(1, "LABEL=gone", "/a", "ext4"),
 		entry(2, "tmpfs", "/b", "tmpfs"),
@@ -265,6 +265,7 @@ static void test_wait_device_shared(void **state)
 
 	e[0].device_timeout_usec = 5 * SEC;
 	e[1].requires = req;
+	e[1].n_requires = ARRAY_SIZE(req);
 	assert_int_equal(world_plan(&w, e, 2), 0);
 	assert_int_equal(w.plan.n_steps, 3);
 	assert_int_equal(w.plan.steps[0].kind, PLAN_WAIT_DEVICE);
@@ -277,11 +278,41 @@ static void test_wait_device_shared(void **state)
 	world_done(&w);
 }
 
+/* An ID= source (fstab(5): a /dev/disk/by-id/ name) is a device like any
+ * tag: absent, its mount waits for it; found by its by-id name, it does not. */
+static void test_id_source_waits(void **state)
+{
+	char *ids[] = { (char *)"wwn-0x5000c500a1b2c3d4", NULL };
+	struct block_device dev = { .devnode = (char *)"/dev/sdb", .type = (char *)"ext4", .ids = ids };
+	struct fstab_entry e[] = { entry(1, "ID=ata-DISK_S1", "/a", "ext4"),
+				   entry(2, "ID=wwn-0x5000c500a1b2c3d4", "/b", "ext4") };
+	struct world w = { 0 };
+	size_t a, b;
+
+	w.inventory.devs = &dev;
+	w.inventory.n_devs = 1;
+	assert_true(plan_needs_devices(&(struct fstab){ .entries = e, .n_entries = 1 }));
+	assert_int_equal(world_plan(&w, e, 2), 0);
+	assert_int_equal(w.plan.steps[0].kind, PLAN_WAIT_DEVICE);
+	assert_string_equal(w.plan.steps[0].spec, "ID=ata-DISK_S1");
+	a = mount_pos(&w.plan, "/a");
+	b = mount_pos(&w.plan, "/b");
+	assert_int_equal(w.plan.steps[a].n_deps, 1);
+	assert_string_equal(w.plan.steps[a].deps[0].reason, "ID=ata-DISK_S1 present");
+	for (size_t i = 0; i < w.plan.n_steps; i++)
+		if (w.plan.steps[i].kind == PLAN_WAIT_DEVICE)
+			assert_string_not_equal(w.plan.steps[i].spec, "ID=wwn-0x5000c500a1b2c3d4");
+	assert_int_equal(w.plan.steps[b].n_deps, 0);
+	world_done(&w);
+}
+
 /* requires= by path, by a path below a mount point, by a systemd unit name. */
 static void test_requires_paths(void **state)
 {
-	char *r1[] = { (char *)"/srv/data/deep/er", (char *)"srv-data.mount", NULL };
-	char *r2[] = { (char *)"/opt/elsewhere", (char *)"network-online.target", NULL };
+	struct fstab_require r1[] = { { "x-storaged.requires", (char *)"/srv/data/deep/er" },
+				      { "x-systemd.requires", (char *)"srv-data.mount" } };
+	struct fstab_require r2[] = { { "x-storaged.requires", (char *)"/opt/elsewhere" },
+				      { "x-systemd.after", (char *)"network-online.target" } };
 	struct fstab_entry e[] = {
 		entry(1, "tmpfs", "/x", "tmpfs"),
 		entry(2, "tmpfs", "/y", "tmpfs"),
@@ -291,7 +322,9 @@ static void test_requires_paths(void **state)
 	size_t x, data;
 
 	e[0].requires = r1;
+	e[0].n_requires = ARRAY_SIZE(r1);
 	e[1].requires = r2;
+	e[1].n_requires = ARRAY_SIZE(r2);
 	assert_int_equal(world_plan(&w, e, 3), 0);
 	data = mount_pos(&w.plan, "/srv/data");
 	x = mount_pos(&w.plan, "/x");
@@ -311,9 +344,9 @@ static void test_requires_paths(void **state)
 
 static void test_requires_cycle(void **state)
 {
-	char *ra[] = { (char *)"/b", NULL };
-	char *rb[] = { (char *)"/c", NULL };
-	char *rc[] = { (char *)"/a", NULL };
+	struct fstab_require ra[] = { { "x-storaged.requires", (char *)"/b" } };
+	struct fstab_require rb[] = { { "x-storaged.requires", (char *)"/c" } };
+	struct fstab_require rc[] = { { "x-storaged.requires", (char *)"/a" } };
 	struct fstab_entry e[] = {
 		entry(3, "tmpfs", "/c", "tmpfs"),
 		entry(5, "tmpfs", "/a", "tmpfs"),
@@ -323,8 +356,11 @@ static void test_requires_cycle(void **state)
 	struct world w = { 0 };
 
 	e[0].requires = rc;
+	e[0].n_requires = 1;
 	e[1].requires = ra;
+	e[1].n_requires = 1;
 	e[2].requires = rb;
+	e[2].n_requires = 1;
 	assert_int_equal(world_plan(&w, e, 4), -ELOOP);
 	assert_int_equal(diag_count(&w.diags, DIAG_ERROR), 1);
 	assert_string_equal(w.diags.v[0].file, "fstab");
@@ -353,11 +389,12 @@ static void test_cycle_without_requires(void **state)
 
 static void test_self_requires(void **state)
 {
-	char *r[] = { (char *)"/a", NULL };
+	struct fstab_require r[] = { { "x-storaged.requires", (char *)"/a" } };
 	struct fstab_entry e[] = { entry(4, "tmpfs", "/a", "tmpfs") };
 	struct world w = { 0 };
 
 	e[0].requires = r;
+	e[0].n_requires = 1;
 	assert_int_equal(world_plan(&w, e, 1), -ELOOP);
 	assert_string_equal(w.diags.v[0].msg,
 			    "dependency cycle: /a (fstab line 4) -> /a; remove one of the x-storaged.requires= options");
@@ -475,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_bind_source_equal),
 		cmocka_unit_test(test_btrfs_register_first),
 		cmocka_unit_test(test_wait_device_shared),
+		cmocka_unit_test(test_id_source_waits),
 		cmocka_unit_test(test_requires_paths),
 		cmocka_unit_test(test_requires_cycle),
 		cmocka_unit_test(test_cycle_without_requires),

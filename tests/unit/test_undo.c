@@ -176,7 +176,7 @@ static void put_mount(struct state *st, const char *target, int id, uint64_t uni
 
 static int run(struct fake *f, struct state *st)
 {
-	struct logger lg = { .max_level = -1, .kmsg_fd = -1 }; /* quiet */
+	struct logger lg = { .max_level = -1 }; /* quiet */
 	struct undo_ctx cx = { .ops = &fake_ops, .ud = f, .log = &lg };
 
 	return undo_run(&cx, st);

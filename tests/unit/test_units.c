@@ -160,6 +160,9 @@ static void test_count(void **state)
 	count_is(" 1", -EINVAL, 0);
 	count_is("", -EINVAL, 0);
 	count_is("auto", -EINVAL, 0);
+	count_is("1T", -EINVAL, 0); /* a count stops at G */
+	count_is("1p", -EINVAL, 0);
+	count_is("2g", 0, UINT64_C(2) << 30);
 }
 
 static void test_uint(void **state)

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <string.h>
+
+#include <libmount.h>
+
+#include "fsfacts.h"
+#include "util.h"
+
+static const struct {
+	const char *name; /* "UUID=" */
+	const char *dir; /* udev's link directory for it */
+	enum fsfacts_tag tag;
+} tags[] = {
+	{ "UUID=", "/dev/disk/by-uuid/", FSFACTS_TAG_UUID },
+	{ "LABEL=", "/dev/disk/by-label/", FSFACTS_TAG_LABEL },
+	{ "PARTUUID=", "/dev/disk/by-partuuid/", FSFACTS_TAG_PARTUUID },
+	{ "PARTLABEL=", "/dev/disk/by-partlabel/", FSFACTS_TAG_PARTLABEL },
+	{ "ID=", "/dev/disk/by-id/", FSFACTS_TAG_ID },
+};
+
+/* One row per type; a type not listed has none of the facts. */
+static const struct {
+	const char *type;
+	bool nodev; /* never on a block device */
+	bool local; /* no server, no user space daemon */
+	bool in_process; /* mount(2) here, no worker (no device, no server) */
+} types[] = {
+	/* kernel-internal */
+	{ "tmpfs", true, true, true },
+	{ "ramfs", true, true, true },
+	{ "devtmpfs", true, true, false },
+	{ "rootfs", false, true, false },
+	{ "proc", true, false, false },
+	{ "sysfs", true, false, false },
+	{ "devpts", true, false, false },
+	{ "cgroup", true, false, false },
+	{ "cgroup2", true, false, false },
+	{ "mqueue", true, false, false },
+	{ "bpf", true, false, false },
+	{ "overlay", true, false, false },
+	{ "hugetlbfs", true, false, false },
+	{ "none", true, false, false },
+	/* network and virtual machine shares */
+	{ "nfs", true, false, false },
+	{ "nfs4", true, false, false },
+	{ "cifs", true, false, false },
+	{ "smb3", true, false, false },
+	{ "9p", true, false, false },
+	{ "virtiofs", true, false, false },
+	/* on local block devices */
+	{ "btrfs", false, true, false },
+	{ "erofs", false, true, false },
+	{ "exfat", false, true, false },
+	{ "ext2", false, true, false },
+	{ "ext3", false, true, false },
+	{ "ext4", false, true, false },
+	{ "f2fs", false, true, false },
+	{ "hfsplus", false, true, false },
+	{ "iso9660", false, true, false },
+	{ "jfs", false, true, false },
+	{ "nilfs2", false, true, false },
+	{ "ntfs3", false, true, false },
+	{ "reiserfs", false, true, false },
+	{ "squashfs", false, true, false },
+	{ "udf", false, true, false },
+	{ "vfat", false, true, false },
+	{ "xfs", false, true, false },
+};
+
+/* Network filesystems libmount's mnt_fstype_is_netfs() lacks (as systemd's
+ * fstype_is_network(); FUSE ones by their subtype). */
+static const char *const more_network[] = {
+	"afs",	   "ceph",   "curlftpfs", "davfs",  "gcsfuse", "gfs",  "gfs2",	"glusterfs",
+	"juicefs", "lustre", "ocfs2",	  "rclone", "s3fs",    "s3ql", "sshfs",
+};
+
+enum fsfacts_tag fsfacts_tag_parse(const char *spec, const char **ret_value)
+{
+	for (size_t i = 0; spec && i < ARRAY_SIZE(tags); i++)
+		if (has_prefix(spec, tags[i].name)) {
+			if (ret_value)
+				*ret_value = spec + strlen(tags[i].name);
+			return tags[i].tag;
+		}
+	return FSFACTS_TAG_NONE;
+}
+
+enum fsfacts_tag fsfacts_tag_from_path(const char *path, const char **ret_value)
+{
+	for (size_t i = 0; path && i < ARRAY_SIZE(tags); i++)
+		if (has_prefix(path, tags[i].dir)) {
+			if (ret_value)
+				*ret_value = path + strlen(tags[i].dir);
+			return tags[i].tag;
+		}
+	return FSFACTS_TAG_NONE;
+}
+
+bool fsfacts_spec_is_tag(const char *spec)
+{
+	const char *v;
+
+	return fsfacts_tag_parse(spec, &v) != FSFACTS_TAG_NONE && *v != '\0';
+}
+
+bool fsfacts_spec_is_device(const char *spec)
+{
+	return spec && (fsfacts_tag_parse(spec, NULL) != FSFACTS_TAG_NONE || has_prefix(spec, "/dev/"));
+}
+
+bool fs_spec_is_name(const char *spec)
+{
+	return spec && spec[0] != '/' && !strchr(spec, '=');
+}
+
+static int type_row(const char *fstype)
+{
+	for (size_t i = 0; fstype && i < ARRAY_SIZE(types); i++)
+		if (strcmp(fstype, types[i].type) == 0)
+			return (int)i;
+	return -1;
+}
+
+bool fsfacts_is_nodev(const char *fstype)
+{
+	int i = type_row(fstype);
+
+	if (i >= 0)
+		return types[i].nodev;
+	return fstype && has_prefix(fstype, "fuse");
+}
+
+bool fsfacts_is_network(const char *fstype, const char *source)
+{
+	const char *t;
+
+	if (!fstype)
+		return false;
+	t = has_prefix(fstype, "fuse.") ? fstype + 5 : fstype;
+	for (size_t i = 0; i < ARRAY_SIZE(more_network); i++)
+		if (strcmp(t, more_network[i]) == 0)
+			return true;
+	/* the old spelling: "sshfs#user@host:/dir /mnt fuse" */
+	if (strcmp(fstype, "fuse") == 0 && source && has_prefix(source, "sshfs#"))
+		return true;
+	return mnt_fstype_is_netfs(fstype) || mnt_fstype_is_netfs(t);
+}
+
+bool fsfacts_is_local(const char *fstype)
+{
+	int i = type_row(fstype);
+
+	return i >= 0 && types[i].local;
+}
+
+bool fsfacts_runs_in_process(const char *fstype)
+{
+	int i = type_row(fstype);
+
+	return i >= 0 && types[i].in_process;
+}

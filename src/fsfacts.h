@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Facts about filesystem types and fs_spec forms, in one place: which types
+ * never sit on a block device, which are local or network filesystems,
+ * which storaged may mount in its own process, and which fs_spec tags
+ * (UUID=, LABEL=, PARTUUID=, PARTLABEL=, ID=) name a block device.
+ * Strings only, no I/O.
+ */
+#ifndef STORAGED_FSFACTS_H
+#define STORAGED_FSFACTS_H
+
+#include <stdbool.h>
+
+/* The fs_spec tags of fstab(5); ID= is util-linux's /dev/disk/by-id/ name. */
+enum fsfacts_tag {
+	FSFACTS_TAG_NONE,
+	FSFACTS_TAG_UUID, /* libblkid UUID, /dev/disk/by-uuid/ */
+	FSFACTS_TAG_LABEL, /* libblkid LABEL, /dev/disk/by-label/ */
+	FSFACTS_TAG_PARTUUID, /* libblkid PART_ENTRY_UUID, /dev/disk/by-partuuid/ */
+	FSFACTS_TAG_PARTLABEL, /* libblkid PART_ENTRY_NAME, /dev/disk/by-partlabel/ */
+	FSFACTS_TAG_ID, /* udev's by-id link name (ID_SERIAL, wwn-...), /dev/disk/by-id/ */
+};
+
+/**
+ * fsfacts_tag_parse:
+ * @spec: an fs_spec, or NULL
+ * @ret_value: where the value after "TAG=" starts (borrowed from @spec),
+ *             set only when a tag is returned; may be NULL
+ *
+ * Recognises "UUID=", "LABEL=", "PARTUUID=", "PARTLABEL=" and "ID=" as
+ * fstab(5) and libmount do (mnt_valid_tagname); the value may be empty.
+ *
+ * Returns: the tag, or FSFACTS_TAG_NONE.
+ */
+enum fsfacts_tag fsfacts_tag_parse(const char *spec, const char **ret_value);
+
+/**
+ * fsfacts_tag_from_path:
+ * @path: a path such as "/dev/disk/by-uuid/X"
+ * @ret_value: the escaped link name after the directory (borrowed), set
+ *             only when a tag is returned; may be NULL
+ *
+ * Returns: the tag whose udev link directory holds @path, or
+ * FSFACTS_TAG_NONE.
+ */
+enum fsfacts_tag fsfacts_tag_from_path(const char *path, const char **ret_value);
+
+/**
+ * fsfacts_spec_is_tag:
+ * Returns: true when @spec is one of the tags with a non-empty value.
+ */
+bool fsfacts_spec_is_tag(const char *spec);
+
+/**
+ * fsfacts_spec_is_device:
+ * Returns: true when @spec names a block device: a tag (even with an empty
+ * value: the device is then never found) or a path below /dev/.
+ */
+bool fsfacts_spec_is_device(const char *spec);
+
+/**
+ * fs_spec_is_name:
+ * @spec: an fs_spec
+ *
+ * Returns: true when @spec is neither a path nor a tag (UUID=, LABEL=, ...)
+ * but a name such as "tmpfs" or "server:/export": no device stands for it,
+ * so a mounted filesystem is the same one only when its source is the same
+ * text.  Any "NAME=" counts as a tag here: libmount reads it as one.
+ */
+bool fs_spec_is_name(const char *spec);
+
+/**
+ * fsfacts_is_nodev:
+ * Returns: true for a filesystem type that never sits on a block device
+ * (kernel-internal, network, FUSE), whatever its source says.
+ */
+bool fsfacts_is_nodev(const char *fstype);
+
+/**
+ * fsfacts_is_network:
+ * @fstype: fstab type, e.g. "nfs4" or "fuse.sshfs"
+ * @source: its fs_spec, for the old "sshfs#user@host:/dir" FUSE spelling
+ *
+ * libmount's list (mnt_fstype_is_netfs) and the ones it lacks, as systemd's
+ * fstype_is_network(): FUSE ones by their subtype.  `_netdev` is not looked
+ * at: the classic multi-device btrfs workaround puts it on local disks.
+ *
+ * Returns: true for a network filesystem.
+ */
+bool fsfacts_is_network(const char *fstype, const char *source);
+
+/**
+ * fsfacts_is_local:
+ * Returns: true for a type whose lookups and mounts never wait for a server
+ * or a user space daemon: kernel-internal ones and those on local block
+ * devices.
+ */
+bool fsfacts_is_local(const char *fstype);
+
+/**
+ * fsfacts_runs_in_process:
+ * Returns: true for a type storaged may mount with mount(2) in its own
+ * process, without a worker: it touches no device and no server ("tmpfs",
+ * "ramfs") -- unless a mount.TYPE helper exists, which the caller checks.
+ */
+bool fsfacts_runs_in_process(const char *fstype);
+
+#endif

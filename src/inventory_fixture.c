@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A device inventory read from an ini file instead of a scan (see
+ * inventory_load_fixture() in inventory.h): the golden tests plan against
+ * it, through the binary's STORAGED_INVENTORY.
+ *
+ * inih parses the file.  Our reader only counts lines, for file:line (the
+ * distribution's inih may not pass line numbers to the handler), and turns
+ * a line longer than inih's buffer into an error of its own instead of two
+ * half lines.  A section is known when its first key arrives: inih does not
+ * report section headers, so an empty section is not seen at all, and
+ * errors about a section name the line of its first key.  inih reports only
+ * the first malformed line (no '=' or ':', no closing ']').
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include <ini.h>
+
+#include "inventory.h"
+#include "units.h"
+
+struct fixture_ctx {
+	const char *path;
+	FILE *f;
+	char *buf; /* getline buffer */
+	size_t buf_size;
+	unsigned lineno; /* physical line last handed to inih */
+	char *section; /* inih's name of the section being read, NULL before the first key */
+	int io_error; /* -errno from reading */
+	int fatal; /* -ENOMEM */
+	struct diag_list *diags;
+	struct inventory inv;
+	char **devnodes; /* of every section, valid or not: duplicates */
+	/* the section being read */
+	bool in_section; /* a [device ...] section, keys go to cur */
+	bool bad_section; /* a rejected section: its keys are ignored */
+	unsigned section_line;
+	unsigned seen; /* bit per key of fixture_keys */
+	struct block_device cur;
+};
+
+_printf_(3, 4) static void fixture_error(struct fixture_ctx *c, unsigned line, const char *fmt, ...);
+
+static void fixture_error(struct fixture_ctx *c, unsigned line, const char *fmt, ...)
+{
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (r < 0 || diag_error(c->diags, c->path, line, "%s", msg) < 0)
+		c->fatal = -ENOMEM;
+}
+
+/* An empty value is no value: "type =" is how a disk without a signature
+ * is written (inih does not report a section without keys). */
+static int set_string(struct fixture_ctx *c, const char *v, char **dst)
+{
+	free(*dst);
+	*dst = NULL;
+	if (!*v)
+		return 0;
+	*dst = strdup(v);
+	return *dst ? 0 : -ENOMEM;
+}
+
+static int set_type(struct fixture_ctx *c, const char *v)
+{
+	return set_string(c, v, &c->cur.type);
+}
+
+static int set_uuid(struct fixture_ctx *c, const char *v)
+{
+	return set_string(c, v, &c->cur.uuid);
+}
+
+static int set_uuid_sub(struct fixture_ctx *c, const char *v)
+{
+	return set_string(c, v, &c->cur.uuid_sub);
+}
+
+static int set_label(struct fixture_ctx *c, const char *v)
+{
+	if (strlen(v) >= sizeof(c->cur.btrfs.label))
+		return -ERANGE;
+	snprintf(c->cur.btrfs.label, sizeof(c->cur.btrfs.label), "%s", v);
+	return set_string(c, v, &c->cur.label);
+}
+
+static int set_partuuid(struct fixture_ctx *c, const char *v)
+{
+	return set_string(c, v, &c->cur.partuuid);
+}
+
+static int set_partlabel(struct fixture_ctx *c, const char *v)
+{
+	return set_string(c, v, &c->cur.partlabel);
+}
+
+static int set_devno(struct fixture_ctx *c, const char *v)
+{
+	char major_s[16], minor_s[16];
+	uint64_t ma, mi;
+	const char *colon = strchr(v, ':');
+	int r;
+
+	if (!colon || (size_t)(colon - v) >= sizeof(major_s) || strlen(colon + 1) >= sizeof(minor_s))
+		return -EINVAL;
+	memcpy(major_s, v, (size_t)(colon - v));
+	major_s[colon - v] = '\0';
+	strcpy(minor_s, colon + 1);
+	r = units_parse_uint(major_s, 4095, &ma);
+	r = r ?: units_parse_uint(minor_s, (1u << 20) - 1, &mi);
+	if (r < 0)
+		return r;
+	c->cur.devno = makedev((unsigned)ma, (unsigned)mi);
+	return 0;
+}
+
+static int set_devid(struct fixture_ctx *c, const char *v)
+{
+	int r = units_parse_uint(v, UINT64_MAX, &c->cur.btrfs.devid);
+
+	return r ?: (c->cur.btrfs.devid ? 0 : -ERANGE);
+}
+
+static int set_num_devices(struct fixture_ctx *c, const char *v)
+{
+	int r = units_parse_uint(v, UINT64_MAX, &c->cur.btrfs.num_devices);
+
+	return r ?: (c->cur.btrfs.num_devices ? 0 : -ERANGE);
+}
+
+static int set_generation(struct fixture_ctx *c, const char *v)
+{
+	return units_parse_uint(v, UINT64_MAX, &c->cur.btrfs.generation);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int set_sys_devids(struct fixture_ctx *c, const char *v)
+{
+	struct btrfs_sb_info *b = &c->cur.btrfs;
+	char tok[32];
+	size_t n = 0;
+
+	while (*(v += strspn(v, " \t"))) {
+		size_t len = strcspn(v, " \t");
+		uint64_t id;
+
+		if (len >= sizeof(tok) || n == BTRFS_SB_MAX_SYS_DEVIDS)
+			return -ERANGE;
+		memcpy(tok, v, len);
+		tok[len] = '\0';
+		if (units_parse_uint(tok, UINT64_MAX, &id) < 0 || id == 0)
+			return -EINVAL;
+		b->sys_devids[n++] = id;
+		v += len;
+	}
+	qsort(b->sys_devids, n, sizeof(b->sys_devids[0]), cmp_u64);
+	b->n_sys_devids = 0;
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || b->sys_devids[i] != b->sys_devids[i - 1])
+			b->sys_devids[b->n_sys_devids++] = b->sys_devids[i];
+	return 0;
+}
+
+enum {
+	KEY_DEVID = 1u << 7,
+	KEY_NUM_DEVICES = 1u << 8,
+	KEY_GENERATION = 1u << 9,
+	KEY_SYS_DEVIDS = 1u << 10,
+	KEYS_BTRFS = KEY_DEVID | KEY_NUM_DEVICES | KEY_GENERATION | KEY_SYS_DEVIDS,
+};
+
+static const struct fixture_key {
+	const char *name;
+	int (*set)(struct fixture_ctx *c, const char *v);
+	const char *expect; /* what a valid value looks like */
+} fixture_keys[] = {
+	{ "type", set_type, "a filesystem type" },
+	{ "uuid", set_uuid, "a uuid" },
+	{ "uuid_sub", set_uuid_sub, "a uuid" },
+	{ "label", set_label, "a label of at most 255 bytes" },
+	{ "partuuid", set_partuuid, "a uuid" },
+	{ "partlabel", set_partlabel, "a label" },
+	{ "devno", set_devno, "MAJOR:MINOR" },
+	{ "devid", set_devid, "a devid >= 1" },
+	{ "num_devices", set_num_devices, "a count >= 1" },
+	{ "generation", set_generation, "a number" },
+	{ "sys_devids", set_sys_devids, "space-separated devids >= 1 (at most 64)" },
+};
+
+_Static_assert(ARRAY_SIZE(fixture_keys) == 11, "KEY_* bits follow fixture_keys order");
+
+/* Parse a 36-character uuid string into 16 bytes. */
+static bool uuid_parse(const char *s, uint8_t out[16])
+{
+	static const int dash[] = { 8, 13, 18, 23 };
+	size_t n = 0;
+
+	if (strlen(s) != 36)
+		return false;
+	for (size_t i = 0; i < 4; i++)
+		if (s[dash[i]] != '-')
+			return false;
+	for (size_t i = 0; i < 36; i++) {
+		char hex[3];
+
+		if (s[i] == '-' && (i == 8 || i == 13 || i == 18 || i == 23))
+			continue;
+		if (n == 16 || !isxdigit((unsigned char)s[i]) ||
+		    !isxdigit((unsigned char)s[i + 1]))
+			return false;
+		hex[0] = s[i];
+		hex[1] = s[i + 1];
+		hex[2] = '\0';
+		out[n++] = (uint8_t)strtoul(hex, NULL, 16);
+		i++;
+	}
+	return n == 16;
+}
+
+/* Fill cur.btrfs from the keys of a btrfs section.  Returns: false on errors. */
+static bool fixture_finish_btrfs(struct fixture_ctx *c)
+{
+	struct btrfs_sb_info *b = &c->cur.btrfs;
+	unsigned line = c->section_line;
+	bool ok = true;
+
+	if (!c->cur.uuid || !uuid_parse(c->cur.uuid, b->fsid)) {
+		fixture_error(c, line, "btrfs device '%s' needs 'uuid' (the fsid) as a 36-character uuid",
+			      c->cur.devnode);
+		ok = false;
+	}
+	if (c->cur.uuid_sub && !uuid_parse(c->cur.uuid_sub, b->dev_uuid)) {
+		fixture_error(c, line, "btrfs device '%s': 'uuid_sub' '%s' is not a uuid",
+			      c->cur.devnode, c->cur.uuid_sub);
+		ok = false;
+	}
+	if (!(c->seen & KEY_DEVID) || !(c->seen & KEY_NUM_DEVICES)) {
+		fixture_error(c, line, "btrfs device '%s' needs 'devid' and 'num_devices'",
+			      c->cur.devnode);
+		ok = false;
+	}
+	if (ok) {
+		for (size_t i = 0; i < 36; i++)
+			b->fsid_str[i] = (char)tolower((unsigned char)c->cur.uuid[i]);
+		b->fsid_str[36] = '\0';
+		c->cur.is_btrfs = true;
+	}
+	return ok;
+}
+
+/* Validate the finished section and move its device into the inventory. */
+static void fixture_section_end(struct fixture_ctx *c)
+{
+	bool btrfs = c->cur.type && strcmp(c->cur.type, "btrfs") == 0;
+	bool ok = true;
+
+	if (!c->in_section)
+		return;
+	if (btrfs) {
+		ok = fixture_finish_btrfs(c);
+	} else if (c->seen & KEYS_BTRFS) {
+		fixture_error(c, c->section_line,
+			      "device '%s': devid, num_devices, generation and sys_devids need 'type = btrfs'",
+			      c->cur.devnode);
+		ok = false;
+	}
+	if (ok && inventory_add(&c->inv, &c->cur) < 0)
+		c->fatal = -ENOMEM;
+	block_device_done(&c->cur);
+	c->in_section = false;
+}
+
+/* The first key of section @name (inih's text between the brackets, "" for
+ * keys before any header): the previous section ends. */
+static void fixture_section_begin(struct fixture_ctx *c, const char *name)
+{
+	const char *node;
+
+	fixture_section_end(c);
+	c->bad_section = false;
+	c->section_line = c->lineno;
+	c->seen = 0;
+	if (!*name)
+		return; /* keys outside any section: the handler says so */
+	c->bad_section = true;
+	if (strncmp(name, "device ", 7) != 0 || (node = name + 7 + strspn(name + 7, " \t"))[0] != '/') {
+		fixture_error(c, c->lineno, "unknown section '[%s]': expected '[device /dev/NAME]'", name);
+		return;
+	}
+	if (strv_contains(c->devnodes, node)) {
+		fixture_error(c, c->lineno, "device '%s' is listed twice", node);
+		return;
+	}
+	c->cur.devnode = strdup(node);
+	if (!c->cur.devnode || strv_extend(&c->devnodes, node) < 0) {
+		c->fatal = -ENOMEM;
+		return;
+	}
+	c->bad_section = false;
+	c->in_section = true;
+}
+
+static int fixture_handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct fixture_ctx *c = user;
+	size_t i;
+	int r;
+
+	if (c->fatal)
+		return 1;
+	/* inih names the section with each key: a new name starts a section */
+	if (!c->section || strcmp(c->section, section) != 0) {
+		free(c->section);
+		c->section = strdup(section);
+		if (!c->section) {
+			c->fatal = -ENOMEM;
+			return 1;
+		}
+		fixture_section_begin(c, section);
+	}
+	if (c->bad_section || c->fatal)
+		return 1;
+	if (!c->in_section) {
+		fixture_error(c, c->lineno, "key '%s' outside a '[device /dev/NAME]' section", name);
+		return 1;
+	}
+	for (i = 0; i < ARRAY_SIZE(fixture_keys); i++)
+		if (strcmp(fixture_keys[i].name, name) == 0)
+			break;
+	if (i == ARRAY_SIZE(fixture_keys)) {
+		fixture_error(c, c->lineno, "unknown key '%s'", name);
+		return 1;
+	}
+	if (c->seen & (1u << i)) {
+		fixture_error(c, c->lineno, "key '%s' given twice in this section", name);
+		return 1;
+	}
+	c->seen |= 1u << i;
+	r = fixture_keys[i].set(c, value);
+	if (r == -ENOMEM)
+		c->fatal = r;
+	else if (r < 0)
+		fixture_error(c, c->lineno, "%s = '%s': expected %s", name, value,
+			      fixture_keys[i].expect);
+	return 1;
+}
+
+/*
+ * ini_reader: one physical line per call, counted.  @num is inih's line
+ * buffer (a build-time size); a longer line would reach inih as two, so it
+ * is reported here and inih gets an empty line in its place.
+ */
+static char *fixture_reader(char *str, int num, void *stream)
+{
+	struct fixture_ctx *c = stream;
+	ssize_t n;
+
+	if (c->fatal || num < 3)
+		return NULL;
+	errno = 0;
+	n = getline(&c->buf, &c->buf_size, c->f);
+	if (n < 0) {
+		if (errno)
+			c->io_error = -errno;
+		return NULL;
+	}
+	c->lineno++;
+	if (n > 0 && c->buf[n - 1] == '\n')
+		n--;
+	if ((size_t)n + 2 > (size_t)num) {
+		fixture_error(c, c->lineno, "line longer than %d bytes", num - 2);
+		n = 0;
+	}
+	memcpy(str, c->buf, (size_t)n);
+	memcpy(str + n, "\n", 2);
+	return str;
+}
+
+int inventory_load_fixture(struct inventory *ret, const char *path, struct diag_list *diags)
+{
+	struct fixture_ctx c = { .path = path, .diags = diags };
+	size_t errors = diag_count(diags, DIAG_ERROR);
+	int r;
+
+	c.f = fopen(path, "re");
+	if (!c.f)
+		return -errno;
+	r = ini_parse_stream(fixture_reader, &c, fixture_handler, &c);
+	if (r > 0)
+		fixture_error(&c, (unsigned)r,
+			      "neither 'key = value' nor a '[device /dev/NAME]' header (only the first such line is reported)");
+	else if (r < 0 && !c.io_error)
+		c.fatal = -ENOMEM;
+	fixture_section_end(&c);
+	block_device_done(&c.cur);
+	r = c.fatal ?: c.io_error;
+	if (!r && diag_count(diags, DIAG_ERROR) > errors)
+		r = -EINVAL;
+	if (!r) {
+		*ret = c.inv;
+		memset(&c.inv, 0, sizeof(c.inv));
+	}
+	inventory_done(&c.inv);
+	strv_free(c.devnodes);
+	free(c.section);
+	free(c.buf);
+	fclose(c.f);
+	return r;
+}
