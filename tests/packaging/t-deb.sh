@@ -27,11 +27,12 @@ changes=$(ls "$SCRATCH"/storaged_0.1.0_*.changes 2>/dev/null | head -n 1)
 
 note "lintian $(basename "$changes")"
 # No error, no warning: the ones kept are overridden (with the reason) in
-# debian/storaged.lintian-overrides, and listed here (O:) by --show-overrides.
-lintian --fail-on error,warning --display-info --show-overrides "$changes" >"$SCRATCH/lintian.log" 2>&1
+# debian/storaged.lintian-overrides and listed here (O:) with the reasons (N:).
+# (--show-overrides would count the overridden tags for --fail-on: two runs.)
+lintian --fail-on error,warning --display-info "$changes" >"$SCRATCH/lintian.log" 2>&1
 lrc=$?
-sed 's/^/    /' "$SCRATCH/lintian.log"
-[ "$lrc" = 0 ] || fail "lintian reports errors or warnings (above)"
+lintian --display-info --show-overrides "$changes" 2>&1 | sed 's/^/    /'
+[ "$lrc" = 0 ] || { cat "$SCRATCH/lintian.log"; fail "lintian reports errors or warnings"; }
 
 dpkg-deb -c "$deb" | awk '{ sub(/^\./, "", $6); print $6 }' | sed 's|/$||' >"$SCRATCH/files"
 note "files:"
