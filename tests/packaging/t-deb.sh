@@ -34,7 +34,7 @@ lrc=$?
 lintian --display-info --show-overrides "$changes" 2>&1 | sed 's/^/    /'
 [ "$lrc" = 0 ] || { cat "$SCRATCH/lintian.log"; fail "lintian reports errors or warnings"; }
 
-dpkg-deb -c "$deb" | awk '{ sub(/^\./, "", $6); print $6 }' | sed 's|/$||' >"$SCRATCH/files"
+dpkg-deb -c "$deb" | awk '{ sub(/^\./, "", $6); print $6 }' | sed -e 's|/$||' -e '/^$/d' >"$SCRATCH/files"
 note "files:"
 sed 's/^/    /' "$SCRATCH/files"
 expect_files "$SCRATCH/files" \
