@@ -11,6 +11,8 @@ PACKAGES=(
 	mandoc valgrind python3
 	time # GNU time -v: bench/memory.sh
 	insserv systemd
+	# tests/packaging/: the .deb (lintian clean), the .rpm, the completion
+	debhelper dpkg-dev fakeroot lintian rpm cpio bash-completion
 )
 
 missing=()
