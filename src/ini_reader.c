@@ -3,9 +3,9 @@
  * Physical lines for inih; see ini_reader.h.  No lexing happens here: inih
  * splits sections, keys, values and comments.  The one transform is the
  * removal of leading blanks, because inih reads an indented line as the
- * continuation of the previous value (INI_ALLOW_MULTILINE, a build-time
- * default that the Debian and Fedora packages keep on), which storaged.conf
- * does not have: an indented key stays a key.
+ * continuation of the previous value (INI_ALLOW_MULTILINE, on by default
+ * and in Debian's package), which storaged.conf does not have: an indented
+ * key stays a key.
  */
 #include <stdbool.h>
 #include <string.h>
