@@ -407,7 +407,6 @@ void config_done(struct config *c)
 	*c = (struct config){ 0 };
 }
 
-
 /* ---------------------------------------------------------------- files */
 
 static int load_file(struct config *c, const char *path, bool check_owner, bool missing_ok,

@@ -339,17 +339,19 @@ const struct key_def config_keys[] = {
 	{ SECTION_AREA, "seed", parse_bool, A(seed), 0, BOOL_EXPECT },
 	{ SECTION_AREA, "persist", parse_bool, A(persist), 0, BOOL_EXPECT },
 	{ SECTION_AREA, "force", parse_bool, A(force), 0, BOOL_EXPECT },
-	{ SECTION_AREA, "fs", parse_fs, A(fs), 0, "a filesystem type in lower case (e.g. ext4, ext2, xfs, btrfs)" },
+	{ SECTION_AREA, "fs", parse_fs, A(fs), 0,
+	  "a filesystem type in lower case (e.g. ext4, ext2, xfs, btrfs)" },
 	{ SECTION_AREA, "mode", parse_mode, A(mode), A(mode_set), "an octal mode up to 07777 (e.g. 0755)" },
-	{ SECTION_AREA, "owner", parse_owner, A(uid), A(uid_set), "a user name known to this system or a numeric uid" },
-	{ SECTION_AREA, "group", parse_group, A(gid), A(gid_set), "a group name known to this system or a numeric gid" },
+	{ SECTION_AREA, "owner", parse_owner, A(uid), A(uid_set),
+	  "a user name known to this system or a numeric uid" },
+	{ SECTION_AREA, "group", parse_group, A(gid), A(gid_set),
+	  "a group name known to this system or a numeric gid" },
 };
 
 #undef S
 #undef A
 
 _Static_assert(ARRAY_SIZE(config_keys) == CONFIG_N_KEYS, "CONFIG_N_KEYS counts the table");
-
 
 const struct key_def *config_key_find(enum section_kind in, const char *key)
 {
@@ -393,4 +395,3 @@ int config_backend_from_name(const char *name, enum area_backend *ret)
 		}
 	return -EINVAL;
 }
-

@@ -298,7 +298,8 @@ static void fixture_section_begin(struct fixture_ctx *c, const char *name)
 		return; /* keys outside any section: the handler says so */
 	c->bad_section = true;
 	if (strncmp(name, "device ", 7) != 0 || (node = name + 7 + strspn(name + 7, " \t"))[0] != '/') {
-		fixture_error(c, c->lines.lineno, "unknown section '[%s]': expected '[device /dev/NAME]'", name);
+		fixture_error(c, c->lines.lineno,
+			      "unknown section '[%s]': expected '[device /dev/NAME]'", name);
 		return;
 	}
 	if (strv_contains(c->devnodes, node)) {

@@ -402,6 +402,31 @@ static void test_inline_comments(void **state)
 	config_done(&c);
 }
 
+/* inih keeps 49 bytes of a section name: "area " + 43 is the longest area. */
+static void test_area_name_limit(void **state)
+{
+	static const char name43[] = "abcdefghijklmnopqrstuvwxyz0123456789.-_ABCD";
+	struct diag_list dl = { 0 };
+	struct config c;
+	char *text;
+
+	assert_int_equal(strlen(name43), 43);
+	assert_true(asprintf(&text, "[area %s]\npath = /a\n", name43) > 0);
+	assert_int_equal(parse_str(&c, text, &dl), 0);
+	assert_int_equal(c.n_areas, 1);
+	assert_string_equal(c.areas[0].name, name43);
+	config_done(&c);
+	free(text);
+	/* "[ area NAME ]": the blanks count, inih keeps them */
+	assert_true(asprintf(&text, "[ area %s]\npath = /a\n", name43) > 0);
+	assert_int_equal(parse_str(&c, text, &dl), -EINVAL);
+	assert_int_equal(dl.n, 1);
+	assert_string_equal(dl.v[0].msg, "section name too long (at most 48 bytes)");
+	config_done(&c);
+	diag_list_done(&dl);
+	free(text);
+}
+
 static void test_not_terminated(void **state)
 {
 	static const char text[] = "[storaged]\njobs = 12";
@@ -670,7 +695,7 @@ int main(void)
 		cmocka_unit_test(test_small_cases),	 cmocka_unit_test(test_load_missing),
 		cmocka_unit_test(test_load_dropins),	 cmocka_unit_test(test_load_unsafe),
 		cmocka_unit_test(test_load_not_regular), cmocka_unit_test(test_backend_name),
-		cmocka_unit_test(test_zero_timeouts),
+		cmocka_unit_test(test_zero_timeouts),	 cmocka_unit_test(test_area_name_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
