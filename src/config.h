@@ -96,9 +96,12 @@ void config_done(struct config *c);
  * @diags: every problem is appended as "filename:line: message"
  *
  * Pure: reads no file, except that owner/group names are resolved through
- * NSS (getpwnam_r/getgrnam_r).  Reports every error in one pass (unknown sections
- * and keys, bad values, malformed and overlong lines, duplicate sections or
- * keys, areas without path or with overlapping paths), counting lines itself.
+ * NSS (getpwnam_r/getgrnam_r).  inih parses the text; lines are counted by
+ * its reader.  Reports every error of the pass (unknown sections and keys,
+ * bad values, lines over inih's limit, NUL or control bytes, duplicate
+ * sections or keys, areas without path or with overlapping paths), but of
+ * the lines inih cannot read as a section, key = value or comment only the
+ * first.  Errors about a section carry the line of its first key.
  *
  * Returns: 0; -EINVAL when at least one error was appended; -ENOMEM.
  */

@@ -4,10 +4,10 @@
  * inventory_load_fixture() in inventory.h): the golden tests plan against
  * it, through the binary's STORAGED_INVENTORY.
  *
- * inih parses the file.  Our reader only counts lines, for file:line (the
- * distribution's inih may not pass line numbers to the handler), and turns
- * a line longer than inih's buffer into an error of its own instead of two
- * half lines.  A section is known when its first key arrives: inih does not
+ * inih parses the file.  Its reader, ini_lines_read() (shared with
+ * storaged.conf), only counts lines, for file:line (the distribution's inih
+ * may not pass line numbers to the handler), and turns a line longer than
+ * inih's buffer into an error of its own instead of two half lines.  A section is known when its first key arrives: inih does not
  * report section headers, so an empty section is not seen at all, and
  * errors about a section name the line of its first key.  inih reports only
  * the first malformed line (no '=' or ':', no closing ']').
@@ -21,17 +21,15 @@
 
 #include <ini.h>
 
+#include "ini_reader.h"
+#include "input.h"
 #include "inventory.h"
 #include "units.h"
 
 struct fixture_ctx {
 	const char *path;
-	FILE *f;
-	char *buf; /* getline buffer */
-	size_t buf_size;
-	unsigned lineno; /* physical line last handed to inih */
+	struct ini_lines lines; /* lines.lineno: the line being handled */
 	char *section; /* inih's name of the section being read, NULL before the first key */
-	int io_error; /* -errno from reading */
 	int fatal; /* -ENOMEM */
 	struct diag_list *diags;
 	struct inventory inv;
@@ -294,17 +292,18 @@ static void fixture_section_begin(struct fixture_ctx *c, const char *name)
 
 	fixture_section_end(c);
 	c->bad_section = false;
-	c->section_line = c->lineno;
+	c->section_line = c->lines.lineno;
 	c->seen = 0;
 	if (!*name)
 		return; /* keys outside any section: the handler says so */
 	c->bad_section = true;
 	if (strncmp(name, "device ", 7) != 0 || (node = name + 7 + strspn(name + 7, " \t"))[0] != '/') {
-		fixture_error(c, c->lineno, "unknown section '[%s]': expected '[device /dev/NAME]'", name);
+		fixture_error(c, c->lines.lineno,
+			      "unknown section '[%s]': expected '[device /dev/NAME]'", name);
 		return;
 	}
 	if (strv_contains(c->devnodes, node)) {
-		fixture_error(c, c->lineno, "device '%s' is listed twice", node);
+		fixture_error(c, c->lines.lineno, "device '%s' is listed twice", node);
 		return;
 	}
 	c->cur.devnode = strdup(node);
@@ -337,18 +336,18 @@ static int fixture_handler(void *user, const char *section, const char *name, co
 	if (c->bad_section || c->fatal)
 		return 1;
 	if (!c->in_section) {
-		fixture_error(c, c->lineno, "key '%s' outside a '[device /dev/NAME]' section", name);
+		fixture_error(c, c->lines.lineno, "key '%s' outside a '[device /dev/NAME]' section", name);
 		return 1;
 	}
 	for (i = 0; i < ARRAY_SIZE(fixture_keys); i++)
 		if (strcmp(fixture_keys[i].name, name) == 0)
 			break;
 	if (i == ARRAY_SIZE(fixture_keys)) {
-		fixture_error(c, c->lineno, "unknown key '%s'", name);
+		fixture_error(c, c->lines.lineno, "unknown key '%s'", name);
 		return 1;
 	}
 	if (c->seen & (1u << i)) {
-		fixture_error(c, c->lineno, "key '%s' given twice in this section", name);
+		fixture_error(c, c->lines.lineno, "key '%s' given twice in this section", name);
 		return 1;
 	}
 	c->seen |= 1u << i;
@@ -356,60 +355,37 @@ static int fixture_handler(void *user, const char *section, const char *name, co
 	if (r == -ENOMEM)
 		c->fatal = r;
 	else if (r < 0)
-		fixture_error(c, c->lineno, "%s = '%s': expected %s", name, value,
+		fixture_error(c, c->lines.lineno, "%s = '%s': expected %s", name, value,
 			      fixture_keys[i].expect);
 	return 1;
 }
 
-/*
- * ini_reader: one physical line per call, counted.  @num is inih's line
- * buffer (a build-time size); a longer line would reach inih as two, so it
- * is reported here and inih gets an empty line in its place.
- */
-static char *fixture_reader(char *str, int num, void *stream)
-{
-	struct fixture_ctx *c = stream;
-	ssize_t n;
-
-	if (c->fatal || num < 3)
-		return NULL;
-	errno = 0;
-	n = getline(&c->buf, &c->buf_size, c->f);
-	if (n < 0) {
-		if (errno)
-			c->io_error = -errno;
-		return NULL;
-	}
-	c->lineno++;
-	if (n > 0 && c->buf[n - 1] == '\n')
-		n--;
-	if ((size_t)n + 2 > (size_t)num) {
-		fixture_error(c, c->lineno, "line longer than %d bytes", num - 2);
-		n = 0;
-	}
-	memcpy(str, c->buf, (size_t)n);
-	memcpy(str + n, "\n", 2);
-	return str;
-}
+/* Far above any fixture; input_read() wants a bound. */
+#define FIXTURE_FILE_MAX (4 * 1024 * 1024)
 
 int inventory_load_fixture(struct inventory *ret, const char *path, struct diag_list *diags)
 {
 	struct fixture_ctx c = { .path = path, .diags = diags };
 	size_t errors = diag_count(diags, DIAG_ERROR);
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
 	int r;
 
-	c.f = fopen(path, "re");
-	if (!c.f)
-		return -errno;
-	r = ini_parse_stream(fixture_reader, &c, fixture_handler, &c);
+	r = input_read(path, FIXTURE_FILE_MAX, false, &text, &len, diags);
+	if (r < 0)
+		return r;
+	c.lines = (struct ini_lines){ .file = path, .buf = text, .len = len, .diags = diags };
+	r = ini_parse_stream(ini_lines_read, &c.lines, fixture_handler, &c);
 	if (r > 0)
 		fixture_error(&c, (unsigned)r,
 			      "neither 'key = value' nor a '[device /dev/NAME]' header (only the first such line is reported)");
-	else if (r < 0 && !c.io_error)
+	else if (r < 0)
 		c.fatal = -ENOMEM;
+	if (c.lines.r < 0)
+		c.fatal = c.lines.r;
 	fixture_section_end(&c);
 	block_device_done(&c.cur);
-	r = c.fatal ?: c.io_error;
+	r = c.fatal;
 	if (!r && diag_count(diags, DIAG_ERROR) > errors)
 		r = -EINVAL;
 	if (!r) {
@@ -419,7 +395,5 @@ int inventory_load_fixture(struct inventory *ret, const char *path, struct diag_
 	inventory_done(&c.inv);
 	strv_free(c.devnodes);
 	free(c.section);
-	free(c.buf);
-	fclose(c.f);
 	return r;
 }

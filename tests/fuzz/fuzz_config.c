@@ -8,8 +8,9 @@
  *   - the return value is 0, -EINVAL or -ENOMEM, and -EINVAL exactly when
  *     an error was appended;
  *   - every diagnostic names the file and a line that exists (1..lines);
- *   - on success every area has an absolute, normalised path and jobs is
- *     1..64.
+ *   - on success every area has an absolute, normalised path and a name
+ *     that fits inih's section buffer ("area NAME" at most 48 bytes), and
+ *     jobs is 1..64.
  */
 #include <errno.h>
 #include <string.h>
@@ -46,7 +47,8 @@ static void check_pass(const struct config *c, const struct diag_list *dl, size_
 		fuzz_assert(c->fstab && c->fstab[0] == '/');
 		fuzz_assert(c->select && c->select[0]);
 		for (size_t i = 0; i < c->n_areas; i++)
-			fuzz_assert(c->areas[i].path && path_is_normalized(c->areas[i].path));
+			fuzz_assert(c->areas[i].path && path_is_normalized(c->areas[i].path) &&
+				    strlen(c->areas[i].name) <= 43);
 	}
 }
 

@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The keys of storaged.conf: one table, one parser per value type.  The
+ * handler in config.c looks keys up here; see storaged.conf(5).
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config_keys.h"
+#include "units.h"
+#include "util.h"
+
+#define FS_NAME_MAX 16
+
+/* ---------------------------------------------------------------- values */
+
+static void *field(void *base, const struct key_def *k)
+{
+	return (char *)base + k->off;
+}
+
+int config_set_string(char **dst, const char *v)
+{
+	char *s = strdup(v);
+
+	if (!s)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+static int parse_file(const char *v, void *base, const struct key_def *k)
+{
+	if (v[0] != '/')
+		return -EINVAL;
+	return config_set_string(field(base, k), v);
+}
+
+static int parse_dir(const char *v, void *base, const struct key_def *k)
+{
+	if (!path_is_normalized(v))
+		return -EINVAL;
+	return config_set_string(field(base, k), v);
+}
+
+static int parse_fs(const char *v, void *base, const struct key_def *k)
+{
+	if (strlen(v) > FS_NAME_MAX || v[strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789")] != '\0')
+		return -EINVAL;
+	return config_set_string(field(base, k), v);
+}
+
+/* Replaces the list: a drop-in that sets select means exactly its options. */
+static int parse_select(const char *v, void *base, const struct key_def *k)
+{
+	_cleanup_strv_free_ char **l = NULL;
+	char ***dst = field(base, k);
+
+	for (const char *p = v; *p; p += strspn(p, " \t")) {
+		size_t n = strcspn(p, " \t");
+		char *s;
+
+		if (strspn(p, CONFIG_OPTION_CHARS) < n)
+			return -EINVAL;
+		s = strndup(p, n);
+		if (!s || strv_push(&l, s) < 0) {
+			free(s);
+			return -ENOMEM;
+		}
+		p += n;
+	}
+	if (!l)
+		return -EINVAL;
+	strv_free(*dst);
+	*dst = l;
+	l = NULL;
+	return 0;
+}
+
+static int parse_duration(const char *v, void *base, const struct key_def *k)
+{
+	uint64_t usec;
+	int r;
+
+	r = units_parse_duration(v, &usec);
+	if (r < 0)
+		return r;
+	*(uint64_t *)field(base, k) = usec;
+	return 0;
+}
+
+/* A mount must be given some time: 0 would abandon every mount at once. */
+static int parse_duration_positive(const char *v, void *base, const struct key_def *k)
+{
+	uint64_t *dst = field(base, k), old = *dst;
+	int r;
+
+	r = parse_duration(v, base, k);
+	if (r == 0 && *dst == 0) {
+		*dst = old; /* set only on success */
+		return -ERANGE;
+	}
+	return r;
+}
+
+static int parse_bool(const char *v, void *base, const struct key_def *k)
+{
+	return units_parse_bool(v, field(base, k));
+}
+
+static int parse_degraded(const char *v, void *base, const struct key_def *k)
+{
+	enum degraded_policy *d = field(base, k);
+
+	if (strcmp(v, "no") == 0)
+		*d = DEGRADED_NO;
+	else if (strcmp(v, "after-timeout") == 0)
+		*d = DEGRADED_AFTER_TIMEOUT;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_jobs(const char *v, void *base, const struct key_def *k)
+{
+	uint64_t n;
+	int r;
+
+	r = units_parse_uint(v, 64, &n);
+	if (r < 0)
+		return r;
+	if (n < 1)
+		return -ERANGE;
+	*(unsigned *)field(base, k) = (unsigned)n;
+	return 0;
+}
+
+static const char *const backend_names[] = {
+	[AREA_TMPFS] = "tmpfs",
+	[AREA_ZRAM] = "zram",
+	[AREA_BRD] = "brd",
+};
+
+static int parse_backend(const char *v, void *base, const struct key_def *k)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(backend_names); i++) {
+		if (strcmp(v, backend_names[i]) == 0) {
+			*(enum area_backend *)field(base, k) = (enum area_backend)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* size = 0 is refused: to tmpfs it would mean "no limit at all". */
+static int parse_area_size(const char *v, void *base, const struct key_def *k)
+{
+	struct area_size *sz = field(base, k);
+	uint64_t bytes;
+	unsigned pct;
+	int r;
+
+	if (strcmp(v, "auto") == 0) {
+		*sz = (struct area_size){ .kind = AREA_SIZE_AUTO };
+		return 0;
+	}
+	if (strchr(v, '%')) {
+		r = units_parse_percent(v, &pct);
+		if (r < 0)
+			return r;
+		*sz = (struct area_size){ .kind = AREA_SIZE_PERCENT, .value = pct };
+		return 0;
+	}
+	r = units_parse_size(v, &bytes);
+	if (r < 0)
+		return r;
+	if (bytes == 0)
+		return -ERANGE;
+	*sz = (struct area_size){ .kind = AREA_SIZE_BYTES, .value = bytes };
+	return 0;
+}
+
+/* Two fields (inodes_auto, inodes): takes the area itself, not an offset. */
+static int parse_inodes(const char *v, void *base, const struct key_def *k)
+{
+	struct area_config *a = base;
+	uint64_t n;
+	int r;
+
+	if (strcmp(v, "auto") == 0) {
+		a->inodes_auto = true;
+		return 0;
+	}
+	r = units_parse_count(v, &n);
+	if (r < 0)
+		return r;
+	if (n == 0)
+		return -ERANGE;
+	a->inodes = n;
+	a->inodes_auto = false;
+	return 0;
+}
+
+/* Below 1.0 an automatic size is smaller than what the directory holds:
+ * the seed could never fit. */
+static int parse_headroom(const char *v, void *base, const struct key_def *k)
+{
+	double f;
+	int r = units_parse_factor(v, &f);
+
+	if (r < 0)
+		return r;
+	if (f < 1.0)
+		return -ERANGE;
+	*(double *)field(base, k) = f;
+	return 0;
+}
+
+static int parse_mode(const char *v, void *base, const struct key_def *k)
+{
+	return units_parse_mode(v, field(base, k));
+}
+
+static bool is_all_digits(const char *v)
+{
+	return v[0] && v[strspn(v, "0123456789")] == '\0';
+}
+
+/* What NSS is asked about: no blanks, ':' or '/', not an option-like "-x". */
+static bool is_account_name(const char *v)
+{
+	size_t n = strspn(v, CONFIG_NAME_CHARS);
+
+	if (v[0] == '-' || n == 0 || n > 256)
+		return false;
+	return v[n] == '\0' || (v[n] == '$' && v[n + 1] == '\0');
+}
+
+/* getpwnam_r/getgrnam_r need a caller buffer; grow it on ERANGE. */
+static int lookup_account(const char *name, bool group, uint32_t *ret)
+{
+	size_t size = 1024;
+
+	for (;;) {
+		_cleanup_free_ char *buf = malloc(size);
+		struct passwd pw, *pwr = NULL;
+		struct group gr, *grr = NULL;
+		int e;
+
+		if (!buf)
+			return -ENOMEM;
+		if (group)
+			e = getgrnam_r(name, &gr, buf, size, &grr);
+		else
+			e = getpwnam_r(name, &pw, buf, size, &pwr);
+		if (e == ERANGE && size < 1024 * 1024) {
+			size *= 2;
+			continue;
+		}
+		if (e == 0 && group && grr)
+			*ret = (uint32_t)grr->gr_gid;
+		else if (e == 0 && !group && pwr)
+			*ret = (uint32_t)pwr->pw_uid;
+		else
+			return -EINVAL; /* unknown, or NSS failed: either way not usable */
+		return 0;
+	}
+}
+
+/* (uid_t)-1 means "unchanged" to chown(2), so it is not a valid id. */
+static int parse_account(const char *v, bool group, uint32_t *ret)
+{
+	uint64_t n;
+	int r;
+
+	if (is_all_digits(v)) {
+		r = units_parse_uint(v, UINT32_MAX - 1, &n);
+		if (r < 0)
+			return r;
+		*ret = (uint32_t)n;
+		return 0;
+	}
+	if (!is_account_name(v))
+		return -EINVAL;
+	return lookup_account(v, group, ret);
+}
+
+static int parse_owner(const char *v, void *base, const struct key_def *k)
+{
+	uint32_t id;
+	int r;
+
+	r = parse_account(v, false, &id);
+	if (r < 0)
+		return r;
+	*(uid_t *)field(base, k) = (uid_t)id;
+	return 0;
+}
+
+static int parse_group(const char *v, void *base, const struct key_def *k)
+{
+	uint32_t id;
+	int r;
+
+	r = parse_account(v, true, &id);
+	if (r < 0)
+		return r;
+	*(gid_t *)field(base, k) = (gid_t)id;
+	return 0;
+}
+
+#define DURATION_EXPECT "a duration (e.g. 90s, 2min, infinity)"
+#define BOOL_EXPECT "a boolean (yes/no, true/false, on/off, 1/0)"
+#define S(f) offsetof(struct config, f)
+#define A(f) offsetof(struct area_config, f)
+
+const struct key_def config_keys[] = {
+	{ SECTION_STORAGED, "fstab", parse_file, S(fstab), 0, "an absolute file name (e.g. /etc/fstab)" },
+	{ SECTION_STORAGED, "select", parse_select, S(select), 0,
+	  "a list of fstab options separated by spaces (e.g. x-storaged _netdev)" },
+	{ SECTION_STORAGED, "device-timeout", parse_duration, S(device_timeout_usec), 0, DURATION_EXPECT },
+	{ SECTION_STORAGED, "degraded", parse_degraded, S(degraded), 0, "'no' or 'after-timeout'" },
+	{ SECTION_STORAGED, "mount-timeout", parse_duration_positive, S(mount_timeout_usec), 0,
+	  "a duration above 0 (e.g. 90s, 2min, infinity)" },
+	{ SECTION_STORAGED, "jobs", parse_jobs, S(jobs), 0, "a number of parallel jobs, 1..64" },
+	{ SECTION_STORAGED, "hotplug", parse_bool, S(hotplug), 0, BOOL_EXPECT },
+	{ SECTION_AREA, "path", parse_dir, A(path), 0,
+	  "an absolute, normalised directory (no '.', '..', '//' or trailing '/')" },
+	{ SECTION_AREA, "backend", parse_backend, A(backend), 0, "tmpfs, zram or brd" },
+	{ SECTION_AREA, "size", parse_area_size, A(size), 0,
+	  "a size (e.g. 512M, 12800M, 1.5G), a share of RAM (1%..100%) or auto" },
+	{ SECTION_AREA, "inodes", parse_inodes, 0, 0, "an inode count (e.g. 300000, 300k) or auto" },
+	{ SECTION_AREA, "headroom", parse_headroom, A(headroom), 0, "a factor from 1.0 to 1000 (e.g. 2.0)" },
+	{ SECTION_AREA, "seed", parse_bool, A(seed), 0, BOOL_EXPECT },
+	{ SECTION_AREA, "persist", parse_bool, A(persist), 0, BOOL_EXPECT },
+	{ SECTION_AREA, "force", parse_bool, A(force), 0, BOOL_EXPECT },
+	{ SECTION_AREA, "fs", parse_fs, A(fs), 0,
+	  "a filesystem type in lower case (e.g. ext4, ext2, xfs, btrfs)" },
+	{ SECTION_AREA, "mode", parse_mode, A(mode), A(mode_set), "an octal mode up to 07777 (e.g. 0755)" },
+	{ SECTION_AREA, "owner", parse_owner, A(uid), A(uid_set),
+	  "a user name known to this system or a numeric uid" },
+	{ SECTION_AREA, "group", parse_group, A(gid), A(gid_set),
+	  "a group name known to this system or a numeric gid" },
+};
+
+#undef S
+#undef A
+
+_Static_assert(ARRAY_SIZE(config_keys) == CONFIG_N_KEYS, "CONFIG_N_KEYS counts the table");
+
+const struct key_def *config_key_find(enum section_kind in, const char *key)
+{
+	for (size_t i = 0; i < CONFIG_N_KEYS; i++)
+		if (config_keys[i].section == in && strcmp(config_keys[i].key, key) == 0)
+			return &config_keys[i];
+	return NULL;
+}
+
+const char *config_key_list(enum section_kind in, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < CONFIG_N_KEYS && off < len; i++) {
+		int n;
+
+		if (config_keys[i].section != in)
+			continue;
+		n = snprintf(buf + off, len - off, "%s%s", off ? ", " : "", config_keys[i].key);
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
+	return buf;
+}
+
+const char *config_backend_name(enum area_backend b)
+{
+	if ((size_t)b >= ARRAY_SIZE(backend_names))
+		return "unknown";
+	return backend_names[b];
+}
+
+int config_backend_from_name(const char *name, enum area_backend *ret)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(backend_names); i++)
+		if (strcmp(name, backend_names[i]) == 0) {
+			*ret = (enum area_backend)i;
+			return 0;
+		}
+	return -EINVAL;
+}
