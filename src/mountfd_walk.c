@@ -105,6 +105,21 @@ static int mount_new_api(const struct mountfd_ops *ops, const struct mountfd_req
 	return r;
 }
 
+/* A device named by a tag (LABEL=, UUID=, ...) or through links in /dev,
+ * as libmount would have resolved it with canonicalisation on; other
+ * sources ("server:/export", "tmpfs") as they are.  NULL: a tag that
+ * names no device (or no memory). */
+static char *resolve_source(const char *spec)
+{
+	char *r;
+
+	if (mnt_tag_is_valid(spec))
+		return mnt_resolve_spec(spec, NULL);
+	if (spec[0] == '/' && (r = mnt_resolve_path(spec, NULL)))
+		return r;
+	return strdup(spec);
+}
+
 /*
  * libmount on the walked descriptors: "/proc/self/fd/N" as the target and
  * the bind or loop source, canonicalisation off (it would turn the magic
@@ -115,6 +130,7 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 			  char *msg, size_t len)
 {
 	char target[32], source[32];
+	_cleanup_free_ char *dev = resolve_source(rq->source);
 	int rc;
 
 	mountfd_fd_path(w->target, target, sizeof(target));
@@ -124,8 +140,13 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 		fcntl(w->source, F_SETFD, 0);
 	}
 	mnt_context_set_optsmode(cxt, MNT_OMODE_IGNORE | MNT_OMODE_NOTAB);
+	/* also turns off the evaluation of tags: done here, as it was */
 	mnt_context_disable_canonicalize(cxt, 1);
-	mnt_context_set_source(cxt, w->source >= 0 ? source : rq->source);
+	if (w->source < 0 && !dev) {
+		snprintf(msg, len, "can't find %s", rq->source);
+		return -ENOENT;
+	}
+	mnt_context_set_source(cxt, w->source >= 0 ? source : dev);
 	mnt_context_set_target(cxt, target);
 	if (rq->fstype[0])
 		mnt_context_set_fstype(cxt, rq->fstype);
