@@ -378,3 +378,41 @@ int mountfd_umount_at(const struct mountfd_ops *ops, int parent_fd, const char *
 		return -ESTALE;
 	return ops->umount2(ops->userdata, p, flags | UMOUNT_NOFOLLOW);
 }
+
+int mountfd_umount_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags)
+{
+	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs;
+	char *dir = NULL, *slash;
+	int parent = -1, r = -ESTALE;
+
+	if (!tb || !it) {
+		r = -ENOMEM;
+		goto out;
+	}
+	while (mnt_table_next_fs(tb, it, &fs) == 0)
+		if (mnt_fs_get_id(fs) > 0 && (uint64_t)mnt_fs_get_id(fs) == mnt_id && mnt_fs_get_target(fs)) {
+			dir = strdup(mnt_fs_get_target(fs));
+			break;
+		}
+	if (!dir)
+		goto out; /* gone already: nothing of ours to unmount */
+	slash = strrchr(dir, '/');
+	if (!slash || !slash[1]) {
+		r = -EINVAL; /* "/": never storaged's */
+		goto out;
+	}
+	*slash = '\0';
+	/* the mount table's path, walked without following any link: a link
+	 * planted since cannot lead elsewhere, and the ID is checked there */
+	parent = mountfd_open_nofollow(AT_FDCWD, dir[0] ? dir : "/", O_PATH | O_DIRECTORY);
+	r = parent < 0 ? parent : mountfd_umount_at(ops, parent, slash + 1, mnt_id, flags);
+out:
+	if (parent >= 0)
+		close(parent);
+	free(dir);
+	mnt_free_iter(it);
+	mnt_unref_table(tb);
+	return r;
+}

@@ -168,6 +168,23 @@ int mountfd_umount_at(const struct mountfd_ops *ops, int parent_fd, const char *
 		      int flags);
 
 /**
+ * mountfd_umount_id:
+ * @mnt_id: the mount's ID as recorded when it was made
+ * @flags: as mountfd_umount_at()
+ *
+ * Unmounts the mount with ID @mnt_id wherever it is now (a user may have
+ * renamed the directory it covers before it was mounted): its mount point
+ * is read from /proc/self/mountinfo, the parent directory opened without
+ * following any link (mountfd_open_nofollow()), and mountfd_umount_at()
+ * checks the ID there before unmounting.
+ *
+ * Returns: 0; -ESTALE when no mount has @mnt_id (nothing to do) or what the
+ * path leads to is another mount; -ELOOP when the path to it now holds a
+ * link (refused, nothing unmounted); negative errno of umount2(2).
+ */
+int mountfd_umount_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags);
+
+/**
  * mountfd_open_nofollow:
  * @dirfd: AT_FDCWD or a directory
  * @path: resolved below @dirfd without following any link, magic links
