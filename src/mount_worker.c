@@ -25,13 +25,10 @@
 #include <libmount.h>
 
 #include "mount_worker.h"
+#include "fsfacts.h"
+#include "mountfd_walk.h"
 #include "safepath.h"
 #include "util.h"
-
-static bool streq(const char *a, const char *b)
-{
-	return a && b && strcmp(a, b) == 0;
-}
 
 #define REQUEST_MAX (4 * PATH_MAX + 65536)
 
@@ -45,10 +42,6 @@ struct reply_head {
 	uint64_t mount_unique_id;
 };
 
-struct request {
-	bool bind;
-	const char *source, *target, *fstype, *options;
-};
 
 /* ------------------------------------------------------------ in the worker */
 
@@ -65,63 +58,7 @@ void mount_ids_at(const char *path, int *ret_id, uint64_t *ret_unique_id)
 		*ret_unique_id = stx.stx_mnt_id;
 }
 
-static int refuse(char *msg, size_t len, const char *what, const char *path, int r, const char *why)
-{
-	snprintf(msg, len, "refusing to mount: %s '%s': %s", what, path, r == -EPERM ? why : strerror(-r));
-	return r;
-}
-
-static int check_paths(const struct request *rq, char *msg, size_t len)
-{
-	char why[512] = "";
-	int rc;
-
-	rc = safepath_check(rq->target, why, sizeof(why));
-	if (rc < 0)
-		return refuse(msg, len, "mount point", rq->target, rc, why);
-	if (rq->bind && rq->source[0] == '/' && (rc = safepath_check(rq->source, why, sizeof(why))) < 0)
-		return refuse(msg, len, "bind source", rq->source, rc, why);
-	return 0;
-}
-
-/* The mount itself, once the paths passed the link check, with a fresh
- * or reset libmount context @cxt. */
-static int do_mount(struct libmnt_context *cxt, const struct request *rq, char *msg, size_t len)
-{
-	int rc;
-
-	/* libmount would say "special device ... does not exist" */
-	if (rq->bind && rq->source[0] == '/' && access(rq->source, F_OK) < 0) {
-		rc = -errno;
-		snprintf(msg, len, "bind source '%s': %s", rq->source, strerror(-rc));
-		return rc;
-	}
-
-	/* Never read /etc/fstab: the entry is complete as given. */
-	mnt_context_set_optsmode(cxt, MNT_OMODE_IGNORE | MNT_OMODE_NOTAB);
-	mnt_context_set_source(cxt, rq->source);
-	mnt_context_set_target(cxt, rq->target);
-	if (rq->fstype[0])
-		mnt_context_set_fstype(cxt, rq->fstype);
-	if (rq->options[0])
-		mnt_context_set_options(cxt, rq->options);
-	rc = mnt_context_mount(cxt);
-	return mnt_context_get_excode(cxt, rc, msg, len) == 0 ? 0 : -EIO;
-}
-
-static int do_mount_new_context(const struct request *rq, char *msg, size_t len)
-{
-	struct libmnt_context *cxt = mnt_new_context();
-	int r;
-
-	if (!cxt)
-		return -ENOMEM;
-	r = do_mount(cxt, rq, msg, len);
-	mnt_free_context(cxt);
-	return r;
-}
-
-static int parse_request(char *buf, size_t n, struct request *rq)
+static int parse_request(char *buf, size_t n, struct mountfd_request *rq)
 {
 	const char **field[] = { &rq->source, &rq->target, &rq->fstype, &rq->options };
 	size_t off = 1;
@@ -138,10 +75,12 @@ static int parse_request(char *buf, size_t n, struct request *rq)
 	return 0;
 }
 
+static bool has_helper(const char *fstype);
+
 static void serve(int fd, char *buf, struct mount_reply *out)
 {
 	struct reply_head h;
-	struct request rq;
+	struct mountfd_request rq;
 	struct iovec iov[3];
 	ssize_t n;
 
@@ -150,12 +89,11 @@ static void serve(int fd, char *buf, struct mount_reply *out)
 		out->mount_unique_id = 0;
 		out->mountpoint[0] = out->message[0] = '\0';
 		out->error = parse_request(buf, (size_t)n, &rq);
-		if (out->error == 0)
-			out->error = check_paths(&rq, out->message, sizeof(out->message));
-		if (out->error == 0)
-			out->error = do_mount_new_context(&rq, out->message, sizeof(out->message));
-		if (out->error == 0 && realpath(rq.target, out->mountpoint))
-			mount_ids_at(out->mountpoint, &out->mount_id, &out->mount_unique_id);
+		if (out->error == 0) {
+			/* a helper for the type makes libmount run it, as before */
+			rq.no_helper = rq.fstype[0] && !has_helper(rq.fstype);
+			mountfd_walk_mount(&mountfd_kernel_ops, NULL, &rq, out);
+		}
 		h = (struct reply_head){ .error = out->error, .mount_id = out->mount_id,
 					 .mount_unique_id = out->mount_unique_id };
 		iov[0] = (struct iovec){ &h, sizeof(h) };
@@ -209,21 +147,6 @@ static _Noreturn void worker_main(int fd, pid_t parent)
 
 /* ------------------------------------------------------------ in storaged */
 
-/* Filesystems whose lookups and mounts never wait for a server or a user
- * space daemon: kernel-internal ones and those on local block devices. */
-static const char *const local_fstypes[] = {
-	"btrfs", "devtmpfs", "erofs", "exfat", "ext2", "ext3", "ext4", "f2fs", "hfsplus", "iso9660",
-	"jfs", "nilfs2", "ntfs3", "ramfs", "reiserfs", "rootfs", "squashfs", "tmpfs", "udf", "vfat", "xfs",
-};
-
-bool mount_fstype_is_local(const char *fstype)
-{
-	for (size_t i = 0; fstype && i < ARRAY_SIZE(local_fstypes); i++)
-		if (strcmp(fstype, local_fstypes[i]) == 0)
-			return true;
-	return false;
-}
-
 static struct known_mount *known_find(const struct mount_pool *pool, uint64_t id)
 {
 	for (size_t i = 0; i < pool->n_known; i++)
@@ -256,7 +179,7 @@ static void known_reload(struct mount_pool *pool)
 	struct libmnt_fs *fs;
 
 	while (tb && it && mnt_table_next_fs(tb, it, &fs) == 0)
-		if (known_set(pool, (uint64_t)mnt_fs_get_id(fs), mount_fstype_is_local(mnt_fs_get_fstype(fs))) < 0)
+		if (known_set(pool, (uint64_t)mnt_fs_get_id(fs), fsfacts_is_local(mnt_fs_get_fstype(fs))) < 0)
 			break;
 	mnt_free_iter(it);
 	mnt_unref_table(tb);
@@ -362,33 +285,28 @@ static bool runs_here(struct mount_pool *pool, const struct fstab_entry *e)
 static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, const char *options,
 		       struct mount_reply *out)
 {
-	const struct request rq = {
+	const struct mountfd_request rq = {
 		.bind = e->bind,
 		.source = e->source,
 		.target = e->target,
 		.fstype = e->fstype && strcmp(e->fstype, "auto") != 0 ? e->fstype : "",
 		.options = options ? options : "",
+		.no_helper = true, /* runs_here() checked */
 	};
 
-	out->mount_id = 0;
-	out->mount_unique_id = 0;
-	out->mountpoint[0] = out->message[0] = '\0';
+	out->error = 0;
 	if (!pool->cxt && !(pool->cxt = mnt_new_context())) {
 		out->error = -ENOMEM;
 		return;
 	}
-	/* one context for the pass, as `mount -a` has: no per-mount setup */
+	/* one context for the pass, as `mount -a` has, for what the new API
+	 * cannot take; reset by mountfd_walk_mount() */
 	mnt_reset_context(pool->cxt);
 	mnt_context_disable_helpers(pool->cxt, 1); /* none exists: checked */
-	/* the paths were found free of links: nothing to canonicalise (and no
-	 * path cache growing over the pass for libmount to search) */
-	mnt_context_disable_canonicalize(pool->cxt, 1);
-	out->error = do_mount(pool->cxt, &rq, out->message, sizeof(out->message));
-	if (out->error < 0)
+	/* the mount point and a bind source are walked and mounted by their
+	 * descriptors: a name swapped meanwhile changes nothing (C20) */
+	if (mountfd_walk_mount(&mountfd_kernel_ops, pool->cxt, &rq, out) < 0)
 		return;
-	/* the target was found free of links: it is its own resolved path */
-	snprintf(out->mountpoint, sizeof(out->mountpoint), "%s", e->target);
-	mount_ids_at(out->mountpoint, &out->mount_id, &out->mount_unique_id);
 	/* a tmpfs, or a bind of a directory found to be local */
 	if (out->mount_id > 0)
 		known_set(pool, (uint64_t)out->mount_id, true);

@@ -23,7 +23,7 @@ struct mount_worker {
 
 struct known_mount {
 	uint64_t id; /* mount table ID */
-	bool local; /* mount_fstype_is_local() of its type */
+	bool local; /* fsfacts_is_local() of its type */
 };
 
 #define MOUNT_HERE_TYPES 2 /* tmpfs, ramfs */
@@ -76,15 +76,6 @@ struct mount_reply {
  */
 int mount_pool_start(struct mount_pool *pool, const struct fstab_entry *e, const char *options,
 		     int *ret_fd, pid_t *ret_pid, struct mount_reply *ret_here);
-
-/**
- * mount_fstype_is_local:
- * Returns: true for a filesystem type (as in /proc/self/mountinfo) whose
- * lookups never wait for a server or a daemon: kernel-internal ones and
- * those on local block devices; false for network, FUSE, overlay, autofs
- * and any type not known.
- */
-bool mount_fstype_is_local(const char *fstype);
 
 /**
  * mount_pool_finish:

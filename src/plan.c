@@ -62,11 +62,6 @@ struct builder {
 
 /* ------------------------------------------------------------ small helpers */
 
-static bool streq(const char *a, const char *b)
-{
-	return a && b && strcmp(a, b) == 0;
-}
-
 static bool path_is_below_or_equal(const char *path, const char *dir)
 {
 	return strcmp(path, dir) == 0 || path_is_below(path, dir);

@@ -18,8 +18,7 @@ static bool dir_is_trusted(const struct stat *st)
 }
 
 /* A link found at @name in the directory @dirfd: may it be followed? */
-static int check_link(int dirfd, const char *name, const struct stat *lst, const char *shown, char *why,
-		      size_t len)
+static int check_link(int dirfd, const struct stat *lst, const char *shown, char *why, size_t len)
 {
 	struct stat dst;
 
@@ -45,10 +44,13 @@ struct walk {
 	char shown[PATH_MAX]; /* the path as walked so far, for messages */
 };
 
-static int walk_link(struct walk *w, const char *name, char **rest, char *why, size_t len)
+/* Follows the link opened as @linkfd (O_PATH|O_NOFOLLOW): its target goes
+ * in front of @rest.  readlinkat(2) with an empty name reads the link the
+ * descriptor refers to (Linux 2.6.39). */
+static int walk_link(struct walk *w, int linkfd, char **rest)
 {
 	char target[PATH_MAX];
-	ssize_t n = readlinkat(w->dirfd, name, target, sizeof(target) - 1);
+	ssize_t n = readlinkat(linkfd, "", target, sizeof(target) - 1);
 	char *joined;
 
 	if (n < 0)
@@ -89,33 +91,56 @@ static int walk_up(struct walk *w)
 	return 0;
 }
 
-/* Resolve one component @name below w->dirfd.  Returns: 1 walked, 0 missing. */
-static int walk_one(struct walk *w, const char *name, char **rest, char *why, size_t len)
+/*
+ * Resolve one component @name below w->dirfd.  The name is opened first
+ * (O_PATH|O_NOFOLLOW: a link is opened itself, never followed) and what
+ * was opened is examined through its descriptor: a user who swaps the name
+ * between a look and the open cannot make the walk check one thing and keep
+ * another.  With @mkdir_mode set, a missing directory is made (mkdirat(2)
+ * in the directory walked to, never by name from "/").
+ * Returns: 1 walked, 0 missing.
+ */
+static int walk_one(struct walk *w, const char *name, char **rest, mode_t mkdir_mode, char *why, size_t len)
 {
 	struct stat st;
 	int fd, r;
 
-	if (fstatat(w->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	fd = openat(w->dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && mkdir_mode) {
+		if (mkdirat(w->dirfd, name, mkdir_mode) < 0 && errno != EEXIST)
+			return -errno;
+		fd = openat(w->dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
 	snprintf(w->shown + strlen(w->shown), sizeof(w->shown) - strlen(w->shown), "/%s", name);
 	if (S_ISLNK(st.st_mode)) {
-		r = check_link(w->dirfd, name, &st, w->shown, why, len);
-		return r < 0 ? r : (r = walk_link(w, name, rest, why, len)) < 0 ? r : 1;
+		/* the link read is the one checked: through its descriptor */
+		r = check_link(w->dirfd, &st, w->shown, why, len);
+		if (r == 0)
+			r = walk_link(w, fd, rest);
+		close(fd);
+		return r < 0 ? r : 1;
 	}
-	fd = openat(w->dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	close(w->dirfd);
 	w->dirfd = fd;
 	return 1;
 }
 
-int safepath_check(const char *path, char *why, size_t len)
+int safepath_open(const char *path, mode_t mkdir_mode, int *ret_fd, char *why, size_t len)
 {
 	struct walk w = { .dirfd = -1 };
 	char *rest = NULL, *name, *save = NULL;
+	bool missing = false;
 	int r = 0;
 
+	if (ret_fd)
+		*ret_fd = -1;
 	if (path[0] != '/')
 		return -EINVAL;
 	w.dirfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -146,14 +171,24 @@ int safepath_check(const char *path, char *why, size_t len)
 			free(rest);
 			rest = tail;
 			tail = NULL;
-			r = n ? walk_one(&w, n, &rest, why, len) : -ENOMEM;
+			r = n ? walk_one(&w, n, &rest, mkdir_mode, why, len) : -ENOMEM;
 			free(n);
-			if (r == 0)
+			if (r == 0) {
+				missing = true;
 				break; /* the rest does not exist yet */
+			}
 			continue;
 		}
 		free(rest);
 		rest = tail;
+	}
+	if (r >= 0 && ret_fd) {
+		if (missing) {
+			r = -ENOENT;
+		} else {
+			*ret_fd = w.dirfd;
+			w.dirfd = -1;
+		}
 	}
 out:
 	free(rest);
@@ -162,6 +197,10 @@ out:
 	return r < 0 ? r : 0;
 }
 
+int safepath_check(const char *path, char *why, size_t len)
+{
+	return safepath_open(path, 0, NULL, why, len);
+}
 
 /* statx(2) that cannot make a remote filesystem ask its server: cached
  * attributes, no automount, and a lookup relative to @dirfd (an absolute

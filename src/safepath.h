@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /**
  * safepath_check:
@@ -29,6 +30,29 @@
  * another negative errno from openat(2)/fstatat(2).
  */
 int safepath_check(const char *path, char *why, size_t len);
+
+/**
+ * safepath_open:
+ * @path: absolute path
+ * @mkdir_mode: 0, or the mode of the directories to make where @path does
+ *              not exist yet (X-mount.mkdir): each is made with mkdirat(2)
+ *              in the directory the walk reached, never by name from "/"
+ * @ret_fd: where the walk ends: @path opened O_PATH|O_NOFOLLOW|O_CLOEXEC
+ *          (the caller closes it); -1 on error.  NULL: only check, as
+ *          safepath_check().
+ * @why, @len: as safepath_check()
+ *
+ * The walk of safepath_check(), each component opened before it is
+ * examined (fstat(2) on the descriptor), so that the directory checked is
+ * the one returned even while a user renames names in the path: a mount
+ * made on @ret_fd (mountfd.h) never looks the path up again.  The last
+ * component may be of any type but a link that fails the check (a trusted
+ * link is followed); the caller checks the type it needs.
+ *
+ * Returns: 0 and *@ret_fd; -ENOENT when a component is missing (and
+ * @mkdir_mode is 0); else as safepath_check().
+ */
+int safepath_open(const char *path, mode_t mkdir_mode, int *ret_fd, char *why, size_t len);
 
 /* Which mounts are local, for safepath_is_local(). */
 struct safepath_local {

@@ -99,6 +99,12 @@ int strv_extend(char ***v, const char *s);
  */
 bool strv_contains(char *const *v, const char *s);
 
+/** streq: both strings present and equal. */
+static inline bool streq(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
 /**
  * path_is_below:
  * @path: absolute, normalised path

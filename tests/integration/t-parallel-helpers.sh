@@ -13,11 +13,13 @@ LOG=$SCRATCH/helper.log
 cat >"$SCRATCH/upper/mount.slowtest" <<EOT
 #!/bin/sh
 # mount.slowtest SPEC DIR [-o OPTS]: logs, waits a second, mounts a tmpfs.
-echo "start \$2" >>"$LOG"
+# storaged gives the mount point as /proc/self/fd/N (C20): logged by its path
+mp=\$(readlink -f "\$2")
+echo "start \$mp" >>"$LOG"
 sleep 1
 mount -t tmpfs -o size=1M slowtest "\$2"
 rc=\$?
-echo "end \$2" >>"$LOG"
+echo "end \$mp" >>"$LOG"
 exit \$rc
 EOT
 chmod 0755 "$SCRATCH/upper/mount.slowtest"

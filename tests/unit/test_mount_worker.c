@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "fsfacts.h"
 #include "mount_worker.h"
 
 struct fixture {
@@ -70,16 +71,16 @@ static struct fstab_entry entry(char *source, char *target, char *fstype, bool b
 
 static void test_fstype_is_local(void **unused)
 {
-	assert_true(mount_fstype_is_local("ext4"));
-	assert_true(mount_fstype_is_local("tmpfs"));
-	assert_true(mount_fstype_is_local("btrfs"));
-	assert_false(mount_fstype_is_local("nfs4"));
-	assert_false(mount_fstype_is_local("cifs"));
-	assert_false(mount_fstype_is_local("fuse.sshfs"));
-	assert_false(mount_fstype_is_local("autofs"));
-	assert_false(mount_fstype_is_local("overlay"));
-	assert_false(mount_fstype_is_local("made-up"));
-	assert_false(mount_fstype_is_local(NULL));
+	assert_true(fsfacts_is_local("ext4"));
+	assert_true(fsfacts_is_local("tmpfs"));
+	assert_true(fsfacts_is_local("btrfs"));
+	assert_false(fsfacts_is_local("nfs4"));
+	assert_false(fsfacts_is_local("cifs"));
+	assert_false(fsfacts_is_local("fuse.sshfs"));
+	assert_false(fsfacts_is_local("autofs"));
+	assert_false(fsfacts_is_local("overlay"));
+	assert_false(fsfacts_is_local("made-up"));
+	assert_false(fsfacts_is_local(NULL));
 }
 
 static void assert_mount_id(const char *path, int id)

@@ -72,6 +72,43 @@ static void test_plain_and_missing(void **state)
 	assert_int_equal(safepath_check("relative/path", why, sizeof(why)), -EINVAL);
 }
 
+static void assert_same(int fd, const char *path)
+{
+	struct stat a, b;
+
+	assert_int_equal(fstat(fd, &a), 0);
+	assert_int_equal(stat(path, &b), 0);
+	assert_true(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+}
+
+/* safepath_open(): the descriptor is the directory walked to; a trusted
+ * link is followed; a missing rest is -ENOENT, or made (mkdirat). */
+static void test_open_returns_walked_fd(void **state)
+{
+	struct dirs *d = *state;
+	char p[256], l[256], why[512];
+	struct stat st;
+	int fd = -2;
+
+	assert_int_equal(safepath_open(d->path, 0, &fd, why, sizeof(why)), 0);
+	assert_same(fd, d->path);
+	assert_int_equal(fcntl(fd, F_GETFL) & O_PATH, O_PATH);
+	close(fd);
+	sub(d, "link", l, sizeof(l));
+	assert_int_equal(symlink(d->path, l), 0); /* root's, in root's 0700 directory */
+	assert_int_equal(safepath_open(l, 0, &fd, why, sizeof(why)), 0);
+	assert_same(fd, d->path);
+	close(fd);
+	sub(d, "real/x/y", p, sizeof(p));
+	assert_int_equal(safepath_open(p, 0, &fd, why, sizeof(why)), -ENOENT);
+	assert_int_equal(fd, -1);
+	assert_int_equal(safepath_open(p, 0711, &fd, why, sizeof(why)), 0);
+	assert_same(fd, p);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0711 & ~umask(022));
+	close(fd);
+}
+
 static void test_root_link_in_root_dir_followed(void **state)
 {
 	struct dirs *d = *state;
@@ -227,6 +264,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_plain_and_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_returns_walked_fd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_link_in_root_dir_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_link_going_up_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_link_refused, setup, teardown),

@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Mounts made on descriptors (mountfd.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <libmount.h>
+
+#include "mountfd.h"
+
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x4000U /* linux/stat.h, Linux 6.8 */
+#endif
+#ifndef MS_NOSYMFOLLOW
+#define MS_NOSYMFOLLOW 256 /* linux/mount.h, Linux 5.10 */
+#endif
+
+/* ------------------------------------------------------------ the kernel */
+
+static int sys_ret(long r)
+{
+	return r < 0 ? -errno : (int)r;
+}
+
+static int k_fsopen(void *u, const char *fstype, unsigned int flags)
+{
+	(void)u;
+	return sys_ret(syscall(SYS_fsopen, fstype, flags));
+}
+
+static int k_fsconfig(void *u, int fd, unsigned int cmd, const char *key, const char *value, int aux)
+{
+	(void)u;
+	return sys_ret(syscall(SYS_fsconfig, fd, cmd, key, value, aux));
+}
+
+static int k_fsmount(void *u, int fd, unsigned int flags, unsigned int attr)
+{
+	(void)u;
+	return sys_ret(syscall(SYS_fsmount, fd, flags, attr));
+}
+
+static int k_move_mount(void *u, int from_fd, const char *from, int to_fd, const char *to, unsigned int flags)
+{
+	(void)u;
+	return sys_ret(syscall(SYS_move_mount, from_fd, from, to_fd, to, flags));
+}
+
+static int k_open_tree(void *u, int dfd, const char *path, unsigned int flags)
+{
+	(void)u;
+	return sys_ret(syscall(SYS_open_tree, dfd, path, flags));
+}
+
+static int k_mount_setattr(void *u, int dfd, const char *path, unsigned int flags, struct mount_attr *attr,
+			   size_t size)
+{
+	(void)u;
+	return sys_ret(syscall(SYS_mount_setattr, dfd, path, flags, attr, size));
+}
+
+static int k_mount(void *u, const char *source, const char *target, const char *type, unsigned long flags,
+		   const void *data)
+{
+	(void)u;
+	return sys_ret(mount(source, target, type, flags, data));
+}
+
+static int k_umount2(void *u, const char *target, int flags)
+{
+	(void)u;
+	return sys_ret(umount2(target, flags));
+}
+
+static int k_statx(void *u, int dfd, const char *path, int flags, unsigned int mask, struct statx *stx)
+{
+	(void)u;
+	return sys_ret(statx(dfd, path, flags, mask, stx));
+}
+
+const struct mountfd_ops mountfd_kernel_ops = {
+	.fsopen = k_fsopen,
+	.fsconfig = k_fsconfig,
+	.fsmount = k_fsmount,
+	.move_mount = k_move_mount,
+	.open_tree = k_open_tree,
+	.mount_setattr = k_mount_setattr,
+	.mount = k_mount,
+	.umount2 = k_umount2,
+	.statx = k_statx,
+};
+
+void mountfd_fd_path(int fd, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/self/fd/%d", fd);
+}
+
+int mountfd_open_nofollow(int dirfd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+
+	return sys_ret(syscall(SYS_openat2, dirfd, path, &how, sizeof(how)));
+}
+
+/* ------------------------------------------------------------ options */
+
+/* MS_* of the VFS map and what the new API makes of them. */
+static const struct {
+	unsigned long ms;
+	unsigned int attr;
+} attr_map[] = {
+	{ MS_NOSUID, MOUNT_ATTR_NOSUID },	  { MS_NODEV, MOUNT_ATTR_NODEV },
+	{ MS_NOEXEC, MOUNT_ATTR_NOEXEC },	  { MS_NOATIME, MOUNT_ATTR_NOATIME },
+	{ MS_NODIRATIME, MOUNT_ATTR_NODIRATIME }, { MS_STRICTATIME, MOUNT_ATTR_STRICTATIME },
+	{ MS_NOSYMFOLLOW, MOUNT_ATTR_NOSYMFOLLOW }, { MS_RDONLY, MOUNT_ATTR_RDONLY },
+};
+
+/* Superblock flags, given to fsconfig(2) by name (fs/fs_context.c,
+ * common_set_sb_flag). */
+static const struct {
+	unsigned long ms;
+	const char *name;
+} sb_map[] = {
+	{ MS_RDONLY, "ro" }, { MS_SYNCHRONOUS, "sync" }, { MS_DIRSYNC, "dirsync" },
+	{ MS_LAZYTIME, "lazytime" }, { MS_MANDLOCK, "mand" },
+};
+
+#define PROPAGATION (MS_PRIVATE | MS_SHARED | MS_SLAVE | MS_UNBINDABLE)
+
+int mountfd_parse_options(const char *options, struct mountfd_opts *ret)
+{
+	char *user = NULL, *vfs = NULL;
+	unsigned long fl = 0, known = MS_BIND | MS_REC | MS_SILENT | MS_RELATIME | PROPAGATION;
+	int r;
+
+	*ret = (struct mountfd_opts){ 0 };
+	if (!options || !*options)
+		return 0;
+	r = mnt_split_optstr(options, &user, &vfs, &ret->fs, 0, 0);
+	if (r == 0 && vfs)
+		r = mnt_optstr_get_flags(vfs, &fl, mnt_get_builtin_optmap(MNT_LINUX_MAP));
+	free(user);
+	free(vfs);
+	if (r < 0) {
+		mountfd_opts_done(ret);
+		return r == -ENOMEM ? r : -EINVAL;
+	}
+	for (size_t i = 0; i < sizeof(attr_map) / sizeof(attr_map[0]); i++)
+		if (fl & attr_map[i].ms)
+			ret->attr |= attr_map[i].attr;
+	for (size_t i = 0; i < sizeof(attr_map) / sizeof(attr_map[0]); i++)
+		known |= attr_map[i].ms;
+	for (size_t i = 0; i < sizeof(sb_map) / sizeof(sb_map[0]); i++) {
+		ret->sb_flags |= fl & sb_map[i].ms;
+		known |= sb_map[i].ms;
+	}
+	ret->bind = fl & MS_BIND;
+	ret->rbind = (fl & MS_BIND) && (fl & MS_REC);
+	ret->propagation = fl & PROPAGATION;
+	ret->propagation_rec = ret->propagation && (fl & MS_REC);
+	/* remount, move and the like make no new mount: not an fstab entry's */
+	if (fl & ~known) {
+		mountfd_opts_done(ret);
+		return -EINVAL;
+	}
+	if (ret->fs && !*ret->fs) {
+		free(ret->fs);
+		ret->fs = NULL;
+	}
+	return 0;
+}
+
+void mountfd_opts_done(struct mountfd_opts *o)
+{
+	free(o->fs);
+	*o = (struct mountfd_opts){ 0 };
+}
+
+/* ------------------------------------------------------------ mounts */
+
+/* Each filesystem option to fsconfig(2) on its own: "key=value" as a
+ * string, "key" as a flag.  libmount's parser splits the string (a value
+ * in quotes may hold a comma). */
+static int config_fs_options(const struct mountfd_ops *ops, int fsfd, const char *fs)
+{
+	char *str = (char *)fs, *name, *value;
+	size_t nsz, vsz;
+	int r = 0;
+
+	while (str && r >= 0 && mnt_optstr_next_option(&str, &name, &nsz, &value, &vsz) == 0) {
+		char *k = strndup(name, nsz), *v = value ? strndup(value, vsz) : NULL;
+
+		if (!k || (value && !v))
+			r = -ENOMEM;
+		else if (v)
+			r = ops->fsconfig(ops->userdata, fsfd, FSCONFIG_SET_STRING, k, v, 0);
+		else
+			r = ops->fsconfig(ops->userdata, fsfd, FSCONFIG_SET_FLAG, k, NULL, 0);
+		free(k);
+		free(v);
+	}
+	return r < 0 ? r : 0;
+}
+
+/* The old API's flags for the mount(2) fallback. */
+static unsigned long ms_flags(const struct mountfd_opts *o, unsigned int extra_attr)
+{
+	unsigned int attr = o->attr | extra_attr;
+	unsigned long fl = o->sb_flags;
+
+	for (size_t i = 0; i < sizeof(attr_map) / sizeof(attr_map[0]); i++)
+		if (attr & attr_map[i].attr)
+			fl |= attr_map[i].ms;
+	return fl;
+}
+
+static int fs_fallback(const struct mountfd_ops *ops, const char *fstype, const char *source,
+		       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd)
+{
+	char target[32];
+	int r;
+
+	mountfd_fd_path(target_fd, target, sizeof(target));
+	r = ops->mount(ops->userdata, source, target, fstype, ms_flags(o, extra_attr), o->fs);
+	if (r == 0 && o->propagation)
+		r = ops->mount(ops->userdata, NULL, target, NULL,
+			       o->propagation | (o->propagation_rec ? MS_REC : 0), NULL);
+	return r;
+}
+
+/* Attaches the detached mount @mfd on @target_fd, then the propagation. */
+static int attach(const struct mountfd_ops *ops, int mfd, int target_fd, unsigned long propagation, bool rec)
+{
+	int r = ops->move_mount(ops->userdata, mfd, "", target_fd, "",
+				MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+
+	if (r == 0 && propagation)
+		r = mountfd_set_propagation(ops, mfd, propagation, rec);
+	return r;
+}
+
+int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *source,
+	       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd, int *ret_mnt_fd)
+{
+	int fsfd, mfd = -1, r;
+
+	if (ret_mnt_fd)
+		*ret_mnt_fd = -1;
+	fsfd = ops->fsopen(ops->userdata, fstype, FSOPEN_CLOEXEC);
+	if (fsfd == -ENOSYS)
+		return fs_fallback(ops, fstype, source, o, extra_attr, target_fd);
+	if (fsfd < 0)
+		return fsfd;
+	r = ops->fsconfig(ops->userdata, fsfd, FSCONFIG_SET_STRING, "source", source, 0);
+	for (size_t i = 0; r >= 0 && i < sizeof(sb_map) / sizeof(sb_map[0]); i++)
+		if (o->sb_flags & sb_map[i].ms)
+			r = ops->fsconfig(ops->userdata, fsfd, FSCONFIG_SET_FLAG, sb_map[i].name, NULL, 0);
+	if (r >= 0)
+		r = config_fs_options(ops, fsfd, o->fs);
+	if (r >= 0)
+		r = ops->fsconfig(ops->userdata, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0);
+	if (r >= 0)
+		r = mfd = ops->fsmount(ops->userdata, fsfd, FSMOUNT_CLOEXEC, o->attr | extra_attr);
+	if (r >= 0)
+		r = attach(ops, mfd, target_fd, o->propagation, o->propagation_rec);
+	close(fsfd);
+	if (r >= 0 && ret_mnt_fd) {
+		*ret_mnt_fd = mfd;
+		mfd = -1;
+	}
+	/* a mount never attached dies with its last descriptor */
+	if (mfd >= 0)
+		close(mfd);
+	return r < 0 ? r : 0;
+}
+
+int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bool recursive, unsigned int attr,
+		 unsigned long propagation, int *ret_mnt_fd)
+{
+	unsigned int rec = recursive ? AT_RECURSIVE : 0;
+	int tfd, r = 0;
+
+	if (ret_mnt_fd)
+		*ret_mnt_fd = -1;
+	tfd = ops->open_tree(ops->userdata, source_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | rec);
+	if (tfd == -ENOSYS) {
+		char src[32], dst[32];
+
+		if (attr)
+			return -EOPNOTSUPP;
+		mountfd_fd_path(source_fd, src, sizeof(src));
+		mountfd_fd_path(target_fd, dst, sizeof(dst));
+		r = ops->mount(ops->userdata, src, dst, NULL, MS_BIND | (recursive ? MS_REC : 0), NULL);
+		if (r == 0 && propagation)
+			r = ops->mount(ops->userdata, NULL, dst, NULL, propagation, NULL);
+		return r;
+	}
+	if (tfd < 0)
+		return tfd;
+	if (attr) {
+		struct mount_attr a = { .attr_set = attr };
+
+		r = ops->mount_setattr(ops->userdata, tfd, "", AT_EMPTY_PATH | rec, &a, sizeof(a));
+	}
+	if (r >= 0)
+		r = attach(ops, tfd, target_fd, propagation, false);
+	if (r >= 0 && ret_mnt_fd) {
+		*ret_mnt_fd = tfd;
+		tfd = -1;
+	}
+	if (tfd >= 0)
+		close(tfd);
+	return r < 0 ? r : 0;
+}
+
+int mountfd_set_propagation(const struct mountfd_ops *ops, int mnt_fd, unsigned long propagation,
+			    bool recursive)
+{
+	struct mount_attr a = { .propagation = propagation };
+	int r = ops->mount_setattr(ops->userdata, mnt_fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a,
+				   sizeof(a));
+
+	if (r == -ENOSYS) {
+		char p[32];
+
+		mountfd_fd_path(mnt_fd, p, sizeof(p));
+		r = ops->mount(ops->userdata, NULL, p, NULL, propagation | (recursive ? MS_REC : 0), NULL);
+	}
+	return r;
+}
+
+int mountfd_id(const struct mountfd_ops *ops, int fd, uint64_t *ret_id, uint64_t *ret_unique_id)
+{
+	struct statx stx;
+	int r;
+
+	*ret_id = 0;
+	if (ret_unique_id)
+		*ret_unique_id = 0;
+	r = ops->statx(ops->userdata, fd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx);
+	if (r < 0)
+		return r;
+	if (stx.stx_mask & STATX_MNT_ID)
+		*ret_id = stx.stx_mnt_id;
+	if (ret_unique_id &&
+	    ops->statx(ops->userdata, fd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
+		*ret_unique_id = stx.stx_mnt_id;
+	return 0;
+}
+
+int mountfd_umount_at(const struct mountfd_ops *ops, int parent_fd, const char *name, uint64_t mnt_id,
+		      int flags)
+{
+	struct statx stx;
+	char p[4096];
+	int r;
+
+	if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return -EINVAL;
+	if ((size_t)snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", parent_fd, name) >= sizeof(p))
+		return -ENAMETOOLONG;
+	r = ops->statx(ops->userdata, parent_fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx);
+	if (r < 0)
+		return r;
+	if (!(stx.stx_mask & STATX_MNT_ID) || stx.stx_mnt_id != mnt_id ||
+	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+		return -ESTALE;
+	return ops->umount2(ops->userdata, p, flags | UMOUNT_NOFOLLOW);
+}
+
+int mountfd_umount_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags)
+{
+	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs;
+	char *dir = NULL, *slash;
+	int parent = -1, r = -ESTALE;
+
+	if (!tb || !it) {
+		r = -ENOMEM;
+		goto out;
+	}
+	while (mnt_table_next_fs(tb, it, &fs) == 0)
+		if (mnt_fs_get_id(fs) > 0 && (uint64_t)mnt_fs_get_id(fs) == mnt_id && mnt_fs_get_target(fs)) {
+			dir = strdup(mnt_fs_get_target(fs));
+			break;
+		}
+	if (!dir)
+		goto out; /* gone already: nothing of ours to unmount */
+	slash = strrchr(dir, '/');
+	if (!slash || !slash[1]) {
+		r = -EINVAL; /* "/": never storaged's */
+		goto out;
+	}
+	*slash = '\0';
+	/* the mount table's path, walked without following any link: a link
+	 * planted since cannot lead elsewhere, and the ID is checked there */
+	parent = mountfd_open_nofollow(AT_FDCWD, dir[0] ? dir : "/", O_PATH | O_DIRECTORY);
+	r = parent < 0 ? parent : mountfd_umount_at(ops, parent, slash + 1, mnt_id, flags);
+out:
+	if (parent >= 0)
+		close(parent);
+	free(dir);
+	mnt_free_iter(it);
+	mnt_unref_table(tb);
+	return r;
+}

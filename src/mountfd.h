@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Mounts made on descriptors, never on names looked up again (C20).
+ *
+ * A root daemon that checks a path ("no link a user could have planted")
+ * and then mounts on the path's name mounts wherever the name leads at
+ * that moment: a user who owns a directory in the path can swap it for a
+ * link between the check and the mount.  Here every mount goes onto (or
+ * from) a descriptor that the safe walk opened (safepath_open(), or
+ * openat2(2) RESOLVE_NO_SYMLINKS): the new mount API where the kernel has
+ * it (fsopen/fsconfig/fsmount, open_tree, move_mount with
+ * MOVE_MOUNT_T_EMPTY_PATH, mount_setattr: Linux 5.2 and 5.12), else
+ * mount(2) with "/proc/self/fd/N" as its target, as container runtimes do
+ * (the magic link jumps to the descriptor's directory without a lookup).
+ *
+ * Each system call goes through struct mountfd_ops, so that a unit test
+ * can check that a descriptor, and no path, reaches it.
+ */
+#ifndef STORAGED_MOUNTFD_H
+#define STORAGED_MOUNTFD_H
+
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+/* The system calls, each returning a descriptor or 0, or a negative errno
+ * (never -1 and errno).  Path arguments are always "" (with an EMPTY_PATH
+ * flag) or "/proc/self/fd/N[/NAME]" built here. */
+struct mountfd_ops {
+	int (*fsopen)(void *u, const char *fstype, unsigned int flags);
+	int (*fsconfig)(void *u, int fd, unsigned int cmd, const char *key, const char *value, int aux);
+	int (*fsmount)(void *u, int fd, unsigned int flags, unsigned int attr);
+	int (*move_mount)(void *u, int from_fd, const char *from, int to_fd, const char *to, unsigned int flags);
+	int (*open_tree)(void *u, int dfd, const char *path, unsigned int flags);
+	int (*mount_setattr)(void *u, int dfd, const char *path, unsigned int flags, struct mount_attr *attr,
+			     size_t size);
+	int (*mount)(void *u, const char *source, const char *target, const char *type, unsigned long flags,
+		     const void *data);
+	int (*umount2)(void *u, const char *target, int flags);
+	int (*statx)(void *u, int dfd, const char *path, int flags, unsigned int mask, struct statx *stx);
+	void *userdata;
+};
+
+/* The kernel's calls (syscall(2)); read-only. */
+extern const struct mountfd_ops mountfd_kernel_ops;
+
+/* Mount options split for the new mount API (mountfd_parse_options()). */
+struct mountfd_opts {
+	unsigned int attr; /* MOUNT_ATTR_* for fsmount(2) / mount_setattr(2) */
+	unsigned long sb_flags; /* MS_RDONLY, MS_SYNCHRONOUS, MS_DIRSYNC, MS_LAZYTIME, MS_MANDLOCK */
+	unsigned long propagation; /* MS_PRIVATE, MS_SHARED, MS_SLAVE, MS_UNBINDABLE, or 0 */
+	bool propagation_rec; /* rprivate, rshared, ...: AT_RECURSIVE */
+	bool bind, rbind;
+	char *fs; /* the filesystem's own options, "a=1,b" (owned; NULL for none) */
+};
+
+/**
+ * mountfd_parse_options:
+ * @options: an fstab options string (NULL for none)
+ * @ret: filled; free with mountfd_opts_done()
+ *
+ * Splits @options with libmount's option maps (mnt_split_optstr()): the
+ * VFS ones become MOUNT_ATTR_* (nosuid, nodev, noexec, ro, noatime,
+ * nodiratime, strictatime, nosymfollow), superblock flags, propagation and
+ * bind/rbind; userspace ones (noauto, nofail, x-*, X-mount.mkdir, ...)
+ * are for libmount and dropped; the rest are the filesystem's.
+ *
+ * Returns: 0; -EINVAL for a flag that has no meaning here (remount, move);
+ * -ENOMEM.
+ */
+int mountfd_parse_options(const char *options, struct mountfd_opts *ret);
+void mountfd_opts_done(struct mountfd_opts *o);
+
+/**
+ * mountfd_fs:
+ * @ops: the system calls (&mountfd_kernel_ops)
+ * @fstype: "tmpfs", "ramfs", ...
+ * @source: the source shown in the mount table ("tmpfs", "storaged-NAME")
+ * @o: the options (mountfd_parse_options()); each filesystem option is
+ *     given to fsconfig(2) on its own (a value that holds a comma stays whole)
+ * @extra_attr: MOUNT_ATTR_* added to @o's (an area's nosuid,nodev)
+ * @target_fd: the mount point, opened by the safe walk (O_PATH is enough)
+ * @ret_mnt_fd: the new mount's root, O_PATH|O_CLOEXEC (caller closes);
+ *              NULL when not wanted.  -1 after the mount(2) fallback.
+ *
+ * fsopen, fsconfig (source, then each option, then FSCONFIG_CMD_CREATE),
+ * fsmount with the attributes, move_mount(MOVE_MOUNT_F_EMPTY_PATH |
+ * MOVE_MOUNT_T_EMPTY_PATH) onto @target_fd, and the propagation asked for
+ * with mount_setattr(2).  When fsopen(2) is missing (-ENOSYS), mount(2)
+ * on "/proc/self/fd/@target_fd".
+ *
+ * Returns: 0; negative errno of the first call that failed (then nothing
+ * is left mounted: the detached mount is freed with its descriptor).
+ */
+int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *source,
+	       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd, int *ret_mnt_fd);
+
+/**
+ * mountfd_bind:
+ * @source_fd: the directory (or file) to bind, opened by the safe walk
+ * @target_fd: the mount point, opened by the safe walk
+ * @recursive: rbind: the mounts below @source_fd come along (AT_RECURSIVE)
+ * @attr: MOUNT_ATTR_* of the new mount (mount_setattr(2) before it is
+ *        attached: it is never visible without them)
+ * @propagation: MS_PRIVATE, ... for the new mount, or 0 to leave it as the
+ *               kernel makes it
+ * @ret_mnt_fd: as mountfd_fs()
+ *
+ * open_tree(@source_fd, "", OPEN_TREE_CLONE|AT_EMPTY_PATH[|AT_RECURSIVE])
+ * and move_mount() onto @target_fd.  Fallback (-ENOSYS): mount(2) MS_BIND
+ * from "/proc/self/fd/S" to "/proc/self/fd/T"; attributes then need a
+ * remount of the new mount, which has no descriptor: -EOPNOTSUPP.
+ *
+ * Returns: 0, or negative errno.
+ */
+int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bool recursive, unsigned int attr,
+		 unsigned long propagation, int *ret_mnt_fd);
+
+/**
+ * mountfd_set_propagation:
+ * @mnt_fd: the root of a mount (its descriptor from mountfd_fs()/_bind(),
+ *          or the mount point opened after the mount)
+ * @propagation: MS_PRIVATE, MS_SHARED, MS_SLAVE or MS_UNBINDABLE
+ * @recursive: the mounts below too
+ *
+ * mount_setattr(2) with AT_EMPTY_PATH; fallback mount(2) on
+ * "/proc/self/fd/N" with the propagation flag.
+ */
+int mountfd_set_propagation(const struct mountfd_ops *ops, int mnt_fd, unsigned long propagation,
+			    bool recursive);
+
+/**
+ * mountfd_id:
+ * @fd: any descriptor
+ * @ret_id: statx(2) STATX_MNT_ID of the mount @fd is on (Linux 5.8), or 0
+ * @ret_unique_id: STATX_MNT_ID_UNIQUE (Linux 6.8), or 0
+ *
+ * Returns: 0; negative errno from statx(2).
+ */
+int mountfd_id(const struct mountfd_ops *ops, int fd, uint64_t *ret_id, uint64_t *ret_unique_id);
+
+/**
+ * mountfd_umount_at:
+ * @parent_fd: the directory that holds the mount point, opened by the safe
+ *             walk (it is never looked up again)
+ * @name: the mount point's name in it: one component, no '/'
+ * @mnt_id: the mount's ID as recorded when it was made (STATX_MNT_ID)
+ * @flags: umount2(2) flags (MNT_DETACH); UMOUNT_NOFOLLOW is always added
+ *
+ * umount2(2) has no descriptor form, and a descriptor of the mount itself
+ * makes it busy (EBUSY: the descriptor holds a reference).  So the mount
+ * is reached as "/proc/self/fd/@parent_fd/@name": the magic link jumps to
+ * the walked directory, and only @name is looked up, without following a
+ * link (UMOUNT_NOFOLLOW).  It is unmounted only when the mount found there
+ * has @mnt_id (statx(2) AT_SYMLINK_NOFOLLOW, the root of a mount).  Between
+ * that check and umount2(2) the name cannot change: a mount point cannot
+ * be renamed or replaced (rename(2) fails with EBUSY), and @parent_fd is
+ * pinned.
+ *
+ * Returns: 0 unmounted; -ESTALE when what is there is not the recorded
+ * mount (another mount, or none: nothing was unmounted); negative errno
+ * from umount2(2) (-EBUSY).
+ */
+int mountfd_umount_at(const struct mountfd_ops *ops, int parent_fd, const char *name, uint64_t mnt_id,
+		      int flags);
+
+/**
+ * mountfd_umount_id:
+ * @mnt_id: the mount's ID as recorded when it was made
+ * @flags: as mountfd_umount_at()
+ *
+ * Unmounts the mount with ID @mnt_id wherever it is now (a user may have
+ * renamed the directory it covers before it was mounted): its mount point
+ * is read from /proc/self/mountinfo, the parent directory opened without
+ * following any link (mountfd_open_nofollow()), and mountfd_umount_at()
+ * checks the ID there before unmounting.
+ *
+ * Returns: 0; -ESTALE when no mount has @mnt_id (nothing to do) or what the
+ * path leads to is another mount; -ELOOP when the path to it now holds a
+ * link (refused, nothing unmounted); negative errno of umount2(2).
+ */
+int mountfd_umount_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags);
+
+/**
+ * mountfd_open_nofollow:
+ * @dirfd: AT_FDCWD or a directory
+ * @path: resolved below @dirfd without following any link, magic links
+ *        included (openat2(2) RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS,
+ *        Linux 5.6)
+ * @flags: open flags; O_NOFOLLOW and O_CLOEXEC are added
+ *
+ * For paths that must hold no link at all (storaged's state directory,
+ * an area's path once checked).  Returns: a descriptor or negative errno.
+ */
+int mountfd_open_nofollow(int dirfd, const char *path, int flags);
+
+/** mountfd_fd_path: "/proc/self/fd/@fd" into @buf (at least 32 bytes). */
+void mountfd_fd_path(int fd, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Walk, then mount on what the walk opened (mountfd_walk.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libmount.h>
+
+#include "mountfd_walk.h"
+#include "safepath.h"
+#include "util.h"
+
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x4000U /* linux/stat.h, Linux 6.8 */
+#endif
+
+/* The descriptors one mount's walks opened. */
+struct walked {
+	int target, source;
+};
+
+static int refuse(char *msg, size_t len, const char *what, const char *path, int r, const char *why)
+{
+	snprintf(msg, len, "refusing to mount: %s '%s': %s", what, path, r == -EPERM ? why : strerror(-r));
+	return r;
+}
+
+/* X-mount.mkdir[=MODE] (fstab.c checked MODE is octal): the mode of the
+ * directories to make, or 0. */
+static mode_t mkdir_mode(const char *options)
+{
+	static const char *const names[] = { "X-mount.mkdir", "x-mount.mkdir" };
+	char *v = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (mnt_optstr_get_option(options, names[i], &v, &n) == 0) {
+			if (!v || n == 0)
+				return 0755; /* libmount's default */
+			return (mode_t)strtoul(v, NULL, 8) ?: 0755;
+		}
+	return 0;
+}
+
+static bool has_option(const char *options, const char *name)
+{
+	char *v;
+	size_t n;
+
+	return mnt_optstr_get_option(options, name, &v, &n) == 0;
+}
+
+static int open_paths(const struct mountfd_request *rq, struct walked *w, char *msg, size_t len)
+{
+	char why[512] = "";
+	int r;
+
+	r = safepath_open(rq->target, mkdir_mode(rq->options), &w->target, why, sizeof(why));
+	if (r == -ENOENT) {
+		snprintf(msg, len, "mount point '%s' does not exist", rq->target);
+		return r;
+	}
+	if (r < 0)
+		return refuse(msg, len, "mount point", rq->target, r, why);
+	/* a bind source, or a loop image: checked, and opened, the same way */
+	if ((rq->bind || has_option(rq->options, "loop")) && rq->source[0] == '/') {
+		r = safepath_open(rq->source, 0, &w->source, why, sizeof(why));
+		if (r == -ENOENT) {
+			snprintf(msg, len, "%s '%s': %s", rq->bind ? "bind source" : "loop image", rq->source,
+				 strerror(ENOENT));
+			return r;
+		}
+		if (r < 0)
+			return refuse(msg, len, rq->bind ? "bind source" : "loop image", rq->source, r, why);
+	}
+	return 0;
+}
+
+/* Which mounts go by the new API: binds, and a tmpfs or ramfs with no
+ * mount helper, whose options it takes. */
+static bool by_new_api(const struct mountfd_request *rq)
+{
+	if (has_option(rq->options, "loop"))
+		return false;
+	return rq->bind || (rq->no_helper && (strcmp(rq->fstype, "tmpfs") == 0 || strcmp(rq->fstype, "ramfs") == 0));
+}
+
+static int mount_new_api(const struct mountfd_ops *ops, const struct mountfd_request *rq, const struct walked *w,
+			 const struct mountfd_opts *o, int *ret_mnt_fd, char *msg, size_t len)
+{
+	int r;
+
+	if (rq->bind)
+		r = mountfd_bind(ops, w->source, w->target, o->rbind, o->attr, o->propagation, ret_mnt_fd);
+	else
+		r = mountfd_fs(ops, rq->fstype, rq->source, o, 0, w->target, ret_mnt_fd);
+	if (r < 0)
+		snprintf(msg, len, "mounting %s on '%s': %s", rq->bind ? rq->source : rq->fstype, rq->target,
+			 strerror(-r));
+	return r;
+}
+
+/* A device named by a tag (LABEL=, UUID=, ...) or through links in /dev,
+ * as libmount would have resolved it with canonicalisation on; other
+ * sources ("server:/export", "tmpfs") as they are.  NULL: a tag that
+ * names no device (or no memory). */
+static char *resolve_source(const char *spec)
+{
+	char *r;
+
+	if (mnt_tag_is_valid(spec))
+		return mnt_resolve_spec(spec, NULL);
+	if (spec[0] == '/' && (r = mnt_resolve_path(spec, NULL)))
+		return r;
+	return strdup(spec);
+}
+
+/*
+ * libmount on the walked descriptors: "/proc/self/fd/N" as the target and
+ * the bind or loop source, canonicalisation off (it would turn the magic
+ * link back into a name), /etc/fstab never read.  The descriptors lose
+ * O_CLOEXEC so that a mount helper libmount runs reaches the same ones.
+ */
+static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_request *rq, const struct walked *w,
+			  char *msg, size_t len)
+{
+	char target[32], source[32];
+	_cleanup_free_ char *dev = resolve_source(rq->source);
+	int rc;
+
+	mountfd_fd_path(w->target, target, sizeof(target));
+	fcntl(w->target, F_SETFD, 0);
+	if (w->source >= 0) {
+		mountfd_fd_path(w->source, source, sizeof(source));
+		fcntl(w->source, F_SETFD, 0);
+	}
+	mnt_context_set_optsmode(cxt, MNT_OMODE_IGNORE | MNT_OMODE_NOTAB);
+	/* also turns off the evaluation of tags: done here, as it was */
+	mnt_context_disable_canonicalize(cxt, 1);
+	if (w->source < 0 && !dev) {
+		snprintf(msg, len, "can't find %s", rq->source);
+		return -ENOENT;
+	}
+	mnt_context_set_source(cxt, w->source >= 0 ? source : dev);
+	mnt_context_set_target(cxt, target);
+	if (rq->fstype[0])
+		mnt_context_set_fstype(cxt, rq->fstype);
+	if (rq->options[0])
+		mnt_context_set_options(cxt, rq->options);
+	rc = mnt_context_mount(cxt);
+	fcntl(w->target, F_SETFD, FD_CLOEXEC);
+	if (w->source >= 0)
+		fcntl(w->source, F_SETFD, FD_CLOEXEC);
+	return mnt_context_get_excode(cxt, rc, msg, len) == 0 ? 0 : -EIO;
+}
+
+/*
+ * The IDs of the mount just made on the walked @target_fd, when no
+ * descriptor of it came back (libmount): the topmost of the chain of mounts
+ * on that directory in the mount table, found by parent ID from the mount
+ * @target_fd is on (a path is compared only between mounts on one chain).
+ */
+static void ids_on(const struct mountfd_ops *ops, int target_fd, const char *mp, struct mount_reply *out)
+{
+	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs;
+	uint64_t cur = 0;
+	struct statx stx;
+	bool found = true;
+
+	if (mountfd_id(ops, target_fd, &cur, NULL) < 0 || !cur || !tb || !it)
+		goto out;
+	while (found) {
+		found = false;
+		mnt_reset_iter(it, MNT_ITER_FORWARD);
+		while (mnt_table_next_fs(tb, it, &fs) == 0)
+			if ((uint64_t)mnt_fs_get_parent_id(fs) == cur && mnt_fs_get_id(fs) > 0 &&
+			    (uint64_t)mnt_fs_get_id(fs) != cur && mnt_fs_get_target(fs) && strcmp(mnt_fs_get_target(fs), mp) == 0) {
+				cur = (uint64_t)mnt_fs_get_id(fs);
+				out->mount_id = (int)cur;
+				found = true;
+				break;
+			}
+	}
+	/* the never-reused ID only when the name still leads to that mount */
+	if (out->mount_id > 0 && statx(AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) == 0 &&
+	    stx.stx_mnt_id == (uint64_t)out->mount_id &&
+	    statx(AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
+		out->mount_unique_id = stx.stx_mnt_id;
+out:
+	mnt_free_iter(it);
+	mnt_unref_table(tb);
+}
+
+int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt, const struct mountfd_request *rq,
+		       struct mount_reply *out)
+{
+	struct walked w = { .target = -1, .source = -1 };
+	struct mountfd_opts o = { 0 };
+	struct libmnt_context *own = NULL;
+	char fdpath[32];
+	ssize_t n;
+	int mfd = -1, r;
+
+	out->mount_id = 0;
+	out->mount_unique_id = 0;
+	out->mountpoint[0] = out->message[0] = '\0';
+	r = open_paths(rq, &w, out->message, sizeof(out->message));
+	if (r < 0)
+		goto out;
+	if (by_new_api(rq) && mountfd_parse_options(rq->options, &o) == 0 && (!rq->bind || w.source >= 0)) {
+		r = mount_new_api(ops, rq, &w, &o, &mfd, out->message, sizeof(out->message));
+	} else {
+		if (!cxt)
+			cxt = own = mnt_new_context();
+		r = cxt ? mount_libmount(cxt, rq, &w, out->message, sizeof(out->message)) : -ENOMEM;
+	}
+	if (r < 0)
+		goto out;
+	/* where the walked directory is now, as the mount table names it */
+	mountfd_fd_path(w.target, fdpath, sizeof(fdpath));
+	n = readlink(fdpath, out->mountpoint, sizeof(out->mountpoint) - 1);
+	out->mountpoint[n > 0 ? n : 0] = '\0';
+	if (mfd >= 0) {
+		uint64_t id = 0;
+
+		mountfd_id(ops, mfd, &id, &out->mount_unique_id);
+		out->mount_id = (int)id;
+	} else if (out->mountpoint[0]) {
+		ids_on(ops, w.target, out->mountpoint, out);
+	}
+out:
+	mountfd_opts_done(&o);
+	if (mfd >= 0)
+		close(mfd);
+	if (w.target >= 0)
+		close(w.target);
+	if (w.source >= 0)
+		close(w.source);
+	mnt_free_context(own);
+	out->error = r;
+	return r;
+}

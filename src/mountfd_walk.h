@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Walk, then mount on what the walk opened: an fstab entry's mount point
+ * (and a bind source, a loop image) is opened by safepath_open(), and the
+ * mount goes onto that descriptor (mountfd.h), never onto the name looked
+ * up again (C20).
+ */
+#ifndef STORAGED_MOUNTFD_WALK_H
+#define STORAGED_MOUNTFD_WALK_H
+
+#include <stdbool.h>
+
+#include "mount_worker.h"
+#include "mountfd.h"
+
+struct libmnt_context;
+
+/* One mount, as the executor asks for it. */
+struct mountfd_request {
+	bool bind; /* a bind or rbind entry: @source is a path */
+	const char *source, *target;
+	const char *fstype; /* "" for auto */
+	const char *options; /* "" for none */
+	bool no_helper; /* no /sbin/mount.TYPE: a tmpfs or ramfs goes by the new API */
+};
+
+/**
+ * mountfd_walk_mount:
+ * @ops: the system calls (&mountfd_kernel_ops; a recording fake in tests)
+ * @cxt: a libmount context ready for a mount (fresh or reset by the
+ *       caller, helpers disabled or not), or NULL for a new one
+ * @rq: the mount
+ * @out: the result: ->error, ->message, and on success ->mountpoint (the
+ *       mount point's path as the walked descriptor names it now) and the
+ *       mount's IDs
+ *
+ * The mount point is opened with safepath_open() (X-mount.mkdir makes the
+ * missing directories with mkdirat(2) on the walked descriptors), a bind
+ * source too; a link the walk does not trust refuses the mount, with the
+ * message of the old check ("refusing to mount: mount point '...': ...").
+ * Then:
+ *  - tmpfs, ramfs and binds whose options the new mount API takes: mounted
+ *    by mountfd_fs() / mountfd_bind() onto the descriptors;
+ *  - any other (a block device, a network filesystem, a mount helper, a
+ *    loop image): libmount, with "/proc/self/fd/N" as the target (and the
+ *    bind source), canonicalisation off, the descriptors inherited by a
+ *    helper it runs.  The kernel's mount(2) reaches the walked directory
+ *    through the magic link; a helper that resolves its arguments itself
+ *    (realpath(3)) reads the name the descriptor has now.  A loop image is
+ *    checked by the walk but opened by libmount by its name.
+ *
+ * Returns: @out->error (0 or negative errno).
+ */
+int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt, const struct mountfd_request *rq,
+		       struct mount_reply *out);
+
+#endif

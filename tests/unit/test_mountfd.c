@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The mount primitives (mountfd.c) and the walk-then-mount helper
+ * (mountfd_walk.c) against a recording fake of the system calls: each
+ * mount call must get a descriptor, and no path string but "" or
+ * "/proc/self/fd/N" of a descriptor the caller holds (C20).  Needs no root:
+ * nothing is mounted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mountfd.h"
+#include "mountfd_walk.h"
+
+struct fake {
+	char log[4096]; /* one line a call */
+	int fsopen_ret; /* 0: a descriptor; else returned */
+	uint64_t stat_id; /* what statx says */
+	bool stat_root;
+	int target_seen; /* the to_fd of the last move_mount, dup'ed */
+};
+
+static void rec(struct fake *f, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n = strlen(f->log);
+
+	va_start(ap, fmt);
+	vsnprintf(f->log + n, sizeof(f->log) - n, fmt, ap);
+	va_end(ap);
+	strncat(f->log, "\n", sizeof(f->log) - strlen(f->log) - 1);
+}
+
+static void assert_fd(int fd)
+{
+	assert_true(fd >= 0);
+	assert_true(fcntl(fd, F_GETFD) >= 0);
+}
+
+/* A path argument: "" or /proc/self/fd/N[/NAME] of an open descriptor. */
+static void assert_no_path(const char *p)
+{
+	int fd, n = 0;
+
+	if (!p || !*p)
+		return;
+	assert_int_equal(sscanf(p, "/proc/self/fd/%d%n", &fd, &n), 1);
+	assert_fd(fd);
+	assert_true(p[n] == '\0' || (p[n] == '/' && !strchr(p + n + 1, '/')));
+}
+
+static int new_fd(void)
+{
+	return open("/", O_PATH | O_CLOEXEC);
+}
+
+static int f_fsopen(void *u, const char *fstype, unsigned int flags)
+{
+	struct fake *f = u;
+
+	rec(f, "fsopen %s", fstype);
+	return f->fsopen_ret ? f->fsopen_ret : new_fd();
+}
+
+static int f_fsconfig(void *u, int fd, unsigned int cmd, const char *key, const char *value, int aux)
+{
+	assert_fd(fd);
+	rec(u, "fsconfig %u %s=%s", cmd, key ? key : "-", value ? value : "-");
+	return 0;
+}
+
+static int f_fsmount(void *u, int fd, unsigned int flags, unsigned int attr)
+{
+	assert_fd(fd);
+	rec(u, "fsmount attr=%#x", attr);
+	return new_fd();
+}
+
+static int f_move_mount(void *u, int from_fd, const char *from, int to_fd, const char *to, unsigned int flags)
+{
+	struct fake *f = u;
+
+	assert_fd(from_fd);
+	assert_fd(to_fd);
+	assert_string_equal(from, "");
+	assert_string_equal(to, "");
+	assert_int_equal(flags, MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	if (f->target_seen >= 0)
+		close(f->target_seen);
+	f->target_seen = dup(to_fd);
+	rec(u, "move_mount");
+	return 0;
+}
+
+static int f_open_tree(void *u, int dfd, const char *path, unsigned int flags)
+{
+	struct fake *f = u;
+
+	assert_fd(dfd);
+	assert_string_equal(path, "");
+	assert_true(flags & AT_EMPTY_PATH);
+	assert_true(flags & OPEN_TREE_CLONE);
+	rec(u, "open_tree%s", flags & AT_RECURSIVE ? " rec" : "");
+	return f->fsopen_ret ? f->fsopen_ret : new_fd();
+}
+
+static int f_mount_setattr(void *u, int dfd, const char *path, unsigned int flags, struct mount_attr *a, size_t size)
+{
+	assert_fd(dfd);
+	assert_string_equal(path, "");
+	assert_true(flags & AT_EMPTY_PATH);
+	rec(u, "mount_setattr set=%#llx prop=%#llx", (unsigned long long)a->attr_set,
+	     (unsigned long long)a->propagation);
+	return 0;
+}
+
+static int f_mount(void *u, const char *source, const char *target, const char *type, unsigned long flags,
+		   const void *data)
+{
+	assert_no_path(target);
+	rec(u, "mount %s %s %#lx %s", source ? (strncmp(source, "/proc/self/fd/", 14) ? source : "FD") : "-",
+	     type ? type : "-", flags, data ? (const char *)data : "-");
+	if (source && source[0] == '/')
+		assert_no_path(source);
+	return 0;
+}
+
+static int f_umount2(void *u, const char *target, int flags)
+{
+	assert_no_path(target);
+	rec(u, "umount2 %s %#x", strrchr(target, '/') + 1, flags);
+	return 0;
+}
+
+static int f_statx(void *u, int dfd, const char *path, int flags, unsigned int mask, struct statx *stx)
+{
+	struct fake *f = u;
+
+	assert_fd(dfd);
+	assert_null(strchr(path, '/'));
+	memset(stx, 0, sizeof(*stx));
+	stx->stx_mask = mask;
+	stx->stx_mnt_id = f->stat_id;
+	stx->stx_attributes_mask = STATX_ATTR_MOUNT_ROOT;
+	stx->stx_attributes = f->stat_root ? STATX_ATTR_MOUNT_ROOT : 0;
+	return 0;
+}
+
+static struct fake fk;
+static const struct mountfd_ops ops = {
+	.fsopen = f_fsopen,
+	.fsconfig = f_fsconfig,
+	.fsmount = f_fsmount,
+	.move_mount = f_move_mount,
+	.open_tree = f_open_tree,
+	.mount_setattr = f_mount_setattr,
+	.mount = f_mount,
+	.umount2 = f_umount2,
+	.statx = f_statx,
+	.userdata = &fk,
+};
+
+static int reset(void **unused)
+{
+	(void)unused;
+	if (fk.target_seen > 0)
+		close(fk.target_seen);
+	fk = (struct fake){ .target_seen = -1 };
+	return 0;
+}
+
+static void test_fs_options_one_by_one(void **unused)
+{
+	struct mountfd_opts o;
+	int t = new_fd(), m = -1;
+
+	assert_int_equal(mountfd_parse_options("size=1M,mode=0755,nosuid,nodev,noauto,x-storaged,X-mount.mkdir,huge", &o),
+			 0);
+	assert_int_equal(mountfd_fs(&ops, "tmpfs", "storaged-x", &o, MOUNT_ATTR_NOEXEC, t, &m), 0);
+	assert_fd(m);
+	assert_string_equal(fk.log, "fsopen tmpfs\n"
+				    "fsconfig 1 source=storaged-x\n"
+				    "fsconfig 1 size=1M\n"
+				    "fsconfig 1 mode=0755\n"
+				    "fsconfig 0 huge=-\n"
+				    "fsconfig 6 -=-\n"
+				    "fsmount attr=0xe\n"
+				    "move_mount\n");
+	mountfd_opts_done(&o);
+	close(m);
+	close(t);
+}
+
+static void test_ro_is_sb_and_mount(void **unused)
+{
+	struct mountfd_opts o;
+	int t = new_fd();
+
+	assert_int_equal(mountfd_parse_options("ro,rprivate", &o), 0);
+	assert_int_equal(mountfd_fs(&ops, "ramfs", "r", &o, 0, t, NULL), 0);
+	assert_non_null(strstr(fk.log, "fsconfig 0 ro=-\n"));
+	assert_non_null(strstr(fk.log, "fsmount attr=0x1\n"));
+	assert_non_null(strstr(fk.log, "move_mount\nmount_setattr set=0 prop=0x40000\n"));
+	mountfd_opts_done(&o);
+	assert_int_equal(mountfd_parse_options("remount", &o), -EINVAL);
+	close(t);
+}
+
+static void test_bind(void **unused)
+{
+	struct mountfd_opts o;
+	int s = new_fd(), t = new_fd();
+
+	assert_int_equal(mountfd_parse_options("rbind,ro,nosuid", &o), 0);
+	assert_true(o.rbind);
+	assert_int_equal(mountfd_bind(&ops, s, t, o.rbind, o.attr, MS_PRIVATE, NULL), 0);
+	assert_string_equal(fk.log, "open_tree rec\n"
+				    "mount_setattr set=0x3 prop=0\n"
+				    "move_mount\n"
+				    "mount_setattr set=0 prop=0x40000\n");
+	mountfd_opts_done(&o);
+	close(s);
+	close(t);
+}
+
+static void test_fallback_on_proc_fd(void **unused)
+{
+	struct mountfd_opts o;
+	int s = new_fd(), t = new_fd();
+
+	fk.fsopen_ret = -ENOSYS;
+	assert_int_equal(mountfd_parse_options("size=1M,nosuid,nodev", &o), 0);
+	assert_int_equal(mountfd_fs(&ops, "tmpfs", "t", &o, 0, t, NULL), 0);
+	assert_string_equal(fk.log, "fsopen tmpfs\nmount t tmpfs 0x6 size=1M\n");
+	fk.log[0] = '\0';
+	assert_int_equal(mountfd_bind(&ops, s, t, false, 0, 0, NULL), 0);
+	assert_string_equal(fk.log, "open_tree\nmount FD - 0x1000 -\n");
+	assert_int_equal(mountfd_bind(&ops, s, t, false, MOUNT_ATTR_RDONLY, 0, NULL), -EOPNOTSUPP);
+	mountfd_opts_done(&o);
+	close(s);
+	close(t);
+}
+
+static void test_umount_checks_id(void **unused)
+{
+	int p = new_fd();
+
+	fk.stat_id = 41;
+	fk.stat_root = true;
+	assert_int_equal(mountfd_umount_at(&ops, p, "area", 42, 0), -ESTALE);
+	assert_string_equal(fk.log, "");
+	fk.stat_root = false;
+	assert_int_equal(mountfd_umount_at(&ops, p, "area", 41, 0), -ESTALE);
+	fk.stat_root = true;
+	assert_int_equal(mountfd_umount_at(&ops, p, "a/b", 41, 0), -EINVAL);
+	assert_int_equal(mountfd_umount_at(&ops, p, "..", 41, 0), -EINVAL);
+	assert_int_equal(mountfd_umount_at(&ops, p, "area", 41, MNT_DETACH), 0);
+	assert_string_equal(fk.log, "umount2 area 0xa\n");
+	close(p);
+}
+
+/* The walk-then-mount helper: the descriptor that reaches move_mount is
+ * the directory the walk found; X-mount.mkdir made the missing part; an
+ * untrusted link refuses before any mount call. */
+static void test_walk_then_mount(void **unused)
+{
+	char top[] = "/tmp/test_mountfd.XXXXXX", target[128], src[128], link[128], cmd[160];
+	struct mount_reply out;
+	struct stat a, b;
+	struct mountfd_request rq = { .source = "tmpfs", .target = target, .fstype = "tmpfs",
+				      .options = "size=1M,X-mount.mkdir=0700", .no_helper = true };
+
+	assert_non_null(mkdtemp(top));
+	snprintf(target, sizeof(target), "%s/a/b", top);
+	fk.stat_id = 77;
+	assert_int_equal(mountfd_walk_mount(&ops, NULL, &rq, &out), 0);
+	assert_int_equal(stat(target, &a), 0);
+	assert_int_equal(a.st_mode & 07777, 0700);
+	assert_int_equal(fstat(fk.target_seen, &b), 0);
+	assert_true(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	assert_string_equal(out.mountpoint, target);
+	assert_int_equal(out.mount_id, 77);
+	/* the new API only */
+	assert_null(strstr(fk.log, "\nmount "));
+	assert_true(strncmp(fk.log, "fsopen tmpfs\n", 13) == 0);
+
+	/* a bind: source and target both by descriptor */
+	snprintf(src, sizeof(src), "%s/src", top);
+	assert_int_equal(mkdir(src, 0755), 0);
+	rq = (struct mountfd_request){ .bind = true, .source = src, .target = target, .fstype = "none",
+				       .options = "bind" };
+	fk.log[0] = '\0';
+	assert_int_equal(mountfd_walk_mount(&ops, NULL, &rq, &out), 0);
+	assert_string_equal(fk.log, "open_tree\nmove_mount\n");
+
+	/* a link planted by another user: refused, nothing called */
+	snprintf(link, sizeof(link), "%s/shared", top);
+	assert_int_equal(chmod(top, 01777), 0);
+	assert_int_equal(symlink(src, link), 0);
+	assert_int_equal(lchown(link, 65534, 65534), 0);
+	rq = (struct mountfd_request){ .source = "tmpfs", .target = link, .fstype = "tmpfs", .options = "",
+				       .no_helper = true };
+	fk.log[0] = '\0';
+	assert_int_equal(mountfd_walk_mount(&ops, NULL, &rq, &out), -EPERM);
+	assert_non_null(strstr(out.message, "refusing to mount: mount point"));
+	assert_string_equal(fk.log, "");
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_fs_options_one_by_one, reset),
+		cmocka_unit_test_setup(test_ro_is_sb_and_mount, reset),
+		cmocka_unit_test_setup(test_bind, reset),
+		cmocka_unit_test_setup(test_fallback_on_proc_fd, reset),
+		cmocka_unit_test_setup(test_umount_checks_id, reset),
+		cmocka_unit_test_setup(test_walk_then_mount, reset),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
