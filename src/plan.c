@@ -5,7 +5,7 @@
  * edges, in an order that respects every edge.  No I/O, no printing: problems
  * go to the diag list, the caller decides what to print.
  *
- * plan_build() runs these steps:
+ * plan_build() runs these steps (4 is plan_edges.c, 5 plan_order.c):
  *   1. one MOUNT step per deferred entry, in fstab order; entries whose
  *      target is already a mount point become done steps;
  *   2. per entry that is not done: resolve its source without I/O and add the
@@ -28,37 +28,8 @@
 
 #include "fsfacts.h"
 #include "plan.h"
+#include "plan_internal.h"
 #include "units.h"
-
-#define NONE SIZE_MAX
-
-enum edge_kind {
-	EDGE_MEMBER, /* ASSEMBLE waits for a REGISTER */
-	EDGE_DEVICE, /* rule 3: entry waits for ASSEMBLE or WAIT_DEVICE */
-	EDGE_PARENT, /* rule 1 */
-	EDGE_SOURCE, /* rule 2 */
-	EDGE_AREA, /* rule 4 */
-	EDGE_REQUIRES, /* rule 5 */
-};
-
-struct edge {
-	size_t from; /* waits ... */
-	size_t to; /* ... for this step */
-	enum edge_kind kind;
-	char *reason; /* owned */
-};
-
-struct builder {
-	const struct plan_input *in;
-	struct diag_list *diags;
-	struct plan_step *steps; /* in creation order */
-	size_t n_steps;
-	struct edge *edges;
-	size_t n_edges;
-	size_t *entry_step; /* per fstab entry: its MOUNT step */
-	size_t *area_step; /* per config area: its AREA step, or NONE */
-	size_t *by_target; /* fstab entries sorted by target, then by line */
-};
 
 /* ------------------------------------------------------------ small helpers */
 
@@ -98,7 +69,7 @@ bool plan_needs_devices(const struct fstab *fstab)
 	return false;
 }
 
-static uint64_t entry_device_timeout(const struct plan_input *in, const struct fstab_entry *e)
+uint64_t entry_device_timeout(const struct plan_input *in, const struct fstab_entry *e)
 {
 	return e->device_timeout_usec != USEC_UNSET ? e->device_timeout_usec :
 						      in->config->device_timeout_usec;
@@ -224,10 +195,8 @@ static bool builder_has_edge(const struct builder *b, size_t from, size_t to)
 
 /* Adds "@from waits for @to"; a second edge between the same steps is
  * dropped, so the first rule that links them names the reason. */
-static int builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind,
-			    const char *fmt, ...) _printf_(5, 6);
-static int builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind,
-			    const char *fmt, ...)
+int builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind,
+		     const char *fmt, ...)
 {
 	struct edge *nv;
 	char *reason;
@@ -251,7 +220,7 @@ static int builder_add_edge(struct builder *b, size_t from, size_t to, enum edge
 	return 0;
 }
 
-static const struct fstab_entry *builder_entry(const struct builder *b, size_t i)
+const struct fstab_entry *builder_entry(const struct builder *b, size_t i)
 {
 	return &b->in->fstab->entries[i];
 }
@@ -302,7 +271,7 @@ static size_t parent_len(const char *path, size_t len)
  * @path: strictly above it, or also equal to it with @or_equal.  Looks up
  * each ancestor of @path, deepest first, so that nesting hundreds of
  * entries stays linear. */
-static size_t deepest_entry_above(const struct builder *b, const char *path, bool or_equal,
+size_t deepest_entry_above(const struct builder *b, const char *path, bool or_equal,
 				  size_t skip)
 {
 	size_t len = strlen(path), found;
@@ -320,7 +289,7 @@ static size_t deepest_entry_above(const struct builder *b, const char *path, boo
 }
 
 /* The area (that has a step) whose path contains @path. */
-static size_t area_above(const struct builder *b, const char *path, bool or_equal)
+size_t area_above(const struct builder *b, const char *path, bool or_equal)
 {
 	const struct config *c = b->in->config;
 
@@ -337,7 +306,7 @@ static size_t area_above(const struct builder *b, const char *path, bool or_equa
 /* The step that makes @path what it will be: the MOUNT step of the deepest
  * entry (not @skip) on or above it, or the AREA step covering it when the
  * area lies deeper.  Returns: the step, or NONE; @ret_name names it. */
-static size_t deepest_holder(const struct builder *b, const char *path, size_t skip,
+size_t deepest_holder(const struct builder *b, const char *path, size_t skip,
 			     const char **ret_name)
 {
 	size_t p = deepest_entry_above(b, path, true, skip);
@@ -456,7 +425,7 @@ static int ensure_assemble(struct builder *b, const struct btrfs_filesystem *fs,
 }
 
 /* The WAIT_DEVICE step for @spec, shared by everything that waits for it. */
-static int ensure_wait(struct builder *b, const char *spec, uint64_t timeout, size_t *ret)
+int ensure_wait(struct builder *b, const char *spec, uint64_t timeout, size_t *ret)
 {
 	struct plan_step *s;
 	int r;
@@ -593,342 +562,6 @@ static int add_area_step(struct builder *b, size_t i)
 	return 0;
 }
 
-/* ------------------------------------------------------------ step 4: edges */
-
-/* Rules 1 and 2: the deepest parent mount point; a bind/loop source (below
- * a mount point, or inside an area). */
-static int add_path_edges(struct builder *b, size_t i)
-{
-	const struct fstab_entry *e = builder_entry(b, i);
-	size_t from = b->entry_step[i], p;
-	const char *name = NULL;
-	int r;
-
-	p = deepest_entry_above(b, e->target, false, i);
-	if (p != NONE) {
-		r = builder_add_edge(b, from, b->entry_step[p], EDGE_PARENT, "%s: parent mount point",
-				     builder_entry(b, p)->target);
-		if (r < 0)
-			return r;
-	}
-	if (!(e->bind || e->loop) || e->source[0] != '/')
-		return 0;
-	p = deepest_holder(b, e->source, i, &name);
-	if (p == NONE)
-		return 0;
-	return builder_add_edge(b, from, p, EDGE_SOURCE, "%s%s: %s source below it",
-				b->steps[p].kind == PLAN_AREA ? "area " : "", name,
-				e->bind ? "bind" : "loop");
-}
-
-/* Rule 4, second half: a mount point below an area path waits for the area. */
-static int add_entry_area_edge(struct builder *b, size_t i)
-{
-	const struct fstab_entry *e = builder_entry(b, i);
-	size_t a = area_above(b, e->target, false);
-
-	if (a == NONE)
-		return 0;
-	return builder_add_edge(b, b->entry_step[i], b->area_step[a], EDGE_AREA,
-				"area %s: mount point below it", b->in->config->areas[a].name);
-}
-
-/* Rule 4, first half: an area below (or on) a mount point waits for it. */
-static int add_area_edges(struct builder *b)
-{
-	const struct config *c = b->in->config;
-	int r;
-
-	for (size_t i = 0; i < c->n_areas; i++) {
-		size_t p;
-
-		if (b->area_step[i] == NONE || b->steps[b->area_step[i]].done)
-			continue;
-		p = deepest_entry_above(b, c->areas[i].path, true, NONE);
-		if (p == NONE)
-			continue;
-		r = builder_add_edge(b, b->area_step[i], b->entry_step[p], EDGE_AREA,
-				     "%s: area path below it", builder_entry(b, p)->target);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-/* Rule 5 for a path: the deepest entry or area on or above it. */
-static int add_requires_path(struct builder *b, size_t i, const char *path,
-			     const struct fstab_require *req)
-{
-	const struct fstab_entry *e = builder_entry(b, i);
-	const char *name = NULL;
-	size_t to = deepest_holder(b, path, NONE, &name);
-
-	if (to == NONE)
-		return diag_warning(b->diags, b->in->fstab->file, e->line,
-				    "%s=%s: not a storaged entry; assumed mounted by the system",
-				    req->option, req->value);
-	return builder_add_edge(b, b->entry_step[i], to, EDGE_REQUIRES, "%s=%s",
-				req->option, req->value);
-}
-
-/* Rule 5 for a device: nothing when present, else a shared WAIT_DEVICE. */
-static int add_requires_device(struct builder *b, size_t i, const char *spec,
-			       const struct fstab_require *req)
-{
-	const struct fstab_entry *e = builder_entry(b, i);
-	size_t idx;
-	int r;
-
-	if (b->in->inventory && inventory_find(b->in->inventory, spec))
-		return 0;
-	r = ensure_wait(b, spec, entry_device_timeout(b->in, e), &idx);
-	if (r < 0)
-		return r;
-	return builder_add_edge(b, b->entry_step[i], idx, EDGE_REQUIRES, "%s=%s",
-				req->option, req->value);
-}
-
-/* systemd's unit name of a path ("srv-data.mount", "dev-sdb1.device") back
- * to the path (systemd.unit(5): "-" separates components, "\xNN" escapes).
- * Returns: true and the path in @buf; false for any other unit name. */
-static bool unit_to_path(const char *unit, char *buf, size_t len)
-{
-	const char *dot = strrchr(unit, '.');
-	size_t n = 0;
-
-	if (!dot || (strcmp(dot, ".mount") != 0 && strcmp(dot, ".device") != 0) || len < 2)
-		return false;
-	buf[n++] = '/';
-	for (const char *c = unit; c < dot && n + 1 < len; c++) {
-		if (c[0] == '-' && c == unit && c + 1 == dot)
-			break; /* "-.mount" is "/" */
-		if (c[0] == '\\' && c[1] == 'x' && dot - c >= 4 && isxdigit((unsigned char)c[2]) &&
-		    isxdigit((unsigned char)c[3])) {
-			char hex[3] = { c[2], c[3], '\0' };
-
-			buf[n++] = (char)strtoul(hex, NULL, 16);
-			c += 3;
-		} else {
-			buf[n++] = c[0] == '-' ? '/' : c[0];
-		}
-	}
-	buf[n] = '\0';
-	return n + 1 < len;
-}
-
-/* Rule 5: each requires= item is a mount point, a device or a unit. */
-static int add_requires_item(struct builder *b, size_t i, const struct fstab_require *req)
-{
-	const struct fstab_entry *e = builder_entry(b, i);
-	const char *what = req->value;
-	char path[4096];
-
-	if (what[0] != '/' && fsfacts_tag_parse(what, NULL) == FSFACTS_TAG_NONE) {
-		if (!unit_to_path(what, path, sizeof(path)))
-			return diag_warning(b->diags, b->in->fstab->file, e->line,
-					    "%s=%s: not a mount point or device; storaged does not order against other units, ignored",
-					    req->option, req->value);
-		what = path;
-	}
-	if (fsfacts_tag_parse(what, NULL) != FSFACTS_TAG_NONE ||
-	    (has_prefix(what, "/dev/") && deepest_entry_above(b, what, true, NONE) == NONE))
-		return add_requires_device(b, i, what, req);
-	return add_requires_path(b, i, what, req);
-}
-
-static int add_requires_edges(struct builder *b, size_t i)
-{
-	const struct fstab_entry *e = builder_entry(b, i);
-	int r = 0;
-
-	for (size_t k = 0; r >= 0 && k < e->n_requires; k++)
-		r = add_requires_item(b, i, &e->requires[k]);
-	return r;
-}
-
-static int add_entry_edges(struct builder *b)
-{
-	int r;
-
-	for (size_t i = 0; i < b->in->fstab->n_entries; i++) {
-		if (b->steps[b->entry_step[i]].done)
-			continue;
-		r = add_path_edges(b, i);
-		if (r >= 0)
-			r = add_entry_area_edge(b, i);
-		if (r >= 0)
-			r = add_requires_edges(b, i);
-		if (r < 0)
-			return r;
-	}
-	return add_area_edges(b);
-}
-
-/* ------------------------------------------------------------ step 5: order */
-
-static unsigned step_class(const struct plan_step *s)
-{
-	switch (s->kind) {
-	case PLAN_REGISTER:
-		return 0;
-	case PLAN_ASSEMBLE:
-	case PLAN_WAIT_DEVICE:
-		return 1;
-	case PLAN_AREA: /* DESIGN.md's order: btrfs, then areas, then mounts */
-		return 2;
-	case PLAN_MOUNT:
-	default:
-		return 3;
-	}
-}
-
-/* Tie-break among steps ready at the same time: true when @x goes first. */
-static bool step_before(const struct builder *b, size_t x, size_t y)
-{
-	const struct plan_step *sx = &b->steps[x], *sy = &b->steps[y];
-	unsigned cx = step_class(sx), cy = step_class(sy);
-
-	if (cx != cy)
-		return cx < cy;
-	if (sx->kind == PLAN_MOUNT && sx->entry->line != sy->entry->line)
-		return sx->entry->line < sy->entry->line;
-	if (sx->kind == PLAN_AREA && sx->area != sy->area)
-		return sx->area < sy->area;
-	return x < y;
-}
-
-/* Kahn: @pending[i] counts the unplaced steps @i waits for; the smallest
- * ready step by step_before() goes next.  Returns: the number placed. */
-static size_t order_steps(const struct builder *b, size_t *pending, bool *placed, size_t *perm)
-{
-	size_t n = 0;
-
-	for (size_t e = 0; e < b->n_edges; e++)
-		pending[b->edges[e].from]++;
-	for (; n < b->n_steps; n++) {
-		size_t best = NONE;
-
-		for (size_t i = 0; i < b->n_steps; i++)
-			if (!placed[i] && pending[i] == 0 && (best == NONE || step_before(b, i, best)))
-				best = i;
-		if (best == NONE)
-			break;
-		placed[best] = true;
-		perm[n] = best;
-		for (size_t e = 0; e < b->n_edges; e++)
-			if (b->edges[e].to == best)
-				pending[b->edges[e].from]--;
-	}
-	return n;
-}
-
-/* Follows unplaced deps from @start until a step repeats; stores the cycle
- * in @cyc (each element waits for the next, the last for the first). */
-static size_t find_cycle(const struct builder *b, const size_t *pending, size_t start,
-			 size_t *walk, size_t *pos, size_t **ret_cyc)
-{
-	size_t n = 0, cur = start;
-
-	for (size_t i = 0; i < b->n_steps; i++)
-		pos[i] = NONE;
-	while (pos[cur] == NONE) {
-		size_t next = NONE;
-
-		pos[cur] = n;
-		walk[n++] = cur;
-		for (size_t e = 0; next == NONE && e < b->n_edges; e++)
-			if (b->edges[e].from == cur && pending[b->edges[e].to] > 0)
-				next = b->edges[e].to;
-		if (next == NONE)
-			return 0; /* cannot happen: an unplaced step waits for one */
-		cur = next;
-	}
-	*ret_cyc = walk + pos[cur];
-	return n - pos[cur];
-}
-
-static void print_cycle_node(const struct builder *b, size_t i, bool first, FILE *f)
-{
-	const struct plan_step *s = &b->steps[i];
-
-	if (s->kind == PLAN_AREA)
-		fprintf(f, "area %s (%s)", s->area->name, s->area->path);
-	else if (s->kind == PLAN_MOUNT)
-		fprintf(f, "%s (%sline %u)", s->entry->target, first ? "fstab " : "",
-			s->entry->line);
-	else
-		fprintf(f, "step %zu", i);
-}
-
-static bool cycle_has_requires(const struct builder *b, const size_t *cyc, size_t n)
-{
-	for (size_t k = 0; k < n; k++)
-		for (size_t e = 0; e < b->n_edges; e++)
-			if (b->edges[e].from == cyc[k] && b->edges[e].to == cyc[(k + 1) % n] &&
-			    b->edges[e].kind == EDGE_REQUIRES)
-				return true;
-	return false;
-}
-
-/* One diagnostic naming every entry of the cycle, starting from the one that
- * would go first (lowest fstab line). */
-static int report_cycle(struct builder *b, const size_t *cyc, size_t n)
-{
-	const struct plan_step *s0;
-	size_t first = 0, sz = 0;
-	char *msg = NULL;
-	FILE *f;
-	int r;
-
-	for (size_t k = 1; k < n; k++)
-		if (step_before(b, cyc[k], cyc[first]))
-			first = k;
-	f = open_memstream(&msg, &sz);
-	if (!f)
-		return -ENOMEM;
-	fputs("dependency cycle: ", f);
-	for (size_t k = 0; k <= n; k++) {
-		fputs(k ? " -> " : "", f);
-		if (k < n)
-			print_cycle_node(b, cyc[(first + k) % n], k == 0, f);
-	}
-	s0 = &b->steps[cyc[first]];
-	fputs(s0->kind == PLAN_MOUNT ? s0->entry->target : s0->area->name, f);
-	fputs(cycle_has_requires(b, cyc, n) ? "; remove one of the x-storaged.requires= options" :
-					      "; change the mount point or source of one of them",
-	      f);
-	if (fclose(f) != 0) {
-		free(msg);
-		return -ENOMEM;
-	}
-	r = s0->kind == PLAN_MOUNT ?
-		    diag_error(b->diags, b->in->fstab->file, s0->entry->line, "%s", msg) :
-		    diag_error(b->diags, b->in->config->file, s0->area->line, "%s", msg);
-	free(msg);
-	return r < 0 ? r : -ELOOP;
-}
-
-static int diagnose_cycle(struct builder *b, const size_t *pending)
-{
-	size_t *walk = calloc(b->n_steps, sizeof(*walk));
-	size_t *pos = calloc(b->n_steps, sizeof(*pos));
-	size_t start = NONE, n = 0, *cyc = NULL;
-	int r = -ENOMEM;
-
-	if (!walk || !pos)
-		goto out;
-	for (size_t i = 0; i < b->n_steps; i++)
-		if (pending[i] > 0 && (start == NONE || step_before(b, i, start)))
-			start = i;
-	if (start != NONE)
-		n = find_cycle(b, pending, start, walk, pos, &cyc);
-	r = n > 0 ? report_cycle(b, cyc, n) : -ELOOP;
-out:
-	free(walk);
-	free(pos);
-	return r;
-}
-
 /* ------------------------------------------------------------ step 6: output */
 
 static int cmp_dep(const void *x, const void *y)
@@ -1061,7 +694,7 @@ static int build_steps(struct builder *b)
 	for (size_t i = 0; r >= 0 && i < b->in->config->n_areas; i++)
 		r = add_area_step(b, i);
 	if (r >= 0 && ne > 0)
-		r = add_entry_edges(b);
+		r = plan_add_edges(b);
 	return r;
 }
 
@@ -1084,8 +717,8 @@ int plan_build(const struct plan_input *in, struct plan *ret, struct diag_list *
 	placed = calloc(b.n_steps + 1, sizeof(bool));
 	if (!pending || !perm || !inv || !placed)
 		goto out;
-	if (order_steps(&b, pending, placed, perm) != b.n_steps) {
-		r = diagnose_cycle(&b, pending);
+	if (plan_order_steps(&b, pending, placed, perm) != b.n_steps) {
+		r = plan_diagnose_cycle(&b, pending);
 		goto out;
 	}
 	r = emit_plan(&b, perm, inv, pending, ret);

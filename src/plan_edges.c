@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The planner, step 4: the edges of ordering rules 1, 2, 4 and 5 (parents,
+ * bind and loop sources, areas, requires=) between the steps of plan.c.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsfacts.h"
+#include "plan_internal.h"
+#include "units.h"
+#include "util.h"
+
+/* ------------------------------------------------------------ step 4: edges */
+
+/* Rules 1 and 2: the deepest parent mount point; a bind/loop source (below
+ * a mount point, or inside an area). */
+static int add_path_edges(struct builder *b, size_t i)
+{
+	const struct fstab_entry *e = builder_entry(b, i);
+	size_t from = b->entry_step[i], p;
+	const char *name = NULL;
+	int r;
+
+	p = deepest_entry_above(b, e->target, false, i);
+	if (p != NONE) {
+		r = builder_add_edge(b, from, b->entry_step[p], EDGE_PARENT, "%s: parent mount point",
+				     builder_entry(b, p)->target);
+		if (r < 0)
+			return r;
+	}
+	if (!(e->bind || e->loop) || e->source[0] != '/')
+		return 0;
+	p = deepest_holder(b, e->source, i, &name);
+	if (p == NONE)
+		return 0;
+	return builder_add_edge(b, from, p, EDGE_SOURCE, "%s%s: %s source below it",
+				b->steps[p].kind == PLAN_AREA ? "area " : "", name,
+				e->bind ? "bind" : "loop");
+}
+
+/* Rule 4, second half: a mount point below an area path waits for the area. */
+static int add_entry_area_edge(struct builder *b, size_t i)
+{
+	const struct fstab_entry *e = builder_entry(b, i);
+	size_t a = area_above(b, e->target, false);
+
+	if (a == NONE)
+		return 0;
+	return builder_add_edge(b, b->entry_step[i], b->area_step[a], EDGE_AREA,
+				"area %s: mount point below it", b->in->config->areas[a].name);
+}
+
+/* Rule 4, first half: an area below (or on) a mount point waits for it. */
+static int add_area_edges(struct builder *b)
+{
+	const struct config *c = b->in->config;
+	int r;
+
+	for (size_t i = 0; i < c->n_areas; i++) {
+		size_t p;
+
+		if (b->area_step[i] == NONE || b->steps[b->area_step[i]].done)
+			continue;
+		p = deepest_entry_above(b, c->areas[i].path, true, NONE);
+		if (p == NONE)
+			continue;
+		r = builder_add_edge(b, b->area_step[i], b->entry_step[p], EDGE_AREA,
+				     "%s: area path below it", builder_entry(b, p)->target);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Rule 5 for a path: the deepest entry or area on or above it. */
+static int add_requires_path(struct builder *b, size_t i, const char *path,
+			     const struct fstab_require *req)
+{
+	const struct fstab_entry *e = builder_entry(b, i);
+	const char *name = NULL;
+	size_t to = deepest_holder(b, path, NONE, &name);
+
+	if (to == NONE)
+		return diag_warning(b->diags, b->in->fstab->file, e->line,
+				    "%s=%s: not a storaged entry; assumed mounted by the system",
+				    req->option, req->value);
+	return builder_add_edge(b, b->entry_step[i], to, EDGE_REQUIRES, "%s=%s",
+				req->option, req->value);
+}
+
+/* Rule 5 for a device: nothing when present, else a shared WAIT_DEVICE. */
+static int add_requires_device(struct builder *b, size_t i, const char *spec,
+			       const struct fstab_require *req)
+{
+	const struct fstab_entry *e = builder_entry(b, i);
+	size_t idx;
+	int r;
+
+	if (b->in->inventory && inventory_find(b->in->inventory, spec))
+		return 0;
+	r = ensure_wait(b, spec, entry_device_timeout(b->in, e), &idx);
+	if (r < 0)
+		return r;
+	return builder_add_edge(b, b->entry_step[i], idx, EDGE_REQUIRES, "%s=%s",
+				req->option, req->value);
+}
+
+/* systemd's unit name of a path ("srv-data.mount", "dev-sdb1.device") back
+ * to the path (systemd.unit(5): "-" separates components, "\xNN" escapes).
+ * Returns: true and the path in @buf; false for any other unit name. */
+static bool unit_to_path(const char *unit, char *buf, size_t len)
+{
+	const char *dot = strrchr(unit, '.');
+	size_t n = 0;
+
+	if (!dot || (strcmp(dot, ".mount") != 0 && strcmp(dot, ".device") != 0) || len < 2)
+		return false;
+	buf[n++] = '/';
+	for (const char *c = unit; c < dot && n + 1 < len; c++) {
+		if (c[0] == '-' && c == unit && c + 1 == dot)
+			break; /* "-.mount" is "/" */
+		if (c[0] == '\\' && c[1] == 'x' && dot - c >= 4 && isxdigit((unsigned char)c[2]) &&
+		    isxdigit((unsigned char)c[3])) {
+			char hex[3] = { c[2], c[3], '\0' };
+
+			buf[n++] = (char)strtoul(hex, NULL, 16);
+			c += 3;
+		} else {
+			buf[n++] = c[0] == '-' ? '/' : c[0];
+		}
+	}
+	buf[n] = '\0';
+	return n + 1 < len;
+}
+
+/* Rule 5: each requires= item is a mount point, a device or a unit. */
+static int add_requires_item(struct builder *b, size_t i, const struct fstab_require *req)
+{
+	const struct fstab_entry *e = builder_entry(b, i);
+	const char *what = req->value;
+	char path[4096];
+
+	if (what[0] != '/' && fsfacts_tag_parse(what, NULL) == FSFACTS_TAG_NONE) {
+		if (!unit_to_path(what, path, sizeof(path)))
+			return diag_warning(b->diags, b->in->fstab->file, e->line,
+					    "%s=%s: not a mount point or device; storaged does not order against other units, ignored",
+					    req->option, req->value);
+		what = path;
+	}
+	if (fsfacts_tag_parse(what, NULL) != FSFACTS_TAG_NONE ||
+	    (has_prefix(what, "/dev/") && deepest_entry_above(b, what, true, NONE) == NONE))
+		return add_requires_device(b, i, what, req);
+	return add_requires_path(b, i, what, req);
+}
+
+static int add_requires_edges(struct builder *b, size_t i)
+{
+	const struct fstab_entry *e = builder_entry(b, i);
+	int r = 0;
+
+	for (size_t k = 0; r >= 0 && k < e->n_requires; k++)
+		r = add_requires_item(b, i, &e->requires[k]);
+	return r;
+}
+
+int plan_add_edges(struct builder *b)
+{
+	int r;
+
+	for (size_t i = 0; i < b->in->fstab->n_entries; i++) {
+		if (b->steps[b->entry_step[i]].done)
+			continue;
+		r = add_path_edges(b, i);
+		if (r >= 0)
+			r = add_entry_area_edge(b, i);
+		if (r >= 0)
+			r = add_requires_edges(b, i);
+		if (r < 0)
+			return r;
+	}
+	return add_area_edges(b);
+}
+

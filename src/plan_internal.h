@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The planner's private room: the builder that plan.c (steps 1-3 and 6),
+ * plan_edges.c (step 4) and plan_order.c (step 5) share.  Nothing here is
+ * for callers of plan.h.
+ */
+#ifndef STORAGED_PLAN_INTERNAL_H
+#define STORAGED_PLAN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan.h"
+
+#define NONE SIZE_MAX
+
+enum edge_kind {
+	EDGE_MEMBER, /* ASSEMBLE waits for a REGISTER */
+	EDGE_DEVICE, /* rule 3: entry waits for ASSEMBLE or WAIT_DEVICE */
+	EDGE_PARENT, /* rule 1 */
+	EDGE_SOURCE, /* rule 2 */
+	EDGE_AREA, /* rule 4 */
+	EDGE_REQUIRES, /* rule 5 */
+};
+
+struct edge {
+	size_t from; /* waits ... */
+	size_t to; /* ... for this step */
+	enum edge_kind kind;
+	char *reason; /* owned */
+};
+
+struct builder {
+	const struct plan_input *in;
+	struct diag_list *diags;
+	struct plan_step *steps; /* in creation order */
+	size_t n_steps;
+	struct edge *edges;
+	size_t n_edges;
+	size_t *entry_step; /* per fstab entry: its MOUNT step */
+	size_t *area_step; /* per config area: its AREA step, or NONE */
+	size_t *by_target; /* fstab entries sorted by target, then by line */
+};
+
+/* plan.c: the builder's helpers */
+int builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind, const char *fmt, ...)
+	_printf_(5, 6);
+const struct fstab_entry *builder_entry(const struct builder *b, size_t i);
+/* The deferred entry (not @skip) whose mount point is the deepest one
+ * containing @path: strictly above it, or also equal with @or_equal; NONE. */
+size_t deepest_entry_above(const struct builder *b, const char *path, bool or_equal, size_t skip);
+/* The area (that has a step) whose path contains @path, or NONE. */
+size_t area_above(const struct builder *b, const char *path, bool or_equal);
+/* The step that makes @path what it will be (see plan.c), or NONE. */
+size_t deepest_holder(const struct builder *b, const char *path, size_t skip, const char **ret_name);
+/* The WAIT_DEVICE step for @spec (µs @timeout), created once. 0 or -ENOMEM. */
+int ensure_wait(struct builder *b, const char *spec, uint64_t timeout, size_t *ret);
+/* µs: the entry's own device timeout, else the configured one. */
+uint64_t entry_device_timeout(const struct plan_input *in, const struct fstab_entry *e);
+
+/* plan_edges.c, step 4: every edge of rules 1, 2, 4 and 5.  0 or -ENOMEM. */
+int plan_add_edges(struct builder *b);
+
+/* plan_order.c, step 5: Kahn's sort into @perm; returns how many steps
+ * were placed (fewer than all: a cycle among the @pending). */
+size_t plan_order_steps(const struct builder *b, size_t *pending, bool *placed, size_t *perm);
+/* A cycle among the steps left: reported once, naming every entry in it.
+ * Returns: -ELOOP, or -ENOMEM. */
+int plan_diagnose_cycle(struct builder *b, const size_t *pending);
+
+#endif

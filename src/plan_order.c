@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The planner, step 5: the steps in an order that respects every edge
+ * (Kahn's sort, ties broken by kind and by config and fstab order), and a
+ * cycle reported once, naming every entry in it.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsfacts.h"
+#include "plan_internal.h"
+#include "units.h"
+#include "util.h"
+
+/* ------------------------------------------------------------ step 5: order */
+
+static unsigned step_class(const struct plan_step *s)
+{
+	switch (s->kind) {
+	case PLAN_REGISTER:
+		return 0;
+	case PLAN_ASSEMBLE:
+	case PLAN_WAIT_DEVICE:
+		return 1;
+	case PLAN_AREA: /* DESIGN.md's order: btrfs, then areas, then mounts */
+		return 2;
+	case PLAN_MOUNT:
+	default:
+		return 3;
+	}
+}
+
+/* Tie-break among steps ready at the same time: true when @x goes first. */
+static bool step_before(const struct builder *b, size_t x, size_t y)
+{
+	const struct plan_step *sx = &b->steps[x], *sy = &b->steps[y];
+	unsigned cx = step_class(sx), cy = step_class(sy);
+
+	if (cx != cy)
+		return cx < cy;
+	if (sx->kind == PLAN_MOUNT && sx->entry->line != sy->entry->line)
+		return sx->entry->line < sy->entry->line;
+	if (sx->kind == PLAN_AREA && sx->area != sy->area)
+		return sx->area < sy->area;
+	return x < y;
+}
+
+/* Kahn: @pending[i] counts the unplaced steps @i waits for; the smallest
+ * ready step by step_before() goes next.  Returns: the number placed. */
+size_t plan_order_steps(const struct builder *b, size_t *pending, bool *placed, size_t *perm)
+{
+	size_t n = 0;
+
+	for (size_t e = 0; e < b->n_edges; e++)
+		pending[b->edges[e].from]++;
+	for (; n < b->n_steps; n++) {
+		size_t best = NONE;
+
+		for (size_t i = 0; i < b->n_steps; i++)
+			if (!placed[i] && pending[i] == 0 && (best == NONE || step_before(b, i, best)))
+				best = i;
+		if (best == NONE)
+			break;
+		placed[best] = true;
+		perm[n] = best;
+		for (size_t e = 0; e < b->n_edges; e++)
+			if (b->edges[e].to == best)
+				pending[b->edges[e].from]--;
+	}
+	return n;
+}
+
+/* Follows unplaced deps from @start until a step repeats; stores the cycle
+ * in @cyc (each element waits for the next, the last for the first). */
+static size_t find_cycle(const struct builder *b, const size_t *pending, size_t start,
+			 size_t *walk, size_t *pos, size_t **ret_cyc)
+{
+	size_t n = 0, cur = start;
+
+	for (size_t i = 0; i < b->n_steps; i++)
+		pos[i] = NONE;
+	while (pos[cur] == NONE) {
+		size_t next = NONE;
+
+		pos[cur] = n;
+		walk[n++] = cur;
+		for (size_t e = 0; next == NONE && e < b->n_edges; e++)
+			if (b->edges[e].from == cur && pending[b->edges[e].to] > 0)
+				next = b->edges[e].to;
+		if (next == NONE)
+			return 0; /* cannot happen: an unplaced step waits for one */
+		cur = next;
+	}
+	*ret_cyc = walk + pos[cur];
+	return n - pos[cur];
+}
+
+static void print_cycle_node(const struct builder *b, size_t i, bool first, FILE *f)
+{
+	const struct plan_step *s = &b->steps[i];
+
+	if (s->kind == PLAN_AREA)
+		fprintf(f, "area %s (%s)", s->area->name, s->area->path);
+	else if (s->kind == PLAN_MOUNT)
+		fprintf(f, "%s (%sline %u)", s->entry->target, first ? "fstab " : "",
+			s->entry->line);
+	else
+		fprintf(f, "step %zu", i);
+}
+
+static bool cycle_has_requires(const struct builder *b, const size_t *cyc, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		for (size_t e = 0; e < b->n_edges; e++)
+			if (b->edges[e].from == cyc[k] && b->edges[e].to == cyc[(k + 1) % n] &&
+			    b->edges[e].kind == EDGE_REQUIRES)
+				return true;
+	return false;
+}
+
+/* One diagnostic naming every entry of the cycle, starting from the one that
+ * would go first (lowest fstab line). */
+static int report_cycle(struct builder *b, const size_t *cyc, size_t n)
+{
+	const struct plan_step *s0;
+	size_t first = 0, sz = 0;
+	char *msg = NULL;
+	FILE *f;
+	int r;
+
+	for (size_t k = 1; k < n; k++)
+		if (step_before(b, cyc[k], cyc[first]))
+			first = k;
+	f = open_memstream(&msg, &sz);
+	if (!f)
+		return -ENOMEM;
+	fputs("dependency cycle: ", f);
+	for (size_t k = 0; k <= n; k++) {
+		fputs(k ? " -> " : "", f);
+		if (k < n)
+			print_cycle_node(b, cyc[(first + k) % n], k == 0, f);
+	}
+	s0 = &b->steps[cyc[first]];
+	fputs(s0->kind == PLAN_MOUNT ? s0->entry->target : s0->area->name, f);
+	fputs(cycle_has_requires(b, cyc, n) ? "; remove one of the x-storaged.requires= options" :
+					      "; change the mount point or source of one of them",
+	      f);
+	if (fclose(f) != 0) {
+		free(msg);
+		return -ENOMEM;
+	}
+	r = s0->kind == PLAN_MOUNT ?
+		    diag_error(b->diags, b->in->fstab->file, s0->entry->line, "%s", msg) :
+		    diag_error(b->diags, b->in->config->file, s0->area->line, "%s", msg);
+	free(msg);
+	return r < 0 ? r : -ELOOP;
+}
+
+int plan_diagnose_cycle(struct builder *b, const size_t *pending)
+{
+	size_t *walk = calloc(b->n_steps, sizeof(*walk));
+	size_t *pos = calloc(b->n_steps, sizeof(*pos));
+	size_t start = NONE, n = 0, *cyc = NULL;
+	int r = -ENOMEM;
+
+	if (!walk || !pos)
+		goto out;
+	for (size_t i = 0; i < b->n_steps; i++)
+		if (pending[i] > 0 && (start == NONE || step_before(b, i, start)))
+			start = i;
+	if (start != NONE)
+		n = find_cycle(b, pending, start, walk, pos, &cyc);
+	r = n > 0 ? report_cycle(b, cyc, n) : -ELOOP;
+out:
+	free(walk);
+	free(pos);
+	return r;
+}
+
