@@ -121,8 +121,7 @@ static void loop_done(struct loop *l)
 		close(l->sigfd);
 	if (l->timerfd >= 0)
 		close(l->timerfd);
-	udev_monitor_unref(l->monitor);
-	udev_unref(l->udev);
+	daemon_monitor_close(l->udev, l->monitor);
 }
 
 static int watch(struct loop *l, int fd)
@@ -134,27 +133,24 @@ static int watch(struct loop *l, int fd)
 
 static int loop_init(struct loop *l)
 {
-	const char *source = access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel";
 	sigset_t mask;
+	int r;
 
 	*l = (struct loop){ .epfd = -1, .sigfd = -1, .timerfd = -1 };
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-		return -errno;
-	l->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	l->sigfd = daemon_signal_fd(&mask, NULL);
+	if (l->sigfd < 0)
+		return l->sigfd;
+	r = daemon_monitor_open(&l->udev, &l->monitor);
+	if (r < 0)
+		return r;
 	l->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
-	l->udev = udev_new();
-	if (l->udev)
-		l->monitor = udev_monitor_new_from_netlink(l->udev, source);
-	if (l->sigfd < 0 || l->timerfd < 0 || l->epfd < 0 || !l->monitor)
-		return -errno ? -errno : -ENOMEM;
-	if (udev_monitor_filter_add_match_subsystem_devtype(l->monitor, "block", NULL) < 0 ||
-	    udev_monitor_enable_receiving(l->monitor) < 0)
-		return -EIO;
+	if (l->timerfd < 0 || l->epfd < 0)
+		return -errno;
 	if (watch(l, l->sigfd) < 0 || watch(l, l->timerfd) < 0 || watch(l, udev_monitor_get_fd(l->monitor)) < 0)
 		return -errno;
 	return 0;
@@ -167,8 +163,7 @@ static void settle_later(struct loop *l, uint64_t usec)
 		.it_value = { .tv_sec = usec / USEC_PER_SEC, .tv_nsec = (usec % USEC_PER_SEC) * 1000 },
 	};
 
-	for (struct udev_device *d; (d = udev_monitor_receive_device(l->monitor));)
-		udev_device_unref(d);
+	daemon_monitor_drain(l->monitor);
 	timerfd_settime(l->timerfd, 0, &its, NULL);
 }
 

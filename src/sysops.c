@@ -55,29 +55,13 @@ static uint64_t real_now(void *ud)
 	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
 }
 
-/* Kernel uevents where no udevd runs; udev's own events (after its rules
- * created the device node) where it does. */
 static void monitor_open(struct sysops *so)
 {
-	const char *source = access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel";
+	int r = daemon_monitor_open(&so->udev, &so->monitor);
 
-	so->udev = udev_new();
-	if (so->udev)
-		so->monitor = udev_monitor_new_from_netlink(so->udev, source);
-	if (!so->monitor ||
-	    udev_monitor_filter_add_match_subsystem_devtype(so->monitor, "block", NULL) < 0 ||
-	    udev_monitor_enable_receiving(so->monitor) < 0) {
+	if (r < 0)
 		log_warning(so->lg, "cannot listen for device events (%s); devices are rechecked every second",
-			    strerror(errno));
-		udev_monitor_unref(so->monitor);
-		so->monitor = NULL;
-	}
-}
-
-static void monitor_close(struct sysops *so)
-{
-	udev_monitor_unref(so->monitor);
-	udev_unref(so->udev);
+			    strerror(-r));
 }
 
 /* A job's private part: the worker's socket, or the result of a mount
@@ -114,12 +98,6 @@ static int poll_timeout_ms(uint64_t now, uint64_t deadline)
 	return (int)((deadline - now + 999) / 1000);
 }
 
-static void drain_monitor(struct sysops *so)
-{
-	for (struct udev_device *d; (d = udev_monitor_receive_device(so->monitor));)
-		udev_device_unref(d);
-}
-
 static int real_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t deadline, bool *ret_event)
 {
 	struct sysops *so = ud;
@@ -149,7 +127,7 @@ static int real_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t 
 		jobs[i]->finished = pfd[i].revents != 0;
 	*ret_event = so->monitor ? pfd[n].revents != 0 : true;
 	if (so->monitor && pfd[n].revents)
-		drain_monitor(so);
+		daemon_monitor_drain(so->monitor);
 	return 0;
 }
 
@@ -390,7 +368,7 @@ const struct ops sysops_ops = {
 };
 
 /* SIGINT and SIGTERM end a waiting first pass cleanly: running mounts are
- * abandoned, the state says so.  Returns: the signalfd, or -1. */
+ * abandoned, the state says so.  Returns: the signalfd, or negative errno. */
 static int interrupt_fd(sigset_t *ret_old)
 {
 	sigset_t mask;
@@ -398,9 +376,7 @@ static int interrupt_fd(sigset_t *ret_old)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, &mask, ret_old) < 0)
-		return -1;
-	return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return daemon_signal_fd(&mask, ret_old);
 }
 
 void sysops_open(struct sysops *so, const struct logger *lg, const char *state_dir, bool catch_signals)
@@ -433,5 +409,5 @@ void sysops_close(struct sysops *so)
 		sigprocmask(SIG_SETMASK, &so->old_mask, NULL);
 	}
 	mount_pool_close(&so->mounts);
-	monitor_close(so);
+	daemon_monitor_close(so->udev, so->monitor);
 }
