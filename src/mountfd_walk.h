@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "mount_worker.h"
+#include "mount_pool.h"
 #include "mountfd.h"
 
 struct libmnt_context;

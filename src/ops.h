@@ -26,7 +26,7 @@ struct state;
 struct state_record;
 
 /* A mount in progress: on the real system, in a worker process, or already
- * ended when storaged ran it itself (see mount_worker.h). */
+ * ended when storaged ran it itself (see mount_pool.h). */
 struct exec_job {
 	bool finished; /* set by ops->wait(), or by ops->mount_start() for a mount it ran itself */
 	uint64_t deadline; /* CLOCK_MONOTONIC µs, USEC_INFINITY for none */

@@ -27,7 +27,7 @@
 #include "area_size.h"
 #include "btrfs.h"
 #include "daemon.h"
-#include "mount_worker.h"
+#include "mount_pool.h"
 #include "state.h"
 #include "sysops.h"
 #include "units.h"

@@ -14,7 +14,7 @@
 
 #include "exec.h"
 #include "log.h"
-#include "mount_worker.h"
+#include "mount_pool.h"
 
 /* The user data of sysops_ops: set up by sysops_open(). */
 struct sysops {

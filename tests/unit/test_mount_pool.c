@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "fsfacts.h"
-#include "mount_worker.h"
+#include "mount_pool.h"
 
 struct fixture {
 	char top[64];
@@ -37,7 +37,7 @@ static int setup(void **ctx)
 
 	if (!f)
 		return -1;
-	strcpy(f->top, "/tmp/test_mount_worker.XXXXXX");
+	strcpy(f->top, "/tmp/test_mount_pool.XXXXXX");
 	if (!mkdtemp(f->top))
 		return -1;
 	snprintf(f->a, sizeof(f->a), "%s/a", f->top);
@@ -196,7 +196,7 @@ int main(void)
 	};
 
 	if (geteuid() != 0) {
-		fprintf(stderr, "test_mount_worker: needs root (mount(2))\n");
+		fprintf(stderr, "test_mount_pool: needs root (mount(2))\n");
 		return 77;
 	}
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,8 +6,8 @@
  * killed at its deadline; keeping the worker saves a fork per mount, which
  * is most of the cost of mounting hundreds of tmpfs and bind entries.
  */
-#ifndef STORAGED_MOUNT_WORKER_H
-#define STORAGED_MOUNT_WORKER_H
+#ifndef STORAGED_MOUNT_POOL_H
+#define STORAGED_MOUNT_POOL_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Mount workers (mount_worker.h).  Request, one SOCK_SEQPACKET message:
+ * Mount workers (mount_pool.h).  Request, one SOCK_SEQPACKET message:
  * a flag byte ('b' for a bind entry, '-' otherwise), then source, target,
  * fstype ("" for auto) and options ("" for none), each NUL-terminated
  * (paths cannot hold a NUL).  Reply: struct reply_head, then the mount point
@@ -24,7 +24,7 @@
 
 #include <libmount.h>
 
-#include "mount_worker.h"
+#include "mount_pool.h"
 #include "fsfacts.h"
 #include "mountfd_walk.h"
 #include "safepath.h"
@@ -240,12 +240,6 @@ static size_t here_type(const struct fstab_entry *e)
 	return i;
 }
 
-/*
- * A tmpfs, a ramfs or a bind mount whose paths lead only through local
- * filesystems, with no mount helper, cannot hang: storaged runs it itself,
- * which saves the round trip to a worker (most of the time a mount of that
- * kind takes).  Anything else, or any doubt, goes to a worker.
- */
 /* "/" for the pass's walks, opened and found local once: 0, or -EREMOTE
  * (a root filesystem that is not local: nothing runs here) */
 static int pool_root(struct mount_pool *pool)
@@ -267,6 +261,12 @@ static int pool_root(struct mount_pool *pool)
 	return 0;
 }
 
+/*
+ * A tmpfs, a ramfs or a bind mount whose paths lead only through local
+ * filesystems, with no mount helper, cannot hang: storaged runs it itself,
+ * which saves the round trip to a worker (most of the time a mount of that
+ * kind takes).  Anything else, or any doubt, goes to a worker.
+ */
 static bool runs_here(struct mount_pool *pool, const struct fstab_entry *e)
 {
 	struct safepath_local local = { .is_local = pool_is_local, .userdata = pool, .have_root = true };
