@@ -70,14 +70,25 @@ static int read_all(int fd, size_t max, char **ret, size_t *ret_len)
 int input_read(const char *path, size_t max, bool check_owner, char **ret, size_t *ret_len,
 	       struct diag_list *diags)
 {
+	return input_read_at(AT_FDCWD, path, path, max, check_owner, ret, ret_len, diags);
+}
+
+int input_read_at(int dirfd, const char *name, const char *path, size_t max, bool check_owner,
+		  char **ret, size_t *ret_len, struct diag_list *diags)
+{
+	/* in a directory of drop-ins, a link could name a file nobody checked */
+	int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (dirfd != AT_FDCWD ? O_NOFOLLOW : 0);
 	struct stat st;
 	int fd, r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = openat(dirfd, name, flags);
 	if (fd < 0) {
 		r = -errno;
 		if (r == -ENOENT)
 			return r;
+		if (r == -ELOOP && dirfd != AT_FDCWD)
+			return diag_errno(diags, r, path, 0,
+					  "a symbolic link: storaged does not follow links among its drop-ins; put the file itself there");
 		return diag_errno(diags, r, path, 0, "cannot open: %s", strerror(-r));
 	}
 	if (fstat(fd, &st) < 0) {

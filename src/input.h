@@ -34,4 +34,16 @@
 int input_read(const char *path, size_t max, bool check_owner, char **ret, size_t *ret_len,
 	       struct diag_list *diags);
 
+/**
+ * input_read_at:
+ * @dirfd: directory the file is in (an open descriptor), or AT_FDCWD
+ * @name: the file's name in @dirfd (one component when @dirfd is open)
+ * @path: how messages name the file
+ *
+ * As input_read(); in an open directory @name is not followed if it is a
+ * symbolic link (-ELOOP, with its own message).
+ */
+int input_read_at(int dirfd, const char *name, const char *path, size_t max, bool check_owner,
+		  char **ret, size_t *ret_len, struct diag_list *diags);
+
 #endif

@@ -591,6 +591,69 @@ static void test_load_dropins(void **state)
 	free(main_conf);
 }
 
+/* A link among the drop-ins, a linked or writable drop-in directory: each
+ * refused with the path named; the main file is still read. */
+static void test_load_dropin_links(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct tmpdir t;
+	struct config c;
+	char *main_conf, *d, *f, *elsewhere, *lnk, *realdir;
+
+	tmpdir_make(&t);
+	main_conf = write_file(t.path, "s.conf", "[storaged]\njobs = 2\n", 0644);
+	elsewhere = write_file(t.path, "other.conf", "[storaged]\njobs = 9\n", 0644);
+	assert_true(asprintf(&d, "%s.d", main_conf) > 0);
+	assert_int_equal(mkdir(d, 0755), 0);
+	f = write_file(d, "10-a.conf", "[storaged]\nhotplug = yes\n", 0644);
+	assert_true(asprintf(&lnk, "%s/20-link.conf", d) > 0);
+	assert_int_equal(symlink(elsewhere, lnk), 0);
+
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(config_load(&c, main_conf, false, &dl), -ELOOP);
+	assert_int_equal(c.jobs, 2); /* the linked file was not read */
+	assert_true(c.hotplug);
+	assert_int_equal(dl.n, 1);
+	assert_string_equal(dl.v[0].file, lnk);
+	assert_non_null(strstr(dl.v[0].msg, "symbolic link"));
+	diag_list_done(&dl);
+	config_done(&c);
+
+	/* the directory itself a link to a directory */
+	assert_int_equal(unlink(lnk), 0);
+	assert_true(asprintf(&realdir, "%s/real.d", t.path) > 0);
+	assert_int_equal(rename(d, realdir), 0);
+	assert_int_equal(symlink(realdir, d), 0);
+	dl = (struct diag_list){ 0 };
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(config_load(&c, main_conf, false, &dl), -ENOTDIR);
+	assert_false(c.hotplug);
+	assert_int_equal(dl.n, 1);
+	assert_string_equal(dl.v[0].file, d);
+	diag_list_done(&dl);
+	config_done(&c);
+
+	/* a directory others can write: anyone could add a drop-in */
+	assert_int_equal(unlink(d), 0);
+	assert_int_equal(rename(realdir, d), 0);
+	assert_int_equal(chmod(d, 0777), 0);
+	dl = (struct diag_list){ 0 };
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(config_load(&c, main_conf, true, &dl) < 0, true);
+	assert_false(c.hotplug);
+	assert_non_null(dl.n ? strstr(dl.v[dl.n - 1].msg, "drop-ins only from a root-owned directory") : NULL);
+	diag_list_done(&dl);
+	config_done(&c);
+
+	tmpdir_remove(&t);
+	free(realdir);
+	free(lnk);
+	free(f);
+	free(d);
+	free(elsewhere);
+	free(main_conf);
+}
+
 static void test_load_unsafe(void **state)
 {
 	struct diag_list dl = { 0 };
@@ -693,7 +756,7 @@ int main(void)
 		cmocka_unit_test(test_crlf),		 cmocka_unit_test(test_long_lines),
 		cmocka_unit_test(test_inline_comments), cmocka_unit_test(test_not_terminated),
 		cmocka_unit_test(test_small_cases),	 cmocka_unit_test(test_load_missing),
-		cmocka_unit_test(test_load_dropins),	 cmocka_unit_test(test_load_unsafe),
+		cmocka_unit_test(test_load_dropins), cmocka_unit_test(test_load_dropin_links),	 cmocka_unit_test(test_load_unsafe),
 		cmocka_unit_test(test_load_not_regular), cmocka_unit_test(test_backend_name),
 		cmocka_unit_test(test_zero_timeouts),	 cmocka_unit_test(test_area_name_limit),
 	};
