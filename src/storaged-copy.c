@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * storaged-copy: the full-fidelity tree copy of RAM areas (seed and sync
- * back), a program of its own so that the resident storaged does not load
- * libarchive.  storaged runs it by argv (copy_spawn.c):
+ * back), a program of its own so that the resident storaged carries
+ * neither its threads nor its buffers.  storaged runs it by argv
+ * (copy_spawn.c):
  *
  *   storaged-copy [--jobs N] [--label NAME] [--status-fd FD] SRC DST
  *
@@ -11,8 +12,9 @@
  * ENOSPC from other failures; without --status-fd, errors go to stderr.
  * Exit status: 0 copied, 1 the copy failed, 2 usage.
  *
- * The helper and its workers die with their parent (PR_SET_PDEATHSIG), and
- * hold a shared flock() on SRC and DST until they have all ended: a
+ * The helper (its copy threads with it) dies with its parent
+ * (PR_SET_PDEATHSIG), and holds a shared flock() on SRC and DST until it
+ * has ended: a
  * storaged killed midway leaves them dying, and the next `storaged stop`
  * takes that lock before it unmounts (area.c, wait_for_copy()).
  */
@@ -78,8 +80,8 @@ static bool parent_gone(int status_fd)
 	return status_fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
 }
 
-/* a shared lock on @dir for as long as this process or a worker lives
- * (the fd is inherited by fork and never closed): what `storaged stop`
+/* a shared lock on @dir for as long as this process lives (the fd is
+ * never closed): what `storaged stop`
  * waits for.  Returns: 0 or negative errno. */
 static int hold(const char *dir, struct copy_result *res)
 {
@@ -92,9 +94,9 @@ static int hold(const char *dir, struct copy_result *res)
 		}
 	if (fd >= 0)
 		return 0;
-	res->err = errno;
+	res->err = -errno;
 	snprintf(res->msg, sizeof(res->msg), "cannot lock '%s': %s", dir, strerror(errno));
-	return -res->err;
+	return res->err;
 }
 
 int main(int argc, char **argv)
@@ -117,7 +119,8 @@ int main(int argc, char **argv)
 	if (r == 0)
 		r = copy_tree(a.src, a.dst, &a.o, &res);
 	if (a.status_fd >= 0)
-		dprintf(a.status_fd, "%d %s\n", r < 0 ? res.err : 0, r < 0 ? res.msg : "");
+		/* the line carries a positive errno (copy_spawn.c) */
+		dprintf(a.status_fd, "%d %s\n", r < 0 ? -res.err : 0, r < 0 ? res.msg : "");
 	else if (r < 0)
 		fprintf(stderr, "storaged-copy: copying '%s' into '%s': %s\n", a.src, a.dst, res.msg);
 	return r < 0 ? 1 : 0;
