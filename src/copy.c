@@ -639,6 +639,18 @@ static int copy_root(struct copy_ctx *c, int srcfd)
 	return dirmeta_add(c, &m);
 }
 
+/* Each thread may hold two descriptors per level of the directory it
+ * walks: the soft limit (often 1024) is raised to the hard one. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int copy_tree_fd(int srcfd, int dstfd, const struct copy_opts *o, const struct copy_sys *sys,
 		 struct copy_result *ret)
 {
@@ -648,6 +660,7 @@ int copy_tree_fd(int srcfd, int dstfd, const struct copy_opts *o, const struct c
 	*ret = (struct copy_result){ .err = -ENOMEM, .msg = "out of memory" };
 	if (!c)
 		return -ENOMEM;
+	raise_nofile();
 	*ret = (struct copy_result){ 0 };
 	c->o = o;
 	c->sys = sys;
@@ -677,18 +690,6 @@ int copy_tree_fd(int srcfd, int dstfd, const struct copy_opts *o, const struct c
 	return r;
 }
 
-/* Each thread may hold two descriptors per level of the directory it
- * walks: the soft limit (often 1024) is raised to the hard one. */
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 int copy_tree(const char *src, const char *dst, const struct copy_opts *o,
 	      struct copy_result *ret)
 {
@@ -696,7 +697,6 @@ int copy_tree(const char *src, const char *dst, const struct copy_opts *o,
 	int dfd = sfd < 0 ? -1 : open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int r;
 
-	raise_nofile();
 	if (sfd < 0 || dfd < 0) {
 		r = -errno;
 		*ret = (struct copy_result){ .err = r };

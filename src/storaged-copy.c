@@ -5,7 +5,12 @@
  * neither its threads nor its buffers.  storaged runs it by argv
  * (copy_spawn.c):
  *
- *   storaged-copy [--jobs N] [--label NAME] [--status-fd FD] SRC DST
+ *   storaged-copy [--jobs N] [--label NAME] [--status-fd FD]
+ *                 [--src-fd FD] [--dst-fd FD] SRC DST
+ *
+ * SRC and DST are opened once each (O_NOFOLLOW) and copied by descriptor
+ * (copy.h); with --src-fd / --dst-fd the caller's open directories are
+ * copied instead and SRC / DST only name them in messages (no lookup).
  *
  * On a terminal, stderr shows a progress line.  The outcome goes to FD as
  * one line "ERRNO MESSAGE\n" (ERRNO 0: success), so that storaged can tell
@@ -31,11 +36,13 @@
 #include <unistd.h>
 
 #include "copy.h"
+#include "copy_fd.h"
 #include "units.h"
 
 struct args {
 	struct copy_opts o;
 	int status_fd; /* -1: report on stderr */
+	int src_fd, dst_fd; /* -1: open src, dst */
 	const char *src, *dst;
 };
 
@@ -45,12 +52,15 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "label", required_argument, NULL, 'l' },
 		{ "status-fd", required_argument, NULL, 's' },
+		{ "src-fd", required_argument, NULL, 'S' },
+		{ "dst-fd", required_argument, NULL, 'D' },
 		{ 0 },
 	};
 	uint64_t n;
 	int c;
 
-	*a = (struct args){ .o = { .label = "", .jobs = 1 }, .status_fd = -1 };
+	*a = (struct args){ .o = { .label = "", .jobs = 1 }, .status_fd = -1, .src_fd = -1,
+			    .dst_fd = -1 };
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 'l')
 			a->o.label = optarg;
@@ -58,6 +68,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->o.jobs = (unsigned)n;
 		else if (c == 's' && units_parse_uint(optarg, INT_MAX, &n) == 0 && n > 2)
 			a->status_fd = (int)n;
+		else if (c == 'S' && units_parse_uint(optarg, INT_MAX, &n) == 0 && n > 2)
+			a->src_fd = (int)n;
+		else if (c == 'D' && units_parse_uint(optarg, INT_MAX, &n) == 0 && n > 2)
+			a->dst_fd = (int)n;
 		else
 			return -EINVAL;
 	}
@@ -80,22 +94,26 @@ static bool parent_gone(int status_fd)
 	return status_fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
 }
 
-/* a shared lock on @dir for as long as this process lives (the fd is
- * never closed): what `storaged stop`
- * waits for.  Returns: 0 or negative errno. */
-static int hold(const char *dir, struct copy_result *res)
+/* opens @dir (or takes @fd) and holds a shared lock on it for as long as
+ * this process lives (the descriptor is never closed): what `storaged
+ * stop` waits for.  The copy is made from this same descriptor.  Returns:
+ * the descriptor, or negative errno with @res filled. */
+static int hold(const char *dir, int fd, struct copy_result *res)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
+	if (fd >= 0)
+		fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	else
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	while (fd >= 0 && flock(fd, LOCK_SH) < 0)
 		if (errno != EINTR) {
 			close(fd);
 			fd = -1;
 		}
 	if (fd >= 0)
-		return 0;
+		return fd;
 	res->err = -errno;
-	snprintf(res->msg, sizeof(res->msg), "cannot lock '%s': %s", dir, strerror(errno));
+	snprintf(res->msg, sizeof(res->msg), "cannot open and lock '%s': %s", dir,
+		 strerror(errno));
 	return res->err;
 }
 
@@ -103,21 +121,21 @@ int main(int argc, char **argv)
 {
 	struct copy_result res;
 	struct args a;
-	int r;
+	int r, sfd, dfd = -1;
 
 	if (parse_args(argc, argv, &a) < 0) {
-		fputs("Usage: storaged-copy [--jobs N] [--label NAME] [--status-fd FD] SRC DST\n",
+		fputs("Usage: storaged-copy [--jobs N] [--label NAME] [--status-fd FD] [--src-fd FD] [--dst-fd FD] SRC DST\n",
 		      stderr);
 		return 2;
 	}
 	if (parent_gone(a.status_fd))
 		return 1;
 	a.o.progress = isatty(STDERR_FILENO);
-	r = hold(a.src, &res);
-	if (r == 0)
-		r = hold(a.dst, &res);
-	if (r == 0)
-		r = copy_tree(a.src, a.dst, &a.o, &res);
+	r = sfd = hold(a.src, a.src_fd, &res);
+	if (r >= 0)
+		r = dfd = hold(a.dst, a.dst_fd, &res);
+	if (r >= 0)
+		r = copy_tree_fd(sfd, dfd, &a.o, &copy_sys_libc, &res);
 	if (a.status_fd >= 0)
 		/* the line carries a positive errno (copy_spawn.c) */
 		dprintf(a.status_fd, "%d %s\n", r < 0 ? -res.err : 0, r < 0 ? res.msg : "");
