@@ -269,7 +269,8 @@ static int finish_node(struct copy_ctx *c, struct entry *e, char *buf)
 	int r = 0, nfd;
 
 	if (S_ISREG(e->st.st_mode)) {
-		r = copy_data(e->in, e->out, e->st.st_size, buf, COPY_BUF_SIZE, &c->bytes);
+		r = copy_data(e->in, e->out, e->st.st_size, buf, COPY_BUF_SIZE, &c->bytes,
+			      (off_t)e->st.st_blocks * 512 < e->st.st_size);
 		return r < 0 ? r : copy_meta_fd(e->out, &e->st, &e->xa, e->fflags);
 	}
 	if (c->sys->fchownat(e->dd, e->name, e->st.st_uid, e->st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)

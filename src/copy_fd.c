@@ -215,29 +215,30 @@ static int copy_range(int in, int out, off_t off, off_t end, char *buf, size_t b
 	return 0;
 }
 
-int copy_data(int in, int out, off_t size, char *buf, size_t bufsize, atomic_uint_fast64_t *bytes)
+int copy_data(int in, int out, off_t size, char *buf, size_t bufsize, atomic_uint_fast64_t *bytes,
+	      bool sparse)
 {
-	off_t pos = 0, data, hole;
+	off_t pos = 0, data, hole, end = 0;
 	int r = 0;
 
 	while (r == 0 && pos < size) {
-		data = lseek(in, pos, SEEK_DATA);
-		if (data < 0 && errno == ENXIO)
+		data = sparse ? lseek(in, pos, SEEK_DATA) : -1;
+		if (sparse && data < 0 && errno == ENXIO)
 			break; /* a hole up to the end */
-		if (data < 0) { /* no SEEK_DATA here: all data */
-			r = copy_range(in, out, pos, size, buf, bufsize, bytes);
-			break;
-		}
-		if (data >= size)
-			break;
-		hole = lseek(in, data, SEEK_HOLE);
-		if (hole < 0 || hole > size)
+		if (data < 0) { /* not sparse, or no SEEK_DATA here: all data */
+			data = pos;
 			hole = size;
+		} else if (data >= size) {
+			break;
+		} else if ((hole = lseek(in, data, SEEK_HOLE)) < 0 || hole > size) {
+			hole = size;
+		}
 		r = copy_range(in, out, data, hole, buf, bufsize, bytes);
-		pos = hole;
+		pos = end = hole;
 	}
-	/* the size, with a trailing hole */
-	if (r == 0 && ftruncate(out, size) < 0)
+	/* a trailing hole; a file written to its end is not truncated (ext4
+	 * would flush a truncated file's delayed blocks at close) */
+	if (r == 0 && end < size && ftruncate(out, size) < 0)
 		r = -errno;
 	return r;
 }

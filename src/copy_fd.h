@@ -94,10 +94,12 @@ int copy_xattrs_write(int fd, bool viaproc, const struct copy_xattrs *xa);
  * @size: bytes to copy (fstat of @in); holes stay holes (SEEK_DATA/HOLE)
  * @buf, @bufsize: scratch buffer
  * @bytes: incremented by the bytes copied (progress)
+ * @sparse: @in may have holes (fewer blocks than its size): look for them
  *
  * Returns: 0; negative errno (-ENOSPC, -EIO).
  */
-int copy_data(int in, int out, off_t size, char *buf, size_t bufsize, atomic_uint_fast64_t *bytes);
+int copy_data(int in, int out, off_t size, char *buf, size_t bufsize, atomic_uint_fast64_t *bytes,
+	      bool sparse);
 
 /**
  * copy_fflags_get:
