@@ -1,90 +1,103 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Tree copy with libarchive; see copy.h for the contract.
+ * The tree copy, by descriptor; see copy.h for the contract and copy_fd.h
+ * for why no name is looked up twice.
  *
- * The parallel copy (@jobs > 1), in steps:
- *  1. plan: the units are the top-level entries of SRC; when there are too
- *     few of them to keep every worker busy, each top-level directory on
- *     SRC's filesystem is created in DST (0700: its metadata comes in 4.)
- *     and its children become units instead;
- *  2. fork the workers; each claims units through a counter in a MAP_SHARED
- *     mapping and copies them with its own read_disk, write_disk and
- *     linkresolver;
- *  3. a file with more than one link is not copied by a worker: its other
- *     names may be in another worker's units, and two linkresolvers would
- *     make two files of it.  The worker writes its path into its memfd;
- *  4. when every worker is done, the parent copies those files with one
- *     linkresolver, then writes the metadata of their directories, of the
- *     directories of 1. and of the root; archive_write_close() sets the
- *     directory times after their contents.
- * The first error wins (a compare-and-swap on the shared errno); the other
- * workers stop at their next entry.
+ * Steps:
+ *  1. open the two roots (O_NOFOLLOW | O_DIRECTORY); read the source
+ *     root's metadata; the destination stays root-only (0700) until 4.;
+ *  2. walk: a directory is read through its descriptor; each entry is
+ *     opened once (O_PATH | O_NOFOLLOW) below it and copied by type from
+ *     that descriptor.  Subdirectories are created 0700 and walked in
+ *     turn, each from the descriptors just opened; their metadata is
+ *     recorded for 4.;
+ *  3. in parallel (@jobs > 1): threads take directories from a queue,
+ *     which is fed only while some thread waits (else a thread walks its
+ *     subdirectory itself, depth first: the open descriptors stay few).  A
+ *     non-directory with several links is created once, by the first
+ *     thread to reach its inode (a table keyed by device and inode, under
+ *     a lock); its other names are linkat() to that copy, which is reached
+ *     from the destination root through directories this copy created;
+ *  4. when every thread is done: each directory's owner, xattrs, mode,
+ *     times and flags (after its contents, which changed its times), the
+ *     root's last; then the file flags of files with several links
+ *     (immutable would have refused the later links).
+ * The first error wins; the other threads stop at their next entry.
  */
-#include <archive.h>
-#include <archive_entry.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <stdatomic.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/fs.h>
 
 #include "copy.h"
+#include "copy_fd.h"
 #include "util.h"
 
-#define COPY_FLAGS                                                                            \
-	(ARCHIVE_EXTRACT_OWNER | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME |                \
-	 ARCHIVE_EXTRACT_ACL | ARCHIVE_EXTRACT_XATTR | ARCHIVE_EXTRACT_FFLAGS |               \
-	 ARCHIVE_EXTRACT_SPARSE)
 #define COPY_MAX_JOBS 64
-/* Below this many top-level units per worker, top-level directories are
- * split into their children: a tree of a few big directories would
- * otherwise leave workers idle.  Above it, splitting only costs one
- * archive_read_disk_open() per child. */
-#define COPY_UNITS_PER_JOB 8
+#define COPY_BUF_SIZE (256 * 1024)
+#define LINK_BUCKETS 4096
 
-/* Shared by the parent and its workers (MAP_SHARED | MAP_ANONYMOUS). */
-struct copy_shared {
-	atomic_uint_fast64_t files, bytes, last_usec;
-	atomic_size_t next; /* the next unit to claim */
-	atomic_int err; /* errno of the first failure; 0: none yet */
-	char msg[256]; /* written only by the process that set err */
+/* a directory waiting for a thread: both descriptors are the task's */
+struct task {
+	int sfd, dfd;
+	char *rel;
+	struct task *next;
+};
+
+/* the first copy of an inode with several links */
+struct link {
+	dev_t dev;
+	ino_t ino;
+	unsigned fflags; /* set in step 4 */
+	char *rel;
+	struct link *next;
 };
 
 struct copy_ctx {
-	const char *src, *dst;
-	size_t srclen;
-	dev_t dev; /* SRC's filesystem: no other is entered */
 	const struct copy_opts *o;
+	const struct copy_sys *sys;
+	int dstroot;
+	dev_t dev; /* the source's filesystem: no other is entered */
+	unsigned jobs;
 	uint64_t started_usec;
-	struct copy_shared *sh;
-	int defer_fd; /* worker: multiply-linked files are listed here; -1: copied */
-	char path[PATH_MAX]; /* scratch for destination and unit paths */
+	atomic_uint_fast64_t files, bytes, last_usec;
+	atomic_int err; /* errno of the first failure; 0: none yet */
+	char msg[256]; /* written only by the thread that set err */
+
+	pthread_mutex_t qlock; /* queue, queued, busy */
+	pthread_cond_t qcond;
+	struct task *queue;
+	unsigned queued, busy, idle;
+
+	pthread_mutex_t llock; /* links */
+	struct link *links[LINK_BUCKETS];
+
+	pthread_mutex_t dlock; /* dirs */
+	struct copy_dirmeta *dirs;
+	size_t ndirs, dircap;
 };
 
-/* One process's libarchive objects. */
-struct copy_io {
-	struct archive *rd, *wr;
-	struct archive *md; /* metadata only: entry_from_file() crashes on a
-			       read_disk that was opened and closed */
-	struct archive_entry_linkresolver *lr;
-	struct archive_entry *e;
-};
-
-/* The units of a parallel copy, as paths relative to SRC. */
-struct copy_plan {
-	char **units;
-	char **dirs; /* top-level directories split into units (step 1) */
+/* one source entry being copied */
+struct entry {
+	int fd; /* O_PATH, the one lookup of the name */
+	struct stat st;
+	int dd; /* destination directory */
+	const char *name;
+	char *rel;
+	int in, out; /* regular files: source reopened, copy */
+	char *target; /* symbolic links */
+	struct copy_xattrs xa;
+	unsigned fflags;
 };
 
 static uint64_t mono_usec(void)
@@ -95,20 +108,17 @@ static uint64_t mono_usec(void)
 	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
 }
 
-/* Records @err and @msg unless an earlier failure was recorded; returns -@err. */
-static int copy_fail_errno(struct copy_ctx *c, int err, const char *msg)
+/* Records the failure unless an earlier one was recorded; returns -@err. */
+static int copy_fail(struct copy_ctx *c, int err, const char *rel, const char *what)
 {
 	int none = 0;
 
-	if (atomic_compare_exchange_strong(&c->sh->err, &none, err))
-		snprintf(c->sh->msg, sizeof(c->sh->msg), "%s", msg ? msg : strerror(err));
+	if (err == 0)
+		err = EIO;
+	if (atomic_compare_exchange_strong(&c->err, &none, err))
+		snprintf(c->msg, sizeof(c->msg), "'%s': %s: %s", *rel ? rel : ".", what,
+			 strerror(err));
 	return -err;
-}
-
-static int copy_fail(struct copy_ctx *c, struct archive *ar)
-{
-	return copy_fail_errno(c, archive_errno(ar) > 0 ? archive_errno(ar) : EIO,
-			       archive_error_string(ar));
 }
 
 /* a line at most every 0.5 s, from 2 s on, and only on a terminal */
@@ -119,417 +129,585 @@ static void copy_progress(struct copy_ctx *c, uint64_t files, bool done)
 	if (!c->o->progress || (!done && (files & 1023) != 0))
 		return;
 	now = mono_usec();
-	last = atomic_load(&c->sh->last_usec);
+	last = atomic_load(&c->last_usec);
 	if (now - c->started_usec < 2 * USEC_PER_SEC || (!done && now - last < 500 * USEC_PER_MSEC))
 		return;
 	if (done && last == 0)
 		return; /* no line was shown: the copy was short */
 	fprintf(stderr, "\rstoraged: copying '%s': %" PRIu64 " files, %" PRIu64 " MiB%s",
-		c->o->label, files, (uint64_t)atomic_load(&c->sh->bytes) >> 20, done ? "\n" : "");
-	atomic_store(&c->sh->last_usec, now);
+		c->o->label, files, (uint64_t)atomic_load(&c->bytes) >> 20, done ? "\n" : "");
+	atomic_store(&c->last_usec, now);
 }
 
-static int copy_data(struct copy_ctx *c, struct archive *rd, struct archive *wr)
+static char *rel_join(const char *rel, const char *name)
 {
-	const void *buf;
-	size_t size;
-	la_int64_t off;
-	int r;
+	char *s;
 
-	while ((r = archive_read_data_block(rd, &buf, &size, &off)) == ARCHIVE_OK) {
-		if (archive_write_data_block(wr, buf, size, off) < ARCHIVE_OK)
-			return copy_fail(c, wr);
-		atomic_fetch_add(&c->sh->bytes, size);
-	}
-	return r == ARCHIVE_EOF ? 0 : copy_fail(c, rd);
+	if (!*rel)
+		return strdup(name);
+	return asprintf(&s, "%s/%s", rel, name) < 0 ? NULL : s;
 }
 
-/* true for "<src>/.storaged-sync.*": leftovers of an interrupted sync */
-static bool copy_skipped(const struct copy_ctx *c, const char *pathname)
+/* takes @m (its rel and xattrs) into the list of step 4 */
+static int dirmeta_add(struct copy_ctx *c, struct copy_dirmeta *m)
 {
-	const char *p = pathname + c->srclen;
-
-	return *p == '/' && strncmp(p + 1, COPY_SKIP_PREFIX, strlen(COPY_SKIP_PREFIX)) == 0 &&
-	       !strchr(p + 1, '/');
-}
-
-/* rewrites "<src>/x" to "<dst>/x"; -ENAMETOOLONG when that is too long */
-static int copy_rename(struct copy_ctx *c, struct archive_entry *e)
-{
-	const char *p = archive_entry_pathname(e) + c->srclen;
-
-	if ((size_t)snprintf(c->path, sizeof(c->path), "%s%s", c->dst, p) >= sizeof(c->path))
-		return copy_fail_errno(c, ENAMETOOLONG, NULL);
-	archive_entry_copy_pathname(e, c->path);
-	return 0;
-}
-
-/* lists the path of @e, relative to SRC and NUL-terminated, for step 4 */
-static int copy_defer(struct copy_ctx *c, struct archive_entry *e)
-{
-	const char *rel = archive_entry_pathname(e) + c->srclen + 1;
-	size_t n = strlen(rel) + 1;
-
-	if (write(c->defer_fd, rel, n) != (ssize_t)n)
-		return copy_fail_errno(c, errno ? errno : EIO, NULL);
-	return 0;
-}
-
-static int copy_entry(struct copy_ctx *c, struct copy_io *io)
-{
-	struct archive_entry *e = io->e, *spare = NULL;
 	int r = 0;
 
-	archive_entry_linkify(io->lr, &e, &spare);
-	if (archive_write_header(io->wr, e) < ARCHIVE_WARN)
-		r = copy_fail(c, io->wr);
-	else if (!archive_entry_hardlink(e) && archive_entry_size(e) > 0)
-		r = copy_data(c, io->rd, io->wr);
-	if (r == 0 && archive_write_finish_entry(io->wr) < ARCHIVE_WARN)
-		r = copy_fail(c, io->wr);
-	copy_progress(c, atomic_fetch_add(&c->sh->files, 1) + 1, false);
-	return r;
-}
+	pthread_mutex_lock(&c->dlock);
+	if (c->ndirs == c->dircap) {
+		size_t cap = c->dircap ? c->dircap * 2 : 256;
+		struct copy_dirmeta *d = realloc(c->dirs, cap * sizeof(*d));
 
-/* copies @path (SRC or below it) and, for a directory on SRC's
- * filesystem, everything below it */
-static int copy_walk(struct copy_ctx *c, struct copy_io *io, const char *path)
-{
-	int r = 0, ar;
-
-	if (archive_read_disk_open(io->rd, path) != ARCHIVE_OK)
-		return copy_fail(c, io->rd);
-	while (r == 0 && (ar = archive_read_next_header2(io->rd, io->e)) != ARCHIVE_EOF) {
-		if (ar < ARCHIVE_WARN) {
-			r = copy_fail(c, io->rd);
-			break;
+		if (d) {
+			c->dirs = d;
+			c->dircap = cap;
 		}
-		if (atomic_load(&c->sh->err)) {
-			r = -ECANCELED; /* another worker failed */
-			break;
-		}
-		if (copy_skipped(c, archive_entry_pathname(io->e)))
-			continue;
-		if (archive_entry_filetype(io->e) != AE_IFDIR && archive_entry_nlink(io->e) > 1 &&
-		    c->defer_fd >= 0) {
-			r = copy_defer(c, io->e);
-			continue;
-		}
-		/* a walk's root is entered even on another filesystem */
-		if (archive_entry_filetype(io->e) == AE_IFDIR && archive_entry_dev(io->e) == c->dev)
-			archive_read_disk_descend(io->rd);
-		if ((r = copy_rename(c, io->e)) == 0)
-			r = copy_entry(c, io);
 	}
-	archive_read_close(io->rd);
+	if (c->ndirs < c->dircap)
+		c->dirs[c->ndirs++] = *m;
+	else
+		r = -ENOMEM;
+	pthread_mutex_unlock(&c->dlock);
+	if (r < 0) {
+		free(m->rel);
+		free(m->xa.buf);
+	}
 	return r;
 }
 
-/* writes the metadata of the directory SRC/@rel ("": SRC itself); its
- * times are set by archive_write_close() */
-static int copy_meta(struct copy_ctx *c, struct copy_io *io, const char *rel)
+/* creates a regular file @e->name, replacing a non-directory there */
+static int create_file(struct copy_ctx *c, struct entry *e)
 {
-	char path[PATH_MAX];
+	const int fl = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s%s%s", c->src, *rel ? "/" : "", rel) >=
-	    sizeof(path))
-		return copy_fail_errno(c, ENAMETOOLONG, NULL);
-	archive_entry_clear(io->e);
-	archive_entry_copy_pathname(io->e, path);
-	if (archive_read_disk_entry_from_file(io->md, io->e, -1, NULL) < ARCHIVE_WARN)
-		return copy_fail(c, io->md);
-	if (copy_rename(c, io->e) < 0)
-		return -ENAMETOOLONG;
-	if (archive_write_header(io->wr, io->e) < ARCHIVE_WARN ||
-	    archive_write_finish_entry(io->wr) < ARCHIVE_WARN)
-		return copy_fail(c, io->wr);
-	return 0;
+	e->out = c->sys->openat(e->dd, e->name, fl, 0600);
+	if (e->out < 0 && errno == EEXIST && c->sys->unlinkat(e->dd, e->name, 0) == 0)
+		e->out = c->sys->openat(e->dd, e->name, fl, 0600);
+	return e->out < 0 ? -errno : 0;
 }
 
-static int io_init(struct copy_ctx *c, struct copy_io *io)
+/* creates @e's name in the destination, by type (the first link of an inode) */
+static int make_node(struct copy_ctx *c, struct entry *e)
 {
-	io->rd = archive_read_disk_new();
-	io->md = archive_read_disk_new();
-	io->wr = archive_write_disk_new();
-	io->lr = archive_entry_linkresolver_new();
-	io->e = archive_entry_new();
-	if (!io->rd || !io->md || !io->wr || !io->lr || !io->e)
-		return copy_fail_errno(c, ENOMEM, NULL);
-	archive_read_disk_set_symlink_physical(io->rd);
-	archive_read_disk_set_symlink_physical(io->md);
-	archive_read_disk_set_behavior(io->rd, ARCHIVE_READDISK_NO_TRAVERSE_MOUNTS);
-	archive_write_disk_set_options(io->wr, COPY_FLAGS);
-	archive_entry_linkresolver_set_strategy(io->lr, ARCHIVE_FORMAT_TAR_USTAR);
-	return 0;
+	int r;
+
+	if (S_ISREG(e->st.st_mode))
+		return create_file(c, e);
+	if (S_ISLNK(e->st.st_mode))
+		r = c->sys->symlinkat(e->target, e->dd, e->name);
+	else
+		r = c->sys->mknodat(e->dd, e->name, (e->st.st_mode & S_IFMT) | 0600, e->st.st_rdev);
+	if (r < 0 && errno == EEXIST && c->sys->unlinkat(e->dd, e->name, 0) == 0)
+		r = S_ISLNK(e->st.st_mode) ?
+			    c->sys->symlinkat(e->target, e->dd, e->name) :
+			    c->sys->mknodat(e->dd, e->name, (e->st.st_mode & S_IFMT) | 0600,
+					    e->st.st_rdev);
+	return r < 0 ? -errno : 0;
 }
 
-/* closes the writer, which sets the directories' times, and frees @io;
- * returns @r, or the close's error when @r is 0 */
-static int io_done(struct copy_ctx *c, struct copy_io *io, int r)
+/* links @e's name to the copy @rel of its inode (made by this copy) */
+static int link_to(struct copy_ctx *c, struct entry *e, const char *rel)
 {
-	if (io->wr && archive_write_close(io->wr) != ARCHIVE_OK && r == 0)
-		r = copy_fail(c, io->wr);
-	archive_read_free(io->rd);
-	archive_read_free(io->md);
-	archive_write_free(io->wr);
-	archive_entry_linkresolver_free(io->lr);
-	archive_entry_free(io->e);
+	const char *slash = strrchr(rel, '/');
+	char *dir = slash ? strndup(rel, (size_t)(slash - rel)) : strdup("");
+	int pfd = dir ? copy_open_beneath(c->sys, c->dstroot, dir) : -ENOMEM, r = 0;
+
+	free(dir);
+	if (pfd < 0)
+		return pfd;
+	if (c->sys->linkat(pfd, slash ? slash + 1 : rel, e->dd, e->name, 0) < 0)
+		r = -errno;
+	if (r == -EEXIST && c->sys->unlinkat(e->dd, e->name, 0) == 0)
+		r = c->sys->linkat(pfd, slash ? slash + 1 : rel, e->dd, e->name, 0) < 0 ? -errno : 0;
+	close(pfd);
 	return r;
 }
 
-static int copy_serial(struct copy_ctx *c)
+/*
+ * Step 3 for an inode with several links: the first thread to reach it
+ * creates the copy, under the lock, so that a link is never made to a
+ * name not yet there.  Returns: 1 linked (nothing more to do), 0 created,
+ * or negative errno.
+ */
+static int link_claim(struct copy_ctx *c, struct entry *e)
 {
-	struct copy_io io = { 0 };
-	int r = io_init(c, &io);
+	size_t h = ((size_t)e->st.st_ino * 31 + (size_t)e->st.st_dev) % LINK_BUCKETS;
+	struct link *l;
+	char *rel = NULL;
+	int r = 0;
+
+	pthread_mutex_lock(&c->llock);
+	for (l = c->links[h]; l; l = l->next)
+		if (l->ino == e->st.st_ino && l->dev == e->st.st_dev)
+			break;
+	if (l && !(rel = strdup(l->rel)))
+		r = -ENOMEM;
+	if (!l && (r = make_node(c, e)) == 0) {
+		l = calloc(1, sizeof(*l));
+		if (!l || !(l->rel = strdup(e->rel))) {
+			free(l);
+			r = -ENOMEM;
+		} else {
+			*l = (struct link){ .dev = e->st.st_dev, .ino = e->st.st_ino,
+					    .fflags = e->fflags, .rel = l->rel, .next = c->links[h] };
+			c->links[h] = l;
+			e->fflags = 0; /* in step 4 */
+		}
+	}
+	pthread_mutex_unlock(&c->llock);
+	if (r < 0 || !rel)
+		return r;
+	r = link_to(c, e, rel);
+	free(rel);
+	return r < 0 ? r : 1;
+}
+
+/* the copy's data and metadata, from @e->in and @e->st */
+static int finish_node(struct copy_ctx *c, struct entry *e, char *buf)
+{
+	struct timespec ts[2] = { e->st.st_atim, e->st.st_mtim };
+	int r = 0, nfd;
+
+	if (S_ISREG(e->st.st_mode)) {
+		r = copy_data(e->in, e->out, e->st.st_size, buf, COPY_BUF_SIZE, &c->bytes,
+			      (off_t)e->st.st_blocks * 512 < e->st.st_size);
+		return r < 0 ? r : copy_meta_fd(e->out, &e->st, &e->xa, e->fflags);
+	}
+	if (c->sys->fchownat(e->dd, e->name, e->st.st_uid, e->st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISLNK(e->st.st_mode) && e->xa.len) {
+		nfd = c->sys->openat(e->dd, e->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (nfd < 0)
+			return -errno;
+		r = copy_xattrs_write(nfd, true, &e->xa);
+		close(nfd);
+	}
+	if (r == 0 && !S_ISLNK(e->st.st_mode) &&
+	    c->sys->fchmodat(e->dd, e->name, e->st.st_mode & 07777, 0) < 0)
+		r = -errno;
+	if (r == 0 && c->sys->utimensat(e->dd, e->name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		r = -errno;
+	return r;
+}
+
+/* reads what the copy of a non-directory needs from its descriptor */
+static int read_node(struct copy_ctx *c, struct entry *e)
+{
+	char target[PATH_MAX];
+	ssize_t n;
+
+	if (S_ISREG(e->st.st_mode)) {
+		e->in = c->sys->reopen(e->fd, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		if (e->in < 0)
+			return -errno;
+		e->fflags = copy_fflags_get(e->in);
+		return copy_xattrs_read(e->in, false, &e->xa);
+	}
+	if (S_ISLNK(e->st.st_mode)) {
+		/* "" and an O_PATH | O_NOFOLLOW descriptor: the link itself */
+		n = c->sys->readlinkat(e->fd, "", target, sizeof(target));
+		if (n < 0)
+			return -errno;
+		if ((size_t)n >= sizeof(target))
+			return -ENAMETOOLONG;
+		target[n] = '\0';
+		e->target = strdup(target);
+		return e->target ? 0 : -ENOMEM;
+	}
+	return copy_xattrs_read(e->fd, true, &e->xa);
+}
+
+static int copy_nondir(struct copy_ctx *c, struct entry *e, char *buf)
+{
+	int r = read_node(c, e);
 
 	if (r == 0)
-		r = copy_walk(c, &io, c->src);
-	return io_done(c, &io, r);
+		r = e->st.st_nlink > 1 ? link_claim(c, e) : make_node(c, e);
+	if (r == 0)
+		r = finish_node(c, e, buf);
+	return r < 0 ? r : 0;
 }
 
-/* ------------------------------------------------------------ parallel */
+static int walk_dir(struct copy_ctx *c, char *buf, int sfd, int dfd, const char *rel);
 
-/* step 1 for one top-level directory @name: create it, its children become units */
-static int plan_split(struct copy_ctx *c, struct copy_plan *p, int srcfd, const char *name)
+/* hands the directory to a waiting thread; false: none waits */
+static bool offer(struct copy_ctx *c, int sfd, int dfd, const char *rel)
 {
-	struct dirent *de;
-	char *unit;
-	DIR *d;
-	int fd, r = 0;
+	struct task *t;
+	bool taken = false;
 
-	if ((size_t)snprintf(c->path, sizeof(c->path), "%s/%s", c->dst, name) >= sizeof(c->path))
-		return -ENAMETOOLONG;
-	if (mkdir(c->path, 0700) < 0 && errno != EEXIST)
+	if (c->jobs < 2)
+		return false;
+	t = malloc(sizeof(*t));
+	if (!t || !(t->rel = strdup(rel))) {
+		free(t);
+		return false;
+	}
+	*t = (struct task){ .sfd = sfd, .dfd = dfd, .rel = t->rel };
+	pthread_mutex_lock(&c->qlock);
+	if (c->idle > c->queued) {
+		t->next = c->queue;
+		c->queue = t;
+		c->queued++;
+		pthread_cond_signal(&c->qcond);
+		taken = true;
+	}
+	pthread_mutex_unlock(&c->qlock);
+	if (!taken) {
+		free(t->rel);
+		free(t);
+	}
+	return taken;
+}
+
+/* @e is a directory: create its copy, record its metadata, walk it */
+static int copy_dir(struct copy_ctx *c, struct entry *e, char *buf)
+{
+	struct copy_dirmeta m = { .st = e->st };
+	int sfd, dfd, r;
+
+	/* "." below the O_PATH descriptor: the same inode, opened to read */
+	sfd = c->sys->openat(e->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (sfd < 0)
 		return -errno;
-	if ((r = strv_extend(&p->dirs, name)) < 0)
-		return r;
-	fd = openat(srcfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || !(d = fdopendir(fd))) {
+	m.fflags = copy_fflags_get(sfd);
+	if ((r = copy_xattrs_read(sfd, false, &m.xa)) < 0)
+		goto fail;
+	if (c->sys->mkdirat(e->dd, e->name, 0700) < 0 && errno != EEXIST) {
 		r = -errno;
-		if (fd >= 0)
-			close(fd);
+		goto fail;
+	}
+	dfd = c->sys->openat(e->dd, e->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (dfd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	m.rel = e->rel;
+	e->rel = NULL; /* the list's now */
+	if ((r = dirmeta_add(c, &m)) < 0 || e->st.st_dev != c->dev) {
+		/* another filesystem's root: its directory is copied, empty */
+		close(sfd);
+		close(dfd);
 		return r;
 	}
-	while (r == 0 && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (asprintf(&unit, "%s/%s", name, de->d_name) < 0)
-			r = -ENOMEM;
-		else
-			r = strv_push(&p->units, unit);
-	}
-	closedir(d);
+	if (offer(c, sfd, dfd, m.rel))
+		return 0;
+	return walk_dir(c, buf, sfd, dfd, m.rel);
+fail:
+	free(m.xa.buf);
+	close(sfd);
 	return r;
 }
 
-/* step 1: the top-level entries, split when they are too few */
-static int plan_units(struct copy_ctx *c, struct copy_plan *p, unsigned jobs)
+/* copies the entry @name of the directory @sd into @dd */
+static int copy_one(struct copy_ctx *c, char *buf, int sd, int dd, const char *rel,
+		    const char *name)
 {
-	_cleanup_strv_free_ char **top = NULL;
-	struct dirent *de;
-	struct stat st;
-	int fd = open(c->src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), r = 0;
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
-
-	if (!d) {
-		r = -errno;
-		if (fd >= 0)
-			close(fd);
-		return r;
-	}
-	while (r == 0 && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    strncmp(de->d_name, COPY_SKIP_PREFIX, strlen(COPY_SKIP_PREFIX)))
-			r = strv_extend(&top, de->d_name);
-	if (r == 0 && strv_length(top) >= (size_t)jobs * COPY_UNITS_PER_JOB) {
-		p->units = top;
-		top = NULL;
-	}
-	for (size_t i = 0; r == 0 && top && top[i]; i++) {
-		if (fstatat(dirfd(d), top[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
-			r = -errno;
-		else if (S_ISDIR(st.st_mode) && st.st_dev == c->dev)
-			r = plan_split(c, p, dirfd(d), top[i]);
-		else
-			r = strv_extend(&p->units, top[i]);
-	}
-	closedir(d);
-	return r;
-}
-
-/* step 2, in the child; never returns */
-static void worker_main(struct copy_ctx *c, char **units, size_t n, int defer_fd, pid_t parent)
-{
-	struct copy_io io = { 0 };
-	char path[PATH_MAX];
-	int r;
-
-	/* a worker outliving its parent would write on unseen */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-		_exit(1);
-	r = io_init(c, &io);
-
-	c->defer_fd = defer_fd;
-	while (r == 0) {
-		size_t i = atomic_fetch_add(&c->sh->next, 1);
-
-		if (i >= n || atomic_load(&c->sh->err))
-			break;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", c->src, units[i]) >= sizeof(path))
-			r = copy_fail_errno(c, ENAMETOOLONG, NULL);
-		else
-			r = copy_walk(c, &io, path);
-	}
-	r = io_done(c, &io, r);
-	_exit(r < 0 ? 1 : 0);
-}
-
-/* waits for @pid; a worker that died without recording an error fails the copy */
-static void worker_wait(struct copy_ctx *c, pid_t pid)
-{
-	char why[64];
-	int st;
-
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return;
-	if (WIFSIGNALED(st))
-		snprintf(why, sizeof(why), "a copy worker was killed by signal %d", WTERMSIG(st));
-	else
-		snprintf(why, sizeof(why), "a copy worker exited with status %d", WEXITSTATUS(st));
-	copy_fail_errno(c, EIO, why);
-}
-
-/* steps 2 and 3: @fds[@n] receive the workers' deferred paths */
-static int run_workers(struct copy_ctx *c, char **units, int *fds, unsigned n)
-{
-	pid_t pids[COPY_MAX_JOBS];
-	unsigned started = 0;
-	pid_t self = getpid();
-
-	fflush(NULL);
-	for (; started < n; started++) {
-		fds[started] = memfd_create("storaged-copy-links", MFD_CLOEXEC);
-		if (fds[started] < 0 || (pids[started] = fork()) < 0) {
-			copy_fail_errno(c, errno, NULL);
-			break;
-		}
-		if (pids[started] == 0)
-			worker_main(c, units, strv_length(units), fds[started], self);
-	}
-	for (unsigned i = 0; i < started; i++)
-		worker_wait(c, pids[i]);
-	return -atomic_load(&c->sh->err);
-}
-
-/* step 4 for the paths listed in @fd */
-static int copy_deferred(struct copy_ctx *c, struct copy_io *io, int fd)
-{
-	char path[PATH_MAX], *list, *slash;
-	struct stat st;
+	struct entry e = { .fd = -1, .dd = dd, .name = name, .in = -1, .out = -1 };
 	int r = 0;
 
-	if (fstat(fd, &st) < 0)
-		return copy_fail_errno(c, errno, NULL);
-	if (st.st_size == 0)
-		return 0;
-	list = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	if (list == MAP_FAILED)
-		return copy_fail_errno(c, errno, NULL);
-	for (char *rel = list, *next; r == 0 && rel < list + st.st_size; rel = next) {
-		next = rel + strlen(rel) + 1;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", c->src, rel) >= sizeof(path))
-			r = copy_fail_errno(c, ENAMETOOLONG, NULL);
-		else
-			r = copy_walk(c, io, path);
-		/* adding the link changed its directory's times (the root's
-		 * are written last anyway) */
-		slash = strrchr(rel, '/');
-		if (r == 0 && slash) {
-			*slash = '\0';
-			r = copy_meta(c, io, rel);
-		}
-	}
-	munmap(list, (size_t)st.st_size);
+	if (!(e.rel = rel_join(rel, name)))
+		return copy_fail(c, ENOMEM, rel, "copying");
+	e.fd = c->sys->openat(sd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (e.fd < 0 && errno == ENOENT)
+		goto out; /* removed since readdir(): nothing to copy */
+	if (e.fd < 0 || fstat(e.fd, &e.st) < 0)
+		r = -errno;
+	else if (S_ISDIR(e.st.st_mode))
+		r = copy_dir(c, &e, buf);
+	else if (!S_ISSOCK(e.st.st_mode)) /* sockets are not copied */
+		r = copy_nondir(c, &e, buf);
+	if (r < 0)
+		copy_fail(c, -r, e.rel ? e.rel : rel, "copying");
+	copy_progress(c, atomic_fetch_add(&c->files, 1) + 1, false);
+out:
+	if (e.fd >= 0)
+		close(e.fd);
+	if (e.in >= 0)
+		close(e.in);
+	if (e.out >= 0)
+		close(e.out);
+	free(e.rel);
+	free(e.target);
+	free(e.xa.buf);
 	return r;
+}
+
+/* copies every entry of the directory @sfd into @dfd; closes both */
+static int walk_dir(struct copy_ctx *c, char *buf, int sfd, int dfd, const char *rel)
+{
+	DIR *d = fdopendir(sfd);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d) {
+		r = copy_fail(c, errno, rel, "reading the directory");
+		close(sfd);
+		close(dfd);
+		return r;
+	}
+	while (r == 0) {
+		errno = 0;
+		if (!(de = readdir(d))) {
+			if (errno)
+				r = copy_fail(c, errno, rel, "reading the directory");
+			break;
+		}
+		if (atomic_load(&c->err)) {
+			r = -ECANCELED; /* another thread failed */
+			break;
+		}
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    (!*rel && !strncmp(de->d_name, COPY_SKIP_PREFIX, strlen(COPY_SKIP_PREFIX))))
+			continue;
+		r = copy_one(c, buf, dirfd(d), dfd, rel, de->d_name);
+	}
+	closedir(d);
+	close(dfd);
+	return r;
+}
+
+/* takes the next directory from the queue; NULL when all is done */
+static struct task *take(struct copy_ctx *c)
+{
+	struct task *t;
+
+	pthread_mutex_lock(&c->qlock);
+	c->idle++;
+	while (!c->queue && c->busy > 0)
+		pthread_cond_wait(&c->qcond, &c->qlock);
+	c->idle--;
+	t = c->queue;
+	if (t) {
+		c->queue = t->next;
+		c->queued--;
+		c->busy++;
+	} else {
+		pthread_cond_broadcast(&c->qcond); /* nothing left anywhere */
+	}
+	pthread_mutex_unlock(&c->qlock);
+	return t;
+}
+
+static void *worker(void *arg)
+{
+	struct copy_ctx *c = arg;
+	char *buf = malloc(COPY_BUF_SIZE);
+	struct task *t;
+
+	if (!buf)
+		copy_fail(c, ENOMEM, "", "copying");
+	while ((t = take(c))) {
+		if (buf && !atomic_load(&c->err))
+			walk_dir(c, buf, t->sfd, t->dfd, t->rel);
+		else {
+			close(t->sfd);
+			close(t->dfd);
+		}
+		free(t->rel);
+		free(t);
+		pthread_mutex_lock(&c->qlock);
+		if (--c->busy == 0 && !c->queue)
+			pthread_cond_broadcast(&c->qcond);
+		pthread_mutex_unlock(&c->qlock);
+	}
+	free(buf);
+	return NULL;
+}
+
+/* steps 2 and 3 from the root's descriptors, which are taken */
+static int copy_walk(struct copy_ctx *c, int sfd, int dfd)
+{
+	pthread_t th[COPY_MAX_JOBS];
+	unsigned n = 0;
+	struct task *t;
+	char *buf;
+
+	if (c->jobs < 2) {
+		if (!(buf = malloc(COPY_BUF_SIZE))) {
+			close(sfd);
+			close(dfd);
+			return copy_fail(c, ENOMEM, "", "copying");
+		}
+		walk_dir(c, buf, sfd, dfd, "");
+		free(buf);
+		return -atomic_load(&c->err);
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t || !(t->rel = strdup(""))) {
+		free(t);
+		close(sfd);
+		close(dfd);
+		return copy_fail(c, ENOMEM, "", "copying");
+	}
+	t->sfd = sfd;
+	t->dfd = dfd;
+	c->queue = t;
+	c->queued = 1;
+	for (; n < c->jobs; n++)
+		if ((errno = pthread_create(&th[n], NULL, worker, c)) != 0) {
+			copy_fail(c, errno, "", "starting a copy thread");
+			break;
+		}
+	if (n == 0)
+		worker(c); /* drains the queue */
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	return -atomic_load(&c->err);
 }
 
 /* step 4 */
-static int copy_finish(struct copy_ctx *c, const struct copy_plan *p, const int *fds, unsigned n)
+static int copy_finish(struct copy_ctx *c)
 {
-	struct copy_io io = { 0 };
-	int r = io_init(c, &io);
+	int r = 0, fd, ffd;
 
-	c->defer_fd = -1;
-	for (unsigned i = 0; r == 0 && i < n; i++)
-		r = copy_deferred(c, &io, fds[i]);
-	for (size_t i = 0; r == 0 && p->dirs && p->dirs[i]; i++)
-		r = copy_meta(c, &io, p->dirs[i]);
-	if (r == 0)
-		r = copy_meta(c, &io, "");
-	return io_done(c, &io, r);
+	/* the root was recorded first and is written last */
+	for (size_t i = c->ndirs; r == 0 && i-- > 0;) {
+		struct copy_dirmeta *m = &c->dirs[i];
+
+		fd = copy_open_beneath(c->sys, c->dstroot, m->rel);
+		r = fd < 0 ? fd : copy_meta_fd(fd, &m->st, &m->xa, m->fflags);
+		if (fd >= 0)
+			close(fd);
+		if (r < 0)
+			copy_fail(c, -r, m->rel, "setting the directory's metadata");
+	}
+	for (size_t h = 0; r == 0 && h < LINK_BUCKETS; h++)
+		for (struct link *l = c->links[h]; r == 0 && l; l = l->next) {
+			const char *slash = strrchr(l->rel, '/');
+			char *dir;
+
+			if (!l->fflags)
+				continue;
+			dir = slash ? strndup(l->rel, (size_t)(slash - l->rel)) : strdup("");
+			fd = dir ? copy_open_beneath(c->sys, c->dstroot, dir) : -ENOMEM;
+			free(dir);
+			ffd = fd < 0 ? -1 :
+				       c->sys->openat(fd, slash ? slash + 1 : l->rel,
+						      O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+			r = fd < 0 ? fd : ffd < 0 ? -errno : 0;
+			if (ffd >= 0 && ioctl(ffd, FS_IOC_SETFLAGS, &(int){ (int)l->fflags }) < 0 &&
+			    errno != EOPNOTSUPP && errno != ENOTTY && errno != EINVAL)
+				r = -errno;
+			if (ffd >= 0)
+				close(ffd);
+			if (fd >= 0)
+				close(fd);
+			if (r < 0)
+				copy_fail(c, -r, l->rel, "setting the file flags");
+		}
+	return r;
 }
 
-static int copy_parallel(struct copy_ctx *c, unsigned jobs)
+static void ctx_free(struct copy_ctx *c)
 {
-	struct copy_plan p = { 0 };
-	int fds[COPY_MAX_JOBS], r;
-	unsigned n = 0;
-
-	r = plan_units(c, &p, jobs);
-	if (r < 0) {
-		copy_fail_errno(c, -r, NULL);
-		goto out;
+	for (size_t i = 0; i < c->ndirs; i++) {
+		free(c->dirs[i].rel);
+		free(c->dirs[i].xa.buf);
 	}
-	n = strv_length(p.units) < jobs ? (unsigned)strv_length(p.units) : jobs;
-	for (unsigned i = 0; i < n; i++)
-		fds[i] = -1;
-	r = run_workers(c, p.units, fds, n);
-	if (r == 0)
-		r = copy_finish(c, &p, fds, n);
-out:
-	for (unsigned i = 0; i < n; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	strv_free(p.units);
-	strv_free(p.dirs);
+	free(c->dirs);
+	for (size_t h = 0; h < LINK_BUCKETS; h++)
+		for (struct link *l = c->links[h], *n; l; l = n) {
+			n = l->next;
+			free(l->rel);
+			free(l);
+		}
+	pthread_mutex_destroy(&c->qlock);
+	pthread_mutex_destroy(&c->llock);
+	pthread_mutex_destroy(&c->dlock);
+	pthread_cond_destroy(&c->qcond);
+	free(c);
+}
+
+/* step 1: the root's metadata, for step 4 */
+static int copy_root(struct copy_ctx *c, int srcfd)
+{
+	struct copy_dirmeta m = { 0 };
+	int r;
+
+	if (fstat(srcfd, &m.st) < 0)
+		return -errno;
+	if (!S_ISDIR(m.st.st_mode))
+		return -ENOTDIR;
+	c->dev = m.st.st_dev;
+	m.fflags = copy_fflags_get(srcfd);
+	if ((r = copy_xattrs_read(srcfd, false, &m.xa)) < 0)
+		return r;
+	if (!(m.rel = strdup(""))) {
+		free(m.xa.buf);
+		return -ENOMEM;
+	}
+	return dirmeta_add(c, &m);
+}
+
+/* Each thread may hold two descriptors per level of the directory it
+ * walks: the soft limit (often 1024) is raised to the hard one. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int copy_tree_fd(int srcfd, int dstfd, const struct copy_opts *o, const struct copy_sys *sys,
+		 struct copy_result *ret)
+{
+	struct copy_ctx *c = calloc(1, sizeof(*c));
+	int sfd = -1, dfd = -1, r;
+
+	*ret = (struct copy_result){ .err = -ENOMEM, .msg = "out of memory" };
+	if (!c)
+		return -ENOMEM;
+	raise_nofile();
+	*ret = (struct copy_result){ 0 };
+	c->o = o;
+	c->sys = sys;
+	c->dstroot = dstfd;
+	c->jobs = o->jobs > COPY_MAX_JOBS ? COPY_MAX_JOBS : o->jobs;
+	c->started_usec = mono_usec();
+	pthread_mutex_init(&c->qlock, NULL);
+	pthread_mutex_init(&c->llock, NULL);
+	pthread_mutex_init(&c->dlock, NULL);
+	pthread_cond_init(&c->qcond, NULL);
+	if ((r = copy_root(c, srcfd)) < 0)
+		copy_fail(c, -r, "", "reading the source");
+	else if ((sfd = fcntl(srcfd, F_DUPFD_CLOEXEC, 3)) < 0 ||
+		 (dfd = fcntl(dstfd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		r = copy_fail(c, errno, "", "copying");
+		if (sfd >= 0)
+			close(sfd);
+	} else if ((r = copy_walk(c, sfd, dfd)) == 0)
+		r = copy_finish(c);
+	copy_progress(c, atomic_load(&c->files), true);
+	if (r < 0 || atomic_load(&c->err)) {
+		ret->err = -(atomic_load(&c->err) ?: -r);
+		snprintf(ret->msg, sizeof(ret->msg), "%s", c->msg[0] ? c->msg : strerror(-ret->err));
+		r = ret->err;
+	}
+	ctx_free(c);
 	return r;
 }
 
 int copy_tree(const char *src, const char *dst, const struct copy_opts *o,
 	      struct copy_result *ret)
 {
-	struct copy_ctx *c = calloc(1, sizeof(*c));
-	unsigned jobs = o->jobs > COPY_MAX_JOBS ? COPY_MAX_JOBS : o->jobs;
-	struct stat st;
+	int sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int dfd = sfd < 0 ? -1 : open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int r;
 
-	*ret = (struct copy_result){ .err = ENOMEM, .msg = "out of memory" };
-	if (!c)
-		return -ENOMEM;
-	*c = (struct copy_ctx){ .src = src, .dst = dst, .srclen = strlen(src), .o = o,
-				.started_usec = mono_usec(), .defer_fd = -1 };
-	c->sh = mmap(NULL, sizeof(*c->sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (c->sh == MAP_FAILED) {
-		free(c);
-		return -ENOMEM;
-	}
-	*ret = (struct copy_result){ 0 };
-	if (lstat(src, &st) < 0)
-		r = copy_fail_errno(c, errno, NULL);
-	else {
-		c->dev = st.st_dev;
-		r = jobs > 1 && S_ISDIR(st.st_mode) ? copy_parallel(c, jobs) : copy_serial(c);
-	}
-	copy_progress(c, atomic_load(&c->sh->files), true);
-	if (r < 0) {
-		ret->err = atomic_load(&c->sh->err) ? atomic_load(&c->sh->err) : -r;
-		snprintf(ret->msg, sizeof(ret->msg), "%s", c->sh->msg[0] ? c->sh->msg : strerror(-r));
-		r = -ret->err;
-	}
-	munmap(c->sh, sizeof(*c->sh));
-	free(c);
+	if (sfd < 0 || dfd < 0) {
+		r = -errno;
+		*ret = (struct copy_result){ .err = r };
+		snprintf(ret->msg, sizeof(ret->msg), "opening '%s': %s", sfd < 0 ? src : dst,
+			 strerror(-r));
+	} else
+		r = copy_tree_fd(sfd, dfd, o, &copy_sys_libc, ret);
+	if (sfd >= 0)
+		close(sfd);
+	if (dfd >= 0)
+		close(dfd);
 	return r;
 }

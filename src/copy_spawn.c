@@ -28,7 +28,7 @@ __attribute__((format(printf, 3, 4))) static int fail(struct copy_result *res, i
 {
 	va_list ap;
 
-	res->err = err;
+	res->err = -err; /* copy.h: negative */
 	va_start(ap, fmt);
 	vsnprintf(res->msg, sizeof(res->msg), fmt, ap);
 	va_end(ap);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Runs the tree copy helper storaged-copy (copy.h) from storaged: the copy
- * needs libarchive, which storaged itself does not link (memory).
+ * Runs the tree copy helper storaged-copy (copy.h) from storaged: a copy of
+ * a user's tree runs in a process of its own, with its threads and buffers,
+ * and can be ended at once (SIGINT, SIGTERM) without leaving storaged in
+ * the middle of it.
  */
 #ifndef STORAGED_COPY_SPAWN_H
 #define STORAGED_COPY_SPAWN_H
@@ -43,7 +45,7 @@ unsigned copy_spawn_jobs(void);
  * @dst: existing directory to copy into
  * @label: the area's name, for the progress line on a terminal
  * @jobs: worker processes, e.g. copy_spawn_jobs(); 1: one process
- * @res: on failure, the errno and the helper's message (libarchive's text)
+ * @res: on failure, the negative errno and the helper's message
  *
  * Runs storaged-copy by argv with spawn_start() (spawn_helper.h): a clean environment, stdin
  * and stdout on /dev/null, stderr shared (the progress line), the outcome

@@ -1,18 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * storaged-copy: the full-fidelity tree copy of RAM areas (seed and sync
- * back), a program of its own so that the resident storaged does not load
- * libarchive.  storaged runs it by argv (copy_spawn.c):
+ * back), a program of its own so that the resident storaged carries
+ * neither its threads nor its buffers.  storaged runs it by argv
+ * (copy_spawn.c):
  *
- *   storaged-copy [--jobs N] [--label NAME] [--status-fd FD] SRC DST
+ *   storaged-copy [--jobs N] [--label NAME] [--status-fd FD]
+ *                 [--src-fd FD] [--dst-fd FD] SRC DST
+ *
+ * SRC and DST are opened once each (O_NOFOLLOW) and copied by descriptor
+ * (copy.h); with --src-fd / --dst-fd the caller's open directories are
+ * copied instead and SRC / DST only name them in messages (no lookup).
  *
  * On a terminal, stderr shows a progress line.  The outcome goes to FD as
  * one line "ERRNO MESSAGE\n" (ERRNO 0: success), so that storaged can tell
  * ENOSPC from other failures; without --status-fd, errors go to stderr.
  * Exit status: 0 copied, 1 the copy failed, 2 usage.
  *
- * The helper and its workers die with their parent (PR_SET_PDEATHSIG), and
- * hold a shared flock() on SRC and DST until they have all ended: a
+ * The helper (its copy threads with it) dies with its parent
+ * (PR_SET_PDEATHSIG), and holds a shared flock() on SRC and DST until it
+ * has ended: a
  * storaged killed midway leaves them dying, and the next `storaged stop`
  * takes that lock before it unmounts (area.c, wait_for_copy()).
  */
@@ -29,11 +36,13 @@
 #include <unistd.h>
 
 #include "copy.h"
+#include "copy_fd.h"
 #include "units.h"
 
 struct args {
 	struct copy_opts o;
 	int status_fd; /* -1: report on stderr */
+	int src_fd, dst_fd; /* -1: open src, dst */
 	const char *src, *dst;
 };
 
@@ -43,12 +52,15 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "label", required_argument, NULL, 'l' },
 		{ "status-fd", required_argument, NULL, 's' },
+		{ "src-fd", required_argument, NULL, 'S' },
+		{ "dst-fd", required_argument, NULL, 'D' },
 		{ 0 },
 	};
 	uint64_t n;
 	int c;
 
-	*a = (struct args){ .o = { .label = "", .jobs = 1 }, .status_fd = -1 };
+	*a = (struct args){ .o = { .label = "", .jobs = 1 }, .status_fd = -1, .src_fd = -1,
+			    .dst_fd = -1 };
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 'l')
 			a->o.label = optarg;
@@ -56,6 +68,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->o.jobs = (unsigned)n;
 		else if (c == 's' && units_parse_uint(optarg, INT_MAX, &n) == 0 && n > 2)
 			a->status_fd = (int)n;
+		else if (c == 'S' && units_parse_uint(optarg, INT_MAX, &n) == 0 && n > 2)
+			a->src_fd = (int)n;
+		else if (c == 'D' && units_parse_uint(optarg, INT_MAX, &n) == 0 && n > 2)
+			a->dst_fd = (int)n;
 		else
 			return -EINVAL;
 	}
@@ -78,46 +94,51 @@ static bool parent_gone(int status_fd)
 	return status_fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
 }
 
-/* a shared lock on @dir for as long as this process or a worker lives
- * (the fd is inherited by fork and never closed): what `storaged stop`
- * waits for.  Returns: 0 or negative errno. */
-static int hold(const char *dir, struct copy_result *res)
+/* opens @dir (or takes @fd) and holds a shared lock on it for as long as
+ * this process lives (the descriptor is never closed): what `storaged
+ * stop` waits for.  The copy is made from this same descriptor.  Returns:
+ * the descriptor, or negative errno with @res filled. */
+static int hold(const char *dir, int fd, struct copy_result *res)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
+	if (fd >= 0)
+		fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	else
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	while (fd >= 0 && flock(fd, LOCK_SH) < 0)
 		if (errno != EINTR) {
 			close(fd);
 			fd = -1;
 		}
 	if (fd >= 0)
-		return 0;
-	res->err = errno;
-	snprintf(res->msg, sizeof(res->msg), "cannot lock '%s': %s", dir, strerror(errno));
-	return -res->err;
+		return fd;
+	res->err = -errno;
+	snprintf(res->msg, sizeof(res->msg), "cannot open and lock '%s': %s", dir,
+		 strerror(errno));
+	return res->err;
 }
 
 int main(int argc, char **argv)
 {
 	struct copy_result res;
 	struct args a;
-	int r;
+	int r, sfd, dfd = -1;
 
 	if (parse_args(argc, argv, &a) < 0) {
-		fputs("Usage: storaged-copy [--jobs N] [--label NAME] [--status-fd FD] SRC DST\n",
+		fputs("Usage: storaged-copy [--jobs N] [--label NAME] [--status-fd FD] [--src-fd FD] [--dst-fd FD] SRC DST\n",
 		      stderr);
 		return 2;
 	}
 	if (parent_gone(a.status_fd))
 		return 1;
 	a.o.progress = isatty(STDERR_FILENO);
-	r = hold(a.src, &res);
-	if (r == 0)
-		r = hold(a.dst, &res);
-	if (r == 0)
-		r = copy_tree(a.src, a.dst, &a.o, &res);
+	r = sfd = hold(a.src, a.src_fd, &res);
+	if (r >= 0)
+		r = dfd = hold(a.dst, a.dst_fd, &res);
+	if (r >= 0)
+		r = copy_tree_fd(sfd, dfd, &a.o, &copy_sys_libc, &res);
 	if (a.status_fd >= 0)
-		dprintf(a.status_fd, "%d %s\n", r < 0 ? res.err : 0, r < 0 ? res.msg : "");
+		/* the line carries a positive errno (copy_spawn.c) */
+		dprintf(a.status_fd, "%d %s\n", r < 0 ? -res.err : 0, r < 0 ? res.msg : "");
 	else if (r < 0)
 		fprintf(stderr, "storaged-copy: copying '%s' into '%s': %s\n", a.src, a.dst, res.msg);
 	return r < 0 ? 1 : 0;

@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
 	build-essential autoconf automake pkg-config
 	libmount-dev libblkid-dev libudev-dev libinih-dev libsmartcols-dev
-	libarchive-dev libcmocka-dev
+	libcmocka-dev
 	btrfs-progs e2fsprogs util-linux mount attr acl psmisc procps
 	mandoc valgrind python3
 	time # GNU time -v: bench/memory.sh

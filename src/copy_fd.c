@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One entry's data, xattrs and metadata, by descriptor; see copy_fd.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "copy_fd.h"
+
+#define FFLAGS_KEPT                                                                           \
+	(FS_APPEND_FL | FS_IMMUTABLE_FL | FS_NODUMP_FL | FS_NOATIME_FL | FS_SYNC_FL |         \
+	 FS_DIRSYNC_FL | FS_NOCOW_FL | FS_PROJINHERIT_FL)
+
+static int sys_openat(int dirfd, const char *name, int flags, mode_t mode)
+{
+	return openat(dirfd, name, flags, mode);
+}
+
+/* /proc/self/fd/N of an O_PATH descriptor is a magic link to its inode:
+ * opening it looks no name up (proc(5)) */
+static int sys_reopen(int fd, int flags)
+{
+	char p[32];
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	return open(p, flags);
+}
+
+static int sys_mkdirat(int dirfd, const char *name, mode_t mode)
+{
+	return mkdirat(dirfd, name, mode);
+}
+
+static int sys_symlinkat(const char *target, int dirfd, const char *name)
+{
+	return symlinkat(target, dirfd, name);
+}
+
+static ssize_t sys_readlinkat(int dirfd, const char *name, char *buf, size_t len)
+{
+	return readlinkat(dirfd, name, buf, len);
+}
+
+static int sys_mknodat(int dirfd, const char *name, mode_t mode, dev_t dev)
+{
+	return mknodat(dirfd, name, mode, dev);
+}
+
+static int sys_linkat(int od, const char *on, int nd, const char *nn, int flags)
+{
+	return linkat(od, on, nd, nn, flags);
+}
+
+static int sys_fchownat(int dirfd, const char *name, uid_t uid, gid_t gid, int flags)
+{
+	return fchownat(dirfd, name, uid, gid, flags);
+}
+
+static int sys_fchmodat(int dirfd, const char *name, mode_t mode, int flags)
+{
+	return fchmodat(dirfd, name, mode, flags);
+}
+
+static int sys_utimensat(int dirfd, const char *name, const struct timespec ts[2], int flags)
+{
+	return utimensat(dirfd, name, ts, flags);
+}
+
+static int sys_unlinkat(int dirfd, const char *name, int flags)
+{
+	return unlinkat(dirfd, name, flags);
+}
+
+const struct copy_sys copy_sys_libc = {
+	.openat = sys_openat,
+	.reopen = sys_reopen,
+	.mkdirat = sys_mkdirat,
+	.symlinkat = sys_symlinkat,
+	.readlinkat = sys_readlinkat,
+	.mknodat = sys_mknodat,
+	.linkat = sys_linkat,
+	.fchownat = sys_fchownat,
+	.fchmodat = sys_fchmodat,
+	.utimensat = sys_utimensat,
+	.unlinkat = sys_unlinkat,
+};
+
+static ssize_t x_list(int fd, bool viaproc, char *buf, size_t len)
+{
+	char p[32];
+
+	if (!viaproc)
+		return flistxattr(fd, buf, len);
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	return listxattr(p, buf, len);
+}
+
+static ssize_t x_get(int fd, bool viaproc, const char *name, void *buf, size_t len)
+{
+	char p[32];
+
+	if (!viaproc)
+		return fgetxattr(fd, name, buf, len);
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	return getxattr(p, name, buf, len);
+}
+
+static int x_set(int fd, bool viaproc, const char *name, const void *v, size_t len)
+{
+	char p[32];
+
+	if (!viaproc)
+		return fsetxattr(fd, name, v, len, 0);
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	return setxattr(p, name, v, len, 0);
+}
+
+/* appends name, u32 length and value to @xa */
+static int x_append(struct copy_xattrs *xa, const char *name, const void *v, uint32_t vlen)
+{
+	size_t nlen = strlen(name) + 1, add = nlen + sizeof(vlen) + vlen;
+	char *b = realloc(xa->buf, xa->len + add);
+
+	if (!b)
+		return -ENOMEM;
+	memcpy(b + xa->len, name, nlen);
+	memcpy(b + xa->len + nlen, &vlen, sizeof(vlen));
+	memcpy(b + xa->len + nlen + sizeof(vlen), v, vlen);
+	xa->buf = b;
+	xa->len += add;
+	return 0;
+}
+
+int copy_xattrs_read(int fd, bool viaproc, struct copy_xattrs *ret)
+{
+	char names[8192], *val = NULL;
+	ssize_t n = x_list(fd, viaproc, names, sizeof(names)), v;
+	int r = 0;
+
+	*ret = (struct copy_xattrs){ 0 };
+	if (n < 0)
+		return errno == EOPNOTSUPP || errno == ENOTSUP ? 0 : -errno;
+	for (char *p = names; r == 0 && p < names + n; p += strlen(p) + 1) {
+		v = x_get(fd, viaproc, p, NULL, 0);
+		if (v < 0 && errno == ENODATA)
+			continue; /* removed meanwhile */
+		if (v < 0 || !(val = malloc(v ? (size_t)v : 1))) {
+			r = v < 0 ? -errno : -ENOMEM;
+			break;
+		}
+		v = x_get(fd, viaproc, p, val, (size_t)v);
+		r = v < 0 ? (errno == ENODATA ? 0 : -errno) : x_append(ret, p, val, (uint32_t)v);
+		free(val);
+		val = NULL;
+	}
+	if (r < 0) {
+		free(ret->buf);
+		*ret = (struct copy_xattrs){ 0 };
+	}
+	return r;
+}
+
+int copy_xattrs_write(int fd, bool viaproc, const struct copy_xattrs *xa)
+{
+	const char *p = xa ? xa->buf : NULL, *end = p ? p + xa->len : NULL;
+	uint32_t vlen;
+
+	while (p && p < end) {
+		const char *name = p;
+
+		p += strlen(p) + 1;
+		memcpy(&vlen, p, sizeof(vlen));
+		p += sizeof(vlen);
+		if (x_set(fd, viaproc, name, p, vlen) < 0 && errno != EOPNOTSUPP && errno != ENOTSUP)
+			return -errno;
+		p += vlen;
+	}
+	return 0;
+}
+
+/* copies [@off, @end) of @in to the same offsets of @out */
+static int copy_range(int in, int out, off_t off, off_t end, char *buf, size_t bufsize,
+		      atomic_uint_fast64_t *bytes)
+{
+	while (off < end) {
+		size_t want = (size_t)(end - off) < bufsize ? (size_t)(end - off) : bufsize;
+		ssize_t n = pread(in, buf, want, off), w;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0; /* shrunk while copied: the copy ends there */
+		for (ssize_t done = 0; done < n; done += w) {
+			w = pwrite(out, buf + done, (size_t)(n - done), off + done);
+			if (w < 0 && errno == EINTR)
+				w = 0;
+			else if (w < 0)
+				return -errno;
+			else if (w == 0)
+				return -EIO;
+		}
+		off += n;
+		atomic_fetch_add(bytes, (uint64_t)n);
+	}
+	return 0;
+}
+
+int copy_data(int in, int out, off_t size, char *buf, size_t bufsize, atomic_uint_fast64_t *bytes,
+	      bool sparse)
+{
+	off_t pos = 0, data, hole, end = 0;
+	int r = 0;
+
+	while (r == 0 && pos < size) {
+		data = sparse ? lseek(in, pos, SEEK_DATA) : -1;
+		if (sparse && data < 0 && errno == ENXIO)
+			break; /* a hole up to the end */
+		if (data < 0) { /* not sparse, or no SEEK_DATA here: all data */
+			data = pos;
+			hole = size;
+		} else if (data >= size) {
+			break;
+		} else if ((hole = lseek(in, data, SEEK_HOLE)) < 0 || hole > size) {
+			hole = size;
+		}
+		r = copy_range(in, out, data, hole, buf, bufsize, bytes);
+		pos = end = hole;
+	}
+	/* a trailing hole; a file written to its end is not truncated (ext4
+	 * would flush a truncated file's delayed blocks at close) */
+	if (r == 0 && end < size && ftruncate(out, size) < 0)
+		r = -errno;
+	return r;
+}
+
+unsigned copy_fflags_get(int fd)
+{
+	int f = 0;
+
+	if (ioctl(fd, FS_IOC_GETFLAGS, &f) < 0)
+		return 0;
+	return (unsigned)f & FFLAGS_KEPT;
+}
+
+/* adds @want to the flags of @fd; a filesystem that has not some of
+ * them (tmpfs has few) keeps what it can, as libarchive did */
+static int fflags_set(int fd, unsigned want)
+{
+	int f = 0;
+
+	if (!want || ioctl(fd, FS_IOC_GETFLAGS, &f) < 0)
+		return 0;
+	f |= (int)want;
+	if (ioctl(fd, FS_IOC_SETFLAGS, &f) < 0 && errno != EOPNOTSUPP && errno != ENOTTY &&
+	    errno != EINVAL)
+		return -errno;
+	return 0;
+}
+
+int copy_meta_fd(int fd, const struct stat *st, const struct copy_xattrs *xa, unsigned fflags)
+{
+	struct timespec ts[2] = { st->st_atim, st->st_mtim };
+	int r;
+
+	if (fchown(fd, st->st_uid, st->st_gid) < 0)
+		return -errno;
+	if ((r = copy_xattrs_write(fd, false, xa)) < 0)
+		return r;
+	if (fchmod(fd, st->st_mode & 07777) < 0 || futimens(fd, ts) < 0)
+		return -errno;
+	return fflags_set(fd, fflags);
+}
+
+int copy_open_beneath(const struct copy_sys *sys, int rootfd, const char *rel)
+{
+	char name[256];
+	const char *p = rel ? rel : "";
+	int fd = dup(rootfd), next;
+
+	while (fd >= 0 && *p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0 || n >= sizeof(name)) {
+			p += n + (p[n] == '/');
+			if (n == 0)
+				continue;
+			close(fd);
+			return -ENAMETOOLONG;
+		}
+		memcpy(name, p, n);
+		name[n] = '\0';
+		p += n + (p[n] == '/');
+		if (!strcmp(name, "..")) {
+			close(fd);
+			return -EINVAL;
+		}
+		next = sys->openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (next < 0)
+			next = -errno;
+		close(fd);
+		fd = next;
+	}
+	return fd < 0 ? (fd == -1 ? -errno : fd) : fd;
+}
