@@ -19,6 +19,7 @@
 
 #include "area_internal.h"
 #include "copy_spawn.h"
+#include "mountfd.h"
 #include "sysinfo.h"
 #include "units.h"
 #include "util.h"
@@ -86,8 +87,16 @@ static void setup_undo(struct setup *s)
 	/* an interrupted seed: the helper's workers may still be dying */
 	if (s->area_mounted)
 		wait_for_copy(s->d.area);
-	if (s->path_bound)
-		umount2(s->a->path, UMOUNT_NOFOLLOW);
+	/* the bind over the directory by its recorded ID: the directory's
+	 * name may lead elsewhere now (C20) */
+	if (s->path_bound && s->st.cover_id)
+		mountfd_umount_id(&mountfd_kernel_ops, s->st.cover_id, 0);
+	/* the area's descriptor holds its mount: it would stay busy */
+	if (s->area_fd >= 0) {
+		close(s->area_fd);
+		s->area_fd = -1;
+	}
+	/* d.lower and d.area: in the state directory, root's alone */
 	if (s->lower_bound)
 		umount2(s->d.lower, UMOUNT_NOFOLLOW);
 	if (s->area_mounted && umount2(s->d.area, UMOUNT_NOFOLLOW) < 0)
@@ -134,16 +143,51 @@ fail:
 	return r;
 }
 
-static int bind_fd(int fd, const char *target, bool private)
+/* Binds @src_fd onto @dst_fd (both opened without following links) with
+ * the new mount API, with the attributes @attr (MOUNT_ATTR_*) from the
+ * start: no name is looked up again between the checks and the mount
+ * (C20).  @ret_id: the new mount's ID (STATX_MNT_ID), or NULL. */
+static int bind_fd(int src_fd, int dst_fd, unsigned int attr, bool private, uint64_t *ret_id)
 {
-	char src[64];
+	int mfd = -1, r;
 
-	snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
-	if (mount(src, target, NULL, MS_BIND, NULL) < 0)
-		return -errno;
-	if (private && mount(NULL, target, NULL, MS_PRIVATE, NULL) < 0)
-		return -errno;
-	return 0;
+	r = mountfd_bind(&mountfd_kernel_ops, src_fd, dst_fd, false, attr, private ? MS_PRIVATE : 0, &mfd);
+	if (r == 0 && ret_id)
+		r = mfd >= 0 ? mountfd_id(&mountfd_kernel_ops, mfd, ret_id, NULL) : -EOPNOTSUPP;
+	if (r == 0 && ret_id && !*ret_id)
+		r = -EOPNOTSUPP; /* no STATX_MNT_ID (Linux < 5.8): stop could not find it */
+	if (r < 0 && mfd >= 0) {
+		char p[32];
+
+		/* bound, but without its ID: undone through its descriptor,
+		 * lazily since the descriptor holds it */
+		mountfd_fd_path(mfd, p, sizeof(p));
+		umount2(p, MNT_DETACH);
+	}
+	if (mfd >= 0)
+		close(mfd);
+	return r;
+}
+
+/* The ID of the mount on @path (opened without following any link) when it
+ * is the root of a mount of the filesystem of @area; 0 when there is none.
+ * For a record of an older storaged, or a setup killed before it wrote
+ * the ID. */
+static uint64_t cover_id_at(const char *path, const char *area)
+{
+	struct statx a, b;
+	uint64_t id = 0;
+	int fd = mountfd_open_nofollow(AT_FDCWD, path, O_PATH | O_DIRECTORY);
+
+	if (fd < 0)
+		return 0;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &a) == 0 &&
+	    (a.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (a.stx_attributes & STATX_ATTR_MOUNT_ROOT) &&
+	    (a.stx_mask & STATX_MNT_ID) && statx(AT_FDCWD, area, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &b) == 0 &&
+	    a.stx_dev_major == b.stx_dev_major && a.stx_dev_minor == b.stx_dev_minor)
+		id = a.stx_mnt_id;
+	close(fd);
+	return id;
 }
 
 static int setup_seed(struct setup *s, struct diag_list *m)
@@ -210,8 +254,9 @@ static int recover_interrupted(struct setup *s, struct diag_list *m)
 		state_area_read_fd(fd, &old); /* a damaged record: @old stays empty */
 		close(fd);
 	}
-	if (area_is_mount_of(s->a->path, s->d.area))
-		umount2(s->a->path, UMOUNT_NOFOLLOW);
+	/* by its ID, found where the name leads only when no record has it */
+	if (old.cover_id || (old.cover_id = cover_id_at(s->a->path, s->d.area)))
+		mountfd_umount_id(&mountfd_kernel_ops, old.cover_id, 0);
 	if (area_is_mount_of(s->d.lower, NULL) && umount2(s->d.lower, UMOUNT_NOFOLLOW) < 0)
 		umount2(s->d.lower, UMOUNT_NOFOLLOW | MNT_DETACH);
 	if (area_is_mount_of(s->d.area, NULL) && umount2(s->d.area, UMOUNT_NOFOLLOW) < 0)
@@ -244,7 +289,10 @@ static int setup_cover(struct setup *s, const struct stat *root, struct diag_lis
 			   s->a->name, s->a->path, SYNC_NEW, strerror(-r));
 		return r;
 	}
-	r = bind_fd(s->path_fd, s->d.lower, true);
+	fd = mountfd_open_nofollow(AT_FDCWD, s->d.lower, O_PATH | O_DIRECTORY);
+	r = fd < 0 ? fd : bind_fd(s->path_fd, fd, 0, true, NULL);
+	if (fd >= 0)
+		close(fd);
 	if (r < 0) {
 		diag_error(m, NULL, 0, "area '%s': binding '%s' on '%s': %s", s->a->name, s->a->path,
 			   s->d.lower, strerror(-r));
@@ -266,10 +314,10 @@ static int setup_cover(struct setup *s, const struct stat *root, struct diag_lis
 		diag_error(m, NULL, 0, "area '%s': writing '%s': %s", s->a->name, s->d.state, strerror(-r));
 		return r;
 	}
-	fd = area_open_nofollow(s->d.area, O_PATH | O_DIRECTORY);
-	r = fd < 0 ? fd : bind_fd(fd, s->a->path, false);
-	if (fd >= 0)
-		close(fd);
+	/* onto the directory that was checked and opened (s->path_fd), never
+	 * onto its name, which a user may have swapped for a link meanwhile;
+	 * the ID is kept so that stop unmounts this mount and no other */
+	r = bind_fd(s->area_fd, s->path_fd, area_mount_attr(s->a), false, &s->st.cover_id);
 	if (r < 0)
 		diag_error(m, NULL, 0, "area '%s': binding the area over '%s': %s", s->a->name,
 			   s->a->path, strerror(-r));
@@ -326,7 +374,7 @@ static int size_now(const struct area_config *a, uint64_t ram_bytes, struct area
 int area_setup(const struct area_config *a, const struct area_sizing *sz, const char *state_dir,
 	       struct diag_list *msgs)
 {
-	struct setup s = { .a = a, .sz = sz, .st = { .zram_id = -1 }, .path_fd = -1 };
+	struct setup s = { .a = a, .sz = sz, .st = { .zram_id = -1 }, .path_fd = -1, .area_fd = -1 };
 	size_t n0 = diag_count(msgs, DIAG_ERROR);
 	struct sysinfo_memory mem;
 	struct area_sizing now;
@@ -367,6 +415,8 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 out:
 	if (s.path_fd >= 0)
 		close(s.path_fd);
+	if (s.area_fd >= 0)
+		close(s.area_fd);
 	state_area_done(&s.st);
 	area_dirs_done(&s.d);
 	return r;
@@ -390,6 +440,27 @@ static int umount_one(const char *name, const char *what, const char *ref, struc
 	return r;
 }
 
+/* The bind over the directory, by the mount ID recorded at setup (or, from
+ * an older record, the one found on the path opened without links): the
+ * directory's name may lead elsewhere now (C20). */
+static int umount_cover(const struct state_area *st, const struct area_dirs *d, struct diag_list *m)
+{
+	uint64_t id = st->cover_id ? st->cover_id : cover_id_at(st->path, d->area);
+	int r;
+
+	if (!id)
+		return 0; /* not covered */
+	r = mountfd_umount_id(&mountfd_kernel_ops, id, 0);
+	if (r == 0 || r == -ESTALE)
+		return 0; /* ours is gone: whatever is there now is not ours */
+	if (r == -EBUSY)
+		area_warn_open_files(st->name, st->path, m);
+	diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s%s", st->name, st->path, strerror(-r),
+		   r == -EBUSY ? ": stop the processes named above and run 'storaged stop' again" :
+		   r == -ELOOP ? ": the path to it holds a symbolic link now" : "");
+	return r;
+}
+
 static int teardown_locked(const struct area_dirs *d, struct state_area *st, bool do_sync,
 			   struct diag_list *m)
 {
@@ -401,7 +472,7 @@ static int teardown_locked(const struct area_dirs *d, struct state_area *st, boo
 	    area_is_mount_of(d->area, NULL) && area_is_mount_of(d->lower, NULL) &&
 	    (r = area_sync_locked(d, m, st->name)) < 0)
 		return r;
-	if ((r = umount_one(st->name, st->path, d->area, m)) < 0 ||
+	if ((r = umount_cover(st, d, m)) < 0 ||
 	    (r = umount_one(st->name, d->lower, NULL, m)) < 0 ||
 	    (r = umount_one(st->name, d->area, NULL, m)) < 0)
 		return r;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "area_internal.h"
+#include "mountfd.h"
 #include "spawn_helper.h"
 #include "units.h"
 #include "util.h"
@@ -62,9 +63,45 @@ static int sysfs_read(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+unsigned int area_mount_attr(const struct area_config *a)
+{
+	return (a->allow_suid ? 0 : MOUNT_ATTR_NOSUID) | (a->allow_dev ? 0 : MOUNT_ATTR_NODEV);
+}
+
+/* Mounts the area's filesystem on the private directory d.area, opened
+ * without following any link, by descriptor (mountfd.h) and with the
+ * area's attributes; keeps the new mount's root in s->area_fd for the
+ * propagation and the bind over the directory.  d.area lies in the state
+ * directory, root's alone, but is mounted on the same way as the rest. */
+static int area_fs_mount(struct setup *s, const char *fstype, const char *opts)
+{
+	struct mountfd_opts o;
+	int dfd, r;
+
+	dfd = mountfd_open_nofollow(AT_FDCWD, s->d.area, O_PATH | O_DIRECTORY);
+	if (dfd < 0)
+		return dfd;
+	r = mountfd_parse_options(opts, &o);
+	if (r == 0)
+		r = mountfd_fs(&mountfd_kernel_ops, fstype, s->st.device, &o, area_mount_attr(s->a), dfd,
+			       &s->area_fd);
+	mountfd_opts_done(&o);
+	close(dfd);
+	if (r == 0)
+		s->area_mounted = true;
+	/* the mount(2) fallback (no fsopen) gives no descriptor: the root of
+	 * what was just mounted on the root-only directory */
+	if (r == 0 && s->area_fd < 0) {
+		s->area_fd = mountfd_open_nofollow(AT_FDCWD, s->d.area, O_PATH | O_DIRECTORY);
+		r = s->area_fd < 0 ? s->area_fd : 0;
+	}
+	return r;
+}
+
 static int tmpfs_mount(struct setup *s, const struct stat *root, struct diag_list *m)
 {
 	char opts[160];
+	int r;
 	uid_t uid;
 	gid_t gid;
 	mode_t mode;
@@ -72,14 +109,11 @@ static int tmpfs_mount(struct setup *s, const struct stat *root, struct diag_lis
 	area_root_owner(s->a, root, &uid, &gid, &mode);
 	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=%04o,uid=%u,gid=%u",
 		 s->sz->size_bytes, s->sz->nr_inodes, (unsigned)mode, uid, gid);
-	if (mount(s->st.device, s->d.area, "tmpfs", 0, opts) < 0) {
-		int r = -errno;
-
+	if ((r = area_fs_mount(s, "tmpfs", opts)) < 0) {
 		diag_error(m, NULL, 0, "area '%s': mounting tmpfs (%s) on '%s': %s", s->a->name, opts,
 			   s->d.area, strerror(-r));
 		return r;
 	}
-	s->area_mounted = true;
 	return 0;
 }
 
@@ -215,13 +249,11 @@ static int blockdev_mount(struct setup *s, const struct stat *root, struct diag_
 	char lf[PATH_MAX];
 	int r;
 
-	if (mount(s->st.device, s->d.area, s->st.fs, 0, NULL) < 0) {
-		r = -errno;
+	if ((r = area_fs_mount(s, s->st.fs, NULL)) < 0) {
 		diag_error(m, NULL, 0, "%s: mounting %s on '%s': %s", s->st.device + 5, s->st.fs,
 			   s->d.area, strerror(-r));
 		return r;
 	}
-	s->area_mounted = true;
 	/* lost+found would be synced back into the directory */
 	snprintf(lf, sizeof(lf), "%s/lost+found", s->d.area);
 	rmdir(lf);
@@ -361,8 +393,8 @@ int area_backend_create(struct setup *s, const struct stat *root, struct diag_li
 		r = zram_create(s, root, m);
 	else
 		r = brd_create(s, root, m);
-	if (r == 0 && mount(NULL, s->d.area, NULL, MS_PRIVATE, NULL) < 0)
-		r = -errno;
+	if (r == 0)
+		r = mountfd_set_propagation(&mountfd_kernel_ops, s->area_fd, MS_PRIVATE, false);
 	if (r == 0)
 		r = check_limits(s, m);
 	return r;

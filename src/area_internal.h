@@ -42,6 +42,8 @@ struct setup {
 	struct area_dirs d;
 	struct state_area st;
 	int path_fd; /* O_PATH of a->path, opened without following symlinks */
+	int area_fd; /* the area's mount (its root, mountfd.h), -1 before it is
+			mounted: the bind over the directory is made from it */
 	bool made_top, area_mounted, lower_bound, path_bound;
 };
 
@@ -92,6 +94,11 @@ int area_record_open_locked(const struct area_dirs *d, struct state_area *ret);
  * diag_error. */
 int area_backend_create(struct setup *s, const struct stat *root, struct diag_list *m);
 
+/* MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV unless @a allows set-user-ID
+ * files or device nodes ("nosuid = no", "nodev = no"): the attributes of
+ * the area's mount and of its bind over the directory. */
+unsigned int area_mount_attr(const struct area_config *a);
+
 /* After mkfs the real free space is known: refuses (-ENOSPC) a seed that
  * does not fit; 0 for tmpfs and unseeded areas. */
 int area_backend_check_room(struct setup *s, const struct area_survey *sv, struct diag_list *m);
@@ -105,7 +112,9 @@ int area_zram_remove(int id, struct diag_list *m);
 
 /* ---------------------------------------------------------------- area_survey.c */
 
-/* diag_warning for every process that holds a file open under @path */
+/* diag_warning, with its pid, for every process that holds a file open or
+ * has its working directory under @path (it stays in the covered directory
+ * once the area is bound over it) */
 void area_warn_open_files(const char *name, const char *path, struct diag_list *m);
 
 /* ---------------------------------------------------------------- area_sync.c */

@@ -2,7 +2,7 @@
 /*
  * What is in and what holds an area's directory: the survey that sizes an
  * area (bytes and inodes, hard links once) and the scan of /proc/<pid>/fd
- * for processes with files open under it.
+ * for processes with files open, or their working directory, under it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -165,7 +165,21 @@ static bool pid_holds_path(int pidfd, const char *path)
 	return found;
 }
 
-/* warns about every process holding a file open under @path */
+/* its working directory is @path or below: once the area is bound over
+ * @path it works on in the covered directory, which nobody else sees */
+static bool pid_cwd_below(int pidfd, const char *path)
+{
+	char link[PATH_MAX];
+	ssize_t n = readlinkat(pidfd, "cwd", link, sizeof(link) - 1);
+
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	return link_is_below(link, path);
+}
+
+/* warns about every process holding a file open, or its working
+ * directory, under @path */
 void area_warn_open_files(const char *name, const char *path, struct diag_list *m)
 {
 	DIR *proc = opendir("/proc");
@@ -175,16 +189,17 @@ void area_warn_open_files(const char *name, const char *path, struct diag_list *
 	if (!proc)
 		return;
 	while ((de = readdir(proc))) {
-		int pidfd;
-
 		uint64_t pid;
+		bool cwd;
+		int pidfd;
 
 		if (units_parse_uint(de->d_name, INT32_MAX, &pid) < 0 || pid == (uint64_t)getpid())
 			continue;
 		pidfd = openat(dirfd(proc), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (pidfd < 0)
 			continue;
-		if (pid_holds_path(pidfd, path)) {
+		cwd = pid_cwd_below(pidfd, path);
+		if (cwd || pid_holds_path(pidfd, path)) {
 			int cfd = openat(pidfd, "comm", O_RDONLY | O_CLOEXEC);
 			ssize_t n = cfd < 0 ? -1 : read(cfd, comm, sizeof(comm) - 1);
 
@@ -192,8 +207,8 @@ void area_warn_open_files(const char *name, const char *path, struct diag_list *
 			comm[strcspn(comm, "\n")] = '\0';
 			if (cfd >= 0)
 				close(cfd);
-			diag_warning(m, NULL, 0, "area '%s': pid %s (%s) has files open under %s: its writes go to the hidden copy",
-				     name, de->d_name, comm, path);
+			diag_warning(m, NULL, 0, "area '%s': pid %s (%s) has %s under %s: its writes go to the hidden copy",
+				     name, de->d_name, comm, cwd ? "its working directory" : "files open", path);
 		}
 		close(pidfd);
 	}

@@ -49,6 +49,10 @@ struct area_config {
 	double headroom; /* default 2.0 */
 	bool seed; /* default true */
 	bool persist; /* default false */
+	/* "nosuid = no", "nodev = no": set-user-ID bits and device nodes in
+	 * the area take effect.  Default false: an area is mounted nosuid,nodev
+	 * (C20), also when built in code, zeroed */
+	bool allow_suid, allow_dev;
 	bool force; /* allow a size above RAM + swap; default false */
 	char *fs; /* zram/brd filesystem, default "ext4" */
 	unsigned mode; /* root mode of the area; default: that of path */

@@ -113,6 +113,18 @@ static int parse_bool(const char *v, void *base, const struct key_def *k)
 	return units_parse_bool(v, field(base, k));
 }
 
+/* "nosuid = yes" keeps allow_suid false: the key says what is refused, the
+ * field what is allowed, so that a zeroed area_config is the safe default */
+static int parse_bool_not(const char *v, void *base, const struct key_def *k)
+{
+	bool *b = field(base, k);
+	int r = units_parse_bool(v, b);
+
+	if (r == 0)
+		*b = !*b;
+	return r;
+}
+
 static int parse_degraded(const char *v, void *base, const struct key_def *k)
 {
 	enum degraded_policy *d = field(base, k);
@@ -338,6 +350,8 @@ const struct key_def config_keys[] = {
 	{ SECTION_AREA, "headroom", parse_headroom, A(headroom), 0, "a factor from 1.0 to 1000 (e.g. 2.0)" },
 	{ SECTION_AREA, "seed", parse_bool, A(seed), 0, BOOL_EXPECT },
 	{ SECTION_AREA, "persist", parse_bool, A(persist), 0, BOOL_EXPECT },
+	{ SECTION_AREA, "nosuid", parse_bool_not, A(allow_suid), 0, BOOL_EXPECT },
+	{ SECTION_AREA, "nodev", parse_bool_not, A(allow_dev), 0, BOOL_EXPECT },
 	{ SECTION_AREA, "force", parse_bool, A(force), 0, BOOL_EXPECT },
 	{ SECTION_AREA, "fs", parse_fs, A(fs), 0,
 	  "a filesystem type in lower case (e.g. ext4, ext2, xfs, btrfs)" },

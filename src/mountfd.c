@@ -379,25 +379,35 @@ int mountfd_umount_at(const struct mountfd_ops *ops, int parent_fd, const char *
 	return ops->umount2(ops->userdata, p, flags | UMOUNT_NOFOLLOW);
 }
 
-int mountfd_umount_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags)
+/* The mount point of the mount with ID @mnt_id in /proc/self/mountinfo
+ * (the path the kernel gives it now), strdup'ed into @ret.  Returns: 0;
+ * -ESTALE when no mount has @mnt_id; -ENOMEM. */
+static int id_target(uint64_t mnt_id, char **ret)
 {
 	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
 	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
 	struct libmnt_fs *fs;
-	char *dir = NULL, *slash;
-	int parent = -1, r = -ESTALE;
+	int r = -ESTALE;
 
-	if (!tb || !it) {
+	*ret = NULL;
+	if (!tb || !it)
 		r = -ENOMEM;
-		goto out;
-	}
-	while (mnt_table_next_fs(tb, it, &fs) == 0)
-		if (mnt_fs_get_id(fs) > 0 && (uint64_t)mnt_fs_get_id(fs) == mnt_id && mnt_fs_get_target(fs)) {
-			dir = strdup(mnt_fs_get_target(fs));
-			break;
-		}
-	if (!dir)
-		goto out; /* gone already: nothing of ours to unmount */
+	while (r == -ESTALE && mnt_table_next_fs(tb, it, &fs) == 0)
+		if (mnt_fs_get_id(fs) > 0 && (uint64_t)mnt_fs_get_id(fs) == mnt_id && mnt_fs_get_target(fs))
+			r = (*ret = strdup(mnt_fs_get_target(fs))) ? 0 : -ENOMEM;
+	mnt_free_iter(it);
+	mnt_unref_table(tb);
+	return r;
+}
+
+int mountfd_umount_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags)
+{
+	char *dir = NULL, *slash;
+	int parent = -1, r;
+
+	r = id_target(mnt_id, &dir);
+	if (r < 0)
+		goto out; /* -ESTALE: gone already, nothing of ours to unmount */
 	slash = strrchr(dir, '/');
 	if (!slash || !slash[1]) {
 		r = -EINVAL; /* "/": never storaged's */
@@ -412,7 +422,30 @@ out:
 	if (parent >= 0)
 		close(parent);
 	free(dir);
-	mnt_free_iter(it);
-	mnt_unref_table(tb);
 	return r;
+}
+
+int mountfd_open_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags)
+{
+	char *dir = NULL;
+	struct statx stx;
+	int fd, r;
+
+	r = id_target(mnt_id, &dir);
+	if (r < 0)
+		return r;
+	fd = mountfd_open_nofollow(AT_FDCWD, dir, flags);
+	free(dir);
+	if (fd < 0)
+		return fd;
+	r = ops->statx(ops->userdata, fd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx);
+	if (r == 0 && (!(stx.stx_mask & STATX_MNT_ID) || stx.stx_mnt_id != mnt_id ||
+		       !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+		       !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT)))
+		r = -ESTALE;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
 }

@@ -185,6 +185,23 @@ int mountfd_umount_at(const struct mountfd_ops *ops, int parent_fd, const char *
 int mountfd_umount_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags);
 
 /**
+ * mountfd_open_id:
+ * @mnt_id: a mount's ID as recorded when it was made
+ * @flags: open flags (O_PATH | O_DIRECTORY); O_NOFOLLOW and O_CLOEXEC are added
+ *
+ * Opens the root of the mount with ID @mnt_id: its mount point from
+ * /proc/self/mountinfo, walked without following any link, and checked to
+ * be that mount's root (statx(2) STATX_MNT_ID, STATX_ATTR_MOUNT_ROOT).  For
+ * mount_setattr(2) on a recorded mount; the descriptor holds the mount:
+ * close it before unmounting (else -EBUSY).
+ *
+ * Returns: a descriptor (caller closes); -ESTALE when no mount has @mnt_id
+ * or the path leads to another mount now; -ELOOP when the path holds a
+ * link now; negative errno.
+ */
+int mountfd_open_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags);
+
+/**
  * mountfd_open_nofollow:
  * @dirfd: AT_FDCWD or a directory
  * @path: resolved below @dirfd without following any link, magic links

@@ -169,6 +169,9 @@ struct state_area {
 			 written to it, so a persist area is synced back */
 	uint64_t size_bytes, nr_inodes;
 	uint64_t started_usec; /* CLOCK_REALTIME at setup: orders stop */
+	uint64_t cover_id; /* mount ID (STATX_MNT_ID) of the bind over the
+			      directory; 0: not bound yet, or a record of an
+			      older storaged */
 };
 
 /** state_area_init: an empty record (zram_id -1), ready for state_area_done(). */

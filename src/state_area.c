@@ -71,11 +71,11 @@ int state_area_write(const char *file, const struct state_area *a)
 		r = state_write_kv(f, "fs", a->fs);
 	if (!r)
 		r = state_write_kv(f, "device", a->device);
-	fprintf(f, "backend = %s\nzram_id = %d\nzram_created = %s\npersist = %s\nseeded = %s\ncovered = %s\nsize = %llu\nnr_inodes = %llu\nstarted_usec = %llu\ncomplete = yes\n",
+	fprintf(f, "backend = %s\nzram_id = %d\nzram_created = %s\npersist = %s\nseeded = %s\ncovered = %s\nsize = %llu\nnr_inodes = %llu\nstarted_usec = %llu\ncover_id = %llu\ncomplete = yes\n",
 		config_backend_name(a->backend), a->zram_id, yes_no(a->zram_created),
 		yes_no(a->persist), yes_no(a->seeded), yes_no(a->covered),
 		(unsigned long long)a->size_bytes, (unsigned long long)a->nr_inodes,
-		(unsigned long long)a->started_usec);
+		(unsigned long long)a->started_usec, (unsigned long long)a->cover_id);
 	if (r == 0 && (fflush(f) != 0 || fsync(fd) < 0))
 		r = -errno;
 	if (fclose(f) != 0 && r == 0)
@@ -156,6 +156,8 @@ static int area_value(struct area_ctx *c, const char *name, const char *raw)
 		return units_parse_uint(v, UINT64_MAX, &a->nr_inodes);
 	if (strcmp(name, "started_usec") == 0)
 		return units_parse_uint(v, UINT64_MAX, &a->started_usec);
+	if (strcmp(name, "cover_id") == 0)
+		return units_parse_uint(v, UINT64_MAX, &a->cover_id);
 	return 0; /* unknown or newer keys are ignored */
 }
 

@@ -38,6 +38,10 @@ race() {
 		escaped "$kind" && stop_esc=$((stop_esc + 1))
 		if awk -v s="$SCRATCH/" 'index($5, s) == 1 { f = 1 } END { exit !f }' /proc/self/mountinfo; then
 			tidy=$((tidy + 1))
+			note "$kind: start $i (exit $rc) left after stop:" \
+				"$(awk -v s="$SCRATCH/" 'index($5, s) == 1 { print $1, $5 }' /proc/self/mountinfo | tr '\n' ' ')"
+			sed 's/^/#   start: /' "$SCRATCH/out" | tail -n 5
+			sed 's/^/#   stop: /' "$SCRATCH/out.stop" | tail -n 5
 			c20_pause
 			c20_unmount_all
 			c20_resume
@@ -47,7 +51,9 @@ race() {
 	c20_unmount_all
 	note "$kind: starts: $N; mounted as asked: $ok; refused: $refused; escapes: $esc; after stop: $stop_esc; stop left mounts: $tidy"
 	ESC=$((ESC + esc + stop_esc))
+	LEFT=$((LEFT + tidy))
 	SUMMARY="$SUMMARY $kind=$esc+$stop_esc"
+	LEFT_SUMMARY="$LEFT_SUMMARY $kind=$tidy"
 	[ "$ok" -gt 0 ] || NONE="$NONE $kind"
 }
 
@@ -59,7 +65,7 @@ escaped() {
 	esac
 }
 
-ESC=0 SUMMARY= NONE=
+ESC=0 LEFT=0 SUMMARY= LEFT_SUMMARY= NONE=
 race tmpfs mnt "$SCRATCH/target" \
 	"tmpfs  $SCRATCH/home/u/mnt  tmpfs  size=4M,noauto,x-storaged  0 0"
 race bind-target bt "$SCRATCH/target" \
@@ -67,8 +73,14 @@ race bind-target bt "$SCRATCH/target" \
 race bind-source src "$SCRATCH/secret" \
 	"$SCRATCH/home/u/src  $SCRATCH/bindtgt  none  bind,noauto,x-storaged  0 0"
 note "escapes (start+stop):$SUMMARY"
+note "stops that left mounts behind:$LEFT_SUMMARY (total $LEFT)"
 c20_mounted_on "$SCRATCH/target" && fail "the host has a mount on the target"
 c20_mounted_on "$SCRATCH/bindtgt" && fail "the host still has the bind on bindtgt"
 [ "$ESC" = 0 ] || fail "$ESC mounts escaped to a directory of the user's choosing"
+# Reported, not failed yet: stop unmounts by the recorded ID, but a mount
+# made while the user had just exchanged the names sits on "NAME.lnk" (the
+# real directory, under its new name), and stop's inspection looks for the
+# recorded ID on the recorded path only, so it calls the mount gone.
+[ "$LEFT" = 0 ] || note "KNOWN: $LEFT stops left mounts behind:$LEFT_SUMMARY"
 [ -z "$NONE" ] || fail "no start mounted for:$NONE: the race was not exercised"
 exit 0

@@ -248,6 +248,8 @@ static void write_record(const struct fixture *f, const char *name, uint64_t sta
 	a.nr_inodes = 100;
 	a.persist = true;
 	a.started_usec = started;
+	a.covered = true;
+	a.cover_id = started + 4096; /* the bind over the directory, stop's handle */
 	assert_int_equal(state_area_write(p, &a), 0);
 	state_area_done(&a);
 }
@@ -301,6 +303,8 @@ static void test_records(void **ctx)
 	assert_true(fd >= 0);
 	assert_string_equal(st.name, "late");
 	assert_int_equal(st.started_usec, 300);
+	assert_true(st.covered);
+	assert_int_equal(st.cover_id, 300 + 4096);
 	state_area_done(&st);
 	close(fd);
 	area_dirs_done(&d);

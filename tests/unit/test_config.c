@@ -747,6 +747,36 @@ static void test_zero_timeouts(void **state)
 	diag_list_done(&dl);
 }
 
+/* Areas mount nosuid,nodev unless a key asks otherwise (C20). */
+static void test_nosuid_nodev(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	assert_int_equal(parse_str(&c,
+				   "[area a]\npath = /a\n"
+				   "[area b]\npath = /b\nnosuid = no\nnodev = off\n"
+				   "[area c]\npath = /c\nnosuid = yes\nnodev = no\n",
+				   &dl),
+			 0);
+	assert_int_equal(dl.n, 0);
+	assert_int_equal(c.n_areas, 3);
+	assert_false(c.areas[0].allow_suid); /* the defaults */
+	assert_false(c.areas[0].allow_dev);
+	assert_true(c.areas[1].allow_suid);
+	assert_true(c.areas[1].allow_dev);
+	assert_false(c.areas[2].allow_suid);
+	assert_true(c.areas[2].allow_dev);
+	config_done(&c);
+	assert_int_equal(parse_str(&c, "[area a]\npath = /a\nnosuid = maybe\n", &dl), -EINVAL);
+	assert_int_equal(dl.n, 1);
+	assert_int_equal(dl.v[0].line, 3);
+	assert_string_equal(dl.v[0].msg, "nosuid: 'maybe' is not a boolean (yes/no, true/false, on/off, 1/0)");
+	assert_false(c.areas[0].allow_suid);
+	config_done(&c);
+	diag_list_done(&dl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -759,6 +789,7 @@ int main(void)
 		cmocka_unit_test(test_load_dropins), cmocka_unit_test(test_load_dropin_links),	 cmocka_unit_test(test_load_unsafe),
 		cmocka_unit_test(test_load_not_regular), cmocka_unit_test(test_backend_name),
 		cmocka_unit_test(test_zero_timeouts),	 cmocka_unit_test(test_area_name_limit),
+		cmocka_unit_test(test_nosuid_nodev),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
