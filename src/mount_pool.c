@@ -32,9 +32,6 @@
 
 #define REQUEST_MAX (4 * PATH_MAX + 65536)
 
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x4000U /* linux/stat.h, Linux 6.8 */
-#endif
 
 struct reply_head {
 	int32_t error;

@@ -14,10 +14,8 @@
 #include <libmount.h>
 
 #include "mountfd.h"
+#include "util.h"
 
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x4000U /* linux/stat.h, Linux 6.8 */
-#endif
 #ifndef MS_NOSYMFOLLOW
 #define MS_NOSYMFOLLOW 256 /* linux/mount.h, Linux 5.10 */
 #endif

@@ -15,9 +15,6 @@
 #include "safepath.h"
 #include "util.h"
 
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x4000U /* linux/stat.h, Linux 6.8 */
-#endif
 
 /* The descriptors one mount's walks opened. */
 struct walked {

@@ -46,9 +46,13 @@ struct exec_job {
  * by the view; release with mount_view_done().
  */
 struct mount_view {
-	bool recorded_present; /* a mount with the record's ID is on that mount point */
-	bool has_top; /* something is mounted there at all */
-	int top_id; /* the topmost mount on that mount point */
+	bool recorded_present; /* a mount with the record's ID is on that mount point,
+				  or at @location */
+	char *location; /* where the recorded mount is now, when it is not on the
+			   recorded mount point (a directory above it was renamed;
+			   known by its never-reused ID); NULL otherwise */
+	bool has_top; /* something is mounted there (or at @location) at all */
+	int top_id; /* the topmost mount on that mount point (or at @location) */
 	uint64_t top_unique_id; /* its never-reused ID (statx), 0 when unknown */
 	char *top_source; /* as the mount table shows it, may be NULL */
 	char *top_fstype; /* may be NULL */
@@ -56,6 +60,7 @@ struct mount_view {
 
 static inline void mount_view_done(struct mount_view *v)
 {
+	free(v->location);
 	free(v->top_source);
 	free(v->top_fstype);
 	*v = (struct mount_view){ 0 };

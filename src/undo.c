@@ -83,21 +83,27 @@ static int undo_mount(const struct undo_ctx *cx, const struct state_record *rec)
 		return r;
 	}
 	r = mount_still_ours(cx, rec, &v);
-	mount_view_done(&v);
-	if (r <= 0)
+	if (r <= 0) {
+		mount_view_done(&v);
 		return r;
+	}
+	if (v.location) {
+		log_warning(cx->log, "%s: storaged's mount is now at '%s' (a directory above it was renamed); unmounting it there",
+			    rec->id, v.location);
+		mp = v.location;
+	}
 	r = cx->ops->umount(cx->ud, mp, (int)rec->mount_id, rec->recursive, err, sizeof(err));
 	if (r == -ESTALE) {
 		log_info(cx->log, "%s: storaged's mount is gone (%s); nothing to undo", rec->id, err);
-		return 0;
-	}
-	if (r < 0) {
+		r = 0;
+	} else if (r < 0) {
 		log_error(cx->log, "%s: cannot unmount: %s; stop the processes using it (fuser -vm %s) and run `storaged stop` again",
 			  rec->id, err[0] ? err : strerror(-r), mp);
-		return r;
+	} else {
+		log_info(cx->log, "unmounted %s", rec->id);
 	}
-	log_info(cx->log, "unmounted %s", rec->id);
-	return 0;
+	mount_view_done(&v);
+	return r;
 }
 
 static int undo_area(const struct undo_ctx *cx, const char *name, const char *path)

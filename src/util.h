@@ -128,5 +128,8 @@ bool path_is_normalized(const char *path);
 #ifndef STATX_MNT_ID
 #define STATX_MNT_ID 0x1000U /* linux/stat.h, Linux 5.8 */
 #endif
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x4000U /* linux/stat.h, Linux 6.8 */
+#endif
 
 #endif

@@ -78,6 +78,14 @@ static int fake_inspect(void *ud, const struct state_record *rec, struct mount_v
 		if (strcmp(f->table[i].target, mp) == 0 &&
 		    (!rec->mount_id || f->table[i].id == (int)rec->mount_id))
 			ret->recorded_present = true;
+	/* as sysops.c: elsewhere, known by its never-reused ID */
+	for (size_t i = 0; i < f->n && !ret->recorded_present && rec->mount_unique_id; i++)
+		if (f->table[i].id == (int)rec->mount_id && f->table[i].unique_id == rec->mount_unique_id) {
+			ret->recorded_present = true;
+			ret->location = strdup(f->table[i].target);
+			mp = f->table[i].target;
+			top = top_at(f, mp);
+		}
 	if (top) {
 		ret->has_top = true;
 		ret->top_id = top->id;
@@ -222,6 +230,21 @@ static void test_only_its_own(void **unused)
 	state_done(&st);
 }
 
+/* A directory above storaged's mount was renamed: the mount is found by
+ * its never-reused ID and unmounted where it is now. */
+static void test_moved(void **unused)
+{
+	struct fake f = { 0 };
+	struct state st = { 0 };
+
+	add_mount(&f, "/home/u/b.lnk/mnt", 9, 90);
+	put_mount(&st, "/home/u/b/mnt", 9, 90);
+	assert_int_equal(run(&f, &st), 0);
+	assert_string_equal(f.calls, "umount /home/u/b.lnk/mnt;");
+	assert_int_equal(f.n, 0);
+	state_done(&st);
+}
+
 /* A busy mount is kept, and so is its parent; the others are undone. */
 static void test_stops_at_busy(void **unused)
 {
@@ -301,6 +324,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_newest_first),
 		cmocka_unit_test(test_only_its_own),
+		cmocka_unit_test(test_moved),
 		cmocka_unit_test(test_stops_at_busy),
 		cmocka_unit_test(test_covered),
 		cmocka_unit_test(test_killed_while_mounting),
