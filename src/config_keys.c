@@ -41,9 +41,10 @@ static int parse_file(const char *v, void *base, const struct key_def *k)
 	return config_set_string(field(base, k), v);
 }
 
+/* An area's directory: never "/", which would cover the whole system. */
 static int parse_dir(const char *v, void *base, const struct key_def *k)
 {
-	if (!path_is_normalized(v))
+	if (!path_is_normalized(v) || strcmp(v, "/") == 0)
 		return -EINVAL;
 	return config_set_string(field(base, k), v);
 }
@@ -342,7 +343,7 @@ const struct key_def config_keys[] = {
 	{ SECTION_STORAGED, "jobs", parse_jobs, S(jobs), 0, "a number of parallel jobs, 1..64" },
 	{ SECTION_STORAGED, "hotplug", parse_bool, S(hotplug), 0, BOOL_EXPECT },
 	{ SECTION_AREA, "path", parse_dir, A(path), 0,
-	  "an absolute, normalised directory (no '.', '..', '//' or trailing '/')" },
+	  "an absolute, normalised directory other than / (no '.', '..', '//' or trailing '/')" },
 	{ SECTION_AREA, "backend", parse_backend, A(backend), 0, "tmpfs, zram or brd" },
 	{ SECTION_AREA, "size", parse_area_size, A(size), 0,
 	  "a size (e.g. 512M, 12800M, 1.5G), a share of RAM (1%..100%) or auto" },

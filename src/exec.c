@@ -559,6 +559,13 @@ static bool deps_resolved(const struct run *rn, const struct plan_step *s)
 	return true;
 }
 
+/* A step the plan already shows failing (plan_step.conflict). */
+static void fail_planned(struct run *rn, size_t i)
+{
+	fail_step(rn, i, OUT_FAILED, "%s", step(rn, i)->note);
+	record_step_failure(rn, i, STATE_FAILED);
+}
+
 /* Start step @i if it can start now.  Returns: true when its state changed. */
 static bool try_start(struct run *rn, size_t i)
 {
@@ -596,7 +603,10 @@ static bool try_start(struct run *rn, size_t i)
 		start_wait(rn, i);
 		break;
 	case PLAN_AREA:
-		run_area(rn, i);
+		if (s->conflict)
+			fail_planned(rn, i);
+		else
+			run_area(rn, i);
 		break;
 	case PLAN_MOUNT:
 		if (s->done) {
@@ -604,8 +614,7 @@ static bool try_start(struct run *rn, size_t i)
 			break;
 		}
 		if (s->conflict) {
-			fail_step(rn, i, OUT_FAILED, "%s", s->note);
-			record_step_failure(rn, i, STATE_FAILED);
+			fail_planned(rn, i);
 			break;
 		}
 		if (rn->n_mounts_running >= rn->jobs)

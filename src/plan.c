@@ -525,6 +525,33 @@ static int add_deferred_area_step(struct builder *b, size_t i)
 	return 0;
 }
 
+/* The area's directory cannot be used (missing, not a directory, a link):
+ * that area's step fails and what waits on it is skipped, but the rest of
+ * the pass runs.  The directory is often the user's (~/rpmbuild): were it
+ * a configuration error, any user could stop the whole boot pass by
+ * renaming it. */
+static int add_unusable_area_step(struct builder *b, size_t i, int error)
+{
+	const struct area_config *a = &b->in->config->areas[i];
+	bool link = error == -ENOTDIR || error == -ELOOP;
+	size_t idx;
+	int r = builder_add_step(b, PLAN_AREA, &idx);
+
+	if (r < 0)
+		return r;
+	b->steps[idx].area = a;
+	b->steps[idx].conflict = true;
+	if (asprintf(&b->steps[idx].note, "path '%s': %s; create the directory or correct path=",
+		     a->path,
+		     link ? "not a directory, or a symbolic link (not followed in an area's path)" :
+			    strerror(-error)) < 0) {
+		b->steps[idx].note = NULL;
+		return -ENOMEM;
+	}
+	b->area_step[i] = idx;
+	return 0;
+}
+
 static int add_area_step(struct builder *b, size_t i)
 {
 	const struct area_config *a = &b->in->config->areas[i];
@@ -539,11 +566,9 @@ static int add_area_step(struct builder *b, size_t i)
 	holder = deepest_entry_above(b, a->path, true, NONE);
 	if (holder != NONE && !b->steps[b->entry_step[holder]].done)
 		return add_deferred_area_step(b, i);
+	if (sv && !sv->valid)
+		return add_unusable_area_step(b, i, sv->error);
 	r = area_size_resolve(a, sv, b->in->ram_bytes, &sizing);
-	if (r < 0 && sv && !sv->valid)
-		return diag_error(b->diags, a->file ? a->file : b->in->config->file, a->line,
-				  "area '%s': path '%s': %s; create the directory or correct path=", a->name,
-				  a->path, strerror(-sv->error));
 	if (r < 0)
 		return diag_error(b->diags, a->file ? a->file : b->in->config->file, a->line,
 				  "area '%s': cannot size it (%s)", a->name, strerror(-r));

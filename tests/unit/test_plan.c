@@ -56,6 +56,7 @@ struct world {
 	struct inventory inventory;
 	struct btrfs_fs_list btrfs;
 	struct libmnt_table *mountinfo;
+	struct area_survey *surveys; /* per area, or NULL */
 	struct plan plan;
 	struct diag_list diags;
 };
@@ -68,6 +69,7 @@ static int world_plan(struct world *w, struct fstab_entry *e, size_t n)
 		.inventory = &w->inventory,
 		.btrfs = &w->btrfs,
 		.mountinfo = w->mountinfo,
+		.surveys = w->surveys,
 		.ram_bytes = 8 * GIB,
 	};
 
@@ -465,6 +467,47 @@ static void test_area_edges(void **state)
 	world_done(&w);
 }
 
+/* An area whose directory is missing or a link fails alone, in the plan:
+ * the directory is often a user's, and renaming it must not stop the pass. */
+static void test_area_path_unusable(void **state)
+{
+	struct area_config areas[] = { {
+		.name = (char *)"rb",
+		.line = 5,
+		.path = (char *)"/home/u/rb",
+		.backend = AREA_TMPFS,
+		.size = { AREA_SIZE_AUTO, 0 },
+		.inodes = 0,
+		.headroom = 2.0,
+		.fs = (char *)"ext4",
+	} };
+	struct area_survey sv[] = { { .valid = false, .error = -ENOENT } };
+	struct fstab_entry e[] = { entry(1, "tmpfs", "/x", "tmpfs") };
+	struct world w = { .config = test_config(), .surveys = sv };
+	size_t area = SIZE_MAX;
+
+	w.config.areas = areas;
+	w.config.n_areas = 1;
+	assert_int_equal(world_plan(&w, e, 1), 0);
+	assert_int_equal(diag_count(&w.diags, DIAG_ERROR), 0);
+	for (size_t i = 0; i < w.plan.n_steps; i++)
+		if (w.plan.steps[i].kind == PLAN_AREA)
+			area = i;
+	assert_true(area != SIZE_MAX);
+	assert_true(w.plan.steps[area].conflict);
+	assert_non_null(strstr(w.plan.steps[area].note, "No such file or directory"));
+	assert_false(w.plan.steps[mount_pos(&w.plan, "/x")].conflict);
+	plan_done(&w.plan);
+
+	sv[0].error = -ENOTDIR; /* a link to a directory, opened O_NOFOLLOW */
+	w.plan = (struct plan){ 0 };
+	assert_int_equal(world_plan(&w, e, 1), 0);
+	for (size_t i = 0; i < w.plan.n_steps; i++)
+		if (w.plan.steps[i].kind == PLAN_AREA)
+			assert_non_null(strstr(w.plan.steps[i].note, "symbolic link"));
+	world_done(&w);
+}
+
 static void test_describe(void **state)
 {
 	struct fstab_entry e = entry(1, "UUID=abc", "/srv/data", "btrfs");
@@ -519,6 +562,7 @@ int main(void)
 		cmocka_unit_test(test_self_requires),
 		cmocka_unit_test(test_already_mounted),
 		cmocka_unit_test(test_area_edges),
+		cmocka_unit_test(test_area_path_unusable),
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_text_escapes_control),
 	};
