@@ -9,6 +9,7 @@
 #include <ini.h>
 #include <libmount.h>
 
+#include "input.h"
 #include "state.h"
 #include "state_internal.h"
 #include "units.h"
@@ -237,28 +238,6 @@ static size_t complete_part(const char *buf, size_t len)
 	return memcmp(buf + end, RECORD_START, tail < h ? tail : h) == 0 ? end : len;
 }
 
-static int read_all(int fd, size_t size, char **ret)
-{
-	char *buf = malloc(size + 1);
-	size_t got = 0;
-	ssize_t k;
-
-	if (!buf)
-		return -ENOMEM;
-	while (got < size && (k = read(fd, buf + got, size - got)) != 0) {
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			free(buf);
-			return -errno;
-		}
-		got += (size_t)k;
-	}
-	buf[got] = '\0';
-	*ret = buf;
-	return (int)got;
-}
-
 static int load_handler(void *user, const char *section, const char *name, const char *value);
 
 static int parse_records(struct load_ctx *c, char *buf, size_t len)
@@ -377,26 +356,30 @@ int state_load(const char *dir, struct state *ret, unsigned *ret_line)
 {
 	_cleanup_free_ char *path = NULL;
 	_cleanup_free_ char *buf = NULL;
+	struct diag_list dl = { 0 }; /* the caller words its own message */
 	struct stat st;
-	int fd, r;
+	size_t len = 0;
+	int dirfd, r;
 
 	*ret = (struct state){ 0 };
 	if (asprintf(&path, "%s/state", dir) < 0)
 		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-	if (fd < 0)
+	dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
 		return errno == ENOENT ? 0 : -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !trusted(&st)) {
-		close(fd);
-		return -EPERM;
-	}
-	r = st.st_size > STATE_MAX_BYTES ? -EFBIG : read_all(fd, (size_t)st.st_size, &buf);
-	close(fd);
-	if (r >= 0 && (stat(dir, &st) < 0 || !trusted(&st)))
+	/* root's file, not a link, not a FIFO, at most STATE_MAX_BYTES */
+	r = input_read_at(dirfd, "state", path, STATE_MAX_BYTES, true, &buf, &len, &dl);
+	diag_list_done(&dl);
+	if (r == 0 && (fstat(dirfd, &st) < 0 || !trusted(&st)))
 		r = -EPERM;
+	close(dirfd);
+	if (r == -ENOENT)
+		return 0;
+	if (r == -EINVAL)
+		return -EPERM; /* not a regular file */
 	if (r < 0)
 		return r;
-	return state_parse(buf, (size_t)r, ret, ret_line);
+	return state_parse(buf, len, ret, ret_line);
 }
 
 /* Characters mnt_mangle() writes as a 4-byte octal escape. */
