@@ -103,6 +103,7 @@ static int sync_dir_remove(int parent, const char *entry, int fd, dev_t dev)
 
 	if (!d)
 		return -errno;
+	rewinddir(d); /* the offset is shared with @fd's: sync_exchange() read it */
 	while (r == 0 && (de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			r = area_rm_rf_at(dirfd(d), de->d_name, dev);

@@ -200,6 +200,11 @@ int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const
 	/* storaged blocks SIGINT/SIGTERM for its signalfd: the helper must not
 	 * inherit that, so that read_report() can end it */
 	r = spawn_start(prog, argv, fds, 3, SPAWN_RESET_SIGNALS, &pid);
+	/* the helper's alone now: the report ends (EOF) when it does */
+	close(wfd);
+	close(sfd);
+	close(dfd);
+	wfd = sfd = dfd = -1;
 	close(p[1]);
 	p[1] = -1;
 	if (r < 0) {
