@@ -85,11 +85,20 @@ pass "stop keeps them"
 # nothing of the user's, not even a root-owned 0700 one without the mark
 mkdir -m 0700 "$P/.storaged-sync.ffffffffffffffffffffffffffffffff"
 echo root >"$P/.storaged-sync.ffffffffffffffffffffffffffffffff/f"
+# ...and the working directory of a sync killed before a reboot, known by
+# its mark alone, is removed before the seed (not where /tmp has no
+# trusted xattrs)
+MARKED=.storaged-sync.eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee
+mkdir -m 0700 "$P/$MARKED" && echo old >"$P/$MARKED/f"
+setfattr -n trusted.storaged.sync -v names "$P/$MARKED" 2>/dev/null || rm -rf "${P:?}/$MARKED"
+marked=no
+[ -e "$P/$MARKED" ] && marked=yes
 expect_rc 0 start
+[ $marked = no ] || [ ! -e "$P/$MARKED" ] || fail "start kept a marked working directory of this area"
 [ -e "$P/.storaged-sync.ffffffffffffffffffffffffffffffff/f" ] || fail "start deleted an unmarked root-owned directory"
 [ "$(cat "$P/$PLANT/keep")" = "planted 2" ] || fail "start touched the user's $PLANT"
 [ "$(cat "$P/.storaged-sync.NEW")" = "user NEW 2" ] || fail "start: .storaged-sync.NEW"
 expect_rc 0 stop
 [ -e "$P/.storaged-sync.ffffffffffffffffffffffffffffffff/f" ] && [ -e "$P/.storaged-sync.x/f" ] ||
 	fail "the user's entries did not survive the second stop"
-pass "start and stop after a crash delete nothing unmarked"
+pass "start and stop after a crash delete nothing unmarked (a marked one: $marked, removed)"
