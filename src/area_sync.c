@@ -308,6 +308,13 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 	step = "copying";
 	if ((r = copy_spawn_run(areafd, newfd, d->area, newdir, name, copy_spawn_jobs(), &c)) < 0)
 		goto out;
+	/* the copy gave its root the area root's owner and mode: root's 0700
+	 * again, so that no user enters it and recovery knows it */
+	if (fchown(newfd, 0, 0) < 0 || fchmod(newfd, 0700) < 0) {
+		r = -errno;
+		goto out;
+	}
+	fsetxattr(newfd, SYNC_XATTR, name, strlen(name), 0);
 	step = "syncing the copy";
 	if (syncfs(lowerfd) < 0) {
 		r = -errno;

@@ -62,7 +62,8 @@ kill -9 $pid 2>/dev/null
 wait $pid 2>/dev/null
 left=$(leftovers "$LOWER")
 if [ -n "$left" ]; then
-	[ "$(stat -c %u:%a "$LOWER/$left")" = 0:700 ] || fail "the working directory is not root's 0700"
+	how=$(stat -c %u:%a "$LOWER/$left" 2>&1)
+	[ "$how" = 0:700 ] || fail "the working directory $left is not root's 0700: $how"
 	getfattr -n trusted.storaged.sync --only-values "$LOWER/$left" 2>/dev/null | grep -qx names ||
 		echo "note: no trusted.storaged.sync mark (killed before it, or no trusted xattrs)"
 	pass "killed sync left $left"
