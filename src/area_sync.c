@@ -103,7 +103,7 @@ static int sync_dir_remove(int parent, const char *entry, int fd, dev_t dev)
 
 	if (!d)
 		return -errno;
-	rewinddir(d); /* the offset is shared with @fd's: sync_exchange() read it */
+	rewinddir(d); /* the offset is shared with @fd, which the caller may have read */
 	while (r == 0 && (de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			r = area_rm_rf_at(dirfd(d), de->d_name, dev);
@@ -210,9 +210,9 @@ static int sync_exchange(int lowerfd, int newfd)
 }
 
 /* moves top-level entries of @lowerfd that the area no longer has into
- * @newfd, except @newfd itself (known by its inode, not by a name: any
- * name may be a user's) */
-static int sync_delete(int lowerfd, int areafd, int newfd)
+ * @newfd, except the working directory @workfd (known by its inode, not
+ * by a name: any name may be a user's) */
+static int sync_delete(int lowerfd, int areafd, int newfd, int workfd)
 {
 	DIR *d = fdopendir(dup(lowerfd));
 	struct dirent *de;
@@ -221,7 +221,7 @@ static int sync_delete(int lowerfd, int areafd, int newfd)
 
 	if (!d)
 		return -errno;
-	if (fstat(newfd, &self) < 0)
+	if (fstat(workfd, &self) < 0)
 		r = -errno;
 	while (r == 0 && (de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
@@ -264,14 +264,15 @@ static int sync_root(int lowerfd, int areafd)
  *     (area_sync_dir_check(); never a user's entry, whatever its name)
  *  1. record a new random name W, create <lower>/W (0700, root's, a new
  *     name: nothing of the user's is reused), mark it (SYNC_XATTR), and
- *     copy the area into it with full fidelity
+ *     copy the area into W/new with full fidelity (W/new gets the area
+ *     root's owner and mode; W stays root's 0700 and marked throughout)
  *  2. syncfs(): every new file is complete on disk before anything moves
- *  3. for each top-level entry E of W: renameat2(W/E, lower/E,
+ *  3. for each top-level entry E of W/new: renameat2(W/new/E, lower/E,
  *     RENAME_EXCHANGE), or RENAME_NOREPLACE when lower/E does not exist; the
- *     old version ends up in W/E.  One atomic step per entry: lower/E is at
- *     every instant its complete old or its complete new subtree.
+ *     old version ends up in W/new/E.  One atomic step per entry: lower/E
+ *     is at every instant its complete old or its complete new subtree.
  *  4. each top-level entry of lower the area no longer has is renamed into
- *     W (deleted in one atomic step); W itself is known by its inode
+ *     W/new (deleted in one atomic step); W itself is known by its inode
  *  5. root owner/mode/times; syncfs(); delete W, which now holds only
  *     versions that are no longer live; syncfs().
  * A crash at any point leaves every file in lower complete, old or new, and
@@ -282,7 +283,7 @@ static int sync_root(int lowerfd, int areafd)
 int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st,
 		     struct diag_list *m)
 {
-	int lowerfd = -1, areafd = -1, newfd = -1, r;
+	int lowerfd = -1, areafd = -1, newfd = -1, copyfd = -1, r;
 	struct copy_result c = { 0 };
 	_cleanup_free_ char *newdir = NULL;
 	char work[SYNC_DIR_NAME_MAX] = "";
@@ -301,30 +302,30 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 	step = "creating its working directory";
 	if ((newfd = r = sync_dir_create(lowerfd, recfd, st, work)) < 0)
 		goto out;
-	if (asprintf(&newdir, "%s/%s", d->lower, work) < 0) {
+	if (asprintf(&newdir, "%s/%s/new", d->lower, work) < 0) {
 		r = -ENOMEM;
 		goto out;
 	}
 	step = "copying";
-	if ((r = copy_spawn_run(areafd, newfd, d->area, newdir, name, copy_spawn_jobs(), &c)) < 0)
-		goto out;
-	/* the copy gave its root the area root's owner and mode: root's 0700
-	 * again, so that no user enters it and recovery knows it */
-	if (fchown(newfd, 0, 0) < 0 || fchmod(newfd, 0700) < 0) {
+	/* into W/new: the copy gives its root the area root's owner and mode,
+	 * W stays root's 0700, marked, closed to users, known to recovery */
+	if (mkdirat(newfd, "new", 0700) < 0 ||
+	    (copyfd = openat(newfd, "new", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		r = -errno;
 		goto out;
 	}
-	fsetxattr(newfd, SYNC_XATTR, name, strlen(name), 0);
+	if ((r = copy_spawn_run(areafd, copyfd, d->area, newdir, name, copy_spawn_jobs(), &c)) < 0)
+		goto out;
 	step = "syncing the copy";
 	if (syncfs(lowerfd) < 0) {
 		r = -errno;
 		goto out;
 	}
 	step = "swapping in the new versions";
-	if ((r = sync_exchange(lowerfd, newfd)) < 0)
+	if ((r = sync_exchange(lowerfd, copyfd)) < 0)
 		goto out;
 	step = "removing deleted entries";
-	if ((r = sync_delete(lowerfd, areafd, newfd)) < 0 || (r = sync_root(lowerfd, areafd)) < 0)
+	if ((r = sync_delete(lowerfd, areafd, copyfd, newfd)) < 0 || (r = sync_root(lowerfd, areafd)) < 0)
 		goto out;
 	step = "syncing";
 	if (syncfs(lowerfd) < 0 || (r = sync_dir_remove(lowerfd, work, newfd, lst.st_dev)) < 0 ||
@@ -336,6 +337,8 @@ out:
 			   name, d->lower, step, c.msg[0] ? c.msg : strerror(-r),
 			   r == -ENOSPC ? " (the directory's filesystem needs room for a full copy)" : "",
 			   name);
+	if (copyfd >= 0)
+		close(copyfd);
 	if (newfd >= 0)
 		close(newfd);
 	if (lowerfd >= 0)
