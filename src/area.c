@@ -190,12 +190,21 @@ static uint64_t cover_id_at(const char *path, const char *area)
 	return id;
 }
 
+/* The directory (through its private bind d.lower, which shows no mount
+ * below it) into the area's root (s->area_fd), both by descriptor. */
 static int setup_seed(struct setup *s, struct diag_list *m)
 {
-	struct copy_result c;
+	struct copy_result c = { 0 };
 	struct statvfs v;
-	int r = copy_spawn_run(s->d.lower, s->d.area, s->a->name, copy_spawn_jobs(), &c);
+	int lower = area_open_nofollow(s->d.lower, O_PATH | O_DIRECTORY), r;
 
+	if (lower < 0) {
+		diag_error(m, NULL, 0, "area '%s': opening '%s': %s", s->a->name, s->d.lower,
+			   strerror(-lower));
+		return lower;
+	}
+	r = copy_spawn_run(lower, s->area_fd, s->d.lower, s->d.area, s->a->name, copy_spawn_jobs(), &c);
+	close(lower);
 	if (r == 0)
 		return 0;
 	if (r == -ENOSPC && statvfs(s->d.area, &v) == 0)
@@ -282,11 +291,12 @@ static int recover_interrupted(struct setup *s, struct diag_list *m)
 
 static int setup_cover(struct setup *s, const struct stat *root, struct diag_list *m)
 {
-	int r = area_recover_sync(s->path_fd, root->st_dev), fd;
+	/* a sync killed before a reboot left its marked working directory */
+	int r = area_recover_sync(s->path_fd, root->st_dev, s->a->name, NULL), fd;
 
 	if (r < 0) {
-		diag_error(m, NULL, 0, "area '%s': removing the interrupted sync '%s/%s': %s",
-			   s->a->name, s->a->path, SYNC_NEW, strerror(-r));
+		diag_error(m, NULL, 0, "area '%s': removing what an interrupted sync left in '%s': %s",
+			   s->a->name, s->a->path, strerror(-r));
 		return r;
 	}
 	fd = mountfd_open_nofollow(AT_FDCWD, s->d.lower, O_PATH | O_DIRECTORY);
@@ -461,8 +471,8 @@ static int umount_cover(const struct state_area *st, const struct area_dirs *d, 
 	return r;
 }
 
-static int teardown_locked(const struct area_dirs *d, struct state_area *st, bool do_sync,
-			   struct diag_list *m)
+static int teardown_locked(const struct area_dirs *d, int recfd, struct state_area *st,
+			   bool do_sync, struct diag_list *m)
 {
 	int r;
 
@@ -470,7 +480,7 @@ static int teardown_locked(const struct area_dirs *d, struct state_area *st, boo
 	 * seeding holds a partial copy, and syncing it would delete files. */
 	if (st->persist && do_sync && (st->covered || area_is_mount_of(st->path, d->area)) &&
 	    area_is_mount_of(d->area, NULL) && area_is_mount_of(d->lower, NULL) &&
-	    (r = area_sync_locked(d, m, st->name)) < 0)
+	    (r = area_sync_locked(d, recfd, st, m)) < 0)
 		return r;
 	if ((r = umount_cover(st, d, m)) < 0 ||
 	    (r = umount_one(st->name, d->lower, NULL, m)) < 0 ||
@@ -498,7 +508,7 @@ int area_teardown(const char *state_dir, const char *name, bool do_sync, struct 
 			r = umount_one(name, d.area, NULL, msgs);
 		goto remove;
 	}
-	r = teardown_locked(&d, &st, do_sync, msgs);
+	r = teardown_locked(&d, fd, &st, do_sync, msgs);
 	state_area_done(&st);
 	close(fd);
 remove:

@@ -26,9 +26,9 @@
 #include "copy.h"
 #include "state.h"
 
-/* the sync back's scratch directory in the covered directory (area_sync.c) */
-#define SYNC_NEW COPY_SKIP_PREFIX "NEW"
-#define SYNC_PREFIX COPY_SKIP_PREFIX
+/* room for the name of a sync's working directory, ".storaged-sync."
+ * and 32 hex digits, with its NUL (area_sync.c) */
+#define SYNC_DIR_NAME_MAX 48
 
 /* The directories of one area under the state directory. */
 struct area_dirs {
@@ -119,12 +119,29 @@ void area_warn_open_files(const char *name, const char *path, struct diag_list *
 
 /* ---------------------------------------------------------------- area_sync.c */
 
-/* removes a sync left half-done by a crash below @dirfd (see area_sync.c);
- * @dev: the filesystem of @dirfd.  Returns: 0 or negative errno. */
-int area_recover_sync(int dirfd, dev_t dev);
+/* Whether @entry below @dirfd is a working directory a sync of area @area
+ * left: opened without following a link, a directory, root's, mode 0700,
+ * and marked with the xattr trusted.storaged.sync = @area; or, when
+ * @recorded (the area's record names @entry), without any mark (a sync
+ * killed before it marked it; a filesystem without trusted xattrs).  A
+ * user can give none of that to a directory of theirs.
+ * Returns: 1 with the directory open in *@ret_fd (the caller closes it);
+ * 0 (also when @entry does not exist or is no directory), *@ret_fd -1;
+ * negative errno. */
+int area_sync_dir_check(int dirfd, const char *entry, const char *area, bool recorded,
+			int *ret_fd);
 
-/* area_sync() with the record locked already.  Returns: 0 or negative
- * errno, with one diag_error. */
-int area_sync_locked(const struct area_dirs *d, struct diag_list *m, const char *name);
+/* Removes the working directories a sync of @area left below @dirfd (may
+ * be O_PATH) when a crash stopped it: @recorded (the record's sync_dir, or
+ * NULL) and every other that area_sync_dir_check() finds to be one; never
+ * a user's entry, whatever its name.  @dev: the filesystem of @dirfd.
+ * Returns: 0 or negative errno. */
+int area_recover_sync(int dirfd, dev_t dev, const char *area, const char *recorded);
+
+/* area_sync() with the record locked already: @recfd, read into @st, whose
+ * sync_dir it records in place (state_area_write_fd()).  Returns: 0 or
+ * negative errno, with one diag_error. */
+int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st,
+		     struct diag_list *m);
 
 #endif

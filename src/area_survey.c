@@ -47,7 +47,7 @@ static int survey_add_link(struct survey_walk *w, const struct stat *st)
 	return 0;
 }
 
-static int survey_dir(struct survey_walk *w, int fd, bool top);
+static int survey_dir(struct survey_walk *w, int fd);
 
 static int survey_entry(struct survey_walk *w, int dirfd, const char *name)
 {
@@ -65,11 +65,11 @@ static int survey_entry(struct survey_walk *w, int dirfd, const char *name)
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	return survey_dir(w, fd, false);
+	return survey_dir(w, fd);
 }
 
 /* walks the directory @fd (consumed) */
-static int survey_dir(struct survey_walk *w, int fd, bool top)
+static int survey_dir(struct survey_walk *w, int fd)
 {
 	struct dirent *de;
 	DIR *dir = fdopendir(fd);
@@ -81,8 +81,6 @@ static int survey_dir(struct survey_walk *w, int fd, bool top)
 	}
 	while (r == 0 && (de = readdir(dir))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (top && strncmp(de->d_name, SYNC_PREFIX, strlen(SYNC_PREFIX)) == 0)
 			continue;
 		r = survey_entry(w, dirfd(dir), de->d_name);
 	}
@@ -113,7 +111,7 @@ int area_survey_path(const char *path, struct area_survey *ret)
 	}
 	w.dev = st.st_dev;
 	s.bytes = (uint64_t)st.st_blocks * 512;
-	r = survey_dir(&w, fd, true);
+	r = survey_dir(&w, fd);
 	if (r == 0 && w.n_links)
 		qsort(w.links, w.n_links, sizeof(*w.links), link_cmp);
 	for (size_t i = 0; r == 0 && i < w.n_links; i++)

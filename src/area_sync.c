@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,10 +19,172 @@
 #include "copy_spawn.h"
 #include "util.h"
 
-/* removes a sync left half-done by a crash (see area_sync()) */
-int area_recover_sync(int dirfd, dev_t dev)
+/* the xattr that marks a sync's working directory, its value the area's
+ * name: only root may set trusted.* (xattr(7)), so a user cannot mark a
+ * directory of theirs, and the mark outlives a reboot that empties /run */
+#define SYNC_XATTR "trusted.storaged.sync"
+#define SYNC_DIR_PREFIX ".storaged-sync."
+#define SYNC_DIR_HEX 32 /* 128 random bits */
+
+/* a name of the form a sync gives its working directory */
+static bool is_sync_name(const char *s)
 {
-	return area_rm_rf_at(dirfd, SYNC_NEW, dev);
+	size_t n = strlen(SYNC_DIR_PREFIX);
+
+	if (strncmp(s, SYNC_DIR_PREFIX, n) != 0 || strlen(s + n) != SYNC_DIR_HEX)
+		return false;
+	return strspn(s + n, "0123456789abcdef") == SYNC_DIR_HEX;
+}
+
+static int sync_random_name(char name[SYNC_DIR_NAME_MAX])
+{
+	unsigned char b[SYNC_DIR_HEX / 2];
+	size_t got = 0, n = strlen(SYNC_DIR_PREFIX);
+	ssize_t k;
+
+	while (got < sizeof(b)) {
+		k = getrandom(b + got, sizeof(b) - got, 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		got += (size_t)k;
+	}
+	memcpy(name, SYNC_DIR_PREFIX, n);
+	for (size_t i = 0; i < sizeof(b); i++)
+		snprintf(name + n + 2 * i, 3, "%02x", b[i]);
+	return 0;
+}
+
+int area_sync_dir_check(int dirfd, const char *entry, const char *area, bool recorded,
+			int *ret_fd)
+{
+	char mark[256];
+	struct stat st;
+	ssize_t n;
+	int fd, r = 0;
+
+	*ret_fd = -1;
+	fd = openat(dirfd, entry, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? 0 : -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	/* a user cannot give a directory to root, nor set the mark */
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 07777) != 0700)
+		goto out;
+	n = fgetxattr(fd, SYNC_XATTR, mark, sizeof(mark));
+	if (n >= 0)
+		r = (size_t)n == strlen(area) && memcmp(mark, area, (size_t)n) == 0;
+	else
+		/* the record names it: killed before it was marked, or a
+		 * filesystem without trusted xattrs */
+		r = recorded && (errno == ENODATA || errno == EOPNOTSUPP);
+out:
+	if (r == 1)
+		*ret_fd = fd;
+	else
+		close(fd);
+	return r;
+}
+
+/* Empties the working directory @fd (what is in it is storaged's: root's
+ * 0700, a user cannot change it) and removes it from @parent when @entry
+ * still names it: a user who owns @parent may have renamed it meanwhile,
+ * and what has their name then is not removed. */
+static int sync_dir_remove(int parent, const char *entry, int fd, dev_t dev)
+{
+	struct stat a, b;
+	struct dirent *de;
+	DIR *d = fdopendir(dup(fd));
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	rewinddir(d); /* the offset is shared with @fd, which the caller may have read */
+	while (r == 0 && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			r = area_rm_rf_at(dirfd(d), de->d_name, dev);
+	closedir(d);
+	if (r == 0 && fstat(fd, &a) == 0 && fstatat(parent, entry, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino && unlinkat(parent, entry, AT_REMOVEDIR) < 0 &&
+	    errno != ENOENT)
+		r = -errno;
+	return r;
+}
+
+static int recover_one(int dirfd, const char *entry, const char *area, bool recorded, dev_t dev)
+{
+	int fd, r = area_sync_dir_check(dirfd, entry, area, recorded, &fd);
+
+	if (r <= 0)
+		return r;
+	r = sync_dir_remove(dirfd, entry, fd, dev);
+	close(fd);
+	return r;
+}
+
+int area_recover_sync(int dirfd, dev_t dev, const char *area, const char *recorded)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return -errno;
+	if (recorded && is_sync_name(recorded))
+		r = recover_one(fd, recorded, area, true, dev);
+	d = r == 0 ? fdopendir(dup(fd)) : NULL;
+	if (r == 0 && !d)
+		r = -errno;
+	/* the name only picks what to look at: a user's entry of that form
+	 * fails area_sync_dir_check() and stays */
+	while (r == 0 && (de = readdir(d)))
+		if (is_sync_name(de->d_name))
+			r = recover_one(fd, de->d_name, area, false, dev);
+	if (d)
+		closedir(d);
+	close(fd);
+	return r;
+}
+
+/* Creates the working directory below @lowerfd under a new random name,
+ * recorded in @st (through the locked record @recfd) before it exists and
+ * marked with SYNC_XATTR once it does: however the sync ends, the next one
+ * knows it as its own.  Nothing of the user's is reused (EEXIST: another
+ * name).  Returns: the open directory, or negative errno. */
+static int sync_dir_create(int lowerfd, int recfd, struct state_area *st, char *name)
+{
+	struct stat s;
+	int fd, r;
+
+	for (int i = 0;; i++) {
+		if ((r = sync_random_name(name)) < 0)
+			return r;
+		free(st->sync_dir);
+		if (!(st->sync_dir = strdup(name)))
+			return -ENOMEM;
+		if ((r = state_area_write_fd(recfd, st)) < 0)
+			return r;
+		if (mkdirat(lowerfd, name, 0700) == 0)
+			break;
+		if (errno != EEXIST || i == 8)
+			return -errno;
+	}
+	fd = openat(lowerfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* still root's: not swapped for a user's directory since mkdirat() */
+	r = fstat(fd, &s) < 0 ? -errno : s.st_uid != 0 ? -EEXIST : fchmod(fd, 0700) < 0 ? -errno : 0;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	/* without trusted xattrs (EOPNOTSUPP) the record alone names it */
+	fsetxattr(fd, SYNC_XATTR, st->name, strlen(st->name), 0);
+	return fd;
 }
 
 /* moves every top-level entry of @newfd over the same name in @lowerfd */
@@ -45,21 +209,27 @@ static int sync_exchange(int lowerfd, int newfd)
 	return r;
 }
 
-/* moves top-level entries of @lowerfd that the area no longer has into @newfd */
-static int sync_delete(int lowerfd, int areafd, int newfd)
+/* moves top-level entries of @lowerfd that the area no longer has into
+ * @newfd, except the working directory @workfd (known by its inode, not
+ * by a name: any name may be a user's) */
+static int sync_delete(int lowerfd, int areafd, int newfd, int workfd)
 {
 	DIR *d = fdopendir(dup(lowerfd));
 	struct dirent *de;
-	struct stat st;
+	struct stat st, self;
 	int r = 0;
 
 	if (!d)
 		return -errno;
+	if (fstat(workfd, &self) < 0)
+		r = -errno;
 	while (r == 0 && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    !strncmp(de->d_name, SYNC_PREFIX, strlen(SYNC_PREFIX)))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (fstatat(areafd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+			continue;
+		if (fstatat(lowerfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    st.st_dev == self.st_dev && st.st_ino == self.st_ino)
 			continue;
 		if (renameat2(lowerfd, de->d_name, newfd, de->d_name, RENAME_NOREPLACE) < 0)
 			r = -errno;
@@ -88,49 +258,63 @@ static int sync_root(int lowerfd, int areafd)
  * Sync back, crash-safe.  Everything happens inside the covered directory's
  * own filesystem, reached through the private bind areas/<name>/lower:
  *
- *  0. recover: delete <lower>/.storaged-sync.NEW left by an interrupted run
- *     (always safe, see 5.)
- *  1. copy the area into <lower>/.storaged-sync.NEW with full fidelity
+ *  0. recover: delete the working directories left by an interrupted run
+ *     (always safe, see 5.): the one the record names, and every
+ *     .storaged-sync.<32 hex> that is root's, 0700 and marked for this area
+ *     (area_sync_dir_check(); never a user's entry, whatever its name)
+ *  1. record a new random name W, create <lower>/W (0700, root's, a new
+ *     name: nothing of the user's is reused), mark it (SYNC_XATTR), and
+ *     copy the area into W/new with full fidelity (W/new gets the area
+ *     root's owner and mode; W stays root's 0700 and marked throughout)
  *  2. syncfs(): every new file is complete on disk before anything moves
- *  3. for each top-level entry E of NEW: renameat2(NEW/E, lower/E,
+ *  3. for each top-level entry E of W/new: renameat2(W/new/E, lower/E,
  *     RENAME_EXCHANGE), or RENAME_NOREPLACE when lower/E does not exist; the
- *     old version ends up in NEW/E.  One atomic step per entry: lower/E is at
- *     every instant its complete old or its complete new subtree.
+ *     old version ends up in W/new/E.  One atomic step per entry: lower/E
+ *     is at every instant its complete old or its complete new subtree.
  *  4. each top-level entry of lower the area no longer has is renamed into
- *     NEW (deleted in one atomic step)
- *  5. root owner/mode/times; syncfs(); delete NEW, which now holds only
+ *     W/new (deleted in one atomic step); W itself is known by its inode
+ *  5. root owner/mode/times; syncfs(); delete W, which now holds only
  *     versions that are no longer live; syncfs().
  * A crash at any point leaves every file in lower complete, old or new, and
- * NEW holding only copies that are not live: step 0 may delete it.  The sync
- * reports success only after the last syncfs().
+ * W holding only copies that are not live: step 0 may delete it.  The sync
+ * reports success only after the last syncfs().  @recfd, @st: the area's
+ * record, locked; its sync_dir is rewritten in place.
  */
-int area_sync_locked(const struct area_dirs *d, struct diag_list *m, const char *name)
+int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st,
+		     struct diag_list *m)
 {
-	int lowerfd = -1, areafd = -1, newfd = -1, r;
+	int lowerfd = -1, areafd = -1, newfd = -1, copyfd = -1, r;
 	struct copy_result c = { 0 };
 	_cleanup_free_ char *newdir = NULL;
-	const char *step = "opening";
-	struct stat st;
+	char work[SYNC_DIR_NAME_MAX] = "";
+	const char *step = "opening", *name = st->name;
+	struct stat lst;
 
-	if (asprintf(&newdir, "%s/%s", d->lower, SYNC_NEW) < 0)
-		return -ENOMEM;
 	lowerfd = open(d->lower, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	areafd = open(d->area, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (lowerfd < 0 || areafd < 0 || fstat(lowerfd, &st) < 0) {
+	if (lowerfd < 0 || areafd < 0 || fstat(lowerfd, &lst) < 0) {
 		r = -errno;
 		goto out;
 	}
 	step = "removing an interrupted sync";
-	if ((r = area_recover_sync(lowerfd, st.st_dev)) < 0)
+	if ((r = area_recover_sync(lowerfd, lst.st_dev, name, st->sync_dir)) < 0)
 		goto out;
-	step = "creating " SYNC_NEW;
-	if (mkdirat(lowerfd, SYNC_NEW, 0700) < 0 ||
-	    (newfd = openat(lowerfd, SYNC_NEW, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-		r = -errno;
+	step = "creating its working directory";
+	if ((newfd = r = sync_dir_create(lowerfd, recfd, st, work)) < 0)
+		goto out;
+	if (asprintf(&newdir, "%s/%s/new", d->lower, work) < 0) {
+		r = -ENOMEM;
 		goto out;
 	}
 	step = "copying";
-	if ((r = copy_spawn_run(d->area, newdir, name, copy_spawn_jobs(), &c)) < 0)
+	/* into W/new: the copy gives its root the area root's owner and mode,
+	 * W stays root's 0700, marked, closed to users, known to recovery */
+	if (mkdirat(newfd, "new", 0700) < 0 ||
+	    (copyfd = openat(newfd, "new", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if ((r = copy_spawn_run(areafd, copyfd, d->area, newdir, name, copy_spawn_jobs(), &c)) < 0)
 		goto out;
 	step = "syncing the copy";
 	if (syncfs(lowerfd) < 0) {
@@ -138,13 +322,14 @@ int area_sync_locked(const struct area_dirs *d, struct diag_list *m, const char 
 		goto out;
 	}
 	step = "swapping in the new versions";
-	if ((r = sync_exchange(lowerfd, newfd)) < 0)
+	if ((r = sync_exchange(lowerfd, copyfd)) < 0)
 		goto out;
 	step = "removing deleted entries";
-	if ((r = sync_delete(lowerfd, areafd, newfd)) < 0 || (r = sync_root(lowerfd, areafd)) < 0)
+	if ((r = sync_delete(lowerfd, areafd, copyfd, newfd)) < 0 || (r = sync_root(lowerfd, areafd)) < 0)
 		goto out;
 	step = "syncing";
-	if (syncfs(lowerfd) < 0 || (r = area_recover_sync(lowerfd, st.st_dev)) < 0 || syncfs(lowerfd) < 0)
+	if (syncfs(lowerfd) < 0 || (r = sync_dir_remove(lowerfd, work, newfd, lst.st_dev)) < 0 ||
+	    syncfs(lowerfd) < 0)
 		r = r < 0 ? r : -errno;
 out:
 	if (r < 0)
@@ -152,6 +337,8 @@ out:
 			   name, d->lower, step, c.msg[0] ? c.msg : strerror(-r),
 			   r == -ENOSPC ? " (the directory's filesystem needs room for a full copy)" : "",
 			   name);
+	if (copyfd >= 0)
+		close(copyfd);
 	if (newfd >= 0)
 		close(newfd);
 	if (lowerfd >= 0)
@@ -178,7 +365,7 @@ int area_sync(const char *state_dir, const char *name, struct diag_list *msgs)
 		goto out;
 	}
 	if (area_is_mount_of(d.lower, NULL) && area_is_mount_of(d.area, NULL))
-		r = area_sync_locked(&d, msgs, name);
+		r = area_sync_locked(&d, fd, &st, msgs);
 	else {
 		r = -ENOENT;
 		diag_error(msgs, NULL, 0, "area '%s': '%s' or '%s' is not mounted: cannot sync; run 'storaged stop' and start again",

@@ -457,8 +457,7 @@ static int walk_dir(struct copy_ctx *c, char *buf, int sfd, int dfd, const char 
 			r = -ECANCELED; /* another thread failed */
 			break;
 		}
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    (!*rel && !strncmp(de->d_name, COPY_SKIP_PREFIX, strlen(COPY_SKIP_PREFIX))))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		r = copy_one(c, buf, dirfd(d), dfd, rel, de->d_name);
 	}

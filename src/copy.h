@@ -11,10 +11,6 @@
 
 struct copy_sys;
 
-/* Top-level entries of a source named so are leftovers of an interrupted
- * sync back (area.c) and are never copied. */
-#define COPY_SKIP_PREFIX ".storaged-sync."
-
 /* The outcome of a copy: err is 0 or a negative errno, msg says what
  * failed (the entry's path below the source) when err is set. */
 struct copy_result {
@@ -39,8 +35,9 @@ struct copy_opts {
  * among them), file flags, hard links, device nodes, fifos, symbolic
  * links (as links), sparse files (holes stay holes); sockets are not
  * copied, other filesystems below @src are not entered (their mount point
- * directories are copied, empty), top-level COPY_SKIP_PREFIX entries are
- * skipped.  @src may be changed while it is copied by a user who owns it
+ * directories are copied, empty); every name is copied, none is taken for
+ * storaged's own (the sync back's working directory is never below a
+ * source).  @src may be changed while it is copied by a user who owns it
  * (C21): every entry is looked up once, as one name below its directory's
  * descriptor, following no symbolic link, and copied from that descriptor
  * (copy_fd.h); nothing outside @src is ever read.  The copy in @dst stays

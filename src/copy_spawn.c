@@ -21,7 +21,12 @@
 #include "util.h"
 
 #define HELPER_INSTALLED LIBEXECDIR "/storaged/" COPY_HELPER
-#define STATUS_FD 3 /* the helper's end of the status pipe */
+/* the helper's descriptors: its end of the status pipe, the directories
+ * to copy from and into (storaged-copy --status-fd, --src-fd, --dst-fd) */
+#define STATUS_FD 3
+#define SRC_FD 4
+#define DST_FD 5
+#define FIRST_FREE_FD 6
 
 __attribute__((format(printf, 3, 4))) static int fail(struct copy_result *res, int err,
 							 const char *fmt, ...)
@@ -143,31 +148,63 @@ static int read_report(int fd, pid_t pid, char *line, size_t len)
 	return 0;
 }
 
-int copy_spawn_run(const char *src, const char *dst, const char *label, unsigned jobs,
-		   struct copy_result *res)
+/* a descriptor of its own (open file description) for the directory @fd,
+ * above FIRST_FREE_FD: the helper's flock() on it then ends with the
+ * helper, not with storaged's descriptor */
+static int reopen_dir(int fd)
+{
+	int o = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), n;
+
+	if (o < 0)
+		return -errno;
+	n = fcntl(o, F_DUPFD_CLOEXEC, FIRST_FREE_FD);
+	n = n < 0 ? -errno : n;
+	close(o);
+	return n;
+}
+
+int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const char *label,
+		   unsigned jobs, struct copy_result *res)
 {
 	char prog[PATH_MAX], fdarg[16], jobarg[16], line[sizeof(res->msg) + 16];
+	char sfdarg[16], dfdarg[16];
 	char *argv[] = { COPY_HELPER, "--jobs", jobarg, "--label", (char *)label, "--status-fd",
-			 fdarg, "--", (char *)src, (char *)dst, NULL };
-	int p[2] = { -1, -1 }, wfd = -1, st = 0, r;
+			 fdarg, "--src-fd", sfdarg, "--dst-fd", dfdarg, "--", (char *)src,
+			 (char *)dst, NULL };
+	struct spawn_fd fds[3];
+	int p[2] = { -1, -1 }, wfd = -1, sfd = -1, dfd = -1, st = 0, r;
 	pid_t pid;
 
 	*res = (struct copy_result){ 0 };
 	if ((r = copy_spawn_find(prog, sizeof(prog), res)) < 0)
 		return r;
 	snprintf(fdarg, sizeof(fdarg), "%d", STATUS_FD);
+	snprintf(sfdarg, sizeof(sfdarg), "%d", SRC_FD);
+	snprintf(dfdarg, sizeof(dfdarg), "%d", DST_FD);
 	snprintf(jobarg, sizeof(jobarg), "%u", jobs);
-	/* above STATUS_FD, so that dup2() in the child really duplicates it
-	 * (dup2 onto itself would keep O_CLOEXEC) */
-	if (pipe2(p, O_CLOEXEC) < 0 || (wfd = fcntl(p[1], F_DUPFD_CLOEXEC, STATUS_FD + 1)) < 0) {
+	if ((sfd = reopen_dir(srcfd)) < 0 || (dfd = reopen_dir(dstfd)) < 0) {
+		r = sfd < 0 ? sfd : dfd;
+		r = fail(res, -r, "opening '%s': %s", sfd < 0 ? src : dst, strerror(-r));
+		goto out;
+	}
+	/* above DST_FD, so that the dup2()s in the child really duplicate
+	 * (dup2 onto itself would keep O_CLOEXEC) and none overwrites
+	 * another's source */
+	if (pipe2(p, O_CLOEXEC) < 0 || (wfd = fcntl(p[1], F_DUPFD_CLOEXEC, FIRST_FREE_FD)) < 0) {
 		r = fail(res, errno, "status pipe for '%s': %s", prog, strerror(errno));
 		goto out;
 	}
+	fds[0] = (struct spawn_fd){ .fd = wfd, .target = STATUS_FD };
+	fds[1] = (struct spawn_fd){ .fd = sfd, .target = SRC_FD };
+	fds[2] = (struct spawn_fd){ .fd = dfd, .target = DST_FD };
 	/* storaged blocks SIGINT/SIGTERM for its signalfd: the helper must not
 	 * inherit that, so that read_report() can end it */
-	r = spawn_start(prog, argv, &(struct spawn_fd){ .fd = wfd, .target = STATUS_FD }, 1,
-			SPAWN_RESET_SIGNALS, &pid);
+	r = spawn_start(prog, argv, fds, 3, SPAWN_RESET_SIGNALS, &pid);
+	/* the helper's alone now: the report ends (EOF) when it does */
 	close(wfd);
+	close(sfd);
+	close(dfd);
+	wfd = sfd = dfd = -1;
 	close(p[1]);
 	p[1] = -1;
 	if (r < 0) {
@@ -178,6 +215,12 @@ int copy_spawn_run(const char *src, const char *dst, const char *label, unsigned
 	spawn_wait(pid, &st);
 	r = r < 0 ? fail(res, EINTR, "interrupted (SIGINT or SIGTERM)") : helper_outcome(prog, line, st, res);
 out:
+	if (wfd >= 0)
+		close(wfd);
+	if (sfd >= 0)
+		close(sfd);
+	if (dfd >= 0)
+		close(dfd);
 	if (p[0] >= 0)
 		close(p[0]);
 	if (p[1] >= 0)

@@ -41,21 +41,27 @@ unsigned copy_spawn_jobs(void);
 
 /**
  * copy_spawn_run:
- * @src: directory to copy (see copy_tree() for what is kept)
- * @dst: existing directory to copy into
+ * @srcfd: directory to copy (see copy_tree() for what is kept); may be
+ *         O_PATH; not closed
+ * @dstfd: existing directory to copy into; may be O_PATH; not closed
+ * @src: the name of @srcfd in messages (never looked up)
+ * @dst: the name of @dstfd in messages (never looked up)
  * @label: the area's name, for the progress line on a terminal
  * @jobs: worker processes, e.g. copy_spawn_jobs(); 1: one process
  * @res: on failure, the negative errno and the helper's message
  *
- * Runs storaged-copy by argv with spawn_start() (spawn_helper.h): a clean environment, stdin
- * and stdout on /dev/null, stderr shared (the progress line), the outcome
- * read from a status pipe.  Waits for it to end.
+ * Runs storaged-copy by argv with spawn_start() (spawn_helper.h): a clean
+ * environment, stdin and stdout on /dev/null, stderr shared (the progress
+ * line), the outcome read from a status pipe.  The helper gets @srcfd and
+ * @dstfd reopened ("." below each: descriptors of its own, whose flock()
+ * ends with it) as --src-fd and --dst-fd: a directory a user can rename
+ * is never reached again by a name (C21).  Waits for it to end.
  *
- * Returns: 0; negative errno: the copy's (-ENOSPC: @dst is full), the
- * lookup's (copy_spawn_find()), or -EIO when the helper died without a
- * report.
+ * Returns: 0; negative errno: the copy's (-ENOSPC: @dstfd is full), the
+ * lookup's (copy_spawn_find()), reopening the directories, or -EIO when
+ * the helper died without a report.
  */
-int copy_spawn_run(const char *src, const char *dst, const char *label, unsigned jobs,
-		   struct copy_result *res);
+int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const char *label,
+		   unsigned jobs, struct copy_result *res);
 
 #endif

@@ -172,6 +172,11 @@ struct state_area {
 	uint64_t cover_id; /* mount ID (STATX_MNT_ID) of the bind over the
 			      directory; 0: not bound yet, or a record of an
 			      older storaged */
+	char *sync_dir; /* owned, may be NULL: the name of the sync back's
+			   working directory in the covered directory,
+			   written before it is created (area_sync.c), so
+			   that a sync killed before the directory carries
+			   its mark is still recovered */
 };
 
 /** state_area_init: an empty record (zram_id -1), ready for state_area_done(). */
@@ -191,6 +196,21 @@ void state_area_done(struct state_area *a);
  * Returns: 0 or negative errno.
  */
 int state_area_write(const char *file, const struct state_area *a);
+
+/**
+ * state_area_write_fd:
+ * @fd: the record, open for writing and locked (flock) by the caller
+ * @a: the record
+ *
+ * Rewrites the record in place (pwrite at 0, ftruncate, fsync), so that the
+ * caller's lock stays on the file others open: a rename would put an
+ * unlocked file under the name.  A kill in the middle leaves a complete
+ * record only when the new text is not shorter than the old one: use it
+ * only to add or change a field of fixed length (sync_dir).
+ *
+ * Returns: 0 or negative errno.
+ */
+int state_area_write_fd(int fd, const struct state_area *a);
 
 /**
  * state_area_parse:

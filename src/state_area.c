@@ -37,12 +37,37 @@ void state_area_done(struct state_area *a)
 	free(a->path);
 	free(a->fs);
 	free(a->device);
+	free(a->sync_dir);
 	state_area_init(a);
 }
 
 static const char *yes_no(bool b)
 {
 	return b ? "yes" : "no";
+}
+
+/* the text of the record @a into @f; returns 0 or negative errno */
+static int area_print(FILE *f, const struct state_area *a)
+{
+	int r;
+
+	fputs("# storaged area: written by storaged, read by `storaged stop`, `sync` and `status`\n[area]\n",
+	      f);
+	r = state_write_kv(f, "name", a->name);
+	if (!r)
+		r = state_write_kv(f, "path", a->path);
+	if (!r)
+		r = state_write_kv(f, "fs", a->fs);
+	if (!r)
+		r = state_write_kv(f, "device", a->device);
+	if (!r && a->sync_dir)
+		r = state_write_kv(f, "sync_dir", a->sync_dir);
+	fprintf(f, "backend = %s\nzram_id = %d\nzram_created = %s\npersist = %s\nseeded = %s\ncovered = %s\nsize = %llu\nnr_inodes = %llu\nstarted_usec = %llu\ncover_id = %llu\ncomplete = yes\n",
+		config_backend_name(a->backend), a->zram_id, yes_no(a->zram_created),
+		yes_no(a->persist), yes_no(a->seeded), yes_no(a->covered),
+		(unsigned long long)a->size_bytes, (unsigned long long)a->nr_inodes,
+		(unsigned long long)a->started_usec, (unsigned long long)a->cover_id);
+	return r;
 }
 
 int state_area_write(const char *file, const struct state_area *a)
@@ -62,20 +87,7 @@ int state_area_write(const char *file, const struct state_area *a)
 		unlink(tmp);
 		return -ENOMEM;
 	}
-	fputs("# storaged area: written by storaged, read by `storaged stop`, `sync` and `status`\n[area]\n",
-	      f);
-	r = state_write_kv(f, "name", a->name);
-	if (!r)
-		r = state_write_kv(f, "path", a->path);
-	if (!r)
-		r = state_write_kv(f, "fs", a->fs);
-	if (!r)
-		r = state_write_kv(f, "device", a->device);
-	fprintf(f, "backend = %s\nzram_id = %d\nzram_created = %s\npersist = %s\nseeded = %s\ncovered = %s\nsize = %llu\nnr_inodes = %llu\nstarted_usec = %llu\ncover_id = %llu\ncomplete = yes\n",
-		config_backend_name(a->backend), a->zram_id, yes_no(a->zram_created),
-		yes_no(a->persist), yes_no(a->seeded), yes_no(a->covered),
-		(unsigned long long)a->size_bytes, (unsigned long long)a->nr_inodes,
-		(unsigned long long)a->started_usec, (unsigned long long)a->cover_id);
+	r = area_print(f, a);
 	if (r == 0 && (fflush(f) != 0 || fsync(fd) < 0))
 		r = -errno;
 	if (fclose(f) != 0 && r == 0)
@@ -84,6 +96,33 @@ int state_area_write(const char *file, const struct state_area *a)
 		r = -errno;
 	if (r < 0)
 		unlink(tmp);
+	return r;
+}
+
+int state_area_write_fd(int fd, const struct state_area *a)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, done = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ssize_t k;
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	r = area_print(f, a);
+	if (fclose(f) != 0 && r == 0)
+		r = -ENOMEM;
+	while (r == 0 && done < len) {
+		k = pwrite(fd, buf + done, len - done, (off_t)done);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			r = k < 0 ? -errno : -EIO;
+		else
+			done += (size_t)k;
+	}
+	if (r == 0 && (ftruncate(fd, (off_t)len) < 0 || fsync(fd) < 0))
+		r = -errno;
 	return r;
 }
 
@@ -108,6 +147,8 @@ static char **area_string(struct state_area *a, const char *name, bool *append)
 		return &a->fs;
 	if (len == 6 && strncmp(name, "device", 6) == 0)
 		return &a->device;
+	if (len == 8 && strncmp(name, "sync_dir", 8) == 0)
+		return &a->sync_dir;
 	return NULL;
 }
 

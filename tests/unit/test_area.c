@@ -3,8 +3,9 @@
  * The area module's non-mounting parts, on a private temporary directory
  * and without root: names and paths under the state directory, openat2
  * without symlinks, rm -rf, the root's owner and mode, the survey (bytes,
- * inodes, hard links once, sync leftovers skipped), the records of every
- * area in setup order, and /proc/meminfo.
+ * inodes, hard links once, every name counted), the records of every
+ * area in setup order, the sync's working directories told from a user's
+ * (root's, 0700, marked: the marked case needs root), and /proc/meminfo.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -211,17 +213,19 @@ static void test_survey(void **ctx)
 	assert_int_equal(link(p, q), 0);
 	snprintf(q, sizeof(q), "%s/t/symlink", f->top);
 	assert_int_equal(symlink("d/file", q), 0);
-	/* a sync left by a crash is not part of the seed */
-	make(f, "t/" COPY_SKIP_PREFIX "NEW/", NULL);
-	make(f, "t/" COPY_SKIP_PREFIX "NEW/old", big);
+	/* a user's entry named like storaged's working directories is theirs,
+	 * seeded and counted like any other (C21) */
+	make(f, "t/.storaged-sync.NEW/", NULL);
+	make(f, "t/.storaged-sync.NEW/old", big);
 	bytes = blocks_of(f, "t") + blocks_of(f, "t/d") + blocks_of(f, "t/d/file") +
-		blocks_of(f, "t/small") + blocks_of(f, "t/symlink");
+		blocks_of(f, "t/small") + blocks_of(f, "t/symlink") +
+		blocks_of(f, "t/.storaged-sync.NEW") + blocks_of(f, "t/.storaged-sync.NEW/old");
 
 	snprintf(p, sizeof(p), "%s/t", f->top);
 	assert_int_equal(area_survey_path(p, &s), 0);
 	assert_true(s.valid);
-	/* t, d, file (two names), small, symlink */
-	assert_int_equal(s.inodes, 5);
+	/* t, d, file (two names), small, symlink, .storaged-sync.NEW, old */
+	assert_int_equal(s.inodes, 7);
 	assert_true(s.bytes == bytes);
 
 	snprintf(p, sizeof(p), "%s/missing", f->top);
@@ -305,6 +309,22 @@ static void test_records(void **ctx)
 	assert_int_equal(st.started_usec, 300);
 	assert_true(st.covered);
 	assert_int_equal(st.cover_id, 300 + 4096);
+	assert_null(st.sync_dir);
+	/* the sync's working name, in place through the locked record (the
+	 * lock stays on the file), then a shorter record again */
+	st.sync_dir = strdup(".storaged-sync.0123456789abcdef0123456789abcdef");
+	assert_int_equal(state_area_write_fd(fd, &st), 0);
+	state_area_done(&st);
+	assert_int_equal(state_area_read_fd(fd, &st), 0);
+	assert_string_equal(st.sync_dir, ".storaged-sync.0123456789abcdef0123456789abcdef");
+	assert_int_equal(st.cover_id, 300 + 4096);
+	free(st.sync_dir);
+	st.sync_dir = NULL;
+	assert_int_equal(state_area_write_fd(fd, &st), 0);
+	state_area_done(&st);
+	assert_int_equal(state_area_read_fd(fd, &st), 0);
+	assert_null(st.sync_dir);
+	assert_string_equal(st.name, "late");
 	state_area_done(&st);
 	close(fd);
 	area_dirs_done(&d);
@@ -314,6 +334,126 @@ static void test_records(void **ctx)
 	assert_int_equal(area_dirs_init(&d, f->top, "interrupted"), 0);
 	assert_int_equal(area_record_open_locked(&d, &st), -ENOENT);
 	area_dirs_done(&d);
+}
+
+#define WORK ".storaged-sync.0123456789abcdef0123456789abcdef"
+
+static int top_fd(const struct fixture *f)
+{
+	int fd = open(f->top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static int check(int dirfd, const char *entry, const char *area, bool recorded)
+{
+	int fd = -2, r = area_sync_dir_check(dirfd, entry, area, recorded, &fd);
+
+	assert_true(r == 1 ? fd >= 0 : fd == -1);
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+static bool exists(const struct fixture *f, const char *rel)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", f->top, rel);
+	return lstat(p, &st) == 0;
+}
+
+/* without root: nothing a user can make is taken for a working directory */
+static void test_sync_dir_user(void **ctx)
+{
+	struct fixture *f = *ctx;
+	char p[PATH_MAX];
+	int fd = top_fd(f);
+
+	make(f, WORK "/", NULL);
+	snprintf(p, sizeof(p), "%s/" WORK, f->top);
+	assert_int_equal(chmod(p, 0700), 0);
+	make(f, ".storaged-sync.NEW", "user data");
+	make(f, ".storaged-sync.0123456789abcdef0123456789abcdee", "user data");
+	snprintf(p, sizeof(p), "%s/.storaged-sync.ffffffffffffffffffffffffffffffff", f->top);
+	assert_int_equal(symlink(WORK, p), 0);
+	/* a user's 0700 directory, even where the record names it (as root
+	 * it is root's: test_sync_dir_root) */
+	if (geteuid() != 0)
+		assert_int_equal(check(fd, WORK, "a", true), 0);
+	assert_int_equal(check(fd, ".storaged-sync.NEW", "a", true), 0); /* a file */
+	assert_int_equal(check(fd, ".storaged-sync.ffffffffffffffffffffffffffffffff", "a", true), 0);
+	assert_int_equal(check(fd, "missing", "a", true), 0);
+	if (geteuid() != 0) {
+		assert_int_equal(area_recover_sync(fd, 0, "a", WORK), 0);
+		assert_true(exists(f, WORK));
+	}
+	assert_true(exists(f, ".storaged-sync.NEW"));
+	assert_true(exists(f, ".storaged-sync.0123456789abcdef0123456789abcdee"));
+	close(fd);
+}
+
+/* root: the predicate (root's, 0700, marked for this area, or named by the
+ * record) and recovery, which removes only what passes it */
+static void test_sync_dir_root(void **ctx)
+{
+	struct fixture *f = *ctx;
+	char p[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (geteuid() != 0)
+		skip(); /* trusted.* xattrs and root-owned directories */
+	fd = top_fd(f);
+	assert_int_equal(fstat(fd, &st), 0);
+	make(f, WORK "/", NULL);
+	make(f, WORK "/old/", NULL);
+	make(f, WORK "/old/file", "x");
+	snprintf(p, sizeof(p), "%s/" WORK, f->top);
+	assert_int_equal(chmod(p, 0700), 0);
+	/* root's, 0700, unmarked: only when the record names it */
+	assert_int_equal(check(fd, WORK, "a", false), 0);
+	assert_int_equal(check(fd, WORK, "a", true), 1);
+	if (setxattr(p, "trusted.storaged.sync", "a", 1, 0) < 0) {
+		assert_int_equal(errno, EOPNOTSUPP); /* /tmp without trusted xattrs */
+		close(fd);
+		skip();
+	}
+	assert_int_equal(check(fd, WORK, "a", false), 1);
+	assert_int_equal(check(fd, WORK, "ab", false), 0); /* another area's */
+	assert_int_equal(check(fd, WORK, "b", true), 0);
+	assert_int_equal(chmod(p, 0755), 0);
+	assert_int_equal(check(fd, WORK, "a", true), 0);
+	assert_int_equal(chmod(p, 0700), 0);
+	assert_int_equal(chown(p, 1000, 1000), 0); /* marked, but a user's */
+	assert_int_equal(check(fd, WORK, "a", true), 0);
+	assert_int_equal(area_recover_sync(fd, st.st_dev, "a", WORK), 0);
+	assert_true(exists(f, WORK "/old/file"));
+	assert_int_equal(chown(p, 0, 0), 0);
+	/* a link to it is never followed */
+	snprintf(p, sizeof(p), "%s/.storaged-sync.ffffffffffffffffffffffffffffffff", f->top);
+	assert_int_equal(symlink(WORK, p), 0);
+	assert_int_equal(check(fd, ".storaged-sync.ffffffffffffffffffffffffffffffff", "a", true), 0);
+	/* a user's entries of every name stay; ours goes, found by its mark */
+	make(f, ".storaged-sync.NEW/", NULL);
+	make(f, ".storaged-sync.NEW/mine", "user data");
+	make(f, ".storaged-sync.x", "user data");
+	assert_int_equal(area_recover_sync(fd, st.st_dev, "a", NULL), 0);
+	assert_false(exists(f, WORK));
+	assert_true(exists(f, ".storaged-sync.NEW/mine"));
+	assert_true(exists(f, ".storaged-sync.x"));
+	assert_true(exists(f, ".storaged-sync.ffffffffffffffffffffffffffffffff"));
+	/* unmarked, named by the record (killed before it was marked) */
+	make(f, WORK "/", NULL);
+	snprintf(p, sizeof(p), "%s/" WORK, f->top);
+	assert_int_equal(chmod(p, 0700), 0);
+	assert_int_equal(area_recover_sync(fd, st.st_dev, "a", NULL), 0);
+	assert_true(exists(f, WORK));
+	assert_int_equal(area_recover_sync(fd, st.st_dev, "a", WORK), 0);
+	assert_false(exists(f, WORK));
+	close(fd);
 }
 
 static void test_meminfo(void **ctx)
@@ -355,6 +495,8 @@ int main(void)
 		cmocka_unit_test(test_root_owner),
 		cmocka_unit_test_setup_teardown(test_survey, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_dir_user, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_dir_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_meminfo, setup, teardown),
 	};
 
