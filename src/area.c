@@ -41,7 +41,8 @@ static int check_memory(const struct area_config *a, const struct area_sizing *s
 
 	if (a->force || avail == 0 || sz->size_bytes <= avail)
 		return 0;
-	diag_error(m, NULL, 0, "area '%s': size %s is above available memory + swap (%s): lower size= or set force = yes",
+	diag_error(m, NULL, 0,
+		   "area '%s': size %s is above available memory + swap (%s): lower size= or set force = yes",
 		   a->name, units_format_size(sz->size_bytes, x, sizeof(x)),
 		   units_format_size(avail, y, sizeof(y)));
 	return -ENOMEM;
@@ -182,8 +183,9 @@ static uint64_t cover_id_at(const char *path, const char *area)
 	if (fd < 0)
 		return 0;
 	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &a) == 0 &&
-	    (a.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (a.stx_attributes & STATX_ATTR_MOUNT_ROOT) &&
-	    (a.stx_mask & STATX_MNT_ID) && statx(AT_FDCWD, area, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &b) == 0 &&
+	    (a.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+	    (a.stx_attributes & STATX_ATTR_MOUNT_ROOT) && (a.stx_mask & STATX_MNT_ID) &&
+	    statx(AT_FDCWD, area, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &b) == 0 &&
 	    a.stx_dev_major == b.stx_dev_major && a.stx_dev_minor == b.stx_dev_minor)
 		id = a.stx_mnt_id;
 	close(fd);
@@ -209,8 +211,7 @@ static int setup_seed(struct setup *s, struct diag_list *m)
 		return 0;
 	if (r == -ENOSPC && statvfs(s->d.area, &v) == 0)
 		diag_error(m, NULL, 0, "area '%s' (%s): seeding from '%s' ran out of %s: raise %s",
-			   s->a->name, s->st.device, s->a->path,
-			   v.f_favail == 0 ? "inodes" : "blocks",
+			   s->a->name, s->st.device, s->a->path, v.f_favail == 0 ? "inodes" : "blocks",
 			   v.f_favail == 0 ? "inodes=" : "size=");
 	else
 		diag_error(m, NULL, 0, "area '%s' (%s): seeding from '%s' failed: %s", s->a->name,
@@ -304,16 +305,16 @@ static int setup_cover(struct setup *s, const struct stat *root, struct diag_lis
 	if (fd >= 0)
 		close(fd);
 	if (r < 0) {
-		diag_error(m, NULL, 0, "area '%s': binding '%s' on '%s': %s", s->a->name, s->a->path,
-			   s->d.lower, strerror(-r));
+		diag_error(m, NULL, 0, "area '%s': binding '%s' on '%s': %s", s->a->name,
+			   s->a->path, s->d.lower, strerror(-r));
 		return r;
 	}
 	s->lower_bound = true;
 	if (s->a->seed && (r = setup_seed(s, m)) < 0)
 		return r;
 	if ((r = setup_root(s, root)) < 0) {
-		diag_error(m, NULL, 0, "area '%s': owner and mode of '%s': %s", s->a->name, s->d.area,
-			   strerror(-r));
+		diag_error(m, NULL, 0, "area '%s': owner and mode of '%s': %s", s->a->name,
+			   s->d.area, strerror(-r));
 		return r;
 	}
 	area_warn_open_files(s->a->name, s->a->path, m);
@@ -321,7 +322,8 @@ static int setup_cover(struct setup *s, const struct stat *root, struct diag_lis
 	 * undone by the next start or by stop (the area is complete here) */
 	r = state_area_write(s->d.state, &s->st);
 	if (r < 0) {
-		diag_error(m, NULL, 0, "area '%s': writing '%s': %s", s->a->name, s->d.state, strerror(-r));
+		diag_error(m, NULL, 0, "area '%s': writing '%s': %s", s->a->name, s->d.state,
+			   strerror(-r));
 		return r;
 	}
 	/* onto the directory that was checked and opened (s->path_fd), never
@@ -343,9 +345,9 @@ static int setup_steps(struct setup *s, const char *state_dir, struct diag_list 
 	if (fstat(s->path_fd, &root) < 0)
 		return -errno;
 	/* a ramdisk's real room is known only after mkfs: survey for area_backend_check_room() */
-	if (s->a->seed && s->a->backend != AREA_TMPFS &&
-	    (r = area_survey_path(s->a->path, &sv)) < 0) {
-		diag_error(m, NULL, 0, "area '%s': reading '%s': %s", s->a->name, s->a->path, strerror(-r));
+	if (s->a->seed && s->a->backend != AREA_TMPFS && (r = area_survey_path(s->a->path, &sv)) < 0) {
+		diag_error(m, NULL, 0, "area '%s': reading '%s': %s", s->a->name, s->a->path,
+			   strerror(-r));
 		return r;
 	}
 	if ((r = setup_state_init(s)) < 0 || (r = setup_dirs(s, state_dir, m)) < 0 ||
@@ -358,7 +360,8 @@ static int setup_steps(struct setup *s, const char *state_dir, struct diag_list 
 	s->st.covered = true;
 	r = state_area_write(s->d.state, &s->st);
 	if (r < 0)
-		diag_error(m, NULL, 0, "area '%s': writing '%s': %s", s->a->name, s->d.state, strerror(-r));
+		diag_error(m, NULL, 0, "area '%s': writing '%s': %s", s->a->name, s->d.state,
+			   strerror(-r));
 	return r;
 }
 
@@ -376,7 +379,8 @@ static int size_now(const struct area_config *a, uint64_t ram_bytes, struct area
 	}
 	r = area_size_resolve(a, &sv, ram_bytes, ret);
 	if (r < 0)
-		diag_error(m, NULL, 0, "area '%s': path '%s': %s; create the directory on the filesystem it is on, or correct path=",
+		diag_error(m, NULL, 0,
+			   "area '%s': path '%s': %s; create the directory on the filesystem it is on, or correct path=",
 			   a->name, a->path, strerror(sv.valid ? -r : -sv.error));
 	return r;
 }
@@ -466,8 +470,9 @@ static int umount_cover(const struct state_area *st, const struct area_dirs *d, 
 	if (r == -EBUSY)
 		area_warn_open_files(st->name, st->path, m);
 	diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s%s", st->name, st->path, strerror(-r),
-		   r == -EBUSY ? ": stop the processes named above and run 'storaged stop' again" :
-		   r == -ELOOP ? ": the path to it holds a symbolic link now" : "");
+		   r == -EBUSY	 ? ": stop the processes named above and run 'storaged stop' again"
+		   : r == -ELOOP ? ": the path to it holds a symbolic link now"
+				 : "");
 	return r;
 }
 
@@ -482,8 +487,7 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	    area_is_mount_of(d->area, NULL) && area_is_mount_of(d->lower, NULL) &&
 	    (r = area_sync_locked(d, recfd, st, m)) < 0)
 		return r;
-	if ((r = umount_cover(st, d, m)) < 0 ||
-	    (r = umount_one(st->name, d->lower, NULL, m)) < 0 ||
+	if ((r = umount_cover(st, d, m)) < 0 || (r = umount_one(st->name, d->lower, NULL, m)) < 0 ||
 	    (r = umount_one(st->name, d->area, NULL, m)) < 0)
 		return r;
 	if (st->zram_created && st->zram_id >= 0)

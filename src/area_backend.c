@@ -83,8 +83,8 @@ static int area_fs_mount(struct setup *s, const char *fstype, const char *opts)
 		return dfd;
 	r = mountfd_parse_options(opts, &o);
 	if (r == 0)
-		r = mountfd_fs(&mountfd_kernel_ops, fstype, s->st.device, &o, area_mount_attr(s->a), dfd,
-			       &s->area_fd);
+		r = mountfd_fs(&mountfd_kernel_ops, fstype, s->st.device, &o, area_mount_attr(s->a),
+			       dfd, &s->area_fd);
 	mountfd_opts_done(&o);
 	close(dfd);
 	if (r == 0)
@@ -110,8 +110,8 @@ static int tmpfs_mount(struct setup *s, const struct stat *root, struct diag_lis
 	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=%04o,uid=%u,gid=%u",
 		 s->sz->size_bytes, s->sz->nr_inodes, (unsigned)mode, uid, gid);
 	if ((r = area_fs_mount(s, "tmpfs", opts)) < 0) {
-		diag_error(m, NULL, 0, "area '%s': mounting tmpfs (%s) on '%s': %s", s->a->name, opts,
-			   s->d.area, strerror(-r));
+		diag_error(m, NULL, 0, "area '%s': mounting tmpfs (%s) on '%s': %s", s->a->name,
+			   opts, s->d.area, strerror(-r));
 		return r;
 	}
 	return 0;
@@ -206,8 +206,7 @@ static int run_helper(char *const argv[], char *err, size_t errlen)
 		return r;
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
-	r = spawn_start(prog, argv, &(struct spawn_fd){ .fd = p[1], .target = STDERR_FILENO }, 1, 0,
-			&pid);
+	r = spawn_start(prog, argv, &(struct spawn_fd){ .fd = p[1], .target = STDERR_FILENO }, 1, 0, &pid);
 	close(p[1]);
 	if (r == 0) {
 		n = read(p[0], err, errlen - 1);
@@ -226,11 +225,23 @@ static int make_fs(struct setup *s, struct diag_list *m)
 	const char *fs = s->st.fs;
 	bool ext = strncmp(fs, "ext", 3) == 0;
 	/* the geometry area_size.c sizes for */
-	char *ext_argv[] = { mkfs, "-q", "-F", "-b", STRINGIFY(AREA_EXT_BLOCK_SIZE),
-			     "-I", STRINGIFY(AREA_EXT_INODE_SIZE), "-m", STRINGIFY(AREA_EXT_RESERVED_PERCENT),
-			     "-N", n, "-E", "nodiscard,lazy_itable_init=0", "-O",
+	char *ext_argv[] = { mkfs,
+			     "-q",
+			     "-F",
+			     "-b",
+			     STRINGIFY(AREA_EXT_BLOCK_SIZE),
+			     "-I",
+			     STRINGIFY(AREA_EXT_INODE_SIZE),
+			     "-m",
+			     STRINGIFY(AREA_EXT_RESERVED_PERCENT),
+			     "-N",
+			     n,
+			     "-E",
+			     "nodiscard,lazy_itable_init=0",
+			     "-O",
 			     strcmp(fs, "ext4") == 0 ? "^has_journal" : "^resize_inode",
-			     s->st.device, NULL };
+			     s->st.device,
+			     NULL };
 	char *other_argv[] = { mkfs, s->st.device, NULL };
 	int r;
 
@@ -239,8 +250,9 @@ static int make_fs(struct setup *s, struct diag_list *m)
 	r = run_helper(ext ? ext_argv : other_argv, err, sizeof(err));
 	if (r < 0)
 		diag_error(m, NULL, 0, "%s: %s failed: %s", s->st.device + 5, mkfs,
-			   r == -ENOENT ? "program not found: install it or choose another fs =" :
-			   err[0] ? err : strerror(-r));
+			   r == -ENOENT ? "program not found: install it or choose another fs ="
+			   : err[0]	? err
+					: strerror(-r));
 	return r;
 }
 
@@ -294,7 +306,9 @@ static int zram_create(struct setup *s, const struct stat *root, struct diag_lis
 	return r;
 }
 
-#define BRD_HINT "load it with 'modprobe brd rd_nr=1 rd_size=%" PRIu64 "' or boot with ramdisk_size=%" PRIu64 "; or use backend = tmpfs or backend = zram"
+#define BRD_HINT \
+	"load it with 'modprobe brd rd_nr=1 rd_size=%" PRIu64 \
+	"' or boot with ramdisk_size=%" PRIu64 "; or use backend = tmpfs or backend = zram"
 
 /* the first /dev/ramN nobody holds open, at least @size bytes */
 static int brd_pick(struct setup *s, struct diag_list *m)
@@ -303,7 +317,8 @@ static int brd_pick(struct setup *s, struct diag_list *m)
 	char dev[32];
 
 	if (access("/sys/module/brd", F_OK) < 0) {
-		diag_error(m, NULL, 0, "area '%s': brd driver not present: " BRD_HINT, s->a->name, kib, kib);
+		diag_error(m, NULL, 0, "area '%s': brd driver not present: " BRD_HINT, s->a->name,
+			   kib, kib);
 		return -ENODEV;
 	}
 	for (int i = 0; i < 256; i++) {
@@ -351,7 +366,9 @@ static int check_limits(struct setup *s, struct diag_list *m)
 	else
 		ok = got_b <= want && (strncmp(s->st.fs, "ext", 3) || got_i >= s->sz->nr_inodes);
 	if (!ok) {
-		diag_error(m, NULL, 0, "area '%s' (%s): effective limits %" PRIu64 " bytes, %" PRIu64 " inodes differ from the requested size=%" PRIu64 ", nr_inodes=%" PRIu64,
+		diag_error(m, NULL, 0,
+			   "area '%s' (%s): effective limits %" PRIu64 " bytes, %" PRIu64
+			   " inodes differ from the requested size=%" PRIu64 ", nr_inodes=%" PRIu64,
 			   s->a->name, s->st.device, got_b, got_i, s->sz->size_bytes, s->sz->nr_inodes);
 		return -EIO;
 	}
@@ -373,7 +390,9 @@ int area_backend_check_room(struct setup *s, const struct area_survey *sv, struc
 	free_i = v.f_favail;
 	if (sv->bytes <= free_b && sv->inodes <= free_i + 1)
 		return 0;
-	diag_error(m, NULL, 0, "area '%s' (%s): seed needs %s and %" PRIu64 " inodes but %s has %s and %" PRIu64 " inodes free after mkfs: raise size= or inodes=",
+	diag_error(m, NULL, 0,
+		   "area '%s' (%s): seed needs %s and %" PRIu64 " inodes but %s has %s and %" PRIu64
+		   " inodes free after mkfs: raise size= or inodes=",
 		   s->a->name, s->st.device, units_format_size(sv->bytes, a, sizeof(a)), sv->inodes,
 		   s->st.fs, units_format_size(free_b, b, sizeof(b)), free_i + 1);
 	return -ENOSPC;

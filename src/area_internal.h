@@ -128,8 +128,7 @@ void area_warn_open_files(const char *name, const char *path, struct diag_list *
  * Returns: 1 with the directory open in *@ret_fd (the caller closes it);
  * 0 (also when @entry does not exist or is no directory), *@ret_fd -1;
  * negative errno. */
-int area_sync_dir_check(int dirfd, const char *entry, const char *area, bool recorded,
-			int *ret_fd);
+int area_sync_dir_check(int dirfd, const char *entry, const char *area, bool recorded, int *ret_fd);
 
 /* Removes the working directories a sync of @area left below @dirfd (may
  * be O_PATH) when a crash stopped it: @recorded (the record's sync_dir, or
@@ -141,7 +140,6 @@ int area_recover_sync(int dirfd, dev_t dev, const char *area, const char *record
 /* area_sync() with the record locked already: @recfd, read into @st, whose
  * sync_dir it records in place (state_area_write_fd()).  Returns: 0 or
  * negative errno, with one diag_error. */
-int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st,
-		     struct diag_list *m);
+int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st, struct diag_list *m);
 
 #endif

@@ -69,8 +69,7 @@ bool area_is_mount_of(const char *path, const char *ref)
 
 	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &a) < 0)
 		return false;
-	if (!(a.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
-	    !(a.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+	if (!(a.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || !(a.stx_attributes & STATX_ATTR_MOUNT_ROOT))
 		return false;
 	if (!ref)
 		return true;
@@ -131,7 +130,6 @@ int area_set_root_owner(const char *dir, const struct area_config *a, const stru
 	return 0;
 }
 
-
 /* Opens and locks (LOCK_EX) the state file of @name; returns the fd. */
 int area_record_open_locked(const struct area_dirs *d, struct state_area *st)
 {
@@ -190,4 +188,3 @@ int area_private_mounts(const char *state_dir, const char *name, char **ret_area
 	area_dirs_done(&d);
 	return 0;
 }
-

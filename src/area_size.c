@@ -91,8 +91,7 @@ static const char *inodes_key(const struct area_config *a)
 	return a->backend == AREA_TMPFS ? "nr_inodes" : "inodes";
 }
 
-static int resolve_inodes(const struct area_config *a, const struct area_survey *s,
-			  struct area_sizing *r)
+static int resolve_inodes(const struct area_config *a, const struct area_survey *s, struct area_sizing *r)
 {
 	uint64_t res = reserved_inodes(a), n;
 	char extra[48] = "";
@@ -113,8 +112,8 @@ static int resolve_inodes(const struct area_config *a, const struct area_survey 
 			 a->fs ? a->fs : "ext4");
 	r->nr_inodes = n + res;
 	snprintf(r->inodes_how, sizeof(r->inodes_how), "%llu (auto: %llu entries × %.1f%s%s)",
-		 (unsigned long long)r->nr_inodes, (unsigned long long)s->inodes,
-		 a->headroom, n == AUTO_MIN_INODES ? ", minimum 1024" : "", extra);
+		 (unsigned long long)r->nr_inodes, (unsigned long long)s->inodes, a->headroom,
+		 n == AUTO_MIN_INODES ? ", minimum 1024" : "", extra);
 	return 0;
 }
 
@@ -136,9 +135,9 @@ static int resolve_auto_size(const struct area_config *a, const struct area_surv
 	r->size_bytes = size;
 	snprintf(min, sizeof(min), ", minimum %s", units_format_size(AUTO_MIN_BYTES, b1, sizeof(b1)));
 	snprintf(r->size_how, sizeof(r->size_how), "%s (auto: %s × %.1f%s%s)",
-		 units_format_size(size, b1, sizeof(b1)), units_format_size(s->bytes, b2, sizeof(b2)),
-		 a->headroom, size == AUTO_MIN_BYTES ? min : "",
-		 area_is_ext(a) ? " + filesystem overhead" : "");
+		 units_format_size(size, b1, sizeof(b1)),
+		 units_format_size(s->bytes, b2, sizeof(b2)), a->headroom,
+		 size == AUTO_MIN_BYTES ? min : "", area_is_ext(a) ? " + filesystem overhead" : "");
 	return 0;
 }
 
@@ -156,10 +155,12 @@ static int resolve_size(const struct area_config *a, const struct area_survey *s
 	case AREA_SIZE_PERCENT:
 		if (a->size.value < 1 || a->size.value > 100 || ram_bytes == 0)
 			return -EINVAL;
-		r->size_bytes = (ram_bytes <= UINT64_MAX / 100 ? ram_bytes * a->size.value / 100 :
-				  ram_bytes / 100 * a->size.value) / PERCENT_ALIGN * PERCENT_ALIGN;
+		r->size_bytes = (ram_bytes <= UINT64_MAX / 100 ? ram_bytes * a->size.value / 100
+							       : ram_bytes / 100 * a->size.value) /
+				PERCENT_ALIGN * PERCENT_ALIGN;
 		snprintf(r->size_how, sizeof(r->size_how), "%s (%llu%% of RAM)",
-			 units_format_size(r->size_bytes, b, sizeof(b)), (unsigned long long)a->size.value);
+			 units_format_size(r->size_bytes, b, sizeof(b)),
+			 (unsigned long long)a->size.value);
 		return 0;
 	case AREA_SIZE_AUTO:
 		return resolve_auto_size(a, s, r);
@@ -167,8 +168,7 @@ static int resolve_size(const struct area_config *a, const struct area_survey *s
 	return -EINVAL;
 }
 
-static void check_fits(const struct area_config *a, const struct area_survey *s,
-		       struct area_sizing *r)
+static void check_fits(const struct area_config *a, const struct area_survey *s, struct area_sizing *r)
 {
 	uint64_t need_i = s->inodes + reserved_inodes(a);
 	uint64_t o = fs_overhead(a, r->size_bytes, r->nr_inodes);

@@ -205,8 +205,10 @@ void area_warn_open_files(const char *name, const char *path, struct diag_list *
 			comm[strcspn(comm, "\n")] = '\0';
 			if (cfd >= 0)
 				close(cfd);
-			diag_warning(m, NULL, 0, "area '%s': pid %s (%s) has %s under %s: its writes go to the hidden copy",
-				     name, de->d_name, comm, cwd ? "its working directory" : "files open", path);
+			diag_warning(m, NULL, 0,
+				     "area '%s': pid %s (%s) has %s under %s: its writes go to the hidden copy",
+				     name, de->d_name, comm,
+				     cwd ? "its working directory" : "files open", path);
 		}
 		close(pidfd);
 	}

@@ -56,8 +56,7 @@ static int sync_random_name(char name[SYNC_DIR_NAME_MAX])
 	return 0;
 }
 
-int area_sync_dir_check(int dirfd, const char *entry, const char *area, bool recorded,
-			int *ret_fd)
+int area_sync_dir_check(int dirfd, const char *entry, const char *area, bool recorded, int *ret_fd)
 {
 	char mark[256];
 	struct stat st;
@@ -109,8 +108,8 @@ static int sync_dir_remove(int parent, const char *entry, int fd, dev_t dev)
 			r = area_rm_rf_at(dirfd(d), de->d_name, dev);
 	closedir(d);
 	if (r == 0 && fstat(fd, &a) == 0 && fstatat(parent, entry, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    a.st_dev == b.st_dev && a.st_ino == b.st_ino && unlinkat(parent, entry, AT_REMOVEDIR) < 0 &&
-	    errno != ENOENT)
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
+	    unlinkat(parent, entry, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		r = -errno;
 	return r;
 }
@@ -177,7 +176,10 @@ static int sync_dir_create(int lowerfd, int recfd, struct state_area *st, char *
 	if (fd < 0)
 		return -errno;
 	/* still root's: not swapped for a user's directory since mkdirat() */
-	r = fstat(fd, &s) < 0 ? -errno : s.st_uid != 0 ? -EEXIST : fchmod(fd, 0700) < 0 ? -errno : 0;
+	r = fstat(fd, &s) < 0	   ? -errno
+	    : s.st_uid != 0	   ? -EEXIST
+	    : fchmod(fd, 0700) < 0 ? -errno
+				   : 0;
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -280,8 +282,7 @@ static int sync_root(int lowerfd, int areafd)
  * reports success only after the last syncfs().  @recfd, @st: the area's
  * record, locked; its sync_dir is rewritten in place.
  */
-int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st,
-		     struct diag_list *m)
+int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st, struct diag_list *m)
 {
 	int lowerfd = -1, areafd = -1, newfd = -1, copyfd = -1, r;
 	struct copy_result c = { 0 };
@@ -333,7 +334,8 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 		r = r < 0 ? r : -errno;
 out:
 	if (r < 0)
-		diag_error(m, NULL, 0, "area '%s': sync back into '%s' failed while %s: %s%s; the directory holds complete old or new versions of every file and the area is left in place: fix this and run 'storaged sync %s'",
+		diag_error(m, NULL, 0,
+			   "area '%s': sync back into '%s' failed while %s: %s%s; the directory holds complete old or new versions of every file and the area is left in place: fix this and run 'storaged sync %s'",
 			   name, d->lower, step, c.msg[0] ? c.msg : strerror(-r),
 			   r == -ENOSPC ? " (the directory's filesystem needs room for a full copy)" : "",
 			   name);
@@ -368,7 +370,8 @@ int area_sync(const char *state_dir, const char *name, struct diag_list *msgs)
 		r = area_sync_locked(&d, fd, &st, msgs);
 	else {
 		r = -ENOENT;
-		diag_error(msgs, NULL, 0, "area '%s': '%s' or '%s' is not mounted: cannot sync; run 'storaged stop' and start again",
+		diag_error(msgs, NULL, 0,
+			   "area '%s': '%s' or '%s' is not mounted: cannot sync; run 'storaged stop' and start again",
 			   name, d.area, d.lower);
 	}
 	state_area_done(&st);

@@ -51,8 +51,8 @@ static int u64_cmp(const void *a, const void *b)
 }
 
 /* Step 3a: one member per devid; @devs is sorted by member_cmp. */
-static int fs_pick_members(struct btrfs_filesystem *fs, const struct block_device **devs,
-			   size_t n, struct diag_list *diags)
+static int fs_pick_members(struct btrfs_filesystem *fs, const struct block_device **devs, size_t n,
+			   struct diag_list *diags)
 {
 	fs->members = calloc(n, sizeof(*fs->members));
 	if (!fs->members)
@@ -223,8 +223,7 @@ char *btrfs_format_missing(const struct btrfs_filesystem *fs, char *buf, size_t 
 	for (size_t i = 0; i < fs->n_missing; i++)
 		buf_append(buf, len, &pos, "%s%" PRIu64, i ? ", " : "", fs->missing[i]);
 	if (fs->n_missing && u)
-		buf_append(buf, len, &pos, " and %" PRIu64 " other member%s missing", u,
-			   u > 1 ? "s" : "");
+		buf_append(buf, len, &pos, " and %" PRIu64 " other member%s missing", u, u > 1 ? "s" : "");
 	else if (u)
 		buf_append(buf, len, &pos, "%" PRIu64 " member%s missing", u, u > 1 ? "s" : "");
 	else if (fs->n_missing)

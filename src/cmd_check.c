@@ -22,7 +22,8 @@ static unsigned log_predicted_failures(const struct logger *lg, const struct pla
 
 		if (!why)
 			continue;
-		log_error(lg, "step %zu, %s: will fail: %s", i + 1, plan_step_describe(s, what, sizeof(what)), why);
+		log_error(lg, "step %zu, %s: will fail: %s", i + 1,
+			  plan_step_describe(s, what, sizeof(what)), why);
 		n++;
 	}
 	return n;

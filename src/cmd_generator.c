@@ -22,8 +22,8 @@ static bool unit_char_ok(char c, bool first)
 {
 	if (first && c == '.')
 		return false;
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == ':' ||
-	       c == '_' || c == '.';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == ':' || c == '_' || c == '.';
 }
 
 int unit_name_from_path(const char *path, const char *suffix, char **ret)
@@ -77,9 +77,11 @@ static int write_dropin(const struct logger *lg, const char *dir, const char *pa
 		log_error(lg, "'%s': %s", file, strerror(errno));
 		return -errno;
 	}
-	fprintf(f, "# Written by storaged's generator for the RAM area '%s': at shutdown\n"
-		   "# storaged stops (and syncs the area back) before this mount goes.\n"
-		   "[Unit]\nBefore=storaged.service storaged-remote.service\n", area);
+	fprintf(f,
+		"# Written by storaged's generator for the RAM area '%s': at shutdown\n"
+		"# storaged stops (and syncs the area back) before this mount goes.\n"
+		"[Unit]\nBefore=storaged.service storaged-remote.service\n",
+		area);
 	r = fclose(f) == 0 ? 0 : -errno;
 	if (r < 0)
 		log_error(lg, "'%s': %s", file, strerror(-r));

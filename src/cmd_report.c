@@ -37,8 +37,9 @@ static struct libscols_table *table_new(const char *name, const struct column *c
 	for (size_t i = 0; i < n; i++) {
 		bool array = cols[i].json_type == SCOLS_JSON_ARRAY_STRING ||
 			     cols[i].json_type == SCOLS_JSON_ARRAY_NUMBER;
-		struct libscols_column *cl = scols_table_new_column(tb, cols[i].name, cols[i].whint,
-								    cols[i].flags | (json && array ? SCOLS_FL_WRAP : 0));
+		struct libscols_column *cl =
+			scols_table_new_column(tb, cols[i].name, cols[i].whint,
+					       cols[i].flags | (json && array ? SCOLS_FL_WRAP : 0));
 
 		if (!cl) {
 			scols_unref_table(tb);
@@ -160,8 +161,8 @@ static int status_record(struct libscols_table *tb, const struct state_record *r
 		 rec->nofail ? (rec->reason ? " (nofail)" : "nofail") : "",
 		 ms && rec->reason ? "; took " : (ms ? "took " : ""),
 		 ms ? units_format_duration(ms * USEC_PER_MSEC, dur, sizeof(dur)) : "");
-	if (scols_line_set_data(ln, 0, state_kind_name(rec->kind)) || scols_line_set_data(ln, 1, rec->id) ||
-	    scols_line_set_data(ln, 2, rec->source) ||
+	if (scols_line_set_data(ln, 0, state_kind_name(rec->kind)) ||
+	    scols_line_set_data(ln, 1, rec->id) || scols_line_set_data(ln, 2, rec->source) ||
 	    scols_line_set_data(ln, 3, state_status_name(rec->status)) ||
 	    scols_line_set_data(ln, 4, detail[0] ? detail : NULL))
 		return -ENOMEM;
@@ -178,9 +179,8 @@ static int status_area(struct libscols_table *tb, const struct area_status *a)
 	snprintf(detail, sizeof(detail), "%s%s%s: %s of %s used, %llu of %llu inodes%s", a->backend,
 		 a->device ? " " : "", a->device ? a->device : "",
 		 units_format_size(a->used_bytes, used, sizeof(used)),
-		 units_format_size(a->size_bytes, total, sizeof(total)),
-		 (unsigned long long)a->inodes_used, (unsigned long long)a->inodes_total,
-		 a->persist ? ", persist" : "");
+		 units_format_size(a->size_bytes, total, sizeof(total)), (unsigned long long)a->inodes_used,
+		 (unsigned long long)a->inodes_total, a->persist ? ", persist" : "");
 	if (scols_line_set_data(ln, 0, "area") || scols_line_set_data(ln, 1, a->name) ||
 	    scols_line_set_data(ln, 2, a->path) || scols_line_set_data(ln, 3, "active") ||
 	    scols_line_set_data(ln, 4, detail))

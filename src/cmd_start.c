@@ -34,7 +34,8 @@ static int render_plan(const struct options *o, const struct logger *lg, const s
 	if (r < 0)
 		return r;
 	if (fails)
-		log_error(lg, "the plan shows %u step(s) that will fail (\"will fail\" or \"does not fit\" above)", fails);
+		log_error(lg, "the plan shows %u step(s) that will fail (\"will fail\" or \"does not fit\" above)",
+			  fails);
 	*ret_fails = fails;
 	return 0;
 }
@@ -51,8 +52,13 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	struct state st = { 0 };
 	struct exec_summary sum = { 0 };
 	struct exec_ctx cx = {
-		.ops = &sysops_ops, .ud = &so, .log = lg, .state = &st,
-		.jobs = w->cfg.jobs, .no_wait = no_wait, .initial_inventory = &w->inv,
+		.ops = &sysops_ops,
+		.ud = &so,
+		.log = lg,
+		.state = &st,
+		.jobs = w->cfg.jobs,
+		.no_wait = no_wait,
+		.initial_inventory = &w->inv,
 	};
 	int lock, r;
 
@@ -87,8 +93,8 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
  * @ret_failed: steps failed, or shown to fail by --dry-run.  Returns: 0;
  * -EINVAL (config, fstab or plan errors) and -EPERM (untrusted state
  * directory): usage errors; other negative errno (see run_plan()). */
-static int start_pass(const struct options *o, const struct logger *lg, bool no_wait, bool *ret_hotplug,
-		      unsigned *ret_failed)
+static int start_pass(const struct options *o, const struct logger *lg, bool no_wait,
+		      bool *ret_hotplug, unsigned *ret_failed)
 {
 	struct sources src;
 	struct world w = { 0 };
@@ -99,7 +105,8 @@ static int start_pass(const struct options *o, const struct logger *lg, bool no_
 	if (ret_hotplug)
 		*ret_hotplug = w.cfg.hotplug;
 	if (r == 0)
-		r = o->dry_run ? render_plan(o, lg, &w.plan, ret_failed) : run_plan(o, lg, &w, no_wait, ret_failed);
+		r = o->dry_run ? render_plan(o, lg, &w.plan, ret_failed)
+			       : run_plan(o, lg, &w, no_wait, ret_failed);
 	world_done(&w);
 	return r;
 }
@@ -128,7 +135,8 @@ int cmd_start(const struct options *o, const struct logger *lg)
 	status = r < 0 || failed ? EXIT_STEP_FAILED : 0;
 	if (o->dry_run || r == -EINTR)
 		return status;
-	daemon_notify("READY=1\nSTATUS=%s", status == 0 ? "all done" : "some steps failed: see `storaged status`");
+	daemon_notify("READY=1\nSTATUS=%s",
+		      status == 0 ? "all done" : "some steps failed: see `storaged status`");
 	if (!o->foreground && !o->daemonize && !hotplug)
 		return status;
 	/* Under a service manager (NOTIFY_SOCKET) hotplug stays in the

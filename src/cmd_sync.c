@@ -30,7 +30,8 @@ static int area_configured(const struct options *o, const struct logger *lg, con
 		log_diags(lg, &dl);
 	}
 	if (r == 0 && !found) {
-		log_error(lg, "no [area %s] in %s; `storaged status` lists the active areas", name, o->config_path);
+		log_error(lg, "no [area %s] in %s; `storaged status` lists the active areas", name,
+			  o->config_path);
 		r = -ENOENT;
 	}
 	diag_list_done(&dl);

@@ -64,5 +64,4 @@ int cmd_systemd_generator(const struct options *o, const struct logger *lg);
  */
 int unit_name_from_path(const char *path, const char *suffix, char **ret);
 
-
 #endif

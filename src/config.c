@@ -306,10 +306,12 @@ static void check_area_paths(struct parser *p, const struct area_config *a)
 		else
 			continue;
 		if (o->file && strcmp(o->file, p->filename) == 0)
-			parser_error(p, a->line, "area '%s': path '%s' %s area '%s' (line %u); areas must not overlap",
+			parser_error(p, a->line,
+				     "area '%s': path '%s' %s area '%s' (line %u); areas must not overlap",
 				     a->name, a->path, how, o->name, o->line);
 		else
-			parser_error(p, a->line, "area '%s': path '%s' %s area '%s' (%s:%u); areas must not overlap",
+			parser_error(p, a->line,
+				     "area '%s': path '%s' %s area '%s' (%s:%u); areas must not overlap",
 				     a->name, a->path, how, o->name, o->file ? o->file : "?", o->line);
 	}
 }
@@ -466,8 +468,7 @@ static int open_dropin_dir(const char *dir, bool check_owner, struct diag_list *
 				  "not a directory, or a symbolic link: storaged reads drop-ins only from a directory of its own");
 	if (fd < 0)
 		return diag_errno(diags, -errno, dir, 0, "cannot open directory: %s", strerror(errno));
-	if (fstat(fd, &st) < 0 ||
-	    (check_owner && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))))) {
+	if (fstat(fd, &st) < 0 || (check_owner && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))))) {
 		close(fd);
 		return diag_errno(diags, -EPERM, dir, 0,
 				  "owned by uid %u, mode %04o: storaged reads drop-ins only from a root-owned directory that group and others cannot write; run 'chown root:root %s; chmod go-w %s'",
@@ -476,8 +477,7 @@ static int open_dropin_dir(const char *dir, bool check_owner, struct diag_list *
 	return fd;
 }
 
-static int load_dropins(struct config *c, const char *path, bool check_owner,
-			struct diag_list *diags)
+static int load_dropins(struct config *c, const char *path, bool check_owner, struct diag_list *diags)
 {
 	_cleanup_free_ char *dir = concat(path, ".d", "");
 	struct dirent **names = NULL;
@@ -498,8 +498,8 @@ static int load_dropins(struct config *c, const char *path, bool check_owner,
 	}
 	for (int i = 0; i < n; i++) {
 		_cleanup_free_ char *file = concat(dir, "/", names[i]->d_name);
-		int k = file ? load_file_at(c, dirfd, names[i]->d_name, file, check_owner, false, diags) :
-			       -ENOMEM;
+		int k = file ? load_file_at(c, dirfd, names[i]->d_name, file, check_owner, false, diags)
+			     : -ENOMEM;
 
 		if (k < 0 && r == 0)
 			r = k; /* the first error is returned; the rest are still read */

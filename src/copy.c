@@ -116,8 +116,7 @@ static int copy_fail(struct copy_ctx *c, int err, const char *rel, const char *w
 	if (err == 0)
 		err = EIO;
 	if (atomic_compare_exchange_strong(&c->err, &none, err))
-		snprintf(c->msg, sizeof(c->msg), "'%s': %s: %s", *rel ? rel : ".", what,
-			 strerror(err));
+		snprintf(c->msg, sizeof(c->msg), "'%s': %s: %s", *rel ? rel : ".", what, strerror(err));
 	return -err;
 }
 
@@ -198,10 +197,9 @@ static int make_node(struct copy_ctx *c, struct entry *e)
 	else
 		r = c->sys->mknodat(e->dd, e->name, (e->st.st_mode & S_IFMT) | 0600, e->st.st_rdev);
 	if (r < 0 && errno == EEXIST && c->sys->unlinkat(e->dd, e->name, 0) == 0)
-		r = S_ISLNK(e->st.st_mode) ?
-			    c->sys->symlinkat(e->target, e->dd, e->name) :
-			    c->sys->mknodat(e->dd, e->name, (e->st.st_mode & S_IFMT) | 0600,
-					    e->st.st_rdev);
+		r = S_ISLNK(e->st.st_mode)
+			    ? c->sys->symlinkat(e->target, e->dd, e->name)
+			    : c->sys->mknodat(e->dd, e->name, (e->st.st_mode & S_IFMT) | 0600, e->st.st_rdev);
 	return r < 0 ? -errno : 0;
 }
 
@@ -248,8 +246,11 @@ static int link_claim(struct copy_ctx *c, struct entry *e)
 			free(l);
 			r = -ENOMEM;
 		} else {
-			*l = (struct link){ .dev = e->st.st_dev, .ino = e->st.st_ino,
-					    .fflags = e->fflags, .rel = l->rel, .next = c->links[h] };
+			*l = (struct link){ .dev = e->st.st_dev,
+					    .ino = e->st.st_ino,
+					    .fflags = e->fflags,
+					    .rel = l->rel,
+					    .next = c->links[h] };
 			c->links[h] = l;
 			e->fflags = 0; /* in step 4 */
 		}
@@ -400,8 +401,7 @@ fail:
 }
 
 /* copies the entry @name of the directory @sd into @dd */
-static int copy_one(struct copy_ctx *c, char *buf, int sd, int dd, const char *rel,
-		    const char *name)
+static int copy_one(struct copy_ctx *c, char *buf, int sd, int dd, const char *rel, const char *name)
 {
 	struct entry e = { .fd = -1, .dd = dd, .name = name, .in = -1, .out = -1 };
 	int r = 0;
@@ -581,8 +581,8 @@ static int copy_finish(struct copy_ctx *c)
 			dir = slash ? strndup(l->rel, (size_t)(slash - l->rel)) : strdup("");
 			fd = dir ? copy_open_beneath(c->sys, c->dstroot, dir) : -ENOMEM;
 			free(dir);
-			ffd = fd < 0 ? -1 :
-				       c->sys->openat(fd, slash ? slash + 1 : l->rel,
+			ffd = fd < 0 ? -1
+				     : c->sys->openat(fd, slash ? slash + 1 : l->rel,
 						      O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 			r = fd < 0 ? fd : ffd < 0 ? -errno : 0;
 			if (ffd >= 0 && ioctl(ffd, FS_IOC_SETFLAGS, &(int){ (int)l->fflags }) < 0 &&
@@ -690,8 +690,7 @@ int copy_tree_fd(int srcfd, int dstfd, const struct copy_opts *o, const struct c
 	return r;
 }
 
-int copy_tree(const char *src, const char *dst, const struct copy_opts *o,
-	      struct copy_result *ret)
+int copy_tree(const char *src, const char *dst, const struct copy_opts *o, struct copy_result *ret)
 {
 	int sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int dfd = sfd < 0 ? -1 : open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -48,8 +48,7 @@ struct copy_opts {
  * Returns: 0; negative errno of the first failure (-ENOSPC when @dst is
  * full, -ENOMEM, -ELOOP/-ENOTDIR when @src or @dst is not a directory).
  */
-int copy_tree(const char *src, const char *dst, const struct copy_opts *o,
-	      struct copy_result *ret);
+int copy_tree(const char *src, const char *dst, const struct copy_opts *o, struct copy_result *ret);
 
 /**
  * copy_tree_fd:

@@ -15,8 +15,8 @@
 
 #include "copy_fd.h"
 
-#define FFLAGS_KEPT                                                                           \
-	(FS_APPEND_FL | FS_IMMUTABLE_FL | FS_NODUMP_FL | FS_NOATIME_FL | FS_SYNC_FL |         \
+#define FFLAGS_KEPT \
+	(FS_APPEND_FL | FS_IMMUTABLE_FL | FS_NODUMP_FL | FS_NOATIME_FL | FS_SYNC_FL | \
 	 FS_DIRSYNC_FL | FS_NOCOW_FL | FS_PROJINHERIT_FL)
 
 static int sys_openat(int dirfd, const char *name, int flags, mode_t mode)
@@ -215,8 +215,7 @@ static int copy_range(int in, int out, off_t off, off_t end, char *buf, size_t b
 	return 0;
 }
 
-int copy_data(int in, int out, off_t size, char *buf, size_t bufsize, atomic_uint_fast64_t *bytes,
-	      bool sparse)
+int copy_data(int in, int out, off_t size, char *buf, size_t bufsize, atomic_uint_fast64_t *bytes, bool sparse)
 {
 	off_t pos = 0, data, hole, end = 0;
 	int r = 0;
@@ -261,8 +260,7 @@ static int fflags_set(int fd, unsigned want)
 	if (!want || ioctl(fd, FS_IOC_GETFLAGS, &f) < 0)
 		return 0;
 	f |= (int)want;
-	if (ioctl(fd, FS_IOC_SETFLAGS, &f) < 0 && errno != EOPNOTSUPP && errno != ENOTTY &&
-	    errno != EINVAL)
+	if (ioctl(fd, FS_IOC_SETFLAGS, &f) < 0 && errno != EOPNOTSUPP && errno != ENOTTY && errno != EINVAL)
 		return -errno;
 	return 0;
 }

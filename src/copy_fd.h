@@ -37,8 +37,7 @@ struct copy_sys {
 	int (*symlinkat)(const char *target, int dirfd, const char *name);
 	ssize_t (*readlinkat)(int dirfd, const char *name, char *buf, size_t len);
 	int (*mknodat)(int dirfd, const char *name, mode_t mode, dev_t dev);
-	int (*linkat)(int olddirfd, const char *oldname, int newdirfd, const char *newname,
-		      int flags);
+	int (*linkat)(int olddirfd, const char *oldname, int newdirfd, const char *newname, int flags);
 	int (*fchownat)(int dirfd, const char *name, uid_t uid, gid_t gid, int flags);
 	int (*fchmodat)(int dirfd, const char *name, mode_t mode, int flags);
 	int (*utimensat)(int dirfd, const char *name, const struct timespec ts[2], int flags);

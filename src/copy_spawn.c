@@ -28,8 +28,7 @@
 #define DST_FD 5
 #define FIRST_FREE_FD 6
 
-__attribute__((format(printf, 3, 4))) static int fail(struct copy_result *res, int err,
-							 const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int fail(struct copy_result *res, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -67,7 +66,8 @@ int copy_spawn_find(char *buf, size_t len, struct copy_result *res)
 	if (stat(buf, &st) < 0)
 		return fail(res, errno, "the copy helper '%s' is missing (%s): reinstall storaged",
 			    buf, strerror(errno));
-	return fail(res, EPERM, "the copy helper '%s' is not a root-owned executable that only root may write: reinstall storaged",
+	return fail(res, EPERM,
+		    "the copy helper '%s' is not a root-owned executable that only root may write: reinstall storaged",
 		    buf);
 }
 
@@ -117,8 +117,8 @@ static bool interrupt_pending(void)
 {
 	sigset_t pending;
 
-	return sigpending(&pending) == 0 && (sigismember(&pending, SIGINT) == 1 ||
-					     sigismember(&pending, SIGTERM) == 1);
+	return sigpending(&pending) == 0 &&
+	       (sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1);
 }
 
 /* Reads the helper's report from @fd until it closes; a pending SIGINT or
@@ -168,9 +168,9 @@ int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const
 {
 	char prog[PATH_MAX], fdarg[16], jobarg[16], line[sizeof(res->msg) + 16];
 	char sfdarg[16], dfdarg[16];
-	char *argv[] = { COPY_HELPER, "--jobs", jobarg, "--label", (char *)label, "--status-fd",
-			 fdarg, "--src-fd", sfdarg, "--dst-fd", dfdarg, "--", (char *)src,
-			 (char *)dst, NULL };
+	char *argv[] = { COPY_HELPER,	"--jobs", jobarg,      "--label",   (char *)label,
+			 "--status-fd", fdarg,	  "--src-fd",  sfdarg,	    "--dst-fd",
+			 dfdarg,	"--",	  (char *)src, (char *)dst, NULL };
 	struct spawn_fd fds[3];
 	int p[2] = { -1, -1 }, wfd = -1, sfd = -1, dfd = -1, st = 0, r;
 	pid_t pid;
@@ -213,7 +213,8 @@ int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const
 	}
 	r = read_report(p[0], pid, line, sizeof(line));
 	spawn_wait(pid, &st);
-	r = r < 0 ? fail(res, EINTR, "interrupted (SIGINT or SIGTERM)") : helper_outcome(prog, line, st, res);
+	r = r < 0 ? fail(res, EINTR, "interrupted (SIGINT or SIGTERM)")
+		  : helper_outcome(prog, line, st, res);
 out:
 	if (wfd >= 0)
 		close(wfd);

@@ -36,7 +36,9 @@ int daemon_notify(const char *fmt, ...)
 	if (fd < 0)
 		return -errno;
 	r = sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
-		   offsetof(struct sockaddr_un, sun_path) + len) < 0 ? -errno : 1;
+		   offsetof(struct sockaddr_un, sun_path) + len) < 0
+		    ? -errno
+		    : 1;
 	close(fd);
 	return r;
 }

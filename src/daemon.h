@@ -29,7 +29,7 @@
  */
 int daemon_notify(const char *fmt, ...) _printf_(1, 2);
 
- /**
+/**
  * daemon_monitor_open:
  * @ret_udev: the udev context (release with daemon_monitor_close())
  * @ret_monitor: a monitor of the "block" subsystem, receiving: udev's own

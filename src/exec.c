@@ -166,8 +166,8 @@ static void record_step_failure(struct run *rn, size_t i, enum state_status st)
 	else if (s->kind == PLAN_ASSEMBLE)
 		state_put(rn->cx->state, STATE_BTRFS, s->fsid, NULL, "btrfs", st, rn->steps[i].msg, false);
 	else if (s->kind == PLAN_AREA)
-		state_put(rn->cx->state, STATE_AREA, s->area->name, s->area->path, NULL, st, rn->steps[i].msg,
-			  false);
+		state_put(rn->cx->state, STATE_AREA, s->area->name, s->area->path, NULL, st,
+			  rn->steps[i].msg, false);
 }
 
 /* ------------------------------------------------------------------ */
@@ -258,10 +258,11 @@ static void wait_expired(struct run *rn, size_t i)
 	units_format_duration(s->timeout_usec, dur, sizeof(dur));
 	if (sr->fsid[0] && sr->seen.present > 0) {
 		snprintf(sr->msg, sizeof(sr->msg), "%llu of %llu members present after %s%s%s",
-			 (unsigned long long)sr->seen.present, (unsigned long long)sr->seen.expected, dur,
-			 sr->seen.missing[0] ? ", " : "", sr->seen.missing);
+			 (unsigned long long)sr->seen.present, (unsigned long long)sr->seen.expected,
+			 dur, sr->seen.missing[0] ? ", " : "", sr->seen.missing);
 		sr->out = OUT_INCOMPLETE;
-		state_put(rn->cx->state, STATE_BTRFS, sr->fsid, NULL, "btrfs", STATE_INCOMPLETE, sr->msg, false);
+		state_put(rn->cx->state, STATE_BTRFS, sr->fsid, NULL, "btrfs", STATE_INCOMPLETE,
+			  sr->msg, false);
 		return;
 	}
 	if (s->kind == PLAN_WAIT_DEVICE)
@@ -315,7 +316,8 @@ static void start_wait(struct run *rn, size_t i)
 		snprintf(sr->fsid, sizeof(sr->fsid), "%s", s->fsid);
 	if (s->kind == PLAN_ASSEMBLE && s->missing) {
 		units_format_duration(s->timeout_usec, dur, sizeof(dur));
-		state_put(rn->cx->state, STATE_BTRFS, s->fsid, NULL, "btrfs", STATE_WAITING, s->missing, false);
+		state_put(rn->cx->state, STATE_BTRFS, s->fsid, NULL, "btrfs", STATE_WAITING,
+			  s->missing, false);
 		report_status(rn, "waiting up to %s for btrfs %s: %s", dur, s->fsid, s->missing);
 	}
 }
@@ -324,8 +326,8 @@ static void start_wait(struct run *rn, size_t i)
 /* Mounts and areas */
 
 /* The first dependency of @s whose outcome is @a or @b, or NULL. */
-static const struct plan_dep *dep_with(const struct run *rn, const struct plan_step *s, enum outcome a,
-				       enum outcome b)
+static const struct plan_dep *dep_with(const struct run *rn, const struct plan_step *s,
+				       enum outcome a, enum outcome b)
 {
 	for (size_t d = 0; d < s->n_deps; d++) {
 		enum outcome o = rn->steps[s->deps[d].step].out;
@@ -485,8 +487,8 @@ static void finish_mount(struct run *rn, size_t i, bool overdue)
 	sr->out = OUT_OK;
 	rn->sum.n_done++;
 	rn->sum.n_degraded += sr->degraded;
-	record_mount(rn, i, sr->degraded ? STATE_DEGRADED : STATE_DONE, sr->degraded ? sr->why_degraded : NULL,
-		     false);
+	record_mount(rn, i, sr->degraded ? STATE_DEGRADED : STATE_DONE,
+		     sr->degraded ? sr->why_degraded : NULL, false);
 	log_info(rn->cx->log, "mounted %s on %s%s", s->entry->source, s->entry->target,
 		 sr->degraded ? " (DEGRADED)" : "");
 }
@@ -523,7 +525,8 @@ static void run_area(struct run *rn, size_t i)
 				first = &dl.v[k];
 		rn->steps[i].out = OUT_FAILED;
 		/* status shows the reason the user was given, not the errno */
-		snprintf(rn->steps[i].msg, sizeof(rn->steps[i].msg), "%s", first ? first->msg : strerror(-r));
+		snprintf(rn->steps[i].msg, sizeof(rn->steps[i].msg), "%s",
+			 first ? first->msg : strerror(-r));
 		rn->sum.n_failed++;
 		record_step_failure(rn, i, STATE_FAILED);
 		diag_list_done(&dl);
@@ -533,8 +536,8 @@ static void run_area(struct run *rn, size_t i)
 	rn->steps[i].out = OUT_OK;
 	rn->sum.n_done++;
 	if (s->sizing_deferred)
-		log_info(rn->cx->log, "area %s: %s on %s", s->area->name, config_backend_name(s->area->backend),
-			 s->area->path);
+		log_info(rn->cx->log, "area %s: %s on %s", s->area->name,
+			 config_backend_name(s->area->backend), s->area->path);
 	else
 		log_info(rn->cx->log, "area %s: %s on %s (%s, %s)", s->area->name,
 			 config_backend_name(s->area->backend), s->area->path, s->sizing.size_how,
@@ -637,7 +640,8 @@ static void start_ready(struct run *rn)
 
 			if (try_start(rn, i)) {
 				changed = true;
-				new_waits |= rn->steps[i].out == OUT_RUNNING && step(rn, i)->kind != PLAN_MOUNT;
+				new_waits |= rn->steps[i].out == OUT_RUNNING &&
+					     step(rn, i)->kind != PLAN_MOUNT;
 			}
 		}
 		if (new_waits) {
@@ -755,7 +759,9 @@ static bool anything_running(const struct run *rn)
 
 int exec_run(const struct exec_ctx *cx, const struct plan *p, struct exec_summary *ret)
 {
-	struct run rn = { .cx = cx, .plan = p, .jobs = cx->jobs ? cx->jobs : 1,
+	struct run rn = { .cx = cx,
+			  .plan = p,
+			  .jobs = cx->jobs ? cx->jobs : 1,
 			  .initial_inventory = cx->initial_inventory };
 	struct exec_job **jobs = NULL;
 	size_t n = p->n_steps ? p->n_steps : 1;

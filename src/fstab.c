@@ -117,10 +117,14 @@ static bool field_is_number(const char *s, size_t n)
 static int check_field_count(struct parser *p, size_t n)
 {
 	if (n < 3)
-		return line_error(p, "malformed line: %zu field%s, at least source, mount point and type are needed (" FIELDS_HINT ")",
+		return line_error(p,
+				  "malformed line: %zu field%s, at least source, mount point and type are needed (" FIELDS_HINT
+				  ")",
 				  n, n == 1 ? "" : "s");
 	if (n > FSTAB_MAX_FIELDS)
-		return line_error(p, "malformed line: %zu fields, at most 6 are allowed (" FIELDS_HINT "); " SPACE_HINT,
+		return line_error(p,
+				  "malformed line: %zu fields, at most 6 are allowed (" FIELDS_HINT
+				  "); " SPACE_HINT,
 				  n);
 	return 0;
 }
@@ -139,7 +143,9 @@ static int check_fields(struct parser *p, const char *s, size_t n)
 		return r;
 	for (size_t i = 4; i < rf.n; i++)
 		if (!field_is_number(rf.start[i], rf.len[i]))
-			return line_error(p, "malformed line: %s '%.*s' is not a number (" FIELDS_HINT "); " SPACE_HINT,
+			return line_error(p,
+					  "malformed line: %s '%.*s' is not a number (" FIELDS_HINT
+					  "); " SPACE_HINT,
 					  names[i], (int)rf.len[i], rf.start[i]);
 	/* libmount would take "<number> <number> ..." for a mountinfo line. */
 	if (strchr("0123456789+-", rf.start[1][0]))
@@ -300,7 +306,8 @@ static int entry_add_require(struct fstab_entry *e, const char *option, const ch
 static int opt_requires(struct parser *p, struct fstab_entry *e, const struct opt_def *d, char *value)
 {
 	if (!value || !*value)
-		return line_error(p, "%s= needs a value: the mount point or device tag to wait for", d->name);
+		return line_error(p, "%s= needs a value: the mount point or device tag to wait for",
+				  d->name);
 	unquote(value);
 	/* The x-systemd spellings may name units; the planner sorts them out. */
 	if (d->own && !(path_is_normalized(value) || fsfacts_spec_is_tag(value)))
@@ -309,14 +316,14 @@ static int opt_requires(struct parser *p, struct fstab_entry *e, const struct op
 	return entry_add_require(e, d->name, value);
 }
 
-static int opt_duration(struct parser *p, const struct opt_def *d, const char *value, uint64_t *usec,
-			bool *own_seen)
+static int opt_duration(struct parser *p, const struct opt_def *d, const char *value,
+			uint64_t *usec, bool *own_seen)
 {
 	uint64_t v;
 
 	if (!value || units_parse_duration(value, &v) < 0)
-		return line_error(p, "%s='%s' is not a duration; write e.g. 90s, 2min or infinity", d->name,
-				  value ?: "");
+		return line_error(p, "%s='%s' is not a duration; write e.g. 90s, 2min or infinity",
+				  d->name, value ?: "");
 	if (d->own && v == 0 && d->kind == OPT_MOUNT_TIMEOUT)
 		return line_error(p, "%s=0 would abandon the mount at once; write e.g. 90s, or infinity for no limit",
 				  d->name);
@@ -349,8 +356,8 @@ static int opt_mkdir(struct parser *p, struct fstab_entry *e, const char *value)
 	return 0;
 }
 
-static int opt_apply(struct parser *p, struct fstab_entry *e, struct opt_state *st, const char *name,
-		     char *value)
+static int opt_apply(struct parser *p, struct fstab_entry *e, struct opt_state *st,
+		     const char *name, char *value)
 {
 	const struct opt_def *d = opt_lookup(name);
 
@@ -688,7 +695,8 @@ int fstab_load(struct fstab *ret, const char *path, char *const *select, bool ch
 
 	r = input_read(path, FSTAB_MAX_BYTES, check_owner, &buf, &len, diags);
 	if (r == -ENOENT)
-		return diag_errno(diags, r, path, 0, "cannot read the fstab: %s; check -f/--fstab or the fstab= setting",
+		return diag_errno(diags, r, path, 0,
+				  "cannot read the fstab: %s; check -f/--fstab or the fstab= setting",
 				  strerror(ENOENT));
 	if (r < 0)
 		return r;

@@ -100,9 +100,9 @@ static int probe_btrfs_first(int fd, struct block_device *d)
 	if (btrfs_sb_read(fd, &d->btrfs) < 0)
 		return 1;
 	u = d->btrfs.dev_uuid;
-	snprintf(sub, sizeof(sub),
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
-		 u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+	snprintf(sub, sizeof(sub), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+		 u[13], u[14], u[15]);
 	d->type = strdup("btrfs");
 	d->uuid = strdup(d->btrfs.fsid_str);
 	d->uuid_sub = strdup(sub);
@@ -133,8 +133,7 @@ int inventory_probe_fd(int fd, struct block_device *d, int *ret_sb_err, bool par
 	if (blkid_probe_set_device(pr, fd, 0, 0) < 0)
 		goto out;
 	blkid_probe_enable_superblocks(pr, 1);
-	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_UUID |
-						      BLKID_SUBLKS_LABEL);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_UUID | BLKID_SUBLKS_LABEL);
 	/* the ZFS prober reads four 256 KiB labels of every device */
 	blkid_probe_filter_superblocks_type(pr, BLKID_FLTR_NOTIN, no_zfs);
 	/* PART_ENTRY_* exist for partitions only */
@@ -220,7 +219,8 @@ static int scan_probe(const char *devnode, struct block_device *d, struct diag_l
 
 	fd = open(devnode, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
-		r = diag_warning(diags, NULL, 0, "skipping '%s': cannot open: %s", devnode, strerror(errno));
+		r = diag_warning(diags, NULL, 0, "skipping '%s': cannot open: %s", devnode,
+				 strerror(errno));
 		return r < 0 ? r : 1;
 	}
 	r = inventory_probe_fd(fd, d, &sb_err, partition);
@@ -228,8 +228,8 @@ static int scan_probe(const char *devnode, struct block_device *d, struct diag_l
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0) {
-		r = diag_warning(diags, NULL, 0, "skipping '%s': libblkid cannot probe it: %s", devnode,
-				 strerror(-r));
+		r = diag_warning(diags, NULL, 0, "skipping '%s': libblkid cannot probe it: %s",
+				 devnode, strerror(-r));
 		return r < 0 ? r : 1;
 	}
 	if (sb_err < 0)
@@ -271,7 +271,7 @@ static int scan_ids(struct udev_device *ud, struct block_device *d)
 	char buf[1024];
 	int r;
 
-	udev_list_entry_foreach(e, udev_device_get_devlinks_list_entry(ud)) {
+	udev_list_entry_foreach (e, udev_device_get_devlinks_list_entry(ud)) {
 		if (fsfacts_tag_from_path(udev_list_entry_get_name(e), &v) != FSFACTS_TAG_ID ||
 		    !udev_unescape(v, buf, sizeof(buf)))
 			continue;
@@ -325,9 +325,8 @@ int inventory_scan(struct inventory *ret, struct diag_list *diags)
 	r = r ?: udev_enumerate_scan_devices(en);
 	if (r < 0)
 		goto out;
-	udev_list_entry_foreach(e, udev_enumerate_get_list_entry(en)) {
-		struct udev_device *ud =
-			udev_device_new_from_syspath(udev, udev_list_entry_get_name(e));
+	udev_list_entry_foreach (e, udev_enumerate_get_list_entry(en)) {
+		struct udev_device *ud = udev_device_new_from_syspath(udev, udev_list_entry_get_name(e));
 
 		if (!ud)
 			continue; /* removed meanwhile */

@@ -219,8 +219,7 @@ static bool uuid_parse(const char *s, uint8_t out[16])
 
 		if (s[i] == '-' && (i == 8 || i == 13 || i == 18 || i == 23))
 			continue;
-		if (n == 16 || !isxdigit((unsigned char)s[i]) ||
-		    !isxdigit((unsigned char)s[i + 1]))
+		if (n == 16 || !isxdigit((unsigned char)s[i]) || !isxdigit((unsigned char)s[i + 1]))
 			return false;
 		hex[0] = s[i];
 		hex[1] = s[i + 1];
@@ -249,8 +248,7 @@ static bool fixture_finish_btrfs(struct fixture_ctx *c)
 		ok = false;
 	}
 	if (!(c->seen & KEY_DEVID) || !(c->seen & KEY_NUM_DEVICES)) {
-		fixture_error(c, line, "btrfs device '%s' needs 'devid' and 'num_devices'",
-			      c->cur.devnode);
+		fixture_error(c, line, "btrfs device '%s' needs 'devid' and 'num_devices'", c->cur.devnode);
 		ok = false;
 	}
 	if (ok) {

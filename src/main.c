@@ -85,21 +85,19 @@ static const struct command *find_command(const char *name)
 /* Returns: -1 to go on, else an exit status. */
 static int parse_options(int argc, char **argv, struct options *o, int *level)
 {
-	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "fstab", required_argument, NULL, 'f' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "foreground", no_argument, NULL, OPT_FOREGROUND },
-		{ "daemon", no_argument, NULL, OPT_DAEMON },
-		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
-		{ "local", no_argument, NULL, OPT_LOCAL },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
+	static const struct option longopts[] = { { "config", required_argument, NULL, 'c' },
+						  { "fstab", required_argument, NULL, 'f' },
+						  { "dry-run", no_argument, NULL, 'n' },
+						  { "json", no_argument, NULL, OPT_JSON },
+						  { "foreground", no_argument, NULL, OPT_FOREGROUND },
+						  { "daemon", no_argument, NULL, OPT_DAEMON },
+						  { "state-dir", required_argument, NULL, OPT_STATE_DIR },
+						  { "local", no_argument, NULL, OPT_LOCAL },
+						  { "verbose", no_argument, NULL, 'v' },
+						  { "quiet", no_argument, NULL, 'q' },
+						  { "version", no_argument, NULL, OPT_VERSION },
+						  { "help", no_argument, NULL, 'h' },
+						  {} };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "c:f:nvqh", longopts, NULL)) != -1) {

@@ -32,13 +32,11 @@
 
 #define REQUEST_MAX (4 * PATH_MAX + 65536)
 
-
 struct reply_head {
 	int32_t error;
 	int32_t mount_id;
 	uint64_t mount_unique_id;
 };
-
 
 /* ------------------------------------------------------------ in the worker */
 
@@ -91,7 +89,8 @@ static void serve(int fd, char *buf, struct mount_reply *out)
 			rq.no_helper = rq.fstype[0] && !has_helper(rq.fstype);
 			mountfd_walk_mount(&mountfd_kernel_ops, NULL, &rq, out);
 		}
-		h = (struct reply_head){ .error = out->error, .mount_id = out->mount_id,
+		h = (struct reply_head){ .error = out->error,
+					 .mount_id = out->mount_id,
 					 .mount_unique_id = out->mount_unique_id };
 		iov[0] = (struct iovec){ &h, sizeof(h) };
 		iov[1] = (struct iovec){ out->mountpoint, strlen(out->mountpoint) + 1 };
@@ -176,7 +175,8 @@ static void known_reload(struct mount_pool *pool)
 	struct libmnt_fs *fs;
 
 	while (tb && it && mnt_table_next_fs(tb, it, &fs) == 0)
-		if (known_set(pool, (uint64_t)mnt_fs_get_id(fs), fsfacts_is_local(mnt_fs_get_fstype(fs))) < 0)
+		if (known_set(pool, (uint64_t)mnt_fs_get_id(fs),
+			      fsfacts_is_local(mnt_fs_get_fstype(fs))) < 0)
 			break;
 	mnt_free_iter(it);
 	mnt_unref_table(tb);
@@ -373,8 +373,8 @@ static int worker_idle(struct mount_pool *pool, struct mount_worker **ret)
 static int format_request(const struct fstab_entry *e, const char *options, char **ret, size_t *ret_len)
 {
 	const char *fstype = e->fstype && strcmp(e->fstype, "auto") != 0 ? e->fstype : "";
-	int n = asprintf(ret, "%c%s%c%s%c%s%c%s", e->bind ? 'b' : '-', e->source, '\0', e->target, '\0',
-			 fstype, '\0', options ? options : "");
+	int n = asprintf(ret, "%c%s%c%s%c%s%c%s", e->bind ? 'b' : '-', e->source, '\0', e->target,
+			 '\0', fstype, '\0', options ? options : "");
 
 	if (n < 0)
 		return -ENOMEM;

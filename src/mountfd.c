@@ -57,15 +57,15 @@ static int k_open_tree(void *u, int dfd, const char *path, unsigned int flags)
 	return sys_ret(syscall(SYS_open_tree, dfd, path, flags));
 }
 
-static int k_mount_setattr(void *u, int dfd, const char *path, unsigned int flags, struct mount_attr *attr,
-			   size_t size)
+static int k_mount_setattr(void *u, int dfd, const char *path, unsigned int flags,
+			   struct mount_attr *attr, size_t size)
 {
 	(void)u;
 	return sys_ret(syscall(SYS_mount_setattr, dfd, path, flags, attr, size));
 }
 
-static int k_mount(void *u, const char *source, const char *target, const char *type, unsigned long flags,
-		   const void *data)
+static int k_mount(void *u, const char *source, const char *target, const char *type,
+		   unsigned long flags, const void *data)
 {
 	(void)u;
 	return sys_ret(mount(source, target, type, flags, data));
@@ -117,9 +117,9 @@ static const struct {
 	unsigned long ms;
 	unsigned int attr;
 } attr_map[] = {
-	{ MS_NOSUID, MOUNT_ATTR_NOSUID },	  { MS_NODEV, MOUNT_ATTR_NODEV },
-	{ MS_NOEXEC, MOUNT_ATTR_NOEXEC },	  { MS_NOATIME, MOUNT_ATTR_NOATIME },
-	{ MS_NODIRATIME, MOUNT_ATTR_NODIRATIME }, { MS_STRICTATIME, MOUNT_ATTR_STRICTATIME },
+	{ MS_NOSUID, MOUNT_ATTR_NOSUID },	    { MS_NODEV, MOUNT_ATTR_NODEV },
+	{ MS_NOEXEC, MOUNT_ATTR_NOEXEC },	    { MS_NOATIME, MOUNT_ATTR_NOATIME },
+	{ MS_NODIRATIME, MOUNT_ATTR_NODIRATIME },   { MS_STRICTATIME, MOUNT_ATTR_STRICTATIME },
 	{ MS_NOSYMFOLLOW, MOUNT_ATTR_NOSYMFOLLOW }, { MS_RDONLY, MOUNT_ATTR_RDONLY },
 };
 
@@ -129,7 +129,7 @@ static const struct {
 	unsigned long ms;
 	const char *name;
 } sb_map[] = {
-	{ MS_RDONLY, "ro" }, { MS_SYNCHRONOUS, "sync" }, { MS_DIRSYNC, "dirsync" },
+	{ MS_RDONLY, "ro" },	     { MS_SYNCHRONOUS, "sync" }, { MS_DIRSYNC, "dirsync" },
 	{ MS_LAZYTIME, "lazytime" }, { MS_MANDLOCK, "mand" },
 };
 
@@ -282,15 +282,16 @@ int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *so
 	return r < 0 ? r : 0;
 }
 
-int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bool recursive, unsigned int attr,
-		 unsigned long propagation, int *ret_mnt_fd)
+int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bool recursive,
+		 unsigned int attr, unsigned long propagation, int *ret_mnt_fd)
 {
 	unsigned int rec = recursive ? AT_RECURSIVE : 0;
 	int tfd, r = 0;
 
 	if (ret_mnt_fd)
 		*ret_mnt_fd = -1;
-	tfd = ops->open_tree(ops->userdata, source_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | rec);
+	tfd = ops->open_tree(ops->userdata, source_fd, "",
+			     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | rec);
 	if (tfd == -ENOSYS) {
 		char src[32], dst[32];
 
@@ -321,12 +322,11 @@ int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bo
 	return r < 0 ? r : 0;
 }
 
-int mountfd_set_propagation(const struct mountfd_ops *ops, int mnt_fd, unsigned long propagation,
-			    bool recursive)
+int mountfd_set_propagation(const struct mountfd_ops *ops, int mnt_fd, unsigned long propagation, bool recursive)
 {
 	struct mount_attr a = { .propagation = propagation };
-	int r = ops->mount_setattr(ops->userdata, mnt_fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a,
-				   sizeof(a));
+	int r = ops->mount_setattr(ops->userdata, mnt_fd, "",
+				   AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a));
 
 	if (r == -ENOSYS) {
 		char p[32];
@@ -351,14 +351,15 @@ int mountfd_id(const struct mountfd_ops *ops, int fd, uint64_t *ret_id, uint64_t
 	if (stx.stx_mask & STATX_MNT_ID)
 		*ret_id = stx.stx_mnt_id;
 	if (ret_unique_id &&
-	    ops->statx(ops->userdata, fd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
+	    ops->statx(ops->userdata, fd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE,
+		       &stx) == 0 &&
 	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
 		*ret_unique_id = stx.stx_mnt_id;
 	return 0;
 }
 
-int mountfd_umount_at(const struct mountfd_ops *ops, int parent_fd, const char *name, uint64_t mnt_id,
-		      int flags)
+int mountfd_umount_at(const struct mountfd_ops *ops, int parent_fd, const char *name,
+		      uint64_t mnt_id, int flags)
 {
 	struct statx stx;
 	char p[4096];
@@ -368,11 +369,13 @@ int mountfd_umount_at(const struct mountfd_ops *ops, int parent_fd, const char *
 		return -EINVAL;
 	if ((size_t)snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", parent_fd, name) >= sizeof(p))
 		return -ENAMETOOLONG;
-	r = ops->statx(ops->userdata, parent_fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx);
+	r = ops->statx(ops->userdata, parent_fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+		       STATX_MNT_ID, &stx);
 	if (r < 0)
 		return r;
 	if (!(stx.stx_mask & STATX_MNT_ID) || stx.stx_mnt_id != mnt_id ||
-	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+	    !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
 		return -ESTALE;
 	return ops->umount2(ops->userdata, p, flags | UMOUNT_NOFOLLOW);
 }

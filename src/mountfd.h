@@ -33,12 +33,13 @@ struct mountfd_ops {
 	int (*fsopen)(void *u, const char *fstype, unsigned int flags);
 	int (*fsconfig)(void *u, int fd, unsigned int cmd, const char *key, const char *value, int aux);
 	int (*fsmount)(void *u, int fd, unsigned int flags, unsigned int attr);
-	int (*move_mount)(void *u, int from_fd, const char *from, int to_fd, const char *to, unsigned int flags);
+	int (*move_mount)(void *u, int from_fd, const char *from, int to_fd, const char *to,
+			  unsigned int flags);
 	int (*open_tree)(void *u, int dfd, const char *path, unsigned int flags);
-	int (*mount_setattr)(void *u, int dfd, const char *path, unsigned int flags, struct mount_attr *attr,
-			     size_t size);
-	int (*mount)(void *u, const char *source, const char *target, const char *type, unsigned long flags,
-		     const void *data);
+	int (*mount_setattr)(void *u, int dfd, const char *path, unsigned int flags,
+			     struct mount_attr *attr, size_t size);
+	int (*mount)(void *u, const char *source, const char *target, const char *type,
+		     unsigned long flags, const void *data);
 	int (*umount2)(void *u, const char *target, int flags);
 	int (*statx)(void *u, int dfd, const char *path, int flags, unsigned int mask, struct statx *stx);
 	void *userdata;
@@ -116,8 +117,8 @@ int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *so
  *
  * Returns: 0, or negative errno.
  */
-int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bool recursive, unsigned int attr,
-		 unsigned long propagation, int *ret_mnt_fd);
+int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bool recursive,
+		 unsigned int attr, unsigned long propagation, int *ret_mnt_fd);
 
 /**
  * mountfd_set_propagation:
@@ -164,8 +165,8 @@ int mountfd_id(const struct mountfd_ops *ops, int fd, uint64_t *ret_id, uint64_t
  * mount (another mount, or none: nothing was unmounted); negative errno
  * from umount2(2) (-EBUSY).
  */
-int mountfd_umount_at(const struct mountfd_ops *ops, int parent_fd, const char *name, uint64_t mnt_id,
-		      int flags);
+int mountfd_umount_at(const struct mountfd_ops *ops, int parent_fd, const char *name,
+		      uint64_t mnt_id, int flags);
 
 /**
  * mountfd_umount_id:

@@ -15,7 +15,6 @@
 #include "safepath.h"
 #include "util.h"
 
-
 /* The descriptors one mount's walks opened. */
 struct walked {
 	int target, source;
@@ -68,12 +67,13 @@ static int open_paths(const struct mountfd_request *rq, struct walked *w, char *
 	if ((rq->bind || has_option(rq->options, "loop")) && rq->source[0] == '/') {
 		r = safepath_open(rq->source, 0, &w->source, why, sizeof(why));
 		if (r == -ENOENT) {
-			snprintf(msg, len, "%s '%s': %s", rq->bind ? "bind source" : "loop image", rq->source,
-				 strerror(ENOENT));
+			snprintf(msg, len, "%s '%s': %s", rq->bind ? "bind source" : "loop image",
+				 rq->source, strerror(ENOENT));
 			return r;
 		}
 		if (r < 0)
-			return refuse(msg, len, rq->bind ? "bind source" : "loop image", rq->source, r, why);
+			return refuse(msg, len, rq->bind ? "bind source" : "loop image", rq->source,
+				      r, why);
 	}
 	return 0;
 }
@@ -84,11 +84,13 @@ static bool by_new_api(const struct mountfd_request *rq)
 {
 	if (has_option(rq->options, "loop"))
 		return false;
-	return rq->bind || (rq->no_helper && (strcmp(rq->fstype, "tmpfs") == 0 || strcmp(rq->fstype, "ramfs") == 0));
+	return rq->bind || (rq->no_helper &&
+			    (strcmp(rq->fstype, "tmpfs") == 0 || strcmp(rq->fstype, "ramfs") == 0));
 }
 
-static int mount_new_api(const struct mountfd_ops *ops, const struct mountfd_request *rq, const struct walked *w,
-			 const struct mountfd_opts *o, int *ret_mnt_fd, char *msg, size_t len)
+static int mount_new_api(const struct mountfd_ops *ops, const struct mountfd_request *rq,
+			 const struct walked *w, const struct mountfd_opts *o, int *ret_mnt_fd,
+			 char *msg, size_t len)
 {
 	int r;
 
@@ -97,8 +99,8 @@ static int mount_new_api(const struct mountfd_ops *ops, const struct mountfd_req
 	else
 		r = mountfd_fs(ops, rq->fstype, rq->source, o, 0, w->target, ret_mnt_fd);
 	if (r < 0)
-		snprintf(msg, len, "mounting %s on '%s': %s", rq->bind ? rq->source : rq->fstype, rq->target,
-			 strerror(-r));
+		snprintf(msg, len, "mounting %s on '%s': %s", rq->bind ? rq->source : rq->fstype,
+			 rq->target, strerror(-r));
 	return r;
 }
 
@@ -123,8 +125,8 @@ static char *resolve_source(const char *spec)
  * link back into a name), /etc/fstab never read.  The descriptors lose
  * O_CLOEXEC so that a mount helper libmount runs reaches the same ones.
  */
-static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_request *rq, const struct walked *w,
-			  char *msg, size_t len)
+static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_request *rq,
+			  const struct walked *w, char *msg, size_t len)
 {
 	char target[32], source[32];
 	_cleanup_free_ char *dev = resolve_source(rq->source);
@@ -178,7 +180,8 @@ static void ids_on(const struct mountfd_ops *ops, int target_fd, const char *mp,
 		mnt_reset_iter(it, MNT_ITER_FORWARD);
 		while (mnt_table_next_fs(tb, it, &fs) == 0)
 			if ((uint64_t)mnt_fs_get_parent_id(fs) == cur && mnt_fs_get_id(fs) > 0 &&
-			    (uint64_t)mnt_fs_get_id(fs) != cur && mnt_fs_get_target(fs) && strcmp(mnt_fs_get_target(fs), mp) == 0) {
+			    (uint64_t)mnt_fs_get_id(fs) != cur && mnt_fs_get_target(fs) &&
+			    strcmp(mnt_fs_get_target(fs), mp) == 0) {
 				cur = (uint64_t)mnt_fs_get_id(fs);
 				out->mount_id = (int)cur;
 				found = true;
@@ -186,7 +189,8 @@ static void ids_on(const struct mountfd_ops *ops, int target_fd, const char *mp,
 			}
 	}
 	/* the never-reused ID only when the name still leads to that mount */
-	if (out->mount_id > 0 && statx(AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) == 0 &&
+	if (out->mount_id > 0 &&
+	    statx(AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) == 0 &&
 	    stx.stx_mnt_id == (uint64_t)out->mount_id &&
 	    statx(AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
 	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
@@ -196,8 +200,8 @@ out:
 	mnt_unref_table(tb);
 }
 
-int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt, const struct mountfd_request *rq,
-		       struct mount_reply *out)
+int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt,
+		       const struct mountfd_request *rq, struct mount_reply *out)
 {
 	struct walked w = { .target = -1, .source = -1 };
 	struct mountfd_opts o = { 0 };

@@ -51,7 +51,7 @@ struct mountfd_request {
  *
  * Returns: @out->error (0 or negative errno).
  */
-int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt, const struct mountfd_request *rq,
-		       struct mount_reply *out);
+int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt,
+		       const struct mountfd_request *rq, struct mount_reply *out);
 
 #endif

@@ -71,14 +71,13 @@ bool plan_needs_devices(const struct fstab *fstab)
 
 uint64_t entry_device_timeout(const struct plan_input *in, const struct fstab_entry *e)
 {
-	return e->device_timeout_usec != USEC_UNSET ? e->device_timeout_usec :
-						      in->config->device_timeout_usec;
+	return e->device_timeout_usec != USEC_UNSET ? e->device_timeout_usec
+						    : in->config->device_timeout_usec;
 }
 
 static uint64_t entry_mount_timeout(const struct plan_input *in, const struct fstab_entry *e)
 {
-	return e->mount_timeout_usec != USEC_UNSET ? e->mount_timeout_usec :
-						     in->config->mount_timeout_usec;
+	return e->mount_timeout_usec != USEC_UNSET ? e->mount_timeout_usec : in->config->mount_timeout_usec;
 }
 
 /* Exact comparison: no canonicalisation, which could touch the filesystem
@@ -127,8 +126,8 @@ static bool mounted_matches(const struct plan_input *in, const struct fstab_entr
 
 /* The entry's mount point is taken: by its own filesystem (done) or by
  * something else (a conflict the executor reports). */
-static int mount_point_taken(const struct plan_input *in, const struct fstab_entry *e, struct libmnt_fs *fs,
-			     struct plan_step *s)
+static int mount_point_taken(const struct plan_input *in, const struct fstab_entry *e,
+			     struct libmnt_fs *fs, struct plan_step *s)
 {
 	const char *src = mnt_fs_get_source(fs), *type = mnt_fs_get_fstype(fs);
 
@@ -137,8 +136,7 @@ static int mount_point_taken(const struct plan_input *in, const struct fstab_ent
 		s->note = strdup("already mounted");
 	} else {
 		s->conflict = true;
-		if (asprintf(&s->note,
-			     "something else is mounted on %s: %s (%s); storaged does not mount over it: unmount it or correct the fstab entry",
+		if (asprintf(&s->note, "something else is mounted on %s: %s (%s); storaged does not mount over it: unmount it or correct the fstab entry",
 			     e->target, src ? src : "?", type ? type : "?") < 0)
 			s->note = NULL;
 	}
@@ -195,8 +193,7 @@ static bool builder_has_edge(const struct builder *b, size_t from, size_t to)
 
 /* Adds "@from waits for @to"; a second edge between the same steps is
  * dropped, so the first rule that links them names the reason. */
-int builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind,
-		     const char *fmt, ...)
+int builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind, const char *fmt, ...)
 {
 	struct edge *nv;
 	char *reason;
@@ -271,8 +268,7 @@ static size_t parent_len(const char *path, size_t len)
  * @path: strictly above it, or also equal to it with @or_equal.  Looks up
  * each ancestor of @path, deepest first, so that nesting hundreds of
  * entries stays linear. */
-size_t deepest_entry_above(const struct builder *b, const char *path, bool or_equal,
-				  size_t skip)
+size_t deepest_entry_above(const struct builder *b, const char *path, bool or_equal, size_t skip)
 {
 	size_t len = strlen(path), found;
 
@@ -306,8 +302,7 @@ size_t area_above(const struct builder *b, const char *path, bool or_equal)
 /* The step that makes @path what it will be: the MOUNT step of the deepest
  * entry (not @skip) on or above it, or the AREA step covering it when the
  * area lies deeper.  Returns: the step, or NONE; @ret_name names it. */
-size_t deepest_holder(const struct builder *b, const char *path, size_t skip,
-			     const char **ret_name)
+size_t deepest_holder(const struct builder *b, const char *path, size_t skip, const char **ret_name)
 {
 	size_t p = deepest_entry_above(b, path, true, skip);
 	size_t a = area_above(b, path, true);
@@ -373,8 +368,7 @@ static int add_register_step(struct builder *b, const struct btrfs_filesystem *f
 	return (s->devnode = strdup(m->dev->devnode)) ? 0 : -ENOMEM;
 }
 
-static int fill_assemble_step(struct plan_step *s, const struct btrfs_filesystem *fs,
-			      uint64_t timeout)
+static int fill_assemble_step(struct plan_step *s, const struct btrfs_filesystem *fs, uint64_t timeout)
 {
 	char missing[256];
 
@@ -392,8 +386,8 @@ static int fill_assemble_step(struct plan_step *s, const struct btrfs_filesystem
 
 /* The ASSEMBLE step of @fs, created with one REGISTER step per present
  * member on first use; later users only raise its timeout. */
-static int ensure_assemble(struct builder *b, const struct btrfs_filesystem *fs,
-			   uint64_t timeout, size_t *ret)
+static int ensure_assemble(struct builder *b, const struct btrfs_filesystem *fs, uint64_t timeout,
+			   size_t *ret)
 {
 	size_t idx, reg;
 	int r;
@@ -418,8 +412,8 @@ static int ensure_assemble(struct builder *b, const struct btrfs_filesystem *fs,
 		return r;
 	r = fill_assemble_step(&b->steps[idx], fs, timeout);
 	for (size_t m = 0; r >= 0 && m < fs->n_members; m++)
-		r = builder_add_edge(b, idx, idx - fs->n_members + m, EDGE_MEMBER, "member devid %" PRIu64,
-				     fs->members[m].devid);
+		r = builder_add_edge(b, idx, idx - fs->n_members + m, EDGE_MEMBER,
+				     "member devid %" PRIu64, fs->members[m].devid);
 	*ret = idx;
 	return r;
 }
@@ -453,8 +447,7 @@ static bool device_is_btrfs(const struct block_device *d)
 }
 
 /* The btrfs filesystem @e mounts, found without I/O, or NULL. */
-static const struct btrfs_filesystem *entry_btrfs(const struct builder *b,
-						  const struct fstab_entry *e,
+static const struct btrfs_filesystem *entry_btrfs(const struct builder *b, const struct fstab_entry *e,
 						  const struct block_device *dev)
 {
 	bool btrfs = streq(e->fstype, "btrfs");
@@ -469,8 +462,7 @@ static const struct btrfs_filesystem *entry_btrfs(const struct builder *b,
 	return NULL;
 }
 
-static int edge_to_assemble(struct builder *b, size_t from, const struct btrfs_filesystem *fs,
-			    uint64_t timeout)
+static int edge_to_assemble(struct builder *b, size_t from, const struct btrfs_filesystem *fs, uint64_t timeout)
 {
 	char sh[16];
 	size_t idx;
@@ -541,10 +533,9 @@ static int add_unusable_area_step(struct builder *b, size_t i, int error)
 		return r;
 	b->steps[idx].area = a;
 	b->steps[idx].conflict = true;
-	if (asprintf(&b->steps[idx].note, "path '%s': %s; create the directory or correct path=",
-		     a->path,
-		     link ? "not a directory, or a symbolic link (not followed in an area's path)" :
-			    strerror(-error)) < 0) {
+	if (asprintf(&b->steps[idx].note, "path '%s': %s; create the directory or correct path=", a->path,
+		     link ? "not a directory, or a symbolic link (not followed in an area's path)"
+			  : strerror(-error)) < 0) {
 		b->steps[idx].note = NULL;
 		return -ENOMEM;
 	}
@@ -609,8 +600,8 @@ static int attach_deps(struct builder *b, const size_t *inv, size_t *count)
 	for (size_t e = 0; e < b->n_edges; e++) {
 		struct plan_step *s = &b->steps[b->edges[e].from];
 
-		s->deps[s->n_deps++] = (struct plan_dep){ .step = inv[b->edges[e].to],
-							  .reason = b->edges[e].reason };
+		s->deps[s->n_deps++] =
+			(struct plan_dep){ .step = inv[b->edges[e].to], .reason = b->edges[e].reason };
 		b->edges[e].reason = NULL;
 	}
 	for (size_t i = 0; i < b->n_steps; i++)
@@ -619,8 +610,7 @@ static int attach_deps(struct builder *b, const size_t *inv, size_t *count)
 }
 
 /* Moves the steps into @ret in the order @perm (@inv: its inverse). */
-static int emit_plan(struct builder *b, const size_t *perm, size_t *inv, size_t *scratch,
-		     struct plan *ret)
+static int emit_plan(struct builder *b, const size_t *perm, size_t *inv, size_t *scratch, struct plan *ret)
 {
 	struct plan_step *steps;
 	int r;
@@ -651,7 +641,8 @@ static int emit_plan(struct builder *b, const size_t *perm, size_t *inv, size_t 
  */
 static int mark_later(struct plan *p)
 {
-	bool *needed_now = calloc(p->n_steps + 1, sizeof(bool)), *has_dependant = calloc(p->n_steps + 1, sizeof(bool));
+	bool *needed_now = calloc(p->n_steps + 1, sizeof(bool)),
+	     *has_dependant = calloc(p->n_steps + 1, sizeof(bool));
 
 	if (!needed_now || !has_dependant) {
 		free(needed_now);
@@ -668,7 +659,8 @@ static int mark_later(struct plan *p)
 	for (size_t i = p->n_steps; i-- > 0;) {
 		struct plan_step *s = &p->steps[i];
 
-		if (s->kind != PLAN_MOUNT && s->kind != PLAN_AREA && !s->done && has_dependant[i] && !needed_now[i])
+		if (s->kind != PLAN_MOUNT && s->kind != PLAN_AREA && !s->done && has_dependant[i] &&
+		    !needed_now[i])
 			s->later = true;
 		for (size_t d = 0; d < s->n_deps; d++) {
 			has_dependant[s->deps[d].step] = true;

@@ -27,8 +27,8 @@ static int add_path_edges(struct builder *b, size_t i)
 
 	p = deepest_entry_above(b, e->target, false, i);
 	if (p != NONE) {
-		r = builder_add_edge(b, from, b->entry_step[p], EDGE_PARENT, "%s: parent mount point",
-				     builder_entry(b, p)->target);
+		r = builder_add_edge(b, from, b->entry_step[p], EDGE_PARENT,
+				     "%s: parent mount point", builder_entry(b, p)->target);
 		if (r < 0)
 			return r;
 	}
@@ -77,8 +77,7 @@ static int add_area_edges(struct builder *b)
 }
 
 /* Rule 5 for a path: the deepest entry or area on or above it. */
-static int add_requires_path(struct builder *b, size_t i, const char *path,
-			     const struct fstab_require *req)
+static int add_requires_path(struct builder *b, size_t i, const char *path, const struct fstab_require *req)
 {
 	const struct fstab_entry *e = builder_entry(b, i);
 	const char *name = NULL;
@@ -88,8 +87,7 @@ static int add_requires_path(struct builder *b, size_t i, const char *path,
 		return diag_warning(b->diags, b->in->fstab->file, e->line,
 				    "%s=%s: not a storaged entry; assumed mounted by the system",
 				    req->option, req->value);
-	return builder_add_edge(b, b->entry_step[i], to, EDGE_REQUIRES, "%s=%s",
-				req->option, req->value);
+	return builder_add_edge(b, b->entry_step[i], to, EDGE_REQUIRES, "%s=%s", req->option, req->value);
 }
 
 /* Rule 5 for a device: nothing when present, else a shared WAIT_DEVICE. */
@@ -105,8 +103,7 @@ static int add_requires_device(struct builder *b, size_t i, const char *spec,
 	r = ensure_wait(b, spec, entry_device_timeout(b->in, e), &idx);
 	if (r < 0)
 		return r;
-	return builder_add_edge(b, b->entry_step[i], idx, EDGE_REQUIRES, "%s=%s",
-				req->option, req->value);
+	return builder_add_edge(b, b->entry_step[i], idx, EDGE_REQUIRES, "%s=%s", req->option, req->value);
 }
 
 /* systemd's unit name of a path ("srv-data.mount", "dev-sdb1.device") back
@@ -184,4 +181,3 @@ int plan_add_edges(struct builder *b)
 	}
 	return add_area_edges(b);
 }
-

@@ -44,8 +44,8 @@ struct builder {
 };
 
 /* plan.c: the builder's helpers */
-int builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind, const char *fmt, ...)
-	_printf_(5, 6);
+int builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind,
+		     const char *fmt, ...) _printf_(5, 6);
 const struct fstab_entry *builder_entry(const struct builder *b, size_t i);
 /* The deferred entry (not @skip) whose mount point is the deepest one
  * containing @path: strictly above it, or also equal with @or_equal; NONE. */

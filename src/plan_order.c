@@ -75,8 +75,8 @@ size_t plan_order_steps(const struct builder *b, size_t *pending, bool *placed, 
 
 /* Follows unplaced deps from @start until a step repeats; stores the cycle
  * in @cyc (each element waits for the next, the last for the first). */
-static size_t find_cycle(const struct builder *b, const size_t *pending, size_t start,
-			 size_t *walk, size_t *pos, size_t **ret_cyc)
+static size_t find_cycle(const struct builder *b, const size_t *pending, size_t start, size_t *walk,
+			 size_t *pos, size_t **ret_cyc)
 {
 	size_t n = 0, cur = start;
 
@@ -105,8 +105,7 @@ static void print_cycle_node(const struct builder *b, size_t i, bool first, FILE
 	if (s->kind == PLAN_AREA)
 		fprintf(f, "area %s (%s)", s->area->name, s->area->path);
 	else if (s->kind == PLAN_MOUNT)
-		fprintf(f, "%s (%sline %u)", s->entry->target, first ? "fstab " : "",
-			s->entry->line);
+		fprintf(f, "%s (%sline %u)", s->entry->target, first ? "fstab " : "", s->entry->line);
 	else
 		fprintf(f, "step %zu", i);
 }
@@ -145,16 +144,16 @@ static int report_cycle(struct builder *b, const size_t *cyc, size_t n)
 	}
 	s0 = &b->steps[cyc[first]];
 	fputs(s0->kind == PLAN_MOUNT ? s0->entry->target : s0->area->name, f);
-	fputs(cycle_has_requires(b, cyc, n) ? "; remove one of the x-storaged.requires= options" :
-					      "; change the mount point or source of one of them",
+	fputs(cycle_has_requires(b, cyc, n) ? "; remove one of the x-storaged.requires= options"
+					    : "; change the mount point or source of one of them",
 	      f);
 	if (fclose(f) != 0) {
 		free(msg);
 		return -ENOMEM;
 	}
-	r = s0->kind == PLAN_MOUNT ?
-		    diag_error(b->diags, b->in->fstab->file, s0->entry->line, "%s", msg) :
-		    diag_error(b->diags, b->in->config->file, s0->area->line, "%s", msg);
+	r = s0->kind == PLAN_MOUNT
+		    ? diag_error(b->diags, b->in->fstab->file, s0->entry->line, "%s", msg)
+		    : diag_error(b->diags, b->in->config->file, s0->area->line, "%s", msg);
 	free(msg);
 	return r < 0 ? r : -ELOOP;
 }
@@ -179,4 +178,3 @@ out:
 	free(pos);
 	return r;
 }
-

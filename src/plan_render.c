@@ -303,8 +303,18 @@ int plan_render_text(const struct plan *p, FILE *out)
 
 /* ------------------------------------------------------------ JSON */
 
-enum { COL_STEP, COL_ACTION, COL_TARGET, COL_SOURCE, COL_OPTIONS, COL_DEPS, COL_REASONS,
-       COL_DONE, COL_LATER, COL_NOTE };
+enum {
+	COL_STEP,
+	COL_ACTION,
+	COL_TARGET,
+	COL_SOURCE,
+	COL_OPTIONS,
+	COL_DEPS,
+	COL_REASONS,
+	COL_DONE,
+	COL_LATER,
+	COL_NOTE
+};
 
 static const struct json_col {
 	const char *name;

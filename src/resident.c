@@ -151,7 +151,8 @@ static int loop_init(struct loop *l)
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (l->timerfd < 0 || l->epfd < 0)
 		return -errno;
-	if (watch(l, l->sigfd) < 0 || watch(l, l->timerfd) < 0 || watch(l, udev_monitor_get_fd(l->monitor)) < 0)
+	if (watch(l, l->sigfd) < 0 || watch(l, l->timerfd) < 0 ||
+	    watch(l, udev_monitor_get_fd(l->monitor)) < 0)
 		return -errno;
 	return 0;
 }

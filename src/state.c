@@ -16,8 +16,14 @@
 #include "util.h"
 
 static const char *const status_names[] = {
-	[STATE_WAITING] = "waiting", [STATE_MOUNTING] = "mounting", [STATE_DONE] = "done",	  [STATE_DEGRADED] = "degraded", [STATE_INCOMPLETE] = "incomplete",
-	[STATE_PRESENT] = "present", [STATE_FAILED] = "failed", [STATE_SKIPPED] = "skipped",
+	[STATE_WAITING] = "waiting",
+	[STATE_MOUNTING] = "mounting",
+	[STATE_DONE] = "done",
+	[STATE_DEGRADED] = "degraded",
+	[STATE_INCOMPLETE] = "incomplete",
+	[STATE_PRESENT] = "present",
+	[STATE_FAILED] = "failed",
+	[STATE_SKIPPED] = "skipped",
 };
 static const char *const kind_names[] = {
 	[STATE_MOUNT] = "mount",
@@ -106,8 +112,8 @@ struct state_record *state_put(struct state *s, enum state_kind kind, const char
 
 	if (!r && !(r = record_new(s, kind, id)))
 		return NULL;
-	if (state_replace_str(&r->source, source) < 0 || state_replace_str(&r->fstype, fstype) < 0 ||
-	    state_replace_str(&r->reason, reason) < 0)
+	if (state_replace_str(&r->source, source) < 0 ||
+	    state_replace_str(&r->fstype, fstype) < 0 || state_replace_str(&r->reason, reason) < 0)
 		return NULL;
 	r->status = status;
 	r->dirty = true;

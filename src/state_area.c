@@ -166,7 +166,8 @@ static int area_value(struct area_ctx *c, const char *name, const char *raw)
 		return -EINVAL;
 	field = area_string(a, name, &append);
 	if (field)
-		return append ? (*field ? state_append_str(field, v) : -EINVAL) : state_replace_str(field, v);
+		return append ? (*field ? state_append_str(field, v) : -EINVAL)
+			      : state_replace_str(field, v);
 	if (strcmp(name, "complete") == 0) {
 		c->complete = strcmp(v, "yes") == 0;
 		return c->complete ? 0 : -EINVAL;
@@ -185,10 +186,11 @@ static int area_value(struct area_ctx *c, const char *name, const char *raw)
 		a->zram_id = (int)u;
 		return 0;
 	}
-	flag = strcmp(name, "zram_created") == 0 ? &a->zram_created :
-	       strcmp(name, "persist") == 0	 ? &a->persist :
-	       strcmp(name, "seeded") == 0	 ? &a->seeded :
-	       strcmp(name, "covered") == 0	 ? &a->covered : NULL;
+	flag = strcmp(name, "zram_created") == 0 ? &a->zram_created
+	       : strcmp(name, "persist") == 0	 ? &a->persist
+	       : strcmp(name, "seeded") == 0	 ? &a->seeded
+	       : strcmp(name, "covered") == 0	 ? &a->covered
+						 : NULL;
 	if (flag)
 		return units_parse_bool(v, flag);
 	if (strcmp(name, "size") == 0)
@@ -230,8 +232,7 @@ int state_area_parse(const char *buf, size_t len, struct state_area *ret)
 		return -ENOMEM;
 	r = ini_parse_file(f, area_handler, &c);
 	fclose(f);
-	if (r == 0 && c.error == 0 &&
-	    (!c.complete || !ret->name || !ret->path || !ret->fs || !ret->device))
+	if (r == 0 && c.error == 0 && (!c.complete || !ret->name || !ret->path || !ret->fs || !ret->device))
 		r = -EBADMSG;
 	if (r != 0 || c.error) {
 		state_area_done(ret);

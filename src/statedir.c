@@ -34,7 +34,8 @@ int statedir_lock(const char *dir, const struct logger *lg)
 		int e = errno;
 
 		log_error(lg, "'%s': %s", path,
-			  e == EWOULDBLOCK ? "another storaged is running; wait for it to finish" : strerror(e));
+			  e == EWOULDBLOCK ? "another storaged is running; wait for it to finish"
+					   : strerror(e));
 		if (fd >= 0)
 			close(fd);
 		return -e;

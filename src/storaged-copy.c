@@ -59,8 +59,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	uint64_t n;
 	int c;
 
-	*a = (struct args){ .o = { .label = "", .jobs = 1 }, .status_fd = -1, .src_fd = -1,
-			    .dst_fd = -1 };
+	*a = (struct args){ .o = { .label = "", .jobs = 1 }, .status_fd = -1, .src_fd = -1, .dst_fd = -1 };
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 'l')
 			a->o.label = optarg;
@@ -112,8 +111,7 @@ static int hold(const char *dir, int fd, struct copy_result *res)
 	if (fd >= 0)
 		return fd;
 	res->err = -errno;
-	snprintf(res->msg, sizeof(res->msg), "cannot open and lock '%s': %s", dir,
-		 strerror(errno));
+	snprintf(res->msg, sizeof(res->msg), "cannot open and lock '%s': %s", dir, strerror(errno));
 	return res->err;
 }
 

@@ -109,7 +109,8 @@ static int real_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t 
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		pfd[i] = (struct pollfd){ .fd = real_job(jobs[i])->fd, .events = POLLIN };
-	pfd[n] = (struct pollfd){ .fd = so->monitor ? udev_monitor_get_fd(so->monitor) : -1, .events = POLLIN };
+	pfd[n] = (struct pollfd){ .fd = so->monitor ? udev_monitor_get_fd(so->monitor) : -1,
+				  .events = POLLIN };
 	pfd[n + 1] = (struct pollfd){ .fd = so->sigfd, .events = POLLIN };
 	if (!so->monitor && (timeout < 0 || timeout > 1000))
 		timeout = 1000; /* no event source: recheck devices every second */
@@ -297,11 +298,11 @@ static bool mount_id_present(int id)
  * so that stop's messages do not change with the way it unmounts. */
 static const char *umount_error(int r)
 {
-	return r == -EBUSY ? "target is busy" :
-	       r == -EINVAL ? "not mounted" :
-	       r == -EPERM || r == -EACCES ? "must be superuser to unmount" :
-	       r == -ELOOP ? "the path to it holds a symbolic link now; refused" :
-	       strerror(-r);
+	return r == -EBUSY		     ? "target is busy"
+	       : r == -EINVAL		     ? "not mounted"
+	       : r == -EPERM || r == -EACCES ? "must be superuser to unmount"
+	       : r == -ELOOP		     ? "the path to it holds a symbolic link now; refused"
+					     : strerror(-r);
 }
 
 /* Unmounts the mount with ID @id wherever it is now, through its parent
@@ -413,8 +414,8 @@ static int real_umount(void *ud, const char *mp, int mount_id, bool recursive, c
 		if (fd >= 0)
 			close(fd); /* it holds the mount: unmounting would fail busy */
 		if (r < 0)
-			log_warning(so->lg, "%s: cannot make the rbind private before undoing it: %s", mp,
-				    strerror(-r));
+			log_warning(so->lg, "%s: cannot make the rbind private before undoing it: %s",
+				    mp, strerror(-r));
 		if ((r = umount_below(mount_id, err, len)) < 0)
 			return r == -ESTALE ? r : -EBUSY;
 	}

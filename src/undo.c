@@ -135,8 +135,8 @@ static int undo_records(const struct undo_ctx *cx, struct state *st)
 			v[n++] = &st->v[i];
 	qsort(v, n, sizeof(*v), by_seq_desc);
 	for (size_t i = 0; i < n; i++) {
-		int r = v[i]->kind == STATE_AREA ? undo_area(cx, v[i]->id, v[i]->source) :
-						   undo_mount(cx, v[i]);
+		int r = v[i]->kind == STATE_AREA ? undo_area(cx, v[i]->id, v[i]->source)
+						 : undo_mount(cx, v[i]);
 
 		if (r < 0)
 			failed++;

@@ -102,4 +102,3 @@ bool path_is_normalized(const char *path)
 	}
 	return true;
 }
-

@@ -193,7 +193,8 @@ static int read_surveys(const char *path, struct world *w)
 		if (fscanf(f, "%llu %llu", &bytes, &inodes) != 2)
 			r = -EINVAL;
 		else
-			w->surveys[i] = (struct area_survey){ .bytes = bytes, .inodes = inodes, .valid = true };
+			w->surveys[i] =
+				(struct area_survey){ .bytes = bytes, .inodes = inodes, .valid = true };
 	}
 	fclose(f);
 	return r;

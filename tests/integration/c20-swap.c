@@ -41,8 +41,8 @@ int main(int argc, char **argv)
 	for (;;) {
 		/* EBUSY: a name is a mount point now (the area is on the real
 		 * directory), ENOENT: the test is tidying up; both pass */
-		if (renameat2(dirfd, argv[2], dirfd, argv[3], RENAME_EXCHANGE) < 0 && errno != EBUSY &&
-		    errno != ENOENT) {
+		if (renameat2(dirfd, argv[2], dirfd, argv[3], RENAME_EXCHANGE) < 0 &&
+		    errno != EBUSY && errno != ENOENT) {
 			perror("renameat2");
 			return 1;
 		}

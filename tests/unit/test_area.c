@@ -462,9 +462,10 @@ static void test_meminfo(void **ctx)
 	struct sysinfo_memory m;
 	char p[PATH_MAX];
 
-	make(f, "meminfo", "MemTotal:       24576000 kB\nMemFree:         1000 kB\n"
-			   "MemAvailable:   12000000 kB\nSwapTotal:       2097148 kB\n"
-			   "SwapFree:        2000000 kB\nHugePages_Total:       0\n");
+	make(f, "meminfo",
+	     "MemTotal:       24576000 kB\nMemFree:         1000 kB\n"
+	     "MemAvailable:   12000000 kB\nSwapTotal:       2097148 kB\n"
+	     "SwapFree:        2000000 kB\nHugePages_Total:       0\n");
 	snprintf(p, sizeof(p), "%s/meminfo", f->top);
 	assert_int_equal(sysinfo_memory(p, &m), 0);
 	assert_true(m.total == UINT64_C(24576000) * 1024);

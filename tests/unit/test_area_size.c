@@ -16,9 +16,14 @@
 static struct area_config base(void)
 {
 	struct area_config a = {
-		.name = "t", .path = "/srv/t", .backend = AREA_TMPFS,
-		.size = { .kind = AREA_SIZE_AUTO }, .inodes_auto = true,
-		.headroom = 2.0, .seed = true, .fs = "ext4",
+		.name = "t",
+		.path = "/srv/t",
+		.backend = AREA_TMPFS,
+		.size = { .kind = AREA_SIZE_AUTO },
+		.inodes_auto = true,
+		.headroom = 2.0,
+		.seed = true,
+		.fs = "ext4",
 	};
 	return a;
 }
@@ -261,20 +266,13 @@ static void test_huge(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bytes_configured),
-		cmocka_unit_test(test_percent),
-		cmocka_unit_test(test_auto_size),
-		cmocka_unit_test(test_auto_minimums),
-		cmocka_unit_test(test_auto_headroom),
-		cmocka_unit_test(test_inodes_configured),
-		cmocka_unit_test(test_c04_inodes_short),
-		cmocka_unit_test(test_c05_bytes_short),
-		cmocka_unit_test(test_both_short),
-		cmocka_unit_test(test_zram_ext4),
-		cmocka_unit_test(test_zram_other_fs),
-		cmocka_unit_test(test_no_seed),
-		cmocka_unit_test(test_survey_missing),
-		cmocka_unit_test(test_huge),
+		cmocka_unit_test(test_bytes_configured), cmocka_unit_test(test_percent),
+		cmocka_unit_test(test_auto_size),	 cmocka_unit_test(test_auto_minimums),
+		cmocka_unit_test(test_auto_headroom),	 cmocka_unit_test(test_inodes_configured),
+		cmocka_unit_test(test_c04_inodes_short), cmocka_unit_test(test_c05_bytes_short),
+		cmocka_unit_test(test_both_short),	 cmocka_unit_test(test_zram_ext4),
+		cmocka_unit_test(test_zram_other_fs),	 cmocka_unit_test(test_no_seed),
+		cmocka_unit_test(test_survey_missing),	 cmocka_unit_test(test_huge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

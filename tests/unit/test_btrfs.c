@@ -38,9 +38,8 @@ static void fsid_bytes(const char *s, uint8_t out[16])
 }
 
 /* Add a btrfs member; @sys is a 0-terminated list of sys_chunk devids. */
-static void add_member(struct inventory *inv, const char *devnode, const char *fsid,
-		       uint64_t devid, uint64_t num, uint64_t gen, const char *label,
-		       const uint64_t *sys)
+static void add_member(struct inventory *inv, const char *devnode, const char *fsid, uint64_t devid,
+		       uint64_t num, uint64_t gen, const char *label, const uint64_t *sys)
 {
 	struct block_device d = { 0 };
 
@@ -63,9 +62,8 @@ static void add_member(struct inventory *inv, const char *devnode, const char *f
 	assert_null(d.devnode); /* moved */
 }
 
-static void add_plain(struct inventory *inv, const char *devnode, const char *type,
-		      const char *uuid, const char *label, const char *partuuid,
-		      const char *partlabel)
+static void add_plain(struct inventory *inv, const char *devnode, const char *type, const char *uuid,
+		      const char *label, const char *partuuid, const char *partlabel)
 {
 	struct block_device d = { 0 };
 
@@ -128,8 +126,7 @@ static void test_group_empty(void **state)
 
 /* One filesystem with members @present (devids) of @num, each naming @sys. */
 static void check_missing(uint64_t num, const uint64_t *present, size_t n_present,
-			  const uint64_t *sys, const char *want, size_t n_missing,
-			  uint64_t unknown)
+			  const uint64_t *sys, const char *want, size_t n_missing, uint64_t unknown)
 {
 	struct inventory inv = { 0 };
 	struct btrfs_fs_list l = { 0 };
@@ -170,8 +167,7 @@ static void test_missing(void **state)
 static void test_format_truncates(void **state)
 {
 	uint64_t missing[] = { 1000000001, 1000000002, 1000000003 };
-	struct btrfs_filesystem fs = { .missing = missing, .n_missing = 3,
-				       .n_unknown_missing = 7 };
+	struct btrfs_filesystem fs = { .missing = missing, .n_missing = 3, .n_unknown_missing = 7 };
 	char buf[12];
 
 	memset(buf, 'X', sizeof(buf));
@@ -242,8 +238,7 @@ static void test_find(void **state)
 	assert_ptr_equal(inventory_find(&inv, "/dev/sda1"), &inv.devs[0]);
 	assert_ptr_equal(inventory_find(&inv, "/dev/sdd"), &inv.devs[3]);
 	assert_null(inventory_find(&inv, "/dev/sda"));
-	assert_ptr_equal(inventory_find(&inv, "UUID=3B1D0F62-0D0C-4B7A-9F59-2C7A1D5E8B10"),
-			 &inv.devs[0]);
+	assert_ptr_equal(inventory_find(&inv, "UUID=3B1D0F62-0D0C-4B7A-9F59-2C7A1D5E8B10"), &inv.devs[0]);
 	assert_ptr_equal(inventory_find(&inv, "UUID=" FSID_A), &inv.devs[1]); /* first */
 	assert_ptr_equal(inventory_find(&inv, "LABEL=pool"), &inv.devs[1]);
 	assert_null(inventory_find(&inv, "LABEL=POOL")); /* labels are exact */
@@ -251,8 +246,7 @@ static void test_find(void **state)
 	assert_ptr_equal(inventory_find(&inv, "PARTLABEL=system root"), &inv.devs[0]);
 	assert_null(inventory_find(&inv, "PARTLABEL=system"));
 	assert_ptr_equal(inventory_find(&inv, "/dev/disk/by-uuid/" FSID_A), &inv.devs[1]);
-	assert_ptr_equal(inventory_find(&inv, "/dev/disk/by-partlabel/system\\x20root"),
-			 &inv.devs[0]);
+	assert_ptr_equal(inventory_find(&inv, "/dev/disk/by-partlabel/system\\x20root"), &inv.devs[0]);
 	assert_ptr_equal(inventory_find(&inv, "/dev/disk/by-label/root"), &inv.devs[0]);
 	assert_null(inventory_find(&inv, "UUID="));
 	assert_null(inventory_find(&inv, "LABEL="));
@@ -288,8 +282,7 @@ static void test_fixture_good(void **state)
 	const struct block_device *d;
 	char buf[64];
 
-	assert_int_equal(inventory_load_fixture(&inv, FIXTURES "/inventory/raid1-degraded.ini",
-						&diags), 0);
+	assert_int_equal(inventory_load_fixture(&inv, FIXTURES "/inventory/raid1-degraded.ini", &diags), 0);
 	diag_print(&diags, stderr);
 	assert_int_equal(diags.n, 0);
 	assert_int_equal(inv.n_devs, 6);
@@ -332,8 +325,7 @@ static bool has_diag(const struct diag_list *dl, unsigned line, const char *need
 {
 	for (size_t i = 0; i < dl->n; i++)
 		if (dl->v[i].line == line && dl->v[i].level == DIAG_ERROR &&
-		    strstr(dl->v[i].msg, needle) && dl->v[i].file &&
-		    strstr(dl->v[i].file, "bad.ini"))
+		    strstr(dl->v[i].msg, needle) && dl->v[i].file && strstr(dl->v[i].file, "bad.ini"))
 			return true;
 	return false;
 }
@@ -343,8 +335,7 @@ static void test_fixture_bad(void **state)
 	struct inventory inv = { .n_skipped = 77 };
 	struct diag_list diags = { 0 };
 
-	assert_int_equal(inventory_load_fixture(&inv, FIXTURES "/inventory/bad.ini", &diags),
-			 -EINVAL);
+	assert_int_equal(inventory_load_fixture(&inv, FIXTURES "/inventory/bad.ini", &diags), -EINVAL);
 	assert_int_equal(inv.n_skipped, 77); /* untouched on failure */
 	diag_print(&diags, stderr);
 	/* inih reports no section headers: a section's own errors name the
@@ -365,8 +356,8 @@ static void test_fixture_bad(void **state)
 	assert_true(has_diag(&diags, 24, "devno = '8'"));
 	assert_int_equal(diag_count(&diags, DIAG_ERROR), 12);
 	diag_list_done(&diags);
-	assert_int_equal(inventory_load_fixture(&inv, FIXTURES "/inventory/nonexistent.ini",
-						&diags), -ENOENT);
+	assert_int_equal(inventory_load_fixture(&inv, FIXTURES "/inventory/nonexistent.ini", &diags),
+			 -ENOENT);
 }
 
 /* Lines longer than inih's buffer (a build-time limit) are one error each,

@@ -118,10 +118,9 @@ static void make_sb(uint8_t *sb)
 
 static void uuid_unparse(const uint8_t *u, char *out)
 {
-	snprintf(out, 37,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
-		 u[12], u[13], u[14], u[15]);
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+		 u[13], u[14], u[15]);
 }
 
 /* ---------------------------------------------------------- synthetic */
@@ -383,8 +382,8 @@ static int images_setup(void **state)
 	    make_sparse(im->shortf, BTRFS_SB_OFFSET + 100))
 		return -1;
 	{
-		char *const raid[] = { (char *)mkfs, "-q", "-f", "-d", "raid1", "-m", "raid1",
-				       "-L", "x", im->raid[0], im->raid[1], NULL };
+		char *const raid[] = { (char *)mkfs, "-q", "-f", "-d",	      "raid1",	   "-m",
+				       "raid1",	     "-L", "x",	 im->raid[0], im->raid[1], NULL };
 		char *const single[] = { (char *)mkfs, "-q", "-f", "-L", "solo", im->single, NULL };
 
 		im->have_mkfs = run_argv(raid) == 0 && run_argv(single) == 0;

@@ -30,8 +30,7 @@ struct expect {
 };
 
 /* Every expected diagnostic is there, with @file and its line, and no other. */
-static void assert_diags(const struct diag_list *dl, const char *file, const struct expect *e,
-			 size_t n)
+static void assert_diags(const struct diag_list *dl, const char *file, const struct expect *e, size_t n)
 {
 	bool *used = calloc(dl->n + 1, sizeof(bool));
 
@@ -449,29 +448,46 @@ static void test_small_cases(void **state)
 		unsigned line;
 		const char *msg;
 	} cases[] = {
-		{ "[storaged]\njobs = 65\n", 2, "jobs: '65' is out of range; expected a number of parallel jobs, 1..64" },
+		{ "[storaged]\njobs = 65\n", 2,
+		  "jobs: '65' is out of range; expected a number of parallel jobs, 1..64" },
 		{ "[storaged]\njobs = 4x\n", 2, "jobs: '4x' is not a number of parallel jobs, 1..64" },
-		{ "[storaged]\nselect =\n", 2, "select: empty value; expected a list of fstab options separated by spaces (e.g. x-storaged _netdev)" },
-		{ "[storaged]\ndevice-timeout = soon\n", 2, "device-timeout: 'soon' is not a duration (e.g. 90s, 2min, infinity)" },
+		{ "[storaged]\nselect =\n", 2,
+		  "select: empty value; expected a list of fstab options separated by spaces (e.g. x-storaged _netdev)" },
+		{ "[storaged]\ndevice-timeout = soon\n", 2,
+		  "device-timeout: 'soon' is not a duration (e.g. 90s, 2min, infinity)" },
 		/* sections are known by their first key (inih reports no headers) */
-		{ "[storaged]\njobs = 1\n[area x]\npath = /a\n[ storaged ]\nhotplug = 1\n", 6, "duplicate section [storaged]; first at line 2" },
+		{ "[storaged]\njobs = 1\n[area x]\npath = /a\n[ storaged ]\nhotplug = 1\n", 6,
+		  "duplicate section [storaged]; first at line 2" },
 		{ "[storaged]\nfoo\n", 2, "not a section, key = value or comment" },
 		/* inih's rules: ':' separates too, text after ']' is ignored */
-		{ "[storaged]\nfoo: bar\n", 2, "unknown key 'foo' in [storaged] (accepted: fstab, select, device-timeout, degraded, mount-timeout, jobs, hotplug)" },
+		{ "[storaged]\nfoo: bar\n", 2,
+		  "unknown key 'foo' in [storaged] (accepted: fstab, select, device-timeout, degraded, mount-timeout, jobs, hotplug)" },
 		{ "[storaged\n", 1, "not a section, key = value or comment" },
-		{ "[storaged] x\njobs = 0\n", 2, "jobs: '0' is out of range; expected a number of parallel jobs, 1..64" },
-		{ "[storaged]\nhotplug = yes # on\n", 2, "hotplug: 'yes # on' is not a boolean (yes/no, true/false, on/off, 1/0) ('#' after a value is not a comment; use ';')" },
-		{ "[area aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\npath = /a\n", 2, "section name too long (at most 48 bytes)" },
-		{ "[area 01234567890123456789012345678901234567890123456789]\npath = /a\n", 2, "section name too long (at most 48 bytes)" },
-		{ "[area x]\npath = /a\nsize = 0\n", 3, "size: '0' is out of range; expected a size (e.g. 512M, 12800M, 1.5G), a share of RAM (1%..100%) or auto" },
-		{ "[area x]\npath = /a\ninodes = 0\n", 3, "inodes: '0' is out of range; expected an inode count (e.g. 300000, 300k) or auto" },
-		{ "[area x]\npath = /a\nsize = -1G\n", 3, "size: '-1G' is not a size (e.g. 512M, 12800M, 1.5G), a share of RAM (1%..100%) or auto" },
-		{ "[area x]\npath = /a\nowner = -root\n", 3, "owner: '-root' is not a user name known to this system or a numeric uid" },
-		{ "[area x]\npath = /a\nfs = averyveryverylongfs\n", 3, "fs: 'averyveryverylongfs' is not a filesystem type in lower case (e.g. ext4, ext2, xfs, btrfs)" },
-		{ "[area x]\npath = /a/./b\n", 2, "path: '/a/./b' is not an absolute, normalised directory other than / (no '.', '..', '//' or trailing '/')" },
-		{ "[area x]\npath = /\n", 2, "path: '/' is not an absolute, normalised directory other than / (no '.', '..', '//' or trailing '/')" },
+		{ "[storaged] x\njobs = 0\n", 2,
+		  "jobs: '0' is out of range; expected a number of parallel jobs, 1..64" },
+		{ "[storaged]\nhotplug = yes # on\n", 2,
+		  "hotplug: 'yes # on' is not a boolean (yes/no, true/false, on/off, 1/0) ('#' after a value is not a comment; use ';')" },
+		{ "[area aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\npath = /a\n", 2,
+		  "section name too long (at most 48 bytes)" },
+		{ "[area 01234567890123456789012345678901234567890123456789]\npath = /a\n", 2,
+		  "section name too long (at most 48 bytes)" },
+		{ "[area x]\npath = /a\nsize = 0\n", 3,
+		  "size: '0' is out of range; expected a size (e.g. 512M, 12800M, 1.5G), a share of RAM (1%..100%) or auto" },
+		{ "[area x]\npath = /a\ninodes = 0\n", 3,
+		  "inodes: '0' is out of range; expected an inode count (e.g. 300000, 300k) or auto" },
+		{ "[area x]\npath = /a\nsize = -1G\n", 3,
+		  "size: '-1G' is not a size (e.g. 512M, 12800M, 1.5G), a share of RAM (1%..100%) or auto" },
+		{ "[area x]\npath = /a\nowner = -root\n", 3,
+		  "owner: '-root' is not a user name known to this system or a numeric uid" },
+		{ "[area x]\npath = /a\nfs = averyveryverylongfs\n", 3,
+		  "fs: 'averyveryverylongfs' is not a filesystem type in lower case (e.g. ext4, ext2, xfs, btrfs)" },
+		{ "[area x]\npath = /a/./b\n", 2,
+		  "path: '/a/./b' is not an absolute, normalised directory other than / (no '.', '..', '//' or trailing '/')" },
+		{ "[area x]\npath = /\n", 2,
+		  "path: '/' is not an absolute, normalised directory other than / (no '.', '..', '//' or trailing '/')" },
 		{ "[area x]\nsize = 1G\n", 2, "[area x] has no path; add 'path = /persistent/dir'" },
-		{ "[area x]\npath = /a\n[area y]\npath = /a/b\n", 4, "area 'y': path '/a/b' lies inside the path of area 'x' (line 2); areas must not overlap" },
+		{ "[area x]\npath = /a\n[area y]\npath = /a/b\n", 4,
+		  "area 'y': path '/a/b' lies inside the path of area 'x' (line 2); areas must not overlap" },
 		{ "[AREA x]\nk = v\n", 2, "unknown section '[AREA x]'; expected [storaged] or [area NAME]" },
 		{ "[areax]\nk = v\n", 2, "unknown section '[areax]'; expected [storaged] or [area NAME]" },
 		{ "[storaged]\n\x7f = 1\n", 2, "control character 0x7f at column 1" },
@@ -483,8 +499,7 @@ static void test_small_cases(void **state)
 		struct config c;
 
 		assert_int_equal(parse_str(&c, cases[i].text, &dl), -EINVAL);
-		if (dl.n != 1 || dl.v[0].line != cases[i].line ||
-		    strcmp(dl.v[0].msg, cases[i].msg) != 0) {
+		if (dl.n != 1 || dl.v[0].line != cases[i].line || strcmp(dl.v[0].msg, cases[i].msg) != 0) {
 			diag_print(&dl, stderr);
 			fail_msg("case %zu: want t.conf:%u: %s", i, cases[i].line, cases[i].msg);
 		}
@@ -642,7 +657,8 @@ static void test_load_dropin_links(void **state)
 	assert_int_equal(config_init(&c), 0);
 	assert_int_equal(config_load(&c, main_conf, true, &dl) < 0, true);
 	assert_false(c.hotplug);
-	assert_non_null(dl.n ? strstr(dl.v[dl.n - 1].msg, "drop-ins only from a root-owned directory") : NULL);
+	assert_non_null(dl.n ? strstr(dl.v[dl.n - 1].msg, "drop-ins only from a root-owned directory")
+			     : NULL);
 	diag_list_done(&dl);
 	config_done(&c);
 
@@ -772,7 +788,8 @@ static void test_nosuid_nodev(void **state)
 	assert_int_equal(parse_str(&c, "[area a]\npath = /a\nnosuid = maybe\n", &dl), -EINVAL);
 	assert_int_equal(dl.n, 1);
 	assert_int_equal(dl.v[0].line, 3);
-	assert_string_equal(dl.v[0].msg, "nosuid: 'maybe' is not a boolean (yes/no, true/false, on/off, 1/0)");
+	assert_string_equal(dl.v[0].msg,
+			    "nosuid: 'maybe' is not a boolean (yes/no, true/false, on/off, 1/0)");
 	assert_false(c.areas[0].allow_suid);
 	config_done(&c);
 	diag_list_done(&dl);
@@ -781,15 +798,25 @@ static void test_nosuid_nodev(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),	 cmocka_unit_test(test_good),
-		cmocka_unit_test(test_design_example),	 cmocka_unit_test(test_bad_structure),
-		cmocka_unit_test(test_bad_values),	 cmocka_unit_test(test_hostile),
-		cmocka_unit_test(test_crlf),		 cmocka_unit_test(test_long_lines),
-		cmocka_unit_test(test_inline_comments), cmocka_unit_test(test_not_terminated),
-		cmocka_unit_test(test_small_cases),	 cmocka_unit_test(test_load_missing),
-		cmocka_unit_test(test_load_dropins), cmocka_unit_test(test_load_dropin_links),	 cmocka_unit_test(test_load_unsafe),
-		cmocka_unit_test(test_load_not_regular), cmocka_unit_test(test_backend_name),
-		cmocka_unit_test(test_zero_timeouts),	 cmocka_unit_test(test_area_name_limit),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_design_example),
+		cmocka_unit_test(test_bad_structure),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_crlf),
+		cmocka_unit_test(test_long_lines),
+		cmocka_unit_test(test_inline_comments),
+		cmocka_unit_test(test_not_terminated),
+		cmocka_unit_test(test_small_cases),
+		cmocka_unit_test(test_load_missing),
+		cmocka_unit_test(test_load_dropins),
+		cmocka_unit_test(test_load_dropin_links),
+		cmocka_unit_test(test_load_unsafe),
+		cmocka_unit_test(test_load_not_regular),
+		cmocka_unit_test(test_backend_name),
+		cmocka_unit_test(test_zero_timeouts),
+		cmocka_unit_test(test_area_name_limit),
 		cmocka_unit_test(test_nosuid_nodev),
 	};
 

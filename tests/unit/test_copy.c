@@ -59,8 +59,7 @@ static void swap(void)
 static int r_openat(int d, const char *n, int f, mode_t m)
 {
 	check(d, n);
-	if (rec.swap_on && !rec.swapped && !strcmp(n, rec.swap_on) &&
-	    (f & rec.swap_flags) == rec.swap_flags)
+	if (rec.swap_on && !rec.swapped && !strcmp(n, rec.swap_on) && (f & rec.swap_flags) == rec.swap_flags)
 		swap();
 	return openat(d, n, f, m);
 }

@@ -63,8 +63,9 @@ static int fake_ready(void *ud, const char *devnode)
 
 static void add_member(struct inventory *inv, const char *node, uint64_t devid)
 {
-	struct block_device d = { .devnode = strdup(node), .type = strdup("btrfs"),
-				  .uuid = strdup(FSID), .is_btrfs = true };
+	struct block_device d = {
+		.devnode = strdup(node), .type = strdup("btrfs"), .uuid = strdup(FSID), .is_btrfs = true
+	};
 
 	memset(d.btrfs.fsid, 0x65, sizeof(d.btrfs.fsid));
 	strcpy(d.btrfs.fsid_str, FSID);
@@ -104,9 +105,9 @@ static int fake_mount_start(void *ud, const struct fstab_entry *e, const char *o
 	assert_true(f->n_running < MAX_JOBS);
 	f->running[f->n_running] = job;
 	f->targets[f->n_running] = e->target;
-	f->finishes[f->n_running] = f->hang_target && strcmp(f->hang_target, e->target) == 0 ?
-					    USEC_INFINITY :
-					    f->clock + f->mount_usec;
+	f->finishes[f->n_running] = f->hang_target && strcmp(f->hang_target, e->target) == 0
+					    ? USEC_INFINITY
+					    : f->clock + f->mount_usec;
 	f->n_running++;
 	if (f->n_running > f->max_running)
 		f->max_running = f->n_running;
@@ -230,15 +231,18 @@ static const struct ops fake_ops = {
 
 static struct fstab_entry entry(const char *target, const char *opts, bool nofail)
 {
-	return (struct fstab_entry){ .source = (char *)"tmpfs", .target = (char *)target,
-				     .fstype = (char *)"tmpfs", .mount_options = (char *)opts,
+	return (struct fstab_entry){ .source = (char *)"tmpfs",
+				     .target = (char *)target,
+				     .fstype = (char *)"tmpfs",
+				     .mount_options = (char *)opts,
 				     .nofail = nofail };
 }
 
 static struct plan_step mount_step(struct fstab_entry *e, struct plan_dep *deps, size_t n_deps)
 {
-	return (struct plan_step){ .kind = PLAN_MOUNT, .entry = e, .deps = deps, .n_deps = n_deps,
-				   .mount_timeout_usec = 90 * SEC };
+	return (struct plan_step){
+		.kind = PLAN_MOUNT, .entry = e, .deps = deps, .n_deps = n_deps, .mount_timeout_usec = 90 * SEC
+	};
 }
 
 static struct plan_dep dep_on(size_t step)
@@ -255,8 +259,7 @@ static int run_jobs(struct fake *f, struct plan_step *steps, size_t n, struct st
 	return exec_run(&cx, &p, sum);
 }
 
-static int run(struct fake *f, struct plan_step *steps, size_t n, struct state *st,
-	       struct exec_summary *sum)
+static int run(struct fake *f, struct plan_step *steps, size_t n, struct state *st, struct exec_summary *sum)
 {
 	return run_jobs(f, steps, n, st, sum, 1);
 }
@@ -325,8 +328,7 @@ static void btrfs_plan(struct plan_step s[3], struct fstab_entry *e, struct plan
 	d[0] = dep_on(0);
 	d[1] = dep_on(1);
 	s[0] = (struct plan_step){ .kind = PLAN_REGISTER, .devnode = (char *)"/dev/a", .devid = 1 };
-	s[1] = (struct plan_step){ .kind = PLAN_ASSEMBLE, .deps = &d[0], .n_deps = 1,
-				   .timeout_usec = 5 * SEC };
+	s[1] = (struct plan_step){ .kind = PLAN_ASSEMBLE, .deps = &d[0], .n_deps = 1, .timeout_usec = 5 * SEC };
 	s[2] = mount_step(e, &d[1], 1);
 	s[2].is_btrfs = true;
 	s[2].degraded_allowed = degraded;
@@ -345,7 +347,8 @@ static void test_member_arrives_during_wait(void **unused)
 
 	btrfs_plan(s, &e, d, false);
 	assert_int_equal(run(&f, s, 3, &st, &sum), 0);
-	assert_string_equal(f.calls, "register /dev/a;register /dev/b;ready " FSID ";mount /data -o noatime;");
+	assert_string_equal(f.calls, "register /dev/a;register /dev/b;ready " FSID
+				     ";mount /data -o noatime;");
 	/* appended as steps end, rewritten whole once at the end */
 	assert_true(f.n_saves > 1);
 	assert_int_equal(f.n_compact, 1);
@@ -473,11 +476,12 @@ static void test_mount_ended_in_start(void **unused)
 {
 	struct fake f = { .mount_usec = SEC, .instant_prefix = "/fast", .fail_target = "/fast/bad" };
 	struct fstab_entry a = entry("/fast", NULL, false), ab = entry("/fast/b", NULL, false),
-			   bad = entry("/fast/bad", NULL, false), badc = entry("/fast/bad/c", NULL, false),
-			   slow = entry("/slow", NULL, false);
+			   bad = entry("/fast/bad", NULL, false),
+			   badc = entry("/fast/bad/c", NULL, false), slow = entry("/slow", NULL, false);
 	struct plan_dep d0 = dep_on(0), d2 = dep_on(2);
-	struct plan_step s[] = { mount_step(&a, NULL, 0), mount_step(&ab, &d0, 1), mount_step(&bad, &d0, 1),
-				 mount_step(&badc, &d2, 1), mount_step(&slow, NULL, 0) };
+	struct plan_step s[] = { mount_step(&a, NULL, 0), mount_step(&ab, &d0, 1),
+				 mount_step(&bad, &d0, 1), mount_step(&badc, &d2, 1),
+				 mount_step(&slow, NULL, 0) };
 	struct state st = { 0 };
 	struct exec_summary sum;
 

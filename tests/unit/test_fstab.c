@@ -112,7 +112,9 @@ static void test_netdev_stripped_with_custom_select(void **state)
 	struct diag_list dl = { 0 };
 	struct fstab f = { 0 };
 
-	assert_int_equal(parse_str(&f, "srv:/e /e nfs x-mine,_netdev,vers=4.2,noauto,nofail 0 0\n", select, &dl), 0);
+	assert_int_equal(parse_str(&f, "srv:/e /e nfs x-mine,_netdev,vers=4.2,noauto,nofail 0 0\n",
+				   select, &dl),
+			 0);
 	assert_int_equal(f.n_entries, 1);
 	assert_string_equal(f.entries[0].mount_options, "vers=4.2");
 	assert_true(f.entries[0].nofail);
@@ -217,7 +219,8 @@ static void test_malformed_lines(void **state)
 		{ "/dev/a /a ext4 defaults 99999999999999 0\n", "freq '99999999999999' is not a number" },
 		{ "/dev/a /a ext4 x-storaged 0 x\n", "passno 'x' is not a number" },
 		/* a raw space without freq/passno: options land in freq */
-		{ "/dev/null /x/broken line ext4 nofail,x-storaged\n", "freq 'nofail,x-storaged' is not a number" },
+		{ "/dev/null /x/broken line ext4 nofail,x-storaged\n",
+		  "freq 'nofail,x-storaged' is not a number" },
 		{ "/dev/a /a\n", "malformed line: 2 fields" },
 		{ "/dev/a\n", "malformed line: 1 field," },
 		/* "%u %u" makes libmount guess mountinfo */
@@ -413,8 +416,7 @@ static void test_error_lines_add_up(void **state)
 	struct diag_list dl = { 0 };
 	struct fstab f = { 0 };
 
-	assert_int_equal(parse_str(&f,
-				   "# c\n/dev/a rel ext4 x-storaged,x-storaged.bogus,x-storaged.mount-timeout=-5s 0 0\n",
+	assert_int_equal(parse_str(&f, "# c\n/dev/a rel ext4 x-storaged,x-storaged.bogus,x-storaged.mount-timeout=-5s 0 0\n",
 				   NULL, &dl),
 			 -EINVAL);
 	assert_int_equal(dl.n, 3);
@@ -498,8 +500,8 @@ static void test_crlf_and_no_final_newline(void **state)
 	struct diag_list dl = { 0 };
 	struct fstab f = { 0 };
 
-	assert_int_equal(parse_str(&f, "# dos\r\n\r\n/dev/a /a ext4 x-storaged,ro 0 0\r\n/dev/b /b ext4 x-storaged", NULL,
-				   &dl),
+	assert_int_equal(parse_str(&f, "# dos\r\n\r\n/dev/a /a ext4 x-storaged,ro 0 0\r\n/dev/b /b ext4 x-storaged",
+				   NULL, &dl),
 			 0);
 	assert_int_equal(dl.n, 0);
 	assert_int_equal(f.n_entries, 2);

@@ -114,22 +114,24 @@ static int f_open_tree(void *u, int dfd, const char *path, unsigned int flags)
 	return f->fsopen_ret ? f->fsopen_ret : new_fd();
 }
 
-static int f_mount_setattr(void *u, int dfd, const char *path, unsigned int flags, struct mount_attr *a, size_t size)
+static int f_mount_setattr(void *u, int dfd, const char *path, unsigned int flags,
+			   struct mount_attr *a, size_t size)
 {
 	assert_fd(dfd);
 	assert_string_equal(path, "");
 	assert_true(flags & AT_EMPTY_PATH);
 	rec(u, "mount_setattr set=%#llx prop=%#llx", (unsigned long long)a->attr_set,
-	     (unsigned long long)a->propagation);
+	    (unsigned long long)a->propagation);
 	return 0;
 }
 
-static int f_mount(void *u, const char *source, const char *target, const char *type, unsigned long flags,
-		   const void *data)
+static int f_mount(void *u, const char *source, const char *target, const char *type,
+		   unsigned long flags, const void *data)
 {
 	assert_no_path(target);
-	rec(u, "mount %s %s %#lx %s", source ? (strncmp(source, "/proc/self/fd/", 14) ? source : "FD") : "-",
-	     type ? type : "-", flags, data ? (const char *)data : "-");
+	rec(u, "mount %s %s %#lx %s",
+	    source ? (strncmp(source, "/proc/self/fd/", 14) ? source : "FD") : "-",
+	    type ? type : "-", flags, data ? (const char *)data : "-");
 	if (source && source[0] == '/')
 		assert_no_path(source);
 	return 0;
@@ -184,7 +186,8 @@ static void test_fs_options_one_by_one(void **unused)
 	struct mountfd_opts o;
 	int t = new_fd(), m = -1;
 
-	assert_int_equal(mountfd_parse_options("size=1M,mode=0755,nosuid,nodev,noauto,x-storaged,X-mount.mkdir,huge", &o),
+	assert_int_equal(mountfd_parse_options("size=1M,mode=0755,nosuid,nodev,noauto,x-storaged,X-mount.mkdir,huge",
+					       &o),
 			 0);
 	assert_int_equal(mountfd_fs(&ops, "tmpfs", "storaged-x", &o, MOUNT_ATTR_NOEXEC, t, &m), 0);
 	assert_fd(m);
@@ -277,8 +280,11 @@ static void test_walk_then_mount(void **unused)
 	char top[] = "/tmp/test_mountfd.XXXXXX", target[128], src[128], link[128], cmd[160];
 	struct mount_reply out;
 	struct stat a, b;
-	struct mountfd_request rq = { .source = "tmpfs", .target = target, .fstype = "tmpfs",
-				      .options = "size=1M,X-mount.mkdir=0700", .no_helper = true };
+	struct mountfd_request rq = { .source = "tmpfs",
+				      .target = target,
+				      .fstype = "tmpfs",
+				      .options = "size=1M,X-mount.mkdir=0700",
+				      .no_helper = true };
 
 	assert_non_null(mkdtemp(top));
 	snprintf(target, sizeof(target), "%s/a/b", top);
@@ -297,8 +303,9 @@ static void test_walk_then_mount(void **unused)
 	/* a bind: source and target both by descriptor */
 	snprintf(src, sizeof(src), "%s/src", top);
 	assert_int_equal(mkdir(src, 0755), 0);
-	rq = (struct mountfd_request){ .bind = true, .source = src, .target = target, .fstype = "none",
-				       .options = "bind" };
+	rq = (struct mountfd_request){
+		.bind = true, .source = src, .target = target, .fstype = "none", .options = "bind"
+	};
 	fk.log[0] = '\0';
 	assert_int_equal(mountfd_walk_mount(&ops, NULL, &rq, &out), 0);
 	assert_string_equal(fk.log, "open_tree\nmove_mount\n");
@@ -308,8 +315,9 @@ static void test_walk_then_mount(void **unused)
 	assert_int_equal(chmod(top, 01777), 0);
 	assert_int_equal(symlink(src, link), 0);
 	assert_int_equal(lchown(link, 65534, 65534), 0);
-	rq = (struct mountfd_request){ .source = "tmpfs", .target = link, .fstype = "tmpfs", .options = "",
-				       .no_helper = true };
+	rq = (struct mountfd_request){
+		.source = "tmpfs", .target = link, .fstype = "tmpfs", .options = "", .no_helper = true
+	};
 	fk.log[0] = '\0';
 	assert_int_equal(mountfd_walk_mount(&ops, NULL, &rq, &out), -EPERM);
 	assert_non_null(strstr(out.message, "refusing to mount: mount point"));

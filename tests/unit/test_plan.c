@@ -36,8 +36,7 @@ static struct config test_config(void)
 	};
 }
 
-static struct fstab_entry entry(unsigned line, const char *source, const char *target,
-				const char *fstype)
+static struct fstab_entry entry(unsigned line, const char *source, const char *target, const char *fstype)
 {
 	return (struct fstab_entry){
 		.line = line,
@@ -212,9 +211,13 @@ static void test_bind_source_equal(void **state)
 static void test_btrfs_register_first(void **state)
 {
 	struct block_device devs[2] = {
-		{ .devnode = (char *)"/dev/vdb", .type = (char *)"btrfs", .is_btrfs = true,
+		{ .devnode = (char *)"/dev/vdb",
+		  .type = (char *)"btrfs",
+		  .is_btrfs = true,
 		  .uuid = (char *)"5e81a0c4-7d2b-4b8e-9c1f-0a1b2c3d4e5f" },
-		{ .devnode = (char *)"/dev/vdc", .type = (char *)"btrfs", .is_btrfs = true,
+		{ .devnode = (char *)"/dev/vdc",
+		  .type = (char *)"btrfs",
+		  .is_btrfs = true,
 		  .uuid = (char *)"5e81a0c4-7d2b-4b8e-9c1f-0a1b2c3d4e5f" },
 	};
 	struct btrfs_member members[2] = { { 1, &devs[0] }, { 2, &devs[1] } };
@@ -332,8 +335,7 @@ static void test_requires_paths(void **state)
 	x = mount_pos(&w.plan, "/x");
 	assert_true(data < x);
 	assert_int_equal(w.plan.steps[x].n_deps, 1); /* the unit names the same mount */
-	assert_string_equal(w.plan.steps[x].deps[0].reason,
-			    "x-storaged.requires=/srv/data/deep/er");
+	assert_string_equal(w.plan.steps[x].deps[0].reason, "x-storaged.requires=/srv/data/deep/er");
 	assert_int_equal(w.plan.steps[mount_pos(&w.plan, "/y")].n_deps, 0);
 	assert_int_equal(w.diags.n, 2);
 	assert_int_equal(w.diags.v[0].level, DIAG_WARNING);
@@ -517,10 +519,10 @@ static void test_describe(void **state)
 	assert_string_equal(plan_step_describe(&s, buf, sizeof(buf)), "mount UUID=abc on /srv/data");
 	s = (struct plan_step){ .kind = PLAN_REGISTER, .devnode = (char *)"/dev/loop1" };
 	assert_string_equal(plan_step_describe(&s, buf, sizeof(buf)), "register /dev/loop1");
-	s = (struct plan_step){ .kind = PLAN_ASSEMBLE, .fsid = "5e81a0c4-7d2b-4b8e-9c1f-0a1b2c3d4e5f",
+	s = (struct plan_step){ .kind = PLAN_ASSEMBLE,
+				.fsid = "5e81a0c4-7d2b-4b8e-9c1f-0a1b2c3d4e5f",
 				.label = (char *)"my data" };
-	assert_string_equal(plan_step_describe(&s, buf, sizeof(buf)),
-			    "assemble btrfs 5e81a0c4… 'my data'");
+	assert_string_equal(plan_step_describe(&s, buf, sizeof(buf)), "assemble btrfs 5e81a0c4… 'my data'");
 	s = (struct plan_step){ .kind = PLAN_WAIT_DEVICE, .spec = (char *)"LABEL=x" };
 	assert_string_equal(plan_step_describe(&s, buf, sizeof(buf)), "wait for LABEL=x");
 	/* truncation keeps a NUL */

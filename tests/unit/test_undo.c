@@ -168,14 +168,15 @@ static const struct ops fake_ops = {
 static void add_mount(struct fake *f, const char *target, int id, uint64_t unique_id)
 {
 	assert_true(f->n < MAX_MOUNTS);
-	f->table[f->n++] = (struct fake_mount){ .target = target, .source = "tmpfs",
-						.fstype = "tmpfs", .id = id, .unique_id = unique_id };
+	f->table[f->n++] = (struct fake_mount){
+		.target = target, .source = "tmpfs", .fstype = "tmpfs", .id = id, .unique_id = unique_id
+	};
 }
 
 static void put_mount(struct state *st, const char *target, int id, uint64_t unique_id)
 {
-	struct state_record *r = state_put(st, STATE_MOUNT, target, "tmpfs", "tmpfs", STATE_DONE,
-					   NULL, true);
+	struct state_record *r =
+		state_put(st, STATE_MOUNT, target, "tmpfs", "tmpfs", STATE_DONE, NULL, true);
 
 	assert_non_null(r);
 	r->mount_id = (unsigned)id;
@@ -204,8 +205,7 @@ static void test_newest_first(void **unused)
 	put_mount(&st, "/srv/a/b", 22, 202);
 	assert_non_null(state_put(&st, STATE_BTRFS, "fsid-1", NULL, "btrfs", STATE_DONE, NULL, false));
 	assert_int_equal(run(&f, &st), 0);
-	assert_string_equal(f.calls,
-			    "umount /srv/a/b;umount /srv/a;teardown build;umount /srv;unready fsid-1;");
+	assert_string_equal(f.calls, "umount /srv/a/b;umount /srv/a;teardown build;umount /srv;unready fsid-1;");
 	assert_int_equal(f.n, 0);
 	assert_int_equal(f.n_saves, 1);
 	assert_int_equal(f.saved_records, 0);
@@ -322,12 +322,9 @@ static void test_areas(void **unused)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_newest_first),
-		cmocka_unit_test(test_only_its_own),
-		cmocka_unit_test(test_moved),
-		cmocka_unit_test(test_stops_at_busy),
-		cmocka_unit_test(test_covered),
-		cmocka_unit_test(test_killed_while_mounting),
+		cmocka_unit_test(test_newest_first), cmocka_unit_test(test_only_its_own),
+		cmocka_unit_test(test_moved),	     cmocka_unit_test(test_stops_at_busy),
+		cmocka_unit_test(test_covered),	     cmocka_unit_test(test_killed_while_mounting),
 		cmocka_unit_test(test_areas),
 	};
 

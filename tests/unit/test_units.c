@@ -365,18 +365,26 @@ static void test_format_duration(void **state)
 	/* all components would not fit in 32 bytes: the largest exact unit */
 	assert_string_equal(units_format_duration(UINT64_MAX - 2, buf, sizeof(buf)),
 			    "18446744073709551613us");
-	assert_string_equal(units_format_duration(UINT64_C(109613136) * 86400 * SEC + 1000, buf,
-						  sizeof(buf)),
-			    "109613136d 1ms");
+	assert_string_equal(
+		units_format_duration(UINT64_C(109613136) * 86400 * SEC + 1000, buf, sizeof(buf)),
+		"109613136d 1ms");
 }
 
 /* What is printed reads back to the same value. */
 static void test_format_roundtrip(void **state)
 {
 	static const uint64_t sizes[] = { 0, 1, 1023, 1024, 4096, 12800 * MiB, 3 * TiB, 7 * PiB };
-	static const uint64_t durations[] = { 1, 999, 1000, 1001, 90 * SEC, 1500 * USEC_PER_MSEC,
-					      3601 * SEC, 86400 * SEC + 1, 400 * 86400 * SEC,
-					      UINT64_C(9470575006415130822), UINT64_MAX - 2 };
+	static const uint64_t durations[] = { 1,
+					      999,
+					      1000,
+					      1001,
+					      90 * SEC,
+					      1500 * USEC_PER_MSEC,
+					      3601 * SEC,
+					      86400 * SEC + 1,
+					      400 * 86400 * SEC,
+					      UINT64_C(9470575006415130822),
+					      UINT64_MAX - 2 };
 	char buf[32];
 
 	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
@@ -398,13 +406,20 @@ static void test_format_roundtrip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_size_valid),	  cmocka_unit_test(test_size_invalid),
-		cmocka_unit_test(test_size_overflow),	  cmocka_unit_test(test_percent),
-		cmocka_unit_test(test_count),		  cmocka_unit_test(test_uint),
-		cmocka_unit_test(test_duration_valid),	  cmocka_unit_test(test_duration_invalid),
-		cmocka_unit_test(test_duration_overflow), cmocka_unit_test(test_bool),
-		cmocka_unit_test(test_factor),		  cmocka_unit_test(test_mode),
-		cmocka_unit_test(test_format_size),	  cmocka_unit_test(test_format_duration),
+		cmocka_unit_test(test_size_valid),
+		cmocka_unit_test(test_size_invalid),
+		cmocka_unit_test(test_size_overflow),
+		cmocka_unit_test(test_percent),
+		cmocka_unit_test(test_count),
+		cmocka_unit_test(test_uint),
+		cmocka_unit_test(test_duration_valid),
+		cmocka_unit_test(test_duration_invalid),
+		cmocka_unit_test(test_duration_overflow),
+		cmocka_unit_test(test_bool),
+		cmocka_unit_test(test_factor),
+		cmocka_unit_test(test_mode),
+		cmocka_unit_test(test_format_size),
+		cmocka_unit_test(test_format_duration),
 		cmocka_unit_test(test_format_roundtrip),
 	};
 

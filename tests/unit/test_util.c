@@ -130,8 +130,8 @@ static void test_diag_print(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_strv_basics),	  cmocka_unit_test(test_strv_free),
-		cmocka_unit_test(test_path_is_below),	  cmocka_unit_test(test_path_is_normalized),
+		cmocka_unit_test(test_strv_basics),    cmocka_unit_test(test_strv_free),
+		cmocka_unit_test(test_path_is_below),  cmocka_unit_test(test_path_is_normalized),
 		cmocka_unit_test(test_diag_add_count), cmocka_unit_test(test_diag_print),
 	};
 
