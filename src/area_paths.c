@@ -8,16 +8,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "area_internal.h"
+#include "mountfd.h"
 #include "util.h"
 
 bool area_name_is_valid(const char *name)
@@ -50,16 +49,10 @@ int area_dirs_init(struct area_dirs *d, const char *state_dir, const char *name)
 	return 0;
 }
 
-/* Opens @path as O_PATH without following any symlink in any component. */
+/* Opens @path without following any symlink in any component. */
 int area_open_nofollow(const char *path, int flags)
 {
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-
-	return fd < 0 ? -errno : (int)fd;
+	return mountfd_open_nofollow(AT_FDCWD, path, flags);
 }
 
 /* true when @path is the root of a mount and on the same filesystem as @ref */

@@ -100,14 +100,51 @@ void mountfd_fd_path(int fd, char *buf, size_t len)
 	snprintf(buf, len, "/proc/self/fd/%d", fd);
 }
 
+/* openat2(2)'s RESOLVE_NO_SYMLINKS by hand, one component at a time, for
+ * where openat2 is missing (ENOSYS: kernels before 5.6, seccomp filters
+ * that do not know it, valgrind 3.19). */
+static int open_nofollow_walk(int dirfd, const char *path, int flags)
+{
+	_cleanup_free_ char *copy = strdup(path);
+	char *save = NULL, *comp, *next;
+	int cur, fd;
+	struct stat st;
+
+	if (!copy)
+		return -ENOMEM;
+	cur = openat(dirfd, path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0)
+		return -errno;
+	comp = strtok_r(copy, "/", &save);
+	if (!comp) /* "/" or "." itself */
+		fd = openat(cur, ".", flags | O_CLOEXEC);
+	while (comp) {
+		next = strtok_r(NULL, "/", &save);
+		fd = openat(cur, comp, (next ? O_PATH | O_DIRECTORY : flags) | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && (errno == ENOTDIR || errno == ELOOP) &&
+		    fstatat(cur, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+			errno = ELOOP; /* as RESOLVE_NO_SYMLINKS says it */
+		if (fd < 0 || !next)
+			break;
+		close(cur);
+		cur = fd;
+		comp = next;
+	}
+	if (fd < 0)
+		fd = -errno;
+	close(cur);
+	return fd;
+}
+
 int mountfd_open_nofollow(int dirfd, const char *path, int flags)
 {
 	struct open_how how = {
 		.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
+	int r = sys_ret(syscall(SYS_openat2, dirfd, path, &how, sizeof(how)));
 
-	return sys_ret(syscall(SYS_openat2, dirfd, path, &how, sizeof(how)));
+	return r == -ENOSYS ? open_nofollow_walk(dirfd, path, flags) : r;
 }
 
 /* ------------------------------------------------------------ options */
@@ -231,7 +268,7 @@ static int fs_fallback(const struct mountfd_ops *ops, const char *fstype, const 
 	mountfd_fd_path(target_fd, target, sizeof(target));
 	r = ops->mount(ops->userdata, source, target, fstype, ms_flags(o, extra_attr), o->fs);
 	if (r == 0 && o->propagation)
-		r = ops->mount(ops->userdata, NULL, target, NULL,
+		r = ops->mount(ops->userdata, "none", target, "none",
 			       o->propagation | (o->propagation_rec ? MS_REC : 0), NULL);
 	return r;
 }
@@ -299,9 +336,9 @@ int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bo
 			return -EOPNOTSUPP;
 		mountfd_fd_path(source_fd, src, sizeof(src));
 		mountfd_fd_path(target_fd, dst, sizeof(dst));
-		r = ops->mount(ops->userdata, src, dst, NULL, MS_BIND | (recursive ? MS_REC : 0), NULL);
+		r = ops->mount(ops->userdata, src, dst, "none", MS_BIND | (recursive ? MS_REC : 0), NULL);
 		if (r == 0 && propagation)
-			r = ops->mount(ops->userdata, NULL, dst, NULL, propagation, NULL);
+			r = ops->mount(ops->userdata, "none", dst, "none", propagation, NULL);
 		return r;
 	}
 	if (tfd < 0)
@@ -332,7 +369,7 @@ int mountfd_set_propagation(const struct mountfd_ops *ops, int mnt_fd, unsigned 
 		char p[32];
 
 		mountfd_fd_path(mnt_fd, p, sizeof(p));
-		r = ops->mount(ops->userdata, NULL, p, NULL, propagation | (recursive ? MS_REC : 0), NULL);
+		r = ops->mount(ops->userdata, "none", p, "none", propagation | (recursive ? MS_REC : 0), NULL);
 	}
 	return r;
 }

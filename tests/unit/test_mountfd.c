@@ -247,7 +247,7 @@ static void test_fallback_on_proc_fd(void **unused)
 	assert_string_equal(fk.log, "fsopen tmpfs\nmount t tmpfs 0x6 size=1M\n");
 	fk.log[0] = '\0';
 	assert_int_equal(mountfd_bind(&ops, s, t, false, 0, 0, NULL), 0);
-	assert_string_equal(fk.log, "open_tree\nmount FD - 0x1000 -\n");
+	assert_string_equal(fk.log, "open_tree\nmount FD none 0x1000 -\n");
 	assert_int_equal(mountfd_bind(&ops, s, t, false, MOUNT_ATTR_RDONLY, 0, NULL), -EOPNOTSUPP);
 	mountfd_opts_done(&o);
 	close(s);
