@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -149,8 +150,12 @@ static int read_report(int fd, pid_t pid, char *line, size_t len)
 }
 
 /* a descriptor of its own (open file description) for the directory @fd,
- * above FIRST_FREE_FD: the helper's flock() on it then ends with the
- * helper, not with storaged's descriptor */
+ * above FIRST_FREE_FD, locked shared before the helper exists (unless
+ * someone holds it exclusively: then the helper waits for it): the helper
+ * inherits that open file description, so the lock that `stop` and a
+ * failed setup wait for (area.c, wait_for_copy) is held from the moment
+ * the helper holds the directory until it has exited, even when storaged
+ * is killed before the helper took the lock itself */
 static int reopen_dir(int fd)
 {
 	int o = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), n;
@@ -160,6 +165,15 @@ static int reopen_dir(int fd)
 	n = fcntl(o, F_DUPFD_CLOEXEC, FIRST_FREE_FD);
 	n = n < 0 ? -errno : n;
 	close(o);
+	/* not blocking here: whoever holds it exclusively (a teardown) is
+	 * waited for by the helper, which storaged's signals can end */
+	while (n >= 0 && flock(n, LOCK_SH | LOCK_NB) < 0 && errno != EWOULDBLOCK)
+		if (errno != EINTR) {
+			int e = errno;
+
+			close(n);
+			n = -e;
+		}
 	return n;
 }
 
