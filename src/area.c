@@ -454,6 +454,23 @@ static int umount_one(const char *name, const char *what, const char *ref, struc
 	return r;
 }
 
+/* A private view of a setup killed before its record existed: nobody but
+ * storaged's own dying helpers can still use it (its copy helper may not
+ * have taken its lock when storaged died), so a busy one is detached
+ * instead of holding stop for ever; the user's directory is not touched. */
+static int umount_killed_setup(const char *name, const char *what, struct diag_list *m)
+{
+	if (!area_is_mount_of(what, NULL))
+		return 0;
+	if (umount2(what, UMOUNT_NOFOLLOW) == 0)
+		return 0;
+	if (errno != EBUSY || umount2(what, UMOUNT_NOFOLLOW | MNT_DETACH) < 0)
+		return umount_one(name, what, NULL, m);
+	diag_warning(m, NULL, 0, "area '%s': '%s', left by a killed start, was busy: detached", name,
+		     what);
+	return 0;
+}
+
 /* The bind over the directory, by the mount ID recorded at setup (or, from
  * an older record, the one found on the path opened without links): the
  * directory's name may lead elsewhere now (C20). */
@@ -507,9 +524,9 @@ int area_teardown(const char *state_dir, const char *name, bool do_sync, struct 
 	fd = area_record_open_locked(&d, &st);
 	if (fd < 0) {
 		/* a setup that died before writing its state: undo what exists */
-		r = umount_one(name, d.lower, NULL, msgs);
+		r = umount_killed_setup(name, d.lower, msgs);
 		if (r == 0)
-			r = umount_one(name, d.area, NULL, msgs);
+			r = umount_killed_setup(name, d.area, msgs);
 		goto remove;
 	}
 	r = teardown_locked(&d, fd, &st, do_sync, msgs);
