@@ -466,8 +466,7 @@ static int umount_killed_setup(const char *name, const char *what, struct diag_l
 		return 0;
 	if (errno != EBUSY || umount2(what, UMOUNT_NOFOLLOW | MNT_DETACH) < 0)
 		return umount_one(name, what, NULL, m);
-	diag_warning(m, NULL, 0, "area '%s': '%s', left by a killed start, was busy: detached", name,
-		     what);
+	diag_warning(m, NULL, 0, "area '%s': '%s', left by a killed start, was busy: detached", name, what);
 	return 0;
 }
 
