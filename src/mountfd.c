@@ -369,7 +369,8 @@ int mountfd_set_propagation(const struct mountfd_ops *ops, int mnt_fd, unsigned 
 		char p[32];
 
 		mountfd_fd_path(mnt_fd, p, sizeof(p));
-		r = ops->mount(ops->userdata, "none", p, "none", propagation | (recursive ? MS_REC : 0), NULL);
+		r = ops->mount(ops->userdata, "none", p, "none",
+			       propagation | (recursive ? MS_REC : 0), NULL);
 	}
 	return r;
 }
