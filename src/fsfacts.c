@@ -159,3 +159,34 @@ bool fsfacts_runs_in_process(const char *fstype)
 
 	return i >= 0 && types[i].in_process;
 }
+
+bool fsfacts_unit_is_network(const char *unit)
+{
+	static const char *const units[] = {
+		"network.target",
+		"network-online.target",
+		"remote-fs-pre.target",
+		"remote-fs.target",
+		"nfs-client.target",
+		"iscsi.service",
+		"iscsid.service",
+		"iscsid.socket",
+		"open-iscsi.service",
+		"iscsi-init.service",
+		"iscsi-onboot.service",
+		"nvmf-autoconnect.service",
+		"NetworkManager-wait-online.service",
+		"systemd-networkd-wait-online.service",
+		"ifupdown-wait-online.service",
+		"ifupdown-pre.service",
+		"networking.service",
+		"rpcbind.service",
+		"rpc-statd.service",
+		"multipathd.service",
+	};
+
+	for (size_t i = 0; unit && i < ARRAY_SIZE(units); i++)
+		if (strcmp(unit, units[i]) == 0)
+			return true;
+	return false;
+}

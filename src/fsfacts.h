@@ -105,4 +105,17 @@ bool fsfacts_is_local(const char *fstype);
  */
 bool fsfacts_runs_in_process(const char *fstype);
 
+/**
+ * fsfacts_unit_is_network:
+ * @unit: a systemd unit name from x-systemd.requires= or x-systemd.after=
+ *
+ * The units that stand for the network or what comes only after it
+ * (network-online.target, remote-fs-pre.target, iscsi.service, the
+ * wait-online services, ...): an entry ordered after one cannot be
+ * mounted before the network is up.
+ *
+ * Returns: true for such a unit.
+ */
+bool fsfacts_unit_is_network(const char *unit);
+
 #endif

@@ -223,6 +223,8 @@ enum opt_kind {
 	OPT_BIND,
 	OPT_LOOP,
 	OPT_MKDIR,
+	OPT_NETDEV,
+	OPT_DEGRADED_MOUNT, /* "degraded": the administrator's consent */
 	OPT_UNKNOWN_OWN, /* an x-storaged* option storaged does not know */
 };
 
@@ -250,6 +252,8 @@ static const struct opt_def opt_table[] = {
 	{ "loop", OPT_LOOP, false },
 	{ "X-mount.mkdir", OPT_MKDIR, false },
 	{ "x-mount.mkdir", OPT_MKDIR, false },
+	{ "_netdev", OPT_NETDEV, false },
+	{ "degraded", OPT_DEGRADED_MOUNT, false },
 };
 
 static const struct opt_def *opt_lookup(const char *name)
@@ -309,6 +313,11 @@ static int opt_requires(struct parser *p, struct fstab_entry *e, const struct op
 		return line_error(p, "%s= needs a value: the mount point or device tag to wait for",
 				  d->name);
 	unquote(value);
+	if (value[0] == '/')
+		fstab_path_normalize(value);
+	/* Waiting for a network unit means the entry needs the network. */
+	if (!d->own && fsfacts_unit_is_network(value))
+		e->remote = true;
 	/* The x-systemd spellings may name units; the planner sorts them out. */
 	if (d->own && !(path_is_normalized(value) || fsfacts_spec_is_tag(value)))
 		return line_error(p, "%s='%s' is neither an absolute, normalised mount point nor a tag (LABEL=, UUID=, PARTLABEL=, PARTUUID=, ID=); fix the value",
@@ -388,6 +397,12 @@ static int opt_apply(struct parser *p, struct fstab_entry *e, struct opt_state *
 		return 0;
 	case OPT_MKDIR:
 		return opt_mkdir(p, e, value);
+	case OPT_NETDEV:
+		e->netdev = true;
+		return 0;
+	case OPT_DEGRADED_MOUNT:
+		e->degraded_ok = true;
+		return 0;
 	case OPT_UNKNOWN_OWN:
 		return line_error(p, "unknown option '%s'; storaged knows x-storaged, x-storaged.requires=, x-storaged.device-timeout=, x-storaged.mount-timeout=, x-storaged.degraded and x-storaged.remote",
 				  name);
@@ -416,7 +431,10 @@ static int entry_parse_options(struct parser *p, struct fstab_entry *e)
 		if (!name || (v && !value))
 			return -ENOMEM;
 		k = opt_apply(p, e, &st, name, value);
-		if (k == 0 && !opt_is_stripped(name, p->select))
+		/* btrfs: storaged adds "degraded" itself, only once the device
+		 * timeout has passed with members missing (C03) */
+		if (k == 0 && !opt_is_stripped(name, p->select) &&
+		    !(streq(name, "degraded") && streq(e->fstype, "btrfs")))
 			k = mnt_optstr_append_option(&e->mount_options, name, value) < 0 ? -ENOMEM : 0;
 		if (k == -ENOMEM)
 			return k;
@@ -440,6 +458,11 @@ static void entry_done(struct fstab_entry *e)
 	for (size_t i = 0; i < e->n_requires; i++)
 		free(e->requires[i].value);
 	free(e->requires);
+	for (size_t i = 0; i < e->n_paths; i++) {
+		free(e->paths[i].path);
+		free(e->paths[i].real);
+	}
+	free(e->paths);
 }
 
 /* mount(2) would fail with ENAMETOOLONG: refuse the line now, not at boot. */
@@ -465,14 +488,11 @@ static int check_target_length(struct parser *p, const char *target)
 
 static int check_target(struct parser *p, const struct fstab_entry *e)
 {
-	if (strcmp(e->fstype, "swap") == 0 || strcmp(e->target, "none") == 0)
-		return line_error(p, "'%s' on '%s' is selected for storaged, which mounts filesystems only; remove the select option from this line",
-				  e->source, e->target);
 	if (e->target[0] != '/')
 		return line_error(p, "mount point '%s' is not an absolute path; write it from the root, e.g. '/%s'",
 				  e->target, e->target);
 	if (!path_is_normalized(e->target))
-		return line_error(p, "mount point '%s' is not normalised; write it without '//', '.', '..' or a trailing '/'",
+		return line_error(p, "mount point '%s' is not normalised: it has a '..' component, which only a lookup could resolve; write the path it stands for",
 				  e->target);
 	return check_target_length(p, e->target);
 }
@@ -507,6 +527,11 @@ static int entry_fill(struct parser *p, struct libmnt_fs *fs, struct fstab_entry
 		r = -ENOMEM;
 		goto fail;
 	}
+	/* "/raid/", "/srv//data", "/./x" are the mount point mount(8) takes
+	 * (C11); a network source ("//server/share/") is the server's. */
+	fstab_path_normalize(e.target);
+	if (!fsfacts_is_network(e.fstype, e.source))
+		fstab_path_normalize(e.source);
 	r = check_target(p, &e);
 	if (r == -ENOMEM)
 		goto fail;
@@ -515,6 +540,9 @@ static int entry_fill(struct parser *p, struct libmnt_fs *fs, struct fstab_entry
 	if (r < 0)
 		goto fail;
 	e.remote = e.remote || fsfacts_is_network(e.fstype, e.source);
+	r = fstab_entry_collect_paths(&e);
+	if (r < 0)
+		goto fail;
 	*ret = e;
 	return 0;
 fail:
@@ -556,15 +584,53 @@ static int warn_unselected(struct parser *p, const char *opts)
 	return 0;
 }
 
+/* Why a selected line is another tool's (C10), or NULL when storaged's:
+ * fstab(5) gives swap to swapon(8) and "ignore" to nobody; a "none" type
+ * or mount point is no filesystem unless the line is a bind. */
+static const char *owned_elsewhere(struct libmnt_fs *fs)
+{
+	const char *type = mnt_fs_get_fstype(fs) ?: "", *target = mnt_fs_get_target(fs) ?: "";
+	const char *opts = mnt_fs_get_options(fs);
+	bool bind = opts && (mnt_optstr_get_option(opts, "bind", NULL, NULL) == 0 ||
+			     mnt_optstr_get_option(opts, "rbind", NULL, NULL) == 0 ||
+			     mnt_optstr_get_option(opts, "move", NULL, NULL) == 0);
+
+	if (streq(type, "swap"))
+		return "a swap line: swapon(8) and systemd's swap units activate it";
+	if (streq(type, "ignore"))
+		return "type 'ignore': fstab(5) says no tool mounts it";
+	if (!bind && (streq(type, "none") || streq(target, "none")))
+		return "no filesystem to mount (type or mount point 'none' without bind)";
+	return NULL;
+}
+
+static int note_skipped(struct parser *p, struct fstab *f, const char *source, const char *why)
+{
+	struct fstab_skipped *nv = realloc(f->skipped, (f->n_skipped + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	f->skipped = nv;
+	if (asprintf(&nv[f->n_skipped].why, "%s: %s; left alone", source ?: "none", why) < 0)
+		return -ENOMEM;
+	nv[f->n_skipped++].line = p->line;
+	f->n_total++;
+	return 0;
+}
+
 static int handle_fs(struct parser *p, struct fstab *f, size_t *cap, struct libmnt_fs *fs)
 {
 	struct fstab_entry e;
+	const char *why;
 	int r;
 
 	if (!is_selected(mnt_fs_get_options(fs), p->select)) {
 		f->n_total++;
 		return warn_unselected(p, mnt_fs_get_options(fs));
 	}
+	why = owned_elsewhere(fs);
+	if (why)
+		return note_skipped(p, f, mnt_fs_get_source(fs), why);
 	r = entry_fill(p, fs, &e);
 	if (r < 0)
 		return r;
@@ -710,6 +776,9 @@ void fstab_done(struct fstab *f)
 	for (size_t i = 0; i < f->n_entries; i++)
 		entry_done(&f->entries[i]);
 	free(f->entries);
+	for (size_t i = 0; i < f->n_skipped; i++)
+		free(f->skipped[i].why);
+	free(f->skipped);
 	free(f->file);
 	*f = (struct fstab){ 0 };
 }

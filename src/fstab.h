@@ -12,6 +12,18 @@
 #include "diag.h"
 #include "fsfacts.h"
 
+/* One path an entry uses besides its mount point (ordering rule 2): it
+ * waits for whatever entry or area lies above it. */
+struct fstab_path {
+	const char *option; /* static: "lowerdir", "upperdir", "workdir",
+			       "datadir", "loop", "bind", "image file" or
+			       "x-systemd.requires-mounts-for" */
+	char *path; /* owned: absolute, normalised (fstab_path_normalize()) */
+	char *real; /* owned, set by the caller (I/O): @path with the links
+		       that exist at plan time resolved; NULL when the same
+		       or not resolved */
+};
+
 /* One requires= value and the option that gave it, for messages. */
 struct fstab_require {
 	const char *option; /* static: "x-storaged.requires", "x-systemd.requires",
@@ -48,6 +60,19 @@ struct fstab_entry {
 	size_t n_requires;
 	uint64_t device_timeout_usec; /* USEC_UNSET: use the config's */
 	uint64_t mount_timeout_usec; /* USEC_UNSET: use the config's */
+	bool netdev; /* _netdev: an absent device may come only after the
+			network (start --local leaves it for later) */
+	struct fstab_path *paths; /* every path the entry uses besides its
+				     mount point, in option order; NULL when
+				     none (fstab_paths.c) */
+	size_t n_paths;
+};
+
+/* A line another tool owns (swap, "ignore", a "none" type that is no
+ * bind): read, left alone, and noted for `check` and -v. */
+struct fstab_skipped {
+	unsigned line;
+	char *why; /* owned */
 };
 
 struct fstab {
@@ -55,6 +80,8 @@ struct fstab {
 	struct fstab_entry *entries; /* deferred entries only, in file order */
 	size_t n_entries;
 	size_t n_total; /* all valid entries in the file, deferred or not */
+	struct fstab_skipped *skipped; /* selected lines left to other tools */
+	size_t n_skipped;
 };
 
 /**
@@ -99,5 +126,33 @@ int fstab_load(struct fstab *ret, const char *path, char *const *select, bool ch
  * Frees everything @f owns.  Accepts a zeroed struct.
  */
 void fstab_done(struct fstab *f);
+
+/**
+ * fstab_path_normalize:
+ * @path: a path, rewritten in place
+ *
+ * The spellings mount(8) accepts for one path, made one: "//" becomes "/",
+ * "/./" and a trailing "/." or "/" are dropped.  ".." is kept (only a
+ * lookup can tell what it means behind a link).
+ *
+ * Returns: 0; -EINVAL when @path is not absolute (left as it was).
+ */
+int fstab_path_normalize(char *path);
+
+/**
+ * fstab_entry_collect_paths:
+ * @e: an entry whose source, fstype, options and requires are filled
+ *
+ * Fills @e->paths (fstab_paths.c): each overlay layer (lowerdir=, split at
+ * ':' as the kernel does, "\" escaping the next character; lowerdir+=,
+ * datadir+=), upperdir=, workdir=; the source of a bind or loop entry and
+ * a regular-file source (a path outside /dev of a type on a block device,
+ * which mount(8) loop-mounts); x-systemd.requires-mounts-for= values.
+ * Relative paths are skipped (the kernel takes them from mount(8)'s
+ * working directory).
+ *
+ * Returns: 0 or -ENOMEM.
+ */
+int fstab_entry_collect_paths(struct fstab_entry *e);
 
 #endif

@@ -632,6 +632,23 @@ static int emit_plan(struct builder *b, const size_t *perm, size_t *inv, size_t 
 	return 0;
 }
 
+/* A _netdev entry whose device is not here yet (a WAIT_DEVICE step, or a
+ * btrfs filesystem with members missing): on an iSCSI or NBD disk it
+ * comes only after the network, so start --local does not wait for it
+ * (C17).  A _netdev entry whose device is here mounts early as before. */
+static bool netdev_absent(const struct plan *p, const struct plan_step *s)
+{
+	if (s->kind != PLAN_MOUNT || !s->entry->netdev)
+		return false;
+	for (size_t d = 0; d < s->n_deps; d++) {
+		const struct plan_step *t = &p->steps[s->deps[d].step];
+
+		if (!t->done && (t->kind == PLAN_WAIT_DEVICE || (t->kind == PLAN_ASSEMBLE && t->missing)))
+			return true;
+	}
+	return false;
+}
+
 /*
  * start --local: the mount of a remote entry, and every step that waits on
  * a step left for later, is left for the start after the network is up;
@@ -652,7 +669,7 @@ static int mark_later(struct plan *p)
 	for (size_t i = 0; i < p->n_steps; i++) {
 		struct plan_step *s = &p->steps[i];
 
-		s->later = !s->done && s->kind == PLAN_MOUNT && s->entry->remote;
+		s->later = !s->done && s->kind == PLAN_MOUNT && (s->entry->remote || netdev_absent(p, s));
 		for (size_t d = 0; d < s->n_deps && !s->done && !s->later; d++)
 			s->later = p->steps[s->deps[d].step].later;
 	}

@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,10 @@ static int add_requires_item(struct builder *b, size_t i, const struct fstab_req
 	const char *what = req->value;
 	char path[4096];
 
+	/* A network unit made the entry remote (fstab.c): start --local
+	 * leaves it for the start after the network, which is the order. */
+	if (fsfacts_unit_is_network(what))
+		return 0;
 	if (what[0] != '/' && fsfacts_tag_parse(what, NULL) == FSFACTS_TAG_NONE) {
 		if (!unit_to_path(what, path, sizeof(path)))
 			return diag_warning(b->diags, b->in->fstab->file, e->line,
@@ -164,6 +169,64 @@ static int add_requires_edges(struct builder *b, size_t i)
 	return r;
 }
 
+/* "upperdir=/x/data/upper", "bind source /srv/link": a used path as the
+ * fstab names it. */
+static void print_use(char *buf, size_t len, const struct fstab_path *u)
+{
+	if (streq(u->option, "bind") || streq(u->option, "loop"))
+		snprintf(buf, len, "%s source %s", u->option, u->path);
+	else if (streq(u->option, "image file"))
+		snprintf(buf, len, "image file %s", u->path);
+	else
+		snprintf(buf, len, "%s=%s", u->option, u->path);
+}
+
+/* One edge to what holds @path (the deepest entry or area on or above it);
+ * @use names it in the reason, @via the path it resolves to, if any. */
+static int add_use_edge(struct builder *b, size_t i, const char *use, const char *path, const char *via)
+{
+	const char *name = NULL;
+	size_t to = deepest_holder(b, path, i, &name);
+	bool area;
+
+	if (to == NONE || to == b->entry_step[i])
+		return 0;
+	area = b->steps[to].kind == PLAN_AREA;
+	if (via)
+		return builder_add_edge(b, b->entry_step[i], to, EDGE_SOURCE, "%s resolves to %s, below %s%s",
+					use, via, area ? "area " : "", name);
+	return builder_add_edge(b, b->entry_step[i], to, EDGE_SOURCE, "%s is below %s%s", use,
+				area ? "area " : "", name);
+}
+
+/* Rule 2 for every path the entry uses besides its mount point (C09):
+ * overlay layers, upper and work directories, bind and loop sources, image
+ * files, x-systemd.requires-mounts-for=; each as written and as the links
+ * that exist now resolve it.  A mount point reached through a link waits
+ * for the entry above where it leads. */
+static int add_used_path_edges(struct builder *b, size_t i)
+{
+	const struct fstab_entry *e = builder_entry(b, i);
+	char use[PATH_MAX + 64];
+	size_t p;
+	int r = 0;
+
+	for (size_t k = 0; r >= 0 && k < e->n_paths; k++) {
+		print_use(use, sizeof(use), &e->paths[k]);
+		r = add_use_edge(b, i, use, e->paths[k].path, NULL);
+		if (r >= 0 && e->paths[k].real)
+			r = add_use_edge(b, i, use, e->paths[k].real, e->paths[k].real);
+	}
+	if (r < 0 || !e->target_real)
+		return r;
+	p = deepest_entry_above(b, e->target_real, false, i);
+	if (p == NONE)
+		return 0;
+	return builder_add_edge(b, b->entry_step[i], b->entry_step[p], EDGE_PARENT,
+				"mount point %s resolves to %s, below %s", e->target,
+				e->target_real, builder_entry(b, p)->target);
+}
+
 int plan_add_edges(struct builder *b)
 {
 	int r;
@@ -176,6 +239,8 @@ int plan_add_edges(struct builder *b)
 			r = add_entry_area_edge(b, i);
 		if (r >= 0)
 			r = add_requires_edges(b, i);
+		if (r >= 0)
+			r = add_used_path_edges(b, i);
 		if (r < 0)
 			return r;
 	}

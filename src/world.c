@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "area.h"
+#include "fsfacts.h"
 #include "safepath.h"
 #include "sysinfo.h"
 #include "world.h"
@@ -130,6 +132,161 @@ static char *refuse_links(const char *what, const char *path, const char *real)
 	return msg;
 }
 
+/* Is the mount with ID @id (statx STATX_MNT_ID, as mountinfo's first
+ * field) one where a lookup never waits for a server or an automount? */
+static bool mount_is_local(struct libmnt_table *tb, uint64_t id)
+{
+	struct libmnt_iter *itr = tb ? mnt_new_iter(MNT_ITER_FORWARD) : NULL;
+	struct libmnt_fs *fs;
+	bool local = false;
+
+	while (itr && mnt_table_next_fs(tb, itr, &fs) == 0)
+		if ((uint64_t)mnt_fs_get_id(fs) == id) {
+			local = fsfacts_is_local(mnt_fs_get_fstype(fs));
+			break;
+		}
+	mnt_free_iter(itr);
+	return local;
+}
+
+/* Appends "/@name" (@n bytes) to the path @buf of length *@len. */
+static bool path_push(char *buf, size_t *len, const char *name, size_t n)
+{
+	if (*len + n + 2 > PATH_MAX)
+		return false;
+	if (*len > 1)
+		buf[(*len)++] = '/';
+	memcpy(buf + *len, name, n);
+	*len += n;
+	buf[*len] = '\0';
+	return true;
+}
+
+struct walk {
+	struct libmnt_table *tb; /* the system's mount table, for mount_is_local() */
+	int dirfd; /* O_PATH: the directory @done names */
+	char done[PATH_MAX]; /* resolved so far: no link in it */
+	size_t len;
+	char rest[PATH_MAX]; /* still to walk */
+	unsigned links;
+};
+
+/* One step of resolve_local() on the component @name: 1 walked on, 0 stop
+ * here (missing, not local, not a directory), negative errno. */
+static int walk_component(struct walk *w, const char *name, size_t n, const char *after)
+{
+	char nm[NAME_MAX + 1], tgt[PATH_MAX], rest[PATH_MAX];
+	struct statx stx;
+	ssize_t k;
+	int fd;
+
+	if (n > NAME_MAX)
+		return 0;
+	memcpy(nm, name, n);
+	nm[n] = '\0';
+	/* the directory's mount, then the name's: cached attributes only,
+	 * no automount, so that no server is ever asked */
+	if (statx(w->dirfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID) || !mount_is_local(w->tb, stx.stx_mnt_id))
+		return 0;
+	if (statx(w->dirfd, nm, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_MNT_ID, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID) || !mount_is_local(w->tb, stx.stx_mnt_id))
+		return 0;
+	if (S_ISLNK(stx.stx_mode)) {
+		k = readlinkat(w->dirfd, nm, tgt, sizeof(tgt) - 1);
+		if (k <= 0 || ++w->links > 40 || (size_t)k + strlen(after) + 2 > sizeof(w->rest))
+			return k <= 0 ? 0 : -ELOOP;
+		tgt[k] = '\0';
+		strcpy(rest, after);
+		strcpy(w->rest, tgt);
+		strcat(w->rest, "/");
+		strcat(w->rest, rest);
+		if (tgt[0] == '/') {
+			fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (fd < 0)
+				return -errno;
+			close(w->dirfd);
+			w->dirfd = fd;
+			strcpy(w->done, "/");
+			w->len = 1;
+		}
+		return 1;
+	}
+	if (!S_ISDIR(stx.stx_mode) && *after)
+		return 0;
+	fd = openat(w->dirfd, nm, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	close(w->dirfd);
+	w->dirfd = fd;
+	memmove(w->rest, after, strlen(after) + 1);
+	if (strcmp(nm, "..") == 0) {
+		while (w->len > 1 && w->done[w->len - 1] != '/')
+			w->len--;
+		w->len = w->len > 1 ? w->len - 1 : 1;
+		w->done[w->len] = '\0';
+		return 1;
+	}
+	return path_push(w->done, &w->len, nm, n) ? 1 : -ENAMETOOLONG;
+}
+
+/*
+ * @path with the symbolic links that exist now resolved, one component at
+ * a time from "/", looking names up only in directories on local
+ * filesystems (a dead server or an automount never holds the pass): the
+ * walk stops at the first missing name or non-local directory and the rest
+ * is kept as written.  Unlike resolve_path() it also tells where a path
+ * leads whose end does not exist yet (a mkdir below a link, a directory on
+ * a filesystem not mounted yet).
+ * Returns: 0 and the result in @out; negative errno.
+ */
+static int resolve_local(struct libmnt_table *tb, const char *path, char out[static PATH_MAX])
+{
+	struct walk w = { .tb = tb, .done = "/", .len = 1 };
+	int r = 0;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(w.rest))
+		return -EINVAL;
+	strcpy(w.rest, path);
+	w.dirfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (w.dirfd < 0)
+		return -errno;
+	for (;;) {
+		char *c = w.rest + strspn(w.rest, "/");
+		size_t n = strcspn(c, "/");
+		const char *after = c + n + strspn(c + n, "/");
+
+		if (n == 0 || (n == 1 && c[0] == '.')) {
+			if (n == 0)
+				break;
+			memmove(w.rest, after, strlen(after) + 1);
+			continue;
+		}
+		r = walk_component(&w, c, n, after);
+		if (r <= 0)
+			break;
+	}
+	close(w.dirfd);
+	if (r < 0)
+		return r;
+	snprintf(out, PATH_MAX, "%s%s%s", w.done,
+		 w.len > 1 && w.rest[strspn(w.rest, "/")] ? "/" : "", w.rest + strspn(w.rest, "/"));
+	return fstab_path_normalize(out);
+}
+
+/* Where each path the entry uses leads now (fstab_path.real), for the
+ * planner's edges (C09): a bind source through a link lands below the
+ * mount point it points into. */
+static void resolve_uses(struct libmnt_table *tb, struct fstab_entry *e)
+{
+	char buf[PATH_MAX];
+
+	for (size_t k = 0; k < e->n_paths; k++)
+		if (resolve_local(tb, e->paths[k].path, buf) == 0 && strcmp(buf, e->paths[k].path) != 0)
+			e->paths[k].real = strdup(buf);
+}
+
 /* The mount table shows mount points with links resolved; so must the
  * planner's comparisons (a root-owned link on the way is allowed).
  * @local_only: entries that need the network are left for a later pass;
@@ -137,20 +294,36 @@ static char *refuse_links(const char *what, const char *path, const char *real)
  * block the early pass). */
 static void resolve_targets(struct fstab *f, bool local_only)
 {
+	struct libmnt_table *tb = mnt_new_table_from_file(MOUNTINFO_PATH);
 	char buf[PATH_MAX];
 
 	for (size_t i = 0; i < f->n_entries; i++) {
 		struct fstab_entry *e = &f->entries[i];
+		bool found;
 
 		if (local_only && e->remote)
 			continue;
-		if (resolve_path(e->target, buf) && strcmp(buf, e->target) != 0) {
+		found = resolve_path(e->target, buf);
+		/* not there yet: where the links that are there lead */
+		if (!found && resolve_local(tb, e->target, buf) < 0)
+			strcpy(buf, e->target);
+		if (strcmp(buf, e->target) != 0) {
 			e->target_real = strdup(buf);
 			e->refused = refuse_links("mount point", e->target, buf);
 		}
 		if (!e->refused && e->bind && e->source[0] == '/' && resolve_path(e->source, buf))
 			e->refused = refuse_links("bind source", e->source, buf);
+		resolve_uses(tb, e);
 	}
+	mnt_unref_table(tb);
+}
+
+/* Lines of the fstab that other tools own (swap, ...) are left alone: a
+ * note with -v and in check, never an error (C10). */
+static void log_skipped(const struct fstab *f, const struct logger *lg)
+{
+	for (size_t i = 0; i < f->n_skipped; i++)
+		log_debug(lg, "%s:%u: %s", f->file, f->skipped[i].line, f->skipped[i].why);
 }
 
 /* ------------------------------------------------------------ devices, mounts, areas */
@@ -239,6 +412,7 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	if (r < 0)
 		goto out;
 	resolve_targets(&w->fstab, s->local_only);
+	log_skipped(&w->fstab, lg);
 	r = plan_needs_devices(&w->fstab) ? world_load_devices(s, lg, w) : 0;
 	if (r < 0) {
 		log_error(lg, "cannot list block devices: %s", strerror(-r));

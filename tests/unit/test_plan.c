@@ -317,7 +317,7 @@ static void test_requires_paths(void **state)
 	struct fstab_require r1[] = { { "x-storaged.requires", (char *)"/srv/data/deep/er" },
 				      { "x-systemd.requires", (char *)"srv-data.mount" } };
 	struct fstab_require r2[] = { { "x-storaged.requires", (char *)"/opt/elsewhere" },
-				      { "x-systemd.after", (char *)"network-online.target" } };
+				      { "x-systemd.after", (char *)"foo.service" } };
 	struct fstab_entry e[] = {
 		entry(1, "tmpfs", "/x", "tmpfs"),
 		entry(2, "tmpfs", "/y", "tmpfs"),
@@ -342,7 +342,7 @@ static void test_requires_paths(void **state)
 	assert_int_equal(w.diags.v[0].line, 2);
 	assert_string_equal(w.diags.v[0].msg,
 			    "x-storaged.requires=/opt/elsewhere: not a storaged entry; assumed mounted by the system");
-	assert_non_null(strstr(w.diags.v[1].msg, "network-online.target"));
+	assert_non_null(strstr(w.diags.v[1].msg, "foo.service"));
 	world_done(&w);
 }
 

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fstab as administrators write it (issue 17): path spellings (C11), lines
+ * other tools own (C10), every path an entry uses and the edge it makes
+ * (C09), what start --local leaves for later (C17), an explicit
+ * `degraded`.  Parsed from text and planned, no I/O.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "fstab.h"
+#include "plan.h"
+
+#define SEC (UINT64_C(1000000))
+
+struct world {
+	struct config config;
+	struct fstab fstab;
+	struct inventory inventory;
+	struct plan plan;
+	struct diag_list diags;
+};
+
+/* Parses @text and plans it (empty inventory and mount table). */
+static int world_plan(struct world *w, const char *text, bool local_only)
+{
+	struct plan_input in = {
+		.config = &w->config,
+		.fstab = &w->fstab,
+		.inventory = &w->inventory,
+		.local_only = local_only,
+	};
+	int r;
+
+	w->config = (struct config){ .file = (char *)"storaged.conf",
+				     .device_timeout_usec = 90 * SEC,
+				     .mount_timeout_usec = 90 * SEC,
+				     .jobs = 4 };
+	r = fstab_parse_buf(&w->fstab, text, strlen(text), "fstab", NULL, &w->diags);
+	if (r < 0)
+		return r;
+	return plan_build(&in, &w->plan, &w->diags);
+}
+
+static void world_done(struct world *w)
+{
+	plan_done(&w->plan);
+	fstab_done(&w->fstab);
+	diag_list_done(&w->diags);
+}
+
+static const struct plan_step *mount_step(const struct plan *p, const char *target, size_t *ret)
+{
+	for (size_t i = 0; i < p->n_steps; i++)
+		if (p->steps[i].kind == PLAN_MOUNT && strcmp(p->steps[i].entry->target, target) == 0) {
+			if (ret)
+				*ret = i;
+			return &p->steps[i];
+		}
+	fail_msg("no mount step for %s", target);
+	return NULL;
+}
+
+/* The step for @target waits for the one for @on, for @reason. */
+static void assert_waits(const struct plan *p, const char *target, const char *on, const char *reason)
+{
+	size_t to;
+	const struct plan_step *s = mount_step(p, target, NULL);
+
+	mount_step(p, on, &to);
+	for (size_t d = 0; d < s->n_deps; d++)
+		if (s->deps[d].step == to) {
+			assert_string_equal(s->deps[d].reason, reason);
+			return;
+		}
+	fail_msg("%s does not wait for %s", target, on);
+}
+
+/* ------------------------------------------------------------ normalisation */
+
+static void test_normalize(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "/raid/", "/raid" },
+		{ "/srv//data", "/srv/data" },
+		{ "/./srv/./x/.", "/srv/x" },
+		{ "//", "/" },
+		{ "/", "/" },
+		{ "/a/../b", "/a/../b" },
+		{ "/a/.b/", "/a/.b" },
+		{ "///x///", "/x" },
+		{ "/x/..", "/x/.." },
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		strcpy(buf, cases[i][0]);
+		assert_int_equal(fstab_path_normalize(buf), 0);
+		assert_string_equal(buf, cases[i][1]);
+	}
+	strcpy(buf, "rel/");
+	assert_int_equal(fstab_path_normalize(buf), -EINVAL);
+	assert_string_equal(buf, "rel/");
+}
+
+static void test_c11_spellings(void **state)
+{
+	struct world w = { 0 };
+
+	assert_int_equal(world_plan(&w,
+				    "LABEL=c11raid  /m/raid/       ext4 defaults,noauto,_netdev 0 0\n"
+				    "LABEL=c11cache /m//raid/./cache/ ext4 defaults,noauto,_netdev 0 0\n"
+				    "/srv//src/     /m/b           none bind,x-storaged 0 0\n"
+				    "//server/share/ /m/cifs/      cifs x-storaged 0 0\n",
+				    false),
+			 0);
+	assert_string_equal(w.fstab.entries[0].target, "/m/raid");
+	assert_string_equal(w.fstab.entries[1].target, "/m/raid/cache");
+	assert_string_equal(w.fstab.entries[2].source, "/srv/src");
+	/* a server's share is the server's spelling */
+	assert_string_equal(w.fstab.entries[3].source, "//server/share/");
+	assert_string_equal(w.fstab.entries[3].target, "/m/cifs");
+	assert_waits(&w.plan, "/m/raid/cache", "/m/raid", "/m/raid: parent mount point");
+	world_done(&w);
+}
+
+static void test_relative_and_dotdot_stay_errors(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct fstab f = { 0 };
+	const char *t = "/dev/a rel/ ext4 x-storaged 0 0\n/dev/b /x/../y ext4 x-storaged 0 0\n";
+
+	assert_int_equal(fstab_parse_buf(&f, t, strlen(t), "fstab", NULL, &dl), -EINVAL);
+	assert_int_equal(dl.n, 2);
+	assert_non_null(strstr(dl.v[0].msg, "not an absolute path"));
+	assert_non_null(strstr(dl.v[1].msg, "'..'"));
+	diag_list_done(&dl);
+}
+
+/* ------------------------------------------------------------ other tools' lines */
+
+static void test_c10_lines_of_other_tools(void **state)
+{
+	struct world w = { 0 };
+
+	assert_int_equal(world_plan(&w,
+				    "/dev/sdz1 none swap sw,_netdev 0 0\n"
+				    "/swapfile none swap sw,x-storaged 0 0\n"
+				    "/dev/sdz2 /x ignore x-storaged 0 0\n"
+				    "none /y none x-storaged 0 0\n"
+				    "/srv/a /srv/b none bind,x-storaged 0 0\n"
+				    "tmpfs /t tmpfs x-storaged 0 0\n",
+				    false),
+			 0);
+	assert_int_equal(w.diags.n, 0);
+	assert_int_equal(w.fstab.n_entries, 2);
+	assert_int_equal(w.fstab.n_total, 6);
+	assert_int_equal(w.fstab.n_skipped, 4);
+	assert_int_equal(w.fstab.skipped[0].line, 1);
+	assert_non_null(strstr(w.fstab.skipped[0].why, "swap"));
+	assert_int_equal(w.fstab.skipped[3].line, 4);
+	world_done(&w);
+}
+
+/* ------------------------------------------------------------ paths used */
+
+static void test_c09_overlay_dirs(void **state)
+{
+	struct world w = { 0 };
+	const struct fstab_entry *e;
+
+	assert_int_equal(world_plan(&w,
+				    "overlay /m/merged overlay lowerdir=/m/lower:/m/l\\:2::/m/data//do,upperdir=/m/data/upper,workdir=/m/data/work,noauto,x-storaged 0 0\n"
+				    "/dev/loop7 /m/data ext4 defaults,noauto,x-storaged 0 0\n"
+				    "overlay /m/o2 overlay lowerdir=\"/m/low/a,b\",upperdir=/m/up/u,workdir=/m/up/w,x-storaged 0 0\n"
+				    "tmpfs /m/up tmpfs x-storaged 0 0\n"
+				    "tmpfs /m/low tmpfs x-storaged 0 0\n",
+				    false),
+			 0);
+	e = &w.fstab.entries[0];
+	assert_int_equal(e->n_paths, 5);
+	assert_string_equal(e->paths[0].option, "lowerdir");
+	assert_string_equal(e->paths[0].path, "/m/lower");
+	assert_string_equal(e->paths[1].path, "/m/l:2");
+	assert_string_equal(e->paths[2].path, "/m/data/do");
+	assert_string_equal(e->paths[3].option, "upperdir");
+	assert_string_equal(e->paths[4].option, "workdir");
+	assert_waits(&w.plan, "/m/merged", "/m/data", "lowerdir=/m/data/do is below /m/data");
+	assert_waits(&w.plan, "/m/o2", "/m/up", "upperdir=/m/up/u is below /m/up");
+	assert_waits(&w.plan, "/m/o2", "/m/low", "lowerdir=/m/low/a,b is below /m/low");
+	world_done(&w);
+}
+
+static void test_c09_images_and_requires_mounts_for(void **state)
+{
+	struct world w = { 0 };
+
+	assert_int_equal(world_plan(&w,
+				    "/srv/img/disk.img /mnt/disk ext4 x-storaged 0 0\n"
+				    "/srv/img/cd.iso /mnt/cd auto loop,ro,x-storaged 0 0\n"
+				    "tmpfs /mnt/t tmpfs x-storaged,x-systemd.requires-mounts-for=/srv/img/x/ 0 0\n"
+				    "LABEL=img /srv/img xfs x-storaged 0 0\n"
+				    "tmpfs /srv/x tmpfs x-storaged 0 0\n",
+				    false),
+			 0);
+	assert_waits(&w.plan, "/mnt/disk", "/srv/img", "image file /srv/img/disk.img is below /srv/img");
+	assert_waits(&w.plan, "/mnt/cd", "/srv/img", "/srv/img: loop source below it");
+	assert_waits(&w.plan, "/mnt/t", "/srv/img", "x-systemd.requires-mounts-for=/srv/img/x");
+	/* a device path and a nodev type are no image file */
+	world_done(&w);
+}
+
+static void test_c09_resolved_paths(void **state)
+{
+	const char *t = "tmpfs /data tmpfs x-storaged 0 0\n"
+			"/srv/link/sub /b none bind,x-storaged 0 0\n"
+			"tmpfs /home/u/l/x tmpfs x-storaged,X-mount.mkdir 0 0\n";
+	struct world w = { .config = { .device_timeout_usec = 90 * SEC, .mount_timeout_usec = 90 * SEC } };
+	struct plan_input in = { .config = &w.config, .fstab = &w.fstab, .inventory = &w.inventory };
+
+	assert_int_equal(fstab_parse_buf(&w.fstab, t, strlen(t), "fstab", NULL, &w.diags), 0);
+	assert_int_equal(w.fstab.entries[1].n_paths, 1);
+	/* what the caller (world.c) found: links that lead below /data */
+	w.fstab.entries[1].paths[0].real = strdup("/data/sub");
+	w.fstab.entries[2].target_real = strdup("/data/u/x");
+	assert_int_equal(plan_build(&in, &w.plan, &w.diags), 0);
+	assert_waits(&w.plan, "/b", "/data", "bind source /srv/link/sub resolves to /data/sub, below /data");
+	assert_waits(&w.plan, "/home/u/l/x", "/data",
+		     "mount point /home/u/l/x resolves to /data/u/x, below /data");
+	world_done(&w);
+}
+
+/* ------------------------------------------------------------ local pass, degraded */
+
+static void test_c17_network_deferred(void **state)
+{
+	struct world w = { 0 };
+
+	assert_int_equal(world_plan(&w,
+				    "UUID=0000aaaa-0000-4000-8000-000000000001 /lun ext4 defaults,_netdev,x-systemd.requires=iscsi.service,noauto 0 0\n"
+				    "LABEL=nbd /nbd ext4 _netdev 0 0\n"
+				    "LABEL=q /q ext4 x-storaged,x-systemd.after=network-online.target 0 0\n"
+				    "LABEL=w /w ext4 x-storaged,x-systemd.requires=NetworkManager-wait-online.service 0 0\n"
+				    "LABEL=local /local ext4 x-storaged 0 0\n"
+				    "tmpfs /t tmpfs _netdev 0 0\n",
+				    true),
+			 0);
+	assert_int_equal(w.diags.n, 0);
+	assert_true(mount_step(&w.plan, "/lun", NULL)->later);
+	assert_true(mount_step(&w.plan, "/nbd", NULL)->later);
+	assert_true(mount_step(&w.plan, "/q", NULL)->later);
+	assert_true(mount_step(&w.plan, "/w", NULL)->later);
+	assert_false(mount_step(&w.plan, "/local", NULL)->later);
+	/* _netdev on what needs no device: mounted now */
+	assert_false(mount_step(&w.plan, "/t", NULL)->later);
+	for (size_t i = 0; i < w.plan.n_steps; i++)
+		if (w.plan.steps[i].kind == PLAN_WAIT_DEVICE)
+			assert_true(w.plan.steps[i].later ==
+				    (strcmp(w.plan.steps[i].spec, "LABEL=local") != 0));
+	world_done(&w);
+}
+
+static void test_degraded_option_is_consent(void **state)
+{
+	struct world w = { 0 };
+
+	assert_int_equal(world_plan(&w,
+				    "LABEL=r /r btrfs noatime,degraded,x-storaged 0 0\n"
+				    "LABEL=s /s btrfs noatime,x-storaged 0 0\n"
+				    "LABEL=b /b bcachefs degraded,x-storaged 0 0\n",
+				    false),
+			 0);
+	assert_true(mount_step(&w.plan, "/r", NULL)->degraded_allowed);
+	assert_false(mount_step(&w.plan, "/s", NULL)->degraded_allowed);
+	/* btrfs: storaged adds degraded itself, only after the timeout */
+	assert_string_equal(w.fstab.entries[0].mount_options, "noatime");
+	assert_string_equal(w.fstab.entries[2].mount_options, "degraded");
+	world_done(&w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_normalize),
+		cmocka_unit_test(test_c11_spellings),
+		cmocka_unit_test(test_relative_and_dotdot_stay_errors),
+		cmocka_unit_test(test_c10_lines_of_other_tools),
+		cmocka_unit_test(test_c09_overlay_dirs),
+		cmocka_unit_test(test_c09_images_and_requires_mounts_for),
+		cmocka_unit_test(test_c09_resolved_paths),
+		cmocka_unit_test(test_c17_network_deferred),
+		cmocka_unit_test(test_degraded_option_is_consent),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
