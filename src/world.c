@@ -311,9 +311,13 @@ static void resolve_targets(struct fstab *f, bool local_only)
 			e->target_real = strdup(buf);
 			e->refused = refuse_links("mount point", e->target, buf);
 		}
-		if (!e->refused && e->bind && e->source[0] == '/' && resolve_path(e->source, buf))
-			e->refused = refuse_links("bind source", e->source, buf);
 		resolve_uses(tb, e);
+		/* the link check of a bind source, on what the local walk
+		 * found: no server is asked at plan time */
+		for (size_t k = 0; k < e->n_paths && !e->refused; k++)
+			if (e->bind && e->paths[k].real && streq(e->paths[k].option, "bind"))
+				e->refused =
+					refuse_links("bind source", e->paths[k].path, e->paths[k].real);
 	}
 	mnt_unref_table(tb);
 }
