@@ -124,6 +124,15 @@ static bool mounted_matches(const struct plan_input *in, const struct fstab_entr
 	return want->is_btrfs && have->is_btrfs && streq(want->btrfs.fsid_str, have->btrfs.fsid_str);
 }
 
+/* An x-systemd.automount line is systemd's once its autofs sits on the
+ * mount point: the first access mounts it (C10, a line another tool owns);
+ * without systemd there is no autofs and storaged mounts it. */
+static bool automount_serves(const struct fstab_entry *e, const char *type)
+{
+	return streq(type, "autofs") &&
+	       mnt_optstr_get_option(e->options, "x-systemd.automount", NULL, NULL) == 0;
+}
+
 /* The entry's mount point is taken: by its own filesystem (done) or by
  * something else (a conflict the executor reports). */
 static int mount_point_taken(const struct plan_input *in, const struct fstab_entry *e,
@@ -134,6 +143,9 @@ static int mount_point_taken(const struct plan_input *in, const struct fstab_ent
 	if (mounted_matches(in, e, fs)) {
 		s->done = true;
 		s->note = strdup("already mounted");
+	} else if (automount_serves(e, type)) {
+		s->done = true;
+		s->note = strdup("systemd's automount point (x-systemd.automount) mounts it on first access");
 	} else {
 		s->conflict = true;
 		if (asprintf(&s->note, "something else is mounted on %s: %s (%s); storaged does not mount over it: unmount it or correct the fstab entry",
