@@ -584,16 +584,21 @@ static int warn_unselected(struct parser *p, const char *opts)
 	return 0;
 }
 
+static bool has_option(const char *opts, const char *name)
+{
+	return opts && mnt_optstr_get_option(opts, name, NULL, NULL) == 0;
+}
+
 /* Why a selected line is another tool's (C10), or NULL when storaged's:
  * fstab(5) gives swap to swapon(8) and "ignore" to nobody; a "none" type
- * or mount point is no filesystem unless the line is a bind. */
+ * or mount point is no filesystem unless the line is a bind; a noauto line a
+ * user may mount (user, users, owner) is the user's unless x-storaged
+ * claims it. */
 static const char *owned_elsewhere(struct libmnt_fs *fs)
 {
 	const char *type = mnt_fs_get_fstype(fs) ?: "", *target = mnt_fs_get_target(fs) ?: "";
 	const char *opts = mnt_fs_get_options(fs);
-	bool bind = opts && (mnt_optstr_get_option(opts, "bind", NULL, NULL) == 0 ||
-			     mnt_optstr_get_option(opts, "rbind", NULL, NULL) == 0 ||
-			     mnt_optstr_get_option(opts, "move", NULL, NULL) == 0);
+	bool bind = has_option(opts, "bind") || has_option(opts, "rbind") || has_option(opts, "move");
 
 	if (streq(type, "swap"))
 		return "a swap line: swapon(8) and systemd's swap units activate it";
@@ -601,6 +606,9 @@ static const char *owned_elsewhere(struct libmnt_fs *fs)
 		return "type 'ignore': fstab(5) says no tool mounts it";
 	if (!bind && (streq(type, "none") || streq(target, "none")))
 		return "no filesystem to mount (type or mount point 'none' without bind)";
+	if (has_option(opts, "noauto") && !has_option(opts, "x-storaged") &&
+	    (has_option(opts, "user") || has_option(opts, "users") || has_option(opts, "owner")))
+		return "noauto with user/users/owner: a user mounts it on demand with mount(8), not the boot";
 	return NULL;
 }
 

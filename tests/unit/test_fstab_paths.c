@@ -157,13 +157,18 @@ static void test_c10_lines_of_other_tools(void **state)
 				    "/dev/sdz2 /x ignore x-storaged 0 0\n"
 				    "none /y none x-storaged 0 0\n"
 				    "/srv/a /srv/b none bind,x-storaged 0 0\n"
-				    "tmpfs /t tmpfs x-storaged 0 0\n",
+				    "tmpfs /t tmpfs x-storaged 0 0\n"
+				    "https://dav.example.com/u/ /home/u/dav davfs user,noauto,_netdev 0 0\n"
+				    "LABEL=usb /media/usb ext4 users,noauto,x-storaged 0 0\n",
 				    false),
 			 0);
 	assert_int_equal(w.diags.n, 0);
-	assert_int_equal(w.fstab.n_entries, 2);
-	assert_int_equal(w.fstab.n_total, 6);
-	assert_int_equal(w.fstab.n_skipped, 4);
+	/* a user's noauto line is the user's, unless x-storaged claims it */
+	assert_int_equal(w.fstab.n_entries, 3);
+	assert_string_equal(w.fstab.entries[2].target, "/media/usb");
+	assert_int_equal(w.fstab.n_total, 8);
+	assert_int_equal(w.fstab.n_skipped, 5);
+	assert_int_equal(w.fstab.skipped[4].line, 7);
 	assert_int_equal(w.fstab.skipped[0].line, 1);
 	assert_non_null(strstr(w.fstab.skipped[0].why, "swap"));
 	assert_int_equal(w.fstab.skipped[3].line, 4);
