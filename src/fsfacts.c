@@ -190,3 +190,19 @@ bool fsfacts_unit_is_network(const char *unit)
 			return true;
 	return false;
 }
+
+bool fsfacts_spec_on_network(const char *spec)
+{
+	static const char *const prefixes[] = {
+		"/dev/disk/by-path/ip-", /* iSCSI: udev's ID_PATH "ip-ADDR:PORT-iscsi-IQN-lun-N" */
+		"/dev/nbd", /* network block device */
+		"/dev/rbd", /* Ceph RADOS block device */
+		"/dev/etherd/", /* ATA over Ethernet */
+		"/dev/drbd", /* DRBD replicated device */
+	};
+
+	for (size_t i = 0; spec && i < ARRAY_SIZE(prefixes); i++)
+		if (has_prefix(spec, prefixes[i]))
+			return true;
+	return false;
+}

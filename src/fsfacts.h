@@ -118,4 +118,14 @@ bool fsfacts_runs_in_process(const char *fstype);
  */
 bool fsfacts_unit_is_network(const char *unit);
 
+/**
+ * fsfacts_spec_on_network:
+ * @spec: an fs_spec
+ *
+ * Returns: true for a device path whose device comes over the network and
+ * so may appear only after it (/dev/disk/by-path/ip-… iSCSI, /dev/nbd*,
+ * /dev/rbd*, /dev/etherd/…, /dev/drbd*), as if the line said `_netdev`.
+ */
+bool fsfacts_spec_on_network(const char *spec);
+
 #endif

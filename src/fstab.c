@@ -540,6 +540,7 @@ static int entry_fill(struct parser *p, struct libmnt_fs *fs, struct fstab_entry
 	if (r < 0)
 		goto fail;
 	e.remote = e.remote || fsfacts_is_network(e.fstype, e.source);
+	e.netdev = e.netdev || fsfacts_spec_on_network(e.source);
 	r = fstab_entry_collect_paths(&e);
 	if (r < 0)
 		goto fail;

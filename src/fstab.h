@@ -60,8 +60,10 @@ struct fstab_entry {
 	size_t n_requires;
 	uint64_t device_timeout_usec; /* USEC_UNSET: use the config's */
 	uint64_t mount_timeout_usec; /* USEC_UNSET: use the config's */
-	bool netdev; /* _netdev: an absent device may come only after the
-			network (start --local leaves it for later) */
+	bool netdev; /* _netdev, or a device path of a network block device
+			(fsfacts_spec_on_network()): an absent device may come
+			only after the network (start --local leaves it for
+			later) */
 	struct fstab_path *paths; /* every path the entry uses besides its
 				     mount point, in option order; NULL when
 				     none (fstab_paths.c) */

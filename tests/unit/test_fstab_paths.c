@@ -255,7 +255,9 @@ static void test_c17_network_deferred(void **state)
 				    "LABEL=q /q ext4 x-storaged,x-systemd.after=network-online.target 0 0\n"
 				    "LABEL=w /w ext4 x-storaged,x-systemd.requires=NetworkManager-wait-online.service 0 0\n"
 				    "LABEL=local /local ext4 x-storaged 0 0\n"
-				    "tmpfs /t tmpfs _netdev 0 0\n",
+				    "tmpfs /t tmpfs _netdev 0 0\n"
+				    "/dev/disk/by-path/ip-10.0.0.5:3260-iscsi-iqn.2001-05.com.example:v1-lun-0 /p xfs x-storaged 0 0\n"
+				    "/dev/nbd0 /n ext4 x-storaged 0 0\n",
 				    true),
 			 0);
 	assert_int_equal(w.diags.n, 0);
@@ -266,6 +268,9 @@ static void test_c17_network_deferred(void **state)
 	assert_false(mount_step(&w.plan, "/local", NULL)->later);
 	/* _netdev on what needs no device: mounted now */
 	assert_false(mount_step(&w.plan, "/t", NULL)->later);
+	/* a network block device's path says _netdev by itself */
+	assert_true(mount_step(&w.plan, "/p", NULL)->later);
+	assert_true(mount_step(&w.plan, "/n", NULL)->later);
 	for (size_t i = 0; i < w.plan.n_steps; i++)
 		if (w.plan.steps[i].kind == PLAN_WAIT_DEVICE)
 			assert_true(w.plan.steps[i].later ==
