@@ -15,8 +15,10 @@
  *   1. skip blank and comment lines, still counting them
  *   2. check_fields(): what libmount would let through or misread
  *   3. parse_line(): libmount parses the line alone
- *   4. is_selected(): only entries with a select option go further
- *   5. entry_fill(): source, target, type, storaged's options, mount options
+ *   4. is_selected(): only entries with a select option go further;
+ *      owned_elsewhere(): a line of another tool (swap, ...) is noted only
+ *   5. entry_fill(): source, target (normalised), type, storaged's
+ *      options, mount options, the paths the entry uses (fstab_paths.c)
  *   6. check_target()
  * and once every line is read:
  *   7. check_duplicates(): one deferred entry per mount point

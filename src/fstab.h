@@ -96,10 +96,14 @@ struct fstab {
  * @diags: every problem appended as "filename:line: message"
  *
  * Each line is handed to libmount's fstab parser on its own so that line
- * numbers are exact.  Errors: malformed lines (whatever their options say,
- * nofail included), relative or non-normalised mount points of deferred
- * entries, two deferred entries on one mount point, bad values of storaged's
- * own options (e.g. "x-storaged.device-timeout=soon").
+ * numbers are exact.  Mount points and local source paths are normalised
+ * as mount(8) takes them (fstab_path_normalize(): "/raid/" is "/raid").
+ * Selected lines that other tools own (swap, type "ignore", "none" without
+ * bind, a user's noauto line) are left out of @ret->entries and listed in
+ * @ret->skipped, never an error.  Errors: malformed lines (whatever their
+ * options say, nofail included), relative mount points or ones with "..",
+ * two deferred entries on one mount point, bad values of storaged's own
+ * options (e.g. "x-storaged.device-timeout=soon").
  *
  * Strict: on any error @ret is left untouched, so a caller refuses to act
  * (C07).  Errors already in @diags do not count.  x-storaged.* options on a
