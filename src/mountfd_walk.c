@@ -160,44 +160,23 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 
 /*
  * The IDs of the mount just made on the walked @target_fd, when no
- * descriptor of it came back (libmount): the topmost of the chain of mounts
- * on that directory in the mount table, found by parent ID from the mount
- * @target_fd is on (a path is compared only between mounts on one chain).
+ * descriptor of it came back (libmount): the topmost mount on that
+ * directory (mountfd_top_id()); the never-reused ID only when the name
+ * @mp still leads to that mount.
  */
 static void ids_on(const struct mountfd_ops *ops, int target_fd, const char *mp, struct mount_reply *out)
 {
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
-	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *fs;
-	uint64_t cur = 0;
 	struct statx stx;
-	bool found = true;
+	uint64_t id = 0;
 
-	if (mountfd_id(ops, target_fd, &cur, NULL) < 0 || !cur || !tb || !it)
-		goto out;
-	while (found) {
-		found = false;
-		mnt_reset_iter(it, MNT_ITER_FORWARD);
-		while (mnt_table_next_fs(tb, it, &fs) == 0)
-			if ((uint64_t)mnt_fs_get_parent_id(fs) == cur && mnt_fs_get_id(fs) > 0 &&
-			    (uint64_t)mnt_fs_get_id(fs) != cur && mnt_fs_get_target(fs) &&
-			    strcmp(mnt_fs_get_target(fs), mp) == 0) {
-				cur = (uint64_t)mnt_fs_get_id(fs);
-				out->mount_id = (int)cur;
-				found = true;
-				break;
-			}
-	}
-	/* the never-reused ID only when the name still leads to that mount */
-	if (out->mount_id > 0 &&
-	    statx(AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) == 0 &&
-	    stx.stx_mnt_id == (uint64_t)out->mount_id &&
+	if (mountfd_top_id(ops, target_fd, &id) < 0)
+		return;
+	out->mount_id = (int)id;
+	if (statx(AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) == 0 &&
+	    stx.stx_mnt_id == id &&
 	    statx(AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
 	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
 		out->mount_unique_id = stx.stx_mnt_id;
-out:
-	mnt_free_iter(it);
-	mnt_unref_table(tb);
 }
 
 int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt,
