@@ -42,7 +42,7 @@ struct sighting {
 
 struct step_run {
 	enum outcome out;
-	char msg[512]; /* why failed / skipped / incomplete; what was found */
+	char msg[1024]; /* why failed / skipped / incomplete; what was found */
 	unsigned chain; /* longest chain of steps that wait on this one */
 	uint64_t started; /* µs */
 	uint64_t deadline; /* waits: µs */
@@ -467,7 +467,7 @@ static void finish_mount(struct run *rn, size_t i, bool overdue)
 {
 	const struct plan_step *s = step(rn, i);
 	struct step_run *sr = &rn->steps[i];
-	char err[512] = "", dur[32];
+	char err[1024] = "", dur[32];
 	int r;
 
 	rn->n_mounts_running--;

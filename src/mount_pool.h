@@ -50,7 +50,7 @@ struct mount_reply {
 	int mount_id; /* mount table ID of the new mount, 0 when unknown */
 	uint64_t mount_unique_id; /* statx STATX_MNT_ID_UNIQUE, 0 when unknown */
 	char mountpoint[4096]; /* the mount point with links resolved, or "" */
-	char message[512]; /* for the user, or "" */
+	char message[1024]; /* for the user, or "" */
 };
 
 /**

@@ -14,6 +14,7 @@
 
 #include <libmount.h>
 
+#include "kernlog.h"
 #include "mountfd.h"
 #include "util.h"
 
@@ -298,6 +299,13 @@ static int attach(const struct mountfd_ops *ops, int mfd, int target_fd, unsigne
 int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *source,
 	       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd, int *ret_mnt_fd)
 {
+	return mountfd_fs_why(ops, fstype, source, o, extra_attr, target_fd, ret_mnt_fd, NULL, 0);
+}
+
+int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char *source,
+		   const struct mountfd_opts *o, unsigned int extra_attr, int target_fd,
+		   int *ret_mnt_fd, char *why, size_t whylen)
+{
 	int fsfd, mfd = -1, r;
 
 	if (ret_mnt_fd)
@@ -319,6 +327,9 @@ int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *so
 		r = mfd = ops->fsmount(ops->userdata, fsfd, FSMOUNT_CLOEXEC, o->attr | extra_attr);
 	if (r >= 0)
 		r = attach(ops, mfd, target_fd, o->propagation, o->propagation_rec);
+	/* the filesystem's own words, logged on the context (C14) */
+	if (r < 0 && why && whylen)
+		kernlog_fs_context(fsfd, why, whylen);
 	close(fsfd);
 	if (r >= 0 && ret_mnt_fd) {
 		*ret_mnt_fd = mfd;

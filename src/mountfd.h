@@ -103,6 +103,17 @@ int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *so
 	       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd, int *ret_mnt_fd);
 
 /**
+ * mountfd_fs_why:
+ * @why: on failure, the messages the filesystem logged on the fsopen(2)
+ *       context (kernlog_fs_context()), "" when none; may be NULL
+ *
+ * mountfd_fs(), telling the kernel's reason for a failure.
+ */
+int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char *source,
+		   const struct mountfd_opts *o, unsigned int extra_attr, int target_fd,
+		   int *ret_mnt_fd, char *why, size_t whylen);
+
+/**
  * mountfd_bind:
  * @source_fd: the directory (or file) to bind, opened by the safe walk
  * @target_fd: the mount point, opened by the safe walk

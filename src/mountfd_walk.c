@@ -11,6 +11,7 @@
 
 #include <libmount.h>
 
+#include "kernlog.h"
 #include "mountfd_walk.h"
 #include "safepath.h"
 #include "util.h"
@@ -92,15 +93,17 @@ static int mount_new_api(const struct mountfd_ops *ops, const struct mountfd_req
 			 const struct walked *w, const struct mountfd_opts *o, int *ret_mnt_fd,
 			 char *msg, size_t len)
 {
+	char why[512] = "";
 	int r;
 
 	if (rq->bind)
 		r = mountfd_bind(ops, w->source, w->target, o->rbind, o->attr, o->propagation, ret_mnt_fd);
 	else
-		r = mountfd_fs(ops, rq->fstype, rq->source, o, 0, w->target, ret_mnt_fd);
+		r = mountfd_fs_why(ops, rq->fstype, rq->source, o, 0, w->target, ret_mnt_fd, why,
+				   sizeof(why));
 	if (r < 0)
-		snprintf(msg, len, "mounting %s on '%s': %s", rq->bind ? rq->source : rq->fstype,
-			 rq->target, strerror(-r));
+		snprintf(msg, len, "mounting %s on '%s': %s%s%s", rq->bind ? rq->source : rq->fstype,
+			 rq->target, strerror(-r), why[0] ? "; the kernel says: " : "", why);
 	return r;
 }
 
@@ -120,6 +123,31 @@ static char *resolve_source(const char *spec)
 }
 
 /*
+ * Why a mount by libmount failed, in @msg (which holds libmount's words):
+ * the kernel's own lines on it, read from @klog since the attempt (C14),
+ * libmount's "wrong fs type, bad option, ..." says nothing of the cause;
+ * a helper's exit status where libmount gives no words.  Returns: the
+ * mount(2) errno when libmount called it, else -EIO.
+ */
+static int failure_reason(struct libmnt_context *cxt, const struct mountfd_request *rq,
+			  const char *dev, int klog, char *msg, size_t len)
+{
+	char device[64], kernel[768] = "";
+	size_t n = strlen(msg);
+	int err = mnt_context_syscall_called(cxt) ? mnt_context_get_syscall_errno(cxt) : 0;
+
+	if (!msg[0] && mnt_context_helper_executed(cxt))
+		snprintf(msg, len, "mount.%s failed with status %d",
+			 rq->fstype[0] ? rq->fstype : "?", mnt_context_get_helper_status(cxt));
+	kernlog_device_name(dev, device, sizeof(device));
+	if (klog >= 0 && kernlog_collect(klog, device, rq->fstype, kernel, sizeof(kernel)) > 0) {
+		n = strlen(msg);
+		snprintf(msg + n, len - n, "%sthe kernel says: %s", n ? "; " : "", kernel);
+	}
+	return err > 0 ? -err : -EIO;
+}
+
+/*
  * libmount on the walked descriptors: "/proc/self/fd/N" as the target and
  * the bind or loop source, canonicalisation off (it would turn the magic
  * link back into a name), /etc/fstab never read.  The descriptors lose
@@ -130,7 +158,7 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 {
 	char target[32], source[32];
 	_cleanup_free_ char *dev = resolve_source(rq->source);
-	int rc;
+	int rc, klog;
 
 	mountfd_fd_path(w->target, target, sizeof(target));
 	fcntl(w->target, F_SETFD, 0);
@@ -151,11 +179,17 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 		mnt_context_set_fstype(cxt, rq->fstype);
 	if (rq->options[0])
 		mnt_context_set_options(cxt, rq->options);
+	klog = kernlog_open();
 	rc = mnt_context_mount(cxt);
 	fcntl(w->target, F_SETFD, FD_CLOEXEC);
 	if (w->source >= 0)
 		fcntl(w->source, F_SETFD, FD_CLOEXEC);
-	return mnt_context_get_excode(cxt, rc, msg, len) == 0 ? 0 : -EIO;
+	rc = mnt_context_get_excode(cxt, rc, msg, len) == 0 ? 0 : -EIO;
+	if (rc < 0)
+		rc = failure_reason(cxt, rq, dev, klog, msg, len);
+	if (klog >= 0)
+		close(klog);
+	return rc;
 }
 
 /*
