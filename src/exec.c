@@ -49,6 +49,7 @@ struct step_run {
 	char fsid[37]; /* waits: the btrfs filesystem being assembled, once known */
 	struct sighting seen; /* waits: what the last look found */
 	bool degraded; /* mounts: mounted with -o degraded */
+	bool not_yet; /* mounts: the helper exited 0 with nothing mounted yet */
 	char *why_degraded; /* owned: the reason, when mounted degraded */
 	struct exec_job job; /* mounts */
 };
@@ -467,18 +468,27 @@ static void finish_mount(struct run *rn, size_t i, bool overdue)
 {
 	const struct plan_step *s = step(rn, i);
 	struct step_run *sr = &rn->steps[i];
-	char err[1024] = "", dur[32];
+	char err[1024] = "", dur[32], what[512];
 	int r;
 
 	rn->n_mounts_running--;
 	if (overdue) {
 		rn->cx->ops->mount_abandon(rn->cx->ud, &sr->job);
-		fail_step(rn, i, OUT_FAILED, "mount did not finish within %s (mount-timeout); abandoned",
-			  units_format_duration(s->mount_timeout_usec, dur, sizeof(dur)));
+		fail_step(rn, i, OUT_FAILED, "mount did not finish within %s (mount-timeout)%s; abandoned",
+			  units_format_duration(s->mount_timeout_usec, dur, sizeof(dur)),
+			  sr->not_yet ? ": its helper exited 0, but nothing was mounted" : "");
 		record_step_failure(rn, i, STATE_FAILED);
 		return;
 	}
 	r = rn->cx->ops->mount_finish(rn->cx->ud, &sr->job, err, sizeof(err));
+	if (r == 1) { /* not yet mounted: followed up until its deadline */
+		rn->n_mounts_running++;
+		sr->job.finished = false;
+		sr->not_yet = true;
+		log_warning(rn->cx->log, "%s: %s", plan_step_describe(s, what, sizeof(what)), err);
+		record_mount(rn, i, STATE_MOUNTING, err, false);
+		return;
+	}
 	if (r < 0) {
 		fail_step(rn, i, OUT_FAILED, "mount failed: %s", err[0] ? err : strerror(-r));
 		record_step_failure(rn, i, STATE_FAILED);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +159,7 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 {
 	char target[32], source[32];
 	_cleanup_free_ char *dev = resolve_source(rq->source);
+	_cleanup_free_ char *opts = rq->options[0] ? strdup(rq->options) : NULL;
 	int rc, klog;
 
 	mountfd_fd_path(w->target, target, sizeof(target));
@@ -169,6 +171,8 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 	mnt_context_set_optsmode(cxt, MNT_OMODE_IGNORE | MNT_OMODE_NOTAB);
 	/* also turns off the evaluation of tags: done here, as it was */
 	mnt_context_disable_canonicalize(cxt, 1);
+	if (rq->options[0] && !opts)
+		return -ENOMEM;
 	if (w->source < 0 && !dev) {
 		snprintf(msg, len, "can't find %s", rq->source);
 		return -ENOENT;
@@ -177,8 +181,12 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 	mnt_context_set_target(cxt, target);
 	if (rq->fstype[0])
 		mnt_context_set_fstype(cxt, rq->fstype);
-	if (rq->options[0])
-		mnt_context_set_options(cxt, rq->options);
+	/* `bg`: mount.nfs would exit 0 and go on trying in the background,
+	 * out of the deadline's reach; systemd drops it the same way */
+	if (opts)
+		mnt_optstr_remove_option(&opts, "bg");
+	if (opts && opts[0])
+		mnt_context_set_options(cxt, opts);
 	klog = kernlog_open();
 	rc = mnt_context_mount(cxt);
 	fcntl(w->target, F_SETFD, FD_CLOEXEC);
@@ -213,6 +221,58 @@ static void ids_on(const struct mountfd_ops *ops, int target_fd, const char *mp,
 		out->mount_unique_id = stx.stx_mnt_id;
 }
 
+/* Until the mount table has a mount on @target_fd other than @before;
+ * ended by the caller's deadline (the process is killed). */
+static int wait_mounted(const struct mountfd_ops *ops, int target_fd, uint64_t before)
+{
+	/* the kernel flags POLLPRI on it at every change of the mount table
+	 * (fs/proc_namespace.c mounts_poll) */
+	struct pollfd p = { .fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC), .events = POLLPRI };
+	uint64_t now = 0;
+	int r;
+
+	for (;;) {
+		r = mountfd_top_id(ops, target_fd, &now);
+		if ((r < 0 && r != -ENOENT) || (now && now != before))
+			break;
+		/* a timeout too: a change missed between the look and the poll */
+		if (poll(&p, 1, p.fd >= 0 ? 1000 : 100) < 0 && errno != EINTR)
+			break;
+	}
+	if (p.fd >= 0)
+		close(p.fd);
+	return now && now != before ? 0 : -EIO;
+}
+
+/*
+ * libmount said yes: is there a new mount on the walked directory?  A
+ * helper may have exited 0 with nothing mounted (mount.nfs `bg`, a FUSE
+ * helper that mounts later): @rq->pending is told and the mount is waited
+ * for; a mount(2) that said yes, or no @pending: a failure.
+ */
+static int check_mounted(const struct mountfd_ops *ops, struct libmnt_context *cxt,
+			 const struct mountfd_request *rq, int target_fd, uint64_t before,
+			 char *msg, size_t len)
+{
+	uint64_t now = 0;
+
+	if (mountfd_top_id(ops, target_fd, &now) >= 0 && now != before)
+		return 0;
+	if (!mnt_context_helper_executed(cxt) || !rq->pending) {
+		snprintf(msg, len, "%s said it was mounted, but nothing new is mounted on '%s'",
+			 mnt_context_helper_executed(cxt) ? "the mount helper" : "mount(2)", rq->target);
+		return -EIO;
+	}
+	snprintf(msg, len, "mount.%s exited 0, but nothing is mounted on '%s' yet: not yet mounted, waiting for it up to the mount timeout",
+		 rq->fstype[0] ? rq->fstype : "TYPE", rq->target);
+	rq->pending(rq->userdata, msg);
+	msg[0] = '\0';
+	if (wait_mounted(ops, target_fd, before) == 0)
+		return 0;
+	snprintf(msg, len, "mount.%s exited 0, but nothing was mounted on '%s'", rq->fstype, rq->target);
+	return -EIO;
+}
+
 int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt,
 		       const struct mountfd_request *rq, struct mount_reply *out)
 {
@@ -232,9 +292,15 @@ int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt
 	if (by_new_api(rq) && mountfd_parse_options(rq->options, &o) == 0 && (!rq->bind || w.source >= 0)) {
 		r = mount_new_api(ops, rq, &w, &o, &mfd, out->message, sizeof(out->message));
 	} else {
+		uint64_t before = 0;
+
 		if (!cxt)
 			cxt = own = mnt_new_context();
+		mountfd_top_id(ops, w.target, &before);
 		r = cxt ? mount_libmount(cxt, rq, &w, out->message, sizeof(out->message)) : -ENOMEM;
+		if (r == 0)
+			r = check_mounted(ops, cxt, rq, w.target, before, out->message,
+					  sizeof(out->message));
 	}
 	if (r < 0)
 		goto out;
