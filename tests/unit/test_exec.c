@@ -521,6 +521,73 @@ static void test_not_yet_mounted_is_followed_up(void **unused)
 	state_done(&st);
 }
 
+/* C16: what a boot_done callback saw. */
+struct boot_seen {
+	struct fake *f;
+	struct state *st;
+	int calls;
+	uint64_t clock;
+	enum state_status usb;
+	unsigned failed;
+};
+
+static void saw_boot_done(void *userdata, const struct exec_summary *sum)
+{
+	struct boot_seen *b = userdata;
+	struct state_record *r = state_find(b->st, STATE_MOUNT, "/usb");
+
+	b->calls++;
+	b->clock = b->f->clock;
+	b->usb = r ? r->status : STATE_DONE;
+	b->failed = sum->n_failed;
+}
+
+/* C16: the boot is done once every entry without nofail is; a nofail
+ * entry's device wait goes on, recorded as waiting, to its own deadline. */
+static void test_boot_done_before_nofail_waits(void **unused)
+{
+	struct fake f = { .mount_usec = SEC };
+	struct fstab_entry usb = entry("/usb", NULL, true), tmp = entry("/tmp", NULL, false);
+	struct plan_dep d0 = dep_on(0);
+	struct plan_step s[] = {
+		{ .kind = PLAN_WAIT_DEVICE, .spec = (char *)"LABEL=usb", .timeout_usec = 12 * SEC },
+		mount_step(&usb, &d0, 1),
+		mount_step(&tmp, NULL, 0),
+	};
+	struct state st = { 0 };
+	struct boot_seen b = { .f = &f, .st = &st };
+	struct exec_ctx cx = { .ops = &fake_ops,
+			       .ud = &f,
+			       .state = &st,
+			       .jobs = 1,
+			       .boot_done = saw_boot_done,
+			       .boot_userdata = &b };
+	struct plan p = { .steps = s, .n_steps = 3 };
+	struct exec_summary sum;
+
+	assert_true(exec_background_waits(&p));
+	assert_int_equal(exec_run(&cx, &p, &sum), 0);
+	assert_int_equal(b.calls, 1);
+	assert_int_equal(b.clock, SEC); /* when the tmpfs was done, not at 12 s */
+	assert_int_equal(b.usb, STATE_WAITING);
+	assert_int_equal(b.failed, 0);
+	assert_int_equal(f.clock, 12 * SEC); /* the nofail wait went on to its deadline */
+	assert_int_equal(sum.n_tolerated, 1);
+	state_done(&st);
+
+	/* without nofail the same wait is the boot's: told at its end */
+	usb.nofail = false;
+	f = (struct fake){ .mount_usec = SEC };
+	st = (struct state){ 0 };
+	b = (struct boot_seen){ .f = &f, .st = &st };
+	assert_false(exec_background_waits(&p));
+	assert_int_equal(exec_run(&cx, &p, &sum), 0);
+	assert_int_equal(b.calls, 1);
+	assert_int_equal(b.clock, 12 * SEC);
+	assert_int_equal(b.failed, 1);
+	state_done(&st);
+}
+
 static void test_mount_ended_in_start(void **unused)
 {
 	struct fake f = { .mount_usec = SEC, .instant_prefix = "/fast", .fail_target = "/fast/bad" };
@@ -589,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_mount_ended_in_start),
 		cmocka_unit_test(test_later_steps_not_run),
 		cmocka_unit_test(test_not_yet_mounted_is_followed_up),
+		cmocka_unit_test(test_boot_done_before_nofail_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
