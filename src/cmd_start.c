@@ -45,6 +45,8 @@ static int render_plan(const struct options *o, const struct logger *lg, const s
 /* Readiness once the boot's own steps ended (exec_ctx.boot_done, C16). */
 struct boot_tell {
 	const struct logger *lg;
+	const char *state_dir;
+	bool background; /* nofail entries may go on waiting (exec_background_waits()) */
 	int parent_fd; /* SysV: the pipe to the `start` that returns then; -1 */
 };
 
@@ -58,6 +60,10 @@ static void tell_boot_done(void *userdata, const struct exec_summary *sum)
 				    : "done; nofail entries may still wait for devices");
 	log_info(bt->lg, "the entries the boot needs are done%s; nofail entries go on waiting for their devices",
 		 sum->n_failed ? " (some failed)" : "");
+	/* the next start or stop may end this wait instead of finding the
+	 * state directory locked (daemon_take_over()) */
+	if (bt->background && daemon_mark_waiting(bt->state_dir, true) < 0)
+		log_debug(bt->lg, "cannot write %s/waiting.pid", bt->state_dir);
 	if (bt->parent_fd >= 0) {
 		if (write(bt->parent_fd, &code, 1) < 0)
 			log_debug(bt->lg, "the waiting start is gone: %s", strerror(errno));
@@ -115,7 +121,7 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	struct sysops so;
 	struct state st = { 0 };
 	struct exec_summary sum = { 0 };
-	struct boot_tell bt = { .lg = lg, .parent_fd = -1 };
+	struct boot_tell bt = { .lg = lg, .state_dir = o->state_dir, .parent_fd = -1 };
 	struct exec_ctx cx = {
 		.boot_done = tell_boot_done,
 		.boot_userdata = &bt,
@@ -129,6 +135,9 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	};
 	int lock, r;
 
+	/* a start left waiting for nofail entries gives way to this one */
+	if (!no_wait)
+		daemon_take_over(o->state_dir, lg);
 	lock = statedir_lock(o->state_dir, lg);
 	if (lock < 0)
 		return lock == -EPERM ? lock : -EIO;
@@ -136,14 +145,17 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 		close(lock);
 		return -EIO; /* an untrusted state is a failed step, not a usage error */
 	}
-	if (!no_wait && !o->foreground && !getenv("NOTIFY_SOCKET") &&
-	    exec_background_waits(&w->plan) && return_at_boot_done(&bt.parent_fd) < 0)
+	bt.background = !no_wait && exec_background_waits(&w->plan);
+	if (bt.background && !o->foreground && !getenv("NOTIFY_SOCKET") &&
+	    return_at_boot_done(&bt.parent_fd) < 0)
 		log_warning(lg, "cannot leave nofail entries waiting in the background; waiting for them");
 	/* a resident pass leaves SIGINT/SIGTERM to the resident loop */
 	sysops_open(&so, lg, o->state_dir, !no_wait);
 	r = exec_run(&cx, &w->plan, &sum);
 	if (bt.parent_fd >= 0)
 		close(bt.parent_fd);
+	if (bt.background)
+		daemon_mark_waiting(o->state_dir, false);
 	sysops_close(&so);
 	state_done(&st);
 	close(lock);

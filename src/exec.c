@@ -57,7 +57,8 @@ static void fail_step(struct run *rn, size_t i, enum outcome out, const char *fm
 {
 	const struct plan_step *s = step(rn, i);
 	struct step_run *sr = &rn->steps[i];
-	bool nofail = s->kind == PLAN_MOUNT && s->entry->nofail;
+	/* what the boot does not need (a nofail entry, a wait only it needs) */
+	bool nofail = (s->kind == PLAN_MOUNT && s->entry->nofail) || (rn->needed && !rn->needed[i]);
 	char what[512];
 	va_list ap;
 

@@ -95,10 +95,13 @@ note "start returned $rc after $e ms"
 [ "$e" -lt 1000 ] || fail "start took $e ms with the nofail disk absent"
 is_mountpoint "$SCRATCH/m/tmp" || fail "start returned before the tmpfs was mounted"
 status_of "$SCRATCH/m/usb" | grep -q "waiting" || fail "status does not show the nofail entry waiting"
+note "a second start (the pass after the network) takes the wait over instead of finding the state locked"
+sd start >"$SCRATCH/sysv-b.out" 2>&1 || { sed 's/^/  | /' "$SCRATCH/sysv-b.out"; fail "the second start failed"; }
 dev=$(attach "$IMG")
 wait_for 12 is_mountpoint "$SCRATCH/m/usb" || fail "the nofail entry was not mounted in the background"
 wait_for 5 bg_done || fail "the background start did not end"
-sed 's/^/  | /' "$SCRATCH/sysv.out"
+sed 's/^/  | /' "$SCRATCH/sysv.out" "$SCRATCH/sysv-b.out"
+grep -q "another storaged is running" "$SCRATCH/sysv-b.out" && fail "the second start found the state locked"
 status_of "$SCRATCH/m/usb" | grep -q "done" || fail "status does not show the nofail entry done"
 run_sd 0 stop
 detach "$dev"
