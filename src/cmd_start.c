@@ -6,10 +6,12 @@
  * for devices that appear later (resident.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -40,6 +42,74 @@ static int render_plan(const struct options *o, const struct logger *lg, const s
 	return 0;
 }
 
+/* Readiness once the boot's own steps ended (exec_ctx.boot_done, C16). */
+struct boot_tell {
+	const struct logger *lg;
+	const char *state_dir;
+	bool background; /* nofail entries may go on waiting (exec_background_waits()) */
+	int parent_fd; /* SysV: the pipe to the `start` that returns then; -1 */
+};
+
+static void tell_boot_done(void *userdata, const struct exec_summary *sum)
+{
+	struct boot_tell *bt = userdata;
+	unsigned char code = sum->n_failed ? EXIT_STEP_FAILED : 0;
+
+	daemon_notify("READY=1\nSTATUS=%s",
+		      sum->n_failed ? "some steps failed: see `storaged status`"
+				    : "done; nofail entries may still wait for devices");
+	log_info(bt->lg, "the entries the boot needs are done%s; nofail entries go on waiting for their devices",
+		 sum->n_failed ? " (some failed)" : "");
+	/* the next start or stop may end this wait instead of finding the
+	 * state directory locked (daemon_take_over()) */
+	if (bt->background && daemon_mark_waiting(bt->state_dir, true) < 0)
+		log_debug(bt->lg, "cannot write %s/waiting.pid", bt->state_dir);
+	if (bt->parent_fd >= 0) {
+		if (write(bt->parent_fd, &code, 1) < 0)
+			log_debug(bt->lg, "the waiting start is gone: %s", strerror(errno));
+		close(bt->parent_fd);
+		bt->parent_fd = -1;
+	}
+}
+
+/*
+ * Under SysV init (no service manager to notify) the one-shot `start`
+ * must return when the boot's entries are done, while nofail entries go
+ * on waiting for their devices: the work goes on in a child, and this
+ * process waits only for its word (tell_boot_done()) and exits with it.
+ * Forked before any mount worker exists (they die with their parent).
+ * Returns: in the child, 0 with @ret_fd the pipe to write; negative errno.
+ */
+static int return_at_boot_done(int *ret_fd)
+{
+	int p[2], status = 0;
+	unsigned char code;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		*ret_fd = p[1];
+		return 0;
+	}
+	close(p[1]);
+	if (read(p[0], &code, 1) == 1)
+		_exit(code);
+	/* no word: the child ended first (interrupted, an error) */
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_STEP_FAILED);
+}
+
 /* The plan through the executor and the real operations, under the state
  * directory's lock.  @ret_failed: steps that failed.  Returns: 0; -EINTR
  * (SIGINT/SIGTERM during the run); -EPERM when the state directory is not
@@ -51,7 +121,10 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	struct sysops so;
 	struct state st = { 0 };
 	struct exec_summary sum = { 0 };
+	struct boot_tell bt = { .lg = lg, .state_dir = o->state_dir, .parent_fd = -1 };
 	struct exec_ctx cx = {
+		.boot_done = tell_boot_done,
+		.boot_userdata = &bt,
 		.ops = &sysops_ops,
 		.ud = &so,
 		.log = lg,
@@ -62,6 +135,9 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	};
 	int lock, r;
 
+	/* a start left waiting for nofail entries gives way to this one */
+	if (!no_wait)
+		daemon_take_over(o->state_dir, lg);
 	lock = statedir_lock(o->state_dir, lg);
 	if (lock < 0)
 		return lock == -EPERM ? lock : -EIO;
@@ -69,9 +145,17 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 		close(lock);
 		return -EIO; /* an untrusted state is a failed step, not a usage error */
 	}
+	bt.background = !no_wait && exec_background_waits(&w->plan);
+	if (bt.background && !o->foreground && !getenv("NOTIFY_SOCKET") &&
+	    return_at_boot_done(&bt.parent_fd) < 0)
+		log_warning(lg, "cannot leave nofail entries waiting in the background; waiting for them");
 	/* a resident pass leaves SIGINT/SIGTERM to the resident loop */
 	sysops_open(&so, lg, o->state_dir, !no_wait);
 	r = exec_run(&cx, &w->plan, &sum);
+	if (bt.parent_fd >= 0)
+		close(bt.parent_fd);
+	if (bt.background)
+		daemon_mark_waiting(o->state_dir, false);
 	sysops_close(&so);
 	state_done(&st);
 	close(lock);

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "daemon.h"
+#include "log.h"
 
 int daemon_notify(const char *fmt, ...)
 {
@@ -84,4 +87,72 @@ int daemon_signal_fd(const sigset_t *mask, sigset_t *ret_old)
 		return -errno;
 	fd = signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	return fd < 0 ? -errno : fd;
+}
+
+static int waiting_path(const char *state_dir, char **ret)
+{
+	return asprintf(ret, "%s/waiting.pid", state_dir) < 0 ? -ENOMEM : 0;
+}
+
+int daemon_mark_waiting(const char *state_dir, bool set)
+{
+	_cleanup_free_ char *path = NULL, *tmp = NULL;
+	FILE *f;
+	int fd, r = waiting_path(state_dir, &path);
+
+	if (r < 0)
+		return r;
+	if (!set)
+		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+	if (asprintf(&tmp, "%s.tmp", path) < 0)
+		return -ENOMEM;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		r = -errno;
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	fprintf(f, "%d\n", (int)getpid());
+	if (fclose(f) != 0 || rename(tmp, path) < 0) {
+		r = -errno;
+		unlink(tmp);
+		return r;
+	}
+	return 0;
+}
+
+/* @pid runs this same program (its /proc/PID/exe is ours). */
+static bool same_program(pid_t pid)
+{
+	char p[64];
+	struct stat a, b;
+
+	snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
+	return stat(p, &a) == 0 && stat("/proc/self/exe", &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+int daemon_take_over(const char *state_dir, const struct logger *lg)
+{
+	_cleanup_free_ char *path = NULL;
+	FILE *f;
+	int pid = 0, r = waiting_path(state_dir, &path);
+
+	if (r < 0)
+		return r;
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	r = fscanf(f, "%d", &pid);
+	fclose(f);
+	if (r != 1 || pid <= 1 || pid == getpid() || kill(pid, 0) < 0 || !same_program(pid))
+		return 0;
+	log_info(lg, "ending the start (pid %d) that still waits for nofail entries' devices", pid);
+	if (kill(pid, SIGTERM) < 0)
+		return -errno;
+	/* not our child: gone once kill(2) finds no such process (init reaps it) */
+	for (int i = 0; i < 50 && kill(pid, 0) == 0 && same_program(pid); i++)
+		usleep(100 * 1000);
+	return 1;
 }

@@ -9,6 +9,7 @@
 #define STORAGED_DAEMON_H
 
 #include <signal.h>
+#include <stdbool.h>
 
 #include <libudev.h>
 
@@ -55,5 +56,31 @@ void daemon_monitor_close(struct udev *udev, struct udev_monitor *mon);
  * Returns: a non-blocking, close-on-exec signalfd, or negative errno.
  */
 int daemon_signal_fd(const sigset_t *mask, sigset_t *ret_old);
+
+/**
+ * daemon_mark_waiting:
+ * @state_dir: storaged's state directory (trusted: checked by statedir_lock())
+ * @set: write (true) or remove (false) @state_dir/waiting.pid
+ *
+ * A `start` whose boot steps are done and that goes on waiting for nofail
+ * entries' devices (C16) says so with its pid, so that the next `start`
+ * or `stop` can take over (daemon_take_over()) instead of finding the
+ * state directory locked for a device timeout.
+ *
+ * Returns: 0 or negative errno.
+ */
+int daemon_mark_waiting(const char *state_dir, bool set);
+
+/**
+ * daemon_take_over:
+ * Ends a `start` marked by daemon_mark_waiting() that still runs: SIGTERM
+ * (it records its nofail entries as interrupted and unlocks the state
+ * directory), then waits up to 5 s for it to exit.  A pid that is not a
+ * storaged of this same program (/proc/PID/exe) is left alone.  Call
+ * before statedir_lock().
+ *
+ * Returns: 1 when one was ended, 0 when none waited, negative errno.
+ */
+int daemon_take_over(const char *state_dir, const struct logger *lg);
 
 #endif

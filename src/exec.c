@@ -19,66 +19,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "btrfs.h"
 #include "exec.h"
+#include "exec_internal.h"
 #include "units.h"
-
-enum outcome {
-	OUT_PENDING,
-	OUT_RUNNING, /* a mount in progress, or a wait for devices */
-	OUT_OK,
-	OUT_INCOMPLETE, /* a btrfs filesystem still lacks members at its deadline */
-	OUT_FAILED,
-	OUT_SKIPPED,
-	OUT_DEFERRED, /* no_wait: devices not there yet; tried again on the next event */
-	OUT_LATER, /* plan_step.later: for the start after the network is up */
-};
-
-/* What one look at the devices found for a wait. */
-struct sighting {
-	uint64_t present, expected;
-	char missing[256];
-};
-
-struct step_run {
-	enum outcome out;
-	char msg[512]; /* why failed / skipped / incomplete; what was found */
-	unsigned chain; /* longest chain of steps that wait on this one */
-	uint64_t started; /* µs */
-	uint64_t deadline; /* waits: µs */
-	char fsid[37]; /* waits: the btrfs filesystem being assembled, once known */
-	struct sighting seen; /* waits: what the last look found */
-	bool degraded; /* mounts: mounted with -o degraded */
-	char *why_degraded; /* owned: the reason, when mounted degraded */
-	struct exec_job job; /* mounts */
-};
-
-struct run {
-	const struct exec_ctx *cx;
-	const struct plan *plan;
-	struct step_run *steps;
-	size_t *order; /* step indices by chain length (desc), then plan order */
-	unsigned jobs; /* mounts at once (cx->jobs, at least 1) */
-	unsigned n_mounts_running;
-	const struct inventory *initial_inventory; /* serves the first look only */
-	char **registered; /* devnodes registered during this run */
-	struct exec_summary sum;
-};
-
-static const struct plan_step *step(const struct run *rn, size_t i)
-{
-	return &rn->plan->steps[i];
-}
-
-static uint64_t now_usec(const struct run *rn)
-{
-	return rn->cx->ops->now(rn->cx->ud);
-}
-
-static uint64_t deadline_after(uint64_t now, uint64_t timeout)
-{
-	return timeout >= USEC_INFINITY - now ? USEC_INFINITY : now + timeout;
-}
 
 /* @compact: rewrite the whole file, as at the end of a run, instead of
  * appending the changed records. */
@@ -92,9 +35,7 @@ static void save_state(const struct run *rn, bool compact)
 			    strerror(-r));
 }
 
-static void report_status(const struct run *rn, const char *fmt, ...) _printf_(2, 3);
-
-static void report_status(const struct run *rn, const char *fmt, ...)
+void exec_report_status(const struct run *rn, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -116,7 +57,8 @@ static void fail_step(struct run *rn, size_t i, enum outcome out, const char *fm
 {
 	const struct plan_step *s = step(rn, i);
 	struct step_run *sr = &rn->steps[i];
-	bool nofail = s->kind == PLAN_MOUNT && s->entry->nofail;
+	/* what the boot does not need (a nofail entry, a wait only it needs) */
+	bool nofail = (s->kind == PLAN_MOUNT && s->entry->nofail) || (rn->needed && !rn->needed[i]);
 	char what[512];
 	va_list ap;
 
@@ -168,158 +110,6 @@ static void record_step_failure(struct run *rn, size_t i, enum state_status st)
 	else if (s->kind == PLAN_AREA)
 		state_put(rn->cx->state, STATE_AREA, s->area->name, s->area->path, NULL, st,
 			  rn->steps[i].msg, false);
-}
-
-/* ------------------------------------------------------------------ */
-/* Registration and device waits */
-
-/* Register @devnode unless this run already did; failures are warnings: the
- * wait that follows reports what is really missing. */
-static void register_once(struct run *rn, const char *devnode)
-{
-	int r;
-
-	if (strv_contains(rn->registered, devnode))
-		return;
-	r = rn->cx->ops->register_device(rn->cx->ud, devnode);
-	if (r < 0) {
-		log_warning(rn->cx->log, "%s: cannot register btrfs member: %s", devnode, strerror(-r));
-		return;
-	}
-	log_debug(rn->cx->log, "%s: registered btrfs member", devnode);
-	if (strv_extend(&rn->registered, devnode) < 0)
-		log_warning(rn->cx->log, "out of memory tracking registered members");
-}
-
-/* Register the members of @fsid present in @l; true when all are there
- * and the kernel agrees (BTRFS_IOC_DEVICES_READY). */
-static bool assemble_check(struct run *rn, const struct btrfs_fs_list *l, const char *fsid,
-			   struct sighting *seen)
-{
-	const struct btrfs_filesystem *fs = btrfs_fs_list_find(l, fsid);
-
-	if (!fs)
-		return false;
-	for (size_t m = 0; m < fs->n_members; m++)
-		register_once(rn, fs->members[m].dev->devnode);
-	seen->present = fs->n_members;
-	seen->expected = fs->num_devices;
-	btrfs_format_missing(fs, seen->missing, sizeof(seen->missing));
-	return btrfs_filesystem_complete(fs) && fs->n_members > 0 &&
-	       rn->cx->ops->devices_ready(rn->cx->ud, fs->members[0].dev->devnode) == 1;
-}
-
-static void wait_done(struct run *rn, size_t i, const struct sighting *seen)
-{
-	struct step_run *sr = &rn->steps[i];
-
-	sr->out = OUT_OK;
-	if (!sr->fsid[0])
-		return;
-	snprintf(sr->msg, sizeof(sr->msg), "%llu/%llu members", (unsigned long long)seen->present,
-		 (unsigned long long)seen->expected);
-	state_put(rn->cx->state, STATE_BTRFS, sr->fsid, NULL, "btrfs", STATE_DONE, sr->msg, false);
-	if (rn->cx->ops->mark_ready(rn->cx->ud, sr->fsid, true) < 0)
-		log_warning(rn->cx->log, "btrfs %s: cannot create its readiness flag", sr->fsid);
-	log_info(rn->cx->log, "btrfs %s: assembled, %s", sr->fsid, sr->msg);
-}
-
-/* One look for the wait step @i.  Returns: true when it is satisfied. */
-static bool wait_check(struct run *rn, size_t i, const struct inventory *inv, const struct btrfs_fs_list *l)
-{
-	const struct plan_step *s = step(rn, i);
-	struct step_run *sr = &rn->steps[i];
-
-	if (!sr->fsid[0] && s->kind == PLAN_WAIT_DEVICE) {
-		const struct block_device *d = inventory_find(inv, s->spec);
-
-		if (!d)
-			return false;
-		if (!d->is_btrfs) {
-			wait_done(rn, i, &sr->seen);
-			return true;
-		}
-		snprintf(sr->fsid, sizeof(sr->fsid), "%s", d->btrfs.fsid_str);
-	}
-	if (!assemble_check(rn, l, sr->fsid, &sr->seen))
-		return false;
-	wait_done(rn, i, &sr->seen);
-	return true;
-}
-
-/* Deadline passed: a btrfs set with some members is incomplete (the mounts
- * apply the degraded policy); nothing at all is a failure. */
-static void wait_expired(struct run *rn, size_t i)
-{
-	const struct plan_step *s = step(rn, i);
-	struct step_run *sr = &rn->steps[i];
-	char dur[32];
-
-	units_format_duration(s->timeout_usec, dur, sizeof(dur));
-	if (sr->fsid[0] && sr->seen.present > 0) {
-		snprintf(sr->msg, sizeof(sr->msg), "%llu of %llu members present after %s%s%s",
-			 (unsigned long long)sr->seen.present, (unsigned long long)sr->seen.expected,
-			 dur, sr->seen.missing[0] ? ", " : "", sr->seen.missing);
-		sr->out = OUT_INCOMPLETE;
-		state_put(rn->cx->state, STATE_BTRFS, sr->fsid, NULL, "btrfs", STATE_INCOMPLETE,
-			  sr->msg, false);
-		return;
-	}
-	if (s->kind == PLAN_WAIT_DEVICE)
-		snprintf(sr->msg, sizeof(sr->msg), "device %s not found after %s", s->spec, dur);
-	else
-		snprintf(sr->msg, sizeof(sr->msg), "btrfs %s: no member present after %s", s->fsid, dur);
-	sr->out = OUT_FAILED;
-}
-
-/* Re-check every running wait against one fresh look at the devices. */
-static void check_waits(struct run *rn)
-{
-	const struct inventory *initial = rn->initial_inventory;
-	struct inventory scanned = { 0 };
-	const struct inventory *inv = &scanned;
-	struct btrfs_fs_list l = { 0 };
-	struct diag_list dl = { 0 };
-	uint64_t now;
-
-	/* the plan's own scan, taken an instant ago, serves the first look */
-	rn->initial_inventory = NULL;
-	if (initial)
-		inv = initial;
-	else if (rn->cx->ops->rescan(rn->cx->ud, &scanned, &dl) < 0)
-		log_warning(rn->cx->log, "cannot list block devices; retrying on the next event");
-	if (btrfs_group(inv, &l, &dl) < 0)
-		log_warning(rn->cx->log, "out of memory grouping btrfs members; retrying on the next event");
-	now = now_usec(rn);
-	for (size_t i = 0; i < rn->plan->n_steps; i++) {
-		const struct plan_step *s = step(rn, i);
-
-		if (rn->steps[i].out != OUT_RUNNING || s->kind == PLAN_MOUNT)
-			continue;
-		if (!wait_check(rn, i, inv, &l) && now >= rn->steps[i].deadline)
-			wait_expired(rn, i);
-	}
-	btrfs_fs_list_done(&l);
-	inventory_done(&scanned);
-	diag_list_done(&dl);
-}
-
-static void start_wait(struct run *rn, size_t i)
-{
-	const struct plan_step *s = step(rn, i);
-	struct step_run *sr = &rn->steps[i];
-	char dur[32];
-
-	sr->out = OUT_RUNNING;
-	sr->deadline = deadline_after(now_usec(rn), s->timeout_usec);
-	if (s->kind == PLAN_ASSEMBLE)
-		snprintf(sr->fsid, sizeof(sr->fsid), "%s", s->fsid);
-	if (s->kind == PLAN_ASSEMBLE && s->missing) {
-		units_format_duration(s->timeout_usec, dur, sizeof(dur));
-		state_put(rn->cx->state, STATE_BTRFS, s->fsid, NULL, "btrfs", STATE_WAITING,
-			  s->missing, false);
-		report_status(rn, "waiting up to %s for btrfs %s: %s", dur, s->fsid, s->missing);
-	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -467,18 +257,27 @@ static void finish_mount(struct run *rn, size_t i, bool overdue)
 {
 	const struct plan_step *s = step(rn, i);
 	struct step_run *sr = &rn->steps[i];
-	char err[512] = "", dur[32];
+	char err[1024] = "", dur[32], what[512];
 	int r;
 
 	rn->n_mounts_running--;
 	if (overdue) {
 		rn->cx->ops->mount_abandon(rn->cx->ud, &sr->job);
-		fail_step(rn, i, OUT_FAILED, "mount did not finish within %s (mount-timeout); abandoned",
-			  units_format_duration(s->mount_timeout_usec, dur, sizeof(dur)));
+		fail_step(rn, i, OUT_FAILED, "mount did not finish within %s (mount-timeout)%s; abandoned",
+			  units_format_duration(s->mount_timeout_usec, dur, sizeof(dur)),
+			  sr->not_yet ? ": its helper exited 0, but nothing was mounted" : "");
 		record_step_failure(rn, i, STATE_FAILED);
 		return;
 	}
 	r = rn->cx->ops->mount_finish(rn->cx->ud, &sr->job, err, sizeof(err));
+	if (r == 1) { /* not yet mounted: followed up until its deadline */
+		rn->n_mounts_running++;
+		sr->job.finished = false;
+		sr->not_yet = true;
+		log_warning(rn->cx->log, "%s: %s", plan_step_describe(s, what, sizeof(what)), err);
+		record_mount(rn, i, STATE_MOUNTING, err, false);
+		return;
+	}
 	if (r < 0) {
 		fail_step(rn, i, OUT_FAILED, "mount failed: %s", err[0] ? err : strerror(-r));
 		record_step_failure(rn, i, STATE_FAILED);
@@ -598,12 +397,12 @@ static bool try_start(struct run *rn, size_t i)
 	}
 	switch (s->kind) {
 	case PLAN_REGISTER:
-		register_once(rn, s->devnode);
+		exec_register_once(rn, s->devnode);
 		rn->steps[i].out = OUT_OK;
 		break;
 	case PLAN_ASSEMBLE:
 	case PLAN_WAIT_DEVICE:
-		start_wait(rn, i);
+		exec_start_wait(rn, i);
 		break;
 	case PLAN_AREA:
 		if (s->conflict)
@@ -645,7 +444,7 @@ static void start_ready(struct run *rn)
 			}
 		}
 		if (new_waits) {
-			check_waits(rn);
+			exec_check_waits(rn);
 			if (rn->cx->no_wait)
 				defer_waits(rn);
 			new_waits = false;
@@ -718,7 +517,7 @@ static int wait_and_collect(struct run *rn, struct exec_job **jobs)
 			finish_mount(rn, i, !sr->job.finished);
 	}
 	if (any_wait && (event || now >= deadline))
-		check_waits(rn);
+		exec_check_waits(rn);
 	return 0;
 }
 
@@ -749,6 +548,82 @@ static int by_chain(const void *a, const void *b, void *userdata)
 	return (x > y) - (x < y);
 }
 
+/*
+ * Which steps the boot needs (C16): every step but a nofail mount and a
+ * wait for devices that steps depend on, and every step a needed step
+ * waits for; so a wait only nofail entries depend on is not needed.
+ * Steps are in dependency order: one backward pass.
+ */
+static void needed_steps(const struct plan *p, bool *needed)
+{
+	for (size_t i = p->n_steps; i-- > 0;) {
+		const struct plan_step *s = &p->steps[i];
+		bool waits = s->kind == PLAN_WAIT_DEVICE || s->kind == PLAN_ASSEMBLE, depended = false;
+
+		for (size_t k = i + 1; waits && k < p->n_steps && !depended; k++)
+			for (size_t d = 0; d < p->steps[k].n_deps; d++)
+				depended |= p->steps[k].deps[d].step == i;
+		if (!(s->kind == PLAN_MOUNT && s->entry->nofail) && !(waits && depended) && !s->later)
+			needed[i] = true;
+		for (size_t d = 0; needed[i] && d < s->n_deps; d++)
+			needed[s->deps[d].step] = true;
+	}
+}
+
+bool exec_background_waits(const struct plan *p)
+{
+	bool *needed = calloc(p->n_steps ? p->n_steps : 1, sizeof(*needed)), any = false;
+
+	if (!needed)
+		return false;
+	needed_steps(p, needed);
+	for (size_t i = 0; i < p->n_steps; i++)
+		any |= !needed[i] && !p->steps[i].later &&
+		       (p->steps[i].kind == PLAN_WAIT_DEVICE || p->steps[i].kind == PLAN_ASSEMBLE);
+	free(needed);
+	return any;
+}
+
+/* The wait that @s, a mount, waits for, or NULL. */
+static const struct plan_step *device_wait_of(const struct run *rn, const struct plan_step *s)
+{
+	for (size_t d = 0; d < s->n_deps; d++) {
+		const struct plan_step *w = step(rn, s->deps[d].step);
+
+		if (w->kind == PLAN_WAIT_DEVICE || w->kind == PLAN_ASSEMBLE)
+			return w;
+	}
+	return NULL;
+}
+
+/* Once every step the boot needs has ended: the nofail entries still
+ * waiting are recorded so (`status` shows them), and cx->boot_done told. */
+static void maybe_boot_done(struct run *rn)
+{
+	char why[256], dur[32];
+
+	for (size_t i = 0; i < rn->plan->n_steps && !rn->boot_told; i++)
+		if (rn->needed[i] && (rn->steps[i].out == OUT_PENDING || rn->steps[i].out == OUT_RUNNING))
+			return;
+	if (rn->boot_told)
+		return;
+	rn->boot_told = true;
+	for (size_t i = 0; i < rn->plan->n_steps; i++) {
+		const struct plan_step *s = step(rn, i), *w = NULL;
+
+		if (rn->needed[i] || s->kind != PLAN_MOUNT || rn->steps[i].out != OUT_PENDING ||
+		    !(w = device_wait_of(rn, s)))
+			continue;
+		snprintf(why, sizeof(why), "nofail: waiting for %s in the background, up to %s",
+			 w->kind == PLAN_WAIT_DEVICE ? w->spec : "its btrfs members",
+			 units_format_duration(w->timeout_usec, dur, sizeof(dur)));
+		record_mount(rn, i, STATE_WAITING, why, false);
+	}
+	save_state(rn, false);
+	if (rn->cx->boot_done)
+		rn->cx->boot_done(rn->cx->boot_userdata, &rn->sum);
+}
+
 static bool anything_running(const struct run *rn)
 {
 	for (size_t i = 0; i < rn->plan->n_steps; i++)
@@ -769,20 +644,27 @@ int exec_run(const struct exec_ctx *cx, const struct plan *p, struct exec_summar
 
 	rn.steps = calloc(n, sizeof(*rn.steps));
 	rn.order = calloc(n, sizeof(*rn.order));
+	rn.needed = calloc(n, sizeof(*rn.needed));
 	jobs = calloc(n, sizeof(*jobs));
-	if (!rn.steps || !rn.order || !jobs)
+	if (!rn.steps || !rn.order || !rn.needed || !jobs)
 		goto out;
 	compute_chains(&rn);
+	needed_steps(p, rn.needed);
 	for (size_t i = 0; i < p->n_steps; i++)
 		rn.order[i] = i;
 	qsort_r(rn.order, p->n_steps, sizeof(*rn.order), by_chain, &rn);
 	r = 0;
-	for (start_ready(&rn); r == 0 && anything_running(&rn); start_ready(&rn))
+	for (start_ready(&rn); r == 0 && anything_running(&rn); start_ready(&rn)) {
+		maybe_boot_done(&rn);
 		r = wait_and_collect(&rn, jobs);
+	}
+	if (r == 0)
+		maybe_boot_done(&rn);
 	save_state(&rn, true);
 	*ret = rn.sum;
 out:
 	free(jobs);
+	free(rn.needed);
 	strv_free(rn.registered);
 	free(rn.order);
 	for (size_t i = 0; rn.steps && i < p->n_steps; i++) {

@@ -18,6 +18,8 @@
 #include "ops.h"
 #include "state.h"
 
+struct exec_summary;
+
 struct exec_ctx {
 	const struct ops *ops;
 	void *ud; /* passed to every operation */
@@ -31,6 +33,12 @@ struct exec_ctx {
 	/* The inventory the plan was built from (borrowed, may be NULL): the
 	 * first look of the device waits uses it instead of scanning again. */
 	const struct inventory *initial_inventory;
+	/* Called once, when every step the boot needs has ended (C16): all
+	 * but nofail mounts and the waits and steps only they need, which
+	 * go on (recorded as waiting) up to their own deadlines.  @sum
+	 * counts what ended so far.  NULL: nothing to tell. */
+	void (*boot_done)(void *userdata, const struct exec_summary *sum);
+	void *boot_userdata;
 };
 
 struct exec_summary {
@@ -60,5 +68,15 @@ struct exec_summary {
  * failed); -ENOMEM.
  */
 int exec_run(const struct exec_ctx *cx, const struct plan *p, struct exec_summary *ret);
+
+/**
+ * exec_background_waits:
+ * @p: plan from plan_build()
+ *
+ * Returns: true when a wait for devices in @p is needed only by nofail
+ * entries: it may outlast the point where the boot's own steps end
+ * (exec_ctx.boot_done).
+ */
+bool exec_background_waits(const struct plan *p);
 
 #endif

@@ -72,11 +72,36 @@ static int parse_request(char *buf, size_t n, struct mountfd_request *rq)
 
 static bool has_helper(const char *fstype);
 
+static int send_reply(int fd, const struct mount_reply *out)
+{
+	struct reply_head h = { .error = out->error,
+				.mount_id = out->mount_id,
+				.mount_unique_id = out->mount_unique_id };
+	struct iovec iov[3] = {
+		{ &h, sizeof(h) },
+		{ (void *)out->mountpoint, strlen(out->mountpoint) + 1 },
+		{ (void *)out->message, strlen(out->message) + 1 },
+	};
+
+	return writev(fd, iov, 3) < 0 ? -errno : 0;
+}
+
+/* mountfd_request.pending: a reply before the last one (C15). */
+static void send_pending(void *userdata, const char *msg)
+{
+	struct mount_reply *r = malloc(sizeof(*r));
+
+	if (!r)
+		return;
+	*r = (struct mount_reply){ .error = MOUNT_REPLY_PENDING };
+	snprintf(r->message, sizeof(r->message), "%s", msg);
+	send_reply(3, r);
+	free(r);
+}
+
 static void serve(int fd, char *buf, struct mount_reply *out)
 {
-	struct reply_head h;
 	struct mountfd_request rq;
-	struct iovec iov[3];
 	ssize_t n;
 
 	while ((n = recv(fd, buf, REQUEST_MAX, 0)) > 0) {
@@ -87,15 +112,10 @@ static void serve(int fd, char *buf, struct mount_reply *out)
 		if (out->error == 0) {
 			/* a helper for the type makes libmount run it, as before */
 			rq.no_helper = rq.fstype[0] && !has_helper(rq.fstype);
+			rq.pending = send_pending; /* fd is 3 (worker_main) */
 			mountfd_walk_mount(&mountfd_kernel_ops, NULL, &rq, out);
 		}
-		h = (struct reply_head){ .error = out->error,
-					 .mount_id = out->mount_id,
-					 .mount_unique_id = out->mount_unique_id };
-		iov[0] = (struct iovec){ &h, sizeof(h) };
-		iov[1] = (struct iovec){ out->mountpoint, strlen(out->mountpoint) + 1 };
-		iov[2] = (struct iovec){ out->message, strlen(out->message) + 1 };
-		if (writev(fd, iov, 3) < 0)
+		if (send_reply(fd, out) < 0)
 			break;
 	}
 }
@@ -422,7 +442,7 @@ static int parse_reply(const char *buf, size_t n, struct mount_reply *ret)
 	msg = mp + strnlen(mp, n - sizeof(h)) + 1;
 	if (msg >= buf + n)
 		return -EIO;
-	ret->error = h.error > 0 ? -EIO : h.error;
+	ret->error = h.error > 0 && h.error != MOUNT_REPLY_PENDING ? -EIO : h.error;
 	ret->mount_id = h.mount_id;
 	ret->mount_unique_id = h.mount_unique_id;
 	snprintf(ret->mountpoint, sizeof(ret->mountpoint), "%s", mp);
@@ -448,7 +468,8 @@ int mount_pool_finish(struct mount_pool *pool, int fd, struct mount_reply *ret)
 		worker_discard(pool, w);
 		return r;
 	}
-	w->busy = false;
+	/* a reply before the last one: the mount goes on */
+	w->busy = ret->error == MOUNT_REPLY_PENDING;
 	return 0;
 }
 

@@ -44,13 +44,17 @@ struct mount_pool {
 	size_t n_abandoned;
 };
 
+/* mount_reply.error of a reply that is not the last: the helper exited 0
+ * with nothing mounted yet, and the worker watches for the mount (C15) */
+#define MOUNT_REPLY_PENDING 1
+
 /* What a worker says about one mount. */
 struct mount_reply {
-	int error; /* 0, or a negative errno */
+	int error; /* 0, a negative errno, or MOUNT_REPLY_PENDING */
 	int mount_id; /* mount table ID of the new mount, 0 when unknown */
 	uint64_t mount_unique_id; /* statx STATX_MNT_ID_UNIQUE, 0 when unknown */
 	char mountpoint[4096]; /* the mount point with links resolved, or "" */
-	char message[512]; /* for the user, or "" */
+	char message[1024]; /* for the user, or "" */
 };
 
 /**
@@ -79,7 +83,9 @@ int mount_pool_start(struct mount_pool *pool, const struct fstab_entry *e, const
 
 /**
  * mount_pool_finish:
- * Reads the reply of the worker on @fd into @ret and makes the worker idle.
+ * Reads the reply of the worker on @fd into @ret and makes the worker idle;
+ * a reply with ->error MOUNT_REPLY_PENDING (->message says why) leaves it
+ * busy: its socket becomes readable again when the mount ends.
  *
  * Returns: 0 when a reply was read (the mount's own result is
  * @ret->error); -EIO when the worker died (it is reaped and removed).

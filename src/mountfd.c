@@ -8,11 +8,13 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <libmount.h>
 
+#include "kernlog.h"
 #include "mountfd.h"
 #include "util.h"
 
@@ -170,6 +172,16 @@ static const struct {
 	{ MS_LAZYTIME, "lazytime" }, { MS_MANDLOCK, "mand" },
 };
 
+#ifndef ST_NOSYMFOLLOW
+#define ST_NOSYMFOLLOW_BIT 0x2000 /* linux/statfs.h, Linux 5.10 */
+#else
+#define ST_NOSYMFOLLOW_BIT ST_NOSYMFOLLOW
+#endif
+
+/* The atime modes: one value of a mount, set as a whole. */
+#define ATIME_MS (MS_NOATIME | MS_RELATIME | MS_STRICTATIME)
+#define ATIME_ATTR (MOUNT_ATTR_NOATIME | MOUNT_ATTR_STRICTATIME)
+
 #define PROPAGATION (MS_PRIVATE | MS_SHARED | MS_SLAVE | MS_UNBINDABLE)
 
 int mountfd_parse_options(const char *options, struct mountfd_opts *ret)
@@ -287,6 +299,13 @@ static int attach(const struct mountfd_ops *ops, int mfd, int target_fd, unsigne
 int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *source,
 	       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd, int *ret_mnt_fd)
 {
+	return mountfd_fs_why(ops, fstype, source, o, extra_attr, target_fd, ret_mnt_fd, NULL, 0);
+}
+
+int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char *source,
+		   const struct mountfd_opts *o, unsigned int extra_attr, int target_fd,
+		   int *ret_mnt_fd, char *why, size_t whylen)
+{
 	int fsfd, mfd = -1, r;
 
 	if (ret_mnt_fd)
@@ -308,6 +327,9 @@ int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *so
 		r = mfd = ops->fsmount(ops->userdata, fsfd, FSMOUNT_CLOEXEC, o->attr | extra_attr);
 	if (r >= 0)
 		r = attach(ops, mfd, target_fd, o->propagation, o->propagation_rec);
+	/* the filesystem's own words, logged on the context (C14) */
+	if (r < 0 && why && whylen)
+		kernlog_fs_context(fsfd, why, whylen);
 	close(fsfd);
 	if (r >= 0 && ret_mnt_fd) {
 		*ret_mnt_fd = mfd;
@@ -319,37 +341,145 @@ int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *so
 	return r < 0 ? r : 0;
 }
 
+/* Detaches the mount whose root @mnt_fd is (lazily: @mnt_fd holds it). */
+static void undo_attached(const struct mountfd_ops *ops, int mnt_fd)
+{
+	uint64_t id = 0;
+
+	if (mountfd_id(ops, mnt_fd, &id, NULL) == 0 && id)
+		mountfd_umount_id(ops, id, MNT_DETACH);
+}
+
+/* statvfs(3) f_flag bits and the MS_* of the same per-mount flag (the
+ * kernel fills f_flags from the mount's flags, fs/statfs.c). */
+static const struct {
+	unsigned long st, ms;
+} st_map[] = {
+	{ ST_RDONLY, MS_RDONLY },     { ST_NOSUID, MS_NOSUID },
+	{ ST_NODEV, MS_NODEV },	      { ST_NOEXEC, MS_NOEXEC },
+	{ ST_NOATIME, MS_NOATIME },   { ST_NODIRATIME, MS_NODIRATIME },
+	{ ST_RELATIME, MS_RELATIME }, { ST_NOSYMFOLLOW_BIT, MS_NOSYMFOLLOW },
+};
+
+/* The per-mount flags of the mount @fd is on, as MS_*. */
+static int mount_flags_of(const struct mountfd_ops *ops, int fd, unsigned long *ret)
+{
+	struct statvfs sv;
+	int r;
+
+	*ret = 0;
+	if (ops->fstatvfs)
+		r = ops->fstatvfs(ops->userdata, fd, &sv);
+	else
+		r = fstatvfs(fd, &sv) < 0 ? -errno : 0;
+	for (size_t i = 0; r == 0 && i < sizeof(st_map) / sizeof(st_map[0]); i++)
+		if (sv.f_flag & st_map[i].st)
+			*ret |= st_map[i].ms;
+	return r;
+}
+
+/*
+ * The flags of a bind remount (MS_REMOUNT|MS_BIND replaces every per-mount
+ * flag, fs/namespace.c do_reconfigure_mnt): the source mount's, with @attr
+ * added; an atime mode asked for replaces the source's.
+ */
+static int bind_remount_flags(const struct mountfd_ops *ops, int source_fd, unsigned int attr,
+			      unsigned long *ret)
+{
+	struct mountfd_opts asked = { .attr = attr };
+	unsigned long want = ms_flags(&asked, 0), src;
+	int r = mount_flags_of(ops, source_fd, &src);
+
+	if (r < 0)
+		return r;
+	if (want & ATIME_MS)
+		src &= ~ATIME_MS;
+	*ret = MS_REMOUNT | MS_BIND | src | want;
+	return 0;
+}
+
+/* MS_REMOUNT|MS_BIND of the mount whose root @mnt_fd is (mount(2) on its
+ * magic link: a mount root, as the remount needs). */
+static int remount_bind(const struct mountfd_ops *ops, int mnt_fd, unsigned long flags)
+{
+	char p[32];
+
+	mountfd_fd_path(mnt_fd, p, sizeof(p));
+	return ops->mount(ops->userdata, "none", p, NULL, flags, NULL);
+}
+
+/*
+ * Before Linux 5.2 (no open_tree(2)): mount(2) MS_BIND onto the magic link
+ * of @target_fd, then, for attributes, the new mount is found by its ID
+ * (mountfd_top_id()), opened as a mount root and remounted with the
+ * source's flags and @attr.  A bind that cannot get them is unmounted: it
+ * would have rights its source has not.
+ */
+static int bind_fallback(const struct mountfd_ops *ops, int source_fd, int target_fd,
+			 bool recursive, unsigned int attr, unsigned long propagation)
+{
+	char src[32], dst[32];
+	unsigned long flags = 0;
+	uint64_t id = 0;
+	int mfd = -1, r;
+
+	if (attr && (r = bind_remount_flags(ops, source_fd, attr, &flags)) < 0)
+		return r;
+	mountfd_fd_path(source_fd, src, sizeof(src));
+	mountfd_fd_path(target_fd, dst, sizeof(dst));
+	r = ops->mount(ops->userdata, src, dst, "none", MS_BIND | (recursive ? MS_REC : 0), NULL);
+	if (r < 0 || (!attr && !propagation))
+		return r;
+	r = mountfd_top_id(ops, target_fd, &id);
+	if (r >= 0)
+		r = mfd = mountfd_open_id(ops, id, O_PATH);
+	if (r >= 0 && attr)
+		r = remount_bind(ops, mfd, flags);
+	if (r >= 0 && propagation)
+		r = mountfd_set_propagation(ops, mfd, propagation, false);
+	if (mfd >= 0)
+		close(mfd);
+	if (r < 0 && id)
+		mountfd_umount_id(ops, id, MNT_DETACH);
+	return r < 0 ? r : 0;
+}
+
 int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bool recursive,
 		 unsigned int attr, unsigned long propagation, int *ret_mnt_fd)
 {
 	unsigned int rec = recursive ? AT_RECURSIVE : 0;
+	unsigned long remount = 0;
 	int tfd, r = 0;
 
 	if (ret_mnt_fd)
 		*ret_mnt_fd = -1;
+	/* the clone has the source mount's flags (fs/namespace.c clone_mnt):
+	 * what @attr asks for is only ever added to them */
 	tfd = ops->open_tree(ops->userdata, source_fd, "",
 			     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | rec);
-	if (tfd == -ENOSYS) {
-		char src[32], dst[32];
-
-		if (attr)
-			return -EOPNOTSUPP;
-		mountfd_fd_path(source_fd, src, sizeof(src));
-		mountfd_fd_path(target_fd, dst, sizeof(dst));
-		r = ops->mount(ops->userdata, src, dst, "none", MS_BIND | (recursive ? MS_REC : 0), NULL);
-		if (r == 0 && propagation)
-			r = ops->mount(ops->userdata, "none", dst, "none", propagation, NULL);
-		return r;
-	}
+	if (tfd == -ENOSYS)
+		return bind_fallback(ops, source_fd, target_fd, recursive, attr, propagation);
 	if (tfd < 0)
 		return tfd;
 	if (attr) {
-		struct mount_attr a = { .attr_set = attr };
+		/* an atime mode is one value: it must be cleared as a whole
+		 * to be set (EINVAL otherwise, fs/namespace.c build_mount_kattr) */
+		struct mount_attr a = { .attr_set = attr,
+					.attr_clr = attr & ATIME_ATTR ? MOUNT_ATTR__ATIME : 0 };
 
 		r = ops->mount_setattr(ops->userdata, tfd, "", AT_EMPTY_PATH | rec, &a, sizeof(a));
+		/* Linux 5.2 to 5.11: a remount once attached, with the
+		 * source's flags (a remount replaces them all) */
+		if (r == -ENOSYS)
+			r = bind_remount_flags(ops, source_fd, attr, &remount);
 	}
 	if (r >= 0)
-		r = attach(ops, tfd, target_fd, propagation, false);
+		r = ops->move_mount(ops->userdata, tfd, "", target_fd, "",
+				    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	if (r >= 0 && remount && (r = remount_bind(ops, tfd, remount)) < 0)
+		undo_attached(ops, tfd); /* not left without the flags asked for */
+	if (r >= 0 && propagation)
+		r = mountfd_set_propagation(ops, tfd, propagation, false);
 	if (r >= 0 && ret_mnt_fd) {
 		*ret_mnt_fd = tfd;
 		tfd = -1;
@@ -437,6 +567,45 @@ static int id_target(uint64_t mnt_id, char **ret)
 	mnt_free_iter(it);
 	mnt_unref_table(tb);
 	return r;
+}
+
+int mountfd_top_id(const struct mountfd_ops *ops, int target_fd, uint64_t *ret_id)
+{
+	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs;
+	char fdpath[32], mp[4096];
+	uint64_t cur = 0;
+	bool found = true;
+	ssize_t n;
+	int r;
+
+	*ret_id = 0;
+	mountfd_fd_path(target_fd, fdpath, sizeof(fdpath));
+	n = readlink(fdpath, mp, sizeof(mp) - 1);
+	r = n <= 0 ? -errno : !tb || !it ? -ENOMEM : mountfd_id(ops, target_fd, &cur, NULL);
+	if (r < 0 || !cur)
+		goto out;
+	mp[n] = '\0';
+	/* each mount stacked on that directory has the one below as parent */
+	while (found) {
+		found = false;
+		mnt_reset_iter(it, MNT_ITER_FORWARD);
+		while (mnt_table_next_fs(tb, it, &fs) == 0)
+			if ((uint64_t)mnt_fs_get_parent_id(fs) == cur && mnt_fs_get_id(fs) > 0 &&
+			    (uint64_t)mnt_fs_get_id(fs) != cur && mnt_fs_get_target(fs) &&
+			    strcmp(mnt_fs_get_target(fs), mp) == 0) {
+				cur = *ret_id = (uint64_t)mnt_fs_get_id(fs);
+				found = true;
+				break;
+			}
+	}
+out:
+	mnt_free_iter(it);
+	mnt_unref_table(tb);
+	if (r < 0)
+		return r;
+	return *ret_id ? 0 : -ENOENT;
 }
 
 int mountfd_umount_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags)

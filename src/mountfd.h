@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 /* The system calls, each returning a descriptor or 0, or a negative errno
  * (never -1 and errno).  Path arguments are always "" (with an EMPTY_PATH
@@ -43,6 +44,8 @@ struct mountfd_ops {
 	int (*umount2)(void *u, const char *target, int flags);
 	int (*statx)(void *u, int dfd, const char *path, int flags, unsigned int mask, struct statx *stx);
 	void *userdata;
+	/* fstatvfs(3) (the mount's flags in f_flag); NULL: the C library's */
+	int (*fstatvfs)(void *u, int fd, struct statvfs *st);
 };
 
 /* The kernel's calls (syscall(2)); read-only. */
@@ -100,6 +103,17 @@ int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *so
 	       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd, int *ret_mnt_fd);
 
 /**
+ * mountfd_fs_why:
+ * @why: on failure, the messages the filesystem logged on the fsopen(2)
+ *       context (kernlog_fs_context()), "" when none; may be NULL
+ *
+ * mountfd_fs(), telling the kernel's reason for a failure.
+ */
+int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char *source,
+		   const struct mountfd_opts *o, unsigned int extra_attr, int target_fd,
+		   int *ret_mnt_fd, char *why, size_t whylen);
+
+/**
  * mountfd_bind:
  * @source_fd: the directory (or file) to bind, opened by the safe walk
  * @target_fd: the mount point, opened by the safe walk
@@ -111,9 +125,15 @@ int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *so
  * @ret_mnt_fd: as mountfd_fs()
  *
  * open_tree(@source_fd, "", OPEN_TREE_CLONE|AT_EMPTY_PATH[|AT_RECURSIVE])
- * and move_mount() onto @target_fd.  Fallback (-ENOSYS): mount(2) MS_BIND
- * from "/proc/self/fd/S" to "/proc/self/fd/T"; attributes then need a
- * remount of the new mount, which has no descriptor: -EOPNOTSUPP.
+ * and move_mount() onto @target_fd.  The clone keeps the source mount's
+ * flags (nosuid, nodev, noexec, ro, ...): @attr is only added to them,
+ * never put in their place, so a bind never gains a right its source
+ * lacks (C12).  Without mount_setattr(2) (Linux 5.2-5.11): a remount
+ * MS_REMOUNT|MS_BIND of the attached mount with the source's flags
+ * (fstatvfs(3)) and @attr.  Without open_tree(2) (before 5.2): mount(2)
+ * MS_BIND from "/proc/self/fd/S" to "/proc/self/fd/T", then that remount
+ * of the new mount, found by its ID (mountfd_top_id()).  A bind that could
+ * not be given @attr is unmounted again.
  *
  * Returns: 0, or negative errno.
  */
@@ -142,6 +162,21 @@ int mountfd_set_propagation(const struct mountfd_ops *ops, int mnt_fd, unsigned 
  * Returns: 0; negative errno from statx(2).
  */
 int mountfd_id(const struct mountfd_ops *ops, int fd, uint64_t *ret_id, uint64_t *ret_unique_id);
+
+/**
+ * mountfd_top_id:
+ * @target_fd: a directory (a mount point), opened by the safe walk
+ * @ret_id: the ID of the topmost mount stacked on that directory, or 0
+ *
+ * Follows /proc/self/mountinfo from the mount @target_fd is on (statx(2)
+ * STATX_MNT_ID) through the mounts whose parent is the one before and
+ * whose mount point is the directory's path now (readlink of its magic
+ * link): paths are compared only along that one chain.
+ *
+ * Returns: 0; -ENOENT when nothing is mounted on the directory; negative
+ * errno when the table or the descriptor cannot be read.
+ */
+int mountfd_top_id(const struct mountfd_ops *ops, int target_fd, uint64_t *ret_id);
 
 /**
  * mountfd_umount_at:

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include <libmount.h>
 
+#include "kernlog.h"
 #include "mountfd_walk.h"
 #include "safepath.h"
 #include "util.h"
@@ -92,15 +94,17 @@ static int mount_new_api(const struct mountfd_ops *ops, const struct mountfd_req
 			 const struct walked *w, const struct mountfd_opts *o, int *ret_mnt_fd,
 			 char *msg, size_t len)
 {
+	char why[512] = "";
 	int r;
 
 	if (rq->bind)
 		r = mountfd_bind(ops, w->source, w->target, o->rbind, o->attr, o->propagation, ret_mnt_fd);
 	else
-		r = mountfd_fs(ops, rq->fstype, rq->source, o, 0, w->target, ret_mnt_fd);
+		r = mountfd_fs_why(ops, rq->fstype, rq->source, o, 0, w->target, ret_mnt_fd, why,
+				   sizeof(why));
 	if (r < 0)
-		snprintf(msg, len, "mounting %s on '%s': %s", rq->bind ? rq->source : rq->fstype,
-			 rq->target, strerror(-r));
+		snprintf(msg, len, "mounting %s on '%s': %s%s%s", rq->bind ? rq->source : rq->fstype,
+			 rq->target, strerror(-r), why[0] ? "; the kernel says: " : "", why);
 	return r;
 }
 
@@ -120,6 +124,31 @@ static char *resolve_source(const char *spec)
 }
 
 /*
+ * Why a mount by libmount failed, in @msg (which holds libmount's words):
+ * the kernel's own lines on it, read from @klog since the attempt (C14),
+ * libmount's "wrong fs type, bad option, ..." says nothing of the cause;
+ * a helper's exit status where libmount gives no words.  Returns: the
+ * mount(2) errno when libmount called it, else -EIO.
+ */
+static int failure_reason(struct libmnt_context *cxt, const struct mountfd_request *rq,
+			  const char *dev, int klog, char *msg, size_t len)
+{
+	char device[64], kernel[768] = "";
+	size_t n = strlen(msg);
+	int err = mnt_context_syscall_called(cxt) ? mnt_context_get_syscall_errno(cxt) : 0;
+
+	if (!msg[0] && mnt_context_helper_executed(cxt))
+		snprintf(msg, len, "mount.%s failed with status %d",
+			 rq->fstype[0] ? rq->fstype : "?", mnt_context_get_helper_status(cxt));
+	kernlog_device_name(dev, device, sizeof(device));
+	if (klog >= 0 && kernlog_collect(klog, device, rq->fstype, kernel, sizeof(kernel)) > 0) {
+		n = strlen(msg);
+		snprintf(msg + n, len - n, "%sthe kernel says: %s", n ? "; " : "", kernel);
+	}
+	return err > 0 ? -err : -EIO;
+}
+
+/*
  * libmount on the walked descriptors: "/proc/self/fd/N" as the target and
  * the bind or loop source, canonicalisation off (it would turn the magic
  * link back into a name), /etc/fstab never read.  The descriptors lose
@@ -130,7 +159,8 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 {
 	char target[32], source[32];
 	_cleanup_free_ char *dev = resolve_source(rq->source);
-	int rc;
+	_cleanup_free_ char *opts = rq->options[0] ? strdup(rq->options) : NULL;
+	int rc, klog;
 
 	mountfd_fd_path(w->target, target, sizeof(target));
 	fcntl(w->target, F_SETFD, 0);
@@ -141,6 +171,8 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 	mnt_context_set_optsmode(cxt, MNT_OMODE_IGNORE | MNT_OMODE_NOTAB);
 	/* also turns off the evaluation of tags: done here, as it was */
 	mnt_context_disable_canonicalize(cxt, 1);
+	if (rq->options[0] && !opts)
+		return -ENOMEM;
 	if (w->source < 0 && !dev) {
 		snprintf(msg, len, "can't find %s", rq->source);
 		return -ENOENT;
@@ -149,55 +181,96 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 	mnt_context_set_target(cxt, target);
 	if (rq->fstype[0])
 		mnt_context_set_fstype(cxt, rq->fstype);
-	if (rq->options[0])
-		mnt_context_set_options(cxt, rq->options);
+	/* `bg`: mount.nfs would exit 0 and go on trying in the background,
+	 * out of the deadline's reach; systemd drops it the same way */
+	if (opts)
+		mnt_optstr_remove_option(&opts, "bg");
+	if (opts && opts[0])
+		mnt_context_set_options(cxt, opts);
+	klog = kernlog_open();
 	rc = mnt_context_mount(cxt);
 	fcntl(w->target, F_SETFD, FD_CLOEXEC);
 	if (w->source >= 0)
 		fcntl(w->source, F_SETFD, FD_CLOEXEC);
-	return mnt_context_get_excode(cxt, rc, msg, len) == 0 ? 0 : -EIO;
+	rc = mnt_context_get_excode(cxt, rc, msg, len) == 0 ? 0 : -EIO;
+	if (rc < 0)
+		rc = failure_reason(cxt, rq, dev, klog, msg, len);
+	if (klog >= 0)
+		close(klog);
+	return rc;
 }
 
 /*
  * The IDs of the mount just made on the walked @target_fd, when no
- * descriptor of it came back (libmount): the topmost of the chain of mounts
- * on that directory in the mount table, found by parent ID from the mount
- * @target_fd is on (a path is compared only between mounts on one chain).
+ * descriptor of it came back (libmount): the topmost mount on that
+ * directory (mountfd_top_id()); the never-reused ID only when the name
+ * @mp still leads to that mount.
  */
 static void ids_on(const struct mountfd_ops *ops, int target_fd, const char *mp, struct mount_reply *out)
 {
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
-	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *fs;
-	uint64_t cur = 0;
 	struct statx stx;
-	bool found = true;
+	uint64_t id = 0;
 
-	if (mountfd_id(ops, target_fd, &cur, NULL) < 0 || !cur || !tb || !it)
-		goto out;
-	while (found) {
-		found = false;
-		mnt_reset_iter(it, MNT_ITER_FORWARD);
-		while (mnt_table_next_fs(tb, it, &fs) == 0)
-			if ((uint64_t)mnt_fs_get_parent_id(fs) == cur && mnt_fs_get_id(fs) > 0 &&
-			    (uint64_t)mnt_fs_get_id(fs) != cur && mnt_fs_get_target(fs) &&
-			    strcmp(mnt_fs_get_target(fs), mp) == 0) {
-				cur = (uint64_t)mnt_fs_get_id(fs);
-				out->mount_id = (int)cur;
-				found = true;
-				break;
-			}
-	}
-	/* the never-reused ID only when the name still leads to that mount */
-	if (out->mount_id > 0 &&
-	    statx(AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) == 0 &&
-	    stx.stx_mnt_id == (uint64_t)out->mount_id &&
+	if (mountfd_top_id(ops, target_fd, &id) < 0)
+		return;
+	out->mount_id = (int)id;
+	if (statx(AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) == 0 &&
+	    stx.stx_mnt_id == id &&
 	    statx(AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
 	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
 		out->mount_unique_id = stx.stx_mnt_id;
-out:
-	mnt_free_iter(it);
-	mnt_unref_table(tb);
+}
+
+/* Until the mount table has a mount on @target_fd other than @before;
+ * ended by the caller's deadline (the process is killed). */
+static int wait_mounted(const struct mountfd_ops *ops, int target_fd, uint64_t before)
+{
+	/* the kernel flags POLLPRI on it at every change of the mount table
+	 * (fs/proc_namespace.c mounts_poll) */
+	struct pollfd p = { .fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC), .events = POLLPRI };
+	uint64_t now = 0;
+	int r;
+
+	for (;;) {
+		r = mountfd_top_id(ops, target_fd, &now);
+		if ((r < 0 && r != -ENOENT) || (now && now != before))
+			break;
+		/* a timeout too: a change missed between the look and the poll */
+		if (poll(&p, 1, p.fd >= 0 ? 1000 : 100) < 0 && errno != EINTR)
+			break;
+	}
+	if (p.fd >= 0)
+		close(p.fd);
+	return now && now != before ? 0 : -EIO;
+}
+
+/*
+ * libmount said yes: is there a new mount on the walked directory?  A
+ * helper may have exited 0 with nothing mounted (mount.nfs `bg`, a FUSE
+ * helper that mounts later): @rq->pending is told and the mount is waited
+ * for; a mount(2) that said yes, or no @pending: a failure.
+ */
+static int check_mounted(const struct mountfd_ops *ops, struct libmnt_context *cxt,
+			 const struct mountfd_request *rq, int target_fd, uint64_t before,
+			 char *msg, size_t len)
+{
+	uint64_t now = 0;
+
+	if (mountfd_top_id(ops, target_fd, &now) >= 0 && now != before)
+		return 0;
+	if (!mnt_context_helper_executed(cxt) || !rq->pending) {
+		snprintf(msg, len, "%s said it was mounted, but nothing new is mounted on '%s'",
+			 mnt_context_helper_executed(cxt) ? "the mount helper" : "mount(2)", rq->target);
+		return -EIO;
+	}
+	snprintf(msg, len, "mount.%s exited 0, but nothing is mounted on '%s' yet: not yet mounted, waiting for it up to the mount timeout",
+		 rq->fstype[0] ? rq->fstype : "TYPE", rq->target);
+	rq->pending(rq->userdata, msg);
+	msg[0] = '\0';
+	if (wait_mounted(ops, target_fd, before) == 0)
+		return 0;
+	snprintf(msg, len, "mount.%s exited 0, but nothing was mounted on '%s'", rq->fstype, rq->target);
+	return -EIO;
 }
 
 int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt,
@@ -219,9 +292,15 @@ int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt
 	if (by_new_api(rq) && mountfd_parse_options(rq->options, &o) == 0 && (!rq->bind || w.source >= 0)) {
 		r = mount_new_api(ops, rq, &w, &o, &mfd, out->message, sizeof(out->message));
 	} else {
+		uint64_t before = 0;
+
 		if (!cxt)
 			cxt = own = mnt_new_context();
+		mountfd_top_id(ops, w.target, &before);
 		r = cxt ? mount_libmount(cxt, rq, &w, out->message, sizeof(out->message)) : -ENOMEM;
+		if (r == 0)
+			r = check_mounted(ops, cxt, rq, w.target, before, out->message,
+					  sizeof(out->message));
 	}
 	if (r < 0)
 		goto out;

@@ -22,6 +22,13 @@ struct mountfd_request {
 	const char *fstype; /* "" for auto */
 	const char *options; /* "" for none */
 	bool no_helper; /* no /sbin/mount.TYPE: a tmpfs or ramfs goes by the new API */
+	/* A helper that exited 0 with nothing mounted yet (one that went on
+	 * in the background): @pending, when set, is told so (a message for
+	 * the user) and the mount table is then watched until the mount
+	 * comes (the caller's deadline ends the wait by killing the process);
+	 * when NULL, that is a failure at once. */
+	void (*pending)(void *userdata, const char *msg);
+	void *userdata;
 };
 
 /**
@@ -48,6 +55,11 @@ struct mountfd_request {
  *    through the magic link; a helper that resolves its arguments itself
  *    (realpath(3)) reads the name the descriptor has now.  A loop image is
  *    checked by the walk but opened by libmount by its name.
+ *
+ * The mount table is the fact (C15): a mount by libmount counts only when
+ * a new mount is on the walked directory afterwards (mountfd_top_id());
+ * `bg` is dropped from the options, so that a helper mounts in the
+ * foreground (as systemd does).
  *
  * Returns: @out->error (0 or negative errno).
  */

@@ -173,6 +173,10 @@ static int real_mount_finish(void *ud, struct exec_job *job, char *err, size_t l
 	}
 	rp = malloc(sizeof(*rp));
 	r = rp ? mount_pool_finish(&so->mounts, rj->fd, rp) : -ENOMEM;
+	if (r == 0 && rp->error == MOUNT_REPLY_PENDING) {
+		snprintf(err, len, "%s", rp->message);
+		return 1; /* the job goes on */
+	}
 	real_job_free(job);
 	if (r < 0) {
 		snprintf(err, len, "the mount worker died (%s)", strerror(-r));

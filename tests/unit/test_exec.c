@@ -37,6 +37,9 @@ struct fake {
 	const char *targets[MAX_JOBS];
 	size_t n_running, max_running;
 	unsigned n_saves, n_compact; /* state writes, and of those whole rewrites */
+	const char *late_target; /* its helper says "not yet mounted" first (C15) */
+	uint64_t late_usec; /* ... and the mount comes this much later (INFINITY: never) */
+	bool late_reported;
 };
 
 static void record(struct fake *f, const char *fmt, ...)
@@ -154,6 +157,15 @@ static int fake_mount_finish(void *ud, struct exec_job *job, char *err, size_t l
 		snprintf(err, len, "%s", why);
 		job->priv = NULL;
 		return why[0] ? -EIO : 0;
+	}
+	if (f->late_target && !f->late_reported &&
+	    strcmp(f->targets[job_index(f, job)], f->late_target) == 0) {
+		f->late_reported = true;
+		f->finishes[job_index(f, job)] =
+			f->late_usec == USEC_INFINITY ? USEC_INFINITY : f->clock + f->late_usec;
+		snprintf(err, len, "not yet mounted");
+		record(f, "pending %s", f->late_target);
+		return 1;
 	}
 	target = job_done(f, job);
 
@@ -472,6 +484,110 @@ static void test_deadline_abandons_hung_mount(void **unused)
 
 /* A mount that ends within mount_start (one storaged runs itself) is
  * finished at once, and its dependants start without any wait. */
+/* C15: a helper that exited 0 with nothing mounted: the entry is not done
+ * (its dependants wait) until the mount is there, or fails at its deadline. */
+static void test_not_yet_mounted_is_followed_up(void **unused)
+{
+	struct fake f = { .mount_usec = SEC, .late_target = "/nfs", .late_usec = 3 * SEC };
+	struct fstab_entry nfs = entry("/nfs", NULL, false), below = entry("/nfs/x", NULL, false);
+	struct plan_dep d0 = dep_on(0);
+	struct plan_step s[] = { mount_step(&nfs, NULL, 0), mount_step(&below, &d0, 1) };
+	struct state st = { 0 };
+	struct exec_summary sum;
+	struct state_record *r;
+
+	assert_int_equal(run(&f, s, 2, &st, &sum), 0);
+	assert_int_equal(sum.n_done, 2);
+	assert_int_equal(sum.n_failed, 0);
+	assert_string_equal(f.calls, "mount /nfs -o ;pending /nfs;mount /nfs/x -o ;");
+	assert_int_equal(f.clock, 5 * SEC); /* 1 s, then 3 s more, then the one below */
+	r = state_find(&st, STATE_MOUNT, "/nfs");
+	assert_non_null(r);
+	assert_int_equal(r->status, STATE_DONE);
+	assert_null(r->reason);
+	assert_true(r->seq > 0); /* storaged's: stop undoes it */
+	state_done(&st);
+
+	/* the mount never comes: failed at the deadline, its dependant skipped */
+	f = (struct fake){ .mount_usec = SEC, .late_target = "/nfs", .late_usec = USEC_INFINITY };
+	st = (struct state){ 0 };
+	s[0].mount_timeout_usec = 10 * SEC;
+	assert_int_equal(run(&f, s, 2, &st, &sum), 0);
+	assert_int_equal(sum.n_failed, 2);
+	assert_non_null(strstr(f.calls, "abandon /nfs"));
+	r = state_find(&st, STATE_MOUNT, "/nfs");
+	assert_int_equal(r->status, STATE_FAILED);
+	assert_non_null(strstr(r->reason, "its helper exited 0, but nothing was mounted"));
+	state_done(&st);
+}
+
+/* C16: what a boot_done callback saw. */
+struct boot_seen {
+	struct fake *f;
+	struct state *st;
+	int calls;
+	uint64_t clock;
+	enum state_status usb;
+	unsigned failed;
+};
+
+static void saw_boot_done(void *userdata, const struct exec_summary *sum)
+{
+	struct boot_seen *b = userdata;
+	struct state_record *r = state_find(b->st, STATE_MOUNT, "/usb");
+
+	b->calls++;
+	b->clock = b->f->clock;
+	b->usb = r ? r->status : STATE_DONE;
+	b->failed = sum->n_failed;
+}
+
+/* C16: the boot is done once every entry without nofail is; a nofail
+ * entry's device wait goes on, recorded as waiting, to its own deadline. */
+static void test_boot_done_before_nofail_waits(void **unused)
+{
+	struct fake f = { .mount_usec = SEC };
+	struct fstab_entry usb = entry("/usb", NULL, true), tmp = entry("/tmp", NULL, false);
+	struct plan_dep d0 = dep_on(0);
+	struct plan_step s[] = {
+		{ .kind = PLAN_WAIT_DEVICE, .spec = (char *)"LABEL=usb", .timeout_usec = 12 * SEC },
+		mount_step(&usb, &d0, 1),
+		mount_step(&tmp, NULL, 0),
+	};
+	struct state st = { 0 };
+	struct boot_seen b = { .f = &f, .st = &st };
+	struct exec_ctx cx = { .ops = &fake_ops,
+			       .ud = &f,
+			       .state = &st,
+			       .jobs = 1,
+			       .boot_done = saw_boot_done,
+			       .boot_userdata = &b };
+	struct plan p = { .steps = s, .n_steps = 3 };
+	struct exec_summary sum;
+
+	assert_true(exec_background_waits(&p));
+	assert_int_equal(exec_run(&cx, &p, &sum), 0);
+	assert_int_equal(b.calls, 1);
+	assert_int_equal(b.clock, SEC); /* when the tmpfs was done, not at 12 s */
+	assert_int_equal(b.usb, STATE_WAITING);
+	assert_int_equal(b.failed, 0);
+	assert_int_equal(f.clock, 12 * SEC); /* the nofail wait went on to its deadline */
+	assert_int_equal(sum.n_tolerated, 1);
+	state_done(&st);
+
+	/* without nofail the same wait is the boot's: told at its end */
+	usb.nofail = false;
+	f = (struct fake){ .mount_usec = SEC };
+	st = (struct state){ 0 };
+	b = (struct boot_seen){ .f = &f, .st = &st };
+	assert_false(exec_background_waits(&p));
+	assert_int_equal(exec_run(&cx, &p, &sum), 0);
+	assert_int_equal(b.calls, 1);
+	assert_int_equal(b.clock, 12 * SEC);
+	assert_int_equal(b.failed, 1);
+	state_done(&st);
+}
+
 static void test_mount_ended_in_start(void **unused)
 {
 	struct fake f = { .mount_usec = SEC, .instant_prefix = "/fast", .fail_target = "/fast/bad" };
@@ -539,6 +655,8 @@ int main(void)
 		cmocka_unit_test(test_deadline_abandons_hung_mount),
 		cmocka_unit_test(test_mount_ended_in_start),
 		cmocka_unit_test(test_later_steps_not_run),
+		cmocka_unit_test(test_not_yet_mounted_is_followed_up),
+		cmocka_unit_test(test_boot_done_before_nofail_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,6 +28,8 @@ struct fake {
 	uint64_t stat_id; /* what statx says */
 	bool stat_root;
 	int target_seen; /* the to_fd of the last move_mount, dup'ed */
+	int setattr_ret; /* what mount_setattr returns */
+	unsigned long vfs_flags; /* what fstatvfs says of a mount's flags */
 };
 
 static void rec(struct fake *f, const char *fmt, ...)
@@ -120,8 +122,16 @@ static int f_mount_setattr(void *u, int dfd, const char *path, unsigned int flag
 	assert_fd(dfd);
 	assert_string_equal(path, "");
 	assert_true(flags & AT_EMPTY_PATH);
-	rec(u, "mount_setattr set=%#llx prop=%#llx", (unsigned long long)a->attr_set,
-	    (unsigned long long)a->propagation);
+	rec(u, "mount_setattr set=%#llx prop=%#llx%s", (unsigned long long)a->attr_set,
+	    (unsigned long long)a->propagation, a->attr_clr == MOUNT_ATTR__ATIME ? " clr=atime" : "");
+	return ((struct fake *)u)->setattr_ret;
+}
+
+static int f_fstatvfs(void *u, int fd, struct statvfs *st)
+{
+	assert_fd(fd);
+	memset(st, 0, sizeof(*st));
+	st->f_flag = ((struct fake *)u)->vfs_flags;
 	return 0;
 }
 
@@ -170,6 +180,7 @@ static const struct mountfd_ops ops = {
 	.umount2 = f_umount2,
 	.statx = f_statx,
 	.userdata = &fk,
+	.fstatvfs = f_fstatvfs,
 };
 
 static int reset(void **unused)
@@ -248,7 +259,40 @@ static void test_fallback_on_proc_fd(void **unused)
 	fk.log[0] = '\0';
 	assert_int_equal(mountfd_bind(&ops, s, t, false, 0, 0, NULL), 0);
 	assert_string_equal(fk.log, "open_tree\nmount FD none 0x1000 -\n");
-	assert_int_equal(mountfd_bind(&ops, s, t, false, MOUNT_ATTR_RDONLY, 0, NULL), -EOPNOTSUPP);
+	/* attributes need the new mount found by its ID: the fake has none,
+	 * so the bind fails (the real one is unmounted again) */
+	assert_true(mountfd_bind(&ops, s, t, false, MOUNT_ATTR_RDONLY, 0, NULL) < 0);
+	mountfd_opts_done(&o);
+	close(s);
+	close(t);
+}
+
+/* C12: a bind keeps its source mount's flags; those asked for are added. */
+static void test_bind_adds_to_source_flags(void **unused)
+{
+	struct mountfd_opts o;
+	int s = new_fd(), t = new_fd();
+
+	/* an atime mode is cleared as a whole to be set */
+	assert_int_equal(mountfd_parse_options("bind,noatime", &o), 0);
+	assert_int_equal(mountfd_bind(&ops, s, t, false, o.attr, 0, NULL), 0);
+	assert_string_equal(fk.log, "open_tree\nmount_setattr set=0x10 prop=0 clr=atime\nmove_mount\n");
+	mountfd_opts_done(&o);
+	/* no mount_setattr (Linux 5.2-5.11): a bind remount with the source's
+	 * nosuid,nodev,relatime and the ro asked for */
+	fk.log[0] = '\0';
+	fk.setattr_ret = -ENOSYS;
+	fk.vfs_flags = ST_NOSUID | ST_NODEV | ST_RELATIME;
+	assert_int_equal(mountfd_parse_options("bind,ro", &o), 0);
+	assert_int_equal(mountfd_bind(&ops, s, t, false, o.attr, 0, NULL), 0);
+	assert_string_equal(fk.log, "open_tree\nmount_setattr set=0x1 prop=0\nmove_mount\n"
+				    "mount none - 0x201027 -\n");
+	mountfd_opts_done(&o);
+	/* an atime mode asked for replaces the source's */
+	fk.log[0] = '\0';
+	assert_int_equal(mountfd_parse_options("bind,noatime", &o), 0);
+	assert_int_equal(mountfd_bind(&ops, s, t, false, o.attr, 0, NULL), 0);
+	assert_non_null(strstr(fk.log, "mount none - 0x1426 -\n"));
 	mountfd_opts_done(&o);
 	close(s);
 	close(t);
@@ -334,6 +378,7 @@ int main(void)
 		cmocka_unit_test_setup(test_bind, reset),
 		cmocka_unit_test_setup(test_fallback_on_proc_fd, reset),
 		cmocka_unit_test_setup(test_umount_checks_id, reset),
+		cmocka_unit_test_setup(test_bind_adds_to_source_flags, reset),
 		cmocka_unit_test_setup(test_walk_then_mount, reset),
 	};
 

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The executor's own state, shared by its parts: exec.c (scheduling,
+ * mounts, areas) and exec_wait.c (registration and device waits).
+ */
+#ifndef STORAGED_EXEC_INTERNAL_H
+#define STORAGED_EXEC_INTERNAL_H
+
+#include <stdint.h>
+
+#include "exec.h"
+#include "units.h"
+
+enum outcome {
+	OUT_PENDING,
+	OUT_RUNNING, /* a mount in progress, or a wait for devices */
+	OUT_OK,
+	OUT_INCOMPLETE, /* a btrfs filesystem still lacks members at its deadline */
+	OUT_FAILED,
+	OUT_SKIPPED,
+	OUT_DEFERRED, /* no_wait: devices not there yet; tried again on the next event */
+	OUT_LATER, /* plan_step.later: for the start after the network is up */
+};
+
+/* What one look at the devices found for a wait. */
+struct sighting {
+	uint64_t present, expected;
+	char missing[256];
+};
+
+struct step_run {
+	enum outcome out;
+	char msg[1024]; /* why failed / skipped / incomplete; what was found */
+	unsigned chain; /* longest chain of steps that wait on this one */
+	uint64_t started; /* µs */
+	uint64_t deadline; /* waits: µs */
+	char fsid[37]; /* waits: the btrfs filesystem being assembled, once known */
+	struct sighting seen; /* waits: what the last look found */
+	bool degraded; /* mounts: mounted with -o degraded */
+	bool not_yet; /* mounts: the helper exited 0 with nothing mounted yet */
+	char *why_degraded; /* owned: the reason, when mounted degraded */
+	struct exec_job job; /* mounts */
+};
+
+struct run {
+	const struct exec_ctx *cx;
+	const struct plan *plan;
+	struct step_run *steps;
+	size_t *order; /* step indices by chain length (desc), then plan order */
+	unsigned jobs; /* mounts at once (cx->jobs, at least 1) */
+	unsigned n_mounts_running;
+	const struct inventory *initial_inventory; /* serves the first look only */
+	char **registered; /* devnodes registered during this run */
+	struct exec_summary sum;
+	bool *needed; /* by step: the boot needs it (needed_steps()) */
+	bool boot_told; /* cx->boot_done was called */
+};
+
+static inline const struct plan_step *step(const struct run *rn, size_t i)
+{
+	return &rn->plan->steps[i];
+}
+
+static inline uint64_t now_usec(const struct run *rn)
+{
+	return rn->cx->ops->now(rn->cx->ud);
+}
+
+static inline uint64_t deadline_after(uint64_t now, uint64_t timeout)
+{
+	return timeout >= USEC_INFINITY - now ? USEC_INFINITY : now + timeout;
+}
+
+/* A one-line status for the service manager (ops->status), if it takes one. */
+void exec_report_status(const struct run *rn, const char *fmt, ...) _printf_(2, 3);
+
+/* exec_wait.c */
+
+/* Register @devnode unless this run already did (failures are warnings). */
+void exec_register_once(struct run *rn, const char *devnode);
+/* Start the wait step @i: its deadline, and its record for a btrfs set. */
+void exec_start_wait(struct run *rn, size_t i);
+/* Re-check every running wait against one fresh look at the devices. */
+void exec_check_waits(struct run *rn);
+
+#endif

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The executor's device waits (exec_internal.h): btrfs members registered
+ * as they are found, each wait checked against the inventory when it starts
+ * and on every block device event, until its deadline.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "btrfs.h"
+#include "exec_internal.h"
+
+/* ------------------------------------------------------------------ */
+/* Registration and device waits */
+
+/* Register @devnode unless this run already did; failures are warnings: the
+ * wait that follows reports what is really missing. */
+void exec_register_once(struct run *rn, const char *devnode)
+{
+	int r;
+
+	if (strv_contains(rn->registered, devnode))
+		return;
+	r = rn->cx->ops->register_device(rn->cx->ud, devnode);
+	if (r < 0) {
+		log_warning(rn->cx->log, "%s: cannot register btrfs member: %s", devnode, strerror(-r));
+		return;
+	}
+	log_debug(rn->cx->log, "%s: registered btrfs member", devnode);
+	if (strv_extend(&rn->registered, devnode) < 0)
+		log_warning(rn->cx->log, "out of memory tracking registered members");
+}
+
+/* Register the members of @fsid present in @l; true when all are there
+ * and the kernel agrees (BTRFS_IOC_DEVICES_READY). */
+static bool assemble_check(struct run *rn, const struct btrfs_fs_list *l, const char *fsid,
+			   struct sighting *seen)
+{
+	const struct btrfs_filesystem *fs = btrfs_fs_list_find(l, fsid);
+
+	if (!fs)
+		return false;
+	for (size_t m = 0; m < fs->n_members; m++)
+		exec_register_once(rn, fs->members[m].dev->devnode);
+	seen->present = fs->n_members;
+	seen->expected = fs->num_devices;
+	btrfs_format_missing(fs, seen->missing, sizeof(seen->missing));
+	return btrfs_filesystem_complete(fs) && fs->n_members > 0 &&
+	       rn->cx->ops->devices_ready(rn->cx->ud, fs->members[0].dev->devnode) == 1;
+}
+
+static void wait_done(struct run *rn, size_t i, const struct sighting *seen)
+{
+	struct step_run *sr = &rn->steps[i];
+
+	sr->out = OUT_OK;
+	if (!sr->fsid[0])
+		return;
+	snprintf(sr->msg, sizeof(sr->msg), "%llu/%llu members", (unsigned long long)seen->present,
+		 (unsigned long long)seen->expected);
+	state_put(rn->cx->state, STATE_BTRFS, sr->fsid, NULL, "btrfs", STATE_DONE, sr->msg, false);
+	if (rn->cx->ops->mark_ready(rn->cx->ud, sr->fsid, true) < 0)
+		log_warning(rn->cx->log, "btrfs %s: cannot create its readiness flag", sr->fsid);
+	log_info(rn->cx->log, "btrfs %s: assembled, %s", sr->fsid, sr->msg);
+}
+
+/* One look for the wait step @i.  Returns: true when it is satisfied. */
+static bool wait_check(struct run *rn, size_t i, const struct inventory *inv, const struct btrfs_fs_list *l)
+{
+	const struct plan_step *s = step(rn, i);
+	struct step_run *sr = &rn->steps[i];
+
+	if (!sr->fsid[0] && s->kind == PLAN_WAIT_DEVICE) {
+		const struct block_device *d = inventory_find(inv, s->spec);
+
+		if (!d)
+			return false;
+		if (!d->is_btrfs) {
+			wait_done(rn, i, &sr->seen);
+			return true;
+		}
+		snprintf(sr->fsid, sizeof(sr->fsid), "%s", d->btrfs.fsid_str);
+	}
+	if (!assemble_check(rn, l, sr->fsid, &sr->seen))
+		return false;
+	wait_done(rn, i, &sr->seen);
+	return true;
+}
+
+/* Deadline passed: a btrfs set with some members is incomplete (the mounts
+ * apply the degraded policy); nothing at all is a failure. */
+static void wait_expired(struct run *rn, size_t i)
+{
+	const struct plan_step *s = step(rn, i);
+	struct step_run *sr = &rn->steps[i];
+	char dur[32];
+
+	units_format_duration(s->timeout_usec, dur, sizeof(dur));
+	if (sr->fsid[0] && sr->seen.present > 0) {
+		snprintf(sr->msg, sizeof(sr->msg), "%llu of %llu members present after %s%s%s",
+			 (unsigned long long)sr->seen.present, (unsigned long long)sr->seen.expected,
+			 dur, sr->seen.missing[0] ? ", " : "", sr->seen.missing);
+		sr->out = OUT_INCOMPLETE;
+		state_put(rn->cx->state, STATE_BTRFS, sr->fsid, NULL, "btrfs", STATE_INCOMPLETE,
+			  sr->msg, false);
+		return;
+	}
+	if (s->kind == PLAN_WAIT_DEVICE)
+		snprintf(sr->msg, sizeof(sr->msg), "device %s not found after %s", s->spec, dur);
+	else
+		snprintf(sr->msg, sizeof(sr->msg), "btrfs %s: no member present after %s", s->fsid, dur);
+	sr->out = OUT_FAILED;
+}
+
+/* Re-check every running wait against one fresh look at the devices. */
+void exec_check_waits(struct run *rn)
+{
+	const struct inventory *initial = rn->initial_inventory;
+	struct inventory scanned = { 0 };
+	const struct inventory *inv = &scanned;
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list dl = { 0 };
+	uint64_t now;
+
+	/* the plan's own scan, taken an instant ago, serves the first look */
+	rn->initial_inventory = NULL;
+	if (initial)
+		inv = initial;
+	else if (rn->cx->ops->rescan(rn->cx->ud, &scanned, &dl) < 0)
+		log_warning(rn->cx->log, "cannot list block devices; retrying on the next event");
+	if (btrfs_group(inv, &l, &dl) < 0)
+		log_warning(rn->cx->log, "out of memory grouping btrfs members; retrying on the next event");
+	now = now_usec(rn);
+	for (size_t i = 0; i < rn->plan->n_steps; i++) {
+		const struct plan_step *s = step(rn, i);
+
+		if (rn->steps[i].out != OUT_RUNNING || s->kind == PLAN_MOUNT)
+			continue;
+		if (!wait_check(rn, i, inv, &l) && now >= rn->steps[i].deadline)
+			wait_expired(rn, i);
+	}
+	btrfs_fs_list_done(&l);
+	inventory_done(&scanned);
+	diag_list_done(&dl);
+}
+
+void exec_start_wait(struct run *rn, size_t i)
+{
+	const struct plan_step *s = step(rn, i);
+	struct step_run *sr = &rn->steps[i];
+	char dur[32];
+
+	sr->out = OUT_RUNNING;
+	sr->deadline = deadline_after(now_usec(rn), s->timeout_usec);
+	if (s->kind == PLAN_ASSEMBLE)
+		snprintf(sr->fsid, sizeof(sr->fsid), "%s", s->fsid);
+	if (s->kind == PLAN_ASSEMBLE && s->missing) {
+		units_format_duration(s->timeout_usec, dur, sizeof(dur));
+		state_put(rn->cx->state, STATE_BTRFS, s->fsid, NULL, "btrfs", STATE_WAITING,
+			  s->missing, false);
+		exec_report_status(rn, "waiting up to %s for btrfs %s: %s", dur, s->fsid, s->missing);
+	}
+}

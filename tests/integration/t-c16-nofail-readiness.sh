@@ -1,0 +1,117 @@
+#!/bin/bash
+# C16: readiness waits only for what the boot needs.  An absent `nofail`
+# disk must not hold READY=1 (systemd's Type=notify) nor the return of the
+# one-shot `start` under SysV init for its device timeout: both come as
+# soon as the other entries are done; the nofail entry goes on waiting in
+# the background up to its own timeout, is mounted if its disk comes, and
+# `status` shows it waiting, then its outcome.
+. "$(dirname "$0")/lib.sh"
+setup
+command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 missing"
+command -v python3 >/dev/null || skip "python3 missing (the NOTIFY_SOCKET listener)"
+
+dev=$(mkloop usb 32M)
+mkfs.ext4 -q "$dev" || fail "mkfs.ext4"
+UUID=$(blkid -o value -s UUID "$dev")
+detach "$dev"
+IMG=$SCRATCH/img/usb.img
+printf '[storaged]\ndevice-timeout = 12s\n' >"$CONF"
+cat >"$FSTAB" <<EOT
+UUID=$UUID  $SCRATCH/m/usb  ext4   defaults,nofail,noauto,x-storaged,X-mount.mkdir  0 0
+tmpfs       $SCRATCH/m/tmp  tmpfs  size=8M,noauto,x-storaged,X-mount.mkdir          0 0
+EOT
+
+# The listener: each datagram on the socket, with the seconds since $1.
+cat >"$SCRATCH/listen.py" <<'EOT'
+import socket, sys, time
+t0 = float(sys.argv[1])
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[2])
+s.settimeout(30)
+with open(sys.argv[3], "a", buffering=1) as out:
+    while True:
+        try:
+            msg = s.recv(4096).decode(errors="replace")
+        except socket.timeout:
+            break
+        out.write("%.3f %s\n" % (time.time() - t0, msg.replace("\n", "|")))
+EOT
+
+wait_for() { # wait_for SECONDS CMD...: until CMD succeeds
+	local n=$(($1 * 10))
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+bg_done() { # the start left in the background has ended ("[-]": never this line)
+	! pgrep -f -- "[-]-state-dir $STATE start" >/dev/null
+}
+status_of() { # status_of MOUNTPOINT: its line in `storaged status`
+	sd status 2>&1 | grep -F "$1 "
+}
+
+note "under a service manager (NOTIFY_SOCKET): READY=1 while the nofail disk is absent"
+t0=$(date +%s.%N)
+python3 "$SCRATCH/listen.py" "$t0" "$SCRATCH/notify" "$SCRATCH/notes" &
+LISTENER=$!
+CLEANUP_HOOK=stop_listener
+stop_listener() { kill "$LISTENER" 2>/dev/null; }
+wait_for 5 test -S "$SCRATCH/notify" || fail "the listener did not start"
+t0=$(date +%s.%N)
+NOTIFY_SOCKET=$SCRATCH/notify sd start >"$SCRATCH/start.out" 2>&1 &
+SD=$!
+wait_for 5 grep -q "READY=1" "$SCRATCH/notes" || { cat "$SCRATCH/start.out"; sd status; fail "no READY=1 within 5 s"; }
+ready=$(python3 -c "import sys; print('%.3f' % (float(sys.argv[1]) - float(sys.argv[2])))" \
+	"$(date +%s.%N)" "$t0")
+note "READY=1 seen $ready s after start: $(grep -m1 READY=1 "$SCRATCH/notes" | cut -d" " -f2-)"
+is_mountpoint "$SCRATCH/m/tmp" || fail "READY=1 before the tmpfs was mounted"
+python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 1.0 else 1)" "$ready" ||
+	fail "READY=1 came after $ready s, not well under a second"
+kill -0 "$SD" 2>/dev/null || fail "storaged did not stay for the nofail entry"
+status_of "$SCRATCH/m/usb" | grep -q "waiting" || fail "status does not show the nofail entry waiting: $(status_of "$SCRATCH/m/usb")"
+note "status: $(status_of "$SCRATCH/m/usb")"
+note "the disk comes: the nofail entry is mounted in the background"
+dev=$(attach "$IMG")
+wait "$SD"
+rc=$?
+sed 's/^/  | /' "$SCRATCH/start.out"
+[ "$rc" = 0 ] || fail "start exited $rc"
+is_mountpoint "$SCRATCH/m/usb" || fail "the nofail entry was not mounted when its disk came"
+status_of "$SCRATCH/m/usb" | grep -q "done" || fail "status does not show the nofail entry done"
+run_sd 0 stop
+detach "$dev"
+
+note "under SysV init: the one-shot start returns at once; the nofail entry waits in the background"
+s=$(date +%s%N)
+sd start >"$SCRATCH/sysv.out" 2>&1
+rc=$?
+e=$(( ($(date +%s%N) - s) / 1000000 ))
+note "start returned $rc after $e ms"
+[ "$rc" = 0 ] || fail "start exited $rc"
+[ "$e" -lt 1000 ] || fail "start took $e ms with the nofail disk absent"
+is_mountpoint "$SCRATCH/m/tmp" || fail "start returned before the tmpfs was mounted"
+status_of "$SCRATCH/m/usb" | grep -q "waiting" || fail "status does not show the nofail entry waiting"
+note "a second start (the pass after the network) takes the wait over instead of finding the state locked"
+sd start >"$SCRATCH/sysv-b.out" 2>&1 || { sed 's/^/  | /' "$SCRATCH/sysv-b.out"; fail "the second start failed"; }
+dev=$(attach "$IMG")
+wait_for 12 is_mountpoint "$SCRATCH/m/usb" || fail "the nofail entry was not mounted in the background"
+wait_for 5 bg_done || fail "the background start did not end"
+sed 's/^/  | /' "$SCRATCH/sysv.out" "$SCRATCH/sysv-b.out"
+grep -q "another storaged is running" "$SCRATCH/sysv-b.out" && fail "the second start found the state locked"
+status_of "$SCRATCH/m/usb" | grep -q "done" || fail "status does not show the nofail entry done"
+run_sd 0 stop
+detach "$dev"
+
+note "the disk never comes: the nofail entry fails alone at its own timeout, after the start returned"
+sed -i 's/nofail,noauto/nofail,x-systemd.device-timeout=2s,noauto/' "$FSTAB"
+sd start >"$SCRATCH/sysv2.out" 2>&1 || fail "start failed"
+wait_for 10 bg_done || fail "the background start did not end"
+sed 's/^/  | /' "$SCRATCH/sysv2.out"
+grep -q "not found after 2s" "$SCRATCH/sysv2.out" || fail "no timeout message for the nofail entry"
+status_of "$SCRATCH/m/usb" | grep -Eq "skipped|failed" || fail "status does not show the nofail entry's outcome"
+run_sd 0 stop
+exit 0
