@@ -109,7 +109,24 @@ int area_sync(const char *state_dir, const char *name, struct diag_list *msgs);
  */
 int area_teardown(const char *state_dir, const char *name, bool do_sync, struct diag_list *msgs);
 
+/* What the mount table says of an area now (area_status.state). */
+enum area_state {
+	AREA_STATE_ACTIVE, /* bound over its directory, nothing over it */
+	AREA_STATE_GONE, /* its bind over the directory was unmounted or moved
+			    by someone else: the directory is uncovered */
+	AREA_STATE_COVERED, /* someone mounted something over it */
+	AREA_STATE_DEGRADED, /* bound, but a private mount of it or a
+				filesystem carried onto it is missing, or
+				its setup did not finish */
+};
+
+/** area_state_name: "active", "gone", "covered", "degraded" (static text). */
+const char *area_state_name(enum area_state s);
+
 struct area_status {
+	enum area_state state;
+	char *state_why; /* owned, NULL when active: e.g. "its bind over
+			    /var/log was unmounted by someone else" */
 	char *name, *path, *backend, *device;
 	uint64_t size_bytes, used_bytes; /* statvfs of the area, bytes */
 	uint64_t inodes_total, inodes_used;
