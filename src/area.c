@@ -83,23 +83,12 @@ static void wait_for_copy(const char *area)
 	close(fd);
 }
 
-/* The clones of the filesystems mounted below the directory, carried onto
- * the area (setup_carry()), detached by their IDs: each is storaged's own
- * second view of a filesystem that stays mounted where it was, so a
- * process using it keeps working on that filesystem. */
-static void area_release_carried(struct state_area *st)
-{
-	for (size_t i = st->n_carried; i-- > 0;)
-		mountfd_umount_id(&mountfd_kernel_ops, st->carried[i], MNT_DETACH);
-	st->n_carried = 0;
-}
-
 static void setup_undo(struct setup *s)
 {
 	/* an interrupted seed: the helper's workers may still be dying */
 	if (s->area_mounted)
 		wait_for_copy(s->d.area);
-	area_release_carried(&s->st);
+	area_carried_release(&s->st);
 	/* the bind over the directory by its recorded ID: the directory's
 	 * name may lead elsewhere now (C20) */
 	if (s->path_bound && s->st.cover_id)
@@ -367,90 +356,6 @@ static int setup_cover(struct setup *s, const struct stat *root, struct diag_lis
 	return r;
 }
 
-/* The filesystems mounted below the directory (C19), each opened before
- * the area covers their paths: @ret_fds[i] for @targets[i], -1 after it.
- * Returns: 0 or negative errno, with one diag_error. */
-static int carry_open(const struct setup *s, char **targets, int *ret_fds, struct diag_list *m)
-{
-	for (size_t i = 0; targets && targets[i]; i++) {
-		ret_fds[i] = mountfd_open_nofollow(AT_FDCWD, targets[i], O_PATH | O_DIRECTORY);
-		if (ret_fds[i] < 0)
-			return diag_error(m, NULL, 0,
-					  "area '%s': opening '%s', mounted below '%s': %s; unmount it or correct path=",
-					  s->a->name, targets[i], s->a->path, strerror(-ret_fds[i]));
-	}
-	return 0;
-}
-
-/* The directory @rel below the area's bind @cover, made (0755) where the
- * area has none (an unseeded area), one component at a time, never
- * through a link.  Returns: O_PATH fd or negative errno. */
-static int carry_target(int cover, const char *rel)
-{
-	_cleanup_free_ char *p = strdup(rel);
-	char *save = NULL, *c;
-	int dir = p ? dup(cover) : -ENOMEM, next;
-
-	if (dir == -1)
-		return -errno;
-	for (c = p ? strtok_r(p, "/", &save) : NULL; dir >= 0 && c; c = strtok_r(NULL, "/", &save)) {
-		next = mkdirat(dir, c, 0755) < 0 && errno != EEXIST
-			       ? -errno
-			       : mountfd_open_nofollow(dir, c, O_PATH | O_DIRECTORY);
-		close(dir);
-		dir = next;
-	}
-	return dir;
-}
-
-/* Each filesystem mounted below the directory is bound, with what is
- * mounted below it (AT_RECURSIVE), at its path on the area just bound over
- * the directory: it stays visible where it was, writes land on it, and
- * neither the seed (from the private view, which shows no mount below it)
- * nor the sync (from the area's private mount, which has none) copies it.
- * The clones' IDs go into the record: stop detaches them. */
-static int setup_carry(struct setup *s, char **targets, const int *fds, struct diag_list *m)
-{
-	size_t plen = strlen(s->a->path);
-	int cover, r = 0;
-
-	if (!targets)
-		return 0;
-	cover = mountfd_open_id(&mountfd_kernel_ops, s->st.cover_id, O_PATH | O_DIRECTORY);
-	if (cover < 0)
-		return diag_error(m, NULL, 0, "area '%s': opening its bind over '%s': %s",
-				  s->a->name, s->a->path, strerror(-cover));
-	for (size_t i = 0; r == 0 && targets[i]; i++) {
-		uint64_t id = 0, *nv = realloc(s->st.carried, (i + 1) * sizeof(*nv));
-		int dst = nv ? carry_target(cover, targets[i] + plen + 1) : -ENOMEM, mfd = -1;
-
-		if (nv)
-			s->st.carried = nv;
-		r = dst < 0 ? dst : mountfd_bind(&mountfd_kernel_ops, fds[i], dst, true, 0, 0, &mfd);
-		if (r == 0)
-			r = mfd >= 0 ? mountfd_id(&mountfd_kernel_ops, mfd, &id, NULL) : -EOPNOTSUPP;
-		if (r == 0 && id)
-			s->st.carried[s->st.n_carried++] = id;
-		else if (r == 0 || mfd >= 0) {
-			char p[32];
-
-			mountfd_fd_path(mfd, p, sizeof(p));
-			umount2(p, MNT_DETACH); /* bound, but stop could not find it */
-			r = r ? r : -EOPNOTSUPP;
-		}
-		if (mfd >= 0)
-			close(mfd);
-		if (dst >= 0)
-			close(dst);
-		if (r < 0)
-			diag_error(m, NULL, 0,
-				   "area '%s': carrying '%s', mounted below '%s', onto the area: %s; unmount it or correct path=",
-				   s->a->name, targets[i], s->a->path, strerror(-r));
-	}
-	close(cover);
-	return r;
-}
-
 static int setup_steps(struct setup *s, const char *state_dir, struct diag_list *m)
 {
 	_cleanup_strv_free_ char **below = NULL;
@@ -473,7 +378,7 @@ static int setup_steps(struct setup *s, const char *state_dir, struct diag_list 
 		fds[i] = -1;
 	if (!fds)
 		r = -ENOMEM;
-	if (r < 0 || (r = carry_open(s, below, fds, m)) < 0 || (r = setup_state_init(s)) < 0 ||
+	if (r < 0 || (r = area_carry_open(s, below, fds, m)) < 0 || (r = setup_state_init(s)) < 0 ||
 	    (r = setup_dirs(s, state_dir, m)) < 0 || (r = area_backend_create(s, &root, m)) < 0 ||
 	    (r = area_backend_check_room(s, &sv, m)) < 0)
 		goto out;
@@ -482,7 +387,7 @@ static int setup_steps(struct setup *s, const char *state_dir, struct diag_list 
 		goto out;
 	s->path_bound = true;
 	s->st.covered = true;
-	if ((r = setup_carry(s, below, fds, m)) < 0)
+	if ((r = area_carry(s, below, fds, m)) < 0)
 		goto out;
 	r = state_area_write(s->d.state, &s->st);
 	if (r < 0)
@@ -620,7 +525,7 @@ static int umount_cover(const struct state_area *st, const struct area_dirs *d,
 		return 0; /* ours is gone: whatever is there now is not ours */
 	if (r == -EBUSY) {
 		area_explain_busy(st, true, m);
-		return diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s%s", st->name,
+		return diag_errno(m, r, NULL, 0, "area '%s': unmounting '%s': %s%s", st->name,
 				  f->cover_at_path ? st->path : f->moved_to, strerror(-r),
 				  ": free what is named above and run 'storaged stop' again");
 	}
@@ -671,8 +576,10 @@ static int unsyncable(const struct area_dirs *d, int recfd, struct state_area *s
 static int teardown_locked(const struct area_dirs *d, int recfd, struct state_area *st,
 			   bool do_sync, struct diag_list *m)
 {
+	struct area_carried_keep *keep;
 	struct area_mounts f;
 	bool lost = false;
+	size_t n_keep;
 	int r = area_mounts_probe(d, st, &f);
 
 	if (r < 0) {
@@ -698,8 +605,15 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		r = -EBUSY;
 		goto out;
 	}
-	area_release_carried(st);
-	if ((r = umount_cover(st, d, &f, m)) < 0 || (r = umount_one(st->name, d->lower, NULL, m)) < 0 ||
+	n_keep = st->n_carried;
+	keep = area_carried_keep(st);
+	area_carried_release(st);
+	if ((r = umount_cover(st, d, &f, m)) < 0) {
+		area_carried_restore(st, keep, n_keep, recfd); /* busy: the area stays, and so do they */
+		goto out;
+	}
+	area_carried_keep_free(keep, n_keep);
+	if ((r = umount_one(st->name, d->lower, NULL, m)) < 0 ||
 	    (r = umount_one(st->name, d->area, NULL, m)) < 0)
 		goto out;
 	if (st->zram_created && st->zram_id >= 0)

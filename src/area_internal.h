@@ -10,6 +10,7 @@
  *   area_status.c   the records of every area: status, setup order
  *   area_mounts.c   an area's mounts by their IDs: active, gone, covered;
  *                   the filesystems mounted below its directory
+ *   area_carry.c    those filesystems carried onto the area, and back
  *   area_paths.c    areas/<name>/{state,area,lower}, is_mount_of, openat2,
  *                   rm -rf, the root's owner and mode: used by all of them
  *
@@ -127,6 +128,9 @@ enum area_state area_state_of(const struct area_dirs *d, const struct state_area
  * Returns: 0 with an owned strv in *@ret (NULL when none); -ENOMEM. */
 int area_submounts_top(char *const *targets, const char *path, char ***ret);
 
+/* Where the mount with ID @id is mounted now (owned), or NULL. */
+char *area_mount_target(uint64_t id);
+
 /* area_submounts_top() of the mount table.  Returns: 0 or -ENOMEM. */
 int area_submounts(const char *path, char ***ret);
 
@@ -146,6 +150,42 @@ int area_submount_pins(const struct state_area *st, char ***ret);
  * something is mounted over it); -ESTALE with one diag_error naming what
  * someone else unmounted or moved; negative errno. */
 int area_check_syncable(const struct area_dirs *d, const struct state_area *st, struct diag_list *m);
+
+/* ---------------------------------------------------------------- area_carry.c */
+
+/* Opens each of @targets (area_submounts() of the directory) before the
+ * area covers them: @ret_fds[i] for @targets[i] (the caller fills it with
+ * -1 first and closes what is >= 0).  Returns: 0 or negative errno, with
+ * one diag_error naming the submount. */
+int area_carry_open(const struct setup *s, char **targets, int *ret_fds, struct diag_list *m);
+
+/* Binds each @fds[i] (AT_RECURSIVE) at @targets[i] on the bind over the
+ * directory (s->st.cover_id), making the directory in the area where it
+ * has none; the new mounts' IDs go to s->st.carried.  Returns: 0 or
+ * negative errno, with one diag_error naming the submount. */
+int area_carry(struct setup *s, char **targets, const int *fds, struct diag_list *m);
+
+/* Detaches the carried clones of @st by their IDs and empties the list. */
+void area_carried_release(struct state_area *st);
+
+/* A detached copy (open_tree(2) OPEN_TREE_CLONE|AT_RECURSIVE) of a carried
+ * clone, and where it was: put back when the bind over the directory turns
+ * out busy after the clones were detached, so that the filesystems below
+ * stay visible as long as the area does. */
+struct area_carried_keep {
+	int fd; /* -1: none */
+	char *target; /* owned */
+};
+
+/* One per st->carried[] (the array is owned; area_carried_keep_free()).
+ * Returns: NULL on -ENOMEM (then nothing can be put back). */
+struct area_carried_keep *area_carried_keep(const struct state_area *st);
+
+/* Puts each kept copy back onto the area's directory at its mount point
+ * (only where the bind over the directory, st->cover_id, is on top), records
+ * the new IDs in @st and in the record @recfd, and frees @k. */
+void area_carried_restore(struct state_area *st, struct area_carried_keep *k, size_t n, int recfd);
+void area_carried_keep_free(struct area_carried_keep *k, size_t n);
 
 /* ---------------------------------------------------------------- area_backend.c */
 

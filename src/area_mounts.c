@@ -102,6 +102,16 @@ static struct libmnt_fs *find_id(struct libmnt_table *tb, uint64_t id)
 	return found;
 }
 
+char *area_mount_target(uint64_t id)
+{
+	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_fs *fs = tb ? find_id(tb, id) : NULL;
+	char *t = fs && mnt_fs_get_target(fs) ? strdup(mnt_fs_get_target(fs)) : NULL;
+
+	mnt_unref_table(tb);
+	return t;
+}
+
 /* "SOURCE (FSTYPE)" of @fs, owned; NULL on -ENOMEM */
 static char *fs_text(struct libmnt_fs *fs)
 {

@@ -67,8 +67,23 @@ umount "$V/audit"
 [ "$(ls -A "$V/audit")" = hidden ] || fail "something was synced into the directory below the audit mount: $(ls -A "$V/audit")"
 pass "sync and stop leave the audit filesystem out; stop leaves it mounted"
 
-# mounted below the area after start: visible; stop names it once
+# a process in the area holds it: stop fails naming it, and the audit
+# filesystem stays visible meanwhile; once it is gone stop finishes
 mount -o loop "$SCRATCH/audit.img" "$V/audit"
+expect_rc 0 start
+(cd "$V/nginx" && exec sleep 300) &
+HOLDER=$!
+sleep 0.2
+expect_rc 1 stop
+grep -q "pid $HOLDER" "$OUT" || { cat "$OUT"; fail "stop does not name the process that holds the area"; }
+[ "$(head -1 "$V/audit/audit.log" 2>/dev/null)" = "audit record" ] || fail "a stop that failed busy hid the audit filesystem"
+kill $HOLDER && wait $HOLDER 2>/dev/null
+expect_rc 0 stop
+[ "$(findmnt -rn -o MAJ:MIN --mountpoint "$V/audit")" = "$AUDITDEV" ] || fail "the audit filesystem is not mounted after stop"
+[ "$(findmnt -rn --mountpoint "$V/audit" | wc -l)" = 1 ] || fail "stop left a second mount on $V/audit"
+pass "stop held by a process: names it, the audit filesystem stays visible, then finishes"
+
+# mounted below the area after start: visible; stop names it once
 expect_rc 0 start
 mkdir -p "$V/late"
 mount -t tmpfs late "$V/late"
