@@ -219,7 +219,15 @@ int area_submounts_top(char *const *targets, const char *path, char ***ret)
 	return 0;
 }
 
-int area_submounts(const char *path, char ***ret)
+/* the device of the filesystem the mount point of @fs lies on: its parent's */
+static dev_t parent_dev(struct libmnt_table *tb, struct libmnt_fs *fs)
+{
+	struct libmnt_fs *p = find_id(tb, (uint64_t)mnt_fs_get_parent_id(fs));
+
+	return p ? mnt_fs_get_devno(p) : 0;
+}
+
+static int submounts(const char *path, dev_t not_on, char ***ret)
 {
 	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
 	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
@@ -231,7 +239,7 @@ int area_submounts(const char *path, char ***ret)
 	while (r == 0 && mnt_table_next_fs(tb, itr, &fs) == 0) {
 		const char *t = mnt_fs_get_target(fs);
 
-		if (t && path_is_below(t, path))
+		if (t && path_is_below(t, path) && (!not_on || parent_dev(tb, fs) != not_on))
 			r = strv_extend(&all, t);
 	}
 	if (r == 0)
@@ -241,10 +249,22 @@ int area_submounts(const char *path, char ***ret)
 	return r;
 }
 
-int area_submount_pins(const struct state_area *st, char ***ret)
+int area_submounts(const char *path, char ***ret)
+{
+	return submounts(path, 0, ret);
+}
+
+int area_submount_pins(const struct area_dirs *d, const struct state_area *st, char ***ret)
 {
 	size_t plen = strlen(st->path);
-	int r = area_submounts(st->path, ret);
+	struct stat as;
+	int r;
+
+	/* by the area's device, not the directory's: the st_dev of a btrfs
+	 * subvolume is not the one the mount table shows */
+	if (stat(d->area, &as) < 0)
+		return -errno;
+	r = submounts(st->path, as.st_dev, ret);
 
 	/* "P/a/b" -> "a/b": path_is_below() made sure of the "P/" */
 	for (size_t i = 0; r == 0 && *ret && (*ret)[i]; i++)

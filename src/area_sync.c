@@ -385,7 +385,8 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 		goto out;
 	}
 	step = "swapping in the new versions";
-	if ((r = area_submount_pins(st, &pins)) < 0 || (r = sync_exchange(lowerfd, copyfd, pins, "")) < 0)
+	if ((r = area_submount_pins(d, st, &pins)) < 0 ||
+	    (r = sync_exchange(lowerfd, copyfd, pins, "")) < 0)
 		goto out;
 	step = "removing deleted entries";
 	if ((r = sync_delete(lowerfd, areafd, copyfd, newfd, pins, "")) < 0 ||
