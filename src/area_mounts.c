@@ -155,7 +155,7 @@ int area_mounts_probe(const struct area_dirs *d, const struct state_area *st, st
 	dev_t dev = 0;
 	int r = 0;
 
-	*ret = (struct area_mounts){ .recorded = st->covered || st->cover_id };
+	*ret = (struct area_mounts){ 0 };
 	if (!tb)
 		return -errno ? -errno : -ENOMEM;
 	ret->area_mounted = area_is_mount_of(d->area, NULL);
@@ -163,10 +163,13 @@ int area_mounts_probe(const struct area_dirs *d, const struct state_area *st, st
 	if (ret->area_mounted && stat(d->area, &as) == 0)
 		dev = as.st_dev;
 	path_top = top_id(st->path);
-	if (!cover_id && st->covered) /* a record of an older storaged: the ID on the path */
+	/* a record of an older storaged, or of a setup killed between the
+	 * bind and the record of its ID: the mount on the path, if the area's */
+	if (!cover_id)
 		cover_id = path_top;
 	if (cover_id && (cover = find_id(tb, cover_id)) && !fs_is_area(cover, dev, st))
 		cover = NULL; /* the ID was freed and given to another mount */
+	ret->recorded = st->covered || st->cover_id || cover;
 	ret->cover_present = cover != NULL;
 	ret->cover_at_path = cover && mnt_fs_streq_target(cover, st->path);
 	ret->cover_on_top = ret->cover_at_path && path_top == cover_id;
