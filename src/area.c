@@ -567,9 +567,10 @@ static int unsyncable(const struct area_dirs *d, int recfd, struct state_area *s
 	if (state_area_write_fd(recfd, st) < 0)
 		st->sync_refused = false;
 	diag_error(m, NULL, 0,
-		   "area '%s': %s: its changes are not synced back into '%s', which may hold files written to it while it was uncovered; they are kept in '%s': copy what you need from there%s",
-		   st->name, why, st->path, where,
-		   st->sync_refused ? "; the next 'storaged stop' discards them" : "");
+		   "area '%s': %s: its changes are not synced back into '%s'%s; they are kept in '%s': copy what you need from there%s",
+		   st->name, why, st->path,
+		   f->cover_at_path ? "" : ", which may hold files written to it while it was uncovered",
+		   where, st->sync_refused ? "; the next 'storaged stop' discards them" : "");
 	return -ESTALE;
 }
 
