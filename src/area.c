@@ -437,10 +437,8 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 	}
 	if ((r = area_dirs_init(&s.d, state_dir, a->name)) < 0)
 		return r;
-	if ((r = area_check_existing(&s.d, a->name, msgs)) != 0) {
-		r = r > 0 ? 0 : r;
+	if ((r = area_check_existing(&s.d, a->name, msgs)) != 0)
 		goto out;
-	}
 	if ((r = recover_interrupted(&s, msgs)) < 0)
 		goto out;
 	if (a->seed && !sz->fits) {

@@ -69,10 +69,10 @@ int area_survey_path(const char *path, struct area_survey *ret);
  *
  * On any failure everything done so far is undone: @a->path stays untouched
  * and uncovered.  An area already set up (its record present, and the bind
- * with the recorded mount ID still on @a->path) is left alone and 0
+ * with the recorded mount ID still on @a->path) is left alone and 1
  * returned; never "something is mounted on @a->path".
  *
- * Returns: 0; -EINVAL when @sz is NULL and the area cannot be sized (its
+ * Returns: 0; 1 when set up already; -EINVAL when @sz is NULL and the area cannot be sized (its
  * directory is missing); -ENOSPC when the seed does not fit (bytes or inodes); -ENOMEM
  * when the size is above memory + swap; -ENODEV when the backend's driver is
  * missing (brd); -EEXIST when a stale state exists, or the record of a
