@@ -88,6 +88,7 @@ static void setup_undo(struct setup *s)
 	/* an interrupted seed: the helper's workers may still be dying */
 	if (s->area_mounted)
 		wait_for_copy(s->d.area);
+	area_carried_release(&s->st);
 	/* the bind over the directory by its recorded ID: the directory's
 	 * name may lead elsewhere now (C20) */
 	if (s->path_bound && s->st.cover_id)
@@ -239,9 +240,28 @@ static int setup_state_init(struct setup *s)
 	return s->st.name && s->st.path && s->st.fs ? 0 : -ENOMEM;
 }
 
-static bool area_is_active(const struct area_dirs *d, const char *path)
+/* 1 when the record of a finished setup is there and its bind over the
+ * directory (by its recorded ID) too: nothing to do; 0 when there is no
+ * such record (a setup killed midway is undone by recover_interrupted());
+ * -EEXIST when someone unmounted or moved that bind: undoing it here would
+ * drop the area's content without a word, stop says what becomes of it. */
+static int area_check_existing(const struct area_dirs *d, const char *name, struct diag_list *m)
 {
-	return access(d->state, F_OK) == 0 && area_is_mount_of(path, d->area);
+	struct state_area st = { .zram_id = -1 };
+	char why[PATH_MAX + 128];
+	int fd = open(d->state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), r = 0;
+
+	if (fd < 0)
+		return 0;
+	if (state_area_read_fd(fd, &st) == 0 && st.covered) {
+		r = area_state_of(d, &st, why, sizeof(why)) == AREA_STATE_GONE ? -EEXIST : 1;
+		if (r < 0)
+			diag_error(m, NULL, 0, "area '%s' was set up, but %s: run 'storaged stop' first",
+				   name, why);
+	}
+	state_area_done(&st);
+	close(fd);
+	return r;
 }
 
 /*
@@ -338,9 +358,10 @@ static int setup_cover(struct setup *s, const struct stat *root, struct diag_lis
 
 static int setup_steps(struct setup *s, const char *state_dir, struct diag_list *m)
 {
+	_cleanup_strv_free_ char **below = NULL;
 	struct area_survey sv = { 0 };
 	struct stat root;
-	int r;
+	int *fds = NULL, r;
 
 	if (fstat(s->path_fd, &root) < 0)
 		return -errno;
@@ -350,18 +371,32 @@ static int setup_steps(struct setup *s, const char *state_dir, struct diag_list 
 			   strerror(-r));
 		return r;
 	}
-	if ((r = setup_state_init(s)) < 0 || (r = setup_dirs(s, state_dir, m)) < 0 ||
-	    (r = area_backend_create(s, &root, m)) < 0 || (r = area_backend_check_room(s, &sv, m)) < 0)
+	if ((r = area_submounts(s->a->path, &below)) < 0)
 		return r;
+	fds = malloc((strv_length(below) + 1) * sizeof(*fds));
+	for (size_t i = 0; fds && i <= strv_length(below); i++)
+		fds[i] = -1;
+	if (!fds)
+		r = -ENOMEM;
+	if (r < 0 || (r = area_carry_open(s, below, fds, m)) < 0 || (r = setup_state_init(s)) < 0 ||
+	    (r = setup_dirs(s, state_dir, m)) < 0 || (r = area_backend_create(s, &root, m)) < 0 ||
+	    (r = area_backend_check_room(s, &sv, m)) < 0)
+		goto out;
 	r = setup_cover(s, &root, m);
 	if (r < 0)
-		return r;
+		goto out;
 	s->path_bound = true;
 	s->st.covered = true;
+	if ((r = area_carry(s, below, fds, m)) < 0)
+		goto out;
 	r = state_area_write(s->d.state, &s->st);
 	if (r < 0)
 		diag_error(m, NULL, 0, "area '%s': writing '%s': %s", s->a->name, s->d.state,
 			   strerror(-r));
+out:
+	for (size_t i = 0; fds && fds[i] >= 0; i++)
+		close(fds[i]);
+	free(fds);
 	return r;
 }
 
@@ -402,7 +437,7 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 	}
 	if ((r = area_dirs_init(&s.d, state_dir, a->name)) < 0)
 		return r;
-	if (area_is_active(&s.d, a->path))
+	if ((r = area_check_existing(&s.d, a->name, msgs)) != 0)
 		goto out;
 	if ((r = recover_interrupted(&s, msgs)) < 0)
 		goto out;
@@ -472,43 +507,119 @@ static int umount_killed_setup(const char *name, const char *what, struct diag_l
 
 /* The bind over the directory, by the mount ID recorded at setup (or, from
  * an older record, the one found on the path opened without links): the
- * directory's name may lead elsewhere now (C20). */
-static int umount_cover(const struct state_area *st, const struct area_dirs *d, struct diag_list *m)
+ * directory's name may lead elsewhere now (C20).  Only when the mount
+ * table still shows it (@f), on the area's filesystem: a freed ID may
+ * name a stranger's mount now. */
+static int umount_cover(const struct state_area *st, const struct area_dirs *d,
+			const struct area_mounts *f, struct diag_list *m)
 {
 	uint64_t id = st->cover_id ? st->cover_id : cover_id_at(st->path, d->area);
 	int r;
 
-	if (!id)
-		return 0; /* not covered */
+	if (!id || !f->cover_present)
+		return 0; /* not covered, or unmounted by someone else */
 	r = mountfd_umount_id(&mountfd_kernel_ops, id, 0);
 	if (r == 0 || r == -ESTALE)
 		return 0; /* ours is gone: whatever is there now is not ours */
-	if (r == -EBUSY)
-		area_warn_open_files(st->name, st->path, m);
+	if (r == -EBUSY) {
+		area_explain_busy(st, true, m);
+		return diag_errno(m, r, NULL, 0, "area '%s': unmounting '%s': %s%s", st->name,
+				  f->cover_at_path ? st->path : f->moved_to, strerror(-r),
+				  ": free what is named above and run 'storaged stop' again");
+	}
 	diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s%s", st->name, st->path, strerror(-r),
-		   r == -EBUSY	 ? ": stop the processes named above and run 'storaged stop' again"
-		   : r == -ELOOP ? ": the path to it holds a symbolic link now"
-				 : "");
+		   r == -ELOOP ? ": the path to it holds a symbolic link now" : "");
 	return r;
+}
+
+/* A persist area that cannot be synced back (someone uncovered its
+ * directory, or unmounted a private mount of it): the first stop keeps it
+ * and says where its content is; the next one discards it.  When its
+ * content is gone already, that is said.  Returns: 0 to go on with the
+ * teardown, < 0 to stop here; *@lost: report an error at the end. */
+static int unsyncable(const struct area_dirs *d, int recfd, struct state_area *st,
+		      const struct area_mounts *f, bool *lost, struct diag_list *m)
+{
+	char why[PATH_MAX + 128];
+	const char *where = f->area_mounted    ? d->area
+			    : f->cover_at_path ? st->path
+			    : f->cover_present ? f->moved_to
+					       : NULL;
+
+	area_mounts_describe(f, st->path, why, sizeof(why));
+	if (!where) {
+		*lost = true;
+		diag_error(m, NULL, 0,
+			   "area '%s': %s, and its private mount too: the changes made in it since start are lost, not synced back into '%s'",
+			   st->name, why, st->path);
+		return 0;
+	}
+	if (st->sync_refused) {
+		*lost = true;
+		diag_error(m, NULL, 0,
+			   "area '%s': %s: its content was discarded, not synced back into '%s' (the previous stop kept it in '%s' for you to copy)",
+			   st->name, why, st->path, where);
+		return 0;
+	}
+	st->sync_refused = true;
+	if (state_area_write_fd(recfd, st) < 0)
+		st->sync_refused = false;
+	diag_error(m, NULL, 0,
+		   "area '%s': %s: its changes are not synced back into '%s'%s; they are kept in '%s': copy what you need from there%s",
+		   st->name, why, st->path,
+		   f->cover_at_path ? "" : ", which may hold files written to it while it was uncovered",
+		   where, st->sync_refused ? "; the next 'storaged stop' discards them" : "");
+	return -ESTALE;
 }
 
 static int teardown_locked(const struct area_dirs *d, int recfd, struct state_area *st,
 			   bool do_sync, struct diag_list *m)
 {
-	int r;
+	struct area_carried_keep *keep;
+	struct area_mounts f;
+	bool lost = false;
+	size_t n_keep;
+	int r = area_mounts_probe(d, st, &f);
 
+	if (r < 0) {
+		diag_error(m, NULL, 0, "area '%s': reading the mount table: %s", st->name, strerror(-r));
+		goto out;
+	}
 	/* Never sync an area nobody could write to: a setup killed while
 	 * seeding holds a partial copy, and syncing it would delete files. */
-	if (st->persist && do_sync && (st->covered || area_is_mount_of(st->path, d->area)) &&
-	    area_is_mount_of(d->area, NULL) && area_is_mount_of(d->lower, NULL) &&
-	    (r = area_sync_locked(d, recfd, st, m)) < 0)
-		return r;
-	if ((r = umount_cover(st, d, m)) < 0 || (r = umount_one(st->name, d->lower, NULL, m)) < 0 ||
+	if (st->persist && do_sync && f.recorded)
+		r = area_mounts_syncable(&f) ? area_sync_locked(d, recfd, st, m)
+					     : unsyncable(d, recfd, st, &f, &lost, m);
+	if (r < 0)
+		goto out;
+	if (!lost && f.recorded && area_mounts_state(&f) == AREA_STATE_GONE) {
+		char why[PATH_MAX + 128];
+
+		area_mounts_describe(&f, st->path, why, sizeof(why));
+		diag_warning(m, NULL, 0, "area '%s': %s", st->name, why);
+	}
+	/* a mount made on the area after start would hold it busy: said
+	 * before anything is undone, so that the carried ones stay */
+	if (f.cover_present && area_explain_busy(st, false, m) > 0) {
+		r = -EBUSY;
+		goto out;
+	}
+	n_keep = st->n_carried;
+	keep = area_carried_keep(st);
+	area_carried_release(st);
+	if ((r = umount_cover(st, d, &f, m)) < 0) {
+		area_carried_restore(st, keep, n_keep, recfd); /* busy: the area stays, and so do they */
+		goto out;
+	}
+	area_carried_keep_free(keep, n_keep);
+	if ((r = umount_one(st->name, d->lower, NULL, m)) < 0 ||
 	    (r = umount_one(st->name, d->area, NULL, m)) < 0)
-		return r;
+		goto out;
 	if (st->zram_created && st->zram_id >= 0)
-		return area_zram_remove(st->zram_id, m);
-	return 0;
+		r = area_zram_remove(st->zram_id, m);
+out:
+	area_mounts_done(&f);
+	return r < 0 ? r : lost ? -ENODATA : 0;
 }
 
 int area_teardown(const char *state_dir, const char *name, bool do_sync, struct diag_list *msgs)
@@ -532,7 +643,7 @@ int area_teardown(const char *state_dir, const char *name, bool do_sync, struct 
 	state_area_done(&st);
 	close(fd);
 remove:
-	if (r == 0) {
+	if (r == 0 || r == -ENODATA) { /* -ENODATA: torn down, content lost (said) */
 		unlink(d.state);
 		rmdir(d.area);
 		rmdir(d.lower);

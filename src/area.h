@@ -58,19 +58,26 @@ int area_survey_path(const char *path, struct area_survey *ret);
  * error; 4. bind @a->path privately at areas/<name>/lower; 5. seed: libarchive
  * disk-to-disk copy (owner, mode, times, ACLs, xattrs, fflags, hard links,
  * device nodes, sparse files); 6. root owner/mode from @a or from @a->path;
- * 7. warn about open files; 8. bind the area over @a->path; 9. write the
- * state file.  An interrupted sync back from an earlier run is cleaned up
- * before the seed (see area_sync()).
+ * 7. warn about open files; 8. bind the area over @a->path (also when
+ * @a->path is a mount point itself: the area goes over that filesystem, is
+ * seeded from it and synced back into it, C18); 9. carry each filesystem
+ * mounted below @a->path onto the area at its path (a recursive bind of
+ * it: it stays visible there, is never seeded nor synced, and stays
+ * mounted where it was after stop, C19); 10. write the state file, with
+ * the mount IDs of 8 and 9.  An interrupted sync back from an earlier run
+ * is cleaned up before the seed (see area_sync()).
  *
  * On any failure everything done so far is undone: @a->path stays untouched
- * and uncovered.  An area already active (state file present and @a->path
- * covered) is left alone and 0 returned.
+ * and uncovered.  An area already set up (its record present, and the bind
+ * with the recorded mount ID still on @a->path) is left alone and 1
+ * returned; never "something is mounted on @a->path".
  *
- * Returns: 0; -EINVAL when @sz is NULL and the area cannot be sized (its
+ * Returns: 0; 1 when set up already; -EINVAL when @sz is NULL and the area cannot be sized (its
  * directory is missing); -ENOSPC when the seed does not fit (bytes or inodes); -ENOMEM
  * when the size is above memory + swap; -ENODEV when the backend's driver is
- * missing (brd); -EEXIST when a stale state exists (run stop first); other
- * negative errno from the failing system call or helper.
+ * missing (brd); -EEXIST when a stale state exists, or the record of a
+ * finished setup whose bind someone unmounted or moved (run stop first);
+ * other negative errno from the failing system call or helper.
  */
 int area_setup(const struct area_config *a, const struct area_sizing *sz, const char *state_dir,
 	       struct diag_list *msgs);
@@ -87,8 +94,14 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
  * complete old or its complete new version, and files deleted in the area
  * are deleted.  Works whether or not the area has persist = yes.
  *
+ * Mount points below the directory (and the directories that lead to one)
+ * are left where they are, never renamed.  An area whose bind over its
+ * directory someone unmounted or moved, or whose private mounts are gone,
+ * is not synced: the directory may hold newer files (area_check_syncable()).
+ *
  * Returns: 0 only when the whole sync reached the disk (syncfs); -ENOENT when
- * the area is not active; other negative errno.
+ * the area is not active; -ESTALE when its mounts changed as above; other
+ * negative errno.
  */
 int area_sync(const char *state_dir, const char *name, struct diag_list *msgs);
 
@@ -99,17 +112,41 @@ int area_sync(const char *state_dir, const char *name, struct diag_list *msgs);
  * @do_sync: sync back first when the area has persist = yes
  * @msgs: one diag_error on failure
  *
- * Undoes area_setup() in reverse, only what exists: sync (when persist and
- * @do_sync; a failed sync stops the teardown so no data is lost), unbind the
- * path, unmount lower and area, release the zram device (reset + hot_remove,
- * only if storaged created it), remove areas/<name>/.  A busy path is not
- * unmounted lazily: the error names the processes.
+ * Undoes area_setup() in reverse, only what exists, each mount by its
+ * recorded ID: sync (when persist and @do_sync; a failed sync stops the
+ * teardown so no data is lost), detach the filesystems carried from below,
+ * unbind the path, unmount lower and area, release the zram device (reset +
+ * hot_remove, only if storaged created it), remove areas/<name>/.  A busy
+ * path is not unmounted lazily: the error names each mount made on the area
+ * after start (with the umount that frees it), else the processes.  A
+ * persist area whose bind someone unmounted or moved is not synced over its
+ * directory: the first teardown keeps it and says where its content is
+ * (-ESTALE), the next one discards it (-ENODATA).
  *
- * Returns: 0 (also when nothing existed); -EBUSY; other negative errno.
+ * Returns: 0 (also when nothing existed); -EBUSY; -ESTALE; -ENODATA when
+ * the area was torn down but its content was not synced back (said in
+ * @msgs); other negative errno.
  */
 int area_teardown(const char *state_dir, const char *name, bool do_sync, struct diag_list *msgs);
 
+/* What the mount table says of an area now (area_status.state). */
+enum area_state {
+	AREA_STATE_ACTIVE, /* bound over its directory, nothing over it */
+	AREA_STATE_GONE, /* its bind over the directory was unmounted or moved
+			    by someone else: the directory is uncovered */
+	AREA_STATE_COVERED, /* someone mounted something over it */
+	AREA_STATE_DEGRADED, /* bound, but a private mount of it or a
+				filesystem carried onto it is missing, or
+				its setup did not finish */
+};
+
+/** area_state_name: "active", "gone", "covered", "degraded" (static text). */
+const char *area_state_name(enum area_state s);
+
 struct area_status {
+	enum area_state state;
+	char *state_why; /* owned, NULL when active: e.g. "its bind over
+			    /var/log was unmounted by someone else" */
 	char *name, *path, *backend, *device;
 	uint64_t size_bytes, used_bytes; /* statvfs of the area, bytes */
 	uint64_t inodes_total, inodes_used;

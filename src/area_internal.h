@@ -8,6 +8,9 @@
  *   area_sync.c     crash-safe sync back
  *   area_survey.c   directory survey, open-file scan
  *   area_status.c   the records of every area: status, setup order
+ *   area_mounts.c   an area's mounts by their IDs: active, gone, covered;
+ *                   the filesystems mounted below its directory
+ *   area_carry.c    those filesystems carried onto the area, and back
  *   area_paths.c    areas/<name>/{state,area,lower}, is_mount_of, openat2,
  *                   rm -rf, the root's owner and mode: used by all of them
  *
@@ -84,6 +87,106 @@ int area_set_root_owner(const char *dir, const struct area_config *a, const stru
  * @ret.  Returns: the fd (the lock lives as long as it); negative errno,
  * -EBADMSG for a damaged record. */
 int area_record_open_locked(const struct area_dirs *d, struct state_area *ret);
+
+/* ---------------------------------------------------------------- area_mounts.c */
+
+/* An area's mounts found in the mount table by the IDs of its record. */
+struct area_mounts {
+	bool recorded; /* the record says the bind over the directory was made */
+	bool cover_present; /* the mount with that ID exists, on the area's filesystem */
+	bool cover_at_path; /* ... mounted on the area's path */
+	bool cover_on_top; /* ... and the path leads to it: nothing over it */
+	bool area_mounted, lower_mounted; /* the private mounts */
+	size_t carried_missing; /* filesystems carried from below, unmounted since */
+	char *moved_to; /* owned: where the bind is now, when it was moved */
+	char *covered_by; /* owned: "SOURCE (FSTYPE)" of what is over it */
+};
+
+/* Fills @ret from /proc/self/mountinfo for the area of @d and @st.
+ * Returns: 0; -ENOMEM; negative errno when the table cannot be read.
+ * Free with area_mounts_done() in every case. */
+int area_mounts_probe(const struct area_dirs *d, const struct state_area *st, struct area_mounts *ret);
+void area_mounts_done(struct area_mounts *f);
+
+/* Pure: the state @f amounts to. */
+enum area_state area_mounts_state(const struct area_mounts *f);
+
+/* Pure: true when syncing the area back cannot overwrite what was written
+ * to the directory itself (it stayed covered) and both private mounts are
+ * there. */
+bool area_mounts_syncable(const struct area_mounts *f);
+
+/* Pure: what is wrong, for a message ("its bind over P was moved to Q by
+ * someone else"); "" when active.  @path: the area's directory. */
+void area_mounts_describe(const struct area_mounts *f, const char *path, char *buf, size_t len);
+
+/* area_mounts_probe() + _state() + _describe() into @why */
+enum area_state area_state_of(const struct area_dirs *d, const struct state_area *st, char *why, size_t len);
+
+/* Pure: of the mount points @targets (NULL-terminated, normalised), those
+ * strictly below @path and below no other of them, once each.
+ * Returns: 0 with an owned strv in *@ret (NULL when none); -ENOMEM. */
+int area_submounts_top(char *const *targets, const char *path, char ***ret);
+
+/* Where the mount with ID @id is mounted now (owned), or NULL. */
+char *area_mount_target(uint64_t id);
+
+/* area_submounts_top() of the mount table.  Returns: 0 or -ENOMEM. */
+int area_submounts(const char *path, char ***ret);
+
+/* Says what keeps the bind over the directory of @st busy: one diag_error
+ * for each mount made on top of it after start (and how to free it), else,
+ * when @procs, a warning for each process with files open under it.
+ * Returns: the number of such mounts. */
+size_t area_explain_busy(const struct state_area *st, bool procs, struct diag_list *m);
+
+/* The mount points below the directory of @st, relative to it ("audit",
+ * "a/b"), the outermost only, of the mounts made on the directory's own
+ * filesystems (not those made on the area, d->area's, after start): the
+ * sync back never renames them nor the directories that lead to them.
+ * Returns: 0 with an owned strv (NULL when none); negative errno. */
+int area_submount_pins(const struct area_dirs *d, const struct state_area *st, char ***ret);
+
+/* Before a sync: 0 when the area can be synced back (a warning when
+ * something is mounted over it); -ESTALE with one diag_error naming what
+ * someone else unmounted or moved; negative errno. */
+int area_check_syncable(const struct area_dirs *d, const struct state_area *st, struct diag_list *m);
+
+/* ---------------------------------------------------------------- area_carry.c */
+
+/* Opens each of @targets (area_submounts() of the directory) before the
+ * area covers them: @ret_fds[i] for @targets[i] (the caller fills it with
+ * -1 first and closes what is >= 0).  Returns: 0 or negative errno, with
+ * one diag_error naming the submount. */
+int area_carry_open(const struct setup *s, char **targets, int *ret_fds, struct diag_list *m);
+
+/* Binds each @fds[i] (AT_RECURSIVE) at @targets[i] on the bind over the
+ * directory (s->st.cover_id), making the directory in the area where it
+ * has none; the new mounts' IDs go to s->st.carried.  Returns: 0 or
+ * negative errno, with one diag_error naming the submount. */
+int area_carry(struct setup *s, char **targets, const int *fds, struct diag_list *m);
+
+/* Detaches the carried clones of @st by their IDs and empties the list. */
+void area_carried_release(struct state_area *st);
+
+/* A detached copy (open_tree(2) OPEN_TREE_CLONE|AT_RECURSIVE) of a carried
+ * clone, and where it was: put back when the bind over the directory turns
+ * out busy after the clones were detached, so that the filesystems below
+ * stay visible as long as the area does. */
+struct area_carried_keep {
+	int fd; /* -1: none */
+	char *target; /* owned */
+};
+
+/* One per st->carried[] (the array is owned; area_carried_keep_free()).
+ * Returns: NULL on -ENOMEM (then nothing can be put back). */
+struct area_carried_keep *area_carried_keep(const struct state_area *st);
+
+/* Puts each kept copy back onto the area's directory at its mount point
+ * (only where the bind over the directory, st->cover_id, is on top), records
+ * the new IDs in @st and in the record @recfd, and frees @k. */
+void area_carried_restore(struct state_area *st, struct area_carried_keep *k, size_t n, int recfd);
+void area_carried_keep_free(struct area_carried_keep *k, size_t n);
 
 /* ---------------------------------------------------------------- area_backend.c */
 

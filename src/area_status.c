@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,7 @@ static void status_fill(const char *state_dir, struct state_area *st, struct are
 {
 	struct area_dirs d;
 	struct statvfs v;
+	char why[PATH_MAX + 128];
 
 	*o = (struct area_status){ .persist = st->persist, .seeded = st->seeded };
 	o->name = st->name;
@@ -84,13 +86,22 @@ static void status_fill(const char *state_dir, struct state_area *st, struct are
 	st->name = st->path = st->device = st->fs = NULL;
 	o->size_bytes = st->size_bytes;
 	o->inodes_total = st->nr_inodes;
-	if (area_dirs_init(&d, state_dir, o->name) == 0 && area_is_mount_of(d.area, NULL) &&
-	    statvfs(d.area, &v) == 0) {
+	if (area_dirs_init(&d, state_dir, o->name) < 0) {
+		o->state = AREA_STATE_DEGRADED;
+		return;
+	}
+	if (area_is_mount_of(d.area, NULL) && statvfs(d.area, &v) == 0) {
 		o->size_bytes = (uint64_t)v.f_blocks * v.f_frsize;
 		o->used_bytes = (uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize;
 		o->inodes_total = v.f_files;
 		o->inodes_used = v.f_files - v.f_ffree;
 	}
+	/* the path is the record's, read before st->path moved to @o */
+	st->path = o->path;
+	o->state = area_state_of(&d, st, why, sizeof(why));
+	st->path = NULL;
+	if (why[0])
+		o->state_why = strdup(why);
 	area_dirs_done(&d);
 }
 
@@ -119,6 +130,7 @@ int area_status_list(const char *state_dir, struct area_status **ret, size_t *re
 void area_status_free(struct area_status *v, size_t n)
 {
 	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].state_why);
 		free(v[i].name);
 		free(v[i].path);
 		free(v[i].backend);

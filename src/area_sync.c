@@ -189,8 +189,43 @@ static int sync_dir_create(int lowerfd, int recfd, struct state_area *st, char *
 	return fd;
 }
 
-/* moves every top-level entry of @newfd over the same name in @lowerfd */
-static int sync_exchange(int lowerfd, int newfd)
+/* What @prefix@name is to the filesystems mounted below the directory
+ * (@pins: their mount points, relative, area_submount_pins()): 2 one of
+ * them, 1 a directory that leads to one, 0 neither.  Neither is ever
+ * renamed: rename(2) fails on a mount point (EBUSY), and a directory
+ * renamed with a mount point below it takes the mount along (C19). */
+static int pin_kind(char *const *pins, const char *prefix, const char *name)
+{
+	size_t pl = strlen(prefix), nl = strlen(name);
+	int k = 0;
+
+	for (size_t i = 0; pins && pins[i] && k < 2; i++)
+		if (strncmp(pins[i], prefix, pl) == 0 && strncmp(pins[i] + pl, name, nl) == 0 &&
+		    (pins[i][pl + nl] == '\0' || pins[i][pl + nl] == '/'))
+			k = pins[i][pl + nl] == '\0' ? 2 : 1;
+	return k;
+}
+
+/* opens @name below each of @fds[0..n) (a directory, no link); -1 where missing */
+static int open_below(const int *fds, int *ret, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((ret[i] = openat(fds[i], name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			return -errno;
+	return 0;
+}
+
+static void close_all(int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/* moves every entry of @newfd over the same name in @lowerfd; a directory
+ * that leads to a mount point (@pins) is entered instead, a mount point
+ * left alone.  @prefix: the path of @lowerfd in the directory, "" or "a/". */
+static int sync_exchange(int lowerfd, int newfd, char *const *pins, const char *prefix)
 {
 	DIR *d = fdopendir(dup(newfd));
 	struct dirent *de;
@@ -199,8 +234,21 @@ static int sync_exchange(int lowerfd, int newfd)
 	if (!d)
 		return -errno;
 	while (r == 0 && (de = readdir(d))) {
+		int k, top[2] = { lowerfd, newfd }, sub[2] = { -1, -1 };
+		_cleanup_free_ char *deeper = NULL;
+
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		if ((k = pin_kind(pins, prefix, de->d_name)) == 2)
+			continue;
+		if (k == 1) {
+			if (asprintf(&deeper, "%s%s/", prefix, de->d_name) < 0)
+				r = -ENOMEM;
+			else if ((r = open_below(top, sub, 2, de->d_name)) == 0)
+				r = sync_exchange(sub[0], sub[1], pins, deeper);
+			close_all(sub, 2);
+			continue;
+		}
 		if (renameat2(newfd, de->d_name, lowerfd, de->d_name, RENAME_EXCHANGE) == 0)
 			continue;
 		if (errno != ENOENT ||
@@ -211,10 +259,10 @@ static int sync_exchange(int lowerfd, int newfd)
 	return r;
 }
 
-/* moves top-level entries of @lowerfd that the area no longer has into
- * @newfd, except the working directory @workfd (known by its inode, not
- * by a name: any name may be a user's) */
-static int sync_delete(int lowerfd, int areafd, int newfd, int workfd)
+/* moves entries of @lowerfd that the area no longer has into @newfd,
+ * except the working directory @workfd (known by its inode, not by a name:
+ * any name may be a user's); entered and left alone as sync_exchange() */
+static int sync_delete(int lowerfd, int areafd, int newfd, int workfd, char *const *pins, const char *prefix)
 {
 	DIR *d = fdopendir(dup(lowerfd));
 	struct dirent *de;
@@ -226,8 +274,21 @@ static int sync_delete(int lowerfd, int areafd, int newfd, int workfd)
 	if (fstat(workfd, &self) < 0)
 		r = -errno;
 	while (r == 0 && (de = readdir(d))) {
+		int k, top[3] = { lowerfd, areafd, newfd }, sub[3] = { -1, -1, -1 };
+		_cleanup_free_ char *deeper = NULL;
+
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		if ((k = pin_kind(pins, prefix, de->d_name)) == 2)
+			continue;
+		if (k == 1) {
+			if (asprintf(&deeper, "%s%s/", prefix, de->d_name) < 0)
+				r = -ENOMEM;
+			else if (open_below(top, sub, 3, de->d_name) == 0) /* else not in the area */
+				r = sync_delete(sub[0], sub[1], sub[2], workfd, pins, deeper);
+			close_all(sub, 3);
+			continue;
+		}
 		if (fstatat(areafd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
 			continue;
 		if (fstatat(lowerfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -287,6 +348,7 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 	int lowerfd = -1, areafd = -1, newfd = -1, copyfd = -1, r;
 	struct copy_result c = { 0 };
 	_cleanup_free_ char *newdir = NULL;
+	_cleanup_strv_free_ char **pins = NULL;
 	char work[SYNC_DIR_NAME_MAX] = "";
 	const char *step = "opening", *name = st->name;
 	struct stat lst;
@@ -323,10 +385,12 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 		goto out;
 	}
 	step = "swapping in the new versions";
-	if ((r = sync_exchange(lowerfd, copyfd)) < 0)
+	if ((r = area_submount_pins(d, st, &pins)) < 0 ||
+	    (r = sync_exchange(lowerfd, copyfd, pins, "")) < 0)
 		goto out;
 	step = "removing deleted entries";
-	if ((r = sync_delete(lowerfd, areafd, copyfd, newfd)) < 0 || (r = sync_root(lowerfd, areafd)) < 0)
+	if ((r = sync_delete(lowerfd, areafd, copyfd, newfd, pins, "")) < 0 ||
+	    (r = sync_root(lowerfd, areafd)) < 0)
 		goto out;
 	step = "syncing";
 	if (syncfs(lowerfd) < 0 || (r = sync_dir_remove(lowerfd, work, newfd, lst.st_dev)) < 0 ||
@@ -366,14 +430,9 @@ int area_sync(const char *state_dir, const char *name, struct diag_list *msgs)
 		diag_error(msgs, NULL, 0, "area '%s' is not active (%s: %s)", name, d.state, strerror(-r));
 		goto out;
 	}
-	if (area_is_mount_of(d.lower, NULL) && area_is_mount_of(d.area, NULL))
+	/* by the mounts' IDs: unmounted, moved or covered by someone else */
+	if ((r = area_check_syncable(&d, &st, msgs)) == 0)
 		r = area_sync_locked(&d, fd, &st, msgs);
-	else {
-		r = -ENOENT;
-		diag_error(msgs, NULL, 0,
-			   "area '%s': '%s' or '%s' is not mounted: cannot sync; run 'storaged stop' and start again",
-			   name, d.area, d.lower);
-	}
 	state_area_done(&st);
 	close(fd);
 out:

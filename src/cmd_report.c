@@ -182,8 +182,8 @@ static int status_area(struct libscols_table *tb, const struct area_status *a)
 		 units_format_size(a->size_bytes, total, sizeof(total)), (unsigned long long)a->inodes_used,
 		 (unsigned long long)a->inodes_total, a->persist ? ", persist" : "");
 	if (scols_line_set_data(ln, 0, "area") || scols_line_set_data(ln, 1, a->name) ||
-	    scols_line_set_data(ln, 2, a->path) || scols_line_set_data(ln, 3, "active") ||
-	    scols_line_set_data(ln, 4, detail))
+	    scols_line_set_data(ln, 2, a->path) || scols_line_set_data(ln, 3, area_state_name(a->state)) ||
+	    scols_line_set_data(ln, 4, a->state_why ? a->state_why : detail))
 		return -ENOMEM;
 	return 0;
 }

@@ -316,6 +316,11 @@ static void run_area(struct run *rn, size_t i)
 	}
 	r = rn->cx->ops->area_setup(rn->cx->ud, s, &dl);
 	log_diags(rn->cx->log, &dl);
+	if (r > 0) { /* set up already (known by its mount ID): nothing done */
+		diag_list_done(&dl);
+		rn->steps[i].out = OUT_OK;
+		return;
+	}
 	if (r < 0) {
 		const struct diag *first = NULL;
 

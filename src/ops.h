@@ -108,7 +108,8 @@ struct ops {
 
 	/* ---- RAM areas */
 
-	/* Set up the area of @s; problems appended to @msgs. */
+	/* Set up the area of @s; problems appended to @msgs.  Returns 1 when
+	 * it is set up already (area_setup()). */
 	int (*area_setup)(void *ud, const struct plan_step *s, struct diag_list *msgs);
 	/* Undo the area @name as area_teardown() (area.h), syncing it back
 	 * first when it persists; problems appended to @msgs. */

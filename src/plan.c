@@ -97,11 +97,6 @@ static struct libmnt_fs *mountinfo_find(struct libmnt_table *tb, const char *tar
 	return found;
 }
 
-static bool mountinfo_has_target(struct libmnt_table *tb, const char *target)
-{
-	return mountinfo_find(tb, target) != NULL;
-}
-
 /* Is what is mounted (@fs) the entry's filesystem?  Only what can be told
  * without I/O: the type (a prefix, so that "nfs" matches "nfs4") and, for
  * devices storaged probed, the device or the btrfs filesystem. */
@@ -581,11 +576,9 @@ static int add_area_step(struct builder *b, size_t i)
 	s = &b->steps[idx];
 	s->area = a;
 	s->sizing = sizing;
-	if (mountinfo_has_target(b->in->mountinfo, a->path)) {
-		s->done = true;
-		if (!(s->note = strdup("already mounted")))
-			return -ENOMEM;
-	}
+	/* Never "done" because something is mounted on the path: it may be
+	 * the directory's own volume (C18).  area_setup() knows its area by
+	 * the mount ID it recorded, and does nothing for an active one. */
 	b->area_step[i] = idx;
 	return 0;
 }

@@ -177,6 +177,12 @@ struct state_area {
 			   written before it is created (area_sync.c), so
 			   that a sync killed before the directory carries
 			   its mark is still recovered */
+	uint64_t *carried; /* owned: mount IDs (STATX_MNT_ID) of the clones
+			      of the filesystems mounted below the directory,
+			      carried onto the area (C19); stop detaches them */
+	size_t n_carried;
+	bool sync_refused; /* a stop refused to sync back over a directory
+			      someone uncovered: the next stop discards */
 };
 
 /** state_area_init: an empty record (zram_id -1), ready for state_area_done(). */

@@ -25,6 +25,8 @@
  * storaged and is refused.
  */
 #define AREA_MAX_BYTES (64u << 10)
+/* mounts carried onto one area: far more than a directory has below it */
+#define STATE_AREA_CARRIED_MAX 1024
 
 void state_area_init(struct state_area *a)
 {
@@ -38,6 +40,7 @@ void state_area_done(struct state_area *a)
 	free(a->fs);
 	free(a->device);
 	free(a->sync_dir);
+	free(a->carried);
 	state_area_init(a);
 }
 
@@ -62,6 +65,10 @@ static int area_print(FILE *f, const struct state_area *a)
 		r = state_write_kv(f, "device", a->device);
 	if (!r && a->sync_dir)
 		r = state_write_kv(f, "sync_dir", a->sync_dir);
+	for (size_t i = 0; i < a->n_carried; i++)
+		fprintf(f, "carried = %llu\n", (unsigned long long)a->carried[i]);
+	if (a->sync_refused)
+		fputs("sync_refused = yes\n", f);
 	fprintf(f, "backend = %s\nzram_id = %d\nzram_created = %s\npersist = %s\nseeded = %s\ncovered = %s\nsize = %llu\nnr_inodes = %llu\nstarted_usec = %llu\ncover_id = %llu\ncomplete = yes\n",
 		config_backend_name(a->backend), a->zram_id, yes_no(a->zram_created),
 		yes_no(a->persist), yes_no(a->seeded), yes_no(a->covered),
@@ -152,6 +159,22 @@ static char **area_string(struct state_area *a, const char *name, bool *append)
 	return NULL;
 }
 
+/* one more "carried = ID" line; a record of storaged's holds few (one per
+ * filesystem mounted below the directory), a damaged one is refused */
+static int state_area_add_carried(struct state_area *a, const char *v)
+{
+	uint64_t id, *nv;
+
+	if (units_parse_uint(v, UINT64_MAX, &id) < 0 || id == 0 || a->n_carried >= STATE_AREA_CARRIED_MAX)
+		return -EINVAL;
+	nv = realloc(a->carried, (a->n_carried + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	nv[a->n_carried++] = id;
+	a->carried = nv;
+	return 0;
+}
+
 static int area_value(struct area_ctx *c, const char *name, const char *raw)
 {
 	_cleanup_free_ char *v = raw[0] ? mnt_unmangle(raw) : strdup("");
@@ -186,11 +209,12 @@ static int area_value(struct area_ctx *c, const char *name, const char *raw)
 		a->zram_id = (int)u;
 		return 0;
 	}
-	flag = strcmp(name, "zram_created") == 0 ? &a->zram_created
-	       : strcmp(name, "persist") == 0	 ? &a->persist
-	       : strcmp(name, "seeded") == 0	 ? &a->seeded
-	       : strcmp(name, "covered") == 0	 ? &a->covered
-						 : NULL;
+	flag = strcmp(name, "zram_created") == 0   ? &a->zram_created
+	       : strcmp(name, "persist") == 0	   ? &a->persist
+	       : strcmp(name, "seeded") == 0	   ? &a->seeded
+	       : strcmp(name, "covered") == 0	   ? &a->covered
+	       : strcmp(name, "sync_refused") == 0 ? &a->sync_refused
+						   : NULL;
 	if (flag)
 		return units_parse_bool(v, flag);
 	if (strcmp(name, "size") == 0)
@@ -201,6 +225,8 @@ static int area_value(struct area_ctx *c, const char *name, const char *raw)
 		return units_parse_uint(v, UINT64_MAX, &a->started_usec);
 	if (strcmp(name, "cover_id") == 0)
 		return units_parse_uint(v, UINT64_MAX, &a->cover_id);
+	if (strcmp(name, "carried") == 0)
+		return state_area_add_carried(a, v);
 	return 0; /* unknown or newer keys are ignored */
 }
 

@@ -117,6 +117,8 @@ static int undo_area(const struct undo_ctx *cx, const char *name, const char *pa
 		log_info(cx->log, "area %s: removed from %s", name, path);
 	else if (r == 0)
 		log_info(cx->log, "area %s: removed", name);
+	else if (r == -ENODATA) /* torn down, but its content was lost: said above */
+		log_error(cx->log, "area %s: removed, without its content (not synced back)", name);
 	return r;
 }
 
@@ -138,9 +140,11 @@ static int undo_records(const struct undo_ctx *cx, struct state *st)
 		int r = v[i]->kind == STATE_AREA ? undo_area(cx, v[i]->id, v[i]->source)
 						 : undo_mount(cx, v[i]);
 
+		/* -ENODATA: an area torn down without its content: a failure
+		 * to report, but nothing of it is left to undo */
 		if (r < 0)
 			failed++;
-		else if (strv_extend(&done, v[i]->id) < 0)
+		if ((r == 0 || r == -ENODATA) && strv_extend(&done, v[i]->id) < 0)
 			return -ENOMEM;
 	}
 	for (size_t i = 0; done && done[i]; i++) {

@@ -300,6 +300,9 @@ static void test_records(void **ctx)
 	assert_true(v[0].persist);
 	assert_int_equal(v[0].size_bytes, 1 << 20); /* not mounted: the record's */
 	assert_int_equal(v[0].inodes_total, 100);
+	/* recorded as bound over its directory, but no such mount now */
+	assert_int_equal(v[0].state, AREA_STATE_GONE);
+	assert_non_null(strstr(v[0].state_why, "unmounted by someone else"));
 	area_status_free(v, n);
 
 	assert_int_equal(area_dirs_init(&d, f->top, "late"), 0);
@@ -325,7 +328,28 @@ static void test_records(void **ctx)
 	assert_int_equal(state_area_read_fd(fd, &st), 0);
 	assert_null(st.sync_dir);
 	assert_string_equal(st.name, "late");
+	assert_int_equal(st.n_carried, 0);
+	assert_false(st.sync_refused);
+	/* the clones carried from below the directory, and a refused sync */
+	st.carried = calloc(2, sizeof(*st.carried));
+	assert_non_null(st.carried);
+	st.carried[0] = 77;
+	st.carried[1] = 78;
+	st.n_carried = 2;
+	st.sync_refused = true;
+	assert_int_equal(state_area_write_fd(fd, &st), 0);
 	state_area_done(&st);
+	assert_int_equal(state_area_read_fd(fd, &st), 0);
+	assert_int_equal(st.n_carried, 2);
+	assert_int_equal(st.carried[0], 77);
+	assert_int_equal(st.carried[1], 78);
+	assert_true(st.sync_refused);
+	state_area_done(&st);
+	assert_int_equal(
+		state_area_parse("[area]\nname=x\npath=/x\nfs=tmpfs\ndevice=d\ncarried=0\ncomplete=yes\n",
+				 strlen("[area]\nname=x\npath=/x\nfs=tmpfs\ndevice=d\ncarried=0\ncomplete=yes\n"),
+				 &st),
+		-EBADMSG);
 	close(fd);
 	area_dirs_done(&d);
 	assert_int_equal(area_dirs_init(&d, f->top, "damaged"), 0);
@@ -366,6 +390,88 @@ static bool exists(const struct fixture *f, const char *rel)
 }
 
 /* without root: nothing a user can make is taken for a working directory */
+/* The state an area's mounts amount to, whether it may be synced, and what
+ * the messages say: pure, on facts as area_mounts_probe() finds them. */
+static void test_mount_states(void **ctx)
+{
+	struct area_mounts ok = { .recorded = true,
+				  .cover_present = true,
+				  .cover_at_path = true,
+				  .cover_on_top = true,
+				  .area_mounted = true,
+				  .lower_mounted = true };
+	struct area_mounts f;
+	char why[256];
+
+	(void)ctx;
+	assert_int_equal(area_mounts_state(&ok), AREA_STATE_ACTIVE);
+	assert_true(area_mounts_syncable(&ok));
+	area_mounts_describe(&ok, "/v", why, sizeof(why));
+	assert_string_equal(why, "");
+	assert_string_equal(area_state_name(AREA_STATE_ACTIVE), "active");
+
+	f = ok; /* unmounted by hand: never synced over the uncovered directory */
+	f.cover_present = f.cover_at_path = f.cover_on_top = false;
+	assert_int_equal(area_mounts_state(&f), AREA_STATE_GONE);
+	assert_false(area_mounts_syncable(&f));
+	area_mounts_describe(&f, "/v", why, sizeof(why));
+	assert_string_equal(why, "its bind over /v was unmounted by someone else");
+
+	f = ok; /* moved */
+	f.cover_at_path = f.cover_on_top = false;
+	f.moved_to = (char *)"/w";
+	assert_int_equal(area_mounts_state(&f), AREA_STATE_GONE);
+	assert_false(area_mounts_syncable(&f));
+	area_mounts_describe(&f, "/v", why, sizeof(why));
+	assert_string_equal(why, "its bind over /v was moved to /w by someone else");
+
+	f = ok; /* covered: the directory stays hidden, the sync is safe */
+	f.cover_on_top = false;
+	f.covered_by = (char *)"/dev/sdb1 (ext4)";
+	assert_int_equal(area_mounts_state(&f), AREA_STATE_COVERED);
+	assert_true(area_mounts_syncable(&f));
+	area_mounts_describe(&f, "/v", why, sizeof(why));
+	assert_string_equal(why, "/dev/sdb1 (ext4) was mounted over it on /v by someone else");
+
+	f = ok; /* a private mount gone: nothing to sync into */
+	f.lower_mounted = false;
+	assert_int_equal(area_mounts_state(&f), AREA_STATE_DEGRADED);
+	assert_false(area_mounts_syncable(&f));
+	f = ok; /* a carried filesystem unmounted: still synced */
+	f.carried_missing = 1;
+	assert_int_equal(area_mounts_state(&f), AREA_STATE_DEGRADED);
+	assert_true(area_mounts_syncable(&f));
+	f = ok; /* a setup killed before the bind: never synced */
+	f.recorded = false;
+	assert_int_equal(area_mounts_state(&f), AREA_STATE_DEGRADED);
+	assert_false(area_mounts_syncable(&f));
+}
+
+/* The filesystems below a directory that setup carries onto its area: the
+ * outermost ones, once each; not the directory itself, nor a neighbour. */
+static void test_submounts_top(void **ctx)
+{
+	char *t[] = { (char *)"/",
+		      (char *)"/var/log",
+		      (char *)"/var/log/audit",
+		      (char *)"/var/log/audit/old",
+		      (char *)"/var/logs/x",
+		      (char *)"/var/log/a/b",
+		      (char *)"/var/log/audit",
+		      (char *)"/var/log/a/b/c",
+		      NULL };
+	char **v;
+
+	(void)ctx;
+	assert_int_equal(area_submounts_top(t, "/var/log", &v), 0);
+	assert_int_equal(strv_length(v), 2);
+	assert_string_equal(v[0], "/var/log/audit");
+	assert_string_equal(v[1], "/var/log/a/b");
+	strv_free(v);
+	assert_int_equal(area_submounts_top(t, "/srv", &v), 0);
+	assert_null(v);
+}
+
 static void test_sync_dir_user(void **ctx)
 {
 	struct fixture *f = *ctx;
@@ -496,6 +602,8 @@ int main(void)
 		cmocka_unit_test(test_root_owner),
 		cmocka_unit_test_setup_teardown(test_survey, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_records, setup, teardown),
+		cmocka_unit_test(test_mount_states),
+		cmocka_unit_test(test_submounts_top),
 		cmocka_unit_test_setup_teardown(test_sync_dir_user, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_dir_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_meminfo, setup, teardown),

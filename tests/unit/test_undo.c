@@ -33,6 +33,7 @@ struct fake {
 	size_t n;
 	const char *area_names[4]; /* areas with records of their own */
 	const char *failing_area;
+	const char *lost_area; /* torn down without its content: -ENODATA */
 	char calls[4096];
 	unsigned n_saves;
 	size_t saved_records; /* records in the state at the last save */
@@ -126,6 +127,10 @@ static int fake_area_teardown(void *ud, const char *name, struct diag_list *msgs
 	for (size_t i = 0; i < 4 && f->area_names[i]; i++)
 		if (strcmp(f->area_names[i], name) == 0)
 			f->area_names[i] = "";
+	if (f->lost_area && strcmp(name, f->lost_area) == 0) {
+		diag_error(msgs, NULL, 0, "area '%s': its bind was unmounted by someone else", name);
+		return -ENODATA;
+	}
 	return 0;
 }
 
@@ -319,13 +324,33 @@ static void test_areas(void **unused)
 	state_done(&st);
 }
 
+/* An area torn down without its content (someone uncovered its directory):
+ * a failure for the exit status, but its record goes, and the next stop
+ * does not report it again. */
+static void test_area_lost(void **unused)
+{
+	struct fake f = { .area_names = { "a", "lost" }, .lost_area = "lost" };
+	struct state st = { 0 };
+
+	assert_non_null(state_put(&st, STATE_AREA, "a", "/home/u/a", NULL, STATE_DONE, NULL, true));
+	assert_non_null(state_put(&st, STATE_AREA, "lost", "/var/log", NULL, STATE_DONE, NULL, true));
+	assert_int_equal(run(&f, &st), 1);
+	assert_string_equal(f.calls, "teardown lost;teardown a;");
+	assert_null(state_find(&st, STATE_AREA, "lost"));
+	assert_null(state_find(&st, STATE_AREA, "a"));
+	f.calls[0] = '\0';
+	assert_int_equal(run(&f, &st), 0);
+	assert_string_equal(f.calls, "");
+	state_done(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_newest_first), cmocka_unit_test(test_only_its_own),
 		cmocka_unit_test(test_moved),	     cmocka_unit_test(test_stops_at_busy),
 		cmocka_unit_test(test_covered),	     cmocka_unit_test(test_killed_while_mounting),
-		cmocka_unit_test(test_areas),
+		cmocka_unit_test(test_areas),	     cmocka_unit_test(test_area_lost),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# An area's mounts changed under storaged by someone else: its bind over
+# the directory unmounted by hand, moved elsewhere, or covered by another
+# mount.  status shows gone / covered; sync and stop say what happened.  A
+# persist area whose directory was uncovered is never synced over it (the
+# directory may hold newer files): stop keeps its content and says where
+# (exit 1), the next stop discards it and says so (exit 1), never
+# "removed" and exit 0.  A covered area is synced; stop names the mount over
+# it and how to free it, then finishes.
+. "$(dirname "$0")/lib-area.sh"
+
+# a private mount of our own, so that mount --move works below it
+mkdir -p "$SCRATCH/m"
+mount -t tmpfs scratch "$SCRATCH/m" && mount --make-private "$SCRATCH/m" || skip "cannot mount a tmpfs"
+P=$SCRATCH/m/work
+Q=$SCRATCH/m/elsewhere
+mkdir -p "$P" "$Q"
+echo old >"$P/file"
+write_conf <<EOT
+[area w]
+path = $P
+backend = tmpfs
+size = 16M
+persist = yes
+EOT
+AREA=$RUN/areas/w/area
+
+status_is() { # STATE PATTERN
+	expect_rc 0 status
+	grep -E "^area +w +$P +$1 .*$2" "$OUT" >/dev/null || { cat "$OUT"; fail "status does not show '$1 ... $2'"; }
+}
+
+for how in unmounted moved; do
+	echo old >"$P/file"
+	expect_rc 0 start
+	status_is active ""
+	echo "written in RAM" >"$P/file"
+	case $how in
+	unmounted) umount "$P" ;;
+	moved) mount --move "$P" "$Q" ;;
+	esac
+	echo "written on disk" >"$P/disk-only"
+	status_is gone "$how"
+	expect_rc 1 start
+	grep -q "area 'w' was set up, but its bind .*$how.*run 'storaged stop' first" "$OUT" ||
+		{ cat "$OUT"; fail "$how: start does not refuse the area whose bind is gone"; }
+	[ "$(cat "$AREA/file")" = "written in RAM" ] || fail "$how: start dropped the area's content"
+	expect_rc 1 sync w
+	grep -q "area 'w'.*$how.*not synced back" "$OUT" || { cat "$OUT"; fail "$how: sync does not say why it did not sync"; }
+	expect_rc 1 stop
+	grep -q "area 'w'.*not synced back.*kept in '$AREA'" "$OUT" || { cat "$OUT"; fail "$how: stop does not say where the content is kept"; }
+	[ "$(cat "$AREA/file")" = "written in RAM" ] || fail "$how: the area's content was not kept"
+	[ -e "$P/disk-only" ] && [ "$(cat "$P/file")" = old ] || fail "$how: the area was synced over the uncovered directory"
+	expect_rc 1 stop
+	grep -q "area 'w'.*discarded" "$OUT" || { cat "$OUT"; fail "$how: the second stop does not say the content was discarded"; }
+	expect_rc 0 stop
+	[ -z "$(findmnt -rn -o TARGET | grep -F "$SCRATCH/m/")" ] || fail "$how: mounts left: $(findmnt -rn -o TARGET | grep -F "$SCRATCH/m/")"
+	[ -d "$RUN/areas/w" ] && fail "$how: the area's record is left"
+	rm -f "$P/disk-only"
+	pass "$how: status says gone; sync and stop refuse to sync over the directory, then discard saying so"
+done
+
+# covered: the directory stays hidden behind the area, the sync is safe
+echo old >"$P/file"
+expect_rc 0 start
+echo "written in RAM" >"$P/file"
+mount -t tmpfs over "$P"
+status_is covered "over \(tmpfs\)"
+expect_rc 0 sync w
+grep -q "area 'w'.*over (tmpfs) was mounted over it" "$OUT" || { cat "$OUT"; fail "covered: sync does not warn"; }
+expect_rc 1 stop
+grep -q "over (tmpfs) was mounted on $P after start.*umount $P" "$OUT" || { cat "$OUT"; fail "covered: stop does not name the mount over the area"; }
+umount "$P"
+expect_rc 0 stop
+[ "$(cat "$P/file")" = "written in RAM" ] || fail "covered: stop did not sync back"
+is_mountpoint "$P" && fail "covered: stop left a mount on $P"
+pass "covered: status says so; synced; stop names the mount over it, then finishes"
+
+# persist = no: nothing to sync back; stop finishes and says what it found
+sed -i 's/persist = yes/persist = no/' "$CONF"
+expect_rc 0 start
+umount "$P"
+expect_rc 0 stop
+grep -q "area 'w'.*unmounted by someone else" "$OUT" || { cat "$OUT"; fail "persist = no: stop does not say the bind was gone"; }
+pass "persist = no: stop finishes and says the bind was gone"
