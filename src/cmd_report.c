@@ -14,6 +14,7 @@
 #include "btrfs.h"
 #include "commands.h"
 #include "inventory.h"
+#include "json_out.h"
 #include "state.h"
 #include "statedir.h"
 #include "units.h"
@@ -129,7 +130,7 @@ int cmd_scan(const struct options *o, const struct logger *lg)
 	if (!tb || r < 0)
 		r = -ENOMEM;
 	else
-		r = scols_print_table(tb);
+		r = o->json ? json_print_table(tb, stdout) : scols_print_table(tb);
 	if (r == 0 && !o->json && w.btrfs.n == 0)
 		printf("no btrfs filesystem found on %zu block device(s)\n", w.inv.n_devs);
 	if (r == 0 && !o->json && w.inv.n_skipped)
