@@ -462,7 +462,7 @@ static void fill_note(const struct plan *p, size_t i, FILE *f)
 	}
 	if (s->kind == PLAN_AREA) {
 		area_sizes_how(s, f);
-		if (!s->sizing.fits)
+		if (!s->sizing.fits || plan_step_will_fail(s))
 			fputs("; ", f);
 	}
 	step_detail(p, i, f);

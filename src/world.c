@@ -14,6 +14,7 @@
 
 #include "area.h"
 #include "safepath.h"
+#include "status_live.h"
 #include "sysinfo.h"
 #include "world.h"
 
@@ -29,6 +30,7 @@ static const char *test_input(const char *name)
 void sources_init(struct sources *s, const struct options *o)
 {
 	const char *mountinfo = test_input("STORAGED_MOUNTINFO");
+	const char *sysfs = test_input("STORAGED_SYSFS_BTRFS");
 
 	*s = (struct sources){
 		.config_path = o->config_path,
@@ -40,6 +42,7 @@ void sources_init(struct sources *s, const struct options *o)
 		.surveys_path = test_input("STORAGED_SURVEYS"),
 		.filesystems_path = test_input("STORAGED_FILESYSTEMS"),
 		.helper_dirs = test_input("STORAGED_MOUNT_HELPERS"),
+		.sysfs_btrfs = sysfs ? sysfs : SYSFS_BTRFS,
 		.state_dir = o->state_dir,
 		.local_only = o->local_only,
 	};
