@@ -40,18 +40,19 @@ static int render_plan(const struct options *o, const struct logger *lg, const s
 	return 0;
 }
 
-/* One line whose counts add up to the steps planned: the steps the
- * executor counts in none of its sums went well without doing anything
- * (a member registered, a filesystem assembled, a mount already there). */
+/* One line whose counts add up to the steps planned.  The executor counts
+ * registrations, assemblies (complete or not: an incomplete one fails the
+ * mounts that wait on it, counted there) and mounts already in place in
+ * none of its sums: they are the rest. */
 static void log_summary(const struct logger *lg, size_t planned, const struct exec_summary *sum)
 {
 	size_t counted =
 		(size_t)sum->n_done + sum->n_failed + sum->n_tolerated + sum->n_waiting + sum->n_later;
-	size_t ready = planned > counted ? planned - counted : 0;
+	size_t rest = planned > counted ? planned - counted : 0;
 
-	log_info(lg, "%zu step(s) planned: %u done, %zu ready or already in place, %u failed, %u skipped (a step they wait for failed), %u failed or skipped with nofail, %u waiting for devices, %u left for the start after the network is up%s",
-		 planned, sum->n_done, ready, sum->n_failed - sum->n_skipped, sum->n_skipped,
-		 sum->n_tolerated, sum->n_waiting, sum->n_later,
+	log_info(lg, "%zu step(s) planned: %u done, %u failed, %u skipped (a step they wait for failed), %u failed or skipped with nofail, %u waiting for devices, %u left for after the network, %zu registration, assembly or already in place%s",
+		 planned, sum->n_done, sum->n_failed - sum->n_skipped, sum->n_skipped,
+		 sum->n_tolerated, sum->n_waiting, sum->n_later, rest,
 		 sum->n_degraded ? "; DEGRADED mounts present (see `storaged status`)" : "");
 }
 
