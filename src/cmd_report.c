@@ -171,8 +171,8 @@ static void sum_record(struct status_sum *sum, const struct state_record *rec, e
 		sum->bad++;
 	else if (live == LIVE_DEGRADED || rec->status == STATE_DEGRADED)
 		sum->degraded++;
-	else if (!rec->nofail && (rec->status == STATE_FAILED || rec->status == STATE_SKIPPED ||
-				  rec->status == STATE_INCOMPLETE))
+	/* an incomplete btrfs counts through its mounts: failed, or degraded */
+	else if (!rec->nofail && (rec->status == STATE_FAILED || rec->status == STATE_SKIPPED))
 		sum->bad++;
 }
 

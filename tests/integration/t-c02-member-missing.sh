@@ -49,7 +49,7 @@ rc=$?
 cat "$SCRATCH/int.out" | sed 's/^/  | /'
 [ "$rc" = 1 ] || fail "exit $rc after SIGINT, expected 1"
 grep -q "Interrupt: stopping" "$SCRATCH/int.out" || fail "no message about the interruption"
-run_sd 0 status
+run_sd 1 status
 expect_out "interrupted"
 run_sd 0 stop
 is_mountpoint "$SCRATCH/tmp" && fail "stop after an interrupted start left the tmpfs"
