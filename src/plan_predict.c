@@ -42,6 +42,7 @@ struct predictor {
 	struct plan_predictions *out;
 	char **fstypes; /* kernel types, NULL until first needed */
 	bool fstypes_loaded;
+	bool aliases_loaded; /* modules.alias added to fstypes */
 };
 
 /* ------------------------------------------------------------ pure parsers */
@@ -203,27 +204,39 @@ static int read_text(const char *path, char **ret)
 	return 0;
 }
 
-/* The kernel's types: /proc/filesystems and the modules it can load (a
- * mount(2) of an unlisted type makes the kernel run modprobe fs-TYPE).
- * Returns: 0, -ENOENT when the list cannot be read (no prediction then),
- * -ENOMEM. */
+/* The kernel's types: /proc/filesystems.  Returns: 0, -ENOENT when the
+ * list cannot be read (no prediction then), -ENOMEM. */
 static int load_fstypes(struct predictor *pr)
 {
-	const char *path = pr->ps->filesystems_path ?: PREDICT_FILESYSTEMS;
-	char *buf = NULL, alias[512];
-	struct utsname u;
+	char *buf = NULL;
 	int r;
 
 	pr->fstypes_loaded = true;
-	if (read_text(path, &buf) < 0)
+	if (read_text(pr->ps->filesystems_path ?: PREDICT_FILESYSTEMS, &buf) < 0)
 		return -ENOENT;
 	r = predict_parse_filesystems_buf(buf, &pr->fstypes);
 	free(buf);
-	buf = NULL;
-	if (r < 0 || pr->ps->filesystems_path || uname(&u) < 0)
-		return r;
+	return r;
+}
+
+/* The types the kernel can load a module for (a mount(2) of an unlisted
+ * type makes it run modprobe fs-TYPE), added to the list: read only when
+ * a type is not listed, as modules.alias is large.  A test's list
+ * (filesystems_path) is the whole list.  Returns: 0 or -ENOMEM. */
+static int load_module_types(struct predictor *pr)
+{
+	char *buf = NULL, alias[512];
+	struct utsname u;
+	int r = 0;
+
+	pr->aliases_loaded = true;
+	if (pr->ps->filesystems_path || uname(&u) < 0)
+		return 0;
+	/* /usr/lib/modules where /lib is not a link to /usr/lib */
 	snprintf(alias, sizeof(alias), "/lib/modules/%s/modules.alias", u.release);
-	if (read_text(alias, &buf) == 0)
+	if (read_text(alias, &buf) == 0 ||
+	    (snprintf(alias, sizeof(alias), "/usr/lib/modules/%s/modules.alias", u.release),
+	     read_text(alias, &buf) == 0))
 		r = predict_parse_modules_alias_buf(buf, &pr->fstypes);
 	free(buf);
 	return r;
@@ -265,6 +278,10 @@ static int predict_fstype(struct predictor *pr, size_t i)
 	if (!pr->fstypes_loaded && (r = load_fstypes(pr)) < 0)
 		return r == -ENOENT ? 0 : r;
 	if (!pr->fstypes || predict_fstype_in(e->fstype, pr->fstypes) || has_helper(pr, e->fstype))
+		return 0;
+	if (!pr->aliases_loaded && (r = load_module_types(pr)) < 0)
+		return r;
+	if (predict_fstype_in(e->fstype, pr->fstypes))
 		return 0;
 	return predict(pr, i, "unknown filesystem type '%s' (fstab line %u): the kernel neither lists it (/proc/filesystems) nor has a module for it, and no mount.%s helper is installed; correct the type or install its driver",
 		       e->fstype, e->line, e->fstype);
