@@ -152,7 +152,8 @@ static int predict_area(struct predictor *pr, size_t i)
 	struct copy_result res = { 0 };
 	char prog[4096];
 
-	if (s->sizing_deferred)
+	/* start says first that a seed does not fit (the plan shows it) */
+	if (s->sizing_deferred || (a->seed && !s->sizing.fits))
 		return 0;
 	/* the same test as area.c's check_memory(), on the same meminfo facts */
 	if (!a->force && avail && s->sizing.size_bytes > avail)
