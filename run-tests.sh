@@ -1,7 +1,8 @@
 #!/bin/bash
 # Installs the dependencies, builds, and runs the whole test suite: cmocka
 # unit tests, golden plans, and the integration tests (root, loop devices).
-# Ends with the line "N passed, N failed, N skipped".
+# Ends with the line "N passed, N failed, N skipped", after one line
+# "skipped: TEST: reason" per skipped test.
 #
 # With --full, or when CI=true, a second pass follows: the suite again under
 # ASan+UBSan (tools/check-sanitizers.sh, in build-asan/) and the unit tests
@@ -39,10 +40,26 @@ if [ $rc != 0 ]; then
 	done
 	grep -v -E '^(PASS|SKIP|XFAIL):' build/check.out | tail -n 40
 fi
-if [ $full = 0 ]; then
-	exec ./tools/test-summary.sh build $([ $rc != 0 ] && echo --harness-failed)
-fi
+# skip_reasons: one line per skipped test with its reason, from its log
+# (each test says "SKIP: NAME: reason" before it exits 77; else the log's
+# last line).
+skip_reasons() {
+	local trs log reason
+	for trs in $(grep -l '^:test-result: SKIP' $(find build -name '*.trs') 2>/dev/null | sort); do
+		log=${trs%.trs}.log
+		reason=$(grep -m1 -E '^SKIP: ' "$log" 2>/dev/null | sed 's/^SKIP: //')
+		[ -n "$reason" ] || reason=$(grep -v -E '^(SKIP|PASS|FAIL)[: ]' "$log" 2>/dev/null | tail -n 1)
+		echo "skipped: ${trs#build/}: ${reason:-no reason given in ${log#build/}}" | sed 's/\.trs:/:/'
+	done
+}
 summary=$(./tools/test-summary.sh build $([ $rc != 0 ] && echo --harness-failed))
+summary_rc=$?
+if [ $full = 0 ]; then
+	echo "$summary" | sed '$d'
+	skip_reasons
+	echo "$summary" | tail -n 1
+	exit $summary_rc
+fi
 
 # The second pass: each tool run prints one "PASS|FAIL|SKIP: what" line at
 # column 0 (details are indented), counted into the closing line.
@@ -50,6 +67,8 @@ summary=$(./tools/test-summary.sh build $([ $rc != 0 ] && echo --harness-failed)
 ./tools/check-valgrind.sh build 2>&1 | tee -a build/full-pass.out
 extra=$(grep -E '^(PASS|FAIL|SKIP): ' build/full-pass.out | cut -d: -f1)
 echo "$summary" | sed '$d'
+skip_reasons
+grep -E '^SKIP: ' build/full-pass.out | sed 's/^SKIP: /skipped: /'
 read -r pass _ failed _ skipped _ <<<"$(echo "$summary" | tail -n 1)"
 pass=$((pass + $(grep -c '^PASS$' <<<"$extra")))
 failed=$((failed + $(grep -c '^FAIL$' <<<"$extra")))

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Read-only reports: `storaged scan` (the block devices as world.c loads
- * them) and `storaged status` (the state), as tables or JSON through
- * libsmartcols.
+ * them) and `storaged status` (the state, checked against the live system:
+ * status_live.h), as tables or JSON through libsmartcols.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +14,9 @@
 #include "btrfs.h"
 #include "commands.h"
 #include "inventory.h"
+#include "json_out.h"
 #include "state.h"
+#include "status_live.h"
 #include "statedir.h"
 #include "units.h"
 #include "world.h"
@@ -129,53 +131,95 @@ int cmd_scan(const struct options *o, const struct logger *lg)
 	if (!tb || r < 0)
 		r = -ENOMEM;
 	else
-		r = scols_print_table(tb);
+		r = o->json ? json_print_table(tb, stdout) : scols_print_table(tb);
 	if (r == 0 && !o->json && w.btrfs.n == 0)
 		printf("no btrfs filesystem found on %zu block device(s)\n", w.inv.n_devs);
 	if (r == 0 && !o->json && w.inv.n_skipped)
-		printf("(%u device(s) could not be probed; run with -v for details)\n", w.inv.n_skipped);
+		printf("(%u device(s) could not be probed%s)\n", w.inv.n_skipped,
+		       lg->max_level >= LOG_DEBUG ? ": see the messages above" : "; run with -v for details");
 out:
 	scols_unref_table(tb);
 	world_done(&w);
 	return r < 0 ? EXIT_STEP_FAILED : 0;
 }
 
+/* JSON only: "recorded", what the state says, when the live check
+ * found otherwise (null when as recorded); "nofail"; "mount_id"; and
+ * "duration_ms" (numbers, null when unknown). */
 static const struct column status_cols[] = {
 	{ "KIND", 5, 0, SCOLS_JSON_STRING },
 	{ "WHAT", 0.3, 0, SCOLS_JSON_STRING },
 	{ "SOURCE", 0.2, SCOLS_FL_TRUNC, SCOLS_JSON_STRING },
 	{ "STATUS", 8, 0, SCOLS_JSON_STRING },
 	{ "DETAIL", 0.5, SCOLS_FL_WRAP, SCOLS_JSON_STRING },
+	{ "RECORDED", 8, 0, SCOLS_JSON_STRING },
+	{ "NOFAIL", 1, 0, SCOLS_JSON_BOOLEAN },
+	{ "MOUNT_ID", 1, 0, SCOLS_JSON_NUMBER },
+	{ "DURATION_MS", 1, 0, SCOLS_JSON_NUMBER },
+};
+#define STATUS_TEXT_COLS 5
+
+/* What the status adds up to, as the exit status (commands.h). */
+struct status_sum {
+	unsigned bad; /* failed (not nofail), gone, replaced */
+	unsigned degraded;
 };
 
-static int status_record(struct libscols_table *tb, const struct state_record *rec)
+static void sum_record(struct status_sum *sum, const struct state_record *rec, enum live_status live)
+{
+	if (live == LIVE_GONE || live == LIVE_REPLACED)
+		sum->bad++;
+	else if (live == LIVE_DEGRADED || rec->status == STATE_DEGRADED)
+		sum->degraded++;
+	/* an incomplete btrfs counts through its mounts: failed, or degraded */
+	else if (!rec->nofail && (rec->status == STATE_FAILED || rec->status == STATE_SKIPPED))
+		sum->bad++;
+}
+
+static int status_record(struct libscols_table *tb, const struct live_input *in,
+			 const struct state_record *rec, bool json, struct status_sum *sum)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
-	char detail[768], dur[32];
-
+	char detail[1024], dur[32], live_why[512];
+	enum live_status live = live_check(in, rec, live_why, sizeof(live_why));
+	const char *word = live_status_name(live);
 	uint64_t ms = rec->duration_usec / USEC_PER_MSEC;
+	int r;
 
 	if (!ln)
 		return -ENOMEM;
-	snprintf(detail, sizeof(detail), "%s%s%s%s", rec->reason ? rec->reason : "",
-		 rec->nofail ? (rec->reason ? " (nofail)" : "nofail") : "",
-		 ms && rec->reason ? "; took " : (ms ? "took " : ""),
+	sum_record(sum, rec, live);
+	snprintf(detail, sizeof(detail), "%s%s%s%s%s%s", live_why, live_why[0] ? "; " : "",
+		 rec->reason ? rec->reason : "", rec->nofail ? (rec->reason ? " (nofail)" : "nofail") : "",
+		 ms && (rec->reason || rec->nofail) ? "; took " : (ms ? "took " : ""),
 		 ms ? units_format_duration(ms * USEC_PER_MSEC, dur, sizeof(dur)) : "");
-	if (scols_line_set_data(ln, 0, state_kind_name(rec->kind)) ||
-	    scols_line_set_data(ln, 1, rec->id) || scols_line_set_data(ln, 2, rec->source) ||
-	    scols_line_set_data(ln, 3, state_status_name(rec->status)) ||
-	    scols_line_set_data(ln, 4, detail[0] ? detail : NULL))
-		return -ENOMEM;
-	return 0;
+	r = scols_line_set_data(ln, 0, state_kind_name(rec->kind));
+	r = r ? r : scols_line_set_data(ln, 1, rec->id);
+	r = r ? r : scols_line_set_data(ln, 2, rec->source);
+	r = r ? r : scols_line_set_data(ln, 3, word ? word : state_status_name(rec->status));
+	r = r ? r : scols_line_set_data(ln, 4, detail[0] ? detail : NULL);
+	if (json) {
+		r = r ? r : scols_line_set_data(ln, 5, word ? state_status_name(rec->status) : NULL);
+		r = r ? r : scols_line_set_data(ln, 6, rec->nofail ? "1" : "0");
+		r = r ? r : (rec->mount_id ? set_u64(ln, 7, rec->mount_id) : 0);
+		r = r ? r : (ms ? set_u64(ln, 8, ms) : 0);
+	}
+	return r ? -ENOMEM : 0;
 }
 
-static int status_area(struct libscols_table *tb, const struct area_status *a)
+/* The areas' own states come from area_status_list() (area_status.c). */
+static int status_area(struct libscols_table *tb, const struct area_status *a, bool json,
+		       struct status_sum *sum)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
 	char detail[512], used[16], total[16];
 
 	if (!ln)
 		return -ENOMEM;
+	if (a->state == AREA_STATE_GONE)
+		sum->bad++;
+	else if (a->state == AREA_STATE_DEGRADED)
+		sum->degraded++;
 	snprintf(detail, sizeof(detail), "%s%s%s: %s of %s used, %llu of %llu inodes%s", a->backend,
 		 a->device ? " " : "", a->device ? a->device : "",
 		 units_format_size(a->used_bytes, used, sizeof(used)),
@@ -183,40 +227,65 @@ static int status_area(struct libscols_table *tb, const struct area_status *a)
 		 (unsigned long long)a->inodes_total, a->persist ? ", persist" : "");
 	if (scols_line_set_data(ln, 0, "area") || scols_line_set_data(ln, 1, a->name) ||
 	    scols_line_set_data(ln, 2, a->path) || scols_line_set_data(ln, 3, area_state_name(a->state)) ||
-	    scols_line_set_data(ln, 4, a->state_why ? a->state_why : detail))
+	    scols_line_set_data(ln, 4, a->state_why ? a->state_why : detail) ||
+	    (json && scols_line_set_data(ln, 6, "0")))
 		return -ENOMEM;
 	return 0;
 }
 
-int cmd_status(const struct options *o, const struct logger *lg)
+static int status_table(const struct options *o, const struct live_input *in, struct state *st,
+			struct area_status *areas, size_t n_areas, struct status_sum *sum)
 {
-	struct state st = { 0 };
-	struct area_status *areas = NULL;
-	struct libscols_table *tb;
-	size_t n_areas = 0;
+	size_t ncols = o->json ? ARRAY_SIZE(status_cols) : STATUS_TEXT_COLS;
+	struct libscols_table *tb = table_new("status", status_cols, ncols, o->json);
 	int r = 0;
 
+	for (size_t i = 0; tb && r == 0 && i < st->n; i++)
+		if (st->v[i].kind != STATE_AREA)
+			r = status_record(tb, in, &st->v[i], o->json, sum);
+	for (size_t i = 0; tb && r == 0 && i < n_areas; i++)
+		r = status_area(tb, &areas[i], o->json, sum);
+	for (size_t i = 0; tb && r == 0 && i < st->n; i++) /* areas that failed or were skipped */
+		if (st->v[i].kind == STATE_AREA && st->v[i].status != STATE_DONE)
+			r = status_record(tb, in, &st->v[i], o->json, sum);
+	if (!tb)
+		r = -ENOMEM;
+	else if (r == 0)
+		r = o->json ? json_print_table(tb, stdout) : scols_print_table(tb);
+	scols_unref_table(tb);
+	return r;
+}
+
+int cmd_status(const struct options *o, const struct logger *lg)
+{
+	struct sources src;
+	struct state st = { 0 };
+	struct area_status *areas = NULL;
+	struct status_sum sum = { 0 };
+	struct live_input in;
+	size_t n_areas = 0;
+	int r;
+
+	sources_init(&src, o);
+	in = (struct live_input){ .sysfs_btrfs = src.sysfs_btrfs };
 	if (statedir_load_state(o->state_dir, lg, &st) < 0)
 		return EXIT_STEP_FAILED;
 	if (area_status_list(o->state_dir, &areas, &n_areas) < 0)
 		n_areas = 0;
-	if (st.n == 0 && n_areas == 0 && !o->json) {
+	in.mountinfo = mnt_new_table_from_file(src.mountinfo_path);
+	if (!in.mountinfo) {
+		log_error(lg, "cannot read %s: %s", src.mountinfo_path, strerror(errno));
+		r = -EIO;
+	} else if (st.n == 0 && n_areas == 0 && !o->json) {
 		printf("storaged has set up nothing (state directory %s)\n", o->state_dir);
-		return 0;
+		r = 0;
+	} else {
+		r = status_table(o, &in, &st, areas, n_areas, &sum);
 	}
-	tb = table_new("status", status_cols, ARRAY_SIZE(status_cols), o->json);
-	for (size_t i = 0; tb && r == 0 && i < st.n; i++)
-		if (st.v[i].kind != STATE_AREA)
-			r = status_record(tb, &st.v[i]);
-	for (size_t i = 0; tb && r == 0 && i < n_areas; i++)
-		r = status_area(tb, &areas[i]);
-	for (size_t i = 0; tb && r == 0 && i < st.n; i++) /* areas that failed or were skipped */
-		if (st.v[i].kind == STATE_AREA && st.v[i].status != STATE_DONE)
-			r = status_record(tb, &st.v[i]);
-	if (tb && r == 0)
-		r = scols_print_table(tb);
-	scols_unref_table(tb);
+	mnt_unref_table(in.mountinfo);
 	area_status_free(areas, n_areas);
 	state_done(&st);
-	return r < 0 || !tb ? EXIT_STEP_FAILED : 0;
+	if (r < 0)
+		return EXIT_STEP_FAILED;
+	return sum.bad ? EXIT_STEP_FAILED : sum.degraded ? EXIT_DEGRADED : 0;
 }

@@ -108,15 +108,30 @@ static int return_at_boot_done(int *ret_fd)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_STEP_FAILED);
+/* One line whose counts add up to the steps planned.  The executor counts
+ * registrations, assemblies (complete or not: an incomplete one fails the
+ * mounts that wait on it, counted there) and mounts already in place in
+ * none of its sums: they are the rest. */
+static void log_summary(const struct logger *lg, size_t planned, const struct exec_summary *sum)
+{
+	size_t counted =
+		(size_t)sum->n_done + sum->n_failed + sum->n_tolerated + sum->n_waiting + sum->n_later;
+	size_t rest = planned > counted ? planned - counted : 0;
+
+	log_info(lg, "%zu step(s) planned: %u done, %u failed, %u skipped (a step they wait for failed), %u failed or skipped with nofail, %u waiting for devices, %u left for after the network, %zu registration, assembly or already in place%s",
+		 planned, sum->n_done, sum->n_failed - sum->n_skipped, sum->n_skipped,
+		 sum->n_tolerated, sum->n_waiting, sum->n_later, rest,
+		 sum->n_degraded ? "; DEGRADED mounts present (see `storaged status`)" : "");
 }
 
 /* The plan through the executor and the real operations, under the state
- * directory's lock.  @ret_failed: steps that failed.  Returns: 0; -EINTR
+ * directory's lock.  @ret_failed: steps that failed; @ret_degraded:
+ * btrfs mounts made degraded.  Returns: 0; -EINTR
  * (SIGINT/SIGTERM during the run); -EPERM when the state directory is not
  * trustworthy (a usage error); -EIO when the state cannot be used; other
  * negative errno (all logged). */
 static int run_plan(const struct options *o, const struct logger *lg, struct world *w, bool no_wait,
-		    unsigned *ret_failed)
+		    unsigned *ret_failed, unsigned *ret_degraded)
 {
 	struct sysops so;
 	struct state st = { 0 };
@@ -164,12 +179,9 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	if (r < 0)
 		return r;
 	if (!no_wait || sum.n_done || sum.n_failed)
-		log_info(lg, "%u step(s) done, %u failed%s%s%s%s", sum.n_done, sum.n_failed,
-			 sum.n_skipped ? " (some only skipped: a step they wait for failed)" : "",
-			 sum.n_waiting ? ", some still waiting for devices" : "",
-			 sum.n_later ? ", some left for the start after the network is up" : "",
-			 sum.n_degraded ? ", DEGRADED mounts present (see `storaged status`)" : "");
+		log_summary(lg, w->plan.n_steps, &sum);
 	*ret_failed = sum.n_failed;
+	*ret_degraded = sum.n_degraded;
 	return 0;
 }
 
@@ -178,7 +190,7 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
  * -EINVAL (config, fstab or plan errors) and -EPERM (untrusted state
  * directory): usage errors; other negative errno (see run_plan()). */
 static int start_pass(const struct options *o, const struct logger *lg, bool no_wait,
-		      bool *ret_hotplug, unsigned *ret_failed)
+		      bool *ret_hotplug, unsigned *ret_failed, unsigned *ret_degraded)
 {
 	struct sources src;
 	struct world w = { 0 };
@@ -190,7 +202,7 @@ static int start_pass(const struct options *o, const struct logger *lg, bool no_
 		*ret_hotplug = w.cfg.hotplug;
 	if (r == 0)
 		r = o->dry_run ? render_plan(o, lg, &w.plan, ret_failed)
-			       : run_plan(o, lg, &w, no_wait, ret_failed);
+			       : run_plan(o, lg, &w, no_wait, ret_failed, ret_degraded);
 	world_done(&w);
 	return r;
 }
@@ -198,8 +210,8 @@ static int start_pass(const struct options *o, const struct logger *lg, bool no_
 static int resident_pass(void *userdata, const struct logger *lg, bool no_wait)
 {
 	const struct options *o = userdata;
-	unsigned failed = 0;
-	int r = start_pass(o, lg, no_wait, NULL, &failed);
+	unsigned failed = 0, degraded = 0;
+	int r = start_pass(o, lg, no_wait, NULL, &failed, &degraded);
 
 	/* what the pass freed goes back to the kernel: the resident process
 	 * holds only its loop between events */
@@ -210,17 +222,19 @@ static int resident_pass(void *userdata, const struct logger *lg, bool no_wait)
 int cmd_start(const struct options *o, const struct logger *lg)
 {
 	bool hotplug = false, in_background;
-	unsigned failed = 0;
+	unsigned failed = 0, degraded = 0;
 	int r, status;
 
-	r = start_pass(o, lg, false, &hotplug, &failed);
+	r = start_pass(o, lg, false, &hotplug, &failed, &degraded);
 	if (r == -EINVAL || r == -EPERM)
 		return EXIT_CONFIG;
-	status = r < 0 || failed ? EXIT_STEP_FAILED : 0;
+	status = r < 0 || failed ? EXIT_STEP_FAILED : degraded ? EXIT_DEGRADED : 0;
 	if (o->dry_run || r == -EINTR)
 		return status;
-	daemon_notify("READY=1\nSTATUS=%s",
-		      status == 0 ? "all done" : "some steps failed: see `storaged status`");
+	daemon_notify("READY=1\nSTATUS=%s", status == 0 ? "all done"
+					    : status == EXIT_DEGRADED
+						    ? "all done, some btrfs mounted degraded: see `storaged status`"
+						    : "some steps failed: see `storaged status`");
 	if (!o->foreground && !o->daemonize && !hotplug)
 		return status;
 	/* Under a service manager (NOTIFY_SOCKET) hotplug stays in the

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The subcommands, one file each (cmd_<name>.c).  Each cmd_* returns the
- * process exit status (DESIGN.md): 0 all done, 1 some step failed (the
- * rest still ran), 2 usage or configuration error (nothing changed).  The
- * helpers below them return negative errno; only a cmd_* maps to an exit
- * status.
+ * process exit status, the same for every command (storaged(8), EXIT
+ * STATUS): 0 all done and as storaged left it, 1 some step failed (the
+ * rest still ran) or is not as storaged left it, or --dry-run/check show
+ * a step that will fail, 2 usage or configuration error (nothing
+ * changed), 3 all done but some btrfs is mounted degraded.  The helpers
+ * below them return negative errno; only a cmd_* maps to an exit status.
  */
 #ifndef STORAGED_COMMANDS_H
 #define STORAGED_COMMANDS_H
@@ -15,6 +17,7 @@
 
 #define EXIT_STEP_FAILED 1
 #define EXIT_CONFIG 2
+#define EXIT_DEGRADED 3
 
 #define STATE_DIR_DEFAULT RUNSTATEDIR "/storaged"
 

@@ -48,8 +48,9 @@ static void usage(FILE *out)
 	      "  start          assemble devices, areas and mounts (default)\n"
 	      "  stop           undo what storaged did, in reverse order\n"
 	      "  scan           list btrfs filesystems: members present/expected\n"
-	      "  status         what storaged set up, what is pending or failed, and why\n"
-	      "  check          validate config and fstab, print every problem\n"
+	      "  status         what storaged set up, checked against the live system\n"
+	      "  check          validate config and fstab, print every problem and\n"
+	      "                 every step that will fail\n"
 	      "  sync NAME      copy the RAM area NAME back into its directory\n"
 	      "  systemd-generator DIR\n"
 	      "                 write systemd drop-ins that stop storaged before the\n"
@@ -70,7 +71,9 @@ static void usage(FILE *out)
 	      "      --version         print the version\n"
 	      "  -h, --help            this help\n"
 	      "\n"
-	      "Exit status: 0 all done, 1 some step failed, 2 usage or configuration error.\n",
+	      "Exit status (every command, see storaged(8)): 0 all done; 1 some step failed,\n"
+	      "is not as storaged left it, or (check, --dry-run) will fail; 2 usage or\n"
+	      "configuration error; 3 all done, but some btrfs is mounted degraded.\n",
 	      out);
 }
 

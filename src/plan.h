@@ -70,6 +70,13 @@ struct plan_step {
 	/* the area's directory is on a filesystem storaged mounts first: it is
 	 * surveyed and sized when the step runs (sizing is empty until then) */
 	bool sizing_deferred;
+
+	/* plan_predict() (plan_predict.h): why start will fail this step,
+	 * found by looking at the system (memory, helpers, filesystem types,
+	 * paths); NULL when nothing is known.  Borrowed from the struct
+	 * plan_predictions that plan_predict() filled.  The executor does not
+	 * act on it: start meets the failure itself. */
+	const char *predicted;
 };
 
 struct plan {
@@ -167,5 +174,18 @@ int plan_render_json(const struct plan *p, FILE *out);
  * Returns: true when the inventory is needed.
  */
 bool plan_needs_devices(const struct fstab *fstab);
+
+/**
+ * plan_step_will_fail:
+ * @s: a step of a plan
+ *
+ * A step the plan knows will fail: something else on its mount point, an
+ * untrusted link, a seed that does not fit its area, or a prediction.
+ *
+ * Defined in plan_render.c.
+ *
+ * Returns: why (borrowed from @s), or NULL.
+ */
+const char *plan_step_will_fail(const struct plan_step *s);
 
 #endif

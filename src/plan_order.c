@@ -158,22 +158,35 @@ static int report_cycle(struct builder *b, const size_t *cyc, size_t n)
 	return r < 0 ? r : -ELOOP;
 }
 
+/* Every cycle, each reported once: a step that only waits on a cycle
+ * leads the walk into one already reported, which is not repeated. */
 int plan_diagnose_cycle(struct builder *b, const size_t *pending)
 {
 	size_t *walk = calloc(b->n_steps, sizeof(*walk));
 	size_t *pos = calloc(b->n_steps, sizeof(*pos));
-	size_t start = NONE, n = 0, *cyc = NULL;
+	bool *reported = calloc(b->n_steps, sizeof(*reported));
+	size_t n, *cyc = NULL;
 	int r = -ENOMEM;
 
-	if (!walk || !pos)
+	if (!walk || !pos || !reported)
 		goto out;
-	for (size_t i = 0; i < b->n_steps; i++)
-		if (pending[i] > 0 && (start == NONE || step_before(b, i, start)))
-			start = i;
-	if (start != NONE)
+	r = -ELOOP;
+	/* steps by index are in fstab and config order, as step_before() */
+	for (size_t start = 0; start < b->n_steps && r == -ELOOP; start++) {
+		bool seen = false;
+
+		if (pending[start] == 0 || reported[start])
+			continue;
 		n = find_cycle(b, pending, start, walk, pos, &cyc);
-	r = n > 0 ? report_cycle(b, cyc, n) : -ELOOP;
+		for (size_t k = 0; k < n; k++)
+			seen = seen || reported[cyc[k]];
+		for (size_t k = 0; k < n; k++)
+			reported[cyc[k]] = true;
+		if (n > 0 && !seen)
+			r = report_cycle(b, cyc, n);
+	}
 out:
+	free(reported);
 	free(walk);
 	free(pos);
 	return r;

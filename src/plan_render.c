@@ -10,6 +10,7 @@
 
 #include <libsmartcols.h>
 
+#include "json_out.h"
 #include "plan.h"
 #include "units.h"
 
@@ -130,6 +131,10 @@ static void step_detail(const struct plan *p, size_t i, FILE *f)
 	}
 	if (s->conflict) {
 		fprintf(f, "will fail: %s", s->note);
+		return;
+	}
+	if (s->predicted) {
+		fprintf(f, "will fail: %s", s->predicted);
 		return;
 	}
 	switch (s->kind) {
@@ -254,7 +259,7 @@ static void text_paren(const char *text, FILE *f)
 static int text_line(const struct plan *p, size_t i, FILE *out)
 {
 	const struct plan_step *s = &p->steps[i];
-	bool detail_last = s->kind == PLAN_MOUNT || s->done || s->later || s->conflict;
+	bool detail_last = s->kind == PLAN_MOUNT || s->done || s->later || s->conflict || s->predicted;
 	char *detail = NULL;
 	size_t sz = 0;
 	FILE *m = open_memstream(&detail, &sz);
@@ -301,6 +306,19 @@ int plan_render_text(const struct plan *p, FILE *out)
 	return r;
 }
 
+const char *plan_step_will_fail(const struct plan_step *s)
+{
+	if (s->done || s->later)
+		return NULL;
+	if (s->conflict)
+		return s->note ? s->note : "in conflict";
+	if (s->predicted)
+		return s->predicted;
+	if (s->kind == PLAN_AREA && !s->sizing_deferred && !s->sizing.fits)
+		return s->sizing.why;
+	return NULL;
+}
+
 /* ------------------------------------------------------------ JSON */
 
 enum {
@@ -313,7 +331,8 @@ enum {
 	COL_REASONS,
 	COL_DONE,
 	COL_LATER,
-	COL_NOTE
+	COL_NOTE,
+	COL_FAILS
 };
 
 static const struct json_col {
@@ -330,6 +349,7 @@ static const struct json_col {
 	[COL_DONE] = { "done", SCOLS_JSON_BOOLEAN },
 	[COL_LATER] = { "later", SCOLS_JSON_BOOLEAN },
 	[COL_NOTE] = { "note", SCOLS_JSON_STRING },
+	[COL_FAILS] = { "fails", SCOLS_JSON_BOOLEAN },
 };
 
 static int json_columns(struct libscols_table *tb)
@@ -442,7 +462,7 @@ static void fill_note(const struct plan *p, size_t i, FILE *f)
 	}
 	if (s->kind == PLAN_AREA) {
 		area_sizes_how(s, f);
-		if (!s->sizing.fits)
+		if (!s->sizing.fits || plan_step_will_fail(s))
 			fputs("; ", f);
 	}
 	step_detail(p, i, f);
@@ -468,6 +488,7 @@ static int json_line(struct libscols_table *tb, const struct plan *p, size_t i)
 	r = r < 0 ? r : scols_line_set_data(ln, COL_DONE, s->done ? "1" : "0");
 	r = r < 0 ? r : scols_line_set_data(ln, COL_LATER, s->later ? "1" : "0");
 	r = r < 0 ? r : set_cell_stream(ln, COL_NOTE, p, i, fill_note);
+	r = r < 0 ? r : scols_line_set_data(ln, COL_FAILS, plan_step_will_fail(s) ? "1" : "0");
 	return r < 0 ? -ENOMEM : 0;
 }
 
@@ -478,14 +499,13 @@ int plan_render_json(const struct plan *p, FILE *out)
 
 	if (!tb)
 		return -ENOMEM;
-	if (scols_table_enable_json(tb, 1) < 0 || scols_table_set_name(tb, "plan") < 0 ||
-	    scols_table_set_stream(tb, out) < 0)
+	if (scols_table_enable_json(tb, 1) < 0 || scols_table_set_name(tb, "plan") < 0)
 		goto out;
 	r = json_columns(tb);
 	for (size_t i = 0; r >= 0 && i < p->n_steps; i++)
 		r = json_line(tb, p, i);
 	if (r >= 0)
-		r = scols_print_table(tb);
+		r = json_print_table(tb, out);
 	if (r >= 0)
 		fputc('\n', out);
 	if (r >= 0 && ferror(out))

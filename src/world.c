@@ -16,6 +16,7 @@
 #include "area.h"
 #include "fsfacts.h"
 #include "safepath.h"
+#include "status_live.h"
 #include "sysinfo.h"
 #include "world.h"
 
@@ -31,6 +32,7 @@ static const char *test_input(const char *name)
 void sources_init(struct sources *s, const struct options *o)
 {
 	const char *mountinfo = test_input("STORAGED_MOUNTINFO");
+	const char *sysfs = test_input("STORAGED_SYSFS_BTRFS");
 
 	*s = (struct sources){
 		.config_path = o->config_path,
@@ -40,6 +42,9 @@ void sources_init(struct sources *s, const struct options *o)
 		.inventory_fixture = test_input("STORAGED_INVENTORY"),
 		.meminfo_path = test_input("STORAGED_MEMINFO"),
 		.surveys_path = test_input("STORAGED_SURVEYS"),
+		.filesystems_path = test_input("STORAGED_FILESYSTEMS"),
+		.helper_dirs = test_input("STORAGED_MOUNT_HELPERS"),
+		.sysfs_btrfs = sysfs ? sysfs : SYSFS_BTRFS,
 		.state_dir = o->state_dir,
 		.local_only = o->local_only,
 	};
@@ -48,6 +53,7 @@ void sources_init(struct sources *s, const struct options *o)
 void world_done(struct world *w)
 {
 	plan_done(&w->plan);
+	plan_predictions_done(&w->predictions);
 	free(w->surveys);
 	mnt_unref_table(w->mountinfo);
 	btrfs_fs_list_done(&w->btrfs);
@@ -58,17 +64,15 @@ void world_done(struct world *w)
 
 /* ------------------------------------------------------------ RAM size */
 
-/* RAM size for size = N% of an area; 0 when unknown (the planner then
- * refuses N% sizes). */
-static uint64_t ram_bytes(const struct sources *s, const struct logger *lg)
+/* Memory: MemTotal for size = N% of an area (0 when unknown: the planner
+ * then refuses N% sizes), MemAvailable and swap for the predictions. */
+static void read_memory(const struct sources *s, const struct logger *lg, struct sysinfo_memory *m)
 {
-	struct sysinfo_memory m;
-	int r = sysinfo_memory(s->meminfo_path, &m);
+	int r = sysinfo_memory(s->meminfo_path, m);
 
-	if (r < 0 || m.total == 0)
+	if (r < 0 || m->total == 0)
 		log_error(lg, "'%s'%s: no MemTotal: %s", s->meminfo_path ?: SYSINFO_MEMINFO,
 			  s->meminfo_path ? " (STORAGED_MEMINFO)" : "", strerror(r < 0 ? -r : EINVAL));
-	return r < 0 ? 0 : m.total;
 }
 
 /* ------------------------------------------------------------ config and fstab */
@@ -407,6 +411,53 @@ static int survey_areas(const struct sources *s, const struct logger *lg, struct
 
 /* ------------------------------------------------------------ the world */
 
+/* An entry handed to storaged but not marked noauto is mounted by
+ * systemd-fstab-generator (local-fs.target) or `mount -a` too: twice,
+ * racing storaged's own mount. */
+static void warn_auto(const struct fstab *f, struct diag_list *dl)
+{
+	for (size_t i = 0; i < f->n_entries; i++) {
+		const struct fstab_entry *e = &f->entries[i];
+
+		if (mnt_optstr_get_option(e->options, "noauto", NULL, NULL) != 0)
+			diag_warning(dl, f->file, e->line,
+				     "'%s' is handed to storaged but has no noauto: systemd-fstab-generator and `mount -a` mount it too, racing storaged; add noauto to its options",
+				     e->target);
+	}
+}
+
+/* plan_build(), then plan_predict() on the plan.  Returns: 0; -EINVAL
+ * for plan errors (in @dl); -ENOMEM (logged). */
+static int plan_and_predict(const struct sources *s, const struct logger *lg, struct world *w,
+			    struct diag_list *dl)
+{
+	struct predict_sources ps = {
+		.filesystems_path = s->filesystems_path,
+		.helper_dirs = s->helper_dirs,
+		.system_paths = strcmp(s->mountinfo_path, MOUNTINFO_PATH) == 0,
+	};
+	struct plan_input in = {
+		.config = &w->cfg,
+		.fstab = &w->fstab,
+		.inventory = &w->inv,
+		.btrfs = &w->btrfs,
+		.mountinfo = w->mountinfo,
+		.surveys = w->surveys,
+		.local_only = s->local_only,
+	};
+	int r;
+
+	read_memory(s, lg, &ps.mem);
+	in.ram_bytes = ps.mem.total;
+	warn_auto(&w->fstab, dl);
+	if (plan_build(&in, &w->plan, dl) < 0 || diag_count(dl, DIAG_ERROR))
+		return -EINVAL;
+	r = plan_predict(&in, &ps, &w->plan, &w->predictions);
+	if (r < 0)
+		log_error(lg, "cannot predict the plan's failures: %s", strerror(-r));
+	return r < 0 ? r : 0;
+}
+
 int world_load(const struct sources *s, const struct logger *lg, struct world *w)
 {
 	struct diag_list dl = { 0 };
@@ -436,17 +487,7 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 		r = r == -ENOMEM ? r : -EIO;
 		goto out;
 	}
-	struct plan_input in = {
-		.config = &w->cfg,
-		.fstab = &w->fstab,
-		.inventory = &w->inv,
-		.btrfs = &w->btrfs,
-		.mountinfo = w->mountinfo,
-		.surveys = w->surveys,
-		.ram_bytes = ram_bytes(s, lg),
-		.local_only = s->local_only,
-	};
-	r = plan_build(&in, &w->plan, &dl) < 0 || diag_count(&dl, DIAG_ERROR) ? -EINVAL : 0;
+	r = plan_and_predict(s, lg, w, &dl);
 out:
 	log_diags(lg, &dl);
 	diag_list_done(&dl);
@@ -455,13 +496,7 @@ out:
 
 const char *world_step_will_fail(const struct plan_step *s)
 {
-	if (s->done || s->later)
-		return NULL;
-	if (s->conflict)
-		return s->note ? s->note : "in conflict";
-	if (s->kind == PLAN_AREA && !s->sizing_deferred && !s->sizing.fits)
-		return s->sizing.why;
-	return NULL;
+	return plan_step_will_fail(s);
 }
 
 unsigned world_predicted_failures(const struct plan *p)
@@ -469,6 +504,7 @@ unsigned world_predicted_failures(const struct plan *p)
 	unsigned n = 0;
 
 	for (size_t i = 0; i < p->n_steps; i++)
-		n += world_step_will_fail(&p->steps[i]) != NULL;
+		n += world_step_will_fail(&p->steps[i]) != NULL &&
+		     !(p->steps[i].kind == PLAN_MOUNT && p->steps[i].entry->nofail);
 	return n;
 }

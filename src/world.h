@@ -27,6 +27,7 @@
 #include "inventory.h"
 #include "log.h"
 #include "plan.h"
+#include "plan_predict.h"
 
 #define MOUNTINFO_PATH "/proc/self/mountinfo"
 
@@ -41,6 +42,10 @@ struct sources {
 				     format file whose MemTotal is read */
 	const char *surveys_path; /* NULL: walk each area's directory; else one
 				     "BYTES INODES" line per [area], in order */
+	const char *filesystems_path; /* NULL: /proc/filesystems and the kernel's
+					 modules; else the whole list of types */
+	const char *helper_dirs; /* NULL: PREDICT_HELPER_DIRS */
+	const char *sysfs_btrfs; /* SYSFS_BTRFS, or $STORAGED_SYSFS_BTRFS */
 	const char *state_dir; /* --state-dir */
 	bool local_only; /* --local */
 };
@@ -61,6 +66,14 @@ struct sources {
  *                        RAM size (for size = N%), instead of sysinfo(2)
  *   STORAGED_SURVEYS     one "BYTES INODES" line per [area] in config order
  *                        instead of walking each area's directory
+ *   STORAGED_FILESYSTEMS a /proc/filesystems-format file: every filesystem
+ *                        type the kernel can mount (instead of
+ *                        /proc/filesystems and its modules.alias)
+ *   STORAGED_MOUNT_HELPERS  ':'-separated directories searched for
+ *                        mount.TYPE helpers instead of PREDICT_HELPER_DIRS
+ *   STORAGED_SYSFS_BTRFS a directory read instead of /sys/fs/btrfs (status)
+ * With STORAGED_MOUNTINFO set, the plan's paths are a test's, not this
+ * machine's: mount points are not checked (plan_predict()).
  * An empty value counts as unset.
  */
 void sources_init(struct sources *s, const struct options *o);
@@ -73,6 +86,7 @@ struct world {
 	struct libmnt_table *mountinfo;
 	struct area_survey *surveys; /* one per cfg.areas[i] */
 	struct plan plan;
+	struct plan_predictions predictions; /* the plan's steps borrow them */
 };
 
 /**
@@ -112,7 +126,8 @@ int world_load_devices(const struct sources *s, const struct logger *lg, struct 
  * a link on the way is checked as the mount would check it), block
  * devices and btrfs filesystems (only when some entry needs a device, see
  * plan_needs_devices()), the mount table, area surveys, RAM size, then
- * plan_build().
+ * plan_build() and plan_predict().  Warns (logged) about each deferred
+ * entry without noauto.
  *
  * Returns: 0; -EINVAL when the config, the fstab or the plan has errors
  * (logged: a usage error); -EIO when the system could not be read (the
@@ -125,7 +140,8 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
  * @s: a step of a world's plan
  *
  * A step the plan already knows will fail: something else on its mount
- * point, an untrusted link, a seed that does not fit its area.
+ * point, an untrusted link, a seed that does not fit its area, or one of
+ * plan_predict()'s predictions.
  *
  * Returns: why (borrowed from @s), or NULL.
  */
@@ -134,7 +150,8 @@ const char *world_step_will_fail(const struct plan_step *s);
 /**
  * world_predicted_failures:
  * Returns: the number of steps of @p for which world_step_will_fail() says
- * why.
+ * why, nofail mounts left out (as start leaves them out of its exit
+ * status).
  */
 unsigned world_predicted_failures(const struct plan *p);
 

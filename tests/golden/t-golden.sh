@@ -38,13 +38,20 @@ fi
 # 1: the plan shows a step that will fail; 2: the plan cannot be made.
 declare -A WANT_EXIT=(
 	[areas]=1
+	[device-absent]=1
+	[local-only]=1
+	[raid1-member-missing]=1
+	[predicted-failures]=1
 	[requires-cycle]=2
+	[two-cycles]=2
 )
 
 WORK=$(mktemp -d "/tmp/storaged-$TEST_NAME.XXXXXX") || exit 1
 trap 'rm -rf "$WORK"' EXIT
 export LC_ALL=C.UTF-8
 : >"$WORK/empty"
+# no mount.TYPE helper: the types of tests/golden/filesystems are all there is
+mkdir "$WORK/helpers"
 # 16 GiB of RAM for size = N% areas
 printf 'MemTotal:       16777216 kB\nMemFree:         1048576 kB\n' >"$WORK/meminfo"
 PROBLEMS=0
@@ -76,7 +83,9 @@ run() {
 		STORAGED_INVENTORY=$([ -e "$dir/inventory.ini" ] && echo "$dir/inventory.ini" || echo "$WORK/empty") \
 		STORAGED_MOUNTINFO=$([ -e "$dir/mountinfo" ] && echo "$dir/mountinfo" || echo "$WORK/empty") \
 		STORAGED_SURVEYS=$([ -e "$dir/surveys" ] && echo "$dir/surveys") \
-		STORAGED_MEMINFO=$WORK/meminfo \
+		STORAGED_MEMINFO=$([ -e "$dir/meminfo" ] && echo "$dir/meminfo" || echo "$WORK/meminfo") \
+		STORAGED_FILESYSTEMS=$HERE/filesystems \
+		STORAGED_MOUNT_HELPERS=$WORK/helpers \
 		NOTIFY_SOCKET= \
 			"$STORAGED" -c storaged.conf -f fstab --state-dir "$WORK/state" --dry-run \
 			"${args[@]}" "$@" start >"$out" 2>"$err"
@@ -105,6 +114,10 @@ for dir in "$HERE"/*/; do
 	compare "$name" plan.txt "$WORK/$name/plan.txt"
 	compare "$name" plan.json "$WORK/$name/plan.json"
 	compare "$name" diags.txt "$WORK/$name/diags.txt"
+	[ ! -s "$WORK/$name/plan.json" ] || python3 -m json.tool "$WORK/$name/plan.json" >/dev/null 2>"$WORK/json.err" || {
+		echo "  !! $name: plan.json is not valid JSON: $(cat "$WORK/json.err")"
+		PROBLEMS=$((PROBLEMS + 1))
+	}
 	# the JSON run reports the same problems
 	cmp -s "$WORK/$name/diags.txt" "$WORK/$name/diags.json.txt" || {
 		echo "  !! $name: stderr differs between the text and the JSON run"

@@ -33,7 +33,7 @@ expect_out "degraded mounts are not allowed"
 expect_out "$FSID"
 is_mountpoint "$SCRATCH/req" && fail "the incomplete RAID1 was mounted"
 is_mountpoint "$SCRATCH/tmp" || fail "the independent tmpfs was not mounted"
-run_sd 0 status
+run_sd 1 status
 expect_out "failed"
 run_sd 0 stop
 
@@ -49,7 +49,7 @@ rc=$?
 cat "$SCRATCH/int.out" | sed 's/^/  | /'
 [ "$rc" = 1 ] || fail "exit $rc after SIGINT, expected 1"
 grep -q "Interrupt: stopping" "$SCRATCH/int.out" || fail "no message about the interruption"
-run_sd 0 status
+run_sd 1 status
 expect_out "interrupted"
 run_sd 0 stop
 is_mountpoint "$SCRATCH/tmp" && fail "stop after an interrupted start left the tmpfs"

@@ -23,16 +23,16 @@ case ",$opts," in *,degraded,*) fail "complete set mounted degraded: $opts" ;; e
 run_sd 0 stop
 forget "$A" "$B"
 
-note "B detached: mounted degraded after the timeout, loudly"
+note "B detached: mounted degraded after the timeout, loudly, exit 3 (done, degraded)"
 detach "$B"
 t0=$(date +%s)
-run_sd 0 start
+run_sd 3 start
 [ $(($(date +%s) - t0)) -ge 4 ] || fail "degraded before the timeout"
 opts=$(findmnt -rn -o OPTIONS --mountpoint "$SCRATCH/data") || fail "not mounted"
 case ",$opts," in *,degraded,*) ;; *) fail "not mounted degraded: $opts" ;; esac
 expect_out "DEGRADED"
 expect_out "devid 2 missing"
-run_sd 0 status
+run_sd 3 status
 expect_out "degraded"
 run_sd 0 stop
 forget "$A"
@@ -45,7 +45,7 @@ is_mountpoint "$SCRATCH/data" && fail "mounted although degraded = no"
 note "x-storaged.degraded on the entry allows it even with degraded = no"
 forget "$A"
 echo "UUID=$FSID  $SCRATCH/data  btrfs  noatime,noauto,x-storaged,x-storaged.degraded,x-storaged.device-timeout=2s  0 0" >"$FSTAB"
-run_sd 0 start
+run_sd 3 start
 opts=$(findmnt -rn -o OPTIONS --mountpoint "$SCRATCH/data") || fail "not mounted"
 case ",$opts," in *,degraded,*) ;; *) fail "not mounted degraded: $opts" ;; esac
 run_sd 0 stop

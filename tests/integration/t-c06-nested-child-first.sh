@@ -39,6 +39,6 @@ printf '%s\n' "$OUT" | grep "$SCRATCH/db/data/wal" | grep -q "$SCRATCH/db/data: 
 	fail "inner's skip reason does not name its parent"
 is_mountpoint "$SCRATCH/db/data/wal" && fail "inner mounted on the bare directory"
 is_mountpoint "$SCRATCH/db/data" && fail "outer mounted despite bad options"
-run_sd 0 status
+run_sd 1 status
 expect_out "skipped"
 exit 0

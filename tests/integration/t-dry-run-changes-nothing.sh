@@ -22,8 +22,8 @@ ls -laR "$SCRATCH" >"$SCRATCH/../$TEST_NAME.before.$$"
 run_sd 0 --dry-run
 expect_out "after: .*$SCRATCH/srv/data"
 run_sd 0 --dry-run --json
-printf '%s\n' "$OUT" | python3 -c 'import json,sys; json.load(sys.stdin)' 2>/dev/null ||
-	printf '%s\n' "$OUT" | grep -q '"plan"' || fail "--json output is not JSON"
+sd --dry-run --json 2>/dev/null | python3 -c 'import json,sys; assert json.load(sys.stdin)["plan"]' ||
+	fail "--json output is not JSON with a plan"
 [ "$(mount_snapshot)" = "$before" ] || fail "dry-run changed the mount table"
 ls -laR "$SCRATCH" | diff -u "$SCRATCH/../$TEST_NAME.before.$$" - >/dev/null ||
 	{ rm -f "$SCRATCH/../$TEST_NAME.before.$$"; fail "dry-run wrote below the scratch directory"; }

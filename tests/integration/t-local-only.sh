@@ -41,7 +41,7 @@ expect_out "needs the network"
 note "a plain start tries the network entry (no server: it fails, the local ones stay)"
 run_sd 1 start
 is_mountpoint "$SCRATCH/local" || fail "plain start lost the local mount"
-run_sd 0 status
+run_sd 1 status
 printf '%s\n' "$OUT" | grep "$SCRATCH/nfs" | grep -q "failed" || fail "status does not show nfs failed after a plain start"
 run_sd 0 stop
 is_mountpoint "$SCRATCH/local" && fail "stop left the local tmpfs"

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * JSON output through libsmartcols (json_out.h).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_out.h"
+
+static const char *skip_space(const char *p)
+{
+	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+		p++;
+	return p;
+}
+
+void json_fix_empty_arrays(char *buf)
+{
+	char *w = buf;
+	bool in_string = false, escaped = false;
+
+	for (const char *r = buf; *r;) {
+		const char *q;
+
+		if (in_string) {
+			in_string = escaped || *r != '"';
+			escaped = !escaped && *r == '\\';
+			*w++ = *r++;
+			continue;
+		}
+		if (*r == '"')
+			in_string = true;
+		/* "[", blanks, "null", blanks, "]": an empty cell */
+		if (*r == '[' && (q = skip_space(r + 1), strncmp(q, "null", 4) == 0) &&
+		    *(q = skip_space(q + 4)) == ']') {
+			*w++ = '[';
+			*w++ = ']';
+			r = q + 1;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = '\0';
+}
+
+int json_print_table(struct libscols_table *tb, FILE *out)
+{
+	char *buf = NULL;
+	size_t sz = 0;
+	FILE *m = open_memstream(&buf, &sz);
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	r = scols_table_set_stream(tb, m);
+	if (r == 0)
+		r = scols_print_table(tb);
+	if (fclose(m) != 0 && r == 0)
+		r = -ENOMEM;
+	scols_table_set_stream(tb, out);
+	if (r == 0) {
+		json_fix_empty_arrays(buf);
+		if (fputs(buf, out) == EOF)
+			r = -EIO;
+	}
+	free(buf);
+	return r < 0 ? r : (r > 0 ? -EIO : 0);
+}

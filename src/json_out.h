@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * JSON output through libsmartcols, made valid for scripts: libsmartcols
+ * up to 2.38 prints an empty array cell as [null]; storaged's JSON has []
+ * there (storaged(8), JSON OUTPUT).
+ */
+#ifndef STORAGED_JSON_OUT_H
+#define STORAGED_JSON_OUT_H
+
+#include <stdio.h>
+
+#include <libsmartcols.h>
+
+/**
+ * json_print_table:
+ * @tb: a table with JSON enabled
+ * @out: where to print it
+ *
+ * Prints @tb, with every array that holds only a null ("[ null ]", an
+ * empty cell) printed as [].  A string "null" is quoted and stays.
+ *
+ * Returns: 0, or negative errno (-ENOMEM, -EIO from writing).
+ */
+int json_print_table(struct libscols_table *tb, FILE *out);
+
+/**
+ * json_fix_empty_arrays:
+ * @buf: JSON text, NUL-terminated; rewritten in place (it only shrinks)
+ *
+ * Pure: the rewrite of json_print_table().
+ */
+void json_fix_empty_arrays(char *buf);
+
+#endif

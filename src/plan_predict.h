@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Predictions: the failures start would meet that can be known before it
+ * runs, found by looking at the system the plan will run on (memory, the
+ * copy helper, the filesystem types the kernel and the mount helpers
+ * know, btrfs members missing under the degraded policy, mount points).
+ * Run after plan_build(), by world_load(): --dry-run and check show each
+ * as a step that will fail, and exit 1.  The executor does not act on
+ * them (start meets the failure itself, with the same reason).
+ */
+#ifndef STORAGED_PLAN_PREDICT_H
+#define STORAGED_PLAN_PREDICT_H
+
+#include <stdbool.h>
+
+#include "plan.h"
+#include "sysinfo.h"
+
+/* libmount's FS_SEARCH_PATH, and /usr/sbin for systems where /sbin is not
+ * a link to it */
+#define PREDICT_HELPER_DIRS "/sbin:/usr/sbin:/sbin/fs.d:/sbin/fs"
+#define PREDICT_FILESYSTEMS "/proc/filesystems"
+
+struct predict_sources {
+	/* a /proc/filesystems-format file; NULL: /proc/filesystems and the
+	 * "alias fs-TYPE" lines of /lib/modules/$(uname -r)/modules.alias
+	 * (types the kernel loads a module for).  A test's file is the
+	 * whole list. */
+	const char *filesystems_path;
+	const char *helper_dirs; /* ':'-separated; NULL: PREDICT_HELPER_DIRS */
+	struct sysinfo_memory mem; /* all 0: unknown, no memory prediction */
+	bool system_paths; /* the plan's paths are this machine's (the mount
+			      table is not a test's): check mount points */
+};
+
+struct plan_predictions {
+	char **why; /* owned strings, one per prediction */
+	size_t n;
+};
+
+/**
+ * plan_predict:
+ * @in: the inputs the plan was built from
+ * @ps: where to look
+ * @p: the plan; each step start will fail gets ->predicted
+ * @ret: owns the reasons; free with plan_predictions_done() after @p is
+ *       done with them
+ *
+ * Only steps that are neither done, left for later, nor already in
+ * conflict get a prediction; steps that only wait on a failing one are
+ * not predicted (start skips them, and says so).
+ *
+ * Returns: the number of steps predicted to fail, or -ENOMEM.
+ */
+int plan_predict(const struct plan_input *in, const struct predict_sources *ps, struct plan *p,
+		 struct plan_predictions *ret);
+
+void plan_predictions_done(struct plan_predictions *pp);
+
+/**
+ * predict_parse_filesystems_buf:
+ * @buf: /proc/filesystems text ("nodev\tproc\n\text4\n"), NUL-terminated
+ * @types: strv the type names are appended to (nodev ones too)
+ *
+ * Pure.  Returns: 0 or -ENOMEM.
+ */
+int predict_parse_filesystems_buf(const char *buf, char ***types);
+
+/**
+ * predict_parse_modules_alias_buf:
+ * @buf: modules.alias text (modprobe.d(5) "alias fs-xfs xfs" lines)
+ * @types: strv the TYPE of each "alias fs-TYPE" is appended to
+ *
+ * Pure.  Returns: 0 or -ENOMEM.
+ */
+int predict_parse_modules_alias_buf(const char *buf, char ***types);
+
+/**
+ * predict_fstype_in:
+ * @fstype: an fstab type: "ext4", "fuse.sshfs" (its main type counts, as
+ *          libmount and the kernel take it) or a list "ext4,xfs" (any one)
+ * @types: the names known
+ *
+ * Pure.  Returns: true when @fstype names a type in @types.
+ */
+bool predict_fstype_in(const char *fstype, char *const *types);
+
+#endif

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The live check of `storaged status` (status_live.h).  Reads the mount
+ * table it is given and sysfs; changes nothing.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "status_live.h"
+#include "util.h"
+
+const char *live_status_name(enum live_status st)
+{
+	switch (st) {
+	case LIVE_GONE:
+		return "gone";
+	case LIVE_REPLACED:
+		return "replaced";
+	case LIVE_DEGRADED:
+		return "degraded";
+	case LIVE_AS_RECORDED:
+	default:
+		return NULL;
+	}
+}
+
+/* The topmost mount on @target (the last one in the table), or NULL;
+ * @ret_ours: the one with @id, on @target, if any. */
+static struct libmnt_fs *mounts_on(struct libmnt_table *tb, const char *target, unsigned id,
+				   struct libmnt_fs **ret_ours)
+{
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs, *top = NULL;
+
+	*ret_ours = NULL;
+	while (it && mnt_table_next_fs(tb, it, &fs) == 0) {
+		if (!streq(mnt_fs_get_target(fs), target))
+			continue;
+		top = fs;
+		if (id && (unsigned)mnt_fs_get_id(fs) == id)
+			*ret_ours = fs;
+	}
+	mnt_free_iter(it);
+	return top;
+}
+
+/* Devids the kernel marks missing in <sysfs>/<fsid>/devinfo/<devid>/missing
+ * (Linux 5.9+), as "devid 2, 3" in @buf.  Returns: how many. */
+static unsigned missing_devids(const char *sysfs, const char *fsid, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	unsigned n = 0;
+	size_t off = 0;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%s/devinfo", sysfs, fsid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char file[PATH_MAX + 300], v[8] = "";
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof(file), "%s/%s/missing", path, de->d_name);
+		f = fopen(file, "re");
+		if (!f)
+			continue;
+		if (fgets(v, sizeof(v), f) && v[0] == '1' && off < len) {
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", n ? ", " : "devid ",
+						de->d_name);
+			n++;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/* The fsid whose <sysfs>/<fsid>/devices/ holds the device @source
+ * ("/dev/loop3"), in @buf.  Returns: false when none does. */
+static bool fsid_of_device(const char *sysfs, const char *source, char *buf, size_t len)
+{
+	char real[PATH_MAX], path[PATH_MAX * 2];
+	const char *name;
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	if (!source || !realpath(source, real))
+		return false;
+	name = strrchr(real, '/') + 1;
+	d = opendir(sysfs);
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/devices/%s", sysfs, de->d_name, name);
+		if (access(path, F_OK) == 0) {
+			snprintf(buf, len, "%.36s", de->d_name); /* a UUID */
+			found = true;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static enum live_status check_btrfs(const struct live_input *in, const char *fsid, char *detail, size_t len)
+{
+	char missing[256] = "";
+
+	if (missing_devids(in->sysfs_btrfs, fsid, missing, sizeof(missing)) == 0)
+		return LIVE_AS_RECORDED;
+	snprintf(detail, len, "the kernel reports %s missing", missing);
+	return LIVE_DEGRADED;
+}
+
+static enum live_status check_mount(const struct live_input *in, const struct state_record *rec,
+				    char *detail, size_t len)
+{
+	const char *mp = rec->mountpoint ? rec->mountpoint : rec->id;
+	struct libmnt_fs *ours = NULL, *top;
+	char fsid[64];
+
+	top = mounts_on(in->mountinfo, mp, rec->status == STATE_PRESENT ? 0 : rec->mount_id, &ours);
+	if (!rec->mount_id)
+		ours = top; /* a record of an older storaged: no ID to compare */
+	if (rec->status == STATE_PRESENT) {
+		if (top)
+			return LIVE_AS_RECORDED;
+		snprintf(detail, len, "nothing is mounted on %s any more", mp);
+		return LIVE_GONE;
+	}
+	if (!ours && !top) {
+		snprintf(detail, len, "unmounted since storaged mounted it (mount ID %u)", rec->mount_id);
+		return LIVE_GONE;
+	}
+	if (!ours || top != ours) {
+		snprintf(detail, len, "%s on %s now: %s (%s, mount ID %d), not storaged's mount (ID %u)",
+			 ours ? "mounted over it" : "another mount", mp, mnt_fs_get_source(top) ?: "?",
+			 mnt_fs_get_fstype(top) ?: "?", mnt_fs_get_id(top), rec->mount_id);
+		return LIVE_REPLACED;
+	}
+	if (streq(mnt_fs_get_fstype(ours), "btrfs") &&
+	    fsid_of_device(in->sysfs_btrfs, mnt_fs_get_source(ours), fsid, sizeof(fsid)))
+		return check_btrfs(in, fsid, detail, len);
+	return LIVE_AS_RECORDED;
+}
+
+enum live_status live_check(const struct live_input *in, const struct state_record *rec,
+			    char *detail, size_t len)
+{
+	detail[0] = '\0';
+	if (rec->status != STATE_DONE && rec->status != STATE_DEGRADED && rec->status != STATE_PRESENT)
+		return LIVE_AS_RECORDED;
+	switch (rec->kind) {
+	case STATE_MOUNT:
+		return check_mount(in, rec, detail, len);
+	case STATE_BTRFS:
+		return check_btrfs(in, rec->id, detail, len);
+	case STATE_AREA:
+	default:
+		return LIVE_AS_RECORDED; /* area_status_list() checks areas */
+	}
+}

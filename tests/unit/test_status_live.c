@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* status_live.c against a mount table and a /sys/fs/btrfs made here. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "status_live.h"
+
+#define FSID "5e81a0c4-7d2b-4b8e-9c1f-0a1b2c3d4e5f"
+
+struct fixture {
+	char dir[64];
+	struct live_input in;
+};
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int setup(void **state)
+{
+	static struct fixture fx;
+	char p[1024];
+
+	snprintf(fx.dir, sizeof(fx.dir), "/tmp/test_status_live.XXXXXX");
+	assert_non_null(mkdtemp(fx.dir));
+	snprintf(p, sizeof(p), "%s/mountinfo", fx.dir);
+	/* ID 41 storaged's tmpfs; ID 50 over ID 45; ID 60 a btrfs on /dev/null */
+	put(p, "41 1 0:40 / /srv/t rw - tmpfs tmpfs rw\n"
+	       "45 1 0:41 / /srv/o rw - tmpfs tmpfs rw\n"
+	       "50 45 0:42 / /srv/o rw - tmpfs other rw\n"
+	       "60 1 0:43 / /srv/b rw - btrfs /dev/null rw\n");
+	fx.in.mountinfo = mnt_new_table_from_file(p);
+	assert_non_null(fx.in.mountinfo);
+	snprintf(p, sizeof(p),
+		 "mkdir -p %s/sys/" FSID "/devices %s/sys/" FSID "/devinfo/1 %s/sys/" FSID
+		 "/devinfo/2 && touch %s/sys/" FSID "/devices/null",
+		 fx.dir, fx.dir, fx.dir, fx.dir);
+	assert_int_equal(system(p), 0);
+	snprintf(p, sizeof(p), "%s/sys/" FSID "/devinfo/1/missing", fx.dir);
+	put(p, "0\n");
+	snprintf(p, sizeof(p), "%s/sys/" FSID "/devinfo/2/missing", fx.dir);
+	put(p, "1\n");
+	static char sys[128];
+	snprintf(sys, sizeof(sys), "%s/sys", fx.dir);
+	fx.in.sysfs_btrfs = sys;
+	*state = &fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	char cmd[128];
+
+	mnt_unref_table(fx->in.mountinfo);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", fx->dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static enum live_status check(void **state, const char *id, unsigned mount_id, enum state_status st,
+			      char *why)
+{
+	struct fixture *fx = *state;
+	struct state_record rec = { .kind = STATE_MOUNT, .id = (char *)id, .status = st, .mount_id = mount_id };
+
+	return live_check(&fx->in, &rec, why, 512);
+}
+
+static void test_mounts(void **state)
+{
+	char why[512];
+
+	assert_int_equal(check(state, "/srv/t", 41, STATE_DONE, why), LIVE_AS_RECORDED);
+	assert_string_equal(why, "");
+	assert_int_equal(check(state, "/srv/gone", 42, STATE_DONE, why), LIVE_GONE);
+	assert_non_null(strstr(why, "unmounted since storaged mounted it (mount ID 42)"));
+	/* ID 41 reused elsewhere: not ours */
+	assert_int_equal(check(state, "/srv/o", 41, STATE_DONE, why), LIVE_REPLACED);
+	assert_int_equal(check(state, "/srv/o", 45, STATE_DONE, why), LIVE_REPLACED);
+	assert_non_null(strstr(why, "mounted over it on /srv/o now: other (tmpfs, mount ID 50)"));
+	/* not storaged's, and still there; failed records are as recorded */
+	assert_int_equal(check(state, "/srv/o", 0, STATE_PRESENT, why), LIVE_AS_RECORDED);
+	assert_int_equal(check(state, "/srv/x", 0, STATE_PRESENT, why), LIVE_GONE);
+	assert_int_equal(check(state, "/srv/x", 0, STATE_FAILED, why), LIVE_AS_RECORDED);
+}
+
+static void test_btrfs(void **state)
+{
+	struct fixture *fx = *state;
+	struct state_record rec = { .kind = STATE_BTRFS, .id = FSID, .status = STATE_DONE };
+	char why[512];
+
+	assert_int_equal(check(state, "/srv/b", 60, STATE_DONE, why), LIVE_DEGRADED);
+	assert_string_equal(why, "the kernel reports devid 2 missing");
+	assert_int_equal(live_check(&fx->in, &rec, why, sizeof(why)), LIVE_DEGRADED);
+	rec.id = "00000000-0000-0000-0000-000000000000";
+	assert_int_equal(live_check(&fx->in, &rec, why, sizeof(why)), LIVE_AS_RECORDED);
+	assert_string_equal(live_status_name(LIVE_GONE), "gone");
+	assert_null(live_status_name(LIVE_AS_RECORDED));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mounts),
+		cmocka_unit_test(test_btrfs),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
