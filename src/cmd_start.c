@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "btrfs_scrub.h"
 #include "commands.h"
 #include "daemon.h"
 #include "exec.h"
@@ -38,6 +39,18 @@ static int render_plan(const struct options *o, const struct logger *lg, const s
 			  fails);
 	*ret_fails = fails;
 	return 0;
+}
+
+/* stale-member = scrub: a failure to start one is a warning, not a
+ * failed step (the filesystem is mounted and usable). */
+static void scrub_stale(const struct world *w, struct state *st, const struct logger *lg)
+{
+	char **where = NULL;
+
+	if (btrfs_scrub_targets(w, st, &where) < 0)
+		log_warning(lg, "out of memory: no scrub started (stale-member = scrub)");
+	btrfs_scrub_start(where, lg);
+	strv_free(where);
 }
 
 /* The plan through the executor and the real operations, under the state
@@ -72,6 +85,8 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	/* a resident pass leaves SIGINT/SIGTERM to the resident loop */
 	sysops_open(&so, lg, o->state_dir, !no_wait);
 	r = exec_run(&cx, &w->plan, &sum);
+	if (r == 0 && w->cfg.stale_member == STALE_MEMBER_SCRUB)
+		scrub_stale(w, &st, lg);
 	sysops_close(&so);
 	state_done(&st);
 	close(lock);

@@ -38,6 +38,7 @@ enum outcome {
 struct sighting {
 	uint64_t present, expected;
 	char missing[256];
+	char stale[512]; /* btrfs_format_stale(): shown in `status` */
 };
 
 struct step_run {
@@ -205,6 +206,7 @@ static bool assemble_check(struct run *rn, const struct btrfs_fs_list *l, const 
 	seen->present = fs->n_members;
 	seen->expected = fs->num_devices;
 	btrfs_format_missing(fs, seen->missing, sizeof(seen->missing));
+	btrfs_format_stale(fs, seen->stale, sizeof(seen->stale));
 	return btrfs_filesystem_complete(fs) && fs->n_members > 0 &&
 	       rn->cx->ops->devices_ready(rn->cx->ud, fs->members[0].dev->devnode) == 1;
 }
@@ -216,8 +218,8 @@ static void wait_done(struct run *rn, size_t i, const struct sighting *seen)
 	sr->out = OUT_OK;
 	if (!sr->fsid[0])
 		return;
-	snprintf(sr->msg, sizeof(sr->msg), "%llu/%llu members", (unsigned long long)seen->present,
-		 (unsigned long long)seen->expected);
+	snprintf(sr->msg, sizeof(sr->msg), "%llu/%llu members%s%.400s", (unsigned long long)seen->present,
+		 (unsigned long long)seen->expected, seen->stale[0] ? "; " : "", seen->stale);
 	state_put(rn->cx->state, STATE_BTRFS, sr->fsid, NULL, "btrfs", STATE_DONE, sr->msg, false);
 	if (rn->cx->ops->mark_ready(rn->cx->ud, sr->fsid, true) < 0)
 		log_warning(rn->cx->log, "btrfs %s: cannot create its readiness flag", sr->fsid);
