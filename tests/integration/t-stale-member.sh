@@ -83,7 +83,7 @@ for _ in $(seq 100); do
 done
 printf '%s\n' "$st" | sed 's/^/  | /'
 printf '%s\n' "$st" | grep -q "Status:.*finished" || fail "no finished scrub on $SCRATCH/m/data"
-[ "$(cat "$SCRATCH/m/data/written-while-away" | wc -c)" = $((4 * 1024 * 1024)) ] || fail "data lost"
+[ "$(wc -c <"$SCRATCH/m/data/written-while-away")" = $((4 * 1024 * 1024)) ] || fail "data lost"
 run_sd 0 stop
 [ "$(gen "$B")" = "$(gen "$A")" ] || fail "devid 2 still behind after the scrub: $(gen "$B") against $(gen "$A")"
 run_sd 0 scan
