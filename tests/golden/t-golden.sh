@@ -38,6 +38,7 @@ fi
 # 1: the plan shows a step that will fail; 2: the plan cannot be made.
 declare -A WANT_EXIT=(
 	[areas]=1
+	[device-identity]=1
 	[requires-cycle]=2
 )
 
