@@ -8,8 +8,10 @@
  * Steps of btrfs_group():
  *   1. collect the btrfs members of the inventory;
  *   2. sort them by (fsid, devid, newest generation first, devnode);
- *   3. for each fsid: keep one device per devid (warn about the others),
- *      take label and num_devices from the newest member, and derive the
+ *   3. for each fsid: keep the device of each devid only one device claims
+ *      (a devid two devices claim is a clone: neither is kept), take label
+ *      and num_devices from the newest device, note members whose
+ *      generation is behind the newest member's (stale), and derive the
  *      missing devids from the members' sys_chunk_array devids.
  */
 #include <errno.h>
@@ -50,39 +52,54 @@ static int u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Step 3a: one member per devid; @devs is sorted by member_cmp. */
+/* Step 3a: one member per devid; @devs is sorted by member_cmp.  A devid
+ * that two devices claim has no member: which copy is the filesystem cannot
+ * be told from the superblocks, and the kernel would take whichever it was
+ * told about last. */
 static int fs_pick_members(struct btrfs_filesystem *fs, const struct block_device **devs, size_t n,
 			   struct diag_list *diags)
 {
 	fs->members = calloc(n, sizeof(*fs->members));
-	if (!fs->members)
+	fs->clones = calloc(n, sizeof(*fs->clones));
+	if (!fs->members || !fs->clones)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct block_device *keep;
+	for (size_t i = 0, j; i < n; i = j) {
 		uint64_t devid = devs[i]->btrfs.devid;
 
-		if (fs->n_members == 0 || fs->members[fs->n_members - 1].devid != devid) {
+		for (j = i + 1; j < n && devs[j]->btrfs.devid == devid; j++)
+			fs->clones[fs->n_clones++] = (struct btrfs_clone){ devid, devs[i], devs[j] };
+		if (j == i + 1)
 			fs->members[fs->n_members++] = (struct btrfs_member){ devid, devs[i] };
-			continue;
-		}
-		keep = fs->members[fs->n_members - 1].dev;
-		if (diag_warning(diags, NULL, 0,
-				 "btrfs filesystem %s: '%s' and '%s' both claim devid %" PRIu64
-				 "; using '%s' (generation %" PRIu64 "), ignoring '%s' (generation %" PRIu64
-				 "): a cloned image or a multipath path device?",
-				 fs->fsid, keep->devnode, devs[i]->devnode, devid, keep->devnode,
-				 keep->btrfs.generation, devs[i]->devnode, devs[i]->btrfs.generation) < 0)
+	}
+	if (fs->n_clones) {
+		char msg[1024];
+
+		if (diag_warning(diags, NULL, 0, "%s", btrfs_format_clones(fs, msg, sizeof(msg))) < 0)
 			return -ENOMEM;
 	}
 	return 0;
 }
 
+/* A member, or a devid claimed by clones (present, but not usable). */
 static bool fs_has_devid(const struct btrfs_filesystem *fs, uint64_t devid)
 {
 	for (size_t i = 0; i < fs->n_members; i++)
 		if (fs->members[i].devid == devid)
 			return true;
+	for (size_t i = 0; i < fs->n_clones; i++)
+		if (fs->clones[i].devid == devid)
+			return true;
 	return false;
+}
+
+/* The distinct devids among the clones (they come sorted by devid). */
+static size_t fs_clone_devids(const struct btrfs_filesystem *fs)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < fs->n_clones; i++)
+		n += i == 0 || fs->clones[i].devid != fs->clones[i - 1].devid;
+	return n;
 }
 
 /* Step 3c: devids named by the system chunks of any member, not present. */
@@ -117,6 +134,7 @@ static int fs_build(struct btrfs_filesystem *fs, const struct block_device **dev
 {
 	const struct btrfs_sb_info *newest = &devs[0]->btrfs;
 	uint64_t accounted;
+	char stale[1024];
 	int r;
 
 	memcpy(fs->fsid, devs[0]->btrfs.fsid_str, sizeof(fs->fsid));
@@ -124,16 +142,22 @@ static int fs_build(struct btrfs_filesystem *fs, const struct block_device **dev
 	r = fs_pick_members(fs, devs, n, diags);
 	if (r < 0)
 		return r;
+	for (size_t i = 0; i < n; i++)
+		if (devs[i]->btrfs.generation > newest->generation)
+			newest = &devs[i]->btrfs;
 	for (size_t i = 0; i < fs->n_members; i++)
-		if (fs->members[i].dev->btrfs.generation > newest->generation)
-			newest = &fs->members[i].dev->btrfs;
+		if (fs->members[i].dev->btrfs.generation > fs->generation)
+			fs->generation = fs->members[i].dev->btrfs.generation;
+	if (btrfs_format_stale(fs, stale, sizeof(stale))[0] &&
+	    diag_warning(diags, NULL, 0, "*** btrfs %s: %s ***", fs->fsid, stale) < 0)
+		return -ENOMEM;
 	fs->num_devices = newest->num_devices;
 	if (newest->label[0] && !(fs->label = strndup(newest->label, sizeof(newest->label))))
 		return -ENOMEM;
 	r = fs_find_missing(fs);
 	if (r < 0)
 		return r;
-	accounted = fs->n_members + fs->n_missing;
+	accounted = fs->n_members + fs->n_missing + fs_clone_devids(fs);
 	fs->n_unknown_missing = fs->num_devices > accounted ? fs->num_devices - accounted : 0;
 	return 0;
 }
@@ -185,7 +209,7 @@ const struct btrfs_filesystem *btrfs_fs_list_find(const struct btrfs_fs_list *l,
 
 bool btrfs_filesystem_complete(const struct btrfs_filesystem *fs)
 {
-	return fs->n_missing == 0 && fs->n_unknown_missing == 0;
+	return fs->n_missing == 0 && fs->n_unknown_missing == 0 && fs->n_clones == 0;
 }
 
 /* Append to @buf of @len at *@pos, never past its end. */
@@ -231,6 +255,59 @@ char *btrfs_format_missing(const struct btrfs_filesystem *fs, char *buf, size_t 
 	return buf;
 }
 
+bool btrfs_member_stale(const struct btrfs_filesystem *fs, const struct btrfs_member *m)
+{
+	return m->dev->btrfs.generation < fs->generation;
+}
+
+char *btrfs_format_clones(const struct btrfs_filesystem *fs, char *buf, size_t len)
+{
+	size_t pos = 0;
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (!fs->n_clones)
+		return buf;
+	buf_append(buf, len, &pos, "btrfs %s: ", fs->fsid);
+	for (size_t i = 0; i < fs->n_clones; i++) {
+		const struct btrfs_clone *c = &fs->clones[i];
+
+		buf_append(buf, len, &pos,
+			   "%s'%s' and '%s' both claim devid %" PRIu64 " (generations %" PRIu64
+			   " and %" PRIu64 ")",
+			   i ? "; " : "", c->a->devnode, c->b->devnode, c->devid,
+			   c->a->btrfs.generation, c->b->btrfs.generation);
+	}
+	buf_append(buf, len, &pos,
+		   ": a cloned disk? storaged registers neither and does not mount this filesystem: detach the copy that does not belong, or give it a new fsid (btrfstune -u)");
+	return buf;
+}
+
+char *btrfs_format_stale(const struct btrfs_filesystem *fs, char *buf, size_t len)
+{
+	size_t pos = 0, n = 0;
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	for (size_t i = 0; i < fs->n_members; i++) {
+		const struct btrfs_member *m = &fs->members[i];
+
+		if (!btrfs_member_stale(fs, m))
+			continue;
+		buf_append(buf, len, &pos,
+			   "%sdevid %" PRIu64 " ('%s') is stale: generation %" PRIu64
+			   " against %" PRIu64 " of the others",
+			   n++ ? "; " : "", m->devid, m->dev->devnode, m->dev->btrfs.generation,
+			   fs->generation);
+	}
+	if (n)
+		buf_append(buf, len, &pos,
+			   "; it was away while the filesystem was written to: run a scrub (btrfs scrub start MOUNTPOINT)");
+	return buf;
+}
+
 void btrfs_fs_list_done(struct btrfs_fs_list *l)
 {
 	if (!l)
@@ -239,6 +316,7 @@ void btrfs_fs_list_done(struct btrfs_fs_list *l)
 		free(l->v[i].label);
 		free(l->v[i].members);
 		free(l->v[i].missing);
+		free(l->v[i].clones);
 	}
 	free(l->v);
 	l->v = NULL;

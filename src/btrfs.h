@@ -20,6 +20,13 @@ struct btrfs_member {
 	const struct block_device *dev; /* borrowed from the inventory */
 };
 
+/* Two devices that claim one devid of one filesystem: a cloned disk (dd, a
+ * VM snapshot attached to the same guest, a replaced disk put back). */
+struct btrfs_clone {
+	uint64_t devid;
+	const struct block_device *a, *b; /* borrowed; @a sorts first (newest) */
+};
+
 struct btrfs_filesystem {
 	char fsid[37]; /* lower-case uuid string */
 	char *label; /* owned, NULL when none */
@@ -29,6 +36,11 @@ struct btrfs_filesystem {
 	uint64_t *missing; /* devids known missing (from sys_chunk_array), sorted */
 	size_t n_missing;
 	uint64_t n_unknown_missing; /* missing members whose devid is unknown */
+	/* devids claimed by two or more devices: neither is a member (none of
+	 * them is registered), nor counted missing */
+	struct btrfs_clone *clones;
+	size_t n_clones;
+	uint64_t generation; /* the newest superblock generation of the members */
 };
 
 struct btrfs_fs_list {
@@ -41,8 +53,9 @@ struct btrfs_fs_list {
  * @inv: inventory (must outlive @ret: members borrow its devices)
  * @ret: filled on success, sorted by fsid; free with btrfs_fs_list_done()
  * @diags: a warning when two devices claim the same fsid and devid (a cloned
- *         image or a multipath leftover): the one with the higher generation
- *         is kept
+ *         disk or a multipath leftover): neither of them becomes a member
+ *         (fs->clones lists them); a warning per stale member (its
+ *         superblock generation behind the newest member's)
  *
  * Pure.  Returns: 0 or -ENOMEM.
  */
@@ -56,7 +69,8 @@ const struct btrfs_filesystem *btrfs_fs_list_find(const struct btrfs_fs_list *l,
 
 /**
  * btrfs_filesystem_complete:
- * Returns: true when every expected member is present.
+ * Returns: true when every expected member is present, and no devid is
+ * claimed by two devices (btrfs_filesystem.clones).
  */
 bool btrfs_filesystem_complete(const struct btrfs_filesystem *fs);
 
@@ -68,6 +82,34 @@ bool btrfs_filesystem_complete(const struct btrfs_filesystem *fs);
  * Returns: @buf.
  */
 char *btrfs_format_missing(const struct btrfs_filesystem *fs, char *buf, size_t len);
+
+/**
+ * btrfs_member_stale:
+ * Returns: true when @m's superblock generation is behind the newest of
+ * its filesystem @fs: it was away while the filesystem was mounted (degraded)
+ * and written to, and holds old copies of the data until a scrub.
+ */
+bool btrfs_member_stale(const struct btrfs_filesystem *fs, const struct btrfs_member *m);
+
+/**
+ * btrfs_format_clones:
+ * @fs: filesystem
+ * @buf: output, e.g. "btrfs 5e81…: '/dev/loop0' and '/dev/loop1' both claim
+ *       devid 1 (generations 7 and 7): a cloned disk? ..."; empty when
+ *       @fs has no clones
+ * Returns: @buf.
+ */
+char *btrfs_format_clones(const struct btrfs_filesystem *fs, char *buf, size_t len);
+
+/**
+ * btrfs_format_stale:
+ * @fs: filesystem
+ * @buf: output, e.g. "devid 2 ('/dev/loop1') is stale: generation 8 against
+ *       11 of the others; run a scrub (btrfs scrub start MOUNTPOINT)";
+ *       empty when no member is stale
+ * Returns: @buf.
+ */
+char *btrfs_format_stale(const struct btrfs_filesystem *fs, char *buf, size_t len);
 
 void btrfs_fs_list_done(struct btrfs_fs_list *l);
 

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "btrfs_scrub.h"
 #include "commands.h"
 #include "daemon.h"
 #include "exec.h"
@@ -108,6 +109,8 @@ static int return_at_boot_done(int *ret_fd)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_STEP_FAILED);
+}
+
 /* One line whose counts add up to the steps planned.  The executor counts
  * registrations, assemblies (complete or not: an incomplete one fails the
  * mounts that wait on it, counted there) and mounts already in place in
@@ -122,6 +125,18 @@ static void log_summary(const struct logger *lg, size_t planned, const struct ex
 		 planned, sum->n_done, sum->n_failed - sum->n_skipped, sum->n_skipped,
 		 sum->n_tolerated, sum->n_waiting, sum->n_later, rest,
 		 sum->n_degraded ? "; DEGRADED mounts present (see `storaged status`)" : "");
+}
+
+/* stale-member = scrub: a failure to start one is a warning, not a
+ * failed step (the filesystem is mounted and usable). */
+static void scrub_stale(const struct world *w, struct state *st, const struct logger *lg)
+{
+	char **where = NULL;
+
+	if (btrfs_scrub_targets(w, st, &where) < 0)
+		log_warning(lg, "out of memory: no scrub started (stale-member = scrub)");
+	btrfs_scrub_start(where, lg);
+	strv_free(where);
 }
 
 /* The plan through the executor and the real operations, under the state
@@ -171,6 +186,8 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 		close(bt.parent_fd);
 	if (bt.background)
 		daemon_mark_waiting(o->state_dir, false);
+	if (r == 0 && w->cfg.stale_member == STALE_MEMBER_SCRUB)
+		scrub_stale(w, &st, lg);
 	sysops_close(&so);
 	state_done(&st);
 	close(lock);

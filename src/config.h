@@ -20,6 +20,13 @@ enum degraded_policy {
 	DEGRADED_AFTER_TIMEOUT,
 };
 
+/* stale-member =: a btrfs member whose superblock generation is behind */
+enum stale_member_policy {
+	STALE_MEMBER_WARN, /* default */
+	STALE_MEMBER_SCRUB, /* warn, and start a scrub after the mount */
+	STALE_MEMBER_REFUSE, /* warn, and refuse the (non-degraded) mount */
+};
+
 enum area_backend {
 	AREA_TMPFS,
 	AREA_ZRAM,
@@ -75,6 +82,7 @@ struct config {
 	bool hotplug; /* default false */
 	struct area_config *areas;
 	size_t n_areas;
+	enum stale_member_policy stale_member; /* default STALE_MEMBER_WARN */
 };
 
 /**

@@ -139,6 +139,19 @@ static int parse_degraded(const char *v, void *base, const struct key_def *k)
 	return 0;
 }
 
+static int parse_stale_member(const char *v, void *base, const struct key_def *k)
+{
+	static const char *const names[] = { "warn", "scrub", "refuse" };
+	enum stale_member_policy *d = field(base, k);
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (strcmp(v, names[i]) == 0) {
+			*d = (enum stale_member_policy)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 static int parse_jobs(const char *v, void *base, const struct key_def *k)
 {
 	uint64_t n;
@@ -361,6 +374,8 @@ const struct key_def config_keys[] = {
 	  "a user name known to this system or a numeric uid" },
 	{ SECTION_AREA, "group", parse_group, A(gid), A(gid_set),
 	  "a group name known to this system or a numeric gid" },
+	{ SECTION_STORAGED, "stale-member", parse_stale_member, S(stale_member), 0,
+	  "'warn', 'scrub' or 'refuse'" },
 };
 
 #undef S

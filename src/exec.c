@@ -229,19 +229,23 @@ static void start_mount(struct run *rn, size_t i)
 	struct step_run *sr = &rn->steps[i];
 	_cleanup_free_ char *opts = NULL;
 	size_t dep = incomplete_dep(rn, s);
+	/* the device the plan resolved from its own inventory, not a udev link */
+	struct fstab_entry resolved = *s->entry;
 	int r;
 
 	sr->started = now_usec(rn);
 	if (dep != SIZE_MAX && !degraded_policy(rn, i, dep))
 		return;
 	r = mount_options(s, sr->degraded, &opts);
+	if (s->devnode)
+		resolved.source = s->devnode;
 	sr->job = (struct exec_job){ .deadline = deadline_after(sr->started, s->mount_timeout_usec) };
 	/* Write ahead: if storaged dies while the mount runs, the next run
 	 * finds this record and knows the mount is its own. */
 	record_mount(rn, i, STATE_MOUNTING, NULL, true);
 	save_state(rn, false);
 	if (r == 0)
-		r = rn->cx->ops->mount_start(rn->cx->ud, s->entry, opts, &sr->job);
+		r = rn->cx->ops->mount_start(rn->cx->ud, &resolved, opts, &sr->job);
 	if (r < 0) {
 		fail_step(rn, i, OUT_FAILED, "cannot start mount: %s", strerror(-r));
 		record_step_failure(rn, i, STATE_FAILED);

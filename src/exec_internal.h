@@ -26,6 +26,7 @@ enum outcome {
 struct sighting {
 	uint64_t present, expected;
 	char missing[256];
+	char stale[512]; /* btrfs_format_stale(): shown in `status` */
 };
 
 struct step_run {

@@ -46,6 +46,7 @@ static bool assemble_check(struct run *rn, const struct btrfs_fs_list *l, const 
 	seen->present = fs->n_members;
 	seen->expected = fs->num_devices;
 	btrfs_format_missing(fs, seen->missing, sizeof(seen->missing));
+	btrfs_format_stale(fs, seen->stale, sizeof(seen->stale));
 	return btrfs_filesystem_complete(fs) && fs->n_members > 0 &&
 	       rn->cx->ops->devices_ready(rn->cx->ud, fs->members[0].dev->devnode) == 1;
 }
@@ -57,8 +58,8 @@ static void wait_done(struct run *rn, size_t i, const struct sighting *seen)
 	sr->out = OUT_OK;
 	if (!sr->fsid[0])
 		return;
-	snprintf(sr->msg, sizeof(sr->msg), "%llu/%llu members", (unsigned long long)seen->present,
-		 (unsigned long long)seen->expected);
+	snprintf(sr->msg, sizeof(sr->msg), "%llu/%llu members%s%.400s", (unsigned long long)seen->present,
+		 (unsigned long long)seen->expected, seen->stale[0] ? "; " : "", seen->stale);
 	state_put(rn->cx->state, STATE_BTRFS, sr->fsid, NULL, "btrfs", STATE_DONE, sr->msg, false);
 	if (rn->cx->ops->mark_ready(rn->cx->ud, sr->fsid, true) < 0)
 		log_warning(rn->cx->log, "btrfs %s: cannot create its readiness flag", sr->fsid);
@@ -70,6 +71,7 @@ static bool wait_check(struct run *rn, size_t i, const struct inventory *inv, co
 {
 	const struct plan_step *s = step(rn, i);
 	struct step_run *sr = &rn->steps[i];
+	const struct btrfs_filesystem *fs;
 
 	if (!sr->fsid[0] && s->kind == PLAN_WAIT_DEVICE) {
 		const struct block_device *d = inventory_find(inv, s->spec);
@@ -81,6 +83,12 @@ static bool wait_check(struct run *rn, size_t i, const struct inventory *inv, co
 			return true;
 		}
 		snprintf(sr->fsid, sizeof(sr->fsid), "%s", d->btrfs.fsid_str);
+	}
+	fs = btrfs_fs_list_find(l, sr->fsid);
+	if (fs && fs->n_clones) { /* a clone appeared meanwhile: register neither (C13) */
+		btrfs_format_clones(fs, sr->msg, sizeof(sr->msg));
+		sr->out = OUT_FAILED;
+		return true;
 	}
 	if (!assemble_check(rn, l, sr->fsid, &sr->seen))
 		return false;

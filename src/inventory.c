@@ -282,11 +282,98 @@ static int scan_ids(struct udev_device *ud, struct block_device *d)
 	return 0;
 }
 
+/* @v with leading and trailing whitespace cut and each inner run turned
+ * into one '_' (udev's replace-whitespace), appended to @out of @size. */
+static void id_part(const char *v, char *out, size_t size)
+{
+	size_t n = strlen(out);
+	bool space = false;
+
+	for (v += strspn(v, " \t"); *v && n + 1 < size; v++) {
+		if (isspace((unsigned char)*v)) {
+			space = true;
+			continue;
+		}
+		if (space && n + 2 < size)
+			out[n++] = '_';
+		space = false;
+		out[n++] = *v;
+	}
+	out[n] = '\0';
+}
+
+/* "@prefix@a[_@b]" (+ "-partN") into @ret, when @a is not empty. */
+static int add_id(char ***ret, const char *prefix, const char *a, const char *b, const char *part)
+{
+	char name[512];
+
+	snprintf(name, sizeof(name), "%s", prefix);
+	id_part(a, name, sizeof(name));
+	if (strlen(name) == strlen(prefix))
+		return 0;
+	if (b && *b) {
+		id_part("_", name, sizeof(name));
+		id_part(b, name, sizeof(name));
+	}
+	if (part) {
+		size_t n = strlen(name);
+
+		snprintf(name + n, sizeof(name) - n, "-part%s", part);
+	}
+	return strv_contains(*ret, name) ? 0 : strv_extend(ret, name);
+}
+
+/* The names udev's 60-persistent-storage.rules would link, from sysfs. */
+int inventory_sysfs_ids(const char *syspath, bool partition, char ***ret)
+{
+	char disk[4096], part[16] = "", serial[256] = "", model[256] = "", wwid[256] = "";
+	const char *base;
+	int dfd, r = 0;
+
+	snprintf(disk, sizeof(disk), "%s", syspath);
+	if (partition) { /* the disk is the partition's parent directory */
+		char *slash = strrchr(disk, '/');
+
+		dfd = open(syspath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (!slash || dfd < 0) {
+			if (dfd >= 0)
+				close(dfd);
+			return 0;
+		}
+		*slash = '\0';
+		r = read_attr_at(dfd, "partition", part, sizeof(part));
+		close(dfd);
+		if (r < 0)
+			return 0;
+	}
+	base = strrchr(disk, '/');
+	base = base ? base + 1 : disk;
+	dfd = open(disk, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return 0;
+	r = 0;
+	if (strncmp(base, "vd", 2) == 0 && read_attr_at(dfd, "serial", serial, sizeof(serial)) == 0) {
+		r = add_id(ret, "virtio-", serial, NULL, partition ? part : NULL);
+	} else if (strncmp(base, "nvme", 4) == 0) {
+		if (read_attr_at(dfd, "device/model", model, sizeof(model)) == 0 &&
+		    read_attr_at(dfd, "device/serial", serial, sizeof(serial)) == 0)
+			r = add_id(ret, "nvme-", model, serial, partition ? part : NULL);
+		if (r == 0 && read_attr_at(dfd, "wwid", wwid, sizeof(wwid)) == 0)
+			r = add_id(ret, "nvme-", wwid, NULL, partition ? part : NULL);
+	} else if (read_attr_at(dfd, "device/wwid", wwid, sizeof(wwid)) == 0 &&
+		   strncmp(wwid, "naa.", 4) == 0) {
+		r = add_id(ret, "wwn-0x", wwid + 4, NULL, partition ? part : NULL);
+	}
+	close(dfd);
+	return r;
+}
+
 static int scan_one(struct udev_device *ud, struct inventory *inv, struct diag_list *diags)
 {
 	const char *devnode = udev_device_get_devnode(ud);
 	const char *size = udev_device_get_sysattr_value(ud, "size");
 	struct block_device d = { 0 };
+	bool partition;
 	int r;
 
 	if (!devnode || (size && strcmp(size, "0") == 0) || is_multipath_path(ud))
@@ -295,11 +382,15 @@ static int scan_one(struct udev_device *ud, struct inventory *inv, struct diag_l
 	d.devnode = strdup(devnode);
 	if (!d.devnode)
 		return -ENOMEM;
-	r = scan_probe(devnode, &d, diags, strcmp(udev_device_get_devtype(ud) ?: "", "partition") == 0);
+	partition = strcmp(udev_device_get_devtype(ud) ?: "", "partition") == 0;
+	r = scan_probe(devnode, &d, diags, partition);
 	if (r == 1)
 		inv->n_skipped++;
 	if (r == 0)
 		r = scan_ids(ud, &d);
+	/* no udevd database (early boot, a container): udev's names from sysfs */
+	if (r == 0 && !d.ids)
+		r = inventory_sysfs_ids(udev_device_get_syspath(ud), partition, &d.ids);
 	if (r == 0)
 		r = inventory_add(inv, &d);
 	block_device_done(&d);
@@ -378,27 +469,59 @@ static bool device_matches(const struct block_device *d, enum fsfacts_tag by, co
  * are read as the matching tag (udev's \xNN escapes decoded); any other
  * path must equal a devnode exactly.
  */
+/* @spec as (tag, value): "/dev/disk/by-*" paths as their tag, with udev's
+ * escapes decoded into @buf.  Returns: false when it cannot be decoded. */
+static bool spec_split(const char *spec, enum fsfacts_tag *by, const char **v, char *buf, size_t size)
+{
+	*v = spec;
+	*by = fsfacts_tag_parse(spec, v);
+	if (*by != FSFACTS_TAG_NONE)
+		return true;
+	*by = fsfacts_tag_from_path(spec, v);
+	if (*by == FSFACTS_TAG_NONE) {
+		*v = spec;
+		return true;
+	}
+	if (!udev_unescape(*v, buf, size))
+		return false;
+	*v = buf;
+	return true;
+}
+
 const struct block_device *inventory_find(const struct inventory *inv, const char *spec)
 {
 	enum fsfacts_tag by;
-	const char *v = spec;
+	const char *v;
 	char buf[1024];
 
-	if (!inv || !spec)
+	if (!inv || !spec || !spec_split(spec, &by, &v, buf, sizeof(buf)))
 		return NULL;
-	by = fsfacts_tag_parse(spec, &v);
-	if (by == FSFACTS_TAG_NONE) {
-		by = fsfacts_tag_from_path(spec, &v);
-		if (by != FSFACTS_TAG_NONE) {
-			if (!udev_unescape(v, buf, sizeof(buf)))
-				return NULL;
-			v = buf;
-		} else {
-			v = spec;
-		}
-	}
 	for (size_t i = 0; i < inv->n_devs; i++)
 		if (device_matches(&inv->devs[i], by, v))
 			return &inv->devs[i];
+	return NULL;
+}
+
+static bool same_btrfs(const struct block_device *a, const struct block_device *b)
+{
+	return a->is_btrfs && b->is_btrfs &&
+	       memcmp(a->btrfs.fsid, b->btrfs.fsid, sizeof(a->btrfs.fsid)) == 0;
+}
+
+const struct block_device *inventory_find_other(const struct inventory *inv, const char *spec,
+						const struct block_device *first)
+{
+	enum fsfacts_tag by;
+	const char *v;
+	char buf[1024];
+
+	if (!inv || !spec || !first || !spec_split(spec, &by, &v, buf, sizeof(buf)))
+		return NULL;
+	for (size_t i = 0; i < inv->n_devs; i++) {
+		const struct block_device *d = &inv->devs[i];
+
+		if (d != first && device_matches(d, by, v) && !same_btrfs(d, first))
+			return d;
+	}
 	return NULL;
 }

@@ -25,7 +25,8 @@ struct block_device {
 	char *partuuid; /* libblkid PART_ENTRY_UUID */
 	char *partlabel; /* libblkid PART_ENTRY_NAME */
 	char **ids; /* strv: udev's /dev/disk/by-id/ link names, unescaped
-		       (what fstab's ID= names); NULL without udevd */
+		       (what fstab's ID= names); without udevd's database,
+		       the names udev would give, from sysfs (inventory_sysfs_ids()) */
 	bool is_btrfs; /* btrfs superblock read and valid */
 	struct btrfs_sb_info btrfs; /* valid when is_btrfs */
 };
@@ -78,6 +79,7 @@ int inventory_probe_fd(int fd, struct block_device *d, int *ret_sb_err, bool par
  * @path: ini file, one "[device /dev/NAME]" section each with keys type,
  *        uuid, uuid_sub, label, partuuid, partlabel, devno (MAJ:MIN) and for
  *        btrfs devid, num_devices, generation, sys_devids (space-separated);
+ *        ids: the ID= names of the device (space-separated);
  *        used by golden tests to plan without devices.  Parsed by inih
  *        (inventory_fixture.c): ';' comments (inline after a blank), no '#'
  *        inline comments, lines up to inih's buffer (about 200 bytes), an
@@ -104,6 +106,40 @@ int inventory_load_fixture(struct inventory *ret, const char *path, struct diag_
  * Returns: the first matching device, or NULL (borrowed from @inv).
  */
 const struct block_device *inventory_find(const struct inventory *inv, const char *spec);
+
+/**
+ * inventory_find_other:
+ * @inv: inventory
+ * @spec: as inventory_find()
+ * @first: the device inventory_find() returned for @spec
+ *
+ * Strings only.  Two members of one btrfs filesystem share UUID= and
+ * LABEL= and are not a conflict (two devices claiming one devid are:
+ * btrfs_group() reports them).
+ *
+ * Returns: another device that @spec names and that is not the same
+ * filesystem as @first, or NULL (borrowed from @inv).
+ */
+const struct block_device *inventory_find_other(const struct inventory *inv, const char *spec,
+						const struct block_device *first);
+
+/**
+ * inventory_sysfs_ids:
+ * @syspath: the device's sysfs directory ("/sys/devices/.../block/vda/vda1")
+ * @partition: @syspath is a partition (its disk's names get "-partN")
+ * @ret: strv the names are appended to
+ *
+ * The /dev/disk/by-id/ names udev's 60-persistent-storage rules give, as far
+ * as sysfs alone tells them (for early boot without udevd): "virtio-SERIAL"
+ * (virtio serial attribute), "nvme-MODEL_SERIAL" and "nvme-eui.X" (nvme
+ * model/serial/eui attributes), "wwn-0xNAA" (a SCSI/ATA device's
+ * device/wwid "naa.X"); whitespace runs become '_' as udev's
+ * replace-whitespace does.  ATA/SCSI model_serial names need an INQUIRY
+ * and are not made.
+ *
+ * Returns: 0 or -ENOMEM.
+ */
+int inventory_sysfs_ids(const char *syspath, bool partition, char ***ret);
 
 /**
  * inventory_add:

@@ -175,6 +175,27 @@ static int set_sys_devids(struct fixture_ctx *c, const char *v)
 	return 0;
 }
 
+/* ID= names, space-separated (udev's by-id names have no spaces). */
+static int set_ids(struct fixture_ctx *c, const char *v)
+{
+	char tok[256];
+
+	while (*(v += strspn(v, " \t"))) {
+		size_t len = strcspn(v, " \t");
+		int r;
+
+		if (len >= sizeof(tok))
+			return -ERANGE;
+		memcpy(tok, v, len);
+		tok[len] = '\0';
+		r = strv_contains(c->cur.ids, tok) ? 0 : strv_extend(&c->cur.ids, tok);
+		if (r < 0)
+			return r;
+		v += len;
+	}
+	return 0;
+}
+
 enum {
 	KEY_DEVID = 1u << 7,
 	KEY_NUM_DEVICES = 1u << 8,
@@ -199,9 +220,10 @@ static const struct fixture_key {
 	{ "num_devices", set_num_devices, "a count >= 1" },
 	{ "generation", set_generation, "a number" },
 	{ "sys_devids", set_sys_devids, "space-separated devids >= 1 (at most 64)" },
+	{ "ids", set_ids, "space-separated /dev/disk/by-id/ names of at most 255 bytes" },
 };
 
-_Static_assert(ARRAY_SIZE(fixture_keys) == 11, "KEY_* bits follow fixture_keys order");
+_Static_assert(ARRAY_SIZE(fixture_keys) == 12, "KEY_* bits follow fixture_keys order");
 
 /* Parse a 36-character uuid string into 16 bytes. */
 static bool uuid_parse(const char *s, uint8_t out[16])

@@ -28,6 +28,7 @@
 
 #include "fsfacts.h"
 #include "plan.h"
+#include "plan_identity.h"
 #include "plan_internal.h"
 #include "units.h"
 
@@ -497,6 +498,9 @@ static int add_device_steps(struct builder *b, size_t i)
 	if (b->in->inventory)
 		dev = inventory_find(b->in->inventory, e->source);
 	fs = entry_btrfs(b, e, dev);
+	r = plan_identity_check(b->in, e, dev, fs, &b->steps[from]);
+	if (r != 0)
+		return r < 0 ? r : 0;
 	if (fs) {
 		b->steps[from].is_btrfs = true;
 		return edge_to_assemble(b, from, fs, timeout);

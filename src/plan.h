@@ -43,7 +43,9 @@ struct plan_step {
 	bool conflict; /* something else is in place: the step fails (see note) */
 	char *note; /* owned, optional: why done or in conflict, or what was found */
 
-	/* PLAN_REGISTER: member device; PLAN_ASSEMBLE: NULL */
+	/* PLAN_REGISTER: member device; PLAN_ASSEMBLE: NULL; PLAN_MOUNT: the
+	 * device a tag source resolved to in the inventory, which the mount is
+	 * given (plan_identity_check()), or NULL */
 	char *devnode;
 	uint64_t devid;
 	/* PLAN_REGISTER, PLAN_ASSEMBLE */

@@ -39,6 +39,7 @@ fi
 declare -A WANT_EXIT=(
 	[areas]=1
 	[device-absent]=1
+	[device-identity]=1
 	[local-only]=1
 	[raid1-member-missing]=1
 	[predicted-failures]=1

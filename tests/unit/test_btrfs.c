@@ -179,31 +179,98 @@ static void test_format_truncates(void **state)
 	assert_int_equal(buf[0], 'Z');
 }
 
-/* Duplicate (fsid, devid): the higher generation wins, with a warning. */
+/* Duplicate (fsid, devid): a clone; neither device is a member, the
+ * warning names both, the devid and their generations. */
 static void test_duplicate_devid(void **state)
 {
 	struct inventory inv = { 0 };
 	struct btrfs_fs_list l = { 0 };
 	struct diag_list diags = { 0 };
+	char buf[1024];
 
 	add_member(&inv, "/dev/sdb", FSID_A, 1, 2, 5, "old", SYS_12);
 	add_member(&inv, "/dev/sdx", FSID_A, 1, 2, 9, "new", SYS_12);
 	add_member(&inv, "/dev/sdc", FSID_A, 2, 2, 9, "new", SYS_12);
 	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
 	assert_int_equal(l.n, 1);
-	assert_int_equal(l.v[0].n_members, 2);
-	assert_string_equal(l.v[0].members[0].dev->devnode, "/dev/sdx");
+	assert_int_equal(l.v[0].n_members, 1);
+	assert_string_equal(l.v[0].members[0].dev->devnode, "/dev/sdc");
+	assert_int_equal(l.v[0].n_clones, 1);
+	assert_int_equal(l.v[0].clones[0].devid, 1);
+	assert_string_equal(l.v[0].clones[0].a->devnode, "/dev/sdx");
+	assert_string_equal(l.v[0].clones[0].b->devnode, "/dev/sdb");
 	assert_string_equal(l.v[0].label, "new");
-	assert_true(btrfs_filesystem_complete(&l.v[0]));
+	/* the cloned devid is present, not missing; but never complete */
+	assert_int_equal(l.v[0].n_missing, 0);
+	assert_int_equal(l.v[0].n_unknown_missing, 0);
+	assert_false(btrfs_filesystem_complete(&l.v[0]));
 	assert_int_equal(diag_count(&diags, DIAG_WARNING), 1);
 	assert_int_equal(diag_count(&diags, DIAG_ERROR), 0);
 	assert_non_null(strstr(diags.v[0].msg, "'/dev/sdx'"));
 	assert_non_null(strstr(diags.v[0].msg, "'/dev/sdb'"));
 	assert_non_null(strstr(diags.v[0].msg, "devid 1"));
+	assert_non_null(strstr(diags.v[0].msg, "generations 9 and 5"));
 	assert_non_null(strstr(diags.v[0].msg, FSID_A));
+	assert_string_equal(btrfs_format_clones(&l.v[0], buf, sizeof(buf)), diags.v[0].msg);
 	btrfs_fs_list_done(&l);
 	inventory_done(&inv);
 	diag_list_done(&diags);
+}
+
+/* A single-device filesystem on two copies: no member at all. */
+static void test_clone_single(void **state)
+{
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+	char buf[16];
+
+	add_member(&inv, "/dev/loop1", FSID_A, 1, 1, 7, NULL, SYS_1);
+	add_member(&inv, "/dev/loop0", FSID_A, 1, 1, 7, NULL, SYS_1);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(l.v[0].n_members, 0);
+	assert_int_equal(l.v[0].n_clones, 1);
+	assert_string_equal(l.v[0].clones[0].a->devnode, "/dev/loop0"); /* same generation: by name */
+	assert_false(btrfs_filesystem_complete(&l.v[0]));
+	assert_string_equal(btrfs_format_missing(&l.v[0], buf, sizeof(buf)), "");
+	assert_non_null(strstr(diags.v[0].msg, "generations 7 and 7"));
+	/* truncation stays inside the buffer */
+	assert_int_equal(strlen(btrfs_format_clones(&l.v[0], buf, sizeof(buf))), sizeof(buf) - 1);
+	btrfs_fs_list_done(&l);
+	inventory_done(&inv);
+	diag_list_done(&diags);
+}
+
+/* A member that was away while the filesystem was written to. */
+static void test_stale_member(void **state)
+{
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+	char buf[512];
+
+	add_member(&inv, "/dev/sdb", FSID_A, 1, 2, 12, NULL, SYS_12);
+	add_member(&inv, "/dev/sdc", FSID_A, 2, 2, 8, NULL, SYS_12);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(l.v[0].generation, 12);
+	assert_false(btrfs_member_stale(&l.v[0], &l.v[0].members[0]));
+	assert_true(btrfs_member_stale(&l.v[0], &l.v[0].members[1]));
+	assert_true(btrfs_filesystem_complete(&l.v[0]));
+	btrfs_format_stale(&l.v[0], buf, sizeof(buf));
+	assert_non_null(strstr(buf, "devid 2 ('/dev/sdc') is stale: generation 8 against 12"));
+	assert_non_null(strstr(buf, "run a scrub"));
+	assert_int_equal(diag_count(&diags, DIAG_WARNING), 1);
+	assert_non_null(strstr(diags.v[0].msg, buf));
+	assert_non_null(strstr(diags.v[0].msg, FSID_A));
+	btrfs_fs_list_done(&l);
+	diag_list_done(&diags);
+	/* equal generations: nothing stale, no warning */
+	inv.devs[1].btrfs.generation = 12;
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_string_equal(btrfs_format_stale(&l.v[0], buf, sizeof(buf)), "");
+	assert_int_equal(diags.n, 0);
+	btrfs_fs_list_done(&l);
+	inventory_done(&inv);
 }
 
 /* num_devices and label come from the newest superblock (device added). */
@@ -223,6 +290,7 @@ static void test_newest_generation_wins(void **state)
 	assert_string_equal(btrfs_format_missing(&l.v[0], buf, sizeof(buf)), "devid 3 missing");
 	btrfs_fs_list_done(&l);
 	inventory_done(&inv);
+	diag_list_done(&diags);
 }
 
 static void test_find(void **state)
@@ -413,6 +481,8 @@ int main(void)
 		cmocka_unit_test(test_format_truncates),
 		cmocka_unit_test(test_duplicate_devid),
 		cmocka_unit_test(test_newest_generation_wins),
+		cmocka_unit_test(test_clone_single),
+		cmocka_unit_test(test_stale_member),
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_find_by_id),
 		cmocka_unit_test(test_fixture_good),

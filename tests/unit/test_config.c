@@ -461,7 +461,7 @@ static void test_small_cases(void **state)
 		{ "[storaged]\nfoo\n", 2, "not a section, key = value or comment" },
 		/* inih's rules: ':' separates too, text after ']' is ignored */
 		{ "[storaged]\nfoo: bar\n", 2,
-		  "unknown key 'foo' in [storaged] (accepted: fstab, select, device-timeout, degraded, mount-timeout, jobs, hotplug)" },
+		  "unknown key 'foo' in [storaged] (accepted: fstab, select, device-timeout, degraded, mount-timeout, jobs, hotplug, stale-member)" },
 		{ "[storaged\n", 1, "not a section, key = value or comment" },
 		{ "[storaged] x\njobs = 0\n", 2,
 		  "jobs: '0' is out of range; expected a number of parallel jobs, 1..64" },

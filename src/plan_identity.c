@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Device identity in the plan (see plan_identity.h).  Called by plan.c for
+ * each entry that needs a device, after the device and its btrfs filesystem
+ * were looked up in the inventory; strings only, no I/O.
+ *
+ * Why refuse rather than pick: after a disk is cloned, both copies carry
+ * the same tags (and for btrfs the same fsid and devid).  The kernel keeps
+ * whichever btrfs member it was told about last and udev's by-* links
+ * point at whichever device was probed last, so which copy is mounted
+ * would depend on probe order.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fsfacts.h"
+#include "plan_identity.h"
+
+static int conflict(struct plan_step *s, char *note)
+{
+	if (!note)
+		return -ENOMEM;
+	free(s->note);
+	s->note = note;
+	s->conflict = true;
+	return 1;
+}
+
+/* The tag's name for the message ("LABEL"), from the spec itself. */
+static const char *tag_name(const char *spec)
+{
+	static const char *const names[] = {
+		[FSFACTS_TAG_UUID] = "UUID",
+		[FSFACTS_TAG_LABEL] = "LABEL",
+		[FSFACTS_TAG_PARTUUID] = "PARTUUID",
+		[FSFACTS_TAG_PARTLABEL] = "PARTLABEL",
+		[FSFACTS_TAG_ID] = "ID",
+	};
+	enum fsfacts_tag t = fsfacts_tag_parse(spec, NULL);
+
+	if (t == FSFACTS_TAG_NONE)
+		t = fsfacts_tag_from_path(spec, NULL);
+	return t == FSFACTS_TAG_NONE ? "tag" : names[t];
+}
+
+static bool spec_is_tag(const char *spec)
+{
+	return fsfacts_tag_parse(spec, NULL) != FSFACTS_TAG_NONE ||
+	       fsfacts_tag_from_path(spec, NULL) != FSFACTS_TAG_NONE;
+}
+
+static int duplicate_tag(const struct fstab_entry *e, const struct block_device *a,
+			 const struct block_device *b, struct plan_step *s)
+{
+	char *note;
+
+	if (asprintf(&note, "'%s' names two devices, '%s' (%s) and '%s' (%s): a cloned disk? storaged mounts neither: detach the copy that does not belong, give it a new %s, or name the device in the fstab entry otherwise",
+		     e->source, a->devnode, a->type ? a->type : "no filesystem", b->devnode,
+		     b->type ? b->type : "no filesystem", tag_name(e->source)) < 0)
+		note = NULL;
+	return conflict(s, note);
+}
+
+static int refuse_stale(const struct btrfs_filesystem *fs, struct plan_step *s)
+{
+	char stale[1024], *note;
+
+	btrfs_format_stale(fs, stale, sizeof(stale));
+	if (asprintf(&note, "btrfs %s: %s; not mounting (stale-member = refuse): mount it by hand and scrub it, or set stale-member = scrub",
+		     fs->fsid, stale) < 0)
+		note = NULL;
+	return conflict(s, note);
+}
+
+static bool has_stale_member(const struct btrfs_filesystem *fs)
+{
+	for (size_t i = 0; i < fs->n_members; i++)
+		if (btrfs_member_stale(fs, &fs->members[i]))
+			return true;
+	return false;
+}
+
+int plan_identity_check(const struct plan_input *in, const struct fstab_entry *e,
+			const struct block_device *dev, const struct btrfs_filesystem *fs,
+			struct plan_step *s)
+{
+	const struct block_device *other = NULL;
+	const char *node = NULL;
+	char clones[1024];
+
+	if (dev && spec_is_tag(e->source))
+		other = inventory_find_other(in->inventory, e->source, dev);
+	if (other)
+		return duplicate_tag(e, dev, other, s);
+	if (fs && fs->n_clones)
+		return conflict(s, strdup(btrfs_format_clones(fs, clones, sizeof(clones))));
+	if (fs && in->config->stale_member == STALE_MEMBER_REFUSE && has_stale_member(fs))
+		return refuse_stale(fs, s);
+	if (e->bind || e->loop || !spec_is_tag(e->source))
+		return 0;
+	if (fs && fs->n_members)
+		node = fs->members[0].dev->devnode;
+	else if (dev && !fs)
+		node = dev->devnode;
+	if (!node)
+		return 0;
+	free(s->devnode);
+	s->devnode = strdup(node);
+	return s->devnode ? 0 : -ENOMEM;
+}

@@ -1,0 +1,67 @@
+#!/bin/bash
+# The initramfs helper (initramfs/storaged-root, run by the initramfs-tools
+# boot script and the dracut module) on loop devices, with a kernel command
+# line from a file: a root RAID1 with a member missing waits the bounded
+# storaged.device-timeout, then without consent says what is missing and
+# the exact option to consent (exit 1: the emergency shell), with consent
+# reports degraded (exit 2: -o degraded) and warns; complete: exit 0.  The
+# qemu boots of issue 11 are not run here.
+. "$(dirname "$0")/lib.sh"
+setup
+command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
+HELPER=$(dirname "$STORAGED")/initramfs/storaged-root
+[ -x "$HELPER" ] || fail "no $HELPER (build first)"
+export STORAGED STORAGED_ROOT_DIR=$SCRATCH/root
+
+A=$(mkloop a 512M)
+B=$(mkloop b 512M)
+mkfs.btrfs -q -f -L rootfs -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
+FSID=$(blkid -o value -s UUID "$A")
+forget "$A" "$B"
+mkdir -p "$SCRATCH/sysroot"
+
+helper() { # CMDLINE EXPECTED_EXIT
+	local rc
+	echo "$1" >"$SCRATCH/cmdline"
+	OUT=$("$HELPER" "$SCRATCH/cmdline" 2>&1)
+	rc=$?
+	printf '%s\n' "$OUT" | sed 's/^/  | /'
+	[ "$rc" = "$2" ] || fail "storaged-root exited $rc for '$1', expected $2"
+	grep -q " $STORAGED_ROOT_DIR/mnt " /proc/self/mounts && fail "the scratch mount was left mounted"
+	return 0
+}
+
+note "both members: ready (0), and the root mounts"
+helper "ro root=UUID=$FSID storaged.device-timeout=3s" 0
+mount -t btrfs -o ro "$A" "$SCRATCH/sysroot" || fail "root did not mount after the helper"
+umount "$SCRATCH/sysroot"
+forget "$A" "$B"
+
+note "the fault: a member missing, the remaining one alone does not mount"
+detach "$B"
+if mount -t btrfs -o ro "$A" "$SCRATCH/sysroot" 2>/dev/null; then fail "mounted without its second member"; fi
+forget "$A"
+
+note "without consent: a bounded wait, then the message for the emergency shell (1)"
+t0=$(date +%s)
+helper "root=UUID=$FSID rootflags=noatime storaged.device-timeout=3s" 1
+[ $(($(date +%s) - t0)) -le 20 ] || fail "waited $(($(date +%s) - t0))s for a 3s timeout"
+expect_out "$FSID"
+expect_out "1 of 2 members present after 3s, devid 2 missing"
+expect_out "storaged.degraded=after-timeout"
+forget "$A"
+
+note "with consent: degraded (2), warned; the root mounts with -o degraded"
+helper "root=UUID=$FSID storaged.device-timeout=3s storaged.degraded=after-timeout" 2
+expect_out "WARNING: the root filesystem UUID=$FSID is mounted DEGRADED"
+expect_out "1 of 2 members present"
+[ -s "$STORAGED_ROOT_DIR/degraded" ] || fail "no $STORAGED_ROOT_DIR/degraded for the booted system"
+mount -t btrfs -o ro,degraded "$A" "$SCRATCH/sysroot" || fail "root did not mount degraded"
+umount "$SCRATCH/sysroot"
+
+note "no btrfs root: nothing to do (3)"
+helper "root=/dev/nfs nfsroot=1.2.3.4:/x" 3
+helper "quiet" 3
+helper "root=UUID=00000000-1111-2222-3333-444444444444" 3
+helper "root=$A rootfstype=ext4" 3
+exit 0
