@@ -16,6 +16,7 @@
 #include "inventory.h"
 #include "state.h"
 #include "statedir.h"
+#include "status_prom.h"
 #include "units.h"
 #include "world.h"
 
@@ -196,6 +197,9 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	size_t n_areas = 0;
 	int r = 0;
 
+	/* issue 14: --format=prometheus, all of it in status_prom*.c */
+	if (o->prometheus)
+		return cmd_status_prometheus(o, lg);
 	if (statedir_load_state(o->state_dir, lg, &st) < 0)
 		return EXIT_STEP_FAILED;
 	if (area_status_list(o->state_dir, &areas, &n_areas) < 0)

@@ -75,6 +75,9 @@ struct config {
 	bool hotplug; /* default false */
 	struct area_config *areas;
 	size_t n_areas;
+	/* issue 14: where to write the Prometheus metrics after each pass
+	 * (absolute path, owned), NULL: nowhere (status_prom.h) */
+	char *metrics_textfile;
 };
 
 /**
