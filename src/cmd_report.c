@@ -18,6 +18,7 @@
 #include "state.h"
 #include "status_live.h"
 #include "statedir.h"
+#include "status_prom.h"
 #include "units.h"
 #include "world.h"
 
@@ -268,6 +269,9 @@ int cmd_status(const struct options *o, const struct logger *lg)
 
 	sources_init(&src, o);
 	in = (struct live_input){ .sysfs_btrfs = src.sysfs_btrfs };
+	/* issue 14: --format=prometheus, all of it in status_prom*.c */
+	if (o->prometheus)
+		return cmd_status_prometheus(o, lg);
 	if (statedir_load_state(o->state_dir, lg, &st) < 0)
 		return EXIT_STEP_FAILED;
 	if (area_status_list(o->state_dir, &areas, &n_areas) < 0)

@@ -21,6 +21,7 @@
 #include "resident.h"
 #include "state.h"
 #include "statedir.h"
+#include "status_prom.h"
 #include "sysops.h"
 #include "world.h"
 
@@ -221,6 +222,8 @@ static int start_pass(const struct options *o, const struct logger *lg, bool no_
 		r = o->dry_run ? render_plan(o, lg, &w.plan, ret_failed)
 			       : run_plan(o, lg, &w, no_wait, ret_failed, ret_degraded);
 	world_done(&w);
+	if (!o->dry_run && r != -EINVAL && r != -EPERM)
+		status_prom_after_pass(o, lg); /* issue 14: metrics-textfile */
 	return r;
 }
 

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "state.h"
 #include "statedir.h"
+#include "status_prom.h"
 #include "sysops.h"
 #include "undo.h"
 #include "units.h"
@@ -83,5 +84,6 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 	sysops_close(&so);
 	state_done(&st);
 	close(lock);
+	status_prom_after_pass(o, lg); /* issue 14: metrics-textfile */
 	return failed ? EXIT_STEP_FAILED : 0;
 }

@@ -408,6 +408,7 @@ void config_done(struct config *c)
 	free(c->file);
 	free(c->fstab);
 	strv_free(c->select);
+	free(c->metrics_textfile);
 	*c = (struct config){ 0 };
 }
 

@@ -83,6 +83,9 @@ struct config {
 	struct area_config *areas;
 	size_t n_areas;
 	enum stale_member_policy stale_member; /* default STALE_MEMBER_WARN */
+	/* issue 14: where to write the Prometheus metrics after each pass
+	 * (absolute path, owned), NULL: nowhere (status_prom.h) */
+	char *metrics_textfile;
 };
 
 /**

@@ -340,6 +340,17 @@ static int parse_group(const char *v, void *base, const struct key_def *k)
 	return 0;
 }
 
+/* issue 14: node_exporter's textfile collector reads only *.prom files, and
+ * storaged writes a temporary file beside it (status_prom_io.c) */
+static int parse_textfile(const char *v, void *base, const struct key_def *k)
+{
+	size_t n = strlen(v);
+
+	if (n < 6 || strcmp(v + n - 5, ".prom") != 0 || v[n - 6] == '/' || !path_is_normalized(v))
+		return -EINVAL;
+	return parse_file(v, base, k);
+}
+
 #define DURATION_EXPECT "a duration (e.g. 90s, 2min, infinity)"
 #define BOOL_EXPECT "a boolean (yes/no, true/false, on/off, 1/0)"
 #define S(f) offsetof(struct config, f)
@@ -376,6 +387,9 @@ const struct key_def config_keys[] = {
 	  "a group name known to this system or a numeric gid" },
 	{ SECTION_STORAGED, "stale-member", parse_stale_member, S(stale_member), 0,
 	  "'warn', 'scrub' or 'refuse'" },
+	/* issue 14: the Prometheus textfile (status_prom.h) */
+	{ SECTION_STORAGED, "metrics-textfile", parse_textfile, S(metrics_textfile), 0,
+	  "an absolute file name ending in .prom (e.g. /var/lib/prometheus/node-exporter/storaged.prom)" },
 };
 
 #undef S

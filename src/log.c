@@ -1,16 +1,40 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
+#include "units.h"
+
+bool log_stream_is_journal(const char *journal_stream, const struct stat *st)
+{
+	char dev[32];
+	const char *colon;
+	uint64_t d, i;
+
+	if (!journal_stream || !(colon = strchr(journal_stream, ':')) ||
+	    (size_t)(colon - journal_stream) >= sizeof(dev))
+		return false;
+	memcpy(dev, journal_stream, (size_t)(colon - journal_stream));
+	dev[colon - journal_stream] = '\0';
+	if (units_parse_uint(dev, UINT64_MAX, &d) < 0 || units_parse_uint(colon + 1, UINT64_MAX, &i) < 0)
+		return false;
+	return (uint64_t)st->st_dev == d && (uint64_t)st->st_ino == i;
+}
 
 void log_init(struct logger *lg, int max_level, enum log_target target)
 {
+	struct stat st;
+
 	lg->max_level = max_level;
 	lg->target = target;
+	lg->journal_prefix = false;
 	if (target == LOG_TARGET_SYSLOG)
 		openlog("storaged", LOG_PID | LOG_CONS, LOG_DAEMON);
+	else if (fstat(STDERR_FILENO, &st) == 0)
+		lg->journal_prefix = log_stream_is_journal(getenv("JOURNAL_STREAM"), &st);
 }
 
 void log_close(struct logger *lg)
@@ -39,16 +63,20 @@ static const char *level_name(int prio)
 static void log_write(const struct logger *lg, int prio, const char *msg)
 {
 	const char *lvl = level_name(prio);
+	char pfx[8] = "";
 
 	switch (lg->target) {
 	case LOG_TARGET_SYSLOG:
 		syslog(prio, "%s", msg);
 		break;
 	default:
+		/* sd-daemon.h's SD_ERR and the like: "<3>" */
+		if (lg->journal_prefix)
+			snprintf(pfx, sizeof(pfx), "<%d>", LOG_PRI(prio));
 		if (lvl)
-			fprintf(stderr, "storaged: %s: %s\n", lvl, msg);
+			fprintf(stderr, "%sstoraged: %s: %s\n", pfx, lvl, msg);
 		else
-			fprintf(stderr, "storaged: %s\n", msg);
+			fprintf(stderr, "%sstoraged: %s\n", pfx, msg);
 		break;
 	}
 }

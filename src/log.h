@@ -7,6 +7,7 @@
 #define STORAGED_LOG_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <syslog.h>
 
 #include "diag.h"
@@ -20,6 +21,10 @@ enum log_target {
 struct logger {
 	int max_level; /* syslog priority: LOG_ERR … LOG_DEBUG */
 	enum log_target target;
+	/* LOG_TARGET_STDERR only: stderr is systemd's stream to the journal,
+	 * so each line begins with its priority, "<3>" for LOG_ERR, which the
+	 * journal takes as the message's priority (sd-daemon(3)) */
+	bool journal_prefix;
 };
 
 /**
@@ -27,8 +32,27 @@ struct logger {
  * @lg: logger to set up
  * @max_level: highest priority printed (LOG_INFO by default, LOG_DEBUG with -v)
  * @target: where messages go
+ *
+ * LOG_TARGET_STDERR: when stderr is the journal's stream ($JOURNAL_STREAM
+ * names it, see log_stream_is_journal()), every line gets its priority
+ * prefix, so that `journalctl -p err` shows the errors.
  */
 void log_init(struct logger *lg, int max_level, enum log_target target);
+
+/**
+ * log_stream_is_journal:
+ * @journal_stream: the value of $JOURNAL_STREAM, or NULL when unset
+ * @st: fstat(2) of the stream in question (stderr)
+ *
+ * systemd sets JOURNAL_STREAM to "DEVICE:INODE" (both decimal; st_dev as
+ * one number) of the socket it connects a service's stdout/stderr to
+ * (systemd.exec(5), "Environment Variables in Spawned Processes"); a
+ * stream redirected since, or inherited by a child whose stderr is
+ * something else, does not match.
+ *
+ * Pure.  Returns: true when @st is that stream.
+ */
+bool log_stream_is_journal(const char *journal_stream, const struct stat *st);
 
 /** log_close: releases what log_init() opened. */
 void log_close(struct logger *lg);
@@ -38,8 +62,9 @@ void log_close(struct logger *lg);
  * @lg: logger, or NULL (then nothing is printed)
  * @prio: syslog priority
  *
- * Prints one line "storaged: <level>: message" (stderr) or the syslog
- * equivalent.  Never fails visibly.
+ * Prints one line "storaged: <level>: message" (stderr; preceded by
+ * "<prio>" when stderr is the journal) or the syslog equivalent.  Never
+ * fails visibly.
  */
 void log_msg(const struct logger *lg, int prio, const char *fmt, ...) _printf_(3, 4);
 

@@ -18,6 +18,7 @@ enum {
 	OPT_STATE_DIR,
 	OPT_LOCAL,
 	OPT_VERSION,
+	OPT_FORMAT, /* issue 14 */
 };
 
 struct command {
@@ -66,6 +67,8 @@ static void usage(FILE *out)
 	      "      --state-dir DIR   state directory (default " STATE_DIR_DEFAULT ")\n"
 	      "      --local           start: leave network filesystems (and what needs\n"
 	      "                        them) for a later start, after the network is up\n"
+	      "      --format=prometheus\n"
+	      "                        status: the Prometheus text exposition format\n"
 	      "  -v, --verbose         more messages\n"
 	      "  -q, --quiet           errors only\n"
 	      "      --version         print the version\n"
@@ -100,6 +103,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *level)
 						  { "quiet", no_argument, NULL, 'q' },
 						  { "version", no_argument, NULL, OPT_VERSION },
 						  { "help", no_argument, NULL, 'h' },
+						  { "format", required_argument, NULL, OPT_FORMAT },
 						  {} };
 	int c;
 
@@ -142,6 +146,14 @@ static int parse_options(int argc, char **argv, struct options *o, int *level)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case OPT_FORMAT: /* issue 14: the one format besides table and --json */
+			if (strcmp(optarg, "prometheus") != 0) {
+				fprintf(stderr, "storaged: --format '%s': only 'prometheus' is known\n",
+					optarg);
+				return EXIT_CONFIG;
+			}
+			o->prometheus = true;
+			break;
 		default:
 			fputs("Try 'storaged --help' for more information.\n", stderr);
 			return EXIT_CONFIG;
@@ -177,6 +189,10 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	o.arg = optind < argc ? argv[optind] : NULL;
+	if (o.prometheus && strcmp(o.command, "status") != 0) { /* issue 14 */
+		fprintf(stderr, "storaged: --format=prometheus is for status only\n");
+		return EXIT_CONFIG;
+	}
 	if (o.state_dir[0] != '/') {
 		fprintf(stderr, "storaged: --state-dir '%s': must be an absolute path\n", o.state_dir);
 		return EXIT_CONFIG;

@@ -13,6 +13,9 @@ PACKAGES=(
 	insserv systemd
 	# tests/packaging/: the .deb (lintian clean), the .rpm, the completion
 	debhelper dpkg-dev fakeroot lintian rpm cpio bash-completion
+	# promtool: `promtool check metrics` on storaged status --format=prometheus,
+	# `promtool check rules` on conf/storaged-alerts.yml (tests/integration/t-metrics.sh)
+	prometheus
 )
 
 missing=()

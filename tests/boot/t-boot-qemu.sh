@@ -1,12 +1,16 @@
 #!/bin/bash
 # The real client: boot Debian bookworm under qemu (TCG) with storaged
-# installed by `make install DESTDIR=`, enabled the way a user enables it,
-# and check from the guest's serial console that storaged assembled the
+# installed from its Debian package (`dpkg -i` of the .deb that
+# dpkg-buildpackage builds from this tree, shared with
+# tests/packaging/t-deb.sh), enabled by the package's own maintainer
+# scripts, and check from the guest's serial console that storaged assembled the
 # btrfs RAID1, mounted the nested entries in order, set up the RAM area and
 # reported ready, all at boot.
 #
-#   boot 1  systemd as PID 1, `systemctl enable storaged.service`, all disks
-#   boot 2  sysvinit-core, `update-rc.d storaged defaults`, all disks
+#   boot 1  systemd as PID 1 (the postinst's deb-systemd-helper enabled
+#           storaged.service and storaged-remote.service), all disks
+#   boot 2  sysvinit-core (the postinst's `update-rc.d storaged defaults`),
+#           all disks
 #   boot 3  systemd, RAID1 disk 2 left out, degraded = after-timeout:
 #           mounted -o degraded after device-timeout, status says degraded
 #   boot 4  sysvinit, RAID1 disk 2 left out, degraded = no: the entry fails
@@ -36,7 +40,8 @@
 # udev's 64-btrfs.rules is masked in the image and kept out of the initrd,
 # and the initrd's `btrfs device scan` is disabled (build-image.sh), so that
 # every btrfs registration the kernel logs must be storaged's.
-. "$(dirname "$0")/../boot-units/lib.sh"
+# (deb_build, and through it boot-units/lib.sh)
+. "$(dirname "$0")/../packaging/lib.sh"
 
 [ "${STORAGED_BOOT_TEST:-0}" = 1 ] ||
 	skip "opt-in: set STORAGED_BOOT_TEST=1 (boots Debian under qemu; first run builds images with mmdebstrap)"
@@ -49,29 +54,18 @@ need_tool mkfs.btrfs btrfs-progs
 need_tool mkfs.ext4 e2fsprogs
 need_tool systemctl systemd
 need_tool debugfs e2fsprogs
+need_tool dpkg-buildpackage dpkg-dev
+need_tool dh debhelper
+need_tool fakeroot fakeroot
 ONLY=${STORAGED_BOOT_ONLY:-1 2 3 4 5 6}
 T0=$(date +%s)
 
 # ---------------------------------------------------------------- storaged
-# The guest expects /usr/sbin/storaged, /etc/storaged.conf, units in
-# /lib/systemd/system and the script in /etc/init.d: reuse the build tree
-# when it was configured that way, else configure one in the scratch dir.
-mkvar() { sed -n "s/^$1 = //p" "$2/Makefile" 2>/dev/null; }
-B=$BUILDDIR
-idir=$(mkvar initscriptdir "$B")
-# shellcheck disable=SC2016 # the Makefile's own text
-case "$idir" in '${sysconfdir}/init.d') idir=$(mkvar sysconfdir "$B")/init.d ;; esac
-if ! [ -f "$B/Makefile" ] || [ "$(mkvar prefix "$B")" != /usr ] ||
-	[ "$(mkvar sysconfdir "$B")" != /etc ] || [ "$idir" != /etc/init.d ] ||
-	[ "$(mkvar systemdsystemunitdir "$B")" != /lib/systemd/system ]; then
-	B=$SCRATCH/build
-	note "configuring storaged for the guest in $B (--prefix=/usr --sysconfdir=/etc)"
-	mkdir -p "$B"
-	(cd "$B" && "$TOPSRCDIR/configure" -q --prefix=/usr --sysconfdir=/etc \
-		--with-systemdsystemunitdir=/lib/systemd/system --with-initscriptdir=/etc/init.d &&
-		env -u MAKEFLAGS -u MFLAGS make -s -j"$(nproc)") >"$SCRATCH/build.log" 2>&1 ||
-		{ tail -n 30 "$SCRATCH/build.log"; fail "building storaged for the guest"; }
-fi
+# The package, as an administrator installs it (tests/packaging/lib.sh:
+# built once per source tree, reused by t-deb.sh and by the next run).
+t=$(date +%s)
+deb_build
+note "package: $DEB ($(($(date +%s) - t))s)"
 
 # ---------------------------------------------------------------- images
 image() { # VARIANT: the cached image directory (built when missing)
@@ -101,21 +95,32 @@ for v in systemd sysv; do
 	t=$(date +%s)
 	IMG[$v]=$(image "$v")
 	note "image $v: ${IMG[$v]} ($(($(date +%s) - t))s)"
-	# A copy with storaged installed as a user would, and enabled.
+	# A copy with storaged installed from the package: dpkg -i in the
+	# image, whose maintainer scripts enable it (systemd units and SysV
+	# links both); the dependencies are the image's own packages.
 	R=$SCRATCH/root-$v
 	cp -a "${IMG[$v]}/root" "$R"
-	env -u MAKEFLAGS -u MFLAGS make -s -C "$B" install DESTDIR="$R" >"$SCRATCH/install-$v.log" 2>&1 ||
-		{ cat "$SCRATCH/install-$v.log"; fail "make install DESTDIR (guest $v)"; }
-	[ -x "$R/usr/sbin/storaged" ] || fail "make install put no /usr/sbin/storaged"
+	cp "$DEB" "$R/tmp/storaged.deb"
+	chroot "$R" dpkg -i /tmp/storaged.deb >"$SCRATCH/install-$v.log" 2>&1 ||
+		{ cat "$SCRATCH/install-$v.log"; fail "dpkg -i $(basename "$DEB") (guest $v)"; }
+	rm -f "$R/tmp/storaged.deb"
+	# shellcheck disable=SC2016 # dpkg-query's format, not the shell's
+	chroot "$R" dpkg-query -W -f='${Status} ${Version}\n' storaged | grep -q '^install ok installed ' ||
+		fail "storaged is not installed in the $v image after dpkg -i"
+	[ -x "$R/usr/sbin/storaged" ] || fail "the package put no /usr/sbin/storaged"
 	# the [area build] seed runs it
 	[ -x "$R/usr/libexec/storaged/storaged-copy" ] ||
-		fail "make install put no /usr/libexec/storaged/storaged-copy"
+		fail "the package put no /usr/libexec/storaged/storaged-copy"
 	install -m 0755 "$HERE/guest/storaged-boot-check" "$R/usr/local/sbin/storaged-boot-check"
 	case "$v" in
 	systemd)
 		[ -f "$R/lib/systemd/system/storaged.service" ] || fail "storaged.service not installed"
+		[ -L "$R/etc/systemd/system/local-fs.target.wants/storaged.service" ] ||
+			fail "the package did not enable storaged.service (local-fs.target.wants)"
+		[ -L "$R/etc/systemd/system/remote-fs.target.wants/storaged-remote.service" ] ||
+			fail "the package did not enable storaged-remote.service (remote-fs.target.wants)"
 		install -m 0644 "$HERE/guest/storaged-boot-check.service" "$R/etc/systemd/system/"
-		systemctl --root="$R" enable storaged.service storaged-boot-check.service \
+		systemctl --root="$R" enable storaged-boot-check.service \
 			>"$SCRATCH/enable-$v.log" 2>&1 || { cat "$SCRATCH/enable-$v.log"; fail "systemctl enable"; }
 		# No login prompt racing the report on the console.
 		systemctl --root="$R" mask serial-getty@ttyS0.service getty@tty1.service getty-static.service \
@@ -123,11 +128,11 @@ for v in systemd sysv; do
 		;;
 	sysv)
 		[ -x "$R/etc/init.d/storaged" ] || fail "init script not installed"
+		ls "$R"/etc/rcS.d/S*storaged >/dev/null 2>&1 ||
+			fail "the package's update-rc.d did not link storaged in rcS.d"
 		install -m 0755 "$HERE/guest/storaged-boot-check.init" "$R/etc/init.d/storaged-boot-check"
-		chroot "$R" update-rc.d storaged defaults >"$SCRATCH/enable-$v.log" 2>&1 &&
-			chroot "$R" update-rc.d storaged-boot-check defaults >>"$SCRATCH/enable-$v.log" 2>&1 ||
-			{ cat "$SCRATCH/enable-$v.log"; fail "update-rc.d"; }
-		ls "$R"/etc/rcS.d/S*storaged >/dev/null 2>&1 || fail "update-rc.d did not link storaged in rcS.d"
+		chroot "$R" update-rc.d storaged-boot-check defaults >"$SCRATCH/enable-$v.log" 2>&1 ||
+			{ cat "$SCRATCH/enable-$v.log"; fail "update-rc.d storaged-boot-check"; }
 		# No gettys on the console.
 		sed -i -e '/getty/s/^\([^#]\)/#\1/' "$R/etc/inittab"
 		;;
@@ -135,7 +140,7 @@ for v in systemd sysv; do
 	# storaged's debug messages (each registration) in the journal / on the
 	# console, for the report.
 	echo 'STORAGED_OPTS="-v"' >"$R/etc/default/storaged"
-	mkdir -p "$R/srv/data" "$R/var/build/sub" "$R/var/keep/gone"
+	mkdir -p "$R/srv/data" "$R/var/build/sub" "$R/var/keep/gone" "$R/var/lib/prometheus/node-exporter"
 	for i in $(seq 1 50); do echo "file $i" >"$R/var/build/sub/f$i"; done
 	echo seeded >"$R/var/build/seed-marker"
 	echo old >"$R/var/keep/kept"
@@ -199,6 +204,7 @@ EOT
 [storaged]
 device-timeout = 8s
 degraded = $policy
+metrics-textfile = /var/lib/prometheus/node-exporter/storaged.prom
 
 [area build]
 path = /var/build

@@ -40,3 +40,51 @@ expect_files() {
 		grep -qxF -- "$p" "$list" || fail "$p is not in the package (file list: $list)"
 	done
 }
+
+# tree_key: a hash of the source tree as copy_tree copies it (names and
+# contents), so that a package built from it can be reused until it changes.
+tree_key() {
+	if git -C "$TOPSRCDIR" rev-parse --git-dir >/dev/null 2>&1; then
+		(cd "$TOPSRCDIR" && git ls-files -z -c -o --exclude-standard | sort -z |
+			xargs -0 sha256sum -- 2>&1)
+	else
+		(cd "$TOPSRCDIR" && find . \( -path './build*' -o -path ./autom4te.cache \) -prune -o \
+			-type f -print0 | sort -z | xargs -0 sha256sum --)
+	fi | sha256sum | cut -c1-16
+}
+
+# deb_build: the .deb of this source tree, `dpkg-buildpackage -us -uc -b`
+# from a copy of it, built once per tree_key and kept with its .changes,
+# .buildinfo and build log in $BUILDDIR/tests/packaging/deb-KEY/ (older
+# trees' builds are removed): t-deb.sh and the qemu boot test share it.
+# Sets DEB (the storaged .deb) and DEB_CHANGES.  Serialised by a lock, so
+# that two tests asking at once build it once.
+deb_build() {
+	local key dir top=$BUILDDIR/tests/packaging old
+	key=$(tree_key)
+	dir=$top/deb-$key
+	mkdir -p "$top"
+	exec 8>"$top/.deb.lock"
+	flock 8
+	if [ -f "$dir/complete" ]; then
+		note "reusing the .deb built from this tree: $dir"
+	else
+		for old in "$top"/deb-*; do
+			[ -e "$old" ] && rm -rf "$old"
+		done
+		mkdir -p "$dir/src"
+		copy_tree "$dir/src/storaged-0.1.0"
+		note "dpkg-buildpackage -us -uc -b in $dir/src/storaged-0.1.0"
+		(cd "$dir/src/storaged-0.1.0" && clean_env dpkg-buildpackage -us -uc -b) >"$dir/build.log" 2>&1 ||
+			{ exec 8>&-; tail -n 60 "$dir/build.log"; fail "dpkg-buildpackage failed (log: $dir/build.log)"; }
+		mv "$dir"/src/*.deb "$dir"/src/*.changes "$dir"/src/*.buildinfo "$dir/" ||
+			{ exec 8>&-; fail "dpkg-buildpackage left no .deb/.changes/.buildinfo"; }
+		rm -rf "$dir/src"
+		touch "$dir/complete"
+	fi
+	exec 8>&-
+	DEB=$(ls "$dir"/storaged_0.1.0_*.deb 2>/dev/null | head -n 1)
+	DEB_CHANGES=$(ls "$dir"/storaged_0.1.0_*.changes 2>/dev/null | head -n 1)
+	[ -f "$DEB" ] || fail "no storaged_0.1.0_*.deb in $dir"
+	[ -f "$DEB_CHANGES" ] || fail "no .changes in $dir"
+}

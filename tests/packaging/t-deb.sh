@@ -15,15 +15,11 @@ command -v dpkg-checkbuilddeps >/dev/null && { dpkg-checkbuilddeps "$TOPSRCDIR/d
 	skip "build dependencies missing (apt-get build-dep, or tools/install-deps.sh)"; }
 scratch
 
-src=$SCRATCH/storaged-0.1.0
-copy_tree "$src"
-note "dpkg-buildpackage -us -uc -b in $src"
-(cd "$src" && clean_env dpkg-buildpackage -us -uc -b) >"$SCRATCH/build.log" 2>&1 ||
-	{ tail -n 60 "$SCRATCH/build.log"; fail "dpkg-buildpackage failed"; }
-deb=$(ls "$SCRATCH"/storaged_0.1.0_*.deb 2>/dev/null | head -n 1)
-changes=$(ls "$SCRATCH"/storaged_0.1.0_*.changes 2>/dev/null | head -n 1)
-[ -f "$deb" ] || fail "no storaged_0.1.0_*.deb in $SCRATCH"
-[ -f "$changes" ] || fail "no .changes in $SCRATCH"
+# built from a copy of the tree, or the build of the same tree that the
+# qemu boot test made (lib.sh)
+deb_build
+deb=$DEB
+changes=$DEB_CHANGES
 
 note "lintian $(basename "$changes")"
 # No error, no warning: the ones kept are overridden (with the reason) in

@@ -461,7 +461,7 @@ static void test_small_cases(void **state)
 		{ "[storaged]\nfoo\n", 2, "not a section, key = value or comment" },
 		/* inih's rules: ':' separates too, text after ']' is ignored */
 		{ "[storaged]\nfoo: bar\n", 2,
-		  "unknown key 'foo' in [storaged] (accepted: fstab, select, device-timeout, degraded, mount-timeout, jobs, hotplug, stale-member)" },
+		  "unknown key 'foo' in [storaged] (accepted: fstab, select, device-timeout, degraded, mount-timeout, jobs, hotplug, stale-member, metrics-textfile)" },
 		{ "[storaged\n", 1, "not a section, key = value or comment" },
 		{ "[storaged] x\njobs = 0\n", 2,
 		  "jobs: '0' is out of range; expected a number of parallel jobs, 1..64" },
@@ -492,6 +492,13 @@ static void test_small_cases(void **state)
 		{ "[areax]\nk = v\n", 2, "unknown section '[areax]'; expected [storaged] or [area NAME]" },
 		{ "[storaged]\n\x7f = 1\n", 2, "control character 0x7f at column 1" },
 		{ "[storaged]\nj\x01obs = 1\n", 2, "control character 0x01 at column 2" },
+		/* issue 14: only a .prom file, which the textfile collector reads */
+		{ "[storaged]\nmetrics-textfile = /var/lib/node/storaged.txt\n", 2,
+		  "metrics-textfile: '/var/lib/node/storaged.txt' is not an absolute file name ending in .prom (e.g. /var/lib/prometheus/node-exporter/storaged.prom)" },
+		{ "[storaged]\nmetrics-textfile = node/storaged.prom\n", 2,
+		  "metrics-textfile: 'node/storaged.prom' is not an absolute file name ending in .prom (e.g. /var/lib/prometheus/node-exporter/storaged.prom)" },
+		{ "[storaged]\nmetrics-textfile = /var/lib/node/.prom\n", 2,
+		  "metrics-textfile: '/var/lib/node/.prom' is not an absolute file name ending in .prom (e.g. /var/lib/prometheus/node-exporter/storaged.prom)" },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The Prometheus text exposition format (version 0.0.4,
+ * https://prometheus.io/docs/instrumenting/exposition_formats/) of
+ * storaged's status: pure formatting of a struct prom_data.  Loading it
+ * and writing the textfile: status_prom_io.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "status_prom.h"
+#include "units.h"
+
+/* Length of the UTF-8 sequence at @s (1..4), or 0 when it is not one
+ * (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF). */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n;
+	unsigned cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+char *status_prom_escape(const char *in, char *buf, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)(in ? in : "");
+	size_t k = 0, n;
+	char esc[8];
+
+	while (*s) {
+		n = utf8_len(s);
+		if (*s == '\\' || *s == '"' || *s == '\n')
+			snprintf(esc, sizeof(esc), "\\%c", *s == '\n' ? 'n' : *s);
+		else if (n == 0) /* the text \xNN, its backslash escaped */
+			snprintf(esc, sizeof(esc), "\\\\x%02x", *s);
+		else
+			snprintf(esc, sizeof(esc), "%.*s", (int)n, (const char *)s);
+		if (k + strlen(esc) >= len)
+			break;
+		memcpy(buf + k, esc, strlen(esc));
+		k += strlen(esc);
+		s += n ? n : 1;
+	}
+	if (len)
+		buf[k] = '\0';
+	return buf;
+}
+
+/* The "# HELP" and "# TYPE" lines of one family. */
+static void family(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* name{k1="v1"[,k2="v2"[,k3="v3"]]} value: labels with a NULL key end
+ * the list. */
+static void sample(FILE *out, const char *name, const char *const labels[6], const char *value)
+{
+	char esc[4 * 4096 + 1];
+
+	fprintf(out, "%s{", name);
+	for (size_t i = 0; i < 6 && labels[i]; i += 2)
+		fprintf(out, "%s%s=\"%s\"", i ? "," : "", labels[i],
+			status_prom_escape(labels[i + 1], esc, sizeof(esc)));
+	fprintf(out, "} %s\n", value);
+}
+
+static const char *u64(uint64_t v, char buf[32])
+{
+	snprintf(buf, 32, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+/* ------------------------------------------------------------ btrfs */
+
+enum fs_field { PF_PRESENT, PF_EXPECTED, PF_STALE, PF_MOUNTED, PF_DEGRADED };
+
+static const struct {
+	const char *name, *help;
+} fs_families[] = {
+	[PF_PRESENT] = { "storaged_btrfs_members_present",
+			 "Member devices of the btrfs filesystem found on this machine." },
+	[PF_EXPECTED] = { "storaged_btrfs_members_expected",
+			  "Member devices the btrfs filesystem has (num_devices of its newest superblock)." },
+	[PF_STALE] = { "storaged_btrfs_members_stale",
+		       "Members whose superblock generation is behind the newest member's: they missed writes (scrub)." },
+	[PF_MOUNTED] = { "storaged_btrfs_mounted", "1 when the btrfs filesystem is mounted." },
+	[PF_DEGRADED] = { "storaged_btrfs_degraded", "1 when the btrfs filesystem is mounted with -o degraded." },
+};
+
+static uint64_t fs_value(const struct prom_fs *f, enum fs_field k)
+{
+	switch (k) {
+	case PF_PRESENT:
+		return f->present;
+	case PF_EXPECTED:
+		return f->expected;
+	case PF_STALE:
+		return f->stale;
+	case PF_MOUNTED:
+		return f->mounted;
+	default:
+		return f->degraded;
+	}
+}
+
+static void render_btrfs(const struct prom_data *d, FILE *out)
+{
+	char v[32];
+
+	for (size_t k = 0; k < ARRAY_SIZE(fs_families); k++) {
+		family(out, fs_families[k].name, "gauge", fs_families[k].help);
+		for (size_t i = 0; i < d->n_fs; i++) {
+			const char *const labels[6] = { "fsid", d->fs[i].fsid, "label",
+							d->fs[i].label ? d->fs[i].label : "" };
+
+			sample(out, fs_families[k].name, labels,
+			       u64(fs_value(&d->fs[i], (enum fs_field)k), v));
+		}
+	}
+}
+
+/* ------------------------------------------------------------ areas */
+
+enum area_field { PA_USED_BYTES, PA_SIZE_BYTES, PA_USED_INODES, PA_INODES };
+
+static const struct {
+	const char *name, *help;
+} area_families[] = {
+	[PA_USED_BYTES] = { "storaged_area_used_bytes", "Bytes used in the RAM area." },
+	[PA_SIZE_BYTES] = { "storaged_area_size_bytes", "Size of the RAM area: the most it can hold." },
+	[PA_USED_INODES] = { "storaged_area_inodes_used", "Inodes used in the RAM area." },
+	[PA_INODES] = { "storaged_area_inodes", "Inodes of the RAM area: the most files it can hold." },
+};
+
+static uint64_t area_value(const struct area_status *a, enum area_field k)
+{
+	switch (k) {
+	case PA_USED_BYTES:
+		return a->used_bytes;
+	case PA_SIZE_BYTES:
+		return a->size_bytes;
+	case PA_USED_INODES:
+		return a->inodes_used;
+	default:
+		return a->inodes_total;
+	}
+}
+
+static const struct prom_sync *sync_of(const struct prom_data *d, const char *area)
+{
+	for (size_t i = 0; i < d->n_syncs; i++)
+		if (strcmp(d->syncs[i].area, area) == 0)
+			return &d->syncs[i];
+	return NULL;
+}
+
+static void render_syncs(const struct prom_data *d, FILE *out, bool result)
+{
+	char v[32];
+
+	if (result)
+		family(out, "storaged_area_last_sync_success", "gauge",
+		       "1 when the last `storaged sync` of the area succeeded, 0 when it failed.");
+	else
+		family(out, "storaged_area_last_sync_timestamp_seconds", "gauge",
+		       "When the last `storaged sync` of the area ended, in seconds since the epoch.");
+	for (size_t i = 0; i < d->n_areas; i++) {
+		const struct prom_sync *s = sync_of(d, d->areas[i].name);
+		const char *const labels[6] = { "area", d->areas[i].name, "path", d->areas[i].path };
+
+		if (s)
+			sample(out, result ? "storaged_area_last_sync_success" : "storaged_area_last_sync_timestamp_seconds",
+			       labels, u64(result ? s->ok : s->time_sec, v));
+	}
+}
+
+static void render_areas(const struct prom_data *d, FILE *out)
+{
+	char v[32];
+
+	for (size_t k = 0; k < ARRAY_SIZE(area_families); k++) {
+		family(out, area_families[k].name, "gauge", area_families[k].help);
+		for (size_t i = 0; i < d->n_areas; i++) {
+			const char *const labels[6] = { "area", d->areas[i].name, "path",
+							d->areas[i].path };
+
+			sample(out, area_families[k].name, labels,
+			       u64(area_value(&d->areas[i], (enum area_field)k), v));
+		}
+	}
+	render_syncs(d, out, false);
+	render_syncs(d, out, true);
+}
+
+/* ------------------------------------------------------------ entries */
+
+/* Every status an entry can have, for the state set: one sample per
+ * status, 1 for the entry's own (the Prometheus way of an enum). */
+static const enum state_status all_status[] = {
+	STATE_WAITING,	  STATE_MOUNTING, STATE_DONE,	STATE_DEGRADED,
+	STATE_INCOMPLETE, STATE_PRESENT,  STATE_FAILED, STATE_SKIPPED,
+};
+
+static void render_entries(const struct prom_data *d, FILE *out)
+{
+	size_t n = d->state ? d->state->n : 0;
+	char v[32];
+
+	family(out, "storaged_entry_state", "gauge",
+	       "1 for the entry's status in storaged's last pass, 0 for the others.");
+	for (size_t i = 0; i < n; i++) {
+		const struct state_record *r = &d->state->v[i];
+
+		for (size_t k = 0; k < ARRAY_SIZE(all_status); k++) {
+			const char *const labels[6] = { "kind",	 state_kind_name(r->kind),
+							"entry", r->id,
+							"state", state_status_name(all_status[k]) };
+
+			sample(out, "storaged_entry_state", labels, r->status == all_status[k] ? "1" : "0");
+		}
+	}
+	family(out, "storaged_entry_duration_seconds", "gauge",
+	       "How long the entry's step took in storaged's last pass that ran it.");
+	for (size_t i = 0; i < n; i++) {
+		const struct state_record *r = &d->state->v[i];
+		const char *const labels[6] = { "kind", state_kind_name(r->kind), "entry", r->id };
+
+		snprintf(v, sizeof(v), "%llu.%06llu",
+			 (unsigned long long)(r->duration_usec / USEC_PER_SEC),
+			 (unsigned long long)(r->duration_usec % USEC_PER_SEC));
+		sample(out, "storaged_entry_duration_seconds", labels, v);
+	}
+}
+
+int status_prom_render(const struct prom_data *d, FILE *out)
+{
+	render_btrfs(d, out);
+	render_areas(d, out);
+	render_entries(d, out);
+	return fflush(out) == 0 && !ferror(out) ? 0 : -EIO;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * storaged's status for Prometheus: `storaged status --format=prometheus`
+ * prints it in the text exposition format, and after each start, stop and
+ * sync pass it is written atomically to the file that metrics-textfile =
+ * names (for node_exporter's textfile collector).  Same sources as
+ * `status`: the state directory, the areas' records, plus the block
+ * devices and the mount table for the btrfs filesystems.
+ *
+ * Metric names follow https://prometheus.io/docs/practices/naming/:
+ * storaged_ prefix, base units (bytes, seconds) in the name, no _total on
+ * gauges; the list is in storaged(8), METRICS.
+ */
+#ifndef STORAGED_STATUS_PROM_H
+#define STORAGED_STATUS_PROM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "area.h"
+#include "commands.h"
+#include "log.h"
+#include "state.h"
+
+/* One btrfs filesystem as the block devices show it now. */
+struct prom_fs {
+	const char *fsid, *label; /* borrowed; label may be NULL */
+	uint64_t present; /* members found */
+	uint64_t expected; /* num_devices of the newest superblock */
+	uint64_t stale; /* members whose superblock generation is behind the
+			   newest member's: they missed writes */
+	bool mounted;
+	bool degraded; /* mounted with -o degraded */
+};
+
+/* The last `storaged sync NAME` of one area. */
+struct prom_sync {
+	const char *area; /* borrowed */
+	uint64_t time_sec; /* when it ended, CLOCK_REALTIME seconds */
+	bool ok;
+};
+
+/* Everything the exposition shows; all borrowed. */
+struct prom_data {
+	const struct prom_fs *fs;
+	size_t n_fs;
+	const struct state *state; /* may be NULL */
+	const struct area_status *areas;
+	size_t n_areas;
+	const struct prom_sync *syncs; /* for some of @areas, any order */
+	size_t n_syncs;
+};
+
+/**
+ * status_prom_render:
+ * @d: what to show
+ * @out: where the exposition goes
+ *
+ * Pure formatting: every metric family with its HELP and TYPE lines, then
+ * its samples; label values escaped as the text format wants (\\, \", \n;
+ * bytes that are not UTF-8 written as the text \xNN).
+ *
+ * Returns: 0; -EIO when writing to @out failed.
+ */
+int status_prom_render(const struct prom_data *d, FILE *out);
+
+/**
+ * status_prom_escape:
+ * @in: a label value as storaged has it (any bytes)
+ * @buf: the escaped value, NUL-terminated, cut at a whole escape when
+ *       @len is too short
+ *
+ * Returns: @buf.
+ */
+char *status_prom_escape(const char *in, char *buf, size_t len);
+
+/**
+ * cmd_status_prometheus:
+ * `storaged status --format=prometheus`: the exposition on stdout.
+ *
+ * Returns: 0, or EXIT_STEP_FAILED when the state cannot be read (logged).
+ */
+int cmd_status_prometheus(const struct options *o, const struct logger *lg);
+
+/**
+ * status_prom_after_pass:
+ * @o: the command line (configuration, state directory)
+ * @lg: failures are logged as warnings: metrics never fail a pass
+ *
+ * When the configuration sets metrics-textfile, writes the exposition
+ * there atomically: a temporary file in the same directory (not ending in
+ * .prom, which the textfile collector would read), fsync, rename, fsync of
+ * the directory; mode 0644.
+ */
+void status_prom_after_pass(const struct options *o, const struct logger *lg);
+
+/**
+ * status_prom_note_sync:
+ * @state_dir: state directory
+ * @area: area name (one path component)
+ * @ok: whether the sync succeeded
+ *
+ * Records the end of a sync of @area now in @state_dir/last-sync/@area
+ * ("SECONDS ok|failed"), atomically, for storaged_area_last_sync_*.
+ *
+ * Returns: 0; -EINVAL for an invalid @area; negative errno.
+ */
+int status_prom_note_sync(const char *state_dir, const char *area, bool ok);
+
+#endif

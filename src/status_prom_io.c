@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The status for Prometheus, gathered from the system (the state
+ * directory, the areas, the block devices, the mount table) and written to
+ * stdout or, atomically, to node_exporter's textfile-collector directory;
+ * and the record of each area's last sync.  The formatting is
+ * status_prom.c's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmount.h>
+
+#include "atomic_file.h"
+#include "config.h"
+#include "statedir.h"
+#include "status_prom.h"
+#include "units.h"
+#include "util.h"
+#include "world.h"
+
+#define LAST_SYNC_DIR "last-sync"
+
+/* Everything status_prom_render() is given, with the storage behind it. */
+struct prom_collect {
+	struct world w; /* inv and btrfs only */
+	struct state st;
+	struct area_status *areas;
+	size_t n_areas;
+	struct prom_fs *fs;
+	struct prom_sync *syncs;
+	char **sync_names; /* strv, owns the names syncs[] borrow */
+	size_t n_syncs;
+	struct prom_data d;
+};
+
+static void collect_done(struct prom_collect *c)
+{
+	free(c->fs);
+	free(c->syncs);
+	strv_free(c->sync_names);
+	area_status_free(c->areas, c->n_areas);
+	state_done(&c->st);
+	world_done(&c->w);
+}
+
+/* Is the mount @fs (btrfs) one of @f's members?  By device number, or by
+ * name where the inventory has none (a fixture's image files). */
+static bool mount_of(struct libmnt_fs *fs, const struct btrfs_filesystem *f)
+{
+	const char *src = mnt_fs_get_srcpath(fs);
+	struct stat st;
+	bool have_rdev;
+
+	if (!src)
+		return false;
+	have_rdev = stat(src, &st) == 0 && S_ISBLK(st.st_mode);
+	for (size_t m = 0; m < f->n_members; m++) {
+		const struct block_device *dev = f->members[m].dev;
+
+		if (have_rdev && dev->devno ? dev->devno == st.st_rdev : strcmp(dev->devnode, src) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* mounted and degraded from the mount table at @path (libmount reads
+ * mountinfo(5)); nothing is known when it cannot be read */
+static void fs_mount_state(const char *path, const struct btrfs_filesystem *f, struct prom_fs *p)
+{
+	struct libmnt_table *tb = mnt_new_table_from_file(path);
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs;
+
+	while (tb && it && mnt_table_next_fs(tb, it, &fs) == 0) {
+		const char *opts = mnt_fs_get_fs_options(fs);
+
+		if (!mnt_fs_match_fstype(fs, "btrfs") || !mount_of(fs, f))
+			continue;
+		p->mounted = true;
+		if (opts && mnt_optstr_get_option(opts, "degraded", NULL, NULL) == 0)
+			p->degraded = true;
+	}
+	mnt_free_iter(it);
+	mnt_unref_table(tb);
+}
+
+static int collect_btrfs(struct prom_collect *c, const struct sources *src, const struct logger *lg)
+{
+	const struct btrfs_fs_list *l = &c->w.btrfs;
+	int r = world_load_devices(src, lg, &c->w);
+
+	if (r < 0)
+		return r;
+	c->fs = calloc(l->n ?: 1, sizeof(*c->fs));
+	if (!c->fs)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct btrfs_filesystem *f = &l->v[i];
+		struct prom_fs *p = &c->fs[i];
+		uint64_t newest = 0;
+
+		*p = (struct prom_fs){
+			.fsid = f->fsid, .label = f->label, .present = f->n_members, .expected = f->num_devices
+		};
+		for (size_t m = 0; m < f->n_members; m++)
+			if (f->members[m].dev->btrfs.generation > newest)
+				newest = f->members[m].dev->btrfs.generation;
+		for (size_t m = 0; m < f->n_members; m++)
+			p->stale += f->members[m].dev->btrfs.generation < newest;
+		fs_mount_state(src->mountinfo_path, f, p);
+	}
+	c->d.fs = c->fs;
+	c->d.n_fs = l->n;
+	return 0;
+}
+
+static bool area_name_ok(const char *name)
+{
+	return name[0] && name[0] != '.' && !strchr(name, '/') && strlen(name) <= NAME_MAX - 16;
+}
+
+/* @state_dir/last-sync/@name: "SECONDS ok|failed".  Returns: 0; -ENOENT
+ * when the area was never synced; -EBADMSG; negative errno. */
+static int read_sync(const char *state_dir, const char *name, struct prom_sync *ret)
+{
+	_cleanup_free_ char *path = NULL;
+	char buf[64] = "", *sp;
+	uint64_t t;
+	FILE *f;
+
+	if (!area_name_ok(name))
+		return -EINVAL;
+	if (asprintf(&path, "%s/" LAST_SYNC_DIR "/%s", state_dir, name) < 0)
+		return -ENOMEM;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	sp = strchr(buf, ' ');
+	if (!sp)
+		return -EBADMSG;
+	*sp++ = '\0';
+	if (units_parse_uint(buf, UINT64_MAX, &t) < 0 ||
+	    (strcmp(sp, "ok") != 0 && strcmp(sp, "failed") != 0))
+		return -EBADMSG;
+	*ret = (struct prom_sync){ .time_sec = t, .ok = strcmp(sp, "ok") == 0 };
+	return 0;
+}
+
+static int collect_syncs(struct prom_collect *c, const char *state_dir)
+{
+	c->syncs = calloc(c->n_areas ?: 1, sizeof(*c->syncs));
+	if (!c->syncs)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_areas; i++) {
+		struct prom_sync s;
+		char *name;
+
+		if (read_sync(state_dir, c->areas[i].name, &s) < 0)
+			continue; /* never synced, or a record to ignore */
+		name = strdup(c->areas[i].name);
+		if (!name || strv_push(&c->sync_names, name) < 0) {
+			free(name);
+			return -ENOMEM;
+		}
+		s.area = name;
+		c->syncs[c->n_syncs++] = s;
+	}
+	c->d.syncs = c->syncs;
+	c->d.n_syncs = c->n_syncs;
+	return 0;
+}
+
+/* Returns: 0; negative errno (logged) when the state cannot be read. */
+static int collect(const struct options *o, const struct logger *lg, struct prom_collect *c)
+{
+	struct sources src;
+	int r;
+
+	*c = (struct prom_collect){ 0 };
+	sources_init(&src, o);
+	if (statedir_load_state(o->state_dir, lg, &c->st) < 0)
+		return -EIO;
+	c->d.state = &c->st;
+	if (area_status_list(o->state_dir, &c->areas, &c->n_areas) < 0)
+		c->n_areas = 0; /* as `status` does */
+	c->d.areas = c->areas;
+	c->d.n_areas = c->n_areas;
+	r = collect_syncs(c, o->state_dir);
+	if (r == 0 && (r = collect_btrfs(c, &src, lg)) < 0)
+		log_error(lg, "cannot list block devices: %s", strerror(-r));
+	return r;
+}
+
+int cmd_status_prometheus(const struct options *o, const struct logger *lg)
+{
+	struct prom_collect c;
+	int r = collect(o, lg, &c);
+
+	if (r == 0 && (r = status_prom_render(&c.d, stdout)) < 0)
+		log_error(lg, "writing the metrics: %s", strerror(-r));
+	collect_done(&c);
+	return r < 0 ? EXIT_STEP_FAILED : 0;
+}
+
+static int write_exposition(FILE *f, const void *ud)
+{
+	return status_prom_render(ud, f);
+}
+
+/* The textfile that the configuration at @o names, or NULL (owned). */
+static char *configured_textfile(const struct options *o)
+{
+	struct config cfg;
+	struct diag_list dl = { 0 };
+	char *path = NULL;
+
+	if (config_init(&cfg) < 0)
+		return NULL;
+	/* problems with the configuration were reported by the pass */
+	if (config_load(&cfg, o->config_path, true, &dl) == 0 && cfg.metrics_textfile)
+		path = strdup(cfg.metrics_textfile);
+	diag_list_done(&dl);
+	config_done(&cfg);
+	return path;
+}
+
+void status_prom_after_pass(const struct options *o, const struct logger *lg)
+{
+	_cleanup_free_ char *path = configured_textfile(o);
+	/* what the pass itself logged (a device that cannot be probed, a
+	 * cloned member) is not said again for the metrics */
+	struct logger quiet = *lg;
+	struct prom_collect c;
+	int r;
+
+	if (!path)
+		return;
+	quiet.max_level = LOG_ERR;
+	r = collect(o, &quiet, &c);
+	if (r == 0)
+		r = file_write_atomic(path, 0644, write_exposition, &c.d);
+	if (r < 0)
+		log_warning(lg, "metrics-textfile '%s': cannot write the metrics: %s", path, strerror(-r));
+	collect_done(&c);
+}
+
+static int write_sync(FILE *f, const void *ud)
+{
+	const bool *ok = ud;
+
+	fprintf(f, "%lld %s\n", (long long)time(NULL), *ok ? "ok" : "failed");
+	return ferror(f) ? -EIO : 0;
+}
+
+int status_prom_note_sync(const char *state_dir, const char *area, bool ok)
+{
+	_cleanup_free_ char *dir = NULL, *path = NULL;
+
+	if (!area_name_ok(area))
+		return -EINVAL;
+	if (asprintf(&dir, "%s/" LAST_SYNC_DIR, state_dir) < 0 || asprintf(&path, "%s/%s", dir, area) < 0)
+		return -ENOMEM;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return file_write_atomic(path, 0644, write_sync, &ok);
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The Prometheus exposition of the status: label escaping (\\, \", \n,
+ * bytes that are not UTF-8), each family once with HELP and TYPE, the
+ * entries' state set, durations in seconds, syncs only where recorded.
+ * (promtool checks the real output: tests/integration/t-metrics.sh.)
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "status_prom.h"
+
+static void test_escape(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	assert_string_equal(status_prom_escape("/srv/data", buf, sizeof(buf)), "/srv/data");
+	assert_string_equal(status_prom_escape("a\"b\\c\nd", buf, sizeof(buf)), "a\\\"b\\\\c\\nd");
+	/* valid UTF-8 stays, a stray byte becomes the text \xff */
+	assert_string_equal(status_prom_escape("caf\xc3\xa9", buf, sizeof(buf)), "caf\xc3\xa9");
+	assert_string_equal(status_prom_escape("a\xff", buf, sizeof(buf)), "a\\\\xff");
+	/* overlong form, surrogate, cut sequence */
+	assert_string_equal(status_prom_escape("\xc0\xaf", buf, sizeof(buf)), "\\\\xc0\\\\xaf");
+	assert_string_equal(status_prom_escape("\xed\xa0\x80", buf, sizeof(buf)), "\\\\xed\\\\xa0\\\\x80");
+	assert_string_equal(status_prom_escape("\xe2\x82", buf, sizeof(buf)), "\\\\xe2\\\\x82");
+	assert_string_equal(status_prom_escape(NULL, buf, sizeof(buf)), "");
+	/* cut at a whole escape */
+	assert_string_equal(status_prom_escape("ab\"c", buf, 4), "ab");
+}
+
+static char *render(const struct prom_data *d)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	assert_int_equal(status_prom_render(d, f), 0);
+	fclose(f);
+	return text;
+}
+
+/* how many lines of @text begin with @prefix */
+static unsigned count_lines(const char *text, const char *prefix)
+{
+	unsigned n = 0;
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		n += strncmp(p, prefix, strlen(prefix)) == 0;
+	return n;
+}
+
+static void test_render(void **state)
+{
+	struct prom_fs fs[] = {
+		{ .fsid = "0f3c9e2a-1b7d-4c55-8e21-9a6b5c4d3e2f",
+		  .label = "po\"ol",
+		  .present = 1,
+		  .expected = 2,
+		  .stale = 1,
+		  .mounted = true,
+		  .degraded = true },
+		{ .fsid = "a0000000-0000-4000-8000-000000000001", .present = 1, .expected = 1 },
+	};
+	struct area_status areas[] = {
+		{ .name = "build",
+		  .path = "/var/build",
+		  .size_bytes = 33554432,
+		  .used_bytes = 4096,
+		  .inodes_total = 1000,
+		  .inodes_used = 52 },
+		{ .name = "keep", .path = "/var/keep", .size_bytes = 16777216 },
+	};
+	struct prom_sync syncs[] = { { .area = "keep", .time_sec = 1764532800, .ok = false } };
+	struct state_record recs[] = {
+		{ .kind = STATE_MOUNT, .id = (char *)"/srv/a\nb", .status = STATE_DEGRADED, .duration_usec = 8250000 },
+		{ .kind = STATE_BTRFS, .id = (char *)"0f3c9e2a-1b7d-4c55-8e21-9a6b5c4d3e2f", .status = STATE_INCOMPLETE },
+	};
+	struct state st = { .v = recs, .n = 2 };
+	struct prom_data d = {
+		.fs = fs, .n_fs = 2, .state = &st, .areas = areas, .n_areas = 2, .syncs = syncs, .n_syncs = 1
+	};
+	char *t;
+
+	(void)state;
+	t = render(&d);
+	assert_non_null(strstr(t, "storaged_btrfs_members_present{fsid=\"0f3c9e2a-1b7d-4c55-8e21-9a6b5c4d3e2f\","
+				  "label=\"po\\\"ol\"} 1\n"));
+	assert_non_null(strstr(t, "storaged_btrfs_members_expected{fsid=\"0f3c9e2a-1b7d-4c55-8e21-9a6b5c4d3e2f\","
+				  "label=\"po\\\"ol\"} 2\n"));
+	assert_non_null(strstr(t, "storaged_btrfs_members_stale{fsid=\"0f3c9e2a-1b7d-4c55-8e21-9a6b5c4d3e2f\","
+				  "label=\"po\\\"ol\"} 1\n"));
+	assert_non_null(strstr(t, "storaged_btrfs_degraded{fsid=\"a0000000-0000-4000-8000-000000000001\","
+				  "label=\"\"} 0\n"));
+	assert_non_null(strstr(t, "storaged_area_size_bytes{area=\"build\",path=\"/var/build\"} 33554432\n"));
+	assert_non_null(strstr(t, "storaged_area_used_bytes{area=\"build\",path=\"/var/build\"} 4096\n"));
+	assert_non_null(strstr(t, "storaged_area_inodes{area=\"build\",path=\"/var/build\"} 1000\n"));
+	assert_non_null(strstr(t, "storaged_area_inodes_used{area=\"build\",path=\"/var/build\"} 52\n"));
+	/* a sync only where one was recorded */
+	assert_non_null(strstr(t, "storaged_area_last_sync_timestamp_seconds{area=\"keep\",path=\"/var/keep\"} "
+				  "1764532800\n"));
+	assert_non_null(strstr(t, "storaged_area_last_sync_success{area=\"keep\",path=\"/var/keep\"} 0\n"));
+	assert_int_equal(count_lines(t, "storaged_area_last_sync_success{"), 1);
+	/* the state set: one sample per status, one of them 1 */
+	assert_non_null(strstr(
+		t, "storaged_entry_state{kind=\"mount\",entry=\"/srv/a\\nb\",state=\"degraded\"} 1\n"));
+	assert_non_null(strstr(
+		t, "storaged_entry_state{kind=\"mount\",entry=\"/srv/a\\nb\",state=\"done\"} 0\n"));
+	assert_int_equal(count_lines(t, "storaged_entry_state{kind=\"mount\""), 8);
+	assert_non_null(strstr(t, "storaged_entry_state{kind=\"btrfs\",entry=\"0f3c9e2a-1b7d-4c55-8e21-9a6b5c4d3e2f\","
+				  "state=\"incomplete\"} 1\n"));
+	assert_non_null(strstr(
+		t, "storaged_entry_duration_seconds{kind=\"mount\",entry=\"/srv/a\\nb\"} 8.250000\n"));
+	/* each family once, HELP then TYPE */
+	assert_int_equal(count_lines(t, "# TYPE storaged_entry_state gauge"), 1);
+	assert_int_equal(count_lines(t, "# HELP "), count_lines(t, "# TYPE "));
+	assert_int_equal(count_lines(t, "# TYPE "), 13);
+	assert_int_equal(count_lines(t, "# TYPE storaged_"), 13);
+	assert_null(strstr(t, "_total"));
+	free(t);
+}
+
+static void test_render_empty(void **state)
+{
+	struct prom_data d = { 0 };
+	char *t;
+
+	(void)state;
+	t = render(&d);
+	/* families without samples: HELP and TYPE only */
+	assert_int_equal(count_lines(t, "# TYPE "), 13);
+	assert_int_equal(count_lines(t, "storaged_"), 0);
+	free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_render),
+		cmocka_unit_test(test_render_empty),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
