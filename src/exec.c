@@ -246,9 +246,8 @@ static bool wait_check(struct run *rn, size_t i, const struct inventory *inv, co
 	}
 	fs = btrfs_fs_list_find(l, sr->fsid);
 	if (fs && fs->n_clones) { /* a clone appeared meanwhile: register neither (C13) */
-		btrfs_format_clones(fs, sr->msg, sizeof(sr->msg));
 		sr->out = OUT_FAILED;
-		return true;
+		return btrfs_format_clones(fs, sr->msg, sizeof(sr->msg));
 	}
 	if (!assemble_check(rn, l, sr->fsid, &sr->seen))
 		return false;
@@ -448,16 +447,14 @@ static void start_mount(struct run *rn, size_t i)
 	struct step_run *sr = &rn->steps[i];
 	_cleanup_free_ char *opts = NULL;
 	size_t dep = incomplete_dep(rn, s);
-	/* the device the plan resolved from its own inventory, not a udev link */
-	struct fstab_entry resolved = *s->entry;
+	struct fstab_entry resolved = *s->entry; /* with the device the plan resolved */
 	int r;
 
 	sr->started = now_usec(rn);
 	if (dep != SIZE_MAX && !degraded_policy(rn, i, dep))
 		return;
 	r = mount_options(s, sr->degraded, &opts);
-	if (s->devnode)
-		resolved.source = s->devnode;
+	resolved.source = s->devnode ? s->devnode : resolved.source; /* not a udev link */
 	sr->job = (struct exec_job){ .deadline = deadline_after(sr->started, s->mount_timeout_usec) };
 	/* Write ahead: if storaged dies while the mount runs, the next run
 	 * finds this record and knows the mount is its own. */
