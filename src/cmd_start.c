@@ -60,8 +60,9 @@ static void tell_boot_done(void *userdata, const struct exec_summary *sum)
 	daemon_notify("READY=1\nSTATUS=%s",
 		      sum->n_failed ? "some steps failed: see `storaged status`"
 				    : "done; nofail entries may still wait for devices");
-	log_info(bt->lg, "the entries the boot needs are done%s; nofail entries go on waiting for their devices",
-		 sum->n_failed ? " (some failed)" : "");
+	if (bt->background)
+		log_info(bt->lg, "the entries the boot needs are done%s; nofail entries go on waiting for their devices",
+			 sum->n_failed ? " (some failed)" : "");
 	/* the next start or stop may end this wait instead of finding the
 	 * state directory locked (daemon_take_over()) */
 	if (bt->background && daemon_mark_waiting(bt->state_dir, true) < 0)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "kernlog.h"
@@ -134,4 +135,49 @@ void kernlog_device_name(const char *source, char *buf, size_t len)
 	    strlen(base + 1) < len)
 		memcpy(buf, base + 1, strlen(base + 1) + 1);
 	free(real);
+}
+
+int kernlog_stderr_begin(struct kernlog_stderr *c)
+{
+	int r;
+
+	c->capture = memfd_create("storaged-helper-stderr", MFD_CLOEXEC);
+	c->saved = c->capture < 0 ? -1 : fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	/* dup2(2) clears FD_CLOEXEC on fd 2: the helper inherits it */
+	if (c->saved >= 0 && dup2(c->capture, STDERR_FILENO) >= 0)
+		return 0;
+	r = -errno;
+	if (c->capture >= 0)
+		close(c->capture);
+	if (c->saved >= 0)
+		close(c->saved);
+	*c = (struct kernlog_stderr){ .capture = -1, .saved = -1 };
+	return r;
+}
+
+void kernlog_stderr_end(struct kernlog_stderr *c, char *buf, size_t len)
+{
+	char raw[1024];
+	ssize_t n = -1, passed_on = 0;
+	size_t k = 0;
+
+	if (len)
+		buf[0] = '\0';
+	if (c->capture < 0)
+		return;
+	if (dup2(c->saved, STDERR_FILENO) >= 0)
+		n = pread(c->capture, raw, sizeof(raw) - 1, 0);
+	/* passed on; if storaged's stderr is gone, the words still go to @buf */
+	if (n > 0)
+		passed_on = write(STDERR_FILENO, raw, (size_t)n);
+	for (ssize_t i = 0; n > 0 && i <= n; i++)
+		if (i == n || raw[i] == '\n') {
+			if ((size_t)i > k)
+				append(buf, len, raw + k, (size_t)i - k);
+			k = (size_t)i + 1;
+		}
+	(void)passed_on;
+	close(c->capture);
+	close(c->saved);
+	*c = (struct kernlog_stderr){ .capture = -1, .saved = -1 };
 }

@@ -75,4 +75,28 @@ unsigned kernlog_fs_context(int fsfd, char *buf, size_t len);
  */
 void kernlog_device_name(const char *source, char *buf, size_t len);
 
+/* A mount helper's own words (mount.nfs, mount.cifs say why on stderr). */
+struct kernlog_stderr {
+	int capture; /* memfd that is fd 2 meanwhile, or -1 */
+	int saved; /* the real fd 2, or -1 */
+};
+
+/**
+ * kernlog_stderr_begin:
+ * Makes fd 2 a memfd (memfd_create(2)) that a helper run meanwhile
+ * inherits; the real stderr is kept.  Not thread-safe: for a mount worker.
+ *
+ * Returns: 0, or negative errno (then nothing changed).
+ */
+int kernlog_stderr_begin(struct kernlog_stderr *c);
+
+/**
+ * kernlog_stderr_end:
+ * @buf: what was written meanwhile, its lines joined by "; " ("" for none)
+ *
+ * Restores fd 2 and writes there what was captured, so that it still
+ * reaches storaged's log.
+ */
+void kernlog_stderr_end(struct kernlog_stderr *c, char *buf, size_t len);
+
 #endif

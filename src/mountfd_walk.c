@@ -131,15 +131,15 @@ static char *resolve_source(const char *spec)
  * mount(2) errno when libmount called it, else -EIO.
  */
 static int failure_reason(struct libmnt_context *cxt, const struct mountfd_request *rq,
-			  const char *dev, int klog, char *msg, size_t len)
+			  const char *dev, int klog, const char *helper_said, char *msg, size_t len)
 {
 	char device[64], kernel[768] = "";
 	size_t n = strlen(msg);
 	int err = mnt_context_syscall_called(cxt) ? mnt_context_get_syscall_errno(cxt) : 0;
 
 	if (!msg[0] && mnt_context_helper_executed(cxt))
-		snprintf(msg, len, "mount.%s failed with status %d",
-			 rq->fstype[0] ? rq->fstype : "?", mnt_context_get_helper_status(cxt));
+		snprintf(msg, len, "mount.%s failed with status %d%s%s", rq->fstype[0] ? rq->fstype : "?",
+			 mnt_context_get_helper_status(cxt), helper_said[0] ? ": " : "", helper_said);
 	kernlog_device_name(dev, device, sizeof(device));
 	if (klog >= 0 && kernlog_collect(klog, device, rq->fstype, kernel, sizeof(kernel)) > 0) {
 		n = strlen(msg);
@@ -160,6 +160,8 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 	char target[32], source[32];
 	_cleanup_free_ char *dev = resolve_source(rq->source);
 	_cleanup_free_ char *opts = rq->options[0] ? strdup(rq->options) : NULL;
+	struct kernlog_stderr helper;
+	char helper_said[512];
 	int rc, klog;
 
 	mountfd_fd_path(w->target, target, sizeof(target));
@@ -188,13 +190,17 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 	if (opts && opts[0])
 		mnt_context_set_options(cxt, opts);
 	klog = kernlog_open();
+	/* a helper says why on its stderr: kept for the message too */
+	if (rq->no_helper || kernlog_stderr_begin(&helper) < 0)
+		helper = (struct kernlog_stderr){ .capture = -1, .saved = -1 };
 	rc = mnt_context_mount(cxt);
+	kernlog_stderr_end(&helper, helper_said, sizeof(helper_said));
 	fcntl(w->target, F_SETFD, FD_CLOEXEC);
 	if (w->source >= 0)
 		fcntl(w->source, F_SETFD, FD_CLOEXEC);
 	rc = mnt_context_get_excode(cxt, rc, msg, len) == 0 ? 0 : -EIO;
 	if (rc < 0)
-		rc = failure_reason(cxt, rq, dev, klog, msg, len);
+		rc = failure_reason(cxt, rq, dev, klog, helper_said, msg, len);
 	if (klog >= 0)
 		close(klog);
 	return rc;

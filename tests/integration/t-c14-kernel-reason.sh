@@ -35,4 +35,23 @@ printf '%s\n' "$OUT" | grep "$SCRATCH/m/home" | grep -q "subvol.*does not match 
 	fail "status lacks the kernel's reason for $SCRATCH/m/home"
 is_mountpoint "$SCRATCH/m/home" && fail "the mismatched entry got mounted"
 run_sd 0 stop
+
+note "a mount helper's failure carries its own words (mount.nfs, mount.cifs say why on stderr)"
+need_private_helpers
+cat >"$SCRATCH/upper/mount.c14fs" <<'EOT'
+#!/bin/sh
+echo "mount.c14fs: access denied by server while mounting $1" >&2
+exit 32
+EOT
+chmod 0755 "$SCRATCH/upper/mount.c14fs"
+echo "srv:/exp  $SCRATCH/m/h  c14fs  noauto,x-storaged,X-mount.mkdir  0 0" >"$FSTAB"
+in_helper_ns '
+	"$3" -c "$4" -f "$5" --state-dir "$6" start; echo "exit $?"
+	"$3" -c "$4" -f "$5" --state-dir "$6" status
+' "$SBIN" "$SCRATCH" "$STORAGED" "$CONF" "$FSTAB" "$STATE" >"$SCRATCH/out" 2>&1
+sed 's/^/  | /' "$SCRATCH/out"
+grep -q "^exit 1$" "$SCRATCH/out" || fail "the failed helper did not fail the start"
+grep "$SCRATCH/m/h" "$SCRATCH/out" | grep "failed" | grep -q "status 32: mount.c14fs: access denied by server" ||
+	fail "status lacks the helper's own words"
+run_sd 0 stop
 exit 0
