@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "daemon.h"
 #include "state.h"
 #include "statedir.h"
 #include "status_prom.h"
@@ -71,6 +72,8 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 		return EXIT_CONFIG;
 	}
 	end_resident(o, lg);
+	/* a start still waiting for nofail entries' devices holds the lock */
+	daemon_take_over(o->state_dir, lg);
 	lock = statedir_lock(o->state_dir, lg);
 	if (lock < 0)
 		return lock == -EPERM ? EXIT_CONFIG : EXIT_STEP_FAILED;
