@@ -134,7 +134,9 @@ static void step_detail(const struct plan *p, size_t i, FILE *f)
 		return;
 	}
 	if (s->predicted) {
-		fprintf(f, "will fail: %s", s->predicted);
+		/* nofail: the failure is tolerated, and the plan says so */
+		fprintf(f, "%swill fail: %s", s->kind == PLAN_MOUNT && s->entry->nofail ? "nofail, " : "",
+			s->predicted);
 		return;
 	}
 	switch (s->kind) {

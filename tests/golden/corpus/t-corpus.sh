@@ -43,6 +43,15 @@ trap 'rm -rf "$WORK"' EXIT
 export LC_ALL=C.UTF-8
 : >"$WORK/empty"
 printf 'MemTotal:       16777216 kB\n' >"$WORK/meminfo"
+# The filesystems (with the modules each fstab needs: 9p, virtiofs,
+# reiserfs, zfs) and mount helpers of a host that has the usual client
+# packages (nfs-common, cifs-utils, ceph-common, glusterfs-client, davfs2,
+# ntfs-3g, fuse3): the plans must not depend on the runner's packages.
+mkdir "$WORK/helpers"
+for h in nfs nfs4 cifs smb3 ceph glusterfs davfs ntfs-3g fuse fuse3 lowntfs-3g; do
+	printf '#!/bin/sh\nexit 1\n' >"$WORK/helpers/mount.$h"
+	chmod 755 "$WORK/helpers/mount.$h"
+done
 PROBLEMS=0
 n=0
 
@@ -76,6 +85,7 @@ for dir in "$HERE"/*/; do
 		STORAGED_INVENTORY=$([ -e "$dir/inventory.ini" ] && echo "$dir/inventory.ini" || echo "$WORK/empty") \
 		STORAGED_MOUNTINFO=$([ -e "$dir/mountinfo" ] && echo "$dir/mountinfo" || echo "$WORK/empty") \
 		STORAGED_MEMINFO=$WORK/meminfo \
+		STORAGED_FILESYSTEMS=$HERE/filesystems STORAGED_MOUNT_HELPERS=$WORK/helpers \
 		NOTIFY_SOCKET= \
 			"$STORAGED" -c storaged.conf -f fstab --state-dir "$WORK/state" --dry-run "${args[@]}" \
 			start >"$run/plan.txt" 2>"$run/diags.txt"
@@ -86,6 +96,7 @@ for dir in "$HERE"/*/; do
 		cd "$run" || exit 125
 		STORAGED_INVENTORY=$([ -e "$dir/inventory.ini" ] && echo "$dir/inventory.ini" || echo "$WORK/empty") \
 		STORAGED_MOUNTINFO=$WORK/empty STORAGED_MEMINFO=$WORK/meminfo \
+		STORAGED_FILESYSTEMS=$HERE/filesystems STORAGED_MOUNT_HELPERS=$WORK/helpers \
 			"$STORAGED" -c storaged.conf -f fstab --state-dir "$WORK/state" check >"$run/check.txt" 2>&1
 	)
 	[ $? = 2 ] && {
