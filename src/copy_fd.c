@@ -149,6 +149,8 @@ int copy_xattrs_read(int fd, bool viaproc, struct copy_xattrs *ret)
 	if (n < 0)
 		return errno == EOPNOTSUPP || errno == ENOTSUP ? 0 : -errno;
 	for (char *p = names; r == 0 && p < names + n; p += strlen(p) + 1) {
+		if (copy_xattr_is_own(p))
+			continue;
 		v = x_get(fd, viaproc, p, NULL, 0);
 		if (v < 0 && errno == ENODATA)
 			continue; /* removed meanwhile */
@@ -166,6 +168,40 @@ int copy_xattrs_read(int fd, bool viaproc, struct copy_xattrs *ret)
 		*ret = (struct copy_xattrs){ 0 };
 	}
 	return r;
+}
+
+bool copy_xattr_is_own(const char *name)
+{
+	return strncmp(name, COPY_OWN_XATTRS, strlen(COPY_OWN_XATTRS)) == 0;
+}
+
+/* whether @xa has an xattr called @name */
+static bool x_has(const struct copy_xattrs *xa, const char *name)
+{
+	const char *p = xa ? xa->buf : NULL, *end = p ? p + xa->len : NULL;
+	uint32_t vlen;
+
+	while (p && p < end) {
+		if (!strcmp(p, name))
+			return true;
+		p += strlen(p) + 1;
+		memcpy(&vlen, p, sizeof(vlen));
+		p += sizeof(vlen) + vlen;
+	}
+	return false;
+}
+
+int copy_xattrs_prune(int fd, const struct copy_xattrs *xa)
+{
+	char names[8192];
+	ssize_t n = flistxattr(fd, names, sizeof(names));
+
+	if (n < 0)
+		return errno == EOPNOTSUPP || errno == ENOTSUP ? 0 : -errno;
+	for (char *p = names; p < names + n; p += strlen(p) + 1)
+		if (!copy_xattr_is_own(p) && !x_has(xa, p) && fremovexattr(fd, p) < 0 && errno != ENODATA)
+			return -errno;
+	return 0;
 }
 
 int copy_xattrs_write(int fd, bool viaproc, const struct copy_xattrs *xa)

@@ -76,6 +76,32 @@ struct copy_dirmeta {
  */
 int copy_xattrs_read(int fd, bool viaproc, struct copy_xattrs *ret);
 
+/* storaged's own xattrs (the sync's working directory mark, the area's
+ * sync baseline): only root may set trusted.* (xattr(7)); never copied */
+#define COPY_OWN_XATTRS "trusted.storaged."
+
+/**
+ * copy_xattr_is_own:
+ * @name: an xattr's name
+ *
+ * Returns: whether it is one of storaged's own (COPY_OWN_XATTRS), which
+ * copy_xattrs_read() leaves out.
+ */
+bool copy_xattr_is_own(const char *name);
+
+/**
+ * copy_xattrs_prune:
+ * @fd: open descriptor of a copy storaged made earlier (a directory kept
+ *      by the incremental sync back)
+ * @xa: the source's xattrs now
+ *
+ * Removes the xattrs of @fd that @xa has not (storaged's own aside), so
+ * that copy_xattrs_write() then leaves exactly @xa.
+ *
+ * Returns: 0; negative errno of the first failed fremovexattr().
+ */
+int copy_xattrs_prune(int fd, const struct copy_xattrs *xa);
+
 /**
  * copy_xattrs_write:
  * @fd: open descriptor of the copy, or O_PATH one when @viaproc
