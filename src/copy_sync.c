@@ -389,20 +389,25 @@ static int sync_entry(struct sync_ctx *c, int afd, int lfd, const char *rel, con
 	bool have;
 	int fd, r = 0;
 
+	/* most entries did not change: two fstatat() tell, nothing is opened
+	 * (nothing is read or written through this lookup; what is copied is
+	 * looked up again, once, below) */
+	if (fstatat(afd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno; /* removed since readdir() */
+	have = fstatat(lfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
+	if (!have && errno != ENOENT)
+		return -errno;
+	if (S_ISSOCK(st.st_mode) || (have && !S_ISDIR(st.st_mode) && unchanged(c, &st, &lst)))
+		return 0;
 	fd = c->sys->openat(afd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno; /* removed since readdir() */
-	if (fstat(fd, &st) < 0) {
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st) < 0) { /* what is copied: this inode's metadata */
 		r = -errno;
 		goto out;
 	}
 	if (S_ISSOCK(st.st_mode))
 		goto out; /* sockets are not copied */
-	have = fstatat(lfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
-	if (!have && errno != ENOENT) {
-		r = -errno;
-		goto out;
-	}
 	if (have && lst.st_dev == c->work.st_dev && lst.st_ino == c->work.st_ino) {
 		r = -EEXIST; /* the area has an entry named like W */
 		goto out;
