@@ -131,6 +131,17 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 #define COPY_SYNCED_XATTR "trusted.storaged.synced"
 
 /**
+ * copy_sync_base_read:
+ * @fd: open area root
+ * @ts: receives the area's baseline
+ *
+ * Returns: 0; -ENODATA when the area has none (never synced or seeded by
+ * this storaged, or no trusted xattrs), -EINVAL when it is malformed,
+ * another negative errno of fgetxattr().
+ */
+int copy_sync_base_read(int fd, struct timespec *ts);
+
+/**
  * copy_sync_base_now:
  * @ts: receives the coarse realtime clock, the one file times come from
  *

@@ -152,6 +152,26 @@ unsigned copy_fflags_get(int fd);
 int copy_meta_fd(int fd, const struct stat *st, const struct copy_xattrs *xa, unsigned fflags);
 
 /**
+ * copy_node_fd:
+ * @sys: call table
+ * @fd: O_PATH descriptor of the source, a non-directory (not a socket)
+ * @st: its fstat()
+ * @dirfd: directory to create the copy in
+ * @w: the copy's name there (must not exist)
+ * @buf, @bufsize: scratch buffer for the data
+ * @fflags: receives the source's file flags, which are NOT set on the
+ *          copy (an immutable or append-only file could not be renamed
+ *          or linked into place): the caller sets them last
+ *
+ * Copies a regular file (data, holes), symbolic link, device node or fifo
+ * with its owner, xattrs, mode and times, from the descriptor alone.
+ *
+ * Returns: 0; negative errno.
+ */
+int copy_node_fd(const struct copy_sys *sys, int fd, const struct stat *st, int dirfd,
+		 const char *w, char *buf, size_t bufsize, unsigned *fflags);
+
+/**
  * copy_open_beneath:
  * @sys: call table
  * @rootfd: destination root directory

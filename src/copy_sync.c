@@ -45,6 +45,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +59,6 @@
 
 #include "copy.h"
 #include "copy_fd.h"
-#include "units.h"
 
 #define SYNC_BUF_SIZE (256 * 1024)
 #define HL_BUCKETS 1024
@@ -88,14 +89,35 @@ struct hl {
 	struct hl *next;
 };
 
+/* a directory below the root that both sides have, walked by a thread */
+struct task {
+	int fd; /* the area entry, O_PATH */
+	struct stat st, lst;
+	char *name;
+};
+
+/* what the walking threads share */
+struct shared {
+	pthread_mutex_t lock; /* hl, the result */
+	atomic_uint nw; /* W names given */
+	atomic_bool failed;
+	struct hl *hl[HL_BUCKETS];
+	struct task *tasks;
+	size_t ntasks, taskcap;
+	atomic_size_t next; /* the next task to take */
+	int lfd; /* the lower root, for the tasks */
+};
+
+/* one walking thread's state; the lists are merged when all are done */
 struct sync_ctx {
+	struct shared *sh;
+	bool defer; /* the root: its directories become tasks */
 	const struct copy_opts *o;
 	const struct copy_sys *sys;
 	int lowerfd, workfd;
 	dev_t adev, ldev;
 	struct stat work;
 	struct timespec base; /* changed: ctime >= base; tv_sec < 0: no base */
-	unsigned nw; /* W names given */
 	char *buf;
 	struct op *ops;
 	size_t nops, opcap;
@@ -104,7 +126,6 @@ struct sync_ctx {
 	int *tsrc; /* step 2: area directories, and their W names */
 	char **trel;
 	size_t ntrees, treecap;
-	struct hl *hl[HL_BUCKETS];
 	struct copy_result *res;
 };
 
@@ -112,11 +133,14 @@ static int fail(struct sync_ctx *c, int err, const char *rel, const char *name, 
 {
 	if (err <= 0)
 		err = EIO;
+	pthread_mutex_lock(&c->sh->lock);
 	if (!c->res->err) {
 		c->res->err = -err;
 		snprintf(c->res->msg, sizeof(c->res->msg), "'%s%s%s': %s: %s", rel, *rel ? "/" : "",
 			 name, what, strerror(err));
 	}
+	atomic_store(&c->sh->failed, true);
+	pthread_mutex_unlock(&c->sh->lock);
 	return -err;
 }
 
@@ -165,7 +189,7 @@ static int op_add(struct sync_ctx *c, const char *dir, const char *name, enum op
 
 static void w_name(struct sync_ctx *c, char w[16], char kind)
 {
-	snprintf(w, 16, "%c%u", kind, c->nw++);
+	snprintf(w, 16, "%c%u", kind, atomic_fetch_add(&c->sh->nw, 1));
 }
 
 static bool same_time(const struct timespec *a, const struct timespec *l)
@@ -194,70 +218,6 @@ static bool unchanged(const struct sync_ctx *c, const struct stat *a, const stru
 	return a->st_ctim.tv_sec < c->base.tv_sec || a->st_ctim.tv_nsec < c->base.tv_nsec;
 }
 
-/* W/@w: the non-directory @fd (O_PATH) of the area, with its metadata
- * but its file flags (returned in *@fflags: an immutable file could not
- * be renamed into place) */
-static int write_node(struct sync_ctx *c, int fd, const struct stat *st, const char *w, unsigned *fflags)
-{
-	struct timespec ts[2] = { st->st_atim, st->st_mtim };
-	struct copy_xattrs xa = { 0 };
-	char target[PATH_MAX];
-	int in = -1, out = -1, r = 0;
-	ssize_t n;
-
-	*fflags = 0;
-	if (S_ISREG(st->st_mode)) {
-		in = c->sys->reopen(fd, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-		out = in < 0 ? -1
-			     : c->sys->openat(c->workfd, w,
-					      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		r = in < 0 || out < 0 ? -errno : 0;
-		if (r == 0) {
-			*fflags = copy_fflags_get(in);
-			r = copy_xattrs_read(in, false, &xa);
-		}
-		if (r == 0) {
-			atomic_uint_fast64_t bytes = 0;
-
-			r = copy_data(in, out, st->st_size, c->buf, SYNC_BUF_SIZE, &bytes,
-				      (off_t)st->st_blocks * 512 < st->st_size);
-		}
-		if (r == 0)
-			r = copy_meta_fd(out, st, &xa, 0);
-		goto out;
-	}
-	if (S_ISLNK(st->st_mode)) {
-		n = c->sys->readlinkat(fd, "", target, sizeof(target));
-		if (n < 0 || (size_t)n >= sizeof(target)) {
-			r = n < 0 ? -errno : -ENAMETOOLONG;
-			goto out;
-		}
-		target[n] = '\0';
-		r = c->sys->symlinkat(target, c->workfd, w) < 0 ? -errno : 0;
-	} else {
-		r = copy_xattrs_read(fd, true, &xa);
-		if (r == 0 && c->sys->mknodat(c->workfd, w, (st->st_mode & S_IFMT) | 0600, st->st_rdev) < 0)
-			r = -errno;
-	}
-	if (r == 0 && c->sys->fchownat(c->workfd, w, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
-		r = -errno;
-	if (r == 0 && xa.len) {
-		out = c->sys->openat(c->workfd, w, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
-		r = out < 0 ? -errno : copy_xattrs_write(out, true, &xa);
-	}
-	if (r == 0 && !S_ISLNK(st->st_mode) && c->sys->fchmodat(c->workfd, w, st->st_mode & 07777, 0) < 0)
-		r = -errno;
-	if (r == 0 && c->sys->utimensat(c->workfd, w, ts, AT_SYMLINK_NOFOLLOW) < 0)
-		r = -errno;
-out:
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
-	free(xa.buf);
-	return r;
-}
-
 /* step 1 for a changed non-directory: written once per area inode; its
  * other names are links to that copy, made in W */
 static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const char *rel, const char *name)
@@ -269,20 +229,25 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 	int r;
 
 	w_name(c, w, 'n');
-	if (st->st_nlink > 1)
-		for (l = c->hl[h]; l; l = l->next)
+	if (st->st_nlink < 2)
+		r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags);
+	else {
+		/* under the lock: a link is never made to a copy not yet there */
+		pthread_mutex_lock(&c->sh->lock);
+		for (l = c->sh->hl[h]; l; l = l->next)
 			if (l->ino == st->st_ino && l->dev == st->st_dev)
 				break;
-	if (l)
-		r = c->sys->linkat(c->workfd, l->w, c->workfd, w, 0) < 0 ? -errno : 0;
-	else
-		r = write_node(c, fd, st, w, &fflags);
-	if (r == 0 && !l && st->st_nlink > 1) {
-		if (!(l = calloc(1, sizeof(*l))))
-			return -ENOMEM;
-		*l = (struct hl){ .dev = st->st_dev, .ino = st->st_ino, .next = c->hl[h] };
-		memcpy(l->w, w, sizeof(l->w));
-		c->hl[h] = l;
+		if (l)
+			r = c->sys->linkat(c->workfd, l->w, c->workfd, w, 0) < 0 ? -errno : 0;
+		else if ((r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags)) == 0 &&
+			 !(l = calloc(1, sizeof(*l))))
+			r = -ENOMEM;
+		else if (r == 0) {
+			*l = (struct hl){ .dev = st->st_dev, .ino = st->st_ino, .next = c->sh->hl[h] };
+			memcpy(l->w, w, sizeof(l->w));
+			c->sh->hl[h] = l;
+		}
+		pthread_mutex_unlock(&c->sh->lock);
 	}
 	return r < 0 ? r : op_add(c, rel, name, OP_PUT, w, fflags);
 }
@@ -380,6 +345,21 @@ out:
 	return r;
 }
 
+static int task_add(struct shared *sh, int fd, const struct stat *st, const struct stat *lst,
+		    const char *name)
+{
+	struct task *t;
+
+	if (grow(&sh->tasks, &sh->taskcap, sh->ntasks, sizeof(*t)) < 0)
+		return -ENOMEM;
+	t = &sh->tasks[sh->ntasks];
+	*t = (struct task){ .fd = fd, .st = *st, .lst = *lst, .name = strdup(name) };
+	if (!t->name)
+		return -ENOMEM;
+	sh->ntasks++;
+	return 0;
+}
+
 /* step 1 for the area entry @name of the directory pair (@afd, @lfd);
  * adds to *@changes what it noted in the lower directory @lfd */
 static int sync_entry(struct sync_ctx *c, int afd, int lfd, const char *rel, const char *name, size_t *changes)
@@ -414,7 +394,10 @@ static int sync_entry(struct sync_ctx *c, int afd, int lfd, const char *rel, con
 	}
 	if (have && lst.st_dev != c->ldev)
 		goto out; /* another filesystem mounted in the lower copy */
-	if (S_ISDIR(st.st_mode) && have && S_ISDIR(lst.st_mode))
+	if (S_ISDIR(st.st_mode) && have && S_ISDIR(lst.st_mode) && c->defer) {
+		if ((r = task_add(c->sh, fd, &st, &lst, name)) == 0)
+			fd = -1; /* the task's */
+	} else if (S_ISDIR(st.st_mode) && have && S_ISDIR(lst.st_mode))
 		r = both_dirs(c, fd, &st, lfd, rel, name, &lst);
 	else if (S_ISDIR(st.st_mode))
 		r = put_dir(c, fd, &st, rel, name);
@@ -422,7 +405,8 @@ static int sync_entry(struct sync_ctx *c, int afd, int lfd, const char *rel, con
 		r = put_node(c, fd, &st, rel, name);
 	*changes += c->nops - before;
 out:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return r;
 }
 
@@ -480,6 +464,10 @@ static int sync_dir(struct sync_ctx *c, int afd, int lfd, const char *rel, size_
 	while (r == 0 && (errno = 0, de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		if (atomic_load(&c->sh->failed)) {
+			r = -ECANCELED; /* another thread failed */
+			break;
+		}
 		if (grow(&names, &cap, n, sizeof(*names)) < 0 || !(names[n] = strdup(de->d_name))) {
 			r = fail(c, ENOMEM, rel, "", "reading the directory");
 			break;
@@ -575,41 +563,6 @@ static int sync_apply(struct sync_ctx *c, const struct stat *root)
 	return r;
 }
 
-/* the baseline kept on the area's root: "SEC.NSEC" of the coarse clock */
-static bool base_read(int fd, struct timespec *ts)
-{
-	char v[48], *dot;
-	uint64_t s, ns;
-	ssize_t n = fgetxattr(fd, COPY_SYNCED_XATTR, v, sizeof(v) - 1);
-
-	if (n <= 0)
-		return false;
-	v[n] = '\0';
-	if (!(dot = strchr(v, '.')))
-		return false;
-	*dot = '\0';
-	if (units_parse_uint(v, INT64_MAX, &s) < 0 || units_parse_uint(dot + 1, 999999999, &ns) < 0)
-		return false;
-	*ts = (struct timespec){ .tv_sec = (time_t)s, .tv_nsec = (long)ns };
-	return true;
-}
-
-int copy_sync_base_now(struct timespec *ts)
-{
-	/* file times come from the coarse clock (current_time(), and the
-	 * floor of multigrain timestamps): a change after this reading has a
-	 * ctime at least this */
-	return clock_gettime(CLOCK_REALTIME_COARSE, ts) < 0 ? -errno : 0;
-}
-
-int copy_sync_base_write(int fd, const struct timespec *ts)
-{
-	char v[48];
-	int n = snprintf(v, sizeof(v), "%lld.%09ld", (long long)ts->tv_sec, ts->tv_nsec);
-
-	return fsetxattr(fd, COPY_SYNCED_XATTR, v, (size_t)n, 0) < 0 ? -errno : 0;
-}
-
 static void ctx_done(struct sync_ctx *c)
 {
 	for (size_t i = 0; i < c->nops; i++) {
@@ -628,12 +581,22 @@ static void ctx_done(struct sync_ctx *c)
 	}
 	free(c->tsrc);
 	free(c->trel);
+	free(c->buf);
+}
+
+static void shared_done(struct shared *sh)
+{
 	for (size_t h = 0; h < HL_BUCKETS; h++)
-		for (struct hl *l = c->hl[h], *n; l; l = n) {
+		for (struct hl *l = sh->hl[h], *n; l; l = n) {
 			n = l->next;
 			free(l);
 		}
-	free(c->buf);
+	for (size_t i = 0; i < sh->ntasks; i++) {
+		close(sh->tasks[i].fd);
+		free(sh->tasks[i].name);
+	}
+	free(sh->tasks);
+	pthread_mutex_destroy(&sh->lock);
 }
 
 /* steps 2 and 3; the inodes step 1 wrote are linked to, not copied again */
@@ -645,7 +608,7 @@ static int sync_trees(struct sync_ctx *c)
 	int r = 0;
 
 	for (size_t h = 0; r == 0 && h < HL_BUCKETS; h++)
-		for (struct hl *e = c->hl[h]; r == 0 && e; e = e->next)
+		for (struct hl *e = c->sh->hl[h]; r == 0 && e; e = e->next)
 			if ((r = grow(&l, &cap, n, sizeof(*l))) == 0)
 				l[n++] = (struct copy_link){ .dev = e->dev, .ino = e->ino, .rel = e->w };
 	if (r < 0) {
@@ -665,10 +628,96 @@ static int sync_trees(struct sync_ctx *c)
 	return r;
 }
 
+/* a walking thread: takes the root's directories one at a time */
+static void *walker(void *arg)
+{
+	struct sync_ctx *c = arg;
+	size_t i;
+	int r;
+
+	while (!atomic_load(&c->sh->failed) && (i = atomic_fetch_add(&c->sh->next, 1)) < c->sh->ntasks) {
+		struct task *t = &c->sh->tasks[i];
+
+		if ((r = both_dirs(c, t->fd, &t->st, c->sh->lfd, "", t->name, &t->lst)) < 0)
+			fail(c, -r, "", t->name, "copying");
+	}
+	return NULL;
+}
+
+/* moves what @w noted to the end of @c's lists */
+static int merge(struct sync_ctx *c, struct sync_ctx *w)
+{
+	if (grow(&c->ops, &c->opcap, c->nops + w->nops, sizeof(*c->ops)) < 0 ||
+	    grow(&c->dirs, &c->dircap, c->ndirs + w->ndirs, sizeof(*c->dirs)) < 0 ||
+	    grow(&c->tsrc, &c->treecap, c->ntrees + w->ntrees, sizeof(int)) < 0 ||
+	    !(c->trel = realloc(c->trel, c->treecap * sizeof(char *))))
+		return -ENOMEM;
+	memcpy(c->ops + c->nops, w->ops, w->nops * sizeof(*w->ops));
+	memcpy(c->dirs + c->ndirs, w->dirs, w->ndirs * sizeof(*w->dirs));
+	memcpy(c->tsrc + c->ntrees, w->tsrc, w->ntrees * sizeof(int));
+	memcpy(c->trel + c->ntrees, w->trel, w->ntrees * sizeof(char *));
+	c->nops += w->nops;
+	c->ndirs += w->ndirs;
+	c->ntrees += w->ntrees;
+	w->nops = w->ndirs = w->ntrees = 0;
+	return 0;
+}
+
+/* step 1 below the root: its directories in up to @o->jobs threads (one
+ * per CPU at most: the walk is system calls on cached metadata) */
+static int sync_tasks(struct sync_ctx *c)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t n = c->o->jobs > 1 ? c->o->jobs : 1, k = 0;
+	struct sync_ctx *w;
+	pthread_t *th;
+	int r = 0;
+
+	if (cpus > 0 && n > (size_t)cpus)
+		n = (size_t)cpus;
+	if (n > c->sh->ntasks)
+		n = c->sh->ntasks ? c->sh->ntasks : 1;
+	w = calloc(n, sizeof(*w));
+	th = calloc(n, sizeof(*th));
+	for (size_t i = 0; w && th && i < n; i++) {
+		w[i] = (struct sync_ctx){ .sh = c->sh,
+					  .o = c->o,
+					  .sys = c->sys,
+					  .lowerfd = c->lowerfd,
+					  .workfd = c->workfd,
+					  .adev = c->adev,
+					  .ldev = c->ldev,
+					  .work = c->work,
+					  .base = c->base,
+					  .res = c->res };
+		if (!(w[i].buf = malloc(SYNC_BUF_SIZE)) ||
+		    (i > 0 && pthread_create(&th[i], NULL, walker, &w[i]) != 0))
+			break;
+		k = i + 1;
+	}
+	if (k > 0)
+		walker(&w[0]); /* this thread is one of them */
+	for (size_t i = 1; i < k; i++)
+		pthread_join(th[i], NULL);
+	if (!w || !th || k == 0)
+		r = fail(c, ENOMEM, "", "", "starting the walk");
+	for (size_t i = 0; w && i < n; i++) {
+		if (r == 0)
+			r = merge(c, &w[i]) < 0 ? fail(c, ENOMEM, "", "", "copying") : 0;
+		ctx_done(&w[i]);
+	}
+	free(w);
+	free(th);
+	return r < 0 ? r : c->res->err;
+}
+
 int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		 const struct copy_sys *sys, struct copy_result *ret)
 {
-	struct sync_ctx c = { .o = o, .sys = sys, .lowerfd = lowerfd, .workfd = workfd, .res = ret };
+	struct shared sh = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct sync_ctx c = {
+		.sh = &sh, .defer = true, .o = o, .sys = sys, .lowerfd = lowerfd, .workfd = workfd, .res = ret
+	};
 	struct timespec start;
 	struct stat ast, lst;
 	size_t changes = 0;
@@ -683,7 +732,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	}
 	c.adev = ast.st_dev;
 	c.ldev = lst.st_dev;
-	if (!base_read(areafd, &c.base))
+	if (copy_sync_base_read(areafd, &c.base) < 0)
 		c.base.tv_sec = -1; /* no baseline: only what is the same is kept */
 	if (!(c.buf = malloc(SYNC_BUF_SIZE))) {
 		r = fail(&c, ENOMEM, "", "", "copying");
@@ -697,7 +746,11 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 			close(afd);
 		goto out;
 	}
+	sh.lfd = lfd;
 	r = sync_dir(&c, afd, lfd, "", &changes);
+	c.defer = false;
+	if (r == 0)
+		r = sync_tasks(&c);
 	close(lfd);
 	if (r == 0)
 		r = sync_trees(&c);
@@ -711,5 +764,6 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		copy_sync_base_write(areafd, &start);
 out:
 	ctx_done(&c);
+	shared_done(&sh);
 	return r;
 }
