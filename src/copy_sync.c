@@ -144,18 +144,21 @@ static int fail(struct sync_ctx *c, int err, const char *rel, const char *name, 
 	return -err;
 }
 
-/* grows *@v (of @size bytes per element) to hold one more */
+/* grows *@v (of @size bytes per element) to hold more than @n */
 static int grow(void *v, size_t *cap, size_t n, size_t size)
 {
+	size_t c = *cap;
 	void *p;
 
-	if (n < *cap)
+	if (n < c)
 		return 0;
-	p = realloc(*(void **)v, (*cap ? *cap * 2 : 64) * size);
+	while (c <= n)
+		c = c ? c * 2 : 64;
+	p = realloc(*(void **)v, c * size);
 	if (!p)
 		return -ENOMEM;
 	*(void **)v = p;
-	*cap = *cap ? *cap * 2 : 64;
+	*cap = c;
 	return 0;
 }
 

@@ -109,6 +109,8 @@ static int setup(void **state)
 	mkfifoat(f->area, "fifo", 0640);
 	mkdirat(f->area, "t", 0755);
 	put(f->area, "t/x", "user");
+	assert_int_equal(sh(f, "mkdir area/many area/more && for i in $(seq 1 150); do echo $i >area/many/$i; echo $i >area/more/$i; done"),
+			 0);
 	symlinkat("../secret", f->area, "tl");
 	*state = f;
 	return 0;
@@ -186,7 +188,10 @@ static void test_sync_incremental(void **state)
 	mkdirat(f->area, "new/sub", 0755);
 	put(f->area, "new/sub/n", "new");
 	linkat(f->area, "new/sub/n", f->area, "new/n2", 0);
-	chmod("area", 0711);
+	/* more than one list's worth in each of two threads */
+	assert_int_equal(sh(f, "for i in $(seq 1 150); do echo x$i >area/many/$i; echo y$i >area/more/$i; done"),
+			 0);
+	assert_int_equal(fchmod(f->area, 0711), 0);
 	assert_int_equal(fchmodat(f->area, "a/b", 0755, 0), 0);
 
 	run_sync(f, &copy_sys_libc, 2);
