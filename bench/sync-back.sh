@@ -83,24 +83,33 @@ EOF
 
 same() { diff -r --no-dereference "$1" "$2" >/dev/null; }
 
+# one_round NAME RSYNC-OPTION...: times storaged's sync, then rsync and its
+# syncfs; appends to NAME_sd, NAME_rs, NAME_rss
+one_round() {
+	local name=$1
+	local -n t_sd=${1}_sd t_rs=${1}_rs t_rss=${1}_rss
+	shift
+	tstart
+	sd sync bench >/dev/null || bench_die "storaged sync failed"
+	tstop
+	t_sd+=("$ELAPSED")
+	tstart
+	rsync "$@" "$P/" "$COPY/"
+	tstop
+	t_rs+=("$ELAPSED")
+	tstart
+	sync -f "$COPY"
+	tstop
+	t_rss+=("$((ELAPSED + ${t_rs[-1]}))")
+	same "$P" "$LOWER" || bench_die "$name round: the directory differs from the area after the sync"
+	same "$P" "$COPY" || bench_die "$name round: rsync's copy differs from the area"
+}
+
 inc_sd=() inc_rs=() inc_rss=()
 for r in $(seq 1 "$ROUNDS"); do
 	change "$r"
 	sync
-	tstart
-	sd sync bench >/dev/null || bench_die "storaged sync failed"
-	tstop
-	inc_sd+=("$ELAPSED")
-	tstart
-	rsync -a --delete "$P/" "$COPY/"
-	tstop
-	inc_rs+=("$ELAPSED")
-	tstart
-	sync -f "$COPY"
-	tstop
-	inc_rss+=("$((ELAPSED + ${inc_rs[-1]}))")
-	same "$P" "$LOWER" || bench_die "round $r: the directory differs from the area after the sync"
-	same "$P" "$COPY" || bench_die "round $r: rsync's copy differs from the area"
+	one_round inc -a --delete
 done
 
 full_sd=() full_rs=() full_rss=()
@@ -108,19 +117,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	find "$LOWER" -mindepth 1 -delete
 	find "$COPY" -mindepth 1 -delete
 	sync
-	tstart
-	sd sync bench >/dev/null || bench_die "storaged sync failed"
-	tstop
-	full_sd+=("$ELAPSED")
-	tstart
-	rsync -a "$P/" "$COPY/"
-	tstop
-	full_rs+=("$ELAPSED")
-	tstart
-	sync -f "$COPY"
-	tstop
-	full_rss+=("$((ELAPSED + ${full_rs[-1]}))")
-	same "$P" "$LOWER" || bench_die "full round $r: the directory differs from the area"
+	one_round full -a
 done
 sd stop >/dev/null || bench_die "storaged stop failed"
 
