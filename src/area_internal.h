@@ -140,13 +140,6 @@ int area_submounts(const char *path, char ***ret);
  * Returns: the number of such mounts. */
 size_t area_explain_busy(const struct state_area *st, bool procs, struct diag_list *m);
 
-/* The mount points below the directory of @st, relative to it ("audit",
- * "a/b"), the outermost only, of the mounts made on the directory's own
- * filesystems (not those made on the area, d->area's, after start): the
- * sync back never renames them nor the directories that lead to them.
- * Returns: 0 with an owned strv (NULL when none); negative errno. */
-int area_submount_pins(const struct area_dirs *d, const struct state_area *st, char ***ret);
-
 /* Before a sync: 0 when the area can be synced back (a warning when
  * something is mounted over it); -ESTALE with one diag_error naming what
  * someone else unmounted or moved; negative errno. */

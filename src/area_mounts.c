@@ -257,24 +257,6 @@ int area_submounts(const char *path, char ***ret)
 	return submounts(path, 0, ret);
 }
 
-int area_submount_pins(const struct area_dirs *d, const struct state_area *st, char ***ret)
-{
-	size_t plen = strlen(st->path);
-	struct stat as;
-	int r;
-
-	/* by the area's device, not the directory's: the st_dev of a btrfs
-	 * subvolume is not the one the mount table shows */
-	if (stat(d->area, &as) < 0)
-		return -errno;
-	r = submounts(st->path, as.st_dev, ret);
-
-	/* "P/a/b" -> "a/b": path_is_below() made sure of the "P/" */
-	for (size_t i = 0; r == 0 && *ret && (*ret)[i]; i++)
-		memmove((*ret)[i], (*ret)[i] + plen + 1, strlen((*ret)[i] + plen + 1) + 1);
-	return r;
-}
-
 static bool carried_has(const struct state_area *st, uint64_t id)
 {
 	for (size_t i = 0; i < st->n_carried; i++)

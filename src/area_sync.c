@@ -189,166 +189,33 @@ static int sync_dir_create(int lowerfd, int recfd, struct state_area *st, char *
 	return fd;
 }
 
-/* What @prefix@name is to the filesystems mounted below the directory
- * (@pins: their mount points, relative, area_submount_pins()): 2 one of
- * them, 1 a directory that leads to one, 0 neither.  Neither is ever
- * renamed: rename(2) fails on a mount point (EBUSY), and a directory
- * renamed with a mount point below it takes the mount along (C19). */
-static int pin_kind(char *const *pins, const char *prefix, const char *name)
-{
-	size_t pl = strlen(prefix), nl = strlen(name);
-	int k = 0;
-
-	for (size_t i = 0; pins && pins[i] && k < 2; i++)
-		if (strncmp(pins[i], prefix, pl) == 0 && strncmp(pins[i] + pl, name, nl) == 0 &&
-		    (pins[i][pl + nl] == '\0' || pins[i][pl + nl] == '/'))
-			k = pins[i][pl + nl] == '\0' ? 2 : 1;
-	return k;
-}
-
-/* opens @name below each of @fds[0..n) (a directory, no link); -1 where missing */
-static int open_below(const int *fds, int *ret, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if ((ret[i] = openat(fds[i], name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-			return -errno;
-	return 0;
-}
-
-static void close_all(int *fds, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-}
-
-/* moves every entry of @newfd over the same name in @lowerfd; a directory
- * that leads to a mount point (@pins) is entered instead, a mount point
- * left alone.  @prefix: the path of @lowerfd in the directory, "" or "a/". */
-static int sync_exchange(int lowerfd, int newfd, char *const *pins, const char *prefix)
-{
-	DIR *d = fdopendir(dup(newfd));
-	struct dirent *de;
-	int r = 0;
-
-	if (!d)
-		return -errno;
-	while (r == 0 && (de = readdir(d))) {
-		int k, top[2] = { lowerfd, newfd }, sub[2] = { -1, -1 };
-		_cleanup_free_ char *deeper = NULL;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if ((k = pin_kind(pins, prefix, de->d_name)) == 2)
-			continue;
-		if (k == 1) {
-			if (asprintf(&deeper, "%s%s/", prefix, de->d_name) < 0)
-				r = -ENOMEM;
-			else if ((r = open_below(top, sub, 2, de->d_name)) == 0)
-				r = sync_exchange(sub[0], sub[1], pins, deeper);
-			close_all(sub, 2);
-			continue;
-		}
-		if (renameat2(newfd, de->d_name, lowerfd, de->d_name, RENAME_EXCHANGE) == 0)
-			continue;
-		if (errno != ENOENT ||
-		    renameat2(newfd, de->d_name, lowerfd, de->d_name, RENAME_NOREPLACE) < 0)
-			r = -errno;
-	}
-	closedir(d);
-	return r;
-}
-
-/* moves entries of @lowerfd that the area no longer has into @newfd,
- * except the working directory @workfd (known by its inode, not by a name:
- * any name may be a user's); entered and left alone as sync_exchange() */
-static int sync_delete(int lowerfd, int areafd, int newfd, int workfd, char *const *pins, const char *prefix)
-{
-	DIR *d = fdopendir(dup(lowerfd));
-	struct dirent *de;
-	struct stat st, self;
-	int r = 0;
-
-	if (!d)
-		return -errno;
-	if (fstat(workfd, &self) < 0)
-		r = -errno;
-	while (r == 0 && (de = readdir(d))) {
-		int k, top[3] = { lowerfd, areafd, newfd }, sub[3] = { -1, -1, -1 };
-		_cleanup_free_ char *deeper = NULL;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if ((k = pin_kind(pins, prefix, de->d_name)) == 2)
-			continue;
-		if (k == 1) {
-			if (asprintf(&deeper, "%s%s/", prefix, de->d_name) < 0)
-				r = -ENOMEM;
-			else if (open_below(top, sub, 3, de->d_name) == 0) /* else not in the area */
-				r = sync_delete(sub[0], sub[1], sub[2], workfd, pins, deeper);
-			close_all(sub, 3);
-			continue;
-		}
-		if (fstatat(areafd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
-			continue;
-		if (fstatat(lowerfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    st.st_dev == self.st_dev && st.st_ino == self.st_ino)
-			continue;
-		if (renameat2(lowerfd, de->d_name, newfd, de->d_name, RENAME_NOREPLACE) < 0)
-			r = -errno;
-	}
-	closedir(d);
-	return r;
-}
-
-/* the root of the directory takes the area root's owner, mode and times */
-static int sync_root(int lowerfd, int areafd)
-{
-	struct stat st;
-	struct timespec ts[2];
-
-	if (fstat(areafd, &st) < 0)
-		return -errno;
-	ts[0] = st.st_atim;
-	ts[1] = st.st_mtim;
-	if (fchown(lowerfd, st.st_uid, st.st_gid) < 0 || fchmod(lowerfd, st.st_mode & 07777) < 0 ||
-	    futimens(lowerfd, ts) < 0)
-		return -errno;
-	return 0;
-}
-
 /*
- * Sync back, crash-safe.  Everything happens inside the covered directory's
- * own filesystem, reached through the private bind areas/<name>/lower:
+ * Sync back, incremental and crash-consistent.  Everything happens inside
+ * the covered directory's own filesystem, reached through the private bind
+ * areas/<name>/lower:
  *
  *  0. recover: delete the working directories left by an interrupted run
- *     (always safe, see 5.): the one the record names, and every
+ *     (always safe, see 2.): the one the record names, and every
  *     .storaged-sync.<32 hex> that is root's, 0700 and marked for this area
  *     (area_sync_dir_check(); never a user's entry, whatever its name)
  *  1. record a new random name W, create <lower>/W (0700, root's, a new
- *     name: nothing of the user's is reused), mark it (SYNC_XATTR), and
- *     copy the area into W/new with full fidelity (W/new gets the area
- *     root's owner and mode; W stays root's 0700 and marked throughout)
- *  2. syncfs(): every new file is complete on disk before anything moves
- *  3. for each top-level entry E of W/new: renameat2(W/new/E, lower/E,
- *     RENAME_EXCHANGE), or RENAME_NOREPLACE when lower/E does not exist; the
- *     old version ends up in W/new/E.  One atomic step per entry: lower/E
- *     is at every instant its complete old or its complete new subtree.
- *  4. each top-level entry of lower the area no longer has is renamed into
- *     W/new (deleted in one atomic step); W itself is known by its inode
- *  5. root owner/mode/times; syncfs(); delete W, which now holds only
- *     versions that are no longer live; syncfs().
- * A crash at any point leaves every file in lower complete, old or new, and
- * W holding only copies that are not live: step 0 may delete it.  The sync
- * reports success only after the last syncfs().  @recfd, @st: the area's
- * record, locked; its sync_dir is rewritten in place.
+ *     name: nothing of the user's is reused) and mark it (SYNC_XATTR)
+ *  2. storaged-copy brings lower up to date (copy_sync_fd(), copy.h): what
+ *     changed since the area's baseline is written complete into W, synced
+ *     (syncfs), moved into place one atomic rename per entry (replaced and
+ *     deleted versions end up in W), directories' metadata last, synced
+ *     again: the commit point.  A crash at any point leaves every entry of
+ *     lower complete, old or new, and W holding only what is not live:
+ *     step 0 may delete it.
+ *  3. delete W.  Not synced: losing that deletion loses nothing, the next
+ *     sync or start deletes W again (step 0).
+ * The sync reports success only after the commit point.  @recfd, @st: the
+ * area's record, locked; its sync_dir is rewritten in place.
  */
 int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st, struct diag_list *m)
 {
-	int lowerfd = -1, areafd = -1, newfd = -1, copyfd = -1, r;
+	int lowerfd = -1, areafd = -1, workfd = -1, r;
 	struct copy_result c = { 0 };
-	_cleanup_free_ char *newdir = NULL;
-	_cleanup_strv_free_ char **pins = NULL;
 	char work[SYNC_DIR_NAME_MAX] = "";
 	const char *step = "opening", *name = st->name;
 	struct stat lst;
@@ -363,50 +230,23 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 	if ((r = area_recover_sync(lowerfd, lst.st_dev, name, st->sync_dir)) < 0)
 		goto out;
 	step = "creating its working directory";
-	if ((newfd = r = sync_dir_create(lowerfd, recfd, st, work)) < 0)
+	if ((workfd = r = sync_dir_create(lowerfd, recfd, st, work)) < 0)
 		goto out;
-	if (asprintf(&newdir, "%s/%s/new", d->lower, work) < 0) {
-		r = -ENOMEM;
-		goto out;
-	}
 	step = "copying";
-	/* into W/new: the copy gives its root the area root's owner and mode,
-	 * W stays root's 0700, marked, closed to users, known to recovery */
-	if (mkdirat(newfd, "new", 0700) < 0 ||
-	    (copyfd = openat(newfd, "new", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-		r = -errno;
+	if ((r = copy_spawn_sync(areafd, lowerfd, workfd, d->area, d->lower, name, copy_spawn_jobs(), &c)) < 0)
 		goto out;
-	}
-	if ((r = copy_spawn_run(areafd, copyfd, d->area, newdir, name, copy_spawn_jobs(), &c)) < 0)
-		goto out;
-	step = "syncing the copy";
-	if (syncfs(lowerfd) < 0) {
-		r = -errno;
-		goto out;
-	}
-	step = "swapping in the new versions";
-	if ((r = area_submount_pins(d, st, &pins)) < 0 ||
-	    (r = sync_exchange(lowerfd, copyfd, pins, "")) < 0)
-		goto out;
-	step = "removing deleted entries";
-	if ((r = sync_delete(lowerfd, areafd, copyfd, newfd, pins, "")) < 0 ||
-	    (r = sync_root(lowerfd, areafd)) < 0)
-		goto out;
-	step = "syncing";
-	if (syncfs(lowerfd) < 0 || (r = sync_dir_remove(lowerfd, work, newfd, lst.st_dev)) < 0 ||
-	    syncfs(lowerfd) < 0)
-		r = r < 0 ? r : -errno;
+	step = "removing its working directory";
+	r = sync_dir_remove(lowerfd, work, workfd, lst.st_dev);
 out:
 	if (r < 0)
 		diag_error(m, NULL, 0,
 			   "area '%s': sync back into '%s' failed while %s: %s%s; the directory holds complete old or new versions of every file and the area is left in place: fix this and run 'storaged sync %s'",
 			   name, d->lower, step, c.msg[0] ? c.msg : strerror(-r),
-			   r == -ENOSPC ? " (the directory's filesystem needs room for a full copy)" : "",
+			   r == -ENOSPC ? " (the directory's filesystem needs room for the changed files)"
+					: "",
 			   name);
-	if (copyfd >= 0)
-		close(copyfd);
-	if (newfd >= 0)
-		close(newfd);
+	if (workfd >= 0)
+		close(workfd);
 	if (lowerfd >= 0)
 		close(lowerfd);
 	if (areafd >= 0)

@@ -514,44 +514,53 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* steps 2 and 3 from the root's descriptors, which are taken */
-static int copy_walk(struct copy_ctx *c, int sfd, int dfd)
+/* steps 2 and 3 from the roots' descriptors (@sfd[i] into @dfd[i], the
+ * copy of @rel[i]), which are taken */
+static int copy_walk(struct copy_ctx *c, int *sfd, int *dfd, const char *const *rel, size_t n)
 {
 	pthread_t th[COPY_MAX_JOBS];
-	unsigned n = 0;
+	unsigned k = 0;
 	struct task *t;
-	char *buf;
+	char *buf = NULL;
+	size_t i;
 
 	if (c->jobs < 2) {
-		if (!(buf = malloc(COPY_BUF_SIZE))) {
-			close(sfd);
-			close(dfd);
-			return copy_fail(c, ENOMEM, "", "copying");
-		}
-		walk_dir(c, buf, sfd, dfd, "");
+		if (!(buf = malloc(COPY_BUF_SIZE)))
+			copy_fail(c, ENOMEM, "", "copying");
+		for (i = 0; i < n; i++)
+			if (buf && !atomic_load(&c->err))
+				walk_dir(c, buf, sfd[i], dfd[i], rel[i]);
+			else {
+				close(sfd[i]);
+				close(dfd[i]);
+			}
 		free(buf);
 		return -atomic_load(&c->err);
 	}
-	t = calloc(1, sizeof(*t));
-	if (!t || !(t->rel = strdup(""))) {
-		free(t);
-		close(sfd);
-		close(dfd);
-		return copy_fail(c, ENOMEM, "", "copying");
+	for (i = 0; i < n; i++) {
+		t = calloc(1, sizeof(*t));
+		if (!t || !(t->rel = strdup(rel[i]))) {
+			free(t);
+			copy_fail(c, ENOMEM, "", "copying");
+			close(sfd[i]);
+			close(dfd[i]);
+			continue;
+		}
+		t->sfd = sfd[i];
+		t->dfd = dfd[i];
+		t->next = c->queue;
+		c->queue = t;
+		c->queued++;
 	}
-	t->sfd = sfd;
-	t->dfd = dfd;
-	c->queue = t;
-	c->queued = 1;
-	for (; n < c->jobs; n++)
-		if ((errno = pthread_create(&th[n], NULL, worker, c)) != 0) {
+	for (; k < c->jobs; k++)
+		if ((errno = pthread_create(&th[k], NULL, worker, c)) != 0) {
 			copy_fail(c, errno, "", "starting a copy thread");
 			break;
 		}
-	if (n == 0)
+	if (k == 0)
 		worker(c); /* drains the queue */
-	for (unsigned i = 0; i < n; i++)
-		pthread_join(th[i], NULL);
+	for (unsigned j = 0; j < k; j++)
+		pthread_join(th[j], NULL);
 	return -atomic_load(&c->err);
 }
 
@@ -618,8 +627,8 @@ static void ctx_free(struct copy_ctx *c)
 	free(c);
 }
 
-/* step 1: the root's metadata, for step 4 */
-static int copy_root(struct copy_ctx *c, int srcfd)
+/* step 1: a root's metadata, for step 4; @rel: its copy below c->dstroot */
+static int copy_root(struct copy_ctx *c, int srcfd, const char *rel)
 {
 	struct copy_dirmeta m = { 0 };
 	int r;
@@ -628,11 +637,12 @@ static int copy_root(struct copy_ctx *c, int srcfd)
 		return -errno;
 	if (!S_ISDIR(m.st.st_mode))
 		return -ENOTDIR;
-	c->dev = m.st.st_dev;
+	if (!c->dev)
+		c->dev = m.st.st_dev;
 	m.fflags = copy_fflags_get(srcfd);
 	if ((r = copy_xattrs_read(srcfd, false, &m.xa)) < 0)
 		return r;
-	if (!(m.rel = strdup(""))) {
+	if (!(m.rel = strdup(rel))) {
 		free(m.xa.buf);
 		return -ENOMEM;
 	}
@@ -641,7 +651,7 @@ static int copy_root(struct copy_ctx *c, int srcfd)
 
 /* Each thread may hold two descriptors per level of the directory it
  * walks: the soft limit (often 1024) is raised to the hard one. */
-static void raise_nofile(void)
+void copy_raise_nofile(void)
 {
 	struct rlimit rl;
 
@@ -651,43 +661,96 @@ static void raise_nofile(void)
 	}
 }
 
-int copy_tree_fd(int srcfd, int dstfd, const struct copy_opts *o, const struct copy_sys *sys,
-		 struct copy_result *ret)
+/* the copies made before this one that later names of their inodes link to */
+static int links_seed(struct copy_ctx *c, const struct copy_link *seed, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t h = ((size_t)seed[i].ino * 31 + (size_t)seed[i].dev) % LINK_BUCKETS;
+		struct link *l = calloc(1, sizeof(*l));
+
+		if (!l || !(l->rel = strdup(seed[i].rel))) {
+			free(l);
+			return -ENOMEM;
+		}
+		l->dev = seed[i].dev;
+		l->ino = seed[i].ino;
+		l->next = c->links[h];
+		c->links[h] = l;
+	}
+	return 0;
+}
+
+int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_t n,
+		  const struct copy_link *links, size_t nlinks, const struct copy_opts *o,
+		  const struct copy_sys *sys, struct copy_result *ret)
 {
 	struct copy_ctx *c = calloc(1, sizeof(*c));
-	int sfd = -1, dfd = -1, r;
+	int *sfd = calloc(n ? n : 1, sizeof(int)), *dfd = calloc(n ? n : 1, sizeof(int)), r = 0;
+	size_t i, got = 0;
 
 	*ret = (struct copy_result){ .err = -ENOMEM, .msg = "out of memory" };
-	if (!c)
+	if (!c || !sfd || !dfd) {
+		free(c);
+		free(sfd);
+		free(dfd);
 		return -ENOMEM;
-	raise_nofile();
+	}
+	copy_raise_nofile();
 	*ret = (struct copy_result){ 0 };
 	c->o = o;
 	c->sys = sys;
-	c->dstroot = dstfd;
+	c->dstroot = dstroot;
 	c->jobs = o->jobs > COPY_MAX_JOBS ? COPY_MAX_JOBS : o->jobs;
 	c->started_usec = mono_usec();
 	pthread_mutex_init(&c->qlock, NULL);
 	pthread_mutex_init(&c->llock, NULL);
 	pthread_mutex_init(&c->dlock, NULL);
 	pthread_cond_init(&c->qcond, NULL);
-	if ((r = copy_root(c, srcfd)) < 0)
-		copy_fail(c, -r, "", "reading the source");
-	else if ((sfd = fcntl(srcfd, F_DUPFD_CLOEXEC, 3)) < 0 ||
-		 (dfd = fcntl(dstfd, F_DUPFD_CLOEXEC, 3)) < 0) {
-		r = copy_fail(c, errno, "", "copying");
-		if (sfd >= 0)
-			close(sfd);
-	} else if ((r = copy_walk(c, sfd, dfd)) == 0)
-		r = copy_finish(c);
+	if ((r = links_seed(c, links, nlinks)) < 0)
+		copy_fail(c, -r, "", "copying");
+	/* every root's metadata is recorded before any subdirectory's: step 4
+	 * (in reverse) sets the roots last */
+	for (i = 0; r == 0 && i < n; i++, got++) {
+		if ((r = copy_root(c, srcfds[i], rels[i])) < 0) {
+			copy_fail(c, -r, rels[i], "reading the source");
+			break;
+		}
+		sfd[i] = fcntl(srcfds[i], F_DUPFD_CLOEXEC, 3);
+		dfd[i] = sfd[i] < 0 ? -1 : copy_open_beneath(sys, dstroot, rels[i]);
+		if (sfd[i] < 0 || dfd[i] < 0) {
+			r = copy_fail(c, sfd[i] < 0 ? errno : -dfd[i], rels[i], "copying");
+			if (sfd[i] >= 0)
+				close(sfd[i]);
+			break;
+		}
+	}
+	if (r == 0) {
+		got = 0; /* copy_walk() takes them */
+		if ((r = copy_walk(c, sfd, dfd, rels, n)) == 0)
+			r = copy_finish(c);
+	}
+	for (i = 0; i < got; i++) {
+		close(sfd[i]);
+		close(dfd[i]);
+	}
 	copy_progress(c, atomic_load(&c->files), true);
 	if (r < 0 || atomic_load(&c->err)) {
 		ret->err = -(atomic_load(&c->err) ?: -r);
 		snprintf(ret->msg, sizeof(ret->msg), "%s", c->msg[0] ? c->msg : strerror(-ret->err));
 		r = ret->err;
 	}
+	free(sfd);
+	free(dfd);
 	ctx_free(c);
 	return r;
+}
+
+int copy_tree_fd(int srcfd, int dstfd, const struct copy_opts *o, const struct copy_sys *sys,
+		 struct copy_result *ret)
+{
+	const char *rel = "";
+
+	return copy_trees_fd(dstfd, &srcfd, &rel, 1, NULL, 0, o, sys, ret);
 }
 
 int copy_tree(const char *src, const char *dst, const struct copy_opts *o, struct copy_result *ret)

@@ -8,6 +8,9 @@
 #define STORAGED_COPY_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
 
 struct copy_sys;
 
@@ -63,5 +66,104 @@ int copy_tree(const char *src, const char *dst, const struct copy_opts *o, struc
  */
 int copy_tree_fd(int srcfd, int dstfd, const struct copy_opts *o, const struct copy_sys *sys,
 		 struct copy_result *ret);
+
+/* an inode already copied below the destination root, at @rel */
+struct copy_link {
+	dev_t dev;
+	ino_t ino;
+	const char *rel;
+};
+
+/**
+ * copy_trees_fd:
+ * @dstroot: open directory the copies are made below
+ * @srcfds: @n open directories to copy
+ * @rels: for each, the existing directory below @dstroot (a relative path
+ *        of directories this copy's caller made, no symbolic link) to copy
+ *        it into
+ * @n: how many
+ * @links: @nlinks inodes of the source already copied below @dstroot: a
+ *         name of one of them in the trees becomes a link to that copy
+ * @o, @sys, @ret: as for copy_tree_fd()
+ *
+ * Several copy_tree_fd() in one: one set of threads, one table of hard
+ * links (a file with names in two of the trees is copied once and linked),
+ * every root's metadata set last.  Used by the incremental sync back for
+ * the directories the lower copy does not have yet (copy_sync.c).
+ *
+ * Returns: as copy_tree().
+ */
+int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_t n,
+		  const struct copy_link *links, size_t nlinks, const struct copy_opts *o,
+		  const struct copy_sys *sys, struct copy_result *ret);
+
+/**
+ * copy_sync_fd:
+ * @areafd: open root directory of the area (the source)
+ * @lowerfd: open root of the area's directory (the lower copy) to bring up
+ *           to date
+ * @workfd: an empty directory of storaged's on @lowerfd's filesystem, just
+ *          below it, that no user can reach (the sync's working directory
+ *          W); left holding the replaced and deleted versions, for the
+ *          caller to remove
+ * @o, @sys, @ret: as for copy_tree_fd()
+ *
+ * The incremental sync back (copy_sync.c): makes the tree below @lowerfd
+ * what the tree below @areafd is (with copy_tree()'s fidelity, hard links
+ * kept among what is copied in one run), copying only what changed since
+ * the area's baseline (COPY_SYNCED_XATTR on @areafd, set by the seed and by
+ * every successful sync; without one, whatever differs in type, size,
+ * mtime, mode or owner).  Each entry is replaced in one atomic rename,
+ * deleted entries too; directories' metadata last.  The lower root gets
+ * the area root's owner, mode and times.  Other filesystems below either
+ * root are not entered (nor deleted).  Crash-consistent on power loss: see
+ * copy_sync.c.  The area is reached by descriptor only (C21).
+ *
+ * Returns: 0 once everything is on disk; negative errno of the first
+ * failure (-ENOSPC), the lower copy then holding complete old or new
+ * versions of every entry.
+ */
+int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
+		 const struct copy_sys *sys, struct copy_result *ret);
+
+/* the area's sync baseline: "SEC.NSEC" of CLOCK_REALTIME_COARSE read at
+ * the start of the last successful sync back, or at the end of the seed */
+#define COPY_SYNCED_XATTR "trusted.storaged.synced"
+
+/**
+ * copy_sync_base_read:
+ * @fd: open area root
+ * @ts: receives the area's baseline
+ *
+ * Returns: 0; -ENODATA when the area has none (never synced or seeded by
+ * this storaged, or no trusted xattrs), -EINVAL when it is malformed,
+ * another negative errno of fgetxattr().
+ */
+int copy_sync_base_read(int fd, struct timespec *ts);
+
+/**
+ * copy_sync_base_now:
+ * @ts: receives the coarse realtime clock, the one file times come from
+ *
+ * Returns: 0; negative errno.
+ */
+int copy_sync_base_now(struct timespec *ts);
+
+/**
+ * copy_sync_base_write:
+ * @fd: open area root
+ * @ts: from copy_sync_base_now() taken before the copy began
+ *
+ * Records @ts as the area's baseline: everything with an older ctime is
+ * in the lower copy.
+ *
+ * Returns: 0; negative errno (-EOPNOTSUPP: no trusted xattrs here; the
+ * next sync then compares everything).
+ */
+int copy_sync_base_write(int fd, const struct timespec *ts);
+
+/* raises RLIMIT_NOFILE's soft limit to the hard one: a copy holds
+ * descriptors per directory level and thread */
+void copy_raise_nofile(void);
 
 #endif

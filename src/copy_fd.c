@@ -3,6 +3,7 @@
  * One entry's data, xattrs and metadata, by descriptor; see copy_fd.h.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdio.h>
@@ -11,9 +12,12 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "copy.h"
 #include "copy_fd.h"
+#include "units.h"
 
 #define FFLAGS_KEPT \
 	(FS_APPEND_FL | FS_IMMUTABLE_FL | FS_NODUMP_FL | FS_NOATIME_FL | FS_SYNC_FL | \
@@ -149,6 +153,8 @@ int copy_xattrs_read(int fd, bool viaproc, struct copy_xattrs *ret)
 	if (n < 0)
 		return errno == EOPNOTSUPP || errno == ENOTSUP ? 0 : -errno;
 	for (char *p = names; r == 0 && p < names + n; p += strlen(p) + 1) {
+		if (copy_xattr_is_own(p))
+			continue;
 		v = x_get(fd, viaproc, p, NULL, 0);
 		if (v < 0 && errno == ENODATA)
 			continue; /* removed meanwhile */
@@ -166,6 +172,40 @@ int copy_xattrs_read(int fd, bool viaproc, struct copy_xattrs *ret)
 		*ret = (struct copy_xattrs){ 0 };
 	}
 	return r;
+}
+
+bool copy_xattr_is_own(const char *name)
+{
+	return strncmp(name, COPY_OWN_XATTRS, strlen(COPY_OWN_XATTRS)) == 0;
+}
+
+/* whether @xa has an xattr called @name */
+static bool x_has(const struct copy_xattrs *xa, const char *name)
+{
+	const char *p = xa ? xa->buf : NULL, *end = p ? p + xa->len : NULL;
+	uint32_t vlen;
+
+	while (p && p < end) {
+		if (!strcmp(p, name))
+			return true;
+		p += strlen(p) + 1;
+		memcpy(&vlen, p, sizeof(vlen));
+		p += sizeof(vlen) + vlen;
+	}
+	return false;
+}
+
+int copy_xattrs_prune(int fd, const struct copy_xattrs *xa)
+{
+	char names[8192];
+	ssize_t n = flistxattr(fd, names, sizeof(names));
+
+	if (n < 0)
+		return errno == EOPNOTSUPP || errno == ENOTSUP ? 0 : -errno;
+	for (char *p = names; p < names + n; p += strlen(p) + 1)
+		if (!copy_xattr_is_own(p) && !x_has(xa, p) && fremovexattr(fd, p) < 0 && errno != ENODATA)
+			return -errno;
+	return 0;
 }
 
 int copy_xattrs_write(int fd, bool viaproc, const struct copy_xattrs *xa)
@@ -309,4 +349,104 @@ int copy_open_beneath(const struct copy_sys *sys, int rootfd, const char *rel)
 		fd = next;
 	}
 	return fd < 0 ? (fd == -1 ? -errno : fd) : fd;
+}
+
+/* the baseline kept on the area's root: "SEC.NSEC" of the coarse clock */
+int copy_sync_base_read(int fd, struct timespec *ts)
+{
+	char v[48], *dot;
+	uint64_t s, ns;
+	ssize_t n = fgetxattr(fd, COPY_SYNCED_XATTR, v, sizeof(v) - 1);
+
+	if (n < 0)
+		return -errno;
+	v[n] = '\0';
+	if (!(dot = strchr(v, '.')))
+		return -EINVAL;
+	*dot = '\0';
+	if (units_parse_uint(v, INT64_MAX, &s) < 0 || units_parse_uint(dot + 1, 999999999, &ns) < 0)
+		return -EINVAL;
+	*ts = (struct timespec){ .tv_sec = (time_t)s, .tv_nsec = (long)ns };
+	return 0;
+}
+
+int copy_sync_base_now(struct timespec *ts)
+{
+	/* file times come from the coarse clock (current_time(), and the
+	 * floor of multigrain timestamps): a change after this reading has a
+	 * ctime at least this */
+	return clock_gettime(CLOCK_REALTIME_COARSE, ts) < 0 ? -errno : 0;
+}
+
+int copy_sync_base_write(int fd, const struct timespec *ts)
+{
+	char v[48];
+	int n = snprintf(v, sizeof(v), "%lld.%09ld", (long long)ts->tv_sec, ts->tv_nsec);
+
+	return fsetxattr(fd, COPY_SYNCED_XATTR, v, (size_t)n, 0) < 0 ? -errno : 0;
+}
+
+/* W/@w: the non-directory @fd (O_PATH) of the area, with its metadata
+ * but its file flags (returned in *@fflags: an immutable file could not
+ * be renamed into place) */
+int copy_node_fd(const struct copy_sys *sys, int fd, const struct stat *st, int dirfd,
+		 const char *w, char *buf, size_t bufsize, unsigned *fflags)
+{
+	struct timespec ts[2] = { st->st_atim, st->st_mtim };
+	struct copy_xattrs xa = { 0 };
+	char target[PATH_MAX];
+	int in = -1, out = -1, r = 0;
+	ssize_t n;
+
+	*fflags = 0;
+	if (S_ISREG(st->st_mode)) {
+		in = sys->reopen(fd, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		out = in < 0 ? -1
+			     : sys->openat(dirfd, w,
+					   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		r = in < 0 || out < 0 ? -errno : 0;
+		if (r == 0) {
+			*fflags = copy_fflags_get(in);
+			r = copy_xattrs_read(in, false, &xa);
+		}
+		if (r == 0) {
+			atomic_uint_fast64_t bytes = 0;
+
+			r = copy_data(in, out, st->st_size, buf, bufsize, &bytes,
+				      (off_t)st->st_blocks * 512 < st->st_size);
+		}
+		if (r == 0)
+			r = copy_meta_fd(out, st, &xa, 0);
+		goto out;
+	}
+	if (S_ISLNK(st->st_mode)) {
+		n = sys->readlinkat(fd, "", target, sizeof(target));
+		if (n < 0 || (size_t)n >= sizeof(target)) {
+			r = n < 0 ? -errno : -ENAMETOOLONG;
+			goto out;
+		}
+		target[n] = '\0';
+		r = sys->symlinkat(target, dirfd, w) < 0 ? -errno : 0;
+	} else {
+		r = copy_xattrs_read(fd, true, &xa);
+		if (r == 0 && sys->mknodat(dirfd, w, (st->st_mode & S_IFMT) | 0600, st->st_rdev) < 0)
+			r = -errno;
+	}
+	if (r == 0 && sys->fchownat(dirfd, w, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+		r = -errno;
+	if (r == 0 && xa.len) {
+		out = sys->openat(dirfd, w, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		r = out < 0 ? -errno : copy_xattrs_write(out, true, &xa);
+	}
+	if (r == 0 && !S_ISLNK(st->st_mode) && sys->fchmodat(dirfd, w, st->st_mode & 07777, 0) < 0)
+		r = -errno;
+	if (r == 0 && sys->utimensat(dirfd, w, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		r = -errno;
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	free(xa.buf);
+	return r;
 }

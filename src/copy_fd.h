@@ -76,6 +76,32 @@ struct copy_dirmeta {
  */
 int copy_xattrs_read(int fd, bool viaproc, struct copy_xattrs *ret);
 
+/* storaged's own xattrs (the sync's working directory mark, the area's
+ * sync baseline): only root may set trusted.* (xattr(7)); never copied */
+#define COPY_OWN_XATTRS "trusted.storaged."
+
+/**
+ * copy_xattr_is_own:
+ * @name: an xattr's name
+ *
+ * Returns: whether it is one of storaged's own (COPY_OWN_XATTRS), which
+ * copy_xattrs_read() leaves out.
+ */
+bool copy_xattr_is_own(const char *name);
+
+/**
+ * copy_xattrs_prune:
+ * @fd: open descriptor of a copy storaged made earlier (a directory kept
+ *      by the incremental sync back)
+ * @xa: the source's xattrs now
+ *
+ * Removes the xattrs of @fd that @xa has not (storaged's own aside), so
+ * that copy_xattrs_write() then leaves exactly @xa.
+ *
+ * Returns: 0; negative errno of the first failed fremovexattr().
+ */
+int copy_xattrs_prune(int fd, const struct copy_xattrs *xa);
+
 /**
  * copy_xattrs_write:
  * @fd: open descriptor of the copy, or O_PATH one when @viaproc
@@ -124,6 +150,26 @@ unsigned copy_fflags_get(int fd);
  * Returns: 0; negative errno.
  */
 int copy_meta_fd(int fd, const struct stat *st, const struct copy_xattrs *xa, unsigned fflags);
+
+/**
+ * copy_node_fd:
+ * @sys: call table
+ * @fd: O_PATH descriptor of the source, a non-directory (not a socket)
+ * @st: its fstat()
+ * @dirfd: directory to create the copy in
+ * @w: the copy's name there (must not exist)
+ * @buf, @bufsize: scratch buffer for the data
+ * @fflags: receives the source's file flags, which are NOT set on the
+ *          copy (an immutable or append-only file could not be renamed
+ *          or linked into place): the caller sets them last
+ *
+ * Copies a regular file (data, holes), symbolic link, device node or fifo
+ * with its owner, xattrs, mode and times, from the descriptor alone.
+ *
+ * Returns: 0; negative errno.
+ */
+int copy_node_fd(const struct copy_sys *sys, int fd, const struct stat *st, int dirfd,
+		 const char *w, char *buf, size_t bufsize, unsigned *fflags);
 
 /**
  * copy_open_beneath:

@@ -27,7 +27,8 @@
 #define STATUS_FD 3
 #define SRC_FD 4
 #define DST_FD 5
-#define FIRST_FREE_FD 6
+#define WORK_FD 6
+#define FIRST_FREE_FD 7
 
 __attribute__((format(printf, 3, 4))) static int fail(struct copy_result *res, int err, const char *fmt, ...)
 {
@@ -177,16 +178,18 @@ static int reopen_dir(int fd)
 	return n;
 }
 
-int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const char *label,
-		   unsigned jobs, struct copy_result *res)
+/* copy_spawn_run(), or with @workfd >= 0 copy_spawn_sync() */
+static int spawn_copy(int srcfd, int dstfd, int workfd, const char *src, const char *dst,
+		      const char *label, unsigned jobs, struct copy_result *res)
 {
 	char prog[PATH_MAX], fdarg[16], jobarg[16], line[sizeof(res->msg) + 16];
-	char sfdarg[16], dfdarg[16];
-	char *argv[] = { COPY_HELPER,	"--jobs", jobarg,      "--label",   (char *)label,
-			 "--status-fd", fdarg,	  "--src-fd",  sfdarg,	    "--dst-fd",
-			 dfdarg,	"--",	  (char *)src, (char *)dst, NULL };
-	struct spawn_fd fds[3];
-	int p[2] = { -1, -1 }, wfd = -1, sfd = -1, dfd = -1, st = 0, r;
+	char sfdarg[16], dfdarg[16], wfdarg[16];
+	char *argv[] = { COPY_HELPER, "--jobs",	   jobarg, "--label",  (char *)label, "--status-fd",
+			 fdarg,	      "--src-fd",  sfdarg, "--dst-fd", dfdarg,	      "--",
+			 (char *)src, (char *)dst, NULL,   NULL,       NULL,	      NULL };
+	struct spawn_fd fds[4];
+	int p[2] = { -1, -1 }, wfd = -1, sfd = -1, dfd = -1, kfd = -1, st = 0, r;
+	size_t nfds = 3;
 	pid_t pid;
 
 	*res = (struct copy_result){ 0 };
@@ -195,13 +198,25 @@ int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const
 	snprintf(fdarg, sizeof(fdarg), "%d", STATUS_FD);
 	snprintf(sfdarg, sizeof(sfdarg), "%d", SRC_FD);
 	snprintf(dfdarg, sizeof(dfdarg), "%d", DST_FD);
+	snprintf(wfdarg, sizeof(wfdarg), "%d", WORK_FD);
 	snprintf(jobarg, sizeof(jobarg), "%u", jobs);
+	if (workfd >= 0) { /* "--work-fd N" before the "--" */
+		argv[11] = "--work-fd";
+		argv[12] = wfdarg;
+		argv[13] = "--";
+		argv[14] = (char *)src;
+		argv[15] = (char *)dst;
+	}
 	if ((sfd = reopen_dir(srcfd)) < 0 || (dfd = reopen_dir(dstfd)) < 0) {
 		r = sfd < 0 ? sfd : dfd;
 		r = fail(res, -r, "opening '%s': %s", sfd < 0 ? src : dst, strerror(-r));
 		goto out;
 	}
-	/* above DST_FD, so that the dup2()s in the child really duplicate
+	if (workfd >= 0 && (kfd = fcntl(workfd, F_DUPFD_CLOEXEC, FIRST_FREE_FD)) < 0) {
+		r = fail(res, errno, "the working directory in '%s': %s", dst, strerror(errno));
+		goto out;
+	}
+	/* above WORK_FD, so that the dup2()s in the child really duplicate
 	 * (dup2 onto itself would keep O_CLOEXEC) and none overwrites
 	 * another's source */
 	if (pipe2(p, O_CLOEXEC) < 0 || (wfd = fcntl(p[1], F_DUPFD_CLOEXEC, FIRST_FREE_FD)) < 0) {
@@ -211,14 +226,18 @@ int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const
 	fds[0] = (struct spawn_fd){ .fd = wfd, .target = STATUS_FD };
 	fds[1] = (struct spawn_fd){ .fd = sfd, .target = SRC_FD };
 	fds[2] = (struct spawn_fd){ .fd = dfd, .target = DST_FD };
+	if (kfd >= 0)
+		fds[nfds++] = (struct spawn_fd){ .fd = kfd, .target = WORK_FD };
 	/* storaged blocks SIGINT/SIGTERM for its signalfd: the helper must not
 	 * inherit that, so that read_report() can end it */
-	r = spawn_start(prog, argv, fds, 3, SPAWN_RESET_SIGNALS, &pid);
+	r = spawn_start(prog, argv, fds, nfds, SPAWN_RESET_SIGNALS, &pid);
 	/* the helper's alone now: the report ends (EOF) when it does */
 	close(wfd);
 	close(sfd);
 	close(dfd);
-	wfd = sfd = dfd = -1;
+	if (kfd >= 0)
+		close(kfd);
+	wfd = sfd = dfd = kfd = -1;
 	close(p[1]);
 	p[1] = -1;
 	if (r < 0) {
@@ -236,9 +255,23 @@ out:
 		close(sfd);
 	if (dfd >= 0)
 		close(dfd);
+	if (kfd >= 0)
+		close(kfd);
 	if (p[0] >= 0)
 		close(p[0]);
 	if (p[1] >= 0)
 		close(p[1]);
 	return r;
+}
+
+int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const char *label,
+		   unsigned jobs, struct copy_result *res)
+{
+	return spawn_copy(srcfd, dstfd, -1, src, dst, label, jobs, res);
+}
+
+int copy_spawn_sync(int areafd, int lowerfd, int workfd, const char *area, const char *lower,
+		    const char *label, unsigned jobs, struct copy_result *res)
+{
+	return spawn_copy(areafd, lowerfd, workfd, area, lower, label, jobs, res);
 }

@@ -55,7 +55,9 @@ unsigned copy_spawn_jobs(void);
  * line), the outcome read from a status pipe.  The helper gets @srcfd and
  * @dstfd reopened ("." below each: descriptors of its own, whose flock()
  * ends with it) as --src-fd and --dst-fd: a directory a user can rename
- * is never reached again by a name (C21).  Waits for it to end.
+ * is never reached again by a name (C21).  Waits for it to end.  The copy
+ * stamps @dstfd with its end time (COPY_SYNCED_XATTR): the seed's baseline
+ * for the incremental sync back.
  *
  * Returns: 0; negative errno: the copy's (-ENOSPC: @dstfd is full), the
  * lookup's (copy_spawn_find()), reopening the directories, or -EIO when
@@ -63,5 +65,24 @@ unsigned copy_spawn_jobs(void);
  */
 int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const char *label,
 		   unsigned jobs, struct copy_result *res);
+
+/**
+ * copy_spawn_sync:
+ * @areafd: the area's root; not closed
+ * @lowerfd: the root of the area's directory, through the private view of
+ *           it; not closed
+ * @workfd: the sync's working directory on @lowerfd's filesystem (see
+ *          copy_sync_fd() in copy.h); not closed
+ * @area, @lower: their names in messages (never looked up)
+ * @label, @jobs, @res: as for copy_spawn_run()
+ *
+ * Runs the incremental, crash-consistent sync back copy_sync_fd() in
+ * storaged-copy, as copy_spawn_run() runs a copy.  On success everything
+ * is on disk (syncfs); @workfd then holds only what is no longer live.
+ *
+ * Returns: as copy_spawn_run().
+ */
+int copy_spawn_sync(int areafd, int lowerfd, int workfd, const char *area, const char *lower,
+		    const char *label, unsigned jobs, struct copy_result *res);
 
 #endif

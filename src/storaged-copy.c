@@ -6,11 +6,15 @@
  * (copy_spawn.c):
  *
  *   storaged-copy [--jobs N] [--label NAME] [--status-fd FD]
- *                 [--src-fd FD] [--dst-fd FD] SRC DST
+ *                 [--src-fd FD] [--dst-fd FD] [--work-fd FD] SRC DST
  *
  * SRC and DST are opened once each (O_NOFOLLOW) and copied by descriptor
  * (copy.h); with --src-fd / --dst-fd the caller's open directories are
  * copied instead and SRC / DST only name them in messages (no lookup).
+ * A copy stamps DST with the time it ended (copy_sync_base_write(): the
+ * seed's baseline for the next incremental sync).  With --work-fd, the
+ * incremental sync back of the area SRC into its lower directory DST
+ * instead, working in that directory (copy_sync_fd()).
  *
  * On a terminal, stderr shows a progress line.  The outcome goes to FD as
  * one line "ERRNO MESSAGE\n" (ERRNO 0: success), so that storaged can tell
@@ -43,6 +47,7 @@ struct args {
 	struct copy_opts o;
 	int status_fd; /* -1: report on stderr */
 	int src_fd, dst_fd; /* -1: open src, dst */
+	int work_fd; /* -1: a copy; else the sync's working directory */
 	const char *src, *dst;
 };
 
@@ -54,12 +59,15 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "status-fd", required_argument, NULL, 's' },
 		{ "src-fd", required_argument, NULL, 'S' },
 		{ "dst-fd", required_argument, NULL, 'D' },
+		{ "work-fd", required_argument, NULL, 'W' },
 		{ 0 },
 	};
 	uint64_t n;
 	int c;
 
-	*a = (struct args){ .o = { .label = "", .jobs = 1 }, .status_fd = -1, .src_fd = -1, .dst_fd = -1 };
+	*a = (struct args){
+		.o = { .label = "", .jobs = 1 }, .status_fd = -1, .src_fd = -1, .dst_fd = -1, .work_fd = -1
+	};
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 'l')
 			a->o.label = optarg;
@@ -71,6 +79,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->src_fd = (int)n;
 		else if (c == 'D' && units_parse_uint(optarg, INT_MAX, &n) == 0 && n > 2)
 			a->dst_fd = (int)n;
+		else if (c == 'W' && units_parse_uint(optarg, INT_MAX, &n) == 0 && n > 2)
+			a->work_fd = (int)n;
 		else
 			return -EINVAL;
 	}
@@ -115,6 +125,19 @@ static int hold(const char *dir, int fd, struct copy_result *res)
 	return res->err;
 }
 
+/* a copy, then its end as the destination's sync baseline: every file of
+ * it has an older ctime (a filesystem without trusted xattrs keeps none:
+ * the first sync then compares everything) */
+static int copy(int sfd, int dfd, const struct copy_opts *o, struct copy_result *res)
+{
+	struct timespec end;
+	int r = copy_tree_fd(sfd, dfd, o, &copy_sys_libc, res);
+
+	if (r == 0 && copy_sync_base_now(&end) == 0)
+		copy_sync_base_write(dfd, &end);
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	struct copy_result res;
@@ -122,7 +145,7 @@ int main(int argc, char **argv)
 	int r, sfd, dfd = -1;
 
 	if (parse_args(argc, argv, &a) < 0) {
-		fputs("Usage: storaged-copy [--jobs N] [--label NAME] [--status-fd FD] [--src-fd FD] [--dst-fd FD] SRC DST\n",
+		fputs("Usage: storaged-copy [--jobs N] [--label NAME] [--status-fd FD] [--src-fd FD] [--dst-fd FD] [--work-fd FD] SRC DST\n",
 		      stderr);
 		return 2;
 	}
@@ -132,8 +155,10 @@ int main(int argc, char **argv)
 	r = sfd = hold(a.src, a.src_fd, &res);
 	if (r >= 0)
 		r = dfd = hold(a.dst, a.dst_fd, &res);
-	if (r >= 0)
-		r = copy_tree_fd(sfd, dfd, &a.o, &copy_sys_libc, &res);
+	if (r >= 0 && a.work_fd >= 0)
+		r = copy_sync_fd(sfd, dfd, a.work_fd, &a.o, &copy_sys_libc, &res);
+	else if (r >= 0)
+		r = copy(sfd, dfd, &a.o, &res);
 	if (a.status_fd >= 0)
 		/* the line carries a positive errno (copy_spawn.c) */
 		dprintf(a.status_fd, "%d %s\n", r < 0 ? -res.err : 0, r < 0 ? res.msg : "");

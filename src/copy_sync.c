@@ -1,0 +1,774 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The incremental, crash-consistent sync back of an area into its lower
+ * directory; see copy.h (copy_sync_fd()) for the contract.
+ *
+ * Steps:
+ *  1. walk the area and the lower directory side by side, one directory
+ *     pair at a time, by descriptor, the root's directories in one thread
+ *     per CPU.  An entry the lower copy has already (same type, size,
+ *     mtime, mode, owner, link count, device number, and not changed since
+ *     the baseline: its ctime older than the start of the last sync back
+ *     or the end of the seed) is left alone: one fstatat() of each side
+ *     (AT_SYMLINK_NOFOLLOW) tells, nothing is opened or read.  Every other
+ *     one is looked up once more, O_PATH | O_NOFOLLOW, and copied from
+ *     that descriptor and its fstat() alone (copy_fd.h, C21); no symbolic
+ *     link is followed on either side.  It is written complete into the
+ *     working directory W under a name of storaged's (n<N>): a changed
+ *     file, link or node with its data and metadata, a directory the lower
+ *     copy lacks as a whole subtree (step 2).  Entries of the lower copy the area no
+ *     longer has are noted for deletion.  Nothing in the lower directory
+ *     itself changes in this step;
+ *  2. the new subtrees are copied into W in parallel (copy_trees_fd());
+ *  3. syncfs(): everything in W is on disk before any of it is linked in;
+ *  4. each noted entry is moved into place in one atomic rename: W/n<N>
+ *     over lower/DIR/NAME (RENAME_EXCHANGE when there is one: the old
+ *     version ends up in W), deletions renamed into W (W/d<N>);
+ *  5. the metadata of every directory that changed, deepest first, the
+ *     root's last;
+ *  6. syncfs(): the commit point; then the area's baseline moves to the
+ *     start of this sync (COPY_SYNCED_XATTR on the area's root).
+ * A crash anywhere leaves each entry of the lower directory its complete
+ * old or its complete new version (a file is never torn, a directory that
+ * appears appears whole), and W holding only what is no longer live; the
+ * caller deletes W (area_sync.c) now or at the next sync or start.
+ *
+ * Why two syncfs() and no fsync(): step 3 needs the data of every file
+ * written in W durable before a rename that makes it live can be (ext4
+ * with delayed allocation, XFS and btrfs do not order a rename after the
+ * data of the file renamed; a crash would leave a live empty or torn
+ * file).  One syncfs() of the lower filesystem does that for all of them
+ * with one journal commit and one cache flush, where an fsync() per file
+ * costs a commit and a flush each (200 files on the bench's ext4: one
+ * syncfs() 9-63 ms, an fsync() each 783-963 ms; bench/README.md).  Step 6 makes the renames durable before success is
+ * reported and before the baseline moves on.  No directory is fsync()ed:
+ * syncfs() covers them; W's own names need not be durable at all.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/fs.h>
+
+#include "copy.h"
+#include "copy_fd.h"
+
+#define SYNC_BUF_SIZE (256 * 1024)
+#define HL_BUCKETS 1024
+
+enum op_kind { OP_PUT, OP_DELETE };
+
+/* a step 4 rename: W/<w> to or from lower/<dir>/<name> */
+struct op {
+	char *dir, *name;
+	char w[16];
+	enum op_kind kind;
+	unsigned fflags; /* OP_PUT: file flags set once it is in place */
+};
+
+/* a step 5 directory: its rel below the lower root, the area's metadata */
+struct dmeta {
+	char *rel;
+	struct stat st;
+	struct copy_xattrs xa;
+	unsigned fflags;
+};
+
+/* the W name of an area inode with several links, once written */
+struct hl {
+	dev_t dev;
+	ino_t ino;
+	char w[16];
+	struct hl *next;
+};
+
+/* a directory below the root that both sides have, walked by a thread */
+struct task {
+	int fd; /* the area entry, O_PATH */
+	struct stat st, lst;
+	char *name;
+};
+
+/* what the walking threads share */
+struct shared {
+	pthread_mutex_t lock; /* hl, the result */
+	atomic_uint nw; /* W names given */
+	atomic_bool failed;
+	struct hl *hl[HL_BUCKETS];
+	struct task *tasks;
+	size_t ntasks, taskcap;
+	atomic_size_t next; /* the next task to take */
+	int lfd; /* the lower root, for the tasks */
+};
+
+/* one walking thread's state; the lists are merged when all are done */
+struct sync_ctx {
+	struct shared *sh;
+	bool defer; /* the root: its directories become tasks */
+	const struct copy_opts *o;
+	const struct copy_sys *sys;
+	int lowerfd, workfd;
+	dev_t adev, ldev;
+	struct stat work;
+	struct timespec base; /* changed: ctime >= base; tv_sec < 0: no base */
+	char *buf;
+	struct op *ops;
+	size_t nops, opcap;
+	struct dmeta *dirs;
+	size_t ndirs, dircap;
+	int *tsrc; /* step 2: area directories, and their W names */
+	char **trel;
+	size_t ntrees, treecap;
+	struct copy_result *res;
+};
+
+static int fail(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what)
+{
+	if (err <= 0)
+		err = EIO;
+	pthread_mutex_lock(&c->sh->lock);
+	if (!c->res->err) {
+		c->res->err = -err;
+		snprintf(c->res->msg, sizeof(c->res->msg), "'%s%s%s': %s: %s", rel, *rel ? "/" : "",
+			 name, what, strerror(err));
+	}
+	atomic_store(&c->sh->failed, true);
+	pthread_mutex_unlock(&c->sh->lock);
+	return -err;
+}
+
+/* grows *@v (of @size bytes per element) to hold more than @n */
+static int grow(void *v, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap;
+	void *p;
+
+	if (n < c)
+		return 0;
+	while (c <= n)
+		c = c ? c * 2 : 64;
+	p = realloc(*(void **)v, c * size);
+	if (!p)
+		return -ENOMEM;
+	*(void **)v = p;
+	*cap = c;
+	return 0;
+}
+
+static char *join(const char *rel, const char *name)
+{
+	char *s;
+
+	if (!*rel)
+		return strdup(name);
+	return asprintf(&s, "%s/%s", rel, name) < 0 ? NULL : s;
+}
+
+static int op_add(struct sync_ctx *c, const char *dir, const char *name, enum op_kind k,
+		  const char *w, unsigned fflags)
+{
+	struct op *o;
+
+	if (grow(&c->ops, &c->opcap, c->nops, sizeof(*c->ops)) < 0)
+		return -ENOMEM;
+	o = &c->ops[c->nops];
+	*o = (struct op){ .dir = strdup(dir), .name = strdup(name), .kind = k, .fflags = fflags };
+	snprintf(o->w, sizeof(o->w), "%s", w);
+	if (!o->dir || !o->name) {
+		free(o->dir);
+		free(o->name);
+		return -ENOMEM;
+	}
+	c->nops++;
+	return 0;
+}
+
+static void w_name(struct sync_ctx *c, char w[16], char kind)
+{
+	snprintf(w, 16, "%c%u", kind, atomic_fetch_add(&c->sh->nw, 1));
+}
+
+static bool same_time(const struct timespec *a, const struct timespec *l)
+{
+	/* a lower filesystem that keeps whole seconds only (l's nsec 0) */
+	return a->tv_sec == l->tv_sec && (a->tv_nsec == l->tv_nsec || l->tv_nsec == 0);
+}
+
+/* whether the lower copy @l of the area entry @a is still up to date */
+static bool unchanged(const struct sync_ctx *c, const struct stat *a, const struct stat *l)
+{
+	if ((a->st_mode & S_IFMT) != (l->st_mode & S_IFMT) || a->st_uid != l->st_uid ||
+	    a->st_gid != l->st_gid || !same_time(&a->st_mtim, &l->st_mtim))
+		return false;
+	if (!S_ISLNK(a->st_mode) && (a->st_mode & 07777) != (l->st_mode & 07777))
+		return false;
+	if (!S_ISDIR(a->st_mode) && (a->st_size != l->st_size || a->st_nlink != l->st_nlink))
+		return false;
+	if ((S_ISCHR(a->st_mode) || S_ISBLK(a->st_mode)) && a->st_rdev != l->st_rdev)
+		return false;
+	/* every change of data, metadata, xattrs or links moves the ctime
+	 * (inode(7)) to at least the coarse clock, which the base was read
+	 * from; ties count as changed */
+	if (c->base.tv_sec < 0 || a->st_ctim.tv_sec > c->base.tv_sec)
+		return false;
+	return a->st_ctim.tv_sec < c->base.tv_sec || a->st_ctim.tv_nsec < c->base.tv_nsec;
+}
+
+/* step 1 for a changed non-directory: written once per area inode; its
+ * other names are links to that copy, made in W */
+static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const char *rel, const char *name)
+{
+	size_t h = ((size_t)st->st_ino * 31 + (size_t)st->st_dev) % HL_BUCKETS;
+	struct hl *l = NULL;
+	unsigned fflags = 0;
+	char w[16];
+	int r;
+
+	w_name(c, w, 'n');
+	if (st->st_nlink < 2)
+		r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags);
+	else {
+		/* under the lock: a link is never made to a copy not yet there */
+		pthread_mutex_lock(&c->sh->lock);
+		for (l = c->sh->hl[h]; l; l = l->next)
+			if (l->ino == st->st_ino && l->dev == st->st_dev)
+				break;
+		if (l)
+			r = c->sys->linkat(c->workfd, l->w, c->workfd, w, 0) < 0 ? -errno : 0;
+		else if ((r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags)) == 0 &&
+			 !(l = calloc(1, sizeof(*l))))
+			r = -ENOMEM;
+		else if (r == 0) {
+			*l = (struct hl){ .dev = st->st_dev, .ino = st->st_ino, .next = c->sh->hl[h] };
+			memcpy(l->w, w, sizeof(l->w));
+			c->sh->hl[h] = l;
+		}
+		pthread_mutex_unlock(&c->sh->lock);
+	}
+	return r < 0 ? r : op_add(c, rel, name, OP_PUT, w, fflags);
+}
+
+/* step 1 for an area directory the lower copy lacks: W/n<N>, filled in
+ * step 2 (or left empty: another filesystem's mount point) */
+static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char *rel, const char *name)
+{
+	struct copy_xattrs xa = { 0 };
+	char w[16];
+	int sfd, dfd, r;
+
+	w_name(c, w, 'n');
+	if (c->sys->mkdirat(c->workfd, w, 0700) < 0)
+		return -errno;
+	sfd = c->sys->openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (sfd < 0)
+		return -errno;
+	if (st->st_dev == c->adev) {
+		if (grow(&c->tsrc, &c->treecap, c->ntrees, sizeof(int)) < 0 ||
+		    !(c->trel = realloc(c->trel, c->treecap * sizeof(char *))) ||
+		    !(c->trel[c->ntrees] = strdup(w))) {
+			close(sfd);
+			return -ENOMEM;
+		}
+		c->tsrc[c->ntrees++] = sfd;
+		return op_add(c, rel, name, OP_PUT, w, 0);
+	}
+	/* a mount point in the area: the directory alone, empty */
+	dfd = c->sys->openat(c->workfd, w, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	r = dfd < 0 ? -errno : copy_xattrs_read(sfd, false, &xa);
+	if (r == 0)
+		r = copy_meta_fd(dfd, st, &xa, copy_fflags_get(sfd));
+	free(xa.buf);
+	close(sfd);
+	if (dfd >= 0)
+		close(dfd);
+	return r < 0 ? r : op_add(c, rel, name, OP_PUT, w, 0);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int sync_dir(struct sync_ctx *c, int afd, int lfd, const char *rel, size_t *changes);
+
+/* step 1 for a directory both sides have: walk it, then note its metadata
+ * when it or anything in it changed */
+static int both_dirs(struct sync_ctx *c, int fd, const struct stat *st, int lfd, const char *rel,
+		     const char *name, const struct stat *lst)
+{
+	struct dmeta m = { .st = *st };
+	size_t changes = 0;
+	struct stat s;
+	int asub, lsub, r;
+
+	if (st->st_dev != c->adev)
+		return 0; /* a mount point in the area: its lower directory stays */
+	asub = c->sys->openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (asub < 0)
+		return -errno;
+	lsub = openat(lfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (lsub < 0 || fstat(lsub, &s) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (s.st_ino != lst->st_ino || s.st_dev != lst->st_dev) {
+		r = -ESTALE; /* replaced since fstatat(): not the lower copy we compared */
+		goto out;
+	}
+	if (!(m.rel = join(rel, name))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* sync_dir() takes its own: @asub stays for the metadata */
+	r = fcntl(asub, F_DUPFD_CLOEXEC, 3);
+	r = r < 0 ? -errno : sync_dir(c, r, lsub, m.rel, &changes);
+	if (r == 0 && (changes || !unchanged(c, st, lst))) {
+		m.fflags = copy_fflags_get(asub);
+		r = copy_xattrs_read(asub, false, &m.xa);
+		if (r == 0 && grow(&c->dirs, &c->dircap, c->ndirs, sizeof(m)) < 0)
+			r = -ENOMEM;
+		if (r == 0) {
+			c->dirs[c->ndirs++] = m;
+			m = (struct dmeta){ 0 };
+		}
+	}
+out:
+	free(m.rel);
+	free(m.xa.buf);
+	close(asub);
+	if (lsub >= 0)
+		close(lsub);
+	return r;
+}
+
+static int task_add(struct shared *sh, int fd, const struct stat *st, const struct stat *lst,
+		    const char *name)
+{
+	struct task *t;
+
+	if (grow(&sh->tasks, &sh->taskcap, sh->ntasks, sizeof(*t)) < 0)
+		return -ENOMEM;
+	t = &sh->tasks[sh->ntasks];
+	*t = (struct task){ .fd = fd, .st = *st, .lst = *lst, .name = strdup(name) };
+	if (!t->name)
+		return -ENOMEM;
+	sh->ntasks++;
+	return 0;
+}
+
+/* step 1 for the area entry @name of the directory pair (@afd, @lfd);
+ * adds to *@changes what it noted in the lower directory @lfd */
+static int sync_entry(struct sync_ctx *c, int afd, int lfd, const char *rel, const char *name, size_t *changes)
+{
+	struct stat st, lst;
+	size_t before = c->nops;
+	bool have;
+	int fd, r = 0;
+
+	/* most entries did not change: two fstatat() tell, nothing is opened
+	 * (nothing is read or written through this lookup; what is copied is
+	 * looked up again, once, below) */
+	if (fstatat(afd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno; /* removed since readdir() */
+	have = fstatat(lfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
+	if (!have && errno != ENOENT)
+		return -errno;
+	if (S_ISSOCK(st.st_mode) || (have && !S_ISDIR(st.st_mode) && unchanged(c, &st, &lst)))
+		return 0;
+	fd = c->sys->openat(afd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st) < 0) { /* what is copied: this inode's metadata */
+		r = -errno;
+		goto out;
+	}
+	if (S_ISSOCK(st.st_mode))
+		goto out; /* sockets are not copied */
+	if (have && lst.st_dev == c->work.st_dev && lst.st_ino == c->work.st_ino) {
+		r = -EEXIST; /* the area has an entry named like W */
+		goto out;
+	}
+	if (have && lst.st_dev != c->ldev)
+		goto out; /* another filesystem mounted in the lower copy */
+	if (S_ISDIR(st.st_mode) && have && S_ISDIR(lst.st_mode) && c->defer) {
+		if ((r = task_add(c->sh, fd, &st, &lst, name)) == 0)
+			fd = -1; /* the task's */
+	} else if (S_ISDIR(st.st_mode) && have && S_ISDIR(lst.st_mode))
+		r = both_dirs(c, fd, &st, lfd, rel, name, &lst);
+	else if (S_ISDIR(st.st_mode))
+		r = put_dir(c, fd, &st, rel, name);
+	else if (!have || !unchanged(c, &st, &lst))
+		r = put_node(c, fd, &st, rel, name);
+	*changes += c->nops - before;
+out:
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+/* notes the entries of the lower directory @lfd that are not among the
+ * area's @names (sorted): they are deleted in step 4 */
+static int sync_deletions(struct sync_ctx *c, int lfd, const char *rel, char **names, size_t n,
+			  size_t *changes)
+{
+	DIR *d = fdopendir(dup(lfd));
+	struct dirent *de;
+	struct stat st;
+	char w[16];
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	rewinddir(d); /* the offset is shared with @lfd's other readers */
+	while (r == 0 && (errno = 0, de = readdir(d))) {
+		const char *key = de->d_name;
+
+		if (!strcmp(key, ".") || !strcmp(key, "..") ||
+		    bsearch(&key, names, n, sizeof(*names), cmp_name))
+			continue;
+		if (fstatat(lfd, key, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = errno == ENOENT ? 0 : -errno;
+			continue;
+		}
+		if (st.st_dev != c->ldev || (st.st_ino == c->work.st_ino && st.st_dev == c->work.st_dev))
+			continue; /* another filesystem's mount point, or W itself */
+		w_name(c, w, 'd');
+		if ((r = op_add(c, rel, key, OP_DELETE, w, 0)) == 0)
+			(*changes)++;
+	}
+	if (r == 0 && errno)
+		r = -errno;
+	closedir(d);
+	return r;
+}
+
+/* step 1 for the directory pair (@afd, @lfd); @afd is taken; @rel: its
+ * path below the roots */
+static int sync_dir(struct sync_ctx *c, int afd, int lfd, const char *rel, size_t *changes)
+{
+	DIR *d = fdopendir(afd);
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	int r = 0;
+
+	if (!d) {
+		close(afd);
+		return fail(c, errno, rel, "", "reading the directory");
+	}
+	rewinddir(d); /* a root's offset is shared with the caller's descriptor */
+	while (r == 0 && (errno = 0, de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (atomic_load(&c->sh->failed)) {
+			r = -ECANCELED; /* another thread failed */
+			break;
+		}
+		if (grow(&names, &cap, n, sizeof(*names)) < 0 || !(names[n] = strdup(de->d_name))) {
+			r = fail(c, ENOMEM, rel, "", "reading the directory");
+			break;
+		}
+		r = sync_entry(c, dirfd(d), lfd, rel, names[n++], changes);
+		if (r < 0)
+			fail(c, -r, rel, names[n - 1], "copying");
+	}
+	if (r == 0 && errno)
+		r = fail(c, errno, rel, "", "reading the directory");
+	qsort(names, n, sizeof(*names), cmp_name);
+	if (r == 0 && (r = sync_deletions(c, lfd, rel, names, n, changes)) < 0)
+		fail(c, -r, rel, "", "reading the lower directory");
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+	return r;
+}
+
+/* step 4 for one op, in the lower directory @dfd */
+static int apply_op(struct sync_ctx *c, int dfd, const struct op *o)
+{
+	int fd, r = 0, f = 0;
+
+	if (o->kind == OP_DELETE) {
+		if (renameat2(dfd, o->name, c->workfd, o->w, RENAME_NOREPLACE) < 0 && errno != ENOENT)
+			return -errno;
+		return 0;
+	}
+	if (renameat2(c->workfd, o->w, dfd, o->name, RENAME_EXCHANGE) < 0 &&
+	    (errno != ENOENT || renameat2(c->workfd, o->w, dfd, o->name, RENAME_NOREPLACE) < 0))
+		return -errno;
+	if (!o->fflags)
+		return 0;
+	fd = openat(dfd, o->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &f) == 0) {
+		f |= (int)o->fflags;
+		if (ioctl(fd, FS_IOC_SETFLAGS, &f) < 0 && errno != EOPNOTSUPP && errno != ENOTTY &&
+		    errno != EINVAL)
+			r = -errno;
+	}
+	close(fd);
+	return r;
+}
+
+/* steps 4 and 5; @root: the area root's fstat() */
+static int sync_apply(struct sync_ctx *c, const struct stat *root)
+{
+	const char *cur = NULL;
+	struct timespec ts[2];
+	int dfd = -1, r = 0;
+
+	for (size_t i = 0; r == 0 && i < c->nops; i++) {
+		const struct op *o = &c->ops[i];
+
+		if (!cur || strcmp(cur, o->dir)) { /* ops come grouped by directory */
+			if (dfd >= 0)
+				close(dfd);
+			cur = o->dir;
+			if ((dfd = copy_open_beneath(&copy_sys_libc, c->lowerfd, o->dir)) < 0) {
+				r = fail(c, -dfd, o->dir, "", "opening the lower directory");
+				break;
+			}
+		}
+		if ((r = apply_op(c, dfd, o)) < 0)
+			fail(c, -r, o->dir, o->name, "moving into place");
+	}
+	if (dfd >= 0)
+		close(dfd);
+	/* recorded after their contents: deepest first */
+	for (size_t i = 0; r == 0 && i < c->ndirs; i++) {
+		const struct dmeta *m = &c->dirs[i];
+
+		dfd = copy_open_beneath(&copy_sys_libc, c->lowerfd, m->rel);
+		r = dfd < 0 ? dfd : copy_xattrs_prune(dfd, &m->xa);
+		if (r == 0)
+			r = copy_meta_fd(dfd, &m->st, &m->xa, m->fflags);
+		if (dfd >= 0)
+			close(dfd);
+		if (r < 0)
+			fail(c, -r, m->rel, "", "setting the directory's metadata");
+	}
+	/* the root: owner, mode and times only (as the full copy did: what
+	 * the directory keeps for itself, e.g. its xattrs, stays) */
+	ts[0] = root->st_atim;
+	ts[1] = root->st_mtim;
+	if (r == 0 && (fchown(c->lowerfd, root->st_uid, root->st_gid) < 0 ||
+		       fchmod(c->lowerfd, root->st_mode & 07777) < 0 || futimens(c->lowerfd, ts) < 0))
+		r = fail(c, errno, "", "", "setting the root's metadata");
+	return r;
+}
+
+static void ctx_done(struct sync_ctx *c)
+{
+	for (size_t i = 0; i < c->nops; i++) {
+		free(c->ops[i].dir);
+		free(c->ops[i].name);
+	}
+	free(c->ops);
+	for (size_t i = 0; i < c->ndirs; i++) {
+		free(c->dirs[i].rel);
+		free(c->dirs[i].xa.buf);
+	}
+	free(c->dirs);
+	for (size_t i = 0; i < c->ntrees; i++) {
+		close(c->tsrc[i]);
+		free(c->trel[i]);
+	}
+	free(c->tsrc);
+	free(c->trel);
+	free(c->buf);
+}
+
+static void shared_done(struct shared *sh)
+{
+	for (size_t h = 0; h < HL_BUCKETS; h++)
+		for (struct hl *l = sh->hl[h], *n; l; l = n) {
+			n = l->next;
+			free(l);
+		}
+	for (size_t i = 0; i < sh->ntasks; i++) {
+		close(sh->tasks[i].fd);
+		free(sh->tasks[i].name);
+	}
+	free(sh->tasks);
+	pthread_mutex_destroy(&sh->lock);
+}
+
+/* steps 2 and 3; the inodes step 1 wrote are linked to, not copied again */
+static int sync_trees(struct sync_ctx *c)
+{
+	struct copy_result r2 = { 0 };
+	struct copy_link *l = NULL;
+	size_t n = 0, cap = 0;
+	int r = 0;
+
+	for (size_t h = 0; r == 0 && h < HL_BUCKETS; h++)
+		for (struct hl *e = c->sh->hl[h]; r == 0 && e; e = e->next)
+			if ((r = grow(&l, &cap, n, sizeof(*l))) == 0)
+				l[n++] = (struct copy_link){ .dev = e->dev, .ino = e->ino, .rel = e->w };
+	if (r < 0) {
+		free(l);
+		return fail(c, -r, "", "", "copying");
+	}
+	if (c->ntrees)
+		r = copy_trees_fd(c->workfd, c->tsrc, (const char *const *)c->trel, c->ntrees, l, n,
+				  c->o, c->sys, &r2);
+	free(l);
+	if (r < 0) {
+		*c->res = r2;
+		return r;
+	}
+	if (syncfs(c->lowerfd) < 0)
+		r = fail(c, errno, "", "", "syncing the copy");
+	return r;
+}
+
+/* a walking thread: takes the root's directories one at a time */
+static void *walker(void *arg)
+{
+	struct sync_ctx *c = arg;
+	size_t i;
+	int r;
+
+	while (!atomic_load(&c->sh->failed) && (i = atomic_fetch_add(&c->sh->next, 1)) < c->sh->ntasks) {
+		struct task *t = &c->sh->tasks[i];
+
+		if ((r = both_dirs(c, t->fd, &t->st, c->sh->lfd, "", t->name, &t->lst)) < 0)
+			fail(c, -r, "", t->name, "copying");
+	}
+	return NULL;
+}
+
+/* moves what @w noted to the end of @c's lists */
+static int merge(struct sync_ctx *c, struct sync_ctx *w)
+{
+	if (grow(&c->ops, &c->opcap, c->nops + w->nops, sizeof(*c->ops)) < 0 ||
+	    grow(&c->dirs, &c->dircap, c->ndirs + w->ndirs, sizeof(*c->dirs)) < 0 ||
+	    grow(&c->tsrc, &c->treecap, c->ntrees + w->ntrees, sizeof(int)) < 0 ||
+	    !(c->trel = realloc(c->trel, c->treecap * sizeof(char *))))
+		return -ENOMEM;
+	memcpy(c->ops + c->nops, w->ops, w->nops * sizeof(*w->ops));
+	memcpy(c->dirs + c->ndirs, w->dirs, w->ndirs * sizeof(*w->dirs));
+	memcpy(c->tsrc + c->ntrees, w->tsrc, w->ntrees * sizeof(int));
+	memcpy(c->trel + c->ntrees, w->trel, w->ntrees * sizeof(char *));
+	c->nops += w->nops;
+	c->ndirs += w->ndirs;
+	c->ntrees += w->ntrees;
+	w->nops = w->ndirs = w->ntrees = 0;
+	return 0;
+}
+
+/* step 1 below the root: its directories in up to @o->jobs threads (one
+ * per CPU at most: the walk is system calls on cached metadata) */
+static int sync_tasks(struct sync_ctx *c)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t n = c->o->jobs > 1 ? c->o->jobs : 1, k = 0;
+	struct sync_ctx *w;
+	pthread_t *th;
+	int r = 0;
+
+	if (cpus > 0 && n > (size_t)cpus)
+		n = (size_t)cpus;
+	if (n > c->sh->ntasks)
+		n = c->sh->ntasks ? c->sh->ntasks : 1;
+	w = calloc(n, sizeof(*w));
+	th = calloc(n, sizeof(*th));
+	for (size_t i = 0; w && th && i < n; i++) {
+		w[i] = (struct sync_ctx){ .sh = c->sh,
+					  .o = c->o,
+					  .sys = c->sys,
+					  .lowerfd = c->lowerfd,
+					  .workfd = c->workfd,
+					  .adev = c->adev,
+					  .ldev = c->ldev,
+					  .work = c->work,
+					  .base = c->base,
+					  .res = c->res };
+		if (!(w[i].buf = malloc(SYNC_BUF_SIZE)) ||
+		    (i > 0 && pthread_create(&th[i], NULL, walker, &w[i]) != 0))
+			break;
+		k = i + 1;
+	}
+	if (k > 0)
+		walker(&w[0]); /* this thread is one of them */
+	for (size_t i = 1; i < k; i++)
+		pthread_join(th[i], NULL);
+	if (!w || !th || k == 0)
+		r = fail(c, ENOMEM, "", "", "starting the walk");
+	for (size_t i = 0; w && i < n; i++) {
+		if (r == 0)
+			r = merge(c, &w[i]) < 0 ? fail(c, ENOMEM, "", "", "copying") : 0;
+		ctx_done(&w[i]);
+	}
+	free(w);
+	free(th);
+	return r < 0 ? r : c->res->err;
+}
+
+int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
+		 const struct copy_sys *sys, struct copy_result *ret)
+{
+	struct shared sh = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct sync_ctx c = {
+		.sh = &sh, .defer = true, .o = o, .sys = sys, .lowerfd = lowerfd, .workfd = workfd, .res = ret
+	};
+	struct timespec start;
+	struct stat ast, lst;
+	size_t changes = 0;
+	int afd, lfd, r;
+
+	*ret = (struct copy_result){ 0 };
+	copy_raise_nofile();
+	if (fstat(areafd, &ast) < 0 || fstat(lowerfd, &lst) < 0 || fstat(workfd, &c.work) < 0 ||
+	    (r = copy_sync_base_now(&start)) < 0) {
+		r = fail(&c, errno, "", "", "reading the roots");
+		goto out;
+	}
+	c.adev = ast.st_dev;
+	c.ldev = lst.st_dev;
+	if (copy_sync_base_read(areafd, &c.base) < 0)
+		c.base.tv_sec = -1; /* no baseline: only what is the same is kept */
+	if (!(c.buf = malloc(SYNC_BUF_SIZE))) {
+		r = fail(&c, ENOMEM, "", "", "copying");
+		goto out;
+	}
+	afd = fcntl(areafd, F_DUPFD_CLOEXEC, 3);
+	lfd = afd < 0 ? -1 : fcntl(lowerfd, F_DUPFD_CLOEXEC, 3);
+	if (afd < 0 || lfd < 0) {
+		r = fail(&c, errno, "", "", "copying");
+		if (afd >= 0)
+			close(afd);
+		goto out;
+	}
+	sh.lfd = lfd;
+	r = sync_dir(&c, afd, lfd, "", &changes);
+	c.defer = false;
+	if (r == 0)
+		r = sync_tasks(&c);
+	close(lfd);
+	if (r == 0)
+		r = sync_trees(&c);
+	if (r == 0)
+		r = sync_apply(&c, &ast);
+	if (r == 0 && syncfs(lowerfd) < 0)
+		r = fail(&c, errno, "", "", "syncing");
+	/* after the commit point only: a failed sync keeps the old base, so
+	 * that the next one copies again what this one may not have */
+	if (r == 0)
+		copy_sync_base_write(areafd, &start);
+out:
+	ctx_done(&c);
+	shared_done(&sh);
+	return r;
+}

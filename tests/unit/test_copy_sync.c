@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The incremental sync back (copy_sync.c) on a scratch directory: "area"
+ * is synced into "lower" through the working directory "w".  After each
+ * sync the two trees are the same (names, types, contents, modes, owners,
+ * mtimes, link targets, hard links), an entry that did not change is the
+ * same inode as before (not copied), and w holds only replaced or deleted
+ * versions.  A change that keeps size and mtime (mtime set back) is found
+ * by its ctime against the baseline, where the baseline can be kept
+ * (trusted xattrs: root).  The area is swapped under the sync (a directory
+ * becomes a link to a "secret" one) at its lookup: nothing of the secret
+ * reaches the lower copy (C21).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "copy.h"
+#include "copy_fd.h"
+
+struct fixture {
+	char top[64];
+	int fd, area, lower;
+};
+
+static const char *swap_on; /* openat() of this name swaps t and tl */
+static int swap_dir = -1;
+
+static int d_openat(int d, const char *n, int f, mode_t m)
+{
+	if (swap_on && !strcmp(n, swap_on) && (f & O_PATH)) {
+		assert_int_equal(renameat2(swap_dir, "t", swap_dir, "tl", RENAME_EXCHANGE), 0);
+		swap_on = NULL;
+	}
+	return openat(d, n, f, m);
+}
+
+static struct copy_sys disturbing;
+
+static void put(int d, const char *name, const char *text)
+{
+	int fd = openat(d, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static int sh(const struct fixture *f, const char *fmt, ...)
+{
+	char cmd[1024], body[900];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && %s", f->top, body);
+	return system(cmd);
+}
+
+static ino_t ino(int d, const char *name)
+{
+	struct stat st;
+
+	assert_int_equal(fstatat(d, name, &st, AT_SYMLINK_NOFOLLOW), 0);
+	return st.st_ino;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	snprintf(f->top, sizeof(f->top), "/tmp/test_copy_sync.XXXXXX");
+	if (!mkdtemp(f->top))
+		return -1;
+	f->fd = open(f->top, O_RDONLY | O_DIRECTORY);
+	mkdirat(f->fd, "area", 0755);
+	mkdirat(f->fd, "lower", 0755);
+	mkdirat(f->fd, "secret", 0700);
+	put(f->fd, "secret/x", "SECRET");
+	f->area = openat(f->fd, "area", O_RDONLY | O_DIRECTORY);
+	f->lower = openat(f->fd, "lower", O_RDONLY | O_DIRECTORY);
+	mkdirat(f->area, "a", 0750);
+	mkdirat(f->area, "a/b", 0705);
+	put(f->area, "a/b/f", "deep");
+	put(f->area, "a/keep", "unchanged");
+	put(f->area, "a/same", "0123456789");
+	put(f->area, "gone", "deleted later");
+	mkdirat(f->area, "gonedir", 0755);
+	put(f->area, "gonedir/x", "x");
+	put(f->area, "becomesdir", "file");
+	mkdirat(f->area, "becomesfile", 0755);
+	put(f->area, "becomesfile/y", "y");
+	symlinkat("a/b/f", f->area, "link");
+	put(f->area, "h1", "linked");
+	linkat(f->area, "h1", f->area, "a/h2", 0);
+	mkfifoat(f->area, "fifo", 0640);
+	mkdirat(f->area, "t", 0755);
+	put(f->area, "t/x", "user");
+	assert_int_equal(sh(f, "mkdir area/many area/more && for i in $(seq 1 150); do echo $i >area/many/$i; echo $i >area/more/$i; done"),
+			 0);
+	symlinkat("../secret", f->area, "tl");
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	int r = sh(f, "cd / && rm -rf '%s'", f->top);
+
+	close(f->area);
+	close(f->lower);
+	close(f->fd);
+	free(f);
+	return r == 0 ? 0 : -1;
+}
+
+/* a sync through a new w; asserts it succeeded */
+static void run_sync(struct fixture *f, const struct copy_sys *sys, unsigned jobs)
+{
+	struct copy_opts o = { .label = "test", .jobs = jobs };
+	struct copy_result res;
+	int w, r;
+
+	sh(f, "rm -rf w");
+	assert_int_equal(mkdirat(f->fd, "w", 0700), 0);
+	w = openat(f->fd, "w", O_RDONLY | O_DIRECTORY);
+	r = copy_sync_fd(f->area, f->lower, w, &o, sys, &res);
+	if (r < 0)
+		print_error("sync: %d %s\n", res.err, res.msg);
+	assert_int_equal(r, 0);
+	close(w);
+}
+
+/* the same tree: names, types, modes, owners, sizes, mtimes of all but
+ * the roots' (and tl, which the swap test changes), contents, targets */
+static void same_trees(struct fixture *f)
+{
+	const char *list = "find . -mindepth 1 -printf '%p %y %m %U %G %s %T@ %l %n\\n' | sort";
+
+	assert_int_equal(sh(f, "(cd area && %s) >list.a && (cd lower && %s) >list.l && diff list.a list.l >&2",
+			    list, list),
+			 0);
+	assert_int_equal(sh(f, "diff -r --no-dereference -x fifo area lower >&2"), 0);
+}
+
+static void test_sync_incremental(void **state)
+{
+	struct fixture *f = *state;
+	struct timespec old[2] = { { 0, UTIME_OMIT }, { 0, 0 } };
+	struct stat st;
+	ino_t keep, deep, h;
+	bool base;
+
+	run_sync(f, &copy_sys_libc, 1);
+	same_trees(f);
+	base = fgetxattr(f->area, COPY_SYNCED_XATTR, NULL, 0) > 0;
+	assert_int_equal(ino(f->lower, "h1"), ino(f->lower, "a/h2"));
+	keep = ino(f->lower, "a/keep");
+	deep = ino(f->lower, "a/b/f");
+	h = ino(f->lower, "h1");
+	sleep(1); /* past the coarse clock's tick that the base was read at */
+
+	/* same size and mtime, new content: found only by its ctime */
+	assert_int_equal(fstatat(f->area, "a/same", &st, 0), 0);
+	old[1] = st.st_mtim;
+	put(f->area, "a/same", "abcdefghij");
+	assert_int_equal(utimensat(f->area, "a/same", old, 0), 0);
+	unlinkat(f->area, "gone", 0);
+	sh(f, "rm -rf area/gonedir area/becomesdir area/becomesfile");
+	mkdirat(f->area, "becomesdir", 0700);
+	put(f->area, "becomesdir/z", "z");
+	put(f->area, "becomesfile", "now a file");
+	mkdirat(f->area, "new", 0755);
+	mkdirat(f->area, "new/sub", 0755);
+	put(f->area, "new/sub/n", "new");
+	linkat(f->area, "new/sub/n", f->area, "new/n2", 0);
+	/* more than one list's worth in each of two threads */
+	assert_int_equal(sh(f, "for i in $(seq 1 150); do echo x$i >area/many/$i; echo y$i >area/more/$i; done"),
+			 0);
+	assert_int_equal(fchmod(f->area, 0711), 0);
+	assert_int_equal(fchmodat(f->area, "a/b", 0755, 0), 0);
+
+	run_sync(f, &copy_sys_libc, 2);
+	same_trees(f);
+	assert_true(ino(f->lower, "a/keep") == keep);
+	assert_true(ino(f->lower, "a/b/f") == deep);
+	assert_true(ino(f->lower, "h1") == h);
+	assert_int_equal(ino(f->lower, "new/sub/n"), ino(f->lower, "new/n2"));
+	if (base)
+		assert_int_equal(sh(f, "grep -qx abcdefghij lower/a/same"), 0);
+	/* w holds what was replaced or deleted, nothing live */
+	assert_int_equal(sh(f, "test -e w/d0 || test -e w/n0"), 0);
+
+	/* nothing changed: nothing is copied, w stays empty */
+	sleep(1);
+	run_sync(f, &copy_sys_libc, 1);
+	same_trees(f);
+	if (base)
+		assert_int_equal(sh(f, "test -z \"$(ls -A w)\""), 0);
+}
+
+/* the area's t becomes a link to ../secret when the sync looks it up */
+static void test_sync_swap(void **state)
+{
+	struct fixture *f = *state;
+
+	disturbing = copy_sys_libc;
+	disturbing.openat = d_openat;
+	swap_dir = f->area;
+	swap_on = "t";
+	run_sync(f, &disturbing, 1);
+	assert_null(swap_on); /* the swap happened */
+	assert_int_equal(sh(f, "! grep -rq SECRET lower"), 0);
+	assert_int_equal(sh(f, "test -L lower/t || test ! -e lower/t/x"), 0);
+	/* and once more with the lower copy there: t a directory in both */
+	assert_int_equal(renameat2(f->area, "t", f->area, "tl", RENAME_EXCHANGE), 0);
+	run_sync(f, &copy_sys_libc, 1);
+	sleep(1);
+	swap_on = "t";
+	run_sync(f, &disturbing, 1);
+	assert_int_equal(sh(f, "! grep -rq SECRET lower"), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_sync_incremental, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_swap, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
