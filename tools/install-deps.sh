@@ -16,6 +16,9 @@ PACKAGES=(
 	# promtool: `promtool check metrics` on storaged status --format=prometheus,
 	# `promtool check rules` on conf/storaged-alerts.yml (tests/integration/t-metrics.sh)
 	prometheus
+	# the peer of the sync back: bench/sync-back.sh, t-area-sync-incremental.sh,
+	# tests/boot/t-powercut-qemu.sh
+	rsync
 )
 
 missing=()
