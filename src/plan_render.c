@@ -135,8 +135,8 @@ static void step_detail(const struct plan *p, size_t i, FILE *f)
 	}
 	if (s->predicted) {
 		/* nofail: the failure is tolerated, and the plan says so */
-		fprintf(f, "%swill fail: %s", s->kind == PLAN_MOUNT && s->entry->nofail ? "nofail, " : "",
-			s->predicted);
+		fprintf(f, "%swill fail: %s",
+			s->kind == PLAN_MOUNT && s->entry->nofail ? "nofail, " : "", s->predicted);
 		return;
 	}
 	switch (s->kind) {
