@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A file replaced atomically: readers see the old or the new text, never a
- * part, also after a crash.  (state.c's state_save() and state_area.c's
- * state_area_write() do the same by hand; they could use this.)
+ * part, also after a crash.
  */
 #ifndef STORAGED_ATOMIC_FILE_H
 #define STORAGED_ATOMIC_FILE_H

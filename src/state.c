@@ -9,6 +9,7 @@
 #include <ini.h>
 #include <libmount.h>
 
+#include "atomic_file.h"
 #include "input.h"
 #include "state.h"
 #include "state_internal.h"
@@ -474,40 +475,25 @@ static int ensure_dir(const char *dir)
 	return 0;
 }
 
+static int write_records_cb(FILE *f, const void *s)
+{
+	return write_records(f, s);
+}
+
 int state_save(const char *dir, struct state *s)
 {
-	_cleanup_free_ char *path = NULL, *tmp = NULL;
-	FILE *f = NULL;
-	int fd, r;
+	_cleanup_free_ char *path = NULL;
+	int r;
 
 	journal_close(s); /* the file is replaced */
 	r = ensure_dir(dir);
 	if (r < 0)
 		return r;
-	if (asprintf(&path, "%s/state", dir) < 0 || asprintf(&tmp, "%s/.state.XXXXXX", dir) < 0)
+	if (asprintf(&path, "%s/state", dir) < 0)
 		return -ENOMEM;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		r = -errno;
-		close(fd);
-		goto fail;
-	}
-	r = write_records(f, s);
-	if (r == 0 && (fflush(f) != 0 || fchmod(fd, 0644) < 0 || fsync(fd) < 0))
-		r = -errno;
-	if (fclose(f) != 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r == 0) {
+	r = file_write_atomic(path, 0644, write_records_cb, s);
+	if (r == 0)
 		mark_saved(s);
-		return 0;
-	}
-fail:
-	unlink(tmp);
 	return r;
 }
 
