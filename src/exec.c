@@ -557,35 +557,13 @@ static int by_chain(const void *a, const void *b, void *userdata)
 	return (x > y) - (x < y);
 }
 
-/*
- * Which steps the boot needs (C16): every step but a nofail mount and a
- * wait for devices that steps depend on, and every step a needed step
- * waits for; so a wait only nofail entries depend on is not needed.
- * Steps are in dependency order: one backward pass.
- */
-static void needed_steps(const struct plan *p, bool *needed)
-{
-	for (size_t i = p->n_steps; i-- > 0;) {
-		const struct plan_step *s = &p->steps[i];
-		bool waits = s->kind == PLAN_WAIT_DEVICE || s->kind == PLAN_ASSEMBLE, depended = false;
-
-		for (size_t k = i + 1; waits && k < p->n_steps && !depended; k++)
-			for (size_t d = 0; d < p->steps[k].n_deps; d++)
-				depended |= p->steps[k].deps[d].step == i;
-		if (!(s->kind == PLAN_MOUNT && s->entry->nofail) && !(waits && depended) && !s->later)
-			needed[i] = true;
-		for (size_t d = 0; needed[i] && d < s->n_deps; d++)
-			needed[s->deps[d].step] = true;
-	}
-}
-
 bool exec_background_waits(const struct plan *p)
 {
 	bool *needed = calloc(p->n_steps ? p->n_steps : 1, sizeof(*needed)), any = false;
 
 	if (!needed)
 		return false;
-	needed_steps(p, needed);
+	plan_boot_needs(p, needed);
 	for (size_t i = 0; i < p->n_steps; i++)
 		any |= !needed[i] && !p->steps[i].later &&
 		       (p->steps[i].kind == PLAN_WAIT_DEVICE || p->steps[i].kind == PLAN_ASSEMBLE);
@@ -658,7 +636,7 @@ int exec_run(const struct exec_ctx *cx, const struct plan *p, struct exec_summar
 	if (!rn.steps || !rn.order || !rn.needed || !jobs)
 		goto out;
 	compute_chains(&rn);
-	needed_steps(p, rn.needed);
+	plan_boot_needs(p, rn.needed);
 	for (size_t i = 0; i < p->n_steps; i++)
 		rn.order[i] = i;
 	qsort_r(rn.order, p->n_steps, sizeof(*rn.order), by_chain, &rn);

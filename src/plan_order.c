@@ -191,3 +191,20 @@ out:
 	free(pos);
 	return r;
 }
+
+/* Steps are in dependency order: one backward pass. */
+void plan_boot_needs(const struct plan *p, bool *needed)
+{
+	for (size_t i = p->n_steps; i-- > 0;) {
+		const struct plan_step *s = &p->steps[i];
+		bool waits = s->kind == PLAN_WAIT_DEVICE || s->kind == PLAN_ASSEMBLE, depended = false;
+
+		for (size_t k = i + 1; waits && k < p->n_steps && !depended; k++)
+			for (size_t d = 0; d < p->steps[k].n_deps; d++)
+				depended |= p->steps[k].deps[d].step == i;
+		if (!(s->kind == PLAN_MOUNT && s->entry->nofail) && !(waits && depended) && !s->later)
+			needed[i] = true;
+		for (size_t d = 0; needed[i] && d < s->n_deps; d++)
+			needed[s->deps[d].step] = true;
+	}
+}

@@ -501,10 +501,14 @@ const char *world_step_will_fail(const struct plan_step *s)
 
 unsigned world_predicted_failures(const struct plan *p)
 {
+	bool *needed = calloc(p->n_steps ? p->n_steps : 1, sizeof(*needed));
 	unsigned n = 0;
 
+	if (!needed)
+		return 0;
+	plan_boot_needs(p, needed);
 	for (size_t i = 0; i < p->n_steps; i++)
-		n += world_step_will_fail(&p->steps[i]) != NULL &&
-		     !(p->steps[i].kind == PLAN_MOUNT && p->steps[i].entry->nofail);
+		n += needed[i] && world_step_will_fail(&p->steps[i]) != NULL;
+	free(needed);
 	return n;
 }

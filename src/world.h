@@ -150,8 +150,9 @@ const char *world_step_will_fail(const struct plan_step *s);
 /**
  * world_predicted_failures:
  * Returns: the number of steps of @p for which world_step_will_fail() says
- * why, nofail mounts left out (as start leaves them out of its exit
- * status).
+ * why, among the steps the boot needs (plan_boot_needs(): nofail mounts
+ * and the waits only they need are left out, as start leaves them out of
+ * its exit status).  0 also when out of memory (nothing to count with).
  */
 unsigned world_predicted_failures(const struct plan *p);
 
