@@ -365,13 +365,29 @@ static int predict_mount_point(struct predictor *pr, size_t i)
 	return 0;
 }
 
+/* Step @i waits for a mount still to be made: what it reads may appear
+ * only then (a bind source reached through a link into that mount, C09). */
+static bool waits_on_pending_mount(const struct plan *p, size_t i)
+{
+	const struct plan_step *s = &p->steps[i];
+
+	for (size_t d = 0; d < s->n_deps; d++) {
+		const struct plan_step *dep = &p->steps[s->deps[d].step];
+
+		if (!dep->done && (dep->kind == PLAN_MOUNT || dep->kind == PLAN_AREA))
+			return true;
+	}
+	return false;
+}
+
 /* A bind's source or a loop's image must exist (unless a step makes it). */
 static int predict_source(struct predictor *pr, size_t i)
 {
 	const struct fstab_entry *e = pr->p->steps[i].entry;
 	struct stat st;
 
-	if (!(e->bind || e->loop) || e->source[0] != '/' || below_pending(pr->p, e->source))
+	if (!(e->bind || e->loop) || e->source[0] != '/' || below_pending(pr->p, e->source) ||
+	    waits_on_pending_mount(pr->p, i))
 		return 0;
 	if (stat(e->source, &st) == 0)
 		return 0;

@@ -26,8 +26,8 @@ persist = yes
 EOT
 AREA=$RUN/areas/w/area
 
-status_is() { # STATE PATTERN
-	expect_rc 0 status
+status_is() { # STATE PATTERN: status exits 1 while an area is gone
+	expect_rc "$([ "$1" = gone ] && echo 1 || echo 0)" status
 	grep -E "^area +w +$P +$1 .*$2" "$OUT" >/dev/null || { cat "$OUT"; fail "status does not show '$1 ... $2'"; }
 }
 

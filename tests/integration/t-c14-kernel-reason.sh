@@ -30,7 +30,7 @@ run_sd 1 start
 # btrfs: "subvol 'home' does not match subvolid 5" (the wording of fs/btrfs/super.c)
 expect_out "the kernel says: .*subvol.*home.*does not match subvolid 5"
 expect_out "the kernel says: .*tmpfs.*size"
-run_sd 0 status
+run_sd 1 status # 1: entries failed
 printf '%s\n' "$OUT" | grep "$SCRATCH/m/home" | grep -q "subvol.*does not match subvolid" ||
 	fail "status lacks the kernel's reason for $SCRATCH/m/home"
 is_mountpoint "$SCRATCH/m/home" && fail "the mismatched entry got mounted"

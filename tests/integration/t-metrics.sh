@@ -108,7 +108,7 @@ forget "$A" "$B"
 
 note "B detached: mounted degraded after the timeout; the metrics say so"
 detach "$B"
-run_sd 0 start
+run_sd 3 start # 3: done, degraded (storaged(8) EXIT STATUS)
 check_metrics "$TF"
 expect_metric "$TF" "^storaged_btrfs_members_present\\{$fs\\} 1\$"
 expect_metric "$TF" "^storaged_btrfs_members_expected\\{$fs\\} 2\$"

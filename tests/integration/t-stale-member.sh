@@ -54,7 +54,7 @@ run_sd 1 start
 expect_out "$want"
 expect_out "stale-member = refuse"
 is_mountpoint "$SCRATCH/m/data" && fail "mounted despite stale-member = refuse"
-run_sd 0 status
+run_sd 1 status # 1: an entry failed
 expect_out "stale-member = refuse"
 run_sd 0 stop
 
