@@ -141,6 +141,29 @@ static void scrub_stale(const struct world *w, struct state *st, const struct lo
 	strv_free(where);
 }
 
+/* btrfs filesystems of @w's plan that were mounted before this pass and are
+ * mounted degraded still (the mount table's superblock options say so):
+ * a second start must not report "all done" over them. */
+static unsigned still_degraded(const struct world *w)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; w->mountinfo && i < w->plan.n_steps; i++) {
+		const struct plan_step *s = &w->plan.steps[i];
+		struct libmnt_fs *fs;
+		const char *type;
+
+		if (s->kind != PLAN_MOUNT || !s->done)
+			continue;
+		fs = mnt_table_find_target(w->mountinfo, s->entry->target_real ?: s->entry->target,
+					   MNT_ITER_BACKWARD);
+		type = fs ? mnt_fs_get_fstype(fs) : NULL;
+		if (type && streq(type, "btrfs") && mnt_fs_get_option(fs, "degraded", NULL, NULL) == 0)
+			n++;
+	}
+	return n;
+}
+
 /* The plan through the executor and the real operations, under the state
  * directory's lock.  @ret_failed: steps that failed; @ret_degraded:
  * btrfs mounts made degraded.  Returns: 0; -EINTR
@@ -200,7 +223,10 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	if (!no_wait || sum.n_done || sum.n_failed)
 		log_summary(lg, w->plan.n_steps, &sum);
 	*ret_failed = sum.n_failed;
-	*ret_degraded = sum.n_degraded;
+	*ret_degraded = sum.n_degraded + still_degraded(w);
+	if (*ret_degraded > sum.n_degraded)
+		log_warning(lg, "%u btrfs filesystem(s) mounted earlier are still DEGRADED: see `storaged status`",
+			    *ret_degraded - sum.n_degraded);
 	return 0;
 }
 

@@ -34,6 +34,9 @@ expect_out "DEGRADED"
 expect_out "devid 2 missing"
 run_sd 3 status
 expect_out "degraded"
+# a second pass (storaged-remote.service's) must not say "all done" over it
+run_sd 3 start
+expect_out "still DEGRADED"
 run_sd 0 stop
 forget "$A"
 
