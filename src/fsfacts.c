@@ -183,10 +183,20 @@ bool fsfacts_unit_is_network(const char *unit)
 		"rpcbind.service",
 		"rpc-statd.service",
 		"multipathd.service",
+		"tailscaled.service",
+		"zerotier-one.service",
+	};
+	/* template units, whatever the instance: "wg-quick@wg0.service" */
+	static const char *const templates[] = {
+		"wg-quick@", "openvpn@", "openvpn-client@", "nvmf-connect@", "iscsid@",
+		"network-online@", "systemd-networkd-wait-online@",
 	};
 
 	for (size_t i = 0; unit && i < ARRAY_SIZE(units); i++)
 		if (strcmp(unit, units[i]) == 0)
+			return true;
+	for (size_t i = 0; unit && i < ARRAY_SIZE(templates); i++)
+		if (has_prefix(unit, templates[i]))
 			return true;
 	return false;
 }

@@ -111,8 +111,8 @@ bool fsfacts_runs_in_process(const char *fstype);
  *
  * The units that stand for the network or what comes only after it
  * (network-online.target, remote-fs-pre.target, iscsi.service, the
- * wait-online services, ...): an entry ordered after one cannot be
- * mounted before the network is up.
+ * wait-online services, VPN tunnels such as wg-quick@IFACE.service, ...):
+ * an entry ordered after one cannot be mounted before the network is up.
  *
  * Returns: true for such a unit.
  */

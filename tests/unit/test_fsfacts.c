@@ -8,6 +8,20 @@
 
 #include "fsfacts.h"
 
+static void test_network_units(void **state)
+{
+	(void)state;
+	assert_true(fsfacts_unit_is_network("iscsi.service"));
+	assert_true(fsfacts_unit_is_network("network-online.target"));
+	assert_true(fsfacts_unit_is_network("wg-quick@wg0.service"));
+	assert_true(fsfacts_unit_is_network("openvpn-client@office.service"));
+	assert_true(fsfacts_unit_is_network("tailscaled.service"));
+	assert_false(fsfacts_unit_is_network("wg-quick.service"));
+	assert_false(fsfacts_unit_is_network("systemd-cryptsetup@data.service"));
+	assert_false(fsfacts_unit_is_network("local-fs.target"));
+	assert_false(fsfacts_unit_is_network(NULL));
+}
+
 static void test_tags(void **state)
 {
 	const char *v = NULL;
@@ -103,6 +117,7 @@ static void test_types(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_network_units),
 		cmocka_unit_test(test_tags),
 		cmocka_unit_test(test_tag_paths),
 		cmocka_unit_test(test_spec_kinds),
