@@ -188,8 +188,13 @@ bool fsfacts_unit_is_network(const char *unit)
 	};
 	/* template units, whatever the instance: "wg-quick@wg0.service" */
 	static const char *const templates[] = {
-		"wg-quick@", "openvpn@", "openvpn-client@", "nvmf-connect@", "iscsid@",
-		"network-online@", "systemd-networkd-wait-online@",
+		"wg-quick@",
+		"openvpn@",
+		"openvpn-client@",
+		"nvmf-connect@",
+		"iscsid@",
+		"network-online@",
+		"systemd-networkd-wait-online@",
 	};
 
 	for (size_t i = 0; unit && i < ARRAY_SIZE(units); i++)
