@@ -138,6 +138,12 @@ int cmd_scan(const struct options *o, const struct logger *lg)
 	if (r == 0 && !o->json && w.inv.n_skipped)
 		printf("(%u device(s) could not be probed%s)\n", w.inv.n_skipped,
 		       lg->max_level >= LOG_DEBUG ? ": see the messages above" : "; run with -v for details");
+	/* storaged(8), EXIT STATUS: scan could not do all of its work; with
+	 * --json stdout is the JSON only, the exit status is explained here */
+	if (r == 0 && o->json && w.inv.n_skipped)
+		log_warning(lg, "%u device(s) could not be probed", w.inv.n_skipped);
+	if (r == 0 && w.inv.n_skipped)
+		r = -EIO;
 out:
 	scols_unref_table(tb);
 	world_done(&w);
@@ -160,23 +166,6 @@ static const struct column status_cols[] = {
 };
 #define STATUS_TEXT_COLS 5
 
-/* What the status adds up to, as the exit status (commands.h). */
-struct status_sum {
-	unsigned bad; /* failed (not nofail), gone, replaced */
-	unsigned degraded;
-};
-
-static void sum_record(struct status_sum *sum, const struct state_record *rec, enum live_status live)
-{
-	if (live == LIVE_GONE || live == LIVE_REPLACED)
-		sum->bad++;
-	else if (live == LIVE_DEGRADED || rec->status == STATE_DEGRADED)
-		sum->degraded++;
-	/* an incomplete btrfs counts through its mounts: failed, or degraded */
-	else if (!rec->nofail && (rec->status == STATE_FAILED || rec->status == STATE_SKIPPED))
-		sum->bad++;
-}
-
 static int status_record(struct libscols_table *tb, const struct live_input *in,
 			 const struct state_record *rec, bool json, struct status_sum *sum)
 {
@@ -189,11 +178,9 @@ static int status_record(struct libscols_table *tb, const struct live_input *in,
 
 	if (!ln)
 		return -ENOMEM;
-	sum_record(sum, rec, live);
-	snprintf(detail, sizeof(detail), "%s%s%s%s%s%s", live_why, live_why[0] ? "; " : "",
-		 rec->reason ? rec->reason : "", rec->nofail ? (rec->reason ? " (nofail)" : "nofail") : "",
-		 ms && (rec->reason || rec->nofail) ? "; took " : (ms ? "took " : ""),
-		 ms ? units_format_duration(ms * USEC_PER_MSEC, dur, sizeof(dur)) : "");
+	status_sum_record(sum, rec, live);
+	status_detail(detail, sizeof(detail), live_why, rec,
+		      ms ? units_format_duration(ms * USEC_PER_MSEC, dur, sizeof(dur)) : NULL);
 	r = scols_line_set_data(ln, 0, state_kind_name(rec->kind));
 	r = r ? r : scols_line_set_data(ln, 1, rec->id);
 	r = r ? r : scols_line_set_data(ln, 2, rec->source);
@@ -217,10 +204,7 @@ static int status_area(struct libscols_table *tb, const struct area_status *a, b
 
 	if (!ln)
 		return -ENOMEM;
-	if (a->state == AREA_STATE_GONE)
-		sum->bad++;
-	else if (a->state == AREA_STATE_DEGRADED)
-		sum->degraded++;
+	status_sum_area(sum, a->state);
 	snprintf(detail, sizeof(detail), "%s%s%s: %s of %s used, %llu of %llu inodes%s", a->backend,
 		 a->device ? " " : "", a->device ? a->device : "",
 		 units_format_size(a->used_bytes, used, sizeof(used)),
@@ -291,5 +275,5 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	state_done(&st);
 	if (r < 0)
 		return EXIT_STEP_FAILED;
-	return sum.bad ? EXIT_STEP_FAILED : sum.degraded ? EXIT_DEGRADED : 0;
+	return status_sum_exit(&sum);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "status_live.h"
 #include "util.h"
 
@@ -170,4 +171,55 @@ enum live_status live_check(const struct live_input *in, const struct state_reco
 	default:
 		return LIVE_AS_RECORDED; /* area_status_list() checks areas */
 	}
+}
+
+void status_sum_record(struct status_sum *sum, const struct state_record *rec, enum live_status live)
+{
+	if (live == LIVE_GONE || live == LIVE_REPLACED)
+		sum->bad++;
+	else if (live == LIVE_DEGRADED || rec->status == STATE_DEGRADED)
+		sum->degraded++;
+	/* an incomplete btrfs counts through its mounts: failed, or degraded */
+	else if (!rec->nofail && (rec->status == STATE_FAILED || rec->status == STATE_SKIPPED))
+		sum->bad++;
+}
+
+void status_sum_area(struct status_sum *sum, enum area_state st)
+{
+	if (st == AREA_STATE_GONE)
+		sum->bad++;
+	else if (st == AREA_STATE_DEGRADED)
+		sum->degraded++;
+}
+
+int status_sum_exit(const struct status_sum *sum)
+{
+	return sum->bad ? EXIT_STEP_FAILED : sum->degraded ? EXIT_DEGRADED : 0;
+}
+
+/* Appends @part to @buf after a "; " when @buf has something already. */
+static void join(char *buf, size_t len, const char *part)
+{
+	size_t off = strlen(buf);
+
+	if (part && part[0] && off < len)
+		snprintf(buf + off, len - off, "%s%s", off ? "; " : "", part);
+}
+
+char *status_detail(char *buf, size_t len, const char *live_why, const struct state_record *rec,
+		    const char *took)
+{
+	char why[1024], t[64];
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	/* "REASON (nofail)", or "nofail" alone */
+	snprintf(why, sizeof(why), "%s%s", rec->reason ? rec->reason : "",
+		 rec->nofail ? (rec->reason ? " (nofail)" : "nofail") : "");
+	snprintf(t, sizeof(t), "%s%s", took ? "took " : "", took ? took : "");
+	join(buf, len, live_why);
+	join(buf, len, why);
+	join(buf, len, t);
+	return buf;
 }

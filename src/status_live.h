@@ -12,6 +12,7 @@
 
 #include <libmount.h>
 
+#include "area.h"
 #include "state.h"
 
 #define SYSFS_BTRFS "/sys/fs/btrfs"
@@ -45,5 +46,49 @@ enum live_status live_check(const struct live_input *in, const struct state_reco
 
 /** live_status_name: "gone", "replaced", "degraded"; NULL when as recorded. */
 const char *live_status_name(enum live_status st);
+
+/* What `status` adds up to, for its exit status (commands.h); the same
+ * sum for every output format. */
+struct status_sum {
+	unsigned bad; /* failed (not nofail), gone, replaced; areas gone */
+	unsigned degraded;
+};
+
+/**
+ * status_sum_record:
+ * @sum: counts to add to
+ * @rec: a state record
+ * @live: what live_check() found for it
+ *
+ * A record gone or replaced is bad; one degraded (recorded, or by the
+ * live check) counts as degraded; a failed or skipped one (not nofail) is
+ * bad.  An incomplete btrfs counts through its mounts.
+ */
+void status_sum_record(struct status_sum *sum, const struct state_record *rec, enum live_status live);
+
+/** status_sum_area: an area gone is bad, one degraded counts as degraded. */
+void status_sum_area(struct status_sum *sum, enum area_state st);
+
+/**
+ * status_sum_exit:
+ * Returns: EXIT_STEP_FAILED when something is bad, else EXIT_DEGRADED when
+ * something is degraded, else 0 (commands.h, storaged(8) EXIT STATUS).
+ */
+int status_sum_exit(const struct status_sum *sum);
+
+/**
+ * status_detail:
+ * @buf: the DETAIL of a record in `status`, NUL-terminated
+ * @live_why: what live_check() found ("" when as recorded)
+ * @rec: the record (its reason and nofail)
+ * @took: how long its step took, formatted; NULL when unknown
+ *
+ * The parts that are there, joined by "; ", e.g. "unmounted since ...;
+ * no such device (nofail); took 1.2s"; "" when there is none.
+ *
+ * Returns: @buf.
+ */
+char *status_detail(char *buf, size_t len, const char *live_why, const struct state_record *rec,
+		    const char *took);
 
 #endif

@@ -210,16 +210,45 @@ static void render_areas(const struct prom_data *d, FILE *out)
 	}
 	render_syncs(d, out, false);
 	render_syncs(d, out, true);
+	family(out, "storaged_area_state", "gauge",
+	       "1 for the area's state now (as `storaged status` shows it), 0 for the others.");
+	for (size_t i = 0; i < d->n_areas; i++)
+		for (enum area_state k = AREA_STATE_ACTIVE; k <= AREA_STATE_DEGRADED; k++) {
+			const char *const labels[6] = { "area",	 d->areas[i].name,
+							"path",	 d->areas[i].path,
+							"state", area_state_name(k) };
+
+			sample(out, "storaged_area_state", labels, d->areas[i].state == k ? "1" : "0");
+		}
 }
 
 /* ------------------------------------------------------------ entries */
 
-/* Every status an entry can have, for the state set: one sample per
- * status, 1 for the entry's own (the Prometheus way of an enum). */
+/* Every state an entry can show, for the state set: one sample per
+ * state, 1 for the entry's own (the Prometheus way of an enum).  The
+ * recorded statuses, then the live check's words (status_live.h):
+ * "degraded" is both. */
 static const enum state_status all_status[] = {
 	STATE_WAITING,	  STATE_MOUNTING, STATE_DONE,	STATE_DEGRADED,
 	STATE_INCOMPLETE, STATE_PRESENT,  STATE_FAILED, STATE_SKIPPED,
 };
+static const enum live_status all_live[] = { LIVE_GONE, LIVE_REPLACED };
+
+/* The state word of record @i as `storaged status` shows it. */
+static const char *entry_word(const struct prom_data *d, size_t i)
+{
+	const char *live = d->live ? live_status_name(d->live[i]) : NULL;
+
+	return live ? live : state_status_name(d->state->v[i].status);
+}
+
+static void entry_state(FILE *out, const struct state_record *r, const char *word, const char *name)
+{
+	const char *const labels[6] = { "kind", state_kind_name(r->kind), "entry", r->id, "state",
+					name };
+
+	sample(out, "storaged_entry_state", labels, strcmp(word, name) == 0 ? "1" : "0");
+}
 
 static void render_entries(const struct prom_data *d, FILE *out)
 {
@@ -227,17 +256,13 @@ static void render_entries(const struct prom_data *d, FILE *out)
 	char v[32];
 
 	family(out, "storaged_entry_state", "gauge",
-	       "1 for the entry's status in storaged's last pass, 0 for the others.");
+	       "1 for the entry's state now (as `storaged status` shows it), 0 for the others.");
 	for (size_t i = 0; i < n; i++) {
-		const struct state_record *r = &d->state->v[i];
-
-		for (size_t k = 0; k < ARRAY_SIZE(all_status); k++) {
-			const char *const labels[6] = { "kind",	 state_kind_name(r->kind),
-							"entry", r->id,
-							"state", state_status_name(all_status[k]) };
-
-			sample(out, "storaged_entry_state", labels, r->status == all_status[k] ? "1" : "0");
-		}
+		for (size_t k = 0; k < ARRAY_SIZE(all_status); k++)
+			entry_state(out, &d->state->v[i], entry_word(d, i),
+				    state_status_name(all_status[k]));
+		for (size_t k = 0; k < ARRAY_SIZE(all_live); k++)
+			entry_state(out, &d->state->v[i], entry_word(d, i), live_status_name(all_live[k]));
 	}
 	family(out, "storaged_entry_duration_seconds", "gauge",
 	       "How long the entry's step took in storaged's last pass that ran it.");
@@ -245,6 +270,10 @@ static void render_entries(const struct prom_data *d, FILE *out)
 		const struct state_record *r = &d->state->v[i];
 		const char *const labels[6] = { "kind", state_kind_name(r->kind), "entry", r->id };
 
+		/* unknown (none recorded: 0): no sample rather than a false 0;
+		 * `status --json` says null, and counts in whole ms */
+		if (r->duration_usec < USEC_PER_MSEC)
+			continue;
 		snprintf(v, sizeof(v), "%llu.%06llu",
 			 (unsigned long long)(r->duration_usec / USEC_PER_SEC),
 			 (unsigned long long)(r->duration_usec % USEC_PER_SEC));

@@ -23,6 +23,7 @@
 #include "commands.h"
 #include "log.h"
 #include "state.h"
+#include "status_live.h"
 
 /* One btrfs filesystem as the block devices show it now. */
 struct prom_fs {
@@ -47,6 +48,8 @@ struct prom_data {
 	const struct prom_fs *fs;
 	size_t n_fs;
 	const struct state *state; /* may be NULL */
+	const enum live_status *live; /* what live_check() found, parallel
+					 to state->v; NULL: all as recorded */
 	const struct area_status *areas;
 	size_t n_areas;
 	const struct prom_sync *syncs; /* for some of @areas, any order */
@@ -80,7 +83,9 @@ char *status_prom_escape(const char *in, char *buf, size_t len);
  * cmd_status_prometheus:
  * `storaged status --format=prometheus`: the exposition on stdout.
  *
- * Returns: 0, or EXIT_STEP_FAILED when the state cannot be read (logged).
+ * Returns: the exit status of `storaged status` (status_sum_exit(): 1
+ * when something failed or is gone, 3 when degraded), or EXIT_STEP_FAILED
+ * when the state or the mount table cannot be read (logged).
  */
 int cmd_status_prometheus(const struct options *o, const struct logger *lg);
 

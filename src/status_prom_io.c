@@ -32,6 +32,8 @@
 struct prom_collect {
 	struct world w; /* inv and btrfs only */
 	struct state st;
+	enum live_status *live; /* parallel to st.v */
+	struct status_sum sum; /* for the exit status, as `status` sums it */
 	struct area_status *areas;
 	size_t n_areas;
 	struct prom_fs *fs;
@@ -44,6 +46,7 @@ struct prom_collect {
 static void collect_done(struct prom_collect *c)
 {
 	free(c->fs);
+	free(c->live);
 	free(c->syncs);
 	strv_free(c->sync_names);
 	area_status_free(c->areas, c->n_areas);
@@ -182,6 +185,33 @@ static int collect_syncs(struct prom_collect *c, const char *state_dir)
 	return 0;
 }
 
+/* The live check of every record and area, summed as `status` does
+ * (status_live.h).  Returns: 0; -ENOMEM; -EIO (logged) when the mount
+ * table cannot be read. */
+static int collect_live(struct prom_collect *c, const struct sources *src, const struct logger *lg)
+{
+	struct live_input in = { .sysfs_btrfs = src->sysfs_btrfs };
+	char why[512];
+
+	c->live = calloc(c->st.n ?: 1, sizeof(*c->live));
+	if (!c->live)
+		return -ENOMEM;
+	in.mountinfo = mnt_new_table_from_file(src->mountinfo_path);
+	if (!in.mountinfo) {
+		log_error(lg, "cannot read %s: %s", src->mountinfo_path, strerror(errno));
+		return -EIO;
+	}
+	for (size_t i = 0; i < c->st.n; i++) {
+		c->live[i] = live_check(&in, &c->st.v[i], why, sizeof(why));
+		status_sum_record(&c->sum, &c->st.v[i], c->live[i]);
+	}
+	for (size_t i = 0; i < c->n_areas; i++)
+		status_sum_area(&c->sum, c->areas[i].state);
+	mnt_unref_table(in.mountinfo);
+	c->d.live = c->live;
+	return 0;
+}
+
 /* Returns: 0; negative errno (logged) when the state cannot be read. */
 static int collect(const struct options *o, const struct logger *lg, struct prom_collect *c)
 {
@@ -193,11 +223,14 @@ static int collect(const struct options *o, const struct logger *lg, struct prom
 	if (statedir_load_state(o->state_dir, lg, &c->st) < 0)
 		return -EIO;
 	c->d.state = &c->st;
+	/* the areas before the live check, which sums their states too */
 	if (area_status_list(o->state_dir, &c->areas, &c->n_areas) < 0)
 		c->n_areas = 0; /* as `status` does */
 	c->d.areas = c->areas;
 	c->d.n_areas = c->n_areas;
-	r = collect_syncs(c, o->state_dir);
+	r = collect_live(c, &src, lg);
+	if (r == 0)
+		r = collect_syncs(c, o->state_dir);
 	if (r == 0 && (r = collect_btrfs(c, &src, lg)) < 0)
 		log_error(lg, "cannot list block devices: %s", strerror(-r));
 	return r;
@@ -208,10 +241,13 @@ int cmd_status_prometheus(const struct options *o, const struct logger *lg)
 	struct prom_collect c;
 	int r = collect(o, lg, &c);
 
+	int ret;
+
 	if (r == 0 && (r = status_prom_render(&c.d, stdout)) < 0)
 		log_error(lg, "writing the metrics: %s", strerror(-r));
+	ret = r < 0 ? EXIT_STEP_FAILED : status_sum_exit(&c.sum);
 	collect_done(&c);
-	return r < 0 ? EXIT_STEP_FAILED : 0;
+	return ret;
 }
 
 static int write_exposition(FILE *f, const void *ud)

@@ -119,6 +119,18 @@ run_sd() {
 	[ "$rc" = "$want" ] || fail "storaged $* exited $rc, expected $want"
 }
 
+# run_scan [ARGS...]: storaged scan, which exits 1 exactly when it says a
+# device could not be probed (a host device the sandbox or an LSM keeps
+# from root, not one of the test's), else 0.
+run_scan() {
+	local rc want=0
+	OUT=$(sd scan "$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$OUT" | sed 's/^/  | /'
+	printf '%s\n' "$OUT" | grep -q "could not be probed" && want=1
+	[ "$rc" = "$want" ] || fail "storaged scan $* exited $rc, expected $want"
+}
+
 expect_out() {
 	printf '%s\n' "$OUT" | grep -q -- "$1" || fail "output lacks '$1'"
 }

@@ -43,7 +43,7 @@ forget "$A" "$B"
 want="devid 2 ('$B') is stale: generation $GB against $GA"
 
 note "scan shows the stale member"
-run_sd 0 scan
+run_scan
 expect_out "$want"
 expect_out "run a scrub"
 
@@ -86,6 +86,6 @@ printf '%s\n' "$st" | grep -q "Status:.*finished" || fail "no finished scrub on 
 [ "$(wc -c <"$SCRATCH/m/data/written-while-away")" = $((4 * 1024 * 1024)) ] || fail "data lost"
 run_sd 0 stop
 [ "$(gen "$B")" = "$(gen "$A")" ] || fail "devid 2 still behind after the scrub: $(gen "$B") against $(gen "$A")"
-run_sd 0 scan
+run_scan
 expect_no_out "is stale"
 exit 0

@@ -114,11 +114,65 @@ static void test_btrfs(void **state)
 	assert_null(live_status_name(LIVE_AS_RECORDED));
 }
 
+/* The DETAIL of `status`: the parts there are, joined by "; ", none
+ * trailing (a replaced mount with no reason ended in "; "). */
+static void test_detail(void **state)
+{
+	struct state_record rec = { .kind = STATE_MOUNT, .id = "/srv/a", .status = STATE_DONE };
+	char buf[256];
+
+	(void)state;
+	assert_string_equal(status_detail(buf, sizeof(buf), "", &rec, NULL), "");
+	assert_string_equal(status_detail(buf, sizeof(buf), "another mount on /srv/a now", &rec, NULL),
+			    "another mount on /srv/a now");
+	assert_string_equal(status_detail(buf, sizeof(buf), "gone", &rec, "1.5s"), "gone; took 1.5s");
+	assert_string_equal(status_detail(buf, sizeof(buf), "", &rec, "1.5s"), "took 1.5s");
+	rec.nofail = true;
+	assert_string_equal(status_detail(buf, sizeof(buf), "gone", &rec, NULL), "gone; nofail");
+	rec.reason = "no such device";
+	assert_string_equal(status_detail(buf, sizeof(buf), "", &rec, "2s"),
+			    "no such device (nofail); took 2s");
+	rec.nofail = false;
+	assert_string_equal(status_detail(buf, sizeof(buf), "gone", &rec, "2s"),
+			    "gone; no such device; took 2s");
+	assert_string_equal(status_detail(buf, 5, "gone", &rec, "2s"), "gone");
+}
+
+/* The sum behind the exit status, shared by every format of `status`. */
+static void test_sum(void **state)
+{
+	struct state_record done = { .kind = STATE_MOUNT, .id = "/a", .status = STATE_DONE };
+	struct state_record failed = { .kind = STATE_MOUNT, .id = "/b", .status = STATE_FAILED };
+	struct status_sum sum = { 0 };
+
+	(void)state;
+	status_sum_record(&sum, &done, LIVE_AS_RECORDED);
+	status_sum_area(&sum, AREA_STATE_ACTIVE);
+	status_sum_area(&sum, AREA_STATE_COVERED);
+	assert_int_equal(status_sum_exit(&sum), 0);
+	status_sum_record(&sum, &done, LIVE_DEGRADED);
+	assert_int_equal(status_sum_exit(&sum), 3);
+	failed.nofail = true;
+	status_sum_record(&sum, &failed, LIVE_AS_RECORDED);
+	assert_int_equal(status_sum_exit(&sum), 3);
+	status_sum_area(&sum, AREA_STATE_GONE);
+	assert_int_equal(status_sum_exit(&sum), 1);
+	sum = (struct status_sum){ 0 };
+	status_sum_record(&sum, &done, LIVE_REPLACED);
+	assert_int_equal(status_sum_exit(&sum), 1);
+	sum = (struct status_sum){ 0 };
+	failed.nofail = false;
+	status_sum_record(&sum, &failed, LIVE_AS_RECORDED);
+	assert_int_equal(status_sum_exit(&sum), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mounts),
 		cmocka_unit_test(test_btrfs),
+		cmocka_unit_test(test_detail),
+		cmocka_unit_test(test_sum),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

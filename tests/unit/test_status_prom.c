@@ -48,14 +48,25 @@ static char *render(const struct prom_data *d)
 	return text;
 }
 
-/* how many lines of @text begin with @prefix */
-static unsigned count_lines(const char *text, const char *prefix)
+/* how many lines of @text begin with @prefix and, unless NULL, end with
+ * @suffix */
+static unsigned count_ending(const char *text, const char *prefix, const char *suffix)
 {
 	unsigned n = 0;
 
-	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		n += strncmp(p, prefix, strlen(prefix)) == 0;
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		size_t len = strchr(p, '\n') ? (size_t)(strchr(p, '\n') - p) : strlen(p);
+
+		n += strncmp(p, prefix, strlen(prefix)) == 0 &&
+		     (!suffix || (len >= strlen(suffix) &&
+				  strncmp(p + len - strlen(suffix), suffix, strlen(suffix)) == 0));
+	}
 	return n;
+}
+
+static unsigned count_lines(const char *text, const char *prefix)
+{
+	return count_ending(text, prefix, NULL);
 }
 
 static void test_render(void **state)
@@ -114,7 +125,7 @@ static void test_render(void **state)
 		t, "storaged_entry_state{kind=\"mount\",entry=\"/srv/a\\nb\",state=\"degraded\"} 1\n"));
 	assert_non_null(strstr(
 		t, "storaged_entry_state{kind=\"mount\",entry=\"/srv/a\\nb\",state=\"done\"} 0\n"));
-	assert_int_equal(count_lines(t, "storaged_entry_state{kind=\"mount\""), 8);
+	assert_int_equal(count_lines(t, "storaged_entry_state{kind=\"mount\""), 10);
 	assert_non_null(strstr(t, "storaged_entry_state{kind=\"btrfs\",entry=\"0f3c9e2a-1b7d-4c55-8e21-9a6b5c4d3e2f\","
 				  "state=\"incomplete\"} 1\n"));
 	assert_non_null(strstr(
@@ -122,9 +133,70 @@ static void test_render(void **state)
 	/* each family once, HELP then TYPE */
 	assert_int_equal(count_lines(t, "# TYPE storaged_entry_state gauge"), 1);
 	assert_int_equal(count_lines(t, "# HELP "), count_lines(t, "# TYPE "));
-	assert_int_equal(count_lines(t, "# TYPE "), 13);
-	assert_int_equal(count_lines(t, "# TYPE storaged_"), 13);
+	assert_int_equal(count_lines(t, "# TYPE "), 14);
+	assert_int_equal(count_lines(t, "# TYPE storaged_"), 14);
 	assert_null(strstr(t, "_total"));
+	free(t);
+}
+
+/* The live check's states, as `storaged status` shows them: an entry
+ * unmounted by hand is gone, not done; an area's state is a state set of
+ * its own; a duration never recorded has no sample (JSON: null). */
+static void test_render_live(void **state)
+{
+	struct area_status areas[] = {
+		{ .name = "logs", .path = "/var/log", .state = AREA_STATE_COVERED },
+	};
+	struct state_record recs[] = {
+		{ .kind = STATE_MOUNT, .id = (char *)"/srv/gone", .status = STATE_DONE, .duration_usec = 1500000 },
+		{ .kind = STATE_MOUNT, .id = (char *)"/srv/over", .status = STATE_DONE },
+		{ .kind = STATE_MOUNT, .id = (char *)"/srv/fine", .status = STATE_DONE, .duration_usec = 2000 },
+	};
+	enum live_status live[] = { LIVE_GONE, LIVE_REPLACED, LIVE_AS_RECORDED };
+	struct state st = { .v = recs, .n = 3 };
+	struct prom_data d = { .state = &st, .live = live, .areas = areas, .n_areas = 1 };
+	static const char *const want[] = {
+		"storaged_entry_state{kind=\"mount\",entry=\"/srv/gone\",state=\"gone\"} 1\n",
+		"storaged_entry_state{kind=\"mount\",entry=\"/srv/gone\",state=\"done\"} 0\n",
+		"storaged_entry_state{kind=\"mount\",entry=\"/srv/over\",state=\"replaced\"} 1\n",
+		"storaged_entry_state{kind=\"mount\",entry=\"/srv/fine\",state=\"done\"} 1\n",
+		"storaged_entry_state{kind=\"mount\",entry=\"/srv/fine\",state=\"gone\"} 0\n",
+		"storaged_area_state{area=\"logs\",path=\"/var/log\",state=\"covered\"} 1\n",
+		"storaged_area_state{area=\"logs\",path=\"/var/log\",state=\"active\"} 0\n",
+		"storaged_entry_duration_seconds{kind=\"mount\",entry=\"/srv/gone\"} 1.500000\n",
+		"storaged_entry_duration_seconds{kind=\"mount\",entry=\"/srv/fine\"} 0.002000\n",
+	};
+	char *t;
+
+	(void)state;
+	t = render(&d);
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		assert_non_null(strstr(t, want[i]));
+	/* ten states per entry: eight recorded, gone, replaced */
+	assert_int_equal(count_lines(t, "storaged_entry_state{"), 30);
+	assert_int_equal(count_ending(t, "storaged_entry_state{", " 1"), 3);
+	assert_int_equal(count_lines(t, "storaged_area_state{"), 4);
+	assert_null(strstr(t, "storaged_entry_duration_seconds{kind=\"mount\",entry=\"/srv/over\"}"));
+	free(t);
+}
+
+static void test_render_one_state(void **state)
+{
+	struct state_record recs[] = {
+		{ .kind = STATE_MOUNT, .id = (char *)"/a", .status = STATE_DEGRADED },
+		{ .kind = STATE_MOUNT, .id = (char *)"/b", .status = STATE_DONE },
+	};
+	/* degraded by the record, degraded by the live check: one 1 each */
+	enum live_status live[] = { LIVE_DEGRADED, LIVE_DEGRADED };
+	struct state st = { .v = recs, .n = 2 };
+	struct prom_data d = { .state = &st, .live = live };
+	char *t;
+
+	(void)state;
+	t = render(&d);
+	assert_int_equal(count_ending(t, "storaged_entry_state{kind=\"mount\",entry=\"/a\"", " 1"), 1);
+	assert_int_equal(count_ending(t, "storaged_entry_state{kind=\"mount\",entry=\"/b\"", " 1"), 1);
+	assert_non_null(strstr(t, "storaged_entry_state{kind=\"mount\",entry=\"/b\",state=\"degraded\"} 1\n"));
 	free(t);
 }
 
@@ -136,7 +208,7 @@ static void test_render_empty(void **state)
 	(void)state;
 	t = render(&d);
 	/* families without samples: HELP and TYPE only */
-	assert_int_equal(count_lines(t, "# TYPE "), 13);
+	assert_int_equal(count_lines(t, "# TYPE "), 14);
 	assert_int_equal(count_lines(t, "storaged_"), 0);
 	free(t);
 }
@@ -144,8 +216,8 @@ static void test_render_empty(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_escape),
-		cmocka_unit_test(test_render),
+		cmocka_unit_test(test_escape),	     cmocka_unit_test(test_render),
+		cmocka_unit_test(test_render_live),  cmocka_unit_test(test_render_one_state),
 		cmocka_unit_test(test_render_empty),
 	};
 
