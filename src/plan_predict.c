@@ -140,6 +140,12 @@ static int _printf_(3, 4) predict(struct predictor *pr, size_t i, const char *fm
 	return 1;
 }
 
+/* The fstab's name as diagnostics give it ("fstab:3" names file:line). */
+static const char *fstab_file(const struct predictor *pr)
+{
+	return pr->in->fstab && pr->in->fstab->file ? pr->in->fstab->file : "fstab";
+}
+
 /* ------------------------------------------------------------ areas */
 
 static int predict_area(struct predictor *pr, size_t i)
@@ -284,8 +290,8 @@ static int predict_fstype(struct predictor *pr, size_t i)
 		return r;
 	if (predict_fstype_in(e->fstype, pr->fstypes))
 		return 0;
-	return predict(pr, i, "unknown filesystem type '%s' (fstab line %u): the kernel neither lists it (/proc/filesystems) nor has a module for it, and no mount.%s helper is installed; correct the type or install its driver",
-		       e->fstype, e->line, e->fstype);
+	return predict(pr, i, "unknown filesystem type '%s' (%s:%u): the kernel neither lists it (/proc/filesystems) nor has a module for it, and no mount.%s helper is installed; correct the type or install its driver",
+		       e->fstype, fstab_file(pr), e->line, e->fstype);
 }
 
 /* ------------------------------------------------------------ paths */
@@ -348,13 +354,13 @@ static int predict_mount_point(struct predictor *pr, size_t i)
 	if (stat(t, &st) == 0)
 		return e->bind || S_ISDIR(st.st_mode)
 			       ? 0
-			       : predict(pr, i, "mount point '%s' is not a directory; correct the fstab entry (line %u)",
-					 e->target, e->line);
+			       : predict(pr, i, "mount point '%s' is not a directory; correct the fstab entry (%s:%u)",
+					 e->target, fstab_file(pr), e->line);
 	if (errno != ENOENT)
 		return predict(pr, i, "mount point '%s': %s", e->target, strerror(errno));
 	if (!e->mkdir)
-		return predict(pr, i, "mount point '%s' does not exist: create it, or add X-mount.mkdir to the options of fstab line %u",
-			       e->target, e->line);
+		return predict(pr, i, "mount point '%s' does not exist: create it, or add X-mount.mkdir to the options of %s:%u",
+			       e->target, fstab_file(pr), e->line);
 	r = nearest_existing(t, up, sizeof(up));
 	if (r < 0)
 		return predict(pr, i, "cannot create mount point '%s' (X-mount.mkdir): '%s': %s",
@@ -391,8 +397,8 @@ static int predict_source(struct predictor *pr, size_t i)
 		return 0;
 	if (stat(e->source, &st) == 0)
 		return 0;
-	return predict(pr, i, "%s '%s' (fstab line %u): %s", e->bind ? "bind source" : "loop image",
-		       e->source, e->line, strerror(errno));
+	return predict(pr, i, "%s '%s' (%s:%u): %s", e->bind ? "bind source" : "loop image",
+		       e->source, fstab_file(pr), e->line, strerror(errno));
 }
 
 /* ------------------------------------------------------------ devices */
