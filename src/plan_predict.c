@@ -11,7 +11,8 @@
  *      can be made with X-mount.mkdir); a bind or loop source that exists;
  *   3. btrfs: a filesystem with members missing, whose mounts may not be
  *      degraded (degraded = no), fails at the deadline unless the members
- *      come; a device not present fails at its deadline unless it comes.
+ *      come; a device not present fails at its deadline unless it comes;
+ *      "degraded" on a type that is not btrfs is a mount option it refuses.
  * Only paths not below another step's mount point or area are checked:
  * what lies below those is not there before the step runs.
  */
@@ -294,6 +295,23 @@ static int predict_fstype(struct predictor *pr, size_t i)
 		       e->fstype, fstab_file(pr), e->line, e->fstype);
 }
 
+/* "degraded" is the administrator's consent to a degraded btrfs mount
+ * (plan.c strips it for btrfs); any other type gets it as a mount option
+ * it does not know ("tmpfs: Unknown parameter 'degraded'").  It is not
+ * dropped: the administrator wrote it, and may have meant another type.
+ * Under type auto the type is not known here. */
+static int predict_degraded(struct predictor *pr, size_t i)
+{
+	const struct fstab_entry *e = pr->p->steps[i].entry;
+
+	if (e->bind || !e->fstype || streq(e->fstype, "auto") || streq(e->fstype, "none") ||
+	    predict_fstype_in(e->fstype, (char *[]){ "btrfs", NULL }) ||
+	    mnt_optstr_get_option(e->mount_options, "degraded", NULL, NULL) != 0)
+		return 0;
+	return predict(pr, i, "'degraded' is a btrfs option; %s does not take it: remove it (%s:%u)",
+		       e->fstype, fstab_file(pr), e->line);
+}
+
 /* ------------------------------------------------------------ paths */
 
 /* @path lies below the mount point or area of a step that is still to
@@ -453,6 +471,8 @@ static int predict_step(struct predictor *pr, size_t i)
 		return predict_wait(pr, i);
 	case PLAN_MOUNT:
 		r = predict_fstype(pr, i);
+		if (r == 0)
+			r = predict_degraded(pr, i);
 		if (r == 0)
 			r = predict_btrfs(pr, i);
 		if (r == 0 && pr->ps->system_paths)
