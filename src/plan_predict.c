@@ -9,6 +9,7 @@
  *   2. mounts: the filesystem type against the kernel's list, its module
  *      aliases and the mount.TYPE helpers; the mount point (exists, or
  *      can be made with X-mount.mkdir); a bind or loop source that exists;
+ *      the lower, upper and work directories of an overlay;
  *   3. btrfs: a filesystem with members missing, whose mounts may not be
  *      degraded (degraded = no), fails at the deadline unless the members
  *      come; a device not present fails at its deadline unless it comes;
@@ -419,6 +420,35 @@ static int predict_source(struct predictor *pr, size_t i)
 		       e->source, fstab_file(pr), e->line, strerror(errno));
 }
 
+/* The directories of an overlay (fstab_entry_collect_paths()): the kernel
+ * refuses the mount when one is missing, and mount(8) says only "special
+ * device overlay does not exist".  What lies below a mount still to be
+ * made is not known before it. */
+static int predict_overlay(struct predictor *pr, size_t i)
+{
+	const struct fstab_entry *e = pr->p->steps[i].entry;
+	struct stat st;
+
+	if (waits_on_pending_mount(pr->p, i))
+		return 0;
+	for (size_t k = 0; k < e->n_paths; k++) {
+		const struct fstab_path *fp = &e->paths[k];
+		const char *path = fp->real ?: fp->path;
+
+		if (!(streq(fp->option, "lowerdir") || streq(fp->option, "lowerdir+") ||
+		      streq(fp->option, "datadir+") || streq(fp->option, "upperdir") ||
+		      streq(fp->option, "workdir")) ||
+		    below_pending(pr->p, path) || stat(path, &st) == 0)
+			continue;
+		if (errno == ENOENT)
+			return predict(pr, i, "%s=%s does not exist: create it (%s:%u)", fp->option,
+				       fp->path, fstab_file(pr), e->line);
+		return predict(pr, i, "%s=%s: %s (%s:%u)", fp->option, fp->path, strerror(errno),
+			       fstab_file(pr), e->line);
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------ devices */
 
 /* Mount step @i waits on an ASSEMBLE step with members missing and may
@@ -479,6 +509,8 @@ static int predict_step(struct predictor *pr, size_t i)
 			r = predict_mount_point(pr, i);
 		if (r == 0 && pr->ps->system_paths)
 			r = predict_source(pr, i);
+		if (r == 0 && pr->ps->system_paths)
+			r = predict_overlay(pr, i);
 		return r;
 	case PLAN_REGISTER:
 	case PLAN_ASSEMBLE:
