@@ -485,6 +485,37 @@ static int predict_wait(struct predictor *pr, size_t i)
 		       units_format_duration(s->timeout_usec, w, sizeof(w)));
 }
 
+/* ------------------------------------------------------------ skips */
+
+/* Step @s fails as the plan stands: its own prediction, a conflict, or a
+ * seed that does not fit (plan_step_will_fail(), without the renderer). */
+static bool fails(const struct plan_step *s)
+{
+	if (s->done || s->later)
+		return false;
+	return s->conflict || s->predicted ||
+	       (s->kind == PLAN_AREA && !s->sizing_deferred && !s->sizing.fits);
+}
+
+/* Start does not run a step that waits on one that failed or was skipped
+ * (exec.c, try_start()): it skips it, and says so.  Steps come in
+ * execution order, so a dependency's prediction is already made. */
+static int predict_skip(struct predictor *pr, size_t i)
+{
+	const struct plan_step *s = &pr->p->steps[i];
+
+	for (size_t d = 0; d < s->n_deps; d++)
+		if (fails(&pr->p->steps[s->deps[d].step]))
+			return predict(pr, i, PREDICT_SKIPPED "waits on step %zu, which will fail",
+				       s->deps[d].step + 1);
+	return 0;
+}
+
+bool predict_is_skip(const struct plan_step *s)
+{
+	return s->predicted && has_prefix(s->predicted, PREDICT_SKIPPED);
+}
+
 /* ------------------------------------------------------------ the pass */
 
 static int predict_step(struct predictor *pr, size_t i)
@@ -494,6 +525,9 @@ static int predict_step(struct predictor *pr, size_t i)
 
 	if (s->done || s->later || s->conflict || s->predicted)
 		return 0;
+	r = predict_skip(pr, i);
+	if (r != 0)
+		return r;
 	switch (s->kind) {
 	case PLAN_AREA:
 		return predict_area(pr, i);
@@ -528,7 +562,7 @@ int plan_predict(const struct plan_input *in, const struct predict_sources *ps, 
 	*ret = (struct plan_predictions){ 0 };
 	for (size_t i = 0; r >= 0 && i < p->n_steps; i++) {
 		r = predict_step(&pr, i);
-		n += r > 0;
+		n += r > 0 && !predict_is_skip(&p->steps[i]);
 	}
 	strv_free(pr.fstypes);
 	return r < 0 ? r : n;
