@@ -22,8 +22,13 @@ static unsigned log_predicted_failures(const struct logger *lg, const struct pla
 
 		if (!why)
 			continue;
-		log_error(lg, "step %zu, %s: will fail: %s", i + 1,
-			  plan_step_describe(s, what, sizeof(what)), why);
+		/* a skip is not a failure of its own: start counts it apart */
+		if (predict_is_skip(s))
+			log_warning(lg, "step %zu, %s: will be %s", i + 1,
+				    plan_step_describe(s, what, sizeof(what)), why);
+		else
+			log_error(lg, "step %zu, %s: will fail: %s", i + 1,
+				  plan_step_describe(s, what, sizeof(what)), why);
 		n++;
 	}
 	return n;
@@ -42,7 +47,7 @@ int cmd_check(const struct options *o, const struct logger *lg)
 		shown = log_predicted_failures(lg, &w.plan);
 	if (r == -EINVAL)
 		status = EXIT_CONFIG;
-	else if (r < 0 || world_predicted_failures(&w.plan) > 0)
+	else if (r < 0 || world_predicted_failures(&w.plan) + world_predicted_skips(&w.plan) > 0)
 		status = EXIT_STEP_FAILED;
 	else
 		status = 0;

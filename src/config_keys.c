@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "config_keys.h"
+#include "fstab.h"
 #include "units.h"
 #include "util.h"
 
@@ -41,12 +42,23 @@ static int parse_file(const char *v, void *base, const struct key_def *k)
 	return config_set_string(field(base, k), v);
 }
 
-/* An area's directory: never "/", which would cover the whole system. */
+/* An area's directory, normalised as an fstab mount point is ("/x/a1/" is
+ * "/x/a1"), so that it compares equal to the same path written there; never
+ * "/", which would cover the whole system, nor with "..", which a link
+ * could make another directory than it reads. */
 static int parse_dir(const char *v, void *base, const struct key_def *k)
 {
-	if (!path_is_normalized(v) || strcmp(v, "/") == 0)
+	_cleanup_free_ char *p = strdup(v);
+	char **dst = field(base, k);
+
+	if (!p)
+		return -ENOMEM;
+	if (fstab_path_normalize(p) < 0 || !path_is_normalized(p) || strcmp(p, "/") == 0)
 		return -EINVAL;
-	return config_set_string(field(base, k), v);
+	free(*dst);
+	*dst = p;
+	p = NULL;
+	return 0;
 }
 
 static int parse_fs(const char *v, void *base, const struct key_def *k)
@@ -366,8 +378,7 @@ const struct key_def config_keys[] = {
 	  "a duration above 0 (e.g. 90s, 2min, infinity)" },
 	{ SECTION_STORAGED, "jobs", parse_jobs, S(jobs), 0, "a number of parallel jobs, 1..64" },
 	{ SECTION_STORAGED, "hotplug", parse_bool, S(hotplug), 0, BOOL_EXPECT },
-	{ SECTION_AREA, "path", parse_dir, A(path), 0,
-	  "an absolute, normalised directory other than / (no '.', '..', '//' or trailing '/')" },
+	{ SECTION_AREA, "path", parse_dir, A(path), 0, "an absolute directory other than /, without '..'" },
 	{ SECTION_AREA, "backend", parse_backend, A(backend), 0, "tmpfs, zram or brd" },
 	{ SECTION_AREA, "size", parse_area_size, A(size), 0,
 	  "a size (e.g. 512M, 12800M, 1.5G), a share of RAM (1%..100%) or auto" },

@@ -6,6 +6,7 @@
 #ifndef STORAGED_FSTAB_H
 #define STORAGED_FSTAB_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -141,9 +142,35 @@ void fstab_done(struct fstab *f);
  * "/./" and a trailing "/." or "/" are dropped.  ".." is kept (only a
  * lookup can tell what it means behind a link).
  *
+ * Inline, with no other dependency, so that the config's area paths
+ * (config_keys.c) are normalised by the same code without linking the
+ * fstab parser.
+ *
  * Returns: 0; -EINVAL when @path is not absolute (left as it was).
  */
-int fstab_path_normalize(char *path);
+static inline int fstab_path_normalize(char *path)
+{
+	char *w = path;
+	const char *r = path;
+
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	while (*r) {
+		if (r[0] == '/' && (r[1] == '/' || r[1] == '\0')) {
+			r++; /* "//" or a trailing "/" */
+			continue;
+		}
+		if (r[0] == '/' && r[1] == '.' && (r[2] == '/' || r[2] == '\0')) {
+			r += 2; /* "/./" or a trailing "/." */
+			continue;
+		}
+		*w++ = *r++;
+	}
+	if (w == path)
+		*w++ = '/';
+	*w = '\0';
+	return 0;
+}
 
 /**
  * fstab_entry_collect_paths:

@@ -9,9 +9,11 @@
  *   2. mounts: the filesystem type against the kernel's list, its module
  *      aliases and the mount.TYPE helpers; the mount point (exists, or
  *      can be made with X-mount.mkdir); a bind or loop source that exists;
+ *      the lower, upper and work directories of an overlay;
  *   3. btrfs: a filesystem with members missing, whose mounts may not be
  *      degraded (degraded = no), fails at the deadline unless the members
- *      come; a device not present fails at its deadline unless it comes.
+ *      come; a device not present fails at its deadline unless it comes;
+ *      "degraded" on a type that is not btrfs is a mount option it refuses.
  * Only paths not below another step's mount point or area are checked:
  * what lies below those is not there before the step runs.
  */
@@ -138,6 +140,12 @@ static int _printf_(3, 4) predict(struct predictor *pr, size_t i, const char *fm
 	v[pr->out->n++] = why;
 	pr->p->steps[i].predicted = why;
 	return 1;
+}
+
+/* The fstab's name as diagnostics give it ("fstab:3" names file:line). */
+static const char *fstab_file(const struct predictor *pr)
+{
+	return pr->in->fstab && pr->in->fstab->file ? pr->in->fstab->file : "fstab";
 }
 
 /* ------------------------------------------------------------ areas */
@@ -284,8 +292,25 @@ static int predict_fstype(struct predictor *pr, size_t i)
 		return r;
 	if (predict_fstype_in(e->fstype, pr->fstypes))
 		return 0;
-	return predict(pr, i, "unknown filesystem type '%s' (fstab line %u): the kernel neither lists it (/proc/filesystems) nor has a module for it, and no mount.%s helper is installed; correct the type or install its driver",
-		       e->fstype, e->line, e->fstype);
+	return predict(pr, i, "unknown filesystem type '%s' (%s:%u): the kernel neither lists it (/proc/filesystems) nor has a module for it, and no mount.%s helper is installed; correct the type or install its driver",
+		       e->fstype, fstab_file(pr), e->line, e->fstype);
+}
+
+/* "degraded" is the administrator's consent to a degraded btrfs mount
+ * (plan.c strips it for btrfs); any other type gets it as a mount option
+ * it does not know ("tmpfs: Unknown parameter 'degraded'").  It is not
+ * dropped: the administrator wrote it, and may have meant another type.
+ * Under type auto the type is not known here. */
+static int predict_degraded(struct predictor *pr, size_t i)
+{
+	const struct fstab_entry *e = pr->p->steps[i].entry;
+
+	if (e->bind || !e->fstype || streq(e->fstype, "auto") || streq(e->fstype, "none") ||
+	    predict_fstype_in(e->fstype, (char *[]){ "btrfs", NULL }) ||
+	    mnt_optstr_get_option(e->mount_options, "degraded", NULL, NULL) != 0)
+		return 0;
+	return predict(pr, i, "'degraded' is a btrfs option; %s does not take it: remove it (%s:%u)",
+		       e->fstype, fstab_file(pr), e->line);
 }
 
 /* ------------------------------------------------------------ paths */
@@ -348,13 +373,13 @@ static int predict_mount_point(struct predictor *pr, size_t i)
 	if (stat(t, &st) == 0)
 		return e->bind || S_ISDIR(st.st_mode)
 			       ? 0
-			       : predict(pr, i, "mount point '%s' is not a directory; correct the fstab entry (line %u)",
-					 e->target, e->line);
+			       : predict(pr, i, "mount point '%s' is not a directory; correct the fstab entry (%s:%u)",
+					 e->target, fstab_file(pr), e->line);
 	if (errno != ENOENT)
 		return predict(pr, i, "mount point '%s': %s", e->target, strerror(errno));
 	if (!e->mkdir)
-		return predict(pr, i, "mount point '%s' does not exist: create it, or add X-mount.mkdir to the options of fstab line %u",
-			       e->target, e->line);
+		return predict(pr, i, "mount point '%s' does not exist: create it, or add X-mount.mkdir to the options of %s:%u",
+			       e->target, fstab_file(pr), e->line);
 	r = nearest_existing(t, up, sizeof(up));
 	if (r < 0)
 		return predict(pr, i, "cannot create mount point '%s' (X-mount.mkdir): '%s': %s",
@@ -391,8 +416,37 @@ static int predict_source(struct predictor *pr, size_t i)
 		return 0;
 	if (stat(e->source, &st) == 0)
 		return 0;
-	return predict(pr, i, "%s '%s' (fstab line %u): %s", e->bind ? "bind source" : "loop image",
-		       e->source, e->line, strerror(errno));
+	return predict(pr, i, "%s '%s' (%s:%u): %s", e->bind ? "bind source" : "loop image",
+		       e->source, fstab_file(pr), e->line, strerror(errno));
+}
+
+/* The directories of an overlay (fstab_entry_collect_paths()): the kernel
+ * refuses the mount when one is missing, and mount(8) says only "special
+ * device overlay does not exist".  What lies below a mount still to be
+ * made is not known before it. */
+static int predict_overlay(struct predictor *pr, size_t i)
+{
+	const struct fstab_entry *e = pr->p->steps[i].entry;
+	struct stat st;
+
+	if (waits_on_pending_mount(pr->p, i))
+		return 0;
+	for (size_t k = 0; k < e->n_paths; k++) {
+		const struct fstab_path *fp = &e->paths[k];
+		const char *path = fp->real ?: fp->path;
+
+		if (!(streq(fp->option, "lowerdir") || streq(fp->option, "lowerdir+") ||
+		      streq(fp->option, "datadir+") || streq(fp->option, "upperdir") ||
+		      streq(fp->option, "workdir")) ||
+		    below_pending(pr->p, path) || stat(path, &st) == 0)
+			continue;
+		if (errno == ENOENT)
+			return predict(pr, i, "%s=%s does not exist: create it (%s:%u)", fp->option,
+				       fp->path, fstab_file(pr), e->line);
+		return predict(pr, i, "%s=%s: %s (%s:%u)", fp->option, fp->path, strerror(errno),
+			       fstab_file(pr), e->line);
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------ devices */
@@ -431,6 +485,37 @@ static int predict_wait(struct predictor *pr, size_t i)
 		       units_format_duration(s->timeout_usec, w, sizeof(w)));
 }
 
+/* ------------------------------------------------------------ skips */
+
+/* Step @s fails as the plan stands: its own prediction, a conflict, or a
+ * seed that does not fit (plan_step_will_fail(), without the renderer). */
+static bool fails(const struct plan_step *s)
+{
+	if (s->done || s->later)
+		return false;
+	return s->conflict || s->predicted ||
+	       (s->kind == PLAN_AREA && !s->sizing_deferred && !s->sizing.fits);
+}
+
+/* Start does not run a step that waits on one that failed or was skipped
+ * (exec.c, try_start()): it skips it, and says so.  Steps come in
+ * execution order, so a dependency's prediction is already made. */
+static int predict_skip(struct predictor *pr, size_t i)
+{
+	const struct plan_step *s = &pr->p->steps[i];
+
+	for (size_t d = 0; d < s->n_deps; d++)
+		if (fails(&pr->p->steps[s->deps[d].step]))
+			return predict(pr, i, PREDICT_SKIPPED "waits on step %zu, which will fail",
+				       s->deps[d].step + 1);
+	return 0;
+}
+
+bool predict_is_skip(const struct plan_step *s)
+{
+	return s->predicted && has_prefix(s->predicted, PREDICT_SKIPPED);
+}
+
 /* ------------------------------------------------------------ the pass */
 
 static int predict_step(struct predictor *pr, size_t i)
@@ -440,6 +525,9 @@ static int predict_step(struct predictor *pr, size_t i)
 
 	if (s->done || s->later || s->conflict || s->predicted)
 		return 0;
+	r = predict_skip(pr, i);
+	if (r != 0)
+		return r;
 	switch (s->kind) {
 	case PLAN_AREA:
 		return predict_area(pr, i);
@@ -448,11 +536,15 @@ static int predict_step(struct predictor *pr, size_t i)
 	case PLAN_MOUNT:
 		r = predict_fstype(pr, i);
 		if (r == 0)
+			r = predict_degraded(pr, i);
+		if (r == 0)
 			r = predict_btrfs(pr, i);
 		if (r == 0 && pr->ps->system_paths)
 			r = predict_mount_point(pr, i);
 		if (r == 0 && pr->ps->system_paths)
 			r = predict_source(pr, i);
+		if (r == 0 && pr->ps->system_paths)
+			r = predict_overlay(pr, i);
 		return r;
 	case PLAN_REGISTER:
 	case PLAN_ASSEMBLE:
@@ -470,7 +562,7 @@ int plan_predict(const struct plan_input *in, const struct predict_sources *ps, 
 	*ret = (struct plan_predictions){ 0 };
 	for (size_t i = 0; r >= 0 && i < p->n_steps; i++) {
 		r = predict_step(&pr, i);
-		n += r > 0;
+		n += r > 0 && !predict_is_skip(&p->steps[i]);
 	}
 	strv_free(pr.fstypes);
 	return r < 0 ? r : n;

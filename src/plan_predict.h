@@ -47,15 +47,29 @@ struct plan_predictions {
  *       done with them
  *
  * Only steps that are neither done, left for later, nor already in
- * conflict get a prediction; steps that only wait on a failing one are
- * not predicted (start skips them, and says so).
+ * conflict get a prediction; a step that waits on one that will fail gets
+ * PREDICT_SKIPPED "waits on step N, which will fail" (start skips it,
+ * and counts it apart from the failures: predict_is_skip()).
  *
- * Returns: the number of steps predicted to fail, or -ENOMEM.
+ * Returns: the number of steps predicted to fail, skips left out, or
+ * -ENOMEM.
  */
 int plan_predict(const struct plan_input *in, const struct predict_sources *ps, struct plan *p,
 		 struct plan_predictions *ret);
 
 void plan_predictions_done(struct plan_predictions *pp);
+
+/* The start of a prediction that a step is skipped, not failed. */
+#define PREDICT_SKIPPED "skipped: "
+
+/**
+ * predict_is_skip:
+ * @s: a step of a predicted plan
+ *
+ * Returns: true when plan_predict() found that start skips @s because a
+ * step it waits on will fail (start counts it as skipped, not failed).
+ */
+bool predict_is_skip(const struct plan_step *s);
 
 /**
  * predict_parse_filesystems_buf:

@@ -150,11 +150,23 @@ const char *world_step_will_fail(const struct plan_step *s);
 /**
  * world_predicted_failures:
  * Returns: the number of steps of @p for which world_step_will_fail() says
- * why, among the steps the boot needs (plan_boot_needs(): nofail mounts
+ * why, skips left out (world_predicted_skips()), among the steps the boot
+ * needs (plan_boot_needs(): nofail mounts
  * and the waits only they need are left out, as start leaves them out of
  * its exit status).  0 also when out of memory (nothing to count with).
  */
 unsigned world_predicted_failures(const struct plan *p);
+
+/**
+ * world_predicted_skips:
+ * Returns: the number of steps of @p, among those the boot needs, that
+ * start skips because a step they wait on will fail (predict_is_skip()):
+ * counted apart, as start's summary counts them, and not among
+ * world_predicted_failures().  Start's exit status counts them (a step
+ * the boot needs was not done); the step they wait on is counted there
+ * already, as plan_boot_needs() marks it needed too.
+ */
+unsigned world_predicted_skips(const struct plan *p);
 
 /**
  * world_done:

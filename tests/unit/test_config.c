@@ -244,7 +244,7 @@ static void test_bad_values(void **state)
 		{ 6, "mount-timeout: '-5s' is not a duration" },
 		{ 7, "jobs: '0' is out of range; expected a number of parallel jobs, 1..64" },
 		{ 8, "hotplug: 'perhaps' is not a boolean" },
-		{ 11, "path: '/srv/v/' is not an absolute, normalised directory" },
+		{ 11, "path: '/srv/../v' is not an absolute directory other than /, without '..'" },
 		{ 12, "backend: 'ramfs' is not tmpfs, zram or brd" },
 		{ 13, "size: '99999999999999999999G' is out of range" },
 		{ 14, "inodes: '-300' is not an inode count" },
@@ -401,6 +401,28 @@ static void test_inline_comments(void **state)
 	config_done(&c);
 }
 
+/* An area's path is normalised as an fstab mount point is: a trailing
+ * '/', '//' and '/./' are the same directory. */
+static void test_area_path_normalised(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	(void)state;
+	assert_int_equal(parse_str(&c, "[area a]\npath = /x/a1/\n[area b]\npath = //x//b/./c/.\n", &dl), 0);
+	assert_int_equal(dl.n, 0);
+	assert_int_equal(c.n_areas, 2);
+	assert_string_equal(c.areas[0].path, "/x/a1");
+	assert_string_equal(c.areas[1].path, "/x/b/c");
+	config_done(&c);
+	/* the overlap check sees the normalised paths */
+	assert_int_equal(parse_str(&c, "[area a]\npath = /x/a1/\n[area b]\npath = /x/a1//b\n", &dl),
+			 -EINVAL);
+	assert_int_equal(dl.n, 1);
+	diag_list_done(&dl);
+	config_done(&c);
+}
+
 /* inih keeps 49 bytes of a section name: "area " + 43 is the longest area. */
 static void test_area_name_limit(void **state)
 {
@@ -481,10 +503,12 @@ static void test_small_cases(void **state)
 		  "owner: '-root' is not a user name known to this system or a numeric uid" },
 		{ "[area x]\npath = /a\nfs = averyveryverylongfs\n", 3,
 		  "fs: 'averyveryverylongfs' is not a filesystem type in lower case (e.g. ext4, ext2, xfs, btrfs)" },
-		{ "[area x]\npath = /a/./b\n", 2,
-		  "path: '/a/./b' is not an absolute, normalised directory other than / (no '.', '..', '//' or trailing '/')" },
+		{ "[area x]\npath = /a/../b\n", 2,
+		  "path: '/a/../b' is not an absolute directory other than /, without '..'" },
 		{ "[area x]\npath = /\n", 2,
-		  "path: '/' is not an absolute, normalised directory other than / (no '.', '..', '//' or trailing '/')" },
+		  "path: '/' is not an absolute directory other than /, without '..'" },
+		{ "[area x]\npath = //./\n", 2,
+		  "path: '//./' is not an absolute directory other than /, without '..'" },
 		{ "[area x]\nsize = 1G\n", 2, "[area x] has no path; add 'path = /persistent/dir'" },
 		{ "[area x]\npath = /a\n[area y]\npath = /a/b\n", 4,
 		  "area 'y': path '/a/b' lies inside the path of area 'x' (line 2); areas must not overlap" },
@@ -814,6 +838,7 @@ int main(void)
 		cmocka_unit_test(test_crlf),
 		cmocka_unit_test(test_long_lines),
 		cmocka_unit_test(test_inline_comments),
+		cmocka_unit_test(test_area_path_normalised),
 		cmocka_unit_test(test_not_terminated),
 		cmocka_unit_test(test_small_cases),
 		cmocka_unit_test(test_load_missing),

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -69,13 +71,89 @@ static void test_json_empty_arrays(void **state)
 	assert_string_equal(a, "{\"deps\": [],\"x\": [1, 2], \"s\": \"[ null ]\", \"n\": null, \"e\":\"\\\"[null]\"}");
 }
 
+/* A plan of @n mount steps of @e (no dependencies) on this machine's paths,
+ * where the kernel knows overlay and tmpfs; the prediction of step @i. */
+static const char *predict_mounts(struct fstab_entry *e, struct plan_step *steps, size_t n,
+				  const char *dir, struct plan_predictions *pp, size_t i)
+{
+	char types[4096];
+	FILE *f;
+	struct fstab fs = { .file = "fstab" };
+	struct plan_input in = { .fstab = &fs };
+	struct predict_sources ps = { .filesystems_path = types, .helper_dirs = dir, .system_paths = true };
+	struct plan p = { .steps = steps, .n_steps = n };
+
+	snprintf(types, sizeof(types), "%s/filesystems", dir);
+	f = fopen(types, "we");
+	assert_non_null(f);
+	fputs("nodev\toverlay\nnodev\ttmpfs\n", f);
+	fclose(f);
+	for (size_t k = 0; k < n; k++)
+		steps[k] = (struct plan_step){ .kind = PLAN_MOUNT, .entry = &e[k] };
+	assert_true(plan_predict(&in, &ps, &p, pp) >= 0);
+	unlink(types);
+	return steps[i].predicted;
+}
+
+static void test_overlay_dirs(void **state)
+{
+	char dir[] = "/tmp/test_predict.XXXXXX", low[64], up[64], work[64], mnt[64], ovl[64], below[80];
+	struct fstab_path paths[3];
+	struct fstab_entry e[2] = { 0 };
+	struct plan_step steps[2];
+	struct plan_predictions pp;
+	const char *why;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(low, sizeof(low), "%s/low", dir);
+	snprintf(up, sizeof(up), "%s/up", dir);
+	snprintf(work, sizeof(work), "%s/work", dir);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
+	snprintf(ovl, sizeof(ovl), "%s/ovl", dir);
+	assert_int_equal(mkdir(ovl, 0700), 0);
+	assert_int_equal(mkdir(low, 0700), 0);
+	assert_int_equal(mkdir(work, 0700), 0);
+	paths[0] = (struct fstab_path){ .option = "lowerdir", .path = low };
+	paths[1] = (struct fstab_path){ .option = "upperdir", .path = up };
+	paths[2] = (struct fstab_path){ .option = "workdir", .path = work };
+	e[0] = (struct fstab_entry){
+		.line = 3, .source = "overlay", .target = ovl, .fstype = "overlay", .paths = paths, .n_paths = 3
+	};
+	/* upperdir missing: named with its option and the fstab line */
+	why = predict_mounts(e, steps, 1, dir, &pp, 0);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "upperdir="));
+	assert_non_null(strstr(why, "/up does not exist: create it (fstab:3)"));
+	plan_predictions_done(&pp);
+	/* below a mount still to be made (step 1 mounts mnt): not known */
+	snprintf(below, sizeof(below), "%s/up", mnt);
+	paths[1].path = below;
+	e[1] = e[0];
+	e[1].target = mnt;
+	e[1].fstype = "tmpfs";
+	e[1].n_paths = 0;
+	e[1].mkdir = true;
+	assert_null(predict_mounts(e, steps, 2, dir, &pp, 0));
+	plan_predictions_done(&pp);
+	/* all there: nothing predicted */
+	paths[1].path = up;
+	assert_int_equal(mkdir(up, 0700), 0);
+	assert_null(predict_mounts(e, steps, 1, dir, &pp, 0));
+	plan_predictions_done(&pp);
+	rmdir(low);
+	rmdir(up);
+	rmdir(work);
+	rmdir(ovl);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_filesystems),
-		cmocka_unit_test(test_modules_alias),
-		cmocka_unit_test(test_fstype_in),
-		cmocka_unit_test(test_json_empty_arrays),
+		cmocka_unit_test(test_filesystems),  cmocka_unit_test(test_modules_alias),
+		cmocka_unit_test(test_fstype_in),    cmocka_unit_test(test_json_empty_arrays),
+		cmocka_unit_test(test_overlay_dirs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
