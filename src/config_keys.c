@@ -53,7 +53,7 @@ static int parse_dir(const char *v, void *base, const struct key_def *k)
 
 	if (!p)
 		return -ENOMEM;
-	if (fstab_path_normalize(p) < 0 || !path_is_normalized(p) || strcmp(p, "/") == 0)
+	if (path_normalize(p) < 0 || !path_is_normalized(p) || strcmp(p, "/") == 0)
 		return -EINVAL;
 	free(*dst);
 	*dst = p;

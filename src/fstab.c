@@ -316,7 +316,7 @@ static int opt_requires(struct parser *p, struct fstab_entry *e, const struct op
 				  d->name);
 	unquote(value);
 	if (value[0] == '/')
-		fstab_path_normalize(value);
+		path_normalize(value);
 	/* Waiting for a network unit means the entry needs the network. */
 	if (!d->own && fsfacts_unit_is_network(value))
 		e->remote = true;
@@ -531,9 +531,9 @@ static int entry_fill(struct parser *p, struct libmnt_fs *fs, struct fstab_entry
 	}
 	/* "/raid/", "/srv//data", "/./x" are the mount point mount(8) takes
 	 * (C11); a network source ("//server/share/") is the server's. */
-	fstab_path_normalize(e.target);
+	path_normalize(e.target);
 	if (!fsfacts_is_network(e.fstype, e.source))
-		fstab_path_normalize(e.source);
+		path_normalize(e.source);
 	r = check_target(p, &e);
 	if (r == -ENOMEM)
 		goto fail;

@@ -19,7 +19,7 @@ struct fstab_path {
 	const char *option; /* static: "lowerdir", "upperdir", "workdir",
 			       "datadir", "loop", "bind", "image file" or
 			       "x-systemd.requires-mounts-for" */
-	char *path; /* owned: absolute, normalised (fstab_path_normalize()) */
+	char *path; /* owned: absolute, normalised (path_normalize()) */
 	char *real; /* owned, set by the caller (I/O): @path with the links
 		       that exist at plan time resolved; NULL when the same
 		       or not resolved */
@@ -98,7 +98,7 @@ struct fstab {
  *
  * Each line is handed to libmount's fstab parser on its own so that line
  * numbers are exact.  Mount points and local source paths are normalised
- * as mount(8) takes them (fstab_path_normalize(): "/raid/" is "/raid").
+ * as mount(8) takes them (path_normalize(): "/raid/" is "/raid").
  * Selected lines that other tools own (swap, type "ignore", "none" without
  * bind, a user's noauto line) are left out of @ret->entries and listed in
  * @ret->skipped, never an error.  Errors: malformed lines (whatever their
@@ -133,44 +133,6 @@ int fstab_load(struct fstab *ret, const char *path, char *const *select, bool ch
  * Frees everything @f owns.  Accepts a zeroed struct.
  */
 void fstab_done(struct fstab *f);
-
-/**
- * fstab_path_normalize:
- * @path: a path, rewritten in place
- *
- * The spellings mount(8) accepts for one path, made one: "//" becomes "/",
- * "/./" and a trailing "/." or "/" are dropped.  ".." is kept (only a
- * lookup can tell what it means behind a link).
- *
- * Inline, with no other dependency, so that the config's area paths
- * (config_keys.c) are normalised by the same code without linking the
- * fstab parser.
- *
- * Returns: 0; -EINVAL when @path is not absolute (left as it was).
- */
-static inline int fstab_path_normalize(char *path)
-{
-	char *w = path;
-	const char *r = path;
-
-	if (!path || path[0] != '/')
-		return -EINVAL;
-	while (*r) {
-		if (r[0] == '/' && (r[1] == '/' || r[1] == '\0')) {
-			r++; /* "//" or a trailing "/" */
-			continue;
-		}
-		if (r[0] == '/' && r[1] == '.' && (r[2] == '/' || r[2] == '\0')) {
-			r += 2; /* "/./" or a trailing "/." */
-			continue;
-		}
-		*w++ = *r++;
-	}
-	if (w == path)
-		*w++ = '/';
-	*w = '\0';
-	return 0;
-}
 
 /**
  * fstab_entry_collect_paths:

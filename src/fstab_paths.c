@@ -25,7 +25,7 @@ static int add_path(struct fstab_entry *e, const char *option, const char *path,
 	p = strndup(path, len);
 	if (!p)
 		return -ENOMEM;
-	fstab_path_normalize(p);
+	path_normalize(p);
 	for (size_t i = 0; i < e->n_paths; i++)
 		if (streq(e->paths[i].path, p) && streq(e->paths[i].option, option)) {
 			free(p);

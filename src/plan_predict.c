@@ -511,11 +511,6 @@ static int predict_skip(struct predictor *pr, size_t i)
 	return 0;
 }
 
-bool predict_is_skip(const struct plan_step *s)
-{
-	return s->predicted && has_prefix(s->predicted, PREDICT_SKIPPED);
-}
-
 /* ------------------------------------------------------------ the pass */
 
 static int predict_step(struct predictor *pr, size_t i)

@@ -15,6 +15,7 @@
 
 #include "plan.h"
 #include "sysinfo.h"
+#include "util.h"
 
 /* libmount's FS_SEARCH_PATH, and /usr/sbin for systems where /sbin is not
  * a link to it */
@@ -68,8 +69,12 @@ void plan_predictions_done(struct plan_predictions *pp);
  *
  * Returns: true when plan_predict() found that start skips @s because a
  * step it waits on will fail (start counts it as skipped, not failed).
+ * Inline: the plan's renderer tells the two apart without the predictor.
  */
-bool predict_is_skip(const struct plan_step *s);
+static inline bool predict_is_skip(const struct plan_step *s)
+{
+	return s->predicted && has_prefix(s->predicted, PREDICT_SKIPPED);
+}
 
 /**
  * predict_parse_filesystems_buf:

@@ -12,6 +12,7 @@
 
 #include "json_out.h"
 #include "plan.h"
+#include "plan_predict.h"
 #include "units.h"
 
 /* ------------------------------------------------------------ rendering */
@@ -135,8 +136,8 @@ static void step_detail(const struct plan *p, size_t i, FILE *f)
 	}
 	if (s->predicted) {
 		/* nofail: the failure is tolerated, and the plan says so */
-		fprintf(f, "%swill fail: %s",
-			s->kind == PLAN_MOUNT && s->entry->nofail ? "nofail, " : "", s->predicted);
+		fprintf(f, "%s%s%s", s->kind == PLAN_MOUNT && s->entry->nofail ? "nofail, " : "",
+			predict_is_skip(s) ? "" : "will fail: ", s->predicted);
 		return;
 	}
 	switch (s->kind) {

@@ -102,3 +102,27 @@ bool path_is_normalized(const char *path)
 	}
 	return true;
 }
+
+int path_normalize(char *path)
+{
+	char *w = path;
+	const char *r = path;
+
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	while (*r) {
+		if (r[0] == '/' && (r[1] == '/' || r[1] == '\0')) {
+			r++; /* "//" or a trailing "/" */
+			continue;
+		}
+		if (r[0] == '/' && r[1] == '.' && (r[2] == '/' || r[2] == '\0')) {
+			r += 2; /* "/./" or a trailing "/." */
+			continue;
+		}
+		*w++ = *r++;
+	}
+	if (w == path)
+		*w++ = '/';
+	*w = '\0';
+	return 0;
+}

@@ -125,6 +125,20 @@ bool path_is_below(const char *path, const char *dir);
  */
 bool path_is_normalized(const char *path);
 
+/**
+ * path_normalize:
+ * @path: a path, rewritten in place
+ *
+ * The spellings mount(8) accepts for one path, made one: "//" becomes "/",
+ * "/./" and a trailing "/." or "/" are dropped.  ".." is kept (only a
+ * lookup can tell what it means behind a link).
+ *
+ * One normaliser for fstab paths and the config's area paths alike.
+ *
+ * Returns: 0; -EINVAL when @path is not absolute (left as it was).
+ */
+int path_normalize(char *path);
+
 #ifndef STATX_MNT_ID
 #define STATX_MNT_ID 0x1000U /* linux/stat.h, Linux 5.8 */
 #endif

@@ -276,7 +276,7 @@ static int resolve_local(struct libmnt_table *tb, const char *path, char out[sta
 		return r;
 	snprintf(out, PATH_MAX, "%s%s%s", w.done,
 		 w.len > 1 && w.rest[strspn(w.rest, "/")] ? "/" : "", w.rest + strspn(w.rest, "/"));
-	return fstab_path_normalize(out);
+	return path_normalize(out);
 }
 
 /* Where each path the entry uses leads now (fstab_path.real), for the

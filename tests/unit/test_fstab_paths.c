@@ -103,11 +103,11 @@ static void test_normalize(void **state)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		strcpy(buf, cases[i][0]);
-		assert_int_equal(fstab_path_normalize(buf), 0);
+		assert_int_equal(path_normalize(buf), 0);
 		assert_string_equal(buf, cases[i][1]);
 	}
 	strcpy(buf, "rel/");
-	assert_int_equal(fstab_path_normalize(buf), -EINVAL);
+	assert_int_equal(path_normalize(buf), -EINVAL);
 	assert_string_equal(buf, "rel/");
 }
 
