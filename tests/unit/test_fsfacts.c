@@ -117,10 +117,8 @@ static void test_types(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_network_units),
-		cmocka_unit_test(test_tags),
-		cmocka_unit_test(test_tag_paths),
-		cmocka_unit_test(test_spec_kinds),
+		cmocka_unit_test(test_network_units), cmocka_unit_test(test_tags),
+		cmocka_unit_test(test_tag_paths),     cmocka_unit_test(test_spec_kinds),
 		cmocka_unit_test(test_types),
 	};
 
