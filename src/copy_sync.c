@@ -433,7 +433,7 @@ static int sync_deletions(struct sync_ctx *c, int lfd, const char *rel, char **n
 		const char *key = de->d_name;
 
 		if (!strcmp(key, ".") || !strcmp(key, "..") ||
-		    bsearch(&key, names, n, sizeof(*names), cmp_name))
+		    (n && bsearch(&key, names, n, sizeof(*names), cmp_name)))
 			continue;
 		if (fstatat(lfd, key, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			r = errno == ENOENT ? 0 : -errno;
@@ -483,7 +483,8 @@ static int sync_dir(struct sync_ctx *c, int afd, int lfd, const char *rel, size_
 	}
 	if (r == 0 && errno)
 		r = fail(c, errno, rel, "", "reading the directory");
-	qsort(names, n, sizeof(*names), cmp_name);
+	if (n) /* names is NULL when the directory is empty */
+		qsort(names, n, sizeof(*names), cmp_name);
 	if (r == 0 && (r = sync_deletions(c, lfd, rel, names, n, changes)) < 0)
 		fail(c, -r, rel, "", "reading the lower directory");
 	for (size_t i = 0; i < n; i++)
@@ -657,10 +658,15 @@ static int merge(struct sync_ctx *c, struct sync_ctx *w)
 	    grow(&c->tsrc, &c->treecap, c->ntrees + w->ntrees, sizeof(int)) < 0 ||
 	    !(c->trel = realloc(c->trel, c->treecap * sizeof(char *))))
 		return -ENOMEM;
-	memcpy(c->ops + c->nops, w->ops, w->nops * sizeof(*w->ops));
-	memcpy(c->dirs + c->ndirs, w->dirs, w->ndirs * sizeof(*w->dirs));
-	memcpy(c->tsrc + c->ntrees, w->tsrc, w->ntrees * sizeof(int));
-	memcpy(c->trel + c->ntrees, w->trel, w->ntrees * sizeof(char *));
+	/* memcpy(3) takes no NULL, even for 0 bytes: a worker may note nothing */
+	if (w->nops)
+		memcpy(c->ops + c->nops, w->ops, w->nops * sizeof(*w->ops));
+	if (w->ndirs)
+		memcpy(c->dirs + c->ndirs, w->dirs, w->ndirs * sizeof(*w->dirs));
+	if (w->ntrees) {
+		memcpy(c->tsrc + c->ntrees, w->tsrc, w->ntrees * sizeof(int));
+		memcpy(c->trel + c->ntrees, w->trel, w->ntrees * sizeof(char *));
+	}
 	c->nops += w->nops;
 	c->ndirs += w->ndirs;
 	c->ntrees += w->ntrees;

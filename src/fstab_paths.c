@@ -63,6 +63,7 @@ static int add_layers(struct fstab_entry *e, const char *option, const char *v, 
 		if (i < n && v[i] == '\\' && i + 1 < n) {
 			buf[k++] = v[++i];
 		} else if (i == n || v[i] == ':') {
+			buf[k] = '\0';
 			r = add_path(e, option, buf, k);
 			k = 0;
 		} else {
