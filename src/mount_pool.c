@@ -163,12 +163,28 @@ static _Noreturn void worker_main(int fd, pid_t parent)
 
 /* ------------------------------------------------------------ in storaged */
 
+/* Where @id is, or would go, in pool->known (sorted by ID): a pass that
+ * makes N mounts looks up every ancestor of every entry, N^2 with a scan. */
+static size_t known_pos(const struct mount_pool *pool, uint64_t id)
+{
+	size_t lo = 0, hi = pool->n_known;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pool->known[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static struct known_mount *known_find(const struct mount_pool *pool, uint64_t id)
 {
-	for (size_t i = 0; i < pool->n_known; i++)
-		if (pool->known[i].id == id)
-			return &pool->known[i];
-	return NULL;
+	size_t i = known_pos(pool, id);
+
+	return i < pool->n_known && pool->known[i].id == id ? &pool->known[i] : NULL;
 }
 
 static int known_set(struct mount_pool *pool, uint64_t id, bool local)
@@ -179,11 +195,19 @@ static int known_set(struct mount_pool *pool, uint64_t id, bool local)
 		k->local = local;
 		return 0;
 	}
-	nv = realloc(pool->known, (pool->n_known + 1) * sizeof(*nv));
-	if (!nv)
-		return -ENOMEM;
-	pool->known = nv;
-	pool->known[pool->n_known++] = (struct known_mount){ .id = id, .local = local };
+	if (pool->n_known == pool->cap_known) {
+		size_t cap = pool->cap_known ? 2 * pool->cap_known : 64;
+
+		nv = realloc(pool->known, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		pool->known = nv;
+		pool->cap_known = cap;
+	}
+	k = &pool->known[known_pos(pool, id)];
+	memmove(k + 1, k, (size_t)(pool->known + pool->n_known - k) * sizeof(*k));
+	*k = (struct known_mount){ .id = id, .local = local };
+	pool->n_known++;
 	return 0;
 }
 

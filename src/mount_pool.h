@@ -35,7 +35,7 @@ struct mount_pool {
 	struct mount_worker *v;
 	size_t n;
 	struct known_mount *known; /* what the pass learnt of the mount table */
-	size_t n_known;
+	size_t n_known, cap_known; /* sorted by ID */
 	struct libmnt_context *cxt; /* for the mounts run here */
 	bool root_checked; /* rootfd was opened and checked */
 	int rootfd; /* "/" for the walks, O_PATH; -1 when not local */

@@ -60,22 +60,139 @@ static void record_done(struct state_record *r)
 }
 
 static void journal_close(struct state *s);
+static void index_free(struct state *s);
 
 void state_done(struct state *s)
 {
 	journal_close(s);
+	index_free(s);
 	for (size_t i = 0; i < s->n; i++)
 		record_done(&s->v[i]);
 	free(s->v);
 	*s = (struct state){ 0 };
 }
 
+/*
+ * The index of v[]: an open-addressed hash of (kind, id) to the record's
+ * position, covering v[0..n_indexed), and the positions of the dirty
+ * records.  A run records every mount it makes: a linear search and a scan
+ * for dirty records per step made a pass of N entries cost N^2 (2000
+ * entries: about 12 M string compares).  Only this file changes v[] and n;
+ * anything that removes a record drops the index, rebuilt at the next
+ * lookup.
+ */
+struct state_index {
+	size_t *slot; /* position + 1, 0 for empty; cap slots, a power of 2 */
+	size_t cap, n_indexed;
+	size_t *dirty; /* positions of records marked dirty, each once */
+	size_t n_dirty, cap_dirty;
+	bool dirty_valid; /* false: dirty[] is unknown, scan v[] */
+};
+
+static size_t hash_key(enum state_kind kind, const char *id)
+{
+	size_t h = 1469598103934665603ULL ^ (size_t)kind; /* FNV-1a */
+
+	for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	return h;
+}
+
+static void index_free(struct state *s)
+{
+	struct state_index *ix = s->index;
+
+	if (ix) {
+		free(ix->slot);
+		free(ix->dirty);
+		free(ix);
+	}
+	s->index = NULL;
+}
+
+static void index_put(struct state_index *ix, const struct state *s, size_t pos)
+{
+	size_t m = ix->cap - 1, k = hash_key(s->v[pos].kind, s->v[pos].id) & m;
+
+	while (ix->slot[k])
+		k = (k + 1) & m;
+	ix->slot[k] = pos + 1;
+}
+
+/* Brings the index up to v[0..n): new records added, the table grown to at
+ * most half full.  Returns: 0, or -ENOMEM (the caller searches linearly). */
+static int index_update(struct state *s)
+{
+	struct state_index *ix = s->index;
+
+	if (!ix) {
+		ix = s->index = calloc(1, sizeof(*ix));
+		if (!ix)
+			return -ENOMEM;
+	}
+	if (ix->n_indexed > s->n) /* cannot happen: removals drop the index */
+		ix->n_indexed = 0;
+	if (2 * s->n >= ix->cap) {
+		size_t cap = ix->cap ? ix->cap : 64;
+		size_t *slot;
+
+		while (2 * s->n >= cap)
+			cap *= 2;
+		slot = calloc(cap, sizeof(*slot));
+		if (!slot)
+			return -ENOMEM;
+		free(ix->slot);
+		ix->slot = slot;
+		ix->cap = cap;
+		ix->n_indexed = 0;
+	}
+	for (; ix->n_indexed < s->n; ix->n_indexed++)
+		index_put(ix, s, ix->n_indexed);
+	return 0;
+}
+
 struct state_record *state_find(struct state *s, enum state_kind kind, const char *id)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].kind == kind && strcmp(s->v[i].id, id) == 0)
-			return &s->v[i];
+	struct state_index *ix;
+
+	if (index_update(s) < 0) {
+		for (size_t i = 0; i < s->n; i++)
+			if (s->v[i].kind == kind && strcmp(s->v[i].id, id) == 0)
+				return &s->v[i];
+		return NULL;
+	}
+	ix = s->index;
+	for (size_t m = ix->cap - 1, k = hash_key(kind, id) & m; ix->slot[k]; k = (k + 1) & m) {
+		struct state_record *r = &s->v[ix->slot[k] - 1];
+
+		if (r->kind == kind && strcmp(r->id, id) == 0)
+			return r;
+	}
 	return NULL;
+}
+
+/* A record changed: marked dirty, and listed for state_append(). */
+static void mark_dirty(struct state *s, struct state_record *r)
+{
+	struct state_index *ix = s->index;
+
+	if (r->dirty)
+		return;
+	r->dirty = true;
+	if (!ix || !ix->dirty_valid)
+		return;
+	if (ix->n_dirty == ix->cap_dirty) {
+		size_t cap = ix->cap_dirty ? 2 * ix->cap_dirty : 16;
+		size_t *nv = realloc(ix->dirty, cap * sizeof(*nv));
+
+		if (!nv) {
+			ix->dirty_valid = false; /* state_append() scans v[] */
+			return;
+		}
+		ix->dirty = nv;
+		ix->cap_dirty = cap;
+	}
+	ix->dirty[ix->n_dirty++] = (size_t)(r - s->v);
 }
 
 int state_replace_str(char **dst, const char *src)
@@ -117,7 +234,7 @@ struct state_record *state_put(struct state *s, enum state_kind kind, const char
 	    state_replace_str(&r->fstype, fstype) < 0 || state_replace_str(&r->reason, reason) < 0)
 		return NULL;
 	r->status = status;
-	r->dirty = true;
+	mark_dirty(s, r);
 	if (undoable)
 		r->seq = ++s->last_seq;
 	return r;
@@ -134,6 +251,7 @@ void state_remove(struct state *s, enum state_kind kind, const char *id)
 	record_done(r);
 	memmove(&s->v[i], &s->v[i + 1], (s->n - i - 1) * sizeof(*r));
 	s->n--;
+	index_free(s); /* positions moved: rebuilt at the next lookup */
 }
 
 /*
@@ -194,10 +312,11 @@ static int record_commit(struct load_ctx *c)
 	if (!last->id[0])
 		return -EINVAL;
 	c->cur = NULL;
-	for (old = s->v; old < last; old++)
-		if (old->kind == last->kind && strcmp(old->id, last->id) == 0)
-			break;
-	if (old == last)
+	/* an earlier copy, among the records before this one (indexed) */
+	s->n--;
+	old = state_find(s, last->kind, last->id);
+	s->n++;
+	if (!old)
 		return 0;
 	record_done(old);
 	*old = *last;
@@ -212,6 +331,7 @@ static void drop_torn_tail(struct load_ctx *c)
 	record_done(&c->s->v[c->s->n - 1]); /* c->cur */
 	c->s->n--;
 	c->cur = NULL;
+	index_free(c->s);
 }
 
 #define COMPLETE_LINE "\ncomplete = yes\n"
@@ -464,8 +584,27 @@ static int write_records(FILE *f, const struct state *s)
 
 static void mark_saved(struct state *s)
 {
-	for (size_t i = 0; i < s->n; i++)
-		s->v[i].dirty = false;
+	struct state_index *ix = s->index;
+
+	if (ix && ix->dirty_valid) {
+		for (size_t i = 0; i < ix->n_dirty; i++)
+			s->v[ix->dirty[i]].dirty = false;
+	} else {
+		for (size_t i = 0; i < s->n; i++)
+			s->v[i].dirty = false;
+	}
+	/* from here on every record marked dirty is listed */
+	if (ix) {
+		ix->n_dirty = 0;
+		ix->dirty_valid = true;
+	}
+}
+
+static int by_position(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (x > y) - (x < y);
 }
 
 static int ensure_dir(const char *dir)
@@ -531,10 +670,11 @@ static void journal_close(struct state *s)
 
 int state_append(const char *dir, struct state *s)
 {
-	bool any = false;
+	struct state_index *ix = s->index;
+	bool listed = ix && ix->dirty_valid, any = listed && ix->n_dirty > 0;
 	int r = 0;
 
-	for (size_t i = 0; i < s->n && !any; i++)
+	for (size_t i = 0; !listed && i < s->n && !any; i++)
 		any = s->v[i].dirty;
 	if (!any)
 		return 0;
@@ -545,9 +685,16 @@ int state_append(const char *dir, struct state *s)
 		return r < 0 ? r : journal_open(dir, s);
 	}
 	/* A crash may cut the text anywhere: the loader drops a cut record. */
-	for (size_t i = 0; i < s->n && r == 0; i++)
-		if (s->v[i].dirty)
-			r = write_record(s->journal, &s->v[i]);
+	if (listed) {
+		/* in the order of v[], as a scan would write them */
+		qsort(ix->dirty, ix->n_dirty, sizeof(*ix->dirty), by_position);
+		for (size_t i = 0; i < ix->n_dirty && r == 0; i++)
+			r = write_record(s->journal, &s->v[ix->dirty[i]]);
+	} else {
+		for (size_t i = 0; i < s->n && r == 0; i++)
+			if (s->v[i].dirty)
+				r = write_record(s->journal, &s->v[i]);
+	}
 	if (r == 0 && fflush(s->journal) != 0)
 		r = -errno;
 	if (r < 0) {

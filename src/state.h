@@ -62,6 +62,7 @@ struct state {
 	void *journal; /* FILE * open for state_append() on <dir>/state, or NULL */
 	size_t torn_bytes; /* state_load(): bytes of a record cut short at the
 			      end (storaged killed while appending), ignored */
+	void *index; /* state.c's lookup index and dirty list of v[] (owned), or NULL */
 };
 
 /**

@@ -123,6 +123,49 @@ static void test_append_replaces(void **ctx)
 	state_done(&s);
 }
 
+/* Many records: each found by its key after growth and removals (the
+ * index), an area and a mount of the same id kept apart, and only the
+ * records changed since the last save appended, in v[]'s order. */
+static void test_index_many(void **ctx)
+{
+	struct fixture *f = *ctx;
+	struct state s = { 0 }, t = { 0 };
+	char id[64];
+	off_t before;
+
+	for (unsigned i = 0; i < 500; i++) {
+		snprintf(id, sizeof(id), "/m/%u", i);
+		assert_non_null(state_put(&s, STATE_MOUNT, id, "tmpfs", "tmpfs", STATE_DONE, NULL, true));
+	}
+	assert_non_null(state_put(&s, STATE_AREA, "/m/7", "/p", "tmpfs", STATE_DONE, NULL, true));
+	assert_int_equal(s.n, 501);
+	assert_int_equal(state_find(&s, STATE_AREA, "/m/7")->kind, STATE_AREA);
+	assert_string_equal(state_find(&s, STATE_MOUNT, "/m/7")->source, "tmpfs");
+	assert_null(state_find(&s, STATE_MOUNT, "/m/500"));
+	state_remove(&s, STATE_MOUNT, "/m/3");
+	assert_null(state_find(&s, STATE_MOUNT, "/m/3"));
+	for (unsigned i = 4; i < 500; i++) {
+		snprintf(id, sizeof(id), "/m/%u", i);
+		assert_string_equal(state_find(&s, STATE_MOUNT, id)->id, id);
+	}
+	assert_int_equal(state_append(f->dir, &s), 0); /* first: a full save */
+	before = file_size(f->file);
+	assert_non_null(state_put(&s, STATE_MOUNT, "/m/400", "x", "tmpfs", STATE_FAILED, NULL, false));
+	assert_non_null(state_put(&s, STATE_MOUNT, "/m/10", "y", "tmpfs", STATE_FAILED, NULL, false));
+	assert_non_null(state_put(&s, STATE_MOUNT, "/m/400", "z", "tmpfs", STATE_FAILED, NULL, false));
+	assert_int_equal(state_append(f->dir, &s), 0);
+	assert_true(file_size(f->file) > before);
+	assert_true(file_size(f->file) < before + 1000); /* two records */
+	assert_false(state_find(&s, STATE_MOUNT, "/m/400")->dirty);
+	assert_int_equal(state_load(f->dir, &t, NULL), 0);
+	assert_int_equal(t.n, 500);
+	assert_string_equal(state_find(&t, STATE_MOUNT, "/m/400")->source, "z");
+	assert_string_equal(state_find(&t, STATE_MOUNT, "/m/10")->source, "y");
+	assert_int_equal(state_find(&t, STATE_MOUNT, "/m/11")->status, STATE_DONE);
+	state_done(&t);
+	state_done(&s);
+}
+
 static void cut_file(const char *path, off_t keep)
 {
 	assert_int_equal(truncate(path, keep), 0);
@@ -444,6 +487,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_append_replaces, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_index_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_tail_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_record_in_middle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_append_after_torn_tail, setup, teardown),
