@@ -108,6 +108,7 @@ static void serve(int fd, char *buf, struct mount_reply *out)
 		out->mount_id = 0;
 		out->mount_unique_id = 0;
 		out->mountpoint[0] = out->message[0] = '\0';
+		rq = (struct mountfd_request){ 0 }; /* no cache of walks: .dirs NULL */
 		out->error = parse_request(buf, (size_t)n, &rq);
 		if (out->error == 0) {
 			/* a helper for the type makes libmount run it, as before */
@@ -326,6 +327,8 @@ static bool runs_here(struct mount_pool *pool, const struct fstab_entry *e)
 static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, const char *options,
 		       struct mount_reply *out)
 {
+	int r;
+
 	const struct mountfd_request rq = {
 		.bind = e->bind,
 		.source = e->source,
@@ -333,6 +336,7 @@ static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, con
 		.fstype = e->fstype && strcmp(e->fstype, "auto") != 0 ? e->fstype : "",
 		.options = options ? options : "",
 		.no_helper = true, /* runs_here() checked */
+		.dirs = &pool->dirs,
 	};
 
 	out->error = 0;
@@ -346,7 +350,13 @@ static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, con
 	mnt_context_disable_helpers(pool->cxt, 1); /* none exists: checked */
 	/* the mount point and a bind source are walked and mounted by their
 	 * descriptors: a name swapped meanwhile changes nothing (C20) */
-	if (mountfd_walk_mount(&mountfd_kernel_ops, pool->cxt, &rq, out) < 0)
+	r = mountfd_walk_mount(&mountfd_kernel_ops, pool->cxt, &rq, out);
+	/* a directory kept at or below the mount point is covered now (also
+	 * after a failure: a mount may have been made and undone) */
+	safepath_dirs_forget(&pool->dirs, e->target);
+	if (out->mountpoint[0])
+		safepath_dirs_forget(&pool->dirs, out->mountpoint);
+	if (r < 0)
 		return;
 	/* a tmpfs, or a bind of a directory found to be local */
 	if (out->mount_id > 0)
@@ -438,6 +448,8 @@ int mount_pool_start(struct mount_pool *pool, const struct fstab_entry *e, const
 		mount_here(pool, e, options, ret_here);
 		return 1;
 	}
+	/* a worker's mount may cover any kept directory, while it runs */
+	safepath_dirs_forget(&pool->dirs, NULL);
 	r = format_request(e, options, &req, &len);
 	if (r < 0)
 		return r;
@@ -482,6 +494,7 @@ int mount_pool_finish(struct mount_pool *pool, int fd, struct mount_reply *ret)
 	int r;
 
 	ret->error = 0;
+	safepath_dirs_forget(&pool->dirs, NULL);
 	if (!w)
 		return -EBADF;
 	do
@@ -616,6 +629,11 @@ void mount_pool_abandon(struct mount_pool *pool, int fd)
 	worker_remove(pool, w);
 }
 
+void mount_pool_forget_dirs(struct mount_pool *pool)
+{
+	safepath_dirs_forget(&pool->dirs, NULL);
+}
+
 void mount_pool_close(struct mount_pool *pool)
 {
 	for (size_t i = 0; i < pool->n; i++)
@@ -628,6 +646,7 @@ void mount_pool_close(struct mount_pool *pool)
 	free(pool->abandoned);
 	free(pool->v);
 	free(pool->known);
+	safepath_dirs_forget(&pool->dirs, NULL);
 	mnt_free_context(pool->cxt);
 	if (pool->root_checked && pool->rootfd >= 0)
 		close(pool->rootfd);

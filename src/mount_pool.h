@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "safepath.h"
+
 #include "fstab.h"
 
 struct mount_worker {
@@ -42,6 +44,9 @@ struct mount_pool {
 	bool helper_checked[MOUNT_HERE_TYPES], helper_found[MOUNT_HERE_TYPES];
 	pid_t *abandoned; /* killed workers not reaped yet */
 	size_t n_abandoned;
+	/* directories the mounts run here walked to (safepath_open_cached()),
+	 * dropped when a mount may cover them */
+	struct safepath_dirs dirs;
 };
 
 /* mount_reply.error of a reply that is not the last: the helper exited 0
@@ -115,5 +120,12 @@ void mount_ids_at(const char *path, int *ret_id, uint64_t *ret_unique_id);
 /** mount_pool_close: ends the idle workers (they exit when their socket
  * closes), reaps them and frees the pool. */
 void mount_pool_close(struct mount_pool *pool);
+
+/**
+ * mount_pool_forget_dirs:
+ * Drops the directories the pass's walks kept open: a mount made elsewhere
+ * than by mount_pool_start() (an area) may cover them.
+ */
+void mount_pool_forget_dirs(struct mount_pool *pool);
 
 #endif

@@ -58,7 +58,8 @@ static int open_paths(const struct mountfd_request *rq, struct walked *w, char *
 	char why[512] = "";
 	int r;
 
-	r = safepath_open(rq->target, mkdir_mode(rq->options), &w->target, why, sizeof(why));
+	r = safepath_open_cached(rq->dirs, rq->target, mkdir_mode(rq->options), &w->target, why,
+				 sizeof(why));
 	if (r == -ENOENT) {
 		snprintf(msg, len, "mount point '%s' does not exist", rq->target);
 		return r;
@@ -67,7 +68,7 @@ static int open_paths(const struct mountfd_request *rq, struct walked *w, char *
 		return refuse(msg, len, "mount point", rq->target, r, why);
 	/* a bind source, or a loop image: checked, and opened, the same way */
 	if ((rq->bind || has_option(rq->options, "loop")) && rq->source[0] == '/') {
-		r = safepath_open(rq->source, 0, &w->source, why, sizeof(why));
+		r = safepath_open_cached(rq->dirs, rq->source, 0, &w->source, why, sizeof(why));
 		if (r == -ENOENT) {
 			snprintf(msg, len, "%s '%s': %s", rq->bind ? "bind source" : "loop image",
 				 rq->source, strerror(ENOENT));

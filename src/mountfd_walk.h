@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "mount_pool.h"
+#include "safepath.h"
 #include "mountfd.h"
 
 struct libmnt_context;
@@ -29,6 +30,9 @@ struct mountfd_request {
 	 * when NULL, that is a failure at once. */
 	void (*pending)(void *userdata, const char *msg);
 	void *userdata;
+	/* the pass's cache of walked directories (safepath_open_cached()), or
+	 * NULL; the caller forgets the mount point after the mount */
+	struct safepath_dirs *dirs;
 };
 
 /**

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,9 +40,20 @@ static int check_link(int dirfd, const struct stat *lst, const char *shown, char
  */
 struct walk {
 	int dirfd;
+	bool borrowed; /* dirfd is the caller's (a cached directory): not closed */
 	unsigned links;
 	char shown[PATH_MAX]; /* the path as walked so far, for messages */
 };
+
+/* The walk moves on to @fd; the directory it leaves is closed unless it is
+ * borrowed. */
+static void walk_enter(struct walk *w, int fd)
+{
+	if (!w->borrowed)
+		close(w->dirfd);
+	w->borrowed = false;
+	w->dirfd = fd;
+}
 
 /* Follows the link opened as @linkfd (O_PATH|O_NOFOLLOW): its target goes
  * in front of @rest.  readlinkat(2) with an empty name reads the link the
@@ -68,8 +80,7 @@ static int walk_link(struct walk *w, int linkfd, char **rest)
 
 		if (root < 0)
 			return -errno;
-		close(w->dirfd);
-		w->dirfd = root;
+		walk_enter(w, root);
 	}
 	return 0;
 }
@@ -83,8 +94,7 @@ static int walk_up(struct walk *w)
 
 	if (fd < 0)
 		return -errno;
-	close(w->dirfd);
-	w->dirfd = fd;
+	walk_enter(w, fd);
 	if (slash)
 		*slash = '\0';
 	return 0;
@@ -126,24 +136,29 @@ static int walk_one(struct walk *w, const char *name, char **rest, mode_t mkdir_
 		close(fd);
 		return r < 0 ? r : 1;
 	}
-	close(w->dirfd);
-	w->dirfd = fd;
+	walk_enter(w, fd);
 	return 1;
 }
 
-int safepath_open(const char *path, mode_t mkdir_mode, int *ret_fd, char *why, size_t len)
+/*
+ * The walk of @rel (relative, may be "") from @start, a directory the
+ * caller walked to as @shown (borrowed: not closed), or from "/" when
+ * @start is -1.  *@ret_links: the links followed.
+ */
+static int walk_from(int start, const char *shown, const char *rel, mode_t mkdir_mode, int *ret_fd,
+		     unsigned *ret_links, char *why, size_t len)
 {
-	struct walk w = { .dirfd = -1 };
+	struct walk w = { .dirfd = start, .borrowed = start >= 0 };
 	char *rest = NULL, *name, *save = NULL;
 	bool missing = false;
 	int r = 0;
 
 	if (ret_fd)
 		*ret_fd = -1;
-	if (path[0] != '/')
-		return -EINVAL;
-	w.dirfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	rest = strdup(path + 1);
+	snprintf(w.shown, sizeof(w.shown), "%s", shown);
+	if (start < 0)
+		w.dirfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	rest = strdup(rel);
 	if (w.dirfd < 0 || !rest) {
 		r = w.dirfd < 0 ? -errno : -ENOMEM;
 		goto out;
@@ -184,16 +199,116 @@ int safepath_open(const char *path, mode_t mkdir_mode, int *ret_fd, char *why, s
 	if (r >= 0 && ret_fd) {
 		if (missing) {
 			r = -ENOENT;
+		} else if (w.borrowed) { /* nothing walked: the start itself */
+			r = *ret_fd = fcntl(w.dirfd, F_DUPFD_CLOEXEC, 3);
+			r = r < 0 ? -errno : 0;
 		} else {
 			*ret_fd = w.dirfd;
 			w.dirfd = -1;
 		}
 	}
+	if (ret_links)
+		*ret_links = w.links;
 out:
 	free(rest);
-	if (w.dirfd >= 0)
+	if (w.dirfd >= 0 && !w.borrowed)
 		close(w.dirfd);
 	return r < 0 ? r : 0;
+}
+
+int safepath_open(const char *path, mode_t mkdir_mode, int *ret_fd, char *why, size_t len)
+{
+	if (ret_fd)
+		*ret_fd = -1;
+	if (path[0] != '/')
+		return -EINVAL;
+	return walk_from(-1, "", path + 1, mkdir_mode, ret_fd, NULL, why, len);
+}
+
+/* ------------------------------------------------------------ the cache */
+
+/* The cached directory that is the deepest ancestor of @path, or NULL. */
+static struct safepath_dir *dirs_ancestor(struct safepath_dirs *d, const char *path)
+{
+	struct safepath_dir *best = NULL;
+
+	for (size_t i = 0; i < SAFEPATH_DIRS_MAX; i++) {
+		struct safepath_dir *c = &d->v[i];
+
+		if (c->path && path_is_below(path, c->path) &&
+		    (!best || strlen(c->path) > strlen(best->path)))
+			best = c;
+	}
+	return best;
+}
+
+static void dir_drop(struct safepath_dir *c)
+{
+	if (c->path) {
+		free(c->path);
+		close(c->fd);
+	}
+	*c = (struct safepath_dir){ 0 };
+}
+
+/* Keeps @fd, walked to as @path without a link, for the next walks (the
+ * oldest entry makes room). */
+static void dirs_add(struct safepath_dirs *d, const char *path, int fd)
+{
+	struct safepath_dir *c = &d->v[d->next];
+	char *copy = strdup(path);
+	int keep = copy ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
+
+	if (keep < 0) {
+		free(copy);
+		return;
+	}
+	dir_drop(c);
+	*c = (struct safepath_dir){ .path = copy, .fd = keep };
+	d->next = (d->next + 1) % SAFEPATH_DIRS_MAX;
+}
+
+int safepath_open_cached(struct safepath_dirs *d, const char *path, mode_t mkdir_mode, int *ret_fd,
+			 char *why, size_t len)
+{
+	_cleanup_free_ char *parent = NULL;
+	struct safepath_dir *c;
+	const char *slash = strrchr(path, '/');
+	unsigned links = 0;
+	int pfd = -1, r;
+
+	*ret_fd = -1;
+	if (!d || path[0] != '/' || !path_is_normalized(path) || slash == path)
+		return safepath_open(path, mkdir_mode, ret_fd, why, len);
+	parent = strndup(path, (size_t)(slash - path));
+	if (!parent)
+		return -ENOMEM;
+	/* the parent, walked once a pass: from the deepest cached ancestor */
+	for (size_t i = 0; i < SAFEPATH_DIRS_MAX && pfd < 0; i++)
+		if (d->v[i].path && strcmp(d->v[i].path, parent) == 0)
+			pfd = d->v[i].fd;
+	if (pfd < 0) {
+		c = dirs_ancestor(d, parent);
+		r = walk_from(c ? c->fd : -1, c ? c->path : "", parent + (c ? strlen(c->path) + 1 : 1),
+			      mkdir_mode, &pfd, &links, why, len);
+		if (r < 0)
+			return r;
+		/* only a walk without links: its path names the directory */
+		if (links == 0)
+			dirs_add(d, parent, pfd);
+		r = walk_from(pfd, parent, slash + 1, mkdir_mode, ret_fd, NULL, why, len);
+		close(pfd);
+		return r;
+	}
+	return walk_from(pfd, parent, slash + 1, mkdir_mode, ret_fd, NULL, why, len);
+}
+
+void safepath_dirs_forget(struct safepath_dirs *d, const char *path)
+{
+	for (size_t i = 0; d && i < SAFEPATH_DIRS_MAX; i++)
+		if (d->v[i].path &&
+		    (!path || strcmp(d->v[i].path, path) == 0 || path_is_below(d->v[i].path, path)))
+			dir_drop(&d->v[i]);
 }
 
 int safepath_check(const char *path, char *why, size_t len)

@@ -54,6 +54,47 @@ int safepath_check(const char *path, char *why, size_t len);
  */
 int safepath_open(const char *path, mode_t mkdir_mode, int *ret_fd, char *why, size_t len);
 
+/* Directories a pass of walks opened (safepath_open_cached());
+ * zero-initialised is empty. */
+#define SAFEPATH_DIRS_MAX 16
+struct safepath_dir {
+	char *path; /* absolute, normalised, reached by a walk without links; NULL: free */
+	int fd; /* O_PATH of that directory, opened by the walk (only with @path) */
+};
+struct safepath_dirs {
+	struct safepath_dir v[SAFEPATH_DIRS_MAX];
+	size_t next; /* the slot the next directory takes */
+};
+
+/**
+ * safepath_open_cached:
+ * @d: the cache of the pass, or NULL (then as safepath_open())
+ * @path, @mkdir_mode, @ret_fd, @why, @len: as safepath_open()
+ *
+ * safepath_open(), with the parent directory of @path walked once a pass:
+ * sibling entries share the descriptor the first walk opened, and a parent
+ * not cached yet is walked from its deepest cached ancestor.  Each
+ * directory kept was opened by the walk (O_PATH|O_NOFOLLOW, examined
+ * through its descriptor) and reached without a link, so its path names
+ * it; the last component of @path is opened and checked afresh.  A mount
+ * made on a cached directory, or above one, hides it: the caller drops it
+ * with safepath_dirs_forget() after every mount it makes.
+ *
+ * Returns: as safepath_open().
+ */
+int safepath_open_cached(struct safepath_dirs *d, const char *path, mode_t mkdir_mode, int *ret_fd,
+			 char *why, size_t len);
+
+/**
+ * safepath_dirs_forget:
+ * @d: the cache, or NULL
+ * @path: a mount point just mounted on; NULL for everything
+ *
+ * Drops the cached directories that are @path or below it (a mount on
+ * @path covers them), closing their descriptors.
+ */
+void safepath_dirs_forget(struct safepath_dirs *d, const char *path);
+
 /* Which mounts are local, for safepath_is_local(). */
 struct safepath_local {
 	/* true when the mount with this ID (statx STATX_MNT_ID) is a local

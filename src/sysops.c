@@ -209,6 +209,8 @@ static int real_area_setup(void *ud, const struct plan_step *s, struct diag_list
 {
 	struct sysops *so = ud;
 
+	/* an area's mount may cover a directory the pass's walks kept */
+	mount_pool_forget_dirs(&so->mounts);
 	/* a deferred area is sized by area_setup(), when it runs */
 	return area_setup(s->area, s->sizing_deferred ? NULL : &s->sizing, so->state_dir, msgs);
 }
@@ -462,6 +464,9 @@ static int real_state_save(void *ud, struct state *st, bool compact)
 {
 	struct sysops *so = ud;
 
+	/* the end of a run: what the next pass walks, it walks afresh */
+	if (compact)
+		mount_pool_forget_dirs(&so->mounts);
 	return compact ? state_save(so->state_dir, st) : state_append(so->state_dir, st);
 }
 

@@ -109,6 +109,70 @@ static void test_open_returns_walked_fd(void **state)
 	close(fd);
 }
 
+/* safepath_open_cached(): siblings share the parent's descriptor, a
+ * parent is walked from its deepest cached ancestor, a parent reached
+ * through a link is not kept, the last component is checked afresh, and a
+ * forgotten mount point is walked again (a mount covering it is entered). */
+static void test_open_cached(void **state)
+{
+	struct dirs *d = *state;
+	struct safepath_dirs c = { 0 };
+	char p[256], l[256], why[512] = "";
+	size_t kept = 0;
+	int fd = -2;
+
+	for (const char *const *n = (const char *const[]){ "real/a", "real/b", "real/a/x", NULL };
+	     *n; n++) {
+		sub(d, *n, p, sizeof(p));
+		assert_int_equal(safepath_open_cached(&c, p, 0755, &fd, why, sizeof(why)), 0);
+		assert_same(fd, p);
+		assert_int_equal(fcntl(fd, F_GETFL) & O_PATH, O_PATH);
+		close(fd);
+	}
+	for (size_t i = 0; i < SAFEPATH_DIRS_MAX; i++)
+		kept += c.v[i].path != NULL;
+	assert_int_equal(kept, 2); /* real, real/a */
+	/* a missing last component is -ENOENT as from safepath_open() */
+	sub(d, "real/none", p, sizeof(p));
+	assert_int_equal(safepath_open_cached(&c, p, 0, &fd, why, sizeof(why)), -ENOENT);
+	assert_int_equal(fd, -1);
+	/* an untrusted link as the last component: refused */
+	sub(d, "real/a/planted", l, sizeof(l));
+	assert_int_equal(symlink("/etc", l), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(lchown(l, 65534, 65534), 0);
+		assert_int_equal(safepath_open_cached(&c, l, 0, &fd, why, sizeof(why)), -EPERM);
+	}
+	/* through a trusted link: followed, the parent not kept */
+	sub(d, "lnk", l, sizeof(l));
+	assert_int_equal(symlink("real", l), 0);
+	sub(d, "lnk/b", p, sizeof(p));
+	assert_int_equal(safepath_open_cached(&c, p, 0, &fd, why, sizeof(why)), 0);
+	sub(d, "real/b", p, sizeof(p));
+	assert_same(fd, p);
+	close(fd);
+	for (size_t i = 0; i < SAFEPATH_DIRS_MAX; i++)
+		assert_true(!c.v[i].path || !strstr(c.v[i].path, "/lnk"));
+	/* a mount on real/a: after forgetting it, the walk enters the mount */
+	sub(d, "real/a", p, sizeof(p));
+	if (geteuid() == 0 && mount("t", p, "tmpfs", 0, "size=64k") == 0) {
+		safepath_dirs_forget(&c, p);
+		for (size_t i = 0; i < SAFEPATH_DIRS_MAX; i++)
+			assert_true(!c.v[i].path || !strstr(c.v[i].path, "/real/a"));
+		sub(d, "real/a/y", p, sizeof(p));
+		assert_int_equal(safepath_open_cached(&c, p, 0755, &fd, why, sizeof(why)), 0);
+		assert_same(fd, p); /* made in the tmpfs, not the covered directory */
+		close(fd);
+		sub(d, "real/a/x", p, sizeof(p));
+		assert_int_equal(safepath_open_cached(&c, p, 0, &fd, why, sizeof(why)), -ENOENT);
+		sub(d, "real/a", p, sizeof(p));
+		umount2(p, MNT_DETACH);
+	}
+	safepath_dirs_forget(&c, NULL);
+	for (size_t i = 0; i < SAFEPATH_DIRS_MAX; i++)
+		assert_null(c.v[i].path);
+}
+
 static void test_root_link_in_root_dir_followed(void **state)
 {
 	struct dirs *d = *state;
@@ -265,6 +329,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_plain_and_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_returns_walked_fd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_cached, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_link_in_root_dir_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_link_going_up_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_link_refused, setup, teardown),
