@@ -48,12 +48,102 @@ static bool step_before(const struct builder *b, size_t x, size_t y)
 	return x < y;
 }
 
+/* The ready steps, a binary heap ordered by step_before(). */
+struct ready {
+	const struct builder *b;
+	size_t *v, n;
+};
+
+static void ready_push(struct ready *h, size_t x)
+{
+	size_t i = h->n++;
+
+	for (; i > 0 && step_before(h->b, x, h->v[(i - 1) / 2]); i = (i - 1) / 2)
+		h->v[i] = h->v[(i - 1) / 2];
+	h->v[i] = x;
+}
+
+static size_t ready_pop(struct ready *h)
+{
+	size_t top = h->v[0], x = h->v[--h->n], i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && step_before(h->b, h->v[c + 1], h->v[c]))
+			c++;
+		if (!step_before(h->b, h->v[c], x))
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = x;
+	return top;
+}
+
+/*
+ * Kahn with the ready steps in a heap and the edges indexed by the step
+ * they wait for: N log N, where a scan of every step and every edge for
+ * each step placed made a plan of 2000 mounts cost 8 M comparisons.  The
+ * same order as the scan (step_before() is a total order).  Returns: the
+ * number placed; SIZE_MAX without memory.
+ */
+static size_t order_by_heap(const struct builder *b, size_t *pending, bool *placed, size_t *perm)
+{
+	size_t *first = calloc(b->n_steps + 1, sizeof(*first));
+	size_t *by_to = malloc((b->n_edges ? b->n_edges : 1) * sizeof(*by_to));
+	struct ready h = { .b = b, .v = malloc((b->n_steps ? b->n_steps : 1) * sizeof(size_t)) };
+	size_t n = SIZE_MAX;
+
+	if (!first || !by_to || !h.v)
+		goto out;
+	/* first[t]..first[t+1]: the edges whose step waits for t */
+	for (size_t e = 0; e < b->n_edges; e++)
+		first[b->edges[e].to + 1]++;
+	for (size_t i = 0; i < b->n_steps; i++)
+		first[i + 1] += first[i];
+	for (size_t e = 0; e < b->n_edges; e++)
+		by_to[first[b->edges[e].to] + pending[b->edges[e].to]++] = e;
+	for (size_t i = 0; i < b->n_steps; i++)
+		pending[i] = 0;
+	for (size_t e = 0; e < b->n_edges; e++)
+		pending[b->edges[e].from]++;
+	for (size_t i = 0; i < b->n_steps; i++)
+		if (pending[i] == 0)
+			ready_push(&h, i);
+	for (n = 0; h.n > 0; n++) {
+		size_t best = ready_pop(&h);
+
+		placed[best] = true;
+		perm[n] = best;
+		for (size_t k = first[best]; k < first[best + 1]; k++)
+			if (--pending[b->edges[by_to[k]].from] == 0)
+				ready_push(&h, b->edges[by_to[k]].from);
+	}
+out:
+	free(first);
+	free(by_to);
+	free(h.v);
+	return n;
+}
+
 /* Kahn: @pending[i] counts the unplaced steps @i waits for; the smallest
  * ready step by step_before() goes next.  Returns: the number placed. */
 size_t plan_order_steps(const struct builder *b, size_t *pending, bool *placed, size_t *perm)
 {
-	size_t n = 0;
+	size_t n = order_by_heap(b, pending, placed, perm);
 
+	if (n != SIZE_MAX)
+		return n;
+	/* without memory for the heap: the scan, as it was */
+	n = 0;
+	for (size_t i = 0; i < b->n_steps; i++) {
+		pending[i] = 0;
+		placed[i] = false;
+	}
 	for (size_t e = 0; e < b->n_edges; e++)
 		pending[b->edges[e].from]++;
 	for (; n < b->n_steps; n++) {

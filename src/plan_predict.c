@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,10 @@ struct predictor {
 	char **fstypes; /* kernel types, NULL until first needed */
 	bool fstypes_loaded;
 	bool aliases_loaded; /* modules.alias added to fstypes */
+	/* below_pending(): the mount points and area paths of the steps still
+	 * to run, sorted (strcmp); n_tops SIZE_MAX until built */
+	const char **tops;
+	size_t n_tops;
 };
 
 /* ------------------------------------------------------------ pure parsers */
@@ -315,23 +320,60 @@ static int predict_degraded(struct predictor *pr, size_t i)
 
 /* ------------------------------------------------------------ paths */
 
-/* @path lies below the mount point or area of a step that is still to
- * run: it is not there before that step. */
-static bool below_pending(const struct plan *p, const char *path)
+static const char *pending_top(const struct plan_step *s)
 {
-	for (size_t k = 0; k < p->n_steps; k++) {
-		const struct plan_step *s = &p->steps[k];
-		const char *top = NULL;
+	if (s->done)
+		return NULL;
+	if (s->kind == PLAN_MOUNT)
+		return s->entry->target_real ?: s->entry->target;
+	return s->kind == PLAN_AREA ? s->area->path : NULL;
+}
 
-		if (s->done)
-			continue;
-		if (s->kind == PLAN_MOUNT)
-			top = s->entry->target_real ?: s->entry->target;
-		else if (s->kind == PLAN_AREA)
-			top = s->area->path;
-		if (top && path_is_below(path, top))
-			return true;
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool is_top(const struct predictor *pr, const char *prefix)
+{
+	return bsearch(&prefix, pr->tops, pr->n_tops, sizeof(*pr->tops), by_str) != NULL;
+}
+
+/*
+ * @path lies below the mount point or area of a step that is still to
+ * run: it is not there before that step.  path_is_below(@path, TOP) for
+ * some TOP, found by looking up each prefix of @path that ends before a
+ * '/' in the sorted tops: a plan of N mounts asks this of every one, N^2
+ * string compares with a scan (2000 entries: 4 M).  Without memory for
+ * the index: the scan.
+ */
+static bool below_pending(struct predictor *pr, const char *path)
+{
+	const struct plan *p = pr->p;
+	char prefix[PATH_MAX];
+
+	if (pr->n_tops == SIZE_MAX && (pr->tops = calloc(p->n_steps ? p->n_steps : 1, sizeof(*pr->tops)))) {
+		pr->n_tops = 0;
+		for (size_t k = 0; k < p->n_steps; k++)
+			if (pending_top(&p->steps[k]))
+				pr->tops[pr->n_tops++] = pending_top(&p->steps[k]);
+		qsort(pr->tops, pr->n_tops, sizeof(*pr->tops), by_str);
 	}
+	if (!pr->tops || strlen(path) >= sizeof(prefix)) {
+		for (size_t k = 0; k < p->n_steps; k++)
+			if (pending_top(&p->steps[k]) && path_is_below(path, pending_top(&p->steps[k])))
+				return true;
+		return false;
+	}
+	if (path[0] == '/' && path[1] && (is_top(pr, "/") || is_top(pr, "")))
+		return true;
+	for (size_t n = 1; path[n]; n++)
+		if (path[n] == '/' && path[n + 1]) {
+			memcpy(prefix, path, n);
+			prefix[n] = '\0';
+			if (is_top(pr, prefix))
+				return true;
+		}
 	return false;
 }
 
@@ -368,7 +410,7 @@ static int predict_mount_point(struct predictor *pr, size_t i)
 	struct stat st;
 	int r;
 
-	if (below_pending(pr->p, t))
+	if (below_pending(pr, t))
 		return 0;
 	if (stat(t, &st) == 0)
 		return e->bind || S_ISDIR(st.st_mode)
@@ -411,7 +453,7 @@ static int predict_source(struct predictor *pr, size_t i)
 	const struct fstab_entry *e = pr->p->steps[i].entry;
 	struct stat st;
 
-	if (!(e->bind || e->loop) || e->source[0] != '/' || below_pending(pr->p, e->source) ||
+	if (!(e->bind || e->loop) || e->source[0] != '/' || below_pending(pr, e->source) ||
 	    waits_on_pending_mount(pr->p, i))
 		return 0;
 	if (stat(e->source, &st) == 0)
@@ -438,7 +480,7 @@ static int predict_overlay(struct predictor *pr, size_t i)
 		if (!(streq(fp->option, "lowerdir") || streq(fp->option, "lowerdir+") ||
 		      streq(fp->option, "datadir+") || streq(fp->option, "upperdir") ||
 		      streq(fp->option, "workdir")) ||
-		    below_pending(pr->p, path) || stat(path, &st) == 0)
+		    below_pending(pr, path) || stat(path, &st) == 0)
 			continue;
 		if (errno == ENOENT)
 			return predict(pr, i, "%s=%s does not exist: create it (%s:%u)", fp->option,
@@ -551,7 +593,7 @@ static int predict_step(struct predictor *pr, size_t i)
 int plan_predict(const struct plan_input *in, const struct predict_sources *ps, struct plan *p,
 		 struct plan_predictions *ret)
 {
-	struct predictor pr = { .in = in, .ps = ps, .p = p, .out = ret };
+	struct predictor pr = { .in = in, .ps = ps, .p = p, .out = ret, .n_tops = SIZE_MAX };
 	int r = 0, n = 0;
 
 	*ret = (struct plan_predictions){ 0 };
@@ -560,6 +602,7 @@ int plan_predict(const struct plan_input *in, const struct predict_sources *ps, 
 		n += r > 0 && !predict_is_skip(&p->steps[i]);
 	}
 	strv_free(pr.fstypes);
+	free(pr.tops);
 	return r < 0 ? r : n;
 }
 
