@@ -408,6 +408,9 @@ static int real_umount(void *ud, const char *mp, int mount_id, bool recursive, c
 	struct sysops *so = ud;
 	int fd, r;
 
+	/* what a walk kept below @mp leaves the tree with the mount */
+	mount_pool_forget_dirs(&so->mounts);
+
 	/* a record without an ID (from a storaged before mount IDs were
 	 * kept): the mount on top of its path now, as then */
 	if (mount_id <= 0 && (mount_id = top_id_at(mp)) <= 0)
