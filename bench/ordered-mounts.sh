@@ -28,7 +28,7 @@
 #   STORAGED=path/to/storaged [ROUNDS=7] [JOBS=4] [NICE=-10] \
 #       [SIZES="200 2000"] [SHAPES="nested flat"] \
 #       [STORAGED_B=path/to/other/storaged] [SD_WRAP="profiler args"] \
-#       bench/ordered-mounts.sh
+#       [MOUNT_WRAP="profiler args"] bench/ordered-mounts.sh
 . "$(dirname "$0")/lib.sh"
 ROUNDS=${ROUNDS:-7}
 SIZES=${SIZES:-200 2000}
@@ -105,7 +105,8 @@ CASE=
 run_storaged() { ${SD_WRAP:-} "$STORAGED" -q -c "$W/storaged.conf" -f "$CASE.sd" --state-dir "$W/run" start >"$W/out" 2>&1 || { cat "$W/out" >&2; bench_die "storaged start failed"; }; }
 # STORAGED_B=other/build/storaged: a second build timed in the same rounds
 run_storaged_b() { "$STORAGED_B" -q -c "$W/storaged.conf" -f "$CASE.sd" --state-dir "$W/run" start >"$W/out" 2>&1 || { cat "$W/out" >&2; bench_die "storaged (B) start failed"; }; }
-run_mount() { mount -a -T "$CASE.mount" >"$W/out" 2>&1 || { cat "$W/out" >&2; bench_die "mount -a failed"; }; }
+# shellcheck disable=SC2086
+run_mount() { ${MOUNT_WRAP:-} mount -a -T "$CASE.mount" >"$W/out" 2>&1 || { cat "$W/out" >&2; bench_die "mount -a failed"; }; }
 
 minmax() { printf '%s\n' "$@" | sort -n | sed -n '1p;$p' | paste -sd-; }
 # per_entry MS N -> microseconds per entry
