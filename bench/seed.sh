@@ -2,24 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Seed benchmark: the same tree (50 000 small files in 500 directories plus a
 # few large ones, some sparse, some hard links) copied onto a fresh tmpfs
-# three ways: storaged's seed (`storaged start` with a tmpfs area,
+# five ways: storaged's seed (`storaged start` with a tmpfs area,
 # persist = no: survey + mount + libarchive copy + bind), `tar cf - . | (cd
-# DST && tar xf -)`, and `cp -a`.  Prints each time and storaged's ratio to
-# the best of the others.  Run as root:  STORAGED=path/to/storaged bench/seed.sh [runs]
-set -eu
-STORAGED=${STORAGED:-$(dirname "$0")/../build/storaged}
+# DST && tar xf -)`, `cp -a`, and two parallel peers: `cp -a` of each
+# top-level entry under `xargs -P 16` (as many processes as storaged-copy
+# has workers) and under `xargs -P $(nproc)`.  Every copy is checked for
+# completeness (number of entries, total apparent size with each link
+# counted).  Prints each time and storaged's ratio to the best of the others.
+# Run as root:  STORAGED=path/to/storaged [NICE=-10] bench/seed.sh [runs]
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 RUNS=${1:-3}
-[ "$(id -u)" = 0 ] || { echo "run as root"; exit 1; }
-[ -x "$STORAGED" ] || { echo "STORAGED=$STORAGED is not executable"; exit 1; }
-
-W=$(mktemp -d /tmp/storaged-bench.XXXXXX)
-cleanup() {
-	for m in $(awk -v p="$W/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
-		umount "$m" 2>/dev/null || umount -l "$m"
-	done
-	rm -rf "$W"
-}
-trap cleanup EXIT
+bench_setup seed
 
 SRC=$W/src
 echo "making the tree in $SRC ..."
@@ -34,33 +28,57 @@ for i in 1 2 3; do head -c $((64 * 1024 * 1024)) /dev/urandom >"$SRC/large$i"; d
 truncate -s 1G "$SRC/sparse" && echo end >>"$SRC/sparse"
 ln "$SRC/large1" "$SRC/d1/hardlink"
 sync
-echo "tree: $(find "$SRC" | wc -l) entries, $(du -sh "$SRC" | cut -f1)"
+# What a complete copy has: entries (the top directory included) and the
+# sum of the sizes of all but directories (whose sizes differ between
+# ext4 and tmpfs), every link counted (a parallel `cp -a` per top-level
+# entry cannot keep the hard link across entries: it copies it twice,
+# which this count accepts; a sparse file counts its size).
+census() { find "$1" -printf '%y %s\n' | awk '{ n++ } $1 != "d" { b += $2 } END { print n, b }'; }
+WANT=$(census "$SRC")
+echo "tree: ${WANT% *} entries, ${WANT#* } bytes apparent, $(du -sh "$SRC" | cut -f1) on disk"
+complete() { # DIR METHOD
+	local got
+	got=$(census "$1")
+	[ "$got" = "$WANT" ] || bench_die "$2: incomplete copy: $got (entries bytes), expected $WANT"
+}
 
 fresh_tmpfs() {
 	mkdir -p "$1"
 	mount -t tmpfs -o size=2G,nr_inodes=200000 bench "$1"
 }
 
-now() { date +%s%N; }
-ms() { echo $((($2 - $1) / 1000000)); }
-
 run_tar() {
 	fresh_tmpfs "$W/tar"
-	local t0=$(now)
+	tstart
 	(cd "$SRC" && tar cf - .) | (cd "$W/tar" && tar xf -)
-	local t1=$(now)
+	tstop
+	complete "$W/tar" tar
 	umount "$W/tar"
-	ms "$t0" "$t1"
 }
 
 run_cp() {
 	fresh_tmpfs "$W/cp"
-	local t0=$(now)
+	tstart
 	cp -a "$SRC/." "$W/cp/"
-	local t1=$(now)
+	tstop
+	complete "$W/cp" cp
 	umount "$W/cp"
-	ms "$t0" "$t1"
 }
+
+# xargs -P N: one `cp -a` per top-level entry, N at a time, claimed in
+# turn as processes finish (as storaged-copy's workers claim entries).
+run_cpP() { # N
+	local dst=$W/cp$1
+	fresh_tmpfs "$dst"
+	tstart
+	(cd "$SRC" && find . -mindepth 1 -maxdepth 1 -print0 | xargs -0 -r -P "$1" -n 1 cp -a -t "$dst/")
+	tstop
+	complete "$dst" "cp -a | xargs -P $1"
+	umount "$dst"
+}
+run_cpP16() { run_cpP 16; }
+NPROC=$(nproc)
+run_cpPn() { run_cpP "$NPROC"; }
 
 cat >"$W/storaged.conf" <<EOT
 [area bench]
@@ -74,27 +92,34 @@ chmod 0644 "$W/storaged.conf"
 : >"$W/fstab"
 run_storaged() {
 	local sd=("$STORAGED" -q -c "$W/storaged.conf" -f "$W/fstab" --state-dir "$W/run")
-	local t0=$(now)
+	tstart
 	"${sd[@]}" start >"$W/sd.out" 2>&1 || { cat "$W/sd.out"; exit 1; }
-	local t1=$(now)
+	tstop
+	complete "$SRC" storaged # the area's tmpfs, bound over $SRC
 	"${sd[@]}" stop >/dev/null 2>&1
-	ms "$t0" "$t1"
 }
 
-best() { sort -n | head -1; }
+best() { printf '%s\n' "$@" | sort -n | head -1; }
 declare -A t
-for m in storaged tar cp; do
-	for r in $(seq 1 "$RUNS"); do
-		sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
-		v=$("run_$m")
-		echo "  $m run $r: ${v}ms"
-		t[$m]="${t[$m]:-} $v"
+METHODS="storaged tar cp cpP16 cpPn"
+for r in $(seq 1 "$RUNS"); do # methods interleaved: load changes hit all
+	for m in $METHODS; do
+		drop_caches
+		"run_$m"
+		echo "  $m run $r: ${ELAPSED}ms"
+		t[$m]="${t[$m]:-} $ELAPSED"
 	done
 done
-s=$(echo ${t[storaged]} | tr ' ' '\n' | best)
-a=$(echo ${t[tar]} | tr ' ' '\n' | best)
-c=$(echo ${t[cp]} | tr ' ' '\n' | best)
-o=$((a < c ? a : c))
-printf '\nbest of %d (cold cache each run):\n' "$RUNS"
-printf '  storaged seed   %6d ms\n  tar | tar       %6d ms\n  cp -a           %6d ms\n' "$s" "$a" "$c"
-printf '  storaged / best other = %s\n' "$(awk -v s="$s" -v o="$o" 'BEGIN { printf "%.2f", s / o }')"
+declare -A b
+for m in $METHODS; do b[$m]=$(best ${t[$m]}); done
+o=$(best "${b[tar]}" "${b[cp]}" "${b[cpP16]}" "${b[cpPn]}")
+p=$(best "${b[cpP16]}" "${b[cpPn]}")
+printf '\nbest of %d (cold cache each run), load average %s:\n' "$RUNS" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '  storaged seed          %6d ms\n' "${b[storaged]}"
+printf '  tar | tar              %6d ms\n' "${b[tar]}"
+printf '  cp -a                  %6d ms\n' "${b[cp]}"
+printf '  cp -a, xargs -P 16     %6d ms\n' "${b[cpP16]}"
+printf '  cp -a, xargs -P %-2d     %6d ms\n' "$NPROC" "${b[cpPn]}"
+r=$(ratio "${b[storaged]}" "$o")
+printf '  storaged / best other = %s (goal <= 1.0: %s)\n' "$r" "$(verdict "$r" 1.0)"
+printf '  storaged / best parallel cp = %s\n' "$(ratio "${b[storaged]}" "$p")"

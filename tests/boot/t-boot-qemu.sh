@@ -42,21 +42,12 @@
 # every btrfs registration the kernel logs must be storaged's.
 # (deb_build, and through it boot-units/lib.sh)
 . "$(dirname "$0")/../packaging/lib.sh"
+# boot_test_setup, boot_image, boot_install_deb, boot_mkroot, boot_qemu,
+# boot_mkdata
+. "$(dirname "$0")/lib-qemu.sh"
 
-[ "${STORAGED_BOOT_TEST:-0}" = 1 ] ||
-	skip "opt-in: set STORAGED_BOOT_TEST=1 (boots Debian under qemu; first run builds images with mmdebstrap)"
-[ "$(id -u)" = 0 ] || skip "needs root (mmdebstrap --mode=root, mkfs.ext4 -d with ownership)"
-scratch
-[ "${STORAGED_BOOT_KEEP:-0}" = 1 ] && { trap - EXIT; note "keeping $SCRATCH"; }
-need_tool qemu-system-x86_64 qemu-system-x86
-need_tool mmdebstrap mmdebstrap
-need_tool mkfs.btrfs btrfs-progs
-need_tool mkfs.ext4 e2fsprogs
-need_tool systemctl systemd
+boot_test_setup
 need_tool debugfs e2fsprogs
-need_tool dpkg-buildpackage dpkg-dev
-need_tool dh debhelper
-need_tool fakeroot fakeroot
 ONLY=${STORAGED_BOOT_ONLY:-1 2 3 4 5 6}
 T0=$(date +%s)
 
@@ -68,20 +59,6 @@ deb_build
 note "package: $DEB ($(($(date +%s) - t))s)"
 
 # ---------------------------------------------------------------- images
-image() { # VARIANT: the cached image directory (built when missing)
-	local out rc=0
-	out=$("$HERE/build-image.sh" "$1" 2>"$SCRATCH/image-$1.err") || rc=$?
-	if [ "$rc" != 0 ]; then
-		cat "$SCRATCH/image-$1.err" >&2
-		# No route to Debian's mirror is the environment, not storaged.
-		if grep -Eqi 'Temporary failure resolving|Could not resolve|Failed to fetch|Unable to connect|Network is unreachable|Connection (timed out|refused)' \
-			"$SCRATCH/image-$1.err" "${STORAGED_BOOT_CACHE:-/var/cache/storaged-boot-test}/$1"-*/mmdebstrap.log 2>/dev/null; then
-			skip "mmdebstrap cannot reach Debian's mirror (apt sources of this machine)"
-		fi
-		fail "building the $1 image"
-	fi
-	echo "$out"
-}
 want_variant() { # VARIANT: does one of the selected boots use it?
 	local n
 	for n in $ONLY; do
@@ -93,21 +70,13 @@ declare -A IMG
 for v in systemd sysv; do
 	want_variant "$v" || continue
 	t=$(date +%s)
-	IMG[$v]=$(image "$v")
+	IMG[$v]=$(boot_image "$v")
 	note "image $v: ${IMG[$v]} ($(($(date +%s) - t))s)"
 	# A copy with storaged installed from the package: dpkg -i in the
 	# image, whose maintainer scripts enable it (systemd units and SysV
 	# links both); the dependencies are the image's own packages.
 	R=$SCRATCH/root-$v
-	cp -a "${IMG[$v]}/root" "$R"
-	cp "$DEB" "$R/tmp/storaged.deb"
-	chroot "$R" dpkg -i /tmp/storaged.deb >"$SCRATCH/install-$v.log" 2>&1 ||
-		{ cat "$SCRATCH/install-$v.log"; fail "dpkg -i $(basename "$DEB") (guest $v)"; }
-	rm -f "$R/tmp/storaged.deb"
-	# shellcheck disable=SC2016 # dpkg-query's format, not the shell's
-	chroot "$R" dpkg-query -W -f='${Status} ${Version}\n' storaged | grep -q '^install ok installed ' ||
-		fail "storaged is not installed in the $v image after dpkg -i"
-	[ -x "$R/usr/sbin/storaged" ] || fail "the package put no /usr/sbin/storaged"
+	boot_install_deb "${IMG[$v]}/root" "$R" "$v"
 	# the [area build] seed runs it
 	[ -x "$R/usr/libexec/storaged/storaged-copy" ] ||
 		fail "the package put no /usr/libexec/storaged/storaged-copy"
@@ -148,21 +117,10 @@ for v in systemd sysv; do
 done
 
 # ---------------------------------------------------------------- boots
-mkdata() { # DIR: btrfs RAID1 on DIR/raid1-{1,2}.img, ext4 on DIR/nested.img
-	local d=$1
-	mkdir -p "$d/ext-seed/tmp"
-	echo nested >"$d/ext-seed/hello"
-	truncate -s 512M "$d/raid1-1.img" "$d/raid1-2.img"
-	# (--rootdir is single-device only: the nested mount point is made at
-	# boot by X-mount.mkdir.)
-	mkfs.btrfs -q -f -L bootraid1 -d raid1 -m raid1 \
-		"$d/raid1-1.img" "$d/raid1-2.img" >"$d/mkfs.log" 2>&1 || { cat "$d/mkfs.log"; fail "mkfs.btrfs"; }
-	truncate -s 64M "$d/nested.img"
-	mkfs.ext4 -q -F -L bootnested -d "$d/ext-seed" "$d/nested.img" >>"$d/mkfs.log" 2>&1 ||
-		{ cat "$d/mkfs.log"; fail "mkfs.ext4 nested"; }
-	FSID=$(blkid -p -o value -s UUID "$d/raid1-1.img")
-	EXT_UUID=$(blkid -p -o value -s UUID "$d/nested.img")
-	[ -n "$FSID" ] && [ -n "$EXT_UUID" ] || fail "no UUID on the data images"
+mkdata() { # DIR: btrfs RAID1 on DIR/raid1-{1,2}.img, ext4 on DIR/ext.img
+	mkdir -p "$1/ext-seed/tmp"
+	echo nested >"$1/ext-seed/hello"
+	boot_mkdata "$1" bootraid1 bootnested
 }
 
 RESULTS=()
@@ -188,7 +146,7 @@ persist_problems() { # IMAGE TOKEN SERIAL
 # degraded = no) or persist (full, plus a persist area and a clean
 # power-off).
 boot() {
-	local n=$1 v=$2 mode=$3 d=$SCRATCH/boot$1 R=$SCRATCH/root-$2 policy=no t size line
+	local n=$1 v=$2 mode=$3 d=$SCRATCH/boot$1 R=$SCRATCH/root-$2 policy=no t line
 	local token=$n-$$-$RANDOM$RANDOM
 	mkdir -p "$d"
 	mkdata "$d"
@@ -231,20 +189,14 @@ EXT_UUID=$EXT_UUID
 MISSING_DEVID=2
 TOKEN=$token
 EOT
-	size=$(($(du -sm "$R" | cut -f1) + 256))
-	mkfs.ext4 -q -F -L bootroot -d "$R" "$d/root.img" "${size}M" >"$d/mkfs-root.log" 2>&1 ||
-		{ cat "$d/mkfs-root.log"; fail "mkfs.ext4 -d root"; }
+	boot_mkroot "$R" "$d/root.img"
 	local drives=(-drive "file=$d/root.img,if=virtio,format=raw"
 		-drive "file=$d/raid1-1.img,if=virtio,format=raw")
 	case "$mode" in full | persist) drives+=(-drive "file=$d/raid1-2.img,if=virtio,format=raw") ;; esac
-	drives+=(-drive "file=$d/nested.img,if=virtio,format=raw")
+	drives+=(-drive "file=$d/ext.img,if=virtio,format=raw")
 	t=$(date +%s)
 	note "boot $n: $v, $mode (fsid $FSID)"
-	timeout 300 qemu-system-x86_64 -accel tcg -m 1024 -smp "${STORAGED_BOOT_SMP:-2}" \
-		-nodefaults -display none -no-reboot -serial "file:$d/serial.log" \
-		-kernel "${IMG[$v]}/vmlinuz" -initrd "${IMG[$v]}/initrd.img" \
-		-append "root=/dev/vda ro console=ttyS0 panic=-1 net.ifnames=0 loglevel=4" \
-		"${drives[@]}" >"$d/qemu.log" 2>&1
+	boot_qemu 300 "${IMG[$v]}" "$d/serial.log" "$d/qemu.log" "${drives[@]}"
 	local rc=$?
 	t=$(($(date +%s) - t))
 	line=$(tr -d '\r' <"$d/serial.log" | grep -a '^STORAGED-BOOT-RESULT:' | tail -n 1)
