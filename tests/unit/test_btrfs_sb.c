@@ -587,6 +587,18 @@ static void test_scan_smoke(void **state)
 	diag_list_done(&diags);
 }
 
+/* One probe thread per INVENTORY_DEVS_PER_THREAD devices, at least the
+ * caller's, at most INVENTORY_SCAN_THREADS_MAX. */
+static void test_scan_threads(void **state)
+{
+	assert_int_equal(inventory_scan_threads(0), 1);
+	assert_int_equal(inventory_scan_threads(1), 1);
+	assert_int_equal(inventory_scan_threads(INVENTORY_DEVS_PER_THREAD), 1);
+	assert_int_equal(inventory_scan_threads(INVENTORY_DEVS_PER_THREAD + 1), 2);
+	assert_int_equal(inventory_scan_threads(3 * INVENTORY_DEVS_PER_THREAD), 3);
+	assert_int_equal(inventory_scan_threads(100000), INVENTORY_SCAN_THREADS_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest synthetic[] = {
@@ -599,6 +611,7 @@ int main(void)
 		cmocka_unit_test(test_stops_at_array_size),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_scan_smoke),
+		cmocka_unit_test(test_scan_threads),
 	};
 	const struct CMUnitTest images[] = {
 		cmocka_unit_test(test_mkfs_raid1),
