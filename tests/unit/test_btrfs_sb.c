@@ -128,6 +128,15 @@ static void uuid_unparse(const uint8_t *u, char *out)
 static void test_crc32c_vector(void **state)
 {
 	assert_int_equal(test_crc32c((const uint8_t *)"123456789", 9), 0xE3069283u);
+	/* storaged's table-driven crc32c against the bitwise reference */
+	assert_int_equal(btrfs_sb_crc32c("123456789", 9), 0xE3069283u);
+	for (size_t len = 0; len < 64; len++) {
+		uint8_t buf[64];
+
+		for (size_t i = 0; i < len; i++)
+			buf[i] = (uint8_t)(i * 131 + len * 7);
+		assert_int_equal(btrfs_sb_crc32c(buf, len), test_crc32c(buf, len));
+	}
 }
 
 static void test_parse_synthetic(void **state)
