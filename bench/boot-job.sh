@@ -80,12 +80,16 @@ reset_cold() {
 }
 run_sd() { "$STORAGED" -c "$W/storaged.conf" -f "$W/fstab.sd" --state-dir "$W/run" start >"$W/out" 2>&1; }
 run_sd_b() { "$STORAGED_B" -c "$W/storaged.conf" -f "$W/fstab.sd" --state-dir "$W/run" start >"$W/out" 2>&1; }
+# the peer's two parts are timed apart too (PEER_SCAN, PEER_MOUNT)
 run_peer() {
-	local found
+	local found t
 	found=$(blkid -c /dev/null -o device -t TYPE=btrfs "${DEVS[@]}")
 	# shellcheck disable=SC2086
 	btrfs device scan $found >/dev/null
+	t=${EPOCHREALTIME/[.,]/}
+	PEER_SCAN="${PEER_SCAN:-} $(((t - T0) / 1000))"
 	mount -a -T "$W/fstab.mount" >"$W/out" 2>&1
+	PEER_MOUNT="${PEER_MOUNT:-} $(((${EPOCHREALTIME/[.,]/} - t) / 1000))"
 }
 count_mounted() {
 	awk -v p="$W/mnt/" 'index($5, p) == 1' /proc/self/mountinfo | wc -l
@@ -105,13 +109,21 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	done
 done
 reset_cold
+# PROFILE=DIR: one more cold storaged start under strace, for the
+# wall-clock breakdown in bench/README.md ("Boot job")
+if [ -n "${PROFILE:-}" ]; then
+	strace -f -tt -T -o "$PROFILE/boot-job.strace" "$STORAGED" -v -c "$W/storaged.conf" -f "$W/fstab.sd" \
+		--state-dir "$W/run" start >"$PROFILE/boot-job.log" 2>&1 || true
+	reset_cold
+fi
 
 echo
 printf 'ms, median (min-max) of %d cold rounds; %d devices, %d mounts\n' "$ROUNDS" "$N" $((N / 2))
 # shellcheck disable=SC2086
 sd=$(median ${T[sd]}) peer=$(median ${T[peer]})
 # shellcheck disable=SC2086
-printf '%-28s %s\n' "storaged start" "$(spread ${T[sd]})" "btrfs scan + mount -a" "$(spread ${T[peer]})"
+printf '%-28s %s\n' "storaged start" "$(spread ${T[sd]})" "btrfs scan + mount -a" "$(spread ${T[peer]})" \
+	"  of which blkid + btrfs scan" "$(spread $PEER_SCAN)" "  of which mount -a" "$(spread $PEER_MOUNT)"
 if [ -n "${STORAGED_B:-}" ]; then
 	# shellcheck disable=SC2086
 	printf '%-28s %s  (B/A %s)\n' "storaged start (B)" "$(spread ${T[sd_b]})" "$(ratio "$(median ${T[sd_b]})" "$sd")"
