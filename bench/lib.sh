@@ -180,3 +180,10 @@ drop_caches() {
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 }
+
+# spread A B C... -> "MEDIAN (MIN-MAX)" of the numbers given
+spread() {
+	printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END {
+		m = NR % 2 ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2)
+		printf "%d (%d-%d)", m, v[1], v[NR] }'
+}

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -212,19 +213,41 @@ static bool is_multipath_path(struct udev_device *ud)
 	return has_mpath_holder(udev_device_get_syspath(ud));
 }
 
-/* Open @devnode and probe it into @d.  Returns: 0; -ENOMEM; 1 skipped. */
-static int scan_probe(const char *devnode, struct block_device *d, struct diag_list *diags, bool partition)
-{
-	int fd, r, sb_err;
+/* The outcome of a worker's open and probe of one device, turned into
+ * warnings by the thread that owns the diagnostics (scan_report()). */
+struct scan_item {
+	struct block_device d;
+	bool partition;
+	int open_err; /* errno of open(2), 0 when it opened */
+	int r; /* inventory_probe_fd()'s result */
+	int sb_err; /* its *ret_sb_err */
+};
 
-	fd = open(devnode, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+/* Open and probe @it; no diagnostics here (this runs in a worker). */
+static void scan_probe(struct scan_item *it)
+{
+	int fd = open(it->d.devnode, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
 	if (fd < 0) {
+		it->open_err = errno;
+		return;
+	}
+	it->r = inventory_probe_fd(fd, &it->d, &it->sb_err, it->partition);
+	close(fd);
+}
+
+/* The warnings of @it's probe, in the words of the serial scan.
+ * Returns: 0; -ENOMEM; 1 skipped (not in the inventory). */
+static int scan_report(const struct scan_item *it, struct diag_list *diags)
+{
+	const char *devnode = it->d.devnode;
+	int r = it->r;
+
+	if (it->open_err) {
 		r = diag_warning(diags, NULL, 0, "skipping '%s': cannot open: %s", devnode,
-				 strerror(errno));
+				 strerror(it->open_err));
 		return r < 0 ? r : 1;
 	}
-	r = inventory_probe_fd(fd, d, &sb_err, partition);
-	close(fd);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0) {
@@ -232,10 +255,10 @@ static int scan_probe(const char *devnode, struct block_device *d, struct diag_l
 				 devnode, strerror(-r));
 		return r < 0 ? r : 1;
 	}
-	if (sb_err < 0)
+	if (it->sb_err < 0)
 		r = diag_warning(diags, NULL, 0,
 				 "'%s': libblkid reports btrfs but its superblock is unusable (%s); not treating it as a btrfs member",
-				 devnode, strerror(-sb_err));
+				 devnode, strerror(-it->sb_err));
 	return r;
 }
 
@@ -368,70 +391,144 @@ int inventory_sysfs_ids(const char *syspath, bool partition, char ***ret)
 	return r;
 }
 
-static int scan_one(struct udev_device *ud, struct inventory *inv, struct diag_list *diags)
+/* What the enumeration tells of @ud into @it (devnode, devno, partition,
+ * ID= names).  Returns: 0; -ENOMEM; 1 not a device to probe (no devnode,
+ * size 0 such as an unbound loop node, a multipath path device). */
+static int scan_collect(struct udev_device *ud, struct scan_item *it)
 {
 	const char *devnode = udev_device_get_devnode(ud);
 	const char *size = udev_device_get_sysattr_value(ud, "size");
-	struct block_device d = { 0 };
-	bool partition;
 	int r;
 
 	if (!devnode || (size && strcmp(size, "0") == 0) || is_multipath_path(ud))
-		return 0;
-	d.devno = udev_device_get_devnum(ud);
-	d.devnode = strdup(devnode);
-	if (!d.devnode)
+		return 1;
+	it->d.devno = udev_device_get_devnum(ud);
+	it->d.devnode = strdup(devnode);
+	if (!it->d.devnode)
 		return -ENOMEM;
-	partition = strcmp(udev_device_get_devtype(ud) ?: "", "partition") == 0;
-	r = scan_probe(devnode, &d, diags, partition);
-	if (r == 1)
-		inv->n_skipped++;
-	if (r == 0)
-		r = scan_ids(ud, &d);
+	it->partition = strcmp(udev_device_get_devtype(ud) ?: "", "partition") == 0;
+	r = scan_ids(ud, &it->d);
 	/* no udevd database (early boot, a container): udev's names from sysfs */
-	if (r == 0 && !d.ids)
-		r = inventory_sysfs_ids(udev_device_get_syspath(ud), partition, &d.ids);
-	if (r == 0)
-		r = inventory_add(inv, &d);
-	block_device_done(&d);
-	return r < 0 ? r : 0;
+	if (r == 0 && !it->d.ids)
+		r = inventory_sysfs_ids(udev_device_get_syspath(ud), it->partition, &it->d.ids);
+	return r;
+}
+
+/* The devices to probe, in enumeration order, taken by the workers. */
+struct scan_queue {
+	struct scan_item *items;
+	size_t n;
+	size_t next; /* the next item to take (atomic) */
+};
+
+static void *scan_worker(void *arg)
+{
+	struct scan_queue *q = arg;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&q->next, 1, __ATOMIC_RELAXED)) < q->n)
+		scan_probe(&q->items[i]);
+	return NULL;
+}
+
+size_t inventory_scan_threads(size_t n_devs)
+{
+	if (n_devs <= INVENTORY_DEVS_PER_THREAD)
+		return 1;
+	n_devs = (n_devs + INVENTORY_DEVS_PER_THREAD - 1) / INVENTORY_DEVS_PER_THREAD;
+	return n_devs < INVENTORY_SCAN_THREADS_MAX ? n_devs : INVENTORY_SCAN_THREADS_MAX;
+}
+
+/* Probe all of @q, on up to inventory_scan_threads() threads (this one
+ * included); where a thread cannot be started, the others do its share. */
+static void scan_probe_all(struct scan_queue *q)
+{
+	pthread_t tids[INVENTORY_SCAN_THREADS_MAX];
+	size_t want = inventory_scan_threads(q->n), n = 0;
+
+	while (n + 1 < want && pthread_create(&tids[n], NULL, scan_worker, q) == 0)
+		n++;
+	scan_worker(q);
+	while (n > 0)
+		pthread_join(tids[--n], NULL);
+}
+
+/* Enumerate into @q.  Returns: 0, -ENOMEM, or libudev's negative errno. */
+static int scan_enumerate(struct udev *udev, struct scan_queue *q)
+{
+	struct udev_enumerate *en = udev_enumerate_new(udev);
+	struct udev_list_entry *e;
+	size_t cap = 0;
+	int r = -ENOMEM;
+
+	if (!en)
+		return -ENOMEM;
+	r = udev_enumerate_add_match_subsystem(en, "block");
+	r = r ?: udev_enumerate_scan_devices(en);
+	udev_list_entry_foreach (e, r < 0 ? NULL : udev_enumerate_get_list_entry(en)) {
+		struct udev_device *ud = udev_device_new_from_syspath(udev, udev_list_entry_get_name(e));
+
+		if (!ud)
+			continue; /* removed meanwhile */
+		if (q->n == cap) {
+			struct scan_item *nv;
+
+			cap = cap ? 2 * cap : 64;
+			nv = realloc(q->items, cap * sizeof(*nv));
+			if (!nv) {
+				udev_device_unref(ud);
+				r = -ENOMEM;
+				break;
+			}
+			q->items = nv;
+		}
+		memset(&q->items[q->n], 0, sizeof(q->items[q->n]));
+		r = scan_collect(ud, &q->items[q->n]);
+		udev_device_unref(ud);
+		if (r != 0)
+			block_device_done(&q->items[q->n].d);
+		if (r < 0)
+			break;
+		q->n += r == 0;
+		r = 0;
+	}
+	udev_enumerate_unref(en);
+	return r;
 }
 
 int inventory_scan(struct inventory *ret, struct diag_list *diags)
 {
 	struct inventory inv = { 0 };
-	struct udev_enumerate *en = NULL;
-	struct udev_list_entry *e;
+	struct scan_queue q = { 0 };
 	struct udev *udev;
+	size_t i;
 	int r;
 
 	udev = udev_new();
 	if (!udev)
 		return -ENOMEM;
-	r = -ENOMEM;
-	en = udev_enumerate_new(udev);
-	if (!en)
-		goto out;
-	r = udev_enumerate_add_match_subsystem(en, "block");
-	r = r ?: udev_enumerate_scan_devices(en);
+	r = scan_enumerate(udev, &q);
 	if (r < 0)
 		goto out;
-	udev_list_entry_foreach (e, udev_enumerate_get_list_entry(en)) {
-		struct udev_device *ud = udev_device_new_from_syspath(udev, udev_list_entry_get_name(e));
-
-		if (!ud)
-			continue; /* removed meanwhile */
-		r = scan_one(ud, &inv, diags);
-		udev_device_unref(ud);
-		if (r < 0)
-			goto out;
+	scan_probe_all(&q);
+	/* in enumeration order, as a serial scan would report and list them */
+	for (i = 0; i < q.n && r >= 0; i++) {
+		r = scan_report(&q.items[i], diags);
+		if (r == 1)
+			inv.n_skipped++;
+		if (r == 0)
+			r = inventory_add(&inv, &q.items[i].d);
 	}
+	if (r < 0)
+		goto out;
 	*ret = inv;
 	memset(&inv, 0, sizeof(inv));
 	r = 0;
 out:
+	for (i = 0; i < q.n; i++)
+		block_device_done(&q.items[i].d);
+	free(q.items);
 	inventory_done(&inv);
-	udev_enumerate_unref(en);
 	udev_unref(udev);
 	return r;
 }

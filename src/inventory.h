@@ -55,6 +55,23 @@ struct inventory {
  */
 int inventory_scan(struct inventory *ret, struct diag_list *diags);
 
+/* inventory_scan() opens and probes devices on several threads: on a cold
+ * cache every read is a round trip through the device (a loop device's
+ * worker, a disk's queue), and one device's reads need not wait for
+ * another's.  One thread per INVENTORY_DEVS_PER_THREAD devices, at most
+ * INVENTORY_SCAN_THREADS_MAX (measured in bench/README.md, "Scan"). */
+#define INVENTORY_DEVS_PER_THREAD 8
+#define INVENTORY_SCAN_THREADS_MAX 16
+
+/**
+ * inventory_scan_threads:
+ * @n_devs: devices to probe
+ *
+ * Returns: how many threads inventory_scan() probes @n_devs devices on
+ * (the calling thread included), 1..INVENTORY_SCAN_THREADS_MAX.
+ */
+size_t inventory_scan_threads(size_t n_devs);
+
 /**
  * inventory_probe_fd:
  * @fd: open block device or regular image file

@@ -128,6 +128,15 @@ static void uuid_unparse(const uint8_t *u, char *out)
 static void test_crc32c_vector(void **state)
 {
 	assert_int_equal(test_crc32c((const uint8_t *)"123456789", 9), 0xE3069283u);
+	/* storaged's table-driven crc32c against the bitwise reference */
+	assert_int_equal(btrfs_sb_crc32c("123456789", 9), 0xE3069283u);
+	for (size_t len = 0; len < 64; len++) {
+		uint8_t buf[64];
+
+		for (size_t i = 0; i < len; i++)
+			buf[i] = (uint8_t)(i * 131 + len * 7);
+		assert_int_equal(btrfs_sb_crc32c(buf, len), test_crc32c(buf, len));
+	}
 }
 
 static void test_parse_synthetic(void **state)
@@ -587,6 +596,18 @@ static void test_scan_smoke(void **state)
 	diag_list_done(&diags);
 }
 
+/* One probe thread per INVENTORY_DEVS_PER_THREAD devices, at least the
+ * caller's, at most INVENTORY_SCAN_THREADS_MAX. */
+static void test_scan_threads(void **state)
+{
+	assert_int_equal(inventory_scan_threads(0), 1);
+	assert_int_equal(inventory_scan_threads(1), 1);
+	assert_int_equal(inventory_scan_threads(INVENTORY_DEVS_PER_THREAD), 1);
+	assert_int_equal(inventory_scan_threads(INVENTORY_DEVS_PER_THREAD + 1), 2);
+	assert_int_equal(inventory_scan_threads(3 * INVENTORY_DEVS_PER_THREAD), 3);
+	assert_int_equal(inventory_scan_threads(100000), INVENTORY_SCAN_THREADS_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest synthetic[] = {
@@ -599,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_stops_at_array_size),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_scan_smoke),
+		cmocka_unit_test(test_scan_threads),
 	};
 	const struct CMUnitTest images[] = {
 		cmocka_unit_test(test_mkfs_raid1),
