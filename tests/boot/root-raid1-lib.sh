@@ -141,7 +141,7 @@ boot() {
 	while :; do
 		sleep 1
 		now=$(date +%s)
-		if grep -aq '^ROOT-BOOT-RESULT:' "$SERIAL"; then
+		if grep -aq 'ROOT-BOOT-RESULT:' "$SERIAL"; then
 			HOW=result
 			# let it power off by itself (written through: a clean end)
 			wait "$QEMU_PID"
@@ -170,7 +170,11 @@ verdict() { # NAME OK|FAIL TEXT
 		tail -n 80 "$SERIAL.txt"
 	fi
 }
-result_line() { grep -a '^ROOT-BOOT-RESULT:' "$SERIAL.txt" | tail -n 1; }
+# The guest's lines, wherever they start: systemd's progress line (a job
+# running longer than a few seconds) may be drawn before one, without a
+# newline in between.
+result_line() { grep -ao 'ROOT-BOOT-RESULT:.*' "$SERIAL.txt" | tail -n 1; }
+scan_lines() { grep -ao 'ROOT-BOOT-SCAN: .*' "$SERIAL.txt"; }
 want() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 # the kernel command line that consents to a degraded root
 CONSENT="storaged.degraded=after-timeout storaged.device-timeout=10"

@@ -80,11 +80,11 @@ root_raid1_disks
 scanned_by_storaged() {
 	local d why=
 	for d in "$@"; do
-		grep -aq "^ROOT-BOOT-SCAN: .* devid $d .* scanned by storaged " "$SERIAL.txt" ||
+		scan_lines | grep -aq " devid $d .* scanned by storaged " ||
 			why="$why; devid $d not registered by storaged"
 	done
-	grep -a '^ROOT-BOOT-SCAN: ' "$SERIAL.txt" | grep -av ' scanned by storaged ' | grep -aq . &&
-		why="$why; registered by another: $(grep -a '^ROOT-BOOT-SCAN: ' "$SERIAL.txt" | grep -av 'by storaged ' | head -n 1)"
+	scan_lines | grep -av ' scanned by storaged ' | grep -aq . &&
+		why="$why; registered by another: $(scan_lines | grep -av 'by storaged ' | head -n 1)"
 	echo "$why"
 }
 
