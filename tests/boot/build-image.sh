@@ -2,10 +2,11 @@
 # build-image.sh VARIANT: a minimal Debian bookworm root filesystem for the
 # boot test (tests/boot/t-boot-qemu.sh), built with mmdebstrap from Debian's
 # packages and cached.  VARIANT is `systemd` (systemd-sysv as PID 1) or
-# `sysv` (sysvinit-core).  Prints the cache directory, which holds:
+# `sysv` (sysvinit-core), or `dracut` (systemd-sysv, with dracut making the
+# initrd instead of initramfs-tools: t-root-raid1-dracut-qemu.sh).  Prints the cache directory, which holds:
 #   root/        the root filesystem (kernel modules trimmed), without storaged
 #   vmlinuz      Debian's linux-image-amd64 kernel, from root/boot
-#   initrd.img   its initramfs, made by initramfs-tools in the chroot
+#   initrd.img   its initramfs, made by initramfs-tools (dracut) in the chroot
 #   packages     dpkg -l of the image
 # The cache key is a hash of this script (and its hook), the package list and the apt
 # sources taken from the host, so that the slow build (a few minutes, mostly
@@ -18,22 +19,28 @@
 # udev's 64-btrfs.rules (whose `btrfs ready` builtin registers every member)
 # into the initrd.  Either would assemble the RAID1 before storaged runs and
 # the test would prove nothing, so both are overridden in /etc before the
-# kernel's postinst makes the initrd, and the result is checked.
+# kernel's postinst makes the initrd, and the result is checked.  The
+# dracut variant does the same with a dracut module of its own
+# (guest/dracut-image-setup).
 #
 # Environment: STORAGED_BOOT_CACHE (default /var/cache/storaged-boot-test).
 set -euo pipefail
 
-VARIANT=${1:?usage: build-image.sh systemd|sysv}
+VARIANT=${1:?usage: build-image.sh systemd|sysv|dracut}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${STORAGED_BOOT_CACHE:-/var/cache/storaged-boot-test}
 SUITE=bookworm
 
 COMMON=(udev kmod procps btrfs-progs e2fsprogs util-linux mount libmount1 libblkid1
-	libudev1 libinih1 libsmartcols1 libarchive13 linux-image-amd64 initramfs-tools)
+	libudev1 libinih1 libsmartcols1 libarchive13 linux-image-amd64)
+# dracut conflicts with initramfs-tools: its image is a variant of its own,
+# with its own essential hook (EXTRA_HOOK).
+EXTRA_HOOK=
 case "$VARIANT" in
-systemd) INIT=(systemd-sysv) ;;
-sysv) INIT=(sysvinit-core sysv-rc initscripts insserv) ;;
-*) echo "build-image.sh: unknown variant '$VARIANT' (systemd|sysv)" >&2; exit 2 ;;
+systemd) INIT=(systemd-sysv initramfs-tools) ;;
+sysv) INIT=(sysvinit-core sysv-rc initscripts insserv initramfs-tools) ;;
+dracut) INIT=(systemd-sysv dracut) EXTRA_HOOK=$HERE/guest/dracut-image-setup ;;
+*) echo "build-image.sh: unknown variant '$VARIANT' (systemd|sysv|dracut)" >&2; exit 2 ;;
 esac
 PKGS=$(printf '%s\n' "${COMMON[@]}" "${INIT[@]}" | sort | paste -sd, -)
 
@@ -51,7 +58,7 @@ done
 [ ${#MIRRORS[@]} -gt 0 ] || { echo "build-image.sh: no Debian $SUITE source in /etc/apt" >&2; exit 3; }
 
 KEY=$( {
-	cat "$0" "$HERE/guest/initramfs-no-btrfs-scan"
+	cat "$0" "$HERE/guest/initramfs-no-btrfs-scan" ${EXTRA_HOOK:+"$EXTRA_HOOK"}
 	echo "$VARIANT $SUITE $PKGS"
 	cat "${MIRRORS[@]}"
 } | sha256sum | cut -c1-16)
@@ -74,6 +81,12 @@ mkdir -p "$OUT" "$CACHE/debs"
 log=$OUT/mmdebstrap.log
 # Downloaded .debs are kept in $CACHE/debs (sync-in/sync-out, as in
 # mmdebstrap(1)) so that the other variant and rebuilds download little.
+HOOKS=()
+if [ -n "$EXTRA_HOOK" ]; then
+	# shellcheck disable=SC2016 # run by mmdebstrap with "$1" = root
+	HOOKS=(--essential-hook="copy-in $EXTRA_HOOK /tmp/"
+		--essential-hook="sh \"\$1\"/tmp/$(basename "$EXTRA_HOOK") \"\$1\"")
+fi
 # shellcheck disable=SC2016 # the hooks are run by mmdebstrap with "$1" = root
 if ! mmdebstrap --mode=root --variant=minbase --include="$PKGS" \
 	--aptopt='Acquire::Check-Valid-Until "false"' \
@@ -87,6 +100,7 @@ if ! mmdebstrap --mode=root --variant=minbase --include="$PKGS" \
 	--setup-hook="sync-in $CACHE/debs /var/cache/apt/archives/" \
 	--essential-hook="copy-in $HERE/guest/initramfs-no-btrfs-scan /tmp/" \
 	--essential-hook='sh "$1"/tmp/initramfs-no-btrfs-scan "$1"' \
+	"${HOOKS[@]}" \
 	--customize-hook="sync-out /var/cache/apt/archives $CACHE/debs" \
 	"$SUITE" "$OUT/root" "${MIRRORS[@]}" >"$log" 2>&1; then
 	tail -n 30 "$log" >&2
@@ -99,7 +113,9 @@ kver=$(basename "$(find "$R/lib/modules" -mindepth 1 -maxdepth 1 -type d | sort 
 [ -n "$kver" ] && [ -f "$R/boot/vmlinuz-$kver" ] && [ -f "$R/boot/initrd.img-$kver" ] ||
 	{ echo "build-image.sh: no kernel/initrd in the image" >&2; exit 4; }
 # The initrd must not assemble btrfs (see above).
-if chroot "$R" lsinitramfs "/boot/initrd.img-$kver" >"$OUT/initrd.list" 2>/dev/null; then
+LSINITRD=lsinitramfs
+[ "$VARIANT" = dracut ] && LSINITRD=lsinitrd
+if chroot "$R" "$LSINITRD" "/boot/initrd.img-$kver" >"$OUT/initrd.list" 2>/dev/null; then
 	if grep -Eq '(^|/)64-btrfs\.rules$' "$OUT/initrd.list"; then
 		echo "build-image.sh: udev's 64-btrfs.rules is still in the initrd" >&2
 		exit 4
