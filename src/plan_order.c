@@ -200,14 +200,34 @@ static void print_cycle_node(const struct builder *b, size_t i, bool first, FILE
 		fprintf(f, "step %zu", i);
 }
 
-static bool cycle_has_requires(const struct builder *b, const size_t *cyc, size_t n)
+/* The fix to suggest: the options that made the cycle's requires edges
+ * (the edge reason is "OPTION=VALUE"), each named once, in cycle order, so
+ * that an x-systemd.after= loop is not blamed on x-storaged.requires=. */
+static void print_cycle_fix(const struct builder *b, const size_t *cyc, size_t n, FILE *f)
 {
+	const char *seen[4]; /* reasons; the four options of fstab_require */
+	size_t seen_len[4], n_seen = 0, len;
+	bool dup;
+
 	for (size_t k = 0; k < n; k++)
-		for (size_t e = 0; e < b->n_edges; e++)
-			if (b->edges[e].from == cyc[k] && b->edges[e].to == cyc[(k + 1) % n] &&
-			    b->edges[e].kind == EDGE_REQUIRES)
-				return true;
-	return false;
+		for (size_t e = 0; e < b->n_edges; e++) {
+			const struct edge *ed = &b->edges[e];
+
+			if (ed->from != cyc[k] || ed->to != cyc[(k + 1) % n] || ed->kind != EDGE_REQUIRES)
+				continue;
+			len = strcspn(ed->reason, "=");
+			dup = false;
+			for (size_t j = 0; j < n_seen; j++)
+				dup = dup ||
+				      (seen_len[j] == len && strncmp(seen[j], ed->reason, len) == 0);
+			if (dup || n_seen == sizeof(seen) / sizeof(seen[0]))
+				continue;
+			fprintf(f, "%s%.*s=", n_seen ? " or " : "; remove one of the ", (int)len,
+				ed->reason);
+			seen_len[n_seen] = len;
+			seen[n_seen++] = ed->reason;
+		}
+	fputs(n_seen ? " options" : "; change the mount point or source of one of them", f);
 }
 
 /* One diagnostic naming every entry of the cycle, starting from the one that
@@ -234,9 +254,7 @@ static int report_cycle(struct builder *b, const size_t *cyc, size_t n)
 	}
 	s0 = &b->steps[cyc[first]];
 	fputs(s0->kind == PLAN_MOUNT ? s0->entry->target : s0->area->name, f);
-	fputs(cycle_has_requires(b, cyc, n) ? "; remove one of the x-storaged.requires= options"
-					    : "; change the mount point or source of one of them",
-	      f);
+	print_cycle_fix(b, cyc, n, f);
 	if (fclose(f) != 0) {
 		free(msg);
 		return -ENOMEM;

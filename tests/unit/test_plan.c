@@ -405,6 +405,26 @@ static void test_self_requires(void **state)
 	world_done(&w);
 }
 
+/* The fix names the options the user wrote, each once: not
+ * x-storaged.requires= for a loop made of x-systemd.* options. */
+static void test_cycle_names_its_options(void **state)
+{
+	struct fstab_require r[] = { { "x-systemd.after", (char *)"/b" },
+				     { "x-systemd.requires-mounts-for", (char *)"/a" } };
+	struct fstab_entry e[] = { entry(1, "tmpfs", "/a", "tmpfs"), entry(2, "tmpfs", "/b", "tmpfs") };
+	struct world w = { 0 };
+
+	for (size_t i = 0; i < 2; i++) {
+		e[i].requires = &r[i];
+		e[i].n_requires = 1;
+	}
+	assert_int_equal(world_plan(&w, e, 2), -ELOOP);
+	assert_string_equal(w.diags.v[0].msg,
+			    "dependency cycle: /a (fstab line 1) -> /b (line 2) -> /a; remove one of the "
+			    "x-systemd.after= or x-systemd.requires-mounts-for= options");
+	world_done(&w);
+}
+
 /* Mounted already: done, no deps of its own, but children still wait on it. */
 static void test_already_mounted(void **state)
 {
@@ -562,6 +582,7 @@ int main(void)
 		cmocka_unit_test(test_requires_cycle),
 		cmocka_unit_test(test_cycle_without_requires),
 		cmocka_unit_test(test_self_requires),
+		cmocka_unit_test(test_cycle_names_its_options),
 		cmocka_unit_test(test_already_mounted),
 		cmocka_unit_test(test_area_edges),
 		cmocka_unit_test(test_area_path_unusable),
