@@ -462,6 +462,35 @@ static int predict_source(struct predictor *pr, size_t i)
 		       e->source, fstab_file(pr), e->line, strerror(errno));
 }
 
+static bool has_layer(const struct fstab_entry *e, const char *option)
+{
+	for (size_t k = 0; k < e->n_paths; k++)
+		if (streq(e->paths[k].option, option))
+			return true;
+	return false;
+}
+
+/* Layers the kernel requires, known from the options alone: overlayfs
+ * refuses a mount without a lower layer ("missing 'lowerdir'") and an upper
+ * layer without a work directory ("missing 'workdir'"), with EINVAL
+ * (fs/overlayfs/params.c, ovl_fs_params_verify()). */
+static int predict_overlay_layers(struct predictor *pr, size_t i)
+{
+	const struct fstab_entry *e = pr->p->steps[i].entry;
+
+	if (!streq(e->fstype, "overlay"))
+		return 0;
+	if (!has_layer(e, "lowerdir") && !has_layer(e, "lowerdir+"))
+		return predict(pr, i, "an overlay needs a lower layer: add lowerdir=DIR (%s:%u)",
+			       fstab_file(pr), e->line);
+	if (has_layer(e, "upperdir") && !has_layer(e, "workdir"))
+		return predict(pr, i,
+			       "upperdir= needs a work directory: add workdir=DIR, an empty directory on "
+			       "the filesystem of the upper one (%s:%u)",
+			       fstab_file(pr), e->line);
+	return 0;
+}
+
 /* The directories of an overlay (fstab_entry_collect_paths()): the kernel
  * refuses the mount when one is missing, and mount(8) says only "special
  * device overlay does not exist".  What lies below a mount still to be
@@ -572,6 +601,8 @@ static int predict_step(struct predictor *pr, size_t i)
 		return predict_wait(pr, i);
 	case PLAN_MOUNT:
 		r = predict_fstype(pr, i);
+		if (r == 0)
+			r = predict_overlay_layers(pr, i);
 		if (r == 0)
 			r = predict_degraded(pr, i);
 		if (r == 0)

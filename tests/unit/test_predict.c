@@ -148,12 +148,37 @@ static void test_overlay_dirs(void **state)
 	rmdir(dir);
 }
 
+/* Layers missing from the options: known without looking at the disk. */
+static void test_overlay_layers(void **state)
+{
+	char dir[] = "/tmp/test_predict.XXXXXX";
+	struct fstab_path paths[] = { { .option = "upperdir", .path = "/u" },
+				      { .option = "workdir", .path = "/w" },
+				      { .option = "lowerdir", .path = "/l" } };
+	struct fstab_entry e = {
+		.line = 7, .source = "overlay", .target = "/o", .fstype = "overlay", .paths = paths
+	};
+	struct plan_step step;
+	struct plan_predictions pp;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	e.n_paths = 2; /* upperdir, workdir */
+	assert_string_equal(predict_mounts(&e, &step, 1, dir, &pp, 0),
+			    "an overlay needs a lower layer: add lowerdir=DIR (fstab:7)");
+	plan_predictions_done(&pp);
+	paths[1] = paths[2]; /* upperdir, lowerdir */
+	assert_non_null(strstr(predict_mounts(&e, &step, 1, dir, &pp, 0), "upperdir= needs a work directory"));
+	plan_predictions_done(&pp);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_filesystems),  cmocka_unit_test(test_modules_alias),
 		cmocka_unit_test(test_fstype_in),    cmocka_unit_test(test_json_empty_arrays),
-		cmocka_unit_test(test_overlay_dirs),
+		cmocka_unit_test(test_overlay_dirs), cmocka_unit_test(test_overlay_layers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
