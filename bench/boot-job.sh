@@ -26,6 +26,8 @@
 ROUNDS=${ROUNDS:-5}
 N=200
 GOAL=0.6
+bench_count ROUNDS "$ROUNDS"
+[ -z "${JOBS:-}" ] || bench_count JOBS "$JOBS"
 command -v mkfs.btrfs >/dev/null && command -v blkid >/dev/null || bench_die "needs btrfs-progs and blkid"
 bench_setup boot-job
 bench_state_tmpfs

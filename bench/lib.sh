@@ -15,8 +15,19 @@ STORAGED=${STORAGED:-$(cd "$(dirname "$0")/.." && pwd)/build/storaged}
 W=
 
 bench_die() {
-	echo "$BENCH_NAME: $*" >&2
+	# also before bench_setup (argument checks): named after the script
+	echo "${BENCH_NAME:-$(basename "$0" .sh)}: $*" >&2
 	exit 1
+}
+
+# bench_count NAME VALUE [MIN]: VALUE (of the variable NAME) must be a whole
+# number of at least MIN (default 1), else a message naming it, exit 1.
+# Checked before bench_setup, so that a typo costs no images.
+bench_count() {
+	case $2 in
+	'' | *[!0-9]*) bench_die "$1='$2': expected a whole number >= ${3:-1}" ;;
+	esac
+	[ "$2" -ge "${3:-1}" ] || bench_die "$1='$2': expected a whole number >= ${3:-1}"
 }
 
 bench_cleanup() {
@@ -62,14 +73,16 @@ bench_setup() {
 	BENCH_NAME=$1
 	[ "$(id -u)" = 0 ] || bench_die "run as root (loop devices, mount)"
 	[ -x "$STORAGED" ] || bench_die "STORAGED=$STORAGED is not executable (build first, or set STORAGED=)"
+	[[ ${NICE:-0} =~ ^-?[0-9]+$ ]] || bench_die "NICE='$NICE': expected a niceness, e.g. -10"
+	# the trap before anything that can fail, so that $W never outlives us
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT TERM
 	W=$(mktemp -d "/tmp/storaged-bench-$BENCH_NAME.XXXXXX")
 	# NICE=-10: run this script and what it times at a higher priority, for
 	# steadier figures on a machine that is busy with other work (both
 	# sides of every comparison get the same priority).
 	if [ -n "${NICE:-}" ]; then renice -n "$NICE" -p $$ >/dev/null; fi
 	echo "$BENCH_NAME: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)${NICE:+, nice $NICE}; storaged: $STORAGED"
-	trap bench_cleanup EXIT
-	trap 'exit 130' INT TERM
 	: >"$W/loops"
 	: >"$W/own-files"
 }

@@ -34,6 +34,17 @@ ROUNDS=${ROUNDS:-7}
 SIZES=${SIZES:-200 2000}
 SHAPES=${SHAPES:-nested flat}
 PER_ENTRY_GOAL=1.2
+bench_count ROUNDS "$ROUNDS"
+[ -z "${JOBS:-}" ] || bench_count JOBS "$JOBS"
+[ -n "${SIZES// /}" ] || bench_die "SIZES must not be empty"
+[ -n "${SHAPES// /}" ] || bench_die "SHAPES must not be empty"
+for n in $SIZES; do bench_count SIZES "$n"; done
+for shape in $SHAPES; do
+	case $shape in
+	flat | nested) ;;
+	*) bench_die "SHAPES: '$shape' is not a shape (nested, flat)" ;;
+	esac
+done
 bench_setup ordered
 bench_state_tmpfs
 M=$W/m

@@ -47,11 +47,14 @@ SIZES=${SIZES:-200 1000}
 GOAL_DISC=0.3
 GOAL_FLOOR=3
 MAX=0
+bench_count ROUNDS "$ROUNDS"
+[ -n "${SIZES// /}" ] || bench_die "SIZES must not be empty"
 for n in $SIZES; do
-	[ $((n % 4)) = 0 ] || { echo "sizes must be multiples of 4" >&2; exit 1; }
+	bench_count SIZES "$n" 4
+	[ $((n % 4)) = 0 ] || bench_die "SIZES='$SIZES': sizes must be multiples of 4"
 	[ "$n" -gt "$MAX" ] && MAX=$n
 done
-command -v mkfs.btrfs >/dev/null && command -v blkid >/dev/null || { echo "needs btrfs-progs and blkid" >&2; exit 1; }
+command -v mkfs.btrfs >/dev/null && command -v blkid >/dev/null || bench_die "needs btrfs-progs and blkid"
 bench_setup scan
 bench_state_tmpfs
 

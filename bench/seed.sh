@@ -13,6 +13,7 @@
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 RUNS=${1:-3}
+bench_count "runs (the argument)" "$RUNS"
 bench_setup seed
 
 SRC=$W/src
