@@ -38,6 +38,11 @@ mount -t btrfs -o ro "$A" "$SCRATCH/sysroot" || fail "root did not mount after t
 umount "$SCRATCH/sysroot"
 forget "$A" "$B"
 
+note "a typo in storaged.device-timeout=: the default is taken, the boot goes on (0)"
+helper "ro root=UUID=$FSID storaged.device-timeout=3x" 0
+expect_out "storaged.device-timeout=3x: not a duration"
+forget "$A" "$B"
+
 note "the fault: a member missing, the remaining one alone does not mount"
 detach "$B"
 if mount -t btrfs -o ro "$A" "$SCRATCH/sysroot" 2>/dev/null; then fail "mounted without its second member"; fi
