@@ -47,6 +47,9 @@ umount "$D/mnt"
 btrfs device scan --forget "$A" "$B"
 echo "RAID1 $FSID on $A + $B; the kernel has forgotten both members:"
 run mount -t btrfs "$A" "$D/mnt" 2>&1 | head -2 || true
+# mount(8) says only ENOENT; the reason is in the kernel's log
+echo "the kernel's log (dmesg) says why:"
+dmesg 2>/dev/null | grep -F "(device ${A#/dev/})" | grep -E 'system array|open_ctree' | tail -n 2 || true
 
 step "a demo fstab: deferred entries (x-storaged, noauto), children listed first"
 cat >"$D/fstab" <<EOT
