@@ -462,6 +462,50 @@ static int predict_source(struct predictor *pr, size_t i)
 		       e->source, fstab_file(pr), e->line, strerror(errno));
 }
 
+/* The kernel's memparse() of a tmpfs number: strtoull (base 0: 0x.., 0..)
+ * with at least one digit, at most one suffix K M G T P E, and for size=
+ * one '%' (a share of RAM); anything else is "Bad value" (EINVAL).
+ * @v is @n bytes, not NUL-terminated. */
+static bool tmpfs_number_ok(const char *v, size_t n, bool percent)
+{
+	char buf[64], *end;
+
+	if (n == 0 || n >= sizeof(buf) || v[0] < '0' || v[0] > '9')
+		return false;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	/* an overflow is no error to memparse(): size= wraps and mounts */
+	(void)strtoull(buf, &end, 0);
+	if (*end && strchr("kKmMgGtTpPeE", *end))
+		end++;
+	if (percent && *end == '%')
+		end++;
+	return *end == '\0';
+}
+
+/* tmpfs's size=, nr_blocks= and nr_inodes= as the kernel reads them
+ * (mm/shmem.c, shmem_parse_one()): a value it refuses fails the mount. */
+static int predict_tmpfs_numbers(struct predictor *pr, size_t i)
+{
+	static const char *const names[] = { "size", "nr_blocks", "nr_inodes" };
+	const struct fstab_entry *e = pr->p->steps[i].entry;
+	char *v;
+	size_t n;
+
+	if (!streq(e->fstype, "tmpfs") || !e->options)
+		return 0;
+	for (size_t k = 0; k < ARRAY_SIZE(names); k++)
+		if (mnt_optstr_get_option(e->options, names[k], &v, &n) == 0 &&
+		    !tmpfs_number_ok(v, v ? n : 0, k == 0))
+			return predict(pr, i,
+				       "tmpfs refuses %s=%.*s: write a whole number with at most one "
+				       "suffix k, m, g, t, p or e%s (%s:%u)",
+				       names[k], v ? (int)n : 0, v ? v : "",
+				       k == 0 ? ", or a share of RAM such as 50%" : "",
+				       fstab_file(pr), e->line);
+	return 0;
+}
+
 static bool has_layer(const struct fstab_entry *e, const char *option)
 {
 	for (size_t k = 0; k < e->n_paths; k++)
@@ -603,6 +647,8 @@ static int predict_step(struct predictor *pr, size_t i)
 		r = predict_fstype(pr, i);
 		if (r == 0)
 			r = predict_overlay_layers(pr, i);
+		if (r == 0)
+			r = predict_tmpfs_numbers(pr, i);
 		if (r == 0)
 			r = predict_degraded(pr, i);
 		if (r == 0)

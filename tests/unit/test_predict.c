@@ -173,12 +173,51 @@ static void test_overlay_layers(void **state)
 	rmdir(dir);
 }
 
+/* tmpfs numbers as the kernel's memparse() reads them: what mounts is
+ * not predicted (hex, suffixes, a share of RAM for size=, overflow). */
+static void test_tmpfs_numbers(void **state)
+{
+	static const struct {
+		const char *options;
+		bool fails;
+	} cases[] = {
+		{ "size=10Q", true },
+		{ "nr_inodes=-1", true },
+		{ "size=", true },
+		{ "nr_inodes=1.5k", true },
+		{ "nr_inodes=50%", true },
+		{ "size=1M,nr_blocks=x", true },
+		{ "size=0x100000", false },
+		{ "size=50%", false },
+		{ "size=1k%", false },
+		{ "nr_inodes=10k,size=64M", false },
+		{ "size=99999999999999999999999", false },
+	};
+	char dir[] = "/tmp/test_predict.XXXXXX";
+	struct fstab_entry e = { .line = 2, .source = "tmpfs", .target = "/", .fstype = "tmpfs" };
+	struct plan_step step;
+	struct plan_predictions pp;
+	const char *why;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		e.options = (char *)cases[i].options;
+		why = predict_mounts(&e, &step, 1, dir, &pp, 0);
+		if (cases[i].fails != (why && strstr(why, "tmpfs refuses")))
+			fail_msg("%s: %s", cases[i].options, why ? why : "no prediction");
+		plan_predictions_done(&pp);
+	}
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_filesystems),  cmocka_unit_test(test_modules_alias),
-		cmocka_unit_test(test_fstype_in),    cmocka_unit_test(test_json_empty_arrays),
-		cmocka_unit_test(test_overlay_dirs), cmocka_unit_test(test_overlay_layers),
+		cmocka_unit_test(test_filesystems),   cmocka_unit_test(test_modules_alias),
+		cmocka_unit_test(test_fstype_in),     cmocka_unit_test(test_json_empty_arrays),
+		cmocka_unit_test(test_overlay_dirs),  cmocka_unit_test(test_overlay_layers),
+		cmocka_unit_test(test_tmpfs_numbers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
