@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "json_out.h"
+#include "util.h"
 
 static const char *skip_space(const char *p)
 {
@@ -45,6 +46,20 @@ void json_fix_empty_arrays(char *buf)
 	*w = '\0';
 }
 
+int json_fputs(const char *buf, FILE *out)
+{
+	const unsigned char *s = (const unsigned char *)buf;
+
+	while (*s) {
+		size_t n = utf8_char_len(s);
+
+		if (n == 0 ? fprintf(out, "\\\\x%02x", *s) < 0 : fwrite(s, 1, n, out) != n)
+			return -EIO;
+		s += n ? n : 1;
+	}
+	return 0;
+}
+
 int json_print_table(struct libscols_table *tb, FILE *out)
 {
 	char *buf = NULL;
@@ -62,8 +77,7 @@ int json_print_table(struct libscols_table *tb, FILE *out)
 	scols_table_set_stream(tb, out);
 	if (r == 0) {
 		json_fix_empty_arrays(buf);
-		if (fputs(buf, out) == EOF)
-			r = -EIO;
+		r = json_fputs(buf, out);
 	}
 	free(buf);
 	return r < 0 ? r : (r > 0 ? -EIO : 0);

@@ -24,6 +24,22 @@
 int json_print_table(struct libscols_table *tb, FILE *out);
 
 /**
+ * json_fputs:
+ * @buf: JSON text as libsmartcols printed it, NUL-terminated
+ * @out: where to write it
+ *
+ * Writes @buf with every byte that is not part of a UTF-8 sequence (a
+ * mount point or label in another encoding: Linux paths are bytes) as the
+ * text \xNN, its backslash escaped; RFC 8259 JSON must be UTF-8, and
+ * libsmartcols copies the bytes as they are.  Such bytes occur only
+ * inside strings, so the escape is always inside one.  status
+ * --format=prometheus writes them the same way.
+ *
+ * Returns: 0, or -EIO when writing fails.
+ */
+int json_fputs(const char *buf, FILE *out);
+
+/**
  * json_fix_empty_arrays:
  * @buf: JSON text, NUL-terminated; rewritten in place (it only shrinks)
  *

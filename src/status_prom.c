@@ -11,34 +11,7 @@
 
 #include "status_prom.h"
 #include "units.h"
-
-/* Length of the UTF-8 sequence at @s (1..4), or 0 when it is not one
- * (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF). */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
-}
+#include "util.h"
 
 char *status_prom_escape(const char *in, char *buf, size_t len)
 {
@@ -47,7 +20,7 @@ char *status_prom_escape(const char *in, char *buf, size_t len)
 	char esc[8];
 
 	while (*s) {
-		n = utf8_len(s);
+		n = utf8_char_len(s);
 		if (*s == '\\' || *s == '"' || *s == '\n')
 			snprintf(esc, sizeof(esc), "\\%c", *s == '\n' ? 'n' : *s);
 		else if (n == 0) /* the text \xNN, its backslash escaped */

@@ -146,4 +146,17 @@ int path_normalize(char *path);
 #define STATX_MNT_ID_UNIQUE 0x4000U /* linux/stat.h, Linux 6.8 */
 #endif
 
+/**
+ * utf8_char_len:
+ * @s: a NUL-terminated string
+ *
+ * Pure.  RFC 3629 UTF-8: no overlong forms, no surrogates, nothing above
+ * U+10FFFF.
+ *
+ * Returns: the length in bytes (1..4) of the UTF-8 sequence @s starts
+ * with, or 0 when it does not start with one (a NUL byte ends any
+ * sequence, so @s is never read past its end).
+ */
+size_t utf8_char_len(const unsigned char *s);
+
 #endif

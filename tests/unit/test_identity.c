@@ -292,7 +292,7 @@ static void mkattr(const char *dir, const char *rel, const char *value)
 /* ID= without udev: the names udev would link, from sysfs. */
 static void test_sysfs_ids(void **state)
 {
-	char vda[256], vda1[256], nvme[256], sda[256], loop[256];
+	char vda[256], vda1[512], nvme[256], sda[256], loop[256];
 	char **ids = NULL;
 
 	snprintf(vda, sizeof(vda), "%s/virtio1/block/vda", tmpdir);

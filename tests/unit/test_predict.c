@@ -71,6 +71,25 @@ static void test_json_empty_arrays(void **state)
 	assert_string_equal(a, "{\"deps\": [],\"x\": [1, 2], \"s\": \"[ null ]\", \"n\": null, \"e\":\"\\\"[null]\"}");
 }
 
+/* Bytes that are not UTF-8 (a mount point in Latin-1) become the text
+ * \xNN inside their string; valid multibyte text is kept as it is. */
+static void test_json_non_utf8(void **state)
+{
+	char *buf = NULL;
+	size_t sz = 0;
+	FILE *m = open_memstream(&buf, &sz);
+
+	(void)state;
+	assert_non_null(m);
+	assert_int_equal(json_fputs("{\"p\": \"/m\xe9"
+				    "dia/\xc3\xa9t\xc3\xa9\xed\xa0\x80\xc3\"}",
+				    m),
+			 0);
+	fclose(m);
+	assert_string_equal(buf, "{\"p\": \"/m\\\\xe9dia/\xc3\xa9t\xc3\xa9\\\\xed\\\\xa0\\\\x80\\\\xc3\"}");
+	free(buf);
+}
+
 /* A plan of @n mount steps of @e (no dependencies) on this machine's paths,
  * where the kernel knows overlay and tmpfs; the prediction of step @i. */
 static const char *predict_mounts(struct fstab_entry *e, struct plan_step *steps, size_t n,
@@ -214,10 +233,10 @@ static void test_tmpfs_numbers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_filesystems),   cmocka_unit_test(test_modules_alias),
-		cmocka_unit_test(test_fstype_in),     cmocka_unit_test(test_json_empty_arrays),
-		cmocka_unit_test(test_overlay_dirs),  cmocka_unit_test(test_overlay_layers),
-		cmocka_unit_test(test_tmpfs_numbers),
+		cmocka_unit_test(test_filesystems),    cmocka_unit_test(test_modules_alias),
+		cmocka_unit_test(test_fstype_in),      cmocka_unit_test(test_json_empty_arrays),
+		cmocka_unit_test(test_json_non_utf8),  cmocka_unit_test(test_overlay_dirs),
+		cmocka_unit_test(test_overlay_layers), cmocka_unit_test(test_tmpfs_numbers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
