@@ -150,6 +150,21 @@ int copy_sync_base_read(int fd, struct timespec *ts);
 int copy_sync_base_now(struct timespec *ts);
 
 /**
+ * copy_sync_base_after_copy:
+ * @ts: receives the baseline for a copy that just ended
+ *
+ * For a seed only, which nothing else writes to while it runs: waits (at
+ * most about 100 ms, normally one clock tick of 1-10 ms) for the coarse
+ * realtime clock to pass the fine one read on entry, so that every ctime
+ * the copy left is older than @ts and its files are not copied back at the
+ * first sync (file times: inode(7); multigrain timestamps since Linux
+ * 6.13 can be ahead of the coarse clock).
+ *
+ * Returns: 0; negative errno of clock_gettime().
+ */
+int copy_sync_base_after_copy(struct timespec *ts);
+
+/**
  * copy_sync_base_write:
  * @fd: open area root
  * @ts: from copy_sync_base_now() taken before the copy began

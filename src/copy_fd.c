@@ -378,6 +378,36 @@ int copy_sync_base_now(struct timespec *ts)
 	return clock_gettime(CLOCK_REALTIME_COARSE, ts) < 0 ? -errno : 0;
 }
 
+static bool ts_after(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
+int copy_sync_base_after_copy(struct timespec *ts)
+{
+	/* A file's ctime can be finer than the coarse clock (multigrain
+	 * timestamps, Linux 6.13: a change after its ctime was read gets the
+	 * fine clock), so the last files of a copy may carry times past a
+	 * coarse reading taken at its end, and count as changed at the first
+	 * sync.  Every ctime of the copy is at most the fine clock now: the
+	 * first coarse reading past it is later than all of them.  The coarse
+	 * clock moves every tick (1-10 ms); a bounded wait, then the plain
+	 * reading (ties count as changed: safe, only slower). */
+	const struct timespec step = { .tv_nsec = 1000000 };
+	struct timespec end;
+
+	if (clock_gettime(CLOCK_REALTIME, &end) < 0)
+		return -errno;
+	for (int i = 0; i < 100; i++) {
+		if (copy_sync_base_now(ts) < 0)
+			return -errno;
+		if (ts_after(ts, &end))
+			return 0;
+		nanosleep(&step, NULL);
+	}
+	return 0;
+}
+
 int copy_sync_base_write(int fd, const struct timespec *ts)
 {
 	char v[48];

@@ -125,15 +125,16 @@ static int hold(const char *dir, int fd, struct copy_result *res)
 	return res->err;
 }
 
-/* a copy, then its end as the destination's sync baseline: every file of
- * it has an older ctime (a filesystem without trusted xattrs keeps none:
- * the first sync then compares everything) */
+/* a copy (the seed: the area is not visible yet), then its end as the
+ * destination's sync baseline: every file of it has an older ctime (a
+ * filesystem without trusted xattrs keeps none: the first sync then
+ * compares everything) */
 static int copy(int sfd, int dfd, const struct copy_opts *o, struct copy_result *res)
 {
 	struct timespec end;
 	int r = copy_tree_fd(sfd, dfd, o, &copy_sys_libc, res);
 
-	if (r == 0 && copy_sync_base_now(&end) == 0)
+	if (r == 0 && copy_sync_base_after_copy(&end) == 0)
 		copy_sync_base_write(dfd, &end);
 	return r;
 }

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -157,6 +158,22 @@ static void same_trees(struct fixture *f)
 	assert_int_equal(sh(f, "diff -r --no-dereference -x fifo area lower >&2"), 0);
 }
 
+/* The seed's baseline is later than every ctime the copy could leave: the
+ * fine clock read before it (a ctime can be that fine: multigrain
+ * timestamps), which a plain coarse reading often is not. */
+static void test_base_after_copy(void **state)
+{
+	struct timespec fine, base;
+
+	(void)state;
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(clock_gettime(CLOCK_REALTIME, &fine), 0);
+		assert_int_equal(copy_sync_base_after_copy(&base), 0);
+		assert_true(base.tv_sec > fine.tv_sec ||
+			    (base.tv_sec == fine.tv_sec && base.tv_nsec > fine.tv_nsec));
+	}
+}
+
 static void test_sync_incremental(void **state)
 {
 	struct fixture *f = *state;
@@ -238,6 +255,7 @@ static void test_sync_swap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_base_after_copy),
 		cmocka_unit_test_setup_teardown(test_sync_incremental, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_swap, setup, teardown),
 	};
