@@ -176,6 +176,30 @@ verdict() { # NAME OK|FAIL TEXT
 result_line() { grep -ao 'ROOT-BOOT-RESULT:.*' "$SERIAL.txt" | tail -n 1; }
 scan_lines() { grep -ao 'ROOT-BOOT-SCAN: .*' "$SERIAL.txt"; }
 want() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# The consent boot's verdict: the guest's result line and the degraded
+# warning on the console; EXTRA (may be empty) is more of the why.
+verdict_consent() { # EXTRA
+	local line why=
+	line=$(result_line)
+	case "$line" in "ROOT-BOOT-RESULT: ok "*) ;; *) why="${line:-no result}" ;; esac
+	grep -aq 'storaged: WARNING: the root filesystem UUID=.* is mounted DEGRADED' "$SERIAL.txt" ||
+		why="$why; no warning on the console"
+	why="$why$1"
+	if [ -z "$why" ]; then verdict consent ok "$line"; else verdict consent FAIL "$why"; fi
+}
+
+# The refuse boot's verdict: a shell (SHELL names it) within the limit and
+# the message naming fsid, members, the missing devid and the option.
+verdict_refuse() { # SHELL
+	local re msg why=
+	[ "$HOW" = shell ] || why="no $1 ($HOW)"
+	for re in "$FSID" '1 of 2 members present' 'devid 2' 'storaged\.degraded=after-timeout'; do
+		grep -aq -- "$re" "$SERIAL.txt" || why="$why; '$re' not in the message"
+	done
+	msg=$(grep -a -A8 'was not mounted' "$SERIAL.txt" | tr '\n' ' ' | head -c 400)
+	if [ -z "$why" ]; then verdict refuse ok "$msg"; else verdict refuse FAIL "$why"; fi
+}
 # the kernel command line that consents to a degraded root
 CONSENT="storaged.degraded=after-timeout storaged.device-timeout=10"
 
