@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 #include "diag.h"
@@ -39,6 +40,9 @@ struct fstab_entry {
 	char *target_real; /* @target with symbolic links resolved, as the mount
 			      table shows it; set by the caller (I/O), NULL when
 			      the same as @target or not resolvable yet */
+	mode_t target_mode; /* set by the caller (I/O): the st_mode of what
+			       @target led to when the fstab was loaded
+			       (links followed); 0 when missing or not looked at */
 	char *refused; /* set by the caller (I/O): why the mount point or bind
 			  source leads through a link storaged does not trust
 			  (safepath_check()); NULL when it does not */

@@ -311,7 +311,10 @@ static int pool_root(struct mount_pool *pool)
  */
 static bool runs_here(struct mount_pool *pool, const struct fstab_entry *e)
 {
-	struct safepath_local local = { .is_local = pool_is_local, .userdata = pool, .have_root = true };
+	/* the directories kept are all of paths found local here */
+	struct safepath_local local = {
+		.is_local = pool_is_local, .userdata = pool, .have_root = true, .known = &pool->dirs
+	};
 	size_t type = here_type(e);
 
 	if (e->loop || (!e->bind && (type == MOUNT_HERE_TYPES || here_helper(pool, type))))

@@ -285,6 +285,35 @@ static int fs_fallback(const struct mountfd_ops *ops, const char *fstype, const 
 	return r;
 }
 
+int mountfd_fs_at(const struct mountfd_ops *ops, const char *fstype, const char *source,
+		  const struct mountfd_opts *o, int parent_fd, const char *name, int target_fd,
+		  uint64_t *ret_id, uint64_t *ret_unique_id)
+{
+	const int at = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT;
+	char target[32];
+	struct statx stx;
+	int r;
+
+	*ret_id = *ret_unique_id = 0;
+	/* a propagation flag is a second mount(2) call, and libmount keeps a
+	 * value's quotes, which fsconfig(2) is given without */
+	if (o->propagation || (o->fs && strchr(o->fs, '"')) || strchr(name, '/'))
+		return -EAGAIN;
+	mountfd_fd_path(target_fd, target, sizeof(target));
+	r = ops->mount(ops->userdata, source, target, fstype, ms_flags(o, 0), o->fs);
+	if (r < 0)
+		return r;
+	if (ops->statx(ops->userdata, parent_fd, name, at, STATX_MNT_ID, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID) || !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+	    !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+		return 0;
+	*ret_id = stx.stx_mnt_id;
+	if (ops->statx(ops->userdata, parent_fd, name, at, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
+		*ret_unique_id = stx.stx_mnt_id;
+	return 0;
+}
+
 /* Attaches the detached mount @mfd on @target_fd, then the propagation. */
 static int attach(const struct mountfd_ops *ops, int mfd, int target_fd, unsigned long propagation, bool rec)
 {

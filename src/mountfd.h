@@ -114,6 +114,36 @@ int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char
 		   int *ret_mnt_fd, char *why, size_t whylen);
 
 /**
+ * mountfd_fs_at:
+ * @ops, @fstype, @source, @o: as mountfd_fs() (a tmpfs or a ramfs)
+ * @parent_fd: the directory that holds the mount point, opened by the safe
+ *             walk; owned by root and writable by no one else
+ *             (safepath_dir.trusted), so that only root can rename or
+ *             replace a name in it
+ * @name: the mount point's name in @parent_fd: one component
+ * @target_fd: the mount point, opened by the walk as @name in @parent_fd
+ * @ret_id, @ret_unique_id: the new mount's STATX_MNT_ID and
+ *                          STATX_MNT_ID_UNIQUE; 0 when not found
+ *
+ * The mount in one system call: mount(2) onto "/proc/self/fd/@target_fd"
+ * with the options as one string, as mount(8) gives them, where
+ * mountfd_fs() takes seven (fsopen, fsconfig per option, fsmount,
+ * move_mount).  mount(2) gives no descriptor of the new mount, so its IDs
+ * are read by statx(2) of @name in @parent_fd (AT_SYMLINK_NOFOLLOW), a
+ * lookup that ends in the topmost mount on the directory: ours, since no
+ * one but root can have put another directory under @name; what is found
+ * there must be the root of a mount.
+ *
+ * Returns: 0, IDs 0 when what @name leads to is not a mount's root;
+ * -EAGAIN when these options need mountfd_fs() (a propagation flag, a
+ * quoted value); negative errno of mount(2) (nothing is mounted: the
+ * caller may ask mountfd_fs_why() for the kernel's reason).
+ */
+int mountfd_fs_at(const struct mountfd_ops *ops, const char *fstype, const char *source,
+		  const struct mountfd_opts *o, int parent_fd, const char *name, int target_fd,
+		  uint64_t *ret_id, uint64_t *ret_unique_id);
+
+/**
  * mountfd_bind:
  * @source_fd: the directory (or file) to bind, opened by the safe walk
  * @target_fd: the mount point, opened by the safe walk

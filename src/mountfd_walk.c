@@ -20,6 +20,9 @@
 /* The descriptors one mount's walks opened. */
 struct walked {
 	int target, source;
+	/* the kept directory the mount point was opened in, when only root
+	 * can rename in it (borrowed from the pass's cache), else -1 */
+	int trusted_parent;
 };
 
 static int refuse(char *msg, size_t len, const char *what, const char *path, int r, const char *why)
@@ -55,11 +58,12 @@ static bool has_option(const char *options, const char *name)
 
 static int open_paths(const struct mountfd_request *rq, struct walked *w, char *msg, size_t len)
 {
+	const struct safepath_dir *parent = NULL;
 	char why[512] = "";
 	int r;
 
-	r = safepath_open_cached(rq->dirs, rq->target, mkdir_mode(rq->options), &w->target, why,
-				 sizeof(why));
+	r = safepath_open_cached(rq->dirs, rq->target, mkdir_mode(rq->options), &w->target, &parent,
+				 why, sizeof(why));
 	if (r == -ENOENT) {
 		snprintf(msg, len, "mount point '%s' does not exist", rq->target);
 		return r;
@@ -68,7 +72,9 @@ static int open_paths(const struct mountfd_request *rq, struct walked *w, char *
 		return refuse(msg, len, "mount point", rq->target, r, why);
 	/* a bind source, or a loop image: checked, and opened, the same way */
 	if ((rq->bind || has_option(rq->options, "loop")) && rq->source[0] == '/') {
-		r = safepath_open_cached(rq->dirs, rq->source, 0, &w->source, why, sizeof(why));
+		/* the walk may let the target's parent go from the cache */
+		parent = NULL;
+		r = safepath_open_cached(rq->dirs, rq->source, 0, &w->source, NULL, why, sizeof(why));
 		if (r == -ENOENT) {
 			snprintf(msg, len, "%s '%s': %s", rq->bind ? "bind source" : "loop image",
 				 rq->source, strerror(ENOENT));
@@ -78,6 +84,7 @@ static int open_paths(const struct mountfd_request *rq, struct walked *w, char *
 			return refuse(msg, len, rq->bind ? "bind source" : "loop image", rq->source,
 				      r, why);
 	}
+	w->trusted_parent = parent && parent->trusted ? parent->fd : -1;
 	return 0;
 }
 
@@ -89,6 +96,23 @@ static bool by_new_api(const struct mountfd_request *rq)
 		return false;
 	return rq->bind || (rq->no_helper &&
 			    (strcmp(rq->fstype, "tmpfs") == 0 || strcmp(rq->fstype, "ramfs") == 0));
+}
+
+/* A tmpfs or ramfs on a mount point whose directory only root can rename
+ * in: mount(2), one system call (mountfd_fs_at()).  Returns: 0 with the
+ * IDs in @out; -EAGAIN when it does not apply or failed (the new API then
+ * tries again and tells the kernel's reason). */
+static int mount_fs_fast(const struct mountfd_ops *ops, const struct mountfd_request *rq,
+			 const struct walked *w, const struct mountfd_opts *o, struct mount_reply *out)
+{
+	uint64_t id = 0;
+
+	if (rq->bind || w->trusted_parent < 0 ||
+	    mountfd_fs_at(ops, rq->fstype, rq->source, o, w->trusted_parent,
+			  strrchr(rq->target, '/') + 1, w->target, &id, &out->mount_unique_id) < 0)
+		return -EAGAIN;
+	out->mount_id = (int)id;
+	return 0;
 }
 
 static int mount_new_api(const struct mountfd_ops *ops, const struct mountfd_request *rq,
@@ -283,7 +307,7 @@ static int check_mounted(const struct mountfd_ops *ops, struct libmnt_context *c
 int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt,
 		       const struct mountfd_request *rq, struct mount_reply *out)
 {
-	struct walked w = { .target = -1, .source = -1 };
+	struct walked w = { .target = -1, .source = -1, .trusted_parent = -1 };
 	struct mountfd_opts o = { 0 };
 	struct libmnt_context *own = NULL;
 	char fdpath[32];
@@ -297,7 +321,9 @@ int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt
 	if (r < 0)
 		goto out;
 	if (by_new_api(rq) && mountfd_parse_options(rq->options, &o) == 0 && (!rq->bind || w.source >= 0)) {
-		r = mount_new_api(ops, rq, &w, &o, &mfd, out->message, sizeof(out->message));
+		r = mount_fs_fast(ops, rq, &w, &o, out);
+		if (r < 0)
+			r = mount_new_api(ops, rq, &w, &o, &mfd, out->message, sizeof(out->message));
 	} else {
 		uint64_t before = 0;
 
@@ -311,16 +337,22 @@ int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt
 	}
 	if (r < 0)
 		goto out;
-	/* where the walked directory is now, as the mount table names it */
-	mountfd_fd_path(w.target, fdpath, sizeof(fdpath));
-	n = readlink(fdpath, out->mountpoint, sizeof(out->mountpoint) - 1);
-	out->mountpoint[n > 0 ? n : 0] = '\0';
+	/* where the walked directory is now, as the mount table names it:
+	 * only root could have renamed a directory on the way when the parent
+	 * is trusted, and no link was followed */
+	if (w.trusted_parent >= 0 && strlen(rq->target) < sizeof(out->mountpoint)) {
+		strcpy(out->mountpoint, rq->target);
+	} else {
+		mountfd_fd_path(w.target, fdpath, sizeof(fdpath));
+		n = readlink(fdpath, out->mountpoint, sizeof(out->mountpoint) - 1);
+		out->mountpoint[n > 0 ? n : 0] = '\0';
+	}
 	if (mfd >= 0) {
 		uint64_t id = 0;
 
 		mountfd_id(ops, mfd, &id, &out->mount_unique_id);
 		out->mount_id = (int)id;
-	} else if (out->mountpoint[0]) {
+	} else if (out->mountpoint[0] && !out->mount_id) {
 		ids_on(ops, w.target, out->mountpoint, out);
 	}
 out:

@@ -412,7 +412,10 @@ static int predict_mount_point(struct predictor *pr, size_t i)
 
 	if (below_pending(pr, t))
 		return 0;
-	if (stat(t, &st) == 0)
+	/* what the fstab's loading found there, else a look now */
+	if (e->target_mode)
+		st.st_mode = e->target_mode;
+	if (e->target_mode || stat(t, &st) == 0)
 		return e->bind || S_ISDIR(st.st_mode)
 			       ? 0
 			       : predict(pr, i, "mount point '%s' is not a directory; correct the fstab entry (%s:%u)",

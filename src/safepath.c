@@ -42,7 +42,19 @@ struct walk {
 	int dirfd;
 	bool borrowed; /* dirfd is the caller's (a cached directory): not closed */
 	unsigned links;
+	/* only root can change what the path walked so far names: each name
+	 * in it sits in a trusted directory, or is root's in a sticky
+	 * directory of root's (/tmp) */
+	bool fixed;
+	bool here_trusted, here_sticky; /* the directory reached: dir_is_trusted(),
+					   sticky and root's */
 	char shown[PATH_MAX]; /* the path as walked so far, for messages */
+};
+
+/* How a walk ended, for the cache. */
+struct walk_end {
+	unsigned links; /* links followed */
+	bool trusted; /* fixed, and the directory reached is trusted */
 };
 
 /* The walk moves on to @fd; the directory it leaves is closed unless it is
@@ -75,6 +87,7 @@ static int walk_link(struct walk *w, int linkfd, char **rest)
 		return -ENOMEM;
 	free(*rest);
 	*rest = joined;
+	w->fixed = false; /* a walk through a link is never kept */
 	if (target[0] == '/') {
 		int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
@@ -136,19 +149,37 @@ static int walk_one(struct walk *w, const char *name, char **rest, mode_t mkdir_
 		close(fd);
 		return r < 0 ? r : 1;
 	}
+	w->fixed = w->fixed && (w->here_trusted || (w->here_sticky && st.st_uid == 0));
+	w->here_trusted = dir_is_trusted(&st);
+	w->here_sticky = st.st_uid == 0 && (st.st_mode & S_ISVTX);
 	walk_enter(w, fd);
 	return 1;
 }
 
+/* "/" for a walk from the top: fixed, as nothing is above it. */
+static int open_root(struct walk *w)
+{
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+
+	w->fixed = fd >= 0 && fstat(fd, &st) == 0;
+	w->here_trusted = w->fixed && dir_is_trusted(&st);
+	w->here_sticky = w->fixed && st.st_uid == 0 && (st.st_mode & S_ISVTX);
+	return fd;
+}
+
 /*
  * The walk of @rel (relative, may be "") from @start, a directory the
- * caller walked to as @shown (borrowed: not closed), or from "/" when
- * @start is -1.  *@ret_links: the links followed.
+ * caller walked to as @shown (borrowed: not closed) and found trusted or
+ * not (@start_trusted, as struct safepath_dir.trusted), or from "/" when
+ * @start is -1.  @end: NULL, or how the walk ended.
  */
-static int walk_from(int start, const char *shown, const char *rel, mode_t mkdir_mode, int *ret_fd,
-		     unsigned *ret_links, char *why, size_t len)
+static int walk_from(int start, bool start_trusted, const char *shown, const char *rel,
+		     mode_t mkdir_mode, int *ret_fd, struct walk_end *end, char *why, size_t len)
 {
-	struct walk w = { .dirfd = start, .borrowed = start >= 0 };
+	struct walk w = {
+		.dirfd = start, .borrowed = start >= 0, .fixed = start_trusted, .here_trusted = start_trusted
+	};
 	char *rest = NULL, *name, *save = NULL;
 	bool missing = false;
 	int r = 0;
@@ -157,7 +188,7 @@ static int walk_from(int start, const char *shown, const char *rel, mode_t mkdir
 		*ret_fd = -1;
 	snprintf(w.shown, sizeof(w.shown), "%s", shown);
 	if (start < 0)
-		w.dirfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		w.dirfd = open_root(&w);
 	rest = strdup(rel);
 	if (w.dirfd < 0 || !rest) {
 		r = w.dirfd < 0 ? -errno : -ENOMEM;
@@ -207,8 +238,8 @@ static int walk_from(int start, const char *shown, const char *rel, mode_t mkdir
 			w.dirfd = -1;
 		}
 	}
-	if (ret_links)
-		*ret_links = w.links;
+	if (end)
+		*end = (struct walk_end){ .links = w.links, .trusted = w.fixed && w.here_trusted };
 out:
 	free(rest);
 	if (w.dirfd >= 0 && !w.borrowed)
@@ -222,20 +253,21 @@ int safepath_open(const char *path, mode_t mkdir_mode, int *ret_fd, char *why, s
 		*ret_fd = -1;
 	if (path[0] != '/')
 		return -EINVAL;
-	return walk_from(-1, "", path + 1, mkdir_mode, ret_fd, NULL, why, len);
+	return walk_from(-1, false, "", path + 1, mkdir_mode, ret_fd, NULL, why, len);
 }
 
 /* ------------------------------------------------------------ the cache */
 
-/* The cached directory that is the deepest ancestor of @path, or NULL. */
-static struct safepath_dir *dirs_ancestor(struct safepath_dirs *d, const char *path)
+/* The cached directory that is the deepest ancestor of @path (or @path
+ * itself, with @or_self), or NULL. */
+static const struct safepath_dir *dirs_ancestor(const struct safepath_dirs *d, const char *path, bool or_self)
 {
-	struct safepath_dir *best = NULL;
+	const struct safepath_dir *best = NULL;
 
 	for (size_t i = 0; i < SAFEPATH_DIRS_MAX; i++) {
-		struct safepath_dir *c = &d->v[i];
+		const struct safepath_dir *c = &d->v[i];
 
-		if (c->path && path_is_below(path, c->path) &&
+		if (c->path && (path_is_below(path, c->path) || (or_self && streq(path, c->path))) &&
 		    (!best || strlen(c->path) > strlen(best->path)))
 			best = c;
 	}
@@ -252,8 +284,8 @@ static void dir_drop(struct safepath_dir *c)
 }
 
 /* Keeps @fd, walked to as @path without a link, for the next walks (the
- * oldest entry makes room). */
-static void dirs_add(struct safepath_dirs *d, const char *path, int fd)
+ * oldest entry makes room).  Returns: the entry, or NULL when not kept. */
+static const struct safepath_dir *dirs_add(struct safepath_dirs *d, const char *path, int fd, bool trusted)
 {
 	struct safepath_dir *c = &d->v[d->next];
 	char *copy = strdup(path);
@@ -261,46 +293,52 @@ static void dirs_add(struct safepath_dirs *d, const char *path, int fd)
 
 	if (keep < 0) {
 		free(copy);
-		return;
+		return NULL;
 	}
 	dir_drop(c);
-	*c = (struct safepath_dir){ .path = copy, .fd = keep };
+	*c = (struct safepath_dir){ .path = copy, .fd = keep, .trusted = trusted };
 	d->next = (d->next + 1) % SAFEPATH_DIRS_MAX;
+	return c;
 }
 
 int safepath_open_cached(struct safepath_dirs *d, const char *path, mode_t mkdir_mode, int *ret_fd,
-			 char *why, size_t len)
+			 const struct safepath_dir **ret_parent, char *why, size_t len)
 {
 	_cleanup_free_ char *parent = NULL;
-	struct safepath_dir *c;
+	const struct safepath_dir *c, *kept = NULL;
 	const char *slash = strrchr(path, '/');
-	unsigned links = 0;
+	struct walk_end up = { 0 }, last = { 0 };
 	int pfd = -1, r;
 
 	*ret_fd = -1;
+	if (ret_parent)
+		*ret_parent = NULL;
 	if (!d || path[0] != '/' || !path_is_normalized(path) || slash == path)
 		return safepath_open(path, mkdir_mode, ret_fd, why, len);
 	parent = strndup(path, (size_t)(slash - path));
 	if (!parent)
 		return -ENOMEM;
 	/* the parent, walked once a pass: from the deepest cached ancestor */
-	for (size_t i = 0; i < SAFEPATH_DIRS_MAX && pfd < 0; i++)
+	for (size_t i = 0; i < SAFEPATH_DIRS_MAX && !kept; i++)
 		if (d->v[i].path && strcmp(d->v[i].path, parent) == 0)
-			pfd = d->v[i].fd;
-	if (pfd < 0) {
-		c = dirs_ancestor(d, parent);
-		r = walk_from(c ? c->fd : -1, c ? c->path : "", parent + (c ? strlen(c->path) + 1 : 1),
-			      mkdir_mode, &pfd, &links, why, len);
+			kept = &d->v[i];
+	if (!kept) {
+		c = dirs_ancestor(d, parent, false);
+		r = walk_from(c ? c->fd : -1, c && c->trusted, c ? c->path : "",
+			      parent + (c ? strlen(c->path) + 1 : 1), mkdir_mode, &pfd, &up, why, len);
 		if (r < 0)
 			return r;
 		/* only a walk without links: its path names the directory */
-		if (links == 0)
-			dirs_add(d, parent, pfd);
-		r = walk_from(pfd, parent, slash + 1, mkdir_mode, ret_fd, NULL, why, len);
-		close(pfd);
-		return r;
+		if (up.links == 0)
+			kept = dirs_add(d, parent, pfd, up.trusted);
 	}
-	return walk_from(pfd, parent, slash + 1, mkdir_mode, ret_fd, NULL, why, len);
+	r = walk_from(kept ? kept->fd : pfd, false, parent, slash + 1, mkdir_mode, ret_fd, &last, why, len);
+	if (pfd >= 0)
+		close(pfd);
+	/* the parent says where the mount point is only when no link led on */
+	if (r == 0 && ret_parent && last.links == 0)
+		*ret_parent = kept;
+	return r;
 }
 
 void safepath_dirs_forget(struct safepath_dirs *d, const char *path)
@@ -334,18 +372,25 @@ static int stat_local(int dirfd, const char *rel, int flags, const struct safepa
 
 int safepath_is_local(const char *path, const struct safepath_local *local)
 {
+	const struct safepath_dir *kept = NULL;
 	char rel[PATH_MAX];
-	int root, r = 1;
+	int base, r = 1;
 
 	if (path[0] != '/' || !path_is_normalized(path))
 		return -EINVAL;
-	if ((size_t)snprintf(rel, sizeof(rel), "%s", path + 1) >= sizeof(rel))
+	if (local->known && (kept = dirs_ancestor(local->known, path, true)) && streq(kept->path, path))
+		return 1;
+	/* below the deepest directory kept, or below "/" */
+	if ((size_t)snprintf(rel, sizeof(rel), "%s", path + (kept ? strlen(kept->path) + 1 : 1)) >=
+	    sizeof(rel))
 		return -ENAMETOOLONG;
-	root = local->have_root ? local->rootfd : open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
+	base = kept		  ? kept->fd
+	       : local->have_root ? local->rootfd
+				  : open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (base < 0)
 		return -errno;
-	if (!local->have_root)
-		r = stat_local(root, "", AT_EMPTY_PATH, local);
+	if (!kept && !local->have_root)
+		r = stat_local(base, "", AT_EMPTY_PATH, local);
 	/* Each ancestor in turn, from the top: "a", "a/b", "a/b/c"; the
 	 * kernel walks the ones already found local and link-free again. */
 	for (char *p = rel; r == 1 && *rel;) {
@@ -353,7 +398,7 @@ int safepath_is_local(const char *path, const struct safepath_local *local)
 
 		if (slash)
 			*slash = '\0';
-		r = stat_local(root, rel, 0, local);
+		r = stat_local(base, rel, 0, local);
 		if (slash)
 			*slash = '/';
 		if (r == -ENOENT) {
@@ -364,7 +409,7 @@ int safepath_is_local(const char *path, const struct safepath_local *local)
 			break;
 		p = slash + 1;
 	}
-	if (!local->have_root)
-		close(root);
+	if (!kept && !local->have_root)
+		close(base);
 	return r;
 }

@@ -60,6 +60,12 @@ int safepath_open(const char *path, mode_t mkdir_mode, int *ret_fd, char *why, s
 struct safepath_dir {
 	char *path; /* absolute, normalised, reached by a walk without links; NULL: free */
 	int fd; /* O_PATH of that directory, opened by the walk (only with @path) */
+	/* only root can rename or replace a name in this directory, or change
+	 * what @path names: it is owned by root and writable by neither group
+	 * nor others (nor a named user of an ACL: its mask is the group
+	 * bits), and so is each directory above it, except that a sticky one
+	 * of root's (/tmp) may hold it or its ancestor when that is root's */
+	bool trusted;
 };
 struct safepath_dirs {
 	struct safepath_dir v[SAFEPATH_DIRS_MAX];
@@ -70,6 +76,10 @@ struct safepath_dirs {
  * safepath_open_cached:
  * @d: the cache of the pass, or NULL (then as safepath_open())
  * @path, @mkdir_mode, @ret_fd, @why, @len: as safepath_open()
+ * @ret_parent: NULL, or where to say which cached directory holds the last
+ *              component of @path: borrowed, valid until the next call on
+ *              @d; NULL when the parent is not kept (reached through a
+ *              link, @d NULL, or on error)
  *
  * safepath_open(), with the parent directory of @path walked once a pass:
  * sibling entries share the descriptor the first walk opened, and a parent
@@ -83,7 +93,7 @@ struct safepath_dirs {
  * Returns: as safepath_open().
  */
 int safepath_open_cached(struct safepath_dirs *d, const char *path, mode_t mkdir_mode, int *ret_fd,
-			 char *why, size_t len);
+			 const struct safepath_dir **ret_parent, char *why, size_t len);
 
 /**
  * safepath_dirs_forget:
@@ -105,6 +115,11 @@ struct safepath_local {
 	 * so that a pass of many walks opens and checks it once */
 	bool have_root;
 	int rootfd;
+	/* optional: the pass's cache of walked directories, when the caller
+	 * keeps there only directories of paths it found local (each was
+	 * reached without a link): the statx(2) of each ancestor starts below
+	 * the deepest one kept, from its descriptor */
+	const struct safepath_dirs *known;
 };
 
 /**

@@ -118,6 +118,46 @@ static bool resolve_path(const char *path, char buf[static PATH_MAX])
 	return true;
 }
 
+/* The directory the last path resolved was in, resolved: the entries of
+ * an fstab are mostly siblings, and each then costs one lstat(2). */
+struct resolved_dir {
+	char dir[PATH_MAX], real[PATH_MAX];
+	bool found;
+};
+
+/*
+ * resolve_path() for an absolute, normalised @path, with its directory
+ * resolved once for all its entries (@rd): when the last name is no link,
+ * the real path is the real directory and the name.  *@ret_mode: what
+ * @path leads to (st_mode), 0 when not known.
+ */
+static bool resolve_path_in(struct resolved_dir *rd, const char *path, char buf[static PATH_MAX],
+			    mode_t *ret_mode)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	struct stat st;
+
+	*ret_mode = 0;
+	if (!slash || n == 0 || n >= sizeof(rd->dir))
+		return resolve_path(path, buf);
+	if (strncmp(rd->dir, path, n) != 0 || rd->dir[n] != '\0') {
+		memcpy(rd->dir, path, n);
+		rd->dir[n] = '\0';
+		rd->found = resolve_path(rd->dir, rd->real);
+	}
+	if (!rd->found)
+		return false; /* no directory, no entry in it */
+	if ((size_t)snprintf(buf, PATH_MAX, "%s%s", strcmp(rd->real, "/") ? rd->real : "", slash) >= PATH_MAX)
+		return resolve_path(path, buf);
+	if (lstat(buf, &st) < 0)
+		return false;
+	if (S_ISLNK(st.st_mode))
+		return resolve_path(path, buf);
+	*ret_mode = st.st_mode;
+	return true;
+}
+
 /* The link check the mount itself makes (safepath_check()), made for the
  * plan too, so that --dry-run and check show it; only paths that lead
  * through a link (@real is not @path) can fail it.  Returns: why refused
@@ -299,6 +339,7 @@ static void resolve_uses(struct libmnt_table *tb, struct fstab_entry *e)
 static void resolve_targets(struct fstab *f, bool local_only)
 {
 	struct libmnt_table *tb = mnt_new_table_from_file(MOUNTINFO_PATH);
+	_cleanup_free_ struct resolved_dir *rd = calloc(1, sizeof(*rd));
 	char buf[PATH_MAX];
 
 	for (size_t i = 0; i < f->n_entries; i++) {
@@ -307,7 +348,8 @@ static void resolve_targets(struct fstab *f, bool local_only)
 
 		if (local_only && e->remote)
 			continue;
-		found = resolve_path(e->target, buf);
+		found = rd ? resolve_path_in(rd, e->target, buf, &e->target_mode)
+			   : resolve_path(e->target, buf);
 		/* not there yet: where the links that are there lead */
 		if (!found && resolve_local(tb, e->target, buf) < 0)
 			strcpy(buf, e->target);

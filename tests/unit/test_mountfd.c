@@ -30,6 +30,7 @@ struct fake {
 	int target_seen; /* the to_fd of the last move_mount, dup'ed */
 	int setattr_ret; /* what mount_setattr returns */
 	unsigned long vfs_flags; /* what fstatvfs says of a mount's flags */
+	int mount_ret; /* what mount(2) returns */
 };
 
 static void rec(struct fake *f, const char *fmt, ...)
@@ -144,7 +145,7 @@ static int f_mount(void *u, const char *source, const char *target, const char *
 	    type ? type : "-", flags, data ? (const char *)data : "-");
 	if (source && source[0] == '/')
 		assert_no_path(source);
-	return 0;
+	return ((struct fake *)u)->mount_ret;
 }
 
 static int f_umount2(void *u, const char *target, int flags)
@@ -370,6 +371,51 @@ static void test_walk_then_mount(void **unused)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A tmpfs in a directory only root can rename in: one mount(2) onto the
+ * walked descriptor, the IDs by the name in the kept parent; a failure
+ * tries the new API again for the kernel's reason. */
+static void test_walk_fast_tmpfs(void **unused)
+{
+	char top[] = "/tmp/test_mountfd.XXXXXX", target[128], cmd[160];
+	struct safepath_dirs dirs = { 0 };
+	struct mount_reply out;
+	struct mountfd_request rq = { .source = "tmpfs",
+				      .target = target,
+				      .fstype = "tmpfs",
+				      .options = "size=1M,nosuid,X-mount.mkdir",
+				      .no_helper = true,
+				      .dirs = &dirs };
+
+	if (geteuid() != 0)
+		skip(); /* a directory of the user's is not trusted */
+	assert_non_null(mkdtemp(top));
+	snprintf(target, sizeof(target), "%s/b", top);
+	fk.stat_id = 77;
+	fk.stat_root = true;
+	assert_int_equal(mountfd_walk_mount(&ops, NULL, &rq, &out), 0);
+	assert_string_equal(fk.log, "mount tmpfs tmpfs 0x2 size=1M\n");
+	assert_int_equal(out.mount_id, 77);
+	assert_string_equal(out.mountpoint, target);
+	/* not a mount's root by that name: the IDs are not guessed */
+	fk.log[0] = '\0';
+	fk.stat_root = false;
+	assert_int_equal(mountfd_walk_mount(&ops, NULL, &rq, &out), 0);
+	assert_int_equal(out.mount_id, 0);
+	/* mount(2) refused: the new API says why */
+	fk.log[0] = '\0';
+	fk.mount_ret = -EINVAL;
+	assert_int_equal(mountfd_walk_mount(&ops, NULL, &rq, &out), 0);
+	assert_true(strncmp(fk.log, "mount tmpfs tmpfs 0x2 size=1M\nfsopen tmpfs\n", 43) == 0);
+	/* a propagation flag: the new API at once */
+	fk.log[0] = '\0';
+	rq.options = "size=1M,private";
+	assert_int_equal(mountfd_walk_mount(&ops, NULL, &rq, &out), 0);
+	assert_true(strncmp(fk.log, "fsopen tmpfs\n", 13) == 0);
+	safepath_dirs_forget(&dirs, NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -380,6 +426,7 @@ int main(void)
 		cmocka_unit_test_setup(test_umount_checks_id, reset),
 		cmocka_unit_test_setup(test_bind_adds_to_source_flags, reset),
 		cmocka_unit_test_setup(test_walk_then_mount, reset),
+		cmocka_unit_test_setup(test_walk_fast_tmpfs, reset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

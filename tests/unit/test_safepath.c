@@ -124,7 +124,7 @@ static void test_open_cached(void **state)
 	for (const char *const *n = (const char *const[]){ "real/a", "real/b", "real/a/x", NULL };
 	     *n; n++) {
 		sub(d, *n, p, sizeof(p));
-		assert_int_equal(safepath_open_cached(&c, p, 0755, &fd, why, sizeof(why)), 0);
+		assert_int_equal(safepath_open_cached(&c, p, 0755, &fd, NULL, why, sizeof(why)), 0);
 		assert_same(fd, p);
 		assert_int_equal(fcntl(fd, F_GETFL) & O_PATH, O_PATH);
 		close(fd);
@@ -134,20 +134,20 @@ static void test_open_cached(void **state)
 	assert_int_equal(kept, 2); /* real, real/a */
 	/* a missing last component is -ENOENT as from safepath_open() */
 	sub(d, "real/none", p, sizeof(p));
-	assert_int_equal(safepath_open_cached(&c, p, 0, &fd, why, sizeof(why)), -ENOENT);
+	assert_int_equal(safepath_open_cached(&c, p, 0, &fd, NULL, why, sizeof(why)), -ENOENT);
 	assert_int_equal(fd, -1);
 	/* an untrusted link as the last component: refused */
 	sub(d, "real/a/planted", l, sizeof(l));
 	assert_int_equal(symlink("/etc", l), 0);
 	if (geteuid() == 0) {
 		assert_int_equal(lchown(l, 65534, 65534), 0);
-		assert_int_equal(safepath_open_cached(&c, l, 0, &fd, why, sizeof(why)), -EPERM);
+		assert_int_equal(safepath_open_cached(&c, l, 0, &fd, NULL, why, sizeof(why)), -EPERM);
 	}
 	/* through a trusted link: followed, the parent not kept */
 	sub(d, "lnk", l, sizeof(l));
 	assert_int_equal(symlink("real", l), 0);
 	sub(d, "lnk/b", p, sizeof(p));
-	assert_int_equal(safepath_open_cached(&c, p, 0, &fd, why, sizeof(why)), 0);
+	assert_int_equal(safepath_open_cached(&c, p, 0, &fd, NULL, why, sizeof(why)), 0);
 	sub(d, "real/b", p, sizeof(p));
 	assert_same(fd, p);
 	close(fd);
@@ -160,11 +160,11 @@ static void test_open_cached(void **state)
 		for (size_t i = 0; i < SAFEPATH_DIRS_MAX; i++)
 			assert_true(!c.v[i].path || !strstr(c.v[i].path, "/real/a"));
 		sub(d, "real/a/y", p, sizeof(p));
-		assert_int_equal(safepath_open_cached(&c, p, 0755, &fd, why, sizeof(why)), 0);
+		assert_int_equal(safepath_open_cached(&c, p, 0755, &fd, NULL, why, sizeof(why)), 0);
 		assert_same(fd, p); /* made in the tmpfs, not the covered directory */
 		close(fd);
 		sub(d, "real/a/x", p, sizeof(p));
-		assert_int_equal(safepath_open_cached(&c, p, 0, &fd, why, sizeof(why)), -ENOENT);
+		assert_int_equal(safepath_open_cached(&c, p, 0, &fd, NULL, why, sizeof(why)), -ENOENT);
 		sub(d, "real/a", p, sizeof(p));
 		umount2(p, MNT_DETACH);
 	}
@@ -283,6 +283,53 @@ static void test_is_local_plain_missing_and_bad(void **state)
 	assert_int_equal(safepath_is_local("/tmp/../etc", &local), -EINVAL);
 }
 
+/* A pass's cached directories (all local) are not looked up again: only
+ * the names below the deepest one are. */
+static void test_is_local_starts_below_known(void **state)
+{
+	struct dirs *d = *state;
+	struct locality l = { .remote_id = UINT64_MAX };
+	struct safepath_dirs c = { 0 };
+	struct safepath_local local = { .is_local = fake_is_local, .userdata = &l, .known = &c };
+	const struct safepath_dir *parent = NULL;
+	char p[256], why[512];
+	int fd;
+
+	sub(d, "real/a", p, sizeof(p));
+	assert_int_equal(safepath_open_cached(&c, p, 0755, &fd, &parent, why, sizeof(why)), 0);
+	close(fd);
+	assert_non_null(parent);
+	sub(d, "real", p, sizeof(p));
+	assert_string_equal(parent->path, p);
+	/* only root owns a directory no one else can rename in */
+	assert_int_equal(parent->trusted, geteuid() == 0);
+	assert_int_equal(safepath_is_local(p, &local), 1);
+	assert_int_equal(l.calls, 0);
+	sub(d, "real/a", p, sizeof(p));
+	assert_int_equal(safepath_is_local(p, &local), 1);
+	assert_int_equal(l.calls, 1); /* "a", from the kept "real" */
+	sub(d, "link", p, sizeof(p));
+	assert_int_equal(symlink("real", p), 0);
+	sub(d, "link/x", p, sizeof(p));
+	assert_int_equal(safepath_is_local(p, &local), 0); /* not below "real" */
+	/* the last name a link: no parent said */
+	sub(d, "real/b", p, sizeof(p));
+	assert_int_equal(symlink("a", p), 0);
+	assert_int_equal(safepath_open_cached(&c, p, 0, &fd, &parent, why, sizeof(why)), 0);
+	close(fd);
+	assert_null(parent);
+	/* a directory others can write in: a name in it may change */
+	safepath_dirs_forget(&c, NULL);
+	sub(d, "real", p, sizeof(p));
+	assert_int_equal(chmod(p, 0777), 0);
+	sub(d, "real/a", p, sizeof(p));
+	assert_int_equal(safepath_open_cached(&c, p, 0, &fd, &parent, why, sizeof(why)), 0);
+	close(fd);
+	assert_non_null(parent);
+	assert_false(parent->trusted);
+	safepath_dirs_forget(&c, NULL);
+}
+
 static void test_is_local_refuses_links(void **state)
 {
 	struct dirs *d = *state;
@@ -328,6 +375,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_plain_and_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_is_local_starts_below_known, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_returns_walked_fd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_cached, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_link_in_root_dir_followed, setup, teardown),
