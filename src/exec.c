@@ -57,23 +57,24 @@ static void fail_step(struct run *rn, size_t i, enum outcome out, const char *fm
 {
 	const struct plan_step *s = step(rn, i);
 	struct step_run *sr = &rn->steps[i];
+	struct step_text *tx = &rn->texts[i];
 	/* what the boot does not need (a nofail entry, a wait only it needs) */
 	bool nofail = (s->kind == PLAN_MOUNT && s->entry->nofail) || (rn->needed && !rn->needed[i]);
 	char what[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(sr->msg, sizeof(sr->msg), fmt, ap);
+	vsnprintf(tx->msg, sizeof(tx->msg), fmt, ap);
 	va_end(ap);
 	sr->out = out;
 	plan_step_describe(s, what, sizeof(what));
 	if (nofail) {
 		rn->sum.n_tolerated++;
-		log_warning(rn->cx->log, "%s: %s (nofail: not counted as a failure)", what, sr->msg);
+		log_warning(rn->cx->log, "%s: %s (nofail: not counted as a failure)", what, tx->msg);
 	} else {
 		rn->sum.n_failed++;
 		rn->sum.n_skipped += out == OUT_SKIPPED;
-		log_error(rn->cx->log, "%s: %s", what, sr->msg);
+		log_error(rn->cx->log, "%s: %s", what, tx->msg);
 	}
 }
 
@@ -104,12 +105,12 @@ static void record_step_failure(struct run *rn, size_t i, enum state_status st)
 	const struct plan_step *s = step(rn, i);
 
 	if (s->kind == PLAN_MOUNT)
-		record_mount(rn, i, st, rn->steps[i].msg, false);
+		record_mount(rn, i, st, rn->texts[i].msg, false);
 	else if (s->kind == PLAN_ASSEMBLE)
-		state_put(rn->cx->state, STATE_BTRFS, s->fsid, NULL, "btrfs", st, rn->steps[i].msg, false);
+		state_put(rn->cx->state, STATE_BTRFS, s->fsid, NULL, "btrfs", st, rn->texts[i].msg, false);
 	else if (s->kind == PLAN_AREA)
 		state_put(rn->cx->state, STATE_AREA, s->area->name, s->area->path, NULL, st,
-			  rn->steps[i].msg, false);
+			  rn->texts[i].msg, false);
 }
 
 /* ------------------------------------------------------------------ */
@@ -137,16 +138,16 @@ static const struct plan_dep *failed_dep(const struct run *rn, const struct plan
 static void defer_step(struct run *rn, size_t i, const struct plan_dep *d)
 {
 	const struct plan_step *s = step(rn, i);
-	char why[sizeof(rn->steps[i].msg)];
+	char why[sizeof(rn->texts[i].msg)];
 
 	/* bounded pieces: the message of the dependency may be long */
 	snprintf(why, sizeof(why), "waiting for step %zu (%.150s): %.300s", d->step + 1, d->reason,
-		 rn->steps[d->step].msg);
-	memcpy(rn->steps[i].msg, why, sizeof(why));
+		 rn->texts[d->step].msg);
+	memcpy(rn->texts[i].msg, why, sizeof(why));
 	rn->steps[i].out = OUT_DEFERRED;
 	rn->sum.n_waiting++;
 	if (s->kind == PLAN_MOUNT)
-		record_mount(rn, i, STATE_WAITING, rn->steps[i].msg, false);
+		record_mount(rn, i, STATE_WAITING, rn->texts[i].msg, false);
 }
 
 /* start --local: not an error, and not forgotten: `status` shows it waiting. */
@@ -154,13 +155,14 @@ static void leave_for_later(struct run *rn, size_t i)
 {
 	const struct plan_step *s = step(rn, i);
 	struct step_run *sr = &rn->steps[i];
+	struct step_text *tx = &rn->texts[i];
 	char what[512];
 
-	snprintf(sr->msg, sizeof(sr->msg), "%s", plan_later_reason(s));
+	snprintf(tx->msg, sizeof(tx->msg), "%s", plan_later_reason(s));
 	sr->out = OUT_LATER;
 	rn->sum.n_later++;
 	record_step_failure(rn, i, STATE_WAITING);
-	log_info(rn->cx->log, "%s: %s", plan_step_describe(s, what, sizeof(what)), sr->msg);
+	log_info(rn->cx->log, "%s: %s", plan_step_describe(s, what, sizeof(what)), tx->msg);
 }
 
 /* no_wait: waits still unsatisfied after their first look give up quietly. */
@@ -203,21 +205,21 @@ static int mount_options(const struct plan_step *s, bool degraded, char **ret)
 static bool degraded_policy(struct run *rn, size_t i, size_t dep)
 {
 	const struct plan_step *s = step(rn, i);
-	const char *fsid = rn->steps[dep].fsid;
+	const char *fsid = rn->texts[dep].fsid;
 
 	if (!s->degraded_allowed) {
 		fail_step(rn, i, OUT_FAILED,
 			  "btrfs %s: %s; not mounting: degraded mounts are not allowed (set degraded = after-timeout in storaged.conf or add x-storaged.degraded to the fstab entry to allow them)",
-			  fsid, rn->steps[dep].msg);
+			  fsid, rn->texts[dep].msg);
 		record_step_failure(rn, i, STATE_FAILED);
 		return false;
 	}
 	log_warning(rn->cx->log,
 		    "*** btrfs %s: %s; mounting %s DEGRADED (-o degraded) as the policy allows: replace the missing member (btrfs replace) ***",
-		    fsid, rn->steps[dep].msg, s->entry->target);
+		    fsid, rn->texts[dep].msg, s->entry->target);
 	rn->steps[i].degraded = true;
 	free(rn->steps[i].why_degraded);
-	rn->steps[i].why_degraded = strdup(rn->steps[dep].msg);
+	rn->steps[i].why_degraded = strdup(rn->texts[dep].msg);
 	return true;
 }
 
@@ -333,7 +335,7 @@ static void run_area(struct run *rn, size_t i)
 				first = &dl.v[k];
 		rn->steps[i].out = OUT_FAILED;
 		/* status shows the reason the user was given, not the errno */
-		snprintf(rn->steps[i].msg, sizeof(rn->steps[i].msg), "%s",
+		snprintf(rn->texts[i].msg, sizeof(rn->texts[i].msg), "%s",
 			 first ? first->msg : strerror(-r));
 		rn->sum.n_failed++;
 		record_step_failure(rn, i, STATE_FAILED);
@@ -400,7 +402,7 @@ static bool try_start(struct run *rn, size_t i)
 	if (fd) {
 		fail_step(rn, i, OUT_SKIPPED, "not %s: it waits for step %zu (%s), which failed: %s",
 			  s->kind == PLAN_AREA ? "set up" : "done", fd->step + 1, fd->reason,
-			  rn->steps[fd->step].msg);
+			  rn->texts[fd->step].msg);
 		record_step_failure(rn, i, STATE_SKIPPED);
 		return true;
 	}
@@ -546,15 +548,37 @@ static void compute_chains(struct run *rn)
 	}
 }
 
-static int by_chain(const void *a, const void *b, void *userdata)
-{
-	const struct run *rn = userdata;
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	unsigned cx = rn->steps[x].chain, cy = rn->steps[y].chain;
+/* A step's place in the order: its chain, then plan order; sorted apart
+ * from the step records, which are large. */
+struct order_key {
+	unsigned chain;
+	size_t step;
+};
 
-	if (cx != cy)
-		return cx > cy ? -1 : 1;
-	return (x > y) - (x < y);
+static int by_chain(const void *a, const void *b)
+{
+	const struct order_key *x = a, *y = b;
+
+	if (x->chain != y->chain)
+		return x->chain > y->chain ? -1 : 1;
+	return (x->step > y->step) - (x->step < y->step);
+}
+
+/* rn->order: the steps by chain length (longest first), then plan order. */
+static int order_steps(struct run *rn)
+{
+	size_t n = rn->plan->n_steps;
+	struct order_key *k = calloc(n ? n : 1, sizeof(*k));
+
+	if (!k)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct order_key){ .chain = rn->steps[i].chain, .step = i };
+	qsort(k, n, sizeof(*k), by_chain);
+	for (size_t i = 0; i < n; i++)
+		rn->order[i] = k[i].step;
+	free(k);
+	return 0;
 }
 
 bool exec_background_waits(const struct plan *p)
@@ -630,17 +654,17 @@ int exec_run(const struct exec_ctx *cx, const struct plan *p, struct exec_summar
 	int r = -ENOMEM;
 
 	rn.steps = calloc(n, sizeof(*rn.steps));
+	rn.texts = calloc(n, sizeof(*rn.texts));
 	rn.order = calloc(n, sizeof(*rn.order));
 	rn.needed = calloc(n, sizeof(*rn.needed));
 	jobs = calloc(n, sizeof(*jobs));
-	if (!rn.steps || !rn.order || !rn.needed || !jobs)
+	if (!rn.steps || !rn.texts || !rn.order || !rn.needed || !jobs)
 		goto out;
 	compute_chains(&rn);
 	plan_boot_needs(p, rn.needed);
-	for (size_t i = 0; i < p->n_steps; i++)
-		rn.order[i] = i;
-	qsort_r(rn.order, p->n_steps, sizeof(*rn.order), by_chain, &rn);
-	r = 0;
+	r = order_steps(&rn);
+	if (r < 0)
+		goto out;
 	for (start_ready(&rn); r == 0 && anything_running(&rn); start_ready(&rn)) {
 		maybe_boot_done(&rn);
 		r = wait_and_collect(&rn, jobs);
@@ -659,5 +683,6 @@ out:
 		free(rn.steps[i].job.mountpoint);
 	}
 	free(rn.steps);
+	free(rn.texts);
 	return r;
 }

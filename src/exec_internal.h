@@ -29,14 +29,19 @@ struct sighting {
 	char stale[512]; /* btrfs_format_stale(): shown in `status` */
 };
 
+/* A step's words, apart from struct step_run: large, and most steps never
+ * write them (their pages are then never touched). */
+struct step_text {
+	char msg[1024]; /* why failed / skipped / incomplete; what was found */
+	char fsid[37]; /* waits: the btrfs filesystem being assembled, once known */
+	struct sighting seen; /* waits: what the last look found */
+};
+
 struct step_run {
 	enum outcome out;
-	char msg[1024]; /* why failed / skipped / incomplete; what was found */
 	unsigned chain; /* longest chain of steps that wait on this one */
 	uint64_t started; /* µs */
 	uint64_t deadline; /* waits: µs */
-	char fsid[37]; /* waits: the btrfs filesystem being assembled, once known */
-	struct sighting seen; /* waits: what the last look found */
 	bool degraded; /* mounts: mounted with -o degraded */
 	bool not_yet; /* mounts: the helper exited 0 with nothing mounted yet */
 	char *why_degraded; /* owned: the reason, when mounted degraded */
@@ -47,6 +52,7 @@ struct run {
 	const struct exec_ctx *cx;
 	const struct plan *plan;
 	struct step_run *steps;
+	struct step_text *texts; /* by step, as @steps */
 	size_t *order; /* step indices by chain length (desc), then plan order */
 	unsigned jobs; /* mounts at once (cx->jobs, at least 1) */
 	unsigned n_mounts_running;

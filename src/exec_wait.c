@@ -54,16 +54,17 @@ static bool assemble_check(struct run *rn, const struct btrfs_fs_list *l, const 
 static void wait_done(struct run *rn, size_t i, const struct sighting *seen)
 {
 	struct step_run *sr = &rn->steps[i];
+	struct step_text *tx = &rn->texts[i];
 
 	sr->out = OUT_OK;
-	if (!sr->fsid[0])
+	if (!tx->fsid[0])
 		return;
-	snprintf(sr->msg, sizeof(sr->msg), "%llu/%llu members%s%.400s", (unsigned long long)seen->present,
+	snprintf(tx->msg, sizeof(tx->msg), "%llu/%llu members%s%.400s", (unsigned long long)seen->present,
 		 (unsigned long long)seen->expected, seen->stale[0] ? "; " : "", seen->stale);
-	state_put(rn->cx->state, STATE_BTRFS, sr->fsid, NULL, "btrfs", STATE_DONE, sr->msg, false);
-	if (rn->cx->ops->mark_ready(rn->cx->ud, sr->fsid, true) < 0)
-		log_warning(rn->cx->log, "btrfs %s: cannot create its readiness flag", sr->fsid);
-	log_info(rn->cx->log, "btrfs %s: assembled, %s", sr->fsid, sr->msg);
+	state_put(rn->cx->state, STATE_BTRFS, tx->fsid, NULL, "btrfs", STATE_DONE, tx->msg, false);
+	if (rn->cx->ops->mark_ready(rn->cx->ud, tx->fsid, true) < 0)
+		log_warning(rn->cx->log, "btrfs %s: cannot create its readiness flag", tx->fsid);
+	log_info(rn->cx->log, "btrfs %s: assembled, %s", tx->fsid, tx->msg);
 }
 
 /* One look for the wait step @i.  Returns: true when it is satisfied. */
@@ -71,28 +72,29 @@ static bool wait_check(struct run *rn, size_t i, const struct inventory *inv, co
 {
 	const struct plan_step *s = step(rn, i);
 	struct step_run *sr = &rn->steps[i];
+	struct step_text *tx = &rn->texts[i];
 	const struct btrfs_filesystem *fs;
 
-	if (!sr->fsid[0] && s->kind == PLAN_WAIT_DEVICE) {
+	if (!tx->fsid[0] && s->kind == PLAN_WAIT_DEVICE) {
 		const struct block_device *d = inventory_find(inv, s->spec);
 
 		if (!d)
 			return false;
 		if (!d->is_btrfs) {
-			wait_done(rn, i, &sr->seen);
+			wait_done(rn, i, &tx->seen);
 			return true;
 		}
-		snprintf(sr->fsid, sizeof(sr->fsid), "%s", d->btrfs.fsid_str);
+		snprintf(tx->fsid, sizeof(tx->fsid), "%s", d->btrfs.fsid_str);
 	}
-	fs = btrfs_fs_list_find(l, sr->fsid);
+	fs = btrfs_fs_list_find(l, tx->fsid);
 	if (fs && fs->n_clones) { /* a clone appeared meanwhile: register neither (C13) */
-		btrfs_format_clones(fs, sr->msg, sizeof(sr->msg));
+		btrfs_format_clones(fs, tx->msg, sizeof(tx->msg));
 		sr->out = OUT_FAILED;
 		return true;
 	}
-	if (!assemble_check(rn, l, sr->fsid, &sr->seen))
+	if (!assemble_check(rn, l, tx->fsid, &tx->seen))
 		return false;
-	wait_done(rn, i, &sr->seen);
+	wait_done(rn, i, &tx->seen);
 	return true;
 }
 
@@ -102,22 +104,23 @@ static void wait_expired(struct run *rn, size_t i)
 {
 	const struct plan_step *s = step(rn, i);
 	struct step_run *sr = &rn->steps[i];
+	struct step_text *tx = &rn->texts[i];
 	char dur[32];
 
 	units_format_duration(s->timeout_usec, dur, sizeof(dur));
-	if (sr->fsid[0] && sr->seen.present > 0) {
-		snprintf(sr->msg, sizeof(sr->msg), "%llu of %llu members present after %s%s%s",
-			 (unsigned long long)sr->seen.present, (unsigned long long)sr->seen.expected,
-			 dur, sr->seen.missing[0] ? ", " : "", sr->seen.missing);
+	if (tx->fsid[0] && tx->seen.present > 0) {
+		snprintf(tx->msg, sizeof(tx->msg), "%llu of %llu members present after %s%s%s",
+			 (unsigned long long)tx->seen.present, (unsigned long long)tx->seen.expected,
+			 dur, tx->seen.missing[0] ? ", " : "", tx->seen.missing);
 		sr->out = OUT_INCOMPLETE;
-		state_put(rn->cx->state, STATE_BTRFS, sr->fsid, NULL, "btrfs", STATE_INCOMPLETE,
-			  sr->msg, false);
+		state_put(rn->cx->state, STATE_BTRFS, tx->fsid, NULL, "btrfs", STATE_INCOMPLETE,
+			  tx->msg, false);
 		return;
 	}
 	if (s->kind == PLAN_WAIT_DEVICE)
-		snprintf(sr->msg, sizeof(sr->msg), "device %s not found after %s", s->spec, dur);
+		snprintf(tx->msg, sizeof(tx->msg), "device %s not found after %s", s->spec, dur);
 	else
-		snprintf(sr->msg, sizeof(sr->msg), "btrfs %s: no member present after %s", s->fsid, dur);
+		snprintf(tx->msg, sizeof(tx->msg), "btrfs %s: no member present after %s", s->fsid, dur);
 	sr->out = OUT_FAILED;
 }
 
@@ -157,12 +160,13 @@ void exec_start_wait(struct run *rn, size_t i)
 {
 	const struct plan_step *s = step(rn, i);
 	struct step_run *sr = &rn->steps[i];
+	struct step_text *tx = &rn->texts[i];
 	char dur[32];
 
 	sr->out = OUT_RUNNING;
 	sr->deadline = deadline_after(now_usec(rn), s->timeout_usec);
 	if (s->kind == PLAN_ASSEMBLE)
-		snprintf(sr->fsid, sizeof(sr->fsid), "%s", s->fsid);
+		snprintf(tx->fsid, sizeof(tx->fsid), "%s", s->fsid);
 	if (s->kind == PLAN_ASSEMBLE && s->missing) {
 		units_format_duration(s->timeout_usec, dur, sizeof(dur));
 		state_put(rn->cx->state, STATE_BTRFS, s->fsid, NULL, "btrfs", STATE_WAITING,

@@ -117,9 +117,8 @@ int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char
  * mountfd_fs_at:
  * @ops, @fstype, @source, @o: as mountfd_fs() (a tmpfs or a ramfs)
  * @parent_fd: the directory that holds the mount point, opened by the safe
- *             walk; owned by root and writable by no one else
- *             (safepath_dir.trusted), so that only root can rename or
- *             replace a name in it
+ *             walk, where only root can rename or replace the mount point
+ *             (safepath_open_cached()'s parent: struct safepath_trust)
  * @name: the mount point's name in @parent_fd: one component
  * @target_fd: the mount point, opened by the walk as @name in @parent_fd
  * @ret_id, @ret_unique_id: the new mount's STATX_MNT_ID and

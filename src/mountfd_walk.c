@@ -21,8 +21,10 @@
 struct walked {
 	int target, source;
 	/* the kept directory the mount point was opened in, when only root
-	 * can rename in it (borrowed from the pass's cache), else -1 */
-	int trusted_parent;
+	 * can change what the mount point's path names (borrowed from the
+	 * pass's cache), else -1 */
+	int fixed_parent;
+	bool target_fixed; /* only root can change what the mount point's path names */
 };
 
 static int refuse(char *msg, size_t len, const char *what, const char *path, int r, const char *why)
@@ -64,6 +66,7 @@ static int open_paths(const struct mountfd_request *rq, struct walked *w, char *
 
 	r = safepath_open_cached(rq->dirs, rq->target, mkdir_mode(rq->options), &w->target, &parent,
 				 why, sizeof(why));
+	w->target_fixed = parent != NULL;
 	if (r == -ENOENT) {
 		snprintf(msg, len, "mount point '%s' does not exist", rq->target);
 		return r;
@@ -84,7 +87,7 @@ static int open_paths(const struct mountfd_request *rq, struct walked *w, char *
 			return refuse(msg, len, rq->bind ? "bind source" : "loop image", rq->source,
 				      r, why);
 	}
-	w->trusted_parent = parent && parent->trusted ? parent->fd : -1;
+	w->fixed_parent = parent ? parent->fd : -1;
 	return 0;
 }
 
@@ -98,8 +101,8 @@ static bool by_new_api(const struct mountfd_request *rq)
 			    (strcmp(rq->fstype, "tmpfs") == 0 || strcmp(rq->fstype, "ramfs") == 0));
 }
 
-/* A tmpfs or ramfs on a mount point whose directory only root can rename
- * in: mount(2), one system call (mountfd_fs_at()).  Returns: 0 with the
+/* A tmpfs or ramfs on a mount point whose name only root can change:
+ * mount(2), one system call (mountfd_fs_at()).  Returns: 0 with the
  * IDs in @out; -EAGAIN when it does not apply or failed (the new API then
  * tries again and tells the kernel's reason). */
 static int mount_fs_fast(const struct mountfd_ops *ops, const struct mountfd_request *rq,
@@ -107,8 +110,8 @@ static int mount_fs_fast(const struct mountfd_ops *ops, const struct mountfd_req
 {
 	uint64_t id = 0;
 
-	if (rq->bind || w->trusted_parent < 0 ||
-	    mountfd_fs_at(ops, rq->fstype, rq->source, o, w->trusted_parent,
+	if (rq->bind || w->fixed_parent < 0 ||
+	    mountfd_fs_at(ops, rq->fstype, rq->source, o, w->fixed_parent,
 			  strrchr(rq->target, '/') + 1, w->target, &id, &out->mount_unique_id) < 0)
 		return -EAGAIN;
 	out->mount_id = (int)id;
@@ -307,7 +310,7 @@ static int check_mounted(const struct mountfd_ops *ops, struct libmnt_context *c
 int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt,
 		       const struct mountfd_request *rq, struct mount_reply *out)
 {
-	struct walked w = { .target = -1, .source = -1, .trusted_parent = -1 };
+	struct walked w = { .target = -1, .source = -1, .fixed_parent = -1 };
 	struct mountfd_opts o = { 0 };
 	struct libmnt_context *own = NULL;
 	char fdpath[32];
@@ -338,9 +341,8 @@ int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt
 	if (r < 0)
 		goto out;
 	/* where the walked directory is now, as the mount table names it:
-	 * only root could have renamed a directory on the way when the parent
-	 * is trusted, and no link was followed */
-	if (w.trusted_parent >= 0 && strlen(rq->target) < sizeof(out->mountpoint)) {
+	 * the path itself, when only root could have changed what it names */
+	if (w.target_fixed && strlen(rq->target) < sizeof(out->mountpoint)) {
 		strcpy(out->mountpoint, rq->target);
 	} else {
 		mountfd_fd_path(w.target, fdpath, sizeof(fdpath));

@@ -180,11 +180,18 @@ static void builder_done(struct builder *b)
 
 static int builder_add_step(struct builder *b, enum plan_step_kind kind, size_t *ret)
 {
-	struct plan_step *nv = realloc(b->steps, (b->n_steps + 1) * sizeof(*nv));
+	struct plan_step *nv = b->steps;
 
-	if (!nv)
-		return -ENOMEM;
-	b->steps = nv;
+	/* doubled: one step at a time copied every step made so far */
+	if (b->n_steps == b->cap_steps) {
+		size_t cap = b->cap_steps ? 2 * b->cap_steps : 16;
+
+		nv = reallocarray(b->steps, cap, sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		b->steps = nv;
+		b->cap_steps = cap;
+	}
 	memset(&nv[b->n_steps], 0, sizeof(*nv));
 	nv[b->n_steps].kind = kind;
 	*ret = b->n_steps++;
@@ -618,7 +625,8 @@ static int attach_deps(struct builder *b, const size_t *inv, size_t *count)
 	return 0;
 }
 
-/* Moves the steps into @ret in the order @perm (@inv: its inverse). */
+/* Moves the steps into @ret in the order @perm (@inv: its inverse, used
+ * up on the way). */
 static int emit_plan(struct builder *b, const size_t *perm, size_t *inv, size_t *scratch, struct plan *ret)
 {
 	struct plan_step *steps;
@@ -629,15 +637,27 @@ static int emit_plan(struct builder *b, const size_t *perm, size_t *inv, size_t 
 	r = attach_deps(b, inv, scratch);
 	if (r < 0)
 		return r;
-	steps = calloc(b->n_steps ? b->n_steps : 1, sizeof(*steps));
-	if (!steps)
-		return -ENOMEM;
-	for (size_t k = 0; k < b->n_steps; k++)
-		steps[k] = b->steps[perm[k]];
+	/* in place, one cycle of @perm at a time (@inv marks the steps
+	 * placed): a second array of steps would be as large again */
+	steps = b->steps;
+	for (size_t k = 0; k < b->n_steps; k++) {
+		struct plan_step first;
+		size_t j = k;
+
+		if (inv[k] == SIZE_MAX)
+			continue;
+		first = steps[k];
+		while (perm[j] != k) {
+			steps[j] = steps[perm[j]];
+			inv[j] = SIZE_MAX;
+			j = perm[j];
+		}
+		steps[j] = first;
+		inv[j] = SIZE_MAX;
+	}
 	*ret = (struct plan){ .steps = steps, .n_steps = b->n_steps };
-	free(b->steps);
 	b->steps = NULL;
-	b->n_steps = 0;
+	b->n_steps = b->cap_steps = 0;
 	return 0;
 }
 

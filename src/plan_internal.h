@@ -35,7 +35,7 @@ struct builder {
 	const struct plan_input *in;
 	struct diag_list *diags;
 	struct plan_step *steps; /* in creation order */
-	size_t n_steps;
+	size_t n_steps, cap_steps;
 	struct edge *edges;
 	size_t n_edges;
 	size_t *entry_step; /* per fstab entry: its MOUNT step */

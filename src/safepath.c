@@ -42,20 +42,23 @@ struct walk {
 	int dirfd;
 	bool borrowed; /* dirfd is the caller's (a cached directory): not closed */
 	unsigned links;
-	/* only root can change what the path walked so far names: each name
-	 * in it sits in a trusted directory, or is root's in a sticky
-	 * directory of root's (/tmp) */
-	bool fixed;
-	bool here_trusted, here_sticky; /* the directory reached: dir_is_trusted(),
-					   sticky and root's */
+	struct safepath_trust trust; /* of the path walked so far */
 	char shown[PATH_MAX]; /* the path as walked so far, for messages */
 };
 
 /* How a walk ended, for the cache. */
 struct walk_end {
 	unsigned links; /* links followed */
-	bool trusted; /* fixed, and the directory reached is trusted */
+	struct safepath_trust trust;
 };
+
+/* The walk enters a directory (or ends at a name) with the status @st. */
+static void trust_enter(struct safepath_trust *t, const struct stat *st)
+{
+	t->fixed = t->fixed && (t->trusted || (t->sticky && st->st_uid == 0));
+	t->trusted = dir_is_trusted(st);
+	t->sticky = st->st_uid == 0 && (st->st_mode & S_ISVTX);
+}
 
 /* The walk moves on to @fd; the directory it leaves is closed unless it is
  * borrowed. */
@@ -87,7 +90,7 @@ static int walk_link(struct walk *w, int linkfd, char **rest)
 		return -ENOMEM;
 	free(*rest);
 	*rest = joined;
-	w->fixed = false; /* a walk through a link is never kept */
+	w->trust.fixed = false; /* a walk through a link is never kept */
 	if (target[0] == '/') {
 		int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
@@ -149,9 +152,7 @@ static int walk_one(struct walk *w, const char *name, char **rest, mode_t mkdir_
 		close(fd);
 		return r < 0 ? r : 1;
 	}
-	w->fixed = w->fixed && (w->here_trusted || (w->here_sticky && st.st_uid == 0));
-	w->here_trusted = dir_is_trusted(&st);
-	w->here_sticky = st.st_uid == 0 && (st.st_mode & S_ISVTX);
+	trust_enter(&w->trust, &st);
 	walk_enter(w, fd);
 	return 1;
 }
@@ -162,30 +163,32 @@ static int open_root(struct walk *w)
 	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct stat st;
 
-	w->fixed = fd >= 0 && fstat(fd, &st) == 0;
-	w->here_trusted = w->fixed && dir_is_trusted(&st);
-	w->here_sticky = w->fixed && st.st_uid == 0 && (st.st_mode & S_ISVTX);
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		w->trust = (struct safepath_trust){ .fixed = true, .trusted = true };
+		trust_enter(&w->trust, &st);
+	}
 	return fd;
 }
 
 /*
  * The walk of @rel (relative, may be "") from @start, a directory the
- * caller walked to as @shown (borrowed: not closed) and found trusted or
- * not (@start_trusted, as struct safepath_dir.trusted), or from "/" when
- * @start is -1.  @end: NULL, or how the walk ended.
+ * caller walked to as @shown (borrowed: not closed) with the trust
+ * @start_trust (NULL: none), or from "/" when @start is -1.  @end: NULL,
+ * or how the walk ended.
  */
-static int walk_from(int start, bool start_trusted, const char *shown, const char *rel,
-		     mode_t mkdir_mode, int *ret_fd, struct walk_end *end, char *why, size_t len)
+static int walk_from(int start, const struct safepath_trust *start_trust, const char *shown,
+		     const char *rel, mode_t mkdir_mode, int *ret_fd, struct walk_end *end,
+		     char *why, size_t len)
 {
-	struct walk w = {
-		.dirfd = start, .borrowed = start >= 0, .fixed = start_trusted, .here_trusted = start_trusted
-	};
+	struct walk w = { .dirfd = start, .borrowed = start >= 0 };
 	char *rest = NULL, *name, *save = NULL;
 	bool missing = false;
 	int r = 0;
 
 	if (ret_fd)
 		*ret_fd = -1;
+	if (start_trust)
+		w.trust = *start_trust;
 	snprintf(w.shown, sizeof(w.shown), "%s", shown);
 	if (start < 0)
 		w.dirfd = open_root(&w);
@@ -239,7 +242,7 @@ static int walk_from(int start, bool start_trusted, const char *shown, const cha
 		}
 	}
 	if (end)
-		*end = (struct walk_end){ .links = w.links, .trusted = w.fixed && w.here_trusted };
+		*end = (struct walk_end){ .links = w.links, .trust = w.trust };
 out:
 	free(rest);
 	if (w.dirfd >= 0 && !w.borrowed)
@@ -253,7 +256,7 @@ int safepath_open(const char *path, mode_t mkdir_mode, int *ret_fd, char *why, s
 		*ret_fd = -1;
 	if (path[0] != '/')
 		return -EINVAL;
-	return walk_from(-1, false, "", path + 1, mkdir_mode, ret_fd, NULL, why, len);
+	return walk_from(-1, NULL, "", path + 1, mkdir_mode, ret_fd, NULL, why, len);
 }
 
 /* ------------------------------------------------------------ the cache */
@@ -285,7 +288,8 @@ static void dir_drop(struct safepath_dir *c)
 
 /* Keeps @fd, walked to as @path without a link, for the next walks (the
  * oldest entry makes room).  Returns: the entry, or NULL when not kept. */
-static const struct safepath_dir *dirs_add(struct safepath_dirs *d, const char *path, int fd, bool trusted)
+static const struct safepath_dir *dirs_add(struct safepath_dirs *d, const char *path, int fd,
+					   const struct safepath_trust *trust)
 {
 	struct safepath_dir *c = &d->v[d->next];
 	char *copy = strdup(path);
@@ -296,7 +300,7 @@ static const struct safepath_dir *dirs_add(struct safepath_dirs *d, const char *
 		return NULL;
 	}
 	dir_drop(c);
-	*c = (struct safepath_dir){ .path = copy, .fd = keep, .trusted = trusted };
+	*c = (struct safepath_dir){ .path = copy, .fd = keep, .trust = *trust };
 	d->next = (d->next + 1) % SAFEPATH_DIRS_MAX;
 	return c;
 }
@@ -324,19 +328,19 @@ int safepath_open_cached(struct safepath_dirs *d, const char *path, mode_t mkdir
 			kept = &d->v[i];
 	if (!kept) {
 		c = dirs_ancestor(d, parent, false);
-		r = walk_from(c ? c->fd : -1, c && c->trusted, c ? c->path : "",
+		r = walk_from(c ? c->fd : -1, c ? &c->trust : NULL, c ? c->path : "",
 			      parent + (c ? strlen(c->path) + 1 : 1), mkdir_mode, &pfd, &up, why, len);
 		if (r < 0)
 			return r;
 		/* only a walk without links: its path names the directory */
 		if (up.links == 0)
-			kept = dirs_add(d, parent, pfd, up.trusted);
+			kept = dirs_add(d, parent, pfd, &up.trust);
 	}
-	r = walk_from(kept ? kept->fd : pfd, false, parent, slash + 1, mkdir_mode, ret_fd, &last, why, len);
+	r = walk_from(kept ? kept->fd : pfd, kept ? &kept->trust : NULL, parent, slash + 1,
+		      mkdir_mode, ret_fd, &last, why, len);
 	if (pfd >= 0)
 		close(pfd);
-	/* the parent says where the mount point is only when no link led on */
-	if (r == 0 && ret_parent && last.links == 0)
+	if (r == 0 && ret_parent && last.links == 0 && last.trust.fixed)
 		*ret_parent = kept;
 	return r;
 }

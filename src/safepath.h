@@ -57,15 +57,23 @@ int safepath_open(const char *path, mode_t mkdir_mode, int *ret_fd, char *why, s
 /* Directories a pass of walks opened (safepath_open_cached());
  * zero-initialised is empty. */
 #define SAFEPATH_DIRS_MAX 16
+
+/* Who can change a path, as the walk found it. */
+struct safepath_trust {
+	/* only root can change what the path names: each name in it sits in
+	 * a trusted directory, or is root's in a sticky one of root's (/tmp) */
+	bool fixed;
+	/* the directory itself is owned by root and writable by neither group
+	 * nor others (nor a named user of an ACL: its mask is the group
+	 * bits): only root can rename or replace a name in it */
+	bool trusted;
+	bool sticky; /* the directory is root's and sticky */
+};
+
 struct safepath_dir {
 	char *path; /* absolute, normalised, reached by a walk without links; NULL: free */
 	int fd; /* O_PATH of that directory, opened by the walk (only with @path) */
-	/* only root can rename or replace a name in this directory, or change
-	 * what @path names: it is owned by root and writable by neither group
-	 * nor others (nor a named user of an ACL: its mask is the group
-	 * bits), and so is each directory above it, except that a sticky one
-	 * of root's (/tmp) may hold it or its ancestor when that is root's */
-	bool trusted;
+	struct safepath_trust trust;
 };
 struct safepath_dirs {
 	struct safepath_dir v[SAFEPATH_DIRS_MAX];
@@ -76,10 +84,11 @@ struct safepath_dirs {
  * safepath_open_cached:
  * @d: the cache of the pass, or NULL (then as safepath_open())
  * @path, @mkdir_mode, @ret_fd, @why, @len: as safepath_open()
- * @ret_parent: NULL, or where to say which cached directory holds the last
- *              component of @path: borrowed, valid until the next call on
- *              @d; NULL when the parent is not kept (reached through a
- *              link, @d NULL, or on error)
+ * @ret_parent: NULL, or where to say which cached directory the last
+ *              component of @path was opened in, when only root can change
+ *              what @path names (no link on the way, each name fixed:
+ *              struct safepath_trust): borrowed, valid until the next call
+ *              on @d; else NULL
  *
  * safepath_open(), with the parent directory of @path walked once a pass:
  * sibling entries share the descriptor the first walk opened, and a parent

@@ -118,46 +118,6 @@ static bool resolve_path(const char *path, char buf[static PATH_MAX])
 	return true;
 }
 
-/* The directory the last path resolved was in, resolved: the entries of
- * an fstab are mostly siblings, and each then costs one lstat(2). */
-struct resolved_dir {
-	char dir[PATH_MAX], real[PATH_MAX];
-	bool found;
-};
-
-/*
- * resolve_path() for an absolute, normalised @path, with its directory
- * resolved once for all its entries (@rd): when the last name is no link,
- * the real path is the real directory and the name.  *@ret_mode: what
- * @path leads to (st_mode), 0 when not known.
- */
-static bool resolve_path_in(struct resolved_dir *rd, const char *path, char buf[static PATH_MAX],
-			    mode_t *ret_mode)
-{
-	const char *slash = strrchr(path, '/');
-	size_t n = slash ? (size_t)(slash - path) : 0;
-	struct stat st;
-
-	*ret_mode = 0;
-	if (!slash || n == 0 || n >= sizeof(rd->dir))
-		return resolve_path(path, buf);
-	if (strncmp(rd->dir, path, n) != 0 || rd->dir[n] != '\0') {
-		memcpy(rd->dir, path, n);
-		rd->dir[n] = '\0';
-		rd->found = resolve_path(rd->dir, rd->real);
-	}
-	if (!rd->found)
-		return false; /* no directory, no entry in it */
-	if ((size_t)snprintf(buf, PATH_MAX, "%s%s", strcmp(rd->real, "/") ? rd->real : "", slash) >= PATH_MAX)
-		return resolve_path(path, buf);
-	if (lstat(buf, &st) < 0)
-		return false;
-	if (S_ISLNK(st.st_mode))
-		return resolve_path(path, buf);
-	*ret_mode = st.st_mode;
-	return true;
-}
-
 /* The link check the mount itself makes (safepath_check()), made for the
  * plan too, so that --dry-run and check show it; only paths that lead
  * through a link (@real is not @path) can fail it.  Returns: why refused
@@ -319,15 +279,164 @@ static int resolve_local(struct libmnt_table *tb, const char *path, char out[sta
 	return path_normalize(out);
 }
 
+/* ------------------------------------------------------------ resolved directories */
+
+/*
+ * The directories on the way to the fstab's paths, resolved once a pass:
+ * the entries of an fstab are mostly siblings or nested, and a path below
+ * a kept directory then costs one statx(2), where resolve_local() walks
+ * every component from "/" again.  Only directories reached without a
+ * link and looked up in local ones are kept; anything else goes the long
+ * way, with the same result.
+ */
+#define RESOLVED_MAX 16
+
+struct resolved_dir {
+	char *dir; /* as the fstab writes it (normalised); NULL: a free slot */
+	char *real; /* where it leads */
+	int fd; /* O_PATH of it; -1: it does not exist (nor does anything below) */
+	bool local; /* on a local filesystem: its names may be looked up */
+};
+
+struct resolver {
+	struct libmnt_table *tb; /* for mount_is_local() */
+	struct resolved_dir v[RESOLVED_MAX];
+	size_t next; /* the slot the next directory takes (the oldest) */
+};
+
+static void resolver_done(struct resolver *rs)
+{
+	for (size_t i = 0; i < RESOLVED_MAX; i++) {
+		free(rs->v[i].dir);
+		free(rs->v[i].real);
+		if (rs->v[i].fd >= 0)
+			close(rs->v[i].fd);
+		rs->v[i] = (struct resolved_dir){ .fd = -1 };
+	}
+}
+
+static const struct resolved_dir *resolver_keep(struct resolver *rs, const char *dir, size_t n,
+						const char *real, int fd, bool local)
+{
+	struct resolved_dir *d = &rs->v[rs->next];
+	char *dcopy = strndup(dir, n), *rcopy = strdup(real);
+
+	if (!dcopy || !rcopy) {
+		free(dcopy);
+		free(rcopy);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	free(d->dir);
+	free(d->real);
+	if (d->fd >= 0)
+		close(d->fd);
+	*d = (struct resolved_dir){ .dir = dcopy, .real = rcopy, .fd = fd, .local = local };
+	rs->next = (rs->next + 1) % RESOLVED_MAX;
+	return d;
+}
+
+/*
+ * The first @n bytes of @path, a directory, resolved: kept, or looked up
+ * as a name in its own (resolved) parent.  NULL: the long way (a link, a
+ * directory that is not local, no memory, too deep).
+ */
+static const struct resolved_dir *resolver_dir(struct resolver *rs, const char *path, size_t n, unsigned depth)
+{
+	const struct resolved_dir *p;
+	const char *name;
+	char real[PATH_MAX];
+	struct statx stx;
+	size_t pn;
+	int fd = -1;
+
+	for (size_t i = 0; i < RESOLVED_MAX; i++)
+		if (rs->v[i].dir && strlen(rs->v[i].dir) == n && strncmp(rs->v[i].dir, path, n) == 0)
+			return &rs->v[i];
+	if (depth > 32 || n >= PATH_MAX)
+		return NULL;
+	if (n == 1) { /* "/" */
+		fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0) {
+			if (fd >= 0)
+				close(fd);
+			return NULL;
+		}
+		return resolver_keep(rs, "/", 1, "/", fd, mount_is_local(rs->tb, stx.stx_mnt_id));
+	}
+	for (pn = n; path[pn - 1] != '/';)
+		pn--;
+	name = path + pn;
+	p = resolver_dir(rs, path, pn > 1 ? pn - 1 : 1, depth + 1);
+	if (!p || (p->fd >= 0 && !p->local))
+		return NULL;
+	if ((size_t)snprintf(real, sizeof(real), "%s/%.*s", strcmp(p->real, "/") ? p->real : "",
+			     (int)(n - pn), name) >= sizeof(real))
+		return NULL;
+	if (p->fd >= 0) {
+		char nm[NAME_MAX + 1];
+
+		if (n - pn > NAME_MAX)
+			return NULL;
+		memcpy(nm, name, n - pn);
+		nm[n - pn] = '\0';
+		/* cached attributes, no automount: no server is asked */
+		if (statx(p->fd, nm, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
+			  STATX_TYPE | STATX_MNT_ID, &stx) == 0) {
+			if (S_ISLNK(stx.stx_mode) || !(stx.stx_mask & STATX_MNT_ID))
+				return NULL;
+			if (S_ISDIR(stx.stx_mode) &&
+			    (fd = openat(p->fd, nm, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC)) < 0)
+				return NULL;
+		} else if (errno != ENOENT && errno != ENOTDIR) {
+			return NULL;
+		}
+	}
+	return resolver_keep(rs, path, n, real, fd, fd >= 0 && mount_is_local(rs->tb, stx.stx_mnt_id));
+}
+
+/*
+ * @path (absolute, normalised) resolved below its kept directory: 1 it
+ * exists (@buf, *@ret_mode), 0 it does not (@buf: where it would be);
+ * -EAGAIN: the long way.
+ */
+static int resolver_path(struct resolver *rs, const char *path, char buf[static PATH_MAX], mode_t *ret_mode)
+{
+	const char *slash = strrchr(path, '/');
+	const struct resolved_dir *d;
+	struct statx stx;
+
+	*ret_mode = 0;
+	if (path[0] != '/' || !path_is_normalized(path) || !slash[1])
+		return -EAGAIN;
+	d = resolver_dir(rs, path, slash == path ? 1 : (size_t)(slash - path), 0);
+	if (!d || (d->fd >= 0 && !d->local) ||
+	    (size_t)snprintf(buf, PATH_MAX, "%s%s", strcmp(d->real, "/") ? d->real : "", slash) >= PATH_MAX)
+		return -EAGAIN;
+	if (d->fd < 0)
+		return 0; /* below a directory that is not there */
+	if (statx(d->fd, slash + 1, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
+		  STATX_TYPE, &stx) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -EAGAIN;
+	if (S_ISLNK(stx.stx_mode))
+		return -EAGAIN;
+	*ret_mode = stx.stx_mode;
+	return 1;
+}
+
 /* Where each path the entry uses leads now (fstab_path.real), for the
  * planner's edges (C09): a bind source through a link lands below the
  * mount point it points into. */
-static void resolve_uses(struct libmnt_table *tb, struct fstab_entry *e)
+static void resolve_uses(struct resolver *rs, struct fstab_entry *e)
 {
 	char buf[PATH_MAX];
+	mode_t mode;
 
 	for (size_t k = 0; k < e->n_paths; k++)
-		if (resolve_local(tb, e->paths[k].path, buf) == 0 && strcmp(buf, e->paths[k].path) != 0)
+		if ((resolver_path(rs, e->paths[k].path, buf, &mode) >= 0 ||
+		     resolve_local(rs->tb, e->paths[k].path, buf) == 0) &&
+		    strcmp(buf, e->paths[k].path) != 0)
 			e->paths[k].real = strdup(buf);
 }
 
@@ -338,26 +447,25 @@ static void resolve_uses(struct libmnt_table *tb, struct fstab_entry *e)
  * block the early pass). */
 static void resolve_targets(struct fstab *f, bool local_only)
 {
-	struct libmnt_table *tb = mnt_new_table_from_file(MOUNTINFO_PATH);
-	_cleanup_free_ struct resolved_dir *rd = calloc(1, sizeof(*rd));
+	struct resolver rs = { .tb = mnt_new_table_from_file(MOUNTINFO_PATH) };
 	char buf[PATH_MAX];
 
+	for (size_t i = 0; i < RESOLVED_MAX; i++)
+		rs.v[i].fd = -1;
 	for (size_t i = 0; i < f->n_entries; i++) {
 		struct fstab_entry *e = &f->entries[i];
-		bool found;
 
 		if (local_only && e->remote)
 			continue;
-		found = rd ? resolve_path_in(rd, e->target, buf, &e->target_mode)
-			   : resolve_path(e->target, buf);
 		/* not there yet: where the links that are there lead */
-		if (!found && resolve_local(tb, e->target, buf) < 0)
+		if (resolver_path(&rs, e->target, buf, &e->target_mode) < 0 &&
+		    !resolve_path(e->target, buf) && resolve_local(rs.tb, e->target, buf) < 0)
 			strcpy(buf, e->target);
 		if (strcmp(buf, e->target) != 0) {
 			e->target_real = strdup(buf);
 			e->refused = refuse_links("mount point", e->target, buf);
 		}
-		resolve_uses(tb, e);
+		resolve_uses(&rs, e);
 		/* the link check of a bind source, on what the local walk
 		 * found: no server is asked at plan time */
 		for (size_t k = 0; k < e->n_paths && !e->refused; k++)
@@ -365,7 +473,8 @@ static void resolve_targets(struct fstab *f, bool local_only)
 				e->refused =
 					refuse_links("bind source", e->paths[k].path, e->paths[k].real);
 	}
-	mnt_unref_table(tb);
+	mnt_unref_table(rs.tb);
+	resolver_done(&rs);
 }
 
 /* Lines of the fstab that other tools own (swap, ...) are left alone: a
