@@ -36,6 +36,7 @@
 #include "fstab.h"
 #include "input.h"
 #include "units.h"
+#include "optstr.h"
 
 #define FSTAB_MAX_BYTES (4u << 20)
 #define FSTAB_MAX_FIELDS 6
@@ -206,7 +207,7 @@ out:
 static bool is_selected(const char *opts, char *const *select)
 {
 	for (size_t i = 0; opts && select[i]; i++)
-		if (mnt_optstr_get_option(opts, select[i], NULL, NULL) == 0)
+		if (optstr_get(opts, select[i], NULL, NULL))
 			return true;
 	return false;
 }
@@ -589,7 +590,7 @@ static int warn_unselected(struct parser *p, const char *opts)
 
 static bool has_option(const char *opts, const char *name)
 {
-	return opts && mnt_optstr_get_option(opts, name, NULL, NULL) == 0;
+	return optstr_get(opts, name, NULL, NULL);
 }
 
 /* Why a selected line is another tool's (C10), or NULL when storaged's:

@@ -340,6 +340,7 @@ static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, con
 		.options = options ? options : "",
 		.no_helper = true, /* runs_here() checked */
 		.dirs = &pool->dirs,
+		.opts_memo = &pool->opts_memo,
 	};
 
 	out->error = 0;
@@ -650,6 +651,7 @@ void mount_pool_close(struct mount_pool *pool)
 	free(pool->v);
 	free(pool->known);
 	safepath_dirs_forget(&pool->dirs, NULL);
+	mountfd_opts_memo_done(&pool->opts_memo);
 	mnt_free_context(pool->cxt);
 	if (pool->root_checked && pool->rootfd >= 0)
 		close(pool->rootfd);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "mountfd.h"
 #include "safepath.h"
 
 #include "fstab.h"
@@ -47,6 +48,7 @@ struct mount_pool {
 	/* directories the mounts run here walked to (safepath_open_cached()),
 	 * dropped when a mount may cover them */
 	struct safepath_dirs dirs;
+	struct mountfd_opts_memo opts_memo; /* for the mounts run here */
 };
 
 /* mount_reply.error of a reply that is not the last: the helper exited 0

@@ -16,6 +16,7 @@
 #include "mountfd_walk.h"
 #include "safepath.h"
 #include "util.h"
+#include "optstr.h"
 
 /* The descriptors one mount's walks opened. */
 struct walked {
@@ -42,7 +43,7 @@ static mode_t mkdir_mode(const char *options)
 	size_t n = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (mnt_optstr_get_option(options, names[i], &v, &n) == 0) {
+		if (optstr_get(options, names[i], &v, &n)) {
 			if (!v || n == 0)
 				return 0755; /* libmount's default */
 			return (mode_t)strtoul(v, NULL, 8) ?: 0755;
@@ -55,7 +56,7 @@ static bool has_option(const char *options, const char *name)
 	char *v;
 	size_t n;
 
-	return mnt_optstr_get_option(options, name, &v, &n) == 0;
+	return optstr_get(options, name, &v, &n);
 }
 
 static int open_paths(const struct mountfd_request *rq, struct walked *w, char *msg, size_t len)
@@ -323,7 +324,8 @@ int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt
 	r = open_paths(rq, &w, out->message, sizeof(out->message));
 	if (r < 0)
 		goto out;
-	if (by_new_api(rq) && mountfd_parse_options(rq->options, &o) == 0 && (!rq->bind || w.source >= 0)) {
+	if (by_new_api(rq) && mountfd_parse_options_memo(rq->opts_memo, rq->options, &o) == 0 &&
+	    (!rq->bind || w.source >= 0)) {
 		r = mount_fs_fast(ops, rq, &w, &o, out);
 		if (r < 0)
 			r = mount_new_api(ops, rq, &w, &o, &mfd, out->message, sizeof(out->message));

@@ -33,6 +33,8 @@ struct mountfd_request {
 	/* the pass's cache of walked directories (safepath_open_cached()), or
 	 * NULL; the caller forgets the mount point after the mount */
 	struct safepath_dirs *dirs;
+	/* the pass's last split of an options string, or NULL */
+	struct mountfd_opts_memo *opts_memo;
 };
 
 /**

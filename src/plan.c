@@ -31,6 +31,7 @@
 #include "plan_identity.h"
 #include "plan_internal.h"
 #include "units.h"
+#include "optstr.h"
 
 /* ------------------------------------------------------------ small helpers */
 
@@ -125,8 +126,7 @@ static bool mounted_matches(const struct plan_input *in, const struct fstab_entr
  * without systemd there is no autofs and storaged mounts it. */
 static bool automount_serves(const struct fstab_entry *e, const char *type)
 {
-	return streq(type, "autofs") &&
-	       mnt_optstr_get_option(e->options, "x-systemd.automount", NULL, NULL) == 0;
+	return streq(type, "autofs") && optstr_get(e->options, "x-systemd.automount", NULL, NULL);
 }
 
 /* The entry's mount point is taken: by its own filesystem (done) or by

@@ -37,6 +37,7 @@
 #include "plan_predict.h"
 #include "units.h"
 #include "util.h"
+#include "optstr.h"
 
 struct predictor {
 	const struct plan_input *in;
@@ -312,7 +313,7 @@ static int predict_degraded(struct predictor *pr, size_t i)
 
 	if (e->bind || !e->fstype || streq(e->fstype, "auto") || streq(e->fstype, "none") ||
 	    predict_fstype_in(e->fstype, (char *[]){ "btrfs", NULL }) ||
-	    mnt_optstr_get_option(e->mount_options, "degraded", NULL, NULL) != 0)
+	    !optstr_get(e->mount_options, "degraded", NULL, NULL))
 		return 0;
 	return predict(pr, i, "'degraded' is a btrfs option; %s does not take it: remove it (%s:%u)",
 		       e->fstype, fstab_file(pr), e->line);
@@ -498,8 +499,7 @@ static int predict_tmpfs_numbers(struct predictor *pr, size_t i)
 	if (!streq(e->fstype, "tmpfs") || !e->options)
 		return 0;
 	for (size_t k = 0; k < ARRAY_SIZE(names); k++)
-		if (mnt_optstr_get_option(e->options, names[k], &v, &n) == 0 &&
-		    !tmpfs_number_ok(v, v ? n : 0, k == 0))
+		if (optstr_get(e->options, names[k], &v, &n) && !tmpfs_number_ok(v, v ? n : 0, k == 0))
 			return predict(pr, i,
 				       "tmpfs refuses %s=%.*s: write a whole number with at most one "
 				       "suffix k, m, g, t, p or e%s (%s:%u)",

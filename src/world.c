@@ -19,6 +19,7 @@
 #include "status_live.h"
 #include "sysinfo.h"
 #include "world.h"
+#include "optstr.h"
 
 /* An empty value counts as unset, so that a caller can clear one with
  * VAR= in front of a command. */
@@ -570,7 +571,7 @@ static void warn_auto(const struct fstab *f, struct diag_list *dl)
 	for (size_t i = 0; i < f->n_entries; i++) {
 		const struct fstab_entry *e = &f->entries[i];
 
-		if (mnt_optstr_get_option(e->options, "noauto", NULL, NULL) != 0)
+		if (!optstr_get(e->options, "noauto", NULL, NULL))
 			diag_warning(dl, f->file, e->line,
 				     "'%s' is handed to storaged but has no noauto: systemd-fstab-generator and `mount -a` mount it too, racing storaged; add noauto to its options",
 				     e->target);

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Options of an fstab line, asked for one by one. */
+#ifndef STORAGED_OPTSTR_H
+#define STORAGED_OPTSTR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <libmount.h>
+
+/**
+ * optstr_get:
+ * @opts: an fstab options string (decoded), or NULL
+ * @name: an option's name
+ * @ret_value, @ret_len: as mnt_optstr_get_option() (may be NULL): the
+ *                       value, borrowed from @opts, and its length in bytes
+ *
+ * mnt_optstr_get_option(), which parses every option of @opts up to the
+ * one asked for, after a strstr(3) that tells at once of most options that
+ * are not there (their name is nowhere in the string): an entry is asked
+ * for a dozen options on its way from the fstab to its mount.
+ *
+ * Returns: true when @opts has the option @name.
+ */
+static inline bool optstr_get(const char *opts, const char *name, char **ret_value, size_t *ret_len)
+{
+	return opts && strstr(opts, name) && mnt_optstr_get_option(opts, name, ret_value, ret_len) == 0;
+}
+
+#endif
