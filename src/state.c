@@ -515,6 +515,29 @@ static size_t mangled_len(char c)
 	return strchr(" \t\n\\", c) ? 4 : 1;
 }
 
+/* "key = value": what state_write_kv() writes of a short value that needs
+ * no escape. */
+static void put_word(FILE *f, const char *key, const char *word)
+{
+	fputs(key, f);
+	fputs(" = ", f);
+	fputs(word, f);
+	fputc('\n', f);
+}
+
+/* "key = N", in decimal; without printf(3)'s machinery, which was most of
+ * the instructions of the record each mount appends */
+static void put_number(FILE *f, const char *key, unsigned long long n)
+{
+	char buf[24], *p = buf + sizeof(buf);
+
+	*--p = '\0';
+	do
+		*--p = (char)('0' + n % 10);
+	while ((n /= 10) > 0);
+	put_word(f, key, p);
+}
+
 /*
  * inih as built by distributions reads lines of at most 200 bytes, so a long
  * value (a deep mount point, a libmount error message) is written as
@@ -528,11 +551,7 @@ int state_write_kv(FILE *f, const char *key, const char *value)
 	if (!value)
 		return 0;
 	if (strlen(value) <= max && value[strcspn(value, " \t\n\\")] == '\0') {
-		/* the common case: written as is, without a copy */
-		fputs(key, f);
-		fputs(" = ", f);
-		fputs(value, f);
-		fputc('\n', f);
+		put_word(f, key, value); /* the common case: as is, without a copy */
 		return 0;
 	}
 	do {
@@ -555,7 +574,8 @@ static int write_record(FILE *f, const struct state_record *rec)
 {
 	int r;
 
-	fprintf(f, "\n[record]\nkind = %s\n", kind_names[rec->kind]);
+	fputs("\n[record]\n", f);
+	put_word(f, "kind", kind_names[rec->kind]);
 	r = state_write_kv(f, "id", rec->id);
 	if (!r)
 		r = state_write_kv(f, "source", rec->source);
@@ -565,10 +585,14 @@ static int write_record(FILE *f, const struct state_record *rec)
 		r = state_write_kv(f, "reason", rec->reason);
 	if (!r)
 		r = state_write_kv(f, "mountpoint", rec->mountpoint);
-	fprintf(f, "status = %s\nseq = %u\nduration_usec = %llu\nnofail = %s\nrecursive = %s\nmount_id = %u\nmount_unique_id = %llu\ncomplete = yes\n",
-		status_names[rec->status], rec->seq, (unsigned long long)rec->duration_usec,
-		rec->nofail ? "yes" : "no", rec->recursive ? "yes" : "no", rec->mount_id,
-		(unsigned long long)rec->mount_unique_id);
+	put_word(f, "status", status_names[rec->status]);
+	put_number(f, "seq", rec->seq);
+	put_number(f, "duration_usec", rec->duration_usec);
+	put_word(f, "nofail", rec->nofail ? "yes" : "no");
+	put_word(f, "recursive", rec->recursive ? "yes" : "no");
+	put_number(f, "mount_id", rec->mount_id);
+	put_number(f, "mount_unique_id", rec->mount_unique_id);
+	fputs("complete = yes\n", f);
 	return r;
 }
 
