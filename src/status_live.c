@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -124,6 +125,26 @@ static enum live_status check_btrfs(const struct live_input *in, const char *fsi
 	return LIVE_DEGRADED;
 }
 
+/*
+ * Did another mount take over storaged's mount ID on @mp?  The table's
+ * ID (STATX_MNT_ID) is reused once freed: a mount made on @mp after
+ * storaged's was unmounted may carry it; the never-reused one
+ * (STATX_MNT_ID_UNIQUE, Linux 6.8) tells, as `stop` does (undo.c).  False
+ * when unknown: an older record or kernel, or statx(2) saw another mount
+ * than the table's @ours.
+ */
+static bool id_taken_over(const struct state_record *rec, const char *mp, struct libmnt_fs *ours)
+{
+	const int at = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT;
+	struct statx stx;
+
+	if (!rec->mount_unique_id || statx(AT_FDCWD, mp, at, STATX_MNT_ID, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID) || stx.stx_mnt_id != (uint64_t)mnt_fs_get_id(ours) ||
+	    statx(AT_FDCWD, mp, at, STATX_MNT_ID_UNIQUE, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID_UNIQUE))
+		return false;
+	return stx.stx_mnt_id != rec->mount_unique_id;
+}
+
 static enum live_status check_mount(const struct live_input *in, const struct state_record *rec,
 				    char *detail, size_t len)
 {
@@ -143,6 +164,12 @@ static enum live_status check_mount(const struct live_input *in, const struct st
 	if (!ours && !top) {
 		snprintf(detail, len, "unmounted since storaged mounted it (mount ID %u)", rec->mount_id);
 		return LIVE_GONE;
+	}
+	if (ours && ours == top && id_taken_over(rec, mp, ours)) {
+		snprintf(detail, len,
+			 "another mount on %s now: %s (%s), with the mount ID %u of storaged's, which was unmounted",
+			 mp, mnt_fs_get_source(top) ?: "?", mnt_fs_get_fstype(top) ?: "?", rec->mount_id);
+		return LIVE_REPLACED;
 	}
 	if (!ours || top != ours) {
 		snprintf(detail, len, "%s on %s now: %s (%s, mount ID %d), not storaged's mount (ID %u)",
