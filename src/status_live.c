@@ -145,11 +145,34 @@ static bool id_taken_over(const struct state_record *rec, const char *mp, struct
 	return stx.stx_mnt_id != rec->mount_unique_id;
 }
 
+const char *live_mount_moved(struct libmnt_table *tb, const struct state_record *rec)
+{
+	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs;
+	const char *found = NULL;
+	struct statx stx;
+
+	if (!itr || !rec->mount_id || !rec->mount_unique_id)
+		goto out;
+	while (!found && mnt_table_next_fs(tb, itr, &fs) == 0) {
+		const char *t = mnt_fs_get_target(fs);
+
+		if (mnt_fs_get_id(fs) == (int)rec->mount_id && t &&
+		    statx(AT_FDCWD, t, AT_NO_AUTOMOUNT | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
+		    (stx.stx_mask & STATX_MNT_ID_UNIQUE) && stx.stx_mnt_id == rec->mount_unique_id)
+			found = t;
+	}
+out:
+	mnt_free_iter(itr);
+	return found;
+}
+
 static enum live_status check_mount(const struct live_input *in, const struct state_record *rec,
 				    char *detail, size_t len)
 {
 	const char *mp = rec->mountpoint ? rec->mountpoint : rec->id;
 	struct libmnt_fs *ours = NULL, *top;
+	const char *moved;
 	char fsid[64];
 
 	top = mounts_on(in->mountinfo, mp, rec->status == STATE_PRESENT ? 0 : rec->mount_id, &ours);
@@ -159,6 +182,12 @@ static enum live_status check_mount(const struct live_input *in, const struct st
 		if (top)
 			return LIVE_AS_RECORDED;
 		snprintf(detail, len, "nothing is mounted on %s any more", mp);
+		return LIVE_GONE;
+	}
+	if (!ours && !top && (moved = live_mount_moved(in->mountinfo, rec))) {
+		snprintf(detail, len,
+			 "storaged's mount (ID %u) is not on %s any more but on %s (moved, or a directory above it renamed); `storaged stop` unmounts it there",
+			 rec->mount_id, mp, moved);
 		return LIVE_GONE;
 	}
 	if (!ours && !top) {
