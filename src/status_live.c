@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -124,11 +125,54 @@ static enum live_status check_btrfs(const struct live_input *in, const char *fsi
 	return LIVE_DEGRADED;
 }
 
+/*
+ * Did another mount take over storaged's mount ID on @mp?  The table's
+ * ID (STATX_MNT_ID) is reused once freed: a mount made on @mp after
+ * storaged's was unmounted may carry it; the never-reused one
+ * (STATX_MNT_ID_UNIQUE, Linux 6.8) tells, as `stop` does (undo.c).  False
+ * when unknown: an older record or kernel, or statx(2) saw another mount
+ * than the table's @ours.
+ */
+static bool id_taken_over(const struct state_record *rec, const char *mp, struct libmnt_fs *ours)
+{
+	const int at = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT;
+	struct statx stx;
+
+	if (!rec->mount_unique_id || statx(AT_FDCWD, mp, at, STATX_MNT_ID, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID) || stx.stx_mnt_id != (uint64_t)mnt_fs_get_id(ours) ||
+	    statx(AT_FDCWD, mp, at, STATX_MNT_ID_UNIQUE, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID_UNIQUE))
+		return false;
+	return stx.stx_mnt_id != rec->mount_unique_id;
+}
+
+const char *live_mount_moved(struct libmnt_table *tb, const struct state_record *rec)
+{
+	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs;
+	const char *found = NULL;
+	struct statx stx;
+
+	if (!itr || !rec->mount_id || !rec->mount_unique_id)
+		goto out;
+	while (!found && mnt_table_next_fs(tb, itr, &fs) == 0) {
+		const char *t = mnt_fs_get_target(fs);
+
+		if (mnt_fs_get_id(fs) == (int)rec->mount_id && t &&
+		    statx(AT_FDCWD, t, AT_NO_AUTOMOUNT | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
+		    (stx.stx_mask & STATX_MNT_ID_UNIQUE) && stx.stx_mnt_id == rec->mount_unique_id)
+			found = t;
+	}
+out:
+	mnt_free_iter(itr);
+	return found;
+}
+
 static enum live_status check_mount(const struct live_input *in, const struct state_record *rec,
 				    char *detail, size_t len)
 {
 	const char *mp = rec->mountpoint ? rec->mountpoint : rec->id;
 	struct libmnt_fs *ours = NULL, *top;
+	const char *moved;
 	char fsid[64];
 
 	top = mounts_on(in->mountinfo, mp, rec->status == STATE_PRESENT ? 0 : rec->mount_id, &ours);
@@ -140,9 +184,21 @@ static enum live_status check_mount(const struct live_input *in, const struct st
 		snprintf(detail, len, "nothing is mounted on %s any more", mp);
 		return LIVE_GONE;
 	}
+	if (!ours && !top && (moved = live_mount_moved(in->mountinfo, rec))) {
+		snprintf(detail, len,
+			 "storaged's mount (ID %u) is not on %s any more but on %s (moved, or a directory above it renamed); `storaged stop` unmounts it there",
+			 rec->mount_id, mp, moved);
+		return LIVE_GONE;
+	}
 	if (!ours && !top) {
 		snprintf(detail, len, "unmounted since storaged mounted it (mount ID %u)", rec->mount_id);
 		return LIVE_GONE;
+	}
+	if (ours && ours == top && id_taken_over(rec, mp, ours)) {
+		snprintf(detail, len,
+			 "another mount on %s now: %s (%s), with the mount ID %u of storaged's, which was unmounted",
+			 mp, mnt_fs_get_source(top) ?: "?", mnt_fs_get_fstype(top) ?: "?", rec->mount_id);
+		return LIVE_REPLACED;
 	}
 	if (!ours || top != ours) {
 		snprintf(detail, len, "%s on %s now: %s (%s, mount ID %d), not storaged's mount (ID %u)",

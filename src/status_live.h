@@ -44,6 +44,21 @@ struct live_input {
 enum live_status live_check(const struct live_input *in, const struct state_record *rec,
 			    char *detail, size_t len);
 
+/**
+ * live_mount_moved:
+ * @tb: the mount table now
+ * @rec: a record of a mount storaged made
+ *
+ * The recorded mount when it is no longer on its recorded mount point: a
+ * mount with its ID elsewhere whose never-reused ID (STATX_MNT_ID_UNIQUE,
+ * Linux 6.8) is the recorded one (an ID alone may have been freed and
+ * given to another mount).  `stop` unmounts it there; `status` says so.
+ *
+ * Returns: its mount point (borrowed from @tb), or NULL (also when the
+ * record or the kernel has no never-reused ID).
+ */
+const char *live_mount_moved(struct libmnt_table *tb, const struct state_record *rec);
+
 /** live_status_name: "gone", "replaced", "degraded"; NULL when as recorded. */
 const char *live_status_name(enum live_status st);
 

@@ -30,6 +30,7 @@
 #include "mount_pool.h"
 #include "mountfd.h"
 #include "state.h"
+#include "status_live.h"
 #include "sysops.h"
 #include "units.h"
 
@@ -218,32 +219,6 @@ static int real_area_setup(void *ud, const struct plan_step *s, struct diag_list
 /* ------------------------------------------------------------------ */
 /* stop's side of mounts */
 
-/* The recorded mount when it is no longer on its recorded mount point: a
- * mount with its ID elsewhere whose never-reused ID is the recorded one
- * (an ID alone may have been freed and given to another mount).  Returns:
- * its mount point (borrowed from @tb), or NULL. */
-static const char *recorded_mount_moved(struct libmnt_table *tb, const struct state_record *rec)
-{
-	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *fs;
-	const char *found = NULL;
-	struct statx stx;
-
-	if (!itr || !rec->mount_id || !rec->mount_unique_id)
-		goto out;
-	while (!found && mnt_table_next_fs(tb, itr, &fs) == 0) {
-		const char *t = mnt_fs_get_target(fs);
-
-		if (mnt_fs_get_id(fs) == (int)rec->mount_id && t &&
-		    statx(AT_FDCWD, t, AT_NO_AUTOMOUNT | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
-		    (stx.stx_mask & STATX_MNT_ID_UNIQUE) && stx.stx_mnt_id == rec->mount_unique_id)
-			found = t;
-	}
-out:
-	mnt_free_iter(itr);
-	return found;
-}
-
 static int real_mount_inspect(void *ud, const struct state_record *rec, struct mount_view *ret)
 {
 	const char *mp = rec->mountpoint ? rec->mountpoint : rec->id;
@@ -258,7 +233,7 @@ static int real_mount_inspect(void *ud, const struct state_record *rec, struct m
 	while (r == 0 && !v.recorded_present && mnt_table_next_fs(tb, itr, &fs) == 0)
 		v.recorded_present = strcmp(mnt_fs_get_target(fs), mp) == 0 &&
 				     (!rec->mount_id || mnt_fs_get_id(fs) == (int)rec->mount_id);
-	if (r == 0 && !v.recorded_present && (mp = recorded_mount_moved(tb, rec))) {
+	if (r == 0 && !v.recorded_present && (mp = live_mount_moved(tb, rec))) {
 		v.recorded_present = true;
 		v.location = strdup(mp);
 		if (!v.location)
