@@ -18,9 +18,13 @@
  * waits for whatever entry or area lies above it. */
 struct fstab_path {
 	const char *option; /* static: "lowerdir", "upperdir", "workdir",
-			       "datadir", "loop", "bind", "image file" or
-			       "x-systemd.requires-mounts-for" */
+			       "datadir", "loop", "bind", "image file",
+			       "credentials", "source" (a FUSE or eCryptfs
+			       source directory), "branch" (a union
+			       filesystem's) or "x-systemd.requires-mounts-for" */
 	char *path; /* owned: absolute, normalised (path_normalize()) */
+	bool glob; /* @path is a glob(7) pattern (a mergerfs branch such as
+		      "/mnt/disk*"): it waits for every mount point it matches */
 	char *real; /* owned, set by the caller (I/O): @path with the links
 		       that exist at plan time resolved; NULL when the same
 		       or not resolved */

@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,8 +176,8 @@ static void print_use(char *buf, size_t len, const struct fstab_path *u)
 {
 	if (streq(u->option, "bind") || streq(u->option, "loop"))
 		snprintf(buf, len, "%s source %s", u->option, u->path);
-	else if (streq(u->option, "image file"))
-		snprintf(buf, len, "image file %s", u->path);
+	else if (streq(u->option, "image file") || streq(u->option, "source") || streq(u->option, "branch"))
+		snprintf(buf, len, "%s %s", u->option, u->path);
 	else
 		snprintf(buf, len, "%s=%s", u->option, u->path);
 }
@@ -199,10 +200,35 @@ static int add_use_edge(struct builder *b, size_t i, const char *use, const char
 				area ? "area " : "", name);
 }
 
+/* A glob pattern (a mergerfs branch "/mnt/disk*") waits for every mount
+ * point it matches as mergerfs expands it (glob(3): '/' matched only
+ * literally), and for what holds the directory its pattern starts in. */
+static int add_glob_edges(struct builder *b, size_t i, const char *use, const char *pattern)
+{
+	size_t fixed = strcspn(pattern, "*?[");
+	char dir[PATH_MAX];
+	int r = 0;
+
+	while (fixed > 1 && pattern[fixed - 1] != '/')
+		fixed--;
+	if (fixed > 1)
+		fixed--; /* "/mnt", not "/mnt/" */
+	snprintf(dir, sizeof(dir), "%.*s", (int)fixed, pattern);
+	for (size_t j = 0; r >= 0 && j < b->in->fstab->n_entries; j++) {
+		const char *target = builder_entry(b, j)->target;
+
+		if (j != i && fnmatch(pattern, target, FNM_PATHNAME | FNM_PERIOD) == 0)
+			r = builder_add_edge(b, b->entry_step[i], b->entry_step[j], EDGE_SOURCE,
+					     "%s matches %s", use, target);
+	}
+	return r < 0 ? r : add_use_edge(b, i, use, dir, NULL);
+}
+
 /* Rule 2 for every path the entry uses besides its mount point (C09):
  * overlay layers, upper and work directories, bind and loop sources, image
- * files, x-systemd.requires-mounts-for=; each as written and as the links
- * that exist now resolve it.  A mount point reached through a link waits
+ * files, credentials files, FUSE sources and union branches,
+ * x-systemd.requires-mounts-for=; each as written and as the links that
+ * exist now resolve it.  A mount point reached through a link waits
  * for the entry above where it leads. */
 static int add_used_path_edges(struct builder *b, size_t i)
 {
@@ -213,6 +239,10 @@ static int add_used_path_edges(struct builder *b, size_t i)
 
 	for (size_t k = 0; r >= 0 && k < e->n_paths; k++) {
 		print_use(use, sizeof(use), &e->paths[k]);
+		if (e->paths[k].glob) {
+			r = add_glob_edges(b, i, use, e->paths[k].path);
+			continue;
+		}
 		r = add_use_edge(b, i, use, e->paths[k].path, NULL);
 		if (r >= 0 && e->paths[k].real)
 			r = add_use_edge(b, i, use, e->paths[k].real, e->paths[k].real);

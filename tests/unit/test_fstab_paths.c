@@ -243,6 +243,49 @@ static void test_c09_resolved_paths(void **state)
 	world_done(&w);
 }
 
+/* The kind of C09 beyond overlay: a file a mount helper reads, the directory
+ * a FUSE program or eCryptfs is handed, a union filesystem's branches. */
+static void test_c09_helper_files_and_fuse_sources(void **state)
+{
+	struct world w = { 0 };
+
+	assert_int_equal(world_plan(&w,
+				    "//srv/share /mnt/cifs cifs credentials=/etc/s/cred,x-storaged 0 0\n"
+				    "//srv/b /mnt/cifs2 smb3 cred=\"/etc/s/b\\040cred\",x-storaged 0 0\n"
+				    "/srv/d1/sub /mnt/bfs fuse.bindfs perms=0700,x-storaged 0 0\n"
+				    "bindfs#/srv/d2/x /mnt/old fuse x-storaged 0 0\n"
+				    "/srv/d1=RW:/srv/d2=NC,100G /mnt/pool fuse.mergerfs allow_other,x-storaged 0 0\n"
+				    "/srv/d* /mnt/pool2 mergerfs allow_other,x-storaged 0 0\n"
+				    "mhddfs#/srv/d1,/srv/d2 /mnt/mh fuse x-storaged 0 0\n"
+				    "/srv/d2/.private /mnt/ecr ecryptfs key=passphrase,x-storaged 0 0\n"
+				    "user@host:/srv/d1 /mnt/ssh fuse.sshfs x-storaged 0 0\n"
+				    "/dev/sdz1 /mnt/ntfs fuse.ntfs-3g x-storaged 0 0\n"
+				    "LABEL=s /etc/s xfs x-storaged 0 0\n"
+				    "LABEL=d1 /srv/d1 xfs x-storaged 0 0\n"
+				    "LABEL=d2 /srv/d2 xfs x-storaged 0 0\n"
+				    "LABEL=d3 /srv/other xfs x-storaged 0 0\n",
+				    false),
+			 0);
+	assert_waits(&w.plan, "/mnt/cifs", "/etc/s", "credentials=/etc/s/cred is below /etc/s");
+	assert_waits(&w.plan, "/mnt/cifs2", "/etc/s", "credentials=/etc/s/b cred is below /etc/s");
+	assert_waits(&w.plan, "/mnt/bfs", "/srv/d1", "source /srv/d1/sub is below /srv/d1");
+	assert_waits(&w.plan, "/mnt/old", "/srv/d2", "source /srv/d2/x is below /srv/d2");
+	assert_int_equal(w.fstab.entries[4].n_paths, 2);
+	assert_string_equal(w.fstab.entries[4].paths[1].path, "/srv/d2");
+	assert_waits(&w.plan, "/mnt/pool", "/srv/d1", "branch /srv/d1 is below /srv/d1");
+	assert_waits(&w.plan, "/mnt/pool", "/srv/d2", "branch /srv/d2 is below /srv/d2");
+	assert_true(w.fstab.entries[5].paths[0].glob);
+	assert_waits(&w.plan, "/mnt/pool2", "/srv/d1", "branch /srv/d* matches /srv/d1");
+	assert_waits(&w.plan, "/mnt/pool2", "/srv/d2", "branch /srv/d* matches /srv/d2");
+	assert_waits(&w.plan, "/mnt/mh", "/srv/d2", "branch /srv/d2 is below /srv/d2");
+	assert_waits(&w.plan, "/mnt/ecr", "/srv/d2", "source /srv/d2/.private is below /srv/d2");
+	/* remote and device sources use no path; a pattern matches whole names */
+	assert_int_equal(w.fstab.entries[8].n_paths, 0);
+	assert_int_equal(w.fstab.entries[9].n_paths, 0);
+	assert_int_equal(mount_step(&w.plan, "/mnt/pool2", NULL)->n_deps, 2);
+	world_done(&w);
+}
+
 /* ------------------------------------------------------------ local pass, degraded */
 
 static void test_c17_network_deferred(void **state)
@@ -306,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_c09_overlay_dirs),
 		cmocka_unit_test(test_c09_images_and_requires_mounts_for),
 		cmocka_unit_test(test_c09_resolved_paths),
+		cmocka_unit_test(test_c09_helper_files_and_fuse_sources),
 		cmocka_unit_test(test_c17_network_deferred),
 		cmocka_unit_test(test_degraded_option_is_consent),
 	};
