@@ -54,8 +54,8 @@ void exec_register_step(struct run *rn, const struct plan_step *s)
  * fs/btrfs/super.c btrfs_control_ioctl() calls btrfs_scan_one_device(name,
  * BLK_OPEN_READ, false) for BTRFS_IOC_DEVICES_READY exactly as for
  * BTRFS_IOC_SCAN_DEV, then compares the filesystem's num_devices with
- * total_devices (the same in the oldest btrfs_control_ioctl() that has
- * the ioctl, where both call btrfs_scan_one_device(name, FMODE_READ, ...)).
+ * total_devices (so did Linux 3.x, where both cases called
+ * btrfs_scan_one_device(vol->name, FMODE_READ, ...)).
  * A device not yet registered by this run is
  * recorded as registered, or warned about as exec_register_once() would.
  * Returns: true when the kernel says every member is known.
