@@ -408,7 +408,7 @@ static bool try_start(struct run *rn, size_t i)
 	}
 	switch (s->kind) {
 	case PLAN_REGISTER:
-		exec_register_once(rn, s->devnode);
+		exec_register_step(rn, s);
 		rn->steps[i].out = OUT_OK;
 		break;
 	case PLAN_ASSEMBLE:

@@ -85,6 +85,9 @@ void exec_report_status(const struct run *rn, const char *fmt, ...) _printf_(2, 
 
 /* Register @devnode unless this run already did (failures are warnings). */
 void exec_register_once(struct run *rn, const char *devnode);
+/* A REGISTER step: registers now, or leaves it to the ASSEMBLE step's first
+ * look when the plan saw the filesystem complete. */
+void exec_register_step(struct run *rn, const struct plan_step *s);
 /* Start the wait step @i: its deadline, and its record for a btrfs set. */
 void exec_start_wait(struct run *rn, size_t i);
 /* Re-check every running wait against one fresh look at the devices. */

@@ -32,23 +32,71 @@ void exec_register_once(struct run *rn, const char *devnode)
 		log_warning(rn->cx->log, "out of memory tracking registered members");
 }
 
+/*
+ * A REGISTER step (plan.c: one per member present when planned, before the
+ * filesystem's ASSEMBLE step, which depends on all of them).  When the plan
+ * saw the filesystem complete, its registrations are left to the ASSEMBLE
+ * step's first look, which follows in the same pass (start_ready()):
+ * assemble_check() registers every member this run has not, except the one
+ * it asks BTRFS_IOC_DEVICES_READY about, which that ioctl registers itself
+ * (so one BTRFS_IOC_SCAN_DEV per filesystem is saved).  Otherwise the
+ * member is registered at once, as the wait may last.
+ */
+void exec_register_step(struct run *rn, const struct plan_step *s)
+{
+	if (s->num_devices > 0 && s->n_present >= s->num_devices)
+		return;
+	exec_register_once(rn, s->devnode);
+}
+
+/*
+ * BTRFS_IOC_DEVICES_READY on @devnode, which registers it first: Linux
+ * fs/btrfs/super.c btrfs_control_ioctl() calls btrfs_scan_one_device(name,
+ * BLK_OPEN_READ, false) for BTRFS_IOC_DEVICES_READY exactly as for
+ * BTRFS_IOC_SCAN_DEV, then compares the filesystem's num_devices with
+ * total_devices (so did Linux 3.x, where both cases called
+ * btrfs_scan_one_device(vol->name, FMODE_READ, ...)).
+ * A device not yet registered by this run is
+ * recorded as registered, or warned about as exec_register_once() would.
+ * Returns: true when the kernel says every member is known.
+ */
+static bool ready_registers(struct run *rn, const char *devnode)
+{
+	bool known = strv_contains(rn->registered, devnode);
+	int r = rn->cx->ops->devices_ready(rn->cx->ud, devnode);
+
+	if (known)
+		return r == 1;
+	if (r < 0) {
+		log_warning(rn->cx->log, "%s: cannot register btrfs member: %s", devnode, strerror(-r));
+		return false;
+	}
+	log_debug(rn->cx->log, "%s: registered btrfs member (by BTRFS_IOC_DEVICES_READY)", devnode);
+	if (strv_extend(&rn->registered, devnode) < 0)
+		log_warning(rn->cx->log, "out of memory tracking registered members");
+	return r == 1;
+}
+
 /* Register the members of @fsid present in @l; true when all are there
- * and the kernel agrees (BTRFS_IOC_DEVICES_READY). */
+ * and the kernel agrees (BTRFS_IOC_DEVICES_READY, which registers the
+ * member it is asked about: see ready_registers()). */
 static bool assemble_check(struct run *rn, const struct btrfs_fs_list *l, const char *fsid,
 			   struct sighting *seen)
 {
 	const struct btrfs_filesystem *fs = btrfs_fs_list_find(l, fsid);
+	bool complete;
 
 	if (!fs)
 		return false;
-	for (size_t m = 0; m < fs->n_members; m++)
+	complete = btrfs_filesystem_complete(fs) && fs->n_members > 0;
+	/* when complete, members[0] is registered by the readiness check below */
+	for (size_t m = complete ? 1 : 0; m < fs->n_members; m++)
 		exec_register_once(rn, fs->members[m].dev->devnode);
 	seen->present = fs->n_members;
 	seen->expected = fs->num_devices;
 	btrfs_format_missing(fs, seen->missing, sizeof(seen->missing));
 	btrfs_format_stale(fs, seen->stale, sizeof(seen->stale));
-	return btrfs_filesystem_complete(fs) && fs->n_members > 0 &&
-	       rn->cx->ops->devices_ready(rn->cx->ud, fs->members[0].dev->devnode) == 1;
+	return complete && ready_registers(rn, fs->members[0].dev->devnode);
 }
 
 static void wait_done(struct run *rn, size_t i, const struct sighting *seen)

@@ -40,6 +40,8 @@ struct fake {
 	const char *late_target; /* its helper says "not yet mounted" first (C15) */
 	uint64_t late_usec; /* ... and the mount comes this much later (INFINITY: never) */
 	bool late_reported;
+	bool both_present; /* devid 2 is there from the start */
+	int ready_error; /* BTRFS_IOC_DEVICES_READY fails with it (negative errno) */
 };
 
 static void record(struct fake *f, const char *fmt, ...)
@@ -59,9 +61,13 @@ static int fake_register(void *ud, const char *devnode)
 	return 0;
 }
 
+/* BTRFS_IOC_DEVICES_READY: registers @devnode, then says whether all are known */
 static int fake_ready(void *ud, const char *devnode)
 {
-	return 1;
+	struct fake *f = ud;
+
+	record(f, "devices_ready %s", devnode);
+	return f->ready_error ? f->ready_error : 1;
 }
 
 static void add_member(struct inventory *inv, const char *node, uint64_t devid)
@@ -87,7 +93,7 @@ static int fake_rescan(void *ud, struct inventory *ret, struct diag_list *dl)
 
 	*ret = (struct inventory){ 0 };
 	add_member(ret, "/dev/a", 1);
-	if (f->member_arrives && f->clock >= f->member_arrives)
+	if (f->both_present || (f->member_arrives && f->clock >= f->member_arrives))
 		add_member(ret, "/dev/b", 2);
 	return 0;
 }
@@ -359,7 +365,7 @@ static void test_member_arrives_during_wait(void **unused)
 
 	btrfs_plan(s, &e, d, false);
 	assert_int_equal(run(&f, s, 3, &st, &sum), 0);
-	assert_string_equal(f.calls, "register /dev/a;register /dev/b;ready " FSID
+	assert_string_equal(f.calls, "register /dev/a;register /dev/b;devices_ready /dev/a;ready " FSID
 				     ";mount /data -o noatime;");
 	/* appended as steps end, rewritten whole once at the end */
 	assert_true(f.n_saves > 1);
@@ -368,6 +374,63 @@ static void test_member_arrives_during_wait(void **unused)
 	assert_int_equal(sum.n_degraded, 0);
 	assert_true(f.clock < 5 * SEC);
 	assert_int_equal(state_find(&st, STATE_BTRFS, FSID)->status, STATE_DONE);
+	state_done(&st);
+}
+
+/* Both members there when planned: the REGISTER steps leave the work to the
+ * ASSEMBLE step's first look, which registers devid 2 and asks
+ * BTRFS_IOC_DEVICES_READY about devid 1, which registers it: one ioctl less. */
+static void run_both_present(struct fake *f, struct state *st, struct exec_summary *sum)
+{
+	struct fstab_entry e = entry("/data", "noatime", false);
+	struct plan_dep d[3] = { dep_on(0), dep_on(1), dep_on(2) };
+	struct plan_step s[4] = {
+		{ .kind = PLAN_REGISTER, .devnode = (char *)"/dev/a", .devid = 1 },
+		{ .kind = PLAN_REGISTER, .devnode = (char *)"/dev/b", .devid = 2 },
+		{ .kind = PLAN_ASSEMBLE, .deps = &d[0], .n_deps = 2, .timeout_usec = 5 * SEC },
+		mount_step(&e, &d[2], 1),
+	};
+
+	s[3].is_btrfs = true;
+	for (size_t i = 0; i < 3; i++) {
+		strcpy(s[i].fsid, FSID);
+		s[i].num_devices = 2;
+		s[i].n_present = 2;
+	}
+	assert_int_equal(run(f, s, 4, st, sum), 0);
+}
+
+static void test_complete_registered_by_ready(void **unused)
+{
+	struct fake f = { .both_present = true };
+	struct state st = { 0 };
+	struct exec_summary sum;
+
+	run_both_present(&f, &st, &sum);
+	assert_string_equal(f.calls, "register /dev/b;devices_ready /dev/a;ready " FSID
+				     ";mount /data -o noatime;");
+	assert_int_equal(sum.n_failed, 0);
+	assert_int_equal(f.clock, 0);
+	assert_int_equal(state_find(&st, STATE_BTRFS, FSID)->status, STATE_DONE);
+	state_done(&st);
+}
+
+/* The readiness check (the registration) of devid 1 fails: the set is never
+ * ready; at the deadline it is incomplete as before, and every look asks again. */
+static void test_complete_ready_fails(void **unused)
+{
+	const char *first = "register /dev/b;devices_ready /dev/a;devices_ready /dev/a;";
+	struct fake f = { .both_present = true, .ready_error = -ENODEV, .noise = true };
+	struct state st = { 0 };
+	struct exec_summary sum;
+
+	run_both_present(&f, &st, &sum);
+	assert_true(strncmp(f.calls, first, strlen(first)) == 0);
+	assert_null(strstr(f.calls, "register /dev/a"));
+	assert_null(strstr(f.calls, "mount /data"));
+	assert_int_equal(f.clock, 5 * SEC);
+	assert_int_equal(sum.n_failed, 1);
+	assert_int_equal(state_find(&st, STATE_BTRFS, FSID)->status, STATE_INCOMPLETE);
 	state_done(&st);
 }
 
@@ -649,6 +712,8 @@ int main(void)
 		cmocka_unit_test(test_done_step_not_mounted),
 		cmocka_unit_test(test_member_arrives_during_wait),
 		cmocka_unit_test(test_member_missing_not_allowed),
+		cmocka_unit_test(test_complete_registered_by_ready),
+		cmocka_unit_test(test_complete_ready_fails),
 		cmocka_unit_test(test_member_missing_degraded_allowed),
 		cmocka_unit_test(test_critical_path_first),
 		cmocka_unit_test(test_at_most_jobs_at_once),
