@@ -433,6 +433,17 @@ static int entry_parse_options(struct parser *p, struct fstab_entry *e)
 
 		if (!name || (v && !value))
 			return -ENOMEM;
+		/* "=" or "=x" (libmount 2.38 reads them as a name starting
+		 * with '='): mount(2) drops it unseen, mount(8) ("unsupported
+		 * option format") and fsconfig(2) ("Unknown parameter") refuse
+		 * it, so whether the mount works would depend on the path */
+		if (nsz == 0 || name[0] == '=') {
+			r = line_error(p, "option '%s%s%s' has an empty name; mount(8) and the kernel's mount API refuse it: remove it, or write NAME=VALUE",
+				       name, v ? "=" : "", value ?: "");
+			if (r == -ENOMEM)
+				return r;
+			continue;
+		}
 		k = opt_apply(p, e, &st, name, value);
 		/* btrfs: storaged adds "degraded" itself, only once the device
 		 * timeout has passed with members missing (C03) */

@@ -410,6 +410,29 @@ static void test_errors_one_pass(void **state)
 	diag_list_done(&dl);
 }
 
+/* An option with an empty name ("=", "=x"): mount(2) drops it unseen,
+ * mount(8) and fsconfig(2) refuse it; refused here, with its line, so that
+ * --dry-run and start agree. */
+static void test_option_without_name(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct fstab f = { 0 };
+
+	assert_int_equal(parse_str(&f,
+				   "tmpfs /a tmpfs =,x-storaged 0 0\n"
+				   "tmpfs /b tmpfs size=1M,=,x-storaged 0 0\n"
+				   "tmpfs /c tmpfs x-storaged,=x 0 0\n"
+				   "tmpfs /d tmpfs x-storaged,,size=1M 0 0\n",
+				   NULL, &dl),
+			 -EINVAL);
+	assert_int_equal(dl.n, 3);
+	assert_error(&dl, 0, 1, "option '=' has an empty name");
+	assert_error(&dl, 1, 2, "option '=' has an empty name");
+	assert_error(&dl, 2, 3, "option '=x' has an empty name");
+	assert_null(f.entries);
+	diag_list_done(&dl);
+}
+
 static void test_error_lines_add_up(void **state)
 {
 	/* Every bad option of one line is reported, not only the first. */
@@ -606,6 +629,7 @@ int main(void)
 		cmocka_unit_test(test_degraded),
 		cmocka_unit_test(test_errors_one_pass),
 		cmocka_unit_test(test_error_lines_add_up),
+		cmocka_unit_test(test_option_without_name),
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_unknown_systemd_option_ignored),
 		cmocka_unit_test(test_previous_errors_do_not_count),
