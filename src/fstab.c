@@ -641,6 +641,17 @@ static int note_skipped(struct parser *p, struct fstab *f, const char *source, c
 	return 0;
 }
 
+/* x-storaged on a swap line asks storaged for what it never does: a
+ * warning says so where it shows (the line is still left alone);
+ * _netdev alone is systemd's swap on iSCSI, noted only (C10). */
+static int warn_claimed_swap(struct parser *p, struct libmnt_fs *fs)
+{
+	if (!streq(mnt_fs_get_fstype(fs) ?: "", "swap") || !has_option(mnt_fs_get_options(fs), "x-storaged"))
+		return 0;
+	return diag_warning(p->diags, p->file, p->line,
+			    "a swap line: activating swap is not storaged's job (swapon(8) and systemd's swap units do it), so storaged leaves it alone; remove x-storaged from it");
+}
+
 static int handle_fs(struct parser *p, struct fstab *f, size_t *cap, struct libmnt_fs *fs)
 {
 	struct fstab_entry e;
@@ -652,8 +663,10 @@ static int handle_fs(struct parser *p, struct fstab *f, size_t *cap, struct libm
 		return warn_unselected(p, mnt_fs_get_options(fs));
 	}
 	why = owned_elsewhere(fs);
-	if (why)
-		return note_skipped(p, f, mnt_fs_get_source(fs), why);
+	if (why) {
+		r = warn_claimed_swap(p, fs);
+		return r < 0 ? r : note_skipped(p, f, mnt_fs_get_source(fs), why);
+	}
 	r = entry_fill(p, fs, &e);
 	if (r < 0)
 		return r;
