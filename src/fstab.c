@@ -336,9 +336,10 @@ static int opt_duration(struct parser *p, const struct opt_def *d, const char *v
 	if (!value || units_parse_duration(value, &v) < 0)
 		return line_error(p, "%s='%s' is not a duration; write e.g. 90s, 2min or infinity",
 				  d->name, value ?: "");
+	/* "0.1us" is 0 too: microseconds are the smallest unit */
 	if (d->own && v == 0 && d->kind == OPT_MOUNT_TIMEOUT)
-		return line_error(p, "%s=0 would abandon the mount at once; write e.g. 90s, or infinity for no limit",
-				  d->name);
+		return line_error(p, "%s=%s is below 1us, the smallest unit, and would abandon the mount at once; write e.g. 90s, or infinity for no limit",
+				  d->name, value);
 	if (!d->own && *own_seen)
 		return 0;
 	/* systemd reads 0 as "no timeout"; the x-storaged spelling means 0. */

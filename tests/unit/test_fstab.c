@@ -332,6 +332,13 @@ static void test_zero_mount_timeout(void **state)
 	assert_int_equal(dl.n, 1);
 	assert_int_equal(dl.v[0].line, 1);
 	assert_non_null(strstr(dl.v[0].msg, "x-storaged.mount-timeout=0"));
+	diag_list_done(&dl);
+	/* below the smallest unit: named as written, with that unit */
+	assert_int_equal(parse_str(&f, "tmpfs /z tmpfs x-storaged,x-storaged.mount-timeout=0.1us 0 0\n",
+				   NULL, &dl),
+			 -EINVAL);
+	assert_int_equal(dl.n, 1);
+	assert_non_null(strstr(dl.v[0].msg, "x-storaged.mount-timeout=0.1us is below 1us"));
 	fstab_done(&f);
 	diag_list_done(&dl);
 }
