@@ -111,8 +111,9 @@ static int resolve_inodes(const struct area_config *a, const struct area_survey 
 		snprintf(extra, sizeof(extra), " + %llu reserved by %s", (unsigned long long)res,
 			 a->fs ? a->fs : "ext4");
 	r->nr_inodes = n + res;
-	snprintf(r->inodes_how, sizeof(r->inodes_how), "%llu (auto: %llu entries × %.1f%s%s)",
-		 (unsigned long long)r->nr_inodes, (unsigned long long)s->inodes, a->headroom,
+	snprintf(r->inodes_how, sizeof(r->inodes_how), "%llu (auto: %llu %s × %.1f%s%s)",
+		 (unsigned long long)r->nr_inodes, (unsigned long long)s->inodes,
+		 s->inodes == 1 ? "entry" : "entries", a->headroom,
 		 n == AUTO_MIN_INODES ? ", minimum 1024" : "", extra);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -65,11 +66,19 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 	struct sysops so;
 	struct undo_ctx cx = { .ops = &sysops_ops, .ud = &so, .log = lg };
 	struct state st = { 0 };
+	struct stat dir_st;
 	int lock, failed;
 
 	if (o->dry_run) {
 		log_error(lg, "stop: --dry-run is not supported; `storaged status` shows what stop would undo");
 		return EXIT_CONFIG;
+	}
+	/* no state directory: no storaged set anything up with it (start
+	 * makes it before its first step), and stop must not make one */
+	if (lstat(o->state_dir, &dir_st) < 0 && errno == ENOENT) {
+		log_info(lg, "nothing to undo: storaged set nothing up with state directory '%s' (it does not exist)",
+			 o->state_dir);
+		return 0;
 	}
 	end_resident(o, lg);
 	/* a start still waiting for nofail entries' devices holds the lock */

@@ -375,7 +375,7 @@ const struct key_def config_keys[] = {
 	{ SECTION_STORAGED, "device-timeout", parse_duration, S(device_timeout_usec), 0, DURATION_EXPECT },
 	{ SECTION_STORAGED, "degraded", parse_degraded, S(degraded), 0, "'no' or 'after-timeout'" },
 	{ SECTION_STORAGED, "mount-timeout", parse_duration_positive, S(mount_timeout_usec), 0,
-	  "a duration above 0 (e.g. 90s, 2min, infinity)" },
+	  "a duration of at least 1us, the smallest unit (e.g. 90s, 2min, infinity)" },
 	{ SECTION_STORAGED, "jobs", parse_jobs, S(jobs), 0, "a number of parallel jobs, 1..64" },
 	{ SECTION_STORAGED, "hotplug", parse_bool, S(hotplug), 0, BOOL_EXPECT },
 	{ SECTION_AREA, "path", parse_dir, A(path), 0, "an absolute directory other than /, without '..'" },

@@ -336,9 +336,10 @@ static int opt_duration(struct parser *p, const struct opt_def *d, const char *v
 	if (!value || units_parse_duration(value, &v) < 0)
 		return line_error(p, "%s='%s' is not a duration; write e.g. 90s, 2min or infinity",
 				  d->name, value ?: "");
+	/* "0.1us" is 0 too: microseconds are the smallest unit */
 	if (d->own && v == 0 && d->kind == OPT_MOUNT_TIMEOUT)
-		return line_error(p, "%s=0 would abandon the mount at once; write e.g. 90s, or infinity for no limit",
-				  d->name);
+		return line_error(p, "%s=%s is below 1us, the smallest unit, and would abandon the mount at once; write e.g. 90s, or infinity for no limit",
+				  d->name, value);
 	if (!d->own && *own_seen)
 		return 0;
 	/* systemd reads 0 as "no timeout"; the x-storaged spelling means 0. */
@@ -433,6 +434,17 @@ static int entry_parse_options(struct parser *p, struct fstab_entry *e)
 
 		if (!name || (v && !value))
 			return -ENOMEM;
+		/* "=" or "=x" (libmount 2.38 reads them as a name starting
+		 * with '='): mount(2) drops it unseen, mount(8) ("unsupported
+		 * option format") and fsconfig(2) ("Unknown parameter") refuse
+		 * it, so whether the mount works would depend on the path */
+		if (nsz == 0 || name[0] == '=') {
+			r = line_error(p, "option '%s%s%s' has an empty name; mount(8) and the kernel's mount API refuse it: remove it, or write NAME=VALUE",
+				       name, v ? "=" : "", value ?: "");
+			if (r == -ENOMEM)
+				return r;
+			continue;
+		}
 		k = opt_apply(p, e, &st, name, value);
 		/* btrfs: storaged adds "degraded" itself, only once the device
 		 * timeout has passed with members missing (C03) */
@@ -630,6 +642,17 @@ static int note_skipped(struct parser *p, struct fstab *f, const char *source, c
 	return 0;
 }
 
+/* x-storaged on a swap line asks storaged for what it never does: a
+ * warning says so where it shows (the line is still left alone);
+ * _netdev alone is systemd's swap on iSCSI, noted only (C10). */
+static int warn_claimed_swap(struct parser *p, struct libmnt_fs *fs)
+{
+	if (!streq(mnt_fs_get_fstype(fs) ?: "", "swap") || !has_option(mnt_fs_get_options(fs), "x-storaged"))
+		return 0;
+	return diag_warning(p->diags, p->file, p->line,
+			    "a swap line: activating swap is not storaged's job (swapon(8) and systemd's swap units do it), so storaged leaves it alone; remove x-storaged from it");
+}
+
 static int handle_fs(struct parser *p, struct fstab *f, size_t *cap, struct libmnt_fs *fs)
 {
 	struct fstab_entry e;
@@ -641,8 +664,10 @@ static int handle_fs(struct parser *p, struct fstab *f, size_t *cap, struct libm
 		return warn_unselected(p, mnt_fs_get_options(fs));
 	}
 	why = owned_elsewhere(fs);
-	if (why)
-		return note_skipped(p, f, mnt_fs_get_source(fs), why);
+	if (why) {
+		r = warn_claimed_swap(p, fs);
+		return r < 0 ? r : note_skipped(p, f, mnt_fs_get_source(fs), why);
+	}
 	r = entry_fill(p, fs, &e);
 	if (r < 0)
 		return r;

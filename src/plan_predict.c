@@ -9,6 +9,8 @@
  *   2. mounts: the filesystem type against the kernel's list, its module
  *      aliases and the mount.TYPE helpers; the mount point (exists, or
  *      can be made with X-mount.mkdir); a bind or loop source that exists;
+ *      the source of a filesystem on a block device that is one (or an
+ *      image libmount makes a loop device for);
  *      the lower, upper and work directories of an overlay;
  *   3. btrfs: a filesystem with members missing, whose mounts may not be
  *      degraded (degraded = no), fails at the deadline unless the members
@@ -34,6 +36,7 @@
 #include "area_size.h"
 #include "copy.h"
 #include "copy_spawn.h"
+#include "fsfacts.h"
 #include "plan_predict.h"
 #include "units.h"
 #include "util.h"
@@ -45,6 +48,8 @@ struct predictor {
 	struct plan *p;
 	struct plan_predictions *out;
 	char **fstypes; /* kernel types, NULL until first needed */
+	char **dev_types; /* those of them /proc/filesystems lists without
+			     "nodev": they mount a block device */
 	bool fstypes_loaded;
 	bool aliases_loaded; /* modules.alias added to fstypes */
 	/* below_pending(): the mount points and area paths of the steps still
@@ -55,7 +60,7 @@ struct predictor {
 
 /* ------------------------------------------------------------ pure parsers */
 
-int predict_parse_filesystems_buf(const char *buf, char ***types)
+int predict_parse_filesystems_buf(const char *buf, char ***types, char ***dev_types)
 {
 	/* "nodev\tsysfs\n\text4\n": an optional flag, a tab, the name */
 	for (const char *l = buf; l && *l;) {
@@ -69,6 +74,9 @@ int predict_parse_filesystems_buf(const char *buf, char ***types)
 			n = (size_t)(end - tab - 1);
 			name = strndup(tab + 1, n);
 			if (!name || strv_push(types, strip(name)) < 0)
+				return -ENOMEM;
+			/* no flag: the type needs a device (FS_REQUIRES_DEV) */
+			if (dev_types && tab == l && strv_extend(dev_types, name) < 0)
 				return -ENOMEM;
 		}
 		l = *end ? end + 1 : end;
@@ -229,7 +237,7 @@ static int load_fstypes(struct predictor *pr)
 	pr->fstypes_loaded = true;
 	if (read_text(pr->ps->filesystems_path ?: PREDICT_FILESYSTEMS, &buf) < 0)
 		return -ENOENT;
-	r = predict_parse_filesystems_buf(buf, &pr->fstypes);
+	r = predict_parse_filesystems_buf(buf, &pr->fstypes, &pr->dev_types);
 	free(buf);
 	return r;
 }
@@ -466,6 +474,44 @@ static int predict_source(struct predictor *pr, size_t i)
 		       e->source, fstab_file(pr), e->line, strerror(errno));
 }
 
+/* @fstype mounts a block device: /proc/filesystems lists it without
+ * "nodev", or it is one storaged knows (a module the kernel loads at the
+ * mount).  A list of types ("ext4,xfs") is left alone. */
+static bool needs_block_device(const struct predictor *pr, const char *fstype)
+{
+	if (strchr(fstype, ','))
+		return false;
+	return predict_fstype_in(fstype, pr->dev_types) ||
+	       (fsfacts_is_local(fstype) && !fsfacts_is_nodev(fstype));
+}
+
+/* A filesystem on a block device whose source is a directory or another
+ * file: mount(2) fails with ENOTBLK ("is not a block device").  libmount
+ * sets up a loop device by itself for the loop, offset= and sizelimit=
+ * options, and for a regular file over 1 KiB of a type libblkid knows
+ * (mnt_context_is_loopdev()); a mount.TYPE helper may take any source. */
+static int predict_block_source(struct predictor *pr, size_t i)
+{
+	const struct fstab_entry *e = pr->p->steps[i].entry;
+	struct stat st;
+
+	if (e->bind || e->loop || e->source[0] != '/' || !e->fstype ||
+	    optstr_get(e->options, "offset", NULL, NULL) ||
+	    optstr_get(e->options, "sizelimit", NULL, NULL) || !needs_block_device(pr, e->fstype) ||
+	    has_helper(pr, e->fstype) || below_pending(pr, e->source) ||
+	    waits_on_pending_mount(pr->p, i) || stat(e->source, &st) < 0 || S_ISBLK(st.st_mode) ||
+	    (S_ISREG(st.st_mode) && st.st_size > 1024))
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		return predict(pr, i, "'%s' is a directory, not a block device: %s mounts a device; for a directory use bind, else correct the source (%s:%u)",
+			       e->source, e->fstype, fstab_file(pr), e->line);
+	if (S_ISREG(st.st_mode))
+		return predict(pr, i, "'%s' is a %lld-byte file, not a block device (mount makes a loop device only for an image over 1 KiB): correct the source, or add loop for an image (%s:%u)",
+			       e->source, (long long)st.st_size, fstab_file(pr), e->line);
+	return predict(pr, i, "'%s' is not a block device: %s mounts a device; correct the source (%s:%u)",
+		       e->source, e->fstype, fstab_file(pr), e->line);
+}
+
 /* The kernel's memparse() of a tmpfs number: strtoull (base 0: 0x.., 0..)
  * with at least one digit, at most one suffix K M G T P E, and for size=
  * one '%' (a share of RAM); anything else is "Bad value" (EINVAL).
@@ -661,6 +707,8 @@ static int predict_step(struct predictor *pr, size_t i)
 		if (r == 0 && pr->ps->system_paths)
 			r = predict_source(pr, i);
 		if (r == 0 && pr->ps->system_paths)
+			r = predict_block_source(pr, i);
+		if (r == 0 && pr->ps->system_paths)
 			r = predict_overlay(pr, i);
 		return r;
 	case PLAN_REGISTER:
@@ -682,6 +730,7 @@ int plan_predict(const struct plan_input *in, const struct predict_sources *ps, 
 		n += r > 0 && !predict_is_skip(&p->steps[i]);
 	}
 	strv_free(pr.fstypes);
+	strv_free(pr.dev_types);
 	free(pr.tops);
 	return r < 0 ? r : n;
 }

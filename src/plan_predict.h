@@ -80,10 +80,12 @@ static inline bool predict_is_skip(const struct plan_step *s)
  * predict_parse_filesystems_buf:
  * @buf: /proc/filesystems text ("nodev\tproc\n\text4\n"), NUL-terminated
  * @types: strv the type names are appended to (nodev ones too)
+ * @dev_types: strv the names of the types without "nodev" (they mount a
+ *             block device) are appended to; may be NULL
  *
  * Pure.  Returns: 0 or -ENOMEM.
  */
-int predict_parse_filesystems_buf(const char *buf, char ***types);
+int predict_parse_filesystems_buf(const char *buf, char ***types, char ***dev_types);
 
 /**
  * predict_parse_modules_alias_buf:

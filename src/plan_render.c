@@ -204,14 +204,22 @@ static void area_sizes_values(const struct plan_step *s, FILE *f)
 		area_inodes_key(s), s->sizing.nr_inodes);
 }
 
-/* Control characters and backslashes as \ooo, so that one step stays one
- * line whatever a path or label holds. */
+static bool is_octal(char c)
+{
+	return c >= '0' && c <= '7';
+}
+
+/* Control characters as \ooo, so that one step stays one line whatever a
+ * path or label holds.  A backslash is shown as given ("\04" cut short
+ * at the end of an fstab field, overlay's "\:"), except before three
+ * octal digits, where it would read as an escape: \134 then. */
 static void put_escaped(const char *s, FILE *f)
 {
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 
-		if (c < 0x20 || c == 0x7f || c == '\\')
+		if (c < 0x20 || c == 0x7f ||
+		    (c == '\\' && is_octal(s[1]) && is_octal(s[2]) && is_octal(s[3])))
 			fprintf(f, "\\%03o", c);
 		else
 			fputc(c, f);
@@ -296,7 +304,8 @@ static int text_line(const struct plan *p, size_t i, FILE *out)
  *     1/2 members; 3 /srv: parent mount point)  (nofail)
  *   5 area NAME BACKEND on PATH [fs FS]  size=… nr_inodes=…  (after: …)
  * all on one line each; done steps end in "(done: already mounted)".
- * Control characters and backslashes in names are written as \ooo.
+ * Control characters in names are written as \ooo, and a backslash
+ * before three octal digits as \134.
  */
 int plan_render_text(const struct plan *p, FILE *out)
 {

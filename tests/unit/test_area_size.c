@@ -94,6 +94,9 @@ static void test_auto_minimums(void **state)
 	assert_string_equal(r.size_how, "16M (auto: 4K × 2.0, minimum 16M)");
 	assert_int_equal(r.nr_inodes, 1024);
 	assert_string_equal(r.inodes_how, "1024 (auto: 3 entries × 2.0, minimum 1024)");
+	s = survey(4096, 1); /* the empty directory itself */
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_string_equal(r.inodes_how, "1024 (auto: 1 entry × 2.0, minimum 1024)");
 }
 
 static void test_auto_headroom(void **state)

@@ -789,8 +789,13 @@ static void test_zero_timeouts(void **state)
 	assert_int_equal(parse_str(&c, "[storaged]\ndevice-timeout = 0\nmount-timeout = 0\n", &dl), -EINVAL);
 	assert_int_equal(dl.n, 1);
 	assert_int_equal(dl.v[0].line, 3);
-	assert_non_null(strstr(dl.v[0].msg, "above 0"));
+	assert_non_null(strstr(dl.v[0].msg, "at least 1us"));
 	assert_int_equal(c.device_timeout_usec, 0);
+	config_done(&c);
+	diag_list_done(&dl);
+	/* a unit storaged does not count in: the smallest one is named */
+	assert_int_equal(parse_str(&c, "[storaged]\nmount-timeout = 1ns\n", &dl), -EINVAL);
+	assert_non_null(strstr(dl.v[0].msg, "'1ns' is not a duration of at least 1us, the smallest unit"));
 	config_done(&c);
 	diag_list_done(&dl);
 }

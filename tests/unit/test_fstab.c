@@ -332,6 +332,13 @@ static void test_zero_mount_timeout(void **state)
 	assert_int_equal(dl.n, 1);
 	assert_int_equal(dl.v[0].line, 1);
 	assert_non_null(strstr(dl.v[0].msg, "x-storaged.mount-timeout=0"));
+	diag_list_done(&dl);
+	/* below the smallest unit: named as written, with that unit */
+	assert_int_equal(parse_str(&f, "tmpfs /z tmpfs x-storaged,x-storaged.mount-timeout=0.1us 0 0\n",
+				   NULL, &dl),
+			 -EINVAL);
+	assert_int_equal(dl.n, 1);
+	assert_non_null(strstr(dl.v[0].msg, "x-storaged.mount-timeout=0.1us is below 1us"));
 	fstab_done(&f);
 	diag_list_done(&dl);
 }
@@ -391,22 +398,73 @@ static void test_errors_one_pass(void **state)
 	struct fstab f = { 0 };
 
 	assert_int_equal(fstab_load(&f, FX("errors.fstab"), NULL, false, &dl), -EINVAL);
-	/* line 9, a selected swap line, is another tool's: no error (C10) */
-	assert_int_equal(dl.n, 9);
+	/* line 9, a swap line with x-storaged, is another tool's: a
+	 * warning, no error (C10) */
+	assert_int_equal(dl.n, 10);
 	assert_int_equal(diag_count(&dl, DIAG_ERROR), 9);
 	assert_error(&dl, 0, 4, "unknown option 'x-storaged.foo'");
 	assert_error(&dl, 1, 5, "x-storaged.device-timeout='soon' is not a duration");
 	assert_error(&dl, 2, 6, "mount point 'srv/rel' is not an absolute path");
 	assert_error(&dl, 3, 8, "mount point '/srv/x/../y' is not normalised");
-	assert_error(&dl, 4, 11, "option 'x-storaged.degraded' takes no value");
-	assert_error(&dl, 5, 12, "X-mount.mkdir='rwx' is not an octal mode");
-	assert_error(&dl, 6, 13, "x-storaged.requires= needs a value");
-	assert_error(&dl, 7, 14, "x-storaged.requires='srv/a' is neither");
+	assert_int_equal(dl.v[4].level, DIAG_WARNING);
+	assert_int_equal(dl.v[4].line, 9);
+	assert_error(&dl, 5, 11, "option 'x-storaged.degraded' takes no value");
+	assert_error(&dl, 6, 12, "X-mount.mkdir='rwx' is not an octal mode");
+	assert_error(&dl, 7, 13, "x-storaged.requires= needs a value");
+	assert_error(&dl, 8, 14, "x-storaged.requires='srv/a' is neither");
 	/* Duplicates come last, naming both lines. */
-	assert_error(&dl, 8, 7, "mount point '/srv/ok' is also used by line 3");
+	assert_error(&dl, 9, 7, "mount point '/srv/ok' is also used by line 3");
 	for (size_t i = 0; i < dl.n; i++)
 		assert_string_equal(dl.v[i].file, FX("errors.fstab"));
 	assert_null(f.entries);
+	diag_list_done(&dl);
+}
+
+/* An option with an empty name ("=", "=x"): mount(2) drops it unseen,
+ * mount(8) and fsconfig(2) refuse it; refused here, with its line, so that
+ * --dry-run and start agree. */
+static void test_option_without_name(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct fstab f = { 0 };
+
+	assert_int_equal(parse_str(&f,
+				   "tmpfs /a tmpfs =,x-storaged 0 0\n"
+				   "tmpfs /b tmpfs size=1M,=,x-storaged 0 0\n"
+				   "tmpfs /c tmpfs x-storaged,=x 0 0\n"
+				   "tmpfs /d tmpfs x-storaged,,size=1M 0 0\n",
+				   NULL, &dl),
+			 -EINVAL);
+	assert_int_equal(dl.n, 3);
+	assert_error(&dl, 0, 1, "option '=' has an empty name");
+	assert_error(&dl, 1, 2, "option '=' has an empty name");
+	assert_error(&dl, 2, 3, "option '=x' has an empty name");
+	assert_null(f.entries);
+	diag_list_done(&dl);
+}
+
+/* A swap line is swapon(8)'s: with x-storaged on it, a warning that
+ * names the line says so (storaged leaves it alone and does not count it);
+ * with _netdev alone (swap on iSCSI, as systemd reads it) a note only. */
+static void test_swap_line(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct fstab f = { 0 };
+
+	assert_int_equal(parse_str(&f,
+				   "/swapfile none swap sw,x-storaged 0 0\n"
+				   "/dev/sdz1 none swap sw,_netdev 0 0\n"
+				   "tmpfs /t tmpfs x-storaged 0 0\n",
+				   NULL, &dl),
+			 0);
+	assert_int_equal(f.n_entries, 1);
+	assert_int_equal(f.n_skipped, 2);
+	assert_int_equal(dl.n, 1);
+	assert_int_equal(dl.v[0].level, DIAG_WARNING);
+	assert_int_equal(dl.v[0].line, 1);
+	assert_non_null(strstr(dl.v[0].msg, "swapon(8)"));
+	assert_non_null(strstr(dl.v[0].msg, "remove x-storaged"));
+	fstab_done(&f);
 	diag_list_done(&dl);
 }
 
@@ -606,6 +664,8 @@ int main(void)
 		cmocka_unit_test(test_degraded),
 		cmocka_unit_test(test_errors_one_pass),
 		cmocka_unit_test(test_error_lines_add_up),
+		cmocka_unit_test(test_option_without_name),
+		cmocka_unit_test(test_swap_line),
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_unknown_systemd_option_ignored),
 		cmocka_unit_test(test_previous_errors_do_not_count),

@@ -162,7 +162,10 @@ static void test_c10_lines_of_other_tools(void **state)
 				    "LABEL=usb /media/usb ext4 users,noauto,x-storaged 0 0\n",
 				    false),
 			 0);
-	assert_int_equal(w.diags.n, 0);
+	/* only a warning: x-storaged on the swap line (line 2) */
+	assert_int_equal(w.diags.n, 1);
+	assert_int_equal(w.diags.v[0].level, DIAG_WARNING);
+	assert_int_equal(w.diags.v[0].line, 2);
 	/* a user's noauto line is the user's, unless x-storaged claims it */
 	assert_int_equal(w.fstab.n_entries, 3);
 	assert_string_equal(w.fstab.entries[2].target, "/media/usb");

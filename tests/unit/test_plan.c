@@ -550,20 +550,26 @@ static void test_describe(void **state)
 	assert_string_equal(plan_step_describe(&s, buf, 6), "mount");
 }
 
-/* A newline in a path must not split a step across lines. */
+/* A newline in a path must not split a step across lines.  A backslash
+ * is shown as given (fstab's "\04", cut short at the end of a field),
+ * unless three octal digits follow it: then it would read as an escape. */
 static void test_text_escapes_control(void **state)
 {
-	struct fstab_entry e[] = { entry(1, "tmpfs", "/srv/a\nb\\c", "tmpfs") };
+	struct fstab_entry e[] = { entry(1, "tmpfs", "/srv/a\nb\\c", "tmpfs"),
+				   entry(2, "tmpfs", "/srv/d\\04", "tmpfs"),
+				   entry(3, "tmpfs", "/srv/e\\040x", "tmpfs") };
 	struct world w = { 0 };
 	char *out = NULL;
 	size_t sz = 0;
 	FILE *f = open_memstream(&out, &sz);
 
 	assert_non_null(f);
-	assert_int_equal(world_plan(&w, e, 1), 0);
+	assert_int_equal(world_plan(&w, e, 3), 0);
 	assert_int_equal(plan_render_text(&w.plan, f), 0);
 	fclose(f);
-	assert_string_equal(out, "1 mount tmpfs on /srv/a\\012b\\134c type tmpfs\n");
+	assert_string_equal(out, "1 mount tmpfs on /srv/a\\012b\\c type tmpfs\n"
+				 "2 mount tmpfs on /srv/d\\04 type tmpfs\n"
+				 "3 mount tmpfs on /srv/e\\134040x type tmpfs\n");
 	free(out);
 	world_done(&w);
 }

@@ -19,16 +19,21 @@
 
 static void test_filesystems(void **state)
 {
-	_cleanup_strv_free_ char **t = NULL;
+	_cleanup_strv_free_ char **t = NULL, **dev = NULL;
 
 	(void)state;
-	assert_int_equal(
-		predict_parse_filesystems_buf("nodev\tsysfs\nnodev\ttmpfs\n\text4\n\tbtrfs", &t), 0);
+	assert_int_equal(predict_parse_filesystems_buf("nodev\tsysfs\nnodev\ttmpfs\n\text4\n\tbtrfs", &t,
+						       &dev),
+			 0);
 	assert_int_equal(strv_length(t), 4);
 	assert_true(strv_contains(t, "tmpfs")); /* nodev ones count */
 	assert_true(strv_contains(t, "btrfs")); /* last line without newline */
 	assert_false(strv_contains(t, "nodev"));
-	assert_int_equal(predict_parse_filesystems_buf("", &t), 0);
+	/* the ones on a block device */
+	assert_int_equal(strv_length(dev), 2);
+	assert_true(strv_contains(dev, "ext4"));
+	assert_true(strv_contains(dev, "btrfs"));
+	assert_int_equal(predict_parse_filesystems_buf("", &t, NULL), 0);
 	assert_int_equal(strv_length(t), 4);
 }
 
@@ -91,7 +96,8 @@ static void test_json_non_utf8(void **state)
 }
 
 /* A plan of @n mount steps of @e (no dependencies) on this machine's paths,
- * where the kernel knows overlay and tmpfs; the prediction of step @i. */
+ * where the kernel knows overlay and tmpfs, and ext4 and vfat on block
+ * devices; the prediction of step @i. */
 static const char *predict_mounts(struct fstab_entry *e, struct plan_step *steps, size_t n,
 				  const char *dir, struct plan_predictions *pp, size_t i)
 {
@@ -105,7 +111,7 @@ static const char *predict_mounts(struct fstab_entry *e, struct plan_step *steps
 	snprintf(types, sizeof(types), "%s/filesystems", dir);
 	f = fopen(types, "we");
 	assert_non_null(f);
-	fputs("nodev\toverlay\nnodev\ttmpfs\n", f);
+	fputs("nodev\toverlay\nnodev\ttmpfs\n\text4\n\tvfat\n", f);
 	fclose(f);
 	for (size_t k = 0; k < n; k++)
 		steps[k] = (struct plan_step){ .kind = PLAN_MOUNT, .entry = &e[k] };
@@ -230,6 +236,67 @@ static void test_tmpfs_numbers(void **state)
 	rmdir(dir);
 }
 
+/* A filesystem on a block device, whose source is a directory or a file
+ * libmount makes no loop device for: mount(2) fails with ENOTBLK.  A bind,
+ * a loop entry, a type without a device and an image over 1 KiB (libmount
+ * sets up a loop device for it) are not predicted. */
+static void test_block_source(void **state)
+{
+	static const struct {
+		const char *source, *fstype, *options, *why;
+		bool bind, loop;
+	} cases[] = {
+		{ "src", "ext4", NULL, "is a directory, not a block device" },
+		{ "src", "vfat", "ro", "is a directory, not a block device" },
+		{ "small", "ext4", NULL, "is a 10-byte file, not a block device" },
+		{ "img", "ext4", NULL, NULL },
+		{ "src", "ext4", "loop", NULL, false, true },
+		{ "small", "ext4", "offset=0", NULL },
+		{ "src", "ext4", "bind", NULL, true },
+		{ "src", "tmpfs", NULL, NULL },
+		{ "missing", "ext4", NULL, NULL },
+	};
+	char dir[] = "/tmp/test_predict.XXXXXX", src[64], small[64], img[64], source[64], mnt[64];
+	struct fstab_entry e = { .line = 4, .fstype = "ext4" };
+	struct plan_step step;
+	struct plan_predictions pp;
+	const char *why;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(src, sizeof(src), "%s/src", dir);
+	snprintf(small, sizeof(small), "%s/small", dir);
+	snprintf(img, sizeof(img), "%s/img", dir);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
+	assert_int_equal(mkdir(src, 0700), 0);
+	assert_int_equal(mkdir(mnt, 0700), 0);
+	assert_non_null(f = fopen(small, "we"));
+	fputs("0123456789", f);
+	fclose(f);
+	assert_non_null(f = fopen(img, "we"));
+	assert_int_equal(ftruncate(fileno(f), 2048), 0);
+	fclose(f);
+	e.target = mnt; /* not above the sources: they are there before it */
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		snprintf(source, sizeof(source), "%s/%s", dir, cases[i].source);
+		e.source = source;
+		e.fstype = (char *)cases[i].fstype;
+		e.options = e.mount_options = (char *)cases[i].options;
+		e.bind = cases[i].bind;
+		e.loop = cases[i].loop;
+		why = predict_mounts(&e, &step, 1, dir, &pp, 0);
+		if (cases[i].why ? !why || !strstr(why, cases[i].why) || !strstr(why, "(fstab:4)") : why != NULL)
+			fail_msg("%s %s: %s", cases[i].source, cases[i].fstype, why ? why : "no prediction");
+		plan_predictions_done(&pp);
+	}
+	unlink(small);
+	unlink(img);
+	rmdir(src);
+	rmdir(mnt);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +304,7 @@ int main(void)
 		cmocka_unit_test(test_fstype_in),      cmocka_unit_test(test_json_empty_arrays),
 		cmocka_unit_test(test_json_non_utf8),  cmocka_unit_test(test_overlay_dirs),
 		cmocka_unit_test(test_overlay_layers), cmocka_unit_test(test_tmpfs_numbers),
+		cmocka_unit_test(test_block_source),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
