@@ -597,32 +597,48 @@ static void rb_put(struct rec_buf *rb, const char *s, size_t len)
 	rb->n += len;
 }
 
-static void rb_word(struct rec_buf *rb, const char *key, const char *word)
+/* "KEY = WORD\n": @key_eq is "KEY = ", @klen its length. */
+static void rb_line(struct rec_buf *rb, const char *key_eq, size_t klen, const char *word, size_t wlen)
 {
-	rb_put(rb, key, strlen(key));
-	rb_put(rb, " = ", 3);
-	rb_put(rb, word, strlen(word));
-	rb_put(rb, "\n", 1);
+	if (rb->n + klen + wlen + 1 > sizeof(rb->b)) {
+		rb_put(rb, key_eq, klen);
+		rb_put(rb, word, wlen);
+		rb_put(rb, "\n", 1);
+		return;
+	}
+	memcpy(rb->b + rb->n, key_eq, klen);
+	memcpy(rb->b + rb->n + klen, word, wlen);
+	rb->n += klen + wlen;
+	rb->b[rb->n++] = '\n';
 }
 
-static void rb_number(struct rec_buf *rb, const char *key, unsigned long long n)
+/* the key's length known when compiled */
+#define RB_WORD(rb, key, word) rb_word((rb), key " = ", sizeof(key " = ") - 1, (word))
+#define RB_NUMBER(rb, key, n) rb_number((rb), key " = ", sizeof(key " = ") - 1, (n))
+#define RB_KV(rb, key, value) rb_kv((rb), key, key " = ", sizeof(key " = ") - 1, (value))
+
+static void rb_word(struct rec_buf *rb, const char *key_eq, size_t klen, const char *word)
+{
+	rb_line(rb, key_eq, klen, word, strlen(word));
+}
+
+static void rb_number(struct rec_buf *rb, const char *key_eq, size_t klen, unsigned long long n)
 {
 	char buf[24], *p = buf + sizeof(buf);
 
-	*--p = '\0';
 	do
 		*--p = (char)('0' + n % 10);
 	while ((n /= 10) > 0);
-	rb_word(rb, key, p);
+	rb_line(rb, key_eq, klen, p, (size_t)(buf + sizeof(buf) - p));
 }
 
 /* state_write_kv() into @rb: the common case in place, else through stdio */
-static int rb_kv(struct rec_buf *rb, const char *key, const char *value)
+static int rb_kv(struct rec_buf *rb, const char *key, const char *key_eq, size_t klen, const char *value)
 {
 	if (!value)
 		return 0;
 	if (kv_plain(value)) {
-		rb_word(rb, key, value);
+		rb_word(rb, key_eq, klen, value);
 		return 0;
 	}
 	rb_flush(rb);
@@ -635,23 +651,23 @@ static int write_record(FILE *f, const struct state_record *rec)
 	int r;
 
 	rb_put(&rb, "\n[record]\n", 10);
-	rb_word(&rb, "kind", kind_names[rec->kind]);
-	r = rb_kv(&rb, "id", rec->id);
+	RB_WORD(&rb, "kind", kind_names[rec->kind]);
+	r = RB_KV(&rb, "id", rec->id);
 	if (!r)
-		r = rb_kv(&rb, "source", rec->source);
+		r = RB_KV(&rb, "source", rec->source);
 	if (!r)
-		r = rb_kv(&rb, "fstype", rec->fstype);
+		r = RB_KV(&rb, "fstype", rec->fstype);
 	if (!r)
-		r = rb_kv(&rb, "reason", rec->reason);
+		r = RB_KV(&rb, "reason", rec->reason);
 	if (!r)
-		r = rb_kv(&rb, "mountpoint", rec->mountpoint);
-	rb_word(&rb, "status", status_names[rec->status]);
-	rb_number(&rb, "seq", rec->seq);
-	rb_number(&rb, "duration_usec", rec->duration_usec);
-	rb_word(&rb, "nofail", rec->nofail ? "yes" : "no");
-	rb_word(&rb, "recursive", rec->recursive ? "yes" : "no");
-	rb_number(&rb, "mount_id", rec->mount_id);
-	rb_number(&rb, "mount_unique_id", rec->mount_unique_id);
+		r = RB_KV(&rb, "mountpoint", rec->mountpoint);
+	RB_WORD(&rb, "status", status_names[rec->status]);
+	RB_NUMBER(&rb, "seq", rec->seq);
+	RB_NUMBER(&rb, "duration_usec", rec->duration_usec);
+	RB_WORD(&rb, "nofail", rec->nofail ? "yes" : "no");
+	RB_WORD(&rb, "recursive", rec->recursive ? "yes" : "no");
+	RB_NUMBER(&rb, "mount_id", rec->mount_id);
+	RB_NUMBER(&rb, "mount_unique_id", rec->mount_unique_id);
 	rb_put(&rb, "complete = yes\n", 15);
 	rb_flush(&rb);
 	return r;
