@@ -446,9 +446,9 @@ static void resolve_uses(struct resolver *rs, struct fstab_entry *e)
  * @local_only: entries that need the network are left for a later pass;
  * their paths are not looked up now (a dead server above them would
  * block the early pass). */
-static void resolve_targets(struct fstab *f, bool local_only)
+static void resolve_targets(struct fstab *f, bool local_only, struct libmnt_table *tb)
 {
-	struct resolver rs = { .tb = mnt_new_table_from_file(MOUNTINFO_PATH) };
+	struct resolver rs = { .tb = tb };
 	char buf[PATH_MAX];
 
 	for (size_t i = 0; i < RESOLVED_MAX; i++)
@@ -474,7 +474,6 @@ static void resolve_targets(struct fstab *f, bool local_only)
 				e->refused =
 					refuse_links("bind source", e->paths[k].path, e->paths[k].real);
 	}
-	mnt_unref_table(rs.tb);
 	resolver_done(&rs);
 }
 
@@ -613,20 +612,32 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 int world_load(const struct sources *s, const struct logger *lg, struct world *w)
 {
 	struct diag_list dl = { 0 };
+	struct libmnt_table *tb = NULL;
+	bool devices;
 	int r;
 
 	r = world_load_config(s, w, &dl);
 	if (r < 0)
 		goto out;
-	resolve_targets(&w->fstab, s->local_only);
+	tb = mnt_new_table_from_file(MOUNTINFO_PATH);
+	resolve_targets(&w->fstab, s->local_only, tb);
 	log_skipped(&w->fstab, lg);
-	r = plan_needs_devices(&w->fstab) ? world_load_devices(s, lg, w) : 0;
+	devices = plan_needs_devices(&w->fstab);
+	r = devices ? world_load_devices(s, lg, w) : 0;
 	if (r < 0) {
 		log_error(lg, "cannot list block devices: %s", strerror(-r));
 		r = r == -ENOMEM ? r : -EIO;
 		goto out;
 	}
-	w->mountinfo = mnt_new_table_from_file(s->mountinfo_path);
+	/* The table the links were resolved on is the plan's too when nothing
+	 * ran in between (the device listing may wait on udev): one read of
+	 * /proc/self/mountinfo less a start (bench/README.md, third pass). */
+	if (!devices && tb && streq(s->mountinfo_path, MOUNTINFO_PATH)) {
+		w->mountinfo = tb;
+		tb = NULL;
+	} else {
+		w->mountinfo = mnt_new_table_from_file(s->mountinfo_path);
+	}
 	if (!w->mountinfo) {
 		log_error(lg, "cannot read %s: %s", s->mountinfo_path, strerror(errno));
 		r = -EIO;
@@ -641,6 +652,7 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	}
 	r = plan_and_predict(s, lg, w, &dl);
 out:
+	mnt_unref_table(tb);
 	log_diags(lg, &dl);
 	diag_list_done(&dl);
 	return r;
