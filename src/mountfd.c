@@ -220,6 +220,10 @@ int mountfd_parse_options(const char *options, struct mountfd_opts *ret)
 		mountfd_opts_done(ret);
 		return -EINVAL;
 	}
+	/* `bg` is mount.nfs's (and mount_libmount() drops it too): a tmpfs or
+	 * a bind given it by fsconfig(2) or mount(2) fails with EINVAL */
+	if (ret->fs)
+		mnt_optstr_remove_option(&ret->fs, "bg");
 	if (ret->fs && !*ret->fs) {
 		free(ret->fs);
 		ret->fs = NULL;

@@ -216,6 +216,24 @@ static void test_fs_options_one_by_one(void **unused)
 	close(t);
 }
 
+/* `bg` (mount.nfs's) never reaches the kernel: alone, and among others */
+static void test_bg_dropped(void **unused)
+{
+	struct mountfd_opts o;
+
+	assert_int_equal(mountfd_parse_options("bg,nosuid", &o), 0);
+	assert_null(o.fs);
+	assert_int_equal(o.attr, MOUNT_ATTR_NOSUID);
+	mountfd_opts_done(&o);
+	assert_int_equal(mountfd_parse_options("size=1M,bg,mode=0755", &o), 0);
+	assert_string_equal(o.fs, "size=1M,mode=0755");
+	mountfd_opts_done(&o);
+	assert_int_equal(mountfd_parse_options("bind,bg", &o), 0);
+	assert_true(o.bind);
+	assert_null(o.fs);
+	mountfd_opts_done(&o);
+}
+
 static void test_ro_is_sb_and_mount(void **unused)
 {
 	struct mountfd_opts o;
@@ -445,6 +463,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_fs_options_one_by_one, reset),
 		cmocka_unit_test_setup(test_ro_is_sb_and_mount, reset),
+		cmocka_unit_test_setup(test_bg_dropped, reset),
 		cmocka_unit_test_setup(test_bind, reset),
 		cmocka_unit_test_setup(test_fallback_on_proc_fd, reset),
 		cmocka_unit_test_setup(test_umount_checks_id, reset),
