@@ -183,8 +183,9 @@ static bool fuse_program(const struct fstab_entry *e, const char **prog, size_t 
 
 /* A directory handed to a FUSE program (bindfs, encfs, gocryptfs, the
  * branches of mergerfs) or to eCryptfs as its source is read from the
- * moment it is mounted: it is a used path like a bind source.  Devices
- * (ntfs-3g's /dev/sdb1) and remote sources (sshfs's "host:/dir") are not. */
+ * moment it is mounted: it is a used path like a bind source.  Each
+ * branch counts on its own; relative ones, and remote sources (sshfs's
+ * "host:/dir"), are no path of ours (add_path()). */
 static int add_source_dirs(struct fstab_entry *e)
 {
 	const char *prog = NULL, *src = e->source, *sep = NULL;
@@ -195,8 +196,6 @@ static int add_source_dirs(struct fstab_entry *e)
 	else if (streq(e->fstype, "mergerfs"))
 		sep = ":"; /* its own mount helper, mount.mergerfs */
 	else if (!streq(e->fstype, "ecryptfs"))
-		return 0;
-	if (src[0] != '/' || has_prefix(src, "/dev/"))
 		return 0;
 	if (sep)
 		return add_branches(e, src, sep);

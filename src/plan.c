@@ -173,6 +173,7 @@ static void builder_done(struct builder *b)
 		free(b->edges[i].reason);
 	free(b->steps);
 	free(b->edges);
+	free(b->edge_index);
 	free(b->entry_step);
 	free(b->area_step);
 	free(b->by_target);
@@ -198,37 +199,80 @@ static int builder_add_step(struct builder *b, enum plan_step_kind kind, size_t 
 	return 0;
 }
 
-static bool builder_has_edge(const struct builder *b, size_t from, size_t to)
+static size_t edge_slot(size_t from, size_t to, size_t cap)
 {
-	for (size_t i = 0; i < b->n_edges; i++)
-		if (b->edges[i].from == from && b->edges[i].to == to)
-			return true;
-	return false;
+	uint64_t h = ((uint64_t)from * UINT64_C(0x9e3779b97f4a7c15)) ^ (uint64_t)to;
+
+	h *= UINT64_C(0xbf58476d1ce4e5b9);
+	return (size_t)(h >> 32) & (cap - 1);
+}
+
+/* The slot that holds the edge @from -> @to, or the free one it would take. */
+static size_t edge_find(const struct builder *b, size_t from, size_t to)
+{
+	size_t k = edge_slot(from, to, b->cap_index);
+
+	while (b->edge_index[k]) {
+		const struct edge *e = &b->edges[b->edge_index[k] - 1];
+
+		if (e->from == from && e->to == to)
+			break;
+		k = (k + 1) & (b->cap_index - 1);
+	}
+	return k;
+}
+
+/* Room for one more edge, in the array and in the index (both doubled: an
+ * fstab of thousands of entries whose union branches match thousands of
+ * mount points makes hundreds of thousands of edges). */
+static int edges_reserve(struct builder *b)
+{
+	if (b->n_edges == b->cap_edges) {
+		size_t cap = b->cap_edges ? 2 * b->cap_edges : 64;
+		struct edge *nv = reallocarray(b->edges, cap, sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		b->edges = nv;
+		b->cap_edges = cap;
+	}
+	if (2 * (b->n_edges + 1) > b->cap_index) {
+		size_t cap = b->cap_index ? 2 * b->cap_index : 128;
+		size_t *nv = calloc(cap, sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		free(b->edge_index);
+		b->edge_index = nv;
+		b->cap_index = cap;
+		for (size_t i = 0; i < b->n_edges; i++)
+			nv[edge_find(b, b->edges[i].from, b->edges[i].to)] = i + 1;
+	}
+	return 0;
 }
 
 /* Adds "@from waits for @to"; a second edge between the same steps is
  * dropped, so the first rule that links them names the reason. */
 int builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind, const char *fmt, ...)
 {
-	struct edge *nv;
 	char *reason;
 	va_list ap;
+	size_t k;
 	int r;
 
-	if (builder_has_edge(b, from, to))
+	r = edges_reserve(b);
+	if (r < 0)
+		return r;
+	k = edge_find(b, from, to);
+	if (b->edge_index[k])
 		return 0;
 	va_start(ap, fmt);
 	r = vasprintf(&reason, fmt, ap);
 	va_end(ap);
 	if (r < 0)
 		return -ENOMEM;
-	nv = realloc(b->edges, (b->n_edges + 1) * sizeof(*nv));
-	if (!nv) {
-		free(reason);
-		return -ENOMEM;
-	}
-	nv[b->n_edges++] = (struct edge){ .from = from, .to = to, .kind = kind, .reason = reason };
-	b->edges = nv;
+	b->edges[b->n_edges++] = (struct edge){ .from = from, .to = to, .kind = kind, .reason = reason };
+	b->edge_index[k] = b->n_edges;
 	return 0;
 }
 

@@ -205,9 +205,18 @@ static int add_use_edge(struct builder *b, size_t i, const char *use, const char
  * literally), and for what holds the directory its pattern starts in. */
 static int add_glob_edges(struct builder *b, size_t i, const char *use, const char *pattern)
 {
+	const struct fstab_entry *e = builder_entry(b, i);
 	size_t fixed = strcspn(pattern, "*?[");
 	char dir[PATH_MAX];
 	int r = 0;
+
+	if (fnmatch(pattern, e->target, FNM_PATHNAME | FNM_PERIOD) == 0) {
+		r = diag_warning(b->diags, b->in->fstab->file, e->line,
+				 "%s also matches this entry's own mount point %s, which would become a branch of itself; narrow the pattern",
+				 use, e->target);
+		if (r < 0)
+			return r;
+	}
 
 	while (fixed > 1 && pattern[fixed - 1] != '/')
 		fixed--;

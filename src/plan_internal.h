@@ -37,7 +37,11 @@ struct builder {
 	struct plan_step *steps; /* in creation order */
 	size_t n_steps, cap_steps;
 	struct edge *edges;
-	size_t n_edges;
+	size_t n_edges, cap_edges;
+	/* the edges by (from, to), open addressing: slot = edge index + 1,
+	 * 0 free; @cap_index a power of two, at most half full */
+	size_t *edge_index;
+	size_t cap_index;
 	size_t *entry_step; /* per fstab entry: its MOUNT step */
 	size_t *area_step; /* per config area: its AREA step, or NONE */
 	size_t *by_target; /* fstab entries sorted by target, then by line */

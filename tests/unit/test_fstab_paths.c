@@ -282,11 +282,57 @@ static void test_c09_helper_files_and_fuse_sources(void **state)
 	assert_waits(&w.plan, "/mnt/pool2", "/srv/d2", "branch /srv/d* matches /srv/d2");
 	assert_waits(&w.plan, "/mnt/mh", "/srv/d2", "branch /srv/d2 is below /srv/d2");
 	assert_waits(&w.plan, "/mnt/ecr", "/srv/d2", "source /srv/d2/.private is below /srv/d2");
-	/* remote and device sources use no path; a pattern matches whole names */
+	/* a remote source uses no path; a pattern matches whole names */
 	assert_int_equal(w.fstab.entries[8].n_paths, 0);
-	assert_int_equal(w.fstab.entries[9].n_paths, 0);
 	assert_int_equal(mount_step(&w.plan, "/mnt/pool2", NULL)->n_deps, 2);
+	assert_int_equal(w.diags.n, 0);
 	world_done(&w);
+}
+
+/* A relative branch is no path of ours but leaves the others their waits;
+ * a source below /dev may be a directory (/dev/shm); a pattern that
+ * matches its own mount point is warned about. */
+static void test_c09_union_branch_edges(void **state)
+{
+	struct world w = { 0 };
+
+	assert_int_equal(world_plan(&w,
+				    "d1:/srv/d2 /mnt/pool fuse.mergerfs x-storaged 0 0\n"
+				    "/dev/shm/src/x /mnt/bfs fuse.bindfs x-storaged 0 0\n"
+				    "/srv/p* /srv/pool fuse.mergerfs x-storaged 0 0\n"
+				    "tmpfs /dev/shm/src tmpfs x-storaged 0 0\n"
+				    "LABEL=d2 /srv/d2 xfs x-storaged 0 0\n"
+				    "LABEL=p1 /srv/p1 xfs x-storaged 0 0\n",
+				    false),
+			 0);
+	assert_waits(&w.plan, "/mnt/pool", "/srv/d2", "branch /srv/d2 is below /srv/d2");
+	assert_waits(&w.plan, "/mnt/bfs", "/dev/shm/src", "source /dev/shm/src/x is below /dev/shm/src");
+	assert_waits(&w.plan, "/srv/pool", "/srv/p1", "branch /srv/p* matches /srv/p1");
+	assert_int_equal(w.diags.n, 1);
+	assert_int_equal(w.diags.v[0].line, 3);
+	assert_non_null(strstr(w.diags.v[0].msg, "own mount point /srv/pool"));
+	world_done(&w);
+}
+
+/* Edges are kept unique by (from, to) in a hash index: thousands of
+ * entries whose union patterns each match thousands of mount points plan
+ * in linear time, every pair once. */
+static void test_many_glob_edges(void **state)
+{
+	size_t n = 3000, k = 100, len = 0, cap = (n + k) * 96;
+	char *t = malloc(cap);
+	struct world w = { 0 };
+
+	assert_non_null(t);
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(t + len, cap - len, "tmpfs /g/d%zu tmpfs x-storaged 0 0\n", i);
+	for (size_t i = 0; i < k; i++)
+		len += (size_t)snprintf(t + len, cap - len,
+					"/g/d* /u/p%zu fuse.mergerfs x-storaged 0 0\n", i);
+	assert_int_equal(world_plan(&w, t, false), 0);
+	assert_int_equal(mount_step(&w.plan, "/u/p7", NULL)->n_deps, n);
+	world_done(&w);
+	free(t);
 }
 
 /* ------------------------------------------------------------ local pass, degraded */
@@ -353,6 +399,8 @@ int main(void)
 		cmocka_unit_test(test_c09_images_and_requires_mounts_for),
 		cmocka_unit_test(test_c09_resolved_paths),
 		cmocka_unit_test(test_c09_helper_files_and_fuse_sources),
+		cmocka_unit_test(test_c09_union_branch_edges),
+		cmocka_unit_test(test_many_glob_edges),
 		cmocka_unit_test(test_c17_network_deferred),
 		cmocka_unit_test(test_degraded_option_is_consent),
 	};
