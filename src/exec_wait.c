@@ -35,12 +35,13 @@ void exec_register_once(struct run *rn, const char *devnode)
 /*
  * A REGISTER step (plan.c: one per member present when planned, before the
  * filesystem's ASSEMBLE step, which depends on all of them).  When the plan
- * saw the filesystem complete, its registrations are left to the ASSEMBLE
+ * counted every member present, its registrations are left to the ASSEMBLE
  * step's first look, which follows in the same pass (start_ready()):
- * assemble_check() registers every member this run has not, except the one
- * it asks BTRFS_IOC_DEVICES_READY about, which that ioctl registers itself
- * (so one BTRFS_IOC_SCAN_DEV per filesystem is saved).  Otherwise the
- * member is registered at once, as the wait may last.
+ * assemble_check() registers every member this run has not, except, when
+ * the filesystem is complete, the one it asks BTRFS_IOC_DEVICES_READY
+ * about, which that ioctl registers itself (so one BTRFS_IOC_SCAN_DEV per
+ * filesystem is saved).  With members missing when planned, the member is
+ * registered at once, as the wait may last.
  */
 void exec_register_step(struct run *rn, const struct plan_step *s)
 {
@@ -51,13 +52,14 @@ void exec_register_step(struct run *rn, const struct plan_step *s)
 
 /*
  * BTRFS_IOC_DEVICES_READY on @devnode, which registers it first: Linux
- * fs/btrfs/super.c btrfs_control_ioctl() calls btrfs_scan_one_device(name,
- * BLK_OPEN_READ, false) for BTRFS_IOC_DEVICES_READY exactly as for
- * BTRFS_IOC_SCAN_DEV, then compares the filesystem's num_devices with
- * total_devices (so did Linux 3.x, where both cases called
- * btrfs_scan_one_device(vol->name, FMODE_READ, ...)).
- * A device not yet registered by this run is
- * recorded as registered, or warned about as exec_register_once() would.
+ * fs/btrfs/super.c btrfs_control_ioctl() scans the device with
+ * btrfs_scan_one_device() for BTRFS_IOC_DEVICES_READY exactly as for
+ * BTRFS_IOC_SCAN_DEV (so since Linux 3.x; the call's flags changed over
+ * the years, not that), then compares the filesystem's num_devices with
+ * total_devices.  A single-device filesystem is scanned but not registered
+ * (Linux 6.7+, btrfs_skip_registration()), with either ioctl alike: its
+ * mount registers it.  A device not yet registered by this run is recorded
+ * as registered, or warned about as exec_register_once() would.
  * Returns: true when the kernel says every member is known.
  */
 static bool ready_registers(struct run *rn, const char *devnode)

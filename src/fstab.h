@@ -150,12 +150,23 @@ void fstab_done(struct fstab *f);
  * ':' as the kernel does, "\" escaping the next character; lowerdir+=,
  * datadir+=), upperdir=, workdir=; the source of a bind or loop entry and
  * a regular-file source (a path outside /dev of a type on a block device,
- * which mount(8) loop-mounts); x-systemd.requires-mounts-for= values.
- * Relative paths are skipped (the kernel takes them from mount(8)'s
- * working directory).
+ * which mount(8) loop-mounts); cifs's credentials= file; the source
+ * directory of a FUSE or eCryptfs entry, each branch of mergerfs, unionfs
+ * and mhddfs (a glob(7) pattern marked @glob); x-systemd.requires-mounts-for=
+ * values.  Relative paths are skipped (the kernel takes them from
+ * mount(8)'s working directory).
  *
  * Returns: 0 or -ENOMEM.
  */
 int fstab_entry_collect_paths(struct fstab_entry *e);
+
+/**
+ * fstab_glob_dir_len:
+ * @pattern: an absolute glob(7) pattern ("/mnt/disk*")
+ *
+ * Returns: the length in bytes of the directory the pattern's first
+ * component with a wildcard lies in ("/mnt": 4; "/d*": 1, the root).
+ */
+size_t fstab_glob_dir_len(const char *pattern);
 
 #endif

@@ -202,6 +202,15 @@ static int add_source_dirs(struct fstab_entry *e)
 	return add_path(e, "source", src, strlen(src), false);
 }
 
+size_t fstab_glob_dir_len(const char *pattern)
+{
+	size_t n = strcspn(pattern, "*?[");
+
+	while (n > 1 && pattern[n - 1] != '/')
+		n--;
+	return n > 1 ? n - 1 : n; /* "/mnt", not "/mnt/" */
+}
+
 /* A path outside /dev of a type on a block device: mount(8) sets up a loop
  * device for that file by itself. */
 static bool source_is_image(const struct fstab_entry *e)

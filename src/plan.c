@@ -199,6 +199,9 @@ static int builder_add_step(struct builder *b, enum plan_step_kind kind, size_t 
 	return 0;
 }
 
+/* Multiplicative hashing (Knuth): the product's high bits depend on all
+ * of the key's, the low ones only on its low bits, so the slot is taken
+ * from the high half.  @cap is a power of two. */
 static size_t edge_slot(size_t from, size_t to, size_t cap)
 {
 	uint64_t h = ((uint64_t)from * UINT64_C(0x9e3779b97f4a7c15)) ^ (uint64_t)to;
@@ -252,7 +255,8 @@ static int edges_reserve(struct builder *b)
 }
 
 /* Adds "@from waits for @to"; a second edge between the same steps is
- * dropped, so the first rule that links them names the reason. */
+ * dropped, so the first rule that links them names the reason.
+ * Returns: 0, or -ENOMEM. */
 int builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind, const char *fmt, ...)
 {
 	char *reason;

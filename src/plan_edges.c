@@ -205,24 +205,10 @@ static int add_use_edge(struct builder *b, size_t i, const char *use, const char
  * literally), and for what holds the directory its pattern starts in. */
 static int add_glob_edges(struct builder *b, size_t i, const char *use, const char *pattern)
 {
-	const struct fstab_entry *e = builder_entry(b, i);
-	size_t fixed = strcspn(pattern, "*?[");
 	char dir[PATH_MAX];
 	int r = 0;
 
-	if (fnmatch(pattern, e->target, FNM_PATHNAME | FNM_PERIOD) == 0) {
-		r = diag_warning(b->diags, b->in->fstab->file, e->line,
-				 "%s also matches this entry's own mount point %s, which would become a branch of itself; narrow the pattern",
-				 use, e->target);
-		if (r < 0)
-			return r;
-	}
-
-	while (fixed > 1 && pattern[fixed - 1] != '/')
-		fixed--;
-	if (fixed > 1)
-		fixed--; /* "/mnt", not "/mnt/" */
-	snprintf(dir, sizeof(dir), "%.*s", (int)fixed, pattern);
+	snprintf(dir, sizeof(dir), "%.*s", (int)fstab_glob_dir_len(pattern), pattern);
 	for (size_t j = 0; r >= 0 && j < b->in->fstab->n_entries; j++) {
 		const char *target = builder_entry(b, j)->target;
 
@@ -231,6 +217,25 @@ static int add_glob_edges(struct builder *b, size_t i, const char *use, const ch
 					     "%s matches %s", use, target);
 	}
 	return r < 0 ? r : add_use_edge(b, i, use, dir, NULL);
+}
+
+/* A pattern and, where a link on the way leads elsewhere, the same pattern
+ * there (fstab_path.real); one that matches the entry's own mount point
+ * would make mergerfs take itself as a branch. */
+static int add_pattern_edges(struct builder *b, size_t i, const char *use, const struct fstab_path *u)
+{
+	const struct fstab_entry *e = builder_entry(b, i);
+	int r = 0;
+
+	if (fnmatch(u->path, e->target, FNM_PATHNAME | FNM_PERIOD) == 0)
+		r = diag_warning(b->diags, b->in->fstab->file, e->line,
+				 "%s also matches this entry's own mount point %s, which would become a branch of itself; narrow the pattern",
+				 use, e->target);
+	if (r >= 0)
+		r = add_glob_edges(b, i, use, u->path);
+	if (r >= 0 && u->real)
+		r = add_glob_edges(b, i, use, u->real);
+	return r;
 }
 
 /* Rule 2 for every path the entry uses besides its mount point (C09):
@@ -249,7 +254,7 @@ static int add_used_path_edges(struct builder *b, size_t i)
 	for (size_t k = 0; r >= 0 && k < e->n_paths; k++) {
 		print_use(use, sizeof(use), &e->paths[k]);
 		if (e->paths[k].glob) {
-			r = add_glob_edges(b, i, use, e->paths[k].path);
+			r = add_pattern_edges(b, i, use, &e->paths[k]);
 			continue;
 		}
 		r = add_use_edge(b, i, use, e->paths[k].path, NULL);

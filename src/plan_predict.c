@@ -71,10 +71,19 @@ int predict_parse_filesystems_buf(const char *buf, char ***types, char ***dev_ty
 		if (!end)
 			end = l + strlen(l);
 		if (tab && tab < end) {
+			const char *t;
+
 			n = (size_t)(end - tab - 1);
 			name = strndup(tab + 1, n);
-			if (!name || strv_push(types, strip(name)) < 0)
+			if (!name)
 				return -ENOMEM;
+			/* stripped in place: the list owns and frees @name itself */
+			t = strip(name);
+			memmove(name, t, strlen(t) + 1);
+			if (strv_push(types, name) < 0) {
+				free(name);
+				return -ENOMEM;
+			}
 			/* no flag: the type needs a device (FS_REQUIRES_DEV) */
 			if (dev_types && tab == l && strv_extend(dev_types, name) < 0)
 				return -ENOMEM;

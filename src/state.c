@@ -661,6 +661,8 @@ static int write_record(FILE *f, const struct state_record *rec)
 		r = RB_KV(&rb, "reason", rec->reason);
 	if (!r)
 		r = RB_KV(&rb, "mountpoint", rec->mountpoint);
+	if (r)
+		return r; /* no "complete": the loader drops what was written */
 	RB_WORD(&rb, "status", status_names[rec->status]);
 	RB_NUMBER(&rb, "seq", rec->seq);
 	RB_NUMBER(&rb, "duration_usec", rec->duration_usec);
@@ -670,7 +672,7 @@ static int write_record(FILE *f, const struct state_record *rec)
 	RB_NUMBER(&rb, "mount_unique_id", rec->mount_unique_id);
 	rb_put(&rb, "complete = yes\n", 15);
 	rb_flush(&rb);
-	return r;
+	return 0;
 }
 
 static int write_records(FILE *f, const struct state *s)

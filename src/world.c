@@ -474,16 +474,33 @@ static int resolver_path(struct resolver *rs, const char *path, char buf[static 
 /* Where each path the entry uses leads now (fstab_path.real), for the
  * planner's edges (C09): a bind source through a link lands below the
  * mount point it points into. */
-static void resolve_uses(struct resolver *rs, struct fstab_entry *e)
+static void resolve_use(struct resolver *rs, struct fstab_path *u)
 {
-	char buf[PATH_MAX];
+	char buf[PATH_MAX], dir[PATH_MAX];
+	const char *path = u->path, *rest = "";
 	mode_t mode;
 
+	if (u->glob) {
+		/* a pattern: where the directory it starts in leads, the
+		 * wildcards kept ("/srv/link/d*" -> "/data/d*") */
+		size_t n = fstab_glob_dir_len(u->path);
+
+		if (n <= 1 || n >= sizeof(dir))
+			return;
+		memcpy(dir, u->path, n);
+		dir[n] = '\0';
+		path = dir;
+		rest = u->path + n;
+	}
+	if ((resolver_path(rs, path, buf, &mode) >= 0 || resolve_local(&rs->ml, path, buf) == 0) &&
+	    strcmp(buf, path) != 0 && asprintf(&u->real, "%s%s", buf, rest) < 0)
+		u->real = NULL;
+}
+
+static void resolve_uses(struct resolver *rs, struct fstab_entry *e)
+{
 	for (size_t k = 0; k < e->n_paths; k++)
-		if ((resolver_path(rs, e->paths[k].path, buf, &mode) >= 0 ||
-		     resolve_local(&rs->ml, e->paths[k].path, buf) == 0) &&
-		    strcmp(buf, e->paths[k].path) != 0)
-			e->paths[k].real = strdup(buf);
+		resolve_use(rs, &e->paths[k]);
 }
 
 /* The mount table shows mount points with links resolved; so must the

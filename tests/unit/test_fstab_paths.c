@@ -314,6 +314,25 @@ static void test_c09_union_branch_edges(void **state)
 	world_done(&w);
 }
 
+/* A pattern below a link also matches where the link leads (world.c sets
+ * .real: the directory resolved, the wildcards kept). */
+static void test_c09_glob_through_link(void **state)
+{
+	const char *t = "/srv/link/d* /pool fuse.mergerfs x-storaged 0 0\n"
+			"tmpfs /data/d1 tmpfs x-storaged 0 0\n";
+	struct world w = { .config = { .device_timeout_usec = 90 * SEC, .mount_timeout_usec = 90 * SEC } };
+	struct plan_input in = { .config = &w.config, .fstab = &w.fstab, .inventory = &w.inventory };
+
+	assert_int_equal(fstab_parse_buf(&w.fstab, t, strlen(t), "fstab", NULL, &w.diags), 0);
+	assert_int_equal(fstab_glob_dir_len("/srv/link/d*"), 9);
+	assert_int_equal(fstab_glob_dir_len("/d*"), 1);
+	assert_int_equal(fstab_glob_dir_len("/a/b[12]/c"), 2);
+	w.fstab.entries[0].paths[0].real = strdup("/data/d*");
+	assert_int_equal(plan_build(&in, &w.plan, &w.diags), 0);
+	assert_waits(&w.plan, "/pool", "/data/d1", "branch /srv/link/d* matches /data/d1");
+	world_done(&w);
+}
+
 /* Edges are kept unique by (from, to) in a hash index: thousands of
  * entries whose union patterns each match thousands of mount points plan
  * in linear time, every pair once. */
@@ -400,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_c09_resolved_paths),
 		cmocka_unit_test(test_c09_helper_files_and_fuse_sources),
 		cmocka_unit_test(test_c09_union_branch_edges),
+		cmocka_unit_test(test_c09_glob_through_link),
 		cmocka_unit_test(test_many_glob_edges),
 		cmocka_unit_test(test_c17_network_deferred),
 		cmocka_unit_test(test_degraded_option_is_consent),

@@ -22,9 +22,8 @@ static void test_filesystems(void **state)
 	_cleanup_strv_free_ char **t = NULL, **dev = NULL;
 
 	(void)state;
-	assert_int_equal(predict_parse_filesystems_buf("nodev\tsysfs\nnodev\ttmpfs\n\text4\n\tbtrfs", &t,
-						       &dev),
-			 0);
+	assert_int_equal(
+		predict_parse_filesystems_buf("nodev\tsysfs\nnodev\ttmpfs\n\text4\n\tbtrfs", &t, &dev), 0);
 	assert_int_equal(strv_length(t), 4);
 	assert_true(strv_contains(t, "tmpfs")); /* nodev ones count */
 	assert_true(strv_contains(t, "btrfs")); /* last line without newline */
@@ -35,6 +34,12 @@ static void test_filesystems(void **state)
 	assert_true(strv_contains(dev, "btrfs"));
 	assert_int_equal(predict_parse_filesystems_buf("", &t, NULL), 0);
 	assert_int_equal(strv_length(t), 4);
+	/* blanks around a name are no part of it, in both lists (freed whole) */
+	assert_int_equal(predict_parse_filesystems_buf("\t xfs \nnodev\t  ramfs\n", &t, &dev), 0);
+	assert_true(strv_contains(t, "xfs"));
+	assert_true(strv_contains(t, "ramfs"));
+	assert_true(strv_contains(dev, "xfs"));
+	assert_int_equal(strv_length(dev), 3);
 }
 
 static void test_modules_alias(void **state)
@@ -286,7 +291,8 @@ static void test_block_source(void **state)
 		e.bind = cases[i].bind;
 		e.loop = cases[i].loop;
 		why = predict_mounts(&e, &step, 1, dir, &pp, 0);
-		if (cases[i].why ? !why || !strstr(why, cases[i].why) || !strstr(why, "(fstab:4)") : why != NULL)
+		if (cases[i].why ? !why || !strstr(why, cases[i].why) || !strstr(why, "(fstab:4)")
+				 : why != NULL)
 			fail_msg("%s %s: %s", cases[i].source, cases[i].fstype, why ? why : "no prediction");
 		plan_predictions_done(&pp);
 	}

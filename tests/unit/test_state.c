@@ -299,6 +299,40 @@ static void test_file_without_markers(void **ctx)
 	assert_int_equal(t.n, 0);
 }
 
+/* mnt_mangle() through the linker's --wrap (Makefile.am): NULL, as out of
+ * memory, while mangle_fails is set. */
+char *__real_mnt_mangle(const char *s);
+char *__wrap_mnt_mangle(const char *s);
+static bool mangle_fails;
+
+char *__wrap_mnt_mangle(const char *s)
+{
+	return mangle_fails ? NULL : __real_mnt_mangle(s);
+}
+
+/* An append that fails inside a record (a value that needs escaping, out
+ * of memory) leaves no record marked complete that lacks its later
+ * fields: stop trusts every complete record. */
+static void test_append_error_leaves_no_complete_record(void **ctx)
+{
+	struct fixture *f = *ctx;
+	struct state s = { 0 }, t = { 0 };
+
+	fill(&s);
+	assert_int_equal(state_append(f->dir, &s), 0);
+	assert_non_null(state_put(&s, STATE_MOUNT, "/srv/new", "tmpfs", "tmpfs", STATE_MOUNTING,
+				  "/srv/new\nmount point", false));
+	mangle_fails = true;
+	assert_int_equal(state_append(f->dir, &s), -ENOMEM);
+	mangle_fails = false;
+	state_done(&s);
+	assert_int_equal(state_load(f->dir, &t, NULL), 0);
+	assert_int_equal(t.n, 2);
+	for (size_t i = 0; i < t.n; i++)
+		assert_string_not_equal(t.v[i].id, "/srv/new");
+	state_done(&t);
+}
+
 /* A file cut anywhere (by hand: a crash cuts only an append) is read or
  * refused as corrupt, never crashes the loader nor reads as out of memory. */
 static void test_every_cut_of_a_saved_file(void **ctx)
@@ -526,6 +560,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_file_without_markers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_saved_text, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_append_error_leaves_no_complete_record, setup, teardown),
 	};
 
 	int r = cmocka_run_group_tests(area_tests, NULL, NULL);
