@@ -19,10 +19,10 @@
 
 #include "area_internal.h"
 #include "copy_spawn.h"
-#include "mountfd.h"
-#include "sysinfo.h"
+#include "mount/mountfd.h"
+#include "shared/sysinfo.h"
 #include "units.h"
-#include "util.h"
+#include "shared/util.h"
 
 static uint64_t now_usec(clockid_t clk)
 {

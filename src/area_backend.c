@@ -21,10 +21,10 @@
 #include <unistd.h>
 
 #include "area_internal.h"
-#include "mountfd.h"
-#include "spawn_helper.h"
+#include "mount/mountfd.h"
+#include "shared/spawn_helper.h"
 #include "units.h"
-#include "util.h"
+#include "shared/util.h"
 
 #define ZRAM_CONTROL "/sys/class/zram-control"
 #define STRINGIFY_(x) #x

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "area_internal.h"
-#include "mountfd.h"
-#include "util.h"
+#include "mount/mountfd.h"
+#include "shared/util.h"
 
 /* The filesystems mounted below the directory (C19), each opened before
  * the area covers their paths: @ret_fds[i] for @targets[i], -1 after it.

@@ -24,8 +24,8 @@
 #include <libmount.h>
 
 #include "area_internal.h"
-#include "mountfd.h"
-#include "util.h"
+#include "mount/mountfd.h"
+#include "shared/util.h"
 
 const char *area_state_name(enum area_state s)
 {

@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "area_internal.h"
-#include "mountfd.h"
-#include "util.h"
+#include "mount/mountfd.h"
+#include "shared/util.h"
 
 bool area_name_is_valid(const char *name)
 {

@@ -14,7 +14,7 @@
 #include <fcntl.h>
 
 #include "area_internal.h"
-#include "util.h"
+#include "shared/util.h"
 
 static int area_record_load(const char *state_dir, const char *name, struct state_area *st)
 {

@@ -17,7 +17,7 @@
 
 #include "area_internal.h"
 #include "copy_spawn.h"
-#include "util.h"
+#include "shared/util.h"
 
 /* the xattr that marks a sync's working directory, its value the area's
  * name: only root may set trusted.* (xattr(7)), so a user cannot mark a

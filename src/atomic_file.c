@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
-#include "util.h"
+#include "shared/util.h"
 
 int file_write_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, const void *ud),
 		      const void *ud)

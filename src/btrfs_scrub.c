@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 
 #include "btrfs_scrub.h"
-#include "spawn_helper.h"
+#include "shared/spawn_helper.h"
 
 static bool fs_has_stale(const struct btrfs_filesystem *fs)
 {

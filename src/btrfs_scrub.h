@@ -6,7 +6,7 @@
 #ifndef STORAGED_BTRFS_SCRUB_H
 #define STORAGED_BTRFS_SCRUB_H
 
-#include "log.h"
+#include "shared/log.h"
 #include "state.h"
 #include "world.h"
 

@@ -16,7 +16,7 @@
 #include "area.h"
 #include "commands.h"
 #include "config.h"
-#include "util.h"
+#include "shared/util.h"
 
 static bool unit_char_ok(char c, bool first)
 {

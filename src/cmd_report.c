@@ -14,7 +14,7 @@
 #include "btrfs.h"
 #include "commands.h"
 #include "inventory.h"
-#include "json_out.h"
+#include "shared/json_out.h"
 #include "state.h"
 #include "status_live.h"
 #include "statedir.h"

@@ -23,7 +23,7 @@
 #include "sysops.h"
 #include "undo.h"
 #include "units.h"
-#include "util.h"
+#include "shared/util.h"
 
 /* stop ends a resident storaged first: it would mount again what stop
  * undoes.  Waits until it has left (its lock, resident.c's, is free). */

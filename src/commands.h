@@ -13,7 +13,7 @@
 
 #include <stdbool.h>
 
-#include "log.h"
+#include "shared/log.h"
 
 #define EXIT_STEP_FAILED 1
 #define EXIT_CONFIG 2

@@ -33,7 +33,7 @@
 #include "ini_reader.h"
 #include "input.h"
 #include "units.h"
-#include "util.h"
+#include "shared/util.h"
 
 #define CONFIG_FILE_MAX (1024 * 1024) /* bytes per file */
 #define KEY_NAME_MAX 64

@@ -13,7 +13,7 @@
 #include "config_keys.h"
 #include "fstab.h"
 #include "units.h"
-#include "util.h"
+#include "shared/util.h"
 
 #define FS_NAME_MAX 16
 

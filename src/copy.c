@@ -41,7 +41,7 @@
 
 #include "copy.h"
 #include "copy_fd.h"
-#include "util.h"
+#include "shared/util.h"
 
 #define COPY_MAX_JOBS 64
 #define COPY_BUF_SIZE (256 * 1024)

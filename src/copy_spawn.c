@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "copy_spawn.h"
-#include "spawn_helper.h"
+#include "shared/spawn_helper.h"
 #include "units.h"
-#include "util.h"
+#include "shared/util.h"
 
 #define HELPER_INSTALLED LIBEXECDIR "/storaged/" COPY_HELPER
 /* the helper's descriptors: its end of the status pipe, the directories

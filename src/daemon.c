@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "log.h"
+#include "shared/log.h"
 
 int daemon_notify(const char *fmt, ...)
 {

@@ -13,8 +13,8 @@
 
 #include <libudev.h>
 
-#include "log.h"
-#include "util.h"
+#include "shared/log.h"
+#include "shared/util.h"
 
 /**
  * daemon_notify:

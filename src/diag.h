@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "util.h"
+#include "shared/util.h"
 
 enum diag_level {
 	DIAG_ERROR,

@@ -13,7 +13,7 @@
 
 #include "diag.h"
 #include "inventory.h"
-#include "log.h"
+#include "shared/log.h"
 #include "plan.h"
 #include "ops.h"
 #include "state.h"

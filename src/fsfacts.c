@@ -4,7 +4,7 @@
 #include <libmount.h>
 
 #include "fsfacts.h"
-#include "util.h"
+#include "shared/util.h"
 
 static const struct {
 	const char *name; /* "UUID=" */

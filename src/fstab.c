@@ -36,7 +36,7 @@
 #include "fstab.h"
 #include "input.h"
 #include "units.h"
-#include "optstr.h"
+#include "shared/optstr.h"
 
 #define FSTAB_MAX_BYTES (4u << 20)
 #define FSTAB_MAX_FIELDS 6

@@ -16,7 +16,7 @@
 
 #include "fsfacts.h"
 #include "fstab.h"
-#include "util.h"
+#include "shared/util.h"
 
 static int add_path(struct fstab_entry *e, const char *option, const char *path, size_t len, bool glob)
 {

@@ -31,7 +31,7 @@
 #include "plan_identity.h"
 #include "plan_internal.h"
 #include "units.h"
-#include "optstr.h"
+#include "shared/optstr.h"
 
 /* ------------------------------------------------------------ small helpers */
 

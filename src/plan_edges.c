@@ -14,7 +14,7 @@
 #include "fsfacts.h"
 #include "plan_internal.h"
 #include "units.h"
-#include "util.h"
+#include "shared/util.h"
 
 /* ------------------------------------------------------------ step 4: edges */
 

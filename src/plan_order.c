@@ -13,7 +13,7 @@
 #include "fsfacts.h"
 #include "plan_internal.h"
 #include "units.h"
-#include "util.h"
+#include "shared/util.h"
 
 /* ------------------------------------------------------------ step 5: order */
 

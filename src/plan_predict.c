@@ -39,8 +39,8 @@
 #include "fsfacts.h"
 #include "plan_predict.h"
 #include "units.h"
-#include "util.h"
-#include "optstr.h"
+#include "shared/util.h"
+#include "shared/optstr.h"
 
 struct predictor {
 	const struct plan_input *in;

@@ -14,8 +14,8 @@
 #include <stdbool.h>
 
 #include "plan.h"
-#include "sysinfo.h"
-#include "util.h"
+#include "shared/sysinfo.h"
+#include "shared/util.h"
 
 /* libmount's FS_SEARCH_PATH, and /usr/sbin for systems where /sbin is not
  * a link to it */

@@ -10,7 +10,7 @@
 
 #include <libsmartcols.h>
 
-#include "json_out.h"
+#include "shared/json_out.h"
 #include "plan.h"
 #include "plan_predict.h"
 #include "units.h"

@@ -18,7 +18,7 @@
 
 #include "daemon.h"
 #include "resident.h"
-#include "util.h"
+#include "shared/util.h"
 
 /* 250 ms lets a disk and its partitions arrive before one pass. */
 #define SETTLE_USEC (250 * USEC_PER_MSEC)

@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 
-#include "log.h"
+#include "shared/log.h"
 
 /**
  * resident_pass_fn:

@@ -14,7 +14,7 @@
 #include "state.h"
 #include "state_internal.h"
 #include "units.h"
-#include "util.h"
+#include "shared/util.h"
 
 static const char *const status_names[] = {
 	[STATE_WAITING] = "waiting",

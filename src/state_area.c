@@ -16,7 +16,7 @@
 #include "state.h"
 #include "state_internal.h"
 #include "units.h"
-#include "util.h"
+#include "shared/util.h"
 
 /*
  * One "[area]" section, in the format of the run state above (mangled

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "statedir.h"
-#include "util.h"
+#include "shared/util.h"
 
 int statedir_lock(const char *dir, const struct logger *lg)
 {

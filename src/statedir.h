@@ -7,7 +7,7 @@
 #ifndef STORAGED_STATEDIR_H
 #define STORAGED_STATEDIR_H
 
-#include "log.h"
+#include "shared/log.h"
 #include "state.h"
 
 /**

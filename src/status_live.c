@@ -14,7 +14,7 @@
 
 #include "commands.h"
 #include "status_live.h"
-#include "util.h"
+#include "shared/util.h"
 
 const char *live_status_name(enum live_status st)
 {

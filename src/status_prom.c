@@ -11,7 +11,7 @@
 
 #include "status_prom.h"
 #include "units.h"
-#include "util.h"
+#include "shared/util.h"
 
 char *status_prom_escape(const char *in, char *buf, size_t len)
 {

@@ -21,7 +21,7 @@
 
 #include "area.h"
 #include "commands.h"
-#include "log.h"
+#include "shared/log.h"
 #include "state.h"
 #include "status_live.h"
 

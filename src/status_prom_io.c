@@ -23,7 +23,7 @@
 #include "statedir.h"
 #include "status_prom.h"
 #include "units.h"
-#include "util.h"
+#include "shared/util.h"
 #include "world.h"
 
 #define LAST_SYNC_DIR "last-sync"

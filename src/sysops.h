@@ -13,8 +13,8 @@
 #include <libudev.h>
 
 #include "exec.h"
-#include "log.h"
-#include "mount_pool.h"
+#include "shared/log.h"
+#include "mount/mount_pool.h"
 
 /* The user data of sysops_ops: set up by sysops_open(). */
 struct sysops {

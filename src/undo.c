@@ -9,7 +9,7 @@
 
 #include "fsfacts.h"
 #include "undo.h"
-#include "util.h"
+#include "shared/util.h"
 
 /* Something storaged set up and `stop` undoes. */
 static bool record_is_undoable(const struct state_record *r)

@@ -8,7 +8,7 @@
 #ifndef STORAGED_UNDO_H
 #define STORAGED_UNDO_H
 
-#include "log.h"
+#include "shared/log.h"
 #include "ops.h"
 #include "state.h"
 

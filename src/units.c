@@ -14,7 +14,7 @@
 #include <strings.h>
 
 #include "units.h"
-#include "util.h"
+#include "shared/util.h"
 
 /* 10^18 < 2^63: fraction numerators and denominators stay below this. */
 #define FRAC_DIGITS_MAX 18

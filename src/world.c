@@ -15,11 +15,11 @@
 
 #include "area.h"
 #include "fsfacts.h"
-#include "safepath.h"
+#include "mount/safepath.h"
 #include "status_live.h"
-#include "sysinfo.h"
+#include "shared/sysinfo.h"
 #include "world.h"
-#include "optstr.h"
+#include "shared/optstr.h"
 
 /* An empty value counts as unset, so that a caller can clear one with
  * VAR= in front of a command. */

@@ -25,7 +25,7 @@
 #include "diag.h"
 #include "fstab.h"
 #include "inventory.h"
-#include "log.h"
+#include "shared/log.h"
 #include "plan.h"
 #include "plan_predict.h"
 

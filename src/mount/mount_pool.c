@@ -28,7 +28,7 @@
 #include "fsfacts.h"
 #include "mountfd_walk.h"
 #include "safepath.h"
-#include "util.h"
+#include "shared/util.h"
 
 #define REQUEST_MAX (4 * PATH_MAX + 65536)
 

@@ -16,7 +16,7 @@
 
 #include "kernlog.h"
 #include "mountfd.h"
-#include "util.h"
+#include "shared/util.h"
 
 #ifndef MS_NOSYMFOLLOW
 #define MS_NOSYMFOLLOW 256 /* linux/mount.h, Linux 5.10 */

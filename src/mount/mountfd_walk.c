@@ -15,8 +15,8 @@
 #include "kernlog.h"
 #include "mountfd_walk.h"
 #include "safepath.h"
-#include "util.h"
-#include "optstr.h"
+#include "shared/util.h"
+#include "shared/optstr.h"
 
 /* The descriptors one mount's walks opened. */
 struct walked {

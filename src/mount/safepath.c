@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "safepath.h"
-#include "util.h"
+#include "shared/util.h"
 
 #define MAX_LINKS 40 /* include/linux/namei.h MAXSYMLINKS */
 

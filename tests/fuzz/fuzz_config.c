@@ -17,7 +17,7 @@
 
 #include "config.h"
 #include "fuzz.h"
-#include "util.h"
+#include "shared/util.h"
 
 static size_t count_lines(const uint8_t *data, size_t size)
 {

@@ -18,7 +18,7 @@
 
 #include "fstab.h"
 #include "fuzz.h"
-#include "util.h"
+#include "shared/util.h"
 
 #define FILE_NAME "fuzz.fstab"
 

@@ -16,7 +16,7 @@
 
 #include "fuzz.h"
 #include "units.h"
-#include "util.h"
+#include "shared/util.h"
 
 #define SENTINEL UINT64_C(0x5a5a5a5a5a5a5a5a)
 

@@ -24,8 +24,8 @@
 #include <cmocka.h>
 
 #include "area_internal.h"
-#include "sysinfo.h"
-#include "util.h"
+#include "shared/sysinfo.h"
+#include "shared/util.h"
 
 struct fixture {
 	char top[64];

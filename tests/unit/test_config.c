@@ -18,7 +18,7 @@
 #include "../../src/config.h"
 #include "diag.h"
 #include "units.h"
-#include "util.h"
+#include "shared/util.h"
 
 #define CONFIG_FIXTURES FIXTURES "/config/"
 #define SEC USEC_PER_SEC

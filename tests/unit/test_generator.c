@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "commands.h"
-#include "util.h"
+#include "shared/util.h"
 
 /* Compared with `systemd-escape --path --suffix=mount` on the same paths. */
 static void test_unit_name_from_path(void **state)

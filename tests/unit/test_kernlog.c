@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "kernlog.h"
+#include "mount/kernlog.h"
 
 static bool match(const char *rec, const char *dev, const char *fstype, char *text, size_t len)
 {

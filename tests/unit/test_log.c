@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "log.h"
+#include "shared/log.h"
 
 static void test_stream_match(void **state)
 {

@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "fsfacts.h"
-#include "mount_pool.h"
+#include "mount/mount_pool.h"
 
 struct fixture {
 	char top[64];

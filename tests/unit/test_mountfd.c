@@ -19,8 +19,8 @@
 
 #include <cmocka.h>
 
-#include "mountfd.h"
-#include "mountfd_walk.h"
+#include "mount/mountfd.h"
+#include "mount/mountfd_walk.h"
 
 struct fake {
 	char log[4096]; /* one line a call */

@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "json_out.h"
+#include "shared/json_out.h"
 #include "plan_predict.h"
-#include "util.h"
+#include "shared/util.h"
 
 static void test_filesystems(void **state)
 {

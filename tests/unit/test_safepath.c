@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "safepath.h"
+#include "mount/safepath.h"
 
 struct dirs {
 	char top[64]; /* mkdtemp: 0700, root */

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "units.h"
-#include "util.h"
+#include "shared/util.h"
 
 #define KiB UINT64_C(1024)
 #define MiB (KiB * 1024)

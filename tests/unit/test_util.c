@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "diag.h"
-#include "util.h"
+#include "shared/util.h"
 
 static void test_strv_basics(void **state)
 {
