@@ -21,7 +21,7 @@
 #include "copy_spawn.h"
 #include "mount/mountfd.h"
 #include "shared/sysinfo.h"
-#include "units.h"
+#include "parse/units.h"
 #include "shared/util.h"
 
 static uint64_t now_usec(clockid_t clk)

@@ -24,8 +24,8 @@
 #include <stddef.h>
 
 #include "area_size.h"
-#include "config.h"
-#include "diag.h"
+#include "parse/config.h"
+#include "parse/diag.h"
 
 /**
  * area_survey_path:

@@ -23,7 +23,7 @@
 #include "area_internal.h"
 #include "mount/mountfd.h"
 #include "shared/spawn_helper.h"
-#include "units.h"
+#include "parse/units.h"
 #include "shared/util.h"
 
 #define ZRAM_CONTROL "/sys/class/zram-control"

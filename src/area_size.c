@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "area_size.h"
-#include "units.h"
+#include "parse/units.h"
 
 #define MIB (UINT64_C(1) << 20)
 #define AUTO_MIN_BYTES (16 * MIB)

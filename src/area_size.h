@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "parse/config.h"
 
 /*
  * The geometry of ext2/3/4 on a ramdisk (mkfs.ext4 -b, -I, -m): sized for

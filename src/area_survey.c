@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "area_internal.h"
-#include "units.h"
+#include "parse/units.h"
 
 struct survey_link {
 	dev_t dev;

@@ -15,7 +15,7 @@
 
 #include "area.h"
 #include "commands.h"
-#include "config.h"
+#include "parse/config.h"
 #include "shared/util.h"
 
 static bool unit_char_ok(char c, bool first)

@@ -19,7 +19,7 @@
 #include "status_live.h"
 #include "statedir.h"
 #include "status_prom.h"
-#include "units.h"
+#include "parse/units.h"
 #include "world.h"
 
 struct column {

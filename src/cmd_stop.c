@@ -22,7 +22,7 @@
 #include "status_prom.h"
 #include "sysops.h"
 #include "undo.h"
-#include "units.h"
+#include "parse/units.h"
 #include "shared/util.h"
 
 /* stop ends a resident storaged first: it would mount again what stop

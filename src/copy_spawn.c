@@ -18,7 +18,7 @@
 
 #include "copy_spawn.h"
 #include "shared/spawn_helper.h"
-#include "units.h"
+#include "parse/units.h"
 #include "shared/util.h"
 
 #define HELPER_INSTALLED LIBEXECDIR "/storaged/" COPY_HELPER

@@ -21,7 +21,7 @@
 
 #include "exec.h"
 #include "exec_internal.h"
-#include "units.h"
+#include "parse/units.h"
 
 /* @compact: rewrite the whole file, as at the end of a run, instead of
  * appending the changed records. */

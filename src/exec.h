@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "diag.h"
+#include "parse/diag.h"
 #include "inventory.h"
 #include "shared/log.h"
 #include "plan.h"

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "exec.h"
-#include "units.h"
+#include "parse/units.h"
 
 enum outcome {
 	OUT_PENDING,

@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "btrfs_sb.h"
-#include "diag.h"
-#include "fsfacts.h"
+#include "parse/btrfs_sb.h"
+#include "parse/diag.h"
+#include "parse/fsfacts.h"
 
 struct block_device {
 	char *devnode; /* "/dev/loop0" (or an image file path in tests) */

@@ -21,10 +21,10 @@
 
 #include <ini.h>
 
-#include "ini_reader.h"
-#include "input.h"
+#include "parse/ini_reader.h"
+#include "parse/input.h"
 #include "inventory.h"
-#include "units.h"
+#include "parse/units.h"
 
 struct fixture_ctx {
 	const char *path;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "config.h"
+#include "parse/config.h"
 
 enum {
 	OPT_JSON = 0x100,

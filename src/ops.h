@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "diag.h"
+#include "parse/diag.h"
 #include "inventory.h"
 
 struct fstab_entry;

@@ -26,11 +26,11 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "fsfacts.h"
+#include "parse/fsfacts.h"
 #include "plan.h"
 #include "plan_identity.h"
 #include "plan_internal.h"
-#include "units.h"
+#include "parse/units.h"
 #include "shared/optstr.h"
 
 /* ------------------------------------------------------------ small helpers */

@@ -15,9 +15,9 @@
 
 #include "area_size.h"
 #include "btrfs.h"
-#include "config.h"
-#include "diag.h"
-#include "fstab.h"
+#include "parse/config.h"
+#include "parse/diag.h"
+#include "parse/fstab.h"
 #include "inventory.h"
 
 enum plan_step_kind {

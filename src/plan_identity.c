@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fsfacts.h"
+#include "parse/fsfacts.h"
 #include "plan_identity.h"
 
 static int conflict(struct plan_step *s, char *note)

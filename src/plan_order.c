@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsfacts.h"
+#include "parse/fsfacts.h"
 #include "plan_internal.h"
-#include "units.h"
+#include "parse/units.h"
 #include "shared/util.h"
 
 /* ------------------------------------------------------------ step 5: order */

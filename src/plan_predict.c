@@ -36,9 +36,9 @@
 #include "area_size.h"
 #include "copy.h"
 #include "copy_spawn.h"
-#include "fsfacts.h"
+#include "parse/fsfacts.h"
 #include "plan_predict.h"
-#include "units.h"
+#include "parse/units.h"
 #include "shared/util.h"
 #include "shared/optstr.h"
 

@@ -13,7 +13,7 @@
 #include "shared/json_out.h"
 #include "plan.h"
 #include "plan_predict.h"
-#include "units.h"
+#include "parse/units.h"
 
 /* ------------------------------------------------------------ rendering */
 

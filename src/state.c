@@ -10,10 +10,10 @@
 #include <libmount.h>
 
 #include "atomic_file.h"
-#include "input.h"
+#include "parse/input.h"
 #include "state.h"
 #include "state_internal.h"
-#include "units.h"
+#include "parse/units.h"
 #include "shared/util.h"
 
 static const char *const status_names[] = {

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "parse/config.h"
 
 enum state_kind {
 	STATE_MOUNT, /* a deferred fstab entry */

@@ -15,7 +15,7 @@
 
 #include "state.h"
 #include "state_internal.h"
-#include "units.h"
+#include "parse/units.h"
 #include "shared/util.h"
 
 /*

@@ -19,10 +19,10 @@
 #include <libmount.h>
 
 #include "atomic_file.h"
-#include "config.h"
+#include "parse/config.h"
 #include "statedir.h"
 #include "status_prom.h"
-#include "units.h"
+#include "parse/units.h"
 #include "shared/util.h"
 #include "world.h"
 

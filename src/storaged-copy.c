@@ -41,7 +41,7 @@
 
 #include "copy.h"
 #include "copy_fd.h"
-#include "units.h"
+#include "parse/units.h"
 
 struct args {
 	struct copy_opts o;

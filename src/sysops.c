@@ -32,7 +32,7 @@
 #include "state.h"
 #include "status_live.h"
 #include "sysops.h"
-#include "units.h"
+#include "parse/units.h"
 
 static int real_register(void *ud, const char *devnode)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsfacts.h"
+#include "parse/fsfacts.h"
 #include "undo.h"
 #include "shared/util.h"
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "area.h"
-#include "fsfacts.h"
+#include "parse/fsfacts.h"
 #include "mount/safepath.h"
 #include "status_live.h"
 #include "shared/sysinfo.h"

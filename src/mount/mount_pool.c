@@ -25,7 +25,7 @@
 #include <libmount.h>
 
 #include "mount_pool.h"
-#include "fsfacts.h"
+#include "parse/fsfacts.h"
 #include "mountfd_walk.h"
 #include "safepath.h"
 #include "shared/util.h"

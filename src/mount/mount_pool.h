@@ -16,7 +16,7 @@
 #include "mountfd.h"
 #include "safepath.h"
 
-#include "fstab.h"
+#include "parse/fstab.h"
 
 struct mount_worker {
 	pid_t pid;

@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "btrfs_sb.h"
+#include "parse/btrfs_sb.h"
 #include "fuzz.h"
 
 /* Little endian, as btrfs stores it, whatever the host. */

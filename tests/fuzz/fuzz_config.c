@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "config.h"
+#include "parse/config.h"
 #include "fuzz.h"
 #include "shared/util.h"
 

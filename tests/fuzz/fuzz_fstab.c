@@ -16,7 +16,7 @@
 
 #include <libmount.h>
 
-#include "fstab.h"
+#include "parse/fstab.h"
 #include "fuzz.h"
 #include "shared/util.h"
 

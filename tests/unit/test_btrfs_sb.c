@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "btrfs_sb.h"
+#include "parse/btrfs_sb.h"
 #include "inventory.h"
 
 extern char **environ;

@@ -15,9 +15,9 @@
 #include <cmocka.h>
 
 /* "config.h" alone would find autoconf's config.h in the build directory */
-#include "../../src/config.h"
-#include "diag.h"
-#include "units.h"
+#include "parse/config.h"
+#include "parse/diag.h"
+#include "parse/units.h"
 #include "shared/util.h"
 
 #define CONFIG_FIXTURES FIXTURES "/config/"

@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "fsfacts.h"
+#include "parse/fsfacts.h"
 
 static void test_network_units(void **state)
 {

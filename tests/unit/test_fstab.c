@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "diag.h"
-#include "fstab.h"
+#include "parse/diag.h"
+#include "parse/fstab.h"
 
 #define FX(name) FIXTURES "/fstab/" name
 

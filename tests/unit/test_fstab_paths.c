@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "fstab.h"
+#include "parse/config.h"
+#include "parse/fstab.h"
 #include "plan.h"
 
 #define SEC (UINT64_C(1000000))

@@ -19,8 +19,8 @@
 
 #include "btrfs.h"
 #include "btrfs_scrub.h"
-#include "config.h"
-#include "fstab.h"
+#include "parse/config.h"
+#include "parse/fstab.h"
 #include "inventory.h"
 #include "plan.h"
 #include "world.h"

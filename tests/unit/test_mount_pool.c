@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "fsfacts.h"
+#include "parse/fsfacts.h"
 #include "mount/mount_pool.h"
 
 struct fixture {

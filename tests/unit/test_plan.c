@@ -15,8 +15,8 @@
 #include <cmocka.h>
 
 #include "btrfs.h"
-#include "config.h"
-#include "fstab.h"
+#include "parse/config.h"
+#include "parse/fstab.h"
 #include "inventory.h"
 #include "plan.h"
 

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "diag.h"
+#include "parse/diag.h"
 #include "shared/util.h"
 
 static void test_strv_basics(void **state)
