@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#include "area_size.h"
+#include "plan/area_size.h"
 #include "parse/config.h"
 #include "parse/diag.h"
 

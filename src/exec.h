@@ -14,7 +14,7 @@
 #include "parse/diag.h"
 #include "inventory.h"
 #include "shared/log.h"
-#include "plan.h"
+#include "plan/plan.h"
 #include "ops.h"
 #include "state.h"
 

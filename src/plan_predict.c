@@ -33,7 +33,7 @@
 
 #include <libmount.h>
 
-#include "area_size.h"
+#include "plan/area_size.h"
 #include "copy.h"
 #include "copy_spawn.h"
 #include "parse/fsfacts.h"

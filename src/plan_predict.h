@@ -13,7 +13,7 @@
 
 #include <stdbool.h>
 
-#include "plan.h"
+#include "plan/plan.h"
 #include "shared/sysinfo.h"
 #include "shared/util.h"
 

@@ -24,7 +24,7 @@
 #include <libudev.h>
 
 #include "area.h"
-#include "area_size.h"
+#include "plan/area_size.h"
 #include "btrfs.h"
 #include "daemon.h"
 #include "mount/mount_pool.h"

@@ -18,7 +18,7 @@
 
 #include <libmount.h>
 
-#include "area_size.h"
+#include "plan/area_size.h"
 #include "btrfs.h"
 #include "commands.h"
 #include "parse/config.h"
@@ -26,7 +26,7 @@
 #include "parse/fstab.h"
 #include "inventory.h"
 #include "shared/log.h"
-#include "plan.h"
+#include "plan/plan.h"
 #include "plan_predict.h"
 
 #define MOUNTINFO_PATH "/proc/self/mountinfo"

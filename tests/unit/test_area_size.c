@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "area_size.h"
+#include "plan/area_size.h"
 
 #define MIB (UINT64_C(1) << 20)
 #define GIB (UINT64_C(1) << 30)

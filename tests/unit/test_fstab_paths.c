@@ -17,7 +17,7 @@
 
 #include "parse/config.h"
 #include "parse/fstab.h"
-#include "plan.h"
+#include "plan/plan.h"
 
 #define SEC (UINT64_C(1000000))
 

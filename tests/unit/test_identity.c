@@ -22,7 +22,7 @@
 #include "parse/config.h"
 #include "parse/fstab.h"
 #include "inventory.h"
-#include "plan.h"
+#include "plan/plan.h"
 #include "world.h"
 
 #define SEC (UINT64_C(1000000))

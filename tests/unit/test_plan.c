@@ -18,7 +18,7 @@
 #include "parse/config.h"
 #include "parse/fstab.h"
 #include "inventory.h"
-#include "plan.h"
+#include "plan/plan.h"
 
 #define SEC (UINT64_C(1000000))
 #define GIB (UINT64_C(1) << 30)
