@@ -17,12 +17,12 @@
 #include "btrfs_scrub.h"
 #include "commands.h"
 #include "daemon.h"
-#include "exec.h"
+#include "exec/exec.h"
 #include "resident.h"
 #include "state.h"
 #include "statedir.h"
 #include "status_prom.h"
-#include "sysops.h"
+#include "exec/sysops.h"
 #include "world.h"
 
 /* --dry-run: the plan on stdout.  @ret_fails: the steps the plan shows will

@@ -20,8 +20,8 @@
 #include "state.h"
 #include "statedir.h"
 #include "status_prom.h"
-#include "sysops.h"
-#include "undo.h"
+#include "exec/sysops.h"
+#include "exec/undo.h"
 #include "parse/units.h"
 #include "shared/util.h"
 

@@ -9,7 +9,7 @@
 
 #include "commands.h"
 #include "status_prom.h"
-#include "sysops.h"
+#include "exec/sysops.h"
 #include "world.h"
 
 /* Is @name an [area] of the configuration?  Returns: 0; -ENOENT when not

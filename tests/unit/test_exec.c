@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "exec.h"
+#include "exec/exec.h"
 
 #define FSID "658a67ea-8cb7-43af-b62a-3124a3759804"
 #define SEC USEC_PER_SEC

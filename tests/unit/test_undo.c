@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "undo.h"
+#include "exec/undo.h"
 
 #define MAX_MOUNTS 16
 
