@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "area.h"
+#include "area/area.h"
 #include "commands.h"
 #include "parse/config.h"
 #include "shared/util.h"

@@ -10,7 +10,7 @@
 
 #include <libsmartcols.h>
 
-#include "area.h"
+#include "area/area.h"
 #include "btrfs.h"
 #include "commands.h"
 #include "inventory.h"

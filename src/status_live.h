@@ -12,7 +12,7 @@
 
 #include <libmount.h>
 
-#include "area.h"
+#include "area/area.h"
 #include "state.h"
 
 #define SYSFS_BTRFS "/sys/fs/btrfs"

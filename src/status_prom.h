@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "area.h"
+#include "area/area.h"
 #include "commands.h"
 #include "shared/log.h"
 #include "state.h"

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "area.h"
+#include "area/area.h"
 #include "parse/fsfacts.h"
 #include "mount/safepath.h"
 #include "status_live.h"

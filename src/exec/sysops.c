@@ -23,7 +23,7 @@
 #include <libmount.h>
 #include <libudev.h>
 
-#include "area.h"
+#include "area/area.h"
 #include "plan/area_size.h"
 #include "btrfs.h"
 #include "daemon.h"

@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "area_internal.h"
+#include "area/area_internal.h"
 #include "shared/sysinfo.h"
 #include "shared/util.h"
 
