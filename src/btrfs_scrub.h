@@ -7,7 +7,7 @@
 #define STORAGED_BTRFS_SCRUB_H
 
 #include "shared/log.h"
-#include "state.h"
+#include "state/state.h"
 #include "world.h"
 
 /**

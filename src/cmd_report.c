@@ -15,7 +15,7 @@
 #include "commands.h"
 #include "inventory.h"
 #include "shared/json_out.h"
-#include "state.h"
+#include "state/state.h"
 #include "status_live.h"
 #include "statedir.h"
 #include "status_prom.h"

@@ -19,7 +19,7 @@
 #include "daemon.h"
 #include "exec/exec.h"
 #include "resident.h"
-#include "state.h"
+#include "state/state.h"
 #include "statedir.h"
 #include "status_prom.h"
 #include "exec/sysops.h"

@@ -17,7 +17,7 @@
 
 #include "commands.h"
 #include "daemon.h"
-#include "state.h"
+#include "state/state.h"
 #include "statedir.h"
 #include "status_prom.h"
 #include "exec/sysops.h"

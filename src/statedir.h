@@ -8,7 +8,7 @@
 #define STORAGED_STATEDIR_H
 
 #include "shared/log.h"
-#include "state.h"
+#include "state/state.h"
 
 /**
  * statedir_lock:

@@ -13,7 +13,7 @@
 #include <libmount.h>
 
 #include "area/area.h"
-#include "state.h"
+#include "state/state.h"
 
 #define SYSFS_BTRFS "/sys/fs/btrfs"
 

@@ -22,7 +22,7 @@
 #include "area/area.h"
 #include "commands.h"
 #include "shared/log.h"
-#include "state.h"
+#include "state/state.h"
 #include "status_live.h"
 
 /* One btrfs filesystem as the block devices show it now. */

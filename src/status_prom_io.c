@@ -18,7 +18,7 @@
 
 #include <libmount.h>
 
-#include "atomic_file.h"
+#include "state/atomic_file.h"
 #include "parse/config.h"
 #include "statedir.h"
 #include "status_prom.h"

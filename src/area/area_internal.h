@@ -27,7 +27,7 @@
 
 #include "area.h"
 #include "copy.h"
-#include "state.h"
+#include "state/state.h"
 
 /* room for the name of a sync's working directory, ".storaged-sync."
  * and 32 hex digits, with its NUL (area_sync.c) */

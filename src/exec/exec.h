@@ -16,7 +16,7 @@
 #include "shared/log.h"
 #include "plan/plan.h"
 #include "ops.h"
-#include "state.h"
+#include "state/state.h"
 
 struct exec_summary;
 

@@ -29,7 +29,7 @@
 #include "daemon.h"
 #include "mount/mount_pool.h"
 #include "mount/mountfd.h"
-#include "state.h"
+#include "state/state.h"
 #include "status_live.h"
 #include "sysops.h"
 #include "parse/units.h"

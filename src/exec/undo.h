@@ -10,7 +10,7 @@
 
 #include "shared/log.h"
 #include "ops.h"
-#include "state.h"
+#include "state/state.h"
 
 struct undo_ctx {
 	const struct ops *ops;

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "state.h"
+#include "state/state.h"
 
 static void check_state(char *buf, size_t size)
 {

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "state.h"
+#include "state/state.h"
 
 struct fixture {
 	char dir[64];
