@@ -16,9 +16,9 @@
 #include "inventory.h"
 #include "shared/json_out.h"
 #include "state/state.h"
-#include "status_live.h"
+#include "status/status_live.h"
 #include "statedir.h"
-#include "status_prom.h"
+#include "status/status_prom.h"
 #include "parse/units.h"
 #include "world.h"
 

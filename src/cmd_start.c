@@ -21,7 +21,7 @@
 #include "resident.h"
 #include "state/state.h"
 #include "statedir.h"
-#include "status_prom.h"
+#include "status/status_prom.h"
 #include "exec/sysops.h"
 #include "world.h"
 

@@ -19,7 +19,7 @@
 #include "daemon.h"
 #include "state/state.h"
 #include "statedir.h"
-#include "status_prom.h"
+#include "status/status_prom.h"
 #include "exec/sysops.h"
 #include "exec/undo.h"
 #include "parse/units.h"

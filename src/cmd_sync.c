@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "status_prom.h"
+#include "status/status_prom.h"
 #include "exec/sysops.h"
 #include "world.h"
 

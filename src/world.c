@@ -16,7 +16,7 @@
 #include "area/area.h"
 #include "parse/fsfacts.h"
 #include "mount/safepath.h"
-#include "status_live.h"
+#include "status/status_live.h"
 #include "shared/sysinfo.h"
 #include "world.h"
 #include "shared/optstr.h"

@@ -30,7 +30,7 @@
 #include "mount/mount_pool.h"
 #include "mount/mountfd.h"
 #include "state/state.h"
-#include "status_live.h"
+#include "status/status_live.h"
 #include "sysops.h"
 #include "parse/units.h"
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "status_live.h"
+#include "status/status_live.h"
 
 #define FSID "5e81a0c4-7d2b-4b8e-9c1f-0a1b2c3d4e5f"
 

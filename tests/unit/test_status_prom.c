@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "status_prom.h"
+#include "status/status_prom.h"
 
 static void test_escape(void **state)
 {
