@@ -11,9 +11,9 @@
 #include <libsmartcols.h>
 
 #include "area/area.h"
-#include "btrfs.h"
+#include "devices/btrfs.h"
 #include "commands.h"
-#include "inventory.h"
+#include "devices/inventory.h"
 #include "shared/json_out.h"
 #include "state/state.h"
 #include "status/status_live.h"

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "btrfs_scrub.h"
+#include "devices/btrfs_scrub.h"
 #include "commands.h"
 #include "daemon.h"
 #include "exec/exec.h"

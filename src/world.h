@@ -19,12 +19,12 @@
 #include <libmount.h>
 
 #include "plan/area_size.h"
-#include "btrfs.h"
+#include "devices/btrfs.h"
 #include "commands.h"
 #include "parse/config.h"
 #include "parse/diag.h"
 #include "parse/fstab.h"
-#include "inventory.h"
+#include "devices/inventory.h"
 #include "shared/log.h"
 #include "plan/plan.h"
 #include "plan_predict.h"

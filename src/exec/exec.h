@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "parse/diag.h"
-#include "inventory.h"
+#include "devices/inventory.h"
 #include "shared/log.h"
 #include "plan/plan.h"
 #include "ops.h"

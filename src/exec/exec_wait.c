@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "btrfs.h"
+#include "devices/btrfs.h"
 #include "exec_internal.h"
 
 /* ------------------------------------------------------------------ */

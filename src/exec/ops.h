@@ -18,7 +18,7 @@
 #include <stdlib.h>
 
 #include "parse/diag.h"
-#include "inventory.h"
+#include "devices/inventory.h"
 
 struct fstab_entry;
 struct plan_step;

@@ -25,7 +25,7 @@
 
 #include "area/area.h"
 #include "plan/area_size.h"
-#include "btrfs.h"
+#include "devices/btrfs.h"
 #include "daemon.h"
 #include "mount/mount_pool.h"
 #include "mount/mountfd.h"

@@ -14,11 +14,11 @@
 #include <libmount.h>
 
 #include "area_size.h"
-#include "btrfs.h"
+#include "devices/btrfs.h"
 #include "parse/config.h"
 #include "parse/diag.h"
 #include "parse/fstab.h"
-#include "inventory.h"
+#include "devices/inventory.h"
 
 enum plan_step_kind {
 	PLAN_REGISTER, /* register one btrfs member with the kernel */

@@ -17,8 +17,8 @@
 #include <cmocka.h>
 #include <linux/btrfs.h>
 
-#include "btrfs.h"
-#include "inventory.h"
+#include "devices/btrfs.h"
+#include "devices/inventory.h"
 
 #define FSID_A "aaaaaaaa-0000-4000-8000-000000000001"
 #define FSID_B "bbbbbbbb-0000-4000-8000-000000000002"

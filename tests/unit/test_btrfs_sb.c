@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "parse/btrfs_sb.h"
-#include "inventory.h"
+#include "devices/inventory.h"
 
 extern char **environ;
 

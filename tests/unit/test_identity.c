@@ -17,11 +17,11 @@
 
 #include <cmocka.h>
 
-#include "btrfs.h"
-#include "btrfs_scrub.h"
+#include "devices/btrfs.h"
+#include "devices/btrfs_scrub.h"
 #include "parse/config.h"
 #include "parse/fstab.h"
-#include "inventory.h"
+#include "devices/inventory.h"
 #include "plan/plan.h"
 #include "world.h"
 

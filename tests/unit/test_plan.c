@@ -14,10 +14,10 @@
 
 #include <cmocka.h>
 
-#include "btrfs.h"
+#include "devices/btrfs.h"
 #include "parse/config.h"
 #include "parse/fstab.h"
-#include "inventory.h"
+#include "devices/inventory.h"
 #include "plan/plan.h"
 
 #define SEC (UINT64_C(1000000))
