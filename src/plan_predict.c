@@ -34,8 +34,8 @@
 #include <libmount.h>
 
 #include "plan/area_size.h"
-#include "copy.h"
-#include "copy_spawn.h"
+#include "copy/copy.h"
+#include "copy/copy_spawn.h"
 #include "parse/fsfacts.h"
 #include "plan_predict.h"
 #include "parse/units.h"

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "area_internal.h"
-#include "copy_spawn.h"
+#include "copy/copy_spawn.h"
 #include "mount/mountfd.h"
 #include "shared/sysinfo.h"
 #include "parse/units.h"

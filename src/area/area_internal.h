@@ -26,7 +26,7 @@
 #include <sys/types.h>
 
 #include "area.h"
-#include "copy.h"
+#include "copy/copy.h"
 #include "state/state.h"
 
 /* room for the name of a sync's working directory, ".storaged-sync."

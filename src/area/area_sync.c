@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "area_internal.h"
-#include "copy_spawn.h"
+#include "copy/copy_spawn.h"
 #include "shared/util.h"
 
 /* the xattr that marks a sync's working directory, its value the area's

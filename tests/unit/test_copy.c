@@ -22,8 +22,8 @@
 
 #include <cmocka.h>
 
-#include "copy.h"
-#include "copy_fd.h"
+#include "copy/copy.h"
+#include "copy/copy_fd.h"
 
 /* What the table's calls saw, and the swap to make: test-only state of
  * the call table (its functions take no context). */

@@ -28,8 +28,8 @@
 
 #include <cmocka.h>
 
-#include "copy.h"
-#include "copy_fd.h"
+#include "copy/copy.h"
+#include "copy/copy_fd.h"
 
 struct fixture {
 	char top[64];
