@@ -20,7 +20,7 @@
 
 #include "plan/area_size.h"
 #include "devices/btrfs.h"
-#include "commands.h"
+#include "cli/commands.h"
 #include "parse/config.h"
 #include "parse/diag.h"
 #include "parse/fstab.h"

@@ -26,7 +26,7 @@
 #include "area/area.h"
 #include "plan/area_size.h"
 #include "devices/btrfs.h"
-#include "daemon.h"
+#include "cli/daemon.h"
 #include "mount/mount_pool.h"
 #include "mount/mountfd.h"
 #include "state/state.h"

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "commands.h"
+#include "cli/commands.h"
 #include "status_live.h"
 #include "shared/util.h"
 

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "commands.h"
+#include "cli/commands.h"
 #include "shared/util.h"
 
 /* Compared with `systemd-escape --path --suffix=mount` on the same paths. */
