@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "world.h"
+#include "world/world.h"
 
 /* Each step the plan shows will fail, logged.  Returns: how many. */
 static unsigned log_predicted_failures(const struct logger *lg, const struct plan *p)

@@ -17,10 +17,10 @@
 #include "shared/json_out.h"
 #include "state/state.h"
 #include "status/status_live.h"
-#include "statedir.h"
+#include "world/statedir.h"
 #include "status/status_prom.h"
 #include "parse/units.h"
-#include "world.h"
+#include "world/world.h"
 
 struct column {
 	const char *name;

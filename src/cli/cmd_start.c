@@ -20,10 +20,10 @@
 #include "exec/exec.h"
 #include "resident.h"
 #include "state/state.h"
-#include "statedir.h"
+#include "world/statedir.h"
 #include "status/status_prom.h"
 #include "exec/sysops.h"
-#include "world.h"
+#include "world/world.h"
 
 /* --dry-run: the plan on stdout.  @ret_fails: the steps the plan shows will
  * fail (logged), so that a script checking a change before a reboot sees

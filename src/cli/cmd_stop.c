@@ -18,7 +18,7 @@
 #include "commands.h"
 #include "daemon.h"
 #include "state/state.h"
-#include "statedir.h"
+#include "world/statedir.h"
 #include "status/status_prom.h"
 #include "exec/sysops.h"
 #include "exec/undo.h"

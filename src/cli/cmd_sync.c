@@ -10,7 +10,7 @@
 #include "commands.h"
 #include "status/status_prom.h"
 #include "exec/sysops.h"
-#include "world.h"
+#include "world/world.h"
 
 /* Is @name an [area] of the configuration?  Returns: 0; -ENOENT when not
  * (logged); -EINVAL when the configuration has errors (logged). */

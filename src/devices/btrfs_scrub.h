@@ -8,7 +8,7 @@
 
 #include "shared/log.h"
 #include "state/state.h"
-#include "world.h"
+#include "world/world.h"
 
 /**
  * btrfs_scrub_targets:

@@ -20,11 +20,11 @@
 
 #include "state/atomic_file.h"
 #include "parse/config.h"
-#include "statedir.h"
+#include "world/statedir.h"
 #include "status_prom.h"
 #include "parse/units.h"
 #include "shared/util.h"
-#include "world.h"
+#include "world/world.h"
 
 #define LAST_SYNC_DIR "last-sync"
 

@@ -23,7 +23,7 @@
 #include "parse/fstab.h"
 #include "devices/inventory.h"
 #include "plan/plan.h"
-#include "world.h"
+#include "world/world.h"
 
 #define SEC (UINT64_C(1000000))
 

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "shared/json_out.h"
-#include "plan_predict.h"
+#include "world/plan_predict.h"
 #include "shared/util.h"
 
 static void test_filesystems(void **state)
