@@ -48,7 +48,7 @@ void mount_ids_at(const char *path, int *ret_id, uint64_t *ret_unique_id)
 	*ret_unique_id = 0;
 	if (statx(AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) == 0 && (stx.stx_mask & STATX_MNT_ID))
 		*ret_id = (int)stx.stx_mnt_id;
-	if (statx(AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
+	if (mountfd_kernel_ops.statx(NULL, AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
 	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
 		*ret_unique_id = stx.stx_mnt_id;
 }

@@ -79,10 +79,22 @@ static int k_umount2(void *u, const char *target, int flags)
 	return sys_ret(umount2(target, flags));
 }
 
+/* STORAGED_TEST_OLD_MOUNT_IDS set: statx(2) as a kernel before 6.8
+ * answers, without STATX_MNT_ID_UNIQUE (an unknown mask bit is ignored
+ * and not set in stx_mask, statx(2)), so that the tests exercise on any
+ * kernel what storaged does where mount IDs are only ever reused ones. */
 static int k_statx(void *u, int dfd, const char *path, int flags, unsigned int mask, struct statx *stx)
 {
+	const char *old = secure_getenv("STORAGED_TEST_OLD_MOUNT_IDS");
+	int r;
+
 	(void)u;
-	return sys_ret(statx(dfd, path, flags, mask, stx));
+	if (old && old[0])
+		mask &= ~STATX_MNT_ID_UNIQUE;
+	r = sys_ret(statx(dfd, path, flags, mask, stx));
+	if (r == 0 && old && old[0])
+		stx->stx_mask &= ~STATX_MNT_ID_UNIQUE;
+	return r;
 }
 
 const struct mountfd_ops mountfd_kernel_ops = {

@@ -251,7 +251,7 @@ static void ids_on(const struct mountfd_ops *ops, int target_fd, const char *mp,
 	out->mount_id = (int)id;
 	if (statx(AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) == 0 &&
 	    stx.stx_mnt_id == id &&
-	    statx(AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
+	    mountfd_kernel_ops.statx(NULL, AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
 	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
 		out->mount_unique_id = stx.stx_mnt_id;
 }

@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "status_live.h"
+#include "mount/mountfd.h"
 #include "shared/util.h"
 
 const char *live_status_name(enum live_status st)
@@ -140,7 +141,7 @@ static bool id_taken_over(const struct state_record *rec, const char *mp, struct
 
 	if (!rec->mount_unique_id || statx(AT_FDCWD, mp, at, STATX_MNT_ID, &stx) < 0 ||
 	    !(stx.stx_mask & STATX_MNT_ID) || stx.stx_mnt_id != (uint64_t)mnt_fs_get_id(ours) ||
-	    statx(AT_FDCWD, mp, at, STATX_MNT_ID_UNIQUE, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID_UNIQUE))
+	    mountfd_kernel_ops.statx(NULL, AT_FDCWD, mp, at, STATX_MNT_ID_UNIQUE, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID_UNIQUE))
 		return false;
 	return stx.stx_mnt_id != rec->mount_unique_id;
 }
@@ -158,7 +159,7 @@ const char *live_mount_moved(struct libmnt_table *tb, const struct state_record 
 		const char *t = mnt_fs_get_target(fs);
 
 		if (mnt_fs_get_id(fs) == (int)rec->mount_id && t &&
-		    statx(AT_FDCWD, t, AT_NO_AUTOMOUNT | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
+		    mountfd_kernel_ops.statx(NULL, AT_FDCWD, t, AT_NO_AUTOMOUNT | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
 		    (stx.stx_mask & STATX_MNT_ID_UNIQUE) && stx.stx_mnt_id == rec->mount_unique_id)
 			found = t;
 	}
