@@ -20,6 +20,7 @@
 #include "area_internal.h"
 #include "copy/copy_spawn.h"
 #include "mount/mountfd.h"
+#include "mount/umount.h"
 #include "shared/sysinfo.h"
 #include "parse/units.h"
 #include "shared/util.h"
@@ -92,7 +93,7 @@ static void setup_undo(struct setup *s)
 	/* the bind over the directory by its recorded ID: the directory's
 	 * name may lead elsewhere now (C20) */
 	if (s->path_bound && s->st.cover_id)
-		mountfd_umount_id(&mountfd_kernel_ops, s->st.cover_id, 0);
+		umount_id(s->st.cover_id, 0);
 	/* the area's descriptor holds its mount: it would stay busy */
 	if (s->area_fd >= 0) {
 		close(s->area_fd);
@@ -100,9 +101,9 @@ static void setup_undo(struct setup *s)
 	}
 	/* d.lower and d.area: in the state directory, root's alone */
 	if (s->lower_bound)
-		umount2(s->d.lower, UMOUNT_NOFOLLOW);
-	if (s->area_mounted && umount2(s->d.area, UMOUNT_NOFOLLOW) < 0)
-		umount2(s->d.area, UMOUNT_NOFOLLOW | MNT_DETACH);
+		umount_private_path(s->d.lower, 0);
+	if (s->area_mounted && umount_private_path(s->d.area, 0) < 0)
+		umount_private_path(s->d.area, MNT_DETACH);
 	if (s->st.zram_created)
 		area_zram_release(s->st.zram_id);
 	if (s->made_top) {
@@ -158,14 +159,8 @@ static int bind_fd(int src_fd, int dst_fd, unsigned int attr, bool private, uint
 		r = mfd >= 0 ? mountfd_id(&mountfd_kernel_ops, mfd, ret_id, NULL) : -EOPNOTSUPP;
 	if (r == 0 && ret_id && !*ret_id)
 		r = -EOPNOTSUPP; /* no STATX_MNT_ID (Linux < 5.8): stop could not find it */
-	if (r < 0 && mfd >= 0) {
-		char p[32];
-
-		/* bound, but without its ID: undone through its descriptor,
-		 * lazily since the descriptor holds it */
-		mountfd_fd_path(mfd, p, sizeof(p));
-		umount2(p, MNT_DETACH);
-	}
+	if (r < 0 && mfd >= 0)
+		umount_fd_detached(mfd); /* bound, but without its ID */
 	if (mfd >= 0)
 		close(mfd);
 	return r;
@@ -286,11 +281,11 @@ static int recover_interrupted(struct setup *s, struct diag_list *m)
 	}
 	/* by its ID, found where the name leads only when no record has it */
 	if (old.cover_id || (old.cover_id = cover_id_at(s->a->path, s->d.area)))
-		mountfd_umount_id(&mountfd_kernel_ops, old.cover_id, 0);
-	if (area_is_mount_of(s->d.lower, NULL) && umount2(s->d.lower, UMOUNT_NOFOLLOW) < 0)
-		umount2(s->d.lower, UMOUNT_NOFOLLOW | MNT_DETACH);
-	if (area_is_mount_of(s->d.area, NULL) && umount2(s->d.area, UMOUNT_NOFOLLOW) < 0)
-		umount2(s->d.area, UMOUNT_NOFOLLOW | MNT_DETACH);
+		umount_id(old.cover_id, 0);
+	if (area_is_mount_of(s->d.lower, NULL) && umount_private_path(s->d.lower, 0) < 0)
+		umount_private_path(s->d.lower, MNT_DETACH);
+	if (area_is_mount_of(s->d.area, NULL) && umount_private_path(s->d.area, 0) < 0)
+		umount_private_path(s->d.area, MNT_DETACH);
 	if (old.zram_created && old.zram_id >= 0)
 		area_zram_release(old.zram_id);
 	state_area_done(&old);
@@ -479,9 +474,9 @@ static int umount_one(const char *name, const char *what, const char *ref, struc
 
 	if (!area_is_mount_of(what, ref))
 		return 0;
-	if (umount2(what, UMOUNT_NOFOLLOW) == 0)
+	r = umount_private_path(what, 0);
+	if (r == 0)
 		return 0;
-	r = -errno;
 	if (r == -EBUSY)
 		area_warn_open_files(name, what, m);
 	diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s%s", name, what, strerror(-r),
@@ -495,11 +490,14 @@ static int umount_one(const char *name, const char *what, const char *ref, struc
  * instead of holding stop for ever; the user's directory is not touched. */
 static int umount_killed_setup(const char *name, const char *what, struct diag_list *m)
 {
+	int r;
+
 	if (!area_is_mount_of(what, NULL))
 		return 0;
-	if (umount2(what, UMOUNT_NOFOLLOW) == 0)
+	r = umount_private_path(what, 0);
+	if (r == 0)
 		return 0;
-	if (errno != EBUSY || umount2(what, UMOUNT_NOFOLLOW | MNT_DETACH) < 0)
+	if (r != -EBUSY || umount_private_path(what, MNT_DETACH) < 0)
 		return umount_one(name, what, NULL, m);
 	diag_warning(m, NULL, 0, "area '%s': '%s', left by a killed start, was busy: detached", name, what);
 	return 0;
@@ -518,7 +516,7 @@ static int umount_cover(const struct state_area *st, const struct area_dirs *d,
 
 	if (!id || !f->cover_present)
 		return 0; /* not covered, or unmounted by someone else */
-	r = mountfd_umount_id(&mountfd_kernel_ops, id, 0);
+	r = umount_id(id, 0);
 	if (r == 0 || r == -ESTALE)
 		return 0; /* ours is gone: whatever is there now is not ours */
 	if (r == -EBUSY) {

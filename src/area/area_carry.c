@@ -16,6 +16,7 @@
 
 #include "area_internal.h"
 #include "mount/mountfd.h"
+#include "mount/umount.h"
 #include "shared/util.h"
 
 /* The filesystems mounted below the directory (C19), each opened before
@@ -83,10 +84,7 @@ int area_carry(struct setup *s, char **targets, const int *fds, struct diag_list
 		if (r == 0 && id)
 			s->st.carried[s->st.n_carried++] = id;
 		else if (r == 0 || mfd >= 0) {
-			char p[32];
-
-			mountfd_fd_path(mfd, p, sizeof(p));
-			umount2(p, MNT_DETACH); /* bound, but stop could not find it */
+			umount_fd_detached(mfd); /* bound, but stop could not find it */
 			r = r ? r : -EOPNOTSUPP;
 		}
 		if (mfd >= 0)
@@ -109,7 +107,7 @@ int area_carry(struct setup *s, char **targets, const int *fds, struct diag_list
 void area_carried_release(struct state_area *st)
 {
 	for (size_t i = st->n_carried; i-- > 0;)
-		mountfd_umount_id(&mountfd_kernel_ops, st->carried[i], MNT_DETACH);
+		umount_id(st->carried[i], MNT_DETACH);
 	st->n_carried = 0;
 }
 

@@ -93,8 +93,11 @@ static void record_mount(struct run *rn, size_t i, enum state_status st, const c
 	if (st != STATE_DONE && st != STATE_DEGRADED)
 		return;
 	r->duration_usec = now_usec(rn) - rn->steps[i].started;
-	r->mount_id = (unsigned)rn->steps[i].job.mount_id;
-	r->mount_unique_id = rn->steps[i].job.mount_unique_id;
+	r->mount_id = (unsigned)rn->steps[i].job.mount.id;
+	r->mount_unique_id = rn->steps[i].job.mount.unique_id;
+	r->mount_root_dev = rn->steps[i].job.mount.root_dev;
+	r->mount_root_ino = rn->steps[i].job.mount.root_ino;
+	r->mount_root_btime_ns = rn->steps[i].job.mount.root_btime_ns;
 	free(r->mountpoint);
 	r->mountpoint = rn->steps[i].job.mountpoint; /* handed over */
 	rn->steps[i].job.mountpoint = NULL;

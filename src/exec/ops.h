@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "parse/diag.h"
+#include "mount/umount.h"
 #include "devices/inventory.h"
 
 struct fstab_entry;
@@ -33,8 +34,7 @@ struct exec_job {
 	/* Set by ops->mount_finish() on success, when it can tell: the mount
 	 * table's ID of the new mount and its mount point with links resolved,
 	 * so that `stop` undoes this mount and no other. */
-	int mount_id;
-	uint64_t mount_unique_id; /* never reused (Linux 6.8+), 0 when unknown */
+	struct mount_identity mount; /* id 0 when unknown */
 	char *mountpoint; /* owned (malloc), NULL when unknown */
 	void *priv; /* the operations' own (a worker's descriptor, a result): set by
 		       mount_start, released by mount_finish or mount_abandon */
@@ -53,7 +53,8 @@ struct mount_view {
 			   known by its never-reused ID); NULL otherwise */
 	bool has_top; /* something is mounted there (or at @location) at all */
 	int top_id; /* the topmost mount on that mount point (or at @location) */
-	uint64_t top_unique_id; /* its never-reused ID (statx), 0 when unknown */
+	bool top_id_reused; /* it has the record's ID, but its identity
+			       (mount/umount.h) says it is another mount */
 	char *top_source; /* as the mount table shows it, may be NULL */
 	char *top_fstype; /* may be NULL */
 };
@@ -98,12 +99,12 @@ struct ops {
 	 * never-reused ID decide "still storaged's"); fills @ret (owned
 	 * strings).  0, or negative errno when the mount table cannot be read. */
 	int (*mount_inspect)(void *ud, const struct state_record *rec, struct mount_view *ret);
-	/* Unmount the topmost mount on @mountpoint, which must still be the
-	 * mount with ID @mount_id; @recursive: it was an rbind, so it is made
-	 * private and the mounts below it are unmounted first, deepest first.
-	 * -EBUSY (in use) or -ESTALE (not that mount any more), with a message
-	 * for the user in @err. */
-	int (*umount)(void *ud, const char *mountpoint, int mount_id, bool recursive, char *err,
+	/* Unmount the mount of @rec, found at @mountpoint, which must still
+	 * be the one recorded (its identity, mount/umount.h); an rbind
+	 * (rec->recursive) is made private and the mounts below it are
+	 * unmounted first, deepest first.  -EBUSY (in use) or -ESTALE (not
+	 * that mount any more), with a message for the user in @err. */
+	int (*umount)(void *ud, const char *mountpoint, const struct state_record *rec, char *err,
 		      size_t errlen);
 
 	/* ---- RAM areas */

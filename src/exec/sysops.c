@@ -29,6 +29,7 @@
 #include "cli/daemon.h"
 #include "mount/mount_pool.h"
 #include "mount/mountfd.h"
+#include "mount/umount.h"
 #include "state/state.h"
 #include "status/status_live.h"
 #include "sysops.h"
@@ -152,8 +153,7 @@ static int real_mount_start(void *ud, const struct fstab_entry *e, const char *o
 		rj->result = here->error;
 		rj->message = here->message[0] ? strdup(here->message) : NULL;
 		job->finished = true;
-		job->mount_id = here->mount_id;
-		job->mount_unique_id = here->mount_unique_id;
+		job->mount = here->mount;
 		job->mountpoint = here->mountpoint[0] ? strdup(here->mountpoint) : NULL;
 	}
 	return 0;
@@ -186,8 +186,7 @@ static int real_mount_finish(void *ud, struct exec_job *job, char *err, size_t l
 	snprintf(err, len, "%s", rp->message);
 	if (rp->error < 0)
 		return rp->error;
-	job->mount_id = rp->mount_id;
-	job->mount_unique_id = rp->mount_unique_id;
+	job->mount = rp->mount;
 	job->mountpoint = rp->mountpoint[0] ? strdup(rp->mountpoint) : NULL;
 	return 0;
 }
@@ -229,7 +228,7 @@ static int real_mount_inspect(void *ud, const struct state_record *rec, struct m
 	int r = tb && itr ? 0 : -ENOMEM;
 
 	/* at its mount point: an ID found elsewhere was freed and reused,
-	 * unless its never-reused ID says it is the one storaged made */
+	 * unless its identity says it is the one storaged made */
 	while (r == 0 && !v.recorded_present && mnt_table_next_fs(tb, itr, &fs) == 0)
 		v.recorded_present = strcmp(mnt_fs_get_target(fs), mp) == 0 &&
 				     (!rec->mount_id || mnt_fs_get_id(fs) == (int)rec->mount_id);
@@ -241,13 +240,9 @@ static int real_mount_inspect(void *ud, const struct state_record *rec, struct m
 	}
 	top = r == 0 ? mnt_table_find_target(tb, mp, MNT_ITER_BACKWARD) : NULL;
 	if (top) {
-		int statx_id = 0;
-
 		v.has_top = true;
 		v.top_id = mnt_fs_get_id(top);
-		mount_ids_at(mp, &statx_id, &v.top_unique_id);
-		if (statx_id != v.top_id)
-			v.top_unique_id = 0; /* statx saw another mount than the table */
+		v.top_id_reused = live_id_taken_over(rec, mp, (unsigned)v.top_id);
 		v.top_source = mnt_fs_get_source(top) ? strdup(mnt_fs_get_source(top)) : NULL;
 		v.top_fstype = mnt_fs_get_fstype(top) ? strdup(mnt_fs_get_fstype(top)) : NULL;
 	}
@@ -260,158 +255,14 @@ static int real_mount_inspect(void *ud, const struct state_record *rec, struct m
 	return r;
 }
 
-/* true when a mount with ID @id is in the mount table */
-static bool mount_id_present(int id)
-{
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
-	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *fs;
-	bool found = false;
-
-	while (tb && itr && !found && mnt_table_next_fs(tb, itr, &fs) == 0)
-		found = mnt_fs_get_id(fs) == id;
-	mnt_free_iter(itr);
-	mnt_unref_table(tb);
-	return found;
-}
-
-/* What libmount's umount says for the common errors (its excode messages),
- * so that stop's messages do not change with the way it unmounts. */
-static const char *umount_error(int r)
-{
-	return r == -EBUSY		     ? "target is busy"
-	       : r == -EINVAL		     ? "not mounted"
-	       : r == -EPERM || r == -EACCES ? "must be superuser to unmount"
-	       : r == -ELOOP		     ? "the path to it holds a symbolic link now; refused"
-					     : strerror(-r);
-}
-
-/* Unmounts the mount with ID @id wherever it is now, through its parent
- * directory opened without following links (mountfd_umount_id()): the
- * mount point's name, below a directory a user may write to, may have
- * become a link to elsewhere (C20).  A user exchanging names in the path
- * at that moment makes the walk fail (-ELOOP) or find another mount
- * (-ESTALE while ours is still there): tried again, a few times.
- * Returns: 0; -ESTALE when no mount has @id; negative errno. */
-static int umount_id(int id)
-{
-	int r = -ESTALE;
-
-	for (int i = 0; i < 20; i++) {
-		r = mountfd_umount_id(&mountfd_kernel_ops, (uint64_t)id, 0);
-		if (r != -ELOOP && (r != -ESTALE || !mount_id_present(id)))
-			break;
-		if (r == -ESTALE)
-			r = -EBUSY; /* ours is there, but cannot be reached by its path */
-	}
-	return r;
-}
-
-/* An rbind brought the mounts below its source along: they are undone
- * first, deepest first, each by its ID. */
-static int umount_submounts(struct libmnt_table *tb, struct libmnt_fs *parent, char *err, size_t len)
-{
-	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_BACKWARD);
-	struct libmnt_fs *child;
-	int r = itr ? 0 : -ENOMEM;
-
-	while (r == 0 && mnt_table_next_child_fs(tb, itr, parent, &child) == 0) {
-		r = umount_submounts(tb, child, err, len);
-		if (r == 0 && (r = umount_id(mnt_fs_get_id(child))) == -ESTALE)
-			r = 0; /* gone meanwhile */
-		if (r < 0)
-			snprintf(err, len, "%s (below it): %s", mnt_fs_get_target(child), umount_error(r));
-	}
-	mnt_free_iter(itr);
-	return r;
-}
-
-static int umount_below(int mount_id, char *err, size_t len)
-{
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
-	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *fs, *top = NULL;
-	int r = -ESTALE;
-
-	while (tb && itr && !top && mnt_table_next_fs(tb, itr, &fs) == 0)
-		if (mnt_fs_get_id(fs) == mount_id)
-			top = fs;
-	if (!tb || !itr)
-		r = -ENOMEM;
-	else if (!top)
-		snprintf(err, len, "another mount took its place");
-	else
-		r = umount_submounts(tb, top, err, len);
-	mnt_free_iter(itr);
-	mnt_unref_table(tb);
-	return r;
-}
-
-/* the ID of the mount on top of @mp, or 0 */
-static int top_id_at(const char *mp)
-{
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
-	struct libmnt_fs *top = tb ? mnt_table_find_target(tb, mp, MNT_ITER_BACKWARD) : NULL;
-	int id = top ? mnt_fs_get_id(top) : 0;
-
-	mnt_unref_table(tb);
-	return id;
-}
-
-/* Nothing is mounted on @mp: libmount's message for it. */
-static int umount_path(const char *mp, char *err, size_t len)
-{
-	struct libmnt_context *cxt = mnt_new_context();
-	char buf[512] = "";
-	int rc, ex;
-
-	if (!cxt)
-		return -ENOMEM;
-	mnt_context_set_optsmode(cxt, MNT_OMODE_IGNORE | MNT_OMODE_NOTAB);
-	mnt_context_set_target(cxt, mp);
-	rc = mnt_context_umount(cxt);
-	ex = mnt_context_get_excode(cxt, rc, buf, sizeof(buf));
-	mnt_free_context(cxt);
-	if (ex == 0)
-		return 0;
-	snprintf(err, len, "%s", buf[0] ? buf : "unknown error");
-	return -EBUSY;
-}
-
-static int real_umount(void *ud, const char *mp, int mount_id, bool recursive, char *err, size_t len)
+static int real_umount(void *ud, const char *mp, const struct state_record *rec, char *err, size_t len)
 {
 	struct sysops *so = ud;
-	int fd, r;
+	struct mount_identity id = live_recorded_identity(rec);
 
 	/* what a walk kept below @mp leaves the tree with the mount */
 	mount_pool_forget_dirs(&so->mounts);
-
-	/* a record without an ID (from a storaged before mount IDs were
-	 * kept): the mount on top of its path now, as then */
-	if (mount_id <= 0 && (mount_id = top_id_at(mp)) <= 0)
-		return umount_path(mp, err, len);
-	/* an rbind of a shared source is in its peer group: unmounting the
-	 * copies would unmount the source's own submounts too */
-	if (recursive) {
-		fd = mountfd_open_id(&mountfd_kernel_ops, (uint64_t)mount_id, O_PATH | O_DIRECTORY);
-		r = fd < 0 ? fd : mountfd_set_propagation(&mountfd_kernel_ops, fd, MS_PRIVATE, true);
-		if (fd >= 0)
-			close(fd); /* it holds the mount: unmounting would fail busy */
-		if (r < 0)
-			log_warning(so->lg, "%s: cannot make the rbind private before undoing it: %s",
-				    mp, strerror(-r));
-		if ((r = umount_below(mount_id, err, len)) < 0)
-			return r == -ESTALE ? r : -EBUSY;
-	}
-	r = umount_id(mount_id);
-	if (r == 0)
-		return 0;
-	if (r == -ESTALE) {
-		snprintf(err, len, "another mount took its place");
-		return r;
-	}
-	snprintf(err, len, "%s", umount_error(r));
-	return -EBUSY;
+	return umount_recorded(so->lg, mp, &id, rec->recursive, err, len);
 }
 
 /* ------------------------------------------------------------------ */

@@ -56,8 +56,7 @@ static int mount_still_ours(const struct undo_ctx *cx, const struct state_record
 			    rec->id, v->top_source ?: "?", v->top_fstype ?: "?");
 		return 0;
 	}
-	if (rec->mount_unique_id && v->top_unique_id && v->top_unique_id != rec->mount_unique_id &&
-	    v->top_id == (int)rec->mount_id) {
+	if (v->top_id_reused) {
 		log_info(cx->log, "%s: storaged's mount is gone (another one took its place and its ID); nothing to undo",
 			 rec->id);
 		return 0;
@@ -92,7 +91,7 @@ static int undo_mount(const struct undo_ctx *cx, const struct state_record *rec)
 			    rec->id, v.location);
 		mp = v.location;
 	}
-	r = cx->ops->umount(cx->ud, mp, (int)rec->mount_id, rec->recursive, err, sizeof(err));
+	r = cx->ops->umount(cx->ud, mp, rec, err, sizeof(err));
 	if (r == -ESTALE) {
 		log_info(cx->log, "%s: storaged's mount is gone (%s); nothing to undo", rec->id, err);
 		r = 0;

@@ -34,8 +34,7 @@
 
 struct reply_head {
 	int32_t error;
-	int32_t mount_id;
-	uint64_t mount_unique_id;
+	struct mount_identity mount;
 };
 
 /* ------------------------------------------------------------ in the worker */
@@ -75,8 +74,7 @@ static bool has_helper(const char *fstype);
 static int send_reply(int fd, const struct mount_reply *out)
 {
 	struct reply_head h = { .error = out->error,
-				.mount_id = out->mount_id,
-				.mount_unique_id = out->mount_unique_id };
+				.mount = out->mount };
 	struct iovec iov[3] = {
 		{ &h, sizeof(h) },
 		{ (void *)out->mountpoint, strlen(out->mountpoint) + 1 },
@@ -105,8 +103,7 @@ static void serve(int fd, char *buf, struct mount_reply *out)
 	ssize_t n;
 
 	while ((n = recv(fd, buf, REQUEST_MAX, 0)) > 0) {
-		out->mount_id = 0;
-		out->mount_unique_id = 0;
+		out->mount = (struct mount_identity){ 0 };
 		out->mountpoint[0] = out->message[0] = '\0';
 		rq = (struct mountfd_request){ 0 }; /* no cache of walks: .dirs NULL */
 		out->error = parse_request(buf, (size_t)n, &rq);
@@ -363,8 +360,8 @@ static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, con
 	if (r < 0)
 		return;
 	/* a tmpfs, or a bind of a directory found to be local */
-	if (out->mount_id > 0)
-		known_set(pool, (uint64_t)out->mount_id, true);
+	if (out->mount.id)
+		known_set(pool, out->mount.id, true);
 }
 
 static struct mount_worker *worker_by_fd(struct mount_pool *pool, int fd)
@@ -483,8 +480,7 @@ static int parse_reply(const char *buf, size_t n, struct mount_reply *ret)
 	if (msg >= buf + n)
 		return -EIO;
 	ret->error = h.error > 0 && h.error != MOUNT_REPLY_PENDING ? -EIO : h.error;
-	ret->mount_id = h.mount_id;
-	ret->mount_unique_id = h.mount_unique_id;
+	ret->mount = h.mount;
 	snprintf(ret->mountpoint, sizeof(ret->mountpoint), "%s", mp);
 	snprintf(ret->message, sizeof(ret->message), "%s", msg);
 	return 0;

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "mountfd.h"
+#include "umount.h"
 #include "safepath.h"
 
 #include "parse/fstab.h"
@@ -58,8 +59,7 @@ struct mount_pool {
 /* What a worker says about one mount. */
 struct mount_reply {
 	int error; /* 0, a negative errno, or MOUNT_REPLY_PENDING */
-	int mount_id; /* mount table ID of the new mount, 0 when unknown */
-	uint64_t mount_unique_id; /* statx STATX_MNT_ID_UNIQUE, 0 when unknown */
+	struct mount_identity mount; /* of the new mount; id 0 when unknown */
 	char mountpoint[4096]; /* the mount point with links resolved, or "" */
 	char message[1024]; /* for the user, or "" */
 };

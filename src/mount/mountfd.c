@@ -16,6 +16,7 @@
 
 #include "kernlog.h"
 #include "mountfd.h"
+#include "umount.h"
 #include "shared/util.h"
 
 #ifndef MS_NOSYMFOLLOW
@@ -330,14 +331,12 @@ static int fs_fallback(const struct mountfd_ops *ops, const char *fstype, const 
 
 int mountfd_fs_at(const struct mountfd_ops *ops, const char *fstype, const char *source,
 		  const struct mountfd_opts *o, int parent_fd, const char *name, int target_fd,
-		  uint64_t *ret_id, uint64_t *ret_unique_id)
+		  struct mount_identity *ret)
 {
-	const int at = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT;
 	char target[32];
-	struct statx stx;
 	int r;
 
-	*ret_id = *ret_unique_id = 0;
+	*ret = (struct mount_identity){ 0 };
 	/* a propagation flag is a second mount(2) call, and libmount keeps a
 	 * value's quotes, which fsconfig(2) is given without */
 	if (o->propagation || (o->fs && strchr(o->fs, '"')) || strchr(name, '/'))
@@ -346,14 +345,7 @@ int mountfd_fs_at(const struct mountfd_ops *ops, const char *fstype, const char 
 	r = ops->mount(ops->userdata, source, target, fstype, ms_flags(o, 0), o->fs);
 	if (r < 0)
 		return r;
-	if (ops->statx(ops->userdata, parent_fd, name, at, STATX_MNT_ID, &stx) < 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID) || !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
-	    !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
-		return 0;
-	*ret_id = stx.stx_mnt_id;
-	if (ops->statx(ops->userdata, parent_fd, name, at, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
-	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
-		*ret_unique_id = stx.stx_mnt_id;
+	mount_identity_at(ops, parent_fd, name, ret); /* not a mount's root: zeroed */
 	return 0;
 }
 
@@ -419,7 +411,7 @@ static void undo_attached(const struct mountfd_ops *ops, int mnt_fd)
 	uint64_t id = 0;
 
 	if (mountfd_id(ops, mnt_fd, &id, NULL) == 0 && id)
-		mountfd_umount_id(ops, id, MNT_DETACH);
+		umount_identity(ops, &(struct mount_identity){ .id = id }, MNT_DETACH);
 }
 
 /* statvfs(3) f_flag bits and the MS_* of the same per-mount flag (the
@@ -512,7 +504,7 @@ static int bind_fallback(const struct mountfd_ops *ops, int source_fd, int targe
 	if (mfd >= 0)
 		close(mfd);
 	if (r < 0 && id)
-		mountfd_umount_id(ops, id, MNT_DETACH);
+		umount_identity(ops, &(struct mount_identity){ .id = id }, MNT_DETACH);
 	return r < 0 ? r : 0;
 }
 
@@ -598,49 +590,6 @@ int mountfd_id(const struct mountfd_ops *ops, int fd, uint64_t *ret_id, uint64_t
 	return 0;
 }
 
-int mountfd_umount_at(const struct mountfd_ops *ops, int parent_fd, const char *name,
-		      uint64_t mnt_id, int flags)
-{
-	struct statx stx;
-	char p[4096];
-	int r;
-
-	if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-		return -EINVAL;
-	if ((size_t)snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", parent_fd, name) >= sizeof(p))
-		return -ENAMETOOLONG;
-	r = ops->statx(ops->userdata, parent_fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
-		       STATX_MNT_ID, &stx);
-	if (r < 0)
-		return r;
-	if (!(stx.stx_mask & STATX_MNT_ID) || stx.stx_mnt_id != mnt_id ||
-	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
-	    !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
-		return -ESTALE;
-	return ops->umount2(ops->userdata, p, flags | UMOUNT_NOFOLLOW);
-}
-
-/* The mount point of the mount with ID @mnt_id in /proc/self/mountinfo
- * (the path the kernel gives it now), strdup'ed into @ret.  Returns: 0;
- * -ESTALE when no mount has @mnt_id; -ENOMEM. */
-static int id_target(uint64_t mnt_id, char **ret)
-{
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
-	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *fs;
-	int r = -ESTALE;
-
-	*ret = NULL;
-	if (!tb || !it)
-		r = -ENOMEM;
-	while (r == -ESTALE && mnt_table_next_fs(tb, it, &fs) == 0)
-		if (mnt_fs_get_id(fs) > 0 && (uint64_t)mnt_fs_get_id(fs) == mnt_id && mnt_fs_get_target(fs))
-			r = (*ret = strdup(mnt_fs_get_target(fs))) ? 0 : -ENOMEM;
-	mnt_free_iter(it);
-	mnt_unref_table(tb);
-	return r;
-}
-
 int mountfd_top_id(const struct mountfd_ops *ops, int target_fd, uint64_t *ret_id)
 {
 	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
@@ -680,38 +629,13 @@ out:
 	return *ret_id ? 0 : -ENOENT;
 }
 
-int mountfd_umount_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags)
-{
-	char *dir = NULL, *slash;
-	int parent = -1, r;
-
-	r = id_target(mnt_id, &dir);
-	if (r < 0)
-		goto out; /* -ESTALE: gone already, nothing of ours to unmount */
-	slash = strrchr(dir, '/');
-	if (!slash || !slash[1]) {
-		r = -EINVAL; /* "/": never storaged's */
-		goto out;
-	}
-	*slash = '\0';
-	/* the mount table's path, walked without following any link: a link
-	 * planted since cannot lead elsewhere, and the ID is checked there */
-	parent = mountfd_open_nofollow(AT_FDCWD, dir[0] ? dir : "/", O_PATH | O_DIRECTORY);
-	r = parent < 0 ? parent : mountfd_umount_at(ops, parent, slash + 1, mnt_id, flags);
-out:
-	if (parent >= 0)
-		close(parent);
-	free(dir);
-	return r;
-}
-
 int mountfd_open_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags)
 {
 	char *dir = NULL;
 	struct statx stx;
 	int fd, r;
 
-	r = id_target(mnt_id, &dir);
+	r = mount_id_target(mnt_id, &dir);
 	if (r < 0)
 		return r;
 	fd = mountfd_open_nofollow(AT_FDCWD, dir, flags);

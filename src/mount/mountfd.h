@@ -48,6 +48,8 @@ struct mountfd_ops {
 	int (*fstatvfs)(void *u, int fd, struct statvfs *st);
 };
 
+struct mount_identity; /* umount.h */
+
 /* The kernel's calls (syscall(2)); read-only. */
 extern const struct mountfd_ops mountfd_kernel_ops;
 
@@ -141,26 +143,25 @@ int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char
  *             (safepath_open_cached()'s parent: struct safepath_trust)
  * @name: the mount point's name in @parent_fd: one component
  * @target_fd: the mount point, opened by the walk as @name in @parent_fd
- * @ret_id, @ret_unique_id: the new mount's STATX_MNT_ID and
- *                          STATX_MNT_ID_UNIQUE; 0 when not found
+ * @ret: the new mount's identity (mount_identity_at()); zeroed when not found
  *
  * The mount in one system call: mount(2) onto "/proc/self/fd/@target_fd"
  * with the options as one string, as mount(8) gives them, where
  * mountfd_fs() takes seven (fsopen, fsconfig per option, fsmount,
- * move_mount).  mount(2) gives no descriptor of the new mount, so its IDs
- * are read by statx(2) of @name in @parent_fd (AT_SYMLINK_NOFOLLOW), a
+ * move_mount).  mount(2) gives no descriptor of the new mount, so its
+ * identity is read by statx(2) of @name in @parent_fd (AT_SYMLINK_NOFOLLOW), a
  * lookup that ends in the topmost mount on the directory: ours, since no
  * one but root can have put another directory under @name; what is found
  * there must be the root of a mount.
  *
- * Returns: 0, IDs 0 when what @name leads to is not a mount's root;
+ * Returns: 0, @ret zeroed when what @name leads to is not a mount's root;
  * -EAGAIN when these options need mountfd_fs() (a propagation flag, a
  * quoted value); negative errno of mount(2) (nothing is mounted: the
  * caller may ask mountfd_fs_why() for the kernel's reason).
  */
 int mountfd_fs_at(const struct mountfd_ops *ops, const char *fstype, const char *source,
 		  const struct mountfd_opts *o, int parent_fd, const char *name, int target_fd,
-		  uint64_t *ret_id, uint64_t *ret_unique_id);
+		  struct mount_identity *ret);
 
 /**
  * mountfd_bind:
@@ -226,48 +227,6 @@ int mountfd_id(const struct mountfd_ops *ops, int fd, uint64_t *ret_id, uint64_t
  * errno when the table or the descriptor cannot be read.
  */
 int mountfd_top_id(const struct mountfd_ops *ops, int target_fd, uint64_t *ret_id);
-
-/**
- * mountfd_umount_at:
- * @parent_fd: the directory that holds the mount point, opened by the safe
- *             walk (it is never looked up again)
- * @name: the mount point's name in it: one component, no '/'
- * @mnt_id: the mount's ID as recorded when it was made (STATX_MNT_ID)
- * @flags: umount2(2) flags (MNT_DETACH); UMOUNT_NOFOLLOW is always added
- *
- * umount2(2) has no descriptor form, and a descriptor of the mount itself
- * makes it busy (EBUSY: the descriptor holds a reference).  So the mount
- * is reached as "/proc/self/fd/@parent_fd/@name": the magic link jumps to
- * the walked directory, and only @name is looked up, without following a
- * link (UMOUNT_NOFOLLOW).  It is unmounted only when the mount found there
- * has @mnt_id (statx(2) AT_SYMLINK_NOFOLLOW, the root of a mount).  Between
- * that check and umount2(2) the name cannot change: a mount point cannot
- * be renamed or replaced (rename(2) fails with EBUSY), and @parent_fd is
- * pinned.
- *
- * Returns: 0 unmounted; -ESTALE when what is there is not the recorded
- * mount (another mount, or none: nothing was unmounted); negative errno
- * from umount2(2) (-EBUSY).
- */
-int mountfd_umount_at(const struct mountfd_ops *ops, int parent_fd, const char *name,
-		      uint64_t mnt_id, int flags);
-
-/**
- * mountfd_umount_id:
- * @mnt_id: the mount's ID as recorded when it was made
- * @flags: as mountfd_umount_at()
- *
- * Unmounts the mount with ID @mnt_id wherever it is now (a user may have
- * renamed the directory it covers before it was mounted): its mount point
- * is read from /proc/self/mountinfo, the parent directory opened without
- * following any link (mountfd_open_nofollow()), and mountfd_umount_at()
- * checks the ID there before unmounting.
- *
- * Returns: 0; -ESTALE when no mount has @mnt_id (nothing to do) or what the
- * path leads to is another mount; -ELOOP when the path to it now holds a
- * link (refused, nothing unmounted); negative errno of umount2(2).
- */
-int mountfd_umount_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags);
 
 /**
  * mountfd_open_id:

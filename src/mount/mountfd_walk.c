@@ -109,13 +109,10 @@ static bool by_new_api(const struct mountfd_request *rq)
 static int mount_fs_fast(const struct mountfd_ops *ops, const struct mountfd_request *rq,
 			 const struct walked *w, const struct mountfd_opts *o, struct mount_reply *out)
 {
-	uint64_t id = 0;
-
 	if (rq->bind || w->fixed_parent < 0 ||
 	    mountfd_fs_at(ops, rq->fstype, rq->source, o, w->fixed_parent,
-			  strrchr(rq->target, '/') + 1, w->target, &id, &out->mount_unique_id) < 0)
+			  strrchr(rq->target, '/') + 1, w->target, &out->mount) < 0)
 		return -EAGAIN;
-	out->mount_id = (int)id;
 	return 0;
 }
 
@@ -238,22 +235,19 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 /*
  * The IDs of the mount just made on the walked @target_fd, when no
  * descriptor of it came back (libmount): the topmost mount on that
- * directory (mountfd_top_id()); the never-reused ID only when the name
- * @mp still leads to that mount.
+ * directory (mountfd_top_id()); the rest of its identity only when the
+ * name @mp still leads to that mount.
  */
 static void ids_on(const struct mountfd_ops *ops, int target_fd, const char *mp, struct mount_reply *out)
 {
-	struct statx stx;
+	struct mount_identity now;
 	uint64_t id = 0;
 
 	if (mountfd_top_id(ops, target_fd, &id) < 0)
 		return;
-	out->mount_id = (int)id;
-	if (statx(AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) == 0 &&
-	    stx.stx_mnt_id == id &&
-	    mountfd_kernel_ops.statx(NULL, AT_FDCWD, mp, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
-	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
-		out->mount_unique_id = stx.stx_mnt_id;
+	out->mount.id = id;
+	if (mount_identity_path(mp, &now) == 0 && now.id == id)
+		out->mount = now;
 }
 
 /* Until the mount table has a mount on @target_fd other than @before;
@@ -318,8 +312,7 @@ int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt
 	ssize_t n;
 	int mfd = -1, r;
 
-	out->mount_id = 0;
-	out->mount_unique_id = 0;
+	out->mount = (struct mount_identity){ 0 };
 	out->mountpoint[0] = out->message[0] = '\0';
 	r = open_paths(rq, &w, out->message, sizeof(out->message));
 	if (r < 0)
@@ -352,11 +345,8 @@ int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt
 		out->mountpoint[n > 0 ? n : 0] = '\0';
 	}
 	if (mfd >= 0) {
-		uint64_t id = 0;
-
-		mountfd_id(ops, mfd, &id, &out->mount_unique_id);
-		out->mount_id = (int)id;
-	} else if (out->mountpoint[0] && !out->mount_id) {
+		mount_identity_at(ops, mfd, "", &out->mount);
+	} else if (out->mountpoint[0] && !out->mount.id) {
 		ids_on(ops, w.target, out->mountpoint, out);
 	}
 out:

@@ -437,6 +437,12 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 		r->mount_id = (unsigned)u;
 	} else if (strcmp(name, "mount_unique_id") == 0) {
 		r->mount_unique_id = u;
+	} else if (strcmp(name, "mount_root_dev") == 0) {
+		r->mount_root_dev = u;
+	} else if (strcmp(name, "mount_root_ino") == 0) {
+		r->mount_root_ino = u;
+	} else if (strcmp(name, "mount_root_btime_ns") == 0) {
+		r->mount_root_btime_ns = u;
 	}
 	return 0;
 }
@@ -670,6 +676,11 @@ static int write_record(FILE *f, const struct state_record *rec)
 	RB_WORD(&rb, "recursive", rec->recursive ? "yes" : "no");
 	RB_NUMBER(&rb, "mount_id", rec->mount_id);
 	RB_NUMBER(&rb, "mount_unique_id", rec->mount_unique_id);
+	if (rec->mount_root_ino) { /* only a mount storaged made has them */
+		RB_NUMBER(&rb, "mount_root_dev", rec->mount_root_dev);
+		RB_NUMBER(&rb, "mount_root_ino", rec->mount_root_ino);
+		RB_NUMBER(&rb, "mount_root_btime_ns", rec->mount_root_btime_ns);
+	}
 	rb_put(&rb, "complete = yes\n", 15);
 	rb_flush(&rb);
 	return 0;

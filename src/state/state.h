@@ -50,6 +50,12 @@ struct state_record {
 	bool nofail;
 	unsigned mount_id; /* STATE_MOUNT done by storaged: the mount table's ID */
 	uint64_t mount_unique_id; /* and its never-reused ID (Linux 6.8+), or 0 */
+	/* and what statx(2) said of its root when it was made (struct
+	 * mount_identity, mount/umount.h), which tells it from a later mount
+	 * given the same ID where there is no never-reused one; 0: unknown */
+	uint64_t mount_root_dev; /* makedev(stx_dev_major, stx_dev_minor) */
+	uint64_t mount_root_ino; /* stx_ino */
+	uint64_t mount_root_btime_ns; /* stx_btime, 0 when not reported */
 	char *mountpoint; /* STATE_MOUNT: mount point with links resolved, or NULL */
 	bool recursive; /* STATE_MOUNT: an rbind: its submounts are undone with it */
 	bool dirty; /* changed (state_put) since the last state_save/state_append */

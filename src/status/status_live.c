@@ -14,7 +14,7 @@
 
 #include "cli/commands.h"
 #include "status_live.h"
-#include "mount/mountfd.h"
+#include "mount/umount.h"
 #include "shared/util.h"
 
 const char *live_status_name(enum live_status st)
@@ -126,41 +126,44 @@ static enum live_status check_btrfs(const struct live_input *in, const char *fsi
 	return LIVE_DEGRADED;
 }
 
-/*
- * Did another mount take over storaged's mount ID on @mp?  The table's
- * ID (STATX_MNT_ID) is reused once freed: a mount made on @mp after
- * storaged's was unmounted may carry it; the never-reused one
- * (STATX_MNT_ID_UNIQUE, Linux 6.8) tells, as `stop` does (undo.c).  False
- * when unknown: an older record or kernel, or statx(2) saw another mount
- * than the table's @ours.
- */
-static bool id_taken_over(const struct state_record *rec, const char *mp, struct libmnt_fs *ours)
+struct mount_identity live_recorded_identity(const struct state_record *rec)
 {
-	const int at = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT;
-	struct statx stx;
+	return (struct mount_identity){ .id = rec->mount_id,
+					.unique_id = rec->mount_unique_id,
+					.root_dev = rec->mount_root_dev,
+					.root_ino = rec->mount_root_ino,
+					.root_btime_ns = rec->mount_root_btime_ns };
+}
 
-	if (!rec->mount_unique_id || statx(AT_FDCWD, mp, at, STATX_MNT_ID, &stx) < 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID) || stx.stx_mnt_id != (uint64_t)mnt_fs_get_id(ours) ||
-	    mountfd_kernel_ops.statx(NULL, AT_FDCWD, mp, at, STATX_MNT_ID_UNIQUE, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID_UNIQUE))
-		return false;
-	return stx.stx_mnt_id != rec->mount_unique_id;
+/* Can the record tell its mount from a later one with its ID? */
+static bool record_knows_identity(const struct state_record *rec)
+{
+	return rec->mount_id && (rec->mount_unique_id || rec->mount_root_ino);
+}
+
+bool live_id_taken_over(const struct state_record *rec, const char *mp, unsigned table_id)
+{
+	struct mount_identity recorded = live_recorded_identity(rec), now;
+
+	return record_knows_identity(rec) && table_id == rec->mount_id &&
+	       mount_identity_path(mp, &now) == 0 && now.id == table_id &&
+	       !mount_identity_is(&now, &recorded);
 }
 
 const char *live_mount_moved(struct libmnt_table *tb, const struct state_record *rec)
 {
+	struct mount_identity recorded = live_recorded_identity(rec), now;
 	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
 	struct libmnt_fs *fs;
 	const char *found = NULL;
-	struct statx stx;
 
-	if (!itr || !rec->mount_id || !rec->mount_unique_id)
+	if (!itr || !record_knows_identity(rec))
 		goto out;
 	while (!found && mnt_table_next_fs(tb, itr, &fs) == 0) {
 		const char *t = mnt_fs_get_target(fs);
 
-		if (mnt_fs_get_id(fs) == (int)rec->mount_id && t &&
-		    mountfd_kernel_ops.statx(NULL, AT_FDCWD, t, AT_NO_AUTOMOUNT | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
-		    (stx.stx_mask & STATX_MNT_ID_UNIQUE) && stx.stx_mnt_id == rec->mount_unique_id)
+		if (mnt_fs_get_id(fs) == (int)rec->mount_id && t && mount_identity_path(t, &now) == 0 &&
+		    mount_identity_is(&now, &recorded))
 			found = t;
 	}
 out:
@@ -195,7 +198,7 @@ static enum live_status check_mount(const struct live_input *in, const struct st
 		snprintf(detail, len, "unmounted since storaged mounted it (mount ID %u)", rec->mount_id);
 		return LIVE_GONE;
 	}
-	if (ours && ours == top && id_taken_over(rec, mp, ours)) {
+	if (ours && ours == top && live_id_taken_over(rec, mp, (unsigned)mnt_fs_get_id(ours))) {
 		snprintf(detail, len,
 			 "another mount on %s now: %s (%s), with the mount ID %u of storaged's, which was unmounted",
 			 mp, mnt_fs_get_source(top) ?: "?", mnt_fs_get_fstype(top) ?: "?", rec->mount_id);

@@ -13,6 +13,7 @@
 #include <libmount.h>
 
 #include "area/area.h"
+#include "mount/umount.h"
 #include "state/state.h"
 
 #define SYSFS_BTRFS "/sys/fs/btrfs"
@@ -50,14 +51,34 @@ enum live_status live_check(const struct live_input *in, const struct state_reco
  * @rec: a record of a mount storaged made
  *
  * The recorded mount when it is no longer on its recorded mount point: a
- * mount with its ID elsewhere whose never-reused ID (STATX_MNT_ID_UNIQUE,
- * Linux 6.8) is the recorded one (an ID alone may have been freed and
- * given to another mount).  `stop` unmounts it there; `status` says so.
+ * mount with its ID elsewhere whose identity (mount_identity_is(): the
+ * never-reused ID, or what statx(2) says of its root) is the recorded
+ * one (an ID alone may have been freed and given to another mount).
+ * `stop` unmounts it there; `status` says so.
  *
  * Returns: its mount point (borrowed from @tb), or NULL (also when the
- * record or the kernel has no never-reused ID).
+ * record has only the ID).
  */
 const char *live_mount_moved(struct libmnt_table *tb, const struct state_record *rec);
+
+/**
+ * live_recorded_identity: the identity (mount/umount.h) @rec recorded of
+ * storaged's mount.
+ */
+struct mount_identity live_recorded_identity(const struct state_record *rec);
+
+/**
+ * live_id_taken_over:
+ * @rec: a record of a mount storaged made
+ * @mp: its mount point
+ * @table_id: the mount table's ID of the topmost mount on @mp
+ *
+ * Did another mount take over storaged's freed mount ID on @mp?  True
+ * when the mount @mp leads to has the recorded ID but another identity
+ * (mount_identity_is()).  False when it cannot tell: a record with the
+ * ID alone, or statx(2) saw another mount than the table's.
+ */
+bool live_id_taken_over(const struct state_record *rec, const char *mp, unsigned table_id);
 
 /** live_status_name: "gone", "replaced", "degraded"; NULL when as recorded. */
 const char *live_status_name(enum live_status st);

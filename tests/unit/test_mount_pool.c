@@ -102,12 +102,12 @@ static void test_tmpfs_and_bind_run_here(void **ctx)
 	assert_int_equal(mount_pool_start(&f->pool, &t, "size=1M,mode=0755", &fd, &pid, &f->reply), 1);
 	assert_int_equal(f->reply.error, 0);
 	assert_string_equal(f->reply.mountpoint, f->a);
-	assert_true(f->reply.mount_id > 0);
-	assert_mount_id(f->a, f->reply.mount_id);
+	assert_true(f->reply.mount.id > 0);
+	assert_mount_id(f->a, f->reply.mount.id);
 	assert_int_equal(f->pool.n, 0); /* no worker was needed */
 	assert_int_equal(mount_pool_start(&f->pool, &b, "bind,X-mount.mkdir", &fd, &pid, &f->reply), 1);
 	assert_int_equal(f->reply.error, 0);
-	assert_mount_id(f->b, f->reply.mount_id);
+	assert_mount_id(f->b, f->reply.mount.id);
 	assert_int_equal(f->pool.n, 0);
 }
 

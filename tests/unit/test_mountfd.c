@@ -15,18 +15,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "mount/mountfd.h"
 #include "mount/mountfd_walk.h"
+#include "mount/umount.h"
 
 struct fake {
 	char log[4096]; /* one line a call */
 	int fsopen_ret; /* 0: a descriptor; else returned */
 	uint64_t stat_id; /* what statx says */
 	bool stat_root;
+	bool no_unique; /* statx as Linux < 6.8: no STATX_MNT_ID_UNIQUE */
+	unsigned stat_dev_minor; /* and of the root: device, inode, birth */
+	uint64_t stat_ino, stat_btime_ns;
 	int target_seen; /* the to_fd of the last move_mount, dup'ed */
 	int setattr_ret; /* what mount_setattr returns */
 	unsigned long vfs_flags; /* what fstatvfs says of a mount's flags */
@@ -162,8 +167,12 @@ static int f_statx(void *u, int dfd, const char *path, int flags, unsigned int m
 	assert_fd(dfd);
 	assert_null(strchr(path, '/'));
 	memset(stx, 0, sizeof(*stx));
-	stx->stx_mask = mask;
+	stx->stx_mask = f->no_unique ? mask & ~STATX_MNT_ID_UNIQUE : mask;
 	stx->stx_mnt_id = f->stat_id;
+	stx->stx_dev_minor = f->stat_dev_minor;
+	stx->stx_ino = f->stat_ino;
+	stx->stx_btime.tv_sec = (int64_t)(f->stat_btime_ns / 1000000000u);
+	stx->stx_btime.tv_nsec = (uint32_t)(f->stat_btime_ns % 1000000000u);
 	stx->stx_attributes_mask = STATX_ATTR_MOUNT_ROOT;
 	stx->stx_attributes = f->stat_root ? STATX_ATTR_MOUNT_ROOT : 0;
 	return 0;
@@ -320,19 +329,61 @@ static void test_bind_adds_to_source_flags(void **unused)
 static void test_umount_checks_id(void **unused)
 {
 	int p = new_fd();
+	struct mount_identity id41 = { .id = 41 }, id42 = { .id = 42 };
 
 	fk.stat_id = 41;
 	fk.stat_root = true;
-	assert_int_equal(mountfd_umount_at(&ops, p, "area", 42, 0), -ESTALE);
+	assert_int_equal(umount_at(&ops, p, "area", &id42, 0), -ESTALE);
 	assert_string_equal(fk.log, "");
 	fk.stat_root = false;
-	assert_int_equal(mountfd_umount_at(&ops, p, "area", 41, 0), -ESTALE);
+	assert_int_equal(umount_at(&ops, p, "area", &id41, 0), -ESTALE);
 	fk.stat_root = true;
-	assert_int_equal(mountfd_umount_at(&ops, p, "a/b", 41, 0), -EINVAL);
-	assert_int_equal(mountfd_umount_at(&ops, p, "..", 41, 0), -EINVAL);
-	assert_int_equal(mountfd_umount_at(&ops, p, "area", 41, MNT_DETACH), 0);
+	assert_int_equal(umount_at(&ops, p, "a/b", &id41, 0), -EINVAL);
+	assert_int_equal(umount_at(&ops, p, "..", &id41, 0), -EINVAL);
+	assert_int_equal(umount_at(&ops, p, "area", &id41, MNT_DETACH), 0);
 	assert_string_equal(fk.log, "umount2 area 0xa\n");
 	close(p);
+}
+
+/* Without a never-reused ID (Linux < 6.8, here the fake's statx(2) without
+ * STATX_MNT_ID_UNIQUE), a mount given the recorded ID after storaged's
+ * was unmounted is told by its root: another tmpfs has the same anonymous
+ * device and root inode number, and another birth time. */
+static void test_umount_reused_id_without_unique(void **unused)
+{
+	struct mount_identity rec = { .id = 41, .root_dev = makedev(0, 50), .root_ino = 1,
+				      .root_btime_ns = 1000000001 };
+	int p = new_fd();
+
+	fk.stat_id = 41;
+	fk.stat_root = true;
+	fk.no_unique = true;
+	fk.stat_dev_minor = 50;
+	fk.stat_ino = 1;
+	fk.stat_btime_ns = 2000000002;
+	assert_int_equal(umount_at(&ops, p, "t", &rec, 0), -ESTALE);
+	assert_string_equal(fk.log, "");
+	fk.stat_btime_ns = 1000000001;
+	assert_int_equal(umount_at(&ops, p, "t", &rec, 0), 0);
+	assert_string_equal(fk.log, "umount2 t 0x8\n");
+	/* a record of an older storaged, with the ID alone: trusted as before */
+	assert_int_equal(umount_at(&ops, p, "t", &(struct mount_identity){ .id = 41 }, 0), 0);
+	close(p);
+}
+
+/* Where both never-reused IDs are known, they decide; the root facts of a
+ * record do not matter then. */
+static void test_identity_unique_decides(void **unused)
+{
+	struct mount_identity rec = { .id = 7, .unique_id = 100, .root_ino = 5 };
+	struct mount_identity now = { .id = 7, .unique_id = 101, .root_ino = 5 };
+
+	assert_false(mount_identity_is(&now, &rec));
+	now.unique_id = 100;
+	now.root_ino = 6;
+	assert_true(mount_identity_is(&now, &rec));
+	now.id = 8;
+	assert_false(mount_identity_is(&now, &rec));
 }
 
 /* The walk-then-mount helper: the descriptor that reaches move_mount is
@@ -352,13 +403,14 @@ static void test_walk_then_mount(void **unused)
 	assert_non_null(mkdtemp(top));
 	snprintf(target, sizeof(target), "%s/a/b", top);
 	fk.stat_id = 77;
+	fk.stat_root = true; /* fsmount(2)'s descriptor is the new mount's root */
 	assert_int_equal(mountfd_walk_mount(&ops, NULL, &rq, &out), 0);
 	assert_int_equal(stat(target, &a), 0);
 	assert_int_equal(a.st_mode & 07777, 0700);
 	assert_int_equal(fstat(fk.target_seen, &b), 0);
 	assert_true(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
 	assert_string_equal(out.mountpoint, target);
-	assert_int_equal(out.mount_id, 77);
+	assert_int_equal(out.mount.id, 77);
 	/* the new API only */
 	assert_null(strstr(fk.log, "\nmount "));
 	assert_true(strncmp(fk.log, "fsopen tmpfs\n", 13) == 0);
@@ -412,13 +464,13 @@ static void test_walk_fast_tmpfs(void **unused)
 	fk.stat_root = true;
 	assert_int_equal(mountfd_walk_mount(&ops, NULL, &rq, &out), 0);
 	assert_string_equal(fk.log, "mount tmpfs tmpfs 0x2 size=1M\n");
-	assert_int_equal(out.mount_id, 77);
+	assert_int_equal(out.mount.id, 77);
 	assert_string_equal(out.mountpoint, target);
 	/* not a mount's root by that name: the IDs are not guessed */
 	fk.log[0] = '\0';
 	fk.stat_root = false;
 	assert_int_equal(mountfd_walk_mount(&ops, NULL, &rq, &out), 0);
-	assert_int_equal(out.mount_id, 0);
+	assert_int_equal(out.mount.id, 0);
 	/* mount(2) refused: the new API says why */
 	fk.log[0] = '\0';
 	fk.mount_ret = -EINVAL;
@@ -467,6 +519,8 @@ int main(void)
 		cmocka_unit_test_setup(test_bind, reset),
 		cmocka_unit_test_setup(test_fallback_on_proc_fd, reset),
 		cmocka_unit_test_setup(test_umount_checks_id, reset),
+		cmocka_unit_test_setup(test_umount_reused_id_without_unique, reset),
+		cmocka_unit_test(test_identity_unique_decides),
 		cmocka_unit_test_setup(test_bind_adds_to_source_flags, reset),
 		cmocka_unit_test_setup(test_walk_then_mount, reset),
 		cmocka_unit_test_setup(test_walk_fast_tmpfs, reset),

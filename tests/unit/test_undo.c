@@ -90,21 +90,23 @@ static int fake_inspect(void *ud, const struct state_record *rec, struct mount_v
 	if (top) {
 		ret->has_top = true;
 		ret->top_id = top->id;
-		ret->top_unique_id = top->unique_id;
+		/* as sysops.c: the recorded ID on another mount, told by its identity */
+		ret->top_id_reused = rec->mount_unique_id && top->unique_id &&
+				     top->id == (int)rec->mount_id && top->unique_id != rec->mount_unique_id;
 		ret->top_source = strdup(top->source);
 		ret->top_fstype = strdup(top->fstype);
 	}
 	return 0;
 }
 
-static int fake_umount(void *ud, const char *mp, int mount_id, bool recursive, char *err, size_t len)
+static int fake_umount(void *ud, const char *mp, const struct state_record *rec, char *err, size_t len)
 {
 	struct fake *f = ud;
 	struct fake_mount *top = top_at(f, mp);
 
 	assert_non_null(top); /* undo.c unmounts only what it inspected */
-	if (mount_id) /* 0: storaged was killed before it learnt the ID */
-		assert_int_equal(top->id, mount_id);
+	if (rec->mount_id) /* 0: storaged was killed before it learnt the ID */
+		assert_int_equal(top->id, (int)rec->mount_id);
 	if (top->busy || has_child(f, mp)) {
 		snprintf(err, len, "target is busy");
 		record(f, "busy %s", mp);

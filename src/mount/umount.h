@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Unmounting, in one place: a mount storaged made is unmounted by the
+ * identity recorded when it was made, never by whatever the name of its
+ * mount point leads to now.
+ *
+ * A mount's identity.  The mount table's ID (STATX_MNT_ID, Linux 5.8;
+ * field 1 of /proc/PID/mountinfo, Documentation/filesystems/proc.rst) is
+ * freed on unmount and handed out again lowest first (fs/namespace.c,
+ * mnt_alloc_id(): ida_alloc()), so a mount made at the same place just
+ * after often has it.  Linux 6.8 adds an ID that is never reused
+ * (STATX_MNT_ID_UNIQUE, include/uapi/linux/stat.h).  Without it (Debian
+ * 12 runs 6.1) the reused ID is told apart by what statx(2) says of the
+ * mount's root directory (include/uapi/linux/stat.h, struct statx):
+ *   - stx_dev_major/minor, the filesystem's device: a tmpfs or ramfs gets
+ *     an anonymous one (fs/super.c, get_anon_bdev(): ida_alloc_range()),
+ *     which is reused as the ID is, so it never counts alone;
+ *   - stx_ino, the directory mounted (for a bind, its source);
+ *   - stx_btime (STATX_BTIME), when that directory was made: for a new
+ *     tmpfs (mm/shmem.c, i_crtime) its superblock's birth, in nanoseconds;
+ *     0 where the filesystem does not report it.
+ * A later mount that agrees on all of them shows the same directory of
+ * the same filesystem at the same place under the same ID.
+ */
+#ifndef STORAGED_UMOUNT_H
+#define STORAGED_UMOUNT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mountfd.h"
+#include "shared/log.h"
+
+struct mount_identity {
+	uint64_t id; /* STATX_MNT_ID: the mount table's, reused once freed */
+	uint64_t unique_id; /* STATX_MNT_ID_UNIQUE (Linux 6.8), 0 when unknown */
+	uint64_t root_dev; /* makedev(stx_dev_major, stx_dev_minor) of its root */
+	uint64_t root_ino; /* stx_ino of its root; 0: no root facts (an older record) */
+	uint64_t root_btime_ns; /* stx_btime of its root in ns, 0 when not reported */
+};
+
+/**
+ * mount_id_target:
+ * @id: a mount ID (STATX_MNT_ID)
+ * @ret: the mount point of the mount with @id, as the mount table
+ *       (/proc/self/mountinfo) names it now (caller frees)
+ *
+ * Returns: 0; -ESTALE when no mount has @id; -ENOMEM.
+ */
+int mount_id_target(uint64_t id, char **ret);
+
+/**
+ * mount_identity_at:
+ * @dirfd: a directory, or the mount itself with @name ""
+ * @name: one component in @dirfd, not followed if a link; "" for @dirfd
+ * @ret: the identity of the mount whose root @name is (zeroed on error)
+ *
+ * statx(2) through @ops, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT.
+ *
+ * Returns: 0; -ESTALE when it is not the root of a mount
+ * (STATX_ATTR_MOUNT_ROOT) or the kernel gives no mount ID (Linux < 5.8);
+ * negative errno from statx(2).
+ */
+int mount_identity_at(const struct mountfd_ops *ops, int dirfd, const char *name,
+		      struct mount_identity *ret);
+
+/**
+ * mount_identity_path:
+ * @path: an absolute path, its last component not followed if a link
+ *
+ * mount_identity_at() of the topmost mount on @path, for reading only
+ * (`status`, and stop's look before it unmounts).
+ */
+int mount_identity_path(const char *path, struct mount_identity *ret);
+
+/**
+ * mount_identity_is:
+ * @now: a mount found now
+ * @rec: what was recorded of storaged's mount
+ *
+ * Same ID, and: the never-reused IDs equal when both are known; else the
+ * root facts equal when @rec has them; else (a record of a storaged that
+ * kept only the ID) the ID alone.
+ */
+bool mount_identity_is(const struct mount_identity *now, const struct mount_identity *rec);
+
+/**
+ * umount_at:
+ * @parent_fd: the directory that holds the mount point, opened by the safe
+ *             walk (it is never looked up again)
+ * @name: the mount point's name in it: one component, no '/'
+ * @rec: the mount's identity as recorded when it was made
+ * @flags: umount2(2) flags (MNT_DETACH); UMOUNT_NOFOLLOW is always added
+ *
+ * umount2(2) has no descriptor form, and a descriptor of the mount itself
+ * makes it busy (EBUSY: the descriptor holds a reference).  So the mount
+ * is reached as "/proc/self/fd/@parent_fd/@name": the magic link jumps to
+ * the walked directory, and only @name is looked up, without following a
+ * link (UMOUNT_NOFOLLOW).  It is unmounted only when the mount found there
+ * is @rec (mount_identity_is()).  Between that check and umount2(2) the
+ * name cannot change: a mount point cannot be renamed or replaced
+ * (rename(2) fails with EBUSY), and @parent_fd is pinned.
+ *
+ * Returns: 0 unmounted; -ESTALE when what is there is not the recorded
+ * mount (another mount, or none: nothing was unmounted); -EINVAL for a
+ * @name that is not one component; negative errno from umount2(2).
+ */
+int umount_at(const struct mountfd_ops *ops, int parent_fd, const char *name,
+	      const struct mount_identity *rec, int flags);
+
+/**
+ * umount_identity:
+ * @rec: the mount's identity as recorded when it was made
+ * @flags: as umount_at()
+ *
+ * Unmounts the mount @rec wherever it is now (a user may have renamed the
+ * directory it covers): its mount point is read from the mount table, the
+ * parent directory opened without following any link
+ * (mountfd_open_nofollow()), and umount_at() checks the identity there.
+ *
+ * Returns: 0; -ESTALE when no mount has @rec's ID (nothing to do) or what
+ * the path leads to is another mount; -EINVAL for "/"; -ELOOP when the
+ * path to it now holds a link (refused, nothing unmounted); negative errno
+ * of umount2(2).
+ */
+int umount_identity(const struct mountfd_ops *ops, const struct mount_identity *rec, int flags);
+
+/** umount_id: umount_identity() of a mount known by its ID alone. */
+int umount_id(uint64_t mnt_id, int flags);
+
+/**
+ * umount_fd_detached:
+ * @mnt_fd: a descriptor of a mount just made (the new mount API)
+ *
+ * Detaches (MNT_DETACH: the descriptor holds it) the mount @mnt_fd is
+ * the root of, through "/proc/self/fd/N", for a mount made whose ID could
+ * not be learnt, which stop could never find.
+ */
+void umount_fd_detached(int mnt_fd);
+
+/**
+ * umount_private_path:
+ * @path: a mount point in storaged's own state directory, root's alone,
+ *        whose name no one else can make lead elsewhere
+ * @flags: umount2(2) flags (MNT_DETACH); UMOUNT_NOFOLLOW is always added
+ *
+ * Returns: 0; negative errno from umount2(2) (-EINVAL: not mounted,
+ * -EBUSY: in use).
+ */
+int umount_private_path(const char *path, int flags);
+
+/**
+ * umount_recorded:
+ * @lg: where a warning goes (the rbind that could not be made private)
+ * @mp: where the mount was made, for a record without an ID and messages
+ * @rec: its recorded identity; rec->id 0 for a record of a storaged
+ *       before mount IDs were kept: the mount on top of @mp now
+ * @recursive: an rbind: made private, then the mounts below it are
+ *             unmounted first, deepest first, each by its ID
+ * @err: on failure, what for the user: libmount's words for the errors
+ *       ("target is busy", "not mounted"), "another mount took its place"
+ *
+ * stop's unmount (the ops table's ->umount()).  A user exchanging names
+ * in the path meanwhile makes the walk fail or find another mount: tried
+ * again, a few times.
+ *
+ * Returns: 0; -ESTALE when the recorded mount is gone; -EBUSY otherwise.
+ */
+int umount_recorded(const struct logger *lg, const char *mp, const struct mount_identity *rec,
+		    bool recursive, char *err, size_t len);
+
+#endif
