@@ -39,19 +39,6 @@ struct reply_head {
 
 /* ------------------------------------------------------------ in the worker */
 
-void mount_ids_at(const char *path, int *ret_id, uint64_t *ret_unique_id)
-{
-	struct statx stx;
-
-	*ret_id = 0;
-	*ret_unique_id = 0;
-	if (statx(AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) == 0 && (stx.stx_mask & STATX_MNT_ID))
-		*ret_id = (int)stx.stx_mnt_id;
-	if (mountfd_kernel_ops.statx(NULL, AT_FDCWD, path, AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
-	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
-		*ret_unique_id = stx.stx_mnt_id;
-}
-
 static int parse_request(char *buf, size_t n, struct mountfd_request *rq)
 {
 	const char **field[] = { &rq->source, &rq->target, &rq->fstype, &rq->options };

@@ -108,17 +108,6 @@ int mount_pool_finish(struct mount_pool *pool, int fd, struct mount_reply *ret);
  */
 void mount_pool_abandon(struct mount_pool *pool, int fd);
 
-/**
- * mount_ids_at:
- * @path: a mount point, links resolved
- * @ret_id: the mount table's ID of the topmost mount on @path (statx(2)
- *          STATX_MNT_ID, linux/stat.h, Linux 5.8), or 0; reused once free
- * @ret_unique_id: its never-reused ID (STATX_MNT_ID_UNIQUE, Linux 6.8), or 0
- *
- * Together they tell storaged's mount from one made later on the same path.
- */
-void mount_ids_at(const char *path, int *ret_id, uint64_t *ret_unique_id);
-
 /** mount_pool_close: ends the idle workers (they exit when their socket
  * closes), reaps them and frees the pool. */
 void mount_pool_close(struct mount_pool *pool);
