@@ -17,8 +17,10 @@
  *     which is reused as the ID is, so it never counts alone;
  *   - stx_ino, the directory mounted (for a bind, its source);
  *   - stx_btime (STATX_BTIME), when that directory was made: for a new
- *     tmpfs (mm/shmem.c, i_crtime) its superblock's birth, in nanoseconds;
- *     0 where the filesystem does not report it.
+ *     tmpfs its superblock's birth, in nanoseconds (mm/shmem.c,
+ *     shmem_getattr(), since Linux 5.18); 0 where the filesystem does not
+ *     report it (ramfs: its root's stx_ino comes from get_next_ino(), a
+ *     counter that is not reused).
  * A later mount that agrees on all of them shows the same directory of
  * the same filesystem at the same place under the same ID.
  */
