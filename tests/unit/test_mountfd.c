@@ -395,14 +395,14 @@ static void test_walk_then_mount(void **unused)
 static void test_walk_fast_tmpfs(void **unused)
 {
 	char top[] = "/tmp/test_mountfd.XXXXXX", target[128], cmd[160];
-	struct safepath_dirs dirs = { 0 };
+	struct view view = { 0 };
 	struct mount_reply out;
 	struct mountfd_request rq = { .source = "tmpfs",
 				      .target = target,
 				      .fstype = "tmpfs",
 				      .options = "size=1M,nosuid,X-mount.mkdir",
 				      .no_helper = true,
-				      .dirs = &dirs };
+				      .view = &view };
 
 	if (geteuid() != 0)
 		skip(); /* a directory of the user's is not trusted */
@@ -429,7 +429,7 @@ static void test_walk_fast_tmpfs(void **unused)
 	rq.options = "size=1M,private";
 	assert_int_equal(mountfd_walk_mount(&ops, NULL, &rq, &out), 0);
 	assert_true(strncmp(fk.log, "fsopen tmpfs\n", 13) == 0);
-	safepath_dirs_forget(&dirs, NULL);
+	view_done(&view);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	assert_int_equal(system(cmd), 0);
 }
