@@ -52,11 +52,27 @@ void sources_init(struct sources *s, const struct options *o)
 	};
 }
 
+static void facts_done(struct world *w)
+{
+	for (size_t i = 0; w->facts && i < w->fstab.n_entries; i++) {
+		struct entry_facts *f = &w->facts[i];
+
+		for (size_t k = 0; f->path_real && k < w->fstab.entries[i].n_paths; k++)
+			free(f->path_real[k]);
+		free(f->path_real);
+		free(f->target_real);
+		free(f->refused);
+	}
+	free(w->facts);
+	w->facts = NULL;
+}
+
 void world_done(struct world *w)
 {
 	plan_done(&w->plan);
 	plan_predictions_done(&w->predictions);
 	free(w->surveys);
+	facts_done(w);
 	mnt_unref_table(w->mountinfo);
 	btrfs_fs_list_done(&w->btrfs);
 	inventory_done(&w->inv);
@@ -118,12 +134,12 @@ static char *refuse_links(const char *what, const char *path, const char *real)
 	return msg;
 }
 
-/* Where each path the entry uses leads now (fstab_path.real), for the
- * planner's edges (C09): a bind source through a link lands below the
- * mount point it points into. */
-static void resolve_use(struct view *v, struct fstab_path *u)
+/* Where a path the entry uses leads now, for the planner's edges: a bind
+ * source through a link lands below the mount point it points into.
+ * Returns: owned, or NULL when the same or not known. */
+static char *resolve_use(struct view *v, const struct fstab_path *u)
 {
-	char buf[PATH_MAX], dir[PATH_MAX];
+	char buf[PATH_MAX], dir[PATH_MAX], *real = NULL;
 	const char *path = u->path, *rest = "";
 	mode_t mode;
 
@@ -133,51 +149,57 @@ static void resolve_use(struct view *v, struct fstab_path *u)
 		size_t n = fstab_glob_dir_len(u->path);
 
 		if (n <= 1 || n >= sizeof(dir))
-			return;
+			return NULL;
 		memcpy(dir, u->path, n);
 		dir[n] = '\0';
 		path = dir;
 		rest = u->path + n;
 	}
 	if (view_resolve(v, path, false, buf, &mode) == 0 && strcmp(buf, path) != 0 &&
-	    asprintf(&u->real, "%s%s", buf, rest) < 0)
-		u->real = NULL;
+	    asprintf(&real, "%s%s", buf, rest) < 0)
+		real = NULL;
+	return real;
 }
 
-static void resolve_uses(struct view *v, struct fstab_entry *e)
-{
-	for (size_t k = 0; k < e->n_paths; k++)
-		resolve_use(v, &e->paths[k]);
-}
-
-/* The mount table shows mount points with links resolved; so must the
- * planner's comparisons (a root-owned link on the way is allowed).
- * @local_only: entries that need the network are left for a later pass;
- * their paths are not looked up now (a dead server above them would
- * block the early pass). */
-static void resolve_targets(struct fstab *f, bool local_only, struct view *v)
+/* The facts of entry @e: where its mount point and the paths it uses lead
+ * (the mount table shows mount points with links resolved; so must the
+ * planner's comparisons), and whether a link on the way is refused. */
+static int entry_facts_load(struct view *v, const struct fstab_entry *e, struct entry_facts *f)
 {
 	char buf[PATH_MAX];
 
-	for (size_t i = 0; i < f->n_entries; i++) {
-		struct fstab_entry *e = &f->entries[i];
-
-		if (local_only && e->remote)
-			continue;
-		/* not there yet: where the links that are there lead */
-		view_resolve(v, e->target, true, buf, &e->target_mode);
-		if (strcmp(buf, e->target) != 0) {
-			e->target_real = strdup(buf);
-			e->refused = refuse_links("mount point", e->target, buf);
-		}
-		resolve_uses(v, e);
-		/* the link check of a bind source, on what the local walk
-		 * found: no server is asked at plan time */
-		for (size_t k = 0; k < e->n_paths && !e->refused; k++)
-			if (e->bind && e->paths[k].real && streq(e->paths[k].option, "bind"))
-				e->refused =
-					refuse_links("bind source", e->paths[k].path, e->paths[k].real);
+	/* not there yet: where the links that are there lead */
+	view_resolve(v, e->target, true, buf, &f->target_mode);
+	if (strcmp(buf, e->target) != 0) {
+		f->target_real = strdup(buf);
+		f->refused = refuse_links("mount point", e->target, buf);
 	}
+	f->path_real = e->n_paths ? calloc(e->n_paths, sizeof(*f->path_real)) : NULL;
+	if (e->n_paths && !f->path_real)
+		return -ENOMEM;
+	for (size_t k = 0; k < e->n_paths; k++)
+		f->path_real[k] = resolve_use(v, &e->paths[k]);
+	/* the link check of a bind source, on what the local walk found: no
+	 * server is asked at plan time */
+	for (size_t k = 0; k < e->n_paths && !f->refused; k++)
+		if (e->bind && f->path_real[k] && streq(e->paths[k].option, "bind"))
+			f->refused = refuse_links("bind source", e->paths[k].path, f->path_real[k]);
+	return 0;
+}
+
+/* @local_only: entries that need the network are left for a later pass;
+ * their paths are not looked up now (a dead server above them would block
+ * the early pass).  Returns: 0 or -ENOMEM. */
+static int load_facts(struct world *w, bool local_only, struct view *v)
+{
+	w->facts = calloc(w->fstab.n_entries ? w->fstab.n_entries : 1, sizeof(*w->facts));
+	if (!w->facts)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->fstab.n_entries; i++)
+		if (!(local_only && w->fstab.entries[i].remote) &&
+		    entry_facts_load(v, &w->fstab.entries[i], &w->facts[i]) < 0)
+			return -ENOMEM;
+	return 0;
 }
 
 /* Lines of the fstab that other tools own (swap, ...) are left alone: a
@@ -296,6 +318,7 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 		.inventory = &w->inv,
 		.btrfs = &w->btrfs,
 		.mountinfo = w->mountinfo,
+		.facts = w->facts,
 		.surveys = w->surveys,
 		.local_only = s->local_only,
 	};
@@ -323,7 +346,11 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	r = world_load_config(s, w, &dl);
 	if (r < 0)
 		goto out;
-	resolve_targets(&w->fstab, s->local_only, &view);
+	r = load_facts(w, s->local_only, &view);
+	if (r < 0) {
+		log_error(lg, "cannot resolve the fstab's paths: %s", strerror(-r));
+		goto out;
+	}
 	log_skipped(&w->fstab, lg);
 	devices = plan_needs_devices(&w->fstab);
 	r = devices ? world_load_devices(s, lg, w) : 0;

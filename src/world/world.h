@@ -81,6 +81,7 @@ void sources_init(struct sources *s, const struct options *o);
 struct world {
 	struct config cfg;
 	struct fstab fstab;
+	struct entry_facts *facts; /* one per fstab.entries[i] (plan_input.facts) */
 	struct inventory inv;
 	struct btrfs_fs_list btrfs;
 	struct libmnt_table *mountinfo;
