@@ -16,6 +16,7 @@
 #include "kernlog.h"
 #include "mountfd.h"
 #include "shared/util.h"
+#include "view.h"
 
 #ifndef MS_NOSYMFOLLOW
 #define MS_NOSYMFOLLOW 256 /* linux/mount.h, Linux 5.10 */
@@ -449,7 +450,7 @@ static int id_target(uint64_t mnt_id, char **ret)
 
 int mountfd_top_id(const struct mountfd_ops *ops, int target_fd, uint64_t *ret_id)
 {
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
 	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
 	struct libmnt_fs *fs;
 	char fdpath[32], mp[4096];

@@ -40,7 +40,7 @@ void sources_init(struct sources *s, const struct options *o)
 		.config_path = o->config_path,
 		.config_given = o->config_given,
 		.fstab_path = o->fstab_path,
-		.mountinfo_path = mountinfo ? mountinfo : MOUNTINFO_PATH,
+		.mountinfo_path = mountinfo ? mountinfo : VIEW_MOUNTINFO,
 		.inventory_fixture = test_input("STORAGED_INVENTORY"),
 		.meminfo_path = test_input("STORAGED_MEMINFO"),
 		.surveys_path = test_input("STORAGED_SURVEYS"),
@@ -310,7 +310,7 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 	struct predict_sources ps = {
 		.filesystems_path = s->filesystems_path,
 		.helper_dirs = s->helper_dirs,
-		.system_paths = strcmp(s->mountinfo_path, MOUNTINFO_PATH) == 0,
+		.system_paths = strcmp(s->mountinfo_path, VIEW_MOUNTINFO) == 0,
 	};
 	struct plan_input in = {
 		.config = &w->cfg,
@@ -362,7 +362,7 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	/* The table the links were resolved on is the plan's too when nothing
 	 * ran in between (the device listing may wait on udev): one read of
 	 * /proc/self/mountinfo less a start (bench/README.md, third pass). */
-	if (!devices && streq(s->mountinfo_path, MOUNTINFO_PATH) && (tb = view_table(&view))) {
+	if (!devices && streq(s->mountinfo_path, VIEW_MOUNTINFO) && (tb = view_table(&view))) {
 		mnt_ref_table(tb);
 		w->mountinfo = tb;
 	} else {
