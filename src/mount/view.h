@@ -164,30 +164,17 @@ int view_open(struct view *v, const char *path, mode_t mkdir_mode, int *ret_fd,
  */
 int view_is_local(struct view *v, const char *path);
 
-/**
- * view_dirs_find:
- * @d: the cache
- * @path, @n: the first @n bytes of @path name the directory
- * @or_below: the deepest kept ancestor of the directory when it is not kept
- *            itself
- * @walked: only directories safepath's walk opened (struct view_dir)
- *
- * Returns: the kept directory (borrowed: valid until the cache changes), or
- * NULL.
+/*
+ * The kept directories, for the walks (view.c, safepath.c).
+ * view_dirs_find: the directory named by the first @n bytes of @path, else
+ * (@or_below) its deepest kept ancestor, among those kept by the walk
+ * @walked says (struct view_dir); borrowed until the cache changes, or NULL.
+ * view_dirs_keep: keeps @fd (taken: closed on failure; -1 for a missing
+ * directory) as @dir with @proto's facts, the oldest slot making room;
+ * returns the entry, or NULL (no memory: nothing kept).
  */
 const struct view_dir *view_dirs_find(const struct view_dirs *d, const char *path, size_t n, bool or_below,
 				      bool walked);
-
-/**
- * view_dirs_keep:
- * @dir: its path (@n bytes of it)
- * @fd: O_PATH of it (the cache takes it; closed on failure), or -1
- * @proto: its facts (@walked, @local, @trust); @proto->path and fd ignored
- *
- * Keeps the directory, the oldest slot making room.
- *
- * Returns: the entry (borrowed), or NULL (no memory: nothing kept).
- */
 const struct view_dir *view_dirs_keep(struct view_dirs *d, const char *dir, size_t n, int fd,
 				      const struct view_dir *proto);
 
