@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Mounts made on descriptors, never on names looked up again (C20).
+ * Mounts made on descriptors, never on names looked up again.
  *
  * A root daemon that checks a path ("no link a user could have planted")
  * and then mounts on the path's name mounts wherever the name leads at

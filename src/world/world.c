@@ -203,7 +203,7 @@ static int load_facts(struct world *w, bool local_only, struct view *v)
 }
 
 /* Lines of the fstab that other tools own (swap, ...) are left alone: a
- * note with -v and in check, never an error (C10). */
+ * note with -v and in check, never an error. */
 static void log_skipped(const struct fstab *f, const struct logger *lg)
 {
 	for (size_t i = 0; i < f->n_skipped; i++)
