@@ -107,7 +107,7 @@ static void serve(int fd, char *buf, struct mount_reply *out)
 		out->mount_id = 0;
 		out->mount_unique_id = 0;
 		out->mountpoint[0] = out->message[0] = '\0';
-		rq = (struct mountfd_request){ 0 }; /* no cache of walks: .dirs NULL */
+		rq = (struct mountfd_request){ 0 }; /* no view of its own: each walk from "/" */
 		out->error = parse_request(buf, (size_t)n, &rq);
 		if (out->error == 0) {
 			/* a helper for the type makes libmount run it, as before */
