@@ -261,7 +261,7 @@ static int wait_mounted(const struct mountfd_ops *ops, int target_fd, uint64_t b
 {
 	/* the kernel flags POLLPRI on it at every change of the mount table
 	 * (fs/proc_namespace.c mounts_poll) */
-	struct pollfd p = { .fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC), .events = POLLPRI };
+	struct pollfd p = { .fd = open(VIEW_MOUNTINFO, O_RDONLY | O_CLOEXEC), .events = POLLPRI };
 	uint64_t now = 0;
 	int r;
 
