@@ -89,12 +89,6 @@ static int area_fs_mount(struct setup *s, const char *fstype, const char *opts)
 	close(dfd);
 	if (r == 0)
 		s->area_mounted = true;
-	/* the mount(2) fallback (no fsopen) gives no descriptor: the root of
-	 * what was just mounted on the root-only directory */
-	if (r == 0 && s->area_fd < 0) {
-		s->area_fd = mountfd_open_nofollow(AT_FDCWD, s->d.area, O_PATH | O_DIRECTORY);
-		r = s->area_fd < 0 ? s->area_fd : 0;
-	}
 	return r;
 }
 

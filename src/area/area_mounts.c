@@ -26,6 +26,7 @@
 #include "area_internal.h"
 #include "mount/mountfd.h"
 #include "shared/util.h"
+#include "mount/view.h"
 
 const char *area_state_name(enum area_state s)
 {
@@ -104,7 +105,7 @@ static struct libmnt_fs *find_id(struct libmnt_table *tb, uint64_t id)
 
 char *area_mount_target(uint64_t id)
 {
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
 	struct libmnt_fs *fs = tb ? find_id(tb, id) : NULL;
 	char *t = fs && mnt_fs_get_target(fs) ? strdup(mnt_fs_get_target(fs)) : NULL;
 
@@ -148,7 +149,7 @@ static bool fs_is_area(struct libmnt_fs *fs, dev_t dev, const struct state_area 
 
 int area_mounts_probe(const struct area_dirs *d, const struct state_area *st, struct area_mounts *ret)
 {
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
 	struct libmnt_fs *cover = NULL, *top;
 	uint64_t cover_id = st->cover_id, path_top;
 	struct stat as;
@@ -232,7 +233,7 @@ static dev_t parent_dev(struct libmnt_table *tb, struct libmnt_fs *fs)
 
 static int submounts(const char *path, dev_t not_on, char ***ret)
 {
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
 	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
 	_cleanup_strv_free_ char **all = NULL;
 	struct libmnt_fs *fs;
@@ -267,7 +268,7 @@ static bool carried_has(const struct state_area *st, uint64_t id)
 
 size_t area_explain_busy(const struct state_area *st, bool procs, struct diag_list *m)
 {
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
 	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
 	struct libmnt_fs *fs;
 	size_t n = 0;

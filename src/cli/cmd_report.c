@@ -21,6 +21,7 @@
 #include "status/status_prom.h"
 #include "parse/units.h"
 #include "world/world.h"
+#include "mount/view.h"
 
 struct column {
 	const char *name;
@@ -260,7 +261,7 @@ int cmd_status(const struct options *o, const struct logger *lg)
 		return EXIT_STEP_FAILED;
 	if (area_status_list(o->state_dir, &areas, &n_areas) < 0)
 		n_areas = 0;
-	in.mountinfo = mnt_new_table_from_file(src.mountinfo_path);
+	in.mountinfo = view_read_table(src.mountinfo_path);
 	if (!in.mountinfo) {
 		log_error(lg, "cannot read %s: %s", src.mountinfo_path, strerror(errno));
 		r = -EIO;

@@ -155,7 +155,7 @@ static unsigned still_degraded(const struct world *w)
 
 		if (s->kind != PLAN_MOUNT || !s->done)
 			continue;
-		fs = mnt_table_find_target(w->mountinfo, s->entry->target_real ?: s->entry->target,
+		fs = mnt_table_find_target(w->mountinfo, s->facts->target_real ?: s->entry->target,
 					   MNT_ITER_BACKWARD);
 		type = fs ? mnt_fs_get_fstype(fs) : NULL;
 		if (type && streq(type, "btrfs") && mnt_fs_get_option(fs, "degraded", NULL, NULL) == 0)

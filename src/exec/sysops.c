@@ -30,6 +30,7 @@
 #include "mount/mount_pool.h"
 #include "mount/mountfd.h"
 #include "mount/umount.h"
+#include "mount/view.h"
 #include "state/state.h"
 #include "status/status_live.h"
 #include "sysops.h"
@@ -221,7 +222,7 @@ static int real_area_setup(void *ud, const struct plan_step *s, struct diag_list
 static int real_mount_inspect(void *ud, const struct state_record *rec, struct mount_view *ret)
 {
 	const char *mp = rec->mountpoint ? rec->mountpoint : rec->id;
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
 	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
 	struct mount_view v = { 0 };
 	struct libmnt_fs *fs, *top;

@@ -25,9 +25,8 @@
 #include <libmount.h>
 
 #include "mount_pool.h"
-#include "parse/fsfacts.h"
 #include "mountfd_walk.h"
-#include "safepath.h"
+#include "view.h"
 #include "shared/util.h"
 
 #define REQUEST_MAX (4 * PATH_MAX + 65536)
@@ -92,7 +91,7 @@ static void serve(int fd, char *buf, struct mount_reply *out)
 	while ((n = recv(fd, buf, REQUEST_MAX, 0)) > 0) {
 		out->mount = (struct mount_identity){ 0 };
 		out->mountpoint[0] = out->message[0] = '\0';
-		rq = (struct mountfd_request){ 0 }; /* no cache of walks: .dirs NULL */
+		rq = (struct mountfd_request){ 0 }; /* no view of its own: each walk from "/" */
 		out->error = parse_request(buf, (size_t)n, &rq);
 		if (out->error == 0) {
 			/* a helper for the type makes libmount run it, as before */
@@ -148,86 +147,6 @@ static _Noreturn void worker_main(int fd, pid_t parent)
 
 /* ------------------------------------------------------------ in storaged */
 
-/* Where @id is, or would go, in pool->known (sorted by ID): a pass that
- * makes N mounts looks up every ancestor of every entry, N^2 with a scan. */
-static size_t known_pos(const struct mount_pool *pool, uint64_t id)
-{
-	size_t lo = 0, hi = pool->n_known;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pool->known[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static struct known_mount *known_find(const struct mount_pool *pool, uint64_t id)
-{
-	size_t i = known_pos(pool, id);
-
-	return i < pool->n_known && pool->known[i].id == id ? &pool->known[i] : NULL;
-}
-
-static int known_set(struct mount_pool *pool, uint64_t id, bool local)
-{
-	struct known_mount *k = known_find(pool, id), *nv;
-
-	if (k) {
-		k->local = local;
-		return 0;
-	}
-	if (pool->n_known == pool->cap_known) {
-		size_t cap = pool->cap_known ? 2 * pool->cap_known : 64;
-
-		nv = realloc(pool->known, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		pool->known = nv;
-		pool->cap_known = cap;
-	}
-	k = &pool->known[known_pos(pool, id)];
-	memmove(k + 1, k, (size_t)(pool->known + pool->n_known - k) * sizeof(*k));
-	*k = (struct known_mount){ .id = id, .local = local };
-	pool->n_known++;
-	return 0;
-}
-
-/* Learns the filesystem type of every mount from the mount table. */
-static void known_reload(struct mount_pool *pool)
-{
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
-	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *fs;
-
-	while (tb && it && mnt_table_next_fs(tb, it, &fs) == 0)
-		if (known_set(pool, (uint64_t)mnt_fs_get_id(fs),
-			      fsfacts_is_local(mnt_fs_get_fstype(fs))) < 0)
-			break;
-	mnt_free_iter(it);
-	mnt_unref_table(tb);
-}
-
-/* safepath_local callback.  A mount ID not seen yet (a mount made since the
- * table was read) makes the table be read again; one still unknown is taken
- * as not local. */
-static bool pool_is_local(void *userdata, uint64_t id)
-{
-	struct mount_pool *pool = userdata;
-	struct known_mount *k = known_find(pool, id);
-
-	if (!k) {
-		known_reload(pool);
-		k = known_find(pool, id);
-	}
-	if (!k && known_set(pool, id, false) == 0)
-		k = known_find(pool, id);
-	return k && k->local;
-}
-
 /* libmount runs /sbin/mount.TYPE when there is one (its search path
  * FS_SEARCH_PATH, "/sbin:/sbin/fs.d:/sbin/fs"): that program may hang. */
 static bool has_helper(const char *fstype)
@@ -266,27 +185,6 @@ static size_t here_type(const struct fstab_entry *e)
 	return i;
 }
 
-/* "/" for the pass's walks, opened and found local once: 0, or -EREMOTE
- * (a root filesystem that is not local: nothing runs here) */
-static int pool_root(struct mount_pool *pool)
-{
-	struct statx stx;
-
-	if (pool->root_checked)
-		return pool->rootfd >= 0 ? 0 : -EREMOTE;
-	pool->root_checked = true;
-	pool->rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (pool->rootfd < 0 ||
-	    statx(pool->rootfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID) || !pool_is_local(pool, stx.stx_mnt_id)) {
-		if (pool->rootfd >= 0)
-			close(pool->rootfd);
-		pool->rootfd = -1;
-		return -EREMOTE;
-	}
-	return 0;
-}
-
 /*
  * A tmpfs, a ramfs or a bind mount whose paths lead only through local
  * filesystems, with no mount helper, cannot hang: storaged runs it itself,
@@ -295,20 +193,13 @@ static int pool_root(struct mount_pool *pool)
  */
 static bool runs_here(struct mount_pool *pool, const struct fstab_entry *e)
 {
-	/* the directories kept are all of paths found local here */
-	struct safepath_local local = {
-		.is_local = pool_is_local, .userdata = pool, .have_root = true, .known = &pool->dirs
-	};
 	size_t type = here_type(e);
 
 	if (e->loop || (!e->bind && (type == MOUNT_HERE_TYPES || here_helper(pool, type))))
 		return false;
-	if (pool_root(pool) < 0)
+	if (view_is_local(&pool->view, e->target) != 1)
 		return false;
-	local.rootfd = pool->rootfd;
-	if (safepath_is_local(e->target, &local) != 1)
-		return false;
-	return !e->bind || (e->source[0] == '/' && safepath_is_local(e->source, &local) == 1);
+	return !e->bind || (e->source[0] == '/' && view_is_local(&pool->view, e->source) == 1);
 }
 
 static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, const char *options,
@@ -323,7 +214,7 @@ static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, con
 		.fstype = e->fstype && strcmp(e->fstype, "auto") != 0 ? e->fstype : "",
 		.options = options ? options : "",
 		.no_helper = true, /* runs_here() checked */
-		.dirs = &pool->dirs,
+		.view = &pool->view,
 		.opts_memo = &pool->opts_memo,
 	};
 
@@ -341,14 +232,10 @@ static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, con
 	r = mountfd_walk_mount(&mountfd_kernel_ops, pool->cxt, &rq, out);
 	/* a directory kept at or below the mount point is covered now (also
 	 * after a failure: a mount may have been made and undone) */
-	safepath_dirs_forget(&pool->dirs, e->target);
-	if (out->mountpoint[0])
-		safepath_dirs_forget(&pool->dirs, out->mountpoint);
-	if (r < 0)
-		return;
 	/* a tmpfs, or a bind of a directory found to be local */
-	if (out->mount.id)
-		known_set(pool, out->mount.id, true);
+	view_mounted(&pool->view, r == 0 && out->mount.id > 0 ? (uint64_t)out->mount.id : 0, true, e->target);
+	if (out->mountpoint[0])
+		view_dirs_forget(&pool->view.dirs, out->mountpoint);
 }
 
 static struct mount_worker *worker_by_fd(struct mount_pool *pool, int fd)
@@ -437,7 +324,7 @@ int mount_pool_start(struct mount_pool *pool, const struct fstab_entry *e, const
 		return 1;
 	}
 	/* a worker's mount may cover any kept directory, while it runs */
-	safepath_dirs_forget(&pool->dirs, NULL);
+	view_dirs_forget(&pool->view.dirs, NULL);
 	r = format_request(e, options, &req, &len);
 	if (r < 0)
 		return r;
@@ -481,7 +368,7 @@ int mount_pool_finish(struct mount_pool *pool, int fd, struct mount_reply *ret)
 	int r;
 
 	ret->error = 0;
-	safepath_dirs_forget(&pool->dirs, NULL);
+	view_dirs_forget(&pool->view.dirs, NULL);
 	if (!w)
 		return -EBADF;
 	do
@@ -618,7 +505,7 @@ void mount_pool_abandon(struct mount_pool *pool, int fd)
 
 void mount_pool_forget_dirs(struct mount_pool *pool)
 {
-	safepath_dirs_forget(&pool->dirs, NULL);
+	view_dirs_forget(&pool->view.dirs, NULL);
 }
 
 void mount_pool_close(struct mount_pool *pool)
@@ -632,11 +519,8 @@ void mount_pool_close(struct mount_pool *pool)
 		waitpid(pool->abandoned[i], NULL, WNOHANG);
 	free(pool->abandoned);
 	free(pool->v);
-	free(pool->known);
-	safepath_dirs_forget(&pool->dirs, NULL);
+	view_done(&pool->view);
 	mountfd_opts_memo_done(&pool->opts_memo);
 	mnt_free_context(pool->cxt);
-	if (pool->root_checked && pool->rootfd >= 0)
-		close(pool->rootfd);
 	*pool = (struct mount_pool){ 0 };
 }

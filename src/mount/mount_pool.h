@@ -15,7 +15,7 @@
 
 #include "mountfd.h"
 #include "umount.h"
-#include "safepath.h"
+#include "view.h"
 
 #include "parse/fstab.h"
 
@@ -23,11 +23,6 @@ struct mount_worker {
 	pid_t pid;
 	int fd; /* SOCK_SEQPACKET to the worker: readable when a reply is there */
 	bool busy;
-};
-
-struct known_mount {
-	uint64_t id; /* mount table ID */
-	bool local; /* fsfacts_is_local() of its type */
 };
 
 #define MOUNT_HERE_TYPES 2 /* tmpfs, ramfs */
@@ -38,17 +33,13 @@ struct libmnt_context;
 struct mount_pool {
 	struct mount_worker *v;
 	size_t n;
-	struct known_mount *known; /* what the pass learnt of the mount table */
-	size_t n_known, cap_known; /* sorted by ID */
 	struct libmnt_context *cxt; /* for the mounts run here */
-	bool root_checked; /* rootfd was opened and checked */
-	int rootfd; /* "/" for the walks, O_PATH; -1 when not local */
 	bool helper_checked[MOUNT_HERE_TYPES], helper_found[MOUNT_HERE_TYPES];
 	pid_t *abandoned; /* killed workers not reaped yet */
 	size_t n_abandoned;
-	/* directories the mounts run here walked to (safepath_open_cached()),
-	 * dropped when a mount may cover them */
-	struct safepath_dirs dirs;
+	/* the pass's mount table, local mounts and the directories the mounts
+	 * run here walked to (dropped when a mount may cover them) */
+	struct view view;
 	struct mountfd_opts_memo opts_memo; /* for the mounts run here */
 };
 
@@ -76,7 +67,7 @@ struct mount_reply {
  *
  * A mount that cannot hang (a tmpfs, ramfs or bind mount with no mount
  * helper whose paths lead only through local filesystems, checked with
- * safepath_check_local() without asking any remote filesystem) runs here,
+ * view_is_local() without asking any remote filesystem) runs here,
  * at once; any other goes to a worker, where the mount point and a bind
  * source must pass safepath_check().  Either way the mount runs through
  * libmount with /etc/fstab ignored.

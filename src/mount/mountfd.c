@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include "mountfd.h"
 #include "umount.h"
 #include "shared/util.h"
+#include "view.h"
 
 #ifndef MS_NOSYMFOLLOW
 #define MS_NOSYMFOLLOW 256 /* linux/mount.h, Linux 5.10 */
@@ -115,51 +115,13 @@ void mountfd_fd_path(int fd, char *buf, size_t len)
 	snprintf(buf, len, "/proc/self/fd/%d", fd);
 }
 
-/* openat2(2)'s RESOLVE_NO_SYMLINKS by hand, one component at a time, for
- * where openat2 is missing (ENOSYS: kernels before 5.6, seccomp filters
- * that do not know it, valgrind 3.19). */
-static int open_nofollow_walk(int dirfd, const char *path, int flags)
-{
-	_cleanup_free_ char *copy = strdup(path);
-	char *save = NULL, *comp, *next;
-	int cur, fd;
-	struct stat st;
-
-	if (!copy)
-		return -ENOMEM;
-	cur = openat(dirfd, path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (cur < 0)
-		return -errno;
-	comp = strtok_r(copy, "/", &save);
-	if (!comp) /* "/" or "." itself */
-		fd = openat(cur, ".", flags | O_CLOEXEC);
-	while (comp) {
-		next = strtok_r(NULL, "/", &save);
-		fd = openat(cur, comp, (next ? O_PATH | O_DIRECTORY : flags) | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 && (errno == ENOTDIR || errno == ELOOP) &&
-		    fstatat(cur, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-			errno = ELOOP; /* as RESOLVE_NO_SYMLINKS says it */
-		if (fd < 0 || !next)
-			break;
-		close(cur);
-		cur = fd;
-		comp = next;
-	}
-	if (fd < 0)
-		fd = -errno;
-	close(cur);
-	return fd;
-}
-
 int mountfd_open_nofollow(int dirfd, const char *path, int flags)
 {
 	struct open_how how = {
 		.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
-	int r = sys_ret(syscall(SYS_openat2, dirfd, path, &how, sizeof(how)));
-
-	return r == -ENOSYS ? open_nofollow_walk(dirfd, path, flags) : r;
+	return sys_ret(syscall(SYS_openat2, dirfd, path, &how, sizeof(how)));
 }
 
 /* ------------------------------------------------------------ options */
@@ -185,14 +147,7 @@ static const struct {
 	{ MS_LAZYTIME, "lazytime" }, { MS_MANDLOCK, "mand" },
 };
 
-#ifndef ST_NOSYMFOLLOW
-#define ST_NOSYMFOLLOW_BIT 0x2000 /* linux/statfs.h, Linux 5.10 */
-#else
-#define ST_NOSYMFOLLOW_BIT ST_NOSYMFOLLOW
-#endif
-
 /* The atime modes: one value of a mount, set as a whole. */
-#define ATIME_MS (MS_NOATIME | MS_RELATIME | MS_STRICTATIME)
 #define ATIME_ATTR (MOUNT_ATTR_NOATIME | MOUNT_ATTR_STRICTATIME)
 
 #define PROPAGATION (MS_PRIVATE | MS_SHARED | MS_SLAVE | MS_UNBINDABLE)
@@ -303,7 +258,7 @@ static int config_fs_options(const struct mountfd_ops *ops, int fsfd, const char
 	return r < 0 ? r : 0;
 }
 
-/* The old API's flags for the mount(2) fallback. */
+/* The old API's flags, for the one mount(2) of mountfd_fs_at(). */
 static unsigned long ms_flags(const struct mountfd_opts *o, unsigned int extra_attr)
 {
 	unsigned int attr = o->attr | extra_attr;
@@ -313,20 +268,6 @@ static unsigned long ms_flags(const struct mountfd_opts *o, unsigned int extra_a
 		if (attr & attr_map[i].attr)
 			fl |= attr_map[i].ms;
 	return fl;
-}
-
-static int fs_fallback(const struct mountfd_ops *ops, const char *fstype, const char *source,
-		       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd)
-{
-	char target[32];
-	int r;
-
-	mountfd_fd_path(target_fd, target, sizeof(target));
-	r = ops->mount(ops->userdata, source, target, fstype, ms_flags(o, extra_attr), o->fs);
-	if (r == 0 && o->propagation)
-		r = ops->mount(ops->userdata, "none", target, "none",
-			       o->propagation | (o->propagation_rec ? MS_REC : 0), NULL);
-	return r;
 }
 
 int mountfd_fs_at(const struct mountfd_ops *ops, const char *fstype, const char *source,
@@ -375,8 +316,6 @@ int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char
 	if (ret_mnt_fd)
 		*ret_mnt_fd = -1;
 	fsfd = ops->fsopen(ops->userdata, fstype, FSOPEN_CLOEXEC);
-	if (fsfd == -ENOSYS)
-		return fs_fallback(ops, fstype, source, o, extra_attr, target_fd);
 	if (fsfd < 0)
 		return fsfd;
 	r = ops->fsconfig(ops->userdata, fsfd, FSCONFIG_SET_STRING, "source", source, 0);
@@ -405,114 +344,10 @@ int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char
 	return r < 0 ? r : 0;
 }
 
-/* Detaches the mount whose root @mnt_fd is (lazily: @mnt_fd holds it). */
-static void undo_attached(const struct mountfd_ops *ops, int mnt_fd)
-{
-	uint64_t id = 0;
-
-	if (mountfd_id(ops, mnt_fd, &id, NULL) == 0 && id)
-		umount_identity(ops, &(struct mount_identity){ .id = id }, MNT_DETACH);
-}
-
-/* statvfs(3) f_flag bits and the MS_* of the same per-mount flag (the
- * kernel fills f_flags from the mount's flags, fs/statfs.c). */
-static const struct {
-	unsigned long st, ms;
-} st_map[] = {
-	{ ST_RDONLY, MS_RDONLY },     { ST_NOSUID, MS_NOSUID },
-	{ ST_NODEV, MS_NODEV },	      { ST_NOEXEC, MS_NOEXEC },
-	{ ST_NOATIME, MS_NOATIME },   { ST_NODIRATIME, MS_NODIRATIME },
-	{ ST_RELATIME, MS_RELATIME }, { ST_NOSYMFOLLOW_BIT, MS_NOSYMFOLLOW },
-};
-
-/* The per-mount flags of the mount @fd is on, as MS_*. */
-static int mount_flags_of(const struct mountfd_ops *ops, int fd, unsigned long *ret)
-{
-	struct statvfs sv;
-	int r;
-
-	*ret = 0;
-	if (ops->fstatvfs)
-		r = ops->fstatvfs(ops->userdata, fd, &sv);
-	else
-		r = fstatvfs(fd, &sv) < 0 ? -errno : 0;
-	for (size_t i = 0; r == 0 && i < sizeof(st_map) / sizeof(st_map[0]); i++)
-		if (sv.f_flag & st_map[i].st)
-			*ret |= st_map[i].ms;
-	return r;
-}
-
-/*
- * The flags of a bind remount (MS_REMOUNT|MS_BIND replaces every per-mount
- * flag, fs/namespace.c do_reconfigure_mnt): the source mount's, with @attr
- * added; an atime mode asked for replaces the source's.
- */
-static int bind_remount_flags(const struct mountfd_ops *ops, int source_fd, unsigned int attr,
-			      unsigned long *ret)
-{
-	struct mountfd_opts asked = { .attr = attr };
-	unsigned long want = ms_flags(&asked, 0), src;
-	int r = mount_flags_of(ops, source_fd, &src);
-
-	if (r < 0)
-		return r;
-	if (want & ATIME_MS)
-		src &= ~ATIME_MS;
-	*ret = MS_REMOUNT | MS_BIND | src | want;
-	return 0;
-}
-
-/* MS_REMOUNT|MS_BIND of the mount whose root @mnt_fd is (mount(2) on its
- * magic link: a mount root, as the remount needs). */
-static int remount_bind(const struct mountfd_ops *ops, int mnt_fd, unsigned long flags)
-{
-	char p[32];
-
-	mountfd_fd_path(mnt_fd, p, sizeof(p));
-	return ops->mount(ops->userdata, "none", p, NULL, flags, NULL);
-}
-
-/*
- * Before Linux 5.2 (no open_tree(2)): mount(2) MS_BIND onto the magic link
- * of @target_fd, then, for attributes, the new mount is found by its ID
- * (mountfd_top_id()), opened as a mount root and remounted with the
- * source's flags and @attr.  A bind that cannot get them is unmounted: it
- * would have rights its source has not.
- */
-static int bind_fallback(const struct mountfd_ops *ops, int source_fd, int target_fd,
-			 bool recursive, unsigned int attr, unsigned long propagation)
-{
-	char src[32], dst[32];
-	unsigned long flags = 0;
-	uint64_t id = 0;
-	int mfd = -1, r;
-
-	if (attr && (r = bind_remount_flags(ops, source_fd, attr, &flags)) < 0)
-		return r;
-	mountfd_fd_path(source_fd, src, sizeof(src));
-	mountfd_fd_path(target_fd, dst, sizeof(dst));
-	r = ops->mount(ops->userdata, src, dst, "none", MS_BIND | (recursive ? MS_REC : 0), NULL);
-	if (r < 0 || (!attr && !propagation))
-		return r;
-	r = mountfd_top_id(ops, target_fd, &id);
-	if (r >= 0)
-		r = mfd = mountfd_open_id(ops, id, O_PATH);
-	if (r >= 0 && attr)
-		r = remount_bind(ops, mfd, flags);
-	if (r >= 0 && propagation)
-		r = mountfd_set_propagation(ops, mfd, propagation, false);
-	if (mfd >= 0)
-		close(mfd);
-	if (r < 0 && id)
-		umount_identity(ops, &(struct mount_identity){ .id = id }, MNT_DETACH);
-	return r < 0 ? r : 0;
-}
-
 int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bool recursive,
 		 unsigned int attr, unsigned long propagation, int *ret_mnt_fd)
 {
 	unsigned int rec = recursive ? AT_RECURSIVE : 0;
-	unsigned long remount = 0;
 	int tfd, r = 0;
 
 	if (ret_mnt_fd)
@@ -521,8 +356,6 @@ int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bo
 	 * what @attr asks for is only ever added to them */
 	tfd = ops->open_tree(ops->userdata, source_fd, "",
 			     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | rec);
-	if (tfd == -ENOSYS)
-		return bind_fallback(ops, source_fd, target_fd, recursive, attr, propagation);
 	if (tfd < 0)
 		return tfd;
 	if (attr) {
@@ -532,16 +365,10 @@ int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bo
 					.attr_clr = attr & ATIME_ATTR ? MOUNT_ATTR__ATIME : 0 };
 
 		r = ops->mount_setattr(ops->userdata, tfd, "", AT_EMPTY_PATH | rec, &a, sizeof(a));
-		/* Linux 5.2 to 5.11: a remount once attached, with the
-		 * source's flags (a remount replaces them all) */
-		if (r == -ENOSYS)
-			r = bind_remount_flags(ops, source_fd, attr, &remount);
 	}
 	if (r >= 0)
 		r = ops->move_mount(ops->userdata, tfd, "", target_fd, "",
 				    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
-	if (r >= 0 && remount && (r = remount_bind(ops, tfd, remount)) < 0)
-		undo_attached(ops, tfd); /* not left without the flags asked for */
 	if (r >= 0 && propagation)
 		r = mountfd_set_propagation(ops, tfd, propagation, false);
 	if (r >= 0 && ret_mnt_fd) {
@@ -556,17 +383,9 @@ int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bo
 int mountfd_set_propagation(const struct mountfd_ops *ops, int mnt_fd, unsigned long propagation, bool recursive)
 {
 	struct mount_attr a = { .propagation = propagation };
-	int r = ops->mount_setattr(ops->userdata, mnt_fd, "",
-				   AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a));
 
-	if (r == -ENOSYS) {
-		char p[32];
-
-		mountfd_fd_path(mnt_fd, p, sizeof(p));
-		r = ops->mount(ops->userdata, "none", p, "none",
-			       propagation | (recursive ? MS_REC : 0), NULL);
-	}
-	return r;
+	return ops->mount_setattr(ops->userdata, mnt_fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0),
+				  &a, sizeof(a));
 }
 
 int mountfd_id(const struct mountfd_ops *ops, int fd, uint64_t *ret_id, uint64_t *ret_unique_id)
@@ -592,7 +411,7 @@ int mountfd_id(const struct mountfd_ops *ops, int fd, uint64_t *ret_id, uint64_t
 
 int mountfd_top_id(const struct mountfd_ops *ops, int target_fd, uint64_t *ret_id)
 {
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
+	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
 	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
 	struct libmnt_fs *fs;
 	char fdpath[32], mp[4096];

@@ -6,12 +6,15 @@
  * and then mounts on the path's name mounts wherever the name leads at
  * that moment: a user who owns a directory in the path can swap it for a
  * link between the check and the mount.  Here every mount goes onto (or
- * from) a descriptor that the safe walk opened (safepath_open(), or
- * openat2(2) RESOLVE_NO_SYMLINKS): the new mount API where the kernel has
- * it (fsopen/fsconfig/fsmount, open_tree, move_mount with
- * MOVE_MOUNT_T_EMPTY_PATH, mount_setattr: Linux 5.2 and 5.12), else
- * mount(2) with "/proc/self/fd/N" as its target, as container runtimes do
- * (the magic link jumps to the descriptor's directory without a lookup).
+ * from) a descriptor that the safe walk opened (view_open(), or
+ * openat2(2) RESOLVE_NO_SYMLINKS, Linux 5.6): the new mount API
+ * (fsopen/fsconfig/fsmount, open_tree, move_mount with
+ * MOVE_MOUNT_T_EMPTY_PATH: Linux 5.2; mount_setattr: Linux 5.12, the
+ * minimum storaged needs, README.md).  One fast path takes mount(2) with
+ * "/proc/self/fd/N" as its target, as container runtimes do (the magic
+ * link jumps to the descriptor's directory without a lookup): a tmpfs in a
+ * root-only directory, in one system call instead of seven
+ * (mountfd_fs_at()).
  *
  * Each system call goes through struct mountfd_ops, so that a unit test
  * can check that a descriptor, and no path, reaches it.
@@ -25,7 +28,6 @@
 #include <stdint.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 
 /* The system calls, each returning a descriptor or 0, or a negative errno
  * (never -1 and errno).  Path arguments are always "" (with an EMPTY_PATH
@@ -44,8 +46,6 @@ struct mountfd_ops {
 	int (*umount2)(void *u, const char *target, int flags);
 	int (*statx)(void *u, int dfd, const char *path, int flags, unsigned int mask, struct statx *stx);
 	void *userdata;
-	/* fstatvfs(3) (the mount's flags in f_flag); NULL: the C library's */
-	int (*fstatvfs)(void *u, int fd, struct statvfs *st);
 };
 
 struct mount_identity; /* umount.h */
@@ -110,13 +110,12 @@ void mountfd_opts_memo_done(struct mountfd_opts_memo *m);
  * @extra_attr: MOUNT_ATTR_* added to @o's (an area's nosuid,nodev)
  * @target_fd: the mount point, opened by the safe walk (O_PATH is enough)
  * @ret_mnt_fd: the new mount's root, O_PATH|O_CLOEXEC (caller closes);
- *              NULL when not wanted.  -1 after the mount(2) fallback.
+ *              NULL when not wanted.
  *
  * fsopen, fsconfig (source, then each option, then FSCONFIG_CMD_CREATE),
  * fsmount with the attributes, move_mount(MOVE_MOUNT_F_EMPTY_PATH |
  * MOVE_MOUNT_T_EMPTY_PATH) onto @target_fd, and the propagation asked for
- * with mount_setattr(2).  When fsopen(2) is missing (-ENOSYS), mount(2)
- * on "/proc/self/fd/@target_fd".
+ * with mount_setattr(2).
  *
  * Returns: 0; negative errno of the first call that failed (then nothing
  * is left mounted: the detached mount is freed with its descriptor).
@@ -178,12 +177,8 @@ int mountfd_fs_at(const struct mountfd_ops *ops, const char *fstype, const char 
  * and move_mount() onto @target_fd.  The clone keeps the source mount's
  * flags (nosuid, nodev, noexec, ro, ...): @attr is only added to them,
  * never put in their place, so a bind never gains a right its source
- * lacks.  Without mount_setattr(2) (Linux 5.2-5.11): a remount
- * MS_REMOUNT|MS_BIND of the attached mount with the source's flags
- * (fstatvfs(3)) and @attr.  Without open_tree(2) (before 5.2): mount(2)
- * MS_BIND from "/proc/self/fd/S" to "/proc/self/fd/T", then that remount
- * of the new mount, found by its ID (mountfd_top_id()).  A bind that could
- * not be given @attr is unmounted again.
+ * lacks; they are set with mount_setattr(2) before the clone is
+ * attached.
  *
  * Returns: 0, or negative errno.
  */
@@ -197,8 +192,7 @@ int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bo
  * @propagation: MS_PRIVATE, MS_SHARED, MS_SLAVE or MS_UNBINDABLE
  * @recursive: the mounts below too
  *
- * mount_setattr(2) with AT_EMPTY_PATH; fallback mount(2) on
- * "/proc/self/fd/N" with the propagation flag.
+ * mount_setattr(2) with AT_EMPTY_PATH.
  */
 int mountfd_set_propagation(const struct mountfd_ops *ops, int mnt_fd, unsigned long propagation,
 			    bool recursive);

@@ -14,7 +14,7 @@
 
 #include "kernlog.h"
 #include "mountfd_walk.h"
-#include "safepath.h"
+#include "view.h"
 #include "shared/util.h"
 #include "shared/optstr.h"
 
@@ -61,12 +61,11 @@ static bool has_option(const char *options, const char *name)
 
 static int open_paths(const struct mountfd_request *rq, struct walked *w, char *msg, size_t len)
 {
-	const struct safepath_dir *parent = NULL;
+	const struct view_dir *parent = NULL;
 	char why[512] = "";
 	int r;
 
-	r = safepath_open_cached(rq->dirs, rq->target, mkdir_mode(rq->options), &w->target, &parent,
-				 why, sizeof(why));
+	r = view_open(rq->view, rq->target, mkdir_mode(rq->options), &w->target, &parent, why, sizeof(why));
 	w->target_fixed = parent != NULL;
 	if (r == -ENOENT) {
 		snprintf(msg, len, "mount point '%s' does not exist", rq->target);
@@ -78,7 +77,7 @@ static int open_paths(const struct mountfd_request *rq, struct walked *w, char *
 	if ((rq->bind || has_option(rq->options, "loop")) && rq->source[0] == '/') {
 		/* the walk may let the target's parent go from the cache */
 		parent = NULL;
-		r = safepath_open_cached(rq->dirs, rq->source, 0, &w->source, NULL, why, sizeof(why));
+		r = view_open(rq->view, rq->source, 0, &w->source, NULL, why, sizeof(why));
 		if (r == -ENOENT) {
 			snprintf(msg, len, "%s '%s': %s", rq->bind ? "bind source" : "loop image",
 				 rq->source, strerror(ENOENT));
@@ -256,7 +255,7 @@ static int wait_mounted(const struct mountfd_ops *ops, int target_fd, uint64_t b
 {
 	/* the kernel flags POLLPRI on it at every change of the mount table
 	 * (fs/proc_namespace.c mounts_poll) */
-	struct pollfd p = { .fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC), .events = POLLPRI };
+	struct pollfd p = { .fd = open(VIEW_MOUNTINFO, O_RDONLY | O_CLOEXEC), .events = POLLPRI };
 	uint64_t now = 0;
 	int r;
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 
 #include "mount_pool.h"
-#include "safepath.h"
+#include "view.h"
 #include "mountfd.h"
 
 struct libmnt_context;
@@ -30,9 +30,9 @@ struct mountfd_request {
 	 * when NULL, that is a failure at once. */
 	void (*pending)(void *userdata, const char *msg);
 	void *userdata;
-	/* the pass's cache of walked directories (safepath_open_cached()), or
-	 * NULL; the caller forgets the mount point after the mount */
-	struct safepath_dirs *dirs;
+	/* the pass's view (view_open(): its kept directories), or NULL; the
+	 * caller tells it of the mount after (view_mounted()) */
+	struct view *view;
 	/* the pass's last split of an options string, or NULL */
 	struct mountfd_opts_memo *opts_memo;
 };

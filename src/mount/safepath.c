@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "safepath.h"
+#include "view.h"
 #include "shared/util.h"
 
 #define MAX_LINKS 40 /* include/linux/namei.h MAXSYMLINKS */
@@ -261,58 +262,14 @@ int safepath_open(const char *path, mode_t mkdir_mode, int *ret_fd, char *why, s
 
 /* ------------------------------------------------------------ the cache */
 
-/* The cached directory that is the deepest ancestor of @path (or @path
- * itself, with @or_self), or NULL. */
-static const struct safepath_dir *dirs_ancestor(const struct safepath_dirs *d, const char *path, bool or_self)
-{
-	const struct safepath_dir *best = NULL;
-
-	for (size_t i = 0; i < SAFEPATH_DIRS_MAX; i++) {
-		const struct safepath_dir *c = &d->v[i];
-
-		if (c->path && (path_is_below(path, c->path) || (or_self && streq(path, c->path))) &&
-		    (!best || strlen(c->path) > strlen(best->path)))
-			best = c;
-	}
-	return best;
-}
-
-static void dir_drop(struct safepath_dir *c)
-{
-	if (c->path) {
-		free(c->path);
-		close(c->fd);
-	}
-	*c = (struct safepath_dir){ 0 };
-}
-
-/* Keeps @fd, walked to as @path without a link, for the next walks (the
- * oldest entry makes room).  Returns: the entry, or NULL when not kept. */
-static const struct safepath_dir *dirs_add(struct safepath_dirs *d, const char *path, int fd,
-					   const struct safepath_trust *trust)
-{
-	struct safepath_dir *c = &d->v[d->next];
-	char *copy = strdup(path);
-	int keep = copy ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
-
-	if (keep < 0) {
-		free(copy);
-		return NULL;
-	}
-	dir_drop(c);
-	*c = (struct safepath_dir){ .path = copy, .fd = keep, .trust = *trust };
-	d->next = (d->next + 1) % SAFEPATH_DIRS_MAX;
-	return c;
-}
-
-int safepath_open_cached(struct safepath_dirs *d, const char *path, mode_t mkdir_mode, int *ret_fd,
-			 const struct safepath_dir **ret_parent, char *why, size_t len)
+int safepath_open_cached(struct view_dirs *d, const char *path, mode_t mkdir_mode, int *ret_fd,
+			 const struct view_dir **ret_parent, char *why, size_t len)
 {
 	_cleanup_free_ char *parent = NULL;
-	const struct safepath_dir *c, *kept = NULL;
 	const char *slash = strrchr(path, '/');
+	const struct view_dir *c, *kept = NULL;
 	struct walk_end up = { 0 }, last = { 0 };
-	int pfd = -1, r;
+	int pfd = -1, keep, r;
 
 	*ret_fd = -1;
 	if (ret_parent)
@@ -323,34 +280,26 @@ int safepath_open_cached(struct safepath_dirs *d, const char *path, mode_t mkdir
 	if (!parent)
 		return -ENOMEM;
 	/* the parent, walked once a pass: from the deepest cached ancestor */
-	for (size_t i = 0; i < SAFEPATH_DIRS_MAX && !kept; i++)
-		if (d->v[i].path && strcmp(d->v[i].path, parent) == 0)
-			kept = &d->v[i];
-	if (!kept) {
-		c = dirs_ancestor(d, parent, false);
+	c = view_dirs_find(d, parent, strlen(parent), true, true);
+	if (c && streq(c->path, parent)) {
+		kept = c;
+	} else {
 		r = walk_from(c ? c->fd : -1, c ? &c->trust : NULL, c ? c->path : "",
 			      parent + (c ? strlen(c->path) + 1 : 1), mkdir_mode, &pfd, &up, why, len);
 		if (r < 0)
 			return r;
 		/* only a walk without links: its path names the directory */
-		if (up.links == 0)
-			kept = dirs_add(d, parent, pfd, &up.trust);
+		if (up.links == 0 && (keep = fcntl(pfd, F_DUPFD_CLOEXEC, 3)) >= 0)
+			kept = view_dirs_keep(d, parent, strlen(parent), keep,
+					      &(struct view_dir){ .walked = true, .trust = up.trust });
 	}
-	r = walk_from(kept ? kept->fd : pfd, kept ? &kept->trust : NULL, parent, slash + 1,
-		      mkdir_mode, ret_fd, &last, why, len);
+	r = walk_from(kept ? kept->fd : pfd, kept ? &kept->trust : NULL, parent, slash + 1, mkdir_mode,
+		      ret_fd, &last, why, len);
 	if (pfd >= 0)
 		close(pfd);
 	if (r == 0 && ret_parent && last.links == 0 && last.trust.fixed)
 		*ret_parent = kept;
 	return r;
-}
-
-void safepath_dirs_forget(struct safepath_dirs *d, const char *path)
-{
-	for (size_t i = 0; d && i < SAFEPATH_DIRS_MAX; i++)
-		if (d->v[i].path &&
-		    (!path || strcmp(d->v[i].path, path) == 0 || path_is_below(d->v[i].path, path)))
-			dir_drop(&d->v[i]);
 }
 
 int safepath_check(const char *path, char *why, size_t len)
@@ -376,13 +325,14 @@ static int stat_local(int dirfd, const char *rel, int flags, const struct safepa
 
 int safepath_is_local(const char *path, const struct safepath_local *local)
 {
-	const struct safepath_dir *kept = NULL;
+	const struct view_dir *kept = NULL;
 	char rel[PATH_MAX];
 	int base, r = 1;
 
 	if (path[0] != '/' || !path_is_normalized(path))
 		return -EINVAL;
-	if (local->known && (kept = dirs_ancestor(local->known, path, true)) && streq(kept->path, path))
+	if (local->known && (kept = view_dirs_find(local->known, path, strlen(path), true, true)) &&
+	    streq(kept->path, path))
 		return 1;
 	/* below the deepest directory kept, or below "/" */
 	if ((size_t)snprintf(rel, sizeof(rel), "%s", path + (kept ? strlen(kept->path) + 1 : 1)) >=

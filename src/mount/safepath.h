@@ -54,10 +54,6 @@ int safepath_check(const char *path, char *why, size_t len);
  */
 int safepath_open(const char *path, mode_t mkdir_mode, int *ret_fd, char *why, size_t len);
 
-/* Directories a pass of walks opened (safepath_open_cached());
- * zero-initialised is empty. */
-#define SAFEPATH_DIRS_MAX 16
-
 /* Who can change a path, as the walk found it. */
 struct safepath_trust {
 	/* only root can change what the path names: each name in it sits in
@@ -70,19 +66,12 @@ struct safepath_trust {
 	bool sticky; /* the directory is root's and sticky */
 };
 
-struct safepath_dir {
-	char *path; /* absolute, normalised, reached by a walk without links; NULL: free */
-	int fd; /* O_PATH of that directory, opened by the walk (only with @path) */
-	struct safepath_trust trust;
-};
-struct safepath_dirs {
-	struct safepath_dir v[SAFEPATH_DIRS_MAX];
-	size_t next; /* the slot the next directory takes */
-};
+struct view_dirs;
+struct view_dir;
 
 /**
  * safepath_open_cached:
- * @d: the cache of the pass, or NULL (then as safepath_open())
+ * @d: the cache of the pass (view.h), or NULL (then as safepath_open())
  * @path, @mkdir_mode, @ret_fd, @why, @len: as safepath_open()
  * @ret_parent: NULL, or where to say which cached directory the last
  *              component of @path was opened in, when only root can change
@@ -97,22 +86,12 @@ struct safepath_dirs {
  * through its descriptor) and reached without a link, so its path names
  * it; the last component of @path is opened and checked afresh.  A mount
  * made on a cached directory, or above one, hides it: the caller drops it
- * with safepath_dirs_forget() after every mount it makes.
+ * with view_dirs_forget() after every mount it makes.
  *
  * Returns: as safepath_open().
  */
-int safepath_open_cached(struct safepath_dirs *d, const char *path, mode_t mkdir_mode, int *ret_fd,
-			 const struct safepath_dir **ret_parent, char *why, size_t len);
-
-/**
- * safepath_dirs_forget:
- * @d: the cache, or NULL
- * @path: a mount point just mounted on; NULL for everything
- *
- * Drops the cached directories that are @path or below it (a mount on
- * @path covers them), closing their descriptors.
- */
-void safepath_dirs_forget(struct safepath_dirs *d, const char *path);
+int safepath_open_cached(struct view_dirs *d, const char *path, mode_t mkdir_mode, int *ret_fd,
+			 const struct view_dir **ret_parent, char *why, size_t len);
 
 /* Which mounts are local, for safepath_is_local(). */
 struct safepath_local {
@@ -128,7 +107,7 @@ struct safepath_local {
 	 * keeps there only directories of paths it found local (each was
 	 * reached without a link): the statx(2) of each ancestor starts below
 	 * the deepest one kept, from its descriptor */
-	const struct safepath_dirs *known;
+	const struct view_dirs *known;
 };
 
 /**

@@ -17,12 +17,13 @@
 #include <libmount.h>
 
 #include "umount.h"
+#include "view.h"
 #include "shared/util.h"
 
 /* what the mount table says now (caller unrefs) */
 static struct libmnt_table *mount_table(void)
 {
-	return mnt_new_table_from_file("/proc/self/mountinfo");
+	return view_read_table(VIEW_MOUNTINFO);
 }
 
 /* the mount with ID @id in @tb, or NULL */

@@ -465,18 +465,14 @@ static void entry_done(struct fstab_entry *e)
 {
 	free(e->source);
 	free(e->target);
-	free(e->target_real);
-	free(e->refused);
 	free(e->fstype);
 	free(e->options);
 	free(e->mount_options);
 	for (size_t i = 0; i < e->n_requires; i++)
 		free(e->requires[i].value);
 	free(e->requires);
-	for (size_t i = 0; i < e->n_paths; i++) {
+	for (size_t i = 0; i < e->n_paths; i++)
 		free(e->paths[i].path);
-		free(e->paths[i].real);
-	}
 	free(e->paths);
 }
 

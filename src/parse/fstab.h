@@ -25,9 +25,6 @@ struct fstab_path {
 	char *path; /* owned: absolute, normalised (path_normalize()) */
 	bool glob; /* @path is a glob(7) pattern (a mergerfs branch such as
 		      "/mnt/disk*"): it waits for every mount point it matches */
-	char *real; /* owned, set by the caller (I/O): @path with the links
-		       that exist at plan time resolved; NULL when the same
-		       or not resolved */
 };
 
 /* One requires= value and the option that gave it, for messages. */
@@ -41,15 +38,6 @@ struct fstab_entry {
 	unsigned line; /* 1-based line in the fstab file */
 	char *source; /* fs_spec, octal escapes decoded: "UUID=…", "/dev/sdb1", "tmpfs" */
 	char *target; /* fs_file, decoded, absolute and normalised */
-	char *target_real; /* @target with symbolic links resolved, as the mount
-			      table shows it; set by the caller (I/O), NULL when
-			      the same as @target or not resolvable yet */
-	mode_t target_mode; /* set by the caller (I/O): the st_mode of what
-			       @target led to when the fstab was loaded
-			       (links followed); 0 when missing or not looked at */
-	char *refused; /* set by the caller (I/O): why the mount point or bind
-			  source leads through a link storaged does not trust
-			  (safepath_check()); NULL when it does not */
 	char *fstype; /* fs_vfstype ("auto" when absent) */
 	char *options; /* fs_mntops exactly as written (escapes decoded) */
 	char *mount_options; /* fs_mntops minus select options, noauto, nofail,

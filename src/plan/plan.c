@@ -83,7 +83,7 @@ static uint64_t entry_mount_timeout(const struct plan_input *in, const struct fs
 }
 
 /* Exact comparison: no canonicalisation, which could touch the filesystem
- * (the caller resolved links into fstab_entry.target_real).  Returns: the
+ * (the loader resolved links into entry_facts.target_real).  Returns: the
  * topmost filesystem mounted on @target, or NULL. */
 static struct libmnt_fs *mountinfo_find(struct libmnt_table *tb, const char *target)
 {
@@ -285,6 +285,13 @@ const struct fstab_entry *builder_entry(const struct builder *b, size_t i)
 	return &b->in->fstab->entries[i];
 }
 
+const struct entry_facts *builder_facts(const struct builder *b, size_t i)
+{
+	static const struct entry_facts none;
+
+	return b->in->facts ? &b->in->facts[i] : &none;
+}
+
 /* <0, 0, >0 as the string @t sorts before, equal to or after the first
  * @len bytes of @path. */
 static int cmp_prefix(const char *t, const char *path, size_t len)
@@ -386,6 +393,7 @@ size_t deepest_holder(const struct builder *b, const char *path, size_t skip, co
 static int add_mount_step(struct builder *b, size_t i)
 {
 	const struct fstab_entry *e = builder_entry(b, i);
+	const struct entry_facts *f = builder_facts(b, i);
 	struct libmnt_fs *fs;
 	struct plan_step *s;
 	size_t idx;
@@ -396,16 +404,17 @@ static int add_mount_step(struct builder *b, size_t i)
 		return r;
 	s = &b->steps[idx];
 	s->entry = e;
+	s->facts = f;
 	s->mount_timeout_usec = entry_mount_timeout(b->in, e);
 	s->degraded_allowed = b->in->config->degraded == DEGRADED_AFTER_TIMEOUT || e->degraded_ok;
 	s->is_btrfs = streq(e->fstype, "btrfs");
-	fs = mountinfo_find(b->in->mountinfo, e->target_real ? e->target_real : e->target);
+	fs = mountinfo_find(b->in->mountinfo, f->target_real ? f->target_real : e->target);
 	if (fs && (r = mount_point_taken(b->in, e, fs, s)) < 0)
 		return r;
-	if (e->refused && !s->done) {
+	if (f->refused && !s->done) {
 		s->conflict = true;
 		free(s->note);
-		if (!(s->note = strdup(e->refused)))
+		if (!(s->note = strdup(f->refused)))
 			return -ENOMEM;
 	}
 	b->entry_step[i] = idx;

@@ -62,6 +62,7 @@ struct plan_step {
 
 	/* PLAN_MOUNT */
 	const struct fstab_entry *entry; /* borrowed from the fstab */
+	const struct entry_facts *facts; /* borrowed: what the loader found of @entry */
 	uint64_t mount_timeout_usec; /* resolved deadline of the mount, µs */
 	bool degraded_allowed; /* config after-timeout or x-storaged.degraded */
 	bool is_btrfs; /* btrfs entry: mount waits on an ASSEMBLE step */
@@ -86,12 +87,41 @@ struct plan {
 	size_t n_steps;
 };
 
+/*
+ * What the loader (world/) found on the live system about one fstab entry
+ * when it was loaded: facts the parser cannot know, kept beside the
+ * parser's struct fstab_entry, not in it.  All strings are owned by the
+ * loader; zero-initialised is "nothing found".
+ */
+struct entry_facts {
+	char *target_real; /* the mount point with the links that exist now
+			      resolved, as the mount table shows it; NULL when
+			      the same or not resolvable yet */
+	mode_t target_mode; /* st_mode of what the mount point led to (links
+			       followed); 0 when missing or not looked at */
+	char *refused; /* why the mount point or bind source leads through a
+			  link storaged does not trust (safepath_check());
+			  NULL when it does not */
+	/* NULL, or one per fstab_entry.paths[k]: that path with the links
+	 * that exist now resolved (a glob keeps its wildcards); NULL when the
+	 * same or not resolved */
+	char **path_real;
+};
+
+/** entry_facts_path_real: @f's path_real[@k], or NULL. */
+static inline const char *entry_facts_path_real(const struct entry_facts *f, size_t k)
+{
+	return f->path_real ? f->path_real[k] : NULL;
+}
+
 struct plan_input {
 	const struct config *config;
 	const struct fstab *fstab; /* deferred entries */
 	const struct inventory *inventory;
 	const struct btrfs_fs_list *btrfs; /* grouped from @inventory */
 	struct libmnt_table *mountinfo; /* current mounts (read only) */
+	/* NULL (nothing known), or one per fstab->entries[i] */
+	const struct entry_facts *facts;
 	const struct area_survey *surveys; /* one per config->areas[i], or NULL */
 	uint64_t ram_bytes; /* MemTotal, bytes */
 	bool local_only; /* leave remote entries (fstab_entry.remote) and what

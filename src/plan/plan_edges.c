@@ -220,9 +220,10 @@ static int add_glob_edges(struct builder *b, size_t i, const char *use, const ch
 }
 
 /* A pattern and, where a link on the way leads elsewhere, the same pattern
- * there (fstab_path.real); one that matches the entry's own mount point
+ * there (entry_facts.path_real); one that matches the entry's own mount point
  * would make mergerfs take itself as a branch. */
-static int add_pattern_edges(struct builder *b, size_t i, const char *use, const struct fstab_path *u)
+static int add_pattern_edges(struct builder *b, size_t i, const char *use, const struct fstab_path *u,
+			     const char *real)
 {
 	const struct fstab_entry *e = builder_entry(b, i);
 	int r = 0;
@@ -233,8 +234,8 @@ static int add_pattern_edges(struct builder *b, size_t i, const char *use, const
 				 use, e->target);
 	if (r >= 0)
 		r = add_glob_edges(b, i, use, u->path);
-	if (r >= 0 && u->real)
-		r = add_glob_edges(b, i, use, u->real);
+	if (r >= 0 && real)
+		r = add_glob_edges(b, i, use, real);
 	return r;
 }
 
@@ -247,28 +248,31 @@ static int add_pattern_edges(struct builder *b, size_t i, const char *use, const
 static int add_used_path_edges(struct builder *b, size_t i)
 {
 	const struct fstab_entry *e = builder_entry(b, i);
+	const struct entry_facts *f = builder_facts(b, i);
 	char use[PATH_MAX + 64];
 	size_t p;
 	int r = 0;
 
 	for (size_t k = 0; r >= 0 && k < e->n_paths; k++) {
+		const char *real = entry_facts_path_real(f, k);
+
 		print_use(use, sizeof(use), &e->paths[k]);
 		if (e->paths[k].glob) {
-			r = add_pattern_edges(b, i, use, &e->paths[k]);
+			r = add_pattern_edges(b, i, use, &e->paths[k], real);
 			continue;
 		}
 		r = add_use_edge(b, i, use, e->paths[k].path, NULL);
-		if (r >= 0 && e->paths[k].real)
-			r = add_use_edge(b, i, use, e->paths[k].real, e->paths[k].real);
+		if (r >= 0 && real)
+			r = add_use_edge(b, i, use, real, real);
 	}
-	if (r < 0 || !e->target_real)
+	if (r < 0 || !f->target_real)
 		return r;
-	p = deepest_entry_above(b, e->target_real, false, i);
+	p = deepest_entry_above(b, f->target_real, false, i);
 	if (p == NONE)
 		return 0;
 	return builder_add_edge(b, b->entry_step[i], b->entry_step[p], EDGE_PARENT,
 				"mount point %s resolves to %s, below %s", e->target,
-				e->target_real, builder_entry(b, p)->target);
+				f->target_real, builder_entry(b, p)->target);
 }
 
 int plan_add_edges(struct builder *b)

@@ -51,6 +51,8 @@ struct builder {
 int builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind,
 		     const char *fmt, ...) _printf_(5, 6);
 const struct fstab_entry *builder_entry(const struct builder *b, size_t i);
+/* The loader's facts about entry @i (an empty set when it gave none). */
+const struct entry_facts *builder_facts(const struct builder *b, size_t i);
 /* The deferred entry (not @skip) whose mount point is the deepest one
  * containing @path: strictly above it, or also equal with @or_equal; NONE. */
 size_t deepest_entry_above(const struct builder *b, const char *path, bool or_equal, size_t skip);

@@ -25,6 +25,7 @@
 #include "parse/units.h"
 #include "shared/util.h"
 #include "world/world.h"
+#include "mount/view.h"
 
 #define LAST_SYNC_DIR "last-sync"
 
@@ -78,7 +79,7 @@ static bool mount_of(struct libmnt_fs *fs, const struct btrfs_filesystem *f)
  * mountinfo(5)); nothing is known when it cannot be read */
 static void fs_mount_state(const char *path, const struct btrfs_filesystem *f, struct prom_fs *p)
 {
-	struct libmnt_table *tb = mnt_new_table_from_file(path);
+	struct libmnt_table *tb = view_read_table(path);
 	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
 	struct libmnt_fs *fs;
 
@@ -196,7 +197,7 @@ static int collect_live(struct prom_collect *c, const struct sources *src, const
 	c->live = calloc(c->st.n ?: 1, sizeof(*c->live));
 	if (!c->live)
 		return -ENOMEM;
-	in.mountinfo = mnt_new_table_from_file(src->mountinfo_path);
+	in.mountinfo = view_read_table(src->mountinfo_path);
 	if (!in.mountinfo) {
 		log_error(lg, "cannot read %s: %s", src->mountinfo_path, strerror(errno));
 		return -EIO;

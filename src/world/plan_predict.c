@@ -343,7 +343,7 @@ static const char *pending_top(const struct plan_step *s)
 	if (s->done)
 		return NULL;
 	if (s->kind == PLAN_MOUNT)
-		return s->entry->target_real ?: s->entry->target;
+		return s->facts->target_real ?: s->entry->target;
 	return s->kind == PLAN_AREA ? s->area->path : NULL;
 }
 
@@ -422,7 +422,8 @@ static int nearest_existing(const char *path, char *buf, size_t len)
 static int predict_mount_point(struct predictor *pr, size_t i)
 {
 	const struct fstab_entry *e = pr->p->steps[i].entry;
-	const char *t = e->target_real ?: e->target;
+	const struct entry_facts *f = pr->p->steps[i].facts;
+	const char *t = f->target_real ?: e->target;
 	char up[4096];
 	struct statvfs sv;
 	struct stat st;
@@ -431,9 +432,9 @@ static int predict_mount_point(struct predictor *pr, size_t i)
 	if (below_pending(pr, t))
 		return 0;
 	/* what the fstab's loading found there, else a look now */
-	if (e->target_mode)
-		st.st_mode = e->target_mode;
-	if (e->target_mode || stat(t, &st) == 0)
+	if (f->target_mode)
+		st.st_mode = f->target_mode;
+	if (f->target_mode || stat(t, &st) == 0)
 		return e->bind || S_ISDIR(st.st_mode)
 			       ? 0
 			       : predict(pr, i, "mount point '%s' is not a directory; correct the fstab entry (%s:%u)",
@@ -606,7 +607,7 @@ static int predict_overlay(struct predictor *pr, size_t i)
 		return 0;
 	for (size_t k = 0; k < e->n_paths; k++) {
 		const struct fstab_path *fp = &e->paths[k];
-		const char *path = fp->real ?: fp->path;
+		const char *path = entry_facts_path_real(pr->p->steps[i].facts, k) ?: fp->path;
 
 		if (!(streq(fp->option, "lowerdir") || streq(fp->option, "lowerdir+") ||
 		      streq(fp->option, "datadir+") || streq(fp->option, "upperdir") ||

@@ -25,17 +25,16 @@
 #include "parse/diag.h"
 #include "parse/fstab.h"
 #include "devices/inventory.h"
+#include "mount/view.h"
 #include "shared/log.h"
 #include "plan/plan.h"
 #include "plan_predict.h"
-
-#define MOUNTINFO_PATH "/proc/self/mountinfo"
 
 struct sources {
 	const char *config_path; /* -c, or CONFIG_DEFAULT_PATH */
 	bool config_given; /* -c was given: a missing file is an error */
 	const char *fstab_path; /* -f; NULL: the config's fstab = */
-	const char *mountinfo_path; /* MOUNTINFO_PATH, or $STORAGED_MOUNTINFO */
+	const char *mountinfo_path; /* VIEW_MOUNTINFO, or $STORAGED_MOUNTINFO */
 	const char *inventory_fixture; /* NULL: scan the system; else an
 					  inventory_load_fixture() file */
 	const char *meminfo_path; /* NULL: sysinfo(2); else a /proc/meminfo
@@ -81,6 +80,7 @@ void sources_init(struct sources *s, const struct options *o);
 struct world {
 	struct config cfg;
 	struct fstab fstab;
+	struct entry_facts *facts; /* one per fstab.entries[i] (plan_input.facts) */
 	struct inventory inv;
 	struct btrfs_fs_list btrfs;
 	struct libmnt_table *mountinfo;

@@ -232,13 +232,13 @@ static void test_c09_resolved_paths(void **state)
 			"/srv/link/sub /b none bind,x-storaged 0 0\n"
 			"tmpfs /home/u/l/x tmpfs x-storaged,X-mount.mkdir 0 0\n";
 	struct world w = { .config = { .device_timeout_usec = 90 * SEC, .mount_timeout_usec = 90 * SEC } };
-	struct plan_input in = { .config = &w.config, .fstab = &w.fstab, .inventory = &w.inventory };
+	char sub[] = "/data/sub", x[] = "/data/u/x", *reals[] = { sub };
+	/* what the loader (world.c) found: links that lead below /data */
+	const struct entry_facts facts[] = { { 0 }, { .path_real = reals }, { .target_real = x } };
+	struct plan_input in = { .config = &w.config, .fstab = &w.fstab, .inventory = &w.inventory, .facts = facts };
 
 	assert_int_equal(fstab_parse_buf(&w.fstab, t, strlen(t), "fstab", NULL, &w.diags), 0);
 	assert_int_equal(w.fstab.entries[1].n_paths, 1);
-	/* what the caller (world.c) found: links that lead below /data */
-	w.fstab.entries[1].paths[0].real = strdup("/data/sub");
-	w.fstab.entries[2].target_real = strdup("/data/u/x");
 	assert_int_equal(plan_build(&in, &w.plan, &w.diags), 0);
 	assert_waits(&w.plan, "/b", "/data", "bind source /srv/link/sub resolves to /data/sub, below /data");
 	assert_waits(&w.plan, "/home/u/l/x", "/data",
@@ -315,19 +315,20 @@ static void test_c09_union_branch_edges(void **state)
 }
 
 /* A pattern below a link also matches where the link leads (world.c sets
- * .real: the directory resolved, the wildcards kept). */
+ * path_real: the directory resolved, the wildcards kept). */
 static void test_c09_glob_through_link(void **state)
 {
 	const char *t = "/srv/link/d* /pool fuse.mergerfs x-storaged 0 0\n"
 			"tmpfs /data/d1 tmpfs x-storaged 0 0\n";
 	struct world w = { .config = { .device_timeout_usec = 90 * SEC, .mount_timeout_usec = 90 * SEC } };
-	struct plan_input in = { .config = &w.config, .fstab = &w.fstab, .inventory = &w.inventory };
+	char d[] = "/data/d*", *reals[] = { d };
+	const struct entry_facts facts[] = { { .path_real = reals }, { 0 } };
+	struct plan_input in = { .config = &w.config, .fstab = &w.fstab, .inventory = &w.inventory, .facts = facts };
 
 	assert_int_equal(fstab_parse_buf(&w.fstab, t, strlen(t), "fstab", NULL, &w.diags), 0);
 	assert_int_equal(fstab_glob_dir_len("/srv/link/d*"), 9);
 	assert_int_equal(fstab_glob_dir_len("/d*"), 1);
 	assert_int_equal(fstab_glob_dir_len("/a/b[12]/c"), 2);
-	w.fstab.entries[0].paths[0].real = strdup("/data/d*");
 	assert_int_equal(plan_build(&in, &w.plan, &w.diags), 0);
 	assert_waits(&w.plan, "/pool", "/data/d1", "branch /srv/link/d* matches /data/d1");
 	world_done(&w);

@@ -34,7 +34,6 @@ struct fake {
 	uint64_t stat_ino, stat_btime_ns;
 	int target_seen; /* the to_fd of the last move_mount, dup'ed */
 	int setattr_ret; /* what mount_setattr returns */
-	unsigned long vfs_flags; /* what fstatvfs says of a mount's flags */
 	int mount_ret; /* what mount(2) returns */
 };
 
@@ -133,14 +132,6 @@ static int f_mount_setattr(void *u, int dfd, const char *path, unsigned int flag
 	return ((struct fake *)u)->setattr_ret;
 }
 
-static int f_fstatvfs(void *u, int fd, struct statvfs *st)
-{
-	assert_fd(fd);
-	memset(st, 0, sizeof(*st));
-	st->f_flag = ((struct fake *)u)->vfs_flags;
-	return 0;
-}
-
 static int f_mount(void *u, const char *source, const char *target, const char *type,
 		   unsigned long flags, const void *data)
 {
@@ -190,7 +181,6 @@ static const struct mountfd_ops ops = {
 	.umount2 = f_umount2,
 	.statx = f_statx,
 	.userdata = &fk,
-	.fstatvfs = f_fstatvfs,
 };
 
 static int reset(void **unused)
@@ -275,26 +265,6 @@ static void test_bind(void **unused)
 	close(t);
 }
 
-static void test_fallback_on_proc_fd(void **unused)
-{
-	struct mountfd_opts o;
-	int s = new_fd(), t = new_fd();
-
-	fk.fsopen_ret = -ENOSYS;
-	assert_int_equal(mountfd_parse_options("size=1M,nosuid,nodev", &o), 0);
-	assert_int_equal(mountfd_fs(&ops, "tmpfs", "t", &o, 0, t, NULL), 0);
-	assert_string_equal(fk.log, "fsopen tmpfs\nmount t tmpfs 0x6 size=1M\n");
-	fk.log[0] = '\0';
-	assert_int_equal(mountfd_bind(&ops, s, t, false, 0, 0, NULL), 0);
-	assert_string_equal(fk.log, "open_tree\nmount FD none 0x1000 -\n");
-	/* attributes need the new mount found by its ID: the fake has none,
-	 * so the bind fails (the real one is unmounted again) */
-	assert_true(mountfd_bind(&ops, s, t, false, MOUNT_ATTR_RDONLY, 0, NULL) < 0);
-	mountfd_opts_done(&o);
-	close(s);
-	close(t);
-}
-
 /* C12: a bind keeps its source mount's flags; those asked for are added. */
 static void test_bind_adds_to_source_flags(void **unused)
 {
@@ -305,22 +275,6 @@ static void test_bind_adds_to_source_flags(void **unused)
 	assert_int_equal(mountfd_parse_options("bind,noatime", &o), 0);
 	assert_int_equal(mountfd_bind(&ops, s, t, false, o.attr, 0, NULL), 0);
 	assert_string_equal(fk.log, "open_tree\nmount_setattr set=0x10 prop=0 clr=atime\nmove_mount\n");
-	mountfd_opts_done(&o);
-	/* no mount_setattr (Linux 5.2-5.11): a bind remount with the source's
-	 * nosuid,nodev,relatime and the ro asked for */
-	fk.log[0] = '\0';
-	fk.setattr_ret = -ENOSYS;
-	fk.vfs_flags = ST_NOSUID | ST_NODEV | ST_RELATIME;
-	assert_int_equal(mountfd_parse_options("bind,ro", &o), 0);
-	assert_int_equal(mountfd_bind(&ops, s, t, false, o.attr, 0, NULL), 0);
-	assert_string_equal(fk.log, "open_tree\nmount_setattr set=0x1 prop=0\nmove_mount\n"
-				    "mount none - 0x201027 -\n");
-	mountfd_opts_done(&o);
-	/* an atime mode asked for replaces the source's */
-	fk.log[0] = '\0';
-	assert_int_equal(mountfd_parse_options("bind,noatime", &o), 0);
-	assert_int_equal(mountfd_bind(&ops, s, t, false, o.attr, 0, NULL), 0);
-	assert_non_null(strstr(fk.log, "mount none - 0x1426 -\n"));
 	mountfd_opts_done(&o);
 	close(s);
 	close(t);
@@ -447,14 +401,14 @@ static void test_walk_then_mount(void **unused)
 static void test_walk_fast_tmpfs(void **unused)
 {
 	char top[] = "/tmp/test_mountfd.XXXXXX", target[128], cmd[160];
-	struct safepath_dirs dirs = { 0 };
+	struct view view = { 0 };
 	struct mount_reply out;
 	struct mountfd_request rq = { .source = "tmpfs",
 				      .target = target,
 				      .fstype = "tmpfs",
 				      .options = "size=1M,nosuid,X-mount.mkdir",
 				      .no_helper = true,
-				      .dirs = &dirs };
+				      .view = &view };
 
 	if (geteuid() != 0)
 		skip(); /* a directory of the user's is not trusted */
@@ -481,7 +435,7 @@ static void test_walk_fast_tmpfs(void **unused)
 	rq.options = "size=1M,private";
 	assert_int_equal(mountfd_walk_mount(&ops, NULL, &rq, &out), 0);
 	assert_true(strncmp(fk.log, "fsopen tmpfs\n", 13) == 0);
-	safepath_dirs_forget(&dirs, NULL);
+	view_done(&view);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	assert_int_equal(system(cmd), 0);
 }
@@ -517,7 +471,6 @@ int main(void)
 		cmocka_unit_test_setup(test_ro_is_sb_and_mount, reset),
 		cmocka_unit_test_setup(test_bg_dropped, reset),
 		cmocka_unit_test_setup(test_bind, reset),
-		cmocka_unit_test_setup(test_fallback_on_proc_fd, reset),
 		cmocka_unit_test_setup(test_umount_checks_id, reset),
 		cmocka_unit_test_setup(test_umount_reused_id_without_unique, reset),
 		cmocka_unit_test(test_identity_unique_decides),

@@ -112,6 +112,7 @@ static const char *predict_mounts(struct fstab_entry *e, struct plan_step *steps
 	struct plan_input in = { .fstab = &fs };
 	struct predict_sources ps = { .filesystems_path = types, .helper_dirs = dir, .system_paths = true };
 	struct plan p = { .steps = steps, .n_steps = n };
+	static const struct entry_facts none;
 
 	snprintf(types, sizeof(types), "%s/filesystems", dir);
 	f = fopen(types, "we");
@@ -119,7 +120,7 @@ static const char *predict_mounts(struct fstab_entry *e, struct plan_step *steps
 	fputs("nodev\toverlay\nnodev\ttmpfs\n\text4\n\tvfat\n", f);
 	fclose(f);
 	for (size_t k = 0; k < n; k++)
-		steps[k] = (struct plan_step){ .kind = PLAN_MOUNT, .entry = &e[k] };
+		steps[k] = (struct plan_step){ .kind = PLAN_MOUNT, .entry = &e[k], .facts = &none };
 	assert_true(plan_predict(&in, &ps, &p, pp) >= 0);
 	unlink(types);
 	return steps[i].predicted;

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "mount/safepath.h"
+#include "mount/view.h"
 
 struct dirs {
 	char top[64]; /* mkdtemp: 0700, root */
@@ -116,7 +117,7 @@ static void test_open_returns_walked_fd(void **state)
 static void test_open_cached(void **state)
 {
 	struct dirs *d = *state;
-	struct safepath_dirs c = { 0 };
+	struct view_dirs c = { 0 };
 	char p[256], l[256], why[512] = "";
 	size_t kept = 0;
 	int fd = -2;
@@ -129,7 +130,7 @@ static void test_open_cached(void **state)
 		assert_int_equal(fcntl(fd, F_GETFL) & O_PATH, O_PATH);
 		close(fd);
 	}
-	for (size_t i = 0; i < SAFEPATH_DIRS_MAX; i++)
+	for (size_t i = 0; i < VIEW_DIRS_MAX; i++)
 		kept += c.v[i].path != NULL;
 	assert_int_equal(kept, 2); /* real, real/a */
 	/* a missing last component is -ENOENT as from safepath_open() */
@@ -151,13 +152,13 @@ static void test_open_cached(void **state)
 	sub(d, "real/b", p, sizeof(p));
 	assert_same(fd, p);
 	close(fd);
-	for (size_t i = 0; i < SAFEPATH_DIRS_MAX; i++)
+	for (size_t i = 0; i < VIEW_DIRS_MAX; i++)
 		assert_true(!c.v[i].path || !strstr(c.v[i].path, "/lnk"));
 	/* a mount on real/a: after forgetting it, the walk enters the mount */
 	sub(d, "real/a", p, sizeof(p));
 	if (geteuid() == 0 && mount("t", p, "tmpfs", 0, "size=64k") == 0) {
-		safepath_dirs_forget(&c, p);
-		for (size_t i = 0; i < SAFEPATH_DIRS_MAX; i++)
+		view_dirs_forget(&c, p);
+		for (size_t i = 0; i < VIEW_DIRS_MAX; i++)
 			assert_true(!c.v[i].path || !strstr(c.v[i].path, "/real/a"));
 		sub(d, "real/a/y", p, sizeof(p));
 		assert_int_equal(safepath_open_cached(&c, p, 0755, &fd, NULL, why, sizeof(why)), 0);
@@ -168,8 +169,8 @@ static void test_open_cached(void **state)
 		sub(d, "real/a", p, sizeof(p));
 		umount2(p, MNT_DETACH);
 	}
-	safepath_dirs_forget(&c, NULL);
-	for (size_t i = 0; i < SAFEPATH_DIRS_MAX; i++)
+	view_dirs_forget(&c, NULL);
+	for (size_t i = 0; i < VIEW_DIRS_MAX; i++)
 		assert_null(c.v[i].path);
 }
 
@@ -289,9 +290,9 @@ static void test_is_local_starts_below_known(void **state)
 {
 	struct dirs *d = *state;
 	struct locality l = { .remote_id = UINT64_MAX };
-	struct safepath_dirs c = { 0 };
+	struct view_dirs c = { 0 };
 	struct safepath_local local = { .is_local = fake_is_local, .userdata = &l, .known = &c };
-	const struct safepath_dir *parent = NULL;
+	const struct view_dir *parent = NULL;
 	char p[256], why[512];
 	int fd;
 
@@ -323,7 +324,7 @@ static void test_is_local_starts_below_known(void **state)
 	/* a directory others can write in: a name in it may change; with the
 	 * sticky bit (as /tmp), root's names in it only by root */
 	for (mode_t mode = 0777; mode <= 01777; mode += 01000) {
-		safepath_dirs_forget(&c, NULL);
+		view_dirs_forget(&c, NULL);
 		sub(d, "real", p, sizeof(p));
 		assert_int_equal(chmod(p, mode), 0);
 		sub(d, "real/a", p, sizeof(p));
@@ -331,7 +332,7 @@ static void test_is_local_starts_below_known(void **state)
 		close(fd);
 		assert_int_equal(parent != NULL, mode == 01777 && geteuid() == 0);
 	}
-	safepath_dirs_forget(&c, NULL);
+	view_dirs_forget(&c, NULL);
 }
 
 static void test_is_local_refuses_links(void **state)

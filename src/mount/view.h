@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One view of the live system per pass: the mount table, which mounts are
+ * local, the directories walked, and the walks that read them.
+ *
+ * A pass (the loader's, or the executor's) asks the same questions many
+ * times: is the mount this directory is on local (a lookup there never
+ * waits for a server)?  Where does this path lead?  Open this mount point
+ * without following a link a user planted.  Answered each by its own
+ * module, each kept its own copy of the mount table, its own set of local
+ * mount IDs and its own cache of walked directories.  Here there is one of
+ * each per pass, and three walks over them:
+ *   view_resolve()  where a path leads, looking names up only on local
+ *                   mounts (for the plan: no server is asked);
+ *   view_open()     the safe walk of safepath_open(), each name opened
+ *                   before it is examined, for the mount to be made on the
+ *                   descriptor (mountfd.h);
+ *   view_is_local() whether resolving a path stays on local mounts and
+ *                   meets no link (a mount that cannot hang).
+ * The mount table is read once, and again only when a walk meets a mount
+ * ID it does not hold: a mount was made since.  A mount storaged makes
+ * itself is added with view_mounted() and covers the directories kept at
+ * and below its mount point (dropped then).
+ */
+#ifndef STORAGED_VIEW_H
+#define STORAGED_VIEW_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <libmount.h>
+
+#include "safepath.h"
+
+#define VIEW_MOUNTINFO "/proc/self/mountinfo"
+
+/* One mount of the table: its ID (statx STATX_MNT_ID, mountinfo(5)'s
+ * first field) and whether lookups on it are local (fsfacts_is_local()). */
+struct view_mount {
+	uint64_t id;
+	bool local;
+};
+
+#define VIEW_DIRS_MAX 16
+
+/*
+ * A directory a walk reached without following a link, kept for the next
+ * walks of the pass: the entries of an fstab are mostly siblings or
+ * nested, and a path below a kept directory costs one lookup where a walk
+ * from "/" costs one per component.
+ */
+struct view_dir {
+	char *path; /* absolute, normalised, as walked; NULL: a free slot */
+	int fd; /* O_PATH of it; -1: it does not exist (view_resolve() only) */
+	/* opened by safepath's walk and examined through @fd: @trust is
+	 * what that walk found.  Else found by view_resolve()'s statx(2)
+	 * lookups, which view_open() never takes as checked. */
+	bool walked;
+	bool local; /* (view_resolve() only) on a local mount: its names may be looked up */
+	struct safepath_trust trust; /* (@walked only) */
+};
+
+struct view_dirs {
+	struct view_dir v[VIEW_DIRS_MAX];
+	size_t next; /* the slot the next directory takes (the oldest) */
+};
+
+/* The view of one pass; zero-initialised is empty (nothing read yet). */
+struct view {
+	struct libmnt_table *tb; /* the snapshot, owned; NULL: not read yet */
+	struct view_mount *mounts; /* owned, sorted by ID */
+	size_t n_mounts, cap_mounts;
+	bool root_checked; /* rootfd was opened and checked */
+	int rootfd; /* "/" O_PATH, on a local mount; -1 when not local */
+	struct view_dirs dirs;
+};
+
+/**
+ * view_read_table:
+ * @path: a mountinfo(5) file: VIEW_MOUNTINFO, or a test's fixture
+ *
+ * The one reader of the mount table (libmount mnt_new_table_from_file()).
+ *
+ * Returns: a new table (mnt_unref_table() it), or NULL with errno set.
+ */
+struct libmnt_table *view_read_table(const char *path);
+
+/**
+ * view_table:
+ * @v: the pass's view
+ *
+ * The snapshot of /proc/self/mountinfo, read at the first question.
+ *
+ * Returns: borrowed until the view is refreshed (a walk meets an unknown
+ * mount ID) or done: mnt_ref_table() it to keep it; NULL with errno set
+ * when it cannot be read.
+ */
+struct libmnt_table *view_table(struct view *v);
+
+/**
+ * view_mount_is_local:
+ * @id: a mount ID (statx STATX_MNT_ID, linux/stat.h, Linux 5.8)
+ *
+ * Is the mount with @id one where a lookup never waits for a server or an
+ * automount?  An ID the snapshot does not hold (a mount made since it was
+ * read) refreshes it once; one still unknown is taken as not local.
+ * A binary search: a pass asks for every ancestor of every entry.
+ */
+bool view_mount_is_local(struct view *v, uint64_t id);
+
+/**
+ * view_mounted:
+ * @id: the mount table ID of a mount the pass just made, 0 when unknown
+ * @local: whether it is local (a tmpfs, a bind of a local directory)
+ * @mountpoint: where it was made (as walked, or as the kernel gives it);
+ *              NULL: anywhere (a mount made out of sight, by a worker)
+ *
+ * Records the mount and drops the kept directories it covers (@mountpoint
+ * and below).
+ */
+void view_mounted(struct view *v, uint64_t id, bool local, const char *mountpoint);
+
+/**
+ * view_resolve:
+ * @path: absolute path as the fstab writes it
+ * @buf: where @path leads: every link that exists now resolved; the part
+ *       that does not exist yet kept as written
+ * @ret_mode: the type of what @path names (S_IFDIR, ...); 0 when it does not
+ *            exist or is not known
+ *
+ * For planning: names are looked up only in directories on local mounts
+ * (statx(2) AT_STATX_DONT_SYNC|AT_NO_AUTOMOUNT), through the kept
+ * directories first, then one component at a time from "/".  With
+ * @kernel, a path the kept directories cannot answer is first looked up
+ * whole (open(2) O_PATH, which follows links the kernel's way: on a
+ * remote mount, a server may be asked).
+ *
+ * Returns: 0 and @buf (*@ret_mode known only when the kept directories
+ * answered); negative errno when nothing is known (@buf is @path then).
+ */
+int view_resolve(struct view *v, const char *path, bool kernel, char buf[static PATH_MAX], mode_t *ret_mode);
+
+/**
+ * view_open:
+ * @path, @mkdir_mode, @ret_fd, @ret_parent, @why, @len: as
+ *                                                   safepath_open_cached()
+ *
+ * safepath_open_cached() on the view's directories.
+ */
+int view_open(struct view *v, const char *path, mode_t mkdir_mode, int *ret_fd,
+	      const struct view_dir **ret_parent, char *why, size_t len);
+
+/**
+ * view_is_local:
+ * @path: absolute, normalised path (need not exist entirely)
+ *
+ * safepath_is_local() with the view's local mounts, "/" opened once a pass
+ * and the directories the view's walks kept.
+ *
+ * Returns: 1 local and link-free; 0 not, or "/" is not local; negative
+ * errno as safepath_is_local().
+ */
+int view_is_local(struct view *v, const char *path);
+
+/*
+ * The kept directories, for the walks (view.c, safepath.c).
+ * view_dirs_find: the directory named by the first @n bytes of @path, else
+ * (@or_below) its deepest kept ancestor, among those kept by the walk
+ * @walked says (struct view_dir); borrowed until the cache changes, or NULL.
+ * view_dirs_keep: keeps @fd (taken: closed on failure; -1 for a missing
+ * directory) as @dir with @proto's facts, the oldest slot making room;
+ * returns the entry, or NULL (no memory: nothing kept).
+ */
+const struct view_dir *view_dirs_find(const struct view_dirs *d, const char *path, size_t n, bool or_below,
+				      bool walked);
+const struct view_dir *view_dirs_keep(struct view_dirs *d, const char *dir, size_t n, int fd,
+				      const struct view_dir *proto);
+
+/**
+ * view_dirs_forget:
+ * @d: the cache, or NULL
+ * @path: a mount point just mounted on; NULL for everything
+ *
+ * Drops the kept directories that are @path or below it (a mount on @path
+ * covers them), closing their descriptors.
+ */
+void view_dirs_forget(struct view_dirs *d, const char *path);
+
+/** view_done: frees the view; it is empty again. */
+void view_done(struct view *v);
+
+#endif
