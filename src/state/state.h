@@ -164,8 +164,10 @@ int state_clear_ready(const char *dir, const char *fsid);
 struct state_area {
 	char *name, *path, *fs, *device; /* owned; all set in a valid record */
 	enum area_backend backend;
-	int zram_id; /* -1: no zram device */
-	bool zram_created, persist, seeded;
+	int resource_id; /* the kernel resource storaged made for the backend
+			    (area_backend.c: a zram device's number), which
+			    the backend releases; -1: none */
+	bool persist, seeded;
 	bool covered; /* the area was bound over its directory: users may have
 			 written to it, so a persist area is synced back */
 	uint64_t size_bytes, nr_inodes;
@@ -186,7 +188,7 @@ struct state_area {
 			      someone uncovered: the next stop discards */
 };
 
-/** state_area_init: an empty record (zram_id -1), ready for state_area_done(). */
+/** state_area_init: an empty record (resource_id -1), ready for state_area_done(). */
 void state_area_init(struct state_area *a);
 
 /** state_area_done: frees the strings of @a and empties it (state_area_init()). */
@@ -197,8 +199,9 @@ void state_area_done(struct state_area *a);
  * @file: path of the record (areas/<name>/state)
  * @a: the record
  *
- * Writes @file atomically: @file.tmp, fsync, rename, mode 0644 (a crash
- * leaves the old or the new record, and maybe @file.tmp).
+ * Writes @file atomically with file_write_atomic() (atomic_file.h), mode
+ * 0644: a crash leaves the old or the new record, and maybe a temporary
+ * "@file.XXXXXX" beside it.
  *
  * Returns: 0 or negative errno.
  */

@@ -299,20 +299,20 @@ static void test_file_without_markers(void **ctx)
 	assert_int_equal(t.n, 0);
 }
 
-/* mnt_mangle() through the linker's --wrap (Makefile.am): NULL, as out of
- * memory, while mangle_fails is set. */
-char *__real_mnt_mangle(const char *s);
-char *__wrap_mnt_mangle(const char *s);
-static bool mangle_fails;
+/* ferror() through the linker's --wrap (Makefile.am): the stream in
+ * error, as after a failed write (a full disk), while write_fails is set. */
+int __real_ferror(FILE *f);
+int __wrap_ferror(FILE *f);
+static bool write_fails;
 
-char *__wrap_mnt_mangle(const char *s)
+int __wrap_ferror(FILE *f)
 {
-	return mangle_fails ? NULL : __real_mnt_mangle(s);
+	return write_fails ? 1 : __real_ferror(f);
 }
 
-/* An append that fails inside a record (a value that needs escaping, out
- * of memory) leaves no record marked complete that lacks its later
- * fields: stop trusts every complete record. */
+/* An append that fails inside a record (a write error) leaves no record
+ * marked complete that lacks its later fields: stop trusts every complete
+ * record. */
 static void test_append_error_leaves_no_complete_record(void **ctx)
 {
 	struct fixture *f = *ctx;
@@ -322,9 +322,9 @@ static void test_append_error_leaves_no_complete_record(void **ctx)
 	assert_int_equal(state_append(f->dir, &s), 0);
 	assert_non_null(state_put(&s, STATE_MOUNT, "/srv/new", "tmpfs", "tmpfs", STATE_MOUNTING,
 				  "/srv/new\nmount point", false));
-	mangle_fails = true;
-	assert_int_equal(state_append(f->dir, &s), -ENOMEM);
-	mangle_fails = false;
+	write_fails = true;
+	assert_int_equal(state_append(f->dir, &s), -EIO);
+	write_fails = false;
 	state_done(&s);
 	assert_int_equal(state_load(f->dir, &t, NULL), 0);
 	assert_int_equal(t.n, 2);
@@ -424,8 +424,7 @@ static void area_fill(struct state_area *a)
 	a->fs = strdup("ext4");
 	a->device = strdup("/dev/zram3");
 	a->backend = AREA_ZRAM;
-	a->zram_id = 3;
-	a->zram_created = true;
+	a->resource_id = 3;
 	a->persist = true;
 	a->covered = true;
 	a->size_bytes = UINT64_C(13421772800);
@@ -433,12 +432,23 @@ static void area_fill(struct state_area *a)
 	a->started_usec = UINT64_MAX;
 }
 
+/* @a written to @file and read back into @b */
+static void area_reread(const char *file, const struct state_area *a, struct state_area *b)
+{
+	int fd;
+
+	assert_int_equal(state_area_write(file, a), 0);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(state_area_read_fd(fd, b), 0);
+	close(fd);
+}
+
 static void test_area_round_trip(void **ctx)
 {
 	struct fixture *f = *ctx;
 	struct state_area a, b;
 	char longpath[400];
-	int fd;
 
 	area_fill(&a);
 	/* longer than one line of inih: continuation lines */
@@ -447,18 +457,14 @@ static void test_area_round_trip(void **ctx)
 	longpath[sizeof(longpath) - 1] = '\0';
 	free(a.path);
 	a.path = strdup(longpath);
-	assert_int_equal(state_area_write(f->file, &a), 0);
-	fd = open(f->file, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	assert_int_equal(state_area_read_fd(fd, &b), 0);
-	close(fd);
+	area_reread(f->file, &a, &b);
 	assert_string_equal(b.name, "build");
 	assert_string_equal(b.path, longpath);
 	assert_string_equal(b.fs, "ext4");
 	assert_string_equal(b.device, "/dev/zram3");
 	assert_int_equal(b.backend, AREA_ZRAM);
-	assert_int_equal(b.zram_id, 3);
-	assert_true(b.zram_created && b.persist && b.covered && !b.seeded);
+	assert_int_equal(b.resource_id, 3);
+	assert_true(b.persist && b.covered && !b.seeded);
 	assert_true(b.size_bytes == UINT64_C(13421772800));
 	assert_int_equal(b.nr_inodes, 300000);
 	assert_true(b.started_usec == UINT64_MAX);
@@ -468,15 +474,21 @@ static void test_area_round_trip(void **ctx)
 	free(a.path);
 	a.path = strdup("/srv/a dir\twith\\odd\nname");
 	a.backend = AREA_TMPFS;
-	a.zram_id = -1;
-	assert_int_equal(state_area_write(f->file, &a), 0);
-	fd = open(f->file, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	assert_int_equal(state_area_read_fd(fd, &b), 0);
-	close(fd);
+	a.resource_id = -1;
+	area_reread(f->file, &a, &b);
 	assert_string_equal(b.path, a.path);
 	assert_int_equal(b.backend, AREA_TMPFS);
-	assert_int_equal(b.zram_id, -1);
+	assert_int_equal(b.resource_id, -1);
+	state_area_done(&b);
+
+	/* what inih would take for a comment (";" after the " = ") or trim */
+	free(a.fs);
+	a.fs = strdup(";f");
+	free(a.device);
+	a.device = strdup("#d\r\v\f");
+	area_reread(f->file, &a, &b);
+	assert_string_equal(b.fs, ";f");
+	assert_string_equal(b.device, "#d\r\v\f");
 	state_area_done(&b);
 	state_area_done(&a);
 }
@@ -487,7 +499,7 @@ static void expect_refused(const char *text)
 
 	assert_int_equal(state_area_parse(text, strlen(text), &b), -EBADMSG);
 	assert_null(b.name);
-	assert_int_equal(b.zram_id, -1);
+	assert_int_equal(b.resource_id, -1);
 }
 
 #define AREA_OK "[area]\nname = n\npath = /p\nfs = tmpfs\ndevice = storaged-n\n"
@@ -507,6 +519,8 @@ static void test_area_refused(void **ctx)
 	expect_refused(AREA_OK "backend = ramfs\ncomplete = yes\n");
 	expect_refused(AREA_OK "zram_id = 4294967296\ncomplete = yes\n");
 	expect_refused(AREA_OK "zram_id = -2\ncomplete = yes\n");
+	expect_refused(AREA_OK "resource = 4294967296\ncomplete = yes\n");
+	expect_refused(AREA_OK "resource = x\ncomplete = yes\n");
 	expect_refused(AREA_OK "persist = maybe\ncomplete = yes\n");
 	expect_refused(AREA_OK "size = 12M\ncomplete = yes\n");
 	expect_refused(AREA_OK "complete = yes\nname = other\n");
