@@ -57,6 +57,7 @@ static void record_done(struct state_record *r)
 	free(r->fstype);
 	free(r->reason);
 	free(r->mountpoint);
+	free(r->members_note);
 }
 
 static void journal_close(struct state *s);
@@ -223,6 +224,9 @@ struct state_record *state_put(struct state *s, enum state_kind kind, const char
 	    state_replace_str(&r->fstype, fstype) < 0 || state_replace_str(&r->reason, reason) < 0)
 		return NULL;
 	r->status = status;
+	r->members_present = r->members_expected = r->waited_usec = 0;
+	free(r->members_note);
+	r->members_note = NULL;
 	mark_dirty(s, r);
 	if (undoable)
 		r->seq = ++s->last_seq;
@@ -273,6 +277,8 @@ static char **string_field(struct state_record *r, const char *name, bool *appen
 		return &r->reason;
 	if (strncmp(name, "mountpoint", len) == 0 && len == 10)
 		return &r->mountpoint;
+	if (strncmp(name, "members_note", len) == 0 && len == 12)
+		return &r->members_note;
 	return NULL;
 }
 
@@ -414,6 +420,12 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 		r->mount_id = (unsigned)u;
 	} else if (strcmp(name, "mount_unique_id") == 0) {
 		r->mount_unique_id = u;
+	} else if (strcmp(name, "members_present") == 0) {
+		r->members_present = u;
+	} else if (strcmp(name, "members_expected") == 0) {
+		r->members_expected = u;
+	} else if (strcmp(name, "waited_usec") == 0) {
+		r->waited_usec = u;
 	}
 	return 0;
 }
@@ -486,6 +498,20 @@ int state_load(const char *dir, struct state *ret, unsigned *ret_line)
 	return state_parse(buf, len, ret, ret_line);
 }
 
+/* what the wait for a btrfs filesystem's members found */
+static int write_members(FILE *f, const struct state_record *rec)
+{
+	int r = state_write_uint(f, "members_present", rec->members_present);
+
+	if (!r)
+		r = state_write_uint(f, "members_expected", rec->members_expected);
+	if (!r && rec->waited_usec)
+		r = state_write_uint(f, "waited_usec", rec->waited_usec);
+	if (!r)
+		r = state_write_kv(f, "members_note", rec->members_note);
+	return r;
+}
+
 /* One "[record]" section.  Returns: 0 or negative errno (state_write_kv()). */
 static int write_record(FILE *f, const struct state_record *rec)
 {
@@ -517,6 +543,8 @@ static int write_record(FILE *f, const struct state_record *rec)
 		r = state_write_uint(f, "mount_id", rec->mount_id);
 	if (!r)
 		r = state_write_uint(f, "mount_unique_id", rec->mount_unique_id);
+	if (!r && rec->members_expected)
+		r = write_members(f, rec);
 	if (r)
 		return r; /* no "complete": the loader drops what was written */
 	return state_write_kv(f, "complete", "yes");

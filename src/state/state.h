@@ -52,6 +52,15 @@ struct state_record {
 	uint64_t mount_unique_id; /* and its never-reused ID (Linux 6.8+), or 0 */
 	char *mountpoint; /* STATE_MOUNT: mount point with links resolved, or NULL */
 	bool recursive; /* STATE_MOUNT: an rbind: its submounts are undone with it */
+	/* STATE_BTRFS done or incomplete: what the wait for the members found,
+	 * which `status` words (cmd_report.c); members_expected is 0 when not
+	 * known, and in the records of an older storaged, whose reason holds
+	 * the words */
+	uint64_t members_present, members_expected;
+	uint64_t waited_usec; /* incomplete: how long the wait was */
+	char *members_note; /* owned, may be NULL: done: the stale members
+			       (btrfs_format_stale()); incomplete: the missing
+			       ones (btrfs_format_missing()) */
 	bool dirty; /* changed (state_put) since the last state_save/state_append */
 };
 
@@ -131,7 +140,8 @@ struct state_record *state_find(struct state *s, enum state_kind kind, const cha
 /**
  * state_put:
  * Creates or updates the record of @kind/@id.  Strings are copied; a NULL
- * @reason clears the reason.  When @undoable, the record gets the next seq.
+ * @reason clears the reason, and the members fields are cleared (the
+ * caller sets them after).  When @undoable, the record gets the next seq.
  *
  * Returns: the record (borrowed), or NULL on -ENOMEM.
  */

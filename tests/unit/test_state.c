@@ -120,6 +120,34 @@ static void test_saved_text(void **ctx)
 	state_done(&s);
 }
 
+/* What a btrfs wait found is kept as fields, read back as written; a
+ * second put of the record clears them. */
+static void test_members_round_trip(void **ctx)
+{
+	struct fixture *f = *ctx;
+	struct state s = { 0 }, t = { 0 };
+	struct state_record *r;
+
+	r = state_put(&s, STATE_BTRFS, "0123-4567", NULL, "btrfs", STATE_INCOMPLETE, NULL, false);
+	assert_non_null(r);
+	r->members_present = 1;
+	r->members_expected = 2;
+	r->waited_usec = 5000000;
+	r->members_note = strdup("devid 2 missing; ;#x");
+	assert_int_equal(state_save(f->dir, &s), 0);
+	assert_int_equal(state_load(f->dir, &t, NULL), 0);
+	assert_int_equal(t.n, 1);
+	assert_int_equal(t.v[0].members_present, 1);
+	assert_int_equal(t.v[0].members_expected, 2);
+	assert_int_equal(t.v[0].waited_usec, 5000000);
+	assert_string_equal(t.v[0].members_note, "devid 2 missing; ;#x");
+	assert_null(t.v[0].reason);
+	r = state_put(&t, STATE_BTRFS, "0123-4567", NULL, "btrfs", STATE_FAILED, "gone", false);
+	assert_true(r->members_expected == 0 && r->waited_usec == 0 && !r->members_note);
+	state_done(&s);
+	state_done(&t);
+}
+
 /* Only changed records are appended; the last copy of a record wins. */
 static void test_append_replaces(void **ctx)
 {
@@ -564,6 +592,7 @@ int main(void)
 	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_members_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_append_replaces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_index_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_tail_dropped, setup, teardown),
