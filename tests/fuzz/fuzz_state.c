@@ -10,8 +10,8 @@
  *   - state_area_parse() returns 0, -EBADMSG or -ENOMEM; on success the
  *     four strings are set and the backend and resource_id are in range; on
  *     failure the record is empty;
- *   - a record that was read is written and read back the same, every
- *     field (the writer escapes what inih would trim or take for a
+ *   - a state or area record that was read is written and read back the
+ *     same, every field (the writer escapes what inih would trim or take for a
  *     comment).
  */
 #include <errno.h>
@@ -23,6 +23,62 @@
 
 #include "fuzz.h"
 #include "state/state.h"
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static void same_record(const struct state_record *a, const struct state_record *b)
+{
+	fuzz_assert(a->kind == b->kind && a->status == b->status && strcmp(a->id, b->id) == 0);
+	fuzz_assert(same_str(a->source, b->source) && same_str(a->fstype, b->fstype));
+	fuzz_assert(same_str(a->reason, b->reason) && same_str(a->mountpoint, b->mountpoint));
+	fuzz_assert(a->seq == b->seq && a->duration_usec == b->duration_usec);
+	fuzz_assert(a->nofail == b->nofail && a->recursive == b->recursive);
+	fuzz_assert(a->mount_id == b->mount_id && a->mount_unique_id == b->mount_unique_id);
+	fuzz_assert(a->members_expected == b->members_expected);
+	if (a->members_expected) {
+		fuzz_assert(a->members_present == b->members_present && a->waited_usec == b->waited_usec);
+		fuzz_assert(same_str(a->members_note, b->members_note));
+	}
+}
+
+/* saves @s into a temporary directory and parses the file back */
+static void state_round_trip(struct state *s)
+{
+	char dir[] = "/tmp/fuzz_state.XXXXXX", file[64], *text = NULL;
+	struct state t;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	if (!mkdtemp(dir))
+		return;
+	snprintf(file, sizeof(file), "%s/state", dir);
+	if (state_save(dir, s) == 0 && (f = fopen(file, "r"))) {
+		char chunk[4096];
+		size_t n;
+		FILE *m = open_memstream(&text, &len);
+
+		while (m && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+			fwrite(chunk, 1, n, m);
+		fclose(f);
+		if (m && fclose(m) == 0) {
+			r = state_parse(text, len, &t, NULL);
+			fuzz_assert(r == 0 || r == -ENOMEM);
+			if (r == 0) {
+				fuzz_assert(t.n == s->n && t.torn_bytes == 0);
+				for (size_t i = 0; i < s->n; i++)
+					same_record(&s->v[i], &t.v[i]);
+				state_done(&t);
+			}
+		}
+		free(text);
+	}
+	unlink(file);
+	rmdir(dir);
+}
 
 static void check_state(char *buf, size_t size)
 {
@@ -41,6 +97,7 @@ static void check_state(char *buf, size_t size)
 		for (size_t j = 0; j < i; j++)
 			fuzz_assert(s.v[j].kind != s.v[i].kind || strcmp(s.v[j].id, s.v[i].id) != 0);
 	}
+	state_round_trip(&s);
 	state_done(&s);
 }
 
