@@ -90,8 +90,8 @@ static void test_round_trip(void **ctx)
 	state_done(&t);
 }
 
-/* The text written, byte for byte: a plain record, and one whose escaped
- * id goes through state_write_kv() between buffered lines. */
+/* The text written, byte for byte: a plain record, and one with an
+ * escaped id. */
 static void test_saved_text(void **ctx)
 {
 	struct fixture *f = *ctx;
@@ -521,6 +521,18 @@ static void test_area_round_trip(void **ctx)
 	state_area_done(&a);
 }
 
+/* the resource_id of the area record @text, which must parse */
+static int parsed_resource(const char *text)
+{
+	struct state_area b;
+	int id;
+
+	assert_int_equal(state_area_parse(text, strlen(text), &b), 0);
+	id = b.resource_id;
+	state_area_done(&b);
+	return id;
+}
+
 static void expect_refused(const char *text)
 {
 	struct state_area b;
@@ -542,6 +554,11 @@ static void test_area_refused(void **ctx)
 			 0);
 	assert_int_equal(b.backend, AREA_BRD);
 	state_area_done(&b);
+	/* a record of a storaged before the backend table: the zram device
+	 * is the resource when storaged made it, in either order */
+	assert_int_equal(parsed_resource(AREA_OK "backend = zram\nzram_id = 3\nzram_created = yes\ncomplete = yes\n"), 3);
+	assert_int_equal(parsed_resource(AREA_OK "zram_created = yes\nzram_id = 0\ncomplete = yes\n"), 0);
+	assert_int_equal(parsed_resource(AREA_OK "zram_id = 3\nzram_created = no\ncomplete = yes\n"), -1);
 	expect_refused("");
 	expect_refused(AREA_OK); /* not complete */
 	expect_refused(AREA_OK "backend = ramfs\ncomplete = yes\n");
