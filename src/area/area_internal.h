@@ -16,7 +16,8 @@
  *
  * Every file includes this header only (and area.h), never another area
  * file's, so that they do not depend on each other in a loop.  The record
- * of what an area set up (struct state_area) is written and read by state.c.
+ * of what an area set up (struct state_area) is written and read by
+ * state/state_area.c.
  */
 #ifndef STORAGED_AREA_INTERNAL_H
 #define STORAGED_AREA_INTERNAL_H
