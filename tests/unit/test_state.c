@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "state/atomic_file.h"
 #include "state/state.h"
 
 struct fixture {
@@ -521,6 +522,40 @@ static void test_area_round_trip(void **ctx)
 	state_area_done(&a);
 }
 
+static void touch(const char *dir, const char *name)
+{
+	char p[160];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+/* A record and what killed writes of it left ("state.XXXXXX") go; other
+ * names stay. */
+static void test_atomic_remove(void **ctx)
+{
+	struct fixture *f = *ctx;
+	char keep[160];
+	struct state_area a;
+
+	area_fill(&a);
+	assert_int_equal(state_area_write(f->file, &a), 0);
+	state_area_done(&a);
+	touch(f->dir, "state.a1B2c3");
+	touch(f->dir, "state.a1B2c3x");
+	assert_int_equal(file_atomic_remove(f->file), 0);
+	assert_int_equal(access(f->file, F_OK), -1);
+	snprintf(keep, sizeof(keep), "%s/state.a1B2c3", f->dir);
+	assert_int_equal(access(keep, F_OK), -1);
+	snprintf(keep, sizeof(keep), "%s/state.a1B2c3x", f->dir);
+	assert_int_equal(access(keep, F_OK), 0);
+	unlink(keep);
+	assert_int_equal(file_atomic_remove(f->file), 0); /* nothing left: fine */
+}
+
 /* the resource_id of the area record @text, which must parse */
 static int parsed_resource(const char *text)
 {
@@ -604,6 +639,7 @@ int main(void)
 {
 	const struct CMUnitTest area_tests[] = {
 		cmocka_unit_test_setup_teardown(test_area_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_atomic_remove, setup, teardown),
 		cmocka_unit_test(test_area_refused),
 		cmocka_unit_test_setup_teardown(test_area_every_cut, setup, teardown),
 	};
