@@ -21,7 +21,9 @@
 #include "copy/copy_spawn.h"
 #include "mount/mountfd.h"
 #include "mount/umount.h"
+#include "parse/area_facts.h"
 #include "shared/sysinfo.h"
+#include "state/atomic_file.h"
 #include "parse/units.h"
 #include "shared/util.h"
 
@@ -104,8 +106,7 @@ static void setup_undo(struct setup *s)
 		umount_private_path(s->d.lower, 0);
 	if (s->area_mounted && umount_private_path(s->d.area, 0) < 0)
 		umount_private_path(s->d.area, MNT_DETACH);
-	if (s->st.zram_created)
-		area_zram_release(s->st.zram_id);
+	area_backend_release(&s->st, NULL);
 	if (s->made_top) {
 		unlink(s->d.state);
 		rmdir(s->d.area);
@@ -225,7 +226,7 @@ static int setup_state_init(struct setup *s)
 {
 	s->st.name = strdup(s->a->name);
 	s->st.path = strdup(s->a->path);
-	s->st.fs = strdup(s->a->backend == AREA_TMPFS ? "tmpfs" : s->a->fs ? s->a->fs : "ext4");
+	s->st.fs = strdup(area_fstype(s->a));
 	s->st.backend = s->a->backend;
 	s->st.persist = s->a->persist;
 	s->st.seeded = s->a->seed;
@@ -242,7 +243,7 @@ static int setup_state_init(struct setup *s)
  * drop the area's content without a word, stop says what becomes of it. */
 static int area_check_existing(const struct area_dirs *d, const char *name, struct diag_list *m)
 {
-	struct state_area st = { .zram_id = -1 };
+	struct state_area st = { .resource_id = -1 };
 	char why[PATH_MAX + 128];
 	int fd = open(d->state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), r = 0;
 
@@ -268,7 +269,7 @@ static int area_check_existing(const struct area_dirs *d, const char *name, stru
  */
 static int recover_interrupted(struct setup *s, struct diag_list *m)
 {
-	struct state_area old = { .zram_id = -1 };
+	struct state_area old = { .resource_id = -1 };
 	_cleanup_free_ char *tmp = NULL;
 	int fd, r;
 
@@ -286,13 +287,13 @@ static int recover_interrupted(struct setup *s, struct diag_list *m)
 		umount_private_path(s->d.lower, MNT_DETACH);
 	if (area_is_mount_of(s->d.area, NULL) && umount_private_path(s->d.area, 0) < 0)
 		umount_private_path(s->d.area, MNT_DETACH);
-	if (old.zram_created && old.zram_id >= 0)
-		area_zram_release(old.zram_id);
+	area_backend_release(&old, NULL);
 	state_area_done(&old);
+	/* and an older storaged's temporary record */
 	if (asprintf(&tmp, "%s.tmp", s->d.state) < 0)
 		return -ENOMEM;
 	unlink(tmp);
-	unlink(s->d.state);
+	file_atomic_remove(s->d.state);
 	rmdir(s->d.area);
 	rmdir(s->d.lower);
 	if (rmdir(s->d.top) < 0 && errno != ENOENT) {
@@ -361,7 +362,7 @@ static int setup_steps(struct setup *s, const char *state_dir, struct diag_list 
 	if (fstat(s->path_fd, &root) < 0)
 		return -errno;
 	/* a ramdisk's real room is known only after mkfs: survey for area_backend_check_room() */
-	if (s->a->seed && s->a->backend != AREA_TMPFS && (r = area_survey_path(s->a->path, &sv)) < 0) {
+	if (s->a->seed && area_is_ramdisk(s->a) && (r = area_survey_path(s->a->path, &sv)) < 0) {
 		diag_error(m, NULL, 0, "area '%s': reading '%s': %s", s->a->name, s->a->path,
 			   strerror(-r));
 		return r;
@@ -418,7 +419,7 @@ static int size_now(const struct area_config *a, uint64_t ram_bytes, struct area
 int area_setup(const struct area_config *a, const struct area_sizing *sz, const char *state_dir,
 	       struct diag_list *msgs)
 {
-	struct setup s = { .a = a, .sz = sz, .st = { .zram_id = -1 }, .path_fd = -1, .area_fd = -1 };
+	struct setup s = { .a = a, .sz = sz, .st = { .resource_id = -1 }, .path_fd = -1, .area_fd = -1 };
 	size_t n0 = diag_count(msgs, DIAG_ERROR);
 	struct sysinfo_memory mem;
 	struct area_sizing now;
@@ -613,8 +614,7 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	if ((r = umount_one(st->name, d->lower, NULL, m)) < 0 ||
 	    (r = umount_one(st->name, d->area, NULL, m)) < 0)
 		goto out;
-	if (st->zram_created && st->zram_id >= 0)
-		r = area_zram_remove(st->zram_id, m);
+	r = area_backend_release(st, m);
 out:
 	area_mounts_done(&f);
 	return r < 0 ? r : lost ? -ENODATA : 0;

@@ -2,7 +2,9 @@
 /*
  * The backends of an area: a tmpfs, or a zram or brd ramdisk with a
  * filesystem made by mkfs; and the checks that what the kernel made is
- * what was asked for.
+ * what was asked for.  What a backend does is its row of backend_ops[]
+ * below, in the manner of libmount's hooksets (hooks.c); what the planner
+ * knows of it, its row in parse/area_facts.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "area_internal.h"
+#include "parse/area_facts.h"
 #include "mount/mountfd.h"
 #include "shared/spawn_helper.h"
 #include "parse/units.h"
@@ -92,13 +95,18 @@ static int area_fs_mount(struct setup *s, const char *fstype, const char *opts)
 	return r;
 }
 
-static int tmpfs_mount(struct setup *s, const struct stat *root, struct diag_list *m)
+static int tmpfs_create(struct setup *s, const struct stat *root, struct diag_list *m)
 {
 	char opts[160];
 	int r;
 	uid_t uid;
 	gid_t gid;
 	mode_t mode;
+
+	if (asprintf(&s->st.device, "storaged-%s", s->a->name) < 0) {
+		s->st.device = NULL;
+		return -ENOMEM;
+	}
 
 	area_root_owner(s->a, root, &uid, &gid, &mode);
 	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",nr_inodes=%" PRIu64 ",mode=%04o,uid=%u,gid=%u",
@@ -143,16 +151,8 @@ static int zram_hot_add(struct diag_list *m, const char *name)
 	return (int)id;
 }
 
-void area_zram_release(int id)
-{
-	char n[16];
-
-	snprintf(n, sizeof(n), "%d", id);
-	zram_sysfs(id, "reset", "1", &(struct diag_list){ 0 });
-	sysfs_write(ZRAM_CONTROL "/hot_remove", n);
-}
-
-int area_zram_remove(int id, struct diag_list *m)
+/* resets and removes zram device @id: 0 also when it is gone already */
+static int zram_release(int id, struct diag_list *m)
 {
 	char n[16];
 	int r;
@@ -217,7 +217,7 @@ static int make_fs(struct setup *s, struct diag_list *m)
 {
 	char mkfs[32], n[24], err[256];
 	const char *fs = s->st.fs;
-	bool ext = strncmp(fs, "ext", 3) == 0;
+	bool ext = area_fstype_is_ext(fs);
 	/* the geometry area_size.c sizes for */
 	char *ext_argv[] = { mkfs,
 			     "-q",
@@ -277,8 +277,7 @@ static int zram_create(struct setup *s, const struct stat *root, struct diag_lis
 
 	if (id < 0)
 		return id;
-	s->st.zram_id = id;
-	s->st.zram_created = true;
+	s->st.resource_id = id;
 	snprintf(sysname, sizeof(sysname), "zram%d", id);
 	if (asprintf(&s->st.device, "/dev/%s", sysname) < 0) {
 		s->st.device = NULL;
@@ -355,10 +354,10 @@ static int check_limits(struct setup *s, struct diag_list *m)
 		return -errno;
 	got_b = (uint64_t)v.f_blocks * v.f_frsize;
 	got_i = v.f_files;
-	if (s->a->backend == AREA_TMPFS)
+	if (!area_is_ramdisk(s->a))
 		ok = got_b == want && got_i == s->sz->nr_inodes;
 	else
-		ok = got_b <= want && (strncmp(s->st.fs, "ext", 3) || got_i >= s->sz->nr_inodes);
+		ok = got_b <= want && (!area_fstype_is_ext(s->st.fs) || got_i >= s->sz->nr_inodes);
 	if (!ok) {
 		diag_error(m, NULL, 0,
 			   "area '%s' (%s): effective limits %" PRIu64 " bytes, %" PRIu64
@@ -376,7 +375,7 @@ int area_backend_check_room(struct setup *s, const struct area_survey *sv, struc
 	uint64_t free_b, free_i;
 	char a[24], b[24];
 
-	if (!s->a->seed || s->a->backend == AREA_TMPFS)
+	if (!s->a->seed || !area_is_ramdisk(s->a))
 		return 0;
 	if (statvfs(s->d.area, &v) < 0)
 		return -errno;
@@ -392,20 +391,52 @@ int area_backend_check_room(struct setup *s, const struct area_survey *sv, struc
 	return -ENOSPC;
 }
 
-int area_backend_create(struct setup *s, const struct stat *root, struct diag_list *m)
+/*
+ * What each backend does, one row per backend of enum area_backend.
+ * create: makes the filesystem at s->d.area (s->st.device and, for a
+ *   kernel resource made for the area, s->st.resource_id set first, and
+ *   the record written, so that a setup killed midway is undone), mounted
+ *   with s->area_fd its root; 0 or negative errno with one diag_error.
+ * release: frees s->st.resource_id (NULL: the backend makes none);
+ *   0 also when it is gone already, or negative errno with one diag_error.
+ */
+struct area_backend_ops {
+	int (*create)(struct setup *s, const struct stat *root, struct diag_list *m);
+	int (*release)(int resource_id, struct diag_list *m);
+};
+
+static const struct area_backend_ops backend_ops[] = {
+	[AREA_TMPFS] = { .create = tmpfs_create },
+	[AREA_ZRAM] = { .create = zram_create, .release = zram_release },
+	[AREA_BRD] = { .create = brd_create },
+};
+
+static const struct area_backend_ops *ops_of(enum area_backend b)
 {
+	return (size_t)b < ARRAY_SIZE(backend_ops) ? &backend_ops[b] : NULL;
+}
+
+int area_backend_release(const struct state_area *st, struct diag_list *m)
+{
+	const struct area_backend_ops *o = ops_of(st->backend);
+	struct diag_list quiet = { 0 };
 	int r;
 
-	if (s->a->backend == AREA_TMPFS) {
-		if (asprintf(&s->st.device, "storaged-%s", s->a->name) < 0) {
-			s->st.device = NULL;
-			return -ENOMEM;
-		}
-		r = tmpfs_mount(s, root, m);
-	} else if (s->a->backend == AREA_ZRAM)
-		r = zram_create(s, root, m);
-	else
-		r = brd_create(s, root, m);
+	if (st->resource_id < 0 || !o || !o->release)
+		return 0;
+	r = o->release(st->resource_id, m ? m : &quiet);
+	diag_list_done(&quiet);
+	return r;
+}
+
+int area_backend_create(struct setup *s, const struct stat *root, struct diag_list *m)
+{
+	const struct area_backend_ops *o = ops_of(s->a->backend);
+	int r;
+
+	if (!o)
+		return -EINVAL;
+	r = o->create(s, root, m);
 	if (r == 0)
 		r = mountfd_set_propagation(&mountfd_kernel_ops, s->area_fd, MS_PRIVATE, false);
 	if (r == 0)

@@ -16,7 +16,8 @@
  *
  * Every file includes this header only (and area.h), never another area
  * file's, so that they do not depend on each other in a loop.  The record
- * of what an area set up (struct state_area) is written and read by state.c.
+ * of what an area set up (struct state_area) is written and read by
+ * state/state_area.c.
  */
 #ifndef STORAGED_AREA_INTERNAL_H
 #define STORAGED_AREA_INTERNAL_H
@@ -183,8 +184,9 @@ void area_carried_keep_free(struct area_carried_keep *k, size_t n);
 
 /* ---------------------------------------------------------------- area_backend.c */
 
-/* Creates the backend of @s (tmpfs mount; zram: hot_add, disksize, mkfs,
- * mount; brd: pick a free /dev/ramN, mkfs, mount) at s->d.area, private,
+/* Creates the backend of @s by its row of the backend table (tmpfs mount;
+ * zram: hot_add, disksize, mkfs, mount; brd: pick a free /dev/ramN, mkfs,
+ * mount) at s->d.area, private,
  * and checks that its effective limits are the requested ones.  Records in
  * @s what it did, for setup_undo().  Returns: 0 or negative errno, with one
  * diag_error. */
@@ -199,12 +201,12 @@ unsigned int area_mount_attr(const struct area_config *a);
  * does not fit; 0 for tmpfs and unseeded areas. */
 int area_backend_check_room(struct setup *s, const struct area_survey *sv, struct diag_list *m);
 
-/* Resets and removes zram device @id, ignoring errors (undo of a setup). */
-void area_zram_release(int id);
-
-/* Resets and removes zram device @id (teardown).  Returns: 0 (also when
- * the device is gone already); negative errno with one diag_error. */
-int area_zram_remove(int id, struct diag_list *m);
+/* Frees the kernel resource the backend of @st made (st->resource_id: a
+ * zram device is reset and removed); nothing for none.  @m: where the
+ * error goes, or NULL to ignore it (undo of a setup).  Returns: 0 (also
+ * when the resource is gone already); negative errno with one diag_error
+ * in @m. */
+int area_backend_release(const struct state_area *st, struct diag_list *m);
 
 /* ---------------------------------------------------------------- area_survey.c */
 

@@ -167,11 +167,39 @@ static const struct column status_cols[] = {
 };
 #define STATUS_TEXT_COLS 5
 
+/*
+ * Why @rec is as it is, in words: a btrfs filesystem's members as the wait
+ * found them ("2/2 members", "1 of 2 members present after 1m30s, devid 2
+ * missing"), else the recorded reason (a failure's message; the words of
+ * an older storaged's record).  Returns: @buf or rec->reason (borrowed),
+ * NULL when there is none.
+ */
+static const char *record_reason(const struct state_record *rec, char *buf, size_t len)
+{
+	const char *note = rec->members_note ? rec->members_note : "";
+	char dur[32];
+
+	if (rec->kind != STATE_BTRFS || !rec->members_expected)
+		return rec->reason;
+	if (rec->status == STATE_DONE) {
+		snprintf(buf, len, "%llu/%llu members%s%.400s", (unsigned long long)rec->members_present,
+			 (unsigned long long)rec->members_expected, note[0] ? "; " : "", note);
+		return buf;
+	}
+	if (rec->status == STATE_INCOMPLETE) {
+		snprintf(buf, len, "%llu of %llu members present after %s%s%s",
+			 (unsigned long long)rec->members_present, (unsigned long long)rec->members_expected,
+			 units_format_duration(rec->waited_usec, dur, sizeof(dur)), note[0] ? ", " : "", note);
+		return buf;
+	}
+	return rec->reason;
+}
+
 static int status_record(struct libscols_table *tb, const struct live_input *in,
 			 const struct state_record *rec, bool json, struct status_sum *sum)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
-	char detail[1024], dur[32], live_why[512];
+	char detail[1024], dur[32], live_why[512], reason[1024];
 	enum live_status live = live_check(in, rec, live_why, sizeof(live_why));
 	const char *word = live_status_name(live);
 	uint64_t ms = rec->duration_usec / USEC_PER_MSEC;
@@ -180,8 +208,8 @@ static int status_record(struct libscols_table *tb, const struct live_input *in,
 	if (!ln)
 		return -ENOMEM;
 	status_sum_record(sum, rec, live);
-	status_detail(detail, sizeof(detail), live_why, rec,
-		      ms ? units_format_duration(ms * USEC_PER_MSEC, dur, sizeof(dur)) : NULL);
+	status_detail(detail, sizeof(detail), live_why, record_reason(rec, reason, sizeof(reason)),
+		      rec->nofail, ms ? units_format_duration(ms * USEC_PER_MSEC, dur, sizeof(dur)) : NULL);
 	r = scols_line_set_data(ln, 0, state_kind_name(rec->kind));
 	r = r ? r : scols_line_set_data(ln, 1, rec->id);
 	r = r ? r : scols_line_set_data(ln, 2, rec->source);

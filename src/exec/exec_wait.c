@@ -101,6 +101,22 @@ static bool assemble_check(struct run *rn, const struct btrfs_fs_list *l, const 
 	return complete && ready_registers(rn, fs->members[0].dev->devnode);
 }
 
+/* The record of btrfs @fsid: @st, and what the wait found, which `status`
+ * words (no reason: the words are status's, from these fields). */
+static void record_members(struct run *rn, const char *fsid, enum state_status st,
+			   const struct sighting *seen, uint64_t waited_usec, const char *note)
+{
+	struct state_record *r = state_put(rn->cx->state, STATE_BTRFS, fsid, NULL, "btrfs", st, NULL, false);
+
+	if (!r)
+		return;
+	r->members_present = seen->present;
+	r->members_expected = seen->expected;
+	r->waited_usec = waited_usec;
+	if (note[0])
+		r->members_note = strdup(note); /* NULL on ENOMEM: status says less */
+}
+
 static void wait_done(struct run *rn, size_t i, const struct sighting *seen)
 {
 	struct step_run *sr = &rn->steps[i];
@@ -111,7 +127,7 @@ static void wait_done(struct run *rn, size_t i, const struct sighting *seen)
 		return;
 	snprintf(tx->msg, sizeof(tx->msg), "%llu/%llu members%s%.400s", (unsigned long long)seen->present,
 		 (unsigned long long)seen->expected, seen->stale[0] ? "; " : "", seen->stale);
-	state_put(rn->cx->state, STATE_BTRFS, tx->fsid, NULL, "btrfs", STATE_DONE, tx->msg, false);
+	record_members(rn, tx->fsid, STATE_DONE, seen, 0, seen->stale);
 	if (rn->cx->ops->mark_ready(rn->cx->ud, tx->fsid, true) < 0)
 		log_warning(rn->cx->log, "btrfs %s: cannot create its readiness flag", tx->fsid);
 	log_info(rn->cx->log, "btrfs %s: assembled, %s", tx->fsid, tx->msg);
@@ -163,8 +179,7 @@ static void wait_expired(struct run *rn, size_t i)
 			 (unsigned long long)tx->seen.present, (unsigned long long)tx->seen.expected,
 			 dur, tx->seen.missing[0] ? ", " : "", tx->seen.missing);
 		sr->out = OUT_INCOMPLETE;
-		state_put(rn->cx->state, STATE_BTRFS, tx->fsid, NULL, "btrfs", STATE_INCOMPLETE,
-			  tx->msg, false);
+		record_members(rn, tx->fsid, STATE_INCOMPLETE, &tx->seen, s->timeout_usec, tx->seen.missing);
 		return;
 	}
 	if (s->kind == PLAN_WAIT_DEVICE)

@@ -139,6 +139,7 @@ int config_load(struct config *c, const char *path, bool check_owner, struct dia
 
 /**
  * config_backend_name:
+ * The backend's name from its row in area_facts.c.
  * Returns: "tmpfs", "zram" or "brd" (static string).
  */
 const char *config_backend_name(enum area_backend b);

@@ -178,21 +178,9 @@ static int parse_jobs(const char *v, void *base, const struct key_def *k)
 	return 0;
 }
 
-static const char *const backend_names[] = {
-	[AREA_TMPFS] = "tmpfs",
-	[AREA_ZRAM] = "zram",
-	[AREA_BRD] = "brd",
-};
-
 static int parse_backend(const char *v, void *base, const struct key_def *k)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(backend_names); i++) {
-		if (strcmp(v, backend_names[i]) == 0) {
-			*(enum area_backend *)field(base, k) = (enum area_backend)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return config_backend_from_name(v, (enum area_backend *)field(base, k));
 }
 
 /* size = 0 is refused: to tmpfs it would mean "no limit at all". */
@@ -432,21 +420,4 @@ const char *config_key_list(enum section_kind in, char *buf, size_t len)
 		off += (size_t)n;
 	}
 	return buf;
-}
-
-const char *config_backend_name(enum area_backend b)
-{
-	if ((size_t)b >= ARRAY_SIZE(backend_names))
-		return "unknown";
-	return backend_names[b];
-}
-
-int config_backend_from_name(const char *name, enum area_backend *ret)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(backend_names); i++)
-		if (strcmp(name, backend_names[i]) == 0) {
-			*ret = (enum area_backend)i;
-			return 0;
-		}
-	return -EINVAL;
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "area_size.h"
+#include "parse/area_facts.h"
 #include "parse/units.h"
 
 #define MIB (UINT64_C(1) << 20)
@@ -31,9 +32,7 @@
 
 static bool area_is_ext(const struct area_config *a)
 {
-	if (a->backend == AREA_TMPFS || !a->fs)
-		return a->backend != AREA_TMPFS;
-	return strncmp(a->fs, "ext", 3) == 0;
+	return area_fstype_is_ext(area_fstype(a));
 }
 
 static uint64_t reserved_inodes(const struct area_config *a)
@@ -67,7 +66,7 @@ static uint64_t fs_overhead(const struct area_config *a, uint64_t size, uint64_t
 	if (!area_is_ext(a))
 		return 0;
 	o = inodes * AREA_EXT_INODE_SIZE + size / 64 + MIB;
-	if (a->fs && strcmp(a->fs, "ext3") == 0)
+	if (strcmp(area_fstype(a), "ext3") == 0)
 		o += ext3_journal(size);
 	return o;
 }
@@ -84,11 +83,6 @@ static uint64_t mul_ceil(uint64_t v, double f)
 	double d = ceil((double)v * f);
 
 	return d >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)d;
-}
-
-static const char *inodes_key(const struct area_config *a)
-{
-	return a->backend == AREA_TMPFS ? "nr_inodes" : "inodes";
 }
 
 static int resolve_inodes(const struct area_config *a, const struct area_survey *s, struct area_sizing *r)
@@ -109,7 +103,7 @@ static int resolve_inodes(const struct area_config *a, const struct area_survey 
 		n = AUTO_MIN_INODES;
 	if (res)
 		snprintf(extra, sizeof(extra), " + %llu reserved by %s", (unsigned long long)res,
-			 a->fs ? a->fs : "ext4");
+			 area_fstype(a));
 	r->nr_inodes = n + res;
 	snprintf(r->inodes_how, sizeof(r->inodes_how), "%llu (auto: %llu %s × %.1f%s%s)",
 		 (unsigned long long)r->nr_inodes, (unsigned long long)s->inodes,
@@ -183,7 +177,7 @@ static void check_fits(const struct area_config *a, const struct area_survey *s,
 		len += snprintf(r->why, sizeof(r->why),
 				"seed needs %llu inodes but the area has %llu (%s): %llu short; raise inodes= or use inodes = auto",
 				(unsigned long long)need_i, (unsigned long long)r->nr_inodes,
-				inodes_key(a), (unsigned long long)(need_i - r->nr_inodes));
+				area_backend_facts(a->backend)->inodes_key, (unsigned long long)(need_i - r->nr_inodes));
 	}
 	if (s->bytes > have_b && len < sizeof(r->why)) {
 		r->fits = false;

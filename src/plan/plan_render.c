@@ -10,6 +10,7 @@
 
 #include <libsmartcols.h>
 
+#include "parse/area_facts.h"
 #include "shared/json_out.h"
 #include "plan.h"
 #include "world/plan_predict.h"
@@ -170,7 +171,7 @@ static void step_detail(const struct plan *p, size_t i, FILE *f)
 
 static const char *area_inodes_key(const struct plan_step *s)
 {
-	return s->area->backend == AREA_TMPFS ? "nr_inodes" : "inodes";
+	return area_backend_facts(s->area->backend)->inodes_key;
 }
 
 /* "size=12800M (configured) nr_inodes=300000 (auto: …)": values and how. */
@@ -239,8 +240,8 @@ static void text_head(const struct plan_step *s, FILE *f)
 			put_escaped(s->entry->mount_options, f);
 		}
 	} else if (s->kind == PLAN_AREA) {
-		if (s->area->backend != AREA_TMPFS)
-			fprintf(f, " fs %s", s->area->fs);
+		if (area_is_ramdisk(s->area))
+			fprintf(f, " fs %s", area_fstype(s->area));
 		fputs("  ", f);
 		area_sizes_how(s, f);
 	}

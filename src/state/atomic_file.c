@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdbool.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -47,5 +49,37 @@ int file_write_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, co
 	return 0;
 fail:
 	unlink(tmp);
+	return r;
+}
+
+/* "@base.XXXXXX": what mkostemp() made of "@base.XXXXXX" */
+static bool is_temp_of(const char *name, const char *base)
+{
+	size_t n = strlen(base);
+
+	return strncmp(name, base, n) == 0 && name[n] == '.' && strlen(name + n + 1) == 6;
+}
+
+int file_atomic_remove(const char *path)
+{
+	_cleanup_free_ char *dir = strdup(path), *file = strdup(path);
+	const char *base;
+	struct dirent *e;
+	DIR *d;
+	int r = 0;
+
+	if (!dir || !file)
+		return -ENOMEM;
+	if (unlink(path) < 0 && errno != ENOENT)
+		r = -errno;
+	base = basename(file);
+	d = opendir(dirname(dir));
+	if (!d)
+		return errno == ENOENT ? r : -errno;
+	while ((e = readdir(d)))
+		if (is_temp_of(e->d_name, base) && unlinkat(dirfd(d), e->d_name, 0) < 0 &&
+		    errno != ENOENT && r == 0)
+			r = -errno;
+	closedir(d);
 	return r;
 }

@@ -28,4 +28,17 @@
 int file_write_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, const void *ud),
 		      const void *ud);
 
+/**
+ * file_atomic_remove:
+ * @path: a file written by file_write_atomic()
+ *
+ * Removes @path and the temporary files a file_write_atomic() of it that
+ * was killed left beside it ("@path.XXXXXX", six characters of
+ * mkostemp(3)), so that its directory can be removed.
+ *
+ * Returns: 0 (also when there is nothing to remove); negative errno from
+ * opening the directory or from unlink(2).
+ */
+int file_atomic_remove(const char *path);
+
 #endif

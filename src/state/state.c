@@ -57,6 +57,7 @@ static void record_done(struct state_record *r)
 	free(r->fstype);
 	free(r->reason);
 	free(r->mountpoint);
+	free(r->members_note);
 }
 
 static void journal_close(struct state *s);
@@ -195,17 +196,6 @@ static void mark_dirty(struct state *s, struct state_record *r)
 	ix->dirty[ix->n_dirty++] = (size_t)(r - s->v);
 }
 
-int state_replace_str(char **dst, const char *src)
-{
-	char *copy = NULL;
-
-	if (src && !(copy = strdup(src)))
-		return -ENOMEM;
-	free(*dst);
-	*dst = copy;
-	return 0;
-}
-
 static struct state_record *record_new(struct state *s, enum state_kind kind, const char *id)
 {
 	struct state_record *nv = realloc(s->v, (s->n + 1) * sizeof(*nv));
@@ -234,6 +224,9 @@ struct state_record *state_put(struct state *s, enum state_kind kind, const char
 	    state_replace_str(&r->fstype, fstype) < 0 || state_replace_str(&r->reason, reason) < 0)
 		return NULL;
 	r->status = status;
+	r->members_present = r->members_expected = r->waited_usec = 0;
+	free(r->members_note);
+	r->members_note = NULL;
 	mark_dirty(s, r);
 	if (undoable)
 		r->seq = ++s->last_seq;
@@ -266,18 +259,6 @@ struct load_ctx {
 	int error;
 };
 
-int state_append_str(char **dst, const char *more)
-{
-	size_t a = *dst ? strlen(*dst) : 0;
-	char *n = realloc(*dst, a + strlen(more) + 1);
-
-	if (!n)
-		return -ENOMEM;
-	strcpy(n + a, more);
-	*dst = n;
-	return 0;
-}
-
 /* The string field @name ("id", "source+", …) of @r, or NULL. */
 static char **string_field(struct state_record *r, const char *name, bool *append)
 {
@@ -296,6 +277,8 @@ static char **string_field(struct state_record *r, const char *name, bool *appen
 		return &r->reason;
 	if (strncmp(name, "mountpoint", len) == 0 && len == 10)
 		return &r->mountpoint;
+	if (strncmp(name, "members_note", len) == 0 && len == 12)
+		return &r->members_note;
 	return NULL;
 }
 
@@ -443,6 +426,12 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 		r->mount_root_ino = u;
 	} else if (strcmp(name, "mount_root_btime_ns") == 0) {
 		r->mount_root_btime_ns = u;
+	} else if (strcmp(name, "members_present") == 0) {
+		r->members_present = u;
+	} else if (strcmp(name, "members_expected") == 0) {
+		r->members_expected = u;
+	} else if (strcmp(name, "waited_usec") == 0) {
+		r->waited_usec = u;
 	}
 	return 0;
 }
@@ -515,175 +504,63 @@ int state_load(const char *dir, struct state *ret, unsigned *ret_line)
 	return state_parse(buf, len, ret, ret_line);
 }
 
-/* Characters mnt_mangle() writes as a 4-byte octal escape. */
-static size_t mangled_len(char c)
+/* what the wait for a btrfs filesystem's members found */
+static int write_members(FILE *f, const struct state_record *rec)
 {
-	return strchr(" \t\n\\", c) ? 4 : 1;
+	int r = state_write_uint(f, "members_present", rec->members_present);
+
+	if (!r)
+		r = state_write_uint(f, "members_expected", rec->members_expected);
+	if (!r && rec->waited_usec)
+		r = state_write_uint(f, "waited_usec", rec->waited_usec);
+	if (!r)
+		r = state_write_kv(f, "members_note", rec->members_note);
+	return r;
 }
 
-/* "key = value": what state_write_kv() writes of a short value that needs
- * no escape (also rb_word() below). */
-static void put_word(FILE *f, const char *key, const char *word)
-{
-	fputs(key, f);
-	fputs(" = ", f);
-	fputs(word, f);
-	fputc('\n', f);
-}
-
-/*
- * inih as built by distributions reads lines of at most 200 bytes, so a long
- * value (a deep mount point, a libmount error message) is written as
- * "key = first part" followed by "key+ = next part" lines.
- */
-#define KV_PART_MAX 120
-
-/* A value written as is: short enough for one line, nothing to escape. */
-static bool kv_plain(const char *value)
-{
-	return strlen(value) <= KV_PART_MAX && value[strcspn(value, " \t\n\\")] == '\0';
-}
-
-int state_write_kv(FILE *f, const char *key, const char *value)
-{
-	const size_t max = KV_PART_MAX;
-	const char *p = value;
-
-	if (!value)
-		return 0;
-	if (kv_plain(value)) {
-		put_word(f, key, value); /* the common case: as is, without a copy */
-		return 0;
-	}
-	do {
-		_cleanup_free_ char *piece = NULL, *m = NULL;
-		size_t n = 0, len = 0;
-
-		while (p[n] && len + mangled_len(p[n]) <= max)
-			len += mangled_len(p[n++]);
-		piece = strndup(p, n);
-		m = piece ? mnt_mangle(piece) : NULL;
-		if (!m)
-			return -ENOMEM;
-		fprintf(f, "%s%s = %s\n", key, p == value ? "" : "+", m);
-		p += n;
-	} while (*p);
-	return 0;
-}
-
-/*
- * One record is put together in memory and handed to stdio in one fwrite():
- * the ~27 fputs()/fwrite() calls a record took were a fifth of all the
- * instructions of `storaged start` at 2000 mounts (callgrind, bench/README.md
- * "Ordered mounts", third pass).  A value that needs an escape or a second
- * line still goes through state_write_kv().
- */
-struct rec_buf {
-	FILE *f;
-	size_t n;
-	char b[1024];
-};
-
-static void rb_flush(struct rec_buf *rb)
-{
-	if (rb->n)
-		fwrite(rb->b, 1, rb->n, rb->f);
-	rb->n = 0;
-}
-
-static void rb_put(struct rec_buf *rb, const char *s, size_t len)
-{
-	if (rb->n + len > sizeof(rb->b))
-		rb_flush(rb);
-	if (len > sizeof(rb->b)) {
-		fwrite(s, 1, len, rb->f);
-		return;
-	}
-	memcpy(rb->b + rb->n, s, len);
-	rb->n += len;
-}
-
-/* "KEY = WORD\n": @key_eq is "KEY = ", @klen its length. */
-static void rb_line(struct rec_buf *rb, const char *key_eq, size_t klen, const char *word, size_t wlen)
-{
-	if (rb->n + klen + wlen + 1 > sizeof(rb->b)) {
-		rb_put(rb, key_eq, klen);
-		rb_put(rb, word, wlen);
-		rb_put(rb, "\n", 1);
-		return;
-	}
-	memcpy(rb->b + rb->n, key_eq, klen);
-	memcpy(rb->b + rb->n + klen, word, wlen);
-	rb->n += klen + wlen;
-	rb->b[rb->n++] = '\n';
-}
-
-/* the key's length known when compiled */
-#define RB_WORD(rb, key, word) rb_word((rb), key " = ", sizeof(key " = ") - 1, (word))
-#define RB_NUMBER(rb, key, n) rb_number((rb), key " = ", sizeof(key " = ") - 1, (n))
-#define RB_KV(rb, key, value) rb_kv((rb), key, key " = ", sizeof(key " = ") - 1, (value))
-
-static void rb_word(struct rec_buf *rb, const char *key_eq, size_t klen, const char *word)
-{
-	rb_line(rb, key_eq, klen, word, strlen(word));
-}
-
-static void rb_number(struct rec_buf *rb, const char *key_eq, size_t klen, unsigned long long n)
-{
-	char buf[24], *p = buf + sizeof(buf);
-
-	do
-		*--p = (char)('0' + n % 10);
-	while ((n /= 10) > 0);
-	rb_line(rb, key_eq, klen, p, (size_t)(buf + sizeof(buf) - p));
-}
-
-/* state_write_kv() into @rb: the common case in place, else through stdio */
-static int rb_kv(struct rec_buf *rb, const char *key, const char *key_eq, size_t klen, const char *value)
-{
-	if (!value)
-		return 0;
-	if (kv_plain(value)) {
-		rb_word(rb, key_eq, klen, value);
-		return 0;
-	}
-	rb_flush(rb);
-	return state_write_kv(rb->f, key, value);
-}
-
+/* One "[record]" section.  Returns: 0 or negative errno (state_write_kv()). */
 static int write_record(FILE *f, const struct state_record *rec)
 {
-	struct rec_buf rb = { .f = f };
 	int r;
 
-	rb_put(&rb, "\n[record]\n", 10);
-	RB_WORD(&rb, "kind", kind_names[rec->kind]);
-	r = RB_KV(&rb, "id", rec->id);
+	fputs("\n[record]\n", f);
+	r = state_write_kv(f, "kind", kind_names[rec->kind]);
 	if (!r)
-		r = RB_KV(&rb, "source", rec->source);
+		r = state_write_kv(f, "id", rec->id);
 	if (!r)
-		r = RB_KV(&rb, "fstype", rec->fstype);
+		r = state_write_kv(f, "source", rec->source);
 	if (!r)
-		r = RB_KV(&rb, "reason", rec->reason);
+		r = state_write_kv(f, "fstype", rec->fstype);
 	if (!r)
-		r = RB_KV(&rb, "mountpoint", rec->mountpoint);
+		r = state_write_kv(f, "reason", rec->reason);
+	if (!r)
+		r = state_write_kv(f, "mountpoint", rec->mountpoint);
+	if (!r)
+		r = state_write_kv(f, "status", status_names[rec->status]);
+	if (!r)
+		r = state_write_uint(f, "seq", rec->seq);
+	if (!r)
+		r = state_write_uint(f, "duration_usec", rec->duration_usec);
+	if (!r)
+		r = state_write_bool(f, "nofail", rec->nofail);
+	if (!r)
+		r = state_write_bool(f, "recursive", rec->recursive);
+	if (!r)
+		r = state_write_uint(f, "mount_id", rec->mount_id);
+	if (!r)
+		r = state_write_uint(f, "mount_unique_id", rec->mount_unique_id);
+	if (!r && rec->mount_root_ino) { /* only a mount storaged made has them */
+		r = state_write_uint(f, "mount_root_dev", rec->mount_root_dev);
+		if (!r)
+			r = state_write_uint(f, "mount_root_ino", rec->mount_root_ino);
+		if (!r)
+			r = state_write_uint(f, "mount_root_btime_ns", rec->mount_root_btime_ns);
+	}
+	if (!r && rec->members_expected)
+		r = write_members(f, rec);
 	if (r)
 		return r; /* no "complete": the loader drops what was written */
-	RB_WORD(&rb, "status", status_names[rec->status]);
-	RB_NUMBER(&rb, "seq", rec->seq);
-	RB_NUMBER(&rb, "duration_usec", rec->duration_usec);
-	RB_WORD(&rb, "nofail", rec->nofail ? "yes" : "no");
-	RB_WORD(&rb, "recursive", rec->recursive ? "yes" : "no");
-	RB_NUMBER(&rb, "mount_id", rec->mount_id);
-	RB_NUMBER(&rb, "mount_unique_id", rec->mount_unique_id);
-	if (rec->mount_root_ino) { /* only a mount storaged made has them */
-		RB_NUMBER(&rb, "mount_root_dev", rec->mount_root_dev);
-		RB_NUMBER(&rb, "mount_root_ino", rec->mount_root_ino);
-		RB_NUMBER(&rb, "mount_root_btime_ns", rec->mount_root_btime_ns);
-	}
-	rb_put(&rb, "complete = yes\n", 15);
-	rb_flush(&rb);
-	return 0;
+	return state_write_kv(f, "complete", "yes");
 }
 
 static int write_records(FILE *f, const struct state *s)
@@ -721,7 +598,7 @@ static int by_position(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int ensure_dir(const char *dir)
+int state_mkdir(const char *dir)
 {
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return -errno;
@@ -739,7 +616,7 @@ int state_save(const char *dir, struct state *s)
 	int r;
 
 	journal_close(s); /* the file is replaced */
-	r = ensure_dir(dir);
+	r = state_mkdir(dir);
 	if (r < 0)
 		return r;
 	if (asprintf(&path, "%s/state", dir) < 0)
@@ -816,47 +693,5 @@ int state_append(const char *dir, struct state *s)
 		return r;
 	}
 	mark_saved(s);
-	return 0;
-}
-
-static int ready_path(const char *dir, const char *fsid, char **ret)
-{
-	if (strchr(fsid, '/') || fsid[0] == '.')
-		return -EINVAL;
-	return asprintf(ret, "%s/ready/%s", dir, fsid) < 0 ? -ENOMEM : 0;
-}
-
-int state_mark_ready(const char *dir, const char *fsid)
-{
-	_cleanup_free_ char *sub = NULL, *path = NULL;
-	int fd, r;
-
-	r = ensure_dir(dir);
-	if (r < 0)
-		return r;
-	if (asprintf(&sub, "%s/ready", dir) < 0)
-		return -ENOMEM;
-	r = ensure_dir(sub);
-	if (r < 0)
-		return r;
-	r = ready_path(dir, fsid, &path);
-	if (r < 0)
-		return r;
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	return 0;
-}
-
-int state_clear_ready(const char *dir, const char *fsid)
-{
-	_cleanup_free_ char *path = NULL;
-	int r = ready_path(dir, fsid, &path);
-
-	if (r < 0)
-		return r;
-	if (unlink(path) < 0 && errno != ENOENT)
-		return -errno;
 	return 0;
 }

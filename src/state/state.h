@@ -58,6 +58,15 @@ struct state_record {
 	uint64_t mount_root_btime_ns; /* stx_btime, 0 when not reported */
 	char *mountpoint; /* STATE_MOUNT: mount point with links resolved, or NULL */
 	bool recursive; /* STATE_MOUNT: an rbind: its submounts are undone with it */
+	/* STATE_BTRFS done or incomplete: what the wait for the members found,
+	 * which `status` words (cmd_report.c); members_expected is 0 when not
+	 * known, and in the records of an older storaged, whose reason holds
+	 * the words */
+	uint64_t members_present, members_expected;
+	uint64_t waited_usec; /* incomplete: how long the wait was */
+	char *members_note; /* owned, may be NULL: done: the stale members
+			       (btrfs_format_stale()); incomplete: the missing
+			       ones (btrfs_format_missing()) */
 	bool dirty; /* changed (state_put) since the last state_save/state_append */
 };
 
@@ -137,7 +146,8 @@ struct state_record *state_find(struct state *s, enum state_kind kind, const cha
 /**
  * state_put:
  * Creates or updates the record of @kind/@id.  Strings are copied; a NULL
- * @reason clears the reason.  When @undoable, the record gets the next seq.
+ * @reason clears the reason, and the members fields are cleared (the
+ * caller sets them after).  When @undoable, the record gets the next seq.
  *
  * Returns: the record (borrowed), or NULL on -ENOMEM.
  */
@@ -170,8 +180,10 @@ int state_clear_ready(const char *dir, const char *fsid);
 struct state_area {
 	char *name, *path, *fs, *device; /* owned; all set in a valid record */
 	enum area_backend backend;
-	int zram_id; /* -1: no zram device */
-	bool zram_created, persist, seeded;
+	int resource_id; /* the kernel resource storaged made for the backend
+			    (area_backend.c: a zram device's number), which
+			    the backend releases; -1: none */
+	bool persist, seeded;
 	bool covered; /* the area was bound over its directory: users may have
 			 written to it, so a persist area is synced back */
 	uint64_t size_bytes, nr_inodes;
@@ -192,7 +204,7 @@ struct state_area {
 			      someone uncovered: the next stop discards */
 };
 
-/** state_area_init: an empty record (zram_id -1), ready for state_area_done(). */
+/** state_area_init: an empty record (resource_id -1), ready for state_area_done(). */
 void state_area_init(struct state_area *a);
 
 /** state_area_done: frees the strings of @a and empties it (state_area_init()). */
@@ -203,8 +215,9 @@ void state_area_done(struct state_area *a);
  * @file: path of the record (areas/<name>/state)
  * @a: the record
  *
- * Writes @file atomically: @file.tmp, fsync, rename, mode 0644 (a crash
- * leaves the old or the new record, and maybe @file.tmp).
+ * Writes @file atomically with file_write_atomic() (atomic_file.h), mode
+ * 0644: a crash leaves the old or the new record, and maybe a temporary
+ * "@file.XXXXXX" beside it.
  *
  * Returns: 0 or negative errno.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The record of one RAM area (struct state_area, state.h), in the format of
- * the run state: state.c's writer (state_write_kv) and inih.
+ * the run state: state_format.c's writer and inih.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +13,7 @@
 #include <ini.h>
 #include <libmount.h>
 
+#include "atomic_file.h"
 #include "state.h"
 #include "state_internal.h"
 #include "parse/units.h"
@@ -30,7 +31,7 @@
 
 void state_area_init(struct state_area *a)
 {
-	*a = (struct state_area){ .zram_id = -1 };
+	*a = (struct state_area){ .resource_id = -1 };
 }
 
 void state_area_done(struct state_area *a)
@@ -42,11 +43,6 @@ void state_area_done(struct state_area *a)
 	free(a->sync_dir);
 	free(a->carried);
 	state_area_init(a);
-}
-
-static const char *yes_no(bool b)
-{
-	return b ? "yes" : "no";
 }
 
 /* the text of the record @a into @f; returns 0 or negative errno */
@@ -63,47 +59,43 @@ static int area_print(FILE *f, const struct state_area *a)
 		r = state_write_kv(f, "fs", a->fs);
 	if (!r)
 		r = state_write_kv(f, "device", a->device);
-	if (!r && a->sync_dir)
+	if (!r)
 		r = state_write_kv(f, "sync_dir", a->sync_dir);
-	for (size_t i = 0; i < a->n_carried; i++)
-		fprintf(f, "carried = %llu\n", (unsigned long long)a->carried[i]);
-	if (a->sync_refused)
-		fputs("sync_refused = yes\n", f);
-	fprintf(f, "backend = %s\nzram_id = %d\nzram_created = %s\npersist = %s\nseeded = %s\ncovered = %s\nsize = %llu\nnr_inodes = %llu\nstarted_usec = %llu\ncover_id = %llu\ncomplete = yes\n",
-		config_backend_name(a->backend), a->zram_id, yes_no(a->zram_created),
-		yes_no(a->persist), yes_no(a->seeded), yes_no(a->covered),
-		(unsigned long long)a->size_bytes, (unsigned long long)a->nr_inodes,
-		(unsigned long long)a->started_usec, (unsigned long long)a->cover_id);
+	for (size_t i = 0; !r && i < a->n_carried; i++)
+		r = state_write_uint(f, "carried", a->carried[i]);
+	if (!r && a->sync_refused)
+		r = state_write_bool(f, "sync_refused", true);
+	if (!r)
+		r = state_write_kv(f, "backend", config_backend_name(a->backend));
+	if (!r && a->resource_id >= 0)
+		r = state_write_uint(f, "resource", (uint64_t)a->resource_id);
+	if (!r)
+		r = state_write_bool(f, "persist", a->persist);
+	if (!r)
+		r = state_write_bool(f, "seeded", a->seeded);
+	if (!r)
+		r = state_write_bool(f, "covered", a->covered);
+	if (!r)
+		r = state_write_uint(f, "size", a->size_bytes);
+	if (!r)
+		r = state_write_uint(f, "nr_inodes", a->nr_inodes);
+	if (!r)
+		r = state_write_uint(f, "started_usec", a->started_usec);
+	if (!r)
+		r = state_write_uint(f, "cover_id", a->cover_id);
+	if (!r)
+		r = state_write_kv(f, "complete", "yes");
 	return r;
+}
+
+static int area_print_cb(FILE *f, const void *a)
+{
+	return area_print(f, a);
 }
 
 int state_area_write(const char *file, const struct state_area *a)
 {
-	_cleanup_free_ char *tmp = NULL;
-	FILE *f;
-	int fd, r;
-
-	if (asprintf(&tmp, "%s.tmp", file) < 0)
-		return -ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		unlink(tmp);
-		return -ENOMEM;
-	}
-	r = area_print(f, a);
-	if (r == 0 && (fflush(f) != 0 || fsync(fd) < 0))
-		r = -errno;
-	if (fclose(f) != 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, file) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
+	return file_write_atomic(file, 0644, area_print_cb, a);
 }
 
 int state_area_write_fd(int fd, const struct state_area *a)
@@ -137,6 +129,10 @@ struct area_ctx {
 	struct state_area *a;
 	bool complete;
 	int error;
+	/* the keys of a record written before the backend table: zram_id,
+	 * kept as the resource only when zram_created says storaged made it */
+	int zram_id;
+	bool zram_created;
 };
 
 static char **area_string(struct state_area *a, const char *name, bool *append)
@@ -175,13 +171,28 @@ static int state_area_add_carried(struct state_area *a, const char *v)
 	return 0;
 }
 
+/* storaged wrote it, but a damaged file must not turn into a wrong device
+ * number: -1 or 0..INT32_MAX */
+static int resource_id_parse(const char *v, int *ret)
+{
+	uint64_t u;
+
+	if (strcmp(v, "-1") == 0) {
+		*ret = -1;
+		return 0;
+	}
+	if (units_parse_uint(v, INT32_MAX, &u) < 0)
+		return -EINVAL;
+	*ret = (int)u;
+	return 0;
+}
+
 static int area_value(struct area_ctx *c, const char *name, const char *raw)
 {
 	_cleanup_free_ char *v = raw[0] ? mnt_unmangle(raw) : strdup("");
 	struct state_area *a = c->a;
 	bool append, *flag = NULL;
 	char **field;
-	uint64_t u;
 
 	if (!v)
 		return -ENOMEM;
@@ -197,19 +208,11 @@ static int area_value(struct area_ctx *c, const char *name, const char *raw)
 	}
 	if (strcmp(name, "backend") == 0)
 		return config_backend_from_name(v, &a->backend);
-	if (strcmp(name, "zram_id") == 0) {
-		/* storaged wrote it, but a damaged file must not turn into a
-		 * wrong device number */
-		if (strcmp(v, "-1") == 0) {
-			a->zram_id = -1;
-			return 0;
-		}
-		if (units_parse_uint(v, INT32_MAX, &u) < 0)
-			return -EINVAL;
-		a->zram_id = (int)u;
-		return 0;
-	}
-	flag = strcmp(name, "zram_created") == 0   ? &a->zram_created
+	if (strcmp(name, "resource") == 0)
+		return resource_id_parse(v, &a->resource_id);
+	if (strcmp(name, "zram_id") == 0)
+		return resource_id_parse(v, &c->zram_id);
+	flag = strcmp(name, "zram_created") == 0   ? &c->zram_created
 	       : strcmp(name, "persist") == 0	   ? &a->persist
 	       : strcmp(name, "seeded") == 0	   ? &a->seeded
 	       : strcmp(name, "covered") == 0	   ? &a->covered
@@ -246,7 +249,7 @@ static int area_handler(void *user, const char *section, const char *name, const
 
 int state_area_parse(const char *buf, size_t len, struct state_area *ret)
 {
-	struct area_ctx c = { .a = ret };
+	struct area_ctx c = { .a = ret, .zram_id = -1 };
 	FILE *f;
 	int r;
 
@@ -264,6 +267,8 @@ int state_area_parse(const char *buf, size_t len, struct state_area *ret)
 		state_area_done(ret);
 		return c.error == -ENOMEM || r == -2 ? -ENOMEM : -EBADMSG;
 	}
+	if (ret->resource_id < 0 && c.zram_created && c.zram_id >= 0)
+		ret->resource_id = c.zram_id;
 	return 0;
 }
 

@@ -266,7 +266,7 @@ static void join(char *buf, size_t len, const char *part)
 		snprintf(buf + off, len - off, "%s%s", off ? "; " : "", part);
 }
 
-char *status_detail(char *buf, size_t len, const char *live_why, const struct state_record *rec,
+char *status_detail(char *buf, size_t len, const char *live_why, const char *reason, bool nofail,
 		    const char *took)
 {
 	char why[1024], t[64];
@@ -275,8 +275,8 @@ char *status_detail(char *buf, size_t len, const char *live_why, const struct st
 		return buf;
 	buf[0] = '\0';
 	/* "REASON (nofail)", or "nofail" alone */
-	snprintf(why, sizeof(why), "%s%s", rec->reason ? rec->reason : "",
-		 rec->nofail ? (rec->reason ? " (nofail)" : "nofail") : "");
+	snprintf(why, sizeof(why), "%s%s", reason ? reason : "",
+		 nofail ? (reason ? " (nofail)" : "nofail") : "");
 	snprintf(t, sizeof(t), "%s%s", took ? "took " : "", took ? took : "");
 	join(buf, len, live_why);
 	join(buf, len, why);

@@ -116,7 +116,8 @@ int status_sum_exit(const struct status_sum *sum);
  * status_detail:
  * @buf: the DETAIL of a record in `status`, NUL-terminated
  * @live_why: what live_check() found ("" when as recorded)
- * @rec: the record (its reason and nofail)
+ * @reason: why the record is as it is, worded (NULL: none)
+ * @nofail: the record's nofail
  * @took: how long its step took, formatted; NULL when unknown
  *
  * The parts that are there, joined by "; ", e.g. "unmounted since ...;
@@ -124,7 +125,7 @@ int status_sum_exit(const struct status_sum *sum);
  *
  * Returns: @buf.
  */
-char *status_detail(char *buf, size_t len, const char *live_why, const struct state_record *rec,
+char *status_detail(char *buf, size_t len, const char *live_why, const char *reason, bool nofail,
 		    const char *took);
 
 #endif

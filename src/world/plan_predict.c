@@ -36,6 +36,7 @@
 #include "plan/area_size.h"
 #include "copy/copy.h"
 #include "copy/copy_spawn.h"
+#include "parse/area_facts.h"
 #include "parse/fsfacts.h"
 #include "plan_predict.h"
 #include "parse/units.h"
@@ -178,7 +179,7 @@ static int predict_area(struct predictor *pr, size_t i)
 	const struct plan_step *s = &pr->p->steps[i];
 	const struct area_config *a = s->area;
 	uint64_t avail = pr->ps->mem.available + pr->ps->mem.swap_free;
-	bool ext = a->backend != AREA_TMPFS && (!a->fs || has_prefix(a->fs, "ext"));
+	bool ext = area_fstype_is_ext(area_fstype(a));
 	char x[24], y[24];
 	struct copy_result res = { 0 };
 	char prog[4096];

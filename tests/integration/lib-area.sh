@@ -39,8 +39,11 @@ cleanup() {
 	done
 	for f in "$RUN"/areas/*/state; do
 		[ -f "$f" ] || continue
-		grep -q '^zram_created = yes' "$f" || continue
-		id=$(sed -n 's/^zram_id = //p' "$f")
+		grep -q '^backend = zram' "$f" || continue
+		id=$(sed -n 's/^resource = //p' "$f")
+		# a record of an older storaged
+		[ -n "$id" ] || ! grep -q '^zram_created = yes' "$f" ||
+			id=$(sed -n 's/^zram_id = //p' "$f")
 		[ -n "$id" ] && [ "$id" -ge 0 ] && zram_release "$id"
 	done
 	for id in $ZRAM_MINE; do zram_release "$id"; done

@@ -18,6 +18,8 @@ note "both members present: mounted at once, not degraded"
 run_sd 0 start
 expect_out "assembled, 2/2 members"
 expect_no_out "after 5s"
+run_sd 0 status
+expect_out "2/2 members"
 opts=$(findmnt -rn -o OPTIONS --mountpoint "$SCRATCH/data") || fail "not mounted"
 case ",$opts," in *,degraded,*) fail "complete set mounted degraded: $opts" ;; esac
 run_sd 0 stop
@@ -34,6 +36,14 @@ expect_out "DEGRADED"
 expect_out "devid 2 missing"
 run_sd 3 status
 expect_out "degraded"
+expect_out "1 of 2 members present after 5s, devid 2 missing"
+note "the same words from a record of an older storaged, which kept them as its reason"
+new_status=$OUT
+sed -i -e '/^members_present = /d' -e '/^members_expected = /d' -e '/^waited_usec = /d' \
+	-e 's/^members_note = .*/reason = 1\\040of\\0402\\040members\\040present\\040after\\0405s,\\040devid\\0402\\040missing/' "$STATE/state"
+grep -q '^members_' "$STATE/state" && fail "the state file still has the new keys"
+run_sd 3 status
+[ "$OUT" = "$new_status" ] || fail "status of the old record differs: '$OUT' against '$new_status'"
 # a second pass (storaged-remote.service's) must not say "all done" over it
 run_sd 3 start
 expect_out "still DEGRADED"

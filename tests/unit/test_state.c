@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "state/atomic_file.h"
 #include "state/state.h"
 
 struct fixture {
@@ -122,6 +123,8 @@ static void test_mount_root_facts(void **ctx)
 
 /* The text written, byte for byte: a plain record, and one whose escaped
  * id goes through state_write_kv() between buffered lines. */
+/* The text written, byte for byte: a plain record, and one with an
+ * escaped id. */
 static void test_saved_text(void **ctx)
 {
 	struct fixture *f = *ctx;
@@ -148,6 +151,34 @@ static void test_saved_text(void **ctx)
 				 "recursive = no\nmount_id = 42\nmount_unique_id = 2147483648\n"
 				 "complete = yes\n");
 	state_done(&s);
+}
+
+/* What a btrfs wait found is kept as fields, read back as written; a
+ * second put of the record clears them. */
+static void test_members_round_trip(void **ctx)
+{
+	struct fixture *f = *ctx;
+	struct state s = { 0 }, t = { 0 };
+	struct state_record *r;
+
+	r = state_put(&s, STATE_BTRFS, "0123-4567", NULL, "btrfs", STATE_INCOMPLETE, NULL, false);
+	assert_non_null(r);
+	r->members_present = 1;
+	r->members_expected = 2;
+	r->waited_usec = 5000000;
+	r->members_note = strdup("devid 2 missing; ;#x");
+	assert_int_equal(state_save(f->dir, &s), 0);
+	assert_int_equal(state_load(f->dir, &t, NULL), 0);
+	assert_int_equal(t.n, 1);
+	assert_int_equal(t.v[0].members_present, 1);
+	assert_int_equal(t.v[0].members_expected, 2);
+	assert_int_equal(t.v[0].waited_usec, 5000000);
+	assert_string_equal(t.v[0].members_note, "devid 2 missing; ;#x");
+	assert_null(t.v[0].reason);
+	r = state_put(&t, STATE_BTRFS, "0123-4567", NULL, "btrfs", STATE_FAILED, "gone", false);
+	assert_true(r->members_expected == 0 && r->waited_usec == 0 && !r->members_note);
+	state_done(&s);
+	state_done(&t);
 }
 
 /* Only changed records are appended; the last copy of a record wins. */
@@ -329,20 +360,20 @@ static void test_file_without_markers(void **ctx)
 	assert_int_equal(t.n, 0);
 }
 
-/* mnt_mangle() through the linker's --wrap (Makefile.am): NULL, as out of
- * memory, while mangle_fails is set. */
-char *__real_mnt_mangle(const char *s);
-char *__wrap_mnt_mangle(const char *s);
-static bool mangle_fails;
+/* ferror() through the linker's --wrap (Makefile.am): the stream in
+ * error, as after a failed write (a full disk), while write_fails is set. */
+int __real_ferror(FILE *f);
+int __wrap_ferror(FILE *f);
+static bool write_fails;
 
-char *__wrap_mnt_mangle(const char *s)
+int __wrap_ferror(FILE *f)
 {
-	return mangle_fails ? NULL : __real_mnt_mangle(s);
+	return write_fails ? 1 : __real_ferror(f);
 }
 
-/* An append that fails inside a record (a value that needs escaping, out
- * of memory) leaves no record marked complete that lacks its later
- * fields: stop trusts every complete record. */
+/* An append that fails inside a record (a write error) leaves no record
+ * marked complete that lacks its later fields: stop trusts every complete
+ * record. */
 static void test_append_error_leaves_no_complete_record(void **ctx)
 {
 	struct fixture *f = *ctx;
@@ -352,9 +383,9 @@ static void test_append_error_leaves_no_complete_record(void **ctx)
 	assert_int_equal(state_append(f->dir, &s), 0);
 	assert_non_null(state_put(&s, STATE_MOUNT, "/srv/new", "tmpfs", "tmpfs", STATE_MOUNTING,
 				  "/srv/new\nmount point", false));
-	mangle_fails = true;
-	assert_int_equal(state_append(f->dir, &s), -ENOMEM);
-	mangle_fails = false;
+	write_fails = true;
+	assert_int_equal(state_append(f->dir, &s), -EIO);
+	write_fails = false;
 	state_done(&s);
 	assert_int_equal(state_load(f->dir, &t, NULL), 0);
 	assert_int_equal(t.n, 2);
@@ -454,8 +485,7 @@ static void area_fill(struct state_area *a)
 	a->fs = strdup("ext4");
 	a->device = strdup("/dev/zram3");
 	a->backend = AREA_ZRAM;
-	a->zram_id = 3;
-	a->zram_created = true;
+	a->resource_id = 3;
 	a->persist = true;
 	a->covered = true;
 	a->size_bytes = UINT64_C(13421772800);
@@ -463,12 +493,23 @@ static void area_fill(struct state_area *a)
 	a->started_usec = UINT64_MAX;
 }
 
+/* @a written to @file and read back into @b */
+static void area_reread(const char *file, const struct state_area *a, struct state_area *b)
+{
+	int fd;
+
+	assert_int_equal(state_area_write(file, a), 0);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(state_area_read_fd(fd, b), 0);
+	close(fd);
+}
+
 static void test_area_round_trip(void **ctx)
 {
 	struct fixture *f = *ctx;
 	struct state_area a, b;
 	char longpath[400];
-	int fd;
 
 	area_fill(&a);
 	/* longer than one line of inih: continuation lines */
@@ -477,18 +518,14 @@ static void test_area_round_trip(void **ctx)
 	longpath[sizeof(longpath) - 1] = '\0';
 	free(a.path);
 	a.path = strdup(longpath);
-	assert_int_equal(state_area_write(f->file, &a), 0);
-	fd = open(f->file, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	assert_int_equal(state_area_read_fd(fd, &b), 0);
-	close(fd);
+	area_reread(f->file, &a, &b);
 	assert_string_equal(b.name, "build");
 	assert_string_equal(b.path, longpath);
 	assert_string_equal(b.fs, "ext4");
 	assert_string_equal(b.device, "/dev/zram3");
 	assert_int_equal(b.backend, AREA_ZRAM);
-	assert_int_equal(b.zram_id, 3);
-	assert_true(b.zram_created && b.persist && b.covered && !b.seeded);
+	assert_int_equal(b.resource_id, 3);
+	assert_true(b.persist && b.covered && !b.seeded);
 	assert_true(b.size_bytes == UINT64_C(13421772800));
 	assert_int_equal(b.nr_inodes, 300000);
 	assert_true(b.started_usec == UINT64_MAX);
@@ -498,17 +535,69 @@ static void test_area_round_trip(void **ctx)
 	free(a.path);
 	a.path = strdup("/srv/a dir\twith\\odd\nname");
 	a.backend = AREA_TMPFS;
-	a.zram_id = -1;
-	assert_int_equal(state_area_write(f->file, &a), 0);
-	fd = open(f->file, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	assert_int_equal(state_area_read_fd(fd, &b), 0);
-	close(fd);
+	a.resource_id = -1;
+	area_reread(f->file, &a, &b);
 	assert_string_equal(b.path, a.path);
 	assert_int_equal(b.backend, AREA_TMPFS);
-	assert_int_equal(b.zram_id, -1);
+	assert_int_equal(b.resource_id, -1);
+	state_area_done(&b);
+
+	/* what inih would take for a comment (";" after the " = ") or trim */
+	free(a.fs);
+	a.fs = strdup(";f");
+	free(a.device);
+	a.device = strdup("#d\r\v\f");
+	area_reread(f->file, &a, &b);
+	assert_string_equal(b.fs, ";f");
+	assert_string_equal(b.device, "#d\r\v\f");
 	state_area_done(&b);
 	state_area_done(&a);
+}
+
+static void touch(const char *dir, const char *name)
+{
+	char p[160];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+/* A record and what killed writes of it left ("state.XXXXXX") go; other
+ * names stay. */
+static void test_atomic_remove(void **ctx)
+{
+	struct fixture *f = *ctx;
+	char keep[160];
+	struct state_area a;
+
+	area_fill(&a);
+	assert_int_equal(state_area_write(f->file, &a), 0);
+	state_area_done(&a);
+	touch(f->dir, "state.a1B2c3");
+	touch(f->dir, "state.a1B2c3x");
+	assert_int_equal(file_atomic_remove(f->file), 0);
+	assert_int_equal(access(f->file, F_OK), -1);
+	snprintf(keep, sizeof(keep), "%s/state.a1B2c3", f->dir);
+	assert_int_equal(access(keep, F_OK), -1);
+	snprintf(keep, sizeof(keep), "%s/state.a1B2c3x", f->dir);
+	assert_int_equal(access(keep, F_OK), 0);
+	unlink(keep);
+	assert_int_equal(file_atomic_remove(f->file), 0); /* nothing left: fine */
+}
+
+/* the resource_id of the area record @text, which must parse */
+static int parsed_resource(const char *text)
+{
+	struct state_area b;
+	int id;
+
+	assert_int_equal(state_area_parse(text, strlen(text), &b), 0);
+	id = b.resource_id;
+	state_area_done(&b);
+	return id;
 }
 
 static void expect_refused(const char *text)
@@ -517,7 +606,7 @@ static void expect_refused(const char *text)
 
 	assert_int_equal(state_area_parse(text, strlen(text), &b), -EBADMSG);
 	assert_null(b.name);
-	assert_int_equal(b.zram_id, -1);
+	assert_int_equal(b.resource_id, -1);
 }
 
 #define AREA_OK "[area]\nname = n\npath = /p\nfs = tmpfs\ndevice = storaged-n\n"
@@ -532,11 +621,18 @@ static void test_area_refused(void **ctx)
 			 0);
 	assert_int_equal(b.backend, AREA_BRD);
 	state_area_done(&b);
+	/* a record of a storaged before the backend table: the zram device
+	 * is the resource when storaged made it, in either order */
+	assert_int_equal(parsed_resource(AREA_OK "backend = zram\nzram_id = 3\nzram_created = yes\ncomplete = yes\n"), 3);
+	assert_int_equal(parsed_resource(AREA_OK "zram_created = yes\nzram_id = 0\ncomplete = yes\n"), 0);
+	assert_int_equal(parsed_resource(AREA_OK "zram_id = 3\nzram_created = no\ncomplete = yes\n"), -1);
 	expect_refused("");
 	expect_refused(AREA_OK); /* not complete */
 	expect_refused(AREA_OK "backend = ramfs\ncomplete = yes\n");
 	expect_refused(AREA_OK "zram_id = 4294967296\ncomplete = yes\n");
 	expect_refused(AREA_OK "zram_id = -2\ncomplete = yes\n");
+	expect_refused(AREA_OK "resource = 4294967296\ncomplete = yes\n");
+	expect_refused(AREA_OK "resource = x\ncomplete = yes\n");
 	expect_refused(AREA_OK "persist = maybe\ncomplete = yes\n");
 	expect_refused(AREA_OK "size = 12M\ncomplete = yes\n");
 	expect_refused(AREA_OK "complete = yes\nname = other\n");
@@ -575,12 +671,14 @@ int main(void)
 {
 	const struct CMUnitTest area_tests[] = {
 		cmocka_unit_test_setup_teardown(test_area_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_atomic_remove, setup, teardown),
 		cmocka_unit_test(test_area_refused),
 		cmocka_unit_test_setup_teardown(test_area_every_cut, setup, teardown),
 	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mount_root_facts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_members_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_append_replaces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_index_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_tail_dropped, setup, teardown),

@@ -122,20 +122,20 @@ static void test_detail(void **state)
 	char buf[256];
 
 	(void)state;
-	assert_string_equal(status_detail(buf, sizeof(buf), "", &rec, NULL), "");
-	assert_string_equal(status_detail(buf, sizeof(buf), "another mount on /srv/a now", &rec, NULL),
+	assert_string_equal(status_detail(buf, sizeof(buf), "", rec.reason, rec.nofail, NULL), "");
+	assert_string_equal(status_detail(buf, sizeof(buf), "another mount on /srv/a now", rec.reason, rec.nofail, NULL),
 			    "another mount on /srv/a now");
-	assert_string_equal(status_detail(buf, sizeof(buf), "gone", &rec, "1.5s"), "gone; took 1.5s");
-	assert_string_equal(status_detail(buf, sizeof(buf), "", &rec, "1.5s"), "took 1.5s");
+	assert_string_equal(status_detail(buf, sizeof(buf), "gone", rec.reason, rec.nofail, "1.5s"), "gone; took 1.5s");
+	assert_string_equal(status_detail(buf, sizeof(buf), "", rec.reason, rec.nofail, "1.5s"), "took 1.5s");
 	rec.nofail = true;
-	assert_string_equal(status_detail(buf, sizeof(buf), "gone", &rec, NULL), "gone; nofail");
+	assert_string_equal(status_detail(buf, sizeof(buf), "gone", rec.reason, rec.nofail, NULL), "gone; nofail");
 	rec.reason = "no such device";
-	assert_string_equal(status_detail(buf, sizeof(buf), "", &rec, "2s"),
+	assert_string_equal(status_detail(buf, sizeof(buf), "", rec.reason, rec.nofail, "2s"),
 			    "no such device (nofail); took 2s");
 	rec.nofail = false;
-	assert_string_equal(status_detail(buf, sizeof(buf), "gone", &rec, "2s"),
+	assert_string_equal(status_detail(buf, sizeof(buf), "gone", rec.reason, rec.nofail, "2s"),
 			    "gone; no such device; took 2s");
-	assert_string_equal(status_detail(buf, 5, "gone", &rec, "2s"), "gone");
+	assert_string_equal(status_detail(buf, 5, "gone", rec.reason, rec.nofail, "2s"), "gone");
 }
 
 /* The sum behind the exit status, shared by every format of `status`. */
