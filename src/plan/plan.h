@@ -73,7 +73,7 @@ struct plan_step {
 	 * surveyed and sized when the step runs (sizing is empty until then) */
 	bool sizing_deferred;
 
-	/* plan_predict() (plan_predict.h): why start will fail this step,
+	/* plan_predict() (predict.h): why start will fail this step,
 	 * found by looking at the system (memory, helpers, filesystem types,
 	 * paths); NULL when nothing is known.  Borrowed from the struct
 	 * plan_predictions that plan_predict() filled.  The executor does not

@@ -12,7 +12,7 @@
 
 #include "shared/json_out.h"
 #include "plan.h"
-#include "world/plan_predict.h"
+#include "world/predict.h"
 #include "parse/units.h"
 
 /* ------------------------------------------------------------ rendering */

@@ -27,7 +27,7 @@
 #include "devices/inventory.h"
 #include "shared/log.h"
 #include "plan/plan.h"
-#include "plan_predict.h"
+#include "predict.h"
 
 #define MOUNTINFO_PATH "/proc/self/mountinfo"
 

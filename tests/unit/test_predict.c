@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The pure parts of plan_predict.c and json_out.c. */
+/* The pure parts of predict.c and json_out.c. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "shared/json_out.h"
-#include "world/plan_predict.h"
+#include "world/predict.h"
 #include "shared/util.h"
 
 static void test_filesystems(void **state)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Predictions (plan_predict.h): each check below is one start makes when
+ * Predictions (predict.h): each check below is one start makes when
  * the step runs, made here on the same facts, so that --dry-run and check
  * show the failure with start's own reason:
  *   1. areas: size against available memory + swap (area.c, check_memory),
@@ -37,7 +37,7 @@
 #include "copy/copy.h"
 #include "copy/copy_spawn.h"
 #include "parse/fsfacts.h"
-#include "plan_predict.h"
+#include "predict.h"
 #include "parse/units.h"
 #include "shared/util.h"
 #include "shared/optstr.h"

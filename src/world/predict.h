@@ -8,8 +8,8 @@
  * as a step that will fail, and exit 1.  The executor does not act on
  * them (start meets the failure itself, with the same reason).
  */
-#ifndef STORAGED_PLAN_PREDICT_H
-#define STORAGED_PLAN_PREDICT_H
+#ifndef STORAGED_PREDICT_H
+#define STORAGED_PREDICT_H
 
 #include <stdbool.h>
 
