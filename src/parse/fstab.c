@@ -34,11 +34,9 @@
 #include <libmount.h>
 
 #include "fstab.h"
-#include "input.h"
 #include "units.h"
 #include "shared/optstr.h"
 
-#define FSTAB_MAX_BYTES (4u << 20)
 #define FSTAB_MAX_FIELDS 6
 #define FIELDS_HINT "fields are: source, mount point, type, options, freq, passno"
 #define SPACE_HINT "a space in a path must be written \\040"
@@ -787,23 +785,6 @@ int fstab_parse_buf(struct fstab *ret, const char *text, size_t len, const char 
 fail:
 	fstab_done(&f);
 	return r;
-}
-
-int fstab_load(struct fstab *ret, const char *path, char *const *select, bool check_owner,
-	       struct diag_list *diags)
-{
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
-	int r;
-
-	r = input_read(path, FSTAB_MAX_BYTES, check_owner, &buf, &len, diags);
-	if (r == -ENOENT)
-		return diag_errno(diags, r, path, 0,
-				  "cannot read the fstab: %s; check -f/--fstab or the fstab= setting",
-				  strerror(ENOENT));
-	if (r < 0)
-		return r;
-	return fstab_parse_buf(ret, buf, len, path, select, diags);
 }
 
 void fstab_done(struct fstab *f)

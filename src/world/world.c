@@ -18,6 +18,7 @@
 #include "mount/safepath.h"
 #include "status/status_live.h"
 #include "shared/sysinfo.h"
+#include "load.h"
 #include "world.h"
 #include "shared/optstr.h"
 
