@@ -73,10 +73,10 @@ struct plan_step {
 	 * surveyed and sized when the step runs (sizing is empty until then) */
 	bool sizing_deferred;
 
-	/* plan_predict() (predict.h): why start will fail this step,
+	/* predict_plan() (predict.h): why start will fail this step,
 	 * found by looking at the system (memory, helpers, filesystem types,
 	 * paths); NULL when nothing is known.  Borrowed from the struct
-	 * plan_predictions that plan_predict() filled.  The executor does not
+	 * predictions that predict_plan() filled.  The executor does not
 	 * act on it: start meets the failure itself. */
 	const char *predicted;
 };

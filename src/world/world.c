@@ -55,7 +55,7 @@ void sources_init(struct sources *s, const struct options *o)
 void world_done(struct world *w)
 {
 	plan_done(&w->plan);
-	plan_predictions_done(&w->predictions);
+	predictions_done(&w->predictions);
 	free(w->surveys);
 	mnt_unref_table(w->mountinfo);
 	btrfs_fs_list_done(&w->btrfs);
@@ -641,7 +641,7 @@ static void warn_auto(const struct fstab *f, struct diag_list *dl)
 	}
 }
 
-/* plan_build(), then plan_predict() on the plan.  Returns: 0; -EINVAL
+/* plan_build(), then predict_plan() on the plan.  Returns: 0; -EINVAL
  * for plan errors (in @dl); -ENOMEM (logged). */
 static int plan_and_predict(const struct sources *s, const struct logger *lg, struct world *w,
 			    struct diag_list *dl)
@@ -667,7 +667,7 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 	warn_auto(&w->fstab, dl);
 	if (plan_build(&in, &w->plan, dl) < 0 || diag_count(dl, DIAG_ERROR))
 		return -EINVAL;
-	r = plan_predict(&in, &ps, &w->plan, &w->predictions);
+	r = predict_plan(&in, &ps, &w->plan, &w->predictions);
 	if (r < 0)
 		log_error(lg, "cannot predict the plan's failures: %s", strerror(-r));
 	return r < 0 ? r : 0;
