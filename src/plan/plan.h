@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <libmount.h>
 
@@ -80,6 +81,23 @@ struct plan_step {
 	 * act on it: start meets the failure itself. */
 	const char *predicted;
 };
+
+/* The start of a prediction that a step is skipped, not failed. */
+#define PLAN_PREDICTED_SKIP "skipped: "
+
+/**
+ * plan_step_predicted_skip:
+ * @s: a step of a predicted plan
+ *
+ * Returns: true when predict_plan() (world/predict.h) found that start
+ * skips @s because a step it waits on will fail (start counts it as
+ * skipped, not failed).  Here, so that the renderer tells the two apart
+ * without the predictor.
+ */
+static inline bool plan_step_predicted_skip(const struct plan_step *s)
+{
+	return s->predicted && strncmp(s->predicted, PLAN_PREDICTED_SKIP, sizeof(PLAN_PREDICTED_SKIP) - 1) == 0;
+}
 
 struct plan {
 	struct plan_step *steps; /* in execution order: deps come first */

@@ -12,7 +12,6 @@
 
 #include "shared/json_out.h"
 #include "plan.h"
-#include "world/predict.h"
 #include "parse/units.h"
 
 /* ------------------------------------------------------------ rendering */
@@ -137,7 +136,7 @@ static void step_detail(const struct plan *p, size_t i, FILE *f)
 	if (s->predicted) {
 		/* nofail: the failure is tolerated, and the plan says so */
 		fprintf(f, "%s%s%s", s->kind == PLAN_MOUNT && s->entry->nofail ? "nofail, " : "",
-			predict_is_skip(s) ? "" : "will fail: ", s->predicted);
+			plan_step_predicted_skip(s) ? "" : "will fail: ", s->predicted);
 		return;
 	}
 	switch (s->kind) {

@@ -267,7 +267,7 @@ static int predict_skip(struct predictor *pr, size_t i)
 
 	for (size_t d = 0; d < s->n_deps; d++)
 		if (fails(&pr->p->steps[s->deps[d].step]))
-			return predict__record(pr, i, PREDICT_SKIPPED "waits on step %zu, which will fail",
+			return predict__record(pr, i, PLAN_PREDICTED_SKIP "waits on step %zu, which will fail",
 				       s->deps[d].step + 1);
 	return 0;
 }
@@ -345,7 +345,7 @@ int predict_plan(const struct plan_input *in, const struct predict_sources *ps, 
 	*ret = (struct predictions){ 0 };
 	for (size_t i = 0; r >= 0 && i < p->n_steps; i++) {
 		r = predict_step(&pr, i);
-		n += r > 0 && !predict_is_skip(&p->steps[i]);
+		n += r > 0 && !plan_step_predicted_skip(&p->steps[i]);
 	}
 	strv_free(pr.fstypes);
 	strv_free(pr.dev_types);

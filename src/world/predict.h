@@ -50,8 +50,8 @@ struct predictions {
  *
  * Only steps that are neither done, left for later, nor already in
  * conflict get a prediction; a step that waits on one that will fail gets
- * PREDICT_SKIPPED "waits on step N, which will fail" (start skips it,
- * and counts it apart from the failures: predict_is_skip()).
+ * PLAN_PREDICTED_SKIP "waits on step N, which will fail" (start skips
+ * it, and counts it apart from the failures: plan_step_predicted_skip()).
  *
  * Returns: the number of steps predicted to fail, skips left out, or
  * -ENOMEM.
@@ -65,22 +65,6 @@ int predict_plan(const struct plan_input *in, const struct predict_sources *ps, 
  * zeroed struct.
  */
 void predictions_done(struct predictions *pp);
-
-/* The start of a prediction that a step is skipped, not failed. */
-#define PREDICT_SKIPPED "skipped: "
-
-/**
- * predict_is_skip:
- * @s: a step of a predicted plan
- *
- * Returns: true when predict_plan() found that start skips @s because a
- * step it waits on will fail (start counts it as skipped, not failed).
- * Inline: the plan's renderer tells the two apart without the predictor.
- */
-static inline bool predict_is_skip(const struct plan_step *s)
-{
-	return s->predicted && has_prefix(s->predicted, PREDICT_SKIPPED);
-}
 
 /**
  * predict_parse_filesystems_buf:

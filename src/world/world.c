@@ -739,7 +739,7 @@ static unsigned count_needed(const struct plan *p, bool skips)
 	plan_boot_needs(p, needed);
 	for (size_t i = 0; i < p->n_steps; i++)
 		n += needed[i] && world_step_will_fail(&p->steps[i]) != NULL &&
-		     predict_is_skip(&p->steps[i]) == skips;
+		     plan_step_predicted_skip(&p->steps[i]) == skips;
 	free(needed);
 	return n;
 }

@@ -160,7 +160,7 @@ unsigned world_predicted_failures(const struct plan *p);
 /**
  * world_predicted_skips:
  * Returns: the number of steps of @p, among those the boot needs, that
- * start skips because a step they wait on will fail (predict_is_skip()):
+ * start skips because a step they wait on will fail (plan_step_predicted_skip()):
  * counted apart, as start's summary counts them, and not among
  * world_predicted_failures().  Start's exit status counts them (a step
  * the boot needs was not done); the step they wait on is counted there
