@@ -280,8 +280,8 @@ static int entry_fill(struct fstab_parser *p, struct libmnt_fs *fs, struct fstab
 		r = -ENOMEM;
 		goto fail;
 	}
-	/* "/raid/", "/srv//data", "/./x" are the mount point mount(8) takes
-	 * (C11); a network source ("//server/share/") is the server's. */
+	/* "/raid/", "/srv//data", "/./x" are the mount point mount(8) takes;
+	 * a network source ("//server/share/") is the server's. */
 	path_normalize(e.target);
 	if (!fsfacts_is_network(e.fstype, e.source))
 		path_normalize(e.source);
@@ -343,7 +343,7 @@ static bool has_option(const char *opts, const char *name)
 	return optstr_get(opts, name, NULL, NULL);
 }
 
-/* Why a selected line is another tool's (C10), or NULL when storaged's:
+/* Why a selected line is another tool's, or NULL when storaged's:
  * fstab(5) gives swap to swapon(8) and "ignore" to nobody; a "none" type
  * or mount point is no filesystem unless the line is a bind; a noauto line a
  * user may mount (user, users, owner) is the user's unless x-storaged
@@ -382,7 +382,7 @@ static int note_skipped(struct fstab_parser *p, struct fstab *f, const char *sou
 
 /* x-storaged on a swap line asks storaged for what it never does: a
  * warning says so where it shows (the line is still left alone);
- * _netdev alone is systemd's swap on iSCSI, noted only (C10). */
+ * _netdev alone is systemd's swap on iSCSI, noted only. */
 static int warn_claimed_swap(struct fstab_parser *p, struct libmnt_fs *fs)
 {
 	if (!streq(mnt_fs_get_fstype(fs) ?: "", "swap") || !has_option(mnt_fs_get_options(fs), "x-storaged"))

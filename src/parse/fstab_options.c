@@ -251,7 +251,7 @@ int fstab__parse_options(struct fstab_parser *p, struct fstab_entry *e)
 		}
 		k = opt_apply(p, e, &st, name, value);
 		/* btrfs: storaged adds "degraded" itself, only once the device
-		 * timeout has passed with members missing (C03) */
+		 * timeout has passed with members missing */
 		if (k == 0 && !opt_is_stripped(name, p->select) &&
 		    !(streq(name, "degraded") && streq(e->fstype, "btrfs")))
 			k = mnt_optstr_append_option(&e->mount_options, name, value) < 0 ? -ENOMEM : 0;
