@@ -100,10 +100,8 @@ int inventory_read_btrfs_sb(int fd, struct btrfs_sb_info *ret)
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO; /* 0: the device ends first */
 		got += (size_t)n;
 	}
 	return btrfs_sb_parse(buf, sizeof(buf), ret);
