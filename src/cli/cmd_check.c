@@ -23,7 +23,7 @@ static unsigned log_predicted_failures(const struct logger *lg, const struct pla
 		if (!why)
 			continue;
 		/* a skip is not a failure of its own: start counts it apart */
-		if (predict_is_skip(s))
+		if (plan_step_predicted_skip(s))
 			log_warning(lg, "step %zu, %s: will be %s", i + 1,
 				    plan_step_describe(s, what, sizeof(what)), why);
 		else

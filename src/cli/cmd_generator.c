@@ -16,6 +16,7 @@
 #include "area/area.h"
 #include "commands.h"
 #include "parse/config.h"
+#include "world/load.h"
 #include "shared/util.h"
 
 static bool unit_char_ok(char c, bool first)

@@ -6,7 +6,7 @@
  * (no udevd needed; udev properties such as DM_MULTIPATH_DEVICE_PATH are
  * only seen where udevd keeps its database).  Each device is opened once,
  * probed by libblkid, and for btrfs the same descriptor is used to read the
- * superblock (btrfs_sb_read()).
+ * superblock (inventory_read_btrfs_sb()).
  *
  * Fixtures standing in for a scan are read by inventory_fixture.c.
  */
@@ -90,6 +90,23 @@ static int probe_values(blkid_probe pr, struct block_device *d)
 	return r;
 }
 
+int inventory_read_btrfs_sb(int fd, struct btrfs_sb_info *ret)
+{
+	uint8_t buf[BTRFS_SB_SIZE];
+	size_t got = 0;
+
+	while (got < sizeof(buf)) {
+		ssize_t n = pread(fd, buf + got, sizeof(buf) - got, BTRFS_SB_OFFSET + (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO; /* 0: the device ends first */
+		got += (size_t)n;
+	}
+	return btrfs_sb_parse(buf, sizeof(buf), ret);
+}
+
 /* A valid btrfs superblock: the libblkid values from it, no libblkid probe
  * (one 4 KiB read instead of ~45 reads and ~1 MiB).  Returns: 0, -ENOMEM, or
  * 1 when this is not a btrfs member. */
@@ -98,7 +115,7 @@ static int probe_btrfs_first(int fd, struct block_device *d)
 	char sub[37];
 	const uint8_t *u;
 
-	if (btrfs_sb_read(fd, &d->btrfs) < 0)
+	if (inventory_read_btrfs_sb(fd, &d->btrfs) < 0)
 		return 1;
 	u = d->btrfs.dev_uuid;
 	snprintf(sub, sizeof(sub), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
@@ -174,7 +191,7 @@ int inventory_probe_fd(int fd, struct block_device *d, int *ret_sb_err, bool par
 	r = probe_values(pr, d);
 	if (r < 0 || !d->type || strcmp(d->type, "btrfs") != 0)
 		goto out;
-	*ret_sb_err = btrfs_sb_read(fd, &d->btrfs);
+	*ret_sb_err = inventory_read_btrfs_sb(fd, &d->btrfs);
 	d->is_btrfs = *ret_sb_err == 0;
 out:
 	blkid_free_probe(pr);

@@ -73,18 +73,30 @@ int inventory_scan(struct inventory *ret, struct diag_list *diags);
 size_t inventory_scan_threads(size_t n_devs);
 
 /**
+ * inventory_read_btrfs_sb:
+ * @fd: open block device or image file
+ * @ret: set only on success
+ *
+ * Reads the primary superblock, BTRFS_SB_SIZE bytes at BTRFS_SB_OFFSET
+ * (parse/btrfs_sb.h), and parses it with btrfs_sb_parse().
+ *
+ * Returns: as btrfs_sb_parse(); -EIO on a short read; -errno from pread(2).
+ */
+int inventory_read_btrfs_sb(int fd, struct btrfs_sb_info *ret);
+
+/**
  * inventory_probe_fd:
  * @fd: open block device or regular image file
  * @d: filled in (devnode and devno are the caller's to set); on failure it
  *     may hold partial values, freed by block_device_done()
- * @ret_sb_err: 0, or the btrfs_sb_read() error of a btrfs signature whose
+ * @ret_sb_err: 0, or the inventory_read_btrfs_sb() error of a btrfs signature whose
  *              superblock is unusable (then is_btrfs stays false)
  * @partition: probe the partition table too (PART_ENTRY_UUID/NAME); without
  *             it a valid btrfs superblock is read first and libblkid is not
  *             asked at all (one 4 KiB read instead of ~45 reads)
  *
  * Probes with libblkid (TYPE, UUID, UUID_SUB, LABEL, partition tags) and, for
- * btrfs, reads the primary superblock with btrfs_sb_read().
+ * btrfs, reads the primary superblock with inventory_read_btrfs_sb().
  *
  * Returns: 0, -ENOMEM, or -EIO when probing fails.
  */

@@ -22,7 +22,7 @@
 #include <ini.h>
 
 #include "parse/ini_reader.h"
-#include "parse/input.h"
+#include "shared/input.h"
 #include "inventory.h"
 #include "parse/units.h"
 

@@ -22,7 +22,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "btrfs_sb.h"
 
@@ -287,23 +286,4 @@ int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret)
 		return r;
 	*ret = info;
 	return 0;
-}
-
-int btrfs_sb_read(int fd, struct btrfs_sb_info *ret)
-{
-	uint8_t buf[BTRFS_SB_SIZE];
-	size_t got = 0;
-
-	while (got < sizeof(buf)) {
-		ssize_t n = pread(fd, buf + got, sizeof(buf) - got, BTRFS_SB_OFFSET + (off_t)got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		got += (size_t)n;
-	}
-	return btrfs_sb_parse(buf, sizeof(buf), ret);
 }

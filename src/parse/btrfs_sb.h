@@ -58,13 +58,4 @@ int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret);
  */
 uint32_t btrfs_sb_crc32c(const void *buf, size_t len);
 
-/**
- * btrfs_sb_read:
- * @fd: open block device or image file
- * @ret: set only on success
- *
- * Returns: as btrfs_sb_parse(); -EIO on a short read; -errno from pread(2).
- */
-int btrfs_sb_read(int fd, struct btrfs_sb_info *ret);
-
 #endif

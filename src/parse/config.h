@@ -124,20 +124,6 @@ int config_parse_buf(struct config *c, const char *text, size_t len, const char 
 		     struct diag_list *diags);
 
 /**
- * config_load:
- * @c: config initialised by config_init()
- * @path: main file; files matching "@path.d/ *.conf" are read after it in
- *        lexical order
- * @check_owner: refuse files not owned by root or writable by group/others
- * @diags: problems, with file and line
- *
- * Returns: 0; -ENOENT when @path does not exist (nothing appended); -EINVAL
- * when errors were appended; -EPERM for an unsafe owner or mode (appended);
- * other negative errno for I/O errors (appended).
- */
-int config_load(struct config *c, const char *path, bool check_owner, struct diag_list *diags);
-
-/**
  * config_backend_name:
  * The backend's name from its row in area_facts.c.
  * Returns: "tmpfs", "zram" or "brd" (static string).

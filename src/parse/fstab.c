@@ -34,31 +34,16 @@
 #include <libmount.h>
 
 #include "fstab.h"
-#include "input.h"
+#include "fstab_internal.h"
 #include "units.h"
 #include "shared/optstr.h"
 
-#define FSTAB_MAX_BYTES (4u << 20)
 #define FSTAB_MAX_FIELDS 6
 #define FIELDS_HINT "fields are: source, mount point, type, options, freq, passno"
 #define SPACE_HINT "a space in a path must be written \\040"
 
 /* Used when the caller passes no select list: the documented default. */
 static char *const default_select[] = { "x-storaged", "_netdev", NULL };
-
-struct parser {
-	const char *file;
-	char *const *select;
-	struct diag_list *diags;
-	unsigned line; /* 1-based line being parsed */
-};
-
-/*
- * Appends an error for the current line.  Evaluates to -EINVAL (the line is
- * rejected, parsing goes on) or -ENOMEM.
- */
-#define line_error(p, ...) \
-	(diag_error((p)->diags, (p)->file, (p)->line, __VA_ARGS__) < 0 ? -ENOMEM : -EINVAL)
 
 /* ------------------------------------------------------------ raw lines */
 
@@ -117,7 +102,7 @@ static bool field_is_number(const char *s, size_t n)
 	return units_parse_uint(buf, INT_MAX, &v) == 0;
 }
 
-static int check_field_count(struct parser *p, size_t n)
+static int check_field_count(struct fstab_parser *p, size_t n)
 {
 	if (n < 3)
 		return line_error(p,
@@ -132,7 +117,7 @@ static int check_field_count(struct parser *p, size_t n)
 	return 0;
 }
 
-static int check_fields(struct parser *p, const char *s, size_t n)
+static int check_fields(struct fstab_parser *p, const char *s, size_t n)
 {
 	static const char *const names[] = { [4] = "freq", [5] = "passno" };
 	struct raw_fields rf;
@@ -171,7 +156,7 @@ static int on_parse_error(struct libmnt_table *tb, const char *filename, int lin
  * Parses one line with libmount.  Returns 0 and a reference in @ret_fs;
  * -EINVAL after reporting a line libmount rejects; -ENOMEM.
  */
-static int parse_line(struct parser *p, const char *s, size_t n, struct libmnt_fs **ret_fs)
+static int parse_line(struct fstab_parser *p, const char *s, size_t n, struct libmnt_fs **ret_fs)
 {
 	struct libmnt_table *tb = mnt_new_table();
 	struct libmnt_fs *fs = NULL;
@@ -212,253 +197,6 @@ static bool is_selected(const char *opts, char *const *select)
 	return false;
 }
 
-/* ------------------------------------------------------------ options */
-
-enum opt_kind {
-	OPT_PLAIN, /* no meaning to storaged */
-	OPT_SELF, /* "x-storaged" */
-	OPT_REQUIRES,
-	OPT_DEVICE_TIMEOUT,
-	OPT_MOUNT_TIMEOUT,
-	OPT_DEGRADED,
-	OPT_REMOTE,
-	OPT_NOFAIL,
-	OPT_BIND,
-	OPT_LOOP,
-	OPT_MKDIR,
-	OPT_NETDEV,
-	OPT_DEGRADED_MOUNT, /* "degraded": the administrator's consent */
-	OPT_UNKNOWN_OWN, /* an x-storaged* option storaged does not know */
-};
-
-struct opt_def {
-	const char *name;
-	enum opt_kind kind;
-	bool own; /* x-storaged spelling: wins over the x-systemd one */
-};
-
-static const struct opt_def opt_table[] = {
-	{ "x-storaged", OPT_SELF, true },
-	{ "x-storaged.requires", OPT_REQUIRES, true },
-	{ "x-storaged.device-timeout", OPT_DEVICE_TIMEOUT, true },
-	{ "x-storaged.mount-timeout", OPT_MOUNT_TIMEOUT, true },
-	{ "x-storaged.degraded", OPT_DEGRADED, true },
-	{ "x-storaged.remote", OPT_REMOTE, true },
-	{ "x-systemd.requires", OPT_REQUIRES, false },
-	{ "x-systemd.after", OPT_REQUIRES, false },
-	{ "x-systemd.requires-mounts-for", OPT_REQUIRES, false },
-	{ "x-systemd.device-timeout", OPT_DEVICE_TIMEOUT, false },
-	{ "x-systemd.mount-timeout", OPT_MOUNT_TIMEOUT, false },
-	{ "nofail", OPT_NOFAIL, false },
-	{ "bind", OPT_BIND, false },
-	{ "rbind", OPT_BIND, false },
-	{ "loop", OPT_LOOP, false },
-	{ "X-mount.mkdir", OPT_MKDIR, false },
-	{ "x-mount.mkdir", OPT_MKDIR, false },
-	{ "_netdev", OPT_NETDEV, false },
-	{ "degraded", OPT_DEGRADED_MOUNT, false },
-};
-
-static const struct opt_def *opt_lookup(const char *name)
-{
-	static const struct opt_def unknown_own = { NULL, OPT_UNKNOWN_OWN, true };
-	static const struct opt_def plain = { NULL, OPT_PLAIN, false };
-
-	for (size_t i = 0; i < ARRAY_SIZE(opt_table); i++)
-		if (strcmp(opt_table[i].name, name) == 0)
-			return &opt_table[i];
-	return has_prefix(name, "x-storaged") ? &unknown_own : &plain;
-}
-
-/* Options storaged consumes itself and never passes to mount(8). */
-static bool opt_is_stripped(const char *name, char *const *select)
-{
-	return strv_contains(select, name) || strcmp(name, "noauto") == 0 ||
-	       strcmp(name, "nofail") == 0 || strcmp(name, "_netdev") == 0 ||
-	       has_prefix(name, "x-storaged") || has_prefix(name, "x-systemd.");
-}
-
-/* Per-entry bookkeeping while its options are read. */
-struct opt_state {
-	bool device_timeout_own;
-	bool mount_timeout_own;
-};
-
-/* libmount keeps the quotes of name="value"; the value is what is inside. */
-static void unquote(char *v)
-{
-	size_t n = strlen(v);
-
-	if (n >= 2 && v[0] == '"' && v[n - 1] == '"') {
-		memmove(v, v + 1, n - 2);
-		v[n - 2] = '\0';
-	}
-}
-
-static int entry_add_require(struct fstab_entry *e, const char *option, const char *value)
-{
-	struct fstab_require *nv = realloc(e->requires, (e->n_requires + 1) * sizeof(*nv));
-
-	if (!nv)
-		return -ENOMEM;
-	e->requires = nv;
-	nv[e->n_requires].option = option;
-	nv[e->n_requires].value = strdup(value);
-	if (!nv[e->n_requires].value)
-		return -ENOMEM;
-	e->n_requires++;
-	return 0;
-}
-
-static int opt_requires(struct parser *p, struct fstab_entry *e, const struct opt_def *d, char *value)
-{
-	if (!value || !*value)
-		return line_error(p, "%s= needs a value: the mount point or device tag to wait for",
-				  d->name);
-	unquote(value);
-	if (value[0] == '/')
-		path_normalize(value);
-	/* Waiting for a network unit means the entry needs the network. */
-	if (!d->own && fsfacts_unit_is_network(value))
-		e->remote = true;
-	/* The x-systemd spellings may name units; the planner sorts them out. */
-	if (d->own && !(path_is_normalized(value) || fsfacts_spec_is_tag(value)))
-		return line_error(p, "%s='%s' is neither an absolute, normalised mount point nor a tag (LABEL=, UUID=, PARTLABEL=, PARTUUID=, ID=); fix the value",
-				  d->name, value);
-	return entry_add_require(e, d->name, value);
-}
-
-static int opt_duration(struct parser *p, const struct opt_def *d, const char *value,
-			uint64_t *usec, bool *own_seen)
-{
-	uint64_t v;
-
-	if (!value || units_parse_duration(value, &v) < 0)
-		return line_error(p, "%s='%s' is not a duration; write e.g. 90s, 2min or infinity",
-				  d->name, value ?: "");
-	/* "0.1us" is 0 too: microseconds are the smallest unit */
-	if (d->own && v == 0 && d->kind == OPT_MOUNT_TIMEOUT)
-		return line_error(p, "%s=%s is below 1us, the smallest unit, and would abandon the mount at once; write e.g. 90s, or infinity for no limit",
-				  d->name, value);
-	if (!d->own && *own_seen)
-		return 0;
-	/* systemd reads 0 as "no timeout"; the x-storaged spelling means 0. */
-	if (!d->own && v == 0)
-		v = USEC_INFINITY;
-	*usec = v;
-	*own_seen = d->own;
-	return 0;
-}
-
-static int opt_flag_without_value(struct parser *p, const struct opt_def *d, const char *value)
-{
-	if (value)
-		return line_error(p, "option '%s' takes no value, got '%s=%s'; write '%s'", d->name,
-				  d->name, value, d->name);
-	return 0;
-}
-
-static int opt_mkdir(struct parser *p, struct fstab_entry *e, const char *value)
-{
-	unsigned mode;
-
-	if (value && units_parse_mode(value, &mode) < 0)
-		return line_error(p, "X-mount.mkdir='%s' is not an octal mode; write e.g. X-mount.mkdir=0755",
-				  value);
-	e->mkdir = true;
-	return 0;
-}
-
-static int opt_apply(struct parser *p, struct fstab_entry *e, struct opt_state *st,
-		     const char *name, char *value)
-{
-	const struct opt_def *d = opt_lookup(name);
-
-	switch (d->kind) {
-	case OPT_SELF:
-		return opt_flag_without_value(p, d, value);
-	case OPT_DEGRADED:
-		e->degraded_ok = true;
-		return opt_flag_without_value(p, d, value);
-	case OPT_REMOTE:
-		e->remote = true;
-		return opt_flag_without_value(p, d, value);
-	case OPT_REQUIRES:
-		return opt_requires(p, e, d, value);
-	case OPT_DEVICE_TIMEOUT:
-		return opt_duration(p, d, value, &e->device_timeout_usec, &st->device_timeout_own);
-	case OPT_MOUNT_TIMEOUT:
-		return opt_duration(p, d, value, &e->mount_timeout_usec, &st->mount_timeout_own);
-	case OPT_NOFAIL:
-		e->nofail = true;
-		return 0;
-	case OPT_BIND:
-		e->bind = true;
-		e->rbind = e->rbind || strcmp(name, "rbind") == 0;
-		return 0;
-	case OPT_LOOP:
-		e->loop = true;
-		return 0;
-	case OPT_MKDIR:
-		return opt_mkdir(p, e, value);
-	case OPT_NETDEV:
-		e->netdev = true;
-		return 0;
-	case OPT_DEGRADED_MOUNT:
-		e->degraded_ok = true;
-		return 0;
-	case OPT_UNKNOWN_OWN:
-		return line_error(p, "unknown option '%s'; storaged knows x-storaged, x-storaged.requires=, x-storaged.device-timeout=, x-storaged.mount-timeout=, x-storaged.degraded and x-storaged.remote",
-				  name);
-	case OPT_PLAIN:
-		break;
-	}
-	return 0;
-}
-
-/*
- * Reads every option of @e->options: storaged's own ones fill @e, the others
- * are appended to @e->mount_options.  Reports every bad option of the line.
- */
-static int entry_parse_options(struct parser *p, struct fstab_entry *e)
-{
-	struct opt_state st = { 0 };
-	char *it = e->options, *n, *v;
-	size_t nsz, vsz;
-	int r = 0;
-
-	while (mnt_optstr_next_option(&it, &n, &nsz, &v, &vsz) == 0) {
-		_cleanup_free_ char *name = strndup(n, nsz);
-		_cleanup_free_ char *value = v ? strndup(v, vsz) : NULL;
-		int k;
-
-		if (!name || (v && !value))
-			return -ENOMEM;
-		/* "=" or "=x" (libmount 2.38 reads them as a name starting
-		 * with '='): mount(2) drops it unseen, mount(8) ("unsupported
-		 * option format") and fsconfig(2) ("Unknown parameter") refuse
-		 * it, so whether the mount works would depend on the path */
-		if (nsz == 0 || name[0] == '=') {
-			r = line_error(p, "option '%s%s%s' has an empty name; mount(8) and the kernel's mount API refuse it: remove it, or write NAME=VALUE",
-				       name, v ? "=" : "", value ?: "");
-			if (r == -ENOMEM)
-				return r;
-			continue;
-		}
-		k = opt_apply(p, e, &st, name, value);
-		/* btrfs: storaged adds "degraded" itself, only once the device
-		 * timeout has passed with members missing */
-		if (k == 0 && !opt_is_stripped(name, p->select) &&
-		    !(streq(name, "degraded") && streq(e->fstype, "btrfs")))
-			k = mnt_optstr_append_option(&e->mount_options, name, value) < 0 ? -ENOMEM : 0;
-		if (k == -ENOMEM)
-			return k;
-		if (k < 0)
-			r = k;
-	}
-	return r;
-}
-
 /* ------------------------------------------------------------ entries */
 
 static void entry_done(struct fstab_entry *e)
@@ -477,7 +215,7 @@ static void entry_done(struct fstab_entry *e)
 }
 
 /* mount(2) would fail with ENAMETOOLONG: refuse the line now, not at boot. */
-static int check_target_length(struct parser *p, const char *target)
+static int check_target_length(struct fstab_parser *p, const char *target)
 {
 	size_t len = strlen(target), longest = 0;
 
@@ -497,7 +235,7 @@ static int check_target_length(struct parser *p, const char *target)
 	return 0;
 }
 
-static int check_target(struct parser *p, const struct fstab_entry *e)
+static int check_target(struct fstab_parser *p, const struct fstab_entry *e)
 {
 	if (e->target[0] != '/')
 		return line_error(p, "mount point '%s' is not an absolute path; write it from the root, e.g. '/%s'",
@@ -520,7 +258,7 @@ static char *source_string(struct libmnt_fs *fs)
 	return strdup(src ?: "none");
 }
 
-static int entry_fill(struct parser *p, struct libmnt_fs *fs, struct fstab_entry *ret)
+static int entry_fill(struct fstab_parser *p, struct libmnt_fs *fs, struct fstab_entry *ret)
 {
 	struct fstab_entry e = {
 		.line = p->line,
@@ -547,7 +285,7 @@ static int entry_fill(struct parser *p, struct libmnt_fs *fs, struct fstab_entry
 	if (r == -ENOMEM)
 		goto fail;
 	/* Options are checked even after a bad target: every problem in one pass. */
-	r = entry_parse_options(p, &e) ?: r;
+	r = fstab__parse_options(p, &e) ?: r;
 	if (r < 0)
 		goto fail;
 	e.remote = e.remote || fsfacts_is_network(e.fstype, e.source);
@@ -581,7 +319,7 @@ static int entries_append(struct fstab *f, size_t *cap, struct fstab_entry *e)
  * storaged's options on an entry it does not mount are almost surely a
  * forgotten select option: say so, but it is not an error.
  */
-static int warn_unselected(struct parser *p, const char *opts)
+static int warn_unselected(struct fstab_parser *p, const char *opts)
 {
 	static const char own[] = "x-storaged.";
 	char *it = (char *)opts, *n, *v;
@@ -624,7 +362,7 @@ static const char *owned_elsewhere(struct libmnt_fs *fs)
 	return NULL;
 }
 
-static int note_skipped(struct parser *p, struct fstab *f, const char *source, const char *why)
+static int note_skipped(struct fstab_parser *p, struct fstab *f, const char *source, const char *why)
 {
 	struct fstab_skipped *nv = realloc(f->skipped, (f->n_skipped + 1) * sizeof(*nv));
 
@@ -641,7 +379,7 @@ static int note_skipped(struct parser *p, struct fstab *f, const char *source, c
 /* x-storaged on a swap line asks storaged for what it never does: a
  * warning says so where it shows (the line is still left alone);
  * _netdev alone is systemd's swap on iSCSI, noted only. */
-static int warn_claimed_swap(struct parser *p, struct libmnt_fs *fs)
+static int warn_claimed_swap(struct fstab_parser *p, struct libmnt_fs *fs)
 {
 	if (!streq(mnt_fs_get_fstype(fs) ?: "", "swap") || !has_option(mnt_fs_get_options(fs), "x-storaged"))
 		return 0;
@@ -649,7 +387,7 @@ static int warn_claimed_swap(struct parser *p, struct libmnt_fs *fs)
 			    "a swap line: activating swap is not storaged's job (swapon(8) and systemd's swap units do it), so storaged leaves it alone; remove x-storaged from it");
 }
 
-static int handle_fs(struct parser *p, struct fstab *f, size_t *cap, struct libmnt_fs *fs)
+static int handle_fs(struct fstab_parser *p, struct fstab *f, size_t *cap, struct libmnt_fs *fs)
 {
 	struct fstab_entry e;
 	const char *why;
@@ -677,7 +415,7 @@ static int handle_fs(struct parser *p, struct fstab *f, size_t *cap, struct libm
 }
 
 /* Returns 0 (the line may have been rejected with a diagnostic) or -ENOMEM. */
-static int parse_one(struct parser *p, struct fstab *f, size_t *cap, const char *s, size_t n)
+static int parse_one(struct fstab_parser *p, struct fstab *f, size_t *cap, const char *s, size_t n)
 {
 	struct libmnt_fs *fs = NULL;
 	int r;
@@ -710,7 +448,7 @@ static int cmp_target_line(const void *a, const void *b)
  * Sorting by (target, line) finds every repeat in O(n log n); the errors are
  * then reported in file order, each naming the first line on that target.
  */
-static int check_duplicates(struct parser *p, const struct fstab *f)
+static int check_duplicates(struct fstab_parser *p, const struct fstab *f)
 {
 	const struct fstab_entry **v = calloc(f->n_entries, sizeof(*v));
 	unsigned *first = calloc(f->n_entries, sizeof(*first));
@@ -750,7 +488,7 @@ out:
 int fstab_parse_buf(struct fstab *ret, const char *text, size_t len, const char *filename,
 		    char *const *select, struct diag_list *diags)
 {
-	struct parser p = { .file = filename, .select = select ?: default_select, .diags = diags };
+	struct fstab_parser p = { .file = filename, .select = select ?: default_select, .diags = diags };
 	size_t errors = diag_count(diags, DIAG_ERROR), cap = 0;
 	const char *s = text, *end = text ? text + len : NULL;
 	struct fstab f = { 0 };
@@ -783,23 +521,6 @@ int fstab_parse_buf(struct fstab *ret, const char *text, size_t len, const char 
 fail:
 	fstab_done(&f);
 	return r;
-}
-
-int fstab_load(struct fstab *ret, const char *path, char *const *select, bool check_owner,
-	       struct diag_list *diags)
-{
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
-	int r;
-
-	r = input_read(path, FSTAB_MAX_BYTES, check_owner, &buf, &len, diags);
-	if (r == -ENOENT)
-		return diag_errno(diags, r, path, 0,
-				  "cannot read the fstab: %s; check -f/--fstab or the fstab= setting",
-				  strerror(ENOENT));
-	if (r < 0)
-		return r;
-	return fstab_parse_buf(ret, buf, len, path, select, diags);
 }
 
 void fstab_done(struct fstab *f)

@@ -112,19 +112,6 @@ int fstab_parse_buf(struct fstab *ret, const char *text, size_t len, const char 
 		    char *const *select, struct diag_list *diags);
 
 /**
- * fstab_load:
- * @check_owner: refuse an fstab not owned by root or writable by group or
- *               others (see input_read())
- *
- * Reads @path (at most 4 MiB, a regular file) and calls fstab_parse_buf().
- *
- * Returns: as fstab_parse_buf(); negative errno from input_read() (appended
- * to @diags with the path).
- */
-int fstab_load(struct fstab *ret, const char *path, char *const *select, bool check_owner,
-	       struct diag_list *diags);
-
-/**
  * fstab_done:
  * Frees everything @f owns.  Accepts a zeroed struct.
  */

@@ -35,11 +35,6 @@
 
 /* ------------------------------------------------------------ small helpers */
 
-static bool path_is_below_or_equal(const char *path, const char *dir)
-{
-	return strcmp(path, dir) == 0 || path_is_below(path, dir);
-}
-
 const char *plan_fsid_short(const char *fsid, char *buf, size_t len)
 {
 	snprintf(buf, len, "%.8s…", fsid);
@@ -71,7 +66,7 @@ bool plan_needs_devices(const struct fstab *fstab)
 	return false;
 }
 
-uint64_t entry_device_timeout(const struct plan_input *in, const struct fstab_entry *e)
+uint64_t plan__entry_device_timeout(const struct plan_input *in, const struct fstab_entry *e)
 {
 	return e->device_timeout_usec != USEC_UNSET ? e->device_timeout_usec
 						    : in->config->device_timeout_usec;
@@ -179,227 +174,18 @@ static void builder_done(struct builder *b)
 	free(b->by_target);
 }
 
-static int builder_add_step(struct builder *b, enum plan_step_kind kind, size_t *ret)
-{
-	struct plan_step *nv = b->steps;
-
-	/* doubled: one step at a time copied every step made so far */
-	if (b->n_steps == b->cap_steps) {
-		size_t cap = b->cap_steps ? 2 * b->cap_steps : 16;
-
-		nv = reallocarray(b->steps, cap, sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		b->steps = nv;
-		b->cap_steps = cap;
-	}
-	memset(&nv[b->n_steps], 0, sizeof(*nv));
-	nv[b->n_steps].kind = kind;
-	*ret = b->n_steps++;
-	return 0;
-}
-
-/* Multiplicative hashing (Knuth): the product's high bits depend on all
- * of the key's, the low ones only on its low bits, so the slot is taken
- * from the high half.  @cap is a power of two. */
-static size_t edge_slot(size_t from, size_t to, size_t cap)
-{
-	uint64_t h = ((uint64_t)from * UINT64_C(0x9e3779b97f4a7c15)) ^ (uint64_t)to;
-
-	h *= UINT64_C(0xbf58476d1ce4e5b9);
-	return (size_t)(h >> 32) & (cap - 1);
-}
-
-/* The slot that holds the edge @from -> @to, or the free one it would take. */
-static size_t edge_find(const struct builder *b, size_t from, size_t to)
-{
-	size_t k = edge_slot(from, to, b->cap_index);
-
-	while (b->edge_index[k]) {
-		const struct edge *e = &b->edges[b->edge_index[k] - 1];
-
-		if (e->from == from && e->to == to)
-			break;
-		k = (k + 1) & (b->cap_index - 1);
-	}
-	return k;
-}
-
-/* Room for one more edge, in the array and in the index (both doubled: an
- * fstab of thousands of entries whose union branches match thousands of
- * mount points makes hundreds of thousands of edges). */
-static int edges_reserve(struct builder *b)
-{
-	if (b->n_edges == b->cap_edges) {
-		size_t cap = b->cap_edges ? 2 * b->cap_edges : 64;
-		struct edge *nv = reallocarray(b->edges, cap, sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		b->edges = nv;
-		b->cap_edges = cap;
-	}
-	if (2 * (b->n_edges + 1) > b->cap_index) {
-		size_t cap = b->cap_index ? 2 * b->cap_index : 128;
-		size_t *nv = calloc(cap, sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		free(b->edge_index);
-		b->edge_index = nv;
-		b->cap_index = cap;
-		for (size_t i = 0; i < b->n_edges; i++)
-			nv[edge_find(b, b->edges[i].from, b->edges[i].to)] = i + 1;
-	}
-	return 0;
-}
-
-/* Adds "@from waits for @to"; a second edge between the same steps is
- * dropped, so the first rule that links them names the reason.
- * Returns: 0, or -ENOMEM. */
-int builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind, const char *fmt, ...)
-{
-	char *reason;
-	va_list ap;
-	size_t k;
-	int r;
-
-	r = edges_reserve(b);
-	if (r < 0)
-		return r;
-	k = edge_find(b, from, to);
-	if (b->edge_index[k])
-		return 0;
-	va_start(ap, fmt);
-	r = vasprintf(&reason, fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		return -ENOMEM;
-	b->edges[b->n_edges++] = (struct edge){ .from = from, .to = to, .kind = kind, .reason = reason };
-	b->edge_index[k] = b->n_edges;
-	return 0;
-}
-
-const struct fstab_entry *builder_entry(const struct builder *b, size_t i)
-{
-	return &b->in->fstab->entries[i];
-}
-
-const struct entry_facts *builder_facts(const struct builder *b, size_t i)
-{
-	static const struct entry_facts none;
-
-	return b->in->facts ? &b->in->facts[i] : &none;
-}
-
-/* <0, 0, >0 as the string @t sorts before, equal to or after the first
- * @len bytes of @path. */
-static int cmp_prefix(const char *t, const char *path, size_t len)
-{
-	int c = strncmp(t, path, len);
-
-	return c != 0 ? c : t[len] != '\0';
-}
-
-/* The first entry in fstab order (not @skip) whose target is exactly the
- * first @len bytes of @path, or NONE: a binary search of by_target. */
-static size_t entry_with_target(const struct builder *b, const char *path, size_t len, size_t skip)
-{
-	size_t lo = 0, hi = b->in->fstab->n_entries;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cmp_prefix(builder_entry(b, b->by_target[mid])->target, path, len) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < b->in->fstab->n_entries; lo++) {
-		size_t i = b->by_target[lo];
-
-		if (cmp_prefix(builder_entry(b, i)->target, path, len) != 0)
-			break;
-		if (i != skip)
-			return i;
-	}
-	return NONE;
-}
-
-/* Length of the parent of the first @len bytes of the absolute @path. */
-static size_t parent_len(const char *path, size_t len)
-{
-	while (len > 1 && path[len - 1] != '/')
-		len--;
-	return len > 1 ? len - 1 : 1;
-}
-
-/* The deferred entry (not @skip) whose target is the deepest one containing
- * @path: strictly above it, or also equal to it with @or_equal.  Looks up
- * each ancestor of @path, deepest first, so that nesting hundreds of
- * entries stays linear. */
-size_t deepest_entry_above(const struct builder *b, const char *path, bool or_equal, size_t skip)
-{
-	size_t len = strlen(path), found;
-
-	if (!b->in->fstab || path[0] != '/' || (!or_equal && len == 1))
-		return NONE;
-	if (!or_equal)
-		len = parent_len(path, len);
-	for (;;) {
-		found = entry_with_target(b, path, len, skip);
-		if (found != NONE || len == 1)
-			return found;
-		len = parent_len(path, len);
-	}
-}
-
-/* The area (that has a step) whose path contains @path. */
-size_t area_above(const struct builder *b, const char *path, bool or_equal)
-{
-	const struct config *c = b->in->config;
-
-	for (size_t i = 0; i < c->n_areas; i++) {
-		const char *p = c->areas[i].path;
-		bool match = or_equal ? path_is_below_or_equal(path, p) : path_is_below(path, p);
-
-		if (b->area_step[i] != NONE && match)
-			return i;
-	}
-	return NONE;
-}
-
-/* The step that makes @path what it will be: the MOUNT step of the deepest
- * entry (not @skip) on or above it, or the AREA step covering it when the
- * area lies deeper.  Returns: the step, or NONE; @ret_name names it. */
-size_t deepest_holder(const struct builder *b, const char *path, size_t skip, const char **ret_name)
-{
-	size_t p = deepest_entry_above(b, path, true, skip);
-	size_t a = area_above(b, path, true);
-	const struct area_config *ac = a != NONE ? &b->in->config->areas[a] : NULL;
-
-	if (ac && (p == NONE || strlen(ac->path) > strlen(builder_entry(b, p)->target))) {
-		*ret_name = ac->name;
-		return b->area_step[a];
-	}
-	if (p == NONE)
-		return NONE;
-	*ret_name = builder_entry(b, p)->target;
-	return b->entry_step[p];
-}
-
 /* ------------------------------------------------------------ step 1: mounts */
 
 static int add_mount_step(struct builder *b, size_t i)
 {
-	const struct fstab_entry *e = builder_entry(b, i);
-	const struct entry_facts *f = builder_facts(b, i);
+	const struct fstab_entry *e = plan__builder_entry(b, i);
+	const struct entry_facts *f = plan__builder_facts(b, i);
 	struct libmnt_fs *fs;
 	struct plan_step *s;
 	size_t idx;
 	int r;
 
-	r = builder_add_step(b, PLAN_MOUNT, &idx);
+	r = plan__builder_add_step(b, PLAN_MOUNT, &idx);
 	if (r < 0)
 		return r;
 	s = &b->steps[idx];
@@ -429,7 +215,7 @@ static int add_register_step(struct builder *b, const struct btrfs_filesystem *f
 	struct plan_step *s;
 	int r;
 
-	r = builder_add_step(b, PLAN_REGISTER, ret);
+	r = plan__builder_add_step(b, PLAN_REGISTER, ret);
 	if (r < 0)
 		return r;
 	s = &b->steps[*ret];
@@ -479,19 +265,19 @@ static int ensure_assemble(struct builder *b, const struct btrfs_filesystem *fs,
 		if (r < 0)
 			return r;
 	}
-	r = builder_add_step(b, PLAN_ASSEMBLE, &idx);
+	r = plan__builder_add_step(b, PLAN_ASSEMBLE, &idx);
 	if (r < 0)
 		return r;
 	r = fill_assemble_step(&b->steps[idx], fs, timeout);
 	for (size_t m = 0; r >= 0 && m < fs->n_members; m++)
-		r = builder_add_edge(b, idx, idx - fs->n_members + m, EDGE_MEMBER,
+		r = plan__builder_add_edge(b, idx, idx - fs->n_members + m, EDGE_MEMBER,
 				     "member devid %" PRIu64, fs->members[m].devid);
 	*ret = idx;
 	return r;
 }
 
 /* The WAIT_DEVICE step for @spec, shared by everything that waits for it. */
-int ensure_wait(struct builder *b, const char *spec, uint64_t timeout, size_t *ret)
+int plan__ensure_wait(struct builder *b, const char *spec, uint64_t timeout, size_t *ret)
 {
 	struct plan_step *s;
 	int r;
@@ -505,7 +291,7 @@ int ensure_wait(struct builder *b, const char *spec, uint64_t timeout, size_t *r
 			return 0;
 		}
 	}
-	r = builder_add_step(b, PLAN_WAIT_DEVICE, ret);
+	r = plan__builder_add_step(b, PLAN_WAIT_DEVICE, ret);
 	if (r < 0)
 		return r;
 	s = &b->steps[*ret];
@@ -543,17 +329,17 @@ static int edge_to_assemble(struct builder *b, size_t from, const struct btrfs_f
 	r = ensure_assemble(b, fs, timeout, &idx);
 	if (r < 0)
 		return r;
-	return builder_add_edge(b, from, idx, EDGE_DEVICE, "btrfs %s ready, %zu/%" PRIu64 " members",
+	return plan__builder_add_edge(b, from, idx, EDGE_DEVICE, "btrfs %s ready, %zu/%" PRIu64 " members",
 				plan_fsid_short(fs->fsid, sh, sizeof(sh)), fs->n_members, fs->num_devices);
 }
 
 /* Rule 3: a device entry waits for its btrfs filesystem or its device. */
 static int add_device_steps(struct builder *b, size_t i)
 {
-	const struct fstab_entry *e = builder_entry(b, i);
+	const struct fstab_entry *e = plan__builder_entry(b, i);
 	const struct block_device *dev = NULL;
 	const struct btrfs_filesystem *fs;
-	uint64_t timeout = entry_device_timeout(b->in, e);
+	uint64_t timeout = plan__entry_device_timeout(b->in, e);
 	size_t from = b->entry_step[i], idx;
 	int r;
 
@@ -571,10 +357,10 @@ static int add_device_steps(struct builder *b, size_t i)
 	}
 	if (dev)
 		return 0;
-	r = ensure_wait(b, e->source, timeout, &idx);
+	r = plan__ensure_wait(b, e->source, timeout, &idx);
 	if (r < 0)
 		return r;
-	return builder_add_edge(b, from, idx, EDGE_DEVICE, "%s present", e->source);
+	return plan__builder_add_edge(b, from, idx, EDGE_DEVICE, "%s present", e->source);
 }
 
 /* ------------------------------------------------------------ step 3: areas */
@@ -582,7 +368,7 @@ static int add_device_steps(struct builder *b, size_t i)
 static int add_deferred_area_step(struct builder *b, size_t i)
 {
 	size_t idx;
-	int r = builder_add_step(b, PLAN_AREA, &idx);
+	int r = plan__builder_add_step(b, PLAN_AREA, &idx);
 
 	if (r < 0)
 		return r;
@@ -602,7 +388,7 @@ static int add_unusable_area_step(struct builder *b, size_t i, int error)
 	const struct area_config *a = &b->in->config->areas[i];
 	bool link = error == -ENOTDIR || error == -ELOOP;
 	size_t idx;
-	int r = builder_add_step(b, PLAN_AREA, &idx);
+	int r = plan__builder_add_step(b, PLAN_AREA, &idx);
 
 	if (r < 0)
 		return r;
@@ -629,7 +415,7 @@ static int add_area_step(struct builder *b, size_t i)
 
 	/* On a filesystem that is not mounted yet, the directory (if any)
 	 * is the bare one underneath: size the area when it runs. */
-	holder = deepest_entry_above(b, a->path, true, NONE);
+	holder = plan__deepest_entry_above(b, a->path, true, NONE);
 	if (holder != NONE && !b->steps[b->entry_step[holder]].done)
 		return add_deferred_area_step(b, i);
 	if (sv && !sv->valid)
@@ -638,7 +424,7 @@ static int add_area_step(struct builder *b, size_t i)
 	if (r < 0)
 		return diag_error(b->diags, a->file ? a->file : b->in->config->file, a->line,
 				  "area '%s': cannot size it (%s)", a->name, strerror(-r));
-	r = builder_add_step(b, PLAN_AREA, &idx);
+	r = plan__builder_add_step(b, PLAN_AREA, &idx);
 	if (r < 0)
 		return r;
 	s = &b->steps[idx];
@@ -779,7 +565,7 @@ static int by_target_cmp(const void *x, const void *y, void *userdata)
 {
 	const struct builder *b = userdata;
 	size_t i = *(const size_t *)x, j = *(const size_t *)y;
-	int c = strcmp(builder_entry(b, i)->target, builder_entry(b, j)->target);
+	int c = strcmp(plan__builder_entry(b, i)->target, plan__builder_entry(b, j)->target);
 
 	return c != 0 ? c : (i > j) - (i < j);
 }
@@ -814,7 +600,7 @@ static int build_steps(struct builder *b)
 	for (size_t i = 0; r >= 0 && i < b->in->config->n_areas; i++)
 		r = add_area_step(b, i);
 	if (r >= 0 && ne > 0)
-		r = plan_add_edges(b);
+		r = plan__add_edges(b);
 	return r;
 }
 
@@ -837,8 +623,8 @@ int plan_build(const struct plan_input *in, struct plan *ret, struct diag_list *
 	placed = calloc(b.n_steps + 1, sizeof(bool));
 	if (!pending || !perm || !inv || !placed)
 		goto out;
-	if (plan_order_steps(&b, pending, placed, perm) != b.n_steps) {
-		r = plan_diagnose_cycle(&b, pending);
+	if (plan__order_steps(&b, pending, placed, perm) != b.n_steps) {
+		r = plan__diagnose_cycle(&b, pending);
 		goto out;
 	}
 	r = emit_plan(&b, perm, inv, pending, ret);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <libmount.h>
 
@@ -74,13 +75,30 @@ struct plan_step {
 	 * surveyed and sized when the step runs (sizing is empty until then) */
 	bool sizing_deferred;
 
-	/* plan_predict() (plan_predict.h): why start will fail this step,
+	/* predict_plan() (predict.h): why start will fail this step,
 	 * found by looking at the system (memory, helpers, filesystem types,
 	 * paths); NULL when nothing is known.  Borrowed from the struct
-	 * plan_predictions that plan_predict() filled.  The executor does not
+	 * predictions that predict_plan() filled.  The executor does not
 	 * act on it: start meets the failure itself. */
 	const char *predicted;
 };
+
+/* The start of a prediction that a step is skipped, not failed. */
+#define PLAN_PREDICTED_SKIP "skipped: "
+
+/**
+ * plan_step_predicted_skip:
+ * @s: a step of a predicted plan
+ *
+ * Returns: true when predict_plan() (world/predict.h) found that start
+ * skips @s because a step it waits on will fail (start counts it as
+ * skipped, not failed).  Here, so that the renderer tells the two apart
+ * without the predictor.
+ */
+static inline bool plan_step_predicted_skip(const struct plan_step *s)
+{
+	return s->predicted && strncmp(s->predicted, PLAN_PREDICTED_SKIP, sizeof(PLAN_PREDICTED_SKIP) - 1) == 0;
+}
 
 struct plan {
 	struct plan_step *steps; /* in execution order: deps come first */

@@ -22,24 +22,24 @@
  * a mount point, or inside an area). */
 static int add_path_edges(struct builder *b, size_t i)
 {
-	const struct fstab_entry *e = builder_entry(b, i);
+	const struct fstab_entry *e = plan__builder_entry(b, i);
 	size_t from = b->entry_step[i], p;
 	const char *name = NULL;
 	int r;
 
-	p = deepest_entry_above(b, e->target, false, i);
+	p = plan__deepest_entry_above(b, e->target, false, i);
 	if (p != NONE) {
-		r = builder_add_edge(b, from, b->entry_step[p], EDGE_PARENT,
-				     "%s: parent mount point", builder_entry(b, p)->target);
+		r = plan__builder_add_edge(b, from, b->entry_step[p], EDGE_PARENT,
+				     "%s: parent mount point", plan__builder_entry(b, p)->target);
 		if (r < 0)
 			return r;
 	}
 	if (!(e->bind || e->loop) || e->source[0] != '/')
 		return 0;
-	p = deepest_holder(b, e->source, i, &name);
+	p = plan__deepest_holder(b, e->source, i, &name);
 	if (p == NONE)
 		return 0;
-	return builder_add_edge(b, from, p, EDGE_SOURCE, "%s%s: %s source below it",
+	return plan__builder_add_edge(b, from, p, EDGE_SOURCE, "%s%s: %s source below it",
 				b->steps[p].kind == PLAN_AREA ? "area " : "", name,
 				e->bind ? "bind" : "loop");
 }
@@ -47,12 +47,12 @@ static int add_path_edges(struct builder *b, size_t i)
 /* Rule 4, second half: a mount point below an area path waits for the area. */
 static int add_entry_area_edge(struct builder *b, size_t i)
 {
-	const struct fstab_entry *e = builder_entry(b, i);
-	size_t a = area_above(b, e->target, false);
+	const struct fstab_entry *e = plan__builder_entry(b, i);
+	size_t a = plan__area_above(b, e->target, false);
 
 	if (a == NONE)
 		return 0;
-	return builder_add_edge(b, b->entry_step[i], b->area_step[a], EDGE_AREA,
+	return plan__builder_add_edge(b, b->entry_step[i], b->area_step[a], EDGE_AREA,
 				"area %s: mount point below it", b->in->config->areas[a].name);
 }
 
@@ -67,11 +67,11 @@ static int add_area_edges(struct builder *b)
 
 		if (b->area_step[i] == NONE || b->steps[b->area_step[i]].done)
 			continue;
-		p = deepest_entry_above(b, c->areas[i].path, true, NONE);
+		p = plan__deepest_entry_above(b, c->areas[i].path, true, NONE);
 		if (p == NONE)
 			continue;
-		r = builder_add_edge(b, b->area_step[i], b->entry_step[p], EDGE_AREA,
-				     "%s: area path below it", builder_entry(b, p)->target);
+		r = plan__builder_add_edge(b, b->area_step[i], b->entry_step[p], EDGE_AREA,
+				     "%s: area path below it", plan__builder_entry(b, p)->target);
 		if (r < 0)
 			return r;
 	}
@@ -81,31 +81,31 @@ static int add_area_edges(struct builder *b)
 /* Rule 5 for a path: the deepest entry or area on or above it. */
 static int add_requires_path(struct builder *b, size_t i, const char *path, const struct fstab_require *req)
 {
-	const struct fstab_entry *e = builder_entry(b, i);
+	const struct fstab_entry *e = plan__builder_entry(b, i);
 	const char *name = NULL;
-	size_t to = deepest_holder(b, path, NONE, &name);
+	size_t to = plan__deepest_holder(b, path, NONE, &name);
 
 	if (to == NONE)
 		return diag_warning(b->diags, b->in->fstab->file, e->line,
 				    "%s=%s: not a storaged entry; assumed mounted by the system",
 				    req->option, req->value);
-	return builder_add_edge(b, b->entry_step[i], to, EDGE_REQUIRES, "%s=%s", req->option, req->value);
+	return plan__builder_add_edge(b, b->entry_step[i], to, EDGE_REQUIRES, "%s=%s", req->option, req->value);
 }
 
 /* Rule 5 for a device: nothing when present, else a shared WAIT_DEVICE. */
 static int add_requires_device(struct builder *b, size_t i, const char *spec,
 			       const struct fstab_require *req)
 {
-	const struct fstab_entry *e = builder_entry(b, i);
+	const struct fstab_entry *e = plan__builder_entry(b, i);
 	size_t idx;
 	int r;
 
 	if (b->in->inventory && inventory_find(b->in->inventory, spec))
 		return 0;
-	r = ensure_wait(b, spec, entry_device_timeout(b->in, e), &idx);
+	r = plan__ensure_wait(b, spec, plan__entry_device_timeout(b->in, e), &idx);
 	if (r < 0)
 		return r;
-	return builder_add_edge(b, b->entry_step[i], idx, EDGE_REQUIRES, "%s=%s", req->option, req->value);
+	return plan__builder_add_edge(b, b->entry_step[i], idx, EDGE_REQUIRES, "%s=%s", req->option, req->value);
 }
 
 /* systemd's unit name of a path ("srv-data.mount", "dev-sdb1.device") back
@@ -139,7 +139,7 @@ static bool unit_to_path(const char *unit, char *buf, size_t len)
 /* Rule 5: each requires= item is a mount point, a device or a unit. */
 static int add_requires_item(struct builder *b, size_t i, const struct fstab_require *req)
 {
-	const struct fstab_entry *e = builder_entry(b, i);
+	const struct fstab_entry *e = plan__builder_entry(b, i);
 	const char *what = req->value;
 	char path[4096];
 
@@ -155,14 +155,14 @@ static int add_requires_item(struct builder *b, size_t i, const struct fstab_req
 		what = path;
 	}
 	if (fsfacts_tag_parse(what, NULL) != FSFACTS_TAG_NONE ||
-	    (has_prefix(what, "/dev/") && deepest_entry_above(b, what, true, NONE) == NONE))
+	    (has_prefix(what, "/dev/") && plan__deepest_entry_above(b, what, true, NONE) == NONE))
 		return add_requires_device(b, i, what, req);
 	return add_requires_path(b, i, what, req);
 }
 
 static int add_requires_edges(struct builder *b, size_t i)
 {
-	const struct fstab_entry *e = builder_entry(b, i);
+	const struct fstab_entry *e = plan__builder_entry(b, i);
 	int r = 0;
 
 	for (size_t k = 0; r >= 0 && k < e->n_requires; k++)
@@ -187,16 +187,16 @@ static void print_use(char *buf, size_t len, const struct fstab_path *u)
 static int add_use_edge(struct builder *b, size_t i, const char *use, const char *path, const char *via)
 {
 	const char *name = NULL;
-	size_t to = deepest_holder(b, path, i, &name);
+	size_t to = plan__deepest_holder(b, path, i, &name);
 	bool area;
 
 	if (to == NONE || to == b->entry_step[i])
 		return 0;
 	area = b->steps[to].kind == PLAN_AREA;
 	if (via)
-		return builder_add_edge(b, b->entry_step[i], to, EDGE_SOURCE, "%s resolves to %s, below %s%s",
+		return plan__builder_add_edge(b, b->entry_step[i], to, EDGE_SOURCE, "%s resolves to %s, below %s%s",
 					use, via, area ? "area " : "", name);
-	return builder_add_edge(b, b->entry_step[i], to, EDGE_SOURCE, "%s is below %s%s", use,
+	return plan__builder_add_edge(b, b->entry_step[i], to, EDGE_SOURCE, "%s is below %s%s", use,
 				area ? "area " : "", name);
 }
 
@@ -210,10 +210,10 @@ static int add_glob_edges(struct builder *b, size_t i, const char *use, const ch
 
 	snprintf(dir, sizeof(dir), "%.*s", (int)fstab_glob_dir_len(pattern), pattern);
 	for (size_t j = 0; r >= 0 && j < b->in->fstab->n_entries; j++) {
-		const char *target = builder_entry(b, j)->target;
+		const char *target = plan__builder_entry(b, j)->target;
 
 		if (j != i && fnmatch(pattern, target, FNM_PATHNAME | FNM_PERIOD) == 0)
-			r = builder_add_edge(b, b->entry_step[i], b->entry_step[j], EDGE_SOURCE,
+			r = plan__builder_add_edge(b, b->entry_step[i], b->entry_step[j], EDGE_SOURCE,
 					     "%s matches %s", use, target);
 	}
 	return r < 0 ? r : add_use_edge(b, i, use, dir, NULL);
@@ -225,7 +225,7 @@ static int add_glob_edges(struct builder *b, size_t i, const char *use, const ch
 static int add_pattern_edges(struct builder *b, size_t i, const char *use, const struct fstab_path *u,
 			     const char *real)
 {
-	const struct fstab_entry *e = builder_entry(b, i);
+	const struct fstab_entry *e = plan__builder_entry(b, i);
 	int r = 0;
 
 	if (fnmatch(u->path, e->target, FNM_PATHNAME | FNM_PERIOD) == 0)
@@ -247,8 +247,8 @@ static int add_pattern_edges(struct builder *b, size_t i, const char *use, const
  * for the entry above where it leads. */
 static int add_used_path_edges(struct builder *b, size_t i)
 {
-	const struct fstab_entry *e = builder_entry(b, i);
-	const struct entry_facts *f = builder_facts(b, i);
+	const struct fstab_entry *e = plan__builder_entry(b, i);
+	const struct entry_facts *f = plan__builder_facts(b, i);
 	char use[PATH_MAX + 64];
 	size_t p;
 	int r = 0;
@@ -267,15 +267,15 @@ static int add_used_path_edges(struct builder *b, size_t i)
 	}
 	if (r < 0 || !f->target_real)
 		return r;
-	p = deepest_entry_above(b, f->target_real, false, i);
+	p = plan__deepest_entry_above(b, f->target_real, false, i);
 	if (p == NONE)
 		return 0;
-	return builder_add_edge(b, b->entry_step[i], b->entry_step[p], EDGE_PARENT,
+	return plan__builder_add_edge(b, b->entry_step[i], b->entry_step[p], EDGE_PARENT,
 				"mount point %s resolves to %s, below %s", e->target,
-				f->target_real, builder_entry(b, p)->target);
+				f->target_real, plan__builder_entry(b, p)->target);
 }
 
-int plan_add_edges(struct builder *b)
+int plan__add_edges(struct builder *b)
 {
 	int r;
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The planner's private room: the builder that plan.c (steps 1-3 and 6),
- * plan_edges.c (step 4) and plan_order.c (step 5) share.  Nothing here is
- * for callers of plan.h.
+ * plan_builder.c (its helpers), plan_edges.c (step 4) and plan_order.c
+ * (step 5) share.  Nothing here is for callers of plan.h: the plan__
+ * prefix marks these names as the folder's own, as libmount marks its
+ * shared-private ones.
  */
 #ifndef STORAGED_PLAN_INTERNAL_H
 #define STORAGED_PLAN_INTERNAL_H
@@ -47,32 +49,36 @@ struct builder {
 	size_t *by_target; /* fstab entries sorted by target, then by line */
 };
 
-/* plan.c: the builder's helpers */
-int builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind,
+/* plan_builder.c: the builder's helpers */
+/* A zeroed step of @kind at the end of @b->steps (*@ret its index).  0 or
+ * -ENOMEM. */
+int plan__builder_add_step(struct builder *b, enum plan_step_kind kind, size_t *ret);
+int plan__builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind,
 		     const char *fmt, ...) _printf_(5, 6);
-const struct fstab_entry *builder_entry(const struct builder *b, size_t i);
+const struct fstab_entry *plan__builder_entry(const struct builder *b, size_t i);
 /* The loader's facts about entry @i (an empty set when it gave none). */
-const struct entry_facts *builder_facts(const struct builder *b, size_t i);
+const struct entry_facts *plan__builder_facts(const struct builder *b, size_t i);
 /* The deferred entry (not @skip) whose mount point is the deepest one
  * containing @path: strictly above it, or also equal with @or_equal; NONE. */
-size_t deepest_entry_above(const struct builder *b, const char *path, bool or_equal, size_t skip);
+size_t plan__deepest_entry_above(const struct builder *b, const char *path, bool or_equal, size_t skip);
 /* The area (that has a step) whose path contains @path, or NONE. */
-size_t area_above(const struct builder *b, const char *path, bool or_equal);
+size_t plan__area_above(const struct builder *b, const char *path, bool or_equal);
 /* The step that makes @path what it will be (see plan.c), or NONE. */
-size_t deepest_holder(const struct builder *b, const char *path, size_t skip, const char **ret_name);
+size_t plan__deepest_holder(const struct builder *b, const char *path, size_t skip, const char **ret_name);
+/* plan.c */
 /* The WAIT_DEVICE step for @spec (µs @timeout), created once. 0 or -ENOMEM. */
-int ensure_wait(struct builder *b, const char *spec, uint64_t timeout, size_t *ret);
+int plan__ensure_wait(struct builder *b, const char *spec, uint64_t timeout, size_t *ret);
 /* µs: the entry's own device timeout, else the configured one. */
-uint64_t entry_device_timeout(const struct plan_input *in, const struct fstab_entry *e);
+uint64_t plan__entry_device_timeout(const struct plan_input *in, const struct fstab_entry *e);
 
 /* plan_edges.c, step 4: every edge of rules 1, 2, 4 and 5.  0 or -ENOMEM. */
-int plan_add_edges(struct builder *b);
+int plan__add_edges(struct builder *b);
 
 /* plan_order.c, step 5: Kahn's sort into @perm; returns how many steps
  * were placed (fewer than all: a cycle among the @pending). */
-size_t plan_order_steps(const struct builder *b, size_t *pending, bool *placed, size_t *perm);
+size_t plan__order_steps(const struct builder *b, size_t *pending, bool *placed, size_t *perm);
 /* A cycle among the steps left: reported once, naming every entry in it.
  * Returns: -ELOOP, or -ENOMEM. */
-int plan_diagnose_cycle(struct builder *b, const size_t *pending);
+int plan__diagnose_cycle(struct builder *b, const size_t *pending);
 
 #endif

@@ -132,7 +132,7 @@ out:
 
 /* Kahn: @pending[i] counts the unplaced steps @i waits for; the smallest
  * ready step by step_before() goes next.  Returns: the number placed. */
-size_t plan_order_steps(const struct builder *b, size_t *pending, bool *placed, size_t *perm)
+size_t plan__order_steps(const struct builder *b, size_t *pending, bool *placed, size_t *perm)
 {
 	size_t n = order_by_heap(b, pending, placed, perm);
 
@@ -268,7 +268,7 @@ static int report_cycle(struct builder *b, const size_t *cyc, size_t n)
 
 /* Every cycle, each reported once: a step that only waits on a cycle
  * leads the walk into one already reported, which is not repeated. */
-int plan_diagnose_cycle(struct builder *b, const size_t *pending)
+int plan__diagnose_cycle(struct builder *b, const size_t *pending)
 {
 	size_t *walk = calloc(b->n_steps, sizeof(*walk));
 	size_t *pos = calloc(b->n_steps, sizeof(*pos));

@@ -13,7 +13,6 @@
 #include "parse/area_facts.h"
 #include "shared/json_out.h"
 #include "plan.h"
-#include "world/plan_predict.h"
 #include "parse/units.h"
 
 /* ------------------------------------------------------------ rendering */
@@ -138,7 +137,7 @@ static void step_detail(const struct plan *p, size_t i, FILE *f)
 	if (s->predicted) {
 		/* nofail: the failure is tolerated, and the plan says so */
 		fprintf(f, "%s%s%s", s->kind == PLAN_MOUNT && s->entry->nofail ? "nofail, " : "",
-			predict_is_skip(s) ? "" : "will fail: ", s->predicted);
+			plan_step_predicted_skip(s) ? "" : "will fail: ", s->predicted);
 		return;
 	}
 	switch (s->kind) {

@@ -10,7 +10,7 @@
 #include <libmount.h>
 
 #include "atomic_file.h"
-#include "parse/input.h"
+#include "shared/input.h"
 #include "state.h"
 #include "state_internal.h"
 #include "parse/units.h"

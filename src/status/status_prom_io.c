@@ -20,6 +20,7 @@
 
 #include "state/atomic_file.h"
 #include "parse/config.h"
+#include "world/load.h"
 #include "world/statedir.h"
 #include "status_prom.h"
 #include "parse/units.h"

@@ -19,6 +19,7 @@
 #include "mount/view.h"
 #include "status/status_live.h"
 #include "shared/sysinfo.h"
+#include "load.h"
 #include "world.h"
 #include "shared/optstr.h"
 
@@ -70,7 +71,7 @@ static void facts_done(struct world *w)
 void world_done(struct world *w)
 {
 	plan_done(&w->plan);
-	plan_predictions_done(&w->predictions);
+	predictions_done(&w->predictions);
 	free(w->surveys);
 	facts_done(w);
 	mnt_unref_table(w->mountinfo);
@@ -302,7 +303,7 @@ static void warn_auto(const struct fstab *f, struct diag_list *dl)
 	}
 }
 
-/* plan_build(), then plan_predict() on the plan.  Returns: 0; -EINVAL
+/* plan_build(), then predict_plan() on the plan.  Returns: 0; -EINVAL
  * for plan errors (in @dl); -ENOMEM (logged). */
 static int plan_and_predict(const struct sources *s, const struct logger *lg, struct world *w,
 			    struct diag_list *dl)
@@ -329,7 +330,7 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 	warn_auto(&w->fstab, dl);
 	if (plan_build(&in, &w->plan, dl) < 0 || diag_count(dl, DIAG_ERROR))
 		return -EINVAL;
-	r = plan_predict(&in, &ps, &w->plan, &w->predictions);
+	r = predict_plan(&in, &ps, &w->plan, &w->predictions);
 	if (r < 0)
 		log_error(lg, "cannot predict the plan's failures: %s", strerror(-r));
 	return r < 0 ? r : 0;
@@ -405,7 +406,7 @@ static unsigned count_needed(const struct plan *p, bool skips)
 	plan_boot_needs(p, needed);
 	for (size_t i = 0; i < p->n_steps; i++)
 		n += needed[i] && world_step_will_fail(&p->steps[i]) != NULL &&
-		     predict_is_skip(&p->steps[i]) == skips;
+		     plan_step_predicted_skip(&p->steps[i]) == skips;
 	free(needed);
 	return n;
 }

@@ -28,7 +28,7 @@
 #include "mount/view.h"
 #include "shared/log.h"
 #include "plan/plan.h"
-#include "plan_predict.h"
+#include "predict.h"
 
 struct sources {
 	const char *config_path; /* -c, or CONFIG_DEFAULT_PATH */
@@ -72,7 +72,7 @@ struct sources {
  *                        mount.TYPE helpers instead of PREDICT_HELPER_DIRS
  *   STORAGED_SYSFS_BTRFS a directory read instead of /sys/fs/btrfs (status)
  * With STORAGED_MOUNTINFO set, the plan's paths are a test's, not this
- * machine's: mount points are not checked (plan_predict()).
+ * machine's: mount points are not checked (predict_plan()).
  * An empty value counts as unset.
  */
 void sources_init(struct sources *s, const struct options *o);
@@ -86,7 +86,7 @@ struct world {
 	struct libmnt_table *mountinfo;
 	struct area_survey *surveys; /* one per cfg.areas[i] */
 	struct plan plan;
-	struct plan_predictions predictions; /* the plan's steps borrow them */
+	struct predictions predictions; /* the plan's steps borrow them */
 };
 
 /**
@@ -126,7 +126,7 @@ int world_load_devices(const struct sources *s, const struct logger *lg, struct 
  * a link on the way is checked as the mount would check it), block
  * devices and btrfs filesystems (only when some entry needs a device, see
  * plan_needs_devices()), the mount table, area surveys, RAM size, then
- * plan_build() and plan_predict().  Warns (logged) about each deferred
+ * plan_build() and predict_plan().  Warns (logged) about each deferred
  * entry without noauto.
  *
  * Returns: 0; -EINVAL when the config, the fstab or the plan has errors
@@ -141,7 +141,7 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
  *
  * A step the plan already knows will fail: something else on its mount
  * point, an untrusted link, a seed that does not fit its area, or one of
- * plan_predict()'s predictions.
+ * predict_plan()'s predictions.
  *
  * Returns: why (borrowed from @s), or NULL.
  */
@@ -160,7 +160,7 @@ unsigned world_predicted_failures(const struct plan *p);
 /**
  * world_predicted_skips:
  * Returns: the number of steps of @p, among those the boot needs, that
- * start skips because a step they wait on will fail (predict_is_skip()):
+ * start skips because a step they wait on will fail (plan_step_predicted_skip()):
  * counted apart, as start's summary counts them, and not among
  * world_predicted_failures().  Start's exit status counts them (a step
  * the boot needs was not done); the step they wait on is counted there

@@ -422,7 +422,7 @@ static void read_image(const char *path, struct btrfs_sb_info *info)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	assert_true(fd >= 0);
-	assert_int_equal(btrfs_sb_read(fd, info), 0);
+	assert_int_equal(inventory_read_btrfs_sb(fd, info), 0);
 	close(fd);
 }
 
@@ -545,7 +545,7 @@ static void test_probe_not_btrfs(void **state)
 	/* file ends inside the superblock */
 	fd = open(im->shortf, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(btrfs_sb_read(fd, &d.btrfs), -EIO);
+	assert_int_equal(inventory_read_btrfs_sb(fd, &d.btrfs), -EIO);
 	close(fd);
 }
 
@@ -572,7 +572,7 @@ static void test_probe_corrupted_image(void **state)
 	close(in);
 	close(out);
 	in = open(path, O_RDONLY | O_CLOEXEC);
-	assert_int_equal(btrfs_sb_read(in, &d.btrfs), -EBADMSG);
+	assert_int_equal(inventory_read_btrfs_sb(in, &d.btrfs), -EBADMSG);
 	close(in);
 	assert_int_equal(inventory_probe(path, &d), 0);
 	assert_false(d.is_btrfs);

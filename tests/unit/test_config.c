@@ -19,6 +19,7 @@
 #include "parse/diag.h"
 #include "parse/units.h"
 #include "shared/util.h"
+#include "world/load.h"
 
 #define CONFIG_FIXTURES FIXTURES "/config/"
 #define SEC USEC_PER_SEC

@@ -17,6 +17,7 @@
 
 #include "parse/diag.h"
 #include "parse/fstab.h"
+#include "world/load.h"
 
 #define FX(name) FIXTURES "/fstab/" name
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The pure parts of plan_predict.c and json_out.c. */
+/* The pure parts of predict.c and json_out.c. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "shared/json_out.h"
-#include "world/plan_predict.h"
+#include "world/predict.h"
 #include "shared/util.h"
 
 static void test_filesystems(void **state)
@@ -104,7 +104,7 @@ static void test_json_non_utf8(void **state)
  * where the kernel knows overlay and tmpfs, and ext4 and vfat on block
  * devices; the prediction of step @i. */
 static const char *predict_mounts(struct fstab_entry *e, struct plan_step *steps, size_t n,
-				  const char *dir, struct plan_predictions *pp, size_t i)
+				  const char *dir, struct predictions *pp, size_t i)
 {
 	char types[4096];
 	FILE *f;
@@ -121,7 +121,7 @@ static const char *predict_mounts(struct fstab_entry *e, struct plan_step *steps
 	fclose(f);
 	for (size_t k = 0; k < n; k++)
 		steps[k] = (struct plan_step){ .kind = PLAN_MOUNT, .entry = &e[k], .facts = &none };
-	assert_true(plan_predict(&in, &ps, &p, pp) >= 0);
+	assert_true(predict_plan(&in, &ps, &p, pp) >= 0);
 	unlink(types);
 	return steps[i].predicted;
 }
@@ -132,7 +132,7 @@ static void test_overlay_dirs(void **state)
 	struct fstab_path paths[3];
 	struct fstab_entry e[2] = { 0 };
 	struct plan_step steps[2];
-	struct plan_predictions pp;
+	struct predictions pp;
 	const char *why;
 
 	(void)state;
@@ -156,7 +156,7 @@ static void test_overlay_dirs(void **state)
 	assert_non_null(why);
 	assert_non_null(strstr(why, "upperdir="));
 	assert_non_null(strstr(why, "/up does not exist: create it (fstab:3)"));
-	plan_predictions_done(&pp);
+	predictions_done(&pp);
 	/* below a mount still to be made (step 1 mounts mnt): not known */
 	snprintf(below, sizeof(below), "%s/up", mnt);
 	paths[1].path = below;
@@ -166,12 +166,12 @@ static void test_overlay_dirs(void **state)
 	e[1].n_paths = 0;
 	e[1].mkdir = true;
 	assert_null(predict_mounts(e, steps, 2, dir, &pp, 0));
-	plan_predictions_done(&pp);
+	predictions_done(&pp);
 	/* all there: nothing predicted */
 	paths[1].path = up;
 	assert_int_equal(mkdir(up, 0700), 0);
 	assert_null(predict_mounts(e, steps, 1, dir, &pp, 0));
-	plan_predictions_done(&pp);
+	predictions_done(&pp);
 	rmdir(low);
 	rmdir(up);
 	rmdir(work);
@@ -190,17 +190,17 @@ static void test_overlay_layers(void **state)
 		.line = 7, .source = "overlay", .target = "/o", .fstype = "overlay", .paths = paths
 	};
 	struct plan_step step;
-	struct plan_predictions pp;
+	struct predictions pp;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	e.n_paths = 2; /* upperdir, workdir */
 	assert_string_equal(predict_mounts(&e, &step, 1, dir, &pp, 0),
 			    "an overlay needs a lower layer: add lowerdir=DIR (fstab:7)");
-	plan_predictions_done(&pp);
+	predictions_done(&pp);
 	paths[1] = paths[2]; /* upperdir, lowerdir */
 	assert_non_null(strstr(predict_mounts(&e, &step, 1, dir, &pp, 0), "upperdir= needs a work directory"));
-	plan_predictions_done(&pp);
+	predictions_done(&pp);
 	rmdir(dir);
 }
 
@@ -227,7 +227,7 @@ static void test_tmpfs_numbers(void **state)
 	char dir[] = "/tmp/test_predict.XXXXXX";
 	struct fstab_entry e = { .line = 2, .source = "tmpfs", .target = "/", .fstype = "tmpfs" };
 	struct plan_step step;
-	struct plan_predictions pp;
+	struct predictions pp;
 	const char *why;
 
 	(void)state;
@@ -237,7 +237,7 @@ static void test_tmpfs_numbers(void **state)
 		why = predict_mounts(&e, &step, 1, dir, &pp, 0);
 		if (cases[i].fails != (why && strstr(why, "tmpfs refuses")))
 			fail_msg("%s: %s", cases[i].options, why ? why : "no prediction");
-		plan_predictions_done(&pp);
+		predictions_done(&pp);
 	}
 	rmdir(dir);
 }
@@ -265,7 +265,7 @@ static void test_block_source(void **state)
 	char dir[] = "/tmp/test_predict.XXXXXX", src[64], small[64], img[64], source[64], mnt[64];
 	struct fstab_entry e = { .line = 4, .fstype = "ext4" };
 	struct plan_step step;
-	struct plan_predictions pp;
+	struct predictions pp;
 	const char *why;
 	FILE *f;
 
@@ -295,7 +295,7 @@ static void test_block_source(void **state)
 		if (cases[i].why ? !why || !strstr(why, cases[i].why) || !strstr(why, "(fstab:4)")
 				 : why != NULL)
 			fail_msg("%s %s: %s", cases[i].source, cases[i].fstype, why ? why : "no prediction");
-		plan_predictions_done(&pp);
+		predictions_done(&pp);
 	}
 	unlink(small);
 	unlink(img);

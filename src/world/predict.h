@@ -5,11 +5,12 @@
  * copy helper, the filesystem types the kernel and the mount helpers
  * know, btrfs members missing under the degraded policy, mount points).
  * Run after plan_build(), by world_load(): --dry-run and check show each
- * as a step that will fail, and exit 1.  The executor does not act on
+ * as a step that will fail, and exit 1.  One rule per row of predict.c's
+ * rules[], each citing the kernel, libmount or mkfs code it follows.  The executor does not act on
  * them (start meets the failure itself, with the same reason).
  */
-#ifndef STORAGED_PLAN_PREDICT_H
-#define STORAGED_PLAN_PREDICT_H
+#ifndef STORAGED_PREDICT_H
+#define STORAGED_PREDICT_H
 
 #include <stdbool.h>
 
@@ -34,47 +35,36 @@ struct predict_sources {
 			      table is not a test's): check mount points */
 };
 
-struct plan_predictions {
+struct predictions {
 	char **why; /* owned strings, one per prediction */
 	size_t n;
 };
 
 /**
- * plan_predict:
+ * predict_plan:
  * @in: the inputs the plan was built from
  * @ps: where to look
  * @p: the plan; each step start will fail gets ->predicted
- * @ret: owns the reasons; free with plan_predictions_done() after @p is
+ * @ret: owns the reasons; free with predictions_done() after @p is
  *       done with them
  *
  * Only steps that are neither done, left for later, nor already in
  * conflict get a prediction; a step that waits on one that will fail gets
- * PREDICT_SKIPPED "waits on step N, which will fail" (start skips it,
- * and counts it apart from the failures: predict_is_skip()).
+ * PLAN_PREDICTED_SKIP "waits on step N, which will fail" (start skips
+ * it, and counts it apart from the failures: plan_step_predicted_skip()).
  *
  * Returns: the number of steps predicted to fail, skips left out, or
  * -ENOMEM.
  */
-int plan_predict(const struct plan_input *in, const struct predict_sources *ps, struct plan *p,
-		 struct plan_predictions *ret);
-
-void plan_predictions_done(struct plan_predictions *pp);
-
-/* The start of a prediction that a step is skipped, not failed. */
-#define PREDICT_SKIPPED "skipped: "
+int predict_plan(const struct plan_input *in, const struct predict_sources *ps, struct plan *p,
+		 struct predictions *ret);
 
 /**
- * predict_is_skip:
- * @s: a step of a predicted plan
- *
- * Returns: true when plan_predict() found that start skips @s because a
- * step it waits on will fail (start counts it as skipped, not failed).
- * Inline: the plan's renderer tells the two apart without the predictor.
+ * predictions_done:
+ * Frees the reasons @pp owns (the plan's steps borrow them).  Accepts a
+ * zeroed struct.
  */
-static inline bool predict_is_skip(const struct plan_step *s)
-{
-	return s->predicted && has_prefix(s->predicted, PREDICT_SKIPPED);
-}
+void predictions_done(struct predictions *pp);
 
 /**
  * predict_parse_filesystems_buf:

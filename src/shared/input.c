@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "input.h"
-#include "units.h"
+#include "parse/units.h"
 
 static int too_big(const char *path, size_t max, struct diag_list *diags)
 {

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The planner's builder (plan_internal.h): adding steps and edges, and the
+ * lookups every rule makes on it, by path: the deferred entry whose mount
+ * point holds a path (a binary search of the entries sorted by target),
+ * the area that holds it, and of the two the step that makes the path what
+ * it will be.  Shared by plan.c (steps 1-3), plan_edges.c (step 4) and
+ * plan_order.c (step 5).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+#include "shared/util.h"
+
+static bool path_is_below_or_equal(const char *path, const char *dir)
+{
+	return strcmp(path, dir) == 0 || path_is_below(path, dir);
+}
+
+int plan__builder_add_step(struct builder *b, enum plan_step_kind kind, size_t *ret)
+{
+	struct plan_step *nv = b->steps;
+
+	/* doubled: one step at a time copied every step made so far */
+	if (b->n_steps == b->cap_steps) {
+		size_t cap = b->cap_steps ? 2 * b->cap_steps : 16;
+
+		nv = reallocarray(b->steps, cap, sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		b->steps = nv;
+		b->cap_steps = cap;
+	}
+	memset(&nv[b->n_steps], 0, sizeof(*nv));
+	nv[b->n_steps].kind = kind;
+	*ret = b->n_steps++;
+	return 0;
+}
+
+/* Multiplicative hashing (Knuth): the product's high bits depend on all
+ * of the key's, the low ones only on its low bits, so the slot is taken
+ * from the high half.  @cap is a power of two. */
+static size_t edge_slot(size_t from, size_t to, size_t cap)
+{
+	uint64_t h = ((uint64_t)from * UINT64_C(0x9e3779b97f4a7c15)) ^ (uint64_t)to;
+
+	h *= UINT64_C(0xbf58476d1ce4e5b9);
+	return (size_t)(h >> 32) & (cap - 1);
+}
+
+/* The slot that holds the edge @from -> @to, or the free one it would take. */
+static size_t edge_find(const struct builder *b, size_t from, size_t to)
+{
+	size_t k = edge_slot(from, to, b->cap_index);
+
+	while (b->edge_index[k]) {
+		const struct edge *e = &b->edges[b->edge_index[k] - 1];
+
+		if (e->from == from && e->to == to)
+			break;
+		k = (k + 1) & (b->cap_index - 1);
+	}
+	return k;
+}
+
+/* Room for one more edge, in the array and in the index (both doubled: an
+ * fstab of thousands of entries whose union branches match thousands of
+ * mount points makes hundreds of thousands of edges). */
+static int edges_reserve(struct builder *b)
+{
+	if (b->n_edges == b->cap_edges) {
+		size_t cap = b->cap_edges ? 2 * b->cap_edges : 64;
+		struct edge *nv = reallocarray(b->edges, cap, sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		b->edges = nv;
+		b->cap_edges = cap;
+	}
+	if (2 * (b->n_edges + 1) > b->cap_index) {
+		size_t cap = b->cap_index ? 2 * b->cap_index : 128;
+		size_t *nv = calloc(cap, sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		free(b->edge_index);
+		b->edge_index = nv;
+		b->cap_index = cap;
+		for (size_t i = 0; i < b->n_edges; i++)
+			nv[edge_find(b, b->edges[i].from, b->edges[i].to)] = i + 1;
+	}
+	return 0;
+}
+
+/* Adds "@from waits for @to"; a second edge between the same steps is
+ * dropped, so the first rule that links them names the reason.
+ * Returns: 0, or -ENOMEM. */
+int plan__builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind, const char *fmt, ...)
+{
+	char *reason;
+	va_list ap;
+	size_t k;
+	int r;
+
+	r = edges_reserve(b);
+	if (r < 0)
+		return r;
+	k = edge_find(b, from, to);
+	if (b->edge_index[k])
+		return 0;
+	va_start(ap, fmt);
+	r = vasprintf(&reason, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	b->edges[b->n_edges++] = (struct edge){ .from = from, .to = to, .kind = kind, .reason = reason };
+	b->edge_index[k] = b->n_edges;
+	return 0;
+}
+
+const struct fstab_entry *plan__builder_entry(const struct builder *b, size_t i)
+{
+	return &b->in->fstab->entries[i];
+}
+
+const struct entry_facts *plan__builder_facts(const struct builder *b, size_t i)
+{
+	static const struct entry_facts none;
+
+	return b->in->facts ? &b->in->facts[i] : &none;
+}
+
+/* <0, 0, >0 as the string @t sorts before, equal to or after the first
+ * @len bytes of @path. */
+static int cmp_prefix(const char *t, const char *path, size_t len)
+{
+	int c = strncmp(t, path, len);
+
+	return c != 0 ? c : t[len] != '\0';
+}
+
+/* The first entry in fstab order (not @skip) whose target is exactly the
+ * first @len bytes of @path, or NONE: a binary search of by_target. */
+static size_t entry_with_target(const struct builder *b, const char *path, size_t len, size_t skip)
+{
+	size_t lo = 0, hi = b->in->fstab->n_entries;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_prefix(plan__builder_entry(b, b->by_target[mid])->target, path, len) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < b->in->fstab->n_entries; lo++) {
+		size_t i = b->by_target[lo];
+
+		if (cmp_prefix(plan__builder_entry(b, i)->target, path, len) != 0)
+			break;
+		if (i != skip)
+			return i;
+	}
+	return NONE;
+}
+
+/* Length of the parent of the first @len bytes of the absolute @path. */
+static size_t parent_len(const char *path, size_t len)
+{
+	while (len > 1 && path[len - 1] != '/')
+		len--;
+	return len > 1 ? len - 1 : 1;
+}
+
+/* The deferred entry (not @skip) whose target is the deepest one containing
+ * @path: strictly above it, or also equal to it with @or_equal.  Looks up
+ * each ancestor of @path, deepest first, so that nesting hundreds of
+ * entries stays linear. */
+size_t plan__deepest_entry_above(const struct builder *b, const char *path, bool or_equal, size_t skip)
+{
+	size_t len = strlen(path), found;
+
+	if (!b->in->fstab || path[0] != '/' || (!or_equal && len == 1))
+		return NONE;
+	if (!or_equal)
+		len = parent_len(path, len);
+	for (;;) {
+		found = entry_with_target(b, path, len, skip);
+		if (found != NONE || len == 1)
+			return found;
+		len = parent_len(path, len);
+	}
+}
+
+/* The area (that has a step) whose path contains @path. */
+size_t plan__area_above(const struct builder *b, const char *path, bool or_equal)
+{
+	const struct config *c = b->in->config;
+
+	for (size_t i = 0; i < c->n_areas; i++) {
+		const char *p = c->areas[i].path;
+		bool match = or_equal ? path_is_below_or_equal(path, p) : path_is_below(path, p);
+
+		if (b->area_step[i] != NONE && match)
+			return i;
+	}
+	return NONE;
+}
+
+/* The step that makes @path what it will be: the MOUNT step of the deepest
+ * entry (not @skip) on or above it, or the AREA step covering it when the
+ * area lies deeper.  Returns: the step, or NONE; @ret_name names it. */
+size_t plan__deepest_holder(const struct builder *b, const char *path, size_t skip, const char **ret_name)
+{
+	size_t p = plan__deepest_entry_above(b, path, true, skip);
+	size_t a = plan__area_above(b, path, true);
+	const struct area_config *ac = a != NONE ? &b->in->config->areas[a] : NULL;
+
+	if (ac && (p == NONE || strlen(ac->path) > strlen(plan__builder_entry(b, p)->target))) {
+		*ret_name = ac->name;
+		return b->area_step[a];
+	}
+	if (p == NONE)
+		return NONE;
+	*ret_name = plan__builder_entry(b, p)->target;
+	return b->entry_step[p];
+}

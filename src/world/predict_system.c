@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The predictions that look at the system (predict.c's rules[] names each
+ * rule's source): the filesystem types the kernel knows (/proc/filesystems,
+ * modules.alias) and the mount helpers installed, and, on this machine's
+ * paths, the mount point, a bind or loop source, a block device's source
+ * and an overlay's directories.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "parse/fsfacts.h"
+#include "predict_internal.h"
+#include "shared/optstr.h"
+#include "shared/util.h"
+
+/* ------------------------------------------------------------ pure parsers */
+
+int predict_parse_filesystems_buf(const char *buf, char ***types, char ***dev_types)
+{
+	/* "nodev\tsysfs\n\text4\n": an optional flag, a tab, the name */
+	for (const char *l = buf; l && *l;) {
+		const char *end = strchr(l, '\n'), *tab = strchr(l, '\t');
+		size_t n;
+		char *name;
+
+		if (!end)
+			end = l + strlen(l);
+		if (tab && tab < end) {
+			const char *t;
+
+			n = (size_t)(end - tab - 1);
+			name = strndup(tab + 1, n);
+			if (!name)
+				return -ENOMEM;
+			/* stripped in place: the list owns and frees @name itself */
+			t = strip(name);
+			memmove(name, t, strlen(t) + 1);
+			if (strv_push(types, name) < 0) {
+				free(name);
+				return -ENOMEM;
+			}
+			/* no flag: the type needs a device (FS_REQUIRES_DEV) */
+			if (dev_types && tab == l && strv_extend(dev_types, name) < 0)
+				return -ENOMEM;
+		}
+		l = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+int predict_parse_modules_alias_buf(const char *buf, char ***types)
+{
+	static const char key[] = "alias fs-";
+
+	for (const char *l = buf; l && *l;) {
+		const char *end = strchr(l, '\n');
+
+		if (!end)
+			end = l + strlen(l);
+		if ((size_t)(end - l) > sizeof(key) - 1 && strncmp(l, key, sizeof(key) - 1) == 0) {
+			const char *t = l + sizeof(key) - 1;
+			size_t n = strcspn(t, " \t\n");
+			char *name = strndup(t, n);
+
+			if (!name || strv_push(types, name) < 0)
+				return -ENOMEM;
+		}
+		l = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* One type of a list: itself or, for "fuse.sshfs", its main type. */
+static bool one_type_in(const char *t, size_t n, char *const *types)
+{
+	const char *dot = memchr(t, '.', n);
+
+	for (char *const *v = types; v && *v; v++)
+		if ((strlen(*v) == n && strncmp(*v, t, n) == 0) ||
+		    (dot && strlen(*v) == (size_t)(dot - t) && strncmp(*v, t, (size_t)(dot - t)) == 0))
+			return true;
+	return false;
+}
+
+bool predict_fstype_in(const char *fstype, char *const *types)
+{
+	for (const char *t = fstype; t && *t;) {
+		size_t n = strcspn(t, ",");
+
+		if (n && one_type_in(t, n, types))
+			return true;
+		t += n + (t[n] == ',');
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------ filesystem types */
+
+static int read_text(const char *path, char **ret)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t sz = 0;
+	FILE *m;
+	char chunk[8192];
+	size_t n;
+
+	if (!f)
+		return -errno;
+	m = open_memstream(&buf, &sz);
+	if (!m) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, n, m);
+	fclose(f);
+	if (fclose(m) != 0) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*ret = buf;
+	return 0;
+}
+
+/* The kernel's types: /proc/filesystems.  Returns: 0, -ENOENT when the
+ * list cannot be read (no prediction then), -ENOMEM. */
+static int load_fstypes(struct predictor *pr)
+{
+	char *buf = NULL;
+	int r;
+
+	pr->fstypes_loaded = true;
+	if (read_text(pr->ps->filesystems_path ?: PREDICT_FILESYSTEMS, &buf) < 0)
+		return -ENOENT;
+	r = predict_parse_filesystems_buf(buf, &pr->fstypes, &pr->dev_types);
+	free(buf);
+	return r;
+}
+
+/* The types the kernel can load a module for (a mount(2) of an unlisted
+ * type makes it run modprobe fs-TYPE), added to the list: read only when
+ * a type is not listed, as modules.alias is large.  A test's list
+ * (filesystems_path) is the whole list.  Returns: 0 or -ENOMEM. */
+static int load_module_types(struct predictor *pr)
+{
+	char *buf = NULL, alias[512];
+	struct utsname u;
+	int r = 0;
+
+	pr->aliases_loaded = true;
+	if (pr->ps->filesystems_path || uname(&u) < 0)
+		return 0;
+	/* /usr/lib/modules where /lib is not a link to /usr/lib */
+	snprintf(alias, sizeof(alias), "/lib/modules/%s/modules.alias", u.release);
+	if (read_text(alias, &buf) == 0 ||
+	    (snprintf(alias, sizeof(alias), "/usr/lib/modules/%s/modules.alias", u.release),
+	     read_text(alias, &buf) == 0))
+		r = predict_parse_modules_alias_buf(buf, &pr->fstypes);
+	free(buf);
+	return r;
+}
+
+/* libmount runs mount.TYPE (or, for "fuse.sshfs", mount.fuse.sshfs or
+ * mount.fuse) when one of its directories has it. */
+static bool has_helper(const struct predictor *pr, const char *fstype)
+{
+	const char *dirs = pr->ps->helper_dirs ?: PREDICT_HELPER_DIRS;
+
+	for (const char *d = dirs; *d;) {
+		size_t n = strcspn(d, ":");
+
+		for (const char *t = fstype; n && *t;) {
+			size_t k = strcspn(t, ","), main = strcspn(t, ".,");
+			char path[4096];
+
+			snprintf(path, sizeof(path), "%.*s/mount.%.*s", (int)n, d, (int)k, t);
+			if (access(path, X_OK) == 0)
+				return true;
+			snprintf(path, sizeof(path), "%.*s/mount.%.*s", (int)n, d, (int)main, t);
+			if (main < k && access(path, X_OK) == 0)
+				return true;
+			t += k + (t[k] == ',');
+		}
+		d += n + (d[n] == ':');
+	}
+	return false;
+}
+
+int predict__fstype(struct predictor *pr, size_t i)
+{
+	const struct fstab_entry *e = pr->p->steps[i].entry;
+	int r;
+
+	if (e->bind || !e->fstype || streq(e->fstype, "auto") || streq(e->fstype, "none"))
+		return 0;
+	if (!pr->fstypes_loaded && (r = load_fstypes(pr)) < 0)
+		return r == -ENOENT ? 0 : r;
+	if (!pr->fstypes || predict_fstype_in(e->fstype, pr->fstypes) || has_helper(pr, e->fstype))
+		return 0;
+	if (!pr->aliases_loaded && (r = load_module_types(pr)) < 0)
+		return r;
+	if (predict_fstype_in(e->fstype, pr->fstypes))
+		return 0;
+	return predict__record(pr, i, "unknown filesystem type '%s' (%s:%u): the kernel neither lists it (/proc/filesystems) nor has a module for it, and no mount.%s helper is installed; correct the type or install its driver",
+		       e->fstype, predict__fstab_file(pr), e->line, e->fstype);
+}
+
+/* ------------------------------------------------------------ paths */
+
+static const char *pending_top(const struct plan_step *s)
+{
+	if (s->done)
+		return NULL;
+	if (s->kind == PLAN_MOUNT)
+		return s->facts->target_real ?: s->entry->target;
+	return s->kind == PLAN_AREA ? s->area->path : NULL;
+}
+
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool is_top(const struct predictor *pr, const char *prefix)
+{
+	return bsearch(&prefix, pr->tops, pr->n_tops, sizeof(*pr->tops), by_str) != NULL;
+}
+
+/*
+ * @path lies below the mount point or area of a step that is still to
+ * run: it is not there before that step.  path_is_below(@path, TOP) for
+ * some TOP, found by looking up each prefix of @path that ends before a
+ * '/' in the sorted tops: a plan of N mounts asks this of every one, N^2
+ * string compares with a scan (2000 entries: 4 M).  Without memory for
+ * the index: the scan.
+ */
+static bool below_pending(struct predictor *pr, const char *path)
+{
+	const struct plan *p = pr->p;
+	char prefix[PATH_MAX];
+
+	if (pr->n_tops == SIZE_MAX && (pr->tops = calloc(p->n_steps ? p->n_steps : 1, sizeof(*pr->tops)))) {
+		pr->n_tops = 0;
+		for (size_t k = 0; k < p->n_steps; k++)
+			if (pending_top(&p->steps[k]))
+				pr->tops[pr->n_tops++] = pending_top(&p->steps[k]);
+		qsort(pr->tops, pr->n_tops, sizeof(*pr->tops), by_str);
+	}
+	if (!pr->tops || strlen(path) >= sizeof(prefix)) {
+		for (size_t k = 0; k < p->n_steps; k++)
+			if (pending_top(&p->steps[k]) && path_is_below(path, pending_top(&p->steps[k])))
+				return true;
+		return false;
+	}
+	if (path[0] == '/' && path[1] && (is_top(pr, "/") || is_top(pr, "")))
+		return true;
+	for (size_t n = 1; path[n]; n++)
+		if (path[n] == '/' && path[n + 1]) {
+			memcpy(prefix, path, n);
+			prefix[n] = '\0';
+			if (is_top(pr, prefix))
+				return true;
+		}
+	return false;
+}
+
+/* The nearest existing directory above @path (a copy in @buf).  Returns:
+ * 0, or negative errno of the first component that exists but cannot
+ * hold a directory. */
+static int nearest_existing(const char *path, char *buf, size_t len)
+{
+	struct stat st;
+	char *slash;
+
+	snprintf(buf, len, "%s", path);
+	while ((slash = strrchr(buf, '/'))) {
+		if (slash == buf)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		if (stat(buf, &st) == 0)
+			return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+		if (errno != ENOENT)
+			return -errno;
+		if (slash == buf)
+			break;
+	}
+	return -ENOENT;
+}
+
+int predict__mount_point(struct predictor *pr, size_t i)
+{
+	const struct fstab_entry *e = pr->p->steps[i].entry;
+	const struct entry_facts *f = pr->p->steps[i].facts;
+	const char *t = f->target_real ?: e->target;
+	char up[4096];
+	struct statvfs sv;
+	struct stat st;
+	int r;
+
+	if (below_pending(pr, t))
+		return 0;
+	/* what the fstab's loading found there, else a look now */
+	if (f->target_mode)
+		st.st_mode = f->target_mode;
+	if (f->target_mode || stat(t, &st) == 0)
+		return e->bind || S_ISDIR(st.st_mode)
+			       ? 0
+			       : predict__record(pr, i, "mount point '%s' is not a directory; correct the fstab entry (%s:%u)",
+					 e->target, predict__fstab_file(pr), e->line);
+	if (errno != ENOENT)
+		return predict__record(pr, i, "mount point '%s': %s", e->target, strerror(errno));
+	if (!e->mkdir)
+		return predict__record(pr, i, "mount point '%s' does not exist: create it, or add X-mount.mkdir to the options of %s:%u",
+			       e->target, predict__fstab_file(pr), e->line);
+	r = nearest_existing(t, up, sizeof(up));
+	if (r < 0)
+		return predict__record(pr, i, "cannot create mount point '%s' (X-mount.mkdir): '%s': %s",
+			       e->target, up, strerror(-r));
+	if (statvfs(up, &sv) == 0 && (sv.f_flag & ST_RDONLY))
+		return predict__record(pr, i, "cannot create mount point '%s' (X-mount.mkdir): '%s' is on a read-only filesystem",
+			       e->target, up);
+	return 0;
+}
+
+/* Step @i waits for a mount still to be made: what it reads may appear
+ * only then (a bind source reached through a link into that mount). */
+static bool waits_on_pending_mount(const struct plan *p, size_t i)
+{
+	const struct plan_step *s = &p->steps[i];
+
+	for (size_t d = 0; d < s->n_deps; d++) {
+		const struct plan_step *dep = &p->steps[s->deps[d].step];
+
+		if (!dep->done && (dep->kind == PLAN_MOUNT || dep->kind == PLAN_AREA))
+			return true;
+	}
+	return false;
+}
+
+/* A bind's source or a loop's image must exist (unless a step makes it). */
+int predict__source(struct predictor *pr, size_t i)
+{
+	const struct fstab_entry *e = pr->p->steps[i].entry;
+	struct stat st;
+
+	if (!(e->bind || e->loop) || e->source[0] != '/' || below_pending(pr, e->source) ||
+	    waits_on_pending_mount(pr->p, i))
+		return 0;
+	if (stat(e->source, &st) == 0)
+		return 0;
+	return predict__record(pr, i, "%s '%s' (%s:%u): %s", e->bind ? "bind source" : "loop image",
+		       e->source, predict__fstab_file(pr), e->line, strerror(errno));
+}
+
+/* @fstype mounts a block device: /proc/filesystems lists it without
+ * "nodev", or it is one storaged knows (a module the kernel loads at the
+ * mount).  A list of types ("ext4,xfs") is left alone. */
+static bool needs_block_device(const struct predictor *pr, const char *fstype)
+{
+	if (strchr(fstype, ','))
+		return false;
+	return predict_fstype_in(fstype, pr->dev_types) ||
+	       (fsfacts_is_local(fstype) && !fsfacts_is_nodev(fstype));
+}
+
+/* A filesystem on a block device whose source is a directory or another
+ * file: mount(2) fails with ENOTBLK ("is not a block device").  libmount
+ * sets up a loop device by itself for the loop, offset= and sizelimit=
+ * options, and for a regular file over 1 KiB of a type libblkid knows
+ * (mnt_context_is_loopdev()); a mount.TYPE helper may take any source. */
+int predict__block_source(struct predictor *pr, size_t i)
+{
+	const struct fstab_entry *e = pr->p->steps[i].entry;
+	struct stat st;
+
+	if (e->bind || e->loop || e->source[0] != '/' || !e->fstype ||
+	    optstr_get(e->options, "offset", NULL, NULL) ||
+	    optstr_get(e->options, "sizelimit", NULL, NULL) || !needs_block_device(pr, e->fstype) ||
+	    has_helper(pr, e->fstype) || below_pending(pr, e->source) ||
+	    waits_on_pending_mount(pr->p, i) || stat(e->source, &st) < 0 || S_ISBLK(st.st_mode) ||
+	    (S_ISREG(st.st_mode) && st.st_size > 1024))
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		return predict__record(pr, i, "'%s' is a directory, not a block device: %s mounts a device; for a directory use bind, else correct the source (%s:%u)",
+			       e->source, e->fstype, predict__fstab_file(pr), e->line);
+	if (S_ISREG(st.st_mode))
+		return predict__record(pr, i, "'%s' is a %lld-byte file, not a block device (mount makes a loop device only for an image over 1 KiB): correct the source, or add loop for an image (%s:%u)",
+			       e->source, (long long)st.st_size, predict__fstab_file(pr), e->line);
+	return predict__record(pr, i, "'%s' is not a block device: %s mounts a device; correct the source (%s:%u)",
+		       e->source, e->fstype, predict__fstab_file(pr), e->line);
+}
+
+/* The directories of an overlay (fstab_entry_collect_paths()): the kernel
+ * refuses the mount when one is missing, and mount(8) says only "special
+ * device overlay does not exist".  What lies below a mount still to be
+ * made is not known before it. */
+int predict__overlay_dirs(struct predictor *pr, size_t i)
+{
+	const struct fstab_entry *e = pr->p->steps[i].entry;
+	struct stat st;
+
+	if (waits_on_pending_mount(pr->p, i))
+		return 0;
+	for (size_t k = 0; k < e->n_paths; k++) {
+		const struct fstab_path *fp = &e->paths[k];
+		const char *path = entry_facts_path_real(pr->p->steps[i].facts, k) ?: fp->path;
+
+		if (!(streq(fp->option, "lowerdir") || streq(fp->option, "lowerdir+") ||
+		      streq(fp->option, "datadir+") || streq(fp->option, "upperdir") ||
+		      streq(fp->option, "workdir")) ||
+		    below_pending(pr, path) || stat(path, &st) == 0)
+			continue;
+		if (errno == ENOENT)
+			return predict__record(pr, i, "%s=%s does not exist: create it (%s:%u)", fp->option,
+				       fp->path, predict__fstab_file(pr), e->line);
+		return predict__record(pr, i, "%s=%s: %s (%s:%u)", fp->option, fp->path, strerror(errno),
+			       predict__fstab_file(pr), e->line);
+	}
+	return 0;
+}
