@@ -240,11 +240,11 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 out:
 	if (r < 0)
 		diag_error(m, NULL, 0,
-			   "area '%s': sync back into '%s' failed while %s: %s%s; the directory holds complete old or new versions of every file and the area is left in place: fix this and run 'storaged sync %s'",
+			   "area '%s': sync back into '%s' failed while %s: %s%s; the directory holds complete old or new versions of every file and the area, with every file not synced, is left in place over '%s': fix this and run 'storaged sync %s'",
 			   name, d->lower, step, c.msg[0] ? c.msg : strerror(-r),
 			   r == -ENOSPC ? " (the directory's filesystem needs room for the changed files)"
 					: "",
-			   name);
+			   st->path, name);
 	if (workfd >= 0)
 		close(workfd);
 	if (lowerfd >= 0)

@@ -18,7 +18,7 @@ struct copy_sys;
  * failed (the entry's path below the source) when err is set. */
 struct copy_result {
 	int err;
-	char msg[256];
+	char msg[1024];
 };
 
 struct copy_opts {

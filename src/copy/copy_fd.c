@@ -416,6 +416,22 @@ int copy_sync_base_write(int fd, const struct timespec *ts)
 	return fsetxattr(fd, COPY_SYNCED_XATTR, v, (size_t)n, 0) < 0 ? -errno : 0;
 }
 
+int copy_open_data(const struct copy_sys *sys, int fd)
+{
+	const struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
+	int in = -1;
+
+	for (int i = 0; i < 5; i++) {
+		/* no O_NONBLOCK: the inode is a regular file (the O_PATH
+		 * descriptor pins it), where it only makes a lease fail */
+		in = sys->reopen(fd, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+		if (in >= 0 || (errno != EINTR && errno != EAGAIN && errno != EBUSY))
+			break;
+		nanosleep(&pause, NULL);
+	}
+	return in < 0 ? -errno : in;
+}
+
 /* W/@w: the non-directory @fd (O_PATH) of the area, with its metadata
  * but its file flags (returned in *@fflags: an immutable file could not
  * be renamed into place) */
@@ -430,11 +446,13 @@ int copy_node_fd(const struct copy_sys *sys, int fd, const struct stat *st, int 
 
 	*fflags = 0;
 	if (S_ISREG(st->st_mode)) {
-		in = sys->reopen(fd, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-		out = in < 0 ? -1
-			     : sys->openat(dirfd, w,
-					   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		r = in < 0 || out < 0 ? -errno : 0;
+		in = copy_open_data(sys, fd);
+		if (in < 0) {
+			r = in;
+			goto out;
+		}
+		out = sys->openat(dirfd, w, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		r = out < 0 ? -errno : 0;
 		if (r == 0) {
 			*fflags = copy_fflags_get(in);
 			r = copy_xattrs_read(in, false, &xa);

@@ -108,6 +108,11 @@ struct shared {
 	size_t ntasks, taskcap;
 	atomic_size_t next; /* the next task to take */
 	int lfd; /* the lower root, for the tasks */
+	/* entries that could not be copied, the others are: named in the
+	 * result once the rest is committed */
+	size_t nskipped;
+	int skip_err; /* the first one's, negative */
+	char skipped[sizeof(((struct copy_result *)0)->msg) - 160];
 };
 
 /* one walking thread's state; the lists are merged when all are done */
@@ -144,6 +149,47 @@ static int fail(struct sync_ctx *c, int err, const char *rel, const char *name, 
 	atomic_store(&c->sh->failed, true);
 	pthread_mutex_unlock(&c->sh->lock);
 	return -err;
+}
+
+/* whether the failure @err of copying one entry is that entry's (it cannot
+ * be read: a permission, a lease, an I/O error of the area) rather than
+ * the lower filesystem's or the helper's, which no other entry escapes */
+static bool entry_own(int err)
+{
+	return err != -ENOSPC && err != -EDQUOT && err != -ENOMEM && err != -EROFS && err != -EMFILE &&
+	       err != -ENFILE && err != -ECANCELED;
+}
+
+/* notes the entry @rel/@name that failed with @err: it is left out, its
+ * old version stays in the lower copy, the sync goes on */
+static void skip_entry(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what)
+{
+	struct shared *sh = c->sh;
+	size_t len;
+
+	pthread_mutex_lock(&sh->lock);
+	if (!sh->nskipped++)
+		sh->skip_err = err;
+	len = strlen(sh->skipped);
+	if (len + 8 < sizeof(sh->skipped))
+		snprintf(sh->skipped + len, sizeof(sh->skipped) - len, "%s'%s%s%s': %s: %s",
+			 len ? "; " : "", rel, *rel ? "/" : "", name, what, strerror(-err));
+	pthread_mutex_unlock(&sh->lock);
+}
+
+/* the result of a sync that committed all but the skipped entries */
+static int skipped_result(struct sync_ctx *c)
+{
+	struct shared *sh = c->sh;
+	size_t len = strlen(sh->skipped);
+
+	if (len + 8 >= sizeof(sh->skipped))
+		snprintf(sh->skipped + sizeof(sh->skipped) - 8, 8, "; ...");
+	snprintf(c->res->msg, sizeof(c->res->msg),
+		 "%zu %s not synced, every other change was: %s", sh->nskipped,
+		 sh->nskipped == 1 ? "entry was" : "entries were", sh->skipped);
+	c->res->err = sh->skip_err;
+	return sh->skip_err;
 }
 
 /* grows *@v (of @size bytes per element) to hold more than @n */
@@ -406,8 +452,13 @@ static int sync_entry(struct sync_ctx *c, int afd, int lfd, const char *rel, con
 		r = both_dirs(c, fd, &st, lfd, rel, name, &lst);
 	else if (S_ISDIR(st.st_mode))
 		r = put_dir(c, fd, &st, rel, name);
-	else if (!have || !unchanged(c, &st, &lst))
+	else if (!have || !unchanged(c, &st, &lst)) {
 		r = put_node(c, fd, &st, rel, name);
+		if (r < 0 && entry_own(r)) {
+			skip_entry(c, r, rel, name, "reading");
+			r = 0;
+		}
+	}
 	*changes += c->nops - before;
 out:
 	if (fd >= 0)
@@ -441,6 +492,8 @@ static int sync_deletions(struct sync_ctx *c, int lfd, const char *rel, char **n
 		}
 		if (st.st_dev != c->ldev || (st.st_ino == c->work.st_ino && st.st_dev == c->work.st_dev))
 			continue; /* another filesystem's mount point, or W itself */
+		if (S_ISSOCK(st.st_mode))
+			continue; /* never copied: the area cannot have had it */
 		w_name(c, w, 'd');
 		if ((r = op_add(c, rel, key, OP_DELETE, w, 0)) == 0)
 			(*changes)++;
@@ -769,8 +822,11 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		r = sync_apply(&c, &ast);
 	if (r == 0 && syncfs(lowerfd) < 0)
 		r = fail(&c, errno, "", "", "syncing");
+	if (r == 0 && sh.nskipped)
+		r = skipped_result(&c);
 	/* after the commit point only: a failed sync keeps the old base, so
-	 * that the next one copies again what this one may not have */
+	 * that the next one copies again what this one may not have (an
+	 * entry skipped keeps its ctime, newer than the old base) */
 	if (r == 0)
 		copy_sync_base_write(areafd, &start);
 out:
