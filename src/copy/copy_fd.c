@@ -352,11 +352,11 @@ int copy_open_beneath(const struct copy_sys *sys, int rootfd, const char *rel)
 }
 
 /* the baseline kept on the area's root: "SEC.NSEC" of the coarse clock */
-int copy_sync_base_read(int fd, struct timespec *ts)
+int copy_sync_base_read(int fd, const char *xattr, struct timespec *ts)
 {
 	char v[48], *dot;
 	uint64_t s, ns;
-	ssize_t n = fgetxattr(fd, COPY_SYNCED_XATTR, v, sizeof(v) - 1);
+	ssize_t n = fgetxattr(fd, xattr, v, sizeof(v) - 1);
 
 	if (n < 0)
 		return -errno;
@@ -408,12 +408,12 @@ int copy_sync_base_after_copy(struct timespec *ts)
 	return 0;
 }
 
-int copy_sync_base_write(int fd, const struct timespec *ts)
+int copy_sync_base_write(int fd, const char *xattr, const struct timespec *ts)
 {
 	char v[48];
 	int n = snprintf(v, sizeof(v), "%lld.%09ld", (long long)ts->tv_sec, ts->tv_nsec);
 
-	return fsetxattr(fd, COPY_SYNCED_XATTR, v, (size_t)n, 0) < 0 ? -errno : 0;
+	return fsetxattr(fd, xattr, v, (size_t)n, 0) < 0 ? -errno : 0;
 }
 
 int copy_open_data(const struct copy_sys *sys, int fd)
