@@ -538,6 +538,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	struct timespec start;
 	struct stat ast, lst;
 	size_t changes = 0;
+	bool applied = false;
 	int afd, lfd, r;
 
 	*ret = (struct copy_result){ 0 };
@@ -573,6 +574,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	close(lfd);
 	if (r == 0)
 		r = sync_trees(&c);
+	applied = r == 0;
 	if (r == 0)
 		r = sync_apply(&c, &ast);
 	if (r == 0 && syncfs(lowerfd) < 0)
@@ -582,8 +584,12 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	/* after the commit point only: a failed sync keeps the old base, so
 	 * that the next one copies again what this one may not have (an
 	 * entry skipped keeps its ctime, newer than the old base) */
-	if (r == 0 && copy_sync_base_write(areafd, COPY_SYNCED_XATTR, &start) == 0 &&
-	    copy_sync_base_after_copy(&start) == 0)
+	if (r == 0)
+		copy_sync_base_write(areafd, COPY_SYNCED_XATTR, &start);
+	/* once step 4 began, what changed in the lower directory is this
+	 * sync's own doing, even when it failed after: not to be kept as
+	 * the directory's at the next one */
+	if (applied && copy_sync_base_after_copy(&start) == 0)
 		copy_sync_base_write(areafd, COPY_LOWER_SYNCED_XATTR, &start);
 out:
 	sync_ctx_done(&c);
