@@ -298,9 +298,9 @@ static int read_node(struct copy_ctx *c, struct entry *e)
 	ssize_t n;
 
 	if (S_ISREG(e->st.st_mode)) {
-		e->in = c->sys->reopen(e->fd, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		e->in = copy_open_data(c->sys, e->fd);
 		if (e->in < 0)
-			return -errno;
+			return e->in;
 		e->fflags = copy_fflags_get(e->in);
 		return copy_xattrs_read(e->in, false, &e->xa);
 	}
