@@ -9,7 +9,12 @@
 set -u
 
 TEST_NAME=$(basename "$0" .sh)
+# The binary under test: the build tree's, or STORAGED (an installed
+# /usr/sbin/storaged, as in the qemu guest of tests/guest/), with its copy
+# helper beside it in a build tree, STORAGED_COPY when installed
+# (LIBEXECDIR/storaged/storaged-copy).
 STORAGED=${STORAGED:-$(cd "$(dirname "$0")/../.." && pwd)/build/storaged}
+STORAGED_COPY=${STORAGED_COPY:-$(dirname "$STORAGED")/storaged-copy}
 SCRATCH=
 
 skip() {
