@@ -11,6 +11,8 @@ pass() { echo "ok: $*"; }
 
 [ "$(id -u)" = 0 ] || skip "must run as root"
 [ -n "${STORAGED:-}" ] && [ -x "$STORAGED" ] || skip "STORAGED is not set to the storaged binary"
+# its copy helper: beside it in a build tree, STORAGED_COPY when installed
+STORAGED_COPY=${STORAGED_COPY:-$(dirname "$STORAGED")/storaged-copy}
 
 SCRATCH=$(mktemp -d /tmp/storaged-area.XXXXXX) || exit 1
 RUN=$SCRATCH/run
