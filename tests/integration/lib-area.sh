@@ -103,6 +103,21 @@ get_xattr() {
 	fi
 }
 
+# tmpfs_user_xattrs: whether this kernel's tmpfs takes user.* xattrs
+# (Linux 6.6 and later: mm/shmem.c, shmem_xattr_handler_set; before, only
+# trusted.* and security.*)
+tmpfs_user_xattrs() {
+	local d=$SCRATCH/xattr-probe rc
+	mkdir -p "$d"
+	mount -t tmpfs -o size=1M storaged-probe "$d" || return 1
+	touch "$d/f"
+	set_xattr "$d/f" user.storaged probe 2>/dev/null
+	rc=$?
+	umount "$d"
+	rmdir "$d"
+	return $rc
+}
+
 # make_tree DIR: the kinds of files a seed must keep
 make_tree() {
 	local d=$1

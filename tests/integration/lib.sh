@@ -16,6 +16,11 @@ TEST_NAME=$(basename "$0" .sh)
 STORAGED=${STORAGED:-$(cd "$(dirname "$0")/../.." && pwd)/build/storaged}
 STORAGED_COPY=${STORAGED_COPY:-$(dirname "$STORAGED")/storaged-copy}
 SCRATCH=
+# How many times slower than natively this machine runs storaged: 3 in the
+# qemu guest of tests/guest/ (TCG emulation).  Limits that tell "did not
+# wait" from "waited device-timeout" (a second against 10 s) are scaled
+# by it; they stay well below the timeouts they guard.
+TIME_SCALE=${STORAGED_TEST_TIME_SCALE:-1}
 
 skip() {
 	echo "SKIP: $TEST_NAME: $*"

@@ -6,10 +6,13 @@
 # seeded identical to its directory, and stop discards it (persist = no)
 # and frees the ramdisk; an area larger than every ramdisk is refused
 # naming the size and how to get one, nothing covered.
-# (t-area-brd-missing.sh covers the driver's absence.)
+# (t-area-brd-missing.sh covers the driver's absence.)  The ramdisk is
+# loaded as storaged's hint says, rd_size= the area's size: on a larger
+# ramdisk the filesystem is made on the whole device and the area is
+# refused for its effective limits.
 . "$(dirname "$0")/lib-area.sh"
 
-RD_KIB=65536
+RD_KIB=32768
 BRD_MINE=0
 if [ ! -e /sys/module/brd ]; then
 	command -v modprobe >/dev/null || skip "modprobe missing (kmod): cannot load the brd driver"
