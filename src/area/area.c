@@ -90,7 +90,7 @@ static void setup_undo(struct setup *s)
 		wait_for_copy(s->d.area);
 	area_carried_release(&s->st);
 	/* the bind over the directory by its recorded ID: the directory's
-	 * name may lead elsewhere now (C20) */
+	 * name may lead elsewhere now */
 	if (s->path_bound && s->st.cover_id)
 		mountfd_umount_id(&mountfd_kernel_ops, s->st.cover_id, 0);
 	/* the area's descriptor holds its mount: it would stay busy */
@@ -147,8 +147,8 @@ fail:
 
 /* Binds @src_fd onto @dst_fd (both opened without following links) with
  * the new mount API, with the attributes @attr (MOUNT_ATTR_*) from the
- * start: no name is looked up again between the checks and the mount
- * (C20).  @ret_id: the new mount's ID (STATX_MNT_ID), or NULL. */
+ * start: no name is looked up again between the checks and the mount.
+ * @ret_id: the new mount's ID (STATX_MNT_ID), or NULL. */
 static int bind_fd(int src_fd, int dst_fd, unsigned int attr, bool private, uint64_t *ret_id)
 {
 	int mfd = -1, r;
@@ -507,7 +507,7 @@ static int umount_killed_setup(const char *name, const char *what, struct diag_l
 
 /* The bind over the directory, by the mount ID recorded at setup (or, from
  * an older record, the one found on the path opened without links): the
- * directory's name may lead elsewhere now (C20).  Only when the mount
+ * directory's name may lead elsewhere now.  Only when the mount
  * table still shows it (@f), on the area's filesystem: a freed ID may
  * name a stranger's mount now. */
 static int umount_cover(const struct state_area *st, const struct area_dirs *d,

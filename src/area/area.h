@@ -60,10 +60,10 @@ int area_survey_path(const char *path, struct area_survey *ret);
  * device nodes, sparse files); 6. root owner/mode from @a or from @a->path;
  * 7. warn about open files; 8. bind the area over @a->path (also when
  * @a->path is a mount point itself: the area goes over that filesystem, is
- * seeded from it and synced back into it, C18); 9. carry each filesystem
+ * seeded from it and synced back into it); 9. carry each filesystem
  * mounted below @a->path onto the area at its path (a recursive bind of
  * it: it stays visible there, is never seeded nor synced, and stays
- * mounted where it was after stop, C19); 10. write the state file, with
+ * mounted where it was after stop); 10. write the state file, with
  * the mount IDs of 8 and 9.  An interrupted sync back from an earlier run
  * is cleaned up before the seed (see area_sync()).
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The filesystems mounted below an area's directory (C19), carried onto the
+ * The filesystems mounted below an area's directory, carried onto the
  * area: each is bound, with what is mounted below it, at its path on the
  * bind over the directory, so that it stays visible where it was; stop
  * detaches these clones by their recorded IDs, and the originals, under
@@ -18,7 +18,7 @@
 #include "mount/mountfd.h"
 #include "shared/util.h"
 
-/* The filesystems mounted below the directory (C19), each opened before
+/* The filesystems mounted below the directory, each opened before
  * the area covers their paths: @ret_fds[i] for @targets[i], -1 after it.
  * Returns: 0 or negative errno, with one diag_error. */
 int area_carry_open(const struct setup *s, char **targets, int *ret_fds, struct diag_list *m)

@@ -2,9 +2,9 @@
 /*
  * An area's mounts as the mount table shows them now, told by their IDs
  * (the ones recorded at setup), never by "something is mounted on the
- * path" (C18): whether the bind over the directory is still there, was
+ * path": whether the bind over the directory is still there, was
  * moved or removed by someone else, or has something mounted over it; the
- * filesystems mounted below an area's directory (C19); and what holds a
+ * filesystems mounted below an area's directory; and what holds a
  * bind that will not unmount.
  *
  * Mount IDs are the ones of /proc/self/mountinfo's first field, which

@@ -253,7 +253,7 @@ int cmd_status(const struct options *o, const struct logger *lg)
 
 	sources_init(&src, o);
 	in = (struct live_input){ .sysfs_btrfs = src.sysfs_btrfs };
-	/* issue 14: --format=prometheus, all of it in status_prom*.c */
+	/* --format=prometheus, all of it in status_prom*.c */
 	if (o->prometheus)
 		return cmd_status_prometheus(o, lg);
 	if (statedir_load_state(o->state_dir, lg, &st) < 0)

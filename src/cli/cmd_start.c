@@ -44,7 +44,7 @@ static int render_plan(const struct options *o, const struct logger *lg, const s
 	return 0;
 }
 
-/* Readiness once the boot's own steps ended (exec_ctx.boot_done, C16). */
+/* Readiness once the boot's own steps ended (exec_ctx.boot_done). */
 struct boot_tell {
 	const struct logger *lg;
 	const char *state_dir;
@@ -250,7 +250,7 @@ static int start_pass(const struct options *o, const struct logger *lg, bool no_
 			       : run_plan(o, lg, &w, no_wait, ret_failed, ret_degraded);
 	world_done(&w);
 	if (!o->dry_run && r != -EINVAL && r != -EPERM)
-		status_prom_after_pass(o, lg); /* issue 14: metrics-textfile */
+		status_prom_after_pass(o, lg); /* metrics-textfile */
 	return r;
 }
 

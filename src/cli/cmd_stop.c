@@ -96,6 +96,6 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 	sysops_close(&so);
 	state_done(&st);
 	close(lock);
-	status_prom_after_pass(o, lg); /* issue 14: metrics-textfile */
+	status_prom_after_pass(o, lg); /* metrics-textfile */
 	return failed ? EXIT_STEP_FAILED : 0;
 }

@@ -59,7 +59,7 @@ int cmd_sync(const struct options *o, const struct logger *lg)
 	diag_list_done(&dl);
 	if (r == 0)
 		log_info(lg, "area %s: synced back", o->arg);
-	/* issue 14: storaged_area_last_sync_*, and the metrics-textfile */
+	/* storaged_area_last_sync_*, and the metrics-textfile */
 	if (status_prom_note_sync(o->state_dir, o->arg, r == 0) < 0)
 		log_warning(lg, "area %s: cannot record the sync for the metrics", o->arg);
 	status_prom_after_pass(o, lg);

@@ -33,7 +33,7 @@ struct options {
 	bool local_only; /* --local: leave network filesystems for a later start */
 	const char *command; /* start, stop, scan, status, check, sync */
 	const char *arg; /* sync: area name; systemd-generator: directory */
-	/* issue 14: --format=prometheus: status in the Prometheus text
+	/* --format=prometheus: status in the Prometheus text
 	 * exposition format (status_prom.h) */
 	bool prometheus;
 };

@@ -63,7 +63,7 @@ int daemon_signal_fd(const sigset_t *mask, sigset_t *ret_old);
  * @set: write (true) or remove (false) @state_dir/waiting.pid
  *
  * A `start` whose boot steps are done and that goes on waiting for nofail
- * entries' devices (C16) says so with its pid, so that the next `start`
+ * entries' devices says so with its pid, so that the next `start`
  * or `stop` can take over (daemon_take_over()) instead of finding the
  * state directory locked for a device timeout.
  *

@@ -18,7 +18,7 @@ enum {
 	OPT_STATE_DIR,
 	OPT_LOCAL,
 	OPT_VERSION,
-	OPT_FORMAT, /* issue 14 */
+	OPT_FORMAT,
 };
 
 struct command {
@@ -146,7 +146,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *level)
 		case 'h':
 			usage(stdout);
 			return 0;
-		case OPT_FORMAT: /* issue 14: the one format besides table and --json */
+		case OPT_FORMAT: /* the one format besides table and --json */
 			if (strcmp(optarg, "prometheus") != 0) {
 				fprintf(stderr, "storaged: --format '%s': only 'prometheus' is known\n",
 					optarg);
@@ -189,7 +189,7 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	o.arg = optind < argc ? argv[optind] : NULL;
-	if (o.prometheus && strcmp(o.command, "status") != 0) { /* issue 14 */
+	if (o.prometheus && strcmp(o.command, "status") != 0) {
 		fprintf(stderr, "storaged: --format=prometheus is for status only\n");
 		return EXIT_CONFIG;
 	}

@@ -40,8 +40,8 @@ struct copy_opts {
  * copied, other filesystems below @src are not entered (their mount point
  * directories are copied, empty); every name is copied, none is taken for
  * storaged's own (the sync back's working directory is never below a
- * source).  @src may be changed while it is copied by a user who owns it
- * (C21): every entry is looked up once, as one name below its directory's
+ * source).  @src may be changed while it is copied by a user who owns it:
+ * every entry is looked up once, as one name below its directory's
  * descriptor, following no symbolic link, and copied from that descriptor
  * (copy_fd.h); nothing outside @src is ever read.  The copy in @dst stays
  * root-owned 0700 directories until the end, when directories get their
@@ -117,7 +117,7 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
  * deleted entries too; directories' metadata last.  The lower root gets
  * the area root's owner, mode and times.  Other filesystems below either
  * root are not entered (nor deleted).  Crash-consistent on power loss: see
- * copy_sync.c.  The area is reached by descriptor only (C21).
+ * copy_sync.c.  The area is reached by descriptor only.
  *
  * Returns: 0 once everything is on disk; negative errno of the first
  * failure (-ENOSPC), the lower copy then holding complete old or new

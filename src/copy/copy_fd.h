@@ -3,7 +3,7 @@
  * The descriptor-level pieces of the tree copy (copy.c walks, these copy
  * one entry).  Internal to storaged-copy and its unit tests.
  *
- * The source is a tree its owner may change while it is copied (C21): a
+ * The source is a tree its owner may change while it is copied: a
  * directory may become a symbolic link between two looks at it.  So every
  * entry is looked up exactly once, as one name below a directory
  * descriptor, without following a symbolic link (O_PATH | O_NOFOLLOW);

@@ -55,7 +55,7 @@ unsigned copy_spawn_jobs(void);
  * line), the outcome read from a status pipe.  The helper gets @srcfd and
  * @dstfd reopened ("." below each: descriptors of its own, whose flock()
  * ends with it) as --src-fd and --dst-fd: a directory a user can rename
- * is never reached again by a name (C21).  Waits for it to end.  The copy
+ * is never reached again by a name.  Waits for it to end.  The copy
  * stamps @dstfd with its end time (COPY_SYNCED_XATTR): the seed's baseline
  * for the incremental sync back.
  *

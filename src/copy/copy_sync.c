@@ -12,7 +12,7 @@
  *     or the end of the seed) is left alone: one fstatat() of each side
  *     (AT_SYMLINK_NOFOLLOW) tells, nothing is opened or read.  Every other
  *     one is looked up once more, O_PATH | O_NOFOLLOW, and copied from
- *     that descriptor and its fstat() alone (copy_fd.h, C21); no symbolic
+ *     that descriptor and its fstat() alone (copy_fd.h); no symbolic
  *     link is followed on either side.  It is written complete into the
  *     working directory W under a name of storaged's (n<N>): a changed
  *     file, link or node with its data and metadata, a directory the lower

@@ -33,7 +33,7 @@ struct exec_ctx {
 	/* The inventory the plan was built from (borrowed, may be NULL): the
 	 * first look of the device waits uses it instead of scanning again. */
 	const struct inventory *initial_inventory;
-	/* Called once, when every step the boot needs has ended (C16): all
+	/* Called once, when every step the boot needs has ended: all
 	 * but nofail mounts and the waits and steps only they need, which
 	 * go on (recorded as waiting) up to their own deadlines.  @sum
 	 * counts what ended so far.  NULL: nothing to tell. */

@@ -137,7 +137,7 @@ static bool wait_check(struct run *rn, size_t i, const struct inventory *inv, co
 		snprintf(tx->fsid, sizeof(tx->fsid), "%s", d->btrfs.fsid_str);
 	}
 	fs = btrfs_fs_list_find(l, tx->fsid);
-	if (fs && fs->n_clones) { /* a clone appeared meanwhile: register neither (C13) */
+	if (fs && fs->n_clones) { /* a clone appeared meanwhile: register neither */
 		btrfs_format_clones(fs, tx->msg, sizeof(tx->msg));
 		sr->out = OUT_FAILED;
 		return true;

@@ -86,7 +86,7 @@ struct ops {
 	/* Collect a finished job: 0, or negative errno with a message for
 	 * the user in @err (@errlen bytes); 1 when the job goes on and
 	 * @err says why ("not yet mounted": a helper exited 0 with nothing
-	 * mounted, C15): ->finished is to be cleared and the job waited for
+	 * mounted): ->finished is to be cleared and the job waited for
 	 * again, up to the same deadline. */
 	int (*mount_finish)(void *ud, struct exec_job *job, char *err, size_t errlen);
 	/* Give up on a job whose deadline passed (kill it). */

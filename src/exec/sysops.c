@@ -289,7 +289,7 @@ static const char *umount_error(int r)
 /* Unmounts the mount with ID @id wherever it is now, through its parent
  * directory opened without following links (mountfd_umount_id()): the
  * mount point's name, below a directory a user may write to, may have
- * become a link to elsewhere (C20).  A user exchanging names in the path
+ * become a link to elsewhere.  A user exchanging names in the path
  * at that moment makes the walk fail (-ELOOP) or find another mount
  * (-ESTALE while ours is still there): tried again, a few times.
  * Returns: 0; -ESTALE when no mount has @id; negative errno. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The kernel's own words on a failed mount (C14).  mount(2) says only an
+ * The kernel's own words on a failed mount.  mount(2) says only an
  * errno ("Invalid argument"); the filesystem says why in its log: in the
  * new mount API's error log, read(2) from the fsopen(2) descriptor (Linux
  * 5.2, Documentation/filesystems/mount_api.rst), or, where a mount went by

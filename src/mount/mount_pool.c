@@ -86,7 +86,7 @@ static int send_reply(int fd, const struct mount_reply *out)
 	return writev(fd, iov, 3) < 0 ? -errno : 0;
 }
 
-/* mountfd_request.pending: a reply before the last one (C15). */
+/* mountfd_request.pending: a reply before the last one. */
 static void send_pending(void *userdata, const char *msg)
 {
 	struct mount_reply *r = malloc(sizeof(*r));
@@ -353,7 +353,7 @@ static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, con
 	mnt_reset_context(pool->cxt);
 	mnt_context_disable_helpers(pool->cxt, 1); /* none exists: checked */
 	/* the mount point and a bind source are walked and mounted by their
-	 * descriptors: a name swapped meanwhile changes nothing (C20) */
+	 * descriptors: a name swapped meanwhile changes nothing */
 	r = mountfd_walk_mount(&mountfd_kernel_ops, pool->cxt, &rq, out);
 	/* a directory kept at or below the mount point is covered now (also
 	 * after a failure: a mount may have been made and undone) */

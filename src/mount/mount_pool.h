@@ -52,7 +52,7 @@ struct mount_pool {
 };
 
 /* mount_reply.error of a reply that is not the last: the helper exited 0
- * with nothing mounted yet, and the worker watches for the mount (C15) */
+ * with nothing mounted yet, and the worker watches for the mount */
 #define MOUNT_REPLY_PENDING 1
 
 /* What a worker says about one mount. */

@@ -387,7 +387,7 @@ int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char
 		r = mfd = ops->fsmount(ops->userdata, fsfd, FSMOUNT_CLOEXEC, o->attr | extra_attr);
 	if (r >= 0)
 		r = attach(ops, mfd, target_fd, o->propagation, o->propagation_rec);
-	/* the filesystem's own words, logged on the context (C14) */
+	/* the filesystem's own words, logged on the context */
 	if (r < 0 && why && whylen)
 		kernlog_fs_context(fsfd, why, whylen);
 	close(fsfd);

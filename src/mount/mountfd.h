@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Mounts made on descriptors, never on names looked up again (C20).
+ * Mounts made on descriptors, never on names looked up again.
  *
  * A root daemon that checks a path ("no link a user could have planted")
  * and then mounts on the path's name mounts wherever the name leads at
@@ -177,7 +177,7 @@ int mountfd_fs_at(const struct mountfd_ops *ops, const char *fstype, const char 
  * and move_mount() onto @target_fd.  The clone keeps the source mount's
  * flags (nosuid, nodev, noexec, ro, ...): @attr is only added to them,
  * never put in their place, so a bind never gains a right its source
- * lacks (C12).  Without mount_setattr(2) (Linux 5.2-5.11): a remount
+ * lacks.  Without mount_setattr(2) (Linux 5.2-5.11): a remount
  * MS_REMOUNT|MS_BIND of the attached mount with the source's flags
  * (fstatvfs(3)) and @attr.  Without open_tree(2) (before 5.2): mount(2)
  * MS_BIND from "/proc/self/fd/S" to "/proc/self/fd/T", then that remount

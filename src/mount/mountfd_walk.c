@@ -154,7 +154,7 @@ static char *resolve_source(const char *spec)
 
 /*
  * Why a mount by libmount failed, in @msg (which holds libmount's words):
- * the kernel's own lines on it, read from @klog since the attempt (C14),
+ * the kernel's own lines on it, read from @klog since the attempt,
  * libmount's "wrong fs type, bad option, ..." says nothing of the cause;
  * a helper's exit status where libmount gives no words.  Returns: the
  * mount(2) errno when libmount called it, else -EIO.

@@ -3,7 +3,7 @@
  * Walk, then mount on what the walk opened: an fstab entry's mount point
  * (and a bind source, a loop image) is opened by safepath_open(), and the
  * mount goes onto that descriptor (mountfd.h), never onto the name looked
- * up again (C20).
+ * up again.
  */
 #ifndef STORAGED_MOUNTFD_WALK_H
 #define STORAGED_MOUNTFD_WALK_H
@@ -62,7 +62,7 @@ struct mountfd_request {
  *    (realpath(3)) reads the name the descriptor has now.  A loop image is
  *    checked by the walk but opened by libmount by its name.
  *
- * The mount table is the fact (C15): a mount by libmount counts only when
+ * The mount table is the fact: a mount by libmount counts only when
  * a new mount is on the walked directory afterwards (mountfd_top_id());
  * `bg` is dropped from the options, so that a helper mounts in the
  * foreground (as systemd does).

@@ -57,8 +57,8 @@ struct area_config {
 	bool seed; /* default true */
 	bool persist; /* default false */
 	/* "nosuid = no", "nodev = no": set-user-ID bits and device nodes in
-	 * the area take effect.  Default false: an area is mounted nosuid,nodev
-	 * (C20), also when built in code, zeroed */
+	 * the area take effect.  Default false: an area is mounted nosuid,nodev,
+	 * also when built in code, zeroed */
 	bool allow_suid, allow_dev;
 	bool force; /* allow a size above RAM + swap; default false */
 	char *fs; /* zram/brd filesystem, default "ext4" */
@@ -83,7 +83,7 @@ struct config {
 	struct area_config *areas;
 	size_t n_areas;
 	enum stale_member_policy stale_member; /* default STALE_MEMBER_WARN */
-	/* issue 14: where to write the Prometheus metrics after each pass
+	/* where to write the Prometheus metrics after each pass
 	 * (absolute path, owned), NULL: nowhere (status_prom.h) */
 	char *metrics_textfile;
 };

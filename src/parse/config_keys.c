@@ -352,7 +352,7 @@ static int parse_group(const char *v, void *base, const struct key_def *k)
 	return 0;
 }
 
-/* issue 14: node_exporter's textfile collector reads only *.prom files, and
+/* node_exporter's textfile collector reads only *.prom files, and
  * storaged writes a temporary file beside it (status_prom_io.c) */
 static int parse_textfile(const char *v, void *base, const struct key_def *k)
 {
@@ -398,7 +398,7 @@ const struct key_def config_keys[] = {
 	  "a group name known to this system or a numeric gid" },
 	{ SECTION_STORAGED, "stale-member", parse_stale_member, S(stale_member), 0,
 	  "'warn', 'scrub' or 'refuse'" },
-	/* issue 14: the Prometheus textfile (status_prom.h) */
+	/* the Prometheus textfile (status_prom.h) */
 	{ SECTION_STORAGED, "metrics-textfile", parse_textfile, S(metrics_textfile), 0,
 	  "an absolute file name ending in .prom (e.g. /var/lib/prometheus/node-exporter/storaged.prom)" },
 };

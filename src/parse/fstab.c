@@ -447,7 +447,7 @@ static int entry_parse_options(struct parser *p, struct fstab_entry *e)
 		}
 		k = opt_apply(p, e, &st, name, value);
 		/* btrfs: storaged adds "degraded" itself, only once the device
-		 * timeout has passed with members missing (C03) */
+		 * timeout has passed with members missing */
 		if (k == 0 && !opt_is_stripped(name, p->select) &&
 		    !(streq(name, "degraded") && streq(e->fstype, "btrfs")))
 			k = mnt_optstr_append_option(&e->mount_options, name, value) < 0 ? -ENOMEM : 0;
@@ -542,8 +542,8 @@ static int entry_fill(struct parser *p, struct libmnt_fs *fs, struct fstab_entry
 		r = -ENOMEM;
 		goto fail;
 	}
-	/* "/raid/", "/srv//data", "/./x" are the mount point mount(8) takes
-	 * (C11); a network source ("//server/share/") is the server's. */
+	/* "/raid/", "/srv//data", "/./x" are the mount point mount(8) takes;
+	 * a network source ("//server/share/") is the server's. */
 	path_normalize(e.target);
 	if (!fsfacts_is_network(e.fstype, e.source))
 		path_normalize(e.source);
@@ -605,7 +605,7 @@ static bool has_option(const char *opts, const char *name)
 	return optstr_get(opts, name, NULL, NULL);
 }
 
-/* Why a selected line is another tool's (C10), or NULL when storaged's:
+/* Why a selected line is another tool's, or NULL when storaged's:
  * fstab(5) gives swap to swapon(8) and "ignore" to nobody; a "none" type
  * or mount point is no filesystem unless the line is a bind; a noauto line a
  * user may mount (user, users, owner) is the user's unless x-storaged
@@ -644,7 +644,7 @@ static int note_skipped(struct parser *p, struct fstab *f, const char *source, c
 
 /* x-storaged on a swap line asks storaged for what it never does: a
  * warning says so where it shows (the line is still left alone);
- * _netdev alone is systemd's swap on iSCSI, noted only (C10). */
+ * _netdev alone is systemd's swap on iSCSI, noted only. */
 static int warn_claimed_swap(struct parser *p, struct libmnt_fs *fs)
 {
 	if (!streq(mnt_fs_get_fstype(fs) ?: "", "swap") || !has_option(mnt_fs_get_options(fs), "x-storaged"))

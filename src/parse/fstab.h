@@ -114,8 +114,8 @@ struct fstab {
  * two deferred entries on one mount point, bad values of storaged's own
  * options (e.g. "x-storaged.device-timeout=soon").
  *
- * Strict: on any error @ret is left untouched, so a caller refuses to act
- * (C07).  Errors already in @diags do not count.  x-storaged.* options on a
+ * Strict: on any error @ret is left untouched, so a caller refuses to act.
+ * Errors already in @diags do not count.  x-storaged.* options on a
  * line without a select option add a warning only.
  *
  * Returns: 0; -EINVAL when at least one error was appended; -ENOMEM.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Every path an fstab entry uses besides its mount point (C09): overlay
+ * Every path an fstab entry uses besides its mount point: overlay
  * layers, a bind or loop source, an image file, a credentials file, a FUSE
  * or eCryptfs source directory, a union filesystem's branches, the mounts
  * systemd is told to wait for.  Whatever of these lies below another

@@ -122,7 +122,7 @@ static bool mounted_matches(const struct plan_input *in, const struct fstab_entr
 }
 
 /* An x-systemd.automount line is systemd's once its autofs sits on the
- * mount point: the first access mounts it (C10, a line another tool owns);
+ * mount point: the first access mounts it (a line another tool owns);
  * without systemd there is no autofs and storaged mounts it. */
 static bool automount_serves(const struct fstab_entry *e, const char *type)
 {
@@ -636,7 +636,7 @@ static int add_area_step(struct builder *b, size_t i)
 	s->area = a;
 	s->sizing = sizing;
 	/* Never "done" because something is mounted on the path: it may be
-	 * the directory's own volume (C18).  area_setup() knows its area by
+	 * the directory's own volume.  area_setup() knows its area by
 	 * the mount ID it recorded, and does nothing for an active one. */
 	b->area_step[i] = idx;
 	return 0;
@@ -711,8 +711,8 @@ static int emit_plan(struct builder *b, const size_t *perm, size_t *inv, size_t 
 
 /* A _netdev entry whose device is not here yet (a WAIT_DEVICE step, or a
  * btrfs filesystem with members missing): on an iSCSI or NBD disk it
- * comes only after the network, so start --local does not wait for it
- * (C17).  A _netdev entry whose device is here mounts early as before. */
+ * comes only after the network, so start --local does not wait for it.
+ * A _netdev entry whose device is here mounts early as before. */
 static bool netdev_absent(const struct plan *p, const struct plan_step *s)
 {
 	if (s->kind != PLAN_MOUNT || !s->entry->netdev)

@@ -196,7 +196,7 @@ const char *plan_step_will_fail(const struct plan_step *s);
  * @needed: p->n_steps flags, zeroed by the caller; set for each step the
  *          boot needs
  *
- * Which steps the boot needs (C16): every step but a nofail mount, a wait
+ * Which steps the boot needs: every step but a nofail mount, a wait
  * for devices that other steps depend on and a step left for later; and
  * every step a needed step waits for.  So a wait that only nofail entries
  * depend on is not needed: its failure is tolerated as theirs is.

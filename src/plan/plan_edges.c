@@ -238,7 +238,7 @@ static int add_pattern_edges(struct builder *b, size_t i, const char *use, const
 	return r;
 }
 
-/* Rule 2 for every path the entry uses besides its mount point (C09):
+/* Rule 2 for every path the entry uses besides its mount point:
  * overlay layers, upper and work directories, bind and loop sources, image
  * files, credentials files, FUSE sources and union branches,
  * x-systemd.requires-mounts-for=; each as written and as the links that

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Device identity in the plan: storaged mounts only a filesystem whose
- * devices it can tell apart (case C13), and the device it resolved is the
+ * devices it can tell apart, and the device it resolved is the
  * one the mount is given.
  */
 #ifndef STORAGED_PLAN_IDENTITY_H

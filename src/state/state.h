@@ -180,7 +180,7 @@ struct state_area {
 			   its mark is still recovered */
 	uint64_t *carried; /* owned: mount IDs (STATX_MNT_ID) of the clones
 			      of the filesystems mounted below the directory,
-			      carried onto the area (C19); stop detaches them */
+			      carried onto the area; stop detaches them */
 	size_t n_carried;
 	bool sync_refused; /* a stop refused to sync back over a directory
 			      someone uncovered: the next stop discards */

@@ -454,7 +454,7 @@ static int predict_mount_point(struct predictor *pr, size_t i)
 }
 
 /* Step @i waits for a mount still to be made: what it reads may appear
- * only then (a bind source reached through a link into that mount, C09). */
+ * only then (a bind source reached through a link into that mount). */
 static bool waits_on_pending_mount(const struct plan *p, size_t i)
 {
 	const struct plan_step *s = &p->steps[i];

@@ -472,7 +472,7 @@ static int resolver_path(struct resolver *rs, const char *path, char buf[static 
 }
 
 /* Where each path the entry uses leads now (fstab_path.real), for the
- * planner's edges (C09): a bind source through a link lands below the
+ * planner's edges: a bind source through a link lands below the
  * mount point it points into. */
 static void resolve_use(struct resolver *rs, struct fstab_path *u)
 {
@@ -541,7 +541,7 @@ static void resolve_targets(struct fstab *f, bool local_only, struct libmnt_tabl
 }
 
 /* Lines of the fstab that other tools own (swap, ...) are left alone: a
- * note with -v and in check, never an error (C10). */
+ * note with -v and in check, never an error. */
 static void log_skipped(const struct fstab *f, const struct logger *lg)
 {
 	for (size_t i = 0; i < f->n_skipped; i++)

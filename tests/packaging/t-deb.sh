@@ -63,6 +63,10 @@ grep -Eq 'invoke-rc.d .*storaged start|deb-systemd-invoke (start|restart)' "$ctl
 grep -q 'deb-systemd-invoke stop storaged-remote.service storaged.service' "$ctl/prerm" ||
 	fail "prerm does not stop storaged at removal"
 [ ! -e "$ctl/preinst" ] || ! grep -q 'stop' "$ctl/preinst" || fail "preinst stops storaged at upgrade"
+# The initramfs-tools hook brings the trigger that rebuilds the initrd at
+# installation and upgrade (debian/README.source).
+grep -qx 'activate-noawait update-initramfs' "$ctl/triggers" 2>/dev/null ||
+	fail "no update-initramfs trigger in the package"
 
 # The installed files agree: the units, the generator and the script name
 # the packaged binary, which finds the packaged copy helper.

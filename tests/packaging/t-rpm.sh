@@ -59,6 +59,11 @@ grep -Eqx '/usr/share/man/man8/storaged\.8(\.gz)?' "$SCRATCH/files" || fail "no 
 grep -Eqx '/usr/share/man/man5/storaged\.conf\.5(\.gz)?' "$SCRATCH/files" || fail "no storaged.conf.5"
 initscript=$(grep -Ex '/etc/(rc\.d/)?init\.d/storaged' "$SCRATCH/sysv-files") ||
 	fail "no init script in the sysvinit package"
+# The licence as %license; no initramfs-tools files (Fedora has none); the
+# init script subpackage holds no binary.
+grep -Eqx '/usr/share/licenses/storaged(-[0-9.]+)?/COPYING' "$SCRATCH/files" || fail "no %license COPYING"
+grep -q initramfs-tools "$SCRATCH/files" && fail "initramfs-tools files in the RPM: $(grep initramfs-tools "$SCRATCH/files")"
+[ "$(rpm -qp --qf '%{ARCH}' "$sysv" 2>/dev/null)" = noarch ] || fail "the sysvinit subpackage is not noarch"
 
 rpm -qcp "$rpm" 2>/dev/null >"$SCRATCH/config"
 expect_files "$SCRATCH/config" /etc/storaged.conf /etc/sysconfig/storaged
