@@ -8,7 +8,7 @@
 #
 # The host builds (or reuses) the .deb (tests/packaging/lib.sh) and the
 # `guest` image (tests/boot/build-image.sh guest), copies the image's root,
-# installs the .deb, the test scripts, fixtures and the c20-swap helper
+# installs the .deb, the test scripts, fixtures and the race attackers
 # (/opt/storaged-tests) and storaged-guest-suite.service, makes an ext4
 # root image of it and boots it under qemu (TCG).  The guest runs the
 # tests one by one (guest-suite) and reports each on its second serial
@@ -41,9 +41,11 @@ rm -rf "$SUITE/logs" "$SUITE/results"
 t=$(date +%s)
 deb_build
 note "package: $DEB ($(($(date +%s) - t))s)"
-C20=$BUILDDIR/tests/integration/c20-swap
-[ -x "$C20" ] || make -C "$BUILDDIR" -s tests/integration/c20-swap >/dev/null ||
-	fail "cannot build tests/integration/c20-swap in $BUILDDIR"
+# the race tests' attackers (check_PROGRAMS)
+for p in tests/integration/c20-swap tests/race/swapper; do
+	[ -x "$BUILDDIR/$p" ] || make -C "$BUILDDIR" -s "$p" >/dev/null ||
+		fail "cannot build $p in $BUILDDIR"
+done
 t=$(date +%s)
 IMG=$(HERE=$TOPSRCDIR/tests/boot && boot_image guest) || { rc=$?; echo "$IMG"; exit $rc; }
 note "image guest: $IMG ($(($(date +%s) - t))s)"
@@ -57,7 +59,8 @@ mkdir -p "$O/tests"
 cp -a "$TOPSRCDIR/tests/integration" "$TOPSRCDIR/tests/fixtures" "$O/tests/"
 mkdir -p "$O/conf"
 cp -a "$TOPSRCDIR/conf/." "$O/conf/"
-cp "$C20" "$O/c20-swap"
+cp "$BUILDDIR/tests/integration/c20-swap" "$O/c20-swap"
+cp "$BUILDDIR/tests/race/swapper" "$O/swapper"
 cp "$TOPSRCDIR/tests/guest/guest-suite" "$O/guest-suite"
 echo "${STORAGED_GUEST_TEST_LIMIT:-1200}" >"$O/test-limit"
 if [ -n "${STORAGED_GUEST_ONLY:-}" ]; then
