@@ -171,6 +171,8 @@ mount_snapshot() {
 # never touched, and every mount made there vanishes with the namespace.
 need_private_helpers() {
 	command -v unshare >/dev/null || skip "unshare missing (util-linux)"
+	# a module on Debian's kernel, listed once loaded (a mount would load it)
+	grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null
 	grep -qw overlay /proc/filesystems || skip "no overlay filesystem in this kernel (needed to add a mount helper privately)"
 	SBIN=$(readlink -f /sbin)
 	mkdir -p "$SCRATCH/upper" "$SCRATCH/work"
