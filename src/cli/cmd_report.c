@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <libsmartcols.h>
 
@@ -164,6 +165,8 @@ static const struct column status_cols[] = {
 	{ "NOFAIL", 1, 0, SCOLS_JSON_BOOLEAN },
 	{ "MOUNT_ID", 1, 0, SCOLS_JSON_NUMBER },
 	{ "DURATION_MS", 1, 0, SCOLS_JSON_NUMBER },
+	{ "LAST_SYNC", 1, 0, SCOLS_JSON_NUMBER },
+	{ "LAST_SYNC_OK", 1, 0, SCOLS_JSON_BOOLEAN },
 };
 #define STATUS_TEXT_COLS 5
 
@@ -224,25 +227,53 @@ static int status_record(struct libscols_table *tb, const struct live_input *in,
 	return r ? -ENOMEM : 0;
 }
 
+/* "; last sync 2026-12-01T22:50:01Z ok" (UTC, as the metric's seconds),
+ * or "" when @a was never synced while mounted. */
+static void last_sync_words(const char *state_dir, const char *name, struct prom_sync *s, char *buf,
+			    size_t len)
+{
+	time_t t;
+	struct tm tm;
+	char when[32];
+
+	buf[0] = '\0';
+	if (status_prom_read_sync(state_dir, name, s) < 0) {
+		s->time_sec = 0;
+		return;
+	}
+	t = (time_t)s->time_sec;
+	if (!gmtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(when, sizeof(when), "@%llu", (unsigned long long)s->time_sec);
+	snprintf(buf, len, "; last sync %s %s", when, s->ok ? "ok" : "failed");
+}
+
 /* The areas' own states come from area_status_list() (area_status.c). */
-static int status_area(struct libscols_table *tb, const struct area_status *a, bool json,
-		       struct status_sum *sum)
+static int status_area(struct libscols_table *tb, const char *state_dir, const struct area_status *a,
+		       bool json, struct status_sum *sum)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
-	char detail[512], used[16], total[16];
+	char detail[768], used[16], total[16], synced[64];
+	struct prom_sync last;
 
 	if (!ln)
 		return -ENOMEM;
 	status_sum_area(sum, a->state);
-	snprintf(detail, sizeof(detail), "%s%s%s: %s of %s used, %llu of %llu inodes%s", a->backend,
-		 a->device ? " " : "", a->device ? a->device : "",
-		 units_format_size(a->used_bytes, used, sizeof(used)),
-		 units_format_size(a->size_bytes, total, sizeof(total)), (unsigned long long)a->inodes_used,
-		 (unsigned long long)a->inodes_total, a->persist ? ", persist" : "");
+	last_sync_words(state_dir, a->name, &last, synced, sizeof(synced));
+	if (a->state_why)
+		snprintf(detail, sizeof(detail), "%s%s", a->state_why, synced);
+	else
+		snprintf(detail, sizeof(detail), "%s%s%s: %s of %s used, %llu of %llu inodes%s%s", a->backend,
+			 a->device ? " " : "", a->device ? a->device : "",
+			 units_format_size(a->used_bytes, used, sizeof(used)),
+			 units_format_size(a->size_bytes, total, sizeof(total)),
+			 (unsigned long long)a->inodes_used, (unsigned long long)a->inodes_total,
+			 a->persist ? ", persist" : "", synced);
 	if (scols_line_set_data(ln, 0, "area") || scols_line_set_data(ln, 1, a->name) ||
 	    scols_line_set_data(ln, 2, a->path) || scols_line_set_data(ln, 3, area_state_name(a->state)) ||
-	    scols_line_set_data(ln, 4, a->state_why ? a->state_why : detail) ||
-	    (json && scols_line_set_data(ln, 6, "0")))
+	    scols_line_set_data(ln, 4, detail) || (json && scols_line_set_data(ln, 6, "0")))
+		return -ENOMEM;
+	if (json && last.time_sec &&
+	    (set_u64(ln, 9, last.time_sec) || scols_line_set_data(ln, 10, last.ok ? "1" : "0")))
 		return -ENOMEM;
 	return 0;
 }
@@ -258,7 +289,7 @@ static int status_table(const struct options *o, const struct live_input *in, st
 		if (st->v[i].kind != STATE_AREA)
 			r = status_record(tb, in, &st->v[i], o->json, sum);
 	for (size_t i = 0; tb && r == 0 && i < n_areas; i++)
-		r = status_area(tb, &areas[i], o->json, sum);
+		r = status_area(tb, o->state_dir, &areas[i], o->json, sum);
 	for (size_t i = 0; tb && r == 0 && i < st->n; i++) /* areas that failed or were skipped */
 		if (st->v[i].kind == STATE_AREA && st->v[i].status != STATE_DONE)
 			r = status_record(tb, in, &st->v[i], o->json, sum);

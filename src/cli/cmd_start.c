@@ -266,6 +266,15 @@ static int resident_pass(void *userdata, const struct logger *lg, bool no_wait)
 	return r;
 }
 
+static uint64_t resident_sync(void *userdata, const struct logger *lg, uint64_t since)
+{
+	uint64_t next = 0;
+
+	if (sync_due_areas(userdata, lg, since, &next) < 0)
+		return 0; /* the next pass reports what cannot be read */
+	return next;
+}
+
 int cmd_start(const struct options *o, const struct logger *lg)
 {
 	bool hotplug = false, in_background;
@@ -287,7 +296,7 @@ int cmd_start(const struct options *o, const struct logger *lg)
 	/* Under a service manager (NOTIFY_SOCKET) hotplug stays in the
 	 * foreground; under SysV init `start` must return. */
 	in_background = o->daemonize || (!o->foreground && !getenv("NOTIFY_SOCKET"));
-	r = resident_stay(o->state_dir, in_background, lg, resident_pass, (void *)o);
+	r = resident_stay(o->state_dir, in_background, lg, resident_pass, resident_sync, (void *)o);
 	if (r < 0)
 		return EXIT_STEP_FAILED;
 	return r == 0 ? status : 0;

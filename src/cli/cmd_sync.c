@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * storaged sync NAME: copy the RAM area NAME back into its directory
- * (the operations table's area_sync: crash-safe), for an [area] of the
- * configuration only.
+ * storaged sync [NAME]: copy the RAM area NAME, or every active persist
+ * area, back into its directory (the operations table's area_sync:
+ * crash-safe, incremental); and the resident's periodic sync of the areas
+ * whose sync-interval is due.
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "commands.h"
+#include "area/area.h"
 #include "status/status_prom.h"
 #include "exec/sysops.h"
 #include "world/world.h"
@@ -40,28 +43,118 @@ static int area_configured(const struct options *o, const struct logger *lg, con
 	return r;
 }
 
-int cmd_sync(const struct options *o, const struct logger *lg)
+/* One sync back of @name, recorded for `status` and the metrics.  Returns:
+ * 0; negative errno (logged, with what failed and where). */
+static int sync_one(const struct options *o, const struct logger *lg, const char *name)
 {
 	struct diag_list dl = { 0 };
 	struct sysops so;
+	int r;
+
+	sysops_open_for_stop(&so, lg, o->state_dir);
+	r = sysops_ops.area_sync(&so, name, &dl);
+	sysops_close(&so);
+	log_diags(lg, &dl);
+	diag_list_done(&dl);
+	if (r == 0)
+		log_info(lg, "area %s: synced back", name);
+	else
+		log_error(lg, "area %s: the sync back failed (%s): its changes since the last sync are only in RAM; "
+			      "fix what the messages above say and run `storaged sync %s`",
+			  name, strerror(-r), name);
+	/* storaged_area_last_sync_*, status */
+	if (status_prom_note_sync(o->state_dir, name, r == 0) < 0)
+		log_warning(lg, "area %s: cannot record the sync for status and the metrics", name);
+	return r;
+}
+
+/* Every active persist area, in setup order.  Returns: 0 when all synced
+ * (or there is none); the first negative errno otherwise (each logged). */
+static int sync_all(const struct options *o, const struct logger *lg)
+{
+	struct area_status *areas;
+	size_t n;
+	int r = area_status_list(o->state_dir, &areas, &n);
+
+	if (r < 0) {
+		log_error(lg, "cannot list the areas in '%s/areas': %s", o->state_dir, strerror(-r));
+		return r;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int q = areas[i].persist ? sync_one(o, lg, areas[i].name) : 0;
+
+		if (q < 0 && r == 0)
+			r = q;
+	}
+	area_status_free(areas, n);
+	return r;
+}
+
+int cmd_sync(const struct options *o, const struct logger *lg)
+{
 	int r;
 
 	if (o->dry_run) {
 		log_error(lg, "sync: --dry-run is not supported");
 		return EXIT_CONFIG;
 	}
-	if (area_configured(o, lg, o->arg) < 0)
+	if (o->arg && area_configured(o, lg, o->arg) < 0)
 		return EXIT_CONFIG;
-	sysops_open_for_stop(&so, lg, o->state_dir);
-	r = sysops_ops.area_sync(&so, o->arg, &dl);
-	sysops_close(&so);
-	log_diags(lg, &dl);
+	r = o->arg ? sync_one(o, lg, o->arg) : sync_all(o, lg);
+	status_prom_after_pass(o, lg); /* metrics-textfile */
+	return r < 0 ? EXIT_STEP_FAILED : 0;
+}
+
+/* When @name is due, in CLOCK_REALTIME seconds: @interval_sec after its
+ * last sync, or after @since when it was never synced. */
+static uint64_t sync_due_at(const char *state_dir, const char *name, uint64_t interval_sec, uint64_t since)
+{
+	struct prom_sync last;
+
+	if (status_prom_read_sync(state_dir, name, &last) == 0 && last.time_sec > since)
+		since = last.time_sec;
+	return since + interval_sec;
+}
+
+/* The area's sync-interval in seconds; 0 when off or not configured. */
+static uint64_t interval_of(const struct config *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_areas; i++)
+		if (strcmp(c->areas[i].name, name) == 0)
+			return config_area_sync_interval(c, &c->areas[i]) / USEC_PER_SEC;
+	return 0;
+}
+
+int sync_due_areas(const struct options *o, const struct logger *lg, uint64_t since, uint64_t *ret_next_sec)
+{
+	struct sources src;
+	struct world w = { 0 };
+	struct diag_list dl = { 0 };
+	struct area_status *areas = NULL;
+	size_t n = 0;
+	int r;
+
+	*ret_next_sec = 0;
+	sources_init(&src, o);
+	r = world_load_config(&src, &w, &dl); /* its errors are the pass's to report */
 	diag_list_done(&dl);
 	if (r == 0)
-		log_info(lg, "area %s: synced back", o->arg);
-	/* storaged_area_last_sync_*, and the metrics-textfile */
-	if (status_prom_note_sync(o->state_dir, o->arg, r == 0) < 0)
-		log_warning(lg, "area %s: cannot record the sync for the metrics", o->arg);
-	status_prom_after_pass(o, lg);
-	return r < 0 ? EXIT_STEP_FAILED : 0;
+		r = area_status_list(o->state_dir, &areas, &n);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		uint64_t every = areas[i].persist ? interval_of(&w.cfg, areas[i].name) : 0;
+		uint64_t now = (uint64_t)time(NULL), due;
+
+		if (every == 0)
+			continue;
+		due = sync_due_at(o->state_dir, areas[i].name, every, since);
+		if (due <= now) {
+			sync_one(o, lg, areas[i].name); /* a failure is logged and tried again */
+			due = (uint64_t)time(NULL) + every;
+		}
+		if (*ret_next_sec == 0 || due - now < *ret_next_sec)
+			*ret_next_sec = due > now ? due - now : 1;
+	}
+	area_status_free(areas, n);
+	world_done(&w);
+	return r;
 }

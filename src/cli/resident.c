@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <libudev.h>
@@ -109,6 +110,8 @@ static int detach(const char *state_dir, struct logger *child_lg)
 
 struct loop {
 	int epfd, sigfd, timerfd;
+	int synctimerfd; /* the next periodic sync, disarmed when none */
+	uint64_t since; /* CLOCK_REALTIME seconds when the loop began */
 	struct udev *udev;
 	struct udev_monitor *monitor;
 };
@@ -121,6 +124,8 @@ static void loop_done(struct loop *l)
 		close(l->sigfd);
 	if (l->timerfd >= 0)
 		close(l->timerfd);
+	if (l->synctimerfd >= 0)
+		close(l->synctimerfd);
 	daemon_monitor_close(l->udev, l->monitor);
 }
 
@@ -136,7 +141,8 @@ static int loop_init(struct loop *l)
 	sigset_t mask;
 	int r;
 
-	*l = (struct loop){ .epfd = -1, .sigfd = -1, .timerfd = -1 };
+	*l = (struct loop){ .epfd = -1, .sigfd = -1, .timerfd = -1, .synctimerfd = -1,
+			    .since = (uint64_t)time(NULL) };
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -148,10 +154,11 @@ static int loop_init(struct loop *l)
 	if (r < 0)
 		return r;
 	l->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	l->synctimerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (l->timerfd < 0 || l->epfd < 0)
+	if (l->timerfd < 0 || l->synctimerfd < 0 || l->epfd < 0)
 		return -errno;
-	if (watch(l, l->sigfd) < 0 || watch(l, l->timerfd) < 0 ||
+	if (watch(l, l->sigfd) < 0 || watch(l, l->timerfd) < 0 || watch(l, l->synctimerfd) < 0 ||
 	    watch(l, udev_monitor_get_fd(l->monitor)) < 0)
 		return -errno;
 	return 0;
@@ -166,6 +173,16 @@ static void settle_later(struct loop *l, uint64_t usec)
 
 	daemon_monitor_drain(l->monitor);
 	timerfd_settime(l->timerfd, 0, &its, NULL);
+}
+
+/* Runs the syncs that are due and arms the timer for the next (a
+ * relative, monotonic delay: a clock step does not skip a sync). */
+static void sync_then_rearm(struct loop *l, const struct logger *lg, resident_sync_fn sync, void *userdata)
+{
+	uint64_t next = sync(userdata, lg, l->since);
+	struct itimerspec its = { .it_value = { .tv_sec = (time_t)next } };
+
+	timerfd_settime(l->synctimerfd, 0, &its, NULL);
 }
 
 /* Returns: 1 to go on, 0 to leave. */
@@ -190,7 +207,7 @@ static int on_signal(struct loop *l, const struct logger *lg, resident_pass_fn p
 
 /* Returns: 0 after SIGTERM/SIGINT; negative errno when the loop cannot be
  * set up (logged). */
-static int run_loop(const struct logger *lg, resident_pass_fn pass, void *userdata)
+static int run_loop(const struct logger *lg, resident_pass_fn pass, resident_sync_fn sync, void *userdata)
 {
 	struct loop l;
 	int go = 1, r;
@@ -202,6 +219,7 @@ static int run_loop(const struct logger *lg, resident_pass_fn pass, void *userda
 		return r;
 	}
 	log_info(lg, "resident: handling devices as they appear (SIGHUP reloads, SIGTERM leaves)");
+	sync_then_rearm(&l, lg, sync, userdata);
 	while (go) {
 		struct epoll_event ev[4];
 		int n = epoll_wait(l.epfd, ev, 4, -1);
@@ -212,9 +230,16 @@ static int run_loop(const struct logger *lg, resident_pass_fn pass, void *userda
 		for (int k = 0; k < n && go; k++) {
 			if (ev[k].data.fd == l.sigfd) {
 				go = on_signal(&l, lg, pass, userdata);
+				if (go)
+					sync_then_rearm(&l, lg, sync, userdata);
 			} else if (ev[k].data.fd == l.timerfd) {
-				if (read(l.timerfd, &ticks, sizeof(ticks)) == sizeof(ticks))
+				if (read(l.timerfd, &ticks, sizeof(ticks)) == sizeof(ticks)) {
 					pass(userdata, lg, true);
+					sync_then_rearm(&l, lg, sync, userdata);
+				}
+			} else if (ev[k].data.fd == l.synctimerfd) {
+				if (read(l.synctimerfd, &ticks, sizeof(ticks)) == sizeof(ticks))
+					sync_then_rearm(&l, lg, sync, userdata);
 			} else {
 				settle_later(&l, SETTLE_USEC);
 			}
@@ -227,7 +252,7 @@ static int run_loop(const struct logger *lg, resident_pass_fn pass, void *userda
 /* ------------------------------------------------------------ staying */
 
 int resident_stay(const char *state_dir, bool in_background, const struct logger *lg,
-		  resident_pass_fn pass, void *userdata)
+		  resident_pass_fn pass, resident_sync_fn sync, void *userdata)
 {
 	struct logger child_lg;
 	int lock, r;
@@ -254,7 +279,7 @@ int resident_stay(const char *state_dir, bool in_background, const struct logger
 	} else {
 		write_pidfile(state_dir, getpid());
 	}
-	r = run_loop(lg, pass, userdata);
+	r = run_loop(lg, pass, sync, userdata);
 	remove_pidfile(state_dir);
 	close(lock);
 	if (in_background)

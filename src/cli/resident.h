@@ -10,6 +10,7 @@
 #define STORAGED_RESIDENT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "shared/log.h"
 
@@ -26,6 +27,17 @@
 typedef int (*resident_pass_fn)(void *userdata, const struct logger *lg, bool no_wait);
 
 /**
+ * resident_sync_fn:
+ * @userdata: as given to resident_stay()
+ * @lg: the logger to use
+ * @since: CLOCK_REALTIME seconds when the resident began
+ *
+ * Runs the periodic syncs that are due (see sync_due_areas()).
+ * Returns: seconds until the next one is due; 0 when none is scheduled.
+ */
+typedef uint64_t (*resident_sync_fn)(void *userdata, const struct logger *lg, uint64_t since);
+
+/**
  * resident_stay:
  * @state_dir: the state directory: the lock @state_dir/resident is held
  *             for the resident's lifetime and its pid written to
@@ -36,10 +48,13 @@ typedef int (*resident_pass_fn)(void *userdata, const struct logger *lg, bool no
  * @lg: logger (of the foreground process)
  * @pass: run after block device events (a burst of them, 250 ms apart at
  *        most, makes one pass) and on SIGHUP
- * @userdata: passed to @pass
+ * @sync: run when the time it last returned has passed, and after each
+ *        @pass (which may have changed the areas or their intervals)
+ * @userdata: passed to @pass and @sync
  *
  * Stays resident in one epoll loop over a udev monitor (kernel uevents
- * where no udevd runs), a signalfd and a timerfd.  SIGTERM and SIGINT end
+ * where no udevd runs), a signalfd and two timerfds (the settle delay, the
+ * next periodic sync).  SIGTERM and SIGINT end
  * it; mounts stay.
  *
  * Returns: 0 when this process does not stay (another resident handles
@@ -48,6 +63,6 @@ typedef int (*resident_pass_fn)(void *userdata, const struct logger *lg, bool no
  * cannot stay (logged): -EWOULDBLOCK is never returned.
  */
 int resident_stay(const char *state_dir, bool in_background, const struct logger *lg,
-		  resident_pass_fn pass, void *userdata);
+		  resident_pass_fn pass, resident_sync_fn sync, void *userdata);
 
 #endif

@@ -385,6 +385,7 @@ int config_init(struct config *c)
 		.device_timeout_usec = 90 * USEC_PER_SEC,
 		.degraded = DEGRADED_NO,
 		.mount_timeout_usec = 90 * USEC_PER_SEC,
+		.sync_interval_usec = CONFIG_DEFAULT_SYNC_INTERVAL_USEC,
 		.jobs = 4,
 	};
 	c->fstab = strdup(CONFIG_DEFAULT_FSTAB);

@@ -68,6 +68,10 @@ struct area_config {
 	bool uid_set;
 	gid_t gid;
 	bool gid_set;
+	/* how often a persist area is synced back while it is mounted, in
+	 * microseconds, 0: only at stop and by hand; unset: [storaged]'s */
+	uint64_t sync_interval_usec;
+	bool sync_interval_set;
 };
 
 struct config {
@@ -86,7 +90,26 @@ struct config {
 	/* where to write the Prometheus metrics after each pass
 	 * (absolute path, owned), NULL: nowhere (status_prom.h) */
 	char *metrics_textfile;
+	/* sync-interval of the areas that set none, in microseconds, 0: off;
+	 * default CONFIG_DEFAULT_SYNC_INTERVAL_USEC */
+	uint64_t sync_interval_usec;
 };
+
+/* One hour, as profile-sync-daemon's psd-resync.timer (OnUnitActiveSec=1h):
+ * a power cut loses at most an hour, and an incremental sync of an
+ * unchanged area costs one walk of its tree. */
+#define CONFIG_DEFAULT_SYNC_INTERVAL_USEC (3600ULL * 1000000ULL)
+
+/**
+ * config_area_sync_interval:
+ * How often @a is synced back while mounted: its own sync-interval, else
+ * the [storaged] default of @c.  Only persist areas are synced.
+ * Returns: microseconds; 0 when off.
+ */
+static inline uint64_t config_area_sync_interval(const struct config *c, const struct area_config *a)
+{
+	return a->sync_interval_set ? a->sync_interval_usec : c->sync_interval_usec;
+}
 
 /**
  * config_init:

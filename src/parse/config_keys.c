@@ -351,6 +351,23 @@ static int parse_textfile(const char *v, void *base, const struct key_def *k)
 	return parse_file(v, base, k);
 }
 
+/* Below a second a sync would follow a sync: the last-sync record and
+ * the resident's schedule count whole seconds.  "infinity" is "never"
+ * spelled another way: refused, 0 says it. */
+static int parse_sync_interval(const char *v, void *base, const struct key_def *k)
+{
+	uint64_t *dst = field(base, k), old = *dst;
+	int r;
+
+	r = parse_duration(v, base, k);
+	if (r == 0 && (*dst == UINT64_MAX || (*dst != 0 && *dst < USEC_PER_SEC))) {
+		*dst = old; /* set only on success */
+		return -ERANGE;
+	}
+	return r;
+}
+
+#define SYNC_INTERVAL_EXPECT "a duration of at least 1s (e.g. 15min, 1h), or 0 for no periodic sync"
 #define DURATION_EXPECT "a duration (e.g. 90s, 2min, infinity)"
 #define BOOL_EXPECT "a boolean (yes/no, true/false, on/off, 1/0)"
 #define S(f) offsetof(struct config, f)
@@ -389,6 +406,10 @@ const struct key_def config_keys[] = {
 	/* the Prometheus textfile (status_prom.h) */
 	{ SECTION_STORAGED, "metrics-textfile", parse_textfile, S(metrics_textfile), 0,
 	  "an absolute file name ending in .prom (e.g. /var/lib/prometheus/node-exporter/storaged.prom)" },
+	/* periodic sync back of persist areas; 0 turns it off */
+	{ SECTION_STORAGED, "sync-interval", parse_sync_interval, S(sync_interval_usec), 0, SYNC_INTERVAL_EXPECT },
+	{ SECTION_AREA, "sync-interval", parse_sync_interval, A(sync_interval_usec), A(sync_interval_set),
+	  SYNC_INTERVAL_EXPECT },
 };
 
 #undef S

@@ -153,10 +153,10 @@ static void render_syncs(const struct prom_data *d, FILE *out, bool result)
 
 	if (result)
 		family(out, "storaged_area_last_sync_success", "gauge",
-		       "1 when the last `storaged sync` of the area succeeded, 0 when it failed.");
+		       "1 when the last sync back of the area while mounted (storaged sync, periodic) succeeded, 0 when it failed.");
 	else
 		family(out, "storaged_area_last_sync_timestamp_seconds", "gauge",
-		       "When the last `storaged sync` of the area ended, in seconds since the epoch.");
+		       "When the last sync back of the area while mounted (storaged sync, periodic) ended, in seconds since the epoch.");
 	for (size_t i = 0; i < d->n_areas; i++) {
 		const struct prom_sync *s = sync_of(d, d->areas[i].name);
 		const char *const labels[6] = { "area", d->areas[i].name, "path", d->areas[i].path };

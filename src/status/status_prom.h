@@ -36,7 +36,8 @@ struct prom_fs {
 	bool degraded; /* mounted with -o degraded */
 };
 
-/* The last `storaged sync NAME` of one area. */
+/* The last sync back of one area while mounted (`storaged sync`, the
+ * resident's periodic sync). */
 struct prom_sync {
 	const char *area; /* borrowed */
 	uint64_t time_sec; /* when it ended, CLOCK_REALTIME seconds */
@@ -113,5 +114,17 @@ void status_prom_after_pass(const struct options *o, const struct logger *lg);
  * Returns: 0; -EINVAL for an invalid @area; negative errno.
  */
 int status_prom_note_sync(const char *state_dir, const char *area, bool ok);
+
+/**
+ * status_prom_read_sync:
+ * @state_dir: state directory
+ * @name: area name (one path component)
+ * @ret: the last sync of @name as status_prom_note_sync() recorded it
+ *       (ret->area is left NULL)
+ *
+ * Returns: 0; -ENOENT when the area was never synced; -EBADMSG for a
+ * record that is not "SECONDS ok|failed"; -EINVAL; other negative errno.
+ */
+int status_prom_read_sync(const char *state_dir, const char *name, struct prom_sync *ret);
 
 #endif

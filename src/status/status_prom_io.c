@@ -132,9 +132,7 @@ static bool area_name_ok(const char *name)
 	return name[0] && name[0] != '.' && !strchr(name, '/') && strlen(name) <= NAME_MAX - 16;
 }
 
-/* @state_dir/last-sync/@name: "SECONDS ok|failed".  Returns: 0; -ENOENT
- * when the area was never synced; -EBADMSG; negative errno. */
-static int read_sync(const char *state_dir, const char *name, struct prom_sync *ret)
+int status_prom_read_sync(const char *state_dir, const char *name, struct prom_sync *ret)
 {
 	_cleanup_free_ char *path = NULL;
 	char buf[64] = "", *sp;
@@ -172,7 +170,7 @@ static int collect_syncs(struct prom_collect *c, const char *state_dir)
 		struct prom_sync s;
 		char *name;
 
-		if (read_sync(state_dir, c->areas[i].name, &s) < 0)
+		if (status_prom_read_sync(state_dir, c->areas[i].name, &s) < 0)
 			continue; /* never synced, or a record to ignore */
 		name = strdup(c->areas[i].name);
 		if (!name || strv_push(&c->sync_names, name) < 0) {

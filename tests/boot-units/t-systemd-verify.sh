@@ -25,11 +25,13 @@ env -u MAKEFLAGS -u MFLAGS make -s -C "$BUILDDIR" DESTDIR="$D" \
 U=$(dirname "$(find "$D" -name storaged.service -print -quit)")
 [ -f "$U/storaged.service" ] || fail "storaged.service not installed"
 [ -f "$U/storaged-remote.service" ] || fail "storaged-remote.service not installed"
+[ -f "$U/storaged-sync.service" ] && [ -f "$U/storaged-sync.timer" ] || fail "storaged-sync.service/.timer not installed"
 find "$D" -path '*/init.d/storaged' -perm -0100 | grep -q . || fail "init script not installed executable"
 
 # The installed units name the installed binary: its path below DESTDIR.
 exe=$(sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' "$U/storaged.service")
 [ -x "$D$exe" ] || fail "ExecStart=$exe, but make install put no binary at that path"
+grep -q "^ExecStart=$exe .*sync$" "$U/storaged-sync.service" || fail "storaged-sync.service does not run \`storaged sync\`"
 grep -q '@sbindir@' "$U"/*.service && fail "@sbindir@ left in the installed units"
 
 # A system whose fstab has storaged entries, ordinary mounts that depend on
@@ -45,7 +47,7 @@ srv:/export  /mnt/nfs  nfs  noauto,_netdev,x-storaged  0 0
 EOT
 SYSTEMD_FSTAB=$SCRATCH/fstab SYSTEMD_PROC_CMDLINE='' "$GEN" "$W" "$W" "$W" || fail "fstab generator"
 # As installed, but with the DESTDIR the real system would not have.
-for u in storaged.service storaged-remote.service; do
+for u in storaged.service storaged-remote.service storaged-sync.service storaged-sync.timer; do
 	sed "s|$exe|$D$exe|g" "$U/$u" >"$W/$u"
 done
 # A stand-in for systemd-networkd-wait-online (default dependencies, so
@@ -70,7 +72,7 @@ verify() {
 mounts=$(cd "$W" && ls ./*.mount)
 note "verify the units and the generated mount units"
 # shellcheck disable=SC2086
-verify ./storaged.service ./storaged-remote.service $mounts
+verify ./storaged.service ./storaged-remote.service ./storaged-sync.service ./storaged-sync.timer $mounts
 [ "$RC" = 0 ] || fail "systemd-analyze verify exited $RC"
 [ -z "$OUT" ] || fail "systemd-analyze verify printed diagnostics"
 

@@ -484,7 +484,7 @@ static void test_small_cases(void **state)
 		{ "[storaged]\nfoo\n", 2, "not a section, key = value or comment" },
 		/* inih's rules: ':' separates too, text after ']' is ignored */
 		{ "[storaged]\nfoo: bar\n", 2,
-		  "unknown key 'foo' in [storaged] (accepted: fstab, select, device-timeout, degraded, mount-timeout, jobs, hotplug, stale-member, metrics-textfile)" },
+		  "unknown key 'foo' in [storaged] (accepted: fstab, select, device-timeout, degraded, mount-timeout, jobs, hotplug, stale-member, metrics-textfile, sync-interval)" },
 		{ "[storaged\n", 1, "not a section, key = value or comment" },
 		{ "[storaged] x\njobs = 0\n", 2,
 		  "jobs: '0' is out of range; expected a number of parallel jobs, 1..64" },
@@ -803,6 +803,50 @@ static void test_zero_timeouts(void **state)
 	diag_list_done(&dl);
 }
 
+/* sync-interval: the area's own, else [storaged]'s, whichever comes first
+ * in the file; 0 is off; below a second and "infinity" are refused. */
+static void test_sync_interval(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	assert_int_equal(parse_str(&c, "[area a]\npath = /a\npersist = yes\n", &dl), 0);
+	assert_true(config_area_sync_interval(&c, &c.areas[0]) == 3600 * USEC_PER_SEC);
+	config_done(&c);
+	assert_int_equal(parse_str(&c,
+				   "[area a]\npath = /a\nsync-interval = 2s\n"
+				   "[area b]\npath = /b\n"
+				   "[area z]\npath = /z\nsync-interval = 0\n"
+				   "[storaged]\nsync-interval = 15min\n",
+				   &dl),
+			 0);
+	assert_true(config_area_sync_interval(&c, &c.areas[0]) == 2 * USEC_PER_SEC);
+	assert_true(config_area_sync_interval(&c, &c.areas[1]) == 15 * 60 * USEC_PER_SEC);
+	assert_true(config_area_sync_interval(&c, &c.areas[2]) == 0);
+	config_done(&c);
+	assert_int_equal(parse_str(&c, "[storaged]\nsync-interval = 0\n[area a]\npath = /a\n", &dl), 0);
+	assert_true(config_area_sync_interval(&c, &c.areas[0]) == 0);
+	config_done(&c);
+	assert_int_equal(dl.n, 0);
+
+	assert_int_equal(parse_str(&c,
+				   "[storaged]\nsync-interval = 500ms\n"
+				   "[area a]\npath = /a\nsync-interval = infinity\n"
+				   "[area b]\npath = /b\nsync-interval = often\n",
+				   &dl),
+			 -EINVAL);
+	assert_int_equal(dl.n, 3);
+	assert_int_equal(dl.v[0].line, 2);
+	assert_non_null(strstr(dl.v[0].msg, "'500ms' is out of range; expected a duration of at least 1s"));
+	assert_non_null(strstr(dl.v[1].msg, "'infinity' is out of range"));
+	assert_non_null(strstr(dl.v[2].msg, "'often' is not"));
+	/* a refused value changes nothing */
+	assert_true(c.sync_interval_usec == 3600 * USEC_PER_SEC);
+	assert_false(c.areas[0].sync_interval_set);
+	config_done(&c);
+	diag_list_done(&dl);
+}
+
 /* Areas mount nosuid,nodev unless a key asks otherwise (C20). */
 static void test_nosuid_nodev(void **state)
 {
@@ -858,6 +902,7 @@ int main(void)
 		cmocka_unit_test(test_zero_timeouts),
 		cmocka_unit_test(test_area_name_limit),
 		cmocka_unit_test(test_nosuid_nodev),
+		cmocka_unit_test(test_sync_interval),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A persist area is synced back every sync-interval by a resident storaged,
+# without any stop: a power cut loses at most one interval.  An area with
+# sync-interval = 0 is not; `storaged sync` without a name syncs every
+# persist area; status and status --json say when the last sync was.
+. "$(dirname "$0")/lib-area.sh"
+
+P=$SCRATCH/work
+Q=$SCRATCH/other
+mkdir -p "$P" "$Q"
+echo before >"$P/file"
+echo before >"$Q/file"
+write_conf <<EOT
+[storaged]
+sync-interval = 0
+
+[area keep]
+path = $P
+backend = tmpfs
+size = 16M
+persist = yes
+sync-interval = 2s
+
+[area other]
+path = $Q
+backend = tmpfs
+size = 16M
+persist = yes
+EOT
+sd check || { cat "$OUT"; fail "check refuses sync-interval"; }
+
+"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" --foreground start >"$SCRATCH/resident.log" 2>&1 &
+SD=$!
+trap 'kill "$SD" 2>/dev/null; wait "$SD" 2>/dev/null; cleanup' EXIT
+for _ in $(seq 100); do is_mountpoint "$P" && is_mountpoint "$Q" && break; sleep 0.1; done
+is_mountpoint "$P" && is_mountpoint "$Q" || { cat "$SCRATCH/resident.log"; fail "areas not set up"; }
+for _ in $(seq 50); do [ -f "$RUN/storaged.pid" ] && break; sleep 0.1; done
+kill -0 "$SD" 2>/dev/null || { cat "$SCRATCH/resident.log"; fail "storaged --foreground did not stay"; }
+
+echo periodic >"$P/file"
+echo new >"$P/added"
+echo not-yet >"$Q/file"
+# due 2 s after the resident began or last synced: 6 s is three intervals
+for _ in $(seq 60); do
+	[ "$(cat "$RUN/areas/keep/lower/file")" = periodic ] && break
+	sleep 0.1
+done
+[ "$(cat "$RUN/areas/keep/lower/file")" = periodic ] && [ -f "$RUN/areas/keep/lower/added" ] ||
+	{ cat "$SCRATCH/resident.log"; fail "the change is not on the directory 6 s after it, with sync-interval = 2s"; }
+is_mountpoint "$P" || fail "the periodic sync uncovered the directory"
+[ "$(cat "$RUN/areas/other/lower/file")" = before ] || fail "sync-interval = 0 was synced periodically"
+pass "periodic sync: the change is on disk without a stop"
+
+# a second change goes down too: the schedule goes on after a sync
+echo again >"$P/file"
+for _ in $(seq 60); do [ "$(cat "$RUN/areas/keep/lower/file")" = again ] && break; sleep 0.1; done
+[ "$(cat "$RUN/areas/keep/lower/file")" = again ] || fail "the second interval did not sync"
+pass "periodic sync: again one interval later"
+
+expect_rc 0 sync
+[ "$(cat "$RUN/areas/other/lower/file")" = not-yet ] || fail "sync without a name did not sync 'other'"
+pass "sync without a name syncs every persist area"
+
+expect_rc 0 status
+grep -E "^area +keep .*last sync [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z ok" "$OUT" ||
+	{ cat "$OUT"; fail "status does not show the last sync of 'keep'"; }
+expect_rc 0 status --json
+python3 - "$OUT" <<'PY' || { cat "$OUT"; fail "status --json: no numeric last_sync"; }
+import json, sys, time
+rows = {r["what"]: r for r in json.load(open(sys.argv[1]))["status"] if r["kind"] == "area"}
+for name in ("keep", "other"):
+    t = rows[name]["last_sync"]
+    assert isinstance(t, int) and abs(time.time() - t) < 60, (name, t)
+    assert rows[name]["last_sync_ok"] is True, name
+PY
+pass "status and --json show the last sync"
+
+kill "$SD"
+wait "$SD" 2>/dev/null
+expect_rc 0 stop
+[ "$(cat "$P/file")" = again ] && [ "$(cat "$Q/file")" = not-yet ] || fail "stop lost the data"
+pass "stop after periodic syncs"
