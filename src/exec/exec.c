@@ -396,6 +396,13 @@ static bool is_device_wait(const struct plan_step *s)
 	return s->kind == PLAN_WAIT_DEVICE || s->kind == PLAN_ASSEMBLE;
 }
 
+/* @w is the wait for @s's own device (its source, or its btrfs set), not
+ * one that x-storaged.requires= names. */
+static bool waits_for_own_device(const struct plan_step *s, const struct plan_step *w)
+{
+	return w->kind == PLAN_ASSEMBLE || (w->kind == PLAN_WAIT_DEVICE && streq(w->spec, s->entry->source));
+}
+
 /* A step the plan already shows failing (plan_step.conflict). */
 static void fail_planned(struct run *rn, size_t i)
 {
@@ -423,7 +430,7 @@ static bool try_start(struct run *rn, size_t i)
 		return true;
 	}
 	fd = failed_dep(rn, s);
-	if (fd && s->kind == PLAN_MOUNT && is_device_wait(step(rn, fd->step))) {
+	if (fd && s->kind == PLAN_MOUNT && waits_for_own_device(s, step(rn, fd->step))) {
 		/* its own device never came (or is ambiguous): the entry failed,
 		 * for the reason the wait found, as `mount -a` says of it */
 		fail_step(rn, i, OUT_FAILED, "%s", rn->texts[fd->step].msg);
