@@ -6,48 +6,85 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "commands.h"
 #include "world/world.h"
 
-/* Each step the plan shows will fail, logged.  Returns: how many. */
-static unsigned log_predicted_failures(const struct logger *lg, const struct plan *p)
-{
-	unsigned n = 0;
+/* What check found, counted as it was logged. */
+struct check_counts {
+	unsigned fails; /* logged as errors: the exit status is 1 for them */
+	unsigned skips; /*   of those, skipped for waiting on one that will fail */
+	unsigned tolerated; /* logged as warnings: nofail, or needed only by nofail */
+};
 
+/* Each step the plan shows will fail, logged at the level that says
+ * whether it counts: an error when start would count it a failure (the
+ * boot needs it, see plan_boot_needs()), a warning when only nofail
+ * entries need it.  Returns: 0; -ENOMEM. */
+static int log_predicted_failures(const struct logger *lg, const struct plan *p, struct check_counts *c)
+{
+	_cleanup_free_ bool *needed = calloc(p->n_steps ? p->n_steps : 1, sizeof(*needed));
+
+	if (!needed)
+		return -ENOMEM;
+	plan_boot_needs(p, needed);
 	for (size_t i = 0; i < p->n_steps; i++) {
 		const struct plan_step *s = &p->steps[i];
 		const char *why = world_step_will_fail(s);
+		bool skip = plan_step_predicted_skip(s);
 		char what[512];
 
 		if (!why)
 			continue;
-		/* a skip is not a failure of its own: start counts it apart */
-		if (plan_step_predicted_skip(s))
-			log_warning(lg, "step %zu, %s: will be %s", i + 1,
-				    plan_step_describe(s, what, sizeof(what)), why);
-		else
-			log_error(lg, "step %zu, %s: will fail: %s", i + 1,
-				  plan_step_describe(s, what, sizeof(what)), why);
-		n++;
+		plan_step_describe(s, what, sizeof(what));
+		if (!needed[i]) {
+			log_warning(lg, "step %zu, %s: will %s%s (nofail: not counted as a failure)", i + 1, what,
+				    skip ? "be " : "fail: ", why);
+			c->tolerated++;
+			continue;
+		}
+		log_error(lg, "step %zu, %s: will %s%s", i + 1, what, skip ? "be " : "fail: ", why);
+		c->fails++;
+		c->skips += skip;
 	}
-	return n;
+	return 0;
+}
+
+/* The closing line of a check that found something, counting what was
+ * logged above at each level. */
+static void log_check_counts(const struct logger *lg, const struct check_counts *c)
+{
+	char skipped[96] = "", tolerated[96] = "";
+
+	if (c->skips)
+		snprintf(skipped, sizeof(skipped), " (%u skipped: %s)", c->skips,
+			 c->skips == 1 ? "a step it waits for will fail" : "steps they wait for will fail");
+	if (c->tolerated)
+		snprintf(tolerated, sizeof(tolerated), "%s%u nofail %s will fail", c->fails ? ", " : "",
+			 c->tolerated, c->tolerated == 1 ? "step" : "steps");
+	if (c->fails)
+		log_error(lg, "%u %s will fail%s%s", c->fails, c->fails == 1 ? "step" : "steps", skipped, tolerated);
+	else if (c->tolerated)
+		log_warning(lg, "%s", tolerated);
 }
 
 int cmd_check(const struct options *o, const struct logger *lg)
 {
 	struct sources src;
 	struct world w = { 0 };
-	unsigned shown = 0;
+	struct check_counts c = { 0 };
 	int r, status;
 
 	sources_init(&src, o);
 	r = world_load(&src, lg, &w);
 	if (r == 0)
-		shown = log_predicted_failures(lg, &w.plan);
+		r = log_predicted_failures(lg, &w.plan, &c);
+	if (r == 0)
+		log_check_counts(lg, &c);
 	if (r == -EINVAL)
 		status = EXIT_CONFIG;
-	else if (r < 0 || world_predicted_failures(&w.plan) + world_predicted_skips(&w.plan) > 0)
+	else if (r < 0 || c.fails > 0)
 		status = EXIT_STEP_FAILED;
 	else
 		status = 0;
@@ -55,7 +92,7 @@ int cmd_check(const struct options *o, const struct logger *lg)
 	if (status == 0)
 		printf("%s: deferred fstab entries: %zu, areas: %zu, steps planned: %zu; %s\n",
 		       o->config_path, w.fstab.n_entries, w.cfg.n_areas, w.plan.n_steps,
-		       shown ? "only nofail steps will fail" : "no step will fail");
+		       c.tolerated ? "only nofail steps will fail" : "no step will fail");
 	world_done(&w);
 	return status;
 }

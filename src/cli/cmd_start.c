@@ -60,9 +60,11 @@ static void tell_boot_done(void *userdata, const struct exec_summary *sum)
 	daemon_notify("READY=1\nSTATUS=%s",
 		      sum->n_failed ? "some steps failed: see `storaged status`"
 				    : "done; nofail entries may still wait for devices");
-	if (bt->background)
-		log_info(bt->lg, "the entries the boot needs are done%s; nofail entries go on waiting for their devices",
-			 sum->n_failed ? " (some failed)" : "");
+	if (sum->n_background)
+		log_info(bt->lg, "the entries the boot needs are done%s; %u nofail %s on waiting for %s",
+			 sum->n_failed ? " (some failed)" : "", sum->n_background,
+			 sum->n_background == 1 ? "entry goes" : "entries go",
+			 sum->n_background == 1 ? "its device" : "their devices");
 	/* the next start or stop may end this wait instead of finding the
 	 * state directory locked (daemon_take_over()) */
 	if (bt->background && daemon_mark_waiting(bt->state_dir, true) < 0)
@@ -113,20 +115,47 @@ static int return_at_boot_done(int *ret_fd)
 	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_STEP_FAILED);
 }
 
-/* One line whose counts add up to the steps planned.  The executor counts
- * registrations, assemblies (complete or not: an incomplete one fails the
- * mounts that wait on it, counted there) and mounts already in place in
- * none of its sums: they are the rest. */
+/* "1 area" or "2 areas", appended to @buf (@len bytes) after a comma
+ * when it is not the first; nothing for 0. */
+static void add_count(char *buf, size_t len, unsigned n, const char *one, const char *many)
+{
+	size_t k = strlen(buf);
+
+	if (n && k < len)
+		snprintf(buf + k, len - k, "%s%u %s", k ? ", " : "", n, n == 1 ? one : many);
+}
+
+/* The closing line, as `findmnt --verify` ends: only the counts that are
+ * not zero, nothing at all when the pass changed nothing.  Its "failed"
+ * are the steps that make the exit status non-zero (exec_summary.n_failed),
+ * recorded failed or skipped in the state `status` reads.  With -v, the
+ * whole accounting against the steps planned. */
 static void log_summary(const struct logger *lg, size_t planned, const struct exec_summary *sum)
 {
-	size_t counted =
-		(size_t)sum->n_done + sum->n_failed + sum->n_tolerated + sum->n_waiting + sum->n_later;
-	size_t rest = planned > counted ? planned - counted : 0;
+	char line[512] = "", skipped[96] = "";
 
-	log_info(lg, "%zu step(s) planned: %u done, %u failed, %u skipped (a step they wait for failed), %u failed or skipped with nofail, %u waiting for devices, %u left for after the network, %zu registration, assembly or already in place%s",
-		 planned, sum->n_done, sum->n_failed - sum->n_skipped, sum->n_skipped,
-		 sum->n_tolerated, sum->n_waiting, sum->n_later, rest,
-		 sum->n_degraded ? "; DEGRADED mounts present (see `storaged status`)" : "");
+	log_debug(lg, "%zu planned: %u mounted (%u degraded), %u areas set up, %u btrfs assembled, %u failed (%u skipped), %u nofail failed, %u waiting for devices, %u left for after the network",
+		  planned, sum->n_mounted, sum->n_degraded, sum->n_areas, sum->n_assembled, sum->n_failed,
+		  sum->n_skipped, sum->n_tolerated, sum->n_waiting, sum->n_later);
+	add_count(line, sizeof(line), sum->n_mounted, "mounted", "mounted");
+	add_count(line, sizeof(line), sum->n_degraded, "of them DEGRADED", "of them DEGRADED");
+	add_count(line, sizeof(line), sum->n_areas, "area set up", "areas set up");
+	add_count(line, sizeof(line), sum->n_assembled, "btrfs assembled", "btrfs assembled");
+	if (sum->n_skipped)
+		snprintf(skipped, sizeof(skipped), " (%u skipped: %s)", sum->n_skipped,
+			 sum->n_skipped == 1 ? "a step it waits for failed" : "steps they wait for failed");
+	add_count(line, sizeof(line), sum->n_failed, "failed", "failed");
+	if (strlen(line) + strlen(skipped) < sizeof(line))
+		strcat(line, skipped);
+	add_count(line, sizeof(line), sum->n_tolerated, "failed with nofail", "failed with nofail");
+	add_count(line, sizeof(line), sum->n_waiting, "waiting for its device", "waiting for devices");
+	add_count(line, sizeof(line), sum->n_later, "left for after the network", "left for after the network");
+	if (sum->n_failed)
+		log_error(lg, "%s; see 'storaged status'", line);
+	else if (sum->n_degraded)
+		log_warning(lg, "%s; see 'storaged status'", line);
+	else if (line[0])
+		log_info(lg, "%s", line);
 }
 
 /* stale-member = scrub: a failure to start one is a warning, not a
@@ -220,13 +249,14 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 		return -EINTR;
 	if (r < 0)
 		return r;
-	if (!no_wait || sum.n_done || sum.n_failed)
-		log_summary(lg, w->plan.n_steps, &sum);
+	log_summary(lg, w->plan.n_steps, &sum);
 	*ret_failed = sum.n_failed;
 	*ret_degraded = sum.n_degraded + still_degraded(w);
 	if (*ret_degraded > sum.n_degraded)
-		log_warning(lg, "%u btrfs filesystem(s) mounted earlier are still DEGRADED: see `storaged status`",
-			    *ret_degraded - sum.n_degraded);
+		log_warning(lg, "%u btrfs %s mounted earlier %s still DEGRADED: see 'storaged status'",
+			    *ret_degraded - sum.n_degraded,
+			    *ret_degraded - sum.n_degraded == 1 ? "filesystem" : "filesystems",
+			    *ret_degraded - sum.n_degraded == 1 ? "is" : "are");
 	return 0;
 }
 

@@ -15,12 +15,14 @@
  * included, goes through cx->ops.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "exec.h"
 #include "exec_internal.h"
+#include "parse/area_facts.h"
 #include "parse/units.h"
 
 /* @compact: rewrite the whole file, as at the end of a run, instead of
@@ -294,6 +296,7 @@ static void finish_mount(struct run *rn, size_t i, bool overdue)
 	}
 	sr->out = OUT_OK;
 	rn->sum.n_done++;
+	rn->sum.n_mounted++;
 	rn->sum.n_degraded += sr->degraded;
 	record_mount(rn, i, sr->degraded ? STATE_DEGRADED : STATE_DONE,
 		     sr->degraded ? sr->why_degraded : NULL, false);
@@ -310,6 +313,24 @@ static void mount_already_there(struct run *rn, size_t i)
 		record_mount(rn, i, STATE_PRESENT, "already mounted", false);
 	else if (r->status == STATE_MOUNTING) /* a run that died mid-mount */
 		state_put(rn->cx->state, STATE_MOUNT, r->id, r->source, r->fstype, STATE_DONE, NULL, false);
+}
+
+/* "area NAME: tmpfs on PATH (size=16M nr_inodes=1024)", the values as the
+ * dry run shows them; how they were derived only with -v. */
+static void log_area_done(const struct logger *lg, const struct plan_step *s)
+{
+	const char *backend = config_backend_name(s->area->backend);
+	char size[32];
+
+	if (s->sizing_deferred) {
+		log_info(lg, "area %s: %s on %s", s->area->name, backend, s->area->path);
+		return;
+	}
+	log_info(lg, "area %s: %s on %s (size=%s %s=%" PRIu64 ")", s->area->name, backend, s->area->path,
+		 units_format_size(s->sizing.size_bytes, size, sizeof(size)),
+		 area_backend_facts(s->area->backend)->inodes_key, s->sizing.nr_inodes);
+	log_debug(lg, "area %s: size %s, %s %s", s->area->name, s->sizing.size_how,
+		  area_backend_facts(s->area->backend)->inodes_key, s->sizing.inodes_how);
 }
 
 static void run_area(struct run *rn, size_t i)
@@ -348,13 +369,8 @@ static void run_area(struct run *rn, size_t i)
 	diag_list_done(&dl);
 	rn->steps[i].out = OUT_OK;
 	rn->sum.n_done++;
-	if (s->sizing_deferred)
-		log_info(rn->cx->log, "area %s: %s on %s", s->area->name,
-			 config_backend_name(s->area->backend), s->area->path);
-	else
-		log_info(rn->cx->log, "area %s: %s on %s (%s, %s)", s->area->name,
-			 config_backend_name(s->area->backend), s->area->path, s->sizing.size_how,
-			 s->sizing.inodes_how);
+	rn->sum.n_areas++;
+	log_area_done(rn->cx->log, s);
 	rec = state_find(rn->cx->state, STATE_AREA, s->area->name);
 	if (!rec || rec->seq == 0 || rec->status != STATE_DONE)
 		state_put(rn->cx->state, STATE_AREA, s->area->name, s->area->path,
@@ -373,6 +389,18 @@ static bool deps_resolved(const struct run *rn, const struct plan_step *s)
 			return false;
 	}
 	return true;
+}
+
+static bool is_device_wait(const struct plan_step *s)
+{
+	return s->kind == PLAN_WAIT_DEVICE || s->kind == PLAN_ASSEMBLE;
+}
+
+/* @w is the wait for @s's own device (its source, or its btrfs set), not
+ * one that x-storaged.requires= names. */
+static bool waits_for_own_device(const struct plan_step *s, const struct plan_step *w)
+{
+	return w->kind == PLAN_ASSEMBLE || (w->kind == PLAN_WAIT_DEVICE && streq(w->spec, s->entry->source));
 }
 
 /* A step the plan already shows failing (plan_step.conflict). */
@@ -402,6 +430,13 @@ static bool try_start(struct run *rn, size_t i)
 		return true;
 	}
 	fd = failed_dep(rn, s);
+	if (fd && s->kind == PLAN_MOUNT && waits_for_own_device(s, step(rn, fd->step))) {
+		/* its own device never came (or is ambiguous): the entry failed,
+		 * for the reason the wait found, as `mount -a` says of it */
+		fail_step(rn, i, OUT_FAILED, "%s", rn->texts[fd->step].msg);
+		record_step_failure(rn, i, STATE_FAILED);
+		return true;
+	}
 	if (fd) {
 		fail_step(rn, i, OUT_SKIPPED, "not %s: it waits for step %zu (%s), which failed: %s",
 			  s->kind == PLAN_AREA ? "set up" : "done", fd->step + 1, fd->reason,
@@ -592,8 +627,7 @@ bool exec_background_waits(const struct plan *p)
 		return false;
 	plan_boot_needs(p, needed);
 	for (size_t i = 0; i < p->n_steps; i++)
-		any |= !needed[i] && !p->steps[i].later &&
-		       (p->steps[i].kind == PLAN_WAIT_DEVICE || p->steps[i].kind == PLAN_ASSEMBLE);
+		any |= !needed[i] && !p->steps[i].later && is_device_wait(&p->steps[i]);
 	free(needed);
 	return any;
 }
@@ -604,7 +638,7 @@ static const struct plan_step *device_wait_of(const struct run *rn, const struct
 	for (size_t d = 0; d < s->n_deps; d++) {
 		const struct plan_step *w = step(rn, s->deps[d].step);
 
-		if (w->kind == PLAN_WAIT_DEVICE || w->kind == PLAN_ASSEMBLE)
+		if (is_device_wait(w))
 			return w;
 	}
 	return NULL;
@@ -628,6 +662,7 @@ static void maybe_boot_done(struct run *rn)
 		if (rn->needed[i] || s->kind != PLAN_MOUNT || rn->steps[i].out != OUT_PENDING ||
 		    !(w = device_wait_of(rn, s)))
 			continue;
+		rn->sum.n_background++;
 		snprintf(why, sizeof(why), "nofail: waiting for %s in the background, up to %s",
 			 w->kind == PLAN_WAIT_DEVICE ? w->spec : "its btrfs members",
 			 units_format_duration(w->timeout_usec, dur, sizeof(dur)));

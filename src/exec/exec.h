@@ -42,13 +42,17 @@ struct exec_ctx {
 };
 
 struct exec_summary {
-	unsigned n_done; /* steps that did something and succeeded */
+	unsigned n_done; /* steps that did something and succeeded: */
+	unsigned n_mounted; /*   of those, mounts */
+	unsigned n_areas; /*   of those, areas set up */
+	unsigned n_assembled; /* btrfs filesystems found complete (registration is no step of its own) */
 	unsigned n_failed; /* failed or skipped steps that count (not nofail) */
 	unsigned n_skipped; /* of those, skipped: a step they wait for failed */
 	unsigned n_tolerated; /* failed or skipped steps with nofail */
 	unsigned n_degraded; /* btrfs entries mounted with -o degraded */
 	unsigned n_waiting; /* no_wait: steps left waiting for devices */
 	unsigned n_later; /* plan_step.later: left for the pass after the network */
+	unsigned n_background; /* nofail mounts still waiting for devices when the boot's steps ended */
 };
 
 /**

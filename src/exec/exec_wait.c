@@ -128,6 +128,7 @@ static void wait_done(struct run *rn, size_t i, const struct sighting *seen)
 	snprintf(tx->msg, sizeof(tx->msg), "%llu/%llu members%s%.400s", (unsigned long long)seen->present,
 		 (unsigned long long)seen->expected, seen->stale[0] ? "; " : "", seen->stale);
 	record_members(rn, tx->fsid, STATE_DONE, seen, 0, seen->stale);
+	rn->sum.n_assembled++;
 	if (rn->cx->ops->mark_ready(rn->cx->ud, tx->fsid, true) < 0)
 		log_warning(rn->cx->log, "btrfs %s: cannot create its readiness flag", tx->fsid);
 	log_info(rn->cx->log, "btrfs %s: assembled, %s", tx->fsid, tx->msg);

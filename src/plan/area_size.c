@@ -105,7 +105,7 @@ static int resolve_inodes(const struct area_config *a, const struct area_survey 
 		snprintf(extra, sizeof(extra), " + %llu reserved by %s", (unsigned long long)res,
 			 area_fstype(a));
 	r->nr_inodes = n + res;
-	snprintf(r->inodes_how, sizeof(r->inodes_how), "%llu (auto: %llu %s × %.1f%s%s)",
+	snprintf(r->inodes_how, sizeof(r->inodes_how), "%llu (auto: %llu %s x %.1f%s%s)",
 		 (unsigned long long)r->nr_inodes, (unsigned long long)s->inodes,
 		 s->inodes == 1 ? "entry" : "entries", a->headroom,
 		 n == AUTO_MIN_INODES ? ", minimum 1024" : "", extra);
@@ -129,7 +129,7 @@ static int resolve_auto_size(const struct area_config *a, const struct area_surv
 		size = AUTO_MIN_BYTES;
 	r->size_bytes = size;
 	snprintf(min, sizeof(min), ", minimum %s", units_format_size(AUTO_MIN_BYTES, b1, sizeof(b1)));
-	snprintf(r->size_how, sizeof(r->size_how), "%s (auto: %s × %.1f%s%s)",
+	snprintf(r->size_how, sizeof(r->size_how), "%s (auto: %s x %.1f%s%s)",
 		 units_format_size(size, b1, sizeof(b1)),
 		 units_format_size(s->bytes, b2, sizeof(b2)), a->headroom,
 		 size == AUTO_MIN_BYTES ? min : "", area_is_ext(a) ? " + filesystem overhead" : "");

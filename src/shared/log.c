@@ -63,20 +63,21 @@ static const char *level_name(int prio)
 static void log_write(const struct logger *lg, int prio, const char *msg)
 {
 	const char *lvl = level_name(prio);
-	char pfx[8] = "";
 
 	switch (lg->target) {
 	case LOG_TARGET_SYSLOG:
 		syslog(prio, "%s", msg);
 		break;
 	default:
-		/* sd-daemon.h's SD_ERR and the like: "<3>" */
+		/* sd-daemon.h's SD_ERR and the like: "<3>".  The journal
+		 * names the program and keeps the priority itself: a second
+		 * "storaged: error:" would only repeat them. */
 		if (lg->journal_prefix)
-			snprintf(pfx, sizeof(pfx), "<%d>", LOG_PRI(prio));
-		if (lvl)
-			fprintf(stderr, "%sstoraged: %s: %s\n", pfx, lvl, msg);
+			fprintf(stderr, "<%d>%s\n", LOG_PRI(prio), msg);
+		else if (lvl)
+			fprintf(stderr, "storaged: %s: %s\n", lvl, msg);
 		else
-			fprintf(stderr, "%sstoraged: %s\n", pfx, msg);
+			fprintf(stderr, "storaged: %s\n", msg);
 		break;
 	}
 }

@@ -35,7 +35,8 @@ struct logger {
  *
  * LOG_TARGET_STDERR: when stderr is the journal's stream ($JOURNAL_STREAM
  * names it, see log_stream_is_journal()), every line gets its priority
- * prefix, so that `journalctl -p err` shows the errors.
+ * prefix, so that `journalctl -p err` shows the errors, in place of the
+ * "storaged: LEVEL: " one the journal would repeat.
  */
 void log_init(struct logger *lg, int max_level, enum log_target target);
 

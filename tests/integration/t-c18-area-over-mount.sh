@@ -56,7 +56,7 @@ expect_rc 0 start
 [ "$(findmnt -rn -o FSTYPE --mountpoint "$V" | tail -1)" = tmpfs ] || fail "second start did nothing"
 expect_rc 0 start
 [ "$(findmnt -rn --mountpoint "$V" | wc -l)" = 2 ] || fail "a start while active mounted again"
-grep -q "planned: 0 done" "$OUT" || { cat "$OUT"; fail "a start while active says it did something"; }
+[ -s "$OUT" ] && { cat "$OUT"; fail "a start while active says something"; }
 expect_rc 0 stop
 [ "$(findmnt -rn --mountpoint "$V" | wc -l)" = 1 ] || fail "stop left the area"
 pass "start is idempotent by the area's mount ID"

@@ -22,7 +22,7 @@ EOF
 mkdir -p "$SCRATCH/t"
 echo "tmpfs  $SCRATCH/t  tmpfs  noauto,x-storaged,size=1M  0 0" >"$FSTAB"
 run_sd 0 start
-expect_out "1 step(s) planned: 1 done"
+expect_out "^storaged: 1 mounted$"
 run_sd 0 status
 expect_out "done"
 json_check 'd["status"][0]["status"] == "done" and d["status"][0]["recorded"] is None'

@@ -77,9 +77,9 @@ static void test_auto_size(void **state)
 
 	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
 	assert_int_equal(r.size_bytes, 201 * MIB); /* 200M + 2 bytes, rounded up */
-	assert_string_equal(r.size_how, "201M (auto: 100.0M × 2.0)");
+	assert_string_equal(r.size_how, "201M (auto: 100.0M x 2.0)");
 	assert_int_equal(r.nr_inodes, 10000);
-	assert_string_equal(r.inodes_how, "10000 (auto: 5000 entries × 2.0)");
+	assert_string_equal(r.inodes_how, "10000 (auto: 5000 entries x 2.0)");
 	assert_true(r.fits);
 }
 
@@ -91,12 +91,12 @@ static void test_auto_minimums(void **state)
 
 	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
 	assert_int_equal(r.size_bytes, 16 * MIB);
-	assert_string_equal(r.size_how, "16M (auto: 4K × 2.0, minimum 16M)");
+	assert_string_equal(r.size_how, "16M (auto: 4K x 2.0, minimum 16M)");
 	assert_int_equal(r.nr_inodes, 1024);
-	assert_string_equal(r.inodes_how, "1024 (auto: 3 entries × 2.0, minimum 1024)");
+	assert_string_equal(r.inodes_how, "1024 (auto: 3 entries x 2.0, minimum 1024)");
 	s = survey(4096, 1); /* the empty directory itself */
 	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
-	assert_string_equal(r.inodes_how, "1024 (auto: 1 entry × 2.0, minimum 1024)");
+	assert_string_equal(r.inodes_how, "1024 (auto: 1 entry x 2.0, minimum 1024)");
 }
 
 static void test_auto_headroom(void **state)
@@ -108,7 +108,7 @@ static void test_auto_headroom(void **state)
 	a.headroom = 1.5;
 	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
 	assert_int_equal(r.nr_inodes, 213467); /* ceil(142311 × 1.5) */
-	assert_string_equal(r.inodes_how, "213467 (auto: 142311 entries × 1.5)");
+	assert_string_equal(r.inodes_how, "213467 (auto: 142311 entries x 1.5)");
 	a.headroom = 0;
 	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), -EINVAL);
 }
@@ -187,10 +187,10 @@ static void test_zram_ext4(void **state)
 	a.backend = AREA_ZRAM;
 	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
 	assert_int_equal(r.nr_inodes, 2010);
-	assert_string_equal(r.inodes_how, "2010 (auto: 1000 entries × 2.0 + 10 reserved by ext4)");
+	assert_string_equal(r.inodes_how, "2010 (auto: 1000 entries x 2.0 + 10 reserved by ext4)");
 	/* 20M data + 2010 × 256 + 1M, × 64/63, rounded up to 1 MiB */
 	assert_int_equal(r.size_bytes, 22 * MIB);
-	assert_string_equal(r.size_how, "22M (auto: 10M × 2.0 + filesystem overhead)");
+	assert_string_equal(r.size_how, "22M (auto: 10M x 2.0 + filesystem overhead)");
 	assert_true(r.fits);
 
 	/* ext4 keeps 10 inodes for itself */

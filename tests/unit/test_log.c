@@ -83,13 +83,13 @@ static const char *capture(bool env_match, bool env_unset, int level)
 static void test_prefix_on_journal(void **state)
 {
 	(void)state;
-	assert_string_equal(capture(true, false, LOG_DEBUG), "<3>storaged: error: cannot mount '/srv/a\\012b'\n"
-							     "<4>storaged: warning: degraded\n"
-							     "<6>storaged: 3 step(s) done\n"
-							     "<7>storaged: debug: registered\n");
+	assert_string_equal(capture(true, false, LOG_DEBUG), "<3>cannot mount '/srv/a\\012b'\n"
+							     "<4>degraded\n"
+							     "<6>3 step(s) done\n"
+							     "<7>registered\n");
 	/* the level still filters */
 	assert_string_equal(capture(true, false, LOG_ERR),
-			    "<3>storaged: error: cannot mount '/srv/a\\012b'\n");
+			    "<3>cannot mount '/srv/a\\012b'\n");
 }
 
 static void test_no_prefix_elsewhere(void **state)
