@@ -59,14 +59,18 @@ static bool has_helper(const char *fstype);
 
 static int send_reply(int fd, const struct mount_reply *out)
 {
-	struct reply_head h = { .error = out->error,
-				.mount = out->mount };
+	struct reply_head h;
 	struct iovec iov[3] = {
 		{ &h, sizeof(h) },
 		{ (void *)out->mountpoint, strlen(out->mountpoint) + 1 },
 		{ (void *)out->message, strlen(out->message) + 1 },
 	};
 
+	/* the padding after .error goes over the socket too: zeroed, not
+	 * whatever the stack held */
+	memset(&h, 0, sizeof(h));
+	h.error = out->error;
+	h.mount = out->mount;
 	return writev(fd, iov, 3) < 0 ? -errno : 0;
 }
 
