@@ -115,12 +115,9 @@ struct loop {
 
 static void loop_done(struct loop *l)
 {
-	if (l->epfd >= 0)
-		close(l->epfd);
-	if (l->sigfd >= 0)
-		close(l->sigfd);
-	if (l->timerfd >= 0)
-		close(l->timerfd);
+	l->epfd = safe_close(l->epfd);
+	l->sigfd = safe_close(l->sigfd);
+	l->timerfd = safe_close(l->timerfd);
 	daemon_monitor_close(l->udev, l->monitor);
 }
 
