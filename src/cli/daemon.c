@@ -12,6 +12,7 @@
 
 #include "daemon.h"
 #include "shared/log.h"
+#include "shared/util.h"
 
 int daemon_notify(const char *fmt, ...)
 {

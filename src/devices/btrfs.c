@@ -27,6 +27,7 @@
 #include <linux/btrfs.h>
 
 #include "btrfs.h"
+#include "shared/util.h"
 
 /* ---------------------------------------------------------------- grouping */
 
@@ -335,7 +336,8 @@ static int control_ioctl(unsigned long request, const char *devnode)
 {
 	struct btrfs_ioctl_vol_args args;
 	size_t n = strlen(devnode);
-	int fd, r;
+	_cleanup_close_ int fd = -EBADF;
+	int r;
 
 	if (n > BTRFS_PATH_NAME_MAX)
 		return -ENAMETOOLONG;
@@ -345,10 +347,7 @@ static int control_ioctl(unsigned long request, const char *devnode)
 	if (fd < 0)
 		return -errno;
 	r = ioctl(fd, request, &args);
-	if (r < 0)
-		r = -errno;
-	close(fd);
-	return r;
+	return r < 0 ? -errno : r;
 }
 
 int btrfs_register_device(const char *devnode)

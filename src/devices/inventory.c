@@ -24,6 +24,7 @@
 #include <libudev.h>
 
 #include "inventory.h"
+#include "shared/util.h"
 
 /* ------------------------------------------------------------------ memory */
 

@@ -224,14 +224,13 @@ int view_is_local(struct view *v, const char *path)
 static bool resolve_path(const char *path, char buf[static PATH_MAX])
 {
 	char proc[64];
-	int fd = open(path, O_PATH | O_CLOEXEC);
+	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
 	ssize_t n;
 
 	if (fd < 0)
 		return false;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	n = readlink(proc, buf, PATH_MAX - 1);
-	close(fd);
 	if (n <= 0 || n >= PATH_MAX - 1 || buf[0] != '/') /* no /proc */
 		return realpath(path, buf) != NULL;
 	buf[n] = '\0';
@@ -467,8 +466,8 @@ int view_resolve(struct view *v, const char *path, bool kernel, char buf[static 
 void view_done(struct view *v)
 {
 	view_dirs_forget(&v->dirs, NULL);
-	if (v->root_checked && v->rootfd >= 0)
-		close(v->rootfd);
+	if (v->root_checked)
+		safe_close(v->rootfd);
 	mnt_unref_table(v->tb);
 	free(v->mounts);
 	*v = (struct view){ 0 };
