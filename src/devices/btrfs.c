@@ -261,6 +261,14 @@ bool btrfs_member_stale(const struct btrfs_filesystem *fs, const struct btrfs_me
 	return m->dev->btrfs.generation < fs->generation;
 }
 
+const struct btrfs_member *btrfs_first_stale(const struct btrfs_filesystem *fs)
+{
+	for (size_t i = 0; i < fs->n_members; i++)
+		if (btrfs_member_stale(fs, &fs->members[i]))
+			return &fs->members[i];
+	return NULL;
+}
+
 char *btrfs_format_clones(const struct btrfs_filesystem *fs, char *buf, size_t len)
 {
 	size_t pos = 0;
