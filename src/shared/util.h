@@ -77,20 +77,6 @@ static inline void closep(int *fd)
 		take_fd_;                \
 	})
 
-/**
- * TAKE_PTR:
- * @p: an lvalue holding an owned pointer
- *
- * Moves ownership out of a _cleanup_free_ (or similar) variable: evaluates
- * to the pointer and leaves NULL behind.
- */
-#define TAKE_PTR(p)                               \
-	({                                        \
-		__typeof__(p) take_ptr_ = (p);    \
-		(p) = NULL;                       \
-		take_ptr_;                        \
-	})
-
 static inline void fclosep(FILE **f)
 {
 	if (*f) {
