@@ -14,7 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "devices/btrfs_scrub.h"
 #include "commands.h"
 #include "daemon.h"
 #include "exec/exec.h"
@@ -158,18 +157,6 @@ static void log_summary(const struct logger *lg, size_t planned, const struct ex
 		log_info(lg, "%s", line);
 }
 
-/* stale-member = scrub: a failure to start one is a warning, not a
- * failed step (the filesystem is mounted and usable). */
-static void scrub_stale(const struct world *w, struct state *st, const struct logger *lg)
-{
-	char **where = NULL;
-
-	if (btrfs_scrub_targets(w, st, &where) < 0)
-		log_warning(lg, "out of memory: no scrub started (stale-member = scrub)");
-	btrfs_scrub_start(where, lg);
-	strv_free(where);
-}
-
 /* btrfs filesystems of @w's plan that were mounted before this pass and are
  * mounted degraded still (the mount table's superblock options say so):
  * a second start must not report "all done" over them. */
@@ -240,8 +227,6 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 		close(bt.parent_fd);
 	if (bt.background)
 		daemon_mark_waiting(o->state_dir, false);
-	if (r == 0 && w->cfg.stale_member == STALE_MEMBER_SCRUB)
-		scrub_stale(w, &st, lg);
 	sysops_close(&so);
 	state_done(&st);
 	close(lock);

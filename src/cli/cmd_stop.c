@@ -32,8 +32,8 @@ static void end_resident(const struct options *o, const struct logger *lg)
 	_cleanup_free_ char *path = NULL, *pidfile = NULL;
 	char buf[32] = "";
 	uint64_t pid = 0;
-	FILE *f;
-	int fd;
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_close_ int fd = -EBADF;
 
 	if (asprintf(&path, "%s/resident", o->state_dir) < 0 ||
 	    asprintf(&pidfile, "%s/storaged.pid", o->state_dir) < 0)
@@ -41,24 +41,18 @@ static void end_resident(const struct options *o, const struct logger *lg)
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return;
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) {
-		close(fd); /* nobody resident */
-		return;
-	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
+		return; /* nobody resident */
 	f = fopen(pidfile, "re");
 	if (f && fgets(buf, sizeof(buf), f))
 		buf[strcspn(buf, "\n")] = '\0';
-	if (f)
-		fclose(f);
 	if (units_parse_uint(buf, INT32_MAX, &pid) < 0 || pid == 0 || kill((pid_t)pid, SIGTERM) < 0) {
 		log_warning(lg, "a resident storaged holds '%s' but '%s' names no process to stop; stop it by hand",
 			    path, pidfile);
-		close(fd);
 		return;
 	}
 	log_info(lg, "stopping the resident storaged (pid %llu)", (unsigned long long)pid);
 	flock(fd, LOCK_EX); /* it leaves on SIGTERM between two passes */
-	close(fd);
 }
 
 int cmd_stop(const struct options *o, const struct logger *lg)

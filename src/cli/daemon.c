@@ -12,6 +12,7 @@
 
 #include "daemon.h"
 #include "shared/log.h"
+#include "shared/util.h"
 
 int daemon_notify(const char *fmt, ...)
 {
@@ -20,7 +21,8 @@ int daemon_notify(const char *fmt, ...)
 	_cleanup_free_ char *msg = NULL;
 	size_t len;
 	va_list ap;
-	int fd, r;
+	_cleanup_close_ int fd = -EBADF;
+	int r;
 
 	if (!path || !path[0])
 		return 0;
@@ -38,12 +40,10 @@ int daemon_notify(const char *fmt, ...)
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	r = sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
-		   offsetof(struct sockaddr_un, sun_path) + len) < 0
-		    ? -errno
-		    : 1;
-	close(fd);
-	return r;
+	return sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+		      offsetof(struct sockaddr_un, sun_path) + len) < 0
+		       ? -errno
+		       : 1;
 }
 
 int daemon_monitor_open(struct udev **ret_udev, struct udev_monitor **ret_monitor)
@@ -98,7 +98,8 @@ int daemon_mark_waiting(const char *state_dir, bool set)
 {
 	_cleanup_free_ char *path = NULL, *tmp = NULL;
 	FILE *f;
-	int fd, r = waiting_path(state_dir, &path);
+	_cleanup_close_ int fd = -EBADF;
+	int r = waiting_path(state_dir, &path);
 
 	if (r < 0)
 		return r;
@@ -107,12 +108,9 @@ int daemon_mark_waiting(const char *state_dir, bool set)
 	if (asprintf(&tmp, "%s.tmp", path) < 0)
 		return -ENOMEM;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		r = -errno;
-		if (fd >= 0)
-			close(fd);
-		return r;
-	}
+	if (fd < 0 || !(f = fdopen(fd, "w")))
+		return -errno;
+	(void)TAKE_FD(fd); /* the stream owns it now */
 	fprintf(f, "%d\n", (int)getpid());
 	if (fclose(f) != 0 || rename(tmp, path) < 0) {
 		r = -errno;

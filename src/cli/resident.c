@@ -32,20 +32,14 @@
 static int lock_resident(const char *state_dir)
 {
 	_cleanup_free_ char *path = NULL;
-	int fd;
+	_cleanup_close_ int fd = -EBADF;
 
 	if (asprintf(&path, "%s/resident", state_dir) < 0)
 		return -ENOMEM;
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
 		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
-	return fd;
+	return TAKE_FD(fd);
 }
 
 /* Written to a temporary file and renamed: `storaged stop` never reads
@@ -118,14 +112,10 @@ struct loop {
 
 static void loop_done(struct loop *l)
 {
-	if (l->epfd >= 0)
-		close(l->epfd);
-	if (l->sigfd >= 0)
-		close(l->sigfd);
-	if (l->timerfd >= 0)
-		close(l->timerfd);
-	if (l->synctimerfd >= 0)
-		close(l->synctimerfd);
+	l->epfd = safe_close(l->epfd);
+	l->sigfd = safe_close(l->sigfd);
+	l->timerfd = safe_close(l->timerfd);
+	l->synctimerfd = safe_close(l->synctimerfd);
 	daemon_monitor_close(l->udev, l->monitor);
 }
 
@@ -255,7 +245,9 @@ int resident_stay(const char *state_dir, bool in_background, const struct logger
 		  resident_pass_fn pass, resident_sync_fn sync, void *userdata)
 {
 	struct logger child_lg;
-	int lock, r;
+	/* in the parent of a detached child: closed, the child keeps the lock */
+	_cleanup_close_ int lock = -EBADF;
+	int r;
 
 	lock = lock_resident(state_dir);
 	if (lock == -EWOULDBLOCK) {
@@ -272,7 +264,6 @@ int resident_stay(const char *state_dir, bool in_background, const struct logger
 		if (r != 0) {
 			if (r < 0)
 				log_error(lg, "cannot stay resident in the background: %s", strerror(-r));
-			close(lock); /* the child keeps the lock */
 			return r < 0 ? r : 0;
 		}
 		lg = &child_lg;
@@ -281,7 +272,7 @@ int resident_stay(const char *state_dir, bool in_background, const struct logger
 	}
 	r = run_loop(lg, pass, sync, userdata);
 	remove_pidfile(state_dir);
-	close(lock);
+	lock = safe_close(lock);
 	if (in_background)
 		log_close(&child_lg);
 	return r < 0 ? r : 1;

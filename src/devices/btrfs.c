@@ -27,6 +27,7 @@
 #include <linux/btrfs.h>
 
 #include "btrfs.h"
+#include "shared/util.h"
 
 /* ---------------------------------------------------------------- grouping */
 
@@ -260,6 +261,14 @@ bool btrfs_member_stale(const struct btrfs_filesystem *fs, const struct btrfs_me
 	return m->dev->btrfs.generation < fs->generation;
 }
 
+const struct btrfs_member *btrfs_first_stale(const struct btrfs_filesystem *fs)
+{
+	for (size_t i = 0; i < fs->n_members; i++)
+		if (btrfs_member_stale(fs, &fs->members[i]))
+			return &fs->members[i];
+	return NULL;
+}
+
 char *btrfs_format_clones(const struct btrfs_filesystem *fs, char *buf, size_t len)
 {
 	size_t pos = 0;
@@ -335,7 +344,8 @@ static int control_ioctl(unsigned long request, const char *devnode)
 {
 	struct btrfs_ioctl_vol_args args;
 	size_t n = strlen(devnode);
-	int fd, r;
+	_cleanup_close_ int fd = -EBADF;
+	int r;
 
 	if (n > BTRFS_PATH_NAME_MAX)
 		return -ENAMETOOLONG;
@@ -345,10 +355,7 @@ static int control_ioctl(unsigned long request, const char *devnode)
 	if (fd < 0)
 		return -errno;
 	r = ioctl(fd, request, &args);
-	if (r < 0)
-		r = -errno;
-	close(fd);
-	return r;
+	return r < 0 ? -errno : r;
 }
 
 int btrfs_register_device(const char *devnode)

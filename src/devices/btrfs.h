@@ -92,6 +92,13 @@ char *btrfs_format_missing(const struct btrfs_filesystem *fs, char *buf, size_t 
 bool btrfs_member_stale(const struct btrfs_filesystem *fs, const struct btrfs_member *m);
 
 /**
+ * btrfs_first_stale:
+ * Returns: the first member of @fs (in devid order) that is stale
+ * (btrfs_member_stale()), borrowed from @fs; NULL when none is.
+ */
+const struct btrfs_member *btrfs_first_stale(const struct btrfs_filesystem *fs);
+
+/**
  * btrfs_format_clones:
  * @fs: filesystem
  * @buf: output, e.g. "btrfs 5e81…: '/dev/loop0' and '/dev/loop1' both claim

@@ -24,6 +24,7 @@
 #include <libudev.h>
 
 #include "inventory.h"
+#include "shared/util.h"
 
 /* ------------------------------------------------------------------ memory */
 
@@ -204,16 +205,13 @@ out:
 static int read_attr_at(int dirfd, const char *rel, char *buf, size_t size)
 {
 	ssize_t n;
-	int fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
 	n = read(fd, buf, size - 1);
 	if (n < 0)
-		n = -errno;
-	close(fd);
-	if (n < 0)
-		return (int)n;
+		return -errno;
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	return 0;
@@ -269,14 +267,13 @@ struct scan_item {
 /* Open and probe @it; no diagnostics here (this runs in a worker). */
 static void scan_probe(struct scan_item *it)
 {
-	int fd = open(it->d.devnode, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_close_ int fd = open(it->d.devnode, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
 	if (fd < 0) {
 		it->open_err = errno;
 		return;
 	}
 	it->r = inventory_probe_fd(fd, &it->d, &it->sb_err, it->partition);
-	close(fd);
 }
 
 /* The warnings of @it's probe, in the words of the serial scan.
@@ -394,21 +391,19 @@ int inventory_sysfs_ids(const char *syspath, bool partition, char ***ret)
 {
 	char disk[4096], part[16] = "", serial[256] = "", model[256] = "", wwid[256] = "";
 	const char *base;
-	int dfd, r = 0;
+	_cleanup_close_ int dfd = -EBADF;
+	int r = 0;
 
 	snprintf(disk, sizeof(disk), "%s", syspath);
 	if (partition) { /* the disk is the partition's parent directory */
 		char *slash = strrchr(disk, '/');
 
 		dfd = open(syspath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (!slash || dfd < 0) {
-			if (dfd >= 0)
-				close(dfd);
+		if (!slash || dfd < 0)
 			return 0;
-		}
 		*slash = '\0';
 		r = read_attr_at(dfd, "partition", part, sizeof(part));
-		close(dfd);
+		dfd = safe_close(dfd);
 		if (r < 0)
 			return 0;
 	}
@@ -430,7 +425,6 @@ int inventory_sysfs_ids(const char *syspath, bool partition, char ***ret)
 		   strncmp(wwid, "naa.", 4) == 0) {
 		r = add_id(ret, "wwn-0x", wwid + 4, NULL, partition ? part : NULL);
 	}
-	close(dfd);
 	return r;
 }
 

@@ -472,6 +472,9 @@ static bool try_start(struct run *rn, size_t i)
 			return false;
 		start_mount(rn, i);
 		break;
+	case PLAN_SCRUB:
+		exec_scrub_step(rn, i);
+		break;
 	}
 	return true;
 }

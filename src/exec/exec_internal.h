@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The executor's own state, shared by its parts: exec.c (scheduling,
- * mounts, areas) and exec_wait.c (registration and device waits).
+ * mounts, areas), exec_wait.c (registration and device waits) and
+ * exec_scrub.c (scrubs).
  */
 #ifndef STORAGED_EXEC_INTERNAL_H
 #define STORAGED_EXEC_INTERNAL_H
@@ -80,6 +81,12 @@ static inline uint64_t deadline_after(uint64_t now, uint64_t timeout)
 
 /* A one-line status for the service manager (ops->status), if it takes one. */
 void exec_report_status(const struct run *rn, const char *fmt, ...) _printf_(2, 3);
+
+/* exec_scrub.c */
+
+/* A SCRUB step: a scrub started on its mount, when that was made not
+ * degraded; a scrub not started is a warning, the step is never failed. */
+void exec_scrub_step(struct run *rn, size_t i);
 
 /* exec_wait.c */
 

@@ -132,6 +132,13 @@ struct ops {
 	 * (/run/storaged/ready/<fsid>). */
 	int (*mark_ready)(void *ud, const char *fsid, bool ready);
 
+	/* ---- btrfs upkeep */
+
+	/* Start a scrub of the btrfs filesystem mounted on @mountpoint in the
+	 * background ("btrfs scrub start", btrfs-scrub(8)) and return once it
+	 * runs: 0; -ENOENT no btrfs program; -EIO it refused. */
+	int (*scrub_start)(void *ud, const char *mountpoint);
+
 	/* ---- waiting and time */
 
 	/* Block until one of @jobs finishes (its ->finished is set), a block

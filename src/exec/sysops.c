@@ -26,6 +26,7 @@
 #include "area/area.h"
 #include "plan/area_size.h"
 #include "devices/btrfs.h"
+#include "devices/btrfs_scrub.h"
 #include "cli/daemon.h"
 #include "mount/mount_pool.h"
 #include "mount/mountfd.h"
@@ -307,6 +308,12 @@ static int real_mark_ready(void *ud, const char *fsid, bool ready)
 	return ready ? state_mark_ready(so->state_dir, fsid) : state_clear_ready(so->state_dir, fsid);
 }
 
+static int real_scrub_start(void *ud, const char *mountpoint)
+{
+	(void)ud;
+	return btrfs_scrub_start(mountpoint);
+}
+
 const struct ops sysops_ops = {
 	.register_device = real_register,
 	.devices_ready = real_devices_ready,
@@ -322,6 +329,7 @@ const struct ops sysops_ops = {
 	.area_list = real_area_list,
 	.state_save = real_state_save,
 	.mark_ready = real_mark_ready,
+	.scrub_start = real_scrub_start,
 	.wait = real_wait,
 	.now = real_now,
 	.status = real_status,

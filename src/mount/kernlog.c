@@ -11,20 +11,15 @@
 #include <unistd.h>
 
 #include "kernlog.h"
+#include "shared/util.h"
 
 int kernlog_open(void)
 {
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	_cleanup_close_ int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
-	if (fd < 0)
+	if (fd < 0 || lseek(fd, 0, SEEK_END) < 0)
 		return -errno;
-	if (lseek(fd, 0, SEEK_END) < 0) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
-	return fd;
+	return TAKE_FD(fd);
 }
 
 static bool word_char(char c)
@@ -147,10 +142,8 @@ int kernlog_stderr_begin(struct kernlog_stderr *c)
 	if (c->saved >= 0 && dup2(c->capture, STDERR_FILENO) >= 0)
 		return 0;
 	r = -errno;
-	if (c->capture >= 0)
-		close(c->capture);
-	if (c->saved >= 0)
-		close(c->saved);
+	safe_close(c->capture);
+	safe_close(c->saved);
 	*c = (struct kernlog_stderr){ .capture = -1, .saved = -1 };
 	return r;
 }

@@ -424,14 +424,13 @@ static pid_t parent_of(pid_t pid)
 {
 	char path[32], buf[512];
 	ssize_t n;
-	int fd;
+	_cleanup_close_ int fd = -EBADF;
 
 	stat_path(pid, path);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
 	/* "PID (COMM) STATE PPID ...": COMM may hold anything, even ") " */
 	while (n > 0 && buf[n - 1] != ')')
 		n--;
@@ -455,7 +454,7 @@ static size_t kill_below(pid_t root)
 	char buf[4096];
 	size_t signalled = 0;
 	long n;
-	int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	while (dir >= 0 && (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0)
 		for (long off = 0; off < n;) {
@@ -471,8 +470,6 @@ static size_t kill_below(pid_t root)
 			if (p == root && kill(pid, SIGKILL) == 0)
 				signalled++;
 		}
-	if (dir >= 0)
-		close(dir);
 	return signalled;
 }
 

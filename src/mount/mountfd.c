@@ -311,7 +311,9 @@ int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char
 		   const struct mountfd_opts *o, unsigned int extra_attr, int target_fd,
 		   int *ret_mnt_fd, char *why, size_t whylen)
 {
-	int fsfd, mfd = -1, r;
+	/* a mount never attached dies with its last descriptor */
+	_cleanup_close_ int fsfd = -EBADF, mfd = -EBADF;
+	int r;
 
 	if (ret_mnt_fd)
 		*ret_mnt_fd = -1;
@@ -333,14 +335,8 @@ int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char
 	/* the filesystem's own words, logged on the context */
 	if (r < 0 && why && whylen)
 		kernlog_fs_context(fsfd, why, whylen);
-	close(fsfd);
-	if (r >= 0 && ret_mnt_fd) {
-		*ret_mnt_fd = mfd;
-		mfd = -1;
-	}
-	/* a mount never attached dies with its last descriptor */
-	if (mfd >= 0)
-		close(mfd);
+	if (r >= 0 && ret_mnt_fd)
+		*ret_mnt_fd = TAKE_FD(mfd);
 	return r < 0 ? r : 0;
 }
 
@@ -348,7 +344,8 @@ int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bo
 		 unsigned int attr, unsigned long propagation, int *ret_mnt_fd)
 {
 	unsigned int rec = recursive ? AT_RECURSIVE : 0;
-	int tfd, r = 0;
+	_cleanup_close_ int tfd = -EBADF;
+	int r = 0;
 
 	if (ret_mnt_fd)
 		*ret_mnt_fd = -1;
@@ -371,12 +368,8 @@ int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bo
 				    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
 	if (r >= 0 && propagation)
 		r = mountfd_set_propagation(ops, tfd, propagation, false);
-	if (r >= 0 && ret_mnt_fd) {
-		*ret_mnt_fd = tfd;
-		tfd = -1;
-	}
-	if (tfd >= 0)
-		close(tfd);
+	if (r >= 0 && ret_mnt_fd)
+		*ret_mnt_fd = TAKE_FD(tfd);
 	return r < 0 ? r : 0;
 }
 
@@ -450,15 +443,15 @@ out:
 
 int mountfd_open_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags)
 {
-	char *dir = NULL;
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_close_ int fd = -EBADF;
 	struct statx stx;
-	int fd, r;
+	int r;
 
 	r = mount_id_target(mnt_id, &dir);
 	if (r < 0)
 		return r;
 	fd = mountfd_open_nofollow(AT_FDCWD, dir, flags);
-	free(dir);
 	if (fd < 0)
 		return fd;
 	r = ops->statx(ops->userdata, fd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx);
@@ -466,9 +459,5 @@ int mountfd_open_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags)
 		       !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
 		       !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT)))
 		r = -ESTALE;
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
-	return fd;
+	return r < 0 ? r : TAKE_FD(fd);
 }

@@ -187,7 +187,8 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 	_cleanup_free_ char *opts = rq->options[0] ? strdup(rq->options) : NULL;
 	struct kernlog_stderr helper;
 	char helper_said[512];
-	int rc, klog;
+	_cleanup_close_ int klog = -EBADF;
+	int rc;
 
 	mountfd_fd_path(w->target, target, sizeof(target));
 	fcntl(w->target, F_SETFD, 0);
@@ -226,8 +227,6 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 	rc = mnt_context_get_excode(cxt, rc, msg, len) == 0 ? 0 : -EIO;
 	if (rc < 0)
 		rc = failure_reason(cxt, rq, dev, klog, helper_said, msg, len);
-	if (klog >= 0)
-		close(klog);
 	return rc;
 }
 
@@ -267,8 +266,7 @@ static int wait_mounted(const struct mountfd_ops *ops, int target_fd, uint64_t b
 		if (poll(&p, 1, p.fd >= 0 ? 1000 : 100) < 0 && errno != EINTR)
 			break;
 	}
-	if (p.fd >= 0)
-		close(p.fd);
+	safe_close(p.fd);
 	return now && now != before ? 0 : -EIO;
 }
 
@@ -350,12 +348,9 @@ int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt
 	}
 out:
 	mountfd_opts_done(&o);
-	if (mfd >= 0)
-		close(mfd);
-	if (w.target >= 0)
-		close(w.target);
-	if (w.source >= 0)
-		close(w.source);
+	safe_close(mfd);
+	safe_close(w.target);
+	safe_close(w.source);
 	mnt_free_context(own);
 	out->error = r;
 	return r;

@@ -66,7 +66,7 @@ static void trust_enter(struct safepath_trust *t, const struct stat *st)
 static void walk_enter(struct walk *w, int fd)
 {
 	if (!w->borrowed)
-		close(w->dirfd);
+		safe_close(w->dirfd);
 	w->borrowed = false;
 	w->dirfd = fd;
 }
@@ -129,7 +129,8 @@ static int walk_up(struct walk *w)
 static int walk_one(struct walk *w, const char *name, char **rest, mode_t mkdir_mode, char *why, size_t len)
 {
 	struct stat st;
-	int fd, r;
+	_cleanup_close_ int fd = -EBADF;
+	int r;
 
 	fd = openat(w->dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && mkdir_mode) {
@@ -139,22 +140,18 @@ static int walk_one(struct walk *w, const char *name, char **rest, mode_t mkdir_
 	}
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
+	if (fstat(fd, &st) < 0)
+		return -errno;
 	snprintf(w->shown + strlen(w->shown), sizeof(w->shown) - strlen(w->shown), "/%s", name);
 	if (S_ISLNK(st.st_mode)) {
 		/* the link read is the one checked: through its descriptor */
 		r = check_link(w->dirfd, &st, w->shown, why, len);
 		if (r == 0)
 			r = walk_link(w, fd, rest);
-		close(fd);
 		return r < 0 ? r : 1;
 	}
 	trust_enter(&w->trust, &st);
-	walk_enter(w, fd);
+	walk_enter(w, TAKE_FD(fd));
 	return 1;
 }
 
@@ -238,16 +235,15 @@ static int walk_from(int start, const struct safepath_trust *start_trust, const 
 			r = *ret_fd = fcntl(w.dirfd, F_DUPFD_CLOEXEC, 3);
 			r = r < 0 ? -errno : 0;
 		} else {
-			*ret_fd = w.dirfd;
-			w.dirfd = -1;
+			*ret_fd = TAKE_FD(w.dirfd);
 		}
 	}
 	if (end)
 		*end = (struct walk_end){ .links = w.links, .trust = w.trust };
 out:
 	free(rest);
-	if (w.dirfd >= 0 && !w.borrowed)
-		close(w.dirfd);
+	if (!w.borrowed)
+		safe_close(w.dirfd);
 	return r < 0 ? r : 0;
 }
 
@@ -269,7 +265,8 @@ int safepath_open_cached(struct view_dirs *d, const char *path, mode_t mkdir_mod
 	const char *slash = strrchr(path, '/');
 	const struct view_dir *c, *kept = NULL;
 	struct walk_end up = { 0 }, last = { 0 };
-	int pfd = -1, keep, r;
+	_cleanup_close_ int pfd = -EBADF;
+	int keep, r;
 
 	*ret_fd = -1;
 	if (ret_parent)
@@ -295,8 +292,6 @@ int safepath_open_cached(struct view_dirs *d, const char *path, mode_t mkdir_mod
 	}
 	r = walk_from(kept ? kept->fd : pfd, kept ? &kept->trust : NULL, parent, slash + 1, mkdir_mode,
 		      ret_fd, &last, why, len);
-	if (pfd >= 0)
-		close(pfd);
 	if (r == 0 && ret_parent && last.links == 0 && last.trust.fixed)
 		*ret_parent = kept;
 	return r;

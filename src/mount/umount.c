@@ -119,27 +119,22 @@ int umount_at(const struct mountfd_ops *ops, int parent_fd, const char *name,
 
 int umount_identity(const struct mountfd_ops *ops, const struct mount_identity *rec, int flags)
 {
-	char *dir = NULL, *slash;
-	int parent = -1, r;
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_close_ int parent = -EBADF;
+	char *slash;
+	int r;
 
 	r = mount_id_target(rec->id, &dir);
 	if (r < 0)
-		goto out; /* -ESTALE: gone already, nothing of ours to unmount */
+		return r; /* -ESTALE: gone already, nothing of ours to unmount */
 	slash = strrchr(dir, '/');
-	if (!slash || !slash[1]) {
-		r = -EINVAL; /* "/": never storaged's */
-		goto out;
-	}
+	if (!slash || !slash[1])
+		return -EINVAL; /* "/": never storaged's */
 	*slash = '\0';
 	/* the mount table's path, walked without following any link: a link
 	 * planted since cannot lead elsewhere, and the identity is checked there */
 	parent = mountfd_open_nofollow(AT_FDCWD, dir[0] ? dir : "/", O_PATH | O_DIRECTORY);
-	r = parent < 0 ? parent : umount_at(ops, parent, slash + 1, rec, flags);
-out:
-	if (parent >= 0)
-		close(parent);
-	free(dir);
-	return r;
+	return parent < 0 ? parent : umount_at(ops, parent, slash + 1, rec, flags);
 }
 
 int umount_id(uint64_t mnt_id, int flags)
@@ -280,11 +275,10 @@ static int umount_path(const char *mp, char *err, size_t len)
  * copies would unmount the source's own submounts too. */
 static void make_private(const struct logger *lg, const char *mp, uint64_t id)
 {
-	int fd = mountfd_open_id(&mountfd_kernel_ops, id, O_PATH | O_DIRECTORY);
+	/* closed on return: it holds the mount, unmounting would fail busy */
+	_cleanup_close_ int fd = mountfd_open_id(&mountfd_kernel_ops, id, O_PATH | O_DIRECTORY);
 	int r = fd < 0 ? fd : mountfd_set_propagation(&mountfd_kernel_ops, fd, MS_PRIVATE, true);
 
-	if (fd >= 0)
-		close(fd); /* it holds the mount: unmounting would fail busy */
 	if (r < 0)
 		log_warning(lg, "%s: cannot make the rbind private before undoing it: %s", mp, strerror(-r));
 }

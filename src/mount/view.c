@@ -142,8 +142,7 @@ static void dir_drop(struct view_dir *c)
 {
 	if (c->path) {
 		free(c->path);
-		if (c->fd >= 0)
-			close(c->fd);
+		safe_close(c->fd);
 	}
 	*c = (struct view_dir){ .fd = -1 };
 }
@@ -155,8 +154,7 @@ const struct view_dir *view_dirs_keep(struct view_dirs *d, const char *dir, size
 	char *copy = strndup(dir, n);
 
 	if (!copy) {
-		if (fd >= 0)
-			close(fd);
+		safe_close(fd);
 		return NULL;
 	}
 	dir_drop(c);
@@ -201,9 +199,7 @@ static int view_root(struct view *v)
 	if (v->rootfd < 0 ||
 	    statx(v->rootfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
 	    !(stx.stx_mask & STATX_MNT_ID) || !view_mount_is_local(v, stx.stx_mnt_id)) {
-		if (v->rootfd >= 0)
-			close(v->rootfd);
-		v->rootfd = -1;
+		v->rootfd = safe_close(v->rootfd);
 		return -EREMOTE;
 	}
 	return 0;
@@ -228,14 +224,13 @@ int view_is_local(struct view *v, const char *path)
 static bool resolve_path(const char *path, char buf[static PATH_MAX])
 {
 	char proc[64];
-	int fd = open(path, O_PATH | O_CLOEXEC);
+	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
 	ssize_t n;
 
 	if (fd < 0)
 		return false;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	n = readlink(proc, buf, PATH_MAX - 1);
-	close(fd);
 	if (n <= 0 || n >= PATH_MAX - 1 || buf[0] != '/') /* no /proc */
 		return realpath(path, buf) != NULL;
 	buf[n] = '\0';
@@ -382,7 +377,8 @@ static const struct view_dir *resolve_dir(struct view *v, const char *path, size
 	char nm[NAME_MAX + 1];
 	struct statx stx;
 	size_t pn;
-	int fd = -1;
+	_cleanup_close_ int fd = -EBADF;
+	bool local;
 
 	if (p)
 		return p;
@@ -390,13 +386,10 @@ static const struct view_dir *resolve_dir(struct view *v, const char *path, size
 		return NULL;
 	if (n == 1) { /* "/" */
 		fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0 || statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0) {
-			if (fd >= 0)
-				close(fd);
+		if (fd < 0 || statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0)
 			return NULL;
-		}
-		return view_dirs_keep(&v->dirs, "/", 1, fd,
-				      &(struct view_dir){ .local = view_mount_is_local(v, stx.stx_mnt_id) });
+		local = view_mount_is_local(v, stx.stx_mnt_id);
+		return view_dirs_keep(&v->dirs, "/", 1, TAKE_FD(fd), &(struct view_dir){ .local = local });
 	}
 	for (pn = n; path[pn - 1] != '/';)
 		pn--;
@@ -419,8 +412,8 @@ static const struct view_dir *resolve_dir(struct view *v, const char *path, size
 			return NULL;
 		}
 	}
-	return view_dirs_keep(&v->dirs, path, n, fd,
-			      &(struct view_dir){ .local = fd >= 0 && view_mount_is_local(v, stx.stx_mnt_id) });
+	local = fd >= 0 && view_mount_is_local(v, stx.stx_mnt_id);
+	return view_dirs_keep(&v->dirs, path, n, TAKE_FD(fd), &(struct view_dir){ .local = local });
 }
 
 /*
@@ -473,8 +466,8 @@ int view_resolve(struct view *v, const char *path, bool kernel, char buf[static 
 void view_done(struct view *v)
 {
 	view_dirs_forget(&v->dirs, NULL);
-	if (v->root_checked && v->rootfd >= 0)
-		close(v->rootfd);
+	if (v->root_checked)
+		safe_close(v->rootfd);
 	mnt_unref_table(v->tb);
 	free(v->mounts);
 	*v = (struct view){ 0 };

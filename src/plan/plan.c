@@ -353,7 +353,8 @@ static int add_device_steps(struct builder *b, size_t i)
 		return r < 0 ? r : 0;
 	if (fs) {
 		b->steps[from].is_btrfs = true;
-		return edge_to_assemble(b, from, fs, timeout);
+		r = edge_to_assemble(b, from, fs, timeout);
+		return r < 0 ? r : plan__add_scrub(b, from, fs);
 	}
 	if (dev)
 		return 0;

@@ -27,6 +27,8 @@ enum plan_step_kind {
 	PLAN_WAIT_DEVICE, /* wait (bounded) for a device not present yet */
 	PLAN_AREA, /* set up a RAM area */
 	PLAN_MOUNT, /* mount a deferred fstab entry */
+	PLAN_SCRUB, /* stale-member = scrub: start a scrub of a btrfs filesystem
+		       once its mount (the one dependency) is made, not degraded */
 };
 
 struct plan_dep {
@@ -44,12 +46,12 @@ struct plan_step {
 	bool conflict; /* something else is in place: the step fails (see note) */
 	char *note; /* owned, optional: why done or in conflict, or what was found */
 
-	/* PLAN_REGISTER: member device; PLAN_ASSEMBLE: NULL; PLAN_MOUNT: the
+	/* PLAN_REGISTER: member device; PLAN_ASSEMBLE, PLAN_SCRUB: NULL; PLAN_MOUNT: the
 	 * device a tag source resolved to in the inventory, which the mount is
 	 * given (plan_identity_check()), or NULL */
 	char *devnode;
-	uint64_t devid;
-	/* PLAN_REGISTER, PLAN_ASSEMBLE */
+	uint64_t devid; /* PLAN_REGISTER: the member's; PLAN_SCRUB: the first stale member's */
+	/* PLAN_REGISTER, PLAN_ASSEMBLE, PLAN_SCRUB */
 	char fsid[37];
 	uint64_t num_devices; /* members expected */
 	uint64_t n_present; /* members present when planned */
@@ -61,7 +63,7 @@ struct plan_step {
 	/* PLAN_WAIT_DEVICE: the fs_spec waited for ("LABEL=…") */
 	char *spec;
 
-	/* PLAN_MOUNT */
+	/* PLAN_MOUNT; PLAN_SCRUB: the entry of the mount it waits for */
 	const struct fstab_entry *entry; /* borrowed from the fstab */
 	const struct entry_facts *facts; /* borrowed: what the loader found of @entry */
 	uint64_t mount_timeout_usec; /* resolved deadline of the mount, µs */
@@ -160,7 +162,9 @@ struct plan_input {
  * point waits for it; 3. a btrfs entry waits for its filesystem's ASSEMBLE
  * step, which waits for the REGISTER step of each member present; 4. an area
  * whose path lies below a mount point waits for it; 5. requires/after add an
- * edge.  Steps are ordered topologically, ties broken by fstab line order.
+ * edge; 6. with stale-member = scrub, a SCRUB step waits for the first
+ * MOUNT step of a btrfs filesystem that has a stale member.  Steps are
+ * ordered topologically, ties broken by fstab line order.
  * Entries already mounted (same target in @mountinfo) become done steps.
  *
  * Returns: 0; -ELOOP on a dependency cycle; -EINVAL on other errors
@@ -245,7 +249,7 @@ const char *plan_step_will_fail(const struct plan_step *s);
  *          boot needs
  *
  * Which steps the boot needs: every step but a nofail mount, a wait
- * for devices that other steps depend on and a step left for later; and
+ * for devices that other steps depend on, a scrub and a step left for later; and
  * every step a needed step waits for.  So a wait that only nofail entries
  * depend on is not needed: its failure is tolerated as theirs is.
  */

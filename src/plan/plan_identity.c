@@ -73,14 +73,6 @@ static int refuse_stale(const struct btrfs_filesystem *fs, struct plan_step *s)
 	return conflict(s, note);
 }
 
-static bool has_stale_member(const struct btrfs_filesystem *fs)
-{
-	for (size_t i = 0; i < fs->n_members; i++)
-		if (btrfs_member_stale(fs, &fs->members[i]))
-			return true;
-	return false;
-}
-
 int plan_identity_check(const struct plan_input *in, const struct fstab_entry *e,
 			const struct block_device *dev, const struct btrfs_filesystem *fs,
 			struct plan_step *s)
@@ -95,7 +87,7 @@ int plan_identity_check(const struct plan_input *in, const struct fstab_entry *e
 		return duplicate_tag(e, dev, other, s);
 	if (fs && fs->n_clones)
 		return conflict(s, strdup(btrfs_format_clones(fs, clones, sizeof(clones))));
-	if (fs && in->config->stale_member == STALE_MEMBER_REFUSE && has_stale_member(fs))
+	if (fs && in->config->stale_member == STALE_MEMBER_REFUSE && btrfs_first_stale(fs))
 		return refuse_stale(fs, s);
 	if (e->bind || e->loop || !spec_is_tag(e->source))
 		return 0;

@@ -24,6 +24,7 @@ enum edge_kind {
 	EDGE_SOURCE, /* rule 2 */
 	EDGE_AREA, /* rule 4 */
 	EDGE_REQUIRES, /* rule 5 */
+	EDGE_MOUNTED, /* SCRUB waits for the MOUNT of its filesystem */
 };
 
 struct edge {
@@ -70,6 +71,12 @@ size_t plan__deepest_holder(const struct builder *b, const char *path, size_t sk
 int plan__ensure_wait(struct builder *b, const char *spec, uint64_t timeout, size_t *ret);
 /* µs: the entry's own device timeout, else the configured one. */
 uint64_t plan__entry_device_timeout(const struct plan_input *in, const struct fstab_entry *e);
+
+/* plan_scrub.c */
+/* stale-member = scrub: a SCRUB step after the MOUNT step @mount of the
+ * btrfs filesystem @fs, when a member of @fs is stale and the mount is to
+ * be made (not done, not a conflict); one per filesystem.  0 or -ENOMEM. */
+int plan__add_scrub(struct builder *b, size_t mount, const struct btrfs_filesystem *fs);
 
 /* plan_edges.c, step 4: every edge of rules 1, 2, 4 and 5.  0 or -ENOMEM. */
 int plan__add_edges(struct builder *b);

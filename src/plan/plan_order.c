@@ -30,6 +30,8 @@ static unsigned step_class(const struct plan_step *s)
 	case PLAN_MOUNT:
 	default:
 		return 3;
+	case PLAN_SCRUB: /* after what it waits for, as late as can be */
+		return 4;
 	}
 }
 
@@ -310,7 +312,9 @@ void plan_boot_needs(const struct plan *p, bool *needed)
 		for (size_t k = i + 1; waits && k < p->n_steps && !depended; k++)
 			for (size_t d = 0; d < p->steps[k].n_deps; d++)
 				depended |= p->steps[k].deps[d].step == i;
-		if (!(s->kind == PLAN_MOUNT && s->entry->nofail) && !(waits && depended) && !s->later)
+		/* a scrub: never for the boot, nor does it make its mount needed */
+		if (!(s->kind == PLAN_MOUNT && s->entry->nofail) && !(waits && depended) && !s->later &&
+		    s->kind != PLAN_SCRUB)
 			needed[i] = true;
 		for (size_t d = 0; needed[i] && d < s->n_deps; d++)
 			needed[s->deps[d].step] = true;

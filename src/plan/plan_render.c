@@ -28,6 +28,8 @@ static const char *step_action(const struct plan_step *s)
 		return "wait";
 	case PLAN_AREA:
 		return "area";
+	case PLAN_SCRUB:
+		return "scrub";
 	case PLAN_MOUNT:
 	default:
 		return "mount";
@@ -52,6 +54,10 @@ char *plan_step_describe(const struct plan_step *s, char *buf, size_t len)
 	case PLAN_AREA:
 		snprintf(buf, len, "area %s %s on %s", s->area->name,
 			 config_backend_name(s->area->backend), s->area->path);
+		break;
+	case PLAN_SCRUB:
+		snprintf(buf, len, "scrub btrfs %s on %s", plan_fsid_short(s->fsid, sh, sizeof(sh)),
+			 s->entry->target);
 		break;
 	case PLAN_MOUNT:
 	default:
@@ -112,7 +118,7 @@ const char *plan_later_reason(const struct plan_step *s)
 {
 	if (s->kind == PLAN_MOUNT && s->entry->remote)
 		return "needs the network, left for the start after it is up";
-	if (s->kind == PLAN_MOUNT || s->kind == PLAN_AREA)
+	if (s->kind == PLAN_MOUNT || s->kind == PLAN_AREA || s->kind == PLAN_SCRUB)
 		return "waits on a step left for the start after the network is up";
 	return "only steps left for the start after the network is up need it";
 }
@@ -164,6 +170,9 @@ static void step_detail(const struct plan *p, size_t i, FILE *f)
 	case PLAN_MOUNT:
 		if (s->entry->nofail)
 			fputs("nofail", f);
+		break;
+	case PLAN_SCRUB:
+		fputs(s->note, f);
 		break;
 	}
 }
@@ -303,6 +312,8 @@ static int text_line(const struct plan *p, size_t i, FILE *out)
  *   4 mount SRC on TARGET type T -o OPTS  (after: 2 btrfs 5e81a0c4… ready,
  *     1/2 members; 3 /srv: parent mount point)  (nofail)
  *   5 area NAME BACKEND on PATH [fs FS]  size=… nr_inodes=…  (after: …)
+ *   6 scrub btrfs 5e81a0c4… on TARGET  (stale member devid 2)  (after: 4
+ *     TARGET mounted)
  * all on one line each; done steps end in "(done: already mounted)".
  * Control characters in names are written as \ooo, and a backslash
  * before three octal digits as \134.
@@ -393,6 +404,7 @@ static const char *step_target(const struct plan_step *s)
 		return s->spec;
 	case PLAN_AREA:
 		return s->area->path;
+	case PLAN_SCRUB: /* the mount point the scrub is started on */
 	case PLAN_MOUNT:
 	default:
 		return s->entry->target;
@@ -408,6 +420,8 @@ static const char *step_source(const struct plan_step *s)
 		return s->label;
 	case PLAN_AREA:
 		return s->area->name;
+	case PLAN_SCRUB:
+		return s->fsid;
 	case PLAN_MOUNT:
 		return s->entry->source;
 	case PLAN_WAIT_DEVICE:

@@ -7,6 +7,7 @@
 
 #include "input.h"
 #include "parse/units.h"
+#include "util.h"
 
 static int too_big(const char *path, size_t max, struct diag_list *diags)
 {
@@ -79,7 +80,8 @@ int input_read_at(int dirfd, const char *name, const char *path, size_t max, boo
 	/* in a directory of drop-ins, a link could name a file nobody checked */
 	int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (dirfd != AT_FDCWD ? O_NOFOLLOW : 0);
 	struct stat st;
-	int fd, r;
+	_cleanup_close_ int fd = -EBADF;
+	int r;
 
 	fd = openat(dirfd, name, flags);
 	if (fd < 0) {
@@ -104,6 +106,5 @@ int input_read_at(int dirfd, const char *name, const char *path, size_t max, boo
 		else if (r < 0 && r != -ENOMEM)
 			diag_error(diags, path, 0, "cannot read: %s", strerror(-r));
 	}
-	close(fd);
 	return r;
 }

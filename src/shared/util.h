@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Small helpers shared by every module: cleanup attributes, string and path
- * tests, and NULL-terminated string vectors (strv).  Nothing here has side effects beyond memory.
+ * tests, and NULL-terminated string vectors (strv).  Nothing here has side
+ * effects beyond memory and closing the descriptors and streams it is given.
  */
 #ifndef STORAGED_UTIL_H
 #define STORAGED_UTIL_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
@@ -28,6 +32,65 @@ static inline void freep(void *p)
 	free(*(void **)p);
 }
 #define _cleanup_free_ _cleanup_(freep)
+
+/**
+ * safe_close:
+ * @fd: a descriptor the caller owns, or any negative value for none
+ *
+ * Closes @fd when it is one (negative values are ignored) and keeps errno as
+ * it was, so a cleanup path can close after the failure it reports with %m.
+ * close(2)'s own error is dropped: Linux frees the descriptor even when it
+ * reports EINTR or EIO, so there is nothing to retry (close(2), "Dealing with
+ * error returns from close()"); systemd's src/basic/fd-util.h does the same.
+ *
+ * Returns: -EBADF, for `fd = safe_close(fd);`.
+ */
+static inline int safe_close(int fd)
+{
+	if (fd >= 0) {
+		int saved = errno;
+
+		(void)close(fd);
+		errno = saved;
+	}
+	return -EBADF;
+}
+
+static inline void closep(int *fd)
+{
+	*fd = safe_close(*fd);
+}
+/* An int variable holding an owned descriptor (or -1), closed at scope exit. */
+#define _cleanup_close_ _cleanup_(closep)
+
+/**
+ * TAKE_FD:
+ * @fd: an lvalue holding an owned descriptor
+ *
+ * Moves ownership out of a _cleanup_close_ variable: evaluates to the
+ * descriptor and leaves -EBADF behind, so the cleanup closes nothing.
+ */
+#define TAKE_FD(fd)                      \
+	({                               \
+		int take_fd_ = (fd);     \
+		(fd) = -EBADF;           \
+		take_fd_;                \
+	})
+
+static inline void fclosep(FILE **f)
+{
+	if (*f) {
+		int saved = errno;
+
+		(void)fclose(*f);
+		errno = saved;
+	}
+}
+/*
+ * A FILE * opened for reading, closed at scope exit.  Not for streams that
+ * were written: their fclose() reports the write error and must be checked.
+ */
+#define _cleanup_fclose_ _cleanup_(fclosep)
 
 /**
  * has_prefix:

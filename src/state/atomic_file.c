@@ -17,7 +17,8 @@ int file_write_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, co
 		      const void *ud)
 {
 	_cleanup_free_ char *tmp = NULL, *dir = strdup(path);
-	int fd, dfd, r;
+	_cleanup_close_ int dfd = -EBADF;
+	int fd, r;
 	FILE *f;
 
 	if (!dir || asprintf(&tmp, "%s.XXXXXX", path) < 0)
@@ -42,10 +43,8 @@ int file_write_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, co
 		goto fail;
 	/* the rename itself on disk: a reader after a crash finds the file */
 	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
+	if (dfd >= 0)
 		fsync(dfd);
-		close(dfd);
-	}
 	return 0;
 fail:
 	unlink(tmp);

@@ -481,7 +481,8 @@ int state_load(const char *dir, struct state *ret, unsigned *ret_line)
 	struct diag_list dl = { 0 }; /* the caller words its own message */
 	struct stat st;
 	size_t len = 0;
-	int dirfd, r;
+	_cleanup_close_ int dirfd = -EBADF;
+	int r;
 
 	*ret = (struct state){ 0 };
 	if (asprintf(&path, "%s/state", dir) < 0)
@@ -494,7 +495,7 @@ int state_load(const char *dir, struct state *ret, unsigned *ret_line)
 	diag_list_done(&dl);
 	if (r == 0 && (fstat(dirfd, &st) < 0 || !trusted(&st)))
 		r = -EPERM;
-	close(dirfd);
+	dirfd = safe_close(dirfd);
 	if (r == -ENOENT)
 		return 0;
 	if (r == -EINVAL)
@@ -631,24 +632,19 @@ static int journal_open(const char *dir, struct state *s)
 {
 	_cleanup_free_ char *path = NULL;
 	struct stat st;
-	FILE *f;
-	int fd;
+	_cleanup_close_ int fd = -EBADF;
 
 	if (asprintf(&path, "%s/state", dir) < 0)
 		return -ENOMEM;
 	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !trusted(&st)) {
-		close(fd);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !trusted(&st))
 		return -EPERM;
-	}
-	f = fdopen(fd, "a");
-	if (!f) {
-		close(fd);
+	s->journal = fdopen(fd, "a");
+	if (!s->journal)
 		return -ENOMEM;
-	}
-	s->journal = f;
+	(void)TAKE_FD(fd); /* the stream owns it now */
 	return 0;
 }
 

@@ -69,7 +69,7 @@ static char *concat(const char *a, const char *sep, const char *b)
 static int open_dropin_dir(const char *dir, bool check_owner, struct diag_list *diags)
 {
 	struct stat st;
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd < 0 && errno == ENOENT)
 		return -ENOENT;
@@ -78,20 +78,19 @@ static int open_dropin_dir(const char *dir, bool check_owner, struct diag_list *
 				  "not a directory, or a symbolic link: storaged reads drop-ins only from a directory of its own");
 	if (fd < 0)
 		return diag_errno(diags, -errno, dir, 0, "cannot open directory: %s", strerror(errno));
-	if (fstat(fd, &st) < 0 || (check_owner && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))))) {
-		close(fd);
+	if (fstat(fd, &st) < 0 || (check_owner && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))))
 		return diag_errno(diags, -EPERM, dir, 0,
 				  "owned by uid %u, mode %04o: storaged reads drop-ins only from a root-owned directory that group and others cannot write; run 'chown root:root %s; chmod go-w %s'",
 				  (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), dir, dir);
-	}
-	return fd;
+	return TAKE_FD(fd);
 }
 
 static int load_dropins(struct config *c, const char *path, bool check_owner, struct diag_list *diags)
 {
 	_cleanup_free_ char *dir = concat(path, ".d", "");
 	struct dirent **names = NULL;
-	int n, dirfd, r = 0;
+	_cleanup_close_ int dirfd = -EBADF;
+	int n, r = 0;
 
 	if (!dir)
 		return -ENOMEM;
@@ -101,11 +100,8 @@ static int load_dropins(struct config *c, const char *path, bool check_owner, st
 	if (dirfd < 0)
 		return dirfd;
 	n = scandirat(dirfd, ".", &names, is_conf_name, compare_names);
-	if (n < 0) {
-		r = -errno;
-		close(dirfd);
-		return diag_errno(diags, r, dir, 0, "cannot read directory: %s", strerror(-r));
-	}
+	if (n < 0)
+		return diag_errno(diags, -errno, dir, 0, "cannot read directory: %s", strerror(errno));
 	for (int i = 0; i < n; i++) {
 		_cleanup_free_ char *file = concat(dir, "/", names[i]->d_name);
 		int k = file ? load_file_at(c, dirfd, names[i]->d_name, file, check_owner, false, diags)
@@ -116,7 +112,6 @@ static int load_dropins(struct config *c, const char *path, bool check_owner, st
 		free(names[i]);
 	}
 	free(names);
-	close(dirfd);
 	return r;
 }
 

@@ -14,7 +14,7 @@ int statedir_lock(const char *dir, const struct logger *lg)
 {
 	_cleanup_free_ char *path = NULL;
 	struct stat st;
-	int fd;
+	_cleanup_close_ int fd = -EBADF;
 
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 		log_error(lg, "cannot create state directory '%s': %s", dir, strerror(errno));
@@ -36,11 +36,9 @@ int statedir_lock(const char *dir, const struct logger *lg)
 		log_error(lg, "'%s': %s", path,
 			  e == EWOULDBLOCK ? "another storaged is running; wait for it to finish"
 					   : strerror(e));
-		if (fd >= 0)
-			close(fd);
 		return -e;
 	}
-	return fd;
+	return TAKE_FD(fd);
 }
 
 int statedir_load_state(const char *dir, const struct logger *lg, struct state *st)

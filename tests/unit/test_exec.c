@@ -42,6 +42,7 @@ struct fake {
 	bool late_reported;
 	bool both_present; /* devid 2 is there from the start */
 	int ready_error; /* BTRFS_IOC_DEVICES_READY fails with it (negative errno) */
+	int scrub_error; /* "btrfs scrub start" fails with it (negative errno) */
 };
 
 static void record(struct fake *f, const char *fmt, ...)
@@ -233,6 +234,14 @@ static int fake_mark_ready(void *ud, const char *fsid, bool ready)
 	return 0;
 }
 
+static int fake_scrub_start(void *ud, const char *mountpoint)
+{
+	struct fake *f = ud;
+
+	record(f, "scrub %s", mountpoint);
+	return f->scrub_error;
+}
+
 static const struct ops fake_ops = {
 	.register_device = fake_register,
 	.devices_ready = fake_ready,
@@ -244,6 +253,7 @@ static const struct ops fake_ops = {
 	.area_setup = fake_area,
 	.state_save = fake_state_save,
 	.mark_ready = fake_mark_ready,
+	.scrub_start = fake_scrub_start,
 	.now = fake_now,
 };
 
@@ -470,6 +480,65 @@ static void test_member_missing_degraded_allowed(void **unused)
 	assert_int_equal(sum.n_failed, 0);
 	assert_int_equal(sum.n_degraded, 1);
 	assert_int_equal(state_find(&st, STATE_MOUNT, "/data")->status, STATE_DEGRADED);
+	state_done(&st);
+}
+
+/* stale-member = scrub: the btrfs plan and a SCRUB step after its mount,
+ * which the boot does not need (plan_boot_needs()). */
+static void run_scrub(struct fake *f, bool degraded, struct state *st, struct exec_summary *sum)
+{
+	struct fstab_entry e = entry("/data", "noatime", false);
+	struct plan_step s[4];
+	struct plan_dep d[3];
+
+	btrfs_plan(s, &e, d, degraded);
+	d[2] = dep_on(2);
+	s[3] = (struct plan_step){ .kind = PLAN_SCRUB, .entry = &e, .deps = &d[2], .n_deps = 1, .devid = 2 };
+	strcpy(s[3].fsid, FSID);
+	assert_int_equal(run(f, s, 4, st, sum), 0);
+}
+
+static void test_scrub_after_mount(void **unused)
+{
+	struct fake f = { .member_arrives = 2 * SEC };
+	struct state st = { 0 };
+	struct exec_summary sum;
+
+	run_scrub(&f, false, &st, &sum);
+	assert_non_null(strstr(f.calls, ";mount /data -o noatime;scrub /data;"));
+	assert_int_equal(sum.n_failed, 0);
+	assert_int_equal(sum.n_tolerated, 0);
+	state_done(&st);
+	/* the scrub that cannot start: a warning, not a failed step */
+	f = (struct fake){ .member_arrives = 2 * SEC, .scrub_error = -ENOENT };
+	st = (struct state){ 0 };
+	run_scrub(&f, false, &st, &sum);
+	assert_non_null(strstr(f.calls, "scrub /data;"));
+	assert_int_equal(sum.n_failed, 0);
+	assert_int_equal(sum.n_tolerated, 0);
+	assert_int_equal(state_find(&st, STATE_MOUNT, "/data")->status, STATE_DONE);
+	state_done(&st);
+}
+
+/* No scrub on a degraded mount (a member is missing) nor without a mount. */
+static void test_scrub_not_degraded(void **unused)
+{
+	struct fake f = { 0 };
+	struct state st = { 0 };
+	struct exec_summary sum;
+
+	run_scrub(&f, true, &st, &sum);
+	assert_string_equal(f.calls, "register /dev/a;mount /data -o noatime,degraded;");
+	assert_int_equal(sum.n_failed, 0);
+	assert_int_equal(sum.n_degraded, 1);
+	state_done(&st);
+	/* the mount fails: the scrub is skipped, and counted as no failure of its own */
+	f = (struct fake){ .member_arrives = 2 * SEC, .fail_target = "/data" };
+	st = (struct state){ 0 };
+	run_scrub(&f, false, &st, &sum);
+	assert_null(strstr(f.calls, "scrub"));
+	assert_int_equal(sum.n_failed, 1);
+	assert_int_equal(sum.n_tolerated, 1);
 	state_done(&st);
 }
 
@@ -715,6 +784,8 @@ int main(void)
 		cmocka_unit_test(test_complete_registered_by_ready),
 		cmocka_unit_test(test_complete_ready_fails),
 		cmocka_unit_test(test_member_missing_degraded_allowed),
+		cmocka_unit_test(test_scrub_after_mount),
+		cmocka_unit_test(test_scrub_not_degraded),
 		cmocka_unit_test(test_critical_path_first),
 		cmocka_unit_test(test_at_most_jobs_at_once),
 		cmocka_unit_test(test_deadline_abandons_hung_mount),

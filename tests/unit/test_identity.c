@@ -18,7 +18,6 @@
 #include <cmocka.h>
 
 #include "devices/btrfs.h"
-#include "devices/btrfs_scrub.h"
 #include "parse/config.h"
 #include "parse/fstab.h"
 #include "devices/inventory.h"
@@ -248,35 +247,36 @@ static void test_stale_policy(void **state)
 	world_free(&w);
 }
 
-/* After a run: which mounts get a scrub. */
-static void test_scrub_targets(void **state)
+/* stale-member = scrub: a SCRUB step after the mount, only for a stale
+ * member and only with that policy. */
+static void test_scrub_step(void **state)
 {
 	static const char inv[] = MEMBER("/dev/loop0", 1, 2, 12) MEMBER("/dev/loop1", 2, 2, 8);
-	struct state st = { 0 };
+	const struct plan_step *scrub;
 	struct world w;
-	char **where = NULL;
 
 	plan_one(&w, inv, "UUID=" FSID, "btrfs", STALE_MEMBER_SCRUB);
-	assert_int_equal(btrfs_scrub_targets(&w, &st, &where), 0);
-	assert_null(where); /* not mounted */
-	assert_non_null(state_put(&st, STATE_MOUNT, "/srv/x", "UUID=" FSID, "btrfs", STATE_DEGRADED,
-				  NULL, true));
-	assert_int_equal(btrfs_scrub_targets(&w, &st, &where), 0);
-	assert_null(where); /* degraded: not with a member missing */
-	assert_non_null(state_put(&st, STATE_MOUNT, "/srv/x", "UUID=" FSID, "btrfs", STATE_DONE, NULL, true));
-	assert_int_equal(btrfs_scrub_targets(&w, &st, &where), 0);
-	assert_non_null(where);
-	assert_string_equal(where[0], "/srv/x");
-	assert_null(where[1]);
-	strv_free(where);
+	assert_int_equal(count_kind(&w, PLAN_SCRUB), 1);
+	scrub = &w.plan.steps[w.plan.n_steps - 1]; /* last: after what it waits for */
+	assert_int_equal(scrub->kind, PLAN_SCRUB);
+	assert_string_equal(scrub->fsid, FSID);
+	assert_int_equal(scrub->devid, 2);
+	assert_string_equal(scrub->note, "stale member devid 2");
+	assert_int_equal(scrub->n_deps, 1);
+	assert_ptr_equal(&w.plan.steps[scrub->deps[0].step], mount_step(&w));
+	world_free(&w);
+	/* the other policies: no scrub (refuse does not even mount) */
+	plan_one(&w, inv, "UUID=" FSID, "btrfs", STALE_MEMBER_WARN);
+	assert_int_equal(count_kind(&w, PLAN_SCRUB), 0);
+	world_free(&w);
+	plan_one(&w, inv, "UUID=" FSID, "btrfs", STALE_MEMBER_REFUSE);
+	assert_int_equal(count_kind(&w, PLAN_SCRUB), 0);
 	world_free(&w);
 	/* nothing stale: no scrub */
 	plan_one(&w, MEMBER("/dev/loop0", 1, 2, 12) MEMBER("/dev/loop1", 2, 2, 12), "UUID=" FSID,
 		 "btrfs", STALE_MEMBER_SCRUB);
-	assert_int_equal(btrfs_scrub_targets(&w, &st, &where), 0);
-	assert_null(where);
+	assert_int_equal(count_kind(&w, PLAN_SCRUB), 0);
 	world_free(&w);
-	state_done(&st);
 }
 
 static void mkattr(const char *dir, const char *rel, const char *value)
@@ -387,7 +387,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clone_refused), cmocka_unit_test(test_members_share_tags),
 		cmocka_unit_test(test_duplicate_tag), cmocka_unit_test(test_id_tag),
-		cmocka_unit_test(test_stale_policy),  cmocka_unit_test(test_scrub_targets),
+		cmocka_unit_test(test_stale_policy),  cmocka_unit_test(test_scrub_step),
 		cmocka_unit_test(test_sysfs_ids),     cmocka_unit_test(test_fixture_ids),
 		cmocka_unit_test(test_config_key),
 	};

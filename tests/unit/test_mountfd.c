@@ -435,6 +435,7 @@ static void test_walk_fast_tmpfs(void **unused)
 	rq.options = "size=1M,private";
 	assert_int_equal(mountfd_walk_mount(&ops, NULL, &rq, &out), 0);
 	assert_true(strncmp(fk.log, "fsopen tmpfs\n", 13) == 0);
+	safe_close(fk.target_seen); /* the fake's copy of the last target */
 	view_done(&view);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	assert_int_equal(system(cmd), 0);

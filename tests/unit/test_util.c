@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -127,12 +129,42 @@ static void test_diag_print(void **state)
 	diag_list_done(&dl);
 }
 
+/* The cleanup idiom: a descriptor closed once at scope exit, errno kept,
+ * nothing done for a negative one, and none closed once taken. */
+static int open_devnull(void)
+{
+	_cleanup_close_ int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	return TAKE_FD(fd);
+}
+
+static void test_cleanup_close(void **state)
+{
+	int kept = open_devnull();
+
+	assert_true(fcntl(kept, F_GETFD) >= 0); /* taken: not closed */
+	{
+		_cleanup_close_ int fd = kept;
+	}
+	assert_true(fcntl(kept, F_GETFD) < 0 && errno == EBADF); /* closed at scope exit */
+	errno = ENOSPC;
+	assert_int_equal(safe_close(-1), -EBADF);
+	assert_int_equal(safe_close(open_devnull()), -EBADF);
+	assert_int_equal(errno, ENOSPC);
+	{
+		_cleanup_close_ int none = -EBADF;
+	}
+	assert_int_equal(errno, ENOSPC);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strv_basics),    cmocka_unit_test(test_strv_free),
 		cmocka_unit_test(test_path_is_below),  cmocka_unit_test(test_path_is_normalized),
 		cmocka_unit_test(test_diag_add_count), cmocka_unit_test(test_diag_print),
+		cmocka_unit_test(test_cleanup_close),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

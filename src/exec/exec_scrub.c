@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The executor's SCRUB steps (stale-member = scrub, plan.h): a scrub is
+ * started on the mount its step waited for, through ops->scrub_start().
+ * The filesystem is mounted and usable either way, so a scrub that cannot
+ * be started is a warning with the command to run, never a failed step.
+ */
+#include <string.h>
+
+#include "exec_internal.h"
+#include "ops.h"
+#include "shared/log.h"
+#include "state/state.h"
+
+void exec_scrub_step(struct run *rn, size_t i)
+{
+	const struct plan_step *s = step(rn, i);
+	const struct state_record *rec = state_find(rn->cx->state, STATE_MOUNT, s->entry->target);
+	const char *where = rec && rec->mountpoint ? rec->mountpoint : s->entry->target;
+	int r;
+
+	rn->steps[i].out = OUT_OK;
+	/* mounted degraded: a member is missing, and a scrub now would not
+	 * bring the stale one's copies back */
+	if (!rec || rec->status != STATE_DONE)
+		return;
+	r = rn->cx->ops->scrub_start(rn->cx->ud, where);
+	if (r < 0)
+		log_warning(rn->cx->log, "%s: cannot start a scrub (stale-member = scrub): %s; run `btrfs scrub start %s`",
+			    where, r == -EIO ? "btrfs scrub start failed" : strerror(-r), where);
+	else
+		log_warning(rn->cx->log, "%s: a member was stale: scrub started (stale-member = scrub); `btrfs scrub status %s` shows its progress",
+			    where, where);
+}
