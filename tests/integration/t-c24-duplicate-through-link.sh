@@ -12,13 +12,22 @@ tmpfs  $SCRATCH/var/run  tmpfs  size=1M,noauto,x-storaged  0 0
 tmpfs  $SCRATCH/run      tmpfs  size=2M,noauto,x-storaged  0 0
 EOT
 
-run_sd 1 check
-printf '%s\n' "$OUT" | grep "$FSTAB:2:" | grep "line 1" | grep -q "$SCRATCH/var/run" ||
+run_sd 2 check
+printf '%s\n' "$OUT" | grep "$FSTAB:2:" | grep "line 1's '$SCRATCH/var/run'" | grep -q "symbolic link" ||
 	fail "check does not name both lines and the link"
-run_sd 1 --dry-run
+run_sd 2 --dry-run
 printf '%s\n' "$OUT" | grep -q "$FSTAB:2:.*line 1" || fail "--dry-run does not report the duplicate"
-run_sd 1 start
+# a configuration error: start refuses the fstab, as for any duplicate
+run_sd 2 start
 [ "$(mount_snapshot | awk -v t="$SCRATCH/run" '$2 == t' | wc -l)" -le 1 ] ||
 	fail "start stacked two mounts on $SCRATCH/run"
+
+note "one line only: mounted once, and a second start sees it mounted"
+sed -i 2d "$FSTAB"
+run_sd 0 start
+[ "$(mount_snapshot | awk -v t="$SCRATCH/run" '$2 == t' | wc -l)" = 1 ] || fail "not mounted once on $SCRATCH/run"
+run_sd 0 start
+[ "$(mount_snapshot | awk -v t="$SCRATCH/run" '$2 == t' | wc -l)" = 1 ] || fail "second start stacked a mount"
 run_sd 0 stop
+is_mountpoint "$SCRATCH/run" && fail "stop left $SCRATCH/run mounted"
 exit 0
