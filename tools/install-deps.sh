@@ -19,6 +19,8 @@ PACKAGES=(
 	# the peer of the sync back: bench/sync-back.sh, t-area-sync-incremental.sh,
 	# tests/boot/t-powercut-qemu.sh
 	rsync
+	# LUKS members of a btrfs RAID1: tests/integration/t-luks-raid1.sh
+	cryptsetup-bin
 )
 
 missing=()

@@ -571,12 +571,33 @@ static int unsyncable(const struct area_dirs *d, int recfd, struct state_area *s
 	return -ESTALE;
 }
 
+/* A persist area whose bind over its directory is gone (unmounted or
+ * moved by someone else) while both private mounts are there: the sync
+ * back takes the directory's own changes into account (the three-way rule
+ * of copy_sync_fd(): an entry changed in the directory only is kept, one
+ * changed on both sides is kept twice).  Returns: 0 to go on with the
+ * teardown (*@both: said, report an error at the end); < 0 to stop. */
+static int sync_uncovered(const struct area_dirs *d, int recfd, struct state_area *st,
+			  const struct area_mounts *f, bool *both, struct diag_list *m)
+{
+	char why[PATH_MAX + 128];
+	int r;
+
+	area_mounts_describe(f, st->path, why, sizeof(why));
+	diag_warning(m, NULL, 0,
+		     "area '%s': %s: syncing it back, keeping what was written to '%s' meanwhile", st->name,
+		     why, st->path);
+	r = area_sync_locked(d, recfd, st, m);
+	*both = r == -COPY_SYNC_KEPT_BOTH;
+	return *both ? 0 : r;
+}
+
 static int teardown_locked(const struct area_dirs *d, int recfd, struct state_area *st,
 			   bool do_sync, struct diag_list *m)
 {
 	struct area_carried_keep *keep;
 	struct area_mounts f;
-	bool lost = false;
+	bool lost = false, both = false, merged;
 	size_t n_keep;
 	int r = area_mounts_probe(d, st, &f);
 
@@ -586,12 +607,15 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	}
 	/* Never sync an area nobody could write to: a setup killed while
 	 * seeding holds a partial copy, and syncing it would delete files. */
+	merged = st->persist && do_sync && f.recorded && !area_mounts_syncable(&f) &&
+		 area_mounts_mergeable(&f); /* says the bind is gone */
 	if (st->persist && do_sync && f.recorded)
-		r = area_mounts_syncable(&f) ? area_sync_locked(d, recfd, st, m)
-					     : unsyncable(d, recfd, st, &f, &lost, m);
+		r = area_mounts_syncable(&f)	? area_sync_locked(d, recfd, st, m)
+		    : area_mounts_mergeable(&f) ? sync_uncovered(d, recfd, st, &f, &both, m)
+						: unsyncable(d, recfd, st, &f, &lost, m);
 	if (r < 0)
 		goto out;
-	if (!lost && f.recorded && area_mounts_state(&f) == AREA_STATE_GONE) {
+	if (!lost && !merged && f.recorded && area_mounts_state(&f) == AREA_STATE_GONE) {
 		char why[PATH_MAX + 128];
 
 		area_mounts_describe(&f, st->path, why, sizeof(why));
@@ -617,7 +641,7 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	r = area_backend_release(st, m);
 out:
 	area_mounts_done(&f);
-	return r < 0 ? r : lost ? -ENODATA : 0;
+	return r < 0 ? r : lost ? -ENODATA : both ? -COPY_SYNC_KEPT_BOTH : 0;
 }
 
 int area_teardown(const char *state_dir, const char *name, bool do_sync, struct diag_list *msgs)
@@ -641,7 +665,9 @@ int area_teardown(const char *state_dir, const char *name, bool do_sync, struct 
 	state_area_done(&st);
 	close(fd);
 remove:
-	if (r == 0 || r == -ENODATA) { /* -ENODATA: torn down, content lost (said) */
+	/* -ENODATA: torn down, content lost; -COPY_SYNC_KEPT_BOTH: torn down,
+	 * entries kept twice in the directory (both said) */
+	if (r == 0 || r == -ENODATA || r == -COPY_SYNC_KEPT_BOTH) {
 		unlink(d.state);
 		rmdir(d.area);
 		rmdir(d.lower);

@@ -117,6 +117,11 @@ enum area_state area_mounts_state(const struct area_mounts *f);
  * there. */
 bool area_mounts_syncable(const struct area_mounts *f);
 
+/* Pure: true when the area can be synced back by the three-way rule
+ * (copy_sync_fd()): both private mounts are there, the bind over the
+ * directory is not, or not at its path. */
+bool area_mounts_mergeable(const struct area_mounts *f);
+
 /* Pure: what is wrong, for a message ("its bind over P was moved to Q by
  * someone else"); "" when active.  @path: the area's directory. */
 void area_mounts_describe(const struct area_mounts *f, const char *path, char *buf, size_t len);

@@ -63,6 +63,11 @@ bool area_mounts_syncable(const struct area_mounts *f)
 	return f->recorded && f->cover_present && f->cover_at_path && f->area_mounted && f->lower_mounted;
 }
 
+bool area_mounts_mergeable(const struct area_mounts *f)
+{
+	return f->recorded && f->area_mounted && f->lower_mounted;
+}
+
 void area_mounts_describe(const struct area_mounts *f, const char *path, char *buf, size_t len)
 {
 	buf[0] = '\0';

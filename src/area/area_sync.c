@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "area_internal.h"
+#include "copy/copy.h"
 #include "copy/copy_spawn.h"
 #include "shared/util.h"
 
@@ -219,6 +220,7 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 	char work[SYNC_DIR_NAME_MAX] = "";
 	const char *step = "opening", *name = st->name;
 	struct stat lst;
+	int kept;
 
 	lowerfd = open(d->lower, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	areafd = open(d->area, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -233,18 +235,25 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 	if ((workfd = r = sync_dir_create(lowerfd, recfd, st, work)) < 0)
 		goto out;
 	step = "copying";
-	if ((r = copy_spawn_sync(areafd, lowerfd, workfd, d->area, d->lower, name, copy_spawn_jobs(), &c)) < 0)
+	r = copy_spawn_sync(areafd, lowerfd, workfd, d->area, d->lower, name, copy_spawn_jobs(), &c);
+	if (r < 0 && r != -COPY_SYNC_KEPT_BOTH)
 		goto out;
-	step = "removing its working directory";
-	r = sync_dir_remove(lowerfd, work, workfd, lst.st_dev);
-out:
-	if (r < 0)
+	/* committed, entries kept twice: that alone is to be said */
+	if ((kept = r) < 0)
 		diag_error(m, NULL, 0,
-			   "area '%s': sync back into '%s' failed while %s: %s%s; the directory holds complete old or new versions of every file and the area is left in place: fix this and run 'storaged sync %s'",
+			   "area '%s': synced back into '%s', but %s: compare the two and keep what you need",
+			   name, st->path, c.msg);
+	step = "removing its working directory";
+	if ((r = sync_dir_remove(lowerfd, work, workfd, lst.st_dev)) == 0)
+		r = kept;
+out:
+	if (r < 0 && r != -COPY_SYNC_KEPT_BOTH)
+		diag_error(m, NULL, 0,
+			   "area '%s': sync back into '%s' failed while %s: %s%s; the directory holds complete old or new versions of every file and the area, with every file not synced, is left in place over '%s': fix this and run 'storaged sync %s'",
 			   name, d->lower, step, c.msg[0] ? c.msg : strerror(-r),
 			   r == -ENOSPC ? " (the directory's filesystem needs room for the changed files)"
 					: "",
-			   name);
+			   st->path, name);
 	if (workfd >= 0)
 		close(workfd);
 	if (lowerfd >= 0)

@@ -43,62 +43,8 @@
 #include "copy_fd.h"
 #include "shared/util.h"
 
-#define COPY_MAX_JOBS 64
-#define COPY_BUF_SIZE (256 * 1024)
-#define LINK_BUCKETS 4096
+#include "copy_internal.h"
 
-/* a directory waiting for a thread: both descriptors are the task's */
-struct task {
-	int sfd, dfd;
-	char *rel;
-	struct task *next;
-};
-
-/* the first copy of an inode with several links */
-struct link {
-	dev_t dev;
-	ino_t ino;
-	unsigned fflags; /* set in step 4 */
-	char *rel;
-	struct link *next;
-};
-
-struct copy_ctx {
-	const struct copy_opts *o;
-	const struct copy_sys *sys;
-	int dstroot;
-	dev_t dev; /* the source's filesystem: no other is entered */
-	unsigned jobs;
-	uint64_t started_usec;
-	atomic_uint_fast64_t files, bytes, last_usec;
-	atomic_int err; /* errno of the first failure; 0: none yet */
-	char msg[256]; /* written only by the thread that set err */
-
-	pthread_mutex_t qlock; /* queue, queued, busy */
-	pthread_cond_t qcond;
-	struct task *queue;
-	unsigned queued, busy, idle;
-
-	pthread_mutex_t llock; /* links */
-	struct link *links[LINK_BUCKETS];
-
-	pthread_mutex_t dlock; /* dirs */
-	struct copy_dirmeta *dirs;
-	size_t ndirs, dircap;
-};
-
-/* one source entry being copied */
-struct entry {
-	int fd; /* O_PATH, the one lookup of the name */
-	struct stat st;
-	int dd; /* destination directory */
-	const char *name;
-	char *rel;
-	int in, out; /* regular files: source reopened, copy */
-	char *target; /* symbolic links */
-	struct copy_xattrs xa;
-	unsigned fflags;
-};
 
 static uint64_t mono_usec(void)
 {
@@ -172,161 +118,6 @@ static int dirmeta_add(struct copy_ctx *c, struct copy_dirmeta *m)
 		free(m->xa.buf);
 	}
 	return r;
-}
-
-/* creates a regular file @e->name, replacing a non-directory there */
-static int create_file(struct copy_ctx *c, struct entry *e)
-{
-	const int fl = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-
-	e->out = c->sys->openat(e->dd, e->name, fl, 0600);
-	if (e->out < 0 && errno == EEXIST && c->sys->unlinkat(e->dd, e->name, 0) == 0)
-		e->out = c->sys->openat(e->dd, e->name, fl, 0600);
-	return e->out < 0 ? -errno : 0;
-}
-
-/* creates @e's name in the destination, by type (the first link of an inode) */
-static int make_node(struct copy_ctx *c, struct entry *e)
-{
-	int r;
-
-	if (S_ISREG(e->st.st_mode))
-		return create_file(c, e);
-	if (S_ISLNK(e->st.st_mode))
-		r = c->sys->symlinkat(e->target, e->dd, e->name);
-	else
-		r = c->sys->mknodat(e->dd, e->name, (e->st.st_mode & S_IFMT) | 0600, e->st.st_rdev);
-	if (r < 0 && errno == EEXIST && c->sys->unlinkat(e->dd, e->name, 0) == 0)
-		r = S_ISLNK(e->st.st_mode)
-			    ? c->sys->symlinkat(e->target, e->dd, e->name)
-			    : c->sys->mknodat(e->dd, e->name, (e->st.st_mode & S_IFMT) | 0600, e->st.st_rdev);
-	return r < 0 ? -errno : 0;
-}
-
-/* links @e's name to the copy @rel of its inode (made by this copy) */
-static int link_to(struct copy_ctx *c, struct entry *e, const char *rel)
-{
-	const char *slash = strrchr(rel, '/');
-	char *dir = slash ? strndup(rel, (size_t)(slash - rel)) : strdup("");
-	int pfd = dir ? copy_open_beneath(c->sys, c->dstroot, dir) : -ENOMEM, r = 0;
-
-	free(dir);
-	if (pfd < 0)
-		return pfd;
-	if (c->sys->linkat(pfd, slash ? slash + 1 : rel, e->dd, e->name, 0) < 0)
-		r = -errno;
-	if (r == -EEXIST && c->sys->unlinkat(e->dd, e->name, 0) == 0)
-		r = c->sys->linkat(pfd, slash ? slash + 1 : rel, e->dd, e->name, 0) < 0 ? -errno : 0;
-	close(pfd);
-	return r;
-}
-
-/*
- * Step 3 for an inode with several links: the first thread to reach it
- * creates the copy, under the lock, so that a link is never made to a
- * name not yet there.  Returns: 1 linked (nothing more to do), 0 created,
- * or negative errno.
- */
-static int link_claim(struct copy_ctx *c, struct entry *e)
-{
-	size_t h = ((size_t)e->st.st_ino * 31 + (size_t)e->st.st_dev) % LINK_BUCKETS;
-	struct link *l;
-	char *rel = NULL;
-	int r = 0;
-
-	pthread_mutex_lock(&c->llock);
-	for (l = c->links[h]; l; l = l->next)
-		if (l->ino == e->st.st_ino && l->dev == e->st.st_dev)
-			break;
-	if (l && !(rel = strdup(l->rel)))
-		r = -ENOMEM;
-	if (!l && (r = make_node(c, e)) == 0) {
-		l = calloc(1, sizeof(*l));
-		if (!l || !(l->rel = strdup(e->rel))) {
-			free(l);
-			r = -ENOMEM;
-		} else {
-			*l = (struct link){ .dev = e->st.st_dev,
-					    .ino = e->st.st_ino,
-					    .fflags = e->fflags,
-					    .rel = l->rel,
-					    .next = c->links[h] };
-			c->links[h] = l;
-			e->fflags = 0; /* in step 4 */
-		}
-	}
-	pthread_mutex_unlock(&c->llock);
-	if (r < 0 || !rel)
-		return r;
-	r = link_to(c, e, rel);
-	free(rel);
-	return r < 0 ? r : 1;
-}
-
-/* the copy's data and metadata, from @e->in and @e->st */
-static int finish_node(struct copy_ctx *c, struct entry *e, char *buf)
-{
-	struct timespec ts[2] = { e->st.st_atim, e->st.st_mtim };
-	int r = 0, nfd;
-
-	if (S_ISREG(e->st.st_mode)) {
-		r = copy_data(e->in, e->out, e->st.st_size, buf, COPY_BUF_SIZE, &c->bytes,
-			      (off_t)e->st.st_blocks * 512 < e->st.st_size);
-		return r < 0 ? r : copy_meta_fd(e->out, &e->st, &e->xa, e->fflags);
-	}
-	if (c->sys->fchownat(e->dd, e->name, e->st.st_uid, e->st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (!S_ISLNK(e->st.st_mode) && e->xa.len) {
-		nfd = c->sys->openat(e->dd, e->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
-		if (nfd < 0)
-			return -errno;
-		r = copy_xattrs_write(nfd, true, &e->xa);
-		close(nfd);
-	}
-	if (r == 0 && !S_ISLNK(e->st.st_mode) &&
-	    c->sys->fchmodat(e->dd, e->name, e->st.st_mode & 07777, 0) < 0)
-		r = -errno;
-	if (r == 0 && c->sys->utimensat(e->dd, e->name, ts, AT_SYMLINK_NOFOLLOW) < 0)
-		r = -errno;
-	return r;
-}
-
-/* reads what the copy of a non-directory needs from its descriptor */
-static int read_node(struct copy_ctx *c, struct entry *e)
-{
-	char target[PATH_MAX];
-	ssize_t n;
-
-	if (S_ISREG(e->st.st_mode)) {
-		e->in = c->sys->reopen(e->fd, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-		if (e->in < 0)
-			return -errno;
-		e->fflags = copy_fflags_get(e->in);
-		return copy_xattrs_read(e->in, false, &e->xa);
-	}
-	if (S_ISLNK(e->st.st_mode)) {
-		/* "" and an O_PATH | O_NOFOLLOW descriptor: the link itself */
-		n = c->sys->readlinkat(e->fd, "", target, sizeof(target));
-		if (n < 0)
-			return -errno;
-		if ((size_t)n >= sizeof(target))
-			return -ENAMETOOLONG;
-		target[n] = '\0';
-		e->target = strdup(target);
-		return e->target ? 0 : -ENOMEM;
-	}
-	return copy_xattrs_read(e->fd, true, &e->xa);
-}
-
-static int copy_nondir(struct copy_ctx *c, struct entry *e, char *buf)
-{
-	int r = read_node(c, e);
-
-	if (r == 0)
-		r = e->st.st_nlink > 1 ? link_claim(c, e) : make_node(c, e);
-	if (r == 0)
-		r = finish_node(c, e, buf);
-	return r < 0 ? r : 0;
 }
 
 static int walk_dir(struct copy_ctx *c, char *buf, int sfd, int dfd, const char *rel);
@@ -416,7 +207,7 @@ static int copy_one(struct copy_ctx *c, char *buf, int sd, int dd, const char *r
 	else if (S_ISDIR(e.st.st_mode))
 		r = copy_dir(c, &e, buf);
 	else if (!S_ISSOCK(e.st.st_mode)) /* sockets are not copied */
-		r = copy_nondir(c, &e, buf);
+		r = copy__nondir(c, &e, buf);
 	if (r < 0)
 		copy_fail(c, -r, e.rel ? e.rel : rel, "copying");
 	copy_progress(c, atomic_fetch_add(&c->files, 1) + 1, false);

@@ -18,7 +18,7 @@ struct copy_sys;
  * failed (the entry's path below the source) when err is set. */
 struct copy_result {
 	int err;
-	char msg[256];
+	char msg[1024];
 };
 
 struct copy_opts {
@@ -130,16 +130,32 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
  * the start of the last successful sync back, or at the end of the seed */
 #define COPY_SYNCED_XATTR "trusted.storaged.synced"
 
+/* the lower directory's baseline, also on the area's root: "SEC.NSEC" of
+ * the coarse realtime clock at the start of the seed or past the commit
+ * point of the last successful sync back.  An entry of the lower directory
+ * with a newer ctime was changed there by someone else (it was uncovered):
+ * the sync keeps it (copy_sync.c, the three-way rule). */
+#define COPY_LOWER_SYNCED_XATTR "trusted.storaged.lower-synced"
+
+/* the errno of a sync back that committed everything, but found entries
+ * changed both in the area and in the lower directory: the lower one's is
+ * in place, the area's beside it (named in the message) */
+#define COPY_SYNC_KEPT_BOTH ENOTUNIQ
+
+/* the suffix of the name the area's version of such an entry gets */
+#define COPY_SYNC_AREA_SUFFIX ".storaged-area"
+
 /**
  * copy_sync_base_read:
  * @fd: open area root
- * @ts: receives the area's baseline
+ * @xattr: COPY_SYNCED_XATTR or COPY_LOWER_SYNCED_XATTR
+ * @ts: receives that baseline
  *
  * Returns: 0; -ENODATA when the area has none (never synced or seeded by
  * this storaged, or no trusted xattrs), -EINVAL when it is malformed,
  * another negative errno of fgetxattr().
  */
-int copy_sync_base_read(int fd, struct timespec *ts);
+int copy_sync_base_read(int fd, const char *xattr, struct timespec *ts);
 
 /**
  * copy_sync_base_now:
@@ -167,15 +183,17 @@ int copy_sync_base_after_copy(struct timespec *ts);
 /**
  * copy_sync_base_write:
  * @fd: open area root
- * @ts: from copy_sync_base_now() taken before the copy began
+ * @xattr: COPY_SYNCED_XATTR or COPY_LOWER_SYNCED_XATTR
+ * @ts: from copy_sync_base_now() taken before the copy began (the area's
+ *      baseline), or past its end (the lower directory's)
  *
- * Records @ts as the area's baseline: everything with an older ctime is
- * in the lower copy.
+ * Records @ts as that baseline: everything with an older ctime is in the
+ * lower copy (the area's), is what the area holds (the lower one's).
  *
  * Returns: 0; negative errno (-EOPNOTSUPP: no trusted xattrs here; the
  * next sync then compares everything).
  */
-int copy_sync_base_write(int fd, const struct timespec *ts);
+int copy_sync_base_write(int fd, const char *xattr, const struct timespec *ts);
 
 /* raises RLIMIT_NOFILE's soft limit to the hard one: a copy holds
  * descriptors per directory level and thread */

@@ -352,11 +352,11 @@ int copy_open_beneath(const struct copy_sys *sys, int rootfd, const char *rel)
 }
 
 /* the baseline kept on the area's root: "SEC.NSEC" of the coarse clock */
-int copy_sync_base_read(int fd, struct timespec *ts)
+int copy_sync_base_read(int fd, const char *xattr, struct timespec *ts)
 {
 	char v[48], *dot;
 	uint64_t s, ns;
-	ssize_t n = fgetxattr(fd, COPY_SYNCED_XATTR, v, sizeof(v) - 1);
+	ssize_t n = fgetxattr(fd, xattr, v, sizeof(v) - 1);
 
 	if (n < 0)
 		return -errno;
@@ -408,12 +408,28 @@ int copy_sync_base_after_copy(struct timespec *ts)
 	return 0;
 }
 
-int copy_sync_base_write(int fd, const struct timespec *ts)
+int copy_sync_base_write(int fd, const char *xattr, const struct timespec *ts)
 {
 	char v[48];
 	int n = snprintf(v, sizeof(v), "%lld.%09ld", (long long)ts->tv_sec, ts->tv_nsec);
 
-	return fsetxattr(fd, COPY_SYNCED_XATTR, v, (size_t)n, 0) < 0 ? -errno : 0;
+	return fsetxattr(fd, xattr, v, (size_t)n, 0) < 0 ? -errno : 0;
+}
+
+int copy_open_data(const struct copy_sys *sys, int fd)
+{
+	const struct timespec pause = { .tv_nsec = 100 * 1000 * 1000 };
+	int in = -1;
+
+	for (int i = 0; i < 5; i++) {
+		/* no O_NONBLOCK: the inode is a regular file (the O_PATH
+		 * descriptor pins it), where it only makes a lease fail */
+		in = sys->reopen(fd, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+		if (in >= 0 || (errno != EINTR && errno != EAGAIN && errno != EBUSY))
+			break;
+		nanosleep(&pause, NULL);
+	}
+	return in < 0 ? -errno : in;
 }
 
 /* W/@w: the non-directory @fd (O_PATH) of the area, with its metadata
@@ -430,11 +446,13 @@ int copy_node_fd(const struct copy_sys *sys, int fd, const struct stat *st, int 
 
 	*fflags = 0;
 	if (S_ISREG(st->st_mode)) {
-		in = sys->reopen(fd, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-		out = in < 0 ? -1
-			     : sys->openat(dirfd, w,
-					   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		r = in < 0 || out < 0 ? -errno : 0;
+		in = copy_open_data(sys, fd);
+		if (in < 0) {
+			r = in;
+			goto out;
+		}
+		out = sys->openat(dirfd, w, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		r = out < 0 ? -errno : 0;
 		if (r == 0) {
 			*fflags = copy_fflags_get(in);
 			r = copy_xattrs_read(in, false, &xa);

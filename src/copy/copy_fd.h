@@ -152,6 +152,22 @@ unsigned copy_fflags_get(int fd);
 int copy_meta_fd(int fd, const struct stat *st, const struct copy_xattrs *xa, unsigned fflags);
 
 /**
+ * copy_open_data:
+ * @sys: the calls (reopen)
+ * @fd: O_PATH descriptor of a regular file of the source
+ *
+ * Opens @fd's inode for reading as any other opener would: blocking, so
+ * that a lease on it is broken the kernel's way (the holder is told and
+ * has at most /proc/sys/fs/lease-break-time seconds: fcntl(2), "Leases"),
+ * where O_NONBLOCK would fail at once with EWOULDBLOCK; an open that is
+ * interrupted or busy (EINTR, EAGAIN, EBUSY) is tried again, up to 4
+ * times 100 ms apart.
+ *
+ * Returns: the new descriptor (the caller's to close); negative errno.
+ */
+int copy_open_data(const struct copy_sys *sys, int fd);
+
+/**
  * copy_node_fd:
  * @sys: call table
  * @fd: O_PATH descriptor of the source, a non-directory (not a socket)

@@ -47,121 +47,29 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/fs.h>
 
 #include "copy.h"
 #include "copy_fd.h"
 
-#define SYNC_BUF_SIZE (256 * 1024)
-#define HL_BUCKETS 1024
+#include "copy_sync_internal.h"
 
-enum op_kind { OP_PUT, OP_DELETE };
-
-/* a step 4 rename: W/<w> to or from lower/<dir>/<name> */
-struct op {
-	char *dir, *name;
-	char w[16];
-	enum op_kind kind;
-	unsigned fflags; /* OP_PUT: file flags set once it is in place */
-};
-
-/* a step 5 directory: its rel below the lower root, the area's metadata */
-struct dmeta {
-	char *rel;
-	struct stat st;
-	struct copy_xattrs xa;
-	unsigned fflags;
-};
-
-/* the W name of an area inode with several links, once written */
-struct hl {
-	dev_t dev;
-	ino_t ino;
-	char w[16];
-	struct hl *next;
-};
-
-/* a directory below the root that both sides have, walked by a thread */
-struct task {
-	int fd; /* the area entry, O_PATH */
-	struct stat st, lst;
-	char *name;
-};
-
-/* what the walking threads share */
-struct shared {
-	pthread_mutex_t lock; /* hl, the result */
-	atomic_uint nw; /* W names given */
-	atomic_bool failed;
-	struct hl *hl[HL_BUCKETS];
-	struct task *tasks;
-	size_t ntasks, taskcap;
-	atomic_size_t next; /* the next task to take */
-	int lfd; /* the lower root, for the tasks */
-};
-
-/* one walking thread's state; the lists are merged when all are done */
-struct sync_ctx {
-	struct shared *sh;
-	bool defer; /* the root: its directories become tasks */
-	const struct copy_opts *o;
-	const struct copy_sys *sys;
-	int lowerfd, workfd;
-	dev_t adev, ldev;
-	struct stat work;
-	struct timespec base; /* changed: ctime >= base; tv_sec < 0: no base */
-	char *buf;
-	struct op *ops;
-	size_t nops, opcap;
-	struct dmeta *dirs;
-	size_t ndirs, dircap;
-	int *tsrc; /* step 2: area directories, and their W names */
-	char **trel;
-	size_t ntrees, treecap;
-	struct copy_result *res;
-};
-
-static int fail(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what)
+/* whether the failure @err of copying one entry is that entry's (it cannot
+ * be read: a permission, a lease, an I/O error of the area) rather than
+ * the lower filesystem's or the helper's, which no other entry escapes */
+static bool entry_own(int err)
 {
-	if (err <= 0)
-		err = EIO;
-	pthread_mutex_lock(&c->sh->lock);
-	if (!c->res->err) {
-		c->res->err = -err;
-		snprintf(c->res->msg, sizeof(c->res->msg), "'%s%s%s': %s: %s", rel, *rel ? "/" : "",
-			 name, what, strerror(err));
-	}
-	atomic_store(&c->sh->failed, true);
-	pthread_mutex_unlock(&c->sh->lock);
-	return -err;
-}
-
-/* grows *@v (of @size bytes per element) to hold more than @n */
-static int grow(void *v, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap;
-	void *p;
-
-	if (n < c)
-		return 0;
-	while (c <= n)
-		c = c ? c * 2 : 64;
-	p = realloc(*(void **)v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*(void **)v = p;
-	*cap = c;
-	return 0;
+	return err != -ENOSPC && err != -EDQUOT && err != -ENOMEM && err != -EROFS && err != -EMFILE &&
+	       err != -ENFILE && err != -ECANCELED;
 }
 
 static char *join(const char *rel, const char *name)
@@ -178,7 +86,7 @@ static int op_add(struct sync_ctx *c, const char *dir, const char *name, enum op
 {
 	struct op *o;
 
-	if (grow(&c->ops, &c->opcap, c->nops, sizeof(*c->ops)) < 0)
+	if (sync_grow(&c->ops, &c->opcap, c->nops, sizeof(*c->ops)) < 0)
 		return -ENOMEM;
 	o = &c->ops[c->nops];
 	*o = (struct op){ .dir = strdup(dir), .name = strdup(name), .kind = k, .fflags = fflags };
@@ -201,6 +109,14 @@ static bool same_time(const struct timespec *a, const struct timespec *l)
 {
 	/* a lower filesystem that keeps whole seconds only (l's nsec 0) */
 	return a->tv_sec == l->tv_sec && (a->tv_nsec == l->tv_nsec || l->tv_nsec == 0);
+}
+
+/* whether @t is at or past the baseline @base; with no baseline, @none */
+static bool since(const struct timespec *t, const struct timespec *base, bool none)
+{
+	if (base->tv_sec < 0)
+		return none;
+	return t->tv_sec > base->tv_sec || (t->tv_sec == base->tv_sec && t->tv_nsec >= base->tv_nsec);
 }
 
 /* whether the lower copy @l of the area entry @a is still up to date */
@@ -272,7 +188,7 @@ static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char
 	if (sfd < 0)
 		return -errno;
 	if (st->st_dev == c->adev) {
-		if (grow(&c->tsrc, &c->treecap, c->ntrees, sizeof(int)) < 0 ||
+		if (sync_grow(&c->tsrc, &c->treecap, c->ntrees, sizeof(int)) < 0 ||
 		    !(c->trel = realloc(c->trel, c->treecap * sizeof(char *))) ||
 		    !(c->trel[c->ntrees] = strdup(w))) {
 			close(sfd);
@@ -334,7 +250,7 @@ static int both_dirs(struct sync_ctx *c, int fd, const struct stat *st, int lfd,
 	if (r == 0 && (changes || !unchanged(c, st, lst))) {
 		m.fflags = copy_fflags_get(asub);
 		r = copy_xattrs_read(asub, false, &m.xa);
-		if (r == 0 && grow(&c->dirs, &c->dircap, c->ndirs, sizeof(m)) < 0)
+		if (r == 0 && sync_grow(&c->dirs, &c->dircap, c->ndirs, sizeof(m)) < 0)
 			r = -ENOMEM;
 		if (r == 0) {
 			c->dirs[c->ndirs++] = m;
@@ -355,7 +271,7 @@ static int task_add(struct shared *sh, int fd, const struct stat *st, const stru
 {
 	struct task *t;
 
-	if (grow(&sh->tasks, &sh->taskcap, sh->ntasks, sizeof(*t)) < 0)
+	if (sync_grow(&sh->tasks, &sh->taskcap, sh->ntasks, sizeof(*t)) < 0)
 		return -ENOMEM;
 	t = &sh->tasks[sh->ntasks];
 	*t = (struct task){ .fd = fd, .st = *st, .lst = *lst, .name = strdup(name) };
@@ -369,9 +285,11 @@ static int task_add(struct shared *sh, int fd, const struct stat *st, const stru
  * adds to *@changes what it noted in the lower directory @lfd */
 static int sync_entry(struct sync_ctx *c, int afd, int lfd, const char *rel, const char *name, size_t *changes)
 {
+	char beside[NAME_MAX + 1];
+	const char *orig = name;
 	struct stat st, lst;
 	size_t before = c->nops;
-	bool have;
+	bool have, lchanged;
 	int fd, r = 0;
 
 	/* most entries did not change: two fstatat() tell, nothing is opened
@@ -384,7 +302,27 @@ static int sync_entry(struct sync_ctx *c, int afd, int lfd, const char *rel, con
 		return -errno;
 	if (S_ISSOCK(st.st_mode) || (have && !S_ISDIR(st.st_mode) && unchanged(c, &st, &lst)))
 		return 0;
-	fd = c->sys->openat(afd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+	/* the three-way rule, by the two baselines: an entry the directory
+	 * itself changed (it was uncovered) wins over an area entry that did
+	 * not change; changed on both sides, both are kept */
+	lchanged = have && !(S_ISDIR(st.st_mode) && S_ISDIR(lst.st_mode)) &&
+		   since(&lst.st_ctim, &c->lbase, false);
+	if (lchanged && !since(&st.st_ctim, &c->base, true))
+		return 0;
+	if (!have && !S_ISDIR(st.st_mode) && c->lbase.tv_sec >= 0 && !since(&st.st_ctim, &c->base, true))
+		return 0; /* deleted in the directory, unchanged in the area */
+	if (lchanged) {
+		if (snprintf(beside, sizeof(beside), "%s%s", name, COPY_SYNC_AREA_SUFFIX) >= (int)sizeof(beside))
+			return -ENAMETOOLONG;
+		char what[NAME_MAX + PATH_MAX / 4];
+
+		snprintf(what, sizeof(what), " (the area's: '%s%s%s')", rel, *rel ? "/" : "", beside);
+		sync_note(c, &c->sh->both, 0, rel, name, what);
+		name = beside;
+		have = fstatat(lfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
+		fd = c->sys->openat(afd, orig, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+	} else
+		fd = c->sys->openat(afd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (fstat(fd, &st) < 0) { /* what is copied: this inode's metadata */
@@ -406,8 +344,13 @@ static int sync_entry(struct sync_ctx *c, int afd, int lfd, const char *rel, con
 		r = both_dirs(c, fd, &st, lfd, rel, name, &lst);
 	else if (S_ISDIR(st.st_mode))
 		r = put_dir(c, fd, &st, rel, name);
-	else if (!have || !unchanged(c, &st, &lst))
+	else if (!have || !unchanged(c, &st, &lst)) {
 		r = put_node(c, fd, &st, rel, name);
+		if (r < 0 && entry_own(r)) {
+			sync_skip(c, r, rel, name, "reading");
+			r = 0;
+		}
+	}
 	*changes += c->nops - before;
 out:
 	if (fd >= 0)
@@ -441,6 +384,8 @@ static int sync_deletions(struct sync_ctx *c, int lfd, const char *rel, char **n
 		}
 		if (st.st_dev != c->ldev || (st.st_ino == c->work.st_ino && st.st_dev == c->work.st_dev))
 			continue; /* another filesystem's mount point, or W itself */
+		if (S_ISSOCK(st.st_mode) || since(&st.st_ctim, &c->lbase, false))
+			continue; /* never copied, or made in the directory: not the area's */
 		w_name(c, w, 'd');
 		if ((r = op_add(c, rel, key, OP_DELETE, w, 0)) == 0)
 			(*changes)++;
@@ -463,7 +408,7 @@ static int sync_dir(struct sync_ctx *c, int afd, int lfd, const char *rel, size_
 
 	if (!d) {
 		close(afd);
-		return fail(c, errno, rel, "", "reading the directory");
+		return sync_fail(c, errno, rel, "", "reading the directory");
 	}
 	rewinddir(d); /* a root's offset is shared with the caller's descriptor */
 	while (r == 0 && (errno = 0, de = readdir(d))) {
@@ -473,164 +418,24 @@ static int sync_dir(struct sync_ctx *c, int afd, int lfd, const char *rel, size_
 			r = -ECANCELED; /* another thread failed */
 			break;
 		}
-		if (grow(&names, &cap, n, sizeof(*names)) < 0 || !(names[n] = strdup(de->d_name))) {
-			r = fail(c, ENOMEM, rel, "", "reading the directory");
+		if (sync_grow(&names, &cap, n, sizeof(*names)) < 0 || !(names[n] = strdup(de->d_name))) {
+			r = sync_fail(c, ENOMEM, rel, "", "reading the directory");
 			break;
 		}
 		r = sync_entry(c, dirfd(d), lfd, rel, names[n++], changes);
 		if (r < 0)
-			fail(c, -r, rel, names[n - 1], "copying");
+			sync_fail(c, -r, rel, names[n - 1], "copying");
 	}
 	if (r == 0 && errno)
-		r = fail(c, errno, rel, "", "reading the directory");
+		r = sync_fail(c, errno, rel, "", "reading the directory");
 	if (n) /* names is NULL when the directory is empty */
 		qsort(names, n, sizeof(*names), cmp_name);
 	if (r == 0 && (r = sync_deletions(c, lfd, rel, names, n, changes)) < 0)
-		fail(c, -r, rel, "", "reading the lower directory");
+		sync_fail(c, -r, rel, "", "reading the lower directory");
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
 	closedir(d);
-	return r;
-}
-
-/* step 4 for one op, in the lower directory @dfd */
-static int apply_op(struct sync_ctx *c, int dfd, const struct op *o)
-{
-	int fd, r = 0, f = 0;
-
-	if (o->kind == OP_DELETE) {
-		if (renameat2(dfd, o->name, c->workfd, o->w, RENAME_NOREPLACE) < 0 && errno != ENOENT)
-			return -errno;
-		return 0;
-	}
-	if (renameat2(c->workfd, o->w, dfd, o->name, RENAME_EXCHANGE) < 0 &&
-	    (errno != ENOENT || renameat2(c->workfd, o->w, dfd, o->name, RENAME_NOREPLACE) < 0))
-		return -errno;
-	if (!o->fflags)
-		return 0;
-	fd = openat(dfd, o->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (ioctl(fd, FS_IOC_GETFLAGS, &f) == 0) {
-		f |= (int)o->fflags;
-		if (ioctl(fd, FS_IOC_SETFLAGS, &f) < 0 && errno != EOPNOTSUPP && errno != ENOTTY &&
-		    errno != EINVAL)
-			r = -errno;
-	}
-	close(fd);
-	return r;
-}
-
-/* steps 4 and 5; @root: the area root's fstat() */
-static int sync_apply(struct sync_ctx *c, const struct stat *root)
-{
-	const char *cur = NULL;
-	struct timespec ts[2];
-	int dfd = -1, r = 0;
-
-	for (size_t i = 0; r == 0 && i < c->nops; i++) {
-		const struct op *o = &c->ops[i];
-
-		if (!cur || strcmp(cur, o->dir)) { /* ops come grouped by directory */
-			if (dfd >= 0)
-				close(dfd);
-			cur = o->dir;
-			if ((dfd = copy_open_beneath(&copy_sys_libc, c->lowerfd, o->dir)) < 0) {
-				r = fail(c, -dfd, o->dir, "", "opening the lower directory");
-				break;
-			}
-		}
-		if ((r = apply_op(c, dfd, o)) < 0)
-			fail(c, -r, o->dir, o->name, "moving into place");
-	}
-	if (dfd >= 0)
-		close(dfd);
-	/* recorded after their contents: deepest first */
-	for (size_t i = 0; r == 0 && i < c->ndirs; i++) {
-		const struct dmeta *m = &c->dirs[i];
-
-		dfd = copy_open_beneath(&copy_sys_libc, c->lowerfd, m->rel);
-		r = dfd < 0 ? dfd : copy_xattrs_prune(dfd, &m->xa);
-		if (r == 0)
-			r = copy_meta_fd(dfd, &m->st, &m->xa, m->fflags);
-		if (dfd >= 0)
-			close(dfd);
-		if (r < 0)
-			fail(c, -r, m->rel, "", "setting the directory's metadata");
-	}
-	/* the root: owner, mode and times only (as the full copy did: what
-	 * the directory keeps for itself, e.g. its xattrs, stays) */
-	ts[0] = root->st_atim;
-	ts[1] = root->st_mtim;
-	if (r == 0 && (fchown(c->lowerfd, root->st_uid, root->st_gid) < 0 ||
-		       fchmod(c->lowerfd, root->st_mode & 07777) < 0 || futimens(c->lowerfd, ts) < 0))
-		r = fail(c, errno, "", "", "setting the root's metadata");
-	return r;
-}
-
-static void ctx_done(struct sync_ctx *c)
-{
-	for (size_t i = 0; i < c->nops; i++) {
-		free(c->ops[i].dir);
-		free(c->ops[i].name);
-	}
-	free(c->ops);
-	for (size_t i = 0; i < c->ndirs; i++) {
-		free(c->dirs[i].rel);
-		free(c->dirs[i].xa.buf);
-	}
-	free(c->dirs);
-	for (size_t i = 0; i < c->ntrees; i++) {
-		close(c->tsrc[i]);
-		free(c->trel[i]);
-	}
-	free(c->tsrc);
-	free(c->trel);
-	free(c->buf);
-}
-
-static void shared_done(struct shared *sh)
-{
-	for (size_t h = 0; h < HL_BUCKETS; h++)
-		for (struct hl *l = sh->hl[h], *n; l; l = n) {
-			n = l->next;
-			free(l);
-		}
-	for (size_t i = 0; i < sh->ntasks; i++) {
-		close(sh->tasks[i].fd);
-		free(sh->tasks[i].name);
-	}
-	free(sh->tasks);
-	pthread_mutex_destroy(&sh->lock);
-}
-
-/* steps 2 and 3; the inodes step 1 wrote are linked to, not copied again */
-static int sync_trees(struct sync_ctx *c)
-{
-	struct copy_result r2 = { 0 };
-	struct copy_link *l = NULL;
-	size_t n = 0, cap = 0;
-	int r = 0;
-
-	for (size_t h = 0; r == 0 && h < HL_BUCKETS; h++)
-		for (struct hl *e = c->sh->hl[h]; r == 0 && e; e = e->next)
-			if ((r = grow(&l, &cap, n, sizeof(*l))) == 0)
-				l[n++] = (struct copy_link){ .dev = e->dev, .ino = e->ino, .rel = e->w };
-	if (r < 0) {
-		free(l);
-		return fail(c, -r, "", "", "copying");
-	}
-	if (c->ntrees)
-		r = copy_trees_fd(c->workfd, c->tsrc, (const char *const *)c->trel, c->ntrees, l, n,
-				  c->o, c->sys, &r2);
-	free(l);
-	if (r < 0) {
-		*c->res = r2;
-		return r;
-	}
-	if (syncfs(c->lowerfd) < 0)
-		r = fail(c, errno, "", "", "syncing the copy");
 	return r;
 }
 
@@ -645,7 +450,7 @@ static void *walker(void *arg)
 		struct task *t = &c->sh->tasks[i];
 
 		if ((r = both_dirs(c, t->fd, &t->st, c->sh->lfd, "", t->name, &t->lst)) < 0)
-			fail(c, -r, "", t->name, "copying");
+			sync_fail(c, -r, "", t->name, "copying");
 	}
 	return NULL;
 }
@@ -653,9 +458,9 @@ static void *walker(void *arg)
 /* moves what @w noted to the end of @c's lists */
 static int merge(struct sync_ctx *c, struct sync_ctx *w)
 {
-	if (grow(&c->ops, &c->opcap, c->nops + w->nops, sizeof(*c->ops)) < 0 ||
-	    grow(&c->dirs, &c->dircap, c->ndirs + w->ndirs, sizeof(*c->dirs)) < 0 ||
-	    grow(&c->tsrc, &c->treecap, c->ntrees + w->ntrees, sizeof(int)) < 0 ||
+	if (sync_grow(&c->ops, &c->opcap, c->nops + w->nops, sizeof(*c->ops)) < 0 ||
+	    sync_grow(&c->dirs, &c->dircap, c->ndirs + w->ndirs, sizeof(*c->dirs)) < 0 ||
+	    sync_grow(&c->tsrc, &c->treecap, c->ntrees + w->ntrees, sizeof(int)) < 0 ||
 	    !(c->trel = realloc(c->trel, c->treecap * sizeof(char *))))
 		return -ENOMEM;
 	/* memcpy(3) takes no NULL, even for 0 bytes: a worker may note nothing */
@@ -700,6 +505,7 @@ static int sync_tasks(struct sync_ctx *c)
 					  .ldev = c->ldev,
 					  .work = c->work,
 					  .base = c->base,
+					  .lbase = c->lbase,
 					  .res = c->res };
 		if (!(w[i].buf = malloc(SYNC_BUF_SIZE)) ||
 		    (i > 0 && pthread_create(&th[i], NULL, walker, &w[i]) != 0))
@@ -711,11 +517,11 @@ static int sync_tasks(struct sync_ctx *c)
 	for (size_t i = 1; i < k; i++)
 		pthread_join(th[i], NULL);
 	if (!w || !th || k == 0)
-		r = fail(c, ENOMEM, "", "", "starting the walk");
+		r = sync_fail(c, ENOMEM, "", "", "starting the walk");
 	for (size_t i = 0; w && i < n; i++) {
 		if (r == 0)
-			r = merge(c, &w[i]) < 0 ? fail(c, ENOMEM, "", "", "copying") : 0;
-		ctx_done(&w[i]);
+			r = merge(c, &w[i]) < 0 ? sync_fail(c, ENOMEM, "", "", "copying") : 0;
+		sync_ctx_done(&w[i]);
 	}
 	free(w);
 	free(th);
@@ -732,27 +538,30 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	struct timespec start;
 	struct stat ast, lst;
 	size_t changes = 0;
+	bool applied = false;
 	int afd, lfd, r;
 
 	*ret = (struct copy_result){ 0 };
 	copy_raise_nofile();
 	if (fstat(areafd, &ast) < 0 || fstat(lowerfd, &lst) < 0 || fstat(workfd, &c.work) < 0 ||
 	    (r = copy_sync_base_now(&start)) < 0) {
-		r = fail(&c, errno, "", "", "reading the roots");
+		r = sync_fail(&c, errno, "", "", "reading the roots");
 		goto out;
 	}
 	c.adev = ast.st_dev;
 	c.ldev = lst.st_dev;
-	if (copy_sync_base_read(areafd, &c.base) < 0)
+	if (copy_sync_base_read(areafd, COPY_SYNCED_XATTR, &c.base) < 0)
 		c.base.tv_sec = -1; /* no baseline: only what is the same is kept */
+	if (c.base.tv_sec < 0 || copy_sync_base_read(areafd, COPY_LOWER_SYNCED_XATTR, &c.lbase) < 0)
+		c.lbase.tv_sec = -1; /* none: the directory is taken as unchanged */
 	if (!(c.buf = malloc(SYNC_BUF_SIZE))) {
-		r = fail(&c, ENOMEM, "", "", "copying");
+		r = sync_fail(&c, ENOMEM, "", "", "copying");
 		goto out;
 	}
 	afd = fcntl(areafd, F_DUPFD_CLOEXEC, 3);
 	lfd = afd < 0 ? -1 : fcntl(lowerfd, F_DUPFD_CLOEXEC, 3);
 	if (afd < 0 || lfd < 0) {
-		r = fail(&c, errno, "", "", "copying");
+		r = sync_fail(&c, errno, "", "", "copying");
 		if (afd >= 0)
 			close(afd);
 		goto out;
@@ -765,16 +574,25 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	close(lfd);
 	if (r == 0)
 		r = sync_trees(&c);
+	applied = r == 0;
 	if (r == 0)
 		r = sync_apply(&c, &ast);
 	if (r == 0 && syncfs(lowerfd) < 0)
-		r = fail(&c, errno, "", "", "syncing");
+		r = sync_fail(&c, errno, "", "", "syncing");
+	if (r == 0 && (sh.skipped.n || sh.both.n))
+		r = sync_partial_result(&c);
 	/* after the commit point only: a failed sync keeps the old base, so
-	 * that the next one copies again what this one may not have */
+	 * that the next one copies again what this one may not have (an
+	 * entry skipped keeps its ctime, newer than the old base) */
 	if (r == 0)
-		copy_sync_base_write(areafd, &start);
+		copy_sync_base_write(areafd, COPY_SYNCED_XATTR, &start);
+	/* once step 4 began, what changed in the lower directory is this
+	 * sync's own doing, even when it failed after: not to be kept as
+	 * the directory's at the next one */
+	if (applied && copy_sync_base_after_copy(&start) == 0)
+		copy_sync_base_write(areafd, COPY_LOWER_SYNCED_XATTR, &start);
 out:
-	ctx_done(&c);
-	shared_done(&sh);
+	sync_ctx_done(&c);
+	sync_shared_done(&sh);
 	return r;
 }

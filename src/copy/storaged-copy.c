@@ -131,11 +131,16 @@ static int hold(const char *dir, int fd, struct copy_result *res)
  * compares everything) */
 static int copy(int sfd, int dfd, const struct copy_opts *o, struct copy_result *res)
 {
-	struct timespec end;
+	struct timespec start, end;
+	bool lower = copy_sync_base_now(&start) == 0;
 	int r = copy_tree_fd(sfd, dfd, o, &copy_sys_libc, res);
 
+	/* what the source (the lower directory) held at the start is the
+	 * area's: what is newer there was written during the seed */
+	if (r == 0 && lower)
+		copy_sync_base_write(dfd, COPY_LOWER_SYNCED_XATTR, &start);
 	if (r == 0 && copy_sync_base_after_copy(&end) == 0)
-		copy_sync_base_write(dfd, &end);
+		copy_sync_base_write(dfd, COPY_SYNCED_XATTR, &end);
 	return r;
 }
 

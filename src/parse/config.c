@@ -153,9 +153,17 @@ static void end_section(struct parser *p)
 {
 	const struct area_config *a;
 
-	if (p->in != SECTION_AREA || p->seen[config_key_find(SECTION_AREA, "path") - config_keys])
+	if (p->in != SECTION_AREA)
 		return;
 	a = &p->c->areas[p->area];
+	/* the sync back makes the directory what the area holds: an area
+	 * that starts empty would delete all the directory held */
+	if (a->persist && !a->seed)
+		parser_error(p, a->line,
+			     "[area %s] has persist = yes and seed = no: its first sync back would delete everything '%s' holds; set seed = yes (or persist = no)",
+			     a->name, a->path ? a->path : "the directory");
+	if (p->seen[config_key_find(SECTION_AREA, "path") - config_keys])
+		return;
 	parser_error(p, a->line, "[area %s] has no path; add 'path = /persistent/dir'", a->name);
 }
 

@@ -3,7 +3,10 @@
 # boot test (tests/boot/t-boot-qemu.sh), built with mmdebstrap from Debian's
 # packages and cached.  VARIANT is `systemd` (systemd-sysv as PID 1) or
 # `sysv` (sysvinit-core), or `dracut` (systemd-sysv, with dracut making the
-# initrd instead of initramfs-tools: t-root-raid1-dracut-qemu.sh).  Prints the cache directory, which holds:
+# initrd instead of initramfs-tools: t-root-raid1-dracut-qemu.sh), or
+# `guest` (systemd-sysv with udev's btrfs rule and the initramfs scan as
+# the packages install them, and the integration tests' tools:
+# tests/guest/).  Prints the cache directory, which holds:
 #   root/        the root filesystem (kernel modules trimmed), without storaged
 #   vmlinuz      Debian's linux-image-amd64 kernel, from root/boot
 #   initrd.img   its initramfs, made by initramfs-tools (dracut) in the chroot
@@ -21,12 +24,13 @@
 # the test would prove nothing, so both are overridden in /etc before the
 # kernel's postinst makes the initrd, and the result is checked.  The
 # dracut variant does the same with a dracut module of its own
-# (guest/dracut-image-setup).
+# (guest/dracut-image-setup).  The guest variant keeps both, as a real
+# install has them: the integration suite runs there beside udev.
 #
 # Environment: STORAGED_BOOT_CACHE (default /var/cache/storaged-boot-test).
 set -euo pipefail
 
-VARIANT=${1:?usage: build-image.sh systemd|sysv|dracut}
+VARIANT=${1:?usage: build-image.sh systemd|sysv|dracut|guest}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${STORAGED_BOOT_CACHE:-/var/cache/storaged-boot-test}
 SUITE=bookworm
@@ -34,13 +38,23 @@ SUITE=bookworm
 COMMON=(udev kmod procps btrfs-progs e2fsprogs util-linux mount libmount1 libblkid1
 	libudev1 libinih1 libsmartcols1 libarchive13 linux-image-amd64)
 # dracut conflicts with initramfs-tools: its image is a variant of its own,
-# with its own essential hook (EXTRA_HOOK).
+# with its own essential hook (EXTRA_HOOK).  NO_SCAN_HOOK: the overrides
+# that leave btrfs registration to storaged (all but the guest variant).
 EXTRA_HOOK=
+NO_SCAN_HOOK=$HERE/guest/initramfs-no-btrfs-scan
 case "$VARIANT" in
 systemd) INIT=(systemd-sysv initramfs-tools) ;;
 sysv) INIT=(sysvinit-core sysv-rc initscripts insserv initramfs-tools) ;;
 dracut) INIT=(systemd-sysv dracut) EXTRA_HOOK=$HERE/guest/dracut-image-setup ;;
-*) echo "build-image.sh: unknown variant '$VARIANT' (systemd|sysv|dracut)" >&2; exit 2 ;;
+# What tests/integration/ runs besides storaged (tools/install-deps.sh's
+# test packages): attributes and ACLs, rsync, fuser, python3, strings,
+# promtool, and cryptsetup for LUKS members.
+guest)
+	INIT=(systemd-sysv initramfs-tools attr acl rsync psmisc python3 binutils
+		cryptsetup-bin prometheus)
+	NO_SCAN_HOOK=
+	;;
+*) echo "build-image.sh: unknown variant '$VARIANT' (systemd|sysv|dracut|guest)" >&2; exit 2 ;;
 esac
 PKGS=$(printf '%s\n' "${COMMON[@]}" "${INIT[@]}" | sort | paste -sd, -)
 
@@ -58,7 +72,7 @@ done
 [ ${#MIRRORS[@]} -gt 0 ] || { echo "build-image.sh: no Debian $SUITE source in /etc/apt" >&2; exit 3; }
 
 KEY=$( {
-	cat "$0" "$HERE/guest/initramfs-no-btrfs-scan" ${EXTRA_HOOK:+"$EXTRA_HOOK"}
+	cat "$0" ${NO_SCAN_HOOK:+"$NO_SCAN_HOOK"} ${EXTRA_HOOK:+"$EXTRA_HOOK"}
 	echo "$VARIANT $SUITE $PKGS"
 	cat "${MIRRORS[@]}"
 } | sha256sum | cut -c1-16)
@@ -82,11 +96,13 @@ log=$OUT/mmdebstrap.log
 # Downloaded .debs are kept in $CACHE/debs (sync-in/sync-out, as in
 # mmdebstrap(1)) so that the other variant and rebuilds download little.
 HOOKS=()
-if [ -n "$EXTRA_HOOK" ]; then
+for hook in $NO_SCAN_HOOK $EXTRA_HOOK; do
 	# shellcheck disable=SC2016 # run by mmdebstrap with "$1" = root
-	HOOKS=(--essential-hook="copy-in $EXTRA_HOOK /tmp/"
-		--essential-hook="sh \"\$1\"/tmp/$(basename "$EXTRA_HOOK") \"\$1\"")
-fi
+	HOOKS+=(--essential-hook="copy-in $hook /tmp/"
+		--essential-hook="sh \"\$1\"/tmp/$(basename "$hook") \"\$1\"")
+done
+# The guest runs the tests, not a metrics server.
+[ "$VARIANT" = guest ] && HOOKS+=(--customize-hook='chroot "$1" systemctl mask prometheus.service')
 # shellcheck disable=SC2016 # the hooks are run by mmdebstrap with "$1" = root
 if ! mmdebstrap --mode=root --variant=minbase --include="$PKGS" \
 	--aptopt='Acquire::Check-Valid-Until "false"' \
@@ -98,8 +114,6 @@ if ! mmdebstrap --mode=root --variant=minbase --include="$PKGS" \
 	--skip=download/empty --skip=essential/unlink \
 	--setup-hook='mkdir -p "$1"/var/cache/apt/archives/' \
 	--setup-hook="sync-in $CACHE/debs /var/cache/apt/archives/" \
-	--essential-hook="copy-in $HERE/guest/initramfs-no-btrfs-scan /tmp/" \
-	--essential-hook='sh "$1"/tmp/initramfs-no-btrfs-scan "$1"' \
 	"${HOOKS[@]}" \
 	--customize-hook="sync-out /var/cache/apt/archives $CACHE/debs" \
 	"$SUITE" "$OUT/root" "${MIRRORS[@]}" >"$log" 2>&1; then
@@ -112,12 +126,17 @@ R=$OUT/root
 kver=$(basename "$(find "$R/lib/modules" -mindepth 1 -maxdepth 1 -type d | sort | tail -n 1)")
 [ -n "$kver" ] && [ -f "$R/boot/vmlinuz-$kver" ] && [ -f "$R/boot/initrd.img-$kver" ] ||
 	{ echo "build-image.sh: no kernel/initrd in the image" >&2; exit 4; }
-# The initrd must not assemble btrfs (see above).
+# The initrd must not assemble btrfs (see above), except the guest's,
+# which must have udev's rule as the packages put it there.
 LSINITRD=lsinitramfs
 [ "$VARIANT" = dracut ] && LSINITRD=lsinitrd
 if chroot "$R" "$LSINITRD" "/boot/initrd.img-$kver" >"$OUT/initrd.list" 2>/dev/null; then
-	if grep -Eq '(^|/)64-btrfs\.rules$' "$OUT/initrd.list"; then
+	if [ -n "$NO_SCAN_HOOK" ] && grep -Eq '(^|/)64-btrfs\.rules$' "$OUT/initrd.list"; then
 		echo "build-image.sh: udev's 64-btrfs.rules is still in the initrd" >&2
+		exit 4
+	fi
+	if [ -z "$NO_SCAN_HOOK" ] && ! grep -Eq '(^|/)64-btrfs\.rules$' "$OUT/initrd.list"; then
+		echo "build-image.sh: udev's 64-btrfs.rules is not in the $VARIANT initrd" >&2
 		exit 4
 	fi
 fi

@@ -40,11 +40,11 @@ boot_install_deb() {
 	return 0
 }
 
-# boot_mkroot ROOT IMAGE: an ext4 image file made from the tree ROOT
-# (mkfs.ext4 -d), 256 MiB larger than the tree.
+# boot_mkroot ROOT IMAGE [FREE]: an ext4 image file made from the tree ROOT
+# (mkfs.ext4 -d), FREE MiB (default 256) larger than the tree.
 boot_mkroot() {
 	local size
-	size=$(($(du -sm "$1" | cut -f1) + 256))
+	size=$(($(du -sm "$1" | cut -f1) + ${3:-256}))
 	mkfs.ext4 -q -F -L bootroot -d "$1" "$2" "${size}M" >"$2.log" 2>&1 ||
 		{ cat "$2.log"; fail "mkfs.ext4 -d root"; }
 	rm -f "$2.log"
@@ -53,11 +53,11 @@ boot_mkroot() {
 # boot_qemu LIMIT IMAGEDIR SERIAL QEMULOG DRIVE...: boots the image's
 # kernel and initrd (root=/dev/vda) with the given -drive arguments under
 # TCG, killed after LIMIT seconds; returns qemu's (or timeout's 124) status.
-# BOOT_APPEND: more kernel command line.
+# BOOT_APPEND: more kernel command line; BOOT_MEM: guest MiB (1024).
 boot_qemu() {
 	local limit=$1 img=$2 serial=$3 log=$4
 	shift 4
-	timeout "$limit" qemu-system-x86_64 -accel tcg -m 1024 -smp "${STORAGED_BOOT_SMP:-2}" \
+	timeout "$limit" qemu-system-x86_64 -accel tcg -m "${BOOT_MEM:-1024}" -smp "${STORAGED_BOOT_SMP:-2}" \
 		-nodefaults -display none -no-reboot -serial "file:$serial" \
 		-kernel "$img/vmlinuz" -initrd "$img/initrd.img" \
 		-append "root=/dev/vda ro console=ttyS0 panic=-1 net.ifnames=0 loglevel=4${BOOT_APPEND:+ $BOOT_APPEND}" \

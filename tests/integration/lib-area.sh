@@ -11,6 +11,8 @@ pass() { echo "ok: $*"; }
 
 [ "$(id -u)" = 0 ] || skip "must run as root"
 [ -n "${STORAGED:-}" ] && [ -x "$STORAGED" ] || skip "STORAGED is not set to the storaged binary"
+# its copy helper: beside it in a build tree, STORAGED_COPY when installed
+STORAGED_COPY=${STORAGED_COPY:-$(dirname "$STORAGED")/storaged-copy}
 
 SCRATCH=$(mktemp -d /tmp/storaged-area.XXXXXX) || exit 1
 RUN=$SCRATCH/run
@@ -102,6 +104,21 @@ get_xattr() {
 	else
 		python3 -c 'import os,sys; sys.stdout.write(os.getxattr(sys.argv[1], sys.argv[2], follow_symlinks=False).decode())' "$1" "$2" 2>/dev/null
 	fi
+}
+
+# tmpfs_user_xattrs: whether this kernel's tmpfs takes user.* xattrs
+# (Linux 6.6 and later: mm/shmem.c, shmem_xattr_handler_set; before, only
+# trusted.* and security.*)
+tmpfs_user_xattrs() {
+	local d=$SCRATCH/xattr-probe rc
+	mkdir -p "$d"
+	mount -t tmpfs -o size=1M storaged-probe "$d" || return 1
+	touch "$d/f"
+	set_xattr "$d/f" user.storaged probe 2>/dev/null
+	rc=$?
+	umount "$d"
+	rmdir "$d"
+	return $rc
 }
 
 # make_tree DIR: the kinds of files a seed must keep

@@ -9,8 +9,18 @@
 set -u
 
 TEST_NAME=$(basename "$0" .sh)
+# The binary under test: the build tree's, or STORAGED (an installed
+# /usr/sbin/storaged, as in the qemu guest of tests/guest/), with its copy
+# helper beside it in a build tree, STORAGED_COPY when installed
+# (LIBEXECDIR/storaged/storaged-copy).
 STORAGED=${STORAGED:-$(cd "$(dirname "$0")/../.." && pwd)/build/storaged}
+STORAGED_COPY=${STORAGED_COPY:-$(dirname "$STORAGED")/storaged-copy}
 SCRATCH=
+# How many times slower than natively this machine runs storaged: 3 in the
+# qemu guest of tests/guest/ (TCG emulation).  Limits that tell "did not
+# wait" from "waited device-timeout" (a second against 10 s) are scaled
+# by it; they stay well below the timeouts they guard.
+TIME_SCALE=${STORAGED_TEST_TIME_SCALE:-1}
 
 skip() {
 	echo "SKIP: $TEST_NAME: $*"
@@ -161,6 +171,8 @@ mount_snapshot() {
 # never touched, and every mount made there vanishes with the namespace.
 need_private_helpers() {
 	command -v unshare >/dev/null || skip "unshare missing (util-linux)"
+	# a module on Debian's kernel, listed once loaded (a mount would load it)
+	grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null
 	grep -qw overlay /proc/filesystems || skip "no overlay filesystem in this kernel (needed to add a mount helper privately)"
 	SBIN=$(readlink -f /sbin)
 	mkdir -p "$SCRATCH/upper" "$SCRATCH/work"

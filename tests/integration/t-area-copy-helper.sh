@@ -9,8 +9,8 @@
 # and change nothing; with a good helper beside it, the same area works.
 . "$(dirname "$0")/lib-area.sh"
 
-HELPER=$(dirname "$STORAGED")/storaged-copy
-[ -x "$HELPER" ] || fail "no storaged-copy beside $STORAGED"
+HELPER=$STORAGED_COPY
+[ -x "$HELPER" ] || fail "no storaged-copy at '$HELPER' (beside $STORAGED, or set STORAGED_COPY)"
 BIN=$SCRATCH/bin
 mkdir -p "$BIN" "$SCRATCH/dir/sub"
 cp "$STORAGED" "$BIN/storaged"

@@ -9,8 +9,8 @@
 # a filesystem mounted below the source is not entered in either.
 . "$(dirname "$0")/lib-area.sh"
 
-HELPER=$(dirname "$STORAGED")/storaged-copy
-[ -x "$HELPER" ] || fail "no storaged-copy beside $STORAGED"
+HELPER=$STORAGED_COPY
+[ -x "$HELPER" ] || fail "no storaged-copy at '$HELPER' (beside $STORAGED, or set STORAGED_COPY)"
 
 # deep_tree DIR N: N top-level directories, nested, with modes and times
 # that a copy must set after the contents (no hard links)

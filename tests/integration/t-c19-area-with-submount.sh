@@ -61,7 +61,8 @@ expect_rc 0 stop
 [ "$(findmnt -rn --mountpoint "$V/audit" | wc -l)" = 1 ] || fail "stop left a second mount on $V/audit"
 [ "$(tail -1 "$V/audit/audit.log")" = "audit 2" ] || fail "a write to $V/audit did not land on the audit filesystem"
 [ "$(tail -1 "$V/nginx/access.log")" = "new line" ] || fail "stop did not sync back"
-[ "$(cat "$V/nginx/spool/in/q" 2>/dev/null)" = queued ] || fail "stop did not leave $V/nginx/spool/in mounted"
+[ "$(cat "$V/nginx/spool/in/q" 2>/dev/null)" = queued ] ||
+	{ grep -F "$SCRATCH" /proc/self/mountinfo; fail "stop did not leave $V/nginx/spool/in mounted"; }
 [ "$(findmnt -rn --mountpoint "$V/nginx/spool" | wc -l)" = 1 ] || fail "stop left a second mount on $V/nginx/spool"
 umount "$V/audit"
 [ "$(ls -A "$V/audit")" = hidden ] || fail "something was synced into the directory below the audit mount: $(ls -A "$V/audit")"

@@ -10,7 +10,7 @@
 # C21_ROUNDS (default 5) seeds and syncs are raced; the counts are printed.
 . "$(dirname "$0")/lib-area.sh"
 
-SWAPPER_BUILT=$(dirname "$STORAGED")/tests/race/swapper
+SWAPPER_BUILT=${RACE_SWAPPER:-$(dirname "$STORAGED")/tests/race/swapper}
 [ -x "$SWAPPER_BUILT" ] || skip "no $SWAPPER_BUILT (make check builds it)"
 command -v setpriv >/dev/null || skip "setpriv missing"
 ROUNDS=${C21_ROUNDS:-5}

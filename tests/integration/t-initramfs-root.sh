@@ -9,8 +9,9 @@
 . "$(dirname "$0")/lib.sh"
 setup
 command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
-HELPER=$(dirname "$STORAGED")/initramfs/storaged-root
-[ -x "$HELPER" ] || fail "no $HELPER (build first)"
+# the build tree's, or the installed one (LIBEXECDIR/storaged/storaged-root)
+HELPER=${STORAGED_ROOT_HELPER:-$(dirname "$STORAGED")/initramfs/storaged-root}
+[ -x "$HELPER" ] || fail "no $HELPER (build first, or set STORAGED_ROOT_HELPER)"
 export STORAGED STORAGED_ROOT_DIR=$SCRATCH/root
 
 A=$(mkloop a 512M)

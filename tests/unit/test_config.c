@@ -150,7 +150,7 @@ static void test_good(void **state)
 	assert_int_equal(a->gid, 100);
 	assert_true(a->persist);
 	assert_true(a->force);
-	assert_false(a->seed);
+	assert_true(a->seed);
 	assert_true(a->headroom == 3.0);
 
 	a = &c.areas[2];
@@ -511,6 +511,8 @@ static void test_small_cases(void **state)
 		{ "[area x]\npath = //./\n", 2,
 		  "path: '//./' is not an absolute directory other than /, without '..'" },
 		{ "[area x]\nsize = 1G\n", 2, "[area x] has no path; add 'path = /persistent/dir'" },
+		{ "[area x]\npath = /a\npersist = yes\nseed = no\n", 2,
+		  "[area x] has persist = yes and seed = no: its first sync back would delete everything '/a' holds; set seed = yes (or persist = no)" },
 		{ "[area x]\npath = /a\n[area y]\npath = /a/b\n", 4,
 		  "area 'y': path '/a/b' lies inside the path of area 'x' (line 2); areas must not overlap" },
 		{ "[AREA x]\nk = v\n", 2, "unknown section '[AREA x]'; expected [storaged] or [area NAME]" },

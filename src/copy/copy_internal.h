@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What copy.c (the walk, its threads and step 4) and copy_node.c (one
+ * non-directory: regular file, link, node, hard link) share: the state of
+ * one copy and of one entry being copied.  Private to src/copy/.
+ */
+#pragma once
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "copy.h"
+#include "copy_fd.h"
+
+#define COPY_MAX_JOBS 64
+#define COPY_BUF_SIZE (256 * 1024)
+#define LINK_BUCKETS 4096
+
+/* a directory waiting for a thread: both descriptors are the task's */
+struct task {
+	int sfd, dfd;
+	char *rel;
+	struct task *next;
+};
+
+/* the first copy of an inode with several links */
+struct link {
+	dev_t dev;
+	ino_t ino;
+	unsigned fflags; /* set in step 4 */
+	char *rel;
+	struct link *next;
+};
+
+struct copy_ctx {
+	const struct copy_opts *o;
+	const struct copy_sys *sys;
+	int dstroot;
+	dev_t dev; /* the source's filesystem: no other is entered */
+	unsigned jobs;
+	uint64_t started_usec;
+	atomic_uint_fast64_t files, bytes, last_usec;
+	atomic_int err; /* errno of the first failure; 0: none yet */
+	char msg[256]; /* written only by the thread that set err */
+
+	pthread_mutex_t qlock; /* queue, queued, busy */
+	pthread_cond_t qcond;
+	struct task *queue;
+	unsigned queued, busy, idle;
+
+	pthread_mutex_t llock; /* links */
+	struct link *links[LINK_BUCKETS];
+
+	pthread_mutex_t dlock; /* dirs */
+	struct copy_dirmeta *dirs;
+	size_t ndirs, dircap;
+};
+
+/* one source entry being copied */
+struct entry {
+	int fd; /* O_PATH, the one lookup of the name */
+	struct stat st;
+	int dd; /* destination directory */
+	const char *name;
+	char *rel;
+	int in, out; /* regular files: source reopened, copy */
+	char *target; /* symbolic links */
+	struct copy_xattrs xa;
+	unsigned fflags;
+};
+
+/*
+ * copy__nondir:
+ * @c: the copy
+ * @e: an entry that is no directory, opened (O_PATH) below its source
+ *     directory, with @e->dd its destination directory
+ * @buf: COPY_BUF_SIZE bytes for the data
+ *
+ * Step 2 for one non-directory: reads it (data descriptor, link target,
+ * xattrs, flags), creates it in @e->dd (a file with several links once,
+ * linkat() for its other names) and sets its metadata.
+ *
+ * Returns: 0, or negative errno (the caller records the failure).
+ */
+int copy__nondir(struct copy_ctx *c, struct entry *e, char *buf);

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the two halves of the incremental sync back share (copy_sync.c
+ * walks the two trees and notes what to do, copy_sync_commit.c does it);
+ * internal to storaged-copy.  The steps are described in copy_sync.c.
+ */
+#ifndef STORAGED_COPY_SYNC_INTERNAL_H
+#define STORAGED_COPY_SYNC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "copy.h"
+#include "copy_fd.h"
+
+#define SYNC_BUF_SIZE (256 * 1024)
+#define HL_BUCKETS 1024
+
+enum op_kind { OP_PUT, OP_DELETE };
+
+/* a step 4 rename: W/<w> to or from lower/<dir>/<name> */
+struct op {
+	char *dir, *name;
+	char w[16];
+	enum op_kind kind;
+	unsigned fflags; /* OP_PUT: file flags set once it is in place */
+};
+
+/* a step 5 directory: its rel below the lower root, the area's metadata */
+struct dmeta {
+	char *rel;
+	struct stat st;
+	struct copy_xattrs xa;
+	unsigned fflags;
+};
+
+/* the W name of an area inode with several links, once written */
+struct hl {
+	dev_t dev;
+	ino_t ino;
+	char w[16];
+	struct hl *next;
+};
+
+/* a directory below the root that both sides have, walked by a thread */
+struct task {
+	int fd; /* the area entry, O_PATH */
+	struct stat st, lst;
+	char *name;
+};
+
+/* what the walking threads share */
+struct shared {
+	pthread_mutex_t lock; /* hl, the result */
+	atomic_uint nw; /* W names given */
+	atomic_bool failed;
+	struct hl *hl[HL_BUCKETS];
+	struct task *tasks;
+	size_t ntasks, taskcap;
+	atomic_size_t next; /* the next task to take */
+	int lfd; /* the lower root, for the tasks */
+	/* named in the result once everything else is committed: entries
+	 * that could not be copied, and entries changed on both sides */
+	struct entry_list {
+		size_t n;
+		int err; /* the first one's, negative */
+		char text[sizeof(((struct copy_result *)0)->msg) / 2 - 100];
+	} skipped, both;
+};
+
+/* one walking thread's state; the lists are merged when all are done */
+struct sync_ctx {
+	struct shared *sh;
+	bool defer; /* the root: its directories become tasks */
+	const struct copy_opts *o;
+	const struct copy_sys *sys;
+	int lowerfd, workfd;
+	dev_t adev, ldev;
+	struct stat work;
+	struct timespec base; /* changed: ctime >= base; tv_sec < 0: no base */
+	struct timespec lbase; /* the lower directory's; changed there: ctime >= lbase */
+	char *buf;
+	struct op *ops;
+	size_t nops, opcap;
+	struct dmeta *dirs;
+	size_t ndirs, dircap;
+	int *tsrc; /* step 2: area directories, and their W names */
+	char **trel;
+	size_t ntrees, treecap;
+	struct copy_result *res;
+};
+
+/* records the first failure in the result (negative errno; @rel/@name: the
+ * entry, @what: the step) and stops the other threads; returns -@err */
+int sync_fail(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what);
+
+/* grows *@v (@size bytes per element) to hold more than @n; -ENOMEM */
+int sync_grow(void *v, size_t *cap, size_t n, size_t size);
+
+/* adds the entry @rel/@name to @l (under the shared lock), followed by
+ * @what; @err: the entry's negative errno, or 0 */
+void sync_note(struct sync_ctx *c, struct entry_list *l, int err, const char *rel, const char *name,
+	       const char *what);
+
+/* notes the entry @rel/@name that failed with @err while @what: it is
+ * left out, its old version stays in the lower copy, the sync goes on */
+void sync_skip(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what);
+
+/* the result once everything else is committed, when entries were
+ * skipped or kept on both sides: their list in the message; returns the
+ * first skipped entry's errno, else -COPY_SYNC_KEPT_BOTH */
+int sync_partial_result(struct sync_ctx *c);
+
+/* steps 2 and 3: the new subtrees into W, then syncfs(); negative errno */
+int sync_trees(struct sync_ctx *c);
+
+/* steps 4 and 5: the renames, the directories' metadata, the root's
+ * (@root: the area root's fstat()); negative errno */
+int sync_apply(struct sync_ctx *c, const struct stat *root);
+
+/* free what a context or the shared state holds (not the structs) */
+void sync_ctx_done(struct sync_ctx *c);
+void sync_shared_done(struct shared *sh);
+
+#endif

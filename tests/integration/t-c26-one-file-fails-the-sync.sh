@@ -1,0 +1,124 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# C26: one entry's failure is that entry's.  In a shared persist area
+# (1777) user A holds a write lease on a file of theirs and a fanotify
+# listener denies every open of a third file: the sync waits for the lease
+# as any opener does (at most /proc/sys/fs/lease-break-time), commits every
+# other change, names the file it could not read and says where it is
+# kept (exit 1); once it is readable the next sync takes it (exit 0).  The
+# sync deletes on disk only what the area once had: a socket in the
+# directory, which the seed does not copy, stays; `seed = no` with
+# `persist = yes`, which would empty the directory at the first sync, is
+# refused and changes nothing.
+. "$(dirname "$0")/lib-area.sh"
+
+DENY=${DENY_OPEN:-$(dirname "$STORAGED")/tests/integration/deny-open}
+[ -x "$DENY" ] || skip "deny-open not built at '$DENY'"
+# the lease holder runs as a user: a python3 that users can run
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip "no /usr/bin/python3 (the lease holder and the socket)"
+LBT=/proc/sys/fs/lease-break-time
+OLD_LBT=$(cat $LBT)
+PIDS=""
+c26_cleanup() {
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	echo "$OLD_LBT" >$LBT
+	cleanup
+}
+trap c26_cleanup EXIT
+echo 3 >$LBT # the kernel's wait for a lease holder, in seconds
+
+chmod 0755 "$SCRATCH" # the users reach the directory
+P=$SCRATCH/dir
+mkdir -p "$P/sub"
+chmod 1777 "$P"
+echo old-a >"$P/a-file" && chown 1234:1234 "$P/a-file"
+echo old-b >"$P/sub/b-file" && chown 1235:1235 "$P/sub/b-file" "$P/sub"
+echo old-d >"$P/denied" && chown 1235:1235 "$P/denied"
+"$PY" -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$P/sock"
+[ -S "$P/sock" ] || fail "could not make the socket"
+
+write_conf <<EOT
+[area shared]
+path = $P
+backend = tmpfs
+size = 64M
+mode = 1777
+persist = yes
+EOT
+LOWER=$RUN/areas/shared/lower
+expect_rc 0 start
+sleep 1 # past the coarse clock tick of the seed's baseline
+as() { local u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups "$@"; }
+as 1234 sh -c "echo new-a >'$P/a-file'"
+as 1235 sh -c "echo new-b >'$P/sub/b-file'"
+as 1235 sh -c "echo new-d >'$P/denied'"
+expect_rc 0 sync shared
+[ -S "$LOWER/sock" ] || fail "the sync deleted the socket of the directory, which the area never had"
+pass "a socket of the directory (not seeded) survives the sync"
+
+as 1234 sh -c "echo newer-a >'$P/a-file'"
+as 1235 sh -c "echo newer-b >'$P/sub/b-file'"
+as 1235 sh -c "echo newer-d >'$P/denied'"
+# user A's write lease; SIGIO ignored: the holder never gives it up, the
+# kernel breaks it after lease-break-time
+setpriv --reuid=1234 --regid=1234 --clear-groups "$PY" -c '
+import fcntl, os, signal, sys, time
+signal.signal(signal.SIGIO, signal.SIG_IGN)
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.fcntl(fd, 1024, fcntl.F_WRLCK)  # F_SETLEASE
+print("ready", flush=True)
+time.sleep(60)' "$P/a-file" >"$SCRATCH/lease.out" 2>&1 &
+PIDS="$PIDS $!"
+"$DENY" "$P/denied" 60 >"$SCRATCH/deny.out" 2>&1 &
+PIDS="$PIDS $!"
+for i in $(seq 50); do
+	grep -q ready "$SCRATCH/lease.out" && grep -q ready "$SCRATCH/deny.out" && break
+	sleep 0.1
+done
+grep -q ready "$SCRATCH/lease.out" || fail "the lease holder did not start: $(cat "$SCRATCH/lease.out")"
+grep -q ready "$SCRATCH/deny.out" || { grep -q "Invalid\|not supported" "$SCRATCH/deny.out" && skip "no fanotify permission events"; fail "deny-open did not start: $(cat "$SCRATCH/deny.out")"; }
+cat "$P/denied" 2>/dev/null && fail "deny-open does not deny"
+
+t0=$(date +%s)
+expect_rc 1 sync shared
+t=$(($(date +%s) - t0))
+cat "$OUT"
+[ "$t" -le $((3 + 5)) ] || fail "the sync took ${t}s with a lease-break-time of 3s"
+[ "$(cat "$LOWER/sub/b-file")" = newer-b ] || fail "user B's change was not synced because of other users' files"
+[ "$(cat "$LOWER/a-file")" = newer-a ] || fail "the leased file was not synced after lease-break-time"
+pass "a leased file is synced after the kernel's lease-break-time (${t}s), other files too"
+grep -q "'denied'" "$OUT" || fail "the error does not name the file that could not be read"
+grep -q "$P" "$OUT" || fail "the error does not say where the file is kept"
+[ "$(cat "$LOWER/denied")" = new-d ] || fail "the directory lost the old version of the unreadable file"
+kill $PIDS 2>/dev/null
+wait 2>/dev/null
+PIDS=""
+[ "$(cat "$P/denied")" = newer-d ] || fail "the area lost the unreadable file"
+pass "an unreadable file is named, kept in the area, its old version in the directory; the rest is synced (exit 1)"
+
+expect_rc 0 sync shared
+[ "$(cat "$LOWER/denied")" = newer-d ] || fail "the next sync did not take the file once readable"
+expect_rc 0 stop
+[ -S "$P/sock" ] || fail "stop deleted the socket of the directory"
+[ "$(cat "$P/denied")" = newer-d ] && [ "$(cat "$P/a-file")" = newer-a ] || fail "stop lost a file"
+pass "once readable the file is synced; the socket is still there after stop"
+
+# seed = no, persist = yes: the first sync would delete all the directory held
+echo keep >"$P/kept"
+write_conf <<EOT
+[area noseed]
+path = $P
+backend = tmpfs
+size = 64M
+seed = no
+persist = yes
+EOT
+sd start
+rc=$?
+[ "$rc" != 0 ] || fail "seed = no with persist = yes was accepted"
+grep -q "seed" "$OUT" || { cat "$OUT"; fail "the refusal does not say why"; }
+is_mountpoint "$P" && fail "the refused area was mounted"
+[ "$(cat "$P/kept")" = keep ] && [ -S "$P/sock" ] || fail "the refused area changed the directory"
+pass "seed = no with persist = yes is refused (exit $rc), the directory unchanged"
