@@ -30,8 +30,12 @@ struct fstab_path {
 /* One requires= value and the option that gave it, for messages. */
 struct fstab_require {
 	const char *option; /* static: "x-storaged.requires", "x-systemd.requires",
-			       "x-systemd.after" or "x-systemd.requires-mounts-for" */
+			       "x-systemd.after", "x-systemd.before",
+			       "x-systemd.requires-mounts-for" or
+			       "x-systemd.wants-mounts-for" */
 	char *value; /* owned: unquoted */
+	bool before; /* x-systemd.before=: @value waits for this entry, not
+			this entry for @value */
 };
 
 struct fstab_entry {

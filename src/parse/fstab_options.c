@@ -18,60 +18,115 @@
 #include "shared/optstr.h"
 #include "shared/util.h"
 
-enum opt_kind {
-	OPT_PLAIN, /* no meaning to storaged */
-	OPT_SELF, /* "x-storaged" */
-	OPT_REQUIRES,
-	OPT_DEVICE_TIMEOUT,
-	OPT_MOUNT_TIMEOUT,
-	OPT_DEGRADED,
-	OPT_REMOTE,
-	OPT_NOFAIL,
-	OPT_BIND,
-	OPT_LOOP,
-	OPT_MKDIR,
-	OPT_NETDEV,
-	OPT_DEGRADED_MOUNT, /* "degraded": the administrator's consent */
-	OPT_UNKNOWN_OWN, /* an x-storaged* option storaged does not know */
+/*
+ * Every option of systemd.mount(5) (systemd 252 to 258, "FSTAB" section)
+ * and every X-mount.* option of mount(8) (util-linux 2.38 to 2.40) has a
+ * row, as storaged's own ones do.  A row with a @note is one storaged
+ * cannot give its meaning: the note (what storaged does instead) is a
+ * warning with the line's FILE:LINE, or with @refuse an error, because
+ * the mount would show other data or owners than the line asks for.
+ * Rows without a note are honoured as the man pages say.
+ */
+static const struct fstab__option opt_table[] = {
+	{ "x-storaged", OPT_SELF, true, NULL, false },
+	{ "x-storaged.requires", OPT_REQUIRES, true, NULL, false },
+	{ "x-storaged.device-timeout", OPT_DEVICE_TIMEOUT, true, NULL, false },
+	{ "x-storaged.mount-timeout", OPT_MOUNT_TIMEOUT, true, NULL, false },
+	{ "x-storaged.degraded", OPT_DEGRADED, true, NULL, false },
+	{ "x-storaged.remote", OPT_REMOTE, true, NULL, false },
+	/* systemd.mount(5), ordering and dependencies */
+	{ "x-systemd.requires", OPT_REQUIRES, false, NULL, false },
+	{ "x-systemd.after", OPT_REQUIRES, false, NULL, false },
+	{ "x-systemd.before", OPT_BEFORE, false, NULL, false },
+	{ "x-systemd.requires-mounts-for", OPT_REQUIRES, false, NULL, false },
+	{ "x-systemd.wants-mounts-for", OPT_REQUIRES, false,
+	  "storaged orders the entry after that path's mount as x-systemd.requires-mounts-for= does, and skips it when that mount fails (systemd would still try it)",
+	  false },
+	{ "x-systemd.wanted-by", OPT_NOTED, false,
+	  "storaged mounts the entry in its own pass, not when that unit starts; for systemd to pull it in, list the unit in storaged's generator output instead",
+	  false },
+	{ "x-systemd.required-by", OPT_NOTED, false,
+	  "storaged mounts the entry in its own pass, not when that unit starts; that unit does not wait for or fail with it",
+	  false },
+	{ "x-systemd.device-bound", OPT_NOTED, false,
+	  "storaged does not unmount the entry when its device goes away; the mount stays until 'storaged stop'",
+	  false },
+	/* systemd.mount(5), timeouts and how the mount is made */
+	{ "x-systemd.device-timeout", OPT_DEVICE_TIMEOUT, false, NULL, false },
+	{ "x-systemd.mount-timeout", OPT_MOUNT_TIMEOUT, false, NULL, false },
+	{ "x-systemd.automount", OPT_NOTED, false,
+	  "where systemd's autofs is on the mount point, storaged leaves the entry to it (mounted on first access); elsewhere storaged mounts it at start, not on first access",
+	  false },
+	{ "x-systemd.idle-timeout", OPT_NOTED, false,
+	  "storaged never unmounts an idle entry; systemd's automount does, where it serves the entry", false },
+	{ "x-systemd.makefs", OPT_NOTED, false,
+	  "storaged does not make a filesystem: a device without one fails the mount", false },
+	{ "x-systemd.growfs", OPT_NOTED, false,
+	  "storaged does not grow the filesystem to its device; it is mounted at the size it has", false },
+	{ "x-systemd.pcrfs", OPT_NOTED, false,
+	  "storaged does not measure the filesystem into a TPM PCR", false },
+	{ "x-systemd.validatefs", OPT_NOTED, false,
+	  "storaged does not check the filesystem's recorded mount point or GPT type before mounting", false },
+	{ "x-systemd.rw-only", OPT_NOTED, false,
+	  "storaged never retries a failed mount read-only, with or without this option", false },
+	{ "x-systemd.graceful-option", OPT_NOTED, false,
+	  "storaged does not probe the kernel for the option: the mount is made without it", false },
+	{ "x-initrd.mount", OPT_NOTED, false,
+	  "storaged mounts the entry in the pass that runs it: in the initrd only if storaged runs there", false },
+	{ "x-initrd.attach", OPT_NOTED, false,
+	  "a crypttab(5) option, no fstab one: storaged ignores it", false },
+	/* fstab(5) and systemd.mount(5) */
+	{ "nofail", OPT_NOFAIL, false, NULL, false },
+	{ "noauto", OPT_PLAIN, false, NULL, false },
+	{ "auto", OPT_NOTED, false,
+	  "'mount -a' and systemd's fstab generator mount this line too, racing storaged; storaged mounts it only if nothing is there: write noauto",
+	  false },
+	{ "_netdev", OPT_NETDEV, false, NULL, false },
+	{ "bind", OPT_BIND, false, NULL, false },
+	{ "rbind", OPT_BIND, false, NULL, false },
+	{ "loop", OPT_LOOP, false, NULL, false },
+	{ "degraded", OPT_DEGRADED_MOUNT, false, NULL, false },
+	/* mount(8), X-mount.* */
+	{ "X-mount.mkdir", OPT_MKDIR, false, NULL, false },
+	{ "x-mount.mkdir", OPT_MKDIR, false, NULL, false },
+	{ "X-mount.owner", OPT_NOTED, false,
+	  "storaged does not change the mount point's owner: it is the mounted filesystem's", false },
+	{ "X-mount.group", OPT_NOTED, false,
+	  "storaged does not change the mount point's group: it is the mounted filesystem's", false },
+	{ "X-mount.mode", OPT_NOTED, false,
+	  "storaged does not change the mount point's mode: it is the mounted filesystem's", false },
+	{ "X-mount.auto-fstypes", OPT_NOTED, false,
+	  "storaged does not limit the types tried: it mounts with the type the line or libblkid gives", false },
+	{ "X-mount.nocanonicalize", OPT_NOTED, false,
+	  "storaged resolves the mount point itself, link by link, whatever this option says", false },
+	{ "X-mount.noloop", OPT_NOTED, false,
+	  "storaged still loop-mounts a regular-file source when the line says 'loop'", false },
+	{ "X-mount.subdir", OPT_NOTED, false,
+	  "storaged cannot mount a subdirectory only and would show the whole filesystem there: the line is refused; mount the filesystem elsewhere and bind the subdirectory",
+	  true },
+	{ "X-mount.idmap", OPT_NOTED, false,
+	  "storaged cannot make an ID-mapped mount and would show unmapped owners: the line is refused",
+	  true },
 };
 
-struct opt_def {
-	const char *name;
-	enum opt_kind kind;
-	bool own; /* x-storaged spelling: wins over the x-systemd one */
-};
-
-static const struct opt_def opt_table[] = {
-	{ "x-storaged", OPT_SELF, true },
-	{ "x-storaged.requires", OPT_REQUIRES, true },
-	{ "x-storaged.device-timeout", OPT_DEVICE_TIMEOUT, true },
-	{ "x-storaged.mount-timeout", OPT_MOUNT_TIMEOUT, true },
-	{ "x-storaged.degraded", OPT_DEGRADED, true },
-	{ "x-storaged.remote", OPT_REMOTE, true },
-	{ "x-systemd.requires", OPT_REQUIRES, false },
-	{ "x-systemd.after", OPT_REQUIRES, false },
-	{ "x-systemd.requires-mounts-for", OPT_REQUIRES, false },
-	{ "x-systemd.device-timeout", OPT_DEVICE_TIMEOUT, false },
-	{ "x-systemd.mount-timeout", OPT_MOUNT_TIMEOUT, false },
-	{ "nofail", OPT_NOFAIL, false },
-	{ "bind", OPT_BIND, false },
-	{ "rbind", OPT_BIND, false },
-	{ "loop", OPT_LOOP, false },
-	{ "X-mount.mkdir", OPT_MKDIR, false },
-	{ "x-mount.mkdir", OPT_MKDIR, false },
-	{ "_netdev", OPT_NETDEV, false },
-	{ "degraded", OPT_DEGRADED_MOUNT, false },
-};
-
-static const struct opt_def *opt_lookup(const char *name)
+const struct fstab__option *fstab__option_rows(size_t *ret_n)
 {
-	static const struct opt_def unknown_own = { NULL, OPT_UNKNOWN_OWN, true };
-	static const struct opt_def plain = { NULL, OPT_PLAIN, false };
+	*ret_n = ARRAY_SIZE(opt_table);
+	return opt_table;
+}
+
+static const struct fstab__option *opt_lookup(const char *name)
+{
+	static const struct fstab__option unknown_own = { NULL, OPT_UNKNOWN_OWN, true, NULL, false };
+	static const struct fstab__option unknown_systemd = { NULL, OPT_UNKNOWN_SYSTEMD, false, NULL, false };
+	static const struct fstab__option plain = { NULL, OPT_PLAIN, false, NULL, false };
 
 	for (size_t i = 0; i < ARRAY_SIZE(opt_table); i++)
 		if (strcmp(opt_table[i].name, name) == 0)
 			return &opt_table[i];
-	return has_prefix(name, "x-storaged") ? &unknown_own : &plain;
+	if (has_prefix(name, "x-storaged"))
+		return &unknown_own;
+	return has_prefix(name, "x-systemd.") ? &unknown_systemd : &plain;
 }
 
 /* Options storaged consumes itself and never passes to mount(8). */
@@ -99,7 +154,7 @@ static void unquote(char *v)
 	}
 }
 
-static int entry_add_require(struct fstab_entry *e, const char *option, const char *value)
+static int entry_add_require(struct fstab_entry *e, const char *option, const char *value, bool before)
 {
 	struct fstab_require *nv = realloc(e->requires, (e->n_requires + 1) * sizeof(*nv));
 
@@ -107,6 +162,7 @@ static int entry_add_require(struct fstab_entry *e, const char *option, const ch
 		return -ENOMEM;
 	e->requires = nv;
 	nv[e->n_requires].option = option;
+	nv[e->n_requires].before = before;
 	nv[e->n_requires].value = strdup(value);
 	if (!nv[e->n_requires].value)
 		return -ENOMEM;
@@ -114,7 +170,7 @@ static int entry_add_require(struct fstab_entry *e, const char *option, const ch
 	return 0;
 }
 
-static int opt_requires(struct fstab_parser *p, struct fstab_entry *e, const struct opt_def *d, char *value)
+static int opt_requires(struct fstab_parser *p, struct fstab_entry *e, const struct fstab__option *d, char *value)
 {
 	if (!value || !*value)
 		return line_error(p, "%s= needs a value: the mount point or device tag to wait for",
@@ -123,16 +179,16 @@ static int opt_requires(struct fstab_parser *p, struct fstab_entry *e, const str
 	if (value[0] == '/')
 		path_normalize(value);
 	/* Waiting for a network unit means the entry needs the network. */
-	if (!d->own && fsfacts_unit_is_network(value))
+	if (!d->own && d->kind == OPT_REQUIRES && fsfacts_unit_is_network(value))
 		e->remote = true;
 	/* The x-systemd spellings may name units; the planner sorts them out. */
 	if (d->own && !(path_is_normalized(value) || fsfacts_spec_is_tag(value)))
 		return line_error(p, "%s='%s' is neither an absolute, normalised mount point nor a tag (LABEL=, UUID=, PARTLABEL=, PARTUUID=, ID=); fix the value",
 				  d->name, value);
-	return entry_add_require(e, d->name, value);
+	return entry_add_require(e, d->name, value, d->kind == OPT_BEFORE);
 }
 
-static int opt_duration(struct fstab_parser *p, const struct opt_def *d, const char *value,
+static int opt_duration(struct fstab_parser *p, const struct fstab__option *d, const char *value,
 			uint64_t *usec, bool *own_seen)
 {
 	uint64_t v;
@@ -154,7 +210,7 @@ static int opt_duration(struct fstab_parser *p, const struct opt_def *d, const c
 	return 0;
 }
 
-static int opt_flag_without_value(struct fstab_parser *p, const struct opt_def *d, const char *value)
+static int opt_flag_without_value(struct fstab_parser *p, const struct fstab__option *d, const char *value)
 {
 	if (value)
 		return line_error(p, "option '%s' takes no value, got '%s=%s'; write '%s'", d->name,
@@ -173,11 +229,24 @@ static int opt_mkdir(struct fstab_parser *p, struct fstab_entry *e, const char *
 	return 0;
 }
 
+/* A row storaged cannot give its meaning: say so, and what it does instead. */
+static int opt_tell_note(struct fstab_parser *p, const struct fstab__option *d)
+{
+	if (!d->note)
+		return 0;
+	if (d->refuse)
+		return line_error(p, "option '%s': %s", d->name, d->note);
+	return diag_warning(p->diags, p->file, p->line, "option '%s': %s", d->name, d->note) < 0 ? -ENOMEM : 0;
+}
+
 static int opt_apply(struct fstab_parser *p, struct fstab_entry *e, struct opt_state *st,
 		     const char *name, char *value)
 {
-	const struct opt_def *d = opt_lookup(name);
+	const struct fstab__option *d = opt_lookup(name);
+	int r = opt_tell_note(p, d);
 
+	if (r < 0)
+		return r;
 	switch (d->kind) {
 	case OPT_SELF:
 		return opt_flag_without_value(p, d, value);
@@ -188,6 +257,7 @@ static int opt_apply(struct fstab_parser *p, struct fstab_entry *e, struct opt_s
 		e->remote = true;
 		return opt_flag_without_value(p, d, value);
 	case OPT_REQUIRES:
+	case OPT_BEFORE:
 		return opt_requires(p, e, d, value);
 	case OPT_DEVICE_TIMEOUT:
 		return opt_duration(p, d, value, &e->device_timeout_usec, &st->device_timeout_own);
@@ -214,6 +284,11 @@ static int opt_apply(struct fstab_parser *p, struct fstab_entry *e, struct opt_s
 	case OPT_UNKNOWN_OWN:
 		return line_error(p, "unknown option '%s'; storaged knows x-storaged, x-storaged.requires=, x-storaged.device-timeout=, x-storaged.mount-timeout=, x-storaged.degraded and x-storaged.remote",
 				  name);
+	case OPT_UNKNOWN_SYSTEMD:
+		return diag_warning(p->diags, p->file, p->line,
+				    "option '%s' is not in systemd.mount(5) as storaged knows it (systemd 252 to 258): storaged strips it and mounts without it; check its spelling",
+				    name) < 0 ? -ENOMEM : 0;
+	case OPT_NOTED:
 	case OPT_PLAIN:
 		break;
 	}

@@ -136,6 +136,36 @@ static bool unit_to_path(const char *unit, char *buf, size_t len)
 	return n + 1 < len;
 }
 
+/* The entry whose mount point is @path, as written or resolved; NONE. */
+static size_t entry_on(const struct builder *b, const char *path)
+{
+	for (size_t j = 0; j < b->in->fstab->n_entries; j++) {
+		const struct entry_facts *f = plan__builder_facts(b, j);
+
+		if (streq(plan__builder_entry(b, j)->target, path) ||
+		    (f->target_real && streq(f->target_real, path)))
+			return j;
+	}
+	return NONE;
+}
+
+/* Rule 5 the other way round (x-systemd.before=): the entry mounted on
+ * @path waits for entry @i; systemd orders nothing else by it here. */
+static int add_before_item(struct builder *b, size_t i, const char *path, const struct fstab_require *req)
+{
+	const struct fstab_entry *e = plan__builder_entry(b, i);
+	size_t j = path[0] == '/' ? entry_on(b, path) : NONE;
+
+	if (j == NONE || j == i)
+		return diag_warning(b->diags, b->in->fstab->file, e->line,
+				    "%s=%s: not the mount unit of another storaged entry; storaged orders nothing after this entry by it",
+				    req->option, req->value);
+	if (b->steps[b->entry_step[j]].done)
+		return 0;
+	return plan__builder_add_edge(b, b->entry_step[j], b->entry_step[i], EDGE_REQUIRES, "%s=%s on %s",
+				req->option, req->value, e->target);
+}
+
 /* Rule 5: each requires= item is a mount point, a device or a unit. */
 static int add_requires_item(struct builder *b, size_t i, const struct fstab_require *req)
 {
@@ -143,6 +173,8 @@ static int add_requires_item(struct builder *b, size_t i, const struct fstab_req
 	const char *what = req->value;
 	char path[4096];
 
+	if (req->before)
+		return add_before_item(b, i, unit_to_path(what, path, sizeof(path)) ? path : what, req);
 	/* A network unit made the entry remote (fstab.c): start --local
 	 * leaves it for the start after the network, which is the order. */
 	if (fsfacts_unit_is_network(what))

@@ -207,8 +207,8 @@ static void print_cycle_node(const struct builder *b, size_t i, bool first, FILE
  * that an x-systemd.after= loop is not blamed on x-storaged.requires=. */
 static void print_cycle_fix(const struct builder *b, const size_t *cyc, size_t n, FILE *f)
 {
-	const char *seen[4]; /* reasons; the four options of fstab_require */
-	size_t seen_len[4], n_seen = 0, len;
+	const char *seen[6]; /* reasons; the six options of fstab_require */
+	size_t seen_len[6], n_seen = 0, len;
 	bool dup;
 
 	for (size_t k = 0; k < n; k++)

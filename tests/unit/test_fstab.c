@@ -260,7 +260,10 @@ static void test_option_stripping(void **state)
 	const struct fstab_entry *e;
 
 	assert_int_equal(fstab_load(&f, FX("options.fstab"), NULL, false, &dl), 0);
-	assert_int_equal(dl.n, 0);
+	/* x-systemd.automount: named, with what storaged does instead */
+	assert_int_equal(dl.n, 1);
+	assert_int_equal(dl.v[0].level, DIAG_WARNING);
+	assert_non_null(strstr(dl.v[0].msg, "'x-systemd.automount'"));
 	assert_int_equal(f.n_entries, 4);
 
 	e = must_find(&f, "/srv/a");
@@ -401,7 +404,7 @@ static void test_errors_one_pass(void **state)
 	assert_int_equal(fstab_load(&f, FX("errors.fstab"), NULL, false, &dl), -EINVAL);
 	/* line 9, a swap line with x-storaged, is another tool's: a
 	 * warning, no error (C10) */
-	assert_int_equal(dl.n, 10);
+	assert_int_equal(dl.n, 11);
 	assert_int_equal(diag_count(&dl, DIAG_ERROR), 9);
 	assert_error(&dl, 0, 4, "unknown option 'x-storaged.foo'");
 	assert_error(&dl, 1, 5, "x-storaged.device-timeout='soon' is not a duration");
@@ -409,12 +412,15 @@ static void test_errors_one_pass(void **state)
 	assert_error(&dl, 3, 8, "mount point '/srv/x/../y' is not normalised");
 	assert_int_equal(dl.v[4].level, DIAG_WARNING);
 	assert_int_equal(dl.v[4].line, 9);
-	assert_error(&dl, 5, 11, "option 'x-storaged.degraded' takes no value");
-	assert_error(&dl, 6, 12, "X-mount.mkdir='rwx' is not an octal mode");
-	assert_error(&dl, 7, 13, "x-storaged.requires= needs a value");
-	assert_error(&dl, 8, 14, "x-storaged.requires='srv/a' is neither");
+	/* x-systemd.wanted-by= is named, not an error */
+	assert_int_equal(dl.v[5].level, DIAG_WARNING);
+	assert_int_equal(dl.v[5].line, 10);
+	assert_error(&dl, 6, 11, "option 'x-storaged.degraded' takes no value");
+	assert_error(&dl, 7, 12, "X-mount.mkdir='rwx' is not an octal mode");
+	assert_error(&dl, 8, 13, "x-storaged.requires= needs a value");
+	assert_error(&dl, 9, 14, "x-storaged.requires='srv/a' is neither");
 	/* Duplicates come last, naming both lines. */
-	assert_error(&dl, 9, 7, "mount point '/srv/ok' is also used by line 3");
+	assert_error(&dl, 10, 7, "mount point '/srv/ok' is also used by line 3");
 	for (size_t i = 0; i < dl.n; i++)
 		assert_string_equal(dl.v[i].file, FX("errors.fstab"));
 	assert_null(f.entries);
@@ -508,16 +514,47 @@ static void test_duplicates(void **state)
 	diag_list_done(&dl);
 }
 
-static void test_unknown_systemd_option_ignored(void **state)
+/* An x-systemd.* option storaged cannot honour, or one systemd.mount(5)
+ * does not list: stripped from the mount, and named with FILE:LINE. */
+static void test_systemd_options_named(void **state)
 {
 	struct diag_list dl = { 0 };
 	struct fstab f = { 0 };
 
-	assert_int_equal(parse_str(&f, "/dev/a /a ext4 x-storaged,x-systemd.growfs,x-systemd.idle-timeout=5 0 0\n",
+	assert_int_equal(parse_str(&f, "/dev/a /a ext4 x-storaged,x-systemd.growfs,x-systemd.idle-timeout=5,x-systemd.bogus 0 0\n",
+				   NULL, &dl),
+			 0);
+	assert_int_equal(dl.n, 3);
+	for (size_t i = 0; i < dl.n; i++) {
+		assert_int_equal(dl.v[i].level, DIAG_WARNING);
+		assert_int_equal(dl.v[i].line, 1);
+	}
+	assert_non_null(strstr(dl.v[0].msg, "x-systemd.growfs"));
+	assert_non_null(strstr(dl.v[1].msg, "x-systemd.idle-timeout"));
+	assert_non_null(strstr(dl.v[2].msg, "'x-systemd.bogus' is not in systemd.mount(5)"));
+	assert_null(f.entries[0].mount_options);
+	fstab_done(&f);
+	diag_list_done(&dl);
+}
+
+/* x-systemd.before= is kept as a requires item pointing the other way. */
+static void test_before_kept(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct fstab f = { 0 };
+	const struct fstab_entry *e;
+
+	assert_int_equal(parse_str(&f, "tmpfs /a tmpfs x-storaged,x-systemd.before=srv-b.mount,x-systemd.after=/c 0 0\n",
 				   NULL, &dl),
 			 0);
 	assert_int_equal(dl.n, 0);
-	assert_null(f.entries[0].mount_options);
+	e = must_find(&f, "/a");
+	assert_int_equal(e->n_requires, 2);
+	assert_string_equal(e->requires[0].option, "x-systemd.before");
+	assert_string_equal(e->requires[0].value, "srv-b.mount");
+	assert_true(e->requires[0].before);
+	assert_false(e->requires[1].before);
+	assert_null(e->mount_options);
 	fstab_done(&f);
 	diag_list_done(&dl);
 }
@@ -668,7 +705,8 @@ int main(void)
 		cmocka_unit_test(test_option_without_name),
 		cmocka_unit_test(test_swap_line),
 		cmocka_unit_test(test_duplicates),
-		cmocka_unit_test(test_unknown_systemd_option_ignored),
+		cmocka_unit_test(test_systemd_options_named),
+		cmocka_unit_test(test_before_kept),
 		cmocka_unit_test(test_previous_errors_do_not_count),
 		cmocka_unit_test(test_line_numbers),
 		cmocka_unit_test(test_crlf_and_no_final_newline),

@@ -56,6 +56,7 @@ struct world {
 	struct btrfs_fs_list btrfs;
 	struct libmnt_table *mountinfo;
 	struct area_survey *surveys; /* per area, or NULL */
+	const struct entry_facts *facts; /* per entry, or NULL */
 	struct plan plan;
 	struct diag_list diags;
 };
@@ -69,6 +70,7 @@ static int world_plan(struct world *w, struct fstab_entry *e, size_t n)
 		.btrfs = &w->btrfs,
 		.mountinfo = w->mountinfo,
 		.surveys = w->surveys,
+		.facts = w->facts,
 		.ram_bytes = 8 * GIB,
 	};
 
@@ -425,6 +427,56 @@ static void test_cycle_names_its_options(void **state)
 	world_done(&w);
 }
 
+/* x-systemd.before= on /a, naming /b's mount unit: /b waits for /a, as
+ * x-systemd.after= on /b would; one naming no entry orders nothing. */
+static void test_before_orders_the_named_entry(void **state)
+{
+	struct fstab_require r[] = { { "x-systemd.before", (char *)"srv-b.mount", true },
+				     { "x-systemd.before", (char *)"srv-none.mount", true } };
+	struct fstab_entry e[] = { entry(1, "srvB", "/srv/b", "c22fs"), entry(2, "tmpfs", "/srv/a", "tmpfs") };
+	struct world w = { 0 };
+	const struct plan_dep *d;
+	size_t a, b;
+
+	e[1].requires = r;
+	e[1].n_requires = 2;
+	assert_int_equal(world_plan(&w, e, 2), 0);
+	a = mount_pos(&w.plan, "/srv/a");
+	b = mount_pos(&w.plan, "/srv/b");
+	assert_true(a < b);
+	d = dep_on(&w.plan.steps[b], a);
+	assert_non_null(d);
+	assert_string_equal(d->reason, "x-systemd.before=srv-b.mount on /srv/a");
+	assert_int_equal(w.diags.n, 1);
+	assert_int_equal(w.diags.v[0].level, DIAG_WARNING);
+	assert_int_equal(w.diags.v[0].line, 2);
+	assert_non_null(strstr(w.diags.v[0].msg, "x-systemd.before=srv-none.mount: not the mount unit of another storaged entry"));
+	world_done(&w);
+}
+
+/* Two spellings of one directory through a link: an error on the later
+ * line naming the earlier one; without the link, two entries. */
+static void test_duplicate_through_link(void **state)
+{
+	struct fstab_entry e[] = { entry(1, "tmpfs", "/var/run", "tmpfs"), entry(2, "tmpfs", "/run", "tmpfs") };
+	struct entry_facts f[2] = { { .target_real = (char *)"/run" }, { 0 } };
+	struct world w = { .facts = f };
+
+	assert_int_equal(world_plan(&w, e, 2), -EINVAL);
+	assert_int_equal(w.diags.n, 1);
+	assert_int_equal(w.diags.v[0].level, DIAG_ERROR);
+	assert_int_equal(w.diags.v[0].line, 2);
+	assert_string_equal(w.diags.v[0].msg,
+			    "mount point '/run' and line 1's '/var/run' are one directory, '/run', through a symbolic link; storaged mounts each mount point once, as mount(8) and systemd do: remove or merge one of the two entries");
+	world_done(&w);
+
+	f[0].target_real = (char *)"/elsewhere/run";
+	w = (struct world){ .facts = f };
+	assert_int_equal(world_plan(&w, e, 2), 0);
+	assert_int_equal(w.diags.n, 0);
+	world_done(&w);
+}
+
 /* Mounted already: done, no deps of its own, but children still wait on it. */
 static void test_already_mounted(void **state)
 {
@@ -586,6 +638,8 @@ int main(void)
 		cmocka_unit_test(test_id_source_waits),
 		cmocka_unit_test(test_requires_paths),
 		cmocka_unit_test(test_requires_cycle),
+		cmocka_unit_test(test_before_orders_the_named_entry),
+		cmocka_unit_test(test_duplicate_through_link),
 		cmocka_unit_test(test_cycle_without_requires),
 		cmocka_unit_test(test_self_requires),
 		cmocka_unit_test(test_cycle_names_its_options),
