@@ -105,7 +105,7 @@ static void record_mount(struct run *rn, size_t i, enum state_status st, const c
 	rn->steps[i].job.mountpoint = NULL;
 }
 
-static void record_step_failure(struct run *rn, size_t i, enum state_status st)
+void exec_record_step_failure(struct run *rn, size_t i, enum state_status st)
 {
 	const struct plan_step *s = step(rn, i);
 
@@ -166,7 +166,7 @@ static void leave_for_later(struct run *rn, size_t i)
 	snprintf(tx->msg, sizeof(tx->msg), "%s", plan_later_reason(s));
 	sr->out = OUT_LATER;
 	rn->sum.n_later++;
-	record_step_failure(rn, i, STATE_WAITING);
+	exec_record_step_failure(rn, i, STATE_WAITING);
 	log_info(rn->cx->log, "%s: %s", plan_step_describe(s, what, sizeof(what)), tx->msg);
 }
 
@@ -216,7 +216,7 @@ static bool degraded_policy(struct run *rn, size_t i, size_t dep)
 		fail_step(rn, i, OUT_FAILED,
 			  "btrfs %s: %s; not mounting: degraded mounts are not allowed (set degraded = after-timeout in storaged.conf or add x-storaged.degraded to the fstab entry to allow them)",
 			  fsid, rn->texts[dep].msg);
-		record_step_failure(rn, i, STATE_FAILED);
+		exec_record_step_failure(rn, i, STATE_FAILED);
 		return false;
 	}
 	log_warning(rn->cx->log,
@@ -255,7 +255,7 @@ static void start_mount(struct run *rn, size_t i)
 		r = rn->cx->ops->mount_start(rn->cx->ud, &resolved, opts, &sr->job);
 	if (r < 0) {
 		fail_step(rn, i, OUT_FAILED, "cannot start mount: %s", strerror(-r));
-		record_step_failure(rn, i, STATE_FAILED);
+		exec_record_step_failure(rn, i, STATE_FAILED);
 		return;
 	}
 	sr->out = OUT_RUNNING;
@@ -277,7 +277,7 @@ static void finish_mount(struct run *rn, size_t i, bool overdue)
 		fail_step(rn, i, OUT_FAILED, "mount did not finish within %s (mount-timeout)%s; abandoned",
 			  units_format_duration(s->mount_timeout_usec, dur, sizeof(dur)),
 			  sr->not_yet ? ": its helper exited 0, but nothing was mounted" : "");
-		record_step_failure(rn, i, STATE_FAILED);
+		exec_record_step_failure(rn, i, STATE_FAILED);
 		return;
 	}
 	r = rn->cx->ops->mount_finish(rn->cx->ud, &sr->job, err, sizeof(err));
@@ -291,7 +291,7 @@ static void finish_mount(struct run *rn, size_t i, bool overdue)
 	}
 	if (r < 0) {
 		fail_step(rn, i, OUT_FAILED, "mount failed: %s", err[0] ? err : strerror(-r));
-		record_step_failure(rn, i, STATE_FAILED);
+		exec_record_step_failure(rn, i, STATE_FAILED);
 		return;
 	}
 	sr->out = OUT_OK;
@@ -317,66 +317,6 @@ static void mount_already_there(struct run *rn, size_t i)
 
 /* "area NAME: tmpfs on PATH (size=16M nr_inodes=1024)", the values as the
  * dry run shows them; how they were derived only with -v. */
-static void log_area_done(const struct logger *lg, const struct plan_step *s)
-{
-	const char *backend = config_backend_name(s->area->backend);
-	char size[32];
-
-	if (s->sizing_deferred) {
-		log_info(lg, "area %s: %s on %s", s->area->name, backend, s->area->path);
-		return;
-	}
-	log_info(lg, "area %s: %s on %s (size=%s %s=%" PRIu64 ")", s->area->name, backend, s->area->path,
-		 units_format_size(s->sizing.size_bytes, size, sizeof(size)),
-		 area_backend_facts(s->area->backend)->inodes_key, s->sizing.nr_inodes);
-	log_debug(lg, "area %s: size %s, %s %s", s->area->name, s->sizing.size_how,
-		  area_backend_facts(s->area->backend)->inodes_key, s->sizing.inodes_how);
-}
-
-static void run_area(struct run *rn, size_t i)
-{
-	const struct plan_step *s = step(rn, i);
-	struct diag_list dl = { 0 };
-	struct state_record *rec;
-	int r;
-
-	if (s->done) {
-		rn->steps[i].out = OUT_OK;
-		return;
-	}
-	r = rn->cx->ops->area_setup(rn->cx->ud, s, &dl);
-	log_diags(rn->cx->log, &dl);
-	if (r > 0) { /* set up already (known by its mount ID): nothing done */
-		diag_list_done(&dl);
-		rn->steps[i].out = OUT_OK;
-		return;
-	}
-	if (r < 0) {
-		const struct diag *first = NULL;
-
-		for (size_t k = 0; k < dl.n && !first; k++)
-			if (dl.v[k].level == DIAG_ERROR)
-				first = &dl.v[k];
-		rn->steps[i].out = OUT_FAILED;
-		/* status shows the reason the user was given, not the errno */
-		snprintf(rn->texts[i].msg, sizeof(rn->texts[i].msg), "%s",
-			 first ? first->msg : strerror(-r));
-		rn->sum.n_failed++;
-		record_step_failure(rn, i, STATE_FAILED);
-		diag_list_done(&dl);
-		return;
-	}
-	diag_list_done(&dl);
-	rn->steps[i].out = OUT_OK;
-	rn->sum.n_done++;
-	rn->sum.n_areas++;
-	log_area_done(rn->cx->log, s);
-	rec = state_find(rn->cx->state, STATE_AREA, s->area->name);
-	if (!rec || rec->seq == 0 || rec->status != STATE_DONE)
-		state_put(rn->cx->state, STATE_AREA, s->area->name, s->area->path,
-			  config_backend_name(s->area->backend), STATE_DONE, NULL, true);
-}
-
 /* ------------------------------------------------------------------ */
 /* Scheduling */
 
@@ -407,7 +347,7 @@ static bool waits_for_own_device(const struct plan_step *s, const struct plan_st
 static void fail_planned(struct run *rn, size_t i)
 {
 	fail_step(rn, i, OUT_FAILED, "%s", step(rn, i)->note);
-	record_step_failure(rn, i, STATE_FAILED);
+	exec_record_step_failure(rn, i, STATE_FAILED);
 }
 
 /* Start step @i if it can start now.  Returns: true when its state changed. */
@@ -434,14 +374,14 @@ static bool try_start(struct run *rn, size_t i)
 		/* its own device never came (or is ambiguous): the entry failed,
 		 * for the reason the wait found, as `mount -a` says of it */
 		fail_step(rn, i, OUT_FAILED, "%s", rn->texts[fd->step].msg);
-		record_step_failure(rn, i, STATE_FAILED);
+		exec_record_step_failure(rn, i, STATE_FAILED);
 		return true;
 	}
 	if (fd) {
 		fail_step(rn, i, OUT_SKIPPED, "not %s: it waits for step %zu (%s), which failed: %s",
 			  s->kind == PLAN_AREA ? "set up" : "done", fd->step + 1, fd->reason,
 			  rn->texts[fd->step].msg);
-		record_step_failure(rn, i, STATE_SKIPPED);
+		exec_record_step_failure(rn, i, STATE_SKIPPED);
 		return true;
 	}
 	switch (s->kind) {
@@ -457,7 +397,7 @@ static bool try_start(struct run *rn, size_t i)
 		if (s->conflict)
 			fail_planned(rn, i);
 		else
-			run_area(rn, i);
+			exec_area_step(rn, i);
 		break;
 	case PLAN_MOUNT:
 		if (s->done) {
@@ -534,7 +474,7 @@ static void interrupt_running(struct run *rn)
 			rn->cx->ops->mount_abandon(rn->cx->ud, &rn->steps[i].job);
 		}
 		fail_step(rn, i, OUT_FAILED, "interrupted");
-		record_step_failure(rn, i, STATE_FAILED);
+		exec_record_step_failure(rn, i, STATE_FAILED);
 	}
 	save_state(rn, false);
 }

@@ -88,6 +88,12 @@ void exec_report_status(const struct run *rn, const char *fmt, ...) _printf_(2, 
  * degraded; a scrub not started is a warning, the step is never failed. */
 void exec_scrub_step(struct run *rn, size_t i);
 
+/* Runs the AREA step @i (exec_area.c): set up, recorded, counted, logged. */
+void exec_area_step(struct run *rn, size_t i);
+
+/* Records step @i's failure (or wait) with its message in the state. */
+void exec_record_step_failure(struct run *rn, size_t i, enum state_status st);
+
 /* exec_wait.c */
 
 /* Register @devnode unless this run already did (failures are warnings). */

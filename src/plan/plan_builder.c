@@ -229,3 +229,51 @@ size_t plan__deepest_holder(const struct builder *b, const char *path, size_t sk
 	*ret_name = plan__builder_entry(b, p)->target;
 	return b->entry_step[p];
 }
+
+/* Where entry @i's mount point leads: the links that exist now followed. */
+static const char *resolved_target(const struct plan_input *in, size_t i)
+{
+	const struct entry_facts *f = in->facts ? &in->facts[i] : NULL;
+
+	return f && f->target_real ? f->target_real : in->fstab->entries[i].target;
+}
+
+/*
+ * Two entries whose mount points are spelt apart but lead to one directory
+ * (a symbolic link on the way, as "/var/run" to "/run"): mount(8) and
+ * systemd take the second as a duplicate, and mounting both would stack
+ * one on the other.  Entries spelt alike are the parser's duplicates.
+ * Reported on the later line, naming the earlier one and the link.
+ * Returns: 0, -EINVAL after appending an error, -ENOMEM.
+ */
+int plan__check_resolved_duplicates(const struct plan_input *in, struct diag_list *diags)
+{
+	const struct fstab *t = in->fstab;
+	int r = 0;
+
+	for (size_t i = 0; in->facts && i < t->n_entries; i++) {
+		const struct fstab_entry *a = &t->entries[i];
+
+		if (!in->facts[i].target_real)
+			continue;
+		for (size_t j = 0; j < t->n_entries; j++) {
+			const struct fstab_entry *b = &t->entries[j];
+			const struct fstab_entry *first = a->line < b->line ? a : b, *later = first == a ? b : a;
+			int k;
+
+			if (j == i || streq(a->target, b->target) ||
+			    !streq(resolved_target(in, i), resolved_target(in, j)))
+				continue;
+			/* a pair of two linked spellings is met twice: report it once */
+			if (in->facts[j].target_real && j < i)
+				continue;
+			k = diag_error(diags, t->file, later->line,
+				       "mount point '%s' and line %u's '%s' are one directory, '%s', through a symbolic link; storaged mounts each mount point once, as mount(8) and systemd do: remove or merge one of the two entries",
+				       later->target, first->line, first->target, resolved_target(in, i));
+			r = k < 0 ? -ENOMEM : -EINVAL;
+			if (k < 0)
+				return r;
+		}
+	}
+	return r;
+}

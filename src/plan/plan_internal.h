@@ -59,6 +59,9 @@ int plan__builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_
 const struct fstab_entry *plan__builder_entry(const struct builder *b, size_t i);
 /* The loader's facts about entry @i (an empty set when it gave none). */
 const struct entry_facts *plan__builder_facts(const struct builder *b, size_t i);
+/* Mount points spelt apart that lead to one directory: an error on the
+ * later line (plan_builder.c).  Returns: 0, -EINVAL, -ENOMEM. */
+int plan__check_resolved_duplicates(const struct plan_input *in, struct diag_list *diags);
 /* The deferred entry (not @skip) whose mount point is the deepest one
  * containing @path: strictly above it, or also equal with @or_equal; NONE. */
 size_t plan__deepest_entry_above(const struct builder *b, const char *path, bool or_equal, size_t skip);
