@@ -56,6 +56,6 @@ CONF=$SCRATCH/nonexistent.conf run_sd 2 start
 
 note "usage errors"
 run_sd 2 frobnicate
-run_sd 2 sync
+run_sd 2 sync one two # one area at a time, or all of them
 [ "$(mount_snapshot)" = "$before" ] || fail "bad input changed the mount table"
 exit 0
