@@ -38,6 +38,8 @@ expect_files "$SCRATCH/files" \
 	/usr/libexec/storaged/storaged-copy \
 	/lib/systemd/system/storaged.service \
 	/lib/systemd/system/storaged-remote.service \
+	/lib/systemd/system/storaged-sync.service \
+	/lib/systemd/system/storaged-sync.timer \
 	/lib/systemd/system-generators/storaged-generator \
 	/etc/init.d/storaged \
 	/etc/default/storaged \
@@ -57,10 +59,11 @@ grep -q 'update-rc.d storaged defaults' "$ctl/postinst" || fail "postinst does n
 grep -q 'deb-systemd-helper.*enable.*storaged.service' "$ctl/postinst" ||
 	fail "postinst does not enable storaged.service"
 grep -q 'storaged-remote.service' "$ctl/postinst" || fail "postinst does not enable storaged-remote.service"
+grep -q 'storaged-sync.timer' "$ctl/postinst" || fail "postinst does not enable storaged-sync.timer"
 grep -Eq 'invoke-rc.d .*storaged start|deb-systemd-invoke (start|restart)' "$ctl/postinst" &&
 	fail "postinst starts storaged"
 # Removal stops it (persist areas synced back), an upgrade does not.
-grep -q 'deb-systemd-invoke stop storaged-remote.service storaged.service' "$ctl/prerm" ||
+grep -q 'deb-systemd-invoke stop storaged-sync.timer storaged-remote.service storaged.service' "$ctl/prerm" ||
 	fail "prerm does not stop storaged at removal"
 [ ! -e "$ctl/preinst" ] || ! grep -q 'stop' "$ctl/preinst" || fail "preinst stops storaged at upgrade"
 # The initramfs-tools hook brings the trigger that rebuilds the initrd at

@@ -49,6 +49,8 @@ expect_files "$SCRATCH/files" \
 	/usr/libexec/storaged/storaged-copy \
 	/usr/lib/systemd/system/storaged.service \
 	/usr/lib/systemd/system/storaged-remote.service \
+	/usr/lib/systemd/system/storaged-sync.service \
+	/usr/lib/systemd/system/storaged-sync.timer \
 	/usr/lib/systemd/system-generators/storaged-generator \
 	/etc/storaged.conf \
 	/etc/sysconfig/storaged \
@@ -69,9 +71,9 @@ rpm -qcp "$rpm" 2>/dev/null >"$SCRATCH/config"
 expect_files "$SCRATCH/config" /etc/storaged.conf /etc/sysconfig/storaged
 rpm -qp --scripts "$rpm" >"$SCRATCH/scripts" 2>/dev/null
 rpm -qp --scripts "$sysv" >"$SCRATCH/sysv-scripts" 2>/dev/null
-grep -q 'preset storaged.service storaged-remote.service' "$SCRATCH/scripts" ||
+grep -q 'preset storaged.service storaged-remote.service storaged-sync.timer' "$SCRATCH/scripts" ||
 	fail "%post does not preset the units"
-grep -q 'disable.*storaged.service storaged-remote.service' "$SCRATCH/scripts" ||
+grep -q 'disable.*storaged.service storaged-remote.service storaged-sync.timer' "$SCRATCH/scripts" ||
 	fail "%preun does not disable the units"
 grep -q 'try-restart' "$SCRATCH/scripts" && fail "an upgrade restarts storaged"
 grep -q 'chkconfig --add storaged' "$SCRATCH/sysv-scripts" || fail "no chkconfig --add"
