@@ -276,7 +276,12 @@ int area_sync(const char *state_dir, const char *name, struct diag_list *msgs)
 	fd = area_record_open_locked(&d, &st);
 	if (fd < 0) {
 		r = fd;
-		diag_error(msgs, NULL, 0, "area '%s' is not active (%s: %s)", name, d.state, strerror(-r));
+		if (r == -ENOENT)
+			diag_error(msgs, NULL, 0, "area '%s' is not active: there is nothing to sync back (`storaged start` sets it up)",
+				   name);
+		else
+			diag_error(msgs, NULL, 0, "area '%s': cannot read its record %s: %s", name, d.state,
+				   strerror(-r));
 		goto out;
 	}
 	/* by the mounts' IDs: unmounted, moved or covered by someone else */
