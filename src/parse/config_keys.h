@@ -32,7 +32,7 @@ struct key_def {
 	const char *expect; /* "is not ..." completion for messages */
 };
 
-#define CONFIG_N_KEYS 25
+#define CONFIG_N_KEYS 27
 
 extern const struct key_def config_keys[CONFIG_N_KEYS];
 

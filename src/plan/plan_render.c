@@ -250,6 +250,12 @@ static void text_head(const struct plan_step *s, FILE *f)
 	} else if (s->kind == PLAN_AREA) {
 		if (area_is_ramdisk(s->area))
 			fprintf(f, " fs %s", area_fstype(s->area));
+		if (s->area->compression)
+			fprintf(f, " compressed %s", s->area->compression);
+		if (s->area->writeback_device) {
+			fputs(" writeback ", f);
+			put_escaped(s->area->writeback_device, f);
+		}
 		fputs("  ", f);
 		area_sizes_how(s, f);
 	}
@@ -311,7 +317,7 @@ static int text_line(const struct plan *p, size_t i, FILE *out)
  *   3 wait for LABEL=x  (not present; wait up to 90s, then fail)
  *   4 mount SRC on TARGET type T -o OPTS  (after: 2 btrfs 5e81a0c4… ready,
  *     1/2 members; 3 /srv: parent mount point)  (nofail)
- *   5 area NAME BACKEND on PATH [fs FS]  size=… nr_inodes=…  (after: …)
+ *   5 area NAME BACKEND on PATH [fs FS] [compressed ALG] [writeback DEV]  size=… nr_inodes=…  (after: …)
  *   6 scrub btrfs 5e81a0c4… on TARGET  (stale member devid 2)  (after: 4
  *     TARGET mounted)
  * all on one line each; done steps end in "(done: already mounted)".

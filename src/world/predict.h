@@ -78,6 +78,17 @@ void predictions_done(struct predictions *pp);
 int predict_parse_filesystems_buf(const char *buf, char ***types, char ***dev_types);
 
 /**
+ * predict_parse_zram_compressors_buf:
+ * @buf: a zram device's comp_algorithm ("lzo [lzo-rle] lz4 zstd\n": the
+ *       compressors built in, the current one in brackets;
+ *       drivers/block/zram/zcomp.c zcomp_available_show()), NUL-terminated
+ * @names: strv the names, without brackets, are appended to
+ *
+ * Pure.  Returns: 0 or -ENOMEM.
+ */
+int predict_parse_zram_compressors_buf(const char *buf, char ***names);
+
+/**
  * predict_parse_modules_alias_buf:
  * @buf: modules.alias text (modprobe.d(5) "alias fs-xfs xfs" lines)
  * @types: strv the TYPE of each "alias fs-TYPE" is appended to

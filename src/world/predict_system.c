@@ -6,6 +6,7 @@
  * paths, the mount point, a bind or loop source, a block device's source
  * and an overlay's directories.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "parse/config.h"
 #include "parse/fsfacts.h"
 #include "predict_internal.h"
 #include "shared/optstr.h"
@@ -74,6 +76,26 @@ int predict_parse_modules_alias_buf(const char *buf, char ***types)
 				return -ENOMEM;
 		}
 		l = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+int predict_parse_zram_compressors_buf(const char *buf, char ***names)
+{
+	for (const char *t = buf; t && *t;) {
+		size_t n;
+		char *name;
+
+		t += strspn(t, " \t\n[");
+		n = strcspn(t, " \t\n]");
+		if (n == 0)
+			break;
+		name = strndup(t, n);
+		if (!name || strv_push(names, name) < 0) {
+			free(name);
+			return -ENOMEM;
+		}
+		t += n + (t[n] == ']');
 	}
 	return 0;
 }
@@ -427,4 +449,50 @@ int predict__overlay_dirs(struct predictor *pr, size_t i)
 			       predict__fstab_file(pr), e->line);
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------ zram */
+
+/* The compressors of the first zram device there is: every device lists
+ * the same (the kernel's built-in ones).  None there: unknown, and check
+ * does not make one to find out (it changes nothing). */
+static void load_zram_compressors(struct predictor *pr)
+{
+	_cleanup_free_ char *buf = NULL;
+	DIR *d = opendir("/sys/block");
+	struct dirent *de;
+
+	pr->zram_loaded = true;
+	while (d && !buf && (de = readdir(d))) {
+		char path[PATH_MAX];
+
+		if (strncmp(de->d_name, "zram", 4) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s/comp_algorithm", de->d_name);
+		if (read_text(path, &buf) < 0)
+			buf = NULL;
+	}
+	if (d)
+		closedir(d);
+	if (buf && predict_parse_zram_compressors_buf(buf, &pr->zram_compressors) < 0) {
+		strv_free(pr->zram_compressors);
+		pr->zram_compressors = NULL;
+	}
+}
+
+int predict__zram_compression(struct predictor *pr, size_t i)
+{
+	const struct area_config *a = pr->p->steps[i].area;
+	char list[256] = "";
+
+	if (a->backend != AREA_ZRAM || !a->compression)
+		return 0;
+	if (!pr->zram_loaded)
+		load_zram_compressors(pr);
+	if (!pr->zram_compressors || strv_contains(pr->zram_compressors, a->compression))
+		return 0;
+	for (char **v = pr->zram_compressors; *v; v++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", v == pr->zram_compressors ? "" : " ", *v);
+	return predict__record(pr, i, "area '%s': compression-algorithm = %s: this kernel's zram has %s; choose one of them (%s:%u)",
+			       a->name, a->compression, list, a->file ? a->file : "storaged.conf", a->line);
 }
