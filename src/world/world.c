@@ -389,14 +389,7 @@ out:
 	return r;
 }
 
-const char *world_step_will_fail(const struct plan_step *s)
-{
-	return plan_step_will_fail(s);
-}
-
-/* The steps the boot needs that will fail (@skips false) or that start
- * skips because one they wait on will fail (@skips true). */
-static unsigned count_needed(const struct plan *p, bool skips)
+unsigned world_predicted_failures(const struct plan *p)
 {
 	bool *needed = calloc(p->n_steps ? p->n_steps : 1, sizeof(*needed));
 	unsigned n = 0;
@@ -405,18 +398,8 @@ static unsigned count_needed(const struct plan *p, bool skips)
 		return 0;
 	plan_boot_needs(p, needed);
 	for (size_t i = 0; i < p->n_steps; i++)
-		n += needed[i] && world_step_will_fail(&p->steps[i]) != NULL &&
-		     plan_step_predicted_skip(&p->steps[i]) == skips;
+		n += needed[i] && plan_step_will_fail(&p->steps[i]) != NULL &&
+		     !plan_step_predicted_skip(&p->steps[i]);
 	free(needed);
 	return n;
-}
-
-unsigned world_predicted_failures(const struct plan *p)
-{
-	return count_needed(p, false);
-}
-
-unsigned world_predicted_skips(const struct plan *p)
-{
-	return count_needed(p, true);
 }

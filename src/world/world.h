@@ -136,37 +136,16 @@ int world_load_devices(const struct sources *s, const struct logger *lg, struct 
 int world_load(const struct sources *s, const struct logger *lg, struct world *w);
 
 /**
- * world_step_will_fail:
- * @s: a step of a world's plan
- *
- * A step the plan already knows will fail: something else on its mount
- * point, an untrusted link, a seed that does not fit its area, or one of
- * predict_plan()'s predictions.
- *
- * Returns: why (borrowed from @s), or NULL.
- */
-const char *world_step_will_fail(const struct plan_step *s);
-
-/**
  * world_predicted_failures:
- * Returns: the number of steps of @p for which world_step_will_fail() says
- * why, skips left out (world_predicted_skips()), among the steps the boot
+ * Returns: the number of steps of @p for which plan_step_will_fail() says
+ * why, among the steps the boot
  * needs (plan_boot_needs(): nofail mounts
  * and the waits only they need are left out, as start leaves them out of
- * its exit status).  0 also when out of memory (nothing to count with).
+ * its exit status), leaving out the steps start skips because one they
+ * wait on will fail (plan_step_predicted_skip()).  0 also when out of
+ * memory (nothing to count with).
  */
 unsigned world_predicted_failures(const struct plan *p);
-
-/**
- * world_predicted_skips:
- * Returns: the number of steps of @p, among those the boot needs, that
- * start skips because a step they wait on will fail (plan_step_predicted_skip()):
- * counted apart, as start's summary counts them, and not among
- * world_predicted_failures().  Start's exit status counts them (a step
- * the boot needs was not done); the step they wait on is counted there
- * already, as plan_boot_needs() marks it needed too.
- */
-unsigned world_predicted_skips(const struct plan *p);
 
 /**
  * world_done:
