@@ -123,7 +123,7 @@ struct area_carried_keep *area_carried_keep(const struct state_area *st)
 				 : ops->open_tree(ops->userdata, fd, "",
 						  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
 							  AT_EMPTY_PATH | AT_RECURSIVE);
-		if (k[i].fd >= 0 && !(k[i].target = area_mount_target(st->carried[i]))) {
+		if (k[i].fd >= 0 && mount_id_target(st->carried[i], &k[i].target) < 0) {
 			close(k[i].fd);
 			k[i].fd = -1;
 		}
