@@ -43,7 +43,7 @@ struct sources {
 				     "BYTES INODES" line per [area], in order */
 	const char *filesystems_path; /* NULL: /proc/filesystems and the kernel's
 					 modules; else the whole list of types */
-	const char *helper_dirs; /* NULL: PREDICT_HELPER_DIRS */
+	const char *helper_dirs; /* NULL: SPAWN_MOUNT_HELPER_DIRS */
 	const char *sysfs_btrfs; /* SYSFS_BTRFS, or $STORAGED_SYSFS_BTRFS */
 	const char *state_dir; /* --state-dir */
 	bool local_only; /* --local */
@@ -69,7 +69,7 @@ struct sources {
  *                        type the kernel can mount (instead of
  *                        /proc/filesystems and its modules.alias)
  *   STORAGED_MOUNT_HELPERS  ':'-separated directories searched for
- *                        mount.TYPE helpers instead of PREDICT_HELPER_DIRS
+ *                        mount.TYPE helpers instead of SPAWN_MOUNT_HELPER_DIRS
  *   STORAGED_SYSFS_BTRFS a directory read instead of /sys/fs/btrfs (status)
  * With STORAGED_MOUNTINFO set, the plan's paths are a test's, not this
  * machine's: mount points are not checked (predict_plan()).
