@@ -18,6 +18,7 @@
 
 #include "parse/fsfacts.h"
 #include "predict_internal.h"
+#include "shared/input.h"
 #include "shared/optstr.h"
 #include "shared/spawn_helper.h"
 #include "shared/util.h"
@@ -105,31 +106,17 @@ bool predict_fstype_in(const char *fstype, char *const *types)
 
 /* ------------------------------------------------------------ filesystem types */
 
+/* /proc/filesystems or modules.alias (a few MiB at most), whole: the
+ * checks of storaged's own inputs but the owner's, the messages dropped
+ * (a missing list is a prediction not made). */
 static int read_text(const char *path, char **ret)
 {
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t sz = 0;
-	FILE *m;
-	char chunk[8192];
-	size_t n;
+	struct diag_list dl = { 0 };
+	size_t len;
+	int r = input_read(path, 64u << 20, false, ret, &len, &dl);
 
-	if (!f)
-		return -errno;
-	m = open_memstream(&buf, &sz);
-	if (!m) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, n, m);
-	fclose(f);
-	if (fclose(m) != 0) {
-		free(buf);
-		return -ENOMEM;
-	}
-	*ret = buf;
-	return 0;
+	diag_list_done(&dl);
+	return r;
 }
 
 /* The kernel's types: /proc/filesystems.  Returns: 0, -ENOENT when the
