@@ -32,6 +32,11 @@ struct libmnt_fs *view_find_id(struct libmnt_table *tb, uint64_t id)
 	return found;
 }
 
+int view_watch_open(void)
+{
+	return open(VIEW_MOUNTINFO, O_RDONLY | O_CLOEXEC);
+}
+
 /* Where @id is, or would go, in v->mounts (sorted by ID). */
 static size_t mount_pos(const struct view *v, uint64_t id)
 {

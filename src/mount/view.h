@@ -91,6 +91,10 @@ struct libmnt_table *view_read_table(const char *path);
  * from it, or NULL (libmount has no lookup by ID). */
 struct libmnt_fs *view_find_id(struct libmnt_table *tb, uint64_t id);
 
+/* A descriptor that poll(2) reports POLLPRI on at every change of the
+ * mount table (fs/proc_namespace.c mounts_poll()), owned; -1 with errno. */
+int view_watch_open(void);
+
 /**
  * view_table:
  * @v: the pass's view
