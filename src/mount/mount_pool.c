@@ -150,8 +150,9 @@ static _Noreturn void worker_main(int fd, pid_t parent)
 
 /* ------------------------------------------------------------ in storaged */
 
-/* The kinds of mount that may run here, and whether this pass found a
- * mount helper for each (looked up once a pass). */
+/* The kinds of mount that may run here, touching no device and no
+ * server, and whether this pass found a mount helper for each (looked up
+ * once a pass). */
 static const char *const here_fstypes[MOUNT_HERE_TYPES] = { "tmpfs", "ramfs" };
 
 static bool here_helper(struct mount_pool *pool, size_t type)
