@@ -79,6 +79,7 @@ void world_done(struct world *w)
 	inventory_done(&w->inv);
 	fstab_done(&w->fstab);
 	config_done(&w->cfg);
+	view_done(&w->view);
 }
 
 /* ------------------------------------------------------------ RAM size */
@@ -339,7 +340,6 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 int world_load(const struct sources *s, const struct logger *lg, struct world *w)
 {
 	struct diag_list dl = { 0 };
-	struct view view = { 0 };
 	struct libmnt_table *tb;
 	bool devices;
 	int r;
@@ -347,7 +347,7 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	r = world_load_config(s, w, &dl);
 	if (r < 0)
 		goto out;
-	r = load_facts(w, s->local_only, &view);
+	r = load_facts(w, s->local_only, &w->view);
 	if (r < 0) {
 		log_error(lg, "cannot resolve the fstab's paths: %s", strerror(-r));
 		goto out;
@@ -363,7 +363,7 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	/* The table the links were resolved on is the plan's too when nothing
 	 * ran in between (the device listing may wait on udev): one read of
 	 * /proc/self/mountinfo less a start (bench/README.md, third pass). */
-	if (!devices && streq(s->mountinfo_path, VIEW_MOUNTINFO) && (tb = view_table(&view))) {
+	if (!devices && streq(s->mountinfo_path, VIEW_MOUNTINFO) && (tb = view_table(&w->view))) {
 		mnt_ref_table(tb);
 		w->mountinfo = tb;
 	} else {
@@ -383,7 +383,6 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	}
 	r = plan_and_predict(s, lg, w, &dl);
 out:
-	view_done(&view);
 	log_diags(lg, &dl);
 	diag_list_done(&dl);
 	return r;

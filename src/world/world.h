@@ -21,6 +21,7 @@
 #include "plan/area_size.h"
 #include "devices/btrfs.h"
 #include "cli/commands.h"
+#include "mount/view.h"
 #include "parse/config.h"
 #include "parse/diag.h"
 #include "parse/fstab.h"
@@ -87,6 +88,9 @@ struct world {
 	struct area_survey *surveys; /* one per cfg.areas[i] */
 	struct plan plan;
 	struct predictions predictions; /* the plan's steps borrow them */
+	/* the pass's view of the system, which the loader's walks filled;
+	 * start hands it on to the executor's mounts (struct mount_pool) */
+	struct view view;
 };
 
 /**
