@@ -455,13 +455,22 @@ out:
 
 /* ---------------------------------------------------------------- teardown */
 
-static int umount_one(const char *name, const char *what, const char *ref, struct diag_list *m)
+/* Unmounts the private mount @what of area @name.  @killed_setup: a
+ * private view of a setup killed before its record existed: nobody but
+ * storaged's own dying helpers can still use it (its copy helper may not
+ * have taken its lock when storaged died), so a busy one is detached
+ * instead of holding stop for ever; the user's directory is not touched. */
+static int umount_private(const char *name, const char *what, bool killed_setup, struct diag_list *m)
 {
 	int r;
 
-	if (!area_is_mount_of(what, ref))
+	if (!area_is_mount_of(what, NULL))
 		return 0;
 	r = umount_private_path(what, 0);
+	if (r == -EBUSY && killed_setup && umount_private_path(what, MNT_DETACH) == 0) {
+		diag_warning(m, NULL, 0, "area '%s': '%s', left by a killed start, was busy: detached", name, what);
+		return 0;
+	}
 	if (r == 0)
 		return 0;
 	if (r == -EBUSY)
@@ -469,25 +478,6 @@ static int umount_one(const char *name, const char *what, const char *ref, struc
 	diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s%s", name, what, strerror(-r),
 		   r == -EBUSY ? ": stop the processes named above and run 'storaged stop' again" : "");
 	return r;
-}
-
-/* A private view of a setup killed before its record existed: nobody but
- * storaged's own dying helpers can still use it (its copy helper may not
- * have taken its lock when storaged died), so a busy one is detached
- * instead of holding stop for ever; the user's directory is not touched. */
-static int umount_killed_setup(const char *name, const char *what, struct diag_list *m)
-{
-	int r;
-
-	if (!area_is_mount_of(what, NULL))
-		return 0;
-	r = umount_private_path(what, 0);
-	if (r == 0)
-		return 0;
-	if (r != -EBUSY || umount_private_path(what, MNT_DETACH) < 0)
-		return umount_one(name, what, NULL, m);
-	diag_warning(m, NULL, 0, "area '%s': '%s', left by a killed start, was busy: detached", name, what);
-	return 0;
 }
 
 /* The bind over the directory, by the mount ID recorded at setup (or, from
@@ -621,8 +611,8 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		goto out;
 	}
 	area_carried_keep_free(keep, n_keep);
-	if ((r = umount_one(st->name, d->lower, NULL, m)) < 0 ||
-	    (r = umount_one(st->name, d->area, NULL, m)) < 0)
+	if ((r = umount_private(st->name, d->lower, false, m)) < 0 ||
+	    (r = umount_private(st->name, d->area, false, m)) < 0)
 		goto out;
 	r = area_backend_release(st, m);
 out:
@@ -642,9 +632,9 @@ int area_teardown(const char *state_dir, const char *name, bool do_sync, struct 
 	fd = area_record_open_locked(&d, &st);
 	if (fd < 0) {
 		/* a setup that died before writing its state: undo what exists */
-		r = umount_killed_setup(name, d.lower, msgs);
+		r = umount_private(name, d.lower, true, msgs);
 		if (r == 0)
-			r = umount_killed_setup(name, d.area, msgs);
+			r = umount_private(name, d.area, true, msgs);
 		goto remove;
 	}
 	r = teardown_locked(&d, fd, &st, do_sync, msgs);
