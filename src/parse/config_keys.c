@@ -24,7 +24,8 @@ static void *field(void *base, const struct key_def *k)
 	return (char *)base + k->off;
 }
 
-int config_set_string(char **dst, const char *v)
+/* Replaces *@dst (freed) with a copy of @v.  Returns: 0 or -ENOMEM. */
+static int config_set_string(char **dst, const char *v)
 {
 	char *s = strdup(v);
 

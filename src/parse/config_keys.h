@@ -49,10 +49,4 @@ const struct key_def *config_key_find(enum section_kind in, const char *key);
  */
 const char *config_key_list(enum section_kind in, char *buf, size_t len);
 
-/**
- * config_set_string:
- * Replaces *@dst (freed) with a copy of @v.  Returns: 0 or -ENOMEM.
- */
-int config_set_string(char **dst, const char *v);
-
 #endif

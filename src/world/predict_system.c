@@ -20,7 +20,9 @@
 #include "parse/config.h"
 #include "parse/fsfacts.h"
 #include "predict_internal.h"
+#include "shared/input.h"
 #include "shared/optstr.h"
+#include "shared/spawn_helper.h"
 #include "shared/util.h"
 
 /* ------------------------------------------------------------ pure parsers */
@@ -126,31 +128,17 @@ bool predict_fstype_in(const char *fstype, char *const *types)
 
 /* ------------------------------------------------------------ filesystem types */
 
+/* /proc/filesystems or modules.alias (a few MiB at most), whole: the
+ * checks of storaged's own inputs but the owner's, the messages dropped
+ * (a missing list is a prediction not made). */
 static int read_text(const char *path, char **ret)
 {
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t sz = 0;
-	FILE *m;
-	char chunk[8192];
-	size_t n;
+	struct diag_list dl = { 0 };
+	size_t len;
+	int r = input_read(path, 64u << 20, false, ret, &len, &dl);
 
-	if (!f)
-		return -errno;
-	m = open_memstream(&buf, &sz);
-	if (!m) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, n, m);
-	fclose(f);
-	if (fclose(m) != 0) {
-		free(buf);
-		return -ENOMEM;
-	}
-	*ret = buf;
-	return 0;
+	diag_list_done(&dl);
+	return r;
 }
 
 /* The kernel's types: /proc/filesystems.  Returns: 0, -ENOENT when the
@@ -191,32 +179,6 @@ static int load_module_types(struct predictor *pr)
 	return r;
 }
 
-/* libmount runs mount.TYPE (or, for "fuse.sshfs", mount.fuse.sshfs or
- * mount.fuse) when one of its directories has it. */
-static bool has_helper(const struct predictor *pr, const char *fstype)
-{
-	const char *dirs = pr->ps->helper_dirs ?: PREDICT_HELPER_DIRS;
-
-	for (const char *d = dirs; *d;) {
-		size_t n = strcspn(d, ":");
-
-		for (const char *t = fstype; n && *t;) {
-			size_t k = strcspn(t, ","), main = strcspn(t, ".,");
-			char path[4096];
-
-			snprintf(path, sizeof(path), "%.*s/mount.%.*s", (int)n, d, (int)k, t);
-			if (access(path, X_OK) == 0)
-				return true;
-			snprintf(path, sizeof(path), "%.*s/mount.%.*s", (int)n, d, (int)main, t);
-			if (main < k && access(path, X_OK) == 0)
-				return true;
-			t += k + (t[k] == ',');
-		}
-		d += n + (d[n] == ':');
-	}
-	return false;
-}
-
 int predict__fstype(struct predictor *pr, size_t i)
 {
 	const struct fstab_entry *e = pr->p->steps[i].entry;
@@ -226,7 +188,7 @@ int predict__fstype(struct predictor *pr, size_t i)
 		return 0;
 	if (!pr->fstypes_loaded && (r = load_fstypes(pr)) < 0)
 		return r == -ENOENT ? 0 : r;
-	if (!pr->fstypes || predict_fstype_in(e->fstype, pr->fstypes) || has_helper(pr, e->fstype))
+	if (!pr->fstypes || predict_fstype_in(e->fstype, pr->fstypes) || spawn_has_mount_helper(pr->ps->helper_dirs ?: SPAWN_MOUNT_HELPER_DIRS, e->fstype))
 		return 0;
 	if (!pr->aliases_loaded && (r = load_module_types(pr)) < 0)
 		return r;
@@ -408,7 +370,7 @@ int predict__block_source(struct predictor *pr, size_t i)
 	if (e->bind || e->loop || e->source[0] != '/' || !e->fstype ||
 	    optstr_get(e->options, "offset", NULL, NULL) ||
 	    optstr_get(e->options, "sizelimit", NULL, NULL) || !needs_block_device(pr, e->fstype) ||
-	    has_helper(pr, e->fstype) || below_pending(pr, e->source) ||
+	    spawn_has_mount_helper(pr->ps->helper_dirs ?: SPAWN_MOUNT_HELPER_DIRS, e->fstype) || below_pending(pr, e->source) ||
 	    waits_on_pending_mount(pr->p, i) || stat(e->source, &st) < 0 || S_ISBLK(st.st_mode) ||
 	    (S_ISREG(st.st_mode) && st.st_size > 1024))
 		return 0;
