@@ -188,7 +188,8 @@ boot() {
 		[ -f "$data/ids" ] || fail "boot $n needs the disks of $(basename "$data"), which did not run"
 		. "$data/ids"
 	fi
-	[ "$v" = guest ] && rule=active
+	local init=$v
+	[ "$v" = guest ] && rule=active init=systemd
 	[ "$mode" = degraded ] && policy=after-timeout
 	cat >"$R/etc/fstab" <<EOT
 /dev/vda  /  ext4  errors=remount-ro  0 1
@@ -225,7 +226,7 @@ persist = yes
 EOT
 	chmod 0644 "$R/etc/storaged.conf"
 	cat >"$R/etc/storaged-boot-test.env" <<EOT
-INIT=$v
+INIT=$init
 MODE=$mode
 FSID=$FSID
 LABEL=bootraid1
