@@ -46,8 +46,7 @@ int udev_change_btrfs_members(const char *fsid)
 		 udev_enumerate_scan_devices(en) < 0)
 		r = errno ? -errno : -EIO;
 	if (r == 0)
-		udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en))
-		{
+		udev_list_entry_foreach (item, udev_enumerate_get_list_entry(en)) {
 			int w = write_change(udev_list_entry_get_name(item));
 
 			if (w == 0)

@@ -245,7 +245,8 @@ void exec_announce_degraded(struct run *rn, const char *fsid)
 			    "btrfs %s: cannot tell udev that the degraded filesystem is usable (%s): systemd units that wait for its device may time out; run 'udevadm trigger --action=change --property-match=ID_FS_UUID=%s'",
 			    fsid, strerror(-r), fsid);
 	else if (r > 0)
-		log_debug(rn->cx->log, "btrfs %s: mounted degraded; change events sent for its %d member(s) so that udev and systemd take it as ready",
+		log_debug(rn->cx->log,
+			  "btrfs %s: mounted degraded; change events sent for its %d member(s) so that udev and systemd take it as ready",
 			  fsid, r);
 }
 

@@ -59,7 +59,8 @@ static void test_due_infinite(void **unused)
 	assert_false(notify_extend_due(&x, now + 10 * SEC, USEC_INFINITY, &usec));
 	/* once less than half a margin would be left after the next look */
 	assert_true(notify_extend_due(&x, now + 16 * SEC, USEC_INFINITY, &usec));
-	assert_int_equal(x.covered_until, now + 16 * SEC + NOTIFY_EXTEND_STEP_USEC + NOTIFY_EXTEND_MARGIN_USEC);
+	assert_int_equal(x.covered_until,
+			 now + 16 * SEC + NOTIFY_EXTEND_STEP_USEC + NOTIFY_EXTEND_MARGIN_USEC);
 }
 
 /* A copy polled every 250 ms: one message per half margin, not per poll. */
@@ -126,10 +127,8 @@ static void test_send(void **unused)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_format),
-		cmocka_unit_test(test_due_short_wait),
-		cmocka_unit_test(test_due_infinite),
-		cmocka_unit_test(test_due_polling),
+		cmocka_unit_test(test_format),	     cmocka_unit_test(test_due_short_wait),
+		cmocka_unit_test(test_due_infinite), cmocka_unit_test(test_due_polling),
 		cmocka_unit_test(test_send),
 	};
 
