@@ -191,6 +191,8 @@ boot() {
 	local init=$v
 	[ "$v" = guest ] && rule=active init=systemd
 	[ "$mode" = degraded ] && policy=after-timeout
+	local stale=warn
+	[ "$mode" = stale ] && stale=scrub
 	cat >"$R/etc/fstab" <<EOT
 /dev/vda  /  ext4  errors=remount-ro  0 1
 UUID=$EXT_UUID  /srv/data/nested  ext4  noauto,x-storaged,X-mount.mkdir  0 0
@@ -206,6 +208,7 @@ EOT
 [storaged]
 device-timeout = 8s
 degraded = $policy
+stale-member = $stale
 metrics-textfile = /var/lib/prometheus/node-exporter/storaged.prom
 
 [area build]
@@ -215,7 +218,6 @@ size = 32M
 inodes = auto
 seed = yes
 EOT
-	[ "$mode" = stale ] && echo 'stale-member = scrub' >>"$R/etc/storaged.conf"
 	[ "$mode" = persist ] && cat >>"$R/etc/storaged.conf" <<EOT
 
 [area keep]
