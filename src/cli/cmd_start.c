@@ -56,9 +56,8 @@ static void tell_boot_done(void *userdata, const struct exec_summary *sum)
 	struct boot_tell *bt = userdata;
 	unsigned char code = sum->n_failed ? EXIT_STEP_FAILED : 0;
 
-	daemon_notify("READY=1\nSTATUS=%s",
-		      sum->n_failed ? "some steps failed: see `storaged status`"
-				    : "done; nofail entries may still wait for devices");
+	notify_send("READY=1\nSTATUS=%s", sum->n_failed ? "some steps failed: see `storaged status`"
+							: "done; nofail entries may still wait for devices");
 	if (sum->n_background)
 		log_info(bt->lg, "the entries the boot needs are done%s; %u nofail %s on waiting for %s",
 			 sum->n_failed ? " (some failed)" : "", sum->n_background,
@@ -307,7 +306,7 @@ int cmd_start(const struct options *o, const struct logger *lg)
 	status = r < 0 || failed ? EXIT_STEP_FAILED : degraded ? EXIT_DEGRADED : 0;
 	if (o->dry_run || r == -EINTR)
 		return status;
-	daemon_notify("READY=1\nSTATUS=%s", status == 0 ? "all done"
+	notify_send("READY=1\nSTATUS=%s", status == 0 ? "all done"
 					    : status == EXIT_DEGRADED
 						    ? "all done, some btrfs mounted degraded: see `storaged status`"
 						    : "some steps failed: see `storaged status`");

@@ -175,13 +175,13 @@ static int on_signal(struct loop *l, const struct logger *lg, resident_pass_fn p
 	if (si.ssi_signo != SIGHUP) {
 		log_info(lg, "%s: leaving; mounts and areas stay (`storaged stop` undoes them)",
 			 strsignal((int)si.ssi_signo));
-		daemon_notify("STOPPING=1");
+		notify_send("STOPPING=1");
 		return 0;
 	}
 	log_info(lg, "SIGHUP: reloading configuration and fstab");
-	daemon_notify("RELOADING=1");
+	notify_send("RELOADING=1");
 	pass(userdata, lg, true);
-	daemon_notify("READY=1");
+	notify_send("READY=1");
 	return 1;
 }
 

@@ -46,14 +46,6 @@
 #include "copy_internal.h"
 
 
-static uint64_t mono_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
-}
-
 /* Records the failure unless an earlier one was recorded; returns -@err. */
 static int copy_fail(struct copy_ctx *c, int err, const char *rel, const char *what)
 {
@@ -73,7 +65,7 @@ static void copy_progress(struct copy_ctx *c, uint64_t files, bool done)
 
 	if (!c->o->progress || (!done && (files & 1023) != 0))
 		return;
-	now = mono_usec();
+	now = now_monotonic_usec();
 	last = atomic_load(&c->last_usec);
 	if (now - c->started_usec < 2 * USEC_PER_SEC || (!done && now - last < 500 * USEC_PER_MSEC))
 		return;
@@ -492,7 +484,7 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
 	c->sys = sys;
 	c->dstroot = dstroot;
 	c->jobs = o->jobs > COPY_MAX_JOBS ? COPY_MAX_JOBS : o->jobs;
-	c->started_usec = mono_usec();
+	c->started_usec = now_monotonic_usec();
 	pthread_mutex_init(&c->qlock, NULL);
 	pthread_mutex_init(&c->llock, NULL);
 	pthread_mutex_init(&c->dlock, NULL);

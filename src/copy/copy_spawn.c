@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "copy_spawn.h"
+#include "shared/notify.h"
 #include "shared/spawn_helper.h"
 #include "parse/units.h"
 #include "shared/util.h"
@@ -125,14 +126,19 @@ static bool interrupt_pending(void)
 
 /* Reads the helper's report from @fd until it closes; a pending SIGINT or
  * SIGTERM ends the helper (its workers die with it) and is left pending for
- * the caller's signalfd.  Returns: 0, or -EINTR when interrupted. */
+ * the caller's signalfd.  While it copies, a service manager's timeout is
+ * kept ahead (a seed at start, a sync at stop or from storaged-sync.service
+ * may take longer than the unit's timeout).  Returns: 0, or -EINTR when
+ * interrupted. */
 static int read_report(int fd, pid_t pid, char *line, size_t len)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct notify_extender extend = { 0 };
 	size_t got = 0;
 	ssize_t n;
 
 	for (;;) {
+		notify_keep_ahead(&extend, now_monotonic_usec() + 250 * USEC_PER_MSEC);
 		if (interrupt_pending()) {
 			kill(pid, SIGTERM);
 			line[0] = '\0';

@@ -302,6 +302,8 @@ static void finish_mount(struct run *rn, size_t i, bool overdue)
 		     sr->degraded ? sr->why_degraded : NULL, false);
 	log_info(rn->cx->log, "mounted %s on %s%s", s->entry->source, s->entry->target,
 		 sr->degraded ? " (DEGRADED)" : "");
+	if (sr->degraded && incomplete_dep(rn, s) != SIZE_MAX)
+		exec_announce_degraded(rn, rn->texts[incomplete_dep(rn, s)].fsid);
 }
 
 static void mount_already_there(struct run *rn, size_t i)
@@ -658,6 +660,7 @@ out:
 	free(jobs);
 	free(rn.needed);
 	strv_free(rn.registered);
+	strv_free(rn.announced);
 	free(rn.order);
 	for (size_t i = 0; rn.steps && i < p->n_steps; i++) {
 		free(rn.steps[i].why_degraded);

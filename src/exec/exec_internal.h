@@ -59,6 +59,7 @@ struct run {
 	unsigned n_mounts_running;
 	const struct inventory *initial_inventory; /* serves the first look only */
 	char **registered; /* devnodes registered during this run */
+	char **announced; /* fsids mounted degraded and announced usable (ops->announce_usable) */
 	struct exec_summary sum;
 	bool *needed; /* by step: the boot needs it (needed_steps()) */
 	bool boot_told; /* cx->boot_done was called */
@@ -99,6 +100,9 @@ void exec_record_step_failure(struct run *rn, size_t i, enum state_status st);
 /* A REGISTER step: registers now, or leaves it to the ASSEMBLE step's first
  * look when the plan saw the filesystem complete. */
 void exec_register_step(struct run *rn, const struct plan_step *s);
+/* btrfs @fsid was just mounted degraded: tell udev and systemd it is usable,
+ * once per filesystem and run (failures are warnings). */
+void exec_announce_degraded(struct run *rn, const char *fsid);
 /* Start the wait step @i: its deadline, and its record for a btrfs set. */
 void exec_start_wait(struct run *rn, size_t i);
 /* Re-check every running wait against one fresh look at the devices. */

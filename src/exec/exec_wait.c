@@ -222,6 +222,34 @@ void exec_check_waits(struct run *rn)
 	diag_list_done(&dl);
 }
 
+/*
+ * udev's 64-btrfs.rules marked the members of an incomplete filesystem
+ * SYSTEMD_READY=0, so every systemd unit that waits for its device (a
+ * subvolume that fstab mounts by UUID=, a unit with
+ * x-systemd.requires=storaged.service and the device in its fstab line)
+ * would wait until its job timeout and then fail.  After the degraded
+ * mount the kernel calls the set complete, and a change event lets the
+ * rule see it (devices/udev_change.h).
+ */
+void exec_announce_degraded(struct run *rn, const char *fsid)
+{
+	int r;
+
+	if (!fsid || !fsid[0] || !rn->cx->ops->announce_usable || strv_contains(rn->announced, fsid))
+		return;
+	if (strv_extend(&rn->announced, fsid) < 0)
+		log_warning(rn->cx->log, "out of memory tracking announced filesystems");
+	r = rn->cx->ops->announce_usable(rn->cx->ud, fsid);
+	if (r < 0)
+		log_warning(rn->cx->log,
+			    "btrfs %s: cannot tell udev that the degraded filesystem is usable (%s): systemd units that wait for its device may time out; run 'udevadm trigger --action=change --property-match=ID_FS_UUID=%s'",
+			    fsid, strerror(-r), fsid);
+	else if (r > 0)
+		log_debug(rn->cx->log,
+			  "btrfs %s: mounted degraded; change events sent for its %d member(s) so that udev and systemd take it as ready",
+			  fsid, r);
+}
+
 void exec_start_wait(struct run *rn, size_t i)
 {
 	const struct plan_step *s = step(rn, i);

@@ -132,6 +132,11 @@ struct ops {
 	 * (/run/storaged/ready/<fsid>). */
 	int (*mark_ready)(void *ud, const char *fsid, bool ready);
 
+	/* Optional: tell udev, and through it systemd, that btrfs @fsid, just
+	 * mounted degraded, is usable (udev_change_btrfs_members()): the
+	 * number of devices told, or negative errno. */
+	int (*announce_usable)(void *ud, const char *fsid);
+
 	/* ---- btrfs upkeep */
 
 	/* Start a scrub of the btrfs filesystem mounted on @mountpoint in the

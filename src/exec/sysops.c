@@ -27,6 +27,7 @@
 #include "plan/area_size.h"
 #include "devices/btrfs.h"
 #include "devices/btrfs_scrub.h"
+#include "devices/udev_change.h"
 #include "cli/daemon.h"
 #include "mount/mount_pool.h"
 #include "mount/mountfd.h"
@@ -54,10 +55,7 @@ static int real_rescan(void *ud, struct inventory *ret, struct diag_list *dl)
 
 static uint64_t real_now(void *ud)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
+	return now_monotonic_usec();
 }
 
 static void monitor_open(struct sysops *so)
@@ -107,10 +105,21 @@ static int real_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t 
 {
 	struct sysops *so = ud;
 	_cleanup_free_ struct pollfd *pfd = calloc(n + 2, sizeof(*pfd));
-	int timeout = poll_timeout_ms(real_now(ud), deadline), r;
+	uint64_t now = real_now(ud);
+	int timeout, r;
 
 	if (!pfd)
 		return -ENOMEM;
+	/* Under a service manager its timeout is kept ahead of the wait: a
+	 * device-timeout or mount-timeout longer than TimeoutStartSec= (or
+	 * "infinity") needs no drop-in, and the wait wakes at least every
+	 * NOTIFY_EXTEND_STEP_USEC to extend it again. */
+	if (notify_socket_set()) {
+		if (deadline > now && deadline - now > NOTIFY_EXTEND_STEP_USEC)
+			deadline = now + NOTIFY_EXTEND_STEP_USEC;
+		notify_keep_ahead(&so->extend, deadline);
+	}
+	timeout = poll_timeout_ms(now, deadline);
 	for (size_t i = 0; i < n; i++)
 		pfd[i] = (struct pollfd){ .fd = real_job(jobs[i])->fd, .events = POLLIN };
 	pfd[n] = (struct pollfd){ .fd = so->monitor ? udev_monitor_get_fd(so->monitor) : -1,
@@ -204,7 +213,7 @@ static void real_mount_abandon(void *ud, struct exec_job *job)
 
 static void real_status(void *ud, const char *text)
 {
-	daemon_notify("STATUS=%s", text);
+	notify_send("STATUS=%s", text);
 }
 
 static int real_area_setup(void *ud, const struct plan_step *s, struct diag_list *msgs)
@@ -308,6 +317,12 @@ static int real_mark_ready(void *ud, const char *fsid, bool ready)
 	return ready ? state_mark_ready(so->state_dir, fsid) : state_clear_ready(so->state_dir, fsid);
 }
 
+static int real_announce_usable(void *ud, const char *fsid)
+{
+	(void)ud;
+	return udev_change_btrfs_members(fsid);
+}
+
 static int real_scrub_start(void *ud, const char *mountpoint)
 {
 	(void)ud;
@@ -329,6 +344,7 @@ const struct ops sysops_ops = {
 	.area_list = real_area_list,
 	.state_save = real_state_save,
 	.mark_ready = real_mark_ready,
+	.announce_usable = real_announce_usable,
 	.scrub_start = real_scrub_start,
 	.wait = real_wait,
 	.now = real_now,

@@ -14,6 +14,7 @@
 
 #include "exec.h"
 #include "shared/log.h"
+#include "shared/notify.h"
 #include "mount/mount_pool.h"
 
 /* The user data of sysops_ops: set up by sysops_open(). */
@@ -26,6 +27,7 @@ struct sysops {
 	bool interrupted; /* sysops_close() found SIGINT/SIGTERM pending */
 	struct mount_pool mounts; /* the pass's mount workers */
 	sigset_t old_mask;
+	struct notify_extender extend; /* the manager's start/stop timeout, kept ahead of waits */
 };
 
 extern const struct ops sysops_ops;

@@ -27,6 +27,10 @@
 #define USEC_PER_SEC UINT64_C(1000000)
 #define USEC_PER_MSEC UINT64_C(1000)
 
+/** now_monotonic_usec: CLOCK_MONOTONIC (clock_gettime(2)) in µs, the clock
+ * of every deadline and of systemd's own timeouts. */
+uint64_t now_monotonic_usec(void);
+
 static inline void freep(void *p)
 {
 	free(*(void **)p);

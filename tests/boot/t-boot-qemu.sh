@@ -21,6 +21,23 @@
 #           mounted) and finds the writes synced back by storaged's stop
 #   boot 6  the same under sysvinit (shutdown -P: rc0's storaged stop)
 #
+# Boots 7-10 are the scenarios again as an administrator has the system:
+# the `guest` image (build-image.sh guest), where udev's 64-btrfs.rules and
+# btrfs-progs' initramfs `btrfs device scan` are left as the packages
+# install them, so that the kernel knows the members before storaged runs
+# and udev holds an incomplete set "not ready" (SYSTEMD_READY=0):
+#   boot 7  both members; the guest makes subvolume "sub" on the RAID1
+#   boot 8  (boot 7's disks) disk 2 left out, degraded = after-timeout, and
+#           two fstab entries that systemd mounts itself: UUID=<fsid>
+#           subvol=sub on /srv/sub, and the same with
+#           x-systemd.requires=storaged.service on /srv/req.  Their .device
+#           unit waits on udev's SYSTEMD_READY: after storaged's degraded
+#           mount and its change events, udev's rule finds the set ready and
+#           both are mounted; multi-user.target, no failed unit
+#   boot 9  (the same disks) both members, disk 2 stale (boot 8 wrote to
+#           disk 1 alone), stale-member = scrub; the systemd mounts too
+#   boot 10 disk 2 left out, degraded = no: the entry fails naming devid 2
+#
 # Opt-in (STORAGED_BOOT_TEST=1): the first run builds two root filesystems
 # with mmdebstrap from Debian's mirror (minutes, ~130 MB of packages), later
 # runs reuse them from STORAGED_BOOT_CACHE (default
@@ -37,7 +54,7 @@
 #   tmpfs         /srv/data/nested/tmp  tmpfs  size=16M,noauto,x-storaged
 #   UUID=<btrfs>  /srv/data             btrfs  noatime,noauto,x-storaged
 # and storaged.conf has an [area build] over /var/build (tmpfs, seeded).
-# udev's 64-btrfs.rules is masked in the image and kept out of the initrd,
+# Boots 1-6: udev's 64-btrfs.rules is masked in the image and kept out of the initrd,
 # and the initrd's `btrfs device scan` is disabled (build-image.sh), so that
 # every btrfs registration the kernel logs must be storaged's.
 # (deb_build, and through it boot-units/lib.sh)
@@ -48,7 +65,7 @@
 
 boot_test_setup
 need_tool debugfs e2fsprogs
-ONLY=${STORAGED_BOOT_ONLY:-1 2 3 4 5 6}
+ONLY=${STORAGED_BOOT_ONLY:-1 2 3 4 5 6 7 8 9 10}
 T0=$(date +%s)
 
 # ---------------------------------------------------------------- storaged
@@ -63,11 +80,12 @@ want_variant() { # VARIANT: does one of the selected boots use it?
 	local n
 	for n in $ONLY; do
 		case "$1:$n" in systemd:1 | systemd:3 | systemd:5 | sysv:2 | sysv:4 | sysv:6) return 0 ;; esac
+		case "$1:$n" in guest:7 | guest:8 | guest:9 | guest:10) return 0 ;; esac
 	done
 	return 1
 }
 declare -A IMG
-for v in systemd sysv; do
+for v in systemd sysv guest; do
 	want_variant "$v" || continue
 	t=$(date +%s)
 	IMG[$v]=$(boot_image "$v")
@@ -82,7 +100,7 @@ for v in systemd sysv; do
 		fail "the package put no /usr/libexec/storaged/storaged-copy"
 	install -m 0755 "$HERE/guest/storaged-boot-check" "$R/usr/local/sbin/storaged-boot-check"
 	case "$v" in
-	systemd)
+	systemd | guest)
 		[ -f "$R/lib/systemd/system/storaged.service" ] || fail "storaged.service not installed"
 		[ -L "$R/etc/systemd/system/local-fs.target.wants/storaged.service" ] ||
 			fail "the package did not enable storaged.service (local-fs.target.wants)"
@@ -94,6 +112,16 @@ for v in systemd sysv; do
 		# No login prompt racing the report on the console.
 		systemctl --root="$R" mask serial-getty@ttyS0.service getty@tty1.service getty-static.service \
 			>/dev/null 2>&1
+		if [ "$v" = guest ]; then
+			# udev's rule as the package put it, not masked as in the other images
+			[ ! -e "$R/etc/udev/rules.d/64-btrfs.rules" ] || fail "64-btrfs.rules is overridden in the guest image"
+			[ -f "$R/lib/udev/rules.d/64-btrfs.rules" ] || [ -f "$R/usr/lib/udev/rules.d/64-btrfs.rules" ] ||
+				fail "the guest image has no 64-btrfs.rules"
+			# the report once the boot is over: multi-user.target reached
+			mkdir -p "$R/etc/systemd/system/storaged-boot-check.service.d"
+			printf '[Unit]\nAfter=multi-user.target\n' \
+				>"$R/etc/systemd/system/storaged-boot-check.service.d/after-boot.conf"
+		fi
 		;;
 	sysv)
 		[ -x "$R/etc/init.d/storaged" ] || fail "init script not installed"
@@ -109,7 +137,7 @@ for v in systemd sysv; do
 	# storaged's debug messages (each registration) in the journal / on the
 	# console, for the report.
 	echo 'STORAGED_OPTS="-v"' >"$R/etc/default/storaged"
-	mkdir -p "$R/srv/data" "$R/var/build/sub" "$R/var/keep/gone" "$R/var/lib/prometheus/node-exporter"
+	mkdir -p "$R/srv/data" "$R/srv/sub" "$R/srv/req" "$R/var/build/sub" "$R/var/keep/gone" "$R/var/lib/prometheus/node-exporter"
 	for i in $(seq 1 50); do echo "file $i" >"$R/var/build/sub/f$i"; done
 	echo seeded >"$R/var/build/seed-marker"
 	echo old >"$R/var/keep/kept"
@@ -141,27 +169,46 @@ persist_problems() { # IMAGE TOKEN SERIAL
 		echo "; sync leftovers in /var/keep"
 }
 
-# boot N VARIANT MODE: MODE full (both RAID1 disks), degraded
+# boot N VARIANT MODE [DATA]: MODE full (both RAID1 disks), degraded
 # (disk 2 left out, degraded = after-timeout), failed (disk 2 left out,
-# degraded = no) or persist (full, plus a persist area and a clean
-# power-off).
+# degraded = no), persist (full, plus a persist area and a clean
+# power-off) or stale (full, disk 2 stale).  DATA: the boot directory
+# whose data disks this boot uses (written through), default fresh ones.
+# BOOT_SYSTEMD_MOUNTS=yes adds systemd's own mounts of subvolume "sub";
+# BOOT_SUBVOL_CREATE=yes has the guest make it.
 boot() {
-	local n=$1 v=$2 mode=$3 d=$SCRATCH/boot$1 R=$SCRATCH/root-$2 policy=no t line
-	local token=$n-$$-$RANDOM$RANDOM
+	local n=$1 v=$2 mode=$3 d=$SCRATCH/boot$1 R=$SCRATCH/root-$2 policy=no t line data=${4:-}
+	local token=$n-$$-$RANDOM$RANDOM rule=masked
 	mkdir -p "$d"
-	mkdata "$d"
+	if [ -z "$data" ]; then
+		data=$d
+		mkdata "$d"
+		echo "FSID=$FSID EXT_UUID=$EXT_UUID" >"$d/ids"
+	else
+		[ -f "$data/ids" ] || fail "boot $n needs the disks of $(basename "$data"), which did not run"
+		. "$data/ids"
+	fi
+	local init=$v
+	[ "$v" = guest ] && rule=active init=systemd
 	[ "$mode" = degraded ] && policy=after-timeout
+	local stale=warn
+	[ "$mode" = stale ] && stale=scrub
 	cat >"$R/etc/fstab" <<EOT
 /dev/vda  /  ext4  errors=remount-ro  0 1
 UUID=$EXT_UUID  /srv/data/nested  ext4  noauto,x-storaged,X-mount.mkdir  0 0
 tmpfs  /srv/data/nested/tmp  tmpfs  size=16M,nr_inodes=1k,noauto,x-storaged  0 0
 UUID=$FSID  /srv/data  btrfs  noatime,noauto,x-storaged  0 0
 EOT
+	[ "${BOOT_SYSTEMD_MOUNTS:-no}" = yes ] && cat >>"$R/etc/fstab" <<EOT
+UUID=$FSID  /srv/sub  btrfs  subvol=sub,noatime  0 0
+UUID=$FSID  /srv/req  btrfs  subvol=sub,noatime,x-systemd.requires=storaged.service  0 0
+EOT
 	cat >"$R/etc/storaged.conf" <<EOT
 # storaged boot test ($mode)
 [storaged]
 device-timeout = 8s
 degraded = $policy
+stale-member = $stale
 metrics-textfile = /var/lib/prometheus/node-exporter/storaged.prom
 
 [area build]
@@ -181,19 +228,22 @@ persist = yes
 EOT
 	chmod 0644 "$R/etc/storaged.conf"
 	cat >"$R/etc/storaged-boot-test.env" <<EOT
-INIT=$v
+INIT=$init
 MODE=$mode
 FSID=$FSID
 LABEL=bootraid1
 EXT_UUID=$EXT_UUID
 MISSING_DEVID=2
 TOKEN=$token
+UDEV_RULE=$rule
+SYSTEMD_MOUNTS=${BOOT_SYSTEMD_MOUNTS:-no}
+SUBVOL_CREATE=${BOOT_SUBVOL_CREATE:-no}
 EOT
 	boot_mkroot "$R" "$d/root.img"
 	local drives=(-drive "file=$d/root.img,if=virtio,format=raw"
-		-drive "file=$d/raid1-1.img,if=virtio,format=raw")
-	case "$mode" in full | persist) drives+=(-drive "file=$d/raid1-2.img,if=virtio,format=raw") ;; esac
-	drives+=(-drive "file=$d/ext.img,if=virtio,format=raw")
+		-drive "file=$data/raid1-1.img,if=virtio,format=raw")
+	case "$mode" in full | persist | stale) drives+=(-drive "file=$data/raid1-2.img,if=virtio,format=raw") ;; esac
+	drives+=(-drive "file=$data/ext.img,if=virtio,format=raw")
 	t=$(date +%s)
 	note "boot $n: $v, $mode (fsid $FSID)"
 	boot_qemu 300 "${IMG[$v]}" "$d/serial.log" "$d/qemu.log" "${drives[@]}"
@@ -231,7 +281,11 @@ for n in $ONLY; do
 	4) boot 4 sysv failed ;;
 	5) boot 5 systemd persist ;;
 	6) boot 6 sysv persist ;;
-	*) fail "STORAGED_BOOT_ONLY: unknown boot '$n' (1-6)" ;;
+	7) BOOT_SUBVOL_CREATE=yes boot 7 guest full ;;
+	8) BOOT_SYSTEMD_MOUNTS=yes boot 8 guest degraded "$SCRATCH/boot7" ;;
+	9) BOOT_SYSTEMD_MOUNTS=yes boot 9 guest stale "$SCRATCH/boot7" ;;
+	10) boot 10 guest failed ;;
+	*) fail "STORAGED_BOOT_ONLY: unknown boot '$n' (1-10)" ;;
 	esac
 done
 printf '# %s\n' "${RESULTS[@]}"

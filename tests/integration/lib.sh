@@ -115,6 +115,35 @@ detach() {
 	mv "$SCRATCH/loops.new" "$SCRATCH/loops"
 }
 
+# notify_listen SOCKET NOTES: a service manager's notification socket
+# (sd_notify(3)) bound at SOCKET by a python3 listener in the background
+# ($LISTENER; ended by the test's CLEANUP_HOOK): each datagram is appended
+# to NOTES as one line, "SECONDS MESSAGE" (seconds since the listener
+# started, the message's newlines as '|'); it exits 30 s after the last.
+notify_listen() {
+	local n=50
+	python3 - "$(date +%s.%N)" "$1" "$2" <<'EOT' &
+import socket, sys, time
+t0 = float(sys.argv[1])
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[2])
+s.settimeout(30)
+with open(sys.argv[3], "a", buffering=1) as out:
+    while True:
+        try:
+            msg = s.recv(4096).decode(errors="replace")
+        except socket.timeout:
+            break
+        out.write("%.3f %s\n" % (time.time() - t0, msg.replace("\n", "|")))
+EOT
+	LISTENER=$!
+	while [ ! -S "$1" ] && [ "$n" -gt 0 ]; do
+		sleep 0.1
+		n=$((n - 1))
+	done
+	[ -S "$1" ] || fail "the notification listener did not start"
+}
+
 sd() {
 	"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$STATE" "$@"
 }

@@ -21,22 +21,6 @@ UUID=$UUID  $SCRATCH/m/usb  ext4   defaults,nofail,noauto,x-storaged,X-mount.mkd
 tmpfs       $SCRATCH/m/tmp  tmpfs  size=8M,noauto,x-storaged,X-mount.mkdir          0 0
 EOT
 
-# The listener: each datagram on the socket, with the seconds since $1.
-cat >"$SCRATCH/listen.py" <<'EOT'
-import socket, sys, time
-t0 = float(sys.argv[1])
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[2])
-s.settimeout(30)
-with open(sys.argv[3], "a", buffering=1) as out:
-    while True:
-        try:
-            msg = s.recv(4096).decode(errors="replace")
-        except socket.timeout:
-            break
-        out.write("%.3f %s\n" % (time.time() - t0, msg.replace("\n", "|")))
-EOT
-
 wait_for() { # wait_for SECONDS CMD...: until CMD succeeds
 	local n=$(($1 * 10))
 	shift
@@ -55,12 +39,9 @@ status_of() { # status_of MOUNTPOINT: its line in `storaged status`
 }
 
 note "under a service manager (NOTIFY_SOCKET): READY=1 while the nofail disk is absent"
-t0=$(date +%s.%N)
-python3 "$SCRATCH/listen.py" "$t0" "$SCRATCH/notify" "$SCRATCH/notes" &
-LISTENER=$!
 CLEANUP_HOOK=stop_listener
 stop_listener() { kill "$LISTENER" 2>/dev/null; }
-wait_for 5 test -S "$SCRATCH/notify" || fail "the listener did not start"
+notify_listen "$SCRATCH/notify" "$SCRATCH/notes"
 t0=$(date +%s.%N)
 NOTIFY_SOCKET=$SCRATCH/notify sd start >"$SCRATCH/start.out" 2>&1 &
 SD=$!

@@ -234,6 +234,12 @@ static int fake_mark_ready(void *ud, const char *fsid, bool ready)
 	return 0;
 }
 
+static int fake_announce(void *ud, const char *fsid)
+{
+	record(ud, "announce %s", fsid);
+	return 1;
+}
+
 static int fake_scrub_start(void *ud, const char *mountpoint)
 {
 	struct fake *f = ud;
@@ -253,6 +259,7 @@ static const struct ops fake_ops = {
 	.area_setup = fake_area,
 	.state_save = fake_state_save,
 	.mark_ready = fake_mark_ready,
+	.announce_usable = fake_announce,
 	.scrub_start = fake_scrub_start,
 	.now = fake_now,
 };
@@ -476,7 +483,7 @@ static void test_member_missing_degraded_allowed(void **unused)
 
 	btrfs_plan(s, &e, d, true);
 	assert_int_equal(run(&f, s, 3, &st, &sum), 0);
-	assert_string_equal(f.calls, "register /dev/a;mount /data -o noatime,degraded;");
+	assert_string_equal(f.calls, "register /dev/a;mount /data -o noatime,degraded;announce " FSID ";");
 	assert_int_equal(sum.n_failed, 0);
 	assert_int_equal(sum.n_degraded, 1);
 	assert_int_equal(state_find(&st, STATE_MOUNT, "/data")->status, STATE_DEGRADED);
@@ -506,6 +513,7 @@ static void test_scrub_after_mount(void **unused)
 
 	run_scrub(&f, false, &st, &sum);
 	assert_non_null(strstr(f.calls, ";mount /data -o noatime;scrub /data;"));
+	assert_null(strstr(f.calls, "announce")); /* complete: udev saw it ready itself */
 	assert_int_equal(sum.n_failed, 0);
 	assert_int_equal(sum.n_tolerated, 0);
 	state_done(&st);
@@ -528,7 +536,7 @@ static void test_scrub_not_degraded(void **unused)
 	struct exec_summary sum;
 
 	run_scrub(&f, true, &st, &sum);
-	assert_string_equal(f.calls, "register /dev/a;mount /data -o noatime,degraded;");
+	assert_string_equal(f.calls, "register /dev/a;mount /data -o noatime,degraded;announce " FSID ";");
 	assert_int_equal(sum.n_failed, 0);
 	assert_int_equal(sum.n_degraded, 1);
 	state_done(&st);
