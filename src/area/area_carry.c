@@ -86,7 +86,10 @@ int area_carry(struct setup *s, char **targets, const int *fds, struct diag_list
 		if (r == 0 && id)
 			s->st.carried[s->st.n_carried++] = id;
 		else if (r == 0 || mfd >= 0) {
-			umount_fd_detached(mfd); /* bound, but stop could not find it */
+			/* bound, but stop could not find it; private first, as
+			 * area_carried_release() */
+			mountfd_set_propagation(&mountfd_kernel_ops, mfd, MS_PRIVATE, true);
+			umount_fd_detached(mfd);
 			r = r ? r : -EOPNOTSUPP;
 		}
 		if (r < 0)
@@ -100,11 +103,14 @@ int area_carry(struct setup *s, char **targets, const int *fds, struct diag_list
 /* The clones of the filesystems mounted below the directory, carried onto
  * the area (setup_carry()), detached by their IDs: each is storaged's own
  * second view of a filesystem that stays mounted where it was, so a
- * process using it keeps working on that filesystem. */
+ * process using it keeps working on that filesystem.  Made private
+ * first: where "/" is shared (systemd) each clone is a peer of its
+ * source, and detaching the clone of a tree would unmount the source's
+ * own submounts too (umount_make_private()). */
 void area_carried_release(struct state_area *st)
 {
 	for (size_t i = st->n_carried; i-- > 0;)
-		umount_id(st->carried[i], MNT_DETACH);
+		umount_id_private(st->carried[i], MNT_DETACH);
 	st->n_carried = 0;
 }
 

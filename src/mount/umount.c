@@ -129,6 +129,21 @@ int umount_id(uint64_t mnt_id, int flags)
 	return umount_identity(&mountfd_kernel_ops, &(struct mount_identity){ .id = mnt_id }, flags);
 }
 
+int umount_make_private(uint64_t mnt_id)
+{
+	/* closed on return: it holds the mount, unmounting would fail busy */
+	_cleanup_close_ int fd = mountfd_open_id(&mountfd_kernel_ops, mnt_id, O_PATH | O_DIRECTORY);
+
+	return fd < 0 ? fd : mountfd_set_propagation(&mountfd_kernel_ops, fd, MS_PRIVATE, true);
+}
+
+int umount_id_private(uint64_t mnt_id, int flags)
+{
+	int r = umount_make_private(mnt_id);
+
+	return r < 0 ? r : umount_id(mnt_id, flags);
+}
+
 void umount_fd_detached(int mnt_fd)
 {
 	char p[32];
@@ -262,9 +277,7 @@ static int umount_path(const char *mp, char *err, size_t len)
  * copies would unmount the source's own submounts too. */
 static void make_private(const struct logger *lg, const char *mp, uint64_t id)
 {
-	/* closed on return: it holds the mount, unmounting would fail busy */
-	_cleanup_close_ int fd = mountfd_open_id(&mountfd_kernel_ops, id, O_PATH | O_DIRECTORY);
-	int r = fd < 0 ? fd : mountfd_set_propagation(&mountfd_kernel_ops, fd, MS_PRIVATE, true);
+	int r = umount_make_private(id);
 
 	if (r < 0)
 		log_warning(lg, "%s: cannot make the rbind private before undoing it: %s", mp, strerror(-r));

@@ -132,6 +132,40 @@ int umount_identity(const struct mountfd_ops *ops, const struct mount_identity *
 int umount_id(uint64_t mnt_id, int flags);
 
 /**
+ * umount_make_private:
+ * @mnt_id: a mount's ID as recorded when it was made
+ *
+ * Makes the mount @mnt_id and every mount below it private
+ * (mount_setattr(2), MS_PRIVATE, AT_RECURSIVE): each leaves the peer
+ * group it was in, so that unmounting it no longer propagates.  A clone
+ * of a shared mount (open_tree(2) OPEN_TREE_CLONE, an rbind) is a peer of
+ * its source (fs/namespace.c clone_mnt()); unmounting a mount propagates
+ * to the mounts at the same place on the peers of its parent
+ * (Documentation/filesystems/sharedsubtree.rst, "umount semantics";
+ * fs/pnode.c propagate_umount()), so that detaching the clone of a shared
+ * tree unmounts the source's own submounts too.  Every mount below "/" is
+ * shared where systemd is PID 1 (it makes "/" rshared at boot).
+ *
+ * Returns: 0; -ESTALE when no mount has @mnt_id (mountfd_open_id());
+ * negative errno of mount_setattr(2).
+ */
+int umount_make_private(uint64_t mnt_id);
+
+/**
+ * umount_id_private:
+ * @mnt_id: a mount's ID as recorded when it was made
+ * @flags: as umount_at()
+ *
+ * umount_id() of a mount made private first (umount_make_private()): for
+ * storaged's own clones of a tree mounted elsewhere, whose unmounting
+ * must leave the source's submounts alone.
+ *
+ * Returns: 0; negative errno of umount_make_private() (nothing unmounted)
+ * or umount_id().
+ */
+int umount_id_private(uint64_t mnt_id, int flags);
+
+/**
  * umount_fd_detached:
  * @mnt_fd: a descriptor of a mount just made (the new mount API)
  *

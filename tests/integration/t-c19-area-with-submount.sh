@@ -11,6 +11,13 @@ command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 missing"
 
 V=$SCRATCH/m/varlog
 mkdir -p "$V/nginx" "$V/audit" && echo "old line" >"$V/nginx/access.log"
+# Shared, as every mount is where systemd is PID 1 (it makes "/" rshared
+# at boot), whatever the mount this test runs on: the mounts below get
+# peer groups of their own, and a clone of one is its peer.  Private
+# first: a bind of a shared mount is its peer, and each mount below
+# would show twice.
+mount --bind "$SCRATCH/m" "$SCRATCH/m" && mount --make-private "$SCRATCH/m" &&
+	mount --make-shared "$SCRATCH/m" || fail "cannot make $SCRATCH/m a shared mount"
 echo "under the mount" >"$V/audit/hidden"
 truncate -s 64M "$SCRATCH/audit.img"
 mkfs.ext4 -q -F "$SCRATCH/audit.img" || fail "mkfs.ext4"
