@@ -61,7 +61,8 @@ static int sync_one(const struct options *o, const struct logger *lg, const char
 	if (r == 0)
 		log_info(lg, "area %s: synced back", name);
 	else
-		log_error(lg, "area %s: the sync back failed (%s): its changes since the last sync are only in RAM; "
+		log_error(lg, "area %s: the sync back failed (%s): what it did not sync (the entries named above, or "
+			      "every change since the last sync) is only in the area, in RAM; "
 			      "fix what the messages above say and run `storaged sync %s`",
 			  name, strerror(-r), name);
 	/* storaged_area_last_sync_*, status */

@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "parse/units.h"
+#include "util.h"
 
 bool log_stream_is_journal(const char *journal_stream, const struct stat *st)
 {
@@ -83,18 +84,27 @@ static void log_write(const struct logger *lg, int prio, const char *msg)
 }
 
 /* Control characters (a newline in a mount point written \012 in the
- * fstab) as \ooo, as mountinfo shows them: one message, one line. */
+ * fstab) as \ooo, as mountinfo shows them: one message, one line.  Bytes
+ * that are not part of a UTF-8 sequence (a file or mount point named in
+ * another encoding: Linux names are bytes) the same way: journald keeps a
+ * message that is not UTF-8 as a blob journalctl does not show
+ * (systemd.journal-fields(7), MESSAGE=). */
 static void escape_controls(const char *in, char *out, size_t len)
 {
 	size_t k = 0;
 
-	for (; *in && k + 5 < len; in++) {
-		unsigned char c = (unsigned char)*in;
+	while (*in && k + 5 < len) {
+		const unsigned char *s = (const unsigned char *)in;
+		size_t n = utf8_char_len(s);
 
-		if (c < 0x20 || c == 0x7f)
-			k += (size_t)snprintf(out + k, len - k, "\\%03o", c);
-		else
-			out[k++] = (char)c;
+		if (n == 0 || *s < 0x20 || *s == 0x7f) {
+			k += (size_t)snprintf(out + k, len - k, "\\%03o", *s);
+			in++;
+			continue;
+		}
+		memcpy(out + k, in, n);
+		k += n;
+		in += n;
 	}
 	out[k] = '\0';
 }

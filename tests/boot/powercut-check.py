@@ -22,6 +22,22 @@
       start removes it before it seeds.  Prints one line per cut and a
       summary "PHASE: N cuts, T torn, M missing, ..."; exit status 1 when
       any cut is not clean.  The images are made in SCRATCH (a tmpfs).
+  powercut-check.py gen-periodic DIR N
+      The periodic phase's trees: DIR/per/g0 the directory's first
+      version (on the disk), DIR/per/chgK and chgK.delete what the guest
+      does to the area in generation K (1..N), DIR/per.json each
+      generation's whole tree.
+  powercut-check.py periodic DIR TREE N SCRATCH IMAGE SYNCED
+      The cut between periodic syncs.  First N cuts spread over the
+      writes of DIR/periodic.log, each with its own expectation: the
+      guest marked in the log each periodic sync it saw complete
+      ("SYNCED K": generation K was written before that sync began), so
+      a cut after the mark of K and before the next must find every path
+      of TREE at generation K, or K+1 where the next sync had begun:
+      never older (at most one interval lost), never torn.  Then IMAGE,
+      the disk as the real cut (qemu killed) left it, must hold
+      generation SYNCED exactly: everything up to the last completed
+      periodic sync, nothing half synced.
 """
 import json
 import os
@@ -207,11 +223,11 @@ def run(cmd):
 AREA = "pc"  # the guest's area (t-powercut-qemu.sh)
 
 
-def sync_marked(img, tree, name):
-    """whether the working directory NAME carries the sync's mark for AREA"""
+def sync_marked(img, tree, name, area=AREA):
+    """whether the working directory NAME carries the sync's mark for area"""
     out = subprocess.run(["debugfs", "-R", "ea_get /%s/%s trusted.storaged.sync" % (tree, name), img],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT).stdout.decode()
-    return ('= "%s"' % AREA) in out
+    return ('= "%s"' % area) in out
 
 
 def cuts(top, phase, tree, n, scratch):
@@ -265,10 +281,177 @@ def cuts(top, phase, tree, n, scratch):
     return 1 if tot["bad"] else 0
 
 
+def pcontent(g, p, size):
+    return ("g%d:%s:" % (g, p)).encode() + b"x" * size + b"END\n"
+
+
+def gen_periodic(top, n):
+    """generation 0 on the disk, then n generations of changes to the area"""
+    rnd = random.Random(29)
+    cur = {}
+    for d in range(10):
+        cur["d%d" % d] = ("d", 0o755)
+        for f in range(20):
+            cur["d%d/f%02d" % (d, f)] = ("f", 0, rnd.randrange(50, 9000))
+    cur["stamp"] = ("f", 0, 10)
+    states = [dict(cur)]
+    base = os.path.join(top, "per")
+
+    def write(tree, p, v):
+        full = os.path.join(base, tree, p)
+        if v[0] == "d":
+            os.makedirs(full, exist_ok=True)
+            return
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as f:
+            f.write(pcontent(v[1], p, v[2]))
+
+    for p in sorted(cur):
+        write("g0", p, cur[p])
+    for g in range(1, n + 1):
+        files = sorted(p for p in cur if cur[p][0] == "f" and p != "stamp")
+        deleted = rnd.sample(files, 4)
+        for p in deleted:
+            del cur[p]
+        changed = rnd.sample([p for p in files if p not in deleted], 25) + ["stamp"]
+        for p in changed:
+            cur[p] = ("f", g, cur[p][2] if rnd.random() < 0.3 else rnd.randrange(50, 9000))
+        nd = "n%d" % g
+        cur[nd] = ("d", 0o755)
+        for f in range(8):
+            cur["%s/f%d" % (nd, f)] = ("f", g, rnd.randrange(50, 9000))
+            changed.append("%s/f%d" % (nd, f))
+        for i in range(3):
+            p = "d%d/new%d-%d" % (rnd.randrange(10), g, i)
+            cur[p] = ("f", g, rnd.randrange(50, 9000))
+            changed.append(p)
+        os.makedirs(os.path.join(base, "chg%d" % g, nd))
+        for p in changed:
+            write("chg%d" % g, p, cur[p])
+        with open(os.path.join(base, "chg%d.delete" % g), "w") as f:
+            f.write("\n".join(deleted) + "\n")
+        states.append(dict(cur))
+    with open(os.path.join(top, "per.json"), "w") as f:
+        json.dump(states, f)
+    print("periodic trees: %d paths, %d generations of ~45 changes" % (len(states[0]), n))
+
+
+def generation_of(root, states, allowed):
+    """Per path of TREE: which of the @allowed generations it is in.
+    Returns (counts per generation, paths in none of them)."""
+    counts, bad = {g: 0 for g in allowed}, []
+    paths = set()
+    for g in allowed:
+        paths |= set(states[g])
+    for p in sorted(paths):
+        full = os.path.join(root, p)
+        have = None
+        if os.path.lexists(full):
+            if os.path.isdir(full) and not os.path.islink(full):
+                have = ("d",)
+            else:
+                with open(full, "rb") as f:
+                    have = ("f", f.read())
+        hit = None
+        for g in allowed:
+            want = states[g].get(p)
+            if want is None:
+                ok = have is None
+            elif want[0] == "d":
+                ok = have == ("d",)
+            else:
+                ok = have is not None and have[0] == "f" and have[1] == pcontent(want[1], p, want[2])
+            if ok:
+                hit = g if hit is None else hit
+                if states[g].get(p) != states[allowed[0]].get(p):
+                    hit = g
+        if hit is None:
+            bad.append(p)
+        else:
+            counts[hit] += 1
+    for dirpath, dirs, files in os.walk(root):
+        for name in dirs + files:
+            rel = os.path.relpath(os.path.join(dirpath, name), root)
+            if rel not in paths:
+                bad.append(rel + " (extra)")
+        dirs[:] = [d for d in dirs if os.path.relpath(os.path.join(dirpath, d), root) in paths]
+    return counts, bad
+
+
+PER_AREA = "per"  # the periodic phase's area
+
+
+def without_marked_work(img, tree, bad):
+    """@bad less storaged's marked working directory (the next start
+    removes it before it seeds) and what is in it"""
+    keep = []
+    for e in bad:
+        top = e.split("/")[0].replace(" (extra)", "")
+        if re.fullmatch(r"\.storaged-sync\.[0-9a-f]{32}", top) and sync_marked(img, tree, top, PER_AREA):
+            continue
+        keep.append(e)
+    return keep
+
+
+def read_image(img, tree, out):
+    """fsck after the journal's replay, as the next mount; TREE dumped to out"""
+    replay = run(["e2fsck", "-E", "journal_only", "-y", img])
+    clean = run(["e2fsck", "-fn", img]) == 0 and replay in (0, 1)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    run(["debugfs", "-R", "rdump /%s %s" % (tree, out), img])
+    return clean, os.path.join(out, tree)
+
+
+def periodic(top, tree, n, scratch, final, synced):
+    states = json.load(open(os.path.join(top, "per.json")))
+    with open(os.path.join(top, "periodic.base"), "rb") as f:
+        base = f.read()
+    ents = read_log(os.path.join(top, "periodic.log"))
+    marks = [(i, int(e[2].split()[1])) for i, e in enumerate(ents) if e[0] == b"M"]
+    writes = [i for i, e in enumerate(ents) if e[0] == b"W"]
+    points = sorted({writes[min(len(writes) - 1, (j * len(writes)) // n)] for j in range(n)} |
+                    {i + 1 for i, _ in marks} | {len(ents)}) if writes else [len(ents)]
+    img, out = os.path.join(scratch, "periodic.img"), os.path.join(scratch, "periodic.out")
+    bad_cuts = 0
+    for j, k in enumerate(points):
+        g = max([m for i, m in marks if i < k], default=0)
+        allowed = [g] + ([g + 1] if g + 1 < len(states) else [])
+        crash_image(base, ents, k, 2000 * j + 11, img)
+        clean, root = read_image(img, tree, out)
+        counts, bad = generation_of(root, states, allowed)
+        bad = without_marked_work(img, tree, bad)
+        ok = clean and not bad
+        bad_cuts += 0 if ok else 1
+        print("periodic cut %2d at log entry %5d/%d, after the sync of generation %d: fsck %s, %s%s"
+              % (j + 1, k, len(ents), g, "clean" if clean else "NOT CLEAN",
+                 ", ".join("%d at generation %d" % (counts[a], a) for a in allowed),
+                 "" if ok else ", %d older or torn: %s" % (len(bad), " ".join(bad[:4]))))
+    # the real cut: the disk as qemu's death left it
+    shutil.copy(final, img)
+    clean, root = read_image(img, tree, out)
+    found = {}
+    for g in range(len(states)):
+        counts, bad = generation_of(root, states, [g])
+        if not without_marked_work(img, tree, bad):
+            found[g] = True
+    whole = sorted(found)
+    print("periodic: %d cuts over %d writes and %d periodic syncs, %d not consistent; "
+          "the real cut: fsck %s, the tree %s, expected generation %d (the last completed periodic sync)"
+          % (len(points), len(writes), len(marks), bad_cuts, "clean" if clean else "NOT CLEAN",
+             "is generation %d" % whole[0] if whole else "is no single generation (torn or mixed)", synced))
+    return 1 if bad_cuts or not clean or synced not in found else 0
+
+
 def main():
     if sys.argv[1] == "gen":
         gen(sys.argv[2])
         return 0
+    if sys.argv[1] == "gen-periodic":
+        gen_periodic(sys.argv[2], int(sys.argv[3]))
+        return 0
+    if sys.argv[1] == "periodic":
+        return periodic(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6], int(sys.argv[7]))
     return cuts(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6])
 
 

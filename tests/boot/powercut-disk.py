@@ -13,7 +13,8 @@ The guest marks the phases it wants cut by writing a 4 KiB block at
 MARK_OFFSET (O_DIRECT) whose text starts "BEGIN name" or "END name", right
 after a `sync`.  At BEGIN the durable image is saved as DIR/name.base; until
 END every write (offset, data, FUA) and every flush is logged to
-DIR/name.log.  powercut-check.py then rebuilds the disk as a power cut at
+DIR/name.log.  "SYNCED K" (no `sync` before it) is logged as a point of
+the phase: the guest saw the periodic sync of generation K complete.  powercut-check.py then rebuilds the disk as a power cut at
 any point of the log would have left it: the base, every write that a flush
 or FUA made durable before that point, and a random part of the writes
 after the last flush (each 4 KiB piece kept or lost on its own).  This is
@@ -92,6 +93,10 @@ class Disk:
             with open(os.path.join(self.outdir, words[1] + ".base"), "wb") as f:
                 f.write(self.durable)
             self.log = open(os.path.join(self.outdir, words[1] + ".log"), "wb")
+        elif words[0] == "SYNCED" and self.log:
+            # a point in the phase, not a flush: logged as it came
+            text = " ".join(words[:2]).encode()
+            self.log.write(struct.pack("<cQIB", b"M", 0, len(text), 0) + text)
         elif words[0] == "END" and self.log:
             self.log.close()
             self.log = None

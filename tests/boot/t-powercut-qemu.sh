@@ -22,6 +22,19 @@
 # must carry its mark (the next start removes it, then seeds).  storaged
 # must pass at every cut; the peers' tears are counted and printed.
 #
+# Then the cut between periodic syncs: a resident storaged syncs a second
+# persist area (/data/per, sync-interval = POWERCUT_SYNC_INTERVAL seconds,
+# default 4) while the guest writes NGEN (4) generations of changes into
+# it, each right after a periodic sync it saw complete; qemu is killed
+# right after the last generation, before its sync.  The disk the cut
+# left (its journal replayed, as the next boot's mount does) must be
+# fsck-clean and hold generation NGEN-1 exactly: everything up to the
+# last completed periodic sync, at most one interval lost, no file half
+# synced.  CUTS more cuts rebuilt over the phase's writes must each hold,
+# per path, the generation of the last periodic sync before the cut or
+# the next one.  POWERCUT_SYNC_INTERVAL=0 shows the check can fail (no
+# periodic sync: the disk still holds generation 0).
+#
 # Opt-in like t-boot-qemu.sh: STORAGED_BOOT_TEST=1 (run-tests.sh sets it
 # when CI=true).  About 2-4 minutes: one boot, then the checks on the host.
 # Needs qemu-system-x86_64, python3, e2fsprogs (e2fsck, debugfs, mkfs.ext4
@@ -42,6 +55,8 @@ CACHE=${STORAGED_BOOT_CACHE:-/var/cache/storaged-boot-test}
 DEB=$(ls "$CACHE"/debs/linux-image-[0-9]*-amd64_*.deb 2>/dev/null | sort -V | tail -1)
 [ -n "$DEB" ] || skip "no kernel .deb in $CACHE/debs (t-boot-qemu.sh caches it)"
 CUTS=${CUTS:-24}
+IVL=${POWERCUT_SYNC_INTERVAL:-4}
+NGEN=4
 S=$(mktemp -d /tmp/storaged-powercut.XXXXXX) || exit 1
 QPID= DPID=
 cleanup() {
@@ -112,14 +127,30 @@ path = /data/dir
 backend = tmpfs
 size = 256M
 persist = yes
+sync-interval = 0
+
+[area per]
+path = /data/per
+backend = tmpfs
+size = 64M
+persist = yes
+sync-interval = $IVL
 EOT
 : >"$I/etc/fstab"
+echo "$IVL" >"$I/per.interval"
+echo "$NGEN" >"$I/per.generations"
 
 # the trees: the old one on the disk (three times), the change in the initramfs
 python3 "$HERE/powercut-check.py" gen "$S/t" || fail "making the trees"
 cp -a "$S/t/chg" "$I/chg"
 cp "$S/t/chg.delete" "$I/chg.delete"
+python3 "$HERE/powercut-check.py" gen-periodic "$S/t" "$NGEN" || fail "making the periodic trees"
+mkdir -p "$I/per"
+for g in $(seq 1 "$NGEN"); do
+	cp -a "$S/t/per/chg$g" "$I/per/" && cp "$S/t/per/chg$g.delete" "$I/per/"
+done
 mkdir -p "$S/disk"
+cp -a "$S/t/per/g0" "$S/disk/per"
 cp -a "$S/t/old" "$S/disk/dir"
 cp -a "$S/t/old" "$S/disk/peer-rsync"
 cp -a "$S/t/old" "$S/disk/peer-cp"
@@ -144,15 +175,21 @@ qemu-system-x86_64 -accel tcg -cpu max -smp "${STORAGED_BOOT_SMP:-2}" -m 1024 -n
 	-blockdev "driver=nbd,node-name=d0,server.type=unix,server.path=$S/nbd.sock,export=disk" \
 	-device virtio-blk-pci,drive=d0,write-cache=on &
 QPID=$!
-for _ in $(seq 1 600); do
+# the kill follows the guest's last write closely: it must fall before
+# the next periodic sync (IVL seconds later)
+for _ in $(seq 1 3000); do
 	grep -q POWERCUT-DONE "$S/console.log" 2>/dev/null && break
 	kill -0 "$QPID" 2>/dev/null || break
-	sleep 1
+	sleep 0.2
 done
 kill -9 "$QPID" 2>/dev/null
 wait "$QPID" 2>/dev/null
 QPID=
 flock -u 9
+# the disk server ends when qemu's connection does, after writing the
+# image; one that qemu never reached (qemu failed to start) is ended here
+for _ in $(seq 1 300); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.2; done
+kill "$DPID" 2>/dev/null && { wait "$DPID"; DPID=; tail -5 "$S/console.log" 2>/dev/null; fail "qemu never reached the disk"; }
 wait "$DPID"
 DPID=
 grep POWERCUT "$S/console.log" | sed 's/^/# guest: /'
@@ -174,11 +211,18 @@ python3 "$HERE/powercut-check.py" cuts "$S/t" cp peer-cp "$CUTS" "$M" >"$S/cp.tx
 rc=0
 wait $p1 || rc=1
 wait
+prc=0
+python3 "$HERE/powercut-check.py" periodic "$S/t" per "$CUTS" "$M" "$S/disk.img" $((NGEN - 1)) >"$S/periodic.txt" ||
+	prc=1
 [ "${STORAGED_BOOT_VERBOSE:-0}" = 1 ] && cat "$S/storaged.txt" "$S/rsync.txt" "$S/cp.txt"
 [ $rc = 0 ] || grep -v " 0 torn, 0 missing, 0 wrong" "$S/storaged.txt" | head -20
 tail -1 "$S/storaged.txt" | sed 's/^/# /'
 tail -1 "$S/rsync.txt" | sed 's/^/# peer /'
 tail -1 "$S/cp.txt" | sed 's/^/# peer /'
+[ "${STORAGED_BOOT_VERBOSE:-0}" = 1 ] || [ $prc = 1 ] && cat "$S/periodic.txt"
+tail -1 "$S/periodic.txt" | sed 's/^/# /'
 echo "# total $(($(date +%s) - t0)) s"
 [ $rc = 0 ] || fail "a power cut during storaged's sync back left the directory inconsistent"
 echo "ok: $CUTS power cuts during storaged's sync back: every file and directory old or new, fsck clean"
+[ $prc = 0 ] || fail "a power cut between periodic syncs (sync-interval = ${IVL}s) lost more than one interval or left the area's directory inconsistent"
+echo "ok: the cut between periodic syncs every ${IVL}s: the disk holds the last completed periodic sync, $CUTS cuts over the phase consistent"

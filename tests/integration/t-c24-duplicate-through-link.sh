@@ -30,4 +30,57 @@ run_sd 0 start
 [ "$(mount_snapshot | awk -v t="$SCRATCH/c24/run" '$2 == t' | wc -l)" = 1 ] || fail "second start stacked a mount"
 run_sd 0 stop
 is_mountpoint "$SCRATCH/c24/run" && fail "stop left $SCRATCH/c24/run mounted"
+
+# c24_refused DIR WHAT: check, --dry-run and start report the two lines on
+# DIR as one directory; start leaves DIR mounted at most once
+c24_refused() {
+	run_sd 2 check
+	printf '%s\n' "$OUT" | grep "$FSTAB:2:" | grep "line 1's" | grep -q "symbolic link" ||
+		fail "$2: check does not name both lines and the link"
+	run_sd 2 --dry-run
+	printf '%s\n' "$OUT" | grep -q "$FSTAB:2:.*line 1" || fail "$2: --dry-run does not report the duplicate"
+	run_sd 2 start
+	[ "$(mount_snapshot | awk -v t="$1" '$2 == t' | wc -l)" -le 1 ] || fail "$2: start stacked two mounts on $1"
+	sd stop >/dev/null 2>&1
+}
+
+note "one device spelt LABEL= and UUID=, on the directory and through the link"
+DEV=$(mkloop c24 32M)
+mkfs.ext4 -q -F -L c24lbl "$DEV" >/dev/null || fail "mkfs.ext4 $DEV"
+UUID=$(blkid -o value -s UUID "$DEV")
+[ -n "$UUID" ] || fail "no UUID on $DEV"
+cat >"$FSTAB" <<EOT
+LABEL=c24lbl  $SCRATCH/c24/var/run  ext4  noauto,x-storaged  0 0
+UUID=$UUID    $SCRATCH/c24/run      ext4  noauto,x-storaged  0 0
+EOT
+c24_refused "$SCRATCH/c24/run" "LABEL= and UUID= through a link"
+
+note "one device spelt LABEL= and UUID=, the same mount point"
+cat >"$FSTAB" <<EOT
+LABEL=c24lbl  $SCRATCH/c24/run  ext4  noauto,x-storaged  0 0
+UUID=$UUID    $SCRATCH/c24/run  ext4  noauto,x-storaged  0 0
+EOT
+run_sd 2 check
+printf '%s\n' "$OUT" | grep -q "$FSTAB:2:" || fail "a mount point given twice (LABEL=, UUID=) is not reported on line 2"
+run_sd 2 start
+[ "$(mount_snapshot | awk -v t="$SCRATCH/c24/run" '$2 == t' | wc -l)" -le 1 ] ||
+	fail "start stacked the device twice on $SCRATCH/c24/run"
+sd stop >/dev/null 2>&1
+
+note "a link in a parent directory of the mount point"
+mkdir -p "$SCRATCH/c24/real/srv/data"
+ln -s real "$SCRATCH/c24/alias"
+cat >"$FSTAB" <<EOT
+tmpfs  $SCRATCH/c24/alias/srv/data  tmpfs  size=1M,noauto,x-storaged  0 0
+tmpfs  $SCRATCH/c24/real/srv/data   tmpfs  size=2M,noauto,x-storaged  0 0
+EOT
+c24_refused "$SCRATCH/c24/real/srv/data" "a link in a parent directory"
+note "the same with a link two levels up and a relative link below it"
+mkdir -p "$SCRATCH/c24/real/srv/var/lib"
+ln -s var/lib "$SCRATCH/c24/real/srv/state"
+cat >"$FSTAB" <<EOT
+tmpfs  $SCRATCH/c24/real/srv/var/lib  tmpfs  size=1M,noauto,x-storaged  0 0
+tmpfs  $SCRATCH/c24/alias/srv/state   tmpfs  size=2M,noauto,x-storaged  0 0
+EOT
+c24_refused "$SCRATCH/c24/real/srv/var/lib" "links in a parent and in the last component"
 exit 0

@@ -9,7 +9,11 @@
 # sync deletes on disk only what the area once had: a socket in the
 # directory, which the seed does not copy, stays; `seed = no` with
 # `persist = yes`, which would empty the directory at the first sync, is
-# refused and changes nothing.
+# refused and changes nothing.  The same with the directory on a loop
+# ext4 (the lower filesystem a real persist area has) instead of the
+# test's filesystem; a file removed from the area while the sync runs (the
+# sync goes on, the next one carries the deletion); names that are not
+# valid UTF-8, synced as any other and named legibly in the error.
 . "$(dirname "$0")/lib-area.sh"
 
 DENY=${DENY_OPEN:-$(dirname "$STORAGED")/tests/integration/deny-open}
@@ -20,17 +24,23 @@ PY=/usr/bin/python3
 LBT=/proc/sys/fs/lease-break-time
 OLD_LBT=$(cat $LBT)
 PIDS=""
+LOOP=""
 c26_cleanup() {
 	for p in $PIDS; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	echo "$OLD_LBT" >$LBT
 	cleanup
+	[ -n "$LOOP" ] && losetup -d "$LOOP"
 }
 trap c26_cleanup EXIT
 echo 3 >$LBT # the kernel's wait for a lease holder, in seconds
 
 chmod 0755 "$SCRATCH" # the users reach the directory
-P=$SCRATCH/dir
+
+# lease_and_denied P: the area over P; a socket, a leased file, a file no
+# open may read
+lease_and_denied() {
+P=$1
 mkdir -p "$P/sub"
 chmod 1777 "$P"
 echo old-a >"$P/a-file" && chown 1234:1234 "$P/a-file"
@@ -104,8 +114,112 @@ expect_rc 0 stop
 [ -S "$P/sock" ] || fail "stop deleted the socket of the directory"
 [ "$(cat "$P/denied")" = newer-d ] && [ "$(cat "$P/a-file")" = newer-a ] || fail "stop lost a file"
 pass "once readable the file is synced; the socket is still there after stop"
+}
+
+lease_and_denied "$SCRATCH/dir"
+
+echo "# the directory on a loop ext4"
+command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 missing"
+truncate -s 64M "$SCRATCH/ext4.img"
+mkfs.ext4 -q -F "$SCRATCH/ext4.img" || fail "mkfs.ext4"
+LOOP=$(losetup -f --show "$SCRATCH/ext4.img") || fail "losetup"
+mkdir -p "$SCRATCH/ext4"
+mount -t ext4 "$LOOP" "$SCRATCH/ext4" || fail "mounting the ext4"
+chmod 0755 "$SCRATCH/ext4"
+lease_and_denied "$SCRATCH/ext4/dir"
+pass "on ext4: the same"
+
+# persist_conf NAME DIR: a persist area NAME over DIR
+persist_conf() {
+	write_conf <<EOT
+[area $1]
+path = $2
+backend = tmpfs
+size = 64M
+persist = yes
+EOT
+}
+
+echo "# a file removed from the area while the sync reads the area"
+P=$SCRATCH/ext4/vanish
+mkdir -p "$P/sub"
+for f in a b c; do echo "old $f" >"$P/sub/$f"; done
+persist_conf vanish "$P"
+LOWER=$RUN/areas/vanish/lower
+expect_rc 0 start
+sleep 1
+for f in a b c; do echo "new $f" >"$P/sub/$f"; done
+echo other >"$P/other"
+# the first of a and b that the sync opens makes the other vanish
+"$DENY" --vanish "$P/sub/a" "$P/sub/b" 60 >"$SCRATCH/vanish.out" 2>&1 &
+PIDS="$PIDS $!"
+for i in $(seq 50); do grep -q ready "$SCRATCH/vanish.out" && break; sleep 0.1; done
+grep -q ready "$SCRATCH/vanish.out" || fail "deny-open --vanish did not start: $(cat "$SCRATCH/vanish.out")"
+sd sync vanish
+rc=$?
+cat "$OUT"
+kill $PIDS 2>/dev/null
+wait 2>/dev/null
+PIDS=""
+gone=a
+[ -e "$P/sub/a" ] && gone=b
+[ ! -e "$P/sub/$gone" ] || fail "neither a nor b vanished: $(cat "$SCRATCH/vanish.out")"
+kept=$([ $gone = a ] && echo b || echo a)
+[ "$rc" = 0 ] || fail "a file removed during the sync failed the sync (exit $rc)"
+[ "$(cat "$LOWER/sub/$kept")" = "new $kept" ] && [ "$(cat "$LOWER/sub/c")" = "new c" ] &&
+	[ "$(cat "$LOWER/other")" = other ] || fail "the other changes were not synced"
+case "$(cat "$LOWER/sub/$gone" 2>/dev/null)" in
+"old $gone" | "new $gone" | "") ;;
+*) fail "the vanished file is torn in the directory" ;;
+esac
+expect_rc 0 sync vanish
+[ ! -e "$LOWER/sub/$gone" ] || fail "the next sync did not carry the deletion of '$gone'"
+expect_rc 0 stop
+[ ! -e "$P/sub/$gone" ] && [ "$(cat "$P/sub/$kept")" = "new $kept" ] || fail "stop lost a change"
+pass "a file removed during the sync: the sync goes on (exit 0), the next carries the deletion"
+
+echo "# names that are not valid UTF-8"
+P=$SCRATCH/ext4/names
+L1=$'caf\xe9'          # Latin-1
+L2=$'bad\xff\xfe'      # never UTF-8
+L3=$'dir\xc3'          # a cut sequence, a directory
+mkdir -p "$P/$L3"
+echo "old 1" >"$P/$L1"
+echo "old 3" >"$P/$L3/inner"
+persist_conf names "$P"
+LOWER=$RUN/areas/names/lower
+expect_rc 0 start
+[ "$(cat "$P/$L1")" = "old 1" ] && [ "$(cat "$P/$L3/inner")" = "old 3" ] || fail "the seed lost a non-UTF-8 name"
+sleep 1
+echo "new 1" >"$P/$L1"
+echo "new 2" >"$P/$L2"
+echo "new 3" >"$P/$L3/inner"
+expect_rc 0 sync names
+[ "$(cat "$LOWER/$L1")" = "new 1" ] && [ "$(cat "$LOWER/$L2")" = "new 2" ] &&
+	[ "$(cat "$LOWER/$L3/inner")" = "new 3" ] || fail "a non-UTF-8 name was not synced"
+pass "non-UTF-8 names are seeded and synced"
+echo "newer 2" >"$P/$L2"
+echo "newer 1" >"$P/$L1"
+"$DENY" "$P/$L2" 60 >"$SCRATCH/deny.out" 2>&1 &
+PIDS="$PIDS $!"
+for i in $(seq 50); do grep -q ready "$SCRATCH/deny.out" && break; sleep 0.1; done
+grep -q ready "$SCRATCH/deny.out" || fail "deny-open did not start: $(cat "$SCRATCH/deny.out")"
+expect_rc 1 sync names
+cat "$OUT"
+[ "$(cat "$LOWER/$L1")" = "newer 1" ] || fail "the other change was not synced"
+[ "$(cat "$LOWER/$L2")" = "new 2" ] || fail "the directory lost the old version of the unreadable file"
+grep -qF 'bad\377\376' "$OUT" || fail "the error does not name the file as bad\\377\\376 (octal, as for control characters)"
+LC_ALL=C grep -q $'\xff' "$OUT" && fail "the error carries the raw bytes of the name (journald keeps it as a blob)"
+python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$OUT" || fail "the output is not UTF-8"
+kill $PIDS 2>/dev/null
+wait 2>/dev/null
+PIDS=""
+expect_rc 0 stop
+[ "$(cat "$P/$L2")" = "newer 2" ] || fail "stop lost the file"
+pass "a non-UTF-8 name that fails the sync is named escaped, the rest synced"
 
 # seed = no, persist = yes: the first sync would delete all the directory held
+P=$SCRATCH/dir
 echo keep >"$P/kept"
 write_conf <<EOT
 [area noseed]
