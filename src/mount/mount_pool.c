@@ -25,8 +25,10 @@
 #include <libmount.h>
 
 #include "mount_pool.h"
+#include "mount_helper.h"
 #include "mountfd_walk.h"
 #include "view.h"
+#include "shared/optstr.h"
 #include "shared/util.h"
 
 #define REQUEST_MAX (4 * PATH_MAX + 65536)
@@ -90,6 +92,7 @@ static void send_pending(void *userdata, const char *msg)
 static void serve(int fd, char *buf, struct mount_reply *out)
 {
 	struct mountfd_request rq;
+	char helper[PATH_MAX];
 	ssize_t n;
 
 	while ((n = recv(fd, buf, REQUEST_MAX, 0)) > 0) {
@@ -99,8 +102,13 @@ static void serve(int fd, char *buf, struct mount_reply *out)
 		out->error = parse_request(buf, (size_t)n, &rq);
 		if (out->error == 0) {
 			/* a helper for the type makes libmount run it, as before */
-			rq.no_helper = rq.fstype[0] && !has_helper(rq.fstype);
-			rq.pending = send_pending; /* fd is 3 (worker_main) */
+			if (mount_helper_find(rq.fstype, helper, sizeof(helper)) == 0)
+				rq.helper = helper;
+			rq.no_helper = rq.fstype[0] && !rq.helper;
+			/* only a helper told to go on in the background may exit 0
+			 * before its mount is there (mount.nfs `bg`) */
+			if (optstr_get(rq.options, "bg", NULL, NULL))
+				rq.pending = send_pending; /* fd is 3 (worker_main) */
 			mountfd_walk_mount(&mountfd_kernel_ops, NULL, &rq, out);
 		}
 		if (send_reply(fd, out) < 0)
@@ -151,19 +159,12 @@ static _Noreturn void worker_main(int fd, pid_t parent)
 
 /* ------------------------------------------------------------ in storaged */
 
-/* libmount runs /sbin/mount.TYPE when there is one (its search path
- * FS_SEARCH_PATH, "/sbin:/sbin/fs.d:/sbin/fs"): that program may hang. */
+/* libmount runs /sbin/mount.TYPE when there is one: that program may hang. */
 static bool has_helper(const char *fstype)
 {
-	static const char *const dirs[] = { "/sbin", "/sbin/fs.d", "/sbin/fs" };
 	char path[PATH_MAX];
 
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-		snprintf(path, sizeof(path), "%s/mount.%s", dirs[i], fstype);
-		if (access(path, X_OK) == 0)
-			return true;
-	}
-	return false;
+	return mount_helper_find(fstype, path, sizeof(path)) == 0;
 }
 
 /* The kinds of mount that may run here, and whether this pass found a
