@@ -71,8 +71,7 @@ static void tell_boot_done(void *userdata, const struct exec_summary *sum)
 	if (bt->parent_fd >= 0) {
 		if (write(bt->parent_fd, &code, 1) < 0)
 			log_debug(bt->lg, "the waiting start is gone: %s", strerror(errno));
-		close(bt->parent_fd);
-		bt->parent_fd = -1;
+		bt->parent_fd = safe_close(bt->parent_fd);
 	}
 }
 
@@ -204,7 +203,8 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 		.no_wait = no_wait,
 		.initial_inventory = &w->inv,
 	};
-	int lock, r;
+	_cleanup_close_ int lock = -EBADF;
+	int r;
 
 	/* a start left waiting for nofail entries gives way to this one */
 	if (!no_wait)
@@ -212,24 +212,24 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	lock = statedir_lock(o->state_dir, lg);
 	if (lock < 0)
 		return lock == -EPERM ? lock : -EIO;
-	if (statedir_load_state(o->state_dir, lg, &st) < 0) {
-		close(lock);
+	if (statedir_load_state(o->state_dir, lg, &st) < 0)
 		return -EIO; /* an untrusted state is a failed step, not a usage error */
-	}
 	bt.background = !no_wait && exec_background_waits(&w->plan);
 	if (bt.background && !o->foreground && !getenv("NOTIFY_SOCKET") &&
 	    return_at_boot_done(&bt.parent_fd) < 0)
 		log_warning(lg, "cannot leave nofail entries waiting in the background; waiting for them");
 	/* a resident pass leaves SIGINT/SIGTERM to the resident loop */
 	sysops_open(&so, lg, o->state_dir, !no_wait);
+	/* one view a pass: the table and the directories the loader read serve the mounts */
+	so.mounts.view = w->view;
+	w->view = (struct view){ 0 };
 	r = exec_run(&cx, &w->plan, &sum);
-	if (bt.parent_fd >= 0)
-		close(bt.parent_fd);
+	safe_close(bt.parent_fd);
 	if (bt.background)
 		daemon_mark_waiting(o->state_dir, false);
 	sysops_close(&so);
 	state_done(&st);
-	close(lock);
+	lock = safe_close(lock);
 	if (r == -EINTR || so.interrupted)
 		return -EINTR;
 	if (r < 0)
@@ -281,13 +281,18 @@ static int resident_pass(void *userdata, const struct logger *lg, bool no_wait)
 	return r;
 }
 
-static uint64_t resident_sync(void *userdata, const struct logger *lg, uint64_t since)
+/* The periodic syncs, and the metrics-textfile rewritten at least every
+ * METRICS_REFRESH_SEC between passes: metrics that are not rewritten
+ * while storaged runs are what storaged-alerts.yml calls stale. */
+static uint64_t resident_sync(void *userdata, const struct logger *lg, uint64_t since, bool on_timer)
 {
 	uint64_t next = 0;
 
 	if (sync_due_areas(userdata, lg, since, &next) < 0)
-		return 0; /* the next pass reports what cannot be read */
-	return next;
+		next = 0; /* the next pass reports what cannot be read */
+	if (on_timer)
+		status_prom_after_pass(userdata, lg);
+	return next && next < METRICS_REFRESH_SEC ? next : METRICS_REFRESH_SEC;
 }
 
 int cmd_start(const struct options *o, const struct logger *lg)

@@ -19,6 +19,7 @@
 
 #include "daemon.h"
 #include "resident.h"
+#include "state/atomic_file.h"
 #include "shared/util.h"
 
 /* 250 ms lets a disk and its partitions arrive before one pass. */
@@ -42,26 +43,14 @@ static int lock_resident(const char *state_dir)
 	return TAKE_FD(fd);
 }
 
-/* Written to a temporary file and renamed: `storaged stop` never reads
- * half a pid. */
+/* `storaged stop` never reads half a pid (daemon_write_pid()). */
 static int write_pidfile(const char *state_dir, pid_t pid)
 {
-	_cleanup_free_ char *path = NULL, *tmp = NULL;
-	FILE *f;
+	_cleanup_free_ char *path = NULL;
 
-	if (asprintf(&path, "%s/storaged.pid", state_dir) < 0 || asprintf(&tmp, "%s.tmp", path) < 0)
+	if (asprintf(&path, "%s/storaged.pid", state_dir) < 0)
 		return -ENOMEM;
-	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
-	fprintf(f, "%d\n", (int)pid);
-	if (fclose(f) != 0 || rename(tmp, path) < 0) {
-		int r = -errno;
-
-		unlink(tmp);
-		return r;
-	}
-	return 0;
+	return daemon_write_pid(path, pid);
 }
 
 static void remove_pidfile(const char *state_dir)
@@ -69,7 +58,7 @@ static void remove_pidfile(const char *state_dir)
 	_cleanup_free_ char *pidfile = NULL;
 
 	if (asprintf(&pidfile, "%s/storaged.pid", state_dir) >= 0)
-		unlink(pidfile);
+		file_atomic_remove(pidfile);
 }
 
 /* The parent writes the child's pid file, so that it exists when `start`
@@ -167,9 +156,10 @@ static void settle_later(struct loop *l, uint64_t usec)
 
 /* Runs the syncs that are due and arms the timer for the next (a
  * relative, monotonic delay: a clock step does not skip a sync). */
-static void sync_then_rearm(struct loop *l, const struct logger *lg, resident_sync_fn sync, void *userdata)
+static void sync_then_rearm(struct loop *l, const struct logger *lg, resident_sync_fn sync, void *userdata,
+			    bool on_timer)
 {
-	uint64_t next = sync(userdata, lg, l->since);
+	uint64_t next = sync(userdata, lg, l->since, on_timer);
 	struct itimerspec its = { .it_value = { .tv_sec = (time_t)next } };
 
 	timerfd_settime(l->synctimerfd, 0, &its, NULL);
@@ -209,7 +199,7 @@ static int run_loop(const struct logger *lg, resident_pass_fn pass, resident_syn
 		return r;
 	}
 	log_info(lg, "resident: handling devices as they appear (SIGHUP reloads, SIGTERM leaves)");
-	sync_then_rearm(&l, lg, sync, userdata);
+	sync_then_rearm(&l, lg, sync, userdata, false);
 	while (go) {
 		struct epoll_event ev[4];
 		int n = epoll_wait(l.epfd, ev, 4, -1);
@@ -221,15 +211,15 @@ static int run_loop(const struct logger *lg, resident_pass_fn pass, resident_syn
 			if (ev[k].data.fd == l.sigfd) {
 				go = on_signal(&l, lg, pass, userdata);
 				if (go)
-					sync_then_rearm(&l, lg, sync, userdata);
+					sync_then_rearm(&l, lg, sync, userdata, false);
 			} else if (ev[k].data.fd == l.timerfd) {
 				if (read(l.timerfd, &ticks, sizeof(ticks)) == sizeof(ticks)) {
 					pass(userdata, lg, true);
-					sync_then_rearm(&l, lg, sync, userdata);
+					sync_then_rearm(&l, lg, sync, userdata, false);
 				}
 			} else if (ev[k].data.fd == l.synctimerfd) {
 				if (read(l.synctimerfd, &ticks, sizeof(ticks)) == sizeof(ticks))
-					sync_then_rearm(&l, lg, sync, userdata);
+					sync_then_rearm(&l, lg, sync, userdata, true);
 			} else {
 				settle_later(&l, SETTLE_USEC);
 			}

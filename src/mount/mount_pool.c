@@ -29,6 +29,7 @@
 #include "mountfd_walk.h"
 #include "view.h"
 #include "shared/optstr.h"
+#include "shared/spawn_helper.h"
 #include "shared/util.h"
 
 #define REQUEST_MAX (4 * PATH_MAX + 65536)
@@ -56,8 +57,6 @@ static int parse_request(char *buf, size_t n, struct mountfd_request *rq)
 	}
 	return 0;
 }
-
-static bool has_helper(const char *fstype);
 
 static int send_reply(int fd, const struct mount_reply *out)
 {
@@ -159,22 +158,15 @@ static _Noreturn void worker_main(int fd, pid_t parent)
 
 /* ------------------------------------------------------------ in storaged */
 
-/* libmount runs /sbin/mount.TYPE when there is one: that program may hang. */
-static bool has_helper(const char *fstype)
-{
-	char path[PATH_MAX];
-
-	return mount_helper_find(fstype, path, sizeof(path)) == 0;
-}
-
-/* The kinds of mount that may run here, and whether this pass found a
- * mount helper for each (looked up once a pass). */
+/* The kinds of mount that may run here, touching no device and no
+ * server, and whether this pass found a mount helper for each (looked up
+ * once a pass). */
 static const char *const here_fstypes[MOUNT_HERE_TYPES] = { "tmpfs", "ramfs" };
 
 static bool here_helper(struct mount_pool *pool, size_t type)
 {
 	if (!pool->helper_checked[type]) {
-		pool->helper_found[type] = has_helper(here_fstypes[type]);
+		pool->helper_found[type] = spawn_has_mount_helper(SPAWN_MOUNT_HELPER_DIRS, here_fstypes[type]);
 		pool->helper_checked[type] = true;
 	}
 	return pool->helper_found[type];

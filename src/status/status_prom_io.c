@@ -110,16 +110,12 @@ static int collect_btrfs(struct prom_collect *c, const struct sources *src, cons
 	for (size_t i = 0; i < l->n; i++) {
 		const struct btrfs_filesystem *f = &l->v[i];
 		struct prom_fs *p = &c->fs[i];
-		uint64_t newest = 0;
 
 		*p = (struct prom_fs){
 			.fsid = f->fsid, .label = f->label, .present = f->n_members, .expected = f->num_devices
 		};
 		for (size_t m = 0; m < f->n_members; m++)
-			if (f->members[m].dev->btrfs.generation > newest)
-				newest = f->members[m].dev->btrfs.generation;
-		for (size_t m = 0; m < f->n_members; m++)
-			p->stale += f->members[m].dev->btrfs.generation < newest;
+			p->stale += btrfs_member_stale(f, &f->members[m]);
 		fs_mount_state(src->mountinfo_path, f, p);
 	}
 	c->d.fs = c->fs;
@@ -223,6 +219,7 @@ static int collect(const struct options *o, const struct logger *lg, struct prom
 	if (statedir_load_state(o->state_dir, lg, &c->st) < 0)
 		return -EIO;
 	c->d.state = &c->st;
+	c->d.collected_sec = (int64_t)time(NULL);
 	/* the areas before the live check, which sums their states too */
 	if (area_status_list(o->state_dir, &c->areas, &c->n_areas) < 0)
 		c->n_areas = 0; /* as `status` does */
