@@ -6,6 +6,9 @@
  * stop syncs a persist area back: the sync could lose the area under it.
  * A drop-in orders each of those mounts Before= storaged's units, so that
  * at shutdown (reverse order) storaged stops first.  systemd.generator(7).
+ * An entry of storaged's that says x-systemd.automount gets systemd's
+ * automount (generator_automount.c), unless systemd-fstab-generator reads
+ * the same fstab and writes it itself.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -89,6 +92,40 @@ static int write_dropin(const struct logger *lg, const char *dir, const char *pa
 	return r;
 }
 
+/* systemd-fstab-generator reads $SYSTEMD_FSTAB, else /etc/fstab
+ * (src/shared/fstab-util.c fstab_path()); the same file by identity. */
+static bool systemd_reads_fstab(const char *path)
+{
+	const char *theirs = getenv("SYSTEMD_FSTAB") ?: "/etc/fstab";
+	struct stat a, b;
+
+	if (stat(path, &a) < 0 || stat(theirs, &b) < 0)
+		return streq(path, theirs);
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* The automounts of storaged's entries.  A bad fstab is logged and
+ * skipped: a generator must not hold up the boot. */
+static int write_automounts(const struct options *o, const struct logger *lg, const struct config *cfg)
+{
+	const char *path = o->fstab_path ? o->fstab_path : cfg->fstab;
+	struct fstab fstab = { 0 };
+	struct diag_list dl = { 0 };
+	int r;
+
+	if (!path || systemd_reads_fstab(path))
+		return 0;
+	r = fstab_load(&fstab, path, cfg->select, true, &dl);
+	log_diags(lg, &dl);
+	diag_list_done(&dl);
+	if (r == -ENOENT)
+		return 0;
+	if (r == 0)
+		r = generator_write_automounts(lg, o->arg, &fstab);
+	fstab_done(&fstab);
+	return r;
+}
+
 int cmd_systemd_generator(const struct options *o, const struct logger *lg)
 {
 	struct config cfg = { 0 };
@@ -116,6 +153,7 @@ int cmd_systemd_generator(const struct options *o, const struct logger *lg)
 		failed += write_dropin(lg, o->arg, area, a->name) < 0;
 		failed += write_dropin(lg, o->arg, lower, a->name) < 0;
 	}
+	failed += write_automounts(o, lg, &cfg) < 0;
 	config_done(&cfg);
 	return failed ? EXIT_STEP_FAILED : 0;
 }

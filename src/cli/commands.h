@@ -12,8 +12,10 @@
 #define STORAGED_COMMANDS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "shared/log.h"
+#include "parse/fstab.h"
 
 #define EXIT_STEP_FAILED 1
 #define EXIT_CONFIG 2
@@ -89,5 +91,44 @@ int cmd_systemd_generator(const struct options *o, const struct logger *lg);
  * Returns: 0, -EINVAL for a relative path, -ENOMEM.
  */
 int unit_name_from_path(const char *path, const char *suffix, char **ret);
+
+/**
+ * generator_automount_unit:
+ * @f: where the unit's text goes
+ * @fstab_file: the fstab @e is from (SourcePath=, and the comment's FILE:LINE)
+ * @e: an entry that says x-systemd.automount
+ *
+ * The .automount unit of @e's mount point: Where=, and TimeoutIdleSec=
+ * from x-systemd.idle-timeout= as written (systemd.automount(5)).
+ *
+ * Returns: 0; -EINVAL when a path or option holds a control character
+ * (a decoded \012: no unit file can say it); -EIO when @f failed.
+ */
+int generator_automount_unit(FILE *f, const char *fstab_file, const struct fstab_entry *e);
+
+/**
+ * generator_mount_unit:
+ * The .mount unit that @e's .automount starts (systemd.mount(5)): What=,
+ * Where=, Type= (none for "auto"), Options= (the options storaged hands
+ * to mount(8), with _netdev), TimeoutSec= from the mount timeout as
+ * written.  Arguments and returns as generator_automount_unit().
+ */
+int generator_mount_unit(FILE *f, const char *fstab_file, const struct fstab_entry *e);
+
+/**
+ * generator_write_automounts:
+ * @dir: the generator's output directory (systemd.generator(7) "normal")
+ * @fstab: storaged's entries, from an fstab systemd-fstab-generator does
+ *         not read (for /etc/fstab that generator writes these units)
+ *
+ * For each entry that says x-systemd.automount: DIR/UNIT.mount,
+ * DIR/UNIT.automount, and the .automount in local-fs.target's (remote-fs
+ * for a network entry) .requires, or .wants with nofail.  A unit already
+ * there is another generator's and is left alone (logged).
+ *
+ * Returns: 0; -EIO when a unit of some entry could not be written (each
+ * logged with FILE:LINE).
+ */
+int generator_write_automounts(const struct logger *lg, const char *dir, const struct fstab *fstab);
 
 #endif

@@ -25,8 +25,10 @@
 #include <libmount.h>
 
 #include "mount_pool.h"
+#include "mount_helper.h"
 #include "mountfd_walk.h"
 #include "view.h"
+#include "shared/optstr.h"
 #include "shared/spawn_helper.h"
 #include "shared/util.h"
 
@@ -89,6 +91,7 @@ static void send_pending(void *userdata, const char *msg)
 static void serve(int fd, char *buf, struct mount_reply *out)
 {
 	struct mountfd_request rq;
+	char helper[PATH_MAX];
 	ssize_t n;
 
 	while ((n = recv(fd, buf, REQUEST_MAX, 0)) > 0) {
@@ -98,8 +101,13 @@ static void serve(int fd, char *buf, struct mount_reply *out)
 		out->error = parse_request(buf, (size_t)n, &rq);
 		if (out->error == 0) {
 			/* a helper for the type makes libmount run it, as before */
-			rq.no_helper = rq.fstype[0] && !spawn_has_mount_helper(SPAWN_MOUNT_HELPER_DIRS, rq.fstype);
-			rq.pending = send_pending; /* fd is 3 (worker_main) */
+			if (mount_helper_find(rq.fstype, helper, sizeof(helper)) == 0)
+				rq.helper = helper;
+			rq.no_helper = rq.fstype[0] && !rq.helper;
+			/* only a helper told to go on in the background may exit 0
+			 * before its mount is there (mount.nfs `bg`) */
+			if (optstr_get(rq.options, "bg", NULL, NULL))
+				rq.pending = send_pending; /* fd is 3 (worker_main) */
 			mountfd_walk_mount(&mountfd_kernel_ops, NULL, &rq, out);
 		}
 		if (send_reply(fd, out) < 0)

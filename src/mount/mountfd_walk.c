@@ -13,7 +13,9 @@
 #include <libmount.h>
 
 #include "kernlog.h"
+#include "mount_helper.h"
 #include "mountfd_walk.h"
+#include "umount.h"
 #include "view.h"
 #include "shared/util.h"
 #include "shared/optstr.h"
@@ -173,48 +175,75 @@ static int failure_reason(struct libmnt_context *cxt, const struct mountfd_reque
 	return err > 0 ? -err : -EIO;
 }
 
+/* What libmount is given as the mount point and the source: the entry's
+ * own names for a helper, which checks them, writes them to utab and
+ * prints them; else the walked descriptors' magic links. */
+struct libmount_names {
+	char target[32], source[32];
+	const char *tgt, *src;
+	char *opts; /* owned */
+};
+
+static int libmount_names(const struct mountfd_request *rq, const struct walked *w, const char *dev,
+			  struct libmount_names *n)
+{
+	n->opts = NULL;
+	if (rq->helper) {
+		n->tgt = rq->target;
+		n->src = dev;
+		return rq->options[0] ? mount_helper_options(rq->options, &n->opts) : 0;
+	}
+	mountfd_fd_path(w->target, n->target, sizeof(n->target));
+	n->tgt = n->target;
+	n->src = dev;
+	if (w->source >= 0) {
+		mountfd_fd_path(w->source, n->source, sizeof(n->source));
+		n->src = n->source;
+	}
+	if (rq->options[0] && !(n->opts = strdup(rq->options)))
+		return -ENOMEM;
+	return 0;
+}
+
 /*
- * libmount on the walked descriptors: "/proc/self/fd/N" as the target and
- * the bind or loop source, canonicalisation off (it would turn the magic
- * link back into a name), /etc/fstab never read.  The descriptors lose
- * O_CLOEXEC so that a mount helper libmount runs reaches the same ones.
+ * libmount, /etc/fstab never read and canonicalisation off (it would turn
+ * a magic link back into a name, or resolve the name a helper is to get).
+ * The descriptors lose O_CLOEXEC so that a mount helper libmount runs
+ * reaches the same ones.
  */
 static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_request *rq,
 			  const struct walked *w, char *msg, size_t len)
 {
-	char target[32], source[32];
 	_cleanup_free_ char *dev = resolve_source(rq->source);
-	_cleanup_free_ char *opts = rq->options[0] ? strdup(rq->options) : NULL;
+	struct libmount_names names;
 	struct kernlog_stderr helper;
 	char helper_said[512];
 	_cleanup_close_ int klog = -EBADF;
 	int rc;
 
-	mountfd_fd_path(w->target, target, sizeof(target));
-	fcntl(w->target, F_SETFD, 0);
-	if (w->source >= 0) {
-		mountfd_fd_path(w->source, source, sizeof(source));
-		fcntl(w->source, F_SETFD, 0);
-	}
-	mnt_context_set_optsmode(cxt, MNT_OMODE_IGNORE | MNT_OMODE_NOTAB);
-	/* also turns off the evaluation of tags: done here, as it was */
-	mnt_context_disable_canonicalize(cxt, 1);
-	if (rq->options[0] && !opts)
-		return -ENOMEM;
 	if (w->source < 0 && !dev) {
 		snprintf(msg, len, "can't find %s", rq->source);
 		return -ENOENT;
 	}
-	mnt_context_set_source(cxt, w->source >= 0 ? source : dev);
-	mnt_context_set_target(cxt, target);
+	rc = libmount_names(rq, w, dev, &names);
+	if (rc < 0)
+		return rc;
+	fcntl(w->target, F_SETFD, 0);
+	if (w->source >= 0)
+		fcntl(w->source, F_SETFD, 0);
+	mnt_context_set_optsmode(cxt, MNT_OMODE_IGNORE | MNT_OMODE_NOTAB);
+	/* also turns off the evaluation of tags: done here, as it was */
+	mnt_context_disable_canonicalize(cxt, 1);
+	mnt_context_set_source(cxt, names.src);
+	mnt_context_set_target(cxt, names.tgt);
 	if (rq->fstype[0])
 		mnt_context_set_fstype(cxt, rq->fstype);
 	/* `bg`: mount.nfs would exit 0 and go on trying in the background,
 	 * out of the deadline's reach; systemd drops it the same way */
-	if (opts)
-		mnt_optstr_remove_option(&opts, "bg");
-	if (opts && opts[0])
-		mnt_context_set_options(cxt, opts);
+	if (names.opts)
+		mnt_optstr_remove_option(&names.opts, "bg");
+	if (names.opts && names.opts[0])
+		mnt_context_set_options(cxt, names.opts);
 	klog = kernlog_open();
 	/* a helper says why on its stderr: kept for the message too */
 	if (rq->no_helper || kernlog_stderr_begin(&helper) < 0)
@@ -224,6 +253,7 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 	fcntl(w->target, F_SETFD, FD_CLOEXEC);
 	if (w->source >= 0)
 		fcntl(w->source, F_SETFD, FD_CLOEXEC);
+	free(names.opts);
 	rc = mnt_context_get_excode(cxt, rc, msg, len) == 0 ? 0 : -EIO;
 	if (rc < 0)
 		rc = failure_reason(cxt, rq, dev, klog, helper_said, msg, len);
@@ -268,32 +298,88 @@ static int wait_mounted(const struct mountfd_ops *ops, int target_fd, uint64_t b
 	return now && now != before ? 0 : -EIO;
 }
 
+/* The helper's name for messages: "mount.nfs", as its path says. */
+static const char *helper_name(const struct mountfd_request *rq, char *buf, size_t len)
+{
+	const char *slash = rq->helper ? strrchr(rq->helper, '/') : NULL;
+
+	if (rq->helper)
+		return slash ? slash + 1 : rq->helper;
+	snprintf(buf, len, "mount.%s", rq->fstype[0] ? rq->fstype : "TYPE");
+	return buf;
+}
+
+/*
+ * A helper's mount is not on the walked directory: the name it was given
+ * may have led elsewhere while it ran (a directory on the way renamed or
+ * exchanged with a link).  Its mount there, when it is provably its own
+ * (the one new mount of the entry's source since @before), is unmounted.
+ * Returns: 0 when no mount of the source appeared (nothing was mounted);
+ * -EXDEV with @msg when one or more did.
+ */
+static int helper_went_elsewhere(const struct mountfd_request *rq, struct libmnt_table *before,
+				 const char *name, char *msg, size_t len)
+{
+	_cleanup_free_ char *dev = resolve_source(rq->source), *where = NULL;
+	uint64_t id = 0;
+	int r;
+
+	if (!before || !dev)
+		return 0;
+	r = mount_helper_mounted_elsewhere(before, dev, &id, &where);
+	if (r == -EEXIST) {
+		snprintf(msg, len, "%s mounted nothing on '%s' (the directory storaged opened), but %s was mounted meanwhile on '%s' and elsewhere: a directory on the way was renamed or replaced, or another program mounts it too; left as they are: check them and unmount what does not belong there",
+			 name, rq->target, dev, where);
+		return -EXDEV;
+	}
+	if (r <= 0)
+		return 0;
+	r = umount_id(id, MNT_DETACH);
+	snprintf(msg, len, "%s mounted %s on '%s', not on '%s': a directory on the way was renamed or replaced while it ran (a user can change the names there); %s%s",
+		 name, dev, where, rq->target,
+		 r == 0 ? "unmounted it there" : "could not unmount it there: ",
+		 r == 0 ? "" : strerror(-r));
+	return -EXDEV;
+}
+
 /*
  * libmount said yes: is there a new mount on the walked directory?  A
+ * helper whose mount went elsewhere fails (helper_went_elsewhere()).  A
  * helper may have exited 0 with nothing mounted (mount.nfs `bg`, a FUSE
  * helper that mounts later): @rq->pending is told and the mount is waited
- * for; a mount(2) that said yes, or no @pending: a failure.
+ * for; a mount(2) that said yes, or no @pending: a failure at once, as
+ * systemd reports it ("Mount process finished, but there is no mount").
  */
 static int check_mounted(const struct mountfd_ops *ops, struct libmnt_context *cxt,
 			 const struct mountfd_request *rq, int target_fd, uint64_t before,
-			 char *msg, size_t len)
+			 struct libmnt_table *table_before, char *msg, size_t len)
 {
 	uint64_t now = 0;
+	char buf[64];
+	const char *name = helper_name(rq, buf, sizeof(buf));
+	int r;
 
 	if (mountfd_top_id(ops, target_fd, &now) >= 0 && now != before)
 		return 0;
-	if (!mnt_context_helper_executed(cxt) || !rq->pending) {
-		snprintf(msg, len, "%s said it was mounted, but nothing new is mounted on '%s'",
-			 mnt_context_helper_executed(cxt) ? "the mount helper" : "mount(2)", rq->target);
+	if (!mnt_context_helper_executed(cxt)) {
+		snprintf(msg, len, "mount(2) said it was mounted, but nothing new is mounted on '%s'", rq->target);
 		return -EIO;
 	}
-	snprintf(msg, len, "mount.%s exited 0, but nothing is mounted on '%s' yet: not yet mounted, waiting for it up to the mount timeout",
-		 rq->fstype[0] ? rq->fstype : "TYPE", rq->target);
+	r = helper_went_elsewhere(rq, table_before, name, msg, len);
+	if (r < 0)
+		return r;
+	if (!rq->pending) {
+		snprintf(msg, len, "%s exited 0, but nothing is mounted on '%s': the mount process finished, but there is no mount; run 'mount %s' by hand to see what the helper does",
+			 name, rq->target, rq->target);
+		return -EIO;
+	}
+	snprintf(msg, len, "%s exited 0, but nothing is mounted on '%s' yet: not yet mounted, waiting for it up to the mount timeout",
+		 name, rq->target);
 	rq->pending(rq->userdata, msg);
 	msg[0] = '\0';
 	if (wait_mounted(ops, target_fd, before) == 0)
 		return 0;
-	snprintf(msg, len, "mount.%s exited 0, but nothing was mounted on '%s'", rq->fstype, rq->target);
+	snprintf(msg, len, "%s exited 0, but nothing was mounted on '%s'", name, rq->target);
 	return -EIO;
 }
 
@@ -318,6 +404,8 @@ int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt
 		if (r < 0)
 			r = mount_new_api(ops, rq, &w, &o, &mfd, out->message, sizeof(out->message));
 	} else {
+		/* what a helper mounts elsewhere is found against this */
+		struct libmnt_table *table_before = rq->helper ? view_read_table(VIEW_MOUNTINFO) : NULL;
 		uint64_t before = 0;
 
 		if (!cxt)
@@ -325,8 +413,9 @@ int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt
 		mountfd_top_id(ops, w.target, &before);
 		r = cxt ? mount_libmount(cxt, rq, &w, out->message, sizeof(out->message)) : -ENOMEM;
 		if (r == 0)
-			r = check_mounted(ops, cxt, rq, w.target, before, out->message,
+			r = check_mounted(ops, cxt, rq, w.target, before, table_before, out->message,
 					  sizeof(out->message));
+		mnt_unref_table(table_before);
 	}
 	if (r < 0)
 		goto out;

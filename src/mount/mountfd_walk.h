@@ -23,6 +23,9 @@ struct mountfd_request {
 	const char *fstype; /* "" for auto */
 	const char *options; /* "" for none */
 	bool no_helper; /* no /sbin/mount.TYPE: a tmpfs or ramfs goes by the new API */
+	/* the mount helper libmount runs for the type (mount_helper_find()),
+	 * or NULL: it is given the entry's own names */
+	const char *helper;
 	/* A helper that exited 0 with nothing mounted yet (one that went on
 	 * in the background): @pending, when set, is told so (a message for
 	 * the user) and the mount table is then watched until the mount
@@ -54,18 +57,27 @@ struct mountfd_request {
  * Then:
  *  - tmpfs, ramfs and binds whose options the new mount API takes: mounted
  *    by mountfd_fs() / mountfd_bind() onto the descriptors;
- *  - any other (a block device, a network filesystem, a mount helper, a
- *    loop image): libmount, with "/proc/self/fd/N" as the target (and the
- *    bind source), canonicalisation off, the descriptors inherited by a
- *    helper it runs.  The kernel's mount(2) reaches the walked directory
- *    through the magic link; a helper that resolves its arguments itself
- *    (realpath(3)) reads the name the descriptor has now.  A loop image is
- *    checked by the walk but opened by libmount by its name.
+ *  - a mount helper (@rq->helper): libmount runs it as mount(8) does,
+ *    "SOURCE MOUNTPOINT -o OPTIONS" with the entry's own names (it checks
+ *    them, writes them to utab and prints them), canonicalisation off and
+ *    libmount's X-mount.* left out (mount_helper_options()).  The helper
+ *    resolves the name itself: when its mount is not on the walked
+ *    directory afterwards, a mount of the entry's source that appeared
+ *    elsewhere meanwhile is its own and is unmounted (only when it is the
+ *    only one: mount_helper_mounted_elsewhere()), and the mount fails;
+ *  - any other (a block device, a loop image): libmount, with
+ *    "/proc/self/fd/N" as the target (and the bind source),
+ *    canonicalisation off: the kernel's mount(2) reaches the walked
+ *    directory through the magic link.  A loop image is checked by the
+ *    walk but opened by libmount by its name.
  *
- * The mount table is the fact: a mount by libmount counts only when
- * a new mount is on the walked directory afterwards (mountfd_top_id());
- * `bg` is dropped from the options, so that a helper mounts in the
- * foreground (as systemd does).
+ * The mount table is the fact: a mount by libmount counts only when a new
+ * mount is on the walked directory afterwards (mountfd_top_id(): its
+ * parent is the mount the descriptor is on, its mount point the
+ * descriptor's directory).  A helper that exits 0 with nothing mounted
+ * fails at once, naming the helper and the mount point, unless @rq->pending
+ * is set (see there).  `bg` is dropped from the options, so that a helper
+ * mounts in the foreground (as systemd does).
  *
  * Returns: @out->error (0 or negative errno).
  */

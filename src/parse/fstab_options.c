@@ -55,7 +55,7 @@ static const struct fstab__option opt_table[] = {
 	{ "x-systemd.device-timeout", OPT_DEVICE_TIMEOUT, false, NULL, false },
 	{ "x-systemd.mount-timeout", OPT_MOUNT_TIMEOUT, false, NULL, false },
 	{ "x-systemd.automount", OPT_NOTED, false,
-	  "where systemd's autofs is on the mount point, storaged leaves the entry to it (mounted on first access); elsewhere storaged mounts it at start, not on first access",
+	  "on systemd, its automount mounts the entry on first access (systemd-fstab-generator writes the units for /etc/fstab, storaged's generator for another fstab) and storaged leaves that mount point alone; without systemd's autofs on it, storaged mounts the entry at start",
 	  false },
 	{ "x-systemd.idle-timeout", OPT_NOTED, false,
 	  "storaged never unmounts an idle entry; systemd's automount does, where it serves the entry", false },

@@ -14,6 +14,7 @@
 #include "shared/json_out.h"
 #include "plan.h"
 #include "parse/units.h"
+#include "shared/optstr.h"
 
 /* ------------------------------------------------------------ rendering */
 
@@ -170,6 +171,10 @@ static void step_detail(const struct plan *p, size_t i, FILE *f)
 	case PLAN_MOUNT:
 		if (s->entry->nofail)
 			fputs("nofail", f);
+		/* systemd's autofs would have made the step done */
+		if (optstr_get(s->entry->options, "x-systemd.automount", NULL, NULL))
+			fprintf(f, "%sno automount on it: mounted now, not on first access",
+				s->entry->nofail ? ", " : "");
 		break;
 	case PLAN_SCRUB:
 		fputs(s->note, f);

@@ -46,7 +46,7 @@ in_helper_ns '
 	mountpoint -q "$S/top/nfs" && echo "nfs still mounted after stop"
 	mountpoint -q "$S/top" && echo "top still mounted after stop"
 	echo "== never"
-	sed -i "s|^server:/exp .*|never:/exp  $S/top/nfs  c15fs  noauto,x-storaged,X-mount.mkdir,x-storaged.mount-timeout=2s  0 0|" "$5"
+	sed -i "s|^server:/exp .*|never:/exp  $S/top/nfs  c15fs  bg,noauto,x-storaged,X-mount.mkdir,x-storaged.mount-timeout=2s  0 0|" "$5"
 	: >"$S/helper.pids"
 	"$3" -c "$4" -f "$5" --state-dir "$6" start; echo "start2 exit $?"
 	# the helper'"'"'s child must be gone with the deadline (a zombie is dead)

@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "mount/mount_helper.h"
 #include "mount/mountfd.h"
 #include "mount/mountfd_walk.h"
 #include "mount/umount.h"
@@ -465,12 +466,40 @@ static void test_options_memo(void **unused)
 	mountfd_opts_memo_done(&m);
 }
 
+/* A helper gets the options mount(8) would hand on, but none of
+ * libmount's X-mount.*, which libmount applies by the mount point's name. */
+static void test_helper_options(void **state)
+{
+	char *o = NULL;
+
+	assert_int_equal(mount_helper_options("rw,X-mount.mkdir=0755,soft,x-mount.owner=1000,X-mount.mode=0700,x-c23.tag=a", &o), 0);
+	assert_string_equal(o, "rw,soft,x-c23.tag=a");
+	free(o);
+	assert_int_equal(mount_helper_options("X-mount.mkdir", &o), 0);
+	assert_null(o);
+}
+
+/* libmount looks for no helper of these (mnt_context_prepare_helper()). */
+static void test_helper_not_looked_for(void **state)
+{
+	char buf[256];
+
+	assert_int_equal(mount_helper_find("", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(mount_helper_find(NULL, buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(mount_helper_find("none", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(mount_helper_find("nfs,cifs", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(mount_helper_find("x/../../bin/sh", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(mount_helper_find("storaged-no-such-type", buf, sizeof(buf)), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_fs_options_one_by_one, reset),
 		cmocka_unit_test_setup(test_ro_is_sb_and_mount, reset),
 		cmocka_unit_test_setup(test_bg_dropped, reset),
+		cmocka_unit_test(test_helper_options),
+		cmocka_unit_test(test_helper_not_looked_for),
 		cmocka_unit_test_setup(test_bind, reset),
 		cmocka_unit_test_setup(test_umount_checks_id, reset),
 		cmocka_unit_test_setup(test_umount_reused_id_without_unique, reset),

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Mount helpers as libmount runs them (mount_helper.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <libmount.h>
+
+#include "mount_helper.h"
+#include "view.h"
+#include "shared/util.h"
+
+static bool helper_at(const char *dir, const char *type, size_t type_len, char *buf, size_t len)
+{
+	struct stat st;
+	int n = snprintf(buf, len, "%s/mount.%.*s", dir, (int)type_len, type);
+
+	return n > 0 && (size_t)n < len && stat(buf, &st) == 0;
+}
+
+int mount_helper_find(const char *fstype, char *buf, size_t len)
+{
+	static const char *const dirs[] = { "/sbin", "/sbin/fs.d", "/sbin/fs" };
+	const char *dot;
+
+	if (!fstype || !fstype[0] || streq(fstype, "none") || strchr(fstype, ',') ||
+	    strstr(fstype, "/.."))
+		return -ENOENT;
+	dot = strrchr(fstype, '.');
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		if (helper_at(dirs[i], fstype, strlen(fstype), buf, len) ||
+		    (dot && helper_at(dirs[i], fstype, (size_t)(dot - fstype), buf, len)))
+			return 0;
+	return -ENOENT;
+}
+
+int mount_helper_options(const char *options, char **ret)
+{
+	char *rest = (char *)options, *name, *value, *out = NULL;
+	size_t name_len, value_len;
+
+	*ret = NULL;
+	while (options && mnt_optstr_next_option(&rest, &name, &name_len, &value, &value_len) == 0) {
+		_cleanup_free_ char *n = NULL, *v = NULL;
+
+		if (name_len >= 8 && strncasecmp(name, "X-mount.", 8) == 0)
+			continue;
+		n = strndup(name, name_len);
+		v = value ? strndup(value, value_len) : NULL;
+		if (!n || (value && !v) || mnt_optstr_append_option(&out, n, v) < 0) {
+			free(out);
+			return -ENOMEM;
+		}
+	}
+	*ret = out;
+	return 0;
+}
+
+/* @fs was in @before: the same ID on the same mount point (an ID freed and
+ * given to a new mount meanwhile has, in practice, another mount point). */
+static bool was_there(struct libmnt_table *before, struct libmnt_fs *fs)
+{
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *old;
+	bool there = false;
+
+	while (it && !there && mnt_table_next_fs(before, it, &old) == 0)
+		there = mnt_fs_get_id(old) == mnt_fs_get_id(fs) &&
+			streq(mnt_fs_get_target(old) ?: "", mnt_fs_get_target(fs) ?: "");
+	mnt_free_iter(it);
+	return there;
+}
+
+int mount_helper_mounted_elsewhere(struct libmnt_table *before, const char *source,
+				   uint64_t *ret_id, char **ret_target)
+{
+	struct libmnt_table *now = view_read_table(VIEW_MOUNTINFO);
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs;
+	int found = 0, r = 0;
+
+	*ret_id = 0;
+	*ret_target = NULL;
+	if (!now || !it) {
+		r = -errno ?: -ENOMEM;
+		goto out;
+	}
+	while (mnt_table_next_fs(now, it, &fs) == 0) {
+		if (!streq(mnt_fs_get_source(fs) ?: "", source) || was_there(before, fs))
+			continue;
+		if (found++ == 0) {
+			*ret_id = (uint64_t)mnt_fs_get_id(fs);
+			*ret_target = strdup(mnt_fs_get_target(fs) ?: "?");
+			if (!*ret_target) {
+				r = -ENOMEM;
+				goto out;
+			}
+		}
+	}
+	r = found == 0 ? 0 : found == 1 ? 1 : -EEXIST;
+out:
+	mnt_free_iter(it);
+	mnt_unref_table(now);
+	return r;
+}
