@@ -48,12 +48,9 @@ sysv) INIT=(sysvinit-core sysv-rc initscripts insserv initramfs-tools) ;;
 dracut) INIT=(systemd-sysv dracut) EXTRA_HOOK=$HERE/guest/dracut-image-setup ;;
 # What tests/integration/ runs besides storaged (tools/install-deps.sh's
 # test packages): attributes and ACLs, rsync, fuser, python3, strings,
-# promtool (t-metrics.sh: prometheus, 19 MB, a few seconds to unpack), and
-# cryptsetup for LUKS members.  zstd: initramfs-tools compresses with it
-# when it is there (COMPRESS=zstd, its default; a standard install has it,
-# initramfs-tools-core recommends it), else with gzip, minutes slower here.
+# promtool, and cryptsetup for LUKS members.
 guest)
-	INIT=(systemd-sysv initramfs-tools zstd attr acl rsync psmisc python3 binutils
+	INIT=(systemd-sysv initramfs-tools attr acl rsync psmisc python3 binutils
 		cryptsetup-bin prometheus)
 	NO_SCAN_HOOK=
 	;;
@@ -106,22 +103,8 @@ for hook in $NO_SCAN_HOOK $EXTRA_HOOK; do
 done
 # The guest runs the tests, not a metrics server.
 [ "$VARIANT" = guest ] && HOOKS+=(--customize-hook='chroot "$1" systemctl mask prometheus.service')
-# The initrd made once: the kernel's postinst makes it (its
-# /etc/kernel/postinst.d/initramfs-tools, `update-initramfs -c`), and the
-# packages configured after the kernel (udev, kmod, btrfs-progs, dmsetup:
-# their "activate-noawait update-initramfs" triggers) make initramfs-tools
-# remake it at the end of the same dpkg run, each run minutes of
-# mkinitramfs here.  INITRD=No makes that hook leave it to the trigger
-# (the hook's own test); the customize hook makes it where no trigger
-# ran.  The same initrd either way: update-initramfs's, stock.
-RUN_ENV=()
-if [ "$VARIANT" = guest ]; then
-	RUN_ENV=(INITRD=No)
-	# shellcheck disable=SC2016 # run by mmdebstrap with "$1" = root
-	HOOKS+=(--customize-hook='ls "$1"/boot/initrd.img-* >/dev/null 2>&1 || chroot "$1" update-initramfs -c -k all')
-fi
 # shellcheck disable=SC2016 # the hooks are run by mmdebstrap with "$1" = root
-if ! env "${RUN_ENV[@]}" mmdebstrap --mode=root --variant=minbase --include="$PKGS" \
+if ! mmdebstrap --mode=root --variant=minbase --include="$PKGS" \
 	--aptopt='Acquire::Check-Valid-Until "false"' \
 	--aptopt='Acquire::Languages "none"' \
 	--dpkgopt='path-exclude=/usr/share/man/*' \
