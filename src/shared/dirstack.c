@@ -259,7 +259,7 @@ char *dirstack_path(const struct dirstack *s, const char *base, const char *name
 		if (!c || !*c)
 			continue;
 		n = strlen(c) + (end < len - 1);
-		if (n + 3 > end) {
+		if (n + 4 > end) { /* room left for ".../" */
 			cut = true;
 			break;
 		}
@@ -268,6 +268,8 @@ char *dirstack_path(const struct dirstack *s, const char *base, const char *name
 		end -= strlen(c);
 		memcpy(buf + end, c, strlen(c));
 	}
+	if (cut && end < len - 1)
+		buf[--end] = '/';
 	if (cut) {
 		end -= 3;
 		memcpy(buf + end, "...", 3);
@@ -283,8 +285,8 @@ char *dirstack_path_dup(const struct dirstack *s, const char *base, const char *
 
 	for (size_t i = 1; i < s->depth; i++)
 		len += strlen(s->f[i].name) + 1;
-	buf = malloc(len + 3);
-	return buf ? dirstack_path(s, base, name, buf, len + 3) : NULL;
+	buf = malloc(len + 4);
+	return buf ? dirstack_path(s, base, name, buf, len + 4) : NULL;
 }
 
 void dirstack_free(struct dirstack *s)
