@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -12,22 +11,39 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "shared/notify.h"
 #include "shared/log.h"
 #include "shared/util.h"
 
 int daemon_notify(const char *fmt, ...)
 {
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	_cleanup_free_ char *msg = NULL;
+	size_t len;
 	va_list ap;
+	_cleanup_close_ int fd = -EBADF;
 	int r;
 
-	if (!getenv("NOTIFY_SOCKET"))
+	if (!path || !path[0])
 		return 0;
+	len = strlen(path);
+	if ((path[0] != '/' && path[0] != '@') || len >= sizeof(sa.sun_path))
+		return -EINVAL;
+	memcpy(sa.sun_path, path, len);
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0'; /* abstract namespace */
 	va_start(ap, fmt);
 	r = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	return r < 0 ? -ENOMEM : notify_send(msg);
+	if (r < 0)
+		return -ENOMEM;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	return sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+		      offsetof(struct sockaddr_un, sun_path) + len) < 0
+		       ? -errno
+		       : 1;
 }
 
 int daemon_monitor_open(struct udev **ret_udev, struct udev_monitor **ret_monitor)

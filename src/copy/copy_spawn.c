@@ -9,17 +9,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <sys/stat.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "copy_spawn.h"
-#include "shared/notify.h"
 #include "shared/spawn_helper.h"
 #include "parse/units.h"
 #include "shared/util.h"
@@ -126,70 +123,12 @@ static bool interrupt_pending(void)
 	       (sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1);
 }
 
-/* how often a copy that makes progress extends the service manager's
- * timeout, and by how much each time (sd_notify(3), EXTEND_TIMEOUT_USEC:
- * the unit's timeout becomes at least that long from the message on) */
-#define EXTEND_EVERY_SEC 10
-#define EXTEND_MSG "EXTEND_TIMEOUT_USEC=60000000" /* 60 s */
-
-/* the CPU time of the process @pid, all its threads, user and system, in
- * clock ticks: fields 14 and 15 of /proc/PID/stat (proc(5)); 0 unknown */
-static unsigned long long helper_cpu(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long ut = 0, st = 0;
-	int fd;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* the command name (field 2) may hold spaces: fields 3 on follow its ')' */
-	if (!(p = strrchr(buf, ')')) ||
-	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return 0;
-	return ut + st;
-}
-
-static uint64_t now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec;
-}
-
-/* A copy of a large or deep tree can outlast the unit's stop or start
- * timeout: while the helper keeps working (its CPU time grows), the
- * service manager is asked for more time; a helper that is stuck (a
- * lease never broken, a hung filesystem) is not, and the timeout ends it. */
-static void extend_timeout(pid_t pid, uint64_t *last_sec, unsigned long long *last_cpu)
-{
-	uint64_t now = now_sec();
-	unsigned long long cpu;
-
-	if (now - *last_sec < EXTEND_EVERY_SEC)
-		return;
-	*last_sec = now;
-	cpu = helper_cpu(pid);
-	if (cpu != *last_cpu)
-		notify_send(EXTEND_MSG);
-	*last_cpu = cpu;
-}
-
 /* Reads the helper's report from @fd until it closes; a pending SIGINT or
  * SIGTERM ends the helper (its workers die with it) and is left pending for
  * the caller's signalfd.  Returns: 0, or -EINTR when interrupted. */
 static int read_report(int fd, pid_t pid, char *line, size_t len)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	unsigned long long cpu = 0;
-	uint64_t last = now_sec();
 	size_t got = 0;
 	ssize_t n;
 
@@ -199,7 +138,6 @@ static int read_report(int fd, pid_t pid, char *line, size_t len)
 			line[0] = '\0';
 			return -EINTR;
 		}
-		extend_timeout(pid, &last, &cpu);
 		if (poll(&pfd, 1, 250) <= 0)
 			continue;
 		n = read(fd, line + got, len - 1 - got);

@@ -114,7 +114,7 @@ R=$U/storaged-remote.service
 has() { grep -Eq "^$2" "$1" || fail "$(basename "$1") lacks '$2'"; }
 lacks() { grep -Eq "^$2" "$1" && fail "$(basename "$1") must not have '$2'"; return 0; }
 has "$S" 'Type=notify$'
-has "$S" 'NotifyAccess=exec$'
+has "$S" 'NotifyAccess=main$'
 has "$S" 'RemainAfterExit=yes$'
 has "$S" 'DefaultDependencies=no$'
 has "$S" 'Before=.*\blocal-fs\.target\b'
