@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "area_internal.h"
+#include "shared/dirstack.h"
 #include "parse/units.h"
 
 struct survey_link {
@@ -47,44 +48,48 @@ static int survey_add_link(struct survey_walk *w, const struct stat *st)
 	return 0;
 }
 
-static int survey_dir(struct survey_walk *w, int fd);
+/* directory levels whose descriptor the survey holds (storaged's own
+ * descriptors are few: a deeper tree is walked by reopening, dirstack.h) */
+#define SURVEY_HELD_LEVELS 64
 
-static int survey_entry(struct survey_walk *w, int dirfd, const char *name)
+/* counts @name of the directory @dirfd; returns 1 when it is a directory
+ * of the surveyed filesystem to walk (opened into *@ret_fd) */
+static int survey_entry(struct survey_walk *w, int dirfd, const char *name, int *ret_fd)
 {
 	struct stat st;
-	int fd;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
+		return errno == ENOENT ? 0 : -errno; /* removed since it was listed */
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
 		return survey_add_link(w, &st);
 	w->s->inodes++;
 	w->s->bytes += (uint64_t)st.st_blocks * 512;
 	if (!S_ISDIR(st.st_mode) || st.st_dev != w->dev)
 		return 0;
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	return survey_dir(w, fd);
+	*ret_fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return *ret_fd < 0 ? -errno : 1;
 }
 
-/* walks the directory @fd (consumed) */
-static int survey_dir(struct survey_walk *w, int fd)
+/* walks the tree below the directory @fd (taken), depth first, without
+ * recursion and with a bounded number of descriptors */
+static int survey_tree(struct survey_walk *w, int fd)
 {
-	struct dirent *de;
-	DIR *dir = fdopendir(fd);
-	int r = 0;
+	struct dirstack s;
+	const char *name;
+	int r, sub;
 
-	if (!dir) {
-		close(fd);
-		return -errno;
+	dirstack_init(&s, 1, 0, SURVEY_HELD_LEVELS);
+	r = dirstack_push(&s, &fd, "");
+	if (r == 0)
+		r = dirstack_list(&s, false);
+	while (r == 0 && s.depth > 0) {
+		if (!(name = dirstack_next(&s)))
+			r = dirstack_pop(&s);
+		else if ((r = survey_entry(w, dirstack_top(&s)->fd[0], name, &sub)) > 0 &&
+			 (r = dirstack_push(&s, &sub, name)) == 0)
+			r = dirstack_list(&s, false);
 	}
-	while (r == 0 && (de = readdir(dir))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		r = survey_entry(w, dirfd(dir), de->d_name);
-	}
-	closedir(dir);
+	dirstack_free(&s);
 	return r;
 }
 
@@ -111,7 +116,7 @@ int area_survey_path(const char *path, struct area_survey *ret)
 	}
 	w.dev = st.st_dev;
 	s.bytes = (uint64_t)st.st_blocks * 512;
-	r = survey_dir(&w, fd);
+	r = survey_tree(&w, fd);
 	if (r == 0 && w.n_links)
 		qsort(w.links, w.n_links, sizeof(*w.links), link_cmp);
 	for (size_t i = 0; r == 0 && i < w.n_links; i++)

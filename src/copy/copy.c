@@ -6,22 +6,27 @@
  * Steps:
  *  1. open the two roots (O_NOFOLLOW | O_DIRECTORY); read the source
  *     root's metadata; the destination stays root-only (0700) until 4.;
- *  2. walk: a directory is read through its descriptor; each entry is
- *     opened once (O_PATH | O_NOFOLLOW) below it and copied by type from
- *     that descriptor.  Subdirectories are created 0700 and walked in
- *     turn, each from the descriptors just opened; their metadata is
- *     recorded for 4.;
+ *  2. walk, depth first, without recursion (dirstack.h: the levels'
+ *     descriptors are held up to a bound, a deeper tree reopens a level
+ *     from the one below it, checked): a directory's names are read
+ *     through its descriptor; each entry is opened once (O_PATH |
+ *     O_NOFOLLOW) below it and copied by type from that descriptor.
+ *     Subdirectories are created 0700 and entered in turn, from the
+ *     descriptors just opened; a directory's copy gets its owner, xattrs,
+ *     mode, times and flags when it is left (after its contents, which
+ *     changed its times): its parent is still root-only 0700 then, so no
+ *     user reaches a copy before the root's metadata is set (4.);
  *  3. in parallel (@jobs > 1): threads take directories from a queue,
  *     which is fed only while some thread waits (else a thread walks its
- *     subdirectory itself, depth first: the open descriptors stay few).  A
- *     non-directory with several links is created once, by the first
- *     thread to reach its inode (a table keyed by device and inode, under
- *     a lock); its other names are linkat() to that copy, which is reached
- *     from the destination root through directories this copy created;
- *  4. when every thread is done: each directory's owner, xattrs, mode,
- *     times and flags (after its contents, which changed its times), the
- *     root's last; then the file flags of files with several links
- *     (immutable would have refused the later links).
+ *     subdirectory itself), and only with directories near the roots (a
+ *     task carries its path).  A non-directory with several links is
+ *     created once, by the first thread to reach its inode (a table keyed
+ *     by device and inode, under a lock); its other names are linkat() to
+ *     that copy, which is reached from the destination root through
+ *     directories this copy created;
+ *  4. when every thread is done: the roots' metadata; then the file flags
+ *     of files with several links (immutable would have refused the later
+ *     links).
  * The first error wins; the other threads stop at their next entry.
  */
 #include <dirent.h>
@@ -41,6 +46,7 @@
 
 #include "copy.h"
 #include "copy_fd.h"
+#include "shared/dirstack.h"
 #include "shared/util.h"
 
 #include "copy_internal.h"
@@ -76,15 +82,6 @@ static void copy_progress(struct copy_ctx *c, uint64_t files, bool done)
 	atomic_store(&c->last_usec, now);
 }
 
-static char *rel_join(const char *rel, const char *name)
-{
-	char *s;
-
-	if (!*rel)
-		return strdup(name);
-	return asprintf(&s, "%s/%s", rel, name) < 0 ? NULL : s;
-}
-
 /* takes @m (its rel and xattrs) into the list of step 4 */
 static int dirmeta_add(struct copy_ctx *c, struct copy_dirmeta *m)
 {
@@ -112,22 +109,39 @@ static int dirmeta_add(struct copy_ctx *c, struct copy_dirmeta *m)
 	return r;
 }
 
-static int walk_dir(struct copy_ctx *c, char *buf, int sfd, int dfd, const char *rel);
+/* the path of @name (NULL: the current directory) for a message */
+static const char *walk_path(const struct walk *w, const char *name, char *buf, size_t len)
+{
+	return dirstack_path(&w->s, w->t->rel, name, buf, len);
+}
 
-/* hands the directory to a waiting thread; false: none waits */
-static bool offer(struct copy_ctx *c, int sfd, int dfd, const char *rel)
+static int walk_fail(struct copy_ctx *c, const struct walk *w, int err, const char *name, const char *what)
+{
+	char p[sizeof(c->msg)];
+
+	return copy_fail(c, err, walk_path(w, name, p, sizeof(p)), what);
+}
+
+/* hands the directory to a waiting thread; false: none waits, or it is
+ * too deep to be worth its path (a chain is walked by one thread) */
+static bool offer(struct copy_ctx *c, const struct walk *w, int sfd, int dfd, const char *name,
+		  struct copy_dirmeta *m)
 {
 	struct task *t;
 	bool taken = false;
 
-	if (c->jobs < 2)
+	if (c->jobs < 2 || w->t->depth + w->s.depth >= COPY_OFFER_DEPTH)
 		return false;
-	t = malloc(sizeof(*t));
-	if (!t || !(t->rel = strdup(rel))) {
+	t = calloc(1, sizeof(*t));
+	if (!t || !(t->rel = dirstack_path_dup(&w->s, w->t->rel, name))) {
 		free(t);
 		return false;
 	}
-	*t = (struct task){ .sfd = sfd, .dfd = dfd, .rel = t->rel };
+	t->sfd = sfd;
+	t->dfd = dfd;
+	t->depth = w->t->depth + w->s.depth;
+	t->meta = *m;
+	t->has_meta = true;
 	pthread_mutex_lock(&c->qlock);
 	if (c->idle > c->queued) {
 		t->next = c->queue;
@@ -144,11 +158,12 @@ static bool offer(struct copy_ctx *c, int sfd, int dfd, const char *rel)
 	return taken;
 }
 
-/* @e is a directory: create its copy, record its metadata, walk it */
-static int copy_dir(struct copy_ctx *c, struct entry *e, char *buf)
+/* @e is a directory: create its copy and enter it (its metadata is set
+ * when it is left), or hand it to another thread */
+static int copy_dir(struct copy_ctx *c, struct walk *w, struct entry *e)
 {
 	struct copy_dirmeta m = { .st = e->st };
-	int sfd, dfd, r;
+	int fds[2], sfd, dfd, r;
 
 	/* "." below the O_PATH descriptor: the same inode, opened to read */
 	sfd = c->sys->openat(e->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
@@ -166,42 +181,50 @@ static int copy_dir(struct copy_ctx *c, struct entry *e, char *buf)
 		r = -errno;
 		goto fail;
 	}
-	m.rel = e->rel;
-	e->rel = NULL; /* the list's now */
-	if ((r = dirmeta_add(c, &m)) < 0 || e->st.st_dev != c->dev) {
+	if (e->st.st_dev != c->dev) {
 		/* another filesystem's root: its directory is copied, empty */
-		close(sfd);
+		r = copy_meta_fd(dfd, &m.st, &m.xa, m.fflags);
 		close(dfd);
+		goto fail;
+	}
+	if (offer(c, w, sfd, dfd, e->name, &m))
+		return 0;
+	fds[0] = sfd;
+	fds[1] = dfd;
+	if ((r = dirstack_push(&w->s, fds, e->name)) < 0) {
+		free(m.xa.buf);
 		return r;
 	}
-	if (offer(c, sfd, dfd, m.rel))
-		return 0;
-	return walk_dir(c, buf, sfd, dfd, m.rel);
+	*(struct copy_dirmeta *)dirstack_top(&w->s)->extra = m;
+	return dirstack_list(&w->s, false);
 fail:
 	free(m.xa.buf);
 	close(sfd);
 	return r;
 }
 
-/* copies the entry @name of the directory @sd into @dd */
-static int copy_one(struct copy_ctx *c, char *buf, int sd, int dd, const char *rel, const char *name)
+/* copies the entry @name of the current directory into its copy */
+static int copy_one(struct copy_ctx *c, struct walk *w, const char *name)
 {
-	struct entry e = { .fd = -1, .dd = dd, .name = name, .in = -1, .out = -1 };
+	const struct dirstack_frame *f = dirstack_top(&w->s);
+	struct entry e = { .fd = -1, .dd = f->fd[1], .name = name, .in = -1, .out = -1 };
 	int r = 0;
 
-	if (!(e.rel = rel_join(rel, name)))
-		return copy_fail(c, ENOMEM, rel, "copying");
-	e.fd = c->sys->openat(sd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+	e.fd = c->sys->openat(f->fd[0], name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (e.fd < 0 && errno == ENOENT)
 		goto out; /* removed since readdir(): nothing to copy */
 	if (e.fd < 0 || fstat(e.fd, &e.st) < 0)
 		r = -errno;
 	else if (S_ISDIR(e.st.st_mode))
-		r = copy_dir(c, &e, buf);
-	else if (!S_ISSOCK(e.st.st_mode)) /* sockets are not copied */
-		r = copy__nondir(c, &e, buf);
+		r = copy_dir(c, w, &e);
+	else if (S_ISSOCK(e.st.st_mode))
+		; /* sockets are not copied */
+	else if (e.st.st_nlink > 1 && !(e.rel = dirstack_path_dup(&w->s, w->t->rel, name)))
+		r = -ENOMEM; /* the path a later name links to */
+	else
+		r = copy__nondir(c, &e, w->buf);
 	if (r < 0)
-		copy_fail(c, -r, e.rel ? e.rel : rel, "copying");
+		walk_fail(c, w, -r, name, "copying");
 	copy_progress(c, atomic_fetch_add(&c->files, 1) + 1, false);
 out:
 	if (e.fd >= 0)
@@ -216,36 +239,57 @@ out:
 	return r;
 }
 
-/* copies every entry of the directory @sfd into @dfd; closes both */
-static int walk_dir(struct copy_ctx *c, char *buf, int sfd, int dfd, const char *rel)
+/* leaves the current directory: its copy gets its metadata (after its
+ * contents, which changed its times), except the base's, which is the
+ * task's (@t->has_meta) or the caller's (a root, set last) */
+static int leave_dir(struct copy_ctx *c, struct walk *w)
 {
-	DIR *d = fdopendir(sfd);
-	struct dirent *de;
+	struct dirstack_frame *f = dirstack_top(&w->s);
+	struct copy_dirmeta *m = w->s.depth > 1 ? f->extra : w->t->has_meta ? &w->t->meta : NULL;
 	int r = 0;
 
-	if (!d) {
-		r = copy_fail(c, errno, rel, "reading the directory");
-		close(sfd);
-		close(dfd);
-		return r;
+	if (m) {
+		r = copy_meta_fd(f->fd[1], &m->st, &m->xa, m->fflags);
+		free(m->xa.buf);
+		m->xa.buf = NULL;
+		if (r < 0)
+			walk_fail(c, w, -r, NULL, "setting the directory's metadata");
 	}
-	while (r == 0) {
-		errno = 0;
-		if (!(de = readdir(d))) {
-			if (errno)
-				r = copy_fail(c, errno, rel, "reading the directory");
-			break;
-		}
+	if (r == 0 && (r = dirstack_pop(&w->s)) < 0)
+		walk_fail(c, w, -r, NULL,
+			  r == -ESTALE ? "moved during the copy (try again)" : "reopening the directory");
+	return r;
+}
+
+/* copies the tree of the task @t (its descriptors taken), depth first,
+ * with a bounded number of descriptors (dirstack.h) */
+static int walk_tree(struct copy_ctx *c, char *buf, struct task *t)
+{
+	struct walk w = { .t = t, .buf = buf };
+	int fds[2] = { t->sfd, t->dfd }, r;
+	const char *name;
+
+	dirstack_init(&w.s, 2, sizeof(struct copy_dirmeta), COPY_HELD_LEVELS);
+	if ((r = dirstack_push(&w.s, fds, "")) < 0 || (r = dirstack_list(&w.s, false)) < 0) {
+		walk_fail(c, &w, -r, NULL, "reading the directory");
+		goto out;
+	}
+	while (r == 0 && w.s.depth > 0) {
 		if (atomic_load(&c->err)) {
 			r = -ECANCELED; /* another thread failed */
 			break;
 		}
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		r = copy_one(c, buf, dirfd(d), dfd, rel, de->d_name);
+		if (!(name = dirstack_next(&w.s)))
+			r = leave_dir(c, &w);
+		else if ((r = copy_one(c, &w, name)) < 0 && w.s.depth > 0)
+			walk_fail(c, &w, -r, name, "copying");
 	}
-	closedir(d);
-	close(dfd);
+out:
+	for (size_t i = 1; i < w.s.depth; i++)
+		free(((struct copy_dirmeta *)w.s.f[i].extra)->xa.buf);
+	dirstack_free(&w.s);
+	if (t->has_meta)
+		free(t->meta.xa.buf);
 	return r;
 }
 
@@ -271,6 +315,14 @@ static struct task *take(struct copy_ctx *c)
 	return t;
 }
 
+static void task_drop(struct task *t)
+{
+	close(t->sfd);
+	close(t->dfd);
+	if (t->has_meta)
+		free(t->meta.xa.buf);
+}
+
 static void *worker(void *arg)
 {
 	struct copy_ctx *c = arg;
@@ -281,11 +333,9 @@ static void *worker(void *arg)
 		copy_fail(c, ENOMEM, "", "copying");
 	while ((t = take(c))) {
 		if (buf && !atomic_load(&c->err))
-			walk_dir(c, buf, t->sfd, t->dfd, t->rel);
-		else {
-			close(t->sfd);
-			close(t->dfd);
-		}
+			walk_tree(c, buf, t);
+		else
+			task_drop(t);
 		free(t->rel);
 		free(t);
 		pthread_mutex_lock(&c->qlock);
@@ -307,19 +357,6 @@ static int copy_walk(struct copy_ctx *c, int *sfd, int *dfd, const char *const *
 	char *buf = NULL;
 	size_t i;
 
-	if (c->jobs < 2) {
-		if (!(buf = malloc(COPY_BUF_SIZE)))
-			copy_fail(c, ENOMEM, "", "copying");
-		for (i = 0; i < n; i++)
-			if (buf && !atomic_load(&c->err))
-				walk_dir(c, buf, sfd[i], dfd[i], rel[i]);
-			else {
-				close(sfd[i]);
-				close(dfd[i]);
-			}
-		free(buf);
-		return -atomic_load(&c->err);
-	}
 	for (i = 0; i < n; i++) {
 		t = calloc(1, sizeof(*t));
 		if (!t || !(t->rel = strdup(rel[i]))) {
@@ -334,6 +371,21 @@ static int copy_walk(struct copy_ctx *c, int *sfd, int *dfd, const char *const *
 		t->next = c->queue;
 		c->queue = t;
 		c->queued++;
+	}
+	if (c->jobs < 2) {
+		if (!(buf = malloc(COPY_BUF_SIZE)))
+			copy_fail(c, ENOMEM, "", "copying");
+		while ((t = c->queue)) {
+			c->queue = t->next;
+			if (buf && !atomic_load(&c->err))
+				walk_tree(c, buf, t);
+			else
+				task_drop(t);
+			free(t->rel);
+			free(t);
+		}
+		free(buf);
+		return -atomic_load(&c->err);
 	}
 	for (; k < c->jobs; k++)
 		if ((errno = pthread_create(&th[k], NULL, worker, c)) != 0) {
@@ -352,7 +404,7 @@ static int copy_finish(struct copy_ctx *c)
 {
 	int r = 0, fd, ffd;
 
-	/* the root was recorded first and is written last */
+	/* the roots, the only directories whose metadata waits for the end */
 	for (size_t i = c->ndirs; r == 0 && i-- > 0;) {
 		struct copy_dirmeta *m = &c->dirs[i];
 

@@ -13,16 +13,33 @@
 
 #include "copy.h"
 #include "copy_fd.h"
+#include "shared/dirstack.h"
 
 #define COPY_MAX_JOBS 64
 #define COPY_BUF_SIZE (256 * 1024)
 #define LINK_BUCKETS 4096
+/* directory levels whose two descriptors a walking thread holds */
+#define COPY_HELD_LEVELS 128
+/* no directory deeper is handed to another thread: its task would carry
+ * its whole path */
+#define COPY_OFFER_DEPTH 64
 
 /* a directory waiting for a thread: both descriptors are the task's */
 struct task {
 	int sfd, dfd;
-	char *rel;
+	char *rel; /* below the destination root, for links and messages */
+	size_t depth; /* levels below its root */
+	bool has_meta; /* no root: @meta is set when it is done */
+	struct copy_dirmeta meta;
 	struct task *next;
+};
+
+/* one thread's walk of one task: the levels below it (their extra is
+ * their struct copy_dirmeta, set when the level is left) */
+struct walk {
+	struct task *t;
+	struct dirstack s;
+	char *buf;
 };
 
 /* the first copy of an inode with several links */
@@ -64,7 +81,7 @@ struct entry {
 	struct stat st;
 	int dd; /* destination directory */
 	const char *name;
-	char *rel;
+	char *rel; /* below the destination root: set for several links only */
 	int in, out; /* regular files: source reopened, copy */
 	char *target; /* symbolic links */
 	struct copy_xattrs xa;

@@ -72,31 +72,56 @@ static bool entry_own(int err)
 	       err != -ENFILE && err != -ECANCELED;
 }
 
-static char *join(const char *rel, const char *name)
+/* the path of the walk's current directory, for a message */
+static const char *here(struct sync_ctx *c, char *buf, size_t len)
 {
-	char *s;
-
-	if (!*rel)
-		return strdup(name);
-	return asprintf(&s, "%s/%s", rel, name) < 0 ? NULL : s;
+	return dirstack_path(&c->s, c->basename, NULL, buf, len);
 }
 
-static int op_add(struct sync_ctx *c, const char *dir, const char *name, enum op_kind k,
-		  const char *w, unsigned fflags)
+static struct sync_level *level(const struct sync_ctx *c, size_t d)
+{
+	return c->s.f[d].extra;
+}
+
+/* the node of the walk's level @d, made (with its ancestors') when it is
+ * first needed: only directories with something to do get one */
+static int node_of(struct sync_ctx *c, size_t d, size_t *ret)
+{
+	size_t k = d;
+
+	while (k > 0 && !level(c, k)->node1)
+		k--;
+	for (size_t j = level(c, k)->node1 ? k + 1 : k; j <= d; j++) {
+		struct sync_node *n;
+
+		if (sync_grow(&c->nodes, &c->nodecap, c->nnodes, sizeof(*c->nodes)) < 0)
+			return -ENOMEM;
+		n = &c->nodes[c->nnodes];
+		/* a walk's base without a node is a task's: a child of the root */
+		n->parent = j > 0 ? level(c, j - 1)->node1 - 1 : 0;
+		if (!(n->name = strdup(c->s.f[j].name)))
+			return -ENOMEM;
+		level(c, j)->node1 = ++c->nnodes;
+	}
+	*ret = level(c, d)->node1 - 1;
+	return 0;
+}
+
+/* notes a step 4 rename of @name in the walk's current directory */
+static int op_add(struct sync_ctx *c, const char *name, enum op_kind k, const char *w, unsigned fflags)
 {
 	struct op *o;
+	size_t node;
 
-	if (sync_grow(&c->ops, &c->opcap, c->nops, sizeof(*c->ops)) < 0)
+	if (node_of(c, c->s.depth - 1, &node) < 0 || sync_grow(&c->ops, &c->opcap, c->nops, sizeof(*c->ops)) < 0)
 		return -ENOMEM;
 	o = &c->ops[c->nops];
-	*o = (struct op){ .dir = strdup(dir), .name = strdup(name), .kind = k, .fflags = fflags };
+	*o = (struct op){ .node = node, .name = strdup(name), .kind = k, .fflags = fflags };
 	snprintf(o->w, sizeof(o->w), "%s", w);
-	if (!o->dir || !o->name) {
-		free(o->dir);
-		free(o->name);
+	if (!o->name)
 		return -ENOMEM;
-	}
 	c->nops++;
+	level(c, c->s.depth - 1)->changes++;
 	return 0;
 }
 
@@ -141,7 +166,7 @@ static bool unchanged(const struct sync_ctx *c, const struct stat *a, const stru
 
 /* step 1 for a changed non-directory: written once per area inode; its
  * other names are links to that copy, made in W */
-static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const char *rel, const char *name)
+static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const char *name)
 {
 	size_t h = ((size_t)st->st_ino * 31 + (size_t)st->st_dev) % HL_BUCKETS;
 	struct hl *l = NULL;
@@ -170,12 +195,12 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 		}
 		pthread_mutex_unlock(&c->sh->lock);
 	}
-	return r < 0 ? r : op_add(c, rel, name, OP_PUT, w, fflags);
+	return r < 0 ? r : op_add(c, name, OP_PUT, w, fflags);
 }
 
 /* step 1 for an area directory the lower copy lacks: W/n<N>, filled in
  * step 2 (or left empty: another filesystem's mount point) */
-static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char *rel, const char *name)
+static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char *name)
 {
 	struct copy_xattrs xa = { 0 };
 	char w[16];
@@ -195,7 +220,7 @@ static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char
 			return -ENOMEM;
 		}
 		c->tsrc[c->ntrees++] = sfd;
-		return op_add(c, rel, name, OP_PUT, w, 0);
+		return op_add(c, name, OP_PUT, w, 0);
 	}
 	/* a mount point in the area: the directory alone, empty */
 	dfd = c->sys->openat(c->workfd, w, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
@@ -206,64 +231,60 @@ static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char
 	close(sfd);
 	if (dfd >= 0)
 		close(dfd);
-	return r < 0 ? r : op_add(c, rel, name, OP_PUT, w, 0);
+	return r < 0 ? r : op_add(c, name, OP_PUT, w, 0);
 }
 
-static int cmp_name(const void *a, const void *b)
+/* opens the area directory @fd (O_PATH) and the lower one @name of
+ * @lfd into @fds, the latter checked to be the @lst compared; returns 1,
+ * 0 for a mount point in the area (its lower directory stays), or
+ * negative errno (-ESTALE: replaced since fstatat()) */
+static int open_pair(struct sync_ctx *c, int fd, const struct stat *st, int lfd, const char *name,
+		     const struct stat *lst, int fds[2])
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int sync_dir(struct sync_ctx *c, int afd, int lfd, const char *rel, size_t *changes);
-
-/* step 1 for a directory both sides have: walk it, then note its metadata
- * when it or anything in it changed */
-static int both_dirs(struct sync_ctx *c, int fd, const struct stat *st, int lfd, const char *rel,
-		     const char *name, const struct stat *lst)
-{
-	struct dmeta m = { .st = *st };
-	size_t changes = 0;
 	struct stat s;
-	int asub, lsub, r;
+	int r;
 
 	if (st->st_dev != c->adev)
-		return 0; /* a mount point in the area: its lower directory stays */
-	asub = c->sys->openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-	if (asub < 0)
+		return 0;
+	fds[0] = c->sys->openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fds[0] < 0)
 		return -errno;
-	lsub = openat(lfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (lsub < 0 || fstat(lsub, &s) < 0) {
+	fds[1] = openat(lfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fds[1] < 0 || fstat(fds[1], &s) < 0)
 		r = -errno;
-		goto out;
-	}
-	if (s.st_ino != lst->st_ino || s.st_dev != lst->st_dev) {
-		r = -ESTALE; /* replaced since fstatat(): not the lower copy we compared */
-		goto out;
-	}
-	if (!(m.rel = join(rel, name))) {
-		r = -ENOMEM;
-		goto out;
-	}
-	/* sync_dir() takes its own: @asub stays for the metadata */
-	r = fcntl(asub, F_DUPFD_CLOEXEC, 3);
-	r = r < 0 ? -errno : sync_dir(c, r, lsub, m.rel, &changes);
-	if (r == 0 && (changes || !unchanged(c, st, lst))) {
-		m.fflags = copy_fflags_get(asub);
-		r = copy_xattrs_read(asub, false, &m.xa);
-		if (r == 0 && sync_grow(&c->dirs, &c->dircap, c->ndirs, sizeof(m)) < 0)
-			r = -ENOMEM;
-		if (r == 0) {
-			c->dirs[c->ndirs++] = m;
-			m = (struct dmeta){ 0 };
-		}
-	}
-out:
-	free(m.rel);
-	free(m.xa.buf);
-	close(asub);
-	if (lsub >= 0)
-		close(lsub);
+	else if (s.st_ino != lst->st_ino || s.st_dev != lst->st_dev)
+		r = -ESTALE;
+	else
+		return 1;
+	close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
 	return r;
+}
+
+/* enters the opened pair @fds (taken) as the walk's next level */
+static int push_pair(struct sync_ctx *c, int fds[2], const char *name, const struct stat *st,
+		     const struct stat *lst)
+{
+	struct sync_level *lv;
+	int r = dirstack_push(&c->s, fds, name);
+
+	if (r < 0)
+		return r;
+	lv = dirstack_top(&c->s)->extra;
+	lv->st = *st;
+	lv->changed = !unchanged(c, st, lst);
+	return dirstack_list(&c->s, true);
+}
+
+/* step 1 for a directory both sides have: entered as the walk's next
+ * level (its metadata noted when it is left); @fd: the area's, O_PATH */
+static int enter_pair(struct sync_ctx *c, int fd, const struct stat *st, int lfd, const char *name,
+		      const struct stat *lst)
+{
+	int fds[2], r = open_pair(c, fd, st, lfd, name, lst, fds);
+
+	return r <= 0 ? r : push_pair(c, fds, name, st, lst);
 }
 
 static int task_add(struct shared *sh, int fd, const struct stat *st, const struct stat *lst,
@@ -281,14 +302,14 @@ static int task_add(struct shared *sh, int fd, const struct stat *st, const stru
 	return 0;
 }
 
-/* step 1 for the area entry @name of the directory pair (@afd, @lfd);
- * adds to *@changes what it noted in the lower directory @lfd */
-static int sync_entry(struct sync_ctx *c, int afd, int lfd, const char *rel, const char *name, size_t *changes)
+/* step 1 for the area entry @name of the walk's current directory pair */
+static int sync_entry(struct sync_ctx *c, const char *name)
 {
+	const struct dirstack_frame *f = dirstack_top(&c->s);
+	int afd = f->fd[0], lfd = f->fd[1];
 	char beside[NAME_MAX + 1];
 	const char *orig = name;
 	struct stat st, lst;
-	size_t before = c->nops;
 	bool have, lchanged;
 	int fd, r = 0;
 
@@ -312,10 +333,11 @@ static int sync_entry(struct sync_ctx *c, int afd, int lfd, const char *rel, con
 	if (!have && !S_ISDIR(st.st_mode) && c->lbase.tv_sec >= 0 && !since(&st.st_ctim, &c->base, true))
 		return 0; /* deleted in the directory, unchanged in the area */
 	if (lchanged) {
+		char rel[PATH_MAX / 4], what[sizeof(rel) + NAME_MAX + 32];
+
 		if (snprintf(beside, sizeof(beside), "%s%s", name, COPY_SYNC_AREA_SUFFIX) >= (int)sizeof(beside))
 			return -ENAMETOOLONG;
-		char what[NAME_MAX + PATH_MAX / 4];
-
+		here(c, rel, sizeof(rel));
 		snprintf(what, sizeof(what), " (the area's: '%s%s%s')", rel, *rel ? "/" : "", beside);
 		sync_note(c, &c->sh->both, 0, rel, name, what);
 		name = beside;
@@ -341,28 +363,29 @@ static int sync_entry(struct sync_ctx *c, int afd, int lfd, const char *rel, con
 		if ((r = task_add(c->sh, fd, &st, &lst, name)) == 0)
 			fd = -1; /* the task's */
 	} else if (S_ISDIR(st.st_mode) && have && S_ISDIR(lst.st_mode))
-		r = both_dirs(c, fd, &st, lfd, rel, name, &lst);
+		r = enter_pair(c, fd, &st, lfd, name, &lst);
 	else if (S_ISDIR(st.st_mode))
-		r = put_dir(c, fd, &st, rel, name);
+		r = put_dir(c, fd, &st, name);
 	else if (!have || !unchanged(c, &st, &lst)) {
-		r = put_node(c, fd, &st, rel, name);
+		r = put_node(c, fd, &st, name);
 		if (r < 0 && entry_own(r)) {
-			sync_skip(c, r, rel, name, "reading");
+			char rel[PATH_MAX / 4];
+
+			sync_skip(c, r, here(c, rel, sizeof(rel)), name, "reading");
 			r = 0;
 		}
 	}
-	*changes += c->nops - before;
 out:
 	if (fd >= 0)
 		close(fd);
 	return r;
 }
 
-/* notes the entries of the lower directory @lfd that are not among the
- * area's @names (sorted): they are deleted in step 4 */
-static int sync_deletions(struct sync_ctx *c, int lfd, const char *rel, char **names, size_t n,
-			  size_t *changes)
+/* notes the entries of the current lower directory that are not among
+ * the area's names (its sorted listing): they are deleted in step 4 */
+static int sync_deletions(struct sync_ctx *c)
 {
+	int lfd = dirstack_top(&c->s)->fd[1];
 	DIR *d = fdopendir(dup(lfd));
 	struct dirent *de;
 	struct stat st;
@@ -375,8 +398,7 @@ static int sync_deletions(struct sync_ctx *c, int lfd, const char *rel, char **n
 	while (r == 0 && (errno = 0, de = readdir(d))) {
 		const char *key = de->d_name;
 
-		if (!strcmp(key, ".") || !strcmp(key, "..") ||
-		    (n && bsearch(&key, names, n, sizeof(*names), cmp_name)))
+		if (!strcmp(key, ".") || !strcmp(key, "..") || dirstack_has(&c->s, key))
 			continue;
 		if (fstatat(lfd, key, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			r = errno == ENOENT ? 0 : -errno;
@@ -387,8 +409,7 @@ static int sync_deletions(struct sync_ctx *c, int lfd, const char *rel, char **n
 		if (S_ISSOCK(st.st_mode) || since(&st.st_ctim, &c->lbase, false))
 			continue; /* never copied, or made in the directory: not the area's */
 		w_name(c, w, 'd');
-		if ((r = op_add(c, rel, key, OP_DELETE, w, 0)) == 0)
-			(*changes)++;
+		r = op_add(c, key, OP_DELETE, w, 0);
 	}
 	if (r == 0 && errno)
 		r = -errno;
@@ -396,46 +417,71 @@ static int sync_deletions(struct sync_ctx *c, int lfd, const char *rel, char **n
 	return r;
 }
 
-/* step 1 for the directory pair (@afd, @lfd); @afd is taken; @rel: its
- * path below the roots */
-static int sync_dir(struct sync_ctx *c, int afd, int lfd, const char *rel, size_t *changes)
+/* leaves the current directory pair: its deletions, then its metadata
+ * when it or anything in it changed (the lower root's is sync_apply()'s) */
+static int leave_pair(struct sync_ctx *c)
 {
-	DIR *d = fdopendir(afd);
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	int r = 0;
+	struct dirstack_frame *f = dirstack_top(&c->s);
+	struct sync_level *lv = f->extra;
+	struct dmeta m = { .st = lv->st };
+	char rel[PATH_MAX / 4];
+	size_t changes;
+	bool root = c->s.depth == 1 && !*c->basename;
+	int r = sync_deletions(c);
 
-	if (!d) {
-		close(afd);
-		return sync_fail(c, errno, rel, "", "reading the directory");
+	if (r < 0)
+		return sync_fail(c, -r, here(c, rel, sizeof(rel)), "", "reading the lower directory");
+	changes = lv->changes;
+	if (!root && (changes || lv->changed)) {
+		m.fflags = copy_fflags_get(f->fd[0]);
+		r = copy_xattrs_read(f->fd[0], false, &m.xa);
+		if (r == 0)
+			r = node_of(c, c->s.depth - 1, &m.node);
+		if (r == 0 && sync_grow(&c->dirs, &c->dircap, c->ndirs, sizeof(m)) < 0)
+			r = -ENOMEM;
+		if (r < 0) {
+			free(m.xa.buf);
+			return sync_fail(c, -r, here(c, rel, sizeof(rel)), "", "copying");
+		}
+		c->dirs[c->ndirs++] = m; /* after everything below it: deepest first */
 	}
-	rewinddir(d); /* a root's offset is shared with the caller's descriptor */
-	while (r == 0 && (errno = 0, de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
+	if ((r = dirstack_pop(&c->s)) < 0)
+		return sync_fail(c, -r, here(c, rel, sizeof(rel)), "",
+				 r == -ESTALE ? "moved during the sync (try again)" : "reopening the directory");
+	if (c->s.depth > 0)
+		level(c, c->s.depth - 1)->changes += changes;
+	return 0;
+}
+
+/* step 1 below the directory pair @fds (taken), named @name below the
+ * roots ("" with @st NULL: the roots themselves), depth first without
+ * recursion */
+static int sync_walk(struct sync_ctx *c, int fds[2], const char *name, const struct stat *st,
+		     const struct stat *lst)
+{
+	char rel[PATH_MAX / 4];
+	const char *entry;
+	int r;
+
+	c->basename = name;
+	dirstack_init(&c->s, 2, sizeof(struct sync_level), SYNC_HELD_LEVELS);
+	if (st)
+		r = push_pair(c, fds, name, st, lst);
+	else if ((r = dirstack_push(&c->s, fds, name)) == 0 && (r = dirstack_list(&c->s, true)) == 0)
+		level(c, 0)->node1 = 1; /* the roots: node 0 */
+	if (r < 0)
+		r = sync_fail(c, -r, name, "", "reading the directory");
+	while (r == 0 && c->s.depth > 0) {
 		if (atomic_load(&c->sh->failed)) {
 			r = -ECANCELED; /* another thread failed */
 			break;
 		}
-		if (sync_grow(&names, &cap, n, sizeof(*names)) < 0 || !(names[n] = strdup(de->d_name))) {
-			r = sync_fail(c, ENOMEM, rel, "", "reading the directory");
-			break;
-		}
-		r = sync_entry(c, dirfd(d), lfd, rel, names[n++], changes);
-		if (r < 0)
-			sync_fail(c, -r, rel, names[n - 1], "copying");
+		if (!(entry = dirstack_next(&c->s)))
+			r = leave_pair(c);
+		else if ((r = sync_entry(c, entry)) < 0)
+			sync_fail(c, -r, here(c, rel, sizeof(rel)), entry, "copying");
 	}
-	if (r == 0 && errno)
-		r = sync_fail(c, errno, rel, "", "reading the directory");
-	if (n) /* names is NULL when the directory is empty */
-		qsort(names, n, sizeof(*names), cmp_name);
-	if (r == 0 && (r = sync_deletions(c, lfd, rel, names, n, changes)) < 0)
-		sync_fail(c, -r, rel, "", "reading the lower directory");
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	closedir(d);
+	dirstack_free(&c->s);
 	return r;
 }
 
@@ -444,12 +490,15 @@ static void *walker(void *arg)
 {
 	struct sync_ctx *c = arg;
 	size_t i;
-	int r;
+	int r, fds[2];
 
 	while (!atomic_load(&c->sh->failed) && (i = atomic_fetch_add(&c->sh->next, 1)) < c->sh->ntasks) {
 		struct task *t = &c->sh->tasks[i];
 
-		if ((r = both_dirs(c, t->fd, &t->st, c->sh->lfd, "", t->name, &t->lst)) < 0)
+		r = open_pair(c, t->fd, &t->st, c->sh->lfd, t->name, &t->lst, fds);
+		if (r > 0)
+			r = sync_walk(c, fds, t->name, &t->st, &t->lst);
+		else if (r < 0)
 			sync_fail(c, -r, "", t->name, "copying");
 	}
 	return NULL;
@@ -458,11 +507,24 @@ static void *walker(void *arg)
 /* moves what @w noted to the end of @c's lists */
 static int merge(struct sync_ctx *c, struct sync_ctx *w)
 {
+	/* @w's node 0 is the root, c's too; its others follow c's */
+	size_t off = c->nnodes - 1;
+
 	if (sync_grow(&c->ops, &c->opcap, c->nops + w->nops, sizeof(*c->ops)) < 0 ||
 	    sync_grow(&c->dirs, &c->dircap, c->ndirs + w->ndirs, sizeof(*c->dirs)) < 0 ||
+	    sync_grow(&c->nodes, &c->nodecap, c->nnodes + w->nnodes, sizeof(*c->nodes)) < 0 ||
 	    sync_grow(&c->tsrc, &c->treecap, c->ntrees + w->ntrees, sizeof(int)) < 0 ||
 	    !(c->trel = realloc(c->trel, c->treecap * sizeof(char *))))
 		return -ENOMEM;
+	for (size_t i = 0; i < w->nops; i++)
+		w->ops[i].node += w->ops[i].node ? off : 0;
+	for (size_t i = 0; i < w->ndirs; i++)
+		w->dirs[i].node += w->dirs[i].node ? off : 0;
+	for (size_t i = 1; i < w->nnodes; i++) {
+		w->nodes[i].parent += w->nodes[i].parent ? off : 0;
+		c->nodes[c->nnodes++] = w->nodes[i];
+	}
+	w->nnodes = 0; /* node 0 has no name */
 	/* memcpy(3) takes no NULL, even for 0 bytes: a worker may note nothing */
 	if (w->nops)
 		memcpy(c->ops + c->nops, w->ops, w->nops * sizeof(*w->ops));
@@ -507,7 +569,7 @@ static int sync_tasks(struct sync_ctx *c)
 					  .base = c->base,
 					  .lbase = c->lbase,
 					  .res = c->res };
-		if (!(w[i].buf = malloc(SYNC_BUF_SIZE)) ||
+		if (!(w[i].buf = malloc(SYNC_BUF_SIZE)) || sync_nodes_init(&w[i]) < 0 ||
 		    (i > 0 && pthread_create(&th[i], NULL, walker, &w[i]) != 0))
 			break;
 		k = i + 1;
@@ -537,9 +599,8 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	};
 	struct timespec start;
 	struct stat ast, lst;
-	size_t changes = 0;
 	bool applied = false;
-	int afd, lfd, r;
+	int fds[2], lfd, r;
 
 	*ret = (struct copy_result){ 0 };
 	copy_raise_nofile();
@@ -554,20 +615,23 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		c.base.tv_sec = -1; /* no baseline: only what is the same is kept */
 	if (c.base.tv_sec < 0 || copy_sync_base_read(areafd, COPY_LOWER_SYNCED_XATTR, &c.lbase) < 0)
 		c.lbase.tv_sec = -1; /* none: the directory is taken as unchanged */
-	if (!(c.buf = malloc(SYNC_BUF_SIZE))) {
+	if (!(c.buf = malloc(SYNC_BUF_SIZE)) || sync_nodes_init(&c) < 0) {
 		r = sync_fail(&c, ENOMEM, "", "", "copying");
 		goto out;
 	}
-	afd = fcntl(areafd, F_DUPFD_CLOEXEC, 3);
-	lfd = afd < 0 ? -1 : fcntl(lowerfd, F_DUPFD_CLOEXEC, 3);
-	if (afd < 0 || lfd < 0) {
+	fds[0] = fcntl(areafd, F_DUPFD_CLOEXEC, 3);
+	fds[1] = fds[0] < 0 ? -1 : fcntl(lowerfd, F_DUPFD_CLOEXEC, 3);
+	lfd = fds[1] < 0 ? -1 : fcntl(lowerfd, F_DUPFD_CLOEXEC, 3);
+	if (lfd < 0) {
 		r = sync_fail(&c, errno, "", "", "copying");
-		if (afd >= 0)
-			close(afd);
+		if (fds[0] >= 0)
+			close(fds[0]);
+		if (fds[1] >= 0)
+			close(fds[1]);
 		goto out;
 	}
 	sh.lfd = lfd;
-	r = sync_dir(&c, afd, lfd, "", &changes);
+	r = sync_walk(&c, fds, "", NULL, NULL);
 	c.defer = false;
 	if (r == 0)
 		r = sync_tasks(&c);

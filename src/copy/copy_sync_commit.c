@@ -6,6 +6,8 @@
  * metadata), and the entries left out or kept twice are told.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,43 +140,155 @@ static int apply_op(struct sync_ctx *c, int dfd, const struct op *o)
 }
 
 
+/* a level of the walk of steps 4 and 5 over the nodes (dirstack extra) */
+struct apply_level {
+	size_t node, child; /* the next child to enter; NONE: none left */
+};
+
+#define NONE SIZE_MAX
+
+/* the nodes' children lists and ops by node (a stable counting sort:
+ * ops stay in the order they were noted), each node's dmeta */
+struct node_index {
+	size_t *first, *next; /* first child, next sibling */
+	size_t *opstart, *oporder; /* ops of node k: oporder[opstart[k] .. opstart[k + 1]) */
+	size_t *dmeta;
+};
+
+static void index_free(struct node_index *x)
+{
+	free(x->first);
+	free(x->next);
+	free(x->opstart);
+	free(x->oporder);
+	free(x->dmeta);
+}
+
+static int index_build(const struct sync_ctx *c, struct node_index *x)
+{
+	size_t n = c->nnodes;
+
+	x->first = malloc(n * sizeof(size_t));
+	x->next = malloc(n * sizeof(size_t));
+	x->dmeta = malloc(n * sizeof(size_t));
+	x->opstart = calloc(n + 1, sizeof(size_t));
+	x->oporder = malloc((c->nops ? c->nops : 1) * sizeof(size_t));
+	if (!x->first || !x->next || !x->dmeta || !x->opstart || !x->oporder)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		x->first[i] = x->next[i] = x->dmeta[i] = NONE;
+	for (size_t i = n; i-- > 1;) {
+		x->next[i] = x->first[c->nodes[i].parent];
+		x->first[c->nodes[i].parent] = i;
+	}
+	for (size_t i = 0; i < c->nops; i++)
+		x->opstart[c->ops[i].node + 1]++;
+	for (size_t k = 0; k < n; k++)
+		x->opstart[k + 1] += x->opstart[k];
+	for (size_t i = 0; i < c->nops; i++)
+		x->oporder[x->opstart[c->ops[i].node]++] = i;
+	/* the fill moved each bucket's start to its end: back by one */
+	for (size_t k = n; k > 0; k--)
+		x->opstart[k] = x->opstart[k - 1];
+	x->opstart[0] = 0;
+	for (size_t i = 0; i < c->ndirs; i++)
+		x->dmeta[c->dirs[i].node] = i;
+	return 0;
+}
+
+/* step 4 for the ops of the node at the top of @s */
+static int apply_ops(struct sync_ctx *c, struct dirstack *s, const struct node_index *x)
+{
+	const struct dirstack_frame *f = dirstack_top(s);
+	size_t k = ((struct apply_level *)f->extra)->node;
+	char rel[PATH_MAX / 4];
+	int r = 0;
+
+	for (size_t j = x->opstart[k]; r == 0 && j < x->opstart[k + 1]; j++) {
+		const struct op *o = &c->ops[x->oporder[j]];
+
+		if ((r = apply_op(c, f->fd[0], o)) < 0)
+			sync_fail(c, -r, dirstack_path(s, "", NULL, rel, sizeof(rel)), o->name, "moving into place");
+	}
+	return r;
+}
+
+/* step 5 for the node at the top of @s, left: its metadata */
+static int apply_dmeta(struct sync_ctx *c, struct dirstack *s, const struct node_index *x)
+{
+	const struct dirstack_frame *f = dirstack_top(s);
+	size_t k = ((struct apply_level *)f->extra)->node;
+	const struct dmeta *m;
+	char rel[PATH_MAX / 4];
+	int r;
+
+	if (k == 0 || x->dmeta[k] == NONE)
+		return 0; /* the root's is set last */
+	m = &c->dirs[x->dmeta[k]];
+	r = copy_xattrs_prune(f->fd[0], &m->xa);
+	if (r == 0)
+		r = copy_meta_fd(f->fd[0], &m->st, &m->xa, m->fflags);
+	if (r < 0)
+		sync_fail(c, -r, dirstack_path(s, "", NULL, rel, sizeof(rel)), "", "setting the directory's metadata");
+	return r;
+}
+
+/* enters the node @k, a child of the top of @s */
+static int apply_enter(struct sync_ctx *c, struct dirstack *s, const struct node_index *x, size_t k)
+{
+	char rel[PATH_MAX / 4];
+	int fd = openat(dirstack_top(s)->fd[0], c->nodes[k].name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int r = fd < 0 ? -errno : dirstack_push(s, &fd, c->nodes[k].name);
+
+	if (r < 0)
+		return sync_fail(c, -r, dirstack_path(s, "", NULL, rel, sizeof(rel)), c->nodes[k].name,
+				 "opening the lower directory");
+	*(struct apply_level *)dirstack_top(s)->extra = (struct apply_level){ .node = k, .child = x->first[k] };
+	return apply_ops(c, s, x);
+}
+
+/* steps 4 and 5 over the tree of nodes, depth first: a directory's
+ * renames when it is entered, its metadata when it is left (after
+ * everything below it), with a bounded number of descriptors */
+static int apply_walk(struct sync_ctx *c, const struct node_index *x)
+{
+	struct dirstack s;
+	char rel[PATH_MAX / 4];
+	int fd = fcntl(c->lowerfd, F_DUPFD_CLOEXEC, 3), r;
+
+	dirstack_init(&s, 1, sizeof(struct apply_level), SYNC_HELD_LEVELS);
+	r = fd < 0 ? -errno : dirstack_push(&s, &fd, "");
+	if (r < 0)
+		return sync_fail(c, -r, "", "", "opening the lower directory");
+	*(struct apply_level *)dirstack_top(&s)->extra = (struct apply_level){ .node = 0, .child = x->first[0] };
+	r = apply_ops(c, &s, x);
+	while (r == 0 && s.depth > 0) {
+		struct apply_level *lv = dirstack_top(&s)->extra;
+		size_t k = lv->child;
+
+		if (k != NONE) {
+			lv->child = x->next[k];
+			r = apply_enter(c, &s, x, k);
+		} else if ((r = apply_dmeta(c, &s, x)) == 0 && (r = dirstack_pop(&s)) < 0)
+			sync_fail(c, -r, dirstack_path(&s, "", NULL, rel, sizeof(rel)), "",
+				  r == -ESTALE ? "moved during the sync" : "reopening the lower directory");
+	}
+	dirstack_free(&s);
+	return r;
+}
+
 /* steps 4 and 5; @root: the area root's fstat() */
 int sync_apply(struct sync_ctx *c, const struct stat *root)
 {
-	const char *cur = NULL;
+	struct node_index x = { 0 };
 	struct timespec ts[2];
-	int dfd = -1, r = 0;
+	int r = index_build(c, &x);
 
-	for (size_t i = 0; r == 0 && i < c->nops; i++) {
-		const struct op *o = &c->ops[i];
-
-		if (!cur || strcmp(cur, o->dir)) { /* ops come grouped by directory */
-			if (dfd >= 0)
-				close(dfd);
-			cur = o->dir;
-			if ((dfd = copy_open_beneath(&copy_sys_libc, c->lowerfd, o->dir)) < 0) {
-				r = sync_fail(c, -dfd, o->dir, "", "opening the lower directory");
-				break;
-			}
-		}
-		if ((r = apply_op(c, dfd, o)) < 0)
-			sync_fail(c, -r, o->dir, o->name, "moving into place");
-	}
-	if (dfd >= 0)
-		close(dfd);
-	/* recorded after their contents: deepest first */
-	for (size_t i = 0; r == 0 && i < c->ndirs; i++) {
-		const struct dmeta *m = &c->dirs[i];
-
-		dfd = copy_open_beneath(&copy_sys_libc, c->lowerfd, m->rel);
-		r = dfd < 0 ? dfd : copy_xattrs_prune(dfd, &m->xa);
-		if (r == 0)
-			r = copy_meta_fd(dfd, &m->st, &m->xa, m->fflags);
-		if (dfd >= 0)
-			close(dfd);
-		if (r < 0)
-			sync_fail(c, -r, m->rel, "", "setting the directory's metadata");
-	}
+	if (r < 0)
+		r = sync_fail(c, -r, "", "", "moving into place");
+	else
+		r = apply_walk(c, &x);
+	index_free(&x);
 	/* the root: owner, mode and times only (as the full copy did: what
 	 * the directory keeps for itself, e.g. its xattrs, stays) */
 	ts[0] = root->st_atim;
@@ -186,18 +300,27 @@ int sync_apply(struct sync_ctx *c, const struct stat *root)
 }
 
 
+int sync_nodes_init(struct sync_ctx *c)
+{
+	if (sync_grow(&c->nodes, &c->nodecap, 0, sizeof(*c->nodes)) < 0)
+		return -ENOMEM;
+	c->nodes[0] = (struct sync_node){ 0 };
+	c->nnodes = 1;
+	return 0;
+}
+
+
 void sync_ctx_done(struct sync_ctx *c)
 {
-	for (size_t i = 0; i < c->nops; i++) {
-		free(c->ops[i].dir);
+	for (size_t i = 0; i < c->nops; i++)
 		free(c->ops[i].name);
-	}
 	free(c->ops);
-	for (size_t i = 0; i < c->ndirs; i++) {
-		free(c->dirs[i].rel);
+	for (size_t i = 0; i < c->ndirs; i++)
 		free(c->dirs[i].xa.buf);
-	}
 	free(c->dirs);
+	for (size_t i = 0; i < c->nnodes; i++)
+		free(c->nodes[i].name);
+	free(c->nodes);
 	for (size_t i = 0; i < c->ntrees; i++) {
 		close(c->tsrc[i]);
 		free(c->trel[i]);

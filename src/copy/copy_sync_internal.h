@@ -16,23 +16,34 @@
 
 #include "copy.h"
 #include "copy_fd.h"
+#include "shared/dirstack.h"
 
 #define SYNC_BUF_SIZE (256 * 1024)
 #define HL_BUCKETS 1024
+/* directory levels whose two descriptors a walking thread holds */
+#define SYNC_HELD_LEVELS 128
 
 enum op_kind { OP_PUT, OP_DELETE };
 
-/* a step 4 rename: W/<w> to or from lower/<dir>/<name> */
+/* a directory of the lower copy that step 4 or 5 enters: its name below
+ * its parent node (node 0: the lower root, name NULL) */
+struct sync_node {
+	size_t parent;
+	char *name;
+};
+
+/* a step 4 rename: W/<w> to or from lower/<node>/<name> */
 struct op {
-	char *dir, *name;
+	size_t node;
+	char *name;
 	char w[16];
 	enum op_kind kind;
 	unsigned fflags; /* OP_PUT: file flags set once it is in place */
 };
 
-/* a step 5 directory: its rel below the lower root, the area's metadata */
+/* a step 5 directory: the node, the area's metadata */
 struct dmeta {
-	char *rel;
+	size_t node;
 	struct stat st;
 	struct copy_xattrs xa;
 	unsigned fflags;
@@ -44,6 +55,15 @@ struct hl {
 	ino_t ino;
 	char w[16];
 	struct hl *next;
+};
+
+/* a level of the walk of step 1 (a directory pair: the area's, side 0,
+ * and the lower one's, side 1): frame->extra of its dirstack */
+struct sync_level {
+	struct stat st; /* the area directory's */
+	bool changed; /* its own metadata differs from the lower one's */
+	size_t changes; /* ops noted below it */
+	size_t node1; /* its node + 1; 0: none yet */
 };
 
 /* a directory below the root that both sides have, walked by a thread */
@@ -84,6 +104,10 @@ struct sync_ctx {
 	struct timespec base; /* changed: ctime >= base; tv_sec < 0: no base */
 	struct timespec lbase; /* the lower directory's; changed there: ctime >= lbase */
 	char *buf;
+	struct dirstack s; /* the walk of step 1 */
+	const char *basename; /* the path of the walk's base level, for messages */
+	struct sync_node *nodes; /* node 0: the lower root */
+	size_t nnodes, nodecap;
 	struct op *ops;
 	size_t nops, opcap;
 	struct dmeta *dirs;
@@ -121,6 +145,9 @@ int sync_trees(struct sync_ctx *c);
 /* steps 4 and 5: the renames, the directories' metadata, the root's
  * (@root: the area root's fstat()); negative errno */
 int sync_apply(struct sync_ctx *c, const struct stat *root);
+
+/* the context's node 0, the lower root; -ENOMEM */
+int sync_nodes_init(struct sync_ctx *c);
 
 /* free what a context or the shared state holds (not the structs) */
 void sync_ctx_done(struct sync_ctx *c);
