@@ -317,7 +317,7 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	if (o->prometheus)
 		return cmd_status_prometheus(o, lg);
 	if (statedir_load_state(o->state_dir, lg, &st) < 0)
-		return EXIT_STEP_FAILED;
+		return EXIT_STATE;
 	if (area_status_list(o->state_dir, &areas, &n_areas) < 0)
 		n_areas = 0;
 	in.mountinfo = view_read_table(src.mountinfo_path);

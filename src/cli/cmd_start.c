@@ -183,9 +183,10 @@ static unsigned still_degraded(const struct world *w)
 /* The plan through the executor and the real operations, under the state
  * directory's lock.  @ret_failed: steps that failed; @ret_degraded:
  * btrfs mounts made degraded.  Returns: 0; -EINTR
- * (SIGINT/SIGTERM during the run); -EPERM when the state directory is not
- * trustworthy (a usage error); -EIO when the state cannot be used; other
- * negative errno (all logged). */
+ * (SIGINT/SIGTERM during the run); -EPERM when the state directory or
+ * its state file cannot be used, before the run (nothing done) or after
+ * it (the state does not hold what was done); -EIO when another storaged
+ * holds the lock; other negative errno (all logged). */
 static int run_plan(const struct options *o, const struct logger *lg, struct world *w, bool no_wait,
 		    unsigned *ret_failed, unsigned *ret_degraded)
 {
@@ -204,17 +205,23 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 		.no_wait = no_wait,
 		.initial_inventory = &w->inv,
 	};
-	int lock, r;
+	int lock, r, saved;
 
 	/* a start left waiting for nofail entries gives way to this one */
 	if (!no_wait)
 		daemon_take_over(o->state_dir, lg);
 	lock = statedir_lock(o->state_dir, lg);
 	if (lock < 0)
-		return lock == -EPERM ? lock : -EIO;
-	if (statedir_load_state(o->state_dir, lg, &st) < 0) {
+		return lock == -EWOULDBLOCK ? -EIO : lock;
+	/* the state is written before the first step: a state that cannot
+	 * be written stops the run before it mounts what stop could not find */
+	r = statedir_load_state(o->state_dir, lg, &st);
+	if (r == 0)
+		r = statedir_save_state(o->state_dir, lg, &st);
+	if (r < 0) {
+		state_done(&st);
 		close(lock);
-		return -EIO; /* an untrusted state is a failed step, not a usage error */
+		return r;
 	}
 	bt.background = !no_wait && exec_background_waits(&w->plan);
 	if (bt.background && !o->foreground && !getenv("NOTIFY_SOCKET") &&
@@ -228,6 +235,8 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	if (bt.background)
 		daemon_mark_waiting(o->state_dir, false);
 	sysops_close(&so);
+	/* the run's own saves only warn: what is on disk must hold it all */
+	saved = r == 0 ? statedir_save_state(o->state_dir, lg, &st) : 0;
 	state_done(&st);
 	close(lock);
 	if (r == -EINTR || so.interrupted)
@@ -235,6 +244,8 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	if (r < 0)
 		return r;
 	log_summary(lg, w->plan.n_steps, &sum);
+	if (saved < 0)
+		return saved;
 	*ret_failed = sum.n_failed;
 	*ret_degraded = sum.n_degraded + still_degraded(w);
 	if (*ret_degraded > sum.n_degraded)
@@ -247,8 +258,8 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 
 /* One plan-and-run (or plan-and-print) pass over a freshly read world.
  * @ret_failed: steps failed, or shown to fail by --dry-run.  Returns: 0;
- * -EINVAL (config, fstab or plan errors) and -EPERM (untrusted state
- * directory): usage errors; other negative errno (see run_plan()). */
+ * -EINVAL (config, fstab or plan errors: a usage error); -EPERM (the
+ * state directory, see run_plan()); other negative errno. */
 static int start_pass(const struct options *o, const struct logger *lg, bool no_wait,
 		      bool *ret_hotplug, unsigned *ret_failed, unsigned *ret_degraded)
 {
@@ -297,8 +308,10 @@ int cmd_start(const struct options *o, const struct logger *lg)
 	int r, status;
 
 	r = start_pass(o, lg, false, &hotplug, &failed, &degraded);
-	if (r == -EINVAL || r == -EPERM)
+	if (r == -EINVAL)
 		return EXIT_CONFIG;
+	if (r == -EPERM)
+		return EXIT_STATE;
 	status = r < 0 || failed ? EXIT_STEP_FAILED : degraded ? EXIT_DEGRADED : 0;
 	if (o->dry_run || r == -EINTR)
 		return status;
