@@ -77,7 +77,22 @@ static const struct column scan_cols[] = {
 	{ "MEMBERS", 0.3, 0, SCOLS_JSON_ARRAY_STRING },
 	{ "DEVIDS", 3, 0, SCOLS_JSON_ARRAY_NUMBER },
 	{ "MISSING", 0.2, 0, SCOLS_JSON_ARRAY_NUMBER },
+	{ "PROBLEMS", 0.2, 0, SCOLS_JSON_ARRAY_STRING },
 };
+
+/* JSON only: "problems", what makes the exit status 1 (btrfs_fs_problems()). */
+#define SCAN_TEXT_COLS 7
+
+/* The BTRFS_FS_* bits of @p as words, @sep between them, in @buf. */
+static void problem_words(unsigned p, char *buf, size_t len, const char *sep)
+{
+	static const char *const words[] = { "incomplete", "stale", "ambiguous" };
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (p & (1u << i))
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? sep : "", words[i]);
+}
 
 /* Appends @v to the @sep-separated list in @buf. */
 static void append_u64(char *buf, size_t len, uint64_t v, const char *sep)
@@ -91,7 +106,7 @@ static void append_u64(char *buf, size_t len, uint64_t v, const char *sep)
 static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *fs, bool json)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
-	char members[4096] = "", devids[512] = "", missing[512] = "";
+	char members[4096] = "", devids[512] = "", missing[512] = "", problems[64];
 	const char *sep = json ? "\n" : " ";
 	size_t off = 0;
 
@@ -112,44 +127,122 @@ static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *f
 	    scols_line_set_data(ln, 4, members) || scols_line_set_data(ln, 5, devids) ||
 	    scols_line_set_data(ln, 6, missing[0] ? missing : NULL))
 		return -ENOMEM;
+	problem_words(btrfs_fs_problems(fs), problems, sizeof(problems), "\n");
+	if (json && scols_line_set_data(ln, 7, problems[0] ? problems : NULL))
+		return -ENOMEM;
 	return 0;
+}
+
+/* JSON: the devices that could not be read, with why and which reported
+ * filesystems they could be a missing member of. */
+static const struct column unreadable_cols[] = {
+	{ "DEVICE", 0.2, 0, SCOLS_JSON_STRING },
+	{ "STAGE", 5, 0, SCOLS_JSON_STRING },
+	{ "ERROR", 0.3, 0, SCOLS_JSON_STRING },
+	{ "TYPE", 5, 0, SCOLS_JSON_STRING },
+	{ "COULD_BE_MEMBER_OF", 0.3, 0, SCOLS_JSON_ARRAY_STRING },
+};
+
+/* The incomplete filesystems of @l that @d could be a member of, @sep
+ * between their fsids, in @buf (empty when none).  Returns: how many. */
+static unsigned could_be_member_of(const struct unreadable_device *d, const struct btrfs_fs_list *l,
+				   char *buf, size_t len, const char *sep)
+{
+	unsigned n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < l->n; i++)
+		if ((btrfs_fs_problems(&l->v[i]) & BTRFS_FS_INCOMPLETE) &&
+		    inventory_could_be_member(d, l->v[i].fsid) && strlen(buf) + 40 < len) {
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", n ? sep : "", l->v[i].fsid);
+			n++;
+		}
+	return n;
+}
+
+static int unreadable_line(struct libscols_table *tb, const struct unreadable_device *d,
+			   const struct btrfs_fs_list *l)
+{
+	struct libscols_line *ln = scols_table_new_line(tb, NULL);
+	char of[1024];
+
+	if (!ln)
+		return -ENOMEM;
+	could_be_member_of(d, l, of, sizeof(of), "\n");
+	if (scols_line_set_data(ln, 0, d->devnode) ||
+	    scols_line_set_data(ln, 1, d->probing ? "probe" : "open") ||
+	    scols_line_set_data(ln, 2, strerror(d->err)) || scols_line_set_data(ln, 3, d->fs_type) ||
+	    scols_line_set_data(ln, 4, of[0] ? of : NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+/* One line of text per device that could not be read: why, and whether it
+ * could be a missing member of a filesystem the table shows. */
+static void print_unreadable(const struct unreadable_device *d, const struct btrfs_fs_list *l)
+{
+	char of[1024];
+	unsigned n = could_be_member_of(d, l, of, sizeof(of), ", ");
+
+	printf("'%s' could not be read (%s: %s); ", d->devnode,
+	       d->probing ? "libblkid cannot probe it" : "cannot open", strerror(d->err));
+	if (n)
+		printf("%s: it could be a missing member of %s\n",
+		       d->fs_type ? "udev says btrfs of that fsid" : "its type is unknown", of);
+	else if (d->fs_type)
+		printf("udev says %s%s%s: not a missing member\n", d->fs_type, d->fs_uuid ? " " : "",
+		       d->fs_uuid ?: "");
+	else
+		printf("its type is unknown, but no filesystem shown lacks a member\n");
+}
+
+static int scan_print(const struct options *o, const struct world *w, unsigned *ret_problems)
+{
+	size_t ncols = o->json ? ARRAY_SIZE(scan_cols) : SCAN_TEXT_COLS;
+	struct libscols_table *tbs[2] = {
+		table_new("filesystems", scan_cols, ncols, o->json),
+		table_new("unreadable", unreadable_cols, ARRAY_SIZE(unreadable_cols), true),
+	};
+	int r = tbs[0] && tbs[1] ? 0 : -ENOMEM;
+
+	*ret_problems = 0;
+	for (size_t i = 0; r == 0 && i < w->btrfs.n; i++) {
+		*ret_problems |= btrfs_fs_problems(&w->btrfs.v[i]);
+		r = scan_line(tbs[0], &w->btrfs.v[i], o->json);
+	}
+	for (size_t i = 0; r == 0 && i < w->inv.n_skipped; i++)
+		r = unreadable_line(tbs[1], &w->inv.skipped[i], &w->btrfs);
+	if (r == 0 && o->json)
+		r = json_print_tables(tbs, 2, stdout);
+	else if (r == 0 && w->btrfs.n)
+		r = scols_print_table(tbs[0]);
+	else if (r == 0)
+		printf("no btrfs filesystem found on %zu block device(s)\n", w->inv.n_devs);
+	for (size_t i = 0; r == 0 && !o->json && i < w->inv.n_skipped; i++)
+		print_unreadable(&w->inv.skipped[i], &w->btrfs);
+	scols_unref_table(tbs[0]);
+	scols_unref_table(tbs[1]);
+	return r;
 }
 
 int cmd_scan(const struct options *o, const struct logger *lg)
 {
 	struct sources src;
 	struct world w = { 0 };
-	struct libscols_table *tb = NULL;
+	unsigned problems = 0;
 	int r;
 
 	sources_init(&src, o);
 	r = world_load_devices(&src, lg, &w);
-	if (r < 0) {
+	if (r < 0)
 		log_error(lg, "cannot list block devices: %s", strerror(-r));
-		goto out;
-	}
-	tb = table_new("filesystems", scan_cols, ARRAY_SIZE(scan_cols), o->json);
-	for (size_t i = 0; tb && r == 0 && i < w.btrfs.n; i++)
-		r = scan_line(tb, &w.btrfs.v[i], o->json);
-	if (!tb || r < 0)
-		r = -ENOMEM;
 	else
-		r = o->json ? json_print_table(tb, stdout) : scols_print_table(tb);
-	if (r == 0 && !o->json && w.btrfs.n == 0)
-		printf("no btrfs filesystem found on %zu block device(s)\n", w.inv.n_devs);
-	if (r == 0 && !o->json && w.inv.n_skipped)
-		printf("(%u device(s) could not be probed%s)\n", w.inv.n_skipped,
-		       lg->max_level >= LOG_DEBUG ? ": see the messages above" : "; run with -v for details");
-	/* storaged(8), EXIT STATUS: scan could not do all of its work; with
-	 * --json stdout is the JSON only, the exit status is explained here */
-	if (r == 0 && o->json && w.inv.n_skipped)
-		log_warning(lg, "%u device(s) could not be probed", w.inv.n_skipped);
-	if (r == 0 && w.inv.n_skipped)
-		r = -EIO;
-out:
-	scols_unref_table(tb);
+		r = scan_print(o, &w, &problems);
 	world_done(&w);
-	return r < 0 ? EXIT_STEP_FAILED : 0;
+	/* storaged(8), EXIT STATUS: 1 unless every filesystem shown is
+	 * complete, current and unambiguous; a device that could not be read
+	 * counts only as the member it could be, which leaves one incomplete */
+	return r < 0 || problems ? EXIT_STEP_FAILED : 0;
 }
 
 /* JSON only: "recorded", what the state says, when the live check
