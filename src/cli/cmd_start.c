@@ -301,6 +301,39 @@ static uint64_t resident_sync(void *userdata, const struct logger *lg, uint64_t 
 	return next;
 }
 
+/* @path made absolute against the working directory (the one the first
+ * pass read it in).  Returns: a new string (caller frees), or NULL (errno). */
+static char *absolute_path(const char *path)
+{
+	_cleanup_free_ char *cwd = NULL;
+	char *abs = NULL;
+
+	if (path[0] == '/')
+		return strdup(path);
+	cwd = getcwd(NULL, 0);
+	if (!cwd || asprintf(&abs, "%s/%s", streq(cwd, "/") ? "" : cwd, path) < 0)
+		return NULL;
+	return abs;
+}
+
+/* The resident process changes to / and reads -c and -f again at each
+ * pass (SIGHUP): it gets them as absolute paths.  Returns: as
+ * resident_stay(); -ENOMEM. */
+static int stay_resident(const struct options *o, bool in_background, const struct logger *lg)
+{
+	struct options ro = *o;
+	_cleanup_free_ char *config = absolute_path(o->config_path);
+	_cleanup_free_ char *fstab = o->fstab_path ? absolute_path(o->fstab_path) : NULL;
+
+	if (!config || (o->fstab_path && !fstab)) {
+		log_error(lg, "cannot make -c/-f absolute for the resident storaged: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	ro.config_path = config;
+	ro.fstab_path = fstab;
+	return resident_stay(o->state_dir, in_background, lg, resident_pass, resident_sync, &ro);
+}
+
 int cmd_start(const struct options *o, const struct logger *lg)
 {
 	bool hotplug = false, in_background;
@@ -324,7 +357,7 @@ int cmd_start(const struct options *o, const struct logger *lg)
 	/* Under a service manager (NOTIFY_SOCKET) hotplug stays in the
 	 * foreground; under SysV init `start` must return. */
 	in_background = o->daemonize || (!o->foreground && !getenv("NOTIFY_SOCKET"));
-	r = resident_stay(o->state_dir, in_background, lg, resident_pass, resident_sync, (void *)o);
+	r = stay_resident(o, in_background, lg);
 	if (r < 0)
 		return EXIT_STEP_FAILED;
 	return r == 0 ? status : 0;
