@@ -260,6 +260,13 @@ static const struct column status_cols[] = {
 	{ "DURATION_MS", 1, 0, SCOLS_JSON_NUMBER },
 	{ "LAST_SYNC", 1, 0, SCOLS_JSON_NUMBER },
 	{ "LAST_SYNC_OK", 1, 0, SCOLS_JSON_BOOLEAN },
+	/* areas: statvfs(3) of the mounted area, bytes and counts */
+	{ "SIZE_BYTES", 1, 0, SCOLS_JSON_NUMBER },
+	{ "USED_BYTES", 1, 0, SCOLS_JSON_NUMBER },
+	{ "AVAIL_BYTES", 1, 0, SCOLS_JSON_NUMBER },
+	{ "INODES", 1, 0, SCOLS_JSON_NUMBER },
+	{ "INODES_USED", 1, 0, SCOLS_JSON_NUMBER },
+	{ "NEARLY_FULL", 1, 0, SCOLS_JSON_BOOLEAN },
 };
 #define STATUS_TEXT_COLS 5
 
@@ -341,26 +348,59 @@ static void last_sync_words(const char *state_dir, const char *name, struct prom
 }
 
 /* The areas' own states come from area_status_list() (area_status.c). */
+/* The area's figures as JSON numbers (null when it was not measured). */
+static int area_numbers(struct libscols_line *ln, const struct area_status *a, bool full)
+{
+	if (!a->measured)
+		return 0;
+	if (set_u64(ln, 11, a->size_bytes) || set_u64(ln, 12, a->used_bytes) ||
+	    set_u64(ln, 13, a->avail_bytes) || set_u64(ln, 14, a->inodes_total) ||
+	    set_u64(ln, 15, a->inodes_used) || scols_line_set_data(ln, 16, full ? "1" : "0"))
+		return -ENOMEM;
+	return 0;
+}
+
+/* A warning for an area nearly full, with what to do: the kernel's ENOSPC
+ * says nothing of which limit it hit.  Returns: true when nearly full. */
+static bool warn_nearly_full(const struct area_status *a, const struct logger *lg)
+{
+	unsigned bytes, inodes;
+
+	if (!area_status_use(a, &bytes, &inodes))
+		return false;
+	log_warning(lg, "area '%s' on %s is nearly full: %u%% of its bytes and %u%% of its inodes used (warned from %u%%); raise %s in its [area] section, then `storaged stop` and `storaged start`",
+		    a->name, a->path, bytes, inodes, AREA_NEARLY_FULL_PERCENT,
+		    bytes >= AREA_NEARLY_FULL_PERCENT && inodes >= AREA_NEARLY_FULL_PERCENT ? "size= and inodes="
+		    : bytes >= AREA_NEARLY_FULL_PERCENT					 ? "size="
+											 : "inodes=");
+	return true;
+}
+
 static int status_area(struct libscols_table *tb, const char *state_dir, const struct area_status *a,
-		       bool json, struct status_sum *sum)
+		       const struct logger *lg, bool json, struct status_sum *sum)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
 	char detail[768], used[16], total[16], synced[64];
 	struct prom_sync last;
+	bool full;
 
 	if (!ln)
 		return -ENOMEM;
 	status_sum_area(sum, a->state);
+	full = a->state == AREA_STATE_ACTIVE && warn_nearly_full(a, lg);
+	sum->bad += full;
 	last_sync_words(state_dir, a->name, &last, synced, sizeof(synced));
 	if (a->state_why)
 		snprintf(detail, sizeof(detail), "%s%s", a->state_why, synced);
 	else
-		snprintf(detail, sizeof(detail), "%s%s%s: %s of %s used, %llu of %llu inodes%s%s", a->backend,
+		snprintf(detail, sizeof(detail), "%s%s%s: %s of %s used, %llu of %llu inodes%s%s%s", a->backend,
 			 a->device ? " " : "", a->device ? a->device : "",
 			 units_format_size(a->used_bytes, used, sizeof(used)),
 			 units_format_size(a->size_bytes, total, sizeof(total)),
 			 (unsigned long long)a->inodes_used, (unsigned long long)a->inodes_total,
-			 a->persist ? ", persist" : "", synced);
+			 full ? " (NEARLY FULL)" : "", a->persist ? ", persist" : "", synced);
+	if (json && area_numbers(ln, a, full) < 0)
+		return -ENOMEM;
 	if (scols_line_set_data(ln, 0, "area") || scols_line_set_data(ln, 1, a->name) ||
 	    scols_line_set_data(ln, 2, a->path) || scols_line_set_data(ln, 3, area_state_name(a->state)) ||
 	    scols_line_set_data(ln, 4, detail) || (json && scols_line_set_data(ln, 6, "0")))
@@ -371,8 +411,8 @@ static int status_area(struct libscols_table *tb, const char *state_dir, const s
 	return 0;
 }
 
-static int status_table(const struct options *o, const struct live_input *in, struct state *st,
-			struct area_status *areas, size_t n_areas, struct status_sum *sum)
+static int status_table(const struct options *o, const struct logger *lg, const struct live_input *in,
+			struct state *st, struct area_status *areas, size_t n_areas, struct status_sum *sum)
 {
 	size_t ncols = o->json ? ARRAY_SIZE(status_cols) : STATUS_TEXT_COLS;
 	struct libscols_table *tb = table_new("status", status_cols, ncols, o->json);
@@ -382,7 +422,7 @@ static int status_table(const struct options *o, const struct live_input *in, st
 		if (st->v[i].kind != STATE_AREA)
 			r = status_record(tb, in, &st->v[i], o->json, sum);
 	for (size_t i = 0; tb && r == 0 && i < n_areas; i++)
-		r = status_area(tb, o->state_dir, &areas[i], o->json, sum);
+		r = status_area(tb, o->state_dir, &areas[i], lg, o->json, sum);
 	for (size_t i = 0; tb && r == 0 && i < st->n; i++) /* areas that failed or were skipped */
 		if (st->v[i].kind == STATE_AREA && st->v[i].status != STATE_DONE)
 			r = status_record(tb, in, &st->v[i], o->json, sum);
@@ -421,7 +461,7 @@ int cmd_status(const struct options *o, const struct logger *lg)
 		printf("storaged has set up nothing (state directory %s)\n", o->state_dir);
 		r = 0;
 	} else {
-		r = status_table(o, &in, &st, areas, n_areas, &sum);
+		r = status_table(o, lg, &in, &st, areas, n_areas, &sum);
 	}
 	mnt_unref_table(in.mountinfo);
 	area_status_free(areas, n_areas);
