@@ -6,12 +6,14 @@
 # may not be probed yet, and storaged-root leaves a root it does not see
 # to the initrd (exit 3), where nothing would register the other members.
 # Wait for udev's queue, then for the root= device node, at most
-# storaged.device-timeout (plain seconds; 90 otherwise) as storaged would.
+# rd.storaged.device-timeout (plain seconds; 90 otherwise) as storaged
+# would (storaged.device-timeout, without rd., as well: storaged-root).
 root='' wait=90
 # shellcheck disable=SC2013 # words, not lines
-for x in $(cat /proc/cmdline); do
+for word in $(cat /proc/cmdline); do
+	x=${word#rd.}
 	case $x in
-	root=*) root=${x#root=} ;;
+	root=*) [ "$x" = "$word" ] && root=${x#root=} ;;
 	storaged.device-timeout=*)
 		t=${x#storaged.device-timeout=}
 		t=${t%s}

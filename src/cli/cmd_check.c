@@ -2,13 +2,16 @@
 /*
  * storaged check: load the world and plan as start would, change nothing,
  * and list every problem: the diagnostics of the config and fstab, then
- * each step the plan shows will fail.
+ * each step the plan shows will fail.  storaged cat-config: the
+ * configuration files in effect, as they are read.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
+#include "world/load.h"
 #include "world/world.h"
 
 /* What check found, counted as it was logged. */
@@ -95,4 +98,39 @@ int cmd_check(const struct options *o, const struct logger *lg)
 		       c.tolerated ? "only nofail steps will fail" : "no step will fail");
 	world_done(&w);
 	return status;
+}
+
+/* One file of cat-config: its name as a comment line, then its contents,
+ * as systemd-analyze cat-config prints them; a masked drop-in by its name
+ * alone, saying so. */
+static int print_config_file(void *userdata, const char *path, const char *buf, size_t len)
+{
+	bool *first = userdata;
+
+	printf("%s# %s%s\n", *first ? "" : "\n", path, buf ? "" : ": masked (a link to /dev/null)");
+	*first = false;
+	if (buf && len > 0) {
+		fwrite(buf, 1, len, stdout);
+		if (buf[len - 1] != '\n')
+			putchar('\n');
+	}
+	return 0;
+}
+
+int cmd_cat_config(const struct options *o, const struct logger *lg)
+{
+	struct diag_list dl = { 0 };
+	bool first = true;
+	int r;
+
+	r = config_visit(o->config_path, true, print_config_file, &first, &dl);
+	log_diags(lg, &dl);
+	diag_list_done(&dl);
+	if (r == -ENOENT && o->config_given)
+		log_error(lg, "%s: cannot read configuration: %s", o->config_path, strerror(ENOENT));
+	else if (r == -ENOENT)
+		return 0; /* nothing but the built-in defaults */
+	if (fflush(stdout) != 0 && r == 0)
+		r = -errno;
+	return r < 0 ? EXIT_CONFIG : 0;
 }

@@ -51,6 +51,10 @@ int cmd_scan(const struct options *o, const struct logger *lg);
 int cmd_status(const struct options *o, const struct logger *lg);
 /* cmd_check.c: load and plan, change nothing, list every problem. */
 int cmd_check(const struct options *o, const struct logger *lg);
+/* cmd_check.c: print each configuration file in effect (config_visit()),
+ * its name first, as systemd-analyze cat-config does; exit status 2 when
+ * one cannot be read or is refused. */
+int cmd_cat_config(const struct options *o, const struct logger *lg);
 /* cmd_sync.c: copy a RAM area (o->arg), or every active persist area
  * (o->arg NULL), back into its directory.  Exit status 1 when any failed. */
 int cmd_sync(const struct options *o, const struct logger *lg);

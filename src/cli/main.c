@@ -45,6 +45,7 @@ static const struct command commands[] = {
 	{ "scan", cmd_scan, 0, 0, TAKES_JSON },
 	{ "status", cmd_status, 0, 0, TAKES_JSON | TAKES_FORMAT },
 	{ "check", cmd_check, 0, 0, TAKES_LOCAL },
+	{ "cat-config", cmd_cat_config, 0, 0, 0 },
 	{ "sync", cmd_sync, 0, 1, TAKES_DRY_RUN },
 	/* systemd runs generators with three directories; the first is used */
 	{ "systemd-generator", cmd_systemd_generator, 1, 3, 0 },
@@ -52,7 +53,7 @@ static const struct command commands[] = {
 
 static void usage(FILE *out)
 {
-	fputs("Usage: storaged [options] [start|stop|scan|status|check|sync [NAME]]\n"
+	fputs("Usage: storaged [options] [start|stop|scan|status|check|cat-config|sync [NAME]]\n"
 	      "\n"
 	      "Assemble multi-device btrfs, set up RAM areas and mount deferred fstab\n"
 	      "entries in dependency order.\n"
@@ -64,6 +65,7 @@ static void usage(FILE *out)
 	      "  status         what storaged set up, checked against the live system\n"
 	      "  check          validate config and fstab, print every problem and\n"
 	      "                 every step that will fail\n"
+	      "  cat-config     print the configuration files in effect, each named\n"
 	      "  sync [NAME]    copy the RAM area NAME (default: every persist area) back\n"
 	      "                 into its directory\n"
 	      "  systemd-generator DIR\n"

@@ -167,9 +167,10 @@ static void settle_later(struct loop *l, uint64_t usec)
 
 /* Runs the syncs that are due and arms the timer for the next (a
  * relative, monotonic delay: a clock step does not skip a sync). */
-static void sync_then_rearm(struct loop *l, const struct logger *lg, resident_sync_fn sync, void *userdata)
+static void sync_then_rearm(struct loop *l, const struct logger *lg, resident_sync_fn sync, void *userdata,
+			    bool on_timer)
 {
-	uint64_t next = sync(userdata, lg, l->since);
+	uint64_t next = sync(userdata, lg, l->since, on_timer);
 	struct itimerspec its = { .it_value = { .tv_sec = (time_t)next } };
 
 	timerfd_settime(l->synctimerfd, 0, &its, NULL);
@@ -209,7 +210,7 @@ static int run_loop(const struct logger *lg, resident_pass_fn pass, resident_syn
 		return r;
 	}
 	log_info(lg, "resident: handling devices as they appear (SIGHUP reloads, SIGTERM leaves)");
-	sync_then_rearm(&l, lg, sync, userdata);
+	sync_then_rearm(&l, lg, sync, userdata, false);
 	while (go) {
 		struct epoll_event ev[4];
 		int n = epoll_wait(l.epfd, ev, 4, -1);
@@ -221,15 +222,15 @@ static int run_loop(const struct logger *lg, resident_pass_fn pass, resident_syn
 			if (ev[k].data.fd == l.sigfd) {
 				go = on_signal(&l, lg, pass, userdata);
 				if (go)
-					sync_then_rearm(&l, lg, sync, userdata);
+					sync_then_rearm(&l, lg, sync, userdata, false);
 			} else if (ev[k].data.fd == l.timerfd) {
 				if (read(l.timerfd, &ticks, sizeof(ticks)) == sizeof(ticks)) {
 					pass(userdata, lg, true);
-					sync_then_rearm(&l, lg, sync, userdata);
+					sync_then_rearm(&l, lg, sync, userdata, false);
 				}
 			} else if (ev[k].data.fd == l.synctimerfd) {
 				if (read(l.synctimerfd, &ticks, sizeof(ticks)) == sizeof(ticks))
-					sync_then_rearm(&l, lg, sync, userdata);
+					sync_then_rearm(&l, lg, sync, userdata, true);
 			} else {
 				settle_later(&l, SETTLE_USEC);
 			}

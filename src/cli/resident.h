@@ -31,11 +31,14 @@ typedef int (*resident_pass_fn)(void *userdata, const struct logger *lg, bool no
  * @userdata: as given to resident_stay()
  * @lg: the logger to use
  * @since: CLOCK_REALTIME seconds when the resident began
+ * @on_timer: the timer the last return armed fired (not a call after a
+ *            pass, which has just done what a timer call would refresh)
  *
  * Runs the periodic syncs that are due (see sync_due_areas()).
- * Returns: seconds until the next one is due; 0 when none is scheduled.
+ * Returns: seconds until it is to be called again; 0: only after a pass.
  */
-typedef uint64_t (*resident_sync_fn)(void *userdata, const struct logger *lg, uint64_t since);
+typedef uint64_t (*resident_sync_fn)(void *userdata, const struct logger *lg, uint64_t since,
+				     bool on_timer);
 
 /**
  * resident_stay:

@@ -90,7 +90,7 @@ int input_read_at(int dirfd, const char *name, const char *path, size_t max, boo
 			return r;
 		if (r == -ELOOP && dirfd != AT_FDCWD)
 			return diag_errno(diags, r, path, 0,
-					  "a symbolic link: storaged does not follow links among its drop-ins; put the file itself there");
+					  "a symbolic link: storaged does not follow links to its configuration files; put the file itself there, or name the file the link points to");
 		return diag_errno(diags, r, path, 0, "cannot open: %s", strerror(-r));
 	}
 	if (fstat(fd, &st) < 0) {

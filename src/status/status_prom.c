@@ -254,8 +254,23 @@ static void render_entries(const struct prom_data *d, FILE *out)
 	}
 }
 
+/* Which storaged wrote the metrics, and when it collected them: the one
+ * sample an alert can use to tell metrics that stopped being written
+ * (storaged-alerts.yml) from metrics that say all is well. */
+static void render_self(const struct prom_data *d, FILE *out)
+{
+	family(out, "storaged_build_info", "gauge", "1, labelled with the version of storaged that wrote the metrics.");
+	sample(out, "storaged_build_info", (const char *const[6]){ "version", PACKAGE_VERSION }, "1");
+	if (d->collected_sec <= 0)
+		return;
+	family(out, "storaged_metrics_timestamp_seconds", "gauge",
+	       "When storaged collected these metrics, in seconds since the epoch.");
+	fprintf(out, "storaged_metrics_timestamp_seconds %lld\n", (long long)d->collected_sec);
+}
+
 int status_prom_render(const struct prom_data *d, FILE *out)
 {
+	render_self(d, out);
 	render_btrfs(d, out);
 	render_areas(d, out);
 	render_entries(d, out);

@@ -55,6 +55,9 @@ struct prom_data {
 	size_t n_areas;
 	const struct prom_sync *syncs; /* for some of @areas, any order */
 	size_t n_syncs;
+	/* when these facts were collected, seconds since the epoch; 0: not
+	 * known (no storaged_metrics_timestamp_seconds sample) */
+	int64_t collected_sec;
 };
 
 /**
@@ -62,7 +65,8 @@ struct prom_data {
  * @d: what to show
  * @out: where the exposition goes
  *
- * Pure formatting: every metric family with its HELP and TYPE lines, then
+ * Pure formatting: storaged_build_info{version} 1 and the collection
+ * time first, then every metric family with its HELP and TYPE lines and
  * its samples; label values escaped as the text format wants (\\, \", \n;
  * bytes that are not UTF-8 written as the text \xNN).
  *
@@ -89,6 +93,11 @@ char *status_prom_escape(const char *in, char *buf, size_t len);
  * when the state or the mount table cannot be read (logged).
  */
 int cmd_status_prometheus(const struct options *o, const struct logger *lg);
+
+/* How often, at the least, the metrics-textfile is rewritten while
+ * storaged runs: by a resident storaged between its passes, and by
+ * storaged-sync.timer's `storaged sync` where none is resident (seconds). */
+#define METRICS_REFRESH_SEC 3600
 
 /**
  * status_prom_after_pass:

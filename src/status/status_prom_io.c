@@ -224,6 +224,7 @@ static int collect(const struct options *o, const struct logger *lg, struct prom
 	if (statedir_load_state(o->state_dir, lg, &c->st) < 0)
 		return -EPERM;
 	c->d.state = &c->st;
+	c->d.collected_sec = (int64_t)time(NULL);
 	/* the areas before the live check, which sums their states too */
 	if (area_status_list(o->state_dir, &c->areas, &c->n_areas) < 0)
 		c->n_areas = 0; /* as `status` does */

@@ -9,21 +9,57 @@
 #define STORAGED_LOAD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "parse/config.h"
 #include "parse/fstab.h"
 
 /**
+ * config_visit_fn:
+ * @path: the file's name, for messages
+ * @buf: its contents (borrowed for the call), or NULL for a drop-in masked
+ *       by a link to /dev/null (@len 0)
+ *
+ * Returns: 0 to go on, or negative errno (the visit goes on to report
+ * every problem and returns the first error).
+ */
+typedef int (*config_visit_fn)(void *userdata, const char *path, const char *buf, size_t len);
+
+/**
+ * config_visit:
+ * @path: main file
+ * @check_owner: refuse a file not owned by root or writable by group or
+ *               others, and the same of the directories the files are in
+ *
+ * Calls @fn for each configuration file in effect, in the order it is
+ * read: @path, then the drop-ins "*.conf" of its layers in byte order of
+ * their names.  The layers of the default configuration
+ * (CONFIG_DEFAULT_PATH), lowest priority first, are
+ * /usr/lib/storaged.conf.d, /usr/local/lib/storaged.conf.d,
+ * /run/storaged.conf.d and /etc/storaged.conf.d, as systemd layers its own
+ * configuration (systemd.syntax(7)); any other @path has @path.d only;
+ * $STORAGED_CONFIG_DIRS (':'-separated, lowest first) replaces either.  A
+ * drop-in of a higher layer replaces the one of the same name below it; a
+ * link to /dev/null masks it (the one link accepted).  No file or
+ * directory is reached through a symbolic link.
+ *
+ * Returns: 0; -ENOENT when there is no file at all (nothing appended);
+ * the first of @fn's errors, -EPERM (owner or mode), -ELOOP (a link) or
+ * another negative errno from reading (each appended to @diags).
+ */
+int config_visit(const char *path, bool check_owner, config_visit_fn fn, void *userdata,
+		 struct diag_list *diags);
+
+/**
  * config_load:
  * @c: config initialised by config_init()
- * @path: main file; files matching "@path.d/ *.conf" are read after it in
- *        lexical order
- * @check_owner: refuse files not owned by root or writable by group/others
+ * @path: main file, read with its drop-ins as config_visit() lists them;
+ *        @c->file is set to @path when that file was read
+ * @check_owner: as for config_visit()
  * @diags: problems, with file and line
  *
- * Returns: 0; -ENOENT when @path does not exist (nothing appended); -EINVAL
- * when errors were appended; -EPERM for an unsafe owner or mode (appended);
- * other negative errno for I/O errors (appended).
+ * Returns: 0; -ENOENT when there is no file at all (nothing appended);
+ * -EINVAL when errors were appended; other errors as config_visit().
  */
 int config_load(struct config *c, const char *path, bool check_owner, struct diag_list *diags);
 

@@ -105,10 +105,11 @@ int world_load_config(const struct sources *s, struct world *w, struct diag_list
 	if (r < 0)
 		return r;
 	r = config_load(&w->cfg, s->config_path, true, dl);
-	if (r == -ENOENT && s->config_given)
+	if (r == -ENOENT)
+		r = 0; /* no file at all: the built-in defaults apply */
+	/* a file named with -c must be there, whatever its drop-ins say */
+	if (r == 0 && s->config_given && !w->cfg.file)
 		diag_error(dl, s->config_path, 0, "cannot read configuration: %s", strerror(ENOENT));
-	else if (r == -ENOENT)
-		r = 0; /* no config file: the built-in defaults apply */
 	fstab = s->fstab_path ? s->fstab_path : w->cfg.fstab;
 	if (r == 0 || r == -EINVAL)
 		fstab_load(&w->fstab, fstab, w->cfg.select, true, dl);

@@ -43,6 +43,9 @@ note "a typo in storaged.device-timeout=: the default is taken, the boot goes on
 helper "ro root=UUID=$FSID storaged.device-timeout=3x" 0
 expect_out "storaged.device-timeout=3x: not a duration"
 forget "$A" "$B"
+helper "ro root=UUID=$FSID rd.storaged.device-timeout=3x" 0
+expect_out "storaged: rd.storaged.device-timeout=3x: not a duration"
+forget "$A" "$B"
 
 note "the fault: a member missing, the remaining one alone does not mount"
 detach "$B"
@@ -65,6 +68,26 @@ expect_out "1 of 2 members present"
 [ -s "$STORAGED_ROOT_DIR/degraded" ] || fail "no $STORAGED_ROOT_DIR/degraded for the booted system"
 mount -t btrfs -o ro,degraded "$A" "$SCRATCH/sysroot" || fail "root did not mount degraded"
 umount "$SCRATCH/sysroot"
+
+note "the rd. spellings (dracut's prefix for initrd-only options) do the same"
+forget "$A"
+t0=$(date +%s)
+helper "root=UUID=$FSID rd.storaged.device-timeout=2s" 1
+[ $(($(date +%s) - t0)) -le 20 ] || fail "waited $(($(date +%s) - t0))s for a 2s timeout"
+expect_out "1 of 2 members present after 2s, devid 2 missing"
+expect_out "storaged:     rd.storaged.degraded=after-timeout"
+forget "$A"
+helper "root=UUID=$FSID rd.storaged.device-timeout=2s rd.storaged.degraded=after-timeout" 2
+expect_out "is mounted DEGRADED (rd.storaged.degraded=after-timeout): btrfs $FSID: 1 of 2 members present after 2s"
+forget "$A"
+note "of two spellings, the later wins; a typo is named as written"
+helper "root=UUID=$FSID rd.storaged.degraded=after-timeout storaged.degraded=no rd.storaged.device-timeout=2s" 1
+forget "$A"
+helper "root=UUID=$FSID rd.storaged.degraded=sometimes rd.storaged.device-timeout=2s" 1
+expect_out "rd.storaged.degraded=sometimes: expected 'no' or 'after-timeout'; taking 'no'"
+forget "$A"
+note "rd.root= is not root=: nothing to do (3)"
+helper "rd.root=UUID=$FSID" 3
 
 note "the tools of an initramfs without busybox (klibc's): no grep, awk or head"
 # (Debian's initramfs-tools image when busybox, a Recommends, is absent:

@@ -17,6 +17,9 @@ command -v promtool >/dev/null || skip "promtool missing and Debian's prometheus
 
 note "the example alerting rules"
 promtool check rules "$TOP/conf/storaged-alerts.yml" || fail "promtool check rules conf/storaged-alerts.yml"
+# the alerts on the metrics' own age, fired on series of known age
+promtool test rules "$TOP/tests/fixtures/prometheus/storaged-alerts-test.yml" ||
+	fail "promtool test rules tests/fixtures/prometheus/storaged-alerts-test.yml"
 
 # check_metrics FILE: promtool's format and naming checks (its lint
 # included), with what it says shown.
@@ -63,6 +66,10 @@ run_sd 0 start
 [ -f "$TF" ] || fail "start wrote no $TF"
 [ "$(stat -c %a "$TF")" = 644 ] || fail "$TF has mode $(stat -c %a "$TF"), expected 644"
 check_metrics "$TF"
+expect_metric "$TF" "^storaged_build_info\\{version=\"[0-9][^\"]*\"\\} 1\$"
+ts=$(awk '$1 == "storaged_metrics_timestamp_seconds" { print $2 }' "$TF")
+[ -n "$ts" ] && [ $(($(date +%s) - ts)) -ge 0 ] && [ $(($(date +%s) - ts)) -le 120 ] ||
+	fail "storaged_metrics_timestamp_seconds '$ts' is not the time of the start"
 expect_metric "$TF" "^storaged_btrfs_members_present\\{$fs\\} 2\$"
 expect_metric "$TF" "^storaged_btrfs_members_expected\\{$fs\\} 2\$"
 expect_metric "$TF" "^storaged_btrfs_mounted\\{$fs\\} 1\$"

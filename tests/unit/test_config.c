@@ -643,6 +643,47 @@ static void test_load_dropins(void **state)
 
 /* A link among the drop-ins, a linked or writable drop-in directory: each
  * refused with the path named; the main file is still read. */
+/* Layers lowest first: a name in a higher layer replaces the lower file,
+ * a link to /dev/null masks it, the files in effect are read in name
+ * order whatever their layer, and the drop-ins count without a main file. */
+static void test_load_layers(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct tmpdir t;
+	struct config c;
+	char *low, *high, *dirs, *mask;
+
+	(void)state;
+	tmpdir_make(&t);
+	assert_true(asprintf(&low, "%s/low", t.path) > 0);
+	assert_true(asprintf(&high, "%s/high", t.path) > 0);
+	assert_int_equal(mkdir(low, 0755), 0);
+	assert_int_equal(mkdir(high, 0755), 0);
+	free(write_file(low, "10-jobs.conf", "[storaged]\njobs = 3\n", 0644));
+	free(write_file(high, "10-jobs.conf", "[storaged]\njobs = 5\n", 0644));
+	free(write_file(low, "20-hotplug.conf", "[storaged]\nhotplug = yes\n", 0644));
+	free(write_file(high, "05-jobs.conf", "[storaged]\njobs = 7\n", 0644));
+	assert_true(asprintf(&mask, "%s/20-hotplug.conf", high) > 0);
+	assert_int_equal(symlink("/dev/null", mask), 0);
+	assert_true(asprintf(&dirs, "%s::%s", low, high) > 0);
+	assert_int_equal(setenv("STORAGED_CONFIG_DIRS", dirs, 1), 0);
+
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(config_load(&c, "/nonexistent/storaged.conf", false, &dl), 0);
+	assert_int_equal(dl.n, 0);
+	assert_null(c.file); /* no main file: only the drop-ins */
+	assert_int_equal(c.jobs, 5); /* 05-jobs, then high's 10-jobs */
+	assert_false(c.hotplug); /* masked */
+	config_done(&c);
+
+	assert_int_equal(unsetenv("STORAGED_CONFIG_DIRS"), 0);
+	free(mask);
+	free(dirs);
+	free(low);
+	free(high);
+	tmpdir_remove(&t);
+}
+
 static void test_load_dropin_links(void **state)
 {
 	struct diag_list dl = { 0 };
@@ -691,7 +732,7 @@ static void test_load_dropin_links(void **state)
 	assert_int_equal(config_init(&c), 0);
 	assert_int_equal(config_load(&c, main_conf, true, &dl) < 0, true);
 	assert_false(c.hotplug);
-	assert_non_null(dl.n ? strstr(dl.v[dl.n - 1].msg, "drop-ins only from a root-owned directory")
+	assert_non_null(dl.n ? strstr(dl.v[dl.n - 1].msg, "configuration only from a root-owned directory")
 			     : NULL);
 	diag_list_done(&dl);
 	config_done(&c);
@@ -895,6 +936,7 @@ int main(void)
 		cmocka_unit_test(test_small_cases),
 		cmocka_unit_test(test_load_missing),
 		cmocka_unit_test(test_load_dropins),
+		cmocka_unit_test(test_load_layers),
 		cmocka_unit_test(test_load_dropin_links),
 		cmocka_unit_test(test_load_unsafe),
 		cmocka_unit_test(test_load_not_regular),

@@ -97,7 +97,8 @@ static void test_render(void **state)
 	};
 	struct state st = { .v = recs, .n = 2 };
 	struct prom_data d = {
-		.fs = fs, .n_fs = 2, .state = &st, .areas = areas, .n_areas = 2, .syncs = syncs, .n_syncs = 1
+		.fs = fs, .n_fs = 2, .state = &st, .areas = areas, .n_areas = 2, .syncs = syncs, .n_syncs = 1,
+		.collected_sec = 1764633600,
 	};
 	char *t;
 
@@ -133,9 +134,12 @@ static void test_render(void **state)
 	/* each family once, HELP then TYPE */
 	assert_int_equal(count_lines(t, "# TYPE storaged_entry_state gauge"), 1);
 	assert_int_equal(count_lines(t, "# HELP "), count_lines(t, "# TYPE "));
-	assert_int_equal(count_lines(t, "# TYPE "), 14);
-	assert_int_equal(count_lines(t, "# TYPE storaged_"), 14);
+	assert_int_equal(count_lines(t, "# TYPE "), 16);
+	assert_int_equal(count_lines(t, "# TYPE storaged_"), 16);
 	assert_null(strstr(t, "_total"));
+	/* who wrote the metrics and when: what an alert tells stale ones by */
+	assert_non_null(strstr(t, "\nstoraged_build_info{version=\"" PACKAGE_VERSION "\"} 1\n"));
+	assert_non_null(strstr(t, "\nstoraged_metrics_timestamp_seconds 1764633600\n"));
 	free(t);
 }
 
@@ -207,9 +211,12 @@ static void test_render_empty(void **state)
 
 	(void)state;
 	t = render(&d);
-	/* families without samples: HELP and TYPE only */
-	assert_int_equal(count_lines(t, "# TYPE "), 14);
-	assert_int_equal(count_lines(t, "storaged_"), 0);
+	/* families without samples: HELP and TYPE only; build_info always,
+	 * no collection time when it is not known */
+	assert_int_equal(count_lines(t, "# TYPE "), 15);
+	assert_int_equal(count_lines(t, "storaged_"), 1);
+	assert_int_equal(count_lines(t, "storaged_build_info{"), 1);
+	assert_null(strstr(t, "storaged_metrics_timestamp_seconds"));
 	free(t);
 }
 
