@@ -35,13 +35,14 @@ printf '[storaged]\n' >"$CONF"
 
 note "options a command would ignore: usage errors, nothing changed"
 echo "tmpfs  $SCRATCH/m1  tmpfs  size=1M,noauto,x-storaged  0 0" >"$FSTAB"
+rm -rf "$STATE"
 for args in "start --json" "status --local" "scan --dry-run" "check --json" "stop --foreground" \
 	"--dry-run --foreground start" "status --json --format=prometheus"; do
 	# shellcheck disable=SC2086 # one word per option
 	run_sd 2 $args
 	expect_out "storaged"
 	is_mountpoint "$SCRATCH/m1" && fail "'$args' mounted"
-	[ -e "$STATE/state" ] && fail "'$args' wrote a state"
+	[ -e "$STATE" ] && fail "'$args' made the state directory"
 done
 expect_out "two formats"
 
