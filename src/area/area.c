@@ -75,16 +75,13 @@ static int check_helper(const struct area_config *a, struct diag_list *m)
  * storaged-copy.c): waiting for them keeps the umounts from failing busy. */
 static void wait_for_copy(const char *area)
 {
-	int fd;
+	_cleanup_close_ int fd = -EBADF;
 
 	if (!area_is_mount_of(area, NULL))
 		return;
 	fd = open(area, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	while (flock(fd, LOCK_EX) < 0 && errno == EINTR)
+	while (fd >= 0 && flock(fd, LOCK_EX) < 0 && errno == EINTR)
 		;
-	close(fd);
 }
 
 static void setup_undo(struct setup *s)
@@ -98,10 +95,7 @@ static void setup_undo(struct setup *s)
 	if (s->path_bound && s->st.cover_id)
 		umount_id(s->st.cover_id, 0);
 	/* the area's descriptor holds its mount: it would stay busy */
-	if (s->area_fd >= 0) {
-		close(s->area_fd);
-		s->area_fd = -1;
-	}
+	s->area_fd = safe_close(s->area_fd);
 	/* d.lower and d.area: in the state directory, root's alone */
 	if (s->lower_bound)
 		umount_private_path(s->d.lower, 0);
@@ -154,7 +148,8 @@ fail:
  * @ret_id: the new mount's ID (STATX_MNT_ID), or NULL. */
 static int bind_fd(int src_fd, int dst_fd, unsigned int attr, bool private, uint64_t *ret_id)
 {
-	int mfd = -1, r;
+	_cleanup_close_ int mfd = -EBADF;
+	int r;
 
 	r = mountfd_bind(&mountfd_kernel_ops, src_fd, dst_fd, false, attr, private ? MS_PRIVATE : 0, &mfd);
 	if (r == 0 && ret_id)
@@ -163,8 +158,6 @@ static int bind_fd(int src_fd, int dst_fd, unsigned int attr, bool private, uint
 		r = -EOPNOTSUPP; /* no STATX_MNT_ID (Linux < 5.8): stop could not find it */
 	if (r < 0 && mfd >= 0)
 		umount_fd_detached(mfd); /* bound, but without its ID */
-	if (mfd >= 0)
-		close(mfd);
 	return r;
 }
 
@@ -175,19 +168,15 @@ static int bind_fd(int src_fd, int dst_fd, unsigned int attr, bool private, uint
 static uint64_t cover_id_at(const char *path, const char *area)
 {
 	struct statx a, b;
-	uint64_t id = 0;
-	int fd = mountfd_open_nofollow(AT_FDCWD, path, O_PATH | O_DIRECTORY);
+	_cleanup_close_ int fd = mountfd_open_nofollow(AT_FDCWD, path, O_PATH | O_DIRECTORY);
 
-	if (fd < 0)
-		return 0;
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &a) == 0 &&
+	if (fd >= 0 && statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &a) == 0 &&
 	    (a.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
 	    (a.stx_attributes & STATX_ATTR_MOUNT_ROOT) && (a.stx_mask & STATX_MNT_ID) &&
 	    statx(AT_FDCWD, area, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &b) == 0 &&
 	    a.stx_dev_major == b.stx_dev_major && a.stx_dev_minor == b.stx_dev_minor)
-		id = a.stx_mnt_id;
-	close(fd);
-	return id;
+		return a.stx_mnt_id;
+	return 0;
 }
 
 /* The directory (through its private bind d.lower, which shows no mount
@@ -196,7 +185,8 @@ static int setup_seed(struct setup *s, struct diag_list *m)
 {
 	struct copy_result c = { 0 };
 	struct statvfs v;
-	int lower = area_open_nofollow(s->d.lower, O_PATH | O_DIRECTORY), r;
+	_cleanup_close_ int lower = area_open_nofollow(s->d.lower, O_PATH | O_DIRECTORY);
+	int r;
 
 	if (lower < 0) {
 		diag_error(m, NULL, 0, "area '%s': opening '%s': %s", s->a->name, s->d.lower,
@@ -204,7 +194,6 @@ static int setup_seed(struct setup *s, struct diag_list *m)
 		return lower;
 	}
 	r = copy_spawn_run(lower, s->area_fd, s->d.lower, s->d.area, s->a->name, copy_spawn_jobs(), &c);
-	close(lower);
 	if (r == 0)
 		return 0;
 	if (r == -ENOSPC && statvfs(s->d.area, &v) == 0)
@@ -246,7 +235,8 @@ static int area_check_existing(const struct area_dirs *d, const char *name, stru
 {
 	struct state_area st = { .resource_id = -1 };
 	char why[PATH_MAX + 128];
-	int fd = open(d->state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), r = 0;
+	_cleanup_close_ int fd = open(d->state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int r = 0;
 
 	if (fd < 0)
 		return 0;
@@ -257,7 +247,6 @@ static int area_check_existing(const struct area_dirs *d, const char *name, stru
 				   name, why);
 	}
 	state_area_done(&st);
-	close(fd);
 	return r;
 }
 
@@ -272,15 +261,14 @@ static int recover_interrupted(struct setup *s, struct diag_list *m)
 {
 	struct state_area old = { .resource_id = -1 };
 	_cleanup_free_ char *tmp = NULL;
-	int fd, r;
+	_cleanup_close_ int fd = -EBADF;
+	int r;
 
 	if (access(s->d.top, F_OK) < 0)
 		return 0;
 	fd = open(s->d.state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0) {
+	if (fd >= 0)
 		state_area_read_fd(fd, &old); /* a damaged record: @old stays empty */
-		close(fd);
-	}
 	/* by its ID, found where the name leads only when no record has it */
 	if (old.cover_id || (old.cover_id = cover_id_at(s->a->path, s->d.area)))
 		umount_id(old.cover_id, 0);
@@ -310,7 +298,8 @@ static int recover_interrupted(struct setup *s, struct diag_list *m)
 static int setup_cover(struct setup *s, const struct stat *root, struct diag_list *m)
 {
 	/* a sync killed before a reboot left its marked working directory */
-	int r = area_recover_sync(s->path_fd, root->st_dev, s->a->name, NULL), fd;
+	int r = area_recover_sync(s->path_fd, root->st_dev, s->a->name, NULL);
+	_cleanup_close_ int fd = -EBADF;
 
 	if (r < 0) {
 		diag_error(m, NULL, 0, "area '%s': removing what an interrupted sync left in '%s': %s",
@@ -319,8 +308,6 @@ static int setup_cover(struct setup *s, const struct stat *root, struct diag_lis
 	}
 	fd = mountfd_open_nofollow(AT_FDCWD, s->d.lower, O_PATH | O_DIRECTORY);
 	r = fd < 0 ? fd : bind_fd(s->path_fd, fd, 0, true, NULL);
-	if (fd >= 0)
-		close(fd);
 	if (r < 0) {
 		diag_error(m, NULL, 0, "area '%s': binding '%s' on '%s': %s", s->a->name,
 			   s->a->path, s->d.lower, strerror(-r));
@@ -459,10 +446,8 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 		setup_undo(&s);
 	}
 out:
-	if (s.path_fd >= 0)
-		close(s.path_fd);
-	if (s.area_fd >= 0)
-		close(s.area_fd);
+	safe_close(s.path_fd);
+	safe_close(s.area_fd);
 	state_area_done(&s.st);
 	area_dirs_done(&s.d);
 	return r;
@@ -470,13 +455,22 @@ out:
 
 /* ---------------------------------------------------------------- teardown */
 
-static int umount_one(const char *name, const char *what, const char *ref, struct diag_list *m)
+/* Unmounts the private mount @what of area @name.  @killed_setup: a
+ * private view of a setup killed before its record existed: nobody but
+ * storaged's own dying helpers can still use it (its copy helper may not
+ * have taken its lock when storaged died), so a busy one is detached
+ * instead of holding stop for ever; the user's directory is not touched. */
+static int umount_private(const char *name, const char *what, bool killed_setup, struct diag_list *m)
 {
 	int r;
 
-	if (!area_is_mount_of(what, ref))
+	if (!area_is_mount_of(what, NULL))
 		return 0;
 	r = umount_private_path(what, 0);
+	if (r == -EBUSY && killed_setup && umount_private_path(what, MNT_DETACH) == 0) {
+		diag_warning(m, NULL, 0, "area '%s': '%s', left by a killed start, was busy: detached", name, what);
+		return 0;
+	}
 	if (r == 0)
 		return 0;
 	if (r == -EBUSY)
@@ -484,25 +478,6 @@ static int umount_one(const char *name, const char *what, const char *ref, struc
 	diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s%s", name, what, strerror(-r),
 		   r == -EBUSY ? ": stop the processes named above and run 'storaged stop' again" : "");
 	return r;
-}
-
-/* A private view of a setup killed before its record existed: nobody but
- * storaged's own dying helpers can still use it (its copy helper may not
- * have taken its lock when storaged died), so a busy one is detached
- * instead of holding stop for ever; the user's directory is not touched. */
-static int umount_killed_setup(const char *name, const char *what, struct diag_list *m)
-{
-	int r;
-
-	if (!area_is_mount_of(what, NULL))
-		return 0;
-	r = umount_private_path(what, 0);
-	if (r == 0)
-		return 0;
-	if (r != -EBUSY || umount_private_path(what, MNT_DETACH) < 0)
-		return umount_one(name, what, NULL, m);
-	diag_warning(m, NULL, 0, "area '%s': '%s', left by a killed start, was busy: detached", name, what);
-	return 0;
 }
 
 /* The bind over the directory, by the mount ID recorded at setup (or, from
@@ -640,8 +615,8 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		goto out;
 	}
 	area_carried_keep_free(keep, n_keep);
-	if ((r = umount_one(st->name, d->lower, NULL, m)) < 0 ||
-	    (r = umount_one(st->name, d->area, NULL, m)) < 0)
+	if ((r = umount_private(st->name, d->lower, false, m)) < 0 ||
+	    (r = umount_private(st->name, d->area, false, m)) < 0)
 		goto out;
 	r = area_backend_release(st, m);
 out:
@@ -661,9 +636,9 @@ int area_teardown(const char *state_dir, const char *name, bool do_sync, struct 
 	fd = area_record_open_locked(&d, &st);
 	if (fd < 0) {
 		/* a setup that died before writing its state: undo what exists */
-		r = umount_killed_setup(name, d.lower, msgs);
+		r = umount_private(name, d.lower, true, msgs);
 		if (r == 0)
-			r = umount_killed_setup(name, d.area, msgs);
+			r = umount_private(name, d.area, true, msgs);
 		goto remove;
 	}
 	r = teardown_locked(&d, fd, &st, do_sync, msgs);

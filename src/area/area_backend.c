@@ -270,6 +270,42 @@ static int blockdev_mount(struct setup *s, const struct stat *root, struct diag_
 	return r;
 }
 
+/* The compressor and the writeback device, which the kernel takes only
+ * before disksize (Documentation/admin-guide/blockdev/zram.rst: "Select
+ * compression algorithm", "writeback"; drivers/block/zram/zram_drv.c
+ * comp_algorithm_store() and backing_dev_store() refuse an initialised
+ * device with EBUSY).  backing_dev exists only with CONFIG_ZRAM_WRITEBACK. */
+static int zram_configure(int id, const struct area_config *a, struct diag_list *m)
+{
+	char p[96], list[256] = "";
+	int r;
+
+	if (a->compression) {
+		snprintf(p, sizeof(p), "/sys/block/zram%d/comp_algorithm", id);
+		r = sysfs_write(p, a->compression);
+		if (r < 0) {
+			sysfs_read(p, list, sizeof(list));
+			diag_error(m, NULL, 0, "area '%s': zram%d: compression-algorithm = %s: %s; this kernel's zram has: %s",
+				   a->name, id, a->compression, r == -EINVAL ? "not a compressor it has" : strerror(-r),
+				   list[0] ? list : "(cannot read comp_algorithm)");
+			return r;
+		}
+	}
+	if (a->writeback_device) {
+		snprintf(p, sizeof(p), "/sys/block/zram%d/backing_dev", id);
+		r = sysfs_write(p, a->writeback_device);
+		if (r < 0) {
+			diag_error(m, NULL, 0, "area '%s': zram%d: writeback-device = %s: %s", a->name, id,
+				   a->writeback_device,
+				   r == -ENOENT && access(p, F_OK) < 0
+					   ? "this kernel's zram has no writeback (CONFIG_ZRAM_WRITEBACK); remove writeback-device"
+					   : strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
 static int zram_create(struct setup *s, const struct stat *root, struct diag_list *m)
 {
 	char size[24], sysname[24];
@@ -286,6 +322,9 @@ static int zram_create(struct setup *s, const struct stat *root, struct diag_lis
 	/* written ahead: a setup killed from here on leaves the device's
 	 * number for recover_interrupted() to release */
 	r = state_area_write(s->d.state, &s->st);
+	if (r < 0)
+		return r;
+	r = zram_configure(id, s->a, m);
 	if (r < 0)
 		return r;
 	snprintf(size, sizeof(size), "%" PRIu64, s->sz->size_bytes);

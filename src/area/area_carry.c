@@ -64,7 +64,8 @@ static int carry_target(int cover, const char *rel)
 int area_carry(struct setup *s, char **targets, const int *fds, struct diag_list *m)
 {
 	size_t plen = strlen(s->a->path);
-	int cover, r = 0;
+	_cleanup_close_ int cover = -EBADF;
+	int r = 0;
 
 	if (!targets)
 		return 0;
@@ -74,7 +75,8 @@ int area_carry(struct setup *s, char **targets, const int *fds, struct diag_list
 				  s->a->name, s->a->path, strerror(-cover));
 	for (size_t i = 0; r == 0 && targets[i]; i++) {
 		uint64_t id = 0, *nv = realloc(s->st.carried, (i + 1) * sizeof(*nv));
-		int dst = nv ? carry_target(cover, targets[i] + plen + 1) : -ENOMEM, mfd = -1;
+		_cleanup_close_ int dst = nv ? carry_target(cover, targets[i] + plen + 1) : -ENOMEM;
+		_cleanup_close_ int mfd = -EBADF;
 
 		if (nv)
 			s->st.carried = nv;
@@ -87,16 +89,11 @@ int area_carry(struct setup *s, char **targets, const int *fds, struct diag_list
 			umount_fd_detached(mfd); /* bound, but stop could not find it */
 			r = r ? r : -EOPNOTSUPP;
 		}
-		if (mfd >= 0)
-			close(mfd);
-		if (dst >= 0)
-			close(dst);
 		if (r < 0)
 			diag_error(m, NULL, 0,
 				   "area '%s': carrying '%s', mounted below '%s', onto the area: %s; unmount it or correct path=",
 				   s->a->name, targets[i], s->a->path, strerror(-r));
 	}
-	close(cover);
 	return r;
 }
 
@@ -117,18 +114,14 @@ struct area_carried_keep *area_carried_keep(const struct state_area *st)
 	struct area_carried_keep *k = calloc(st->n_carried ? st->n_carried : 1, sizeof(*k));
 
 	for (size_t i = 0; k && i < st->n_carried; i++) {
-		int fd = mountfd_open_id(ops, st->carried[i], O_PATH | O_DIRECTORY);
+		_cleanup_close_ int fd = mountfd_open_id(ops, st->carried[i], O_PATH | O_DIRECTORY);
 
 		k[i].fd = fd < 0 ? -1
 				 : ops->open_tree(ops->userdata, fd, "",
 						  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
 							  AT_EMPTY_PATH | AT_RECURSIVE);
-		if (k[i].fd >= 0 && !(k[i].target = area_mount_target(st->carried[i]))) {
-			close(k[i].fd);
-			k[i].fd = -1;
-		}
-		if (fd >= 0)
-			close(fd);
+		if (k[i].fd >= 0 && mount_id_target(st->carried[i], &k[i].target) < 0)
+			k[i].fd = safe_close(k[i].fd);
 	}
 	return k;
 }
@@ -138,7 +131,8 @@ void area_carried_restore(struct state_area *st, struct area_carried_keep *k, si
 	const struct mountfd_ops *ops = &mountfd_kernel_ops;
 
 	for (size_t i = 0; k && i < n; i++) {
-		int dst = k[i].fd < 0 ? -1 : mountfd_open_nofollow(AT_FDCWD, k[i].target, O_PATH | O_DIRECTORY);
+		_cleanup_close_ int dst = k[i].fd < 0 ? -EBADF
+						      : mountfd_open_nofollow(AT_FDCWD, k[i].target, O_PATH | O_DIRECTORY);
 		uint64_t id = 0;
 
 		/* only onto the area's own directory there: its bind is still on top */
@@ -147,8 +141,6 @@ void area_carried_restore(struct state_area *st, struct area_carried_keep *k, si
 				    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0 &&
 		    mountfd_id(ops, k[i].fd, &id, NULL) == 0 && id)
 			st->carried[st->n_carried++] = id;
-		if (dst >= 0)
-			close(dst);
 	}
 	area_carried_keep_free(k, n);
 	if (recfd >= 0)
@@ -158,8 +150,7 @@ void area_carried_restore(struct state_area *st, struct area_carried_keep *k, si
 void area_carried_keep_free(struct area_carried_keep *k, size_t n)
 {
 	for (size_t i = 0; k && i < n; i++) {
-		if (k[i].fd >= 0)
-			close(k[i].fd); /* frees a copy that was not put back */
+		safe_close(k[i].fd); /* frees a copy that was not put back */
 		free(k[i].target);
 	}
 	free(k);

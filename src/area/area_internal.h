@@ -134,8 +134,6 @@ enum area_state area_state_of(const struct area_dirs *d, const struct state_area
  * Returns: 0 with an owned strv in *@ret (NULL when none); -ENOMEM. */
 int area_submounts_top(char *const *targets, const char *path, char ***ret);
 
-/* Where the mount with ID @id is mounted now (owned), or NULL. */
-char *area_mount_target(uint64_t id);
 
 /* area_submounts_top() of the mount table.  Returns: 0 or -ENOMEM. */
 int area_submounts(const char *path, char ***ret);

@@ -96,28 +96,6 @@ void area_mounts_done(struct area_mounts *f)
 	*f = (struct area_mounts){ 0 };
 }
 
-static struct libmnt_fs *find_id(struct libmnt_table *tb, uint64_t id)
-{
-	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *fs = NULL, *found = NULL;
-
-	while (itr && !found && mnt_table_next_fs(tb, itr, &fs) == 0)
-		if ((uint64_t)mnt_fs_get_id(fs) == id)
-			found = fs;
-	mnt_free_iter(itr);
-	return found;
-}
-
-char *area_mount_target(uint64_t id)
-{
-	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
-	struct libmnt_fs *fs = tb ? find_id(tb, id) : NULL;
-	char *t = fs && mnt_fs_get_target(fs) ? strdup(mnt_fs_get_target(fs)) : NULL;
-
-	mnt_unref_table(tb);
-	return t;
-}
-
 /* "SOURCE (FSTYPE)" of @fs, owned; NULL on -ENOMEM */
 static char *fs_text(struct libmnt_fs *fs)
 {
@@ -173,7 +151,7 @@ int area_mounts_probe(const struct area_dirs *d, const struct state_area *st, st
 	 * bind and the record of its ID: the mount on the path, if the area's */
 	if (!cover_id)
 		cover_id = path_top;
-	if (cover_id && (cover = find_id(tb, cover_id)) && !fs_is_area(cover, dev, st))
+	if (cover_id && (cover = view_find_id(tb, cover_id)) && !fs_is_area(cover, dev, st))
 		cover = NULL; /* the ID was freed and given to another mount */
 	ret->recorded = st->covered || st->cover_id || cover;
 	ret->cover_present = cover != NULL;
@@ -181,11 +159,11 @@ int area_mounts_probe(const struct area_dirs *d, const struct state_area *st, st
 	ret->cover_on_top = ret->cover_at_path && path_top == cover_id;
 	if (cover && !ret->cover_at_path && !(ret->moved_to = strdup(mnt_fs_get_target(cover))))
 		r = -ENOMEM;
-	if (ret->cover_at_path && !ret->cover_on_top && path_top && (top = find_id(tb, path_top)) &&
+	if (ret->cover_at_path && !ret->cover_on_top && path_top && (top = view_find_id(tb, path_top)) &&
 	    !(ret->covered_by = fs_text(top)))
 		r = -ENOMEM;
 	for (size_t i = 0; i < st->n_carried; i++)
-		if (!find_id(tb, st->carried[i]))
+		if (!view_find_id(tb, st->carried[i]))
 			ret->carried_missing++;
 	mnt_unref_table(tb);
 	return r;
@@ -231,7 +209,7 @@ int area_submounts_top(char *const *targets, const char *path, char ***ret)
 /* the device of the filesystem the mount point of @fs lies on: its parent's */
 static dev_t parent_dev(struct libmnt_table *tb, struct libmnt_fs *fs)
 {
-	struct libmnt_fs *p = find_id(tb, (uint64_t)mnt_fs_get_parent_id(fs));
+	struct libmnt_fs *p = view_find_id(tb, (uint64_t)mnt_fs_get_parent_id(fs));
 
 	return p ? mnt_fs_get_devno(p) : 0;
 }

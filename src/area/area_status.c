@@ -19,14 +19,13 @@
 static int area_record_load(const char *state_dir, const char *name, struct state_area *st)
 {
 	struct area_dirs d;
-	int fd, r;
+	_cleanup_close_ int fd = -EBADF;
+	int r;
 
 	if ((r = area_dirs_init(&d, state_dir, name)) < 0)
 		return r;
 	fd = open(d.state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	r = fd < 0 ? -errno : state_area_read_fd(fd, st);
-	if (fd >= 0)
-		close(fd);
 	area_dirs_done(&d);
 	return r;
 }

@@ -148,8 +148,7 @@ static bool pid_holds_path(int pidfd, const char *path)
 	ssize_t n;
 
 	if (!d) {
-		if (fd >= 0)
-			close(fd);
+		safe_close(fd);
 		return false;
 	}
 	while (!found && (de = readdir(d))) {
@@ -189,7 +188,7 @@ void area_warn_open_files(const char *name, const char *path, struct diag_list *
 	while ((de = readdir(proc))) {
 		uint64_t pid;
 		bool cwd;
-		int pidfd;
+		_cleanup_close_ int pidfd = -EBADF;
 
 		if (units_parse_uint(de->d_name, INT32_MAX, &pid) < 0 || pid == (uint64_t)getpid())
 			continue;
@@ -198,19 +197,16 @@ void area_warn_open_files(const char *name, const char *path, struct diag_list *
 			continue;
 		cwd = pid_cwd_below(pidfd, path);
 		if (cwd || pid_holds_path(pidfd, path)) {
-			int cfd = openat(pidfd, "comm", O_RDONLY | O_CLOEXEC);
+			_cleanup_close_ int cfd = openat(pidfd, "comm", O_RDONLY | O_CLOEXEC);
 			ssize_t n = cfd < 0 ? -1 : read(cfd, comm, sizeof(comm) - 1);
 
 			comm[n > 0 ? n : 0] = '\0';
 			comm[strcspn(comm, "\n")] = '\0';
-			if (cfd >= 0)
-				close(cfd);
 			diag_warning(m, NULL, 0,
 				     "area '%s': pid %s (%s) has %s under %s: its writes go to the hidden copy",
 				     name, de->d_name, comm,
 				     cwd ? "its working directory" : "files open", path);
 		}
-		close(pidfd);
 	}
 	closedir(proc);
 }

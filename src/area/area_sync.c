@@ -62,19 +62,18 @@ int area_sync_dir_check(int dirfd, const char *entry, const char *area, bool rec
 	char mark[256];
 	struct stat st;
 	ssize_t n;
-	int fd, r = 0;
+	_cleanup_close_ int fd = -EBADF;
+	int r;
 
 	*ret_fd = -1;
 	fd = openat(dirfd, entry, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? 0 : -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out;
-	}
+	if (fstat(fd, &st) < 0)
+		return -errno;
 	/* a user cannot give a directory to root, nor set the mark */
 	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 07777) != 0700)
-		goto out;
+		return 0;
 	n = fgetxattr(fd, SYNC_XATTR, mark, sizeof(mark));
 	if (n >= 0)
 		r = (size_t)n == strlen(area) && memcmp(mark, area, (size_t)n) == 0;
@@ -82,11 +81,8 @@ int area_sync_dir_check(int dirfd, const char *entry, const char *area, bool rec
 		/* the record names it: killed before it was marked, or a
 		 * filesystem without trusted xattrs */
 		r = recorded && (errno == ENODATA || errno == EOPNOTSUPP);
-out:
 	if (r == 1)
-		*ret_fd = fd;
-	else
-		close(fd);
+		*ret_fd = TAKE_FD(fd);
 	return r;
 }
 
@@ -117,13 +113,10 @@ static int sync_dir_remove(int parent, const char *entry, int fd, dev_t dev)
 
 static int recover_one(int dirfd, const char *entry, const char *area, bool recorded, dev_t dev)
 {
-	int fd, r = area_sync_dir_check(dirfd, entry, area, recorded, &fd);
+	_cleanup_close_ int fd = -EBADF;
+	int r = area_sync_dir_check(dirfd, entry, area, recorded, &fd);
 
-	if (r <= 0)
-		return r;
-	r = sync_dir_remove(dirfd, entry, fd, dev);
-	close(fd);
-	return r;
+	return r <= 0 ? r : sync_dir_remove(dirfd, entry, fd, dev);
 }
 
 int area_recover_sync(int dirfd, dev_t dev, const char *area, const char *recorded)
@@ -158,7 +151,8 @@ int area_recover_sync(int dirfd, dev_t dev, const char *area, const char *record
 static int sync_dir_create(int lowerfd, int recfd, struct state_area *st, char *name)
 {
 	struct stat s;
-	int fd, r;
+	_cleanup_close_ int fd = -EBADF;
+	int r;
 
 	for (int i = 0;; i++) {
 		if ((r = sync_random_name(name)) < 0)
@@ -181,13 +175,11 @@ static int sync_dir_create(int lowerfd, int recfd, struct state_area *st, char *
 	    : s.st_uid != 0	   ? -EEXIST
 	    : fchmod(fd, 0700) < 0 ? -errno
 				   : 0;
-	if (r < 0) {
-		close(fd);
+	if (r < 0)
 		return r;
-	}
 	/* without trusted xattrs (EOPNOTSUPP) the record alone names it */
 	fsetxattr(fd, SYNC_XATTR, st->name, strlen(st->name), 0);
-	return fd;
+	return TAKE_FD(fd);
 }
 
 /*
@@ -215,7 +207,8 @@ static int sync_dir_create(int lowerfd, int recfd, struct state_area *st, char *
  */
 int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st, struct diag_list *m)
 {
-	int lowerfd = -1, areafd = -1, workfd = -1, r;
+	_cleanup_close_ int lowerfd = -EBADF, areafd = -EBADF, workfd = -EBADF;
+	int r;
 	struct copy_result c = { 0 };
 	char work[SYNC_DIR_NAME_MAX] = "";
 	const char *step = "opening", *name = st->name;
@@ -254,12 +247,6 @@ out:
 			   r == -ENOSPC ? " (the directory's filesystem needs room for the changed files)"
 					: "",
 			   st->path, name);
-	if (workfd >= 0)
-		close(workfd);
-	if (lowerfd >= 0)
-		close(lowerfd);
-	if (areafd >= 0)
-		close(areafd);
 	return r;
 }
 
@@ -276,7 +263,12 @@ int area_sync(const char *state_dir, const char *name, struct diag_list *msgs)
 	fd = area_record_open_locked(&d, &st);
 	if (fd < 0) {
 		r = fd;
-		diag_error(msgs, NULL, 0, "area '%s' is not active (%s: %s)", name, d.state, strerror(-r));
+		if (r == -ENOENT)
+			diag_error(msgs, NULL, 0, "area '%s' is not active: there is nothing to sync back (`storaged start` sets it up)",
+				   name);
+		else
+			diag_error(msgs, NULL, 0, "area '%s': cannot read its record %s: %s", name, d.state,
+				   strerror(-r));
 		goto out;
 	}
 	/* by the mounts' IDs: unmounted, moved or covered by someone else */

@@ -34,7 +34,7 @@ static int log_predicted_failures(const struct logger *lg, const struct plan *p,
 	plan_boot_needs(p, needed);
 	for (size_t i = 0; i < p->n_steps; i++) {
 		const struct plan_step *s = &p->steps[i];
-		const char *why = world_step_will_fail(s);
+		const char *why = plan_step_will_fail(s);
 		bool skip = plan_step_predicted_skip(s);
 		char what[512];
 

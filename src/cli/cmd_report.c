@@ -24,41 +24,6 @@
 #include "world/world.h"
 #include "mount/view.h"
 
-struct column {
-	const char *name;
-	double whint;
-	int flags;
-	int json_type;
-};
-
-static struct libscols_table *table_new(const char *name, const struct column *cols, size_t n, bool json)
-{
-	struct libscols_table *tb = scols_new_table();
-
-	if (!tb)
-		return NULL;
-	scols_table_set_name(tb, name);
-	scols_table_enable_json(tb, json);
-	for (size_t i = 0; i < n; i++) {
-		bool array = cols[i].json_type == SCOLS_JSON_ARRAY_STRING ||
-			     cols[i].json_type == SCOLS_JSON_ARRAY_NUMBER;
-		struct libscols_column *cl =
-			scols_table_new_column(tb, cols[i].name, cols[i].whint,
-					       cols[i].flags | (json && array ? SCOLS_FL_WRAP : 0));
-
-		if (!cl) {
-			scols_unref_table(tb);
-			return NULL;
-		}
-		scols_column_set_json_type(cl, cols[i].json_type);
-		/* JSON arrays: libsmartcols splits a wrapped cell into elements
-		 * at newlines only with this wrap function */
-		if (json && array)
-			scols_column_set_wrapfunc(cl, scols_wrapnl_chunksize, scols_wrapnl_nextchunk, NULL);
-	}
-	return tb;
-}
-
 static int set_u64(struct libscols_line *ln, size_t col, uint64_t v)
 {
 	char buf[32];
@@ -69,7 +34,7 @@ static int set_u64(struct libscols_line *ln, size_t col, uint64_t v)
 
 /* JSON: "members" and "devids" are parallel arrays; "missing" lists the
  * devids known to be missing.  Text: one readable cell each. */
-static const struct column scan_cols[] = {
+static const struct json_column scan_cols[] = {
 	{ "FSID", 36, 0, SCOLS_JSON_STRING },
 	{ "LABEL", 0.1, SCOLS_FL_TRUNC, SCOLS_JSON_STRING },
 	{ "PRESENT", 3, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
@@ -135,7 +100,7 @@ static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *f
 
 /* JSON: the devices that could not be read, with why and which reported
  * filesystems they could be a missing member of. */
-static const struct column unreadable_cols[] = {
+static const struct json_column unreadable_cols[] = {
 	{ "DEVICE", 0.2, 0, SCOLS_JSON_STRING },
 	{ "STAGE", 5, 0, SCOLS_JSON_STRING },
 	{ "ERROR", 0.3, 0, SCOLS_JSON_STRING },
@@ -200,8 +165,8 @@ static int scan_print(const struct options *o, const struct world *w, unsigned *
 {
 	size_t ncols = o->json ? ARRAY_SIZE(scan_cols) : SCAN_TEXT_COLS;
 	struct libscols_table *tbs[2] = {
-		table_new("filesystems", scan_cols, ncols, o->json),
-		table_new("unreadable", unreadable_cols, ARRAY_SIZE(unreadable_cols), true),
+		json_table_new("filesystems", scan_cols, ncols, o->json),
+		json_table_new("unreadable", unreadable_cols, ARRAY_SIZE(unreadable_cols), true),
 	};
 	int r = tbs[0] && tbs[1] ? 0 : -ENOMEM;
 
@@ -248,7 +213,7 @@ int cmd_scan(const struct options *o, const struct logger *lg)
 /* JSON only: "recorded", what the state says, when the live check
  * found otherwise (null when as recorded); "nofail"; "mount_id"; and
  * "duration_ms" (numbers, null when unknown). */
-static const struct column status_cols[] = {
+static const struct json_column status_cols[] = {
 	{ "KIND", 5, 0, SCOLS_JSON_STRING },
 	{ "WHAT", 0.3, 0, SCOLS_JSON_STRING },
 	{ "SOURCE", 0.2, SCOLS_FL_TRUNC, SCOLS_JSON_STRING },
@@ -415,7 +380,7 @@ static int status_table(const struct options *o, const struct logger *lg, const 
 			struct state *st, struct area_status *areas, size_t n_areas, struct status_sum *sum)
 {
 	size_t ncols = o->json ? ARRAY_SIZE(status_cols) : STATUS_TEXT_COLS;
-	struct libscols_table *tb = table_new("status", status_cols, ncols, o->json);
+	struct libscols_table *tb = json_table_new("status", status_cols, ncols, o->json);
 	int r = 0;
 
 	for (size_t i = 0; tb && r == 0 && i < st->n; i++)

@@ -71,8 +71,7 @@ static void tell_boot_done(void *userdata, const struct exec_summary *sum)
 	if (bt->parent_fd >= 0) {
 		if (write(bt->parent_fd, &code, 1) < 0)
 			log_debug(bt->lg, "the waiting start is gone: %s", strerror(errno));
-		close(bt->parent_fd);
-		bt->parent_fd = -1;
+		bt->parent_fd = safe_close(bt->parent_fd);
 	}
 }
 
@@ -205,7 +204,8 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 		.no_wait = no_wait,
 		.initial_inventory = &w->inv,
 	};
-	int lock, r, saved;
+	_cleanup_close_ int lock = -EBADF;
+	int r, saved;
 
 	/* a start left waiting for nofail entries gives way to this one */
 	if (!no_wait)
@@ -220,7 +220,6 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 		r = statedir_save_state(o->state_dir, lg, &st);
 	if (r < 0) {
 		state_done(&st);
-		close(lock);
 		return r;
 	}
 	bt.background = !no_wait && exec_background_waits(&w->plan);
@@ -229,16 +228,18 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 		log_warning(lg, "cannot leave nofail entries waiting in the background; waiting for them");
 	/* a resident pass leaves SIGINT/SIGTERM to the resident loop */
 	sysops_open(&so, lg, o->state_dir, !no_wait);
+	/* one view a pass: the table and the directories the loader read serve the mounts */
+	so.mounts.view = w->view;
+	w->view = (struct view){ 0 };
 	r = exec_run(&cx, &w->plan, &sum);
-	if (bt.parent_fd >= 0)
-		close(bt.parent_fd);
+	safe_close(bt.parent_fd);
 	if (bt.background)
 		daemon_mark_waiting(o->state_dir, false);
 	sysops_close(&so);
 	/* the run's own saves only warn: what is on disk must hold it all */
 	saved = r == 0 ? statedir_save_state(o->state_dir, lg, &st) : 0;
 	state_done(&st);
-	close(lock);
+	lock = safe_close(lock);
 	if (r == -EINTR || so.interrupted)
 		return -EINTR;
 	if (r < 0)

@@ -56,6 +56,8 @@ static int sync_one(const struct options *o, const struct logger *lg, const char
 	sysops_close(&so);
 	log_diags(lg, &dl);
 	diag_list_done(&dl);
+	if (r == -ENOENT)
+		return r; /* not set up: nothing in RAM, nothing to record */
 	if (r == 0)
 		log_info(lg, "area %s: synced back", name);
 	else

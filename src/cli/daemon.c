@@ -12,6 +12,7 @@
 
 #include "daemon.h"
 #include "shared/log.h"
+#include "state/atomic_file.h"
 #include "shared/util.h"
 
 int daemon_notify(const char *fmt, ...)
@@ -94,30 +95,28 @@ static int waiting_path(const char *state_dir, char **ret)
 	return asprintf(ret, "%s/waiting.pid", state_dir) < 0 ? -ENOMEM : 0;
 }
 
+static int print_pid(FILE *f, const void *pid)
+{
+	return fprintf(f, "%d\n", *(const int *)pid) < 0 ? -EIO : 0;
+}
+
+int daemon_write_pid(const char *path, pid_t pid)
+{
+	int p = (int)pid;
+
+	return file_write_atomic(path, 0644, print_pid, &p);
+}
+
 int daemon_mark_waiting(const char *state_dir, bool set)
 {
-	_cleanup_free_ char *path = NULL, *tmp = NULL;
-	FILE *f;
-	_cleanup_close_ int fd = -EBADF;
+	_cleanup_free_ char *path = NULL;
 	int r = waiting_path(state_dir, &path);
 
 	if (r < 0)
 		return r;
 	if (!set)
-		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
-		return -ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0 || !(f = fdopen(fd, "w")))
-		return -errno;
-	(void)TAKE_FD(fd); /* the stream owns it now */
-	fprintf(f, "%d\n", (int)getpid());
-	if (fclose(f) != 0 || rename(tmp, path) < 0) {
-		r = -errno;
-		unlink(tmp);
-		return r;
-	}
-	return 0;
+		return file_atomic_remove(path);
+	return daemon_write_pid(path, getpid());
 }
 
 /* @pid runs this same program (its /proc/PID/exe is ours). */

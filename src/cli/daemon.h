@@ -58,6 +58,18 @@ void daemon_monitor_close(struct udev *udev, struct udev_monitor *mon);
 int daemon_signal_fd(const sigset_t *mask, sigset_t *ret_old);
 
 /**
+ * daemon_write_pid:
+ * @path: a pid file ("storaged.pid", "waiting.pid") in the state directory
+ * @pid: the process it names
+ *
+ * Writes "@pid\n" with file_write_atomic(): a reader never sees half a
+ * pid.
+ *
+ * Returns: 0 or negative errno.
+ */
+int daemon_write_pid(const char *path, pid_t pid);
+
+/**
  * daemon_mark_waiting:
  * @state_dir: storaged's state directory (trusted: checked by statedir_lock())
  * @set: write (true) or remove (false) @state_dir/waiting.pid

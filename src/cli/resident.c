@@ -19,6 +19,7 @@
 
 #include "daemon.h"
 #include "resident.h"
+#include "state/atomic_file.h"
 #include "shared/util.h"
 
 /* 250 ms lets a disk and its partitions arrive before one pass. */
@@ -42,26 +43,14 @@ static int lock_resident(const char *state_dir)
 	return TAKE_FD(fd);
 }
 
-/* Written to a temporary file and renamed: `storaged stop` never reads
- * half a pid. */
+/* `storaged stop` never reads half a pid (daemon_write_pid()). */
 static int write_pidfile(const char *state_dir, pid_t pid)
 {
-	_cleanup_free_ char *path = NULL, *tmp = NULL;
-	FILE *f;
+	_cleanup_free_ char *path = NULL;
 
-	if (asprintf(&path, "%s/storaged.pid", state_dir) < 0 || asprintf(&tmp, "%s.tmp", path) < 0)
+	if (asprintf(&path, "%s/storaged.pid", state_dir) < 0)
 		return -ENOMEM;
-	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
-	fprintf(f, "%d\n", (int)pid);
-	if (fclose(f) != 0 || rename(tmp, path) < 0) {
-		int r = -errno;
-
-		unlink(tmp);
-		return r;
-	}
-	return 0;
+	return daemon_write_pid(path, pid);
 }
 
 static void remove_pidfile(const char *state_dir)
@@ -69,7 +58,7 @@ static void remove_pidfile(const char *state_dir)
 	_cleanup_free_ char *pidfile = NULL;
 
 	if (asprintf(&pidfile, "%s/storaged.pid", state_dir) >= 0)
-		unlink(pidfile);
+		file_atomic_remove(pidfile);
 }
 
 /* The parent writes the child's pid file, so that it exists when `start`

@@ -188,7 +188,8 @@ static int spawn_copy(int srcfd, int dstfd, int workfd, const char *src, const c
 			 fdarg,	      "--src-fd",  sfdarg, "--dst-fd", dfdarg,	      "--",
 			 (char *)src, (char *)dst, NULL,   NULL,       NULL,	      NULL };
 	struct spawn_fd fds[4];
-	int p[2] = { -1, -1 }, wfd = -1, sfd = -1, dfd = -1, kfd = -1, st = 0, r;
+	_cleanup_close_ int sfd = -EBADF, dfd = -EBADF, kfd = -EBADF, rd = -EBADF, wr = -EBADF, wfd = -EBADF;
+	int p[2], st = 0, r;
 	size_t nfds = 3;
 	pid_t pid;
 
@@ -209,20 +210,19 @@ static int spawn_copy(int srcfd, int dstfd, int workfd, const char *src, const c
 	}
 	if ((sfd = reopen_dir(srcfd)) < 0 || (dfd = reopen_dir(dstfd)) < 0) {
 		r = sfd < 0 ? sfd : dfd;
-		r = fail(res, -r, "opening '%s': %s", sfd < 0 ? src : dst, strerror(-r));
-		goto out;
+		return fail(res, -r, "opening '%s': %s", sfd < 0 ? src : dst, strerror(-r));
 	}
-	if (workfd >= 0 && (kfd = fcntl(workfd, F_DUPFD_CLOEXEC, FIRST_FREE_FD)) < 0) {
-		r = fail(res, errno, "the working directory in '%s': %s", dst, strerror(errno));
-		goto out;
-	}
+	if (workfd >= 0 && (kfd = fcntl(workfd, F_DUPFD_CLOEXEC, FIRST_FREE_FD)) < 0)
+		return fail(res, errno, "the working directory in '%s': %s", dst, strerror(errno));
 	/* above WORK_FD, so that the dup2()s in the child really duplicate
 	 * (dup2 onto itself would keep O_CLOEXEC) and none overwrites
 	 * another's source */
-	if (pipe2(p, O_CLOEXEC) < 0 || (wfd = fcntl(p[1], F_DUPFD_CLOEXEC, FIRST_FREE_FD)) < 0) {
-		r = fail(res, errno, "status pipe for '%s': %s", prog, strerror(errno));
-		goto out;
+	if (pipe2(p, O_CLOEXEC) == 0) {
+		rd = p[0];
+		wr = p[1];
 	}
+	if (rd < 0 || (wfd = fcntl(wr, F_DUPFD_CLOEXEC, FIRST_FREE_FD)) < 0)
+		return fail(res, errno, "status pipe for '%s': %s", prog, strerror(errno));
 	fds[0] = (struct spawn_fd){ .fd = wfd, .target = STATUS_FD };
 	fds[1] = (struct spawn_fd){ .fd = sfd, .target = SRC_FD };
 	fds[2] = (struct spawn_fd){ .fd = dfd, .target = DST_FD };
@@ -232,36 +232,16 @@ static int spawn_copy(int srcfd, int dstfd, int workfd, const char *src, const c
 	 * inherit that, so that read_report() can end it */
 	r = spawn_start(prog, argv, fds, nfds, SPAWN_RESET_SIGNALS, &pid);
 	/* the helper's alone now: the report ends (EOF) when it does */
-	close(wfd);
-	close(sfd);
-	close(dfd);
-	if (kfd >= 0)
-		close(kfd);
-	wfd = sfd = dfd = kfd = -1;
-	close(p[1]);
-	p[1] = -1;
-	if (r < 0) {
-		r = fail(res, -r, "running '%s': %s", prog, strerror(-r));
-		goto out;
-	}
-	r = read_report(p[0], pid, line, sizeof(line));
+	wfd = safe_close(wfd);
+	sfd = safe_close(sfd);
+	dfd = safe_close(dfd);
+	kfd = safe_close(kfd);
+	wr = safe_close(wr);
+	if (r < 0)
+		return fail(res, -r, "running '%s': %s", prog, strerror(-r));
+	r = read_report(rd, pid, line, sizeof(line));
 	spawn_wait(pid, &st);
-	r = r < 0 ? fail(res, EINTR, "interrupted (SIGINT or SIGTERM)")
-		  : helper_outcome(prog, line, st, res);
-out:
-	if (wfd >= 0)
-		close(wfd);
-	if (sfd >= 0)
-		close(sfd);
-	if (dfd >= 0)
-		close(dfd);
-	if (kfd >= 0)
-		close(kfd);
-	if (p[0] >= 0)
-		close(p[0]);
-	if (p[1] >= 0)
-		close(p[1]);
-	return r;
+	return r < 0 ? fail(res, EINTR, "interrupted (SIGINT or SIGTERM)") : helper_outcome(prog, line, st, res);
 }
 
 int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const char *label,

@@ -96,8 +96,6 @@ void exec_record_step_failure(struct run *rn, size_t i, enum state_status st);
 
 /* exec_wait.c */
 
-/* Register @devnode unless this run already did (failures are warnings). */
-void exec_register_once(struct run *rn, const char *devnode);
 /* A REGISTER step: registers now, or leaves it to the ASSEMBLE step's first
  * look when the plan saw the filesystem complete. */
 void exec_register_step(struct run *rn, const struct plan_step *s);

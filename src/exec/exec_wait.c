@@ -16,7 +16,7 @@
 
 /* Register @devnode unless this run already did; failures are warnings: the
  * wait that follows reports what is really missing. */
-void exec_register_once(struct run *rn, const char *devnode)
+static void exec_register_once(struct run *rn, const char *devnode)
 {
 	int r;
 

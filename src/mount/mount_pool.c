@@ -27,6 +27,7 @@
 #include "mount_pool.h"
 #include "mountfd_walk.h"
 #include "view.h"
+#include "shared/spawn_helper.h"
 #include "shared/util.h"
 
 #define REQUEST_MAX (4 * PATH_MAX + 65536)
@@ -54,8 +55,6 @@ static int parse_request(char *buf, size_t n, struct mountfd_request *rq)
 	}
 	return 0;
 }
-
-static bool has_helper(const char *fstype);
 
 static int send_reply(int fd, const struct mount_reply *out)
 {
@@ -99,7 +98,7 @@ static void serve(int fd, char *buf, struct mount_reply *out)
 		out->error = parse_request(buf, (size_t)n, &rq);
 		if (out->error == 0) {
 			/* a helper for the type makes libmount run it, as before */
-			rq.no_helper = rq.fstype[0] && !has_helper(rq.fstype);
+			rq.no_helper = rq.fstype[0] && !spawn_has_mount_helper(SPAWN_MOUNT_HELPER_DIRS, rq.fstype);
 			rq.pending = send_pending; /* fd is 3 (worker_main) */
 			mountfd_walk_mount(&mountfd_kernel_ops, NULL, &rq, out);
 		}
@@ -151,29 +150,15 @@ static _Noreturn void worker_main(int fd, pid_t parent)
 
 /* ------------------------------------------------------------ in storaged */
 
-/* libmount runs /sbin/mount.TYPE when there is one (its search path
- * FS_SEARCH_PATH, "/sbin:/sbin/fs.d:/sbin/fs"): that program may hang. */
-static bool has_helper(const char *fstype)
-{
-	static const char *const dirs[] = { "/sbin", "/sbin/fs.d", "/sbin/fs" };
-	char path[PATH_MAX];
-
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-		snprintf(path, sizeof(path), "%s/mount.%s", dirs[i], fstype);
-		if (access(path, X_OK) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* The kinds of mount that may run here, and whether this pass found a
- * mount helper for each (looked up once a pass). */
+/* The kinds of mount that may run here, touching no device and no
+ * server, and whether this pass found a mount helper for each (looked up
+ * once a pass). */
 static const char *const here_fstypes[MOUNT_HERE_TYPES] = { "tmpfs", "ramfs" };
 
 static bool here_helper(struct mount_pool *pool, size_t type)
 {
 	if (!pool->helper_checked[type]) {
-		pool->helper_found[type] = has_helper(here_fstypes[type]);
+		pool->helper_found[type] = spawn_has_mount_helper(SPAWN_MOUNT_HELPER_DIRS, here_fstypes[type]);
 		pool->helper_checked[type] = true;
 	}
 	return pool->helper_found[type];

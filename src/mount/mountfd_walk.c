@@ -252,9 +252,7 @@ static void ids_on(const struct mountfd_ops *ops, int target_fd, const char *mp,
  * ended by the caller's deadline (the process is killed). */
 static int wait_mounted(const struct mountfd_ops *ops, int target_fd, uint64_t before)
 {
-	/* the kernel flags POLLPRI on it at every change of the mount table
-	 * (fs/proc_namespace.c mounts_poll) */
-	struct pollfd p = { .fd = open(VIEW_MOUNTINFO, O_RDONLY | O_CLOEXEC), .events = POLLPRI };
+	struct pollfd p = { .fd = view_watch_open(), .events = POLLPRI };
 	uint64_t now = 0;
 	int r;
 

@@ -26,23 +26,10 @@ static struct libmnt_table *mount_table(void)
 	return view_read_table(VIEW_MOUNTINFO);
 }
 
-/* the mount with ID @id in @tb, or NULL */
-static struct libmnt_fs *mount_by_id(struct libmnt_table *tb, uint64_t id)
-{
-	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *fs, *found = NULL;
-
-	while (itr && !found && mnt_table_next_fs(tb, itr, &fs) == 0)
-		if (mnt_fs_get_id(fs) > 0 && (uint64_t)mnt_fs_get_id(fs) == id)
-			found = fs;
-	mnt_free_iter(itr);
-	return found;
-}
-
 int mount_id_target(uint64_t id, char **ret)
 {
 	struct libmnt_table *tb = mount_table();
-	struct libmnt_fs *fs = tb ? mount_by_id(tb, id) : NULL;
+	struct libmnt_fs *fs = tb ? view_find_id(tb, id) : NULL;
 	int r = !tb ? -ENOMEM : !fs || !mnt_fs_get_target(fs) ? -ESTALE : 0;
 
 	*ret = NULL;
@@ -227,7 +214,7 @@ static int umount_submounts(struct libmnt_table *tb, struct libmnt_fs *parent, c
 static int umount_below(uint64_t mount_id, char *err, size_t len)
 {
 	struct libmnt_table *tb = mount_table();
-	struct libmnt_fs *top = tb ? mount_by_id(tb, mount_id) : NULL;
+	struct libmnt_fs *top = tb ? view_find_id(tb, mount_id) : NULL;
 	int r = -ESTALE;
 
 	if (!tb)

@@ -20,6 +20,23 @@ struct libmnt_table *view_read_table(const char *path)
 	return mnt_new_table_from_file(path);
 }
 
+struct libmnt_fs *view_find_id(struct libmnt_table *tb, uint64_t id)
+{
+	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs, *found = NULL;
+
+	while (itr && !found && mnt_table_next_fs(tb, itr, &fs) == 0)
+		if (mnt_fs_get_id(fs) > 0 && (uint64_t)mnt_fs_get_id(fs) == id)
+			found = fs;
+	mnt_free_iter(itr);
+	return found;
+}
+
+int view_watch_open(void)
+{
+	return open(VIEW_MOUNTINFO, O_RDONLY | O_CLOEXEC);
+}
+
 /* Where @id is, or would go, in v->mounts (sorted by ID). */
 static size_t mount_pos(const struct view *v, uint64_t id)
 {

@@ -87,6 +87,14 @@ struct view {
  */
 struct libmnt_table *view_read_table(const char *path);
 
+/* The mount with the ID @id (mountinfo(5)'s first field) in @tb, borrowed
+ * from it, or NULL (libmount has no lookup by ID). */
+struct libmnt_fs *view_find_id(struct libmnt_table *tb, uint64_t id);
+
+/* A descriptor that poll(2) reports POLLPRI on at every change of the
+ * mount table (fs/proc_namespace.c mounts_poll()), owned; -1 with errno. */
+int view_watch_open(void);
+
 /**
  * view_table:
  * @v: the pass's view

@@ -25,6 +25,7 @@
 #include <ini.h>
 
 #include "config.h"
+#include "area_facts.h"
 #include "config_keys.h"
 #include "ini_reader.h"
 #include "units.h"
@@ -162,6 +163,10 @@ static void end_section(struct parser *p)
 		parser_error(p, a->line,
 			     "[area %s] has persist = yes and seed = no: its first sync back would delete everything '%s' holds; set seed = yes (or persist = no)",
 			     a->name, a->path ? a->path : "the directory");
+	if (a->backend != AREA_ZRAM && (a->compression || a->writeback_device))
+		parser_error(p, a->line, "[area %s] sets %s, which only backend = zram has (this area's backend is %s); remove it or set backend = zram",
+			     a->name, a->compression ? "compression-algorithm" : "writeback-device",
+			     area_backend_facts(a->backend)->name);
 	if (p->seen[config_key_find(SECTION_AREA, "path") - config_keys])
 		return;
 	parser_error(p, a->line, "[area %s] has no path; add 'path = /persistent/dir'", a->name);
@@ -406,6 +411,8 @@ void config_done(struct config *c)
 		free(a->file);
 		free(a->path);
 		free(a->fs);
+		free(a->compression);
+		free(a->writeback_device);
 	}
 	free(c->areas);
 	free(c->file);

@@ -62,6 +62,11 @@ struct area_config {
 	bool allow_suid, allow_dev;
 	bool force; /* allow a size above RAM + swap; default false */
 	char *fs; /* zram/brd filesystem, default "ext4" */
+	/* zram only: the compressor (the device's comp_algorithm), NULL: the
+	 * kernel's default; a block device that pages the kernel writes back
+	 * go to (backing_dev), NULL: none */
+	char *compression;
+	char *writeback_device;
 	unsigned mode; /* root mode of the area; default: that of path */
 	bool mode_set;
 	uid_t uid; /* owner (name or number); default: that of path */

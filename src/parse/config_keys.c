@@ -24,7 +24,8 @@ static void *field(void *base, const struct key_def *k)
 	return (char *)base + k->off;
 }
 
-int config_set_string(char **dst, const char *v)
+/* Replaces *@dst (freed) with a copy of @v.  Returns: 0 or -ENOMEM. */
+static int config_set_string(char **dst, const char *v)
 {
 	char *s = strdup(v);
 
@@ -64,6 +65,24 @@ static int parse_dir(const char *v, void *base, const struct key_def *k)
 static int parse_fs(const char *v, void *base, const struct key_def *k)
 {
 	if (strlen(v) > FS_NAME_MAX || v[strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789")] != '\0')
+		return -EINVAL;
+	return config_set_string(field(base, k), v);
+}
+
+/* A compressor's name as the kernel lists it in a zram device's
+ * comp_algorithm (crypto API names: lzo, lzo-rle, lz4, lz4hc, zstd, 842,
+ * deflate; Documentation/admin-guide/blockdev/zram.rst).  Which of them
+ * this kernel has is for check and start to say, not the parser. */
+static int parse_compression(const char *v, void *base, const struct key_def *k)
+{
+	if (strlen(v) > FS_NAME_MAX || v[strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-")] != '\0')
+		return -EINVAL;
+	return config_set_string(field(base, k), v);
+}
+
+static int parse_block_device(const char *v, void *base, const struct key_def *k)
+{
+	if (strncmp(v, "/dev/", 5) != 0 || !v[5] || !path_is_normalized(v))
 		return -EINVAL;
 	return config_set_string(field(base, k), v);
 }
@@ -396,6 +415,10 @@ const struct key_def config_keys[] = {
 	{ SECTION_AREA, "force", parse_bool, A(force), 0, BOOL_EXPECT },
 	{ SECTION_AREA, "fs", parse_fs, A(fs), 0,
 	  "a filesystem type in lower case (e.g. ext4, ext2, xfs, btrfs)" },
+	{ SECTION_AREA, "compression-algorithm", parse_compression, A(compression), 0,
+	  "a compressor's name as zram lists it (e.g. lzo-rle, lz4, zstd)" },
+	{ SECTION_AREA, "writeback-device", parse_block_device, A(writeback_device), 0,
+	  "a block device under /dev (e.g. /dev/disk/by-partlabel/zram-writeback)" },
 	{ SECTION_AREA, "mode", parse_mode, A(mode), A(mode_set), "an octal mode up to 07777 (e.g. 0755)" },
 	{ SECTION_AREA, "owner", parse_owner, A(uid), A(uid_set),
 	  "a user name known to this system or a numeric uid" },

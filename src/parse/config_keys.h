@@ -32,7 +32,7 @@ struct key_def {
 	const char *expect; /* "is not ..." completion for messages */
 };
 
-#define CONFIG_N_KEYS 25
+#define CONFIG_N_KEYS 27
 
 extern const struct key_def config_keys[CONFIG_N_KEYS];
 
@@ -48,11 +48,5 @@ const struct key_def *config_key_find(enum section_kind in, const char *key);
  * cut if too small).  Returns: @buf.
  */
 const char *config_key_list(enum section_kind in, char *buf, size_t len);
-
-/**
- * config_set_string:
- * Replaces *@dst (freed) with a copy of @v.  Returns: 0 or -ENOMEM.
- */
-int config_set_string(char **dst, const char *v);
 
 #endif

@@ -23,48 +23,47 @@ static const struct {
 	const char *type;
 	bool nodev; /* never on a block device */
 	bool local; /* no server, no user space daemon */
-	bool in_process; /* mount(2) here, no worker (no device, no server) */
 } types[] = {
 	/* kernel-internal */
-	{ "tmpfs", true, true, true },
-	{ "ramfs", true, true, true },
-	{ "devtmpfs", true, true, false },
-	{ "rootfs", false, true, false },
-	{ "proc", true, false, false },
-	{ "sysfs", true, false, false },
-	{ "devpts", true, false, false },
-	{ "cgroup", true, false, false },
-	{ "cgroup2", true, false, false },
-	{ "mqueue", true, false, false },
-	{ "bpf", true, false, false },
-	{ "overlay", true, false, false },
-	{ "hugetlbfs", true, false, false },
-	{ "none", true, false, false },
+	{ "tmpfs", true, true },
+	{ "ramfs", true, true },
+	{ "devtmpfs", true, true },
+	{ "rootfs", false, true },
+	{ "proc", true, false },
+	{ "sysfs", true, false },
+	{ "devpts", true, false },
+	{ "cgroup", true, false },
+	{ "cgroup2", true, false },
+	{ "mqueue", true, false },
+	{ "bpf", true, false },
+	{ "overlay", true, false },
+	{ "hugetlbfs", true, false },
+	{ "none", true, false },
 	/* network and virtual machine shares */
-	{ "nfs", true, false, false },
-	{ "nfs4", true, false, false },
-	{ "cifs", true, false, false },
-	{ "smb3", true, false, false },
-	{ "9p", true, false, false },
-	{ "virtiofs", true, false, false },
+	{ "nfs", true, false },
+	{ "nfs4", true, false },
+	{ "cifs", true, false },
+	{ "smb3", true, false },
+	{ "9p", true, false },
+	{ "virtiofs", true, false },
 	/* on local block devices */
-	{ "btrfs", false, true, false },
-	{ "erofs", false, true, false },
-	{ "exfat", false, true, false },
-	{ "ext2", false, true, false },
-	{ "ext3", false, true, false },
-	{ "ext4", false, true, false },
-	{ "f2fs", false, true, false },
-	{ "hfsplus", false, true, false },
-	{ "iso9660", false, true, false },
-	{ "jfs", false, true, false },
-	{ "nilfs2", false, true, false },
-	{ "ntfs3", false, true, false },
-	{ "reiserfs", false, true, false },
-	{ "squashfs", false, true, false },
-	{ "udf", false, true, false },
-	{ "vfat", false, true, false },
-	{ "xfs", false, true, false },
+	{ "btrfs", false, true },
+	{ "erofs", false, true },
+	{ "exfat", false, true },
+	{ "ext2", false, true },
+	{ "ext3", false, true },
+	{ "ext4", false, true },
+	{ "f2fs", false, true },
+	{ "hfsplus", false, true },
+	{ "iso9660", false, true },
+	{ "jfs", false, true },
+	{ "nilfs2", false, true },
+	{ "ntfs3", false, true },
+	{ "reiserfs", false, true },
+	{ "squashfs", false, true },
+	{ "udf", false, true },
+	{ "vfat", false, true },
+	{ "xfs", false, true },
 };
 
 /* Network filesystems libmount's mnt_fstype_is_netfs() lacks (as systemd's
@@ -151,13 +150,6 @@ bool fsfacts_is_local(const char *fstype)
 	int i = type_row(fstype);
 
 	return i >= 0 && types[i].local;
-}
-
-bool fsfacts_runs_in_process(const char *fstype)
-{
-	int i = type_row(fstype);
-
-	return i >= 0 && types[i].in_process;
 }
 
 bool fsfacts_unit_is_network(const char *unit)

@@ -98,14 +98,6 @@ bool fsfacts_is_network(const char *fstype, const char *source);
 bool fsfacts_is_local(const char *fstype);
 
 /**
- * fsfacts_runs_in_process:
- * Returns: true for a type storaged may mount with mount(2) in its own
- * process, without a worker: it touches no device and no server ("tmpfs",
- * "ramfs") -- unless a mount.TYPE helper exists, which the caller checks.
- */
-bool fsfacts_runs_in_process(const char *fstype);
-
-/**
  * fsfacts_unit_is_network:
  * @unit: a systemd unit name from x-systemd.requires= or x-systemd.after=
  *

@@ -77,23 +77,6 @@ static uint64_t entry_mount_timeout(const struct plan_input *in, const struct fs
 	return e->mount_timeout_usec != USEC_UNSET ? e->mount_timeout_usec : in->config->mount_timeout_usec;
 }
 
-/* Exact comparison: no canonicalisation, which could touch the filesystem
- * (the loader resolved links into entry_facts.target_real).  Returns: the
- * topmost filesystem mounted on @target, or NULL. */
-static struct libmnt_fs *mountinfo_find(struct libmnt_table *tb, const char *target)
-{
-	struct libmnt_iter *itr;
-	struct libmnt_fs *fs, *found = NULL;
-
-	if (!tb || !(itr = mnt_new_iter(MNT_ITER_BACKWARD)))
-		return NULL;
-	while (!found && mnt_table_next_fs(tb, itr, &fs) == 0)
-		if (streq(mnt_fs_get_target(fs), target))
-			found = fs;
-	mnt_free_iter(itr);
-	return found;
-}
-
 /* Is what is mounted (@fs) the entry's filesystem?  Only what can be told
  * without I/O: the type (a prefix, so that "nfs" matches "nfs4") and, for
  * devices storaged probed, the device or the btrfs filesystem. */
@@ -194,7 +177,10 @@ static int add_mount_step(struct builder *b, size_t i)
 	s->mount_timeout_usec = entry_mount_timeout(b->in, e);
 	s->degraded_allowed = b->in->config->degraded == DEGRADED_AFTER_TIMEOUT || e->degraded_ok;
 	s->is_btrfs = streq(e->fstype, "btrfs");
-	fs = mountinfo_find(b->in->mountinfo, f->target_real ? f->target_real : e->target);
+	/* no canonicalisation, which could touch the filesystem (the table
+	 * has no cache): the loader resolved links into target_real */
+	fs = b->in->mountinfo ? mnt_table_find_target(b->in->mountinfo, f->target_real ?: e->target,
+						      MNT_ITER_BACKWARD) : NULL;
 	if (fs && (r = mount_point_taken(b->in, e, fs, s)) < 0)
 		return r;
 	if (f->refused && !s->done) {

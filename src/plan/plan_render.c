@@ -250,6 +250,12 @@ static void text_head(const struct plan_step *s, FILE *f)
 	} else if (s->kind == PLAN_AREA) {
 		if (area_is_ramdisk(s->area))
 			fprintf(f, " fs %s", area_fstype(s->area));
+		if (s->area->compression)
+			fprintf(f, " compressed %s", s->area->compression);
+		if (s->area->writeback_device) {
+			fputs(" writeback ", f);
+			put_escaped(s->area->writeback_device, f);
+		}
 		fputs("  ", f);
 		area_sizes_how(s, f);
 	}
@@ -311,7 +317,7 @@ static int text_line(const struct plan *p, size_t i, FILE *out)
  *   3 wait for LABEL=x  (not present; wait up to 90s, then fail)
  *   4 mount SRC on TARGET type T -o OPTS  (after: 2 btrfs 5e81a0c4… ready,
  *     1/2 members; 3 /srv: parent mount point)  (nofail)
- *   5 area NAME BACKEND on PATH [fs FS]  size=… nr_inodes=…  (after: …)
+ *   5 area NAME BACKEND on PATH [fs FS] [compressed ALG] [writeback DEV]  size=… nr_inodes=…  (after: …)
  *   6 scrub btrfs 5e81a0c4… on TARGET  (stale member devid 2)  (after: 4
  *     TARGET mounted)
  * all on one line each; done steps end in "(done: already mounted)".
@@ -358,40 +364,19 @@ enum {
 	COL_FAILS
 };
 
-static const struct json_col {
-	const char *name;
-	int type;
-} json_cols[] = {
-	[COL_STEP] = { "step", SCOLS_JSON_NUMBER },
-	[COL_ACTION] = { "action", SCOLS_JSON_STRING },
-	[COL_TARGET] = { "target", SCOLS_JSON_STRING },
-	[COL_SOURCE] = { "source", SCOLS_JSON_STRING },
-	[COL_OPTIONS] = { "options", SCOLS_JSON_STRING },
-	[COL_DEPS] = { "deps", SCOLS_JSON_ARRAY_NUMBER },
-	[COL_REASONS] = { "reasons", SCOLS_JSON_ARRAY_STRING },
-	[COL_DONE] = { "done", SCOLS_JSON_BOOLEAN },
-	[COL_LATER] = { "later", SCOLS_JSON_BOOLEAN },
-	[COL_NOTE] = { "note", SCOLS_JSON_STRING },
-	[COL_FAILS] = { "fails", SCOLS_JSON_BOOLEAN },
+static const struct json_column json_cols[] = {
+	[COL_STEP] = { "step", 0, 0, SCOLS_JSON_NUMBER },
+	[COL_ACTION] = { "action", 0, 0, SCOLS_JSON_STRING },
+	[COL_TARGET] = { "target", 0, 0, SCOLS_JSON_STRING },
+	[COL_SOURCE] = { "source", 0, 0, SCOLS_JSON_STRING },
+	[COL_OPTIONS] = { "options", 0, 0, SCOLS_JSON_STRING },
+	[COL_DEPS] = { "deps", 0, 0, SCOLS_JSON_ARRAY_NUMBER },
+	[COL_REASONS] = { "reasons", 0, 0, SCOLS_JSON_ARRAY_STRING },
+	[COL_DONE] = { "done", 0, 0, SCOLS_JSON_BOOLEAN },
+	[COL_LATER] = { "later", 0, 0, SCOLS_JSON_BOOLEAN },
+	[COL_NOTE] = { "note", 0, 0, SCOLS_JSON_STRING },
+	[COL_FAILS] = { "fails", 0, 0, SCOLS_JSON_BOOLEAN },
 };
-
-static int json_columns(struct libscols_table *tb)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(json_cols); i++) {
-		bool array = json_cols[i].type == SCOLS_JSON_ARRAY_NUMBER ||
-			     json_cols[i].type == SCOLS_JSON_ARRAY_STRING;
-		struct libscols_column *cl =
-			scols_table_new_column(tb, json_cols[i].name, 0, array ? SCOLS_FL_WRAP : 0);
-
-		if (!cl || scols_column_set_json_type(cl, json_cols[i].type) < 0)
-			return -ENOMEM;
-		/* array cells hold one element per line */
-		if (array && scols_column_set_wrapfunc(cl, scols_wrapnl_chunksize,
-						       scols_wrapnl_nextchunk, NULL) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
 
 static const char *step_target(const struct plan_step *s)
 {
@@ -520,14 +505,11 @@ static int json_line(struct libscols_table *tb, const struct plan *p, size_t i)
 
 int plan_render_json(const struct plan *p, FILE *out)
 {
-	struct libscols_table *tb = scols_new_table();
-	int r = -ENOMEM;
+	struct libscols_table *tb = json_table_new("plan", json_cols, ARRAY_SIZE(json_cols), true);
+	int r = 0;
 
 	if (!tb)
 		return -ENOMEM;
-	if (scols_table_enable_json(tb, 1) < 0 || scols_table_set_name(tb, "plan") < 0)
-		goto out;
-	r = json_columns(tb);
 	for (size_t i = 0; r >= 0 && i < p->n_steps; i++)
 		r = json_line(tb, p, i);
 	if (r >= 0)
@@ -536,7 +518,6 @@ int plan_render_json(const struct plan *p, FILE *out)
 		fputc('\n', out);
 	if (r >= 0 && ferror(out))
 		r = -EIO;
-out:
 	scols_unref_table(tb);
 	return r;
 }

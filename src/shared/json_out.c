@@ -60,6 +60,28 @@ int json_fputs(const char *buf, FILE *out)
 	return 0;
 }
 
+struct libscols_table *json_table_new(const char *name, const struct json_column *cols, size_t n, bool json)
+{
+	struct libscols_table *tb = scols_new_table();
+	int r = tb && scols_table_set_name(tb, name) == 0 && scols_table_enable_json(tb, json) == 0 ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		bool array = json && (cols[i].json_type == SCOLS_JSON_ARRAY_STRING ||
+				      cols[i].json_type == SCOLS_JSON_ARRAY_NUMBER);
+		struct libscols_column *cl = scols_table_new_column(tb, cols[i].name, cols[i].whint,
+								    cols[i].flags | (array ? SCOLS_FL_WRAP : 0));
+
+		if (!cl || scols_column_set_json_type(cl, cols[i].json_type) < 0 ||
+		    (array && scols_column_set_wrapfunc(cl, scols_wrapnl_chunksize, scols_wrapnl_nextchunk, NULL) < 0))
+			r = -ENOMEM;
+	}
+	if (r < 0) {
+		scols_unref_table(tb);
+		return NULL;
+	}
+	return tb;
+}
+
 /* @tb's JSON text as libsmartcols prints it, empty arrays fixed.
  * Returns: 0 and *@ret (caller frees), or -ENOMEM. */
 static int table_text(struct libscols_table *tb, FILE *out, char **ret)

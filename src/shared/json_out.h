@@ -7,9 +7,34 @@
 #ifndef STORAGED_JSON_OUT_H
 #define STORAGED_JSON_OUT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include <libsmartcols.h>
+
+/* One column of a table: scols_table_new_column()'s name, width hint and
+ * flags, and the type of its JSON values (SCOLS_JSON_*). */
+struct json_column {
+	const char *name;
+	double whint;
+	int flags;
+	int json_type;
+};
+
+/**
+ * json_table_new:
+ * @name: the table's name (the JSON object's one key)
+ * @cols: its columns, in order
+ * @n: how many of @cols
+ * @json: print it as JSON (json_print_table()), else as text
+ *
+ * A JSON array column's cell holds one element per line (libsmartcols
+ * splits a wrapped cell at newlines only with scols_wrapnl_*()).
+ *
+ * Returns: a new table (scols_unref_table() it), or NULL (no memory).
+ */
+struct libscols_table *json_table_new(const char *name, const struct json_column *cols, size_t n, bool json);
 
 /**
  * json_print_table:

@@ -50,6 +50,28 @@ static bool has_target(const struct spawn_fd *fds, size_t n, int target)
 	return false;
 }
 
+bool spawn_has_mount_helper(const char *dirs, const char *fstype)
+{
+	for (const char *d = dirs; *d;) {
+		size_t n = strcspn(d, ":");
+
+		for (const char *t = fstype; n && *t;) {
+			size_t k = strcspn(t, ","), main = strcspn(t, ".,");
+			char path[4096];
+
+			snprintf(path, sizeof(path), "%.*s/mount.%.*s", (int)n, d, (int)k, t);
+			if (access(path, X_OK) == 0)
+				return true;
+			snprintf(path, sizeof(path), "%.*s/mount.%.*s", (int)n, d, (int)main, t);
+			if (main < k && access(path, X_OK) == 0)
+				return true;
+			t += k + (t[k] == ',');
+		}
+		d += n + (d[n] == ':');
+	}
+	return false;
+}
+
 int spawn_start(const char *prog, char *const argv[], const struct spawn_fd *fds, size_t n_fds,
 		unsigned flags, pid_t *ret_pid)
 {

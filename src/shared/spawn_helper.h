@@ -7,6 +7,7 @@
 #ifndef STORAGED_SPAWN_HELPER_H
 #define STORAGED_SPAWN_HELPER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -36,6 +37,22 @@ enum {
  * Returns: 0; -ENOENT when none of them has an executable @name.
  */
 int spawn_find_program(const char *name, char *buf, size_t len);
+
+/* libmount's FS_SEARCH_PATH, and /usr/sbin for systems where /sbin is not
+ * a link to it */
+#define SPAWN_MOUNT_HELPER_DIRS "/sbin:/usr/sbin:/sbin/fs.d:/sbin/fs"
+
+/**
+ * spawn_has_mount_helper:
+ * @dirs: ':'-separated directories (SPAWN_MOUNT_HELPER_DIRS, or a test's)
+ * @fstype: an fstab type, or a comma-separated list of them
+ *
+ * Would libmount run a mount helper for @fstype: an executable mount.TYPE,
+ * or for "fuse.sshfs" mount.fuse.sshfs or mount.fuse, in one of @dirs
+ * (util-linux libmount/src/context_mount.c prepare_helper())?  A helper
+ * is a program that may hang.
+ */
+bool spawn_has_mount_helper(const char *dirs, const char *fstype);
 
 /**
  * spawn_start:

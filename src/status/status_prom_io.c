@@ -110,16 +110,12 @@ static int collect_btrfs(struct prom_collect *c, const struct sources *src, cons
 	for (size_t i = 0; i < l->n; i++) {
 		const struct btrfs_filesystem *f = &l->v[i];
 		struct prom_fs *p = &c->fs[i];
-		uint64_t newest = 0;
 
 		*p = (struct prom_fs){
 			.fsid = f->fsid, .label = f->label, .present = f->n_members, .expected = f->num_devices
 		};
 		for (size_t m = 0; m < f->n_members; m++)
-			if (f->members[m].dev->btrfs.generation > newest)
-				newest = f->members[m].dev->btrfs.generation;
-		for (size_t m = 0; m < f->n_members; m++)
-			p->stale += f->members[m].dev->btrfs.generation < newest;
+			p->stale += btrfs_member_stale(f, &f->members[m]);
 		fs_mount_state(src->mountinfo_path, f, p);
 	}
 	c->d.fs = c->fs;

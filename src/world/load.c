@@ -159,11 +159,18 @@ static int open_config_dir(const char *dir, bool check_owner, struct diag_list *
 				  "not a directory, or reached through a symbolic link: storaged reads its configuration only from the directory itself; name the real path");
 	if (fd < 0)
 		return diag_errno(diags, -errno, dir, 0, "cannot open directory: %s", strerror(errno));
-	if (fstat(fd, &st) < 0 || (check_owner && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))))
+	if (fstat(fd, &st) < 0)
+		return diag_errno(diags, -errno, dir, 0, "cannot stat directory: %s", strerror(errno));
+	if (!check_owner || (st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH))))
+		return TAKE_FD(fd);
+	/* /tmp and its kind are everyone's by design: no chmod to advise */
+	if (st.st_mode & S_ISVTX)
 		return diag_errno(diags, -EPERM, dir, 0,
-				  "owned by uid %u, mode %04o: storaged reads configuration only from a root-owned directory that group and others cannot write; run 'chown root:root %s; chmod go-w %s'",
-				  (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), dir, dir);
-	return TAKE_FD(fd);
+				  "mode %04o, a directory everyone may write to: storaged reads configuration only from a root-owned directory that group and others cannot write; put the file in one (e.g. /etc, or a directory of its own made with 'mkdir -m 0755')",
+				  (unsigned)(st.st_mode & 07777));
+	return diag_errno(diags, -EPERM, dir, 0,
+			  "owned by uid %u, mode %04o: storaged reads configuration only from a root-owned directory that group and others cannot write; run 'chown root:root %s; chmod go-w %s'",
+			  (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), dir, dir);
 }
 
 /* @name in layer @layer: a file, or a link to /dev/null that masks the

@@ -5,7 +5,8 @@
  * failure with start's own reason.  The rules are the rows of rules[]
  * below, each citing the kernel, libmount or mkfs code it follows:
  *   - areas: size against available memory + swap, ext inode tables
- *     against size, the copy helper for seed or persist areas;
+ *     against size, the copy helper for seed or persist areas, a zram
+ *     compressor the kernel has;
  *   - waits: a device not present fails at its deadline;
  *   - mounts, from the options alone: the filesystem type, overlay's
  *     layers, tmpfs's numbers, "degraded" off btrfs, btrfs members
@@ -301,6 +302,8 @@ static const struct predict_rule rules[] = {
 	  "e2fsprogs misc/mke2fs.c: at most 2^32-1 inodes, inode tables inside the filesystem (1.46-1.47)" },
 	{ "area-copy-helper", PLAN_AREA, false, rule_area_copy_helper,
 	  "storaged copy/copy_spawn.c copy_spawn_find(), as area.c runs the copy" },
+	{ "zram-compression", PLAN_AREA, false, predict__zram_compression,
+	  "Linux drivers/block/zram/zram_drv.c comp_algorithm_show()/comp_algorithm_store(): the compressors built in, the current one in brackets; another name is EINVAL, 6.1-6.18" },
 	{ "wait-device", PLAN_WAIT_DEVICE, false, rule_wait_device,
 	  "storaged exec/exec_wait.c: an absent device fails at its device timeout (x-systemd.device-timeout=, systemd.mount(5))" },
 	{ "fstype", PLAN_MOUNT, false, predict__fstype,
@@ -350,6 +353,7 @@ int predict_plan(const struct plan_input *in, const struct predict_sources *ps, 
 	}
 	strv_free(pr.fstypes);
 	strv_free(pr.dev_types);
+	strv_free(pr.zram_compressors);
 	free(pr.tops);
 	return r < 0 ? r : n;
 }

@@ -18,9 +18,6 @@
 #include "shared/sysinfo.h"
 #include "shared/util.h"
 
-/* libmount's FS_SEARCH_PATH, and /usr/sbin for systems where /sbin is not
- * a link to it */
-#define PREDICT_HELPER_DIRS "/sbin:/usr/sbin:/sbin/fs.d:/sbin/fs"
 #define PREDICT_FILESYSTEMS "/proc/filesystems"
 
 struct predict_sources {
@@ -29,7 +26,7 @@ struct predict_sources {
 	 * (types the kernel loads a module for).  A test's file is the
 	 * whole list. */
 	const char *filesystems_path;
-	const char *helper_dirs; /* ':'-separated; NULL: PREDICT_HELPER_DIRS */
+	const char *helper_dirs; /* ':'-separated; NULL: SPAWN_MOUNT_HELPER_DIRS */
 	struct sysinfo_memory mem; /* all 0: unknown, no memory prediction */
 	bool system_paths; /* the plan's paths are this machine's (the mount
 			      table is not a test's): check mount points */
@@ -76,6 +73,17 @@ void predictions_done(struct predictions *pp);
  * Pure.  Returns: 0 or -ENOMEM.
  */
 int predict_parse_filesystems_buf(const char *buf, char ***types, char ***dev_types);
+
+/**
+ * predict_parse_zram_compressors_buf:
+ * @buf: a zram device's comp_algorithm ("lzo [lzo-rle] lz4 zstd\n": the
+ *       compressors built in, the current one in brackets;
+ *       drivers/block/zram/zcomp.c zcomp_available_show()), NUL-terminated
+ * @names: strv the names, without brackets, are appended to
+ *
+ * Pure.  Returns: 0 or -ENOMEM.
+ */
+int predict_parse_zram_compressors_buf(const char *buf, char ***names);
 
 /**
  * predict_parse_modules_alias_buf:

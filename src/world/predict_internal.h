@@ -23,6 +23,8 @@ struct predictor {
 			     "nodev": they mount a block device */
 	bool fstypes_loaded;
 	bool aliases_loaded; /* modules.alias added to fstypes */
+	char **zram_compressors; /* what a zram device lists, NULL: unknown */
+	bool zram_loaded;
 	/* below_pending(): the mount points and area paths of the steps still
 	 * to run, sorted (strcmp); n_tops SIZE_MAX until built */
 	const char **tops;
@@ -44,5 +46,7 @@ int predict__mount_point(struct predictor *pr, size_t i);
 int predict__source(struct predictor *pr, size_t i);
 int predict__block_source(struct predictor *pr, size_t i);
 int predict__overlay_dirs(struct predictor *pr, size_t i);
+/* ... and of area step @i: a zram compressor this kernel does not have */
+int predict__zram_compression(struct predictor *pr, size_t i);
 
 #endif

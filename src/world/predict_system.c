@@ -6,6 +6,7 @@
  * paths, the mount point, a bind or loop source, a block device's source
  * and an overlay's directories.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,9 +17,12 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "parse/config.h"
 #include "parse/fsfacts.h"
 #include "predict_internal.h"
+#include "shared/input.h"
 #include "shared/optstr.h"
+#include "shared/spawn_helper.h"
 #include "shared/util.h"
 
 /* ------------------------------------------------------------ pure parsers */
@@ -78,6 +82,26 @@ int predict_parse_modules_alias_buf(const char *buf, char ***types)
 	return 0;
 }
 
+int predict_parse_zram_compressors_buf(const char *buf, char ***names)
+{
+	for (const char *t = buf; t && *t;) {
+		size_t n;
+		char *name;
+
+		t += strspn(t, " \t\n[");
+		n = strcspn(t, " \t\n]");
+		if (n == 0)
+			break;
+		name = strndup(t, n);
+		if (!name || strv_push(names, name) < 0) {
+			free(name);
+			return -ENOMEM;
+		}
+		t += n + (t[n] == ']');
+	}
+	return 0;
+}
+
 /* One type of a list: itself or, for "fuse.sshfs", its main type. */
 static bool one_type_in(const char *t, size_t n, char *const *types)
 {
@@ -104,31 +128,17 @@ bool predict_fstype_in(const char *fstype, char *const *types)
 
 /* ------------------------------------------------------------ filesystem types */
 
+/* /proc/filesystems or modules.alias (a few MiB at most), whole: the
+ * checks of storaged's own inputs but the owner's, the messages dropped
+ * (a missing list is a prediction not made). */
 static int read_text(const char *path, char **ret)
 {
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t sz = 0;
-	FILE *m;
-	char chunk[8192];
-	size_t n;
+	struct diag_list dl = { 0 };
+	size_t len;
+	int r = input_read(path, 64u << 20, false, ret, &len, &dl);
 
-	if (!f)
-		return -errno;
-	m = open_memstream(&buf, &sz);
-	if (!m) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, n, m);
-	fclose(f);
-	if (fclose(m) != 0) {
-		free(buf);
-		return -ENOMEM;
-	}
-	*ret = buf;
-	return 0;
+	diag_list_done(&dl);
+	return r;
 }
 
 /* The kernel's types: /proc/filesystems.  Returns: 0, -ENOENT when the
@@ -169,32 +179,6 @@ static int load_module_types(struct predictor *pr)
 	return r;
 }
 
-/* libmount runs mount.TYPE (or, for "fuse.sshfs", mount.fuse.sshfs or
- * mount.fuse) when one of its directories has it. */
-static bool has_helper(const struct predictor *pr, const char *fstype)
-{
-	const char *dirs = pr->ps->helper_dirs ?: PREDICT_HELPER_DIRS;
-
-	for (const char *d = dirs; *d;) {
-		size_t n = strcspn(d, ":");
-
-		for (const char *t = fstype; n && *t;) {
-			size_t k = strcspn(t, ","), main = strcspn(t, ".,");
-			char path[4096];
-
-			snprintf(path, sizeof(path), "%.*s/mount.%.*s", (int)n, d, (int)k, t);
-			if (access(path, X_OK) == 0)
-				return true;
-			snprintf(path, sizeof(path), "%.*s/mount.%.*s", (int)n, d, (int)main, t);
-			if (main < k && access(path, X_OK) == 0)
-				return true;
-			t += k + (t[k] == ',');
-		}
-		d += n + (d[n] == ':');
-	}
-	return false;
-}
-
 int predict__fstype(struct predictor *pr, size_t i)
 {
 	const struct fstab_entry *e = pr->p->steps[i].entry;
@@ -204,7 +188,7 @@ int predict__fstype(struct predictor *pr, size_t i)
 		return 0;
 	if (!pr->fstypes_loaded && (r = load_fstypes(pr)) < 0)
 		return r == -ENOENT ? 0 : r;
-	if (!pr->fstypes || predict_fstype_in(e->fstype, pr->fstypes) || has_helper(pr, e->fstype))
+	if (!pr->fstypes || predict_fstype_in(e->fstype, pr->fstypes) || spawn_has_mount_helper(pr->ps->helper_dirs ?: SPAWN_MOUNT_HELPER_DIRS, e->fstype))
 		return 0;
 	if (!pr->aliases_loaded && (r = load_module_types(pr)) < 0)
 		return r;
@@ -386,7 +370,7 @@ int predict__block_source(struct predictor *pr, size_t i)
 	if (e->bind || e->loop || e->source[0] != '/' || !e->fstype ||
 	    optstr_get(e->options, "offset", NULL, NULL) ||
 	    optstr_get(e->options, "sizelimit", NULL, NULL) || !needs_block_device(pr, e->fstype) ||
-	    has_helper(pr, e->fstype) || below_pending(pr, e->source) ||
+	    spawn_has_mount_helper(pr->ps->helper_dirs ?: SPAWN_MOUNT_HELPER_DIRS, e->fstype) || below_pending(pr, e->source) ||
 	    waits_on_pending_mount(pr->p, i) || stat(e->source, &st) < 0 || S_ISBLK(st.st_mode) ||
 	    (S_ISREG(st.st_mode) && st.st_size > 1024))
 		return 0;
@@ -427,4 +411,50 @@ int predict__overlay_dirs(struct predictor *pr, size_t i)
 			       predict__fstab_file(pr), e->line);
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------ zram */
+
+/* The compressors of the first zram device there is: every device lists
+ * the same (the kernel's built-in ones).  None there: unknown, and check
+ * does not make one to find out (it changes nothing). */
+static void load_zram_compressors(struct predictor *pr)
+{
+	_cleanup_free_ char *buf = NULL;
+	DIR *d = opendir("/sys/block");
+	struct dirent *de;
+
+	pr->zram_loaded = true;
+	while (d && !buf && (de = readdir(d))) {
+		char path[PATH_MAX];
+
+		if (strncmp(de->d_name, "zram", 4) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s/comp_algorithm", de->d_name);
+		if (read_text(path, &buf) < 0)
+			buf = NULL;
+	}
+	if (d)
+		closedir(d);
+	if (buf && predict_parse_zram_compressors_buf(buf, &pr->zram_compressors) < 0) {
+		strv_free(pr->zram_compressors);
+		pr->zram_compressors = NULL;
+	}
+}
+
+int predict__zram_compression(struct predictor *pr, size_t i)
+{
+	const struct area_config *a = pr->p->steps[i].area;
+	char list[256] = "";
+
+	if (a->backend != AREA_ZRAM || !a->compression)
+		return 0;
+	if (!pr->zram_loaded)
+		load_zram_compressors(pr);
+	if (!pr->zram_compressors || strv_contains(pr->zram_compressors, a->compression))
+		return 0;
+	for (char **v = pr->zram_compressors; *v; v++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", v == pr->zram_compressors ? "" : " ", *v);
+	return predict__record(pr, i, "area '%s': compression-algorithm = %s: this kernel's zram has %s; choose one of them (%s:%u)",
+			       a->name, a->compression, list, a->file ? a->file : "storaged.conf", a->line);
 }

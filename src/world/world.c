@@ -79,6 +79,7 @@ void world_done(struct world *w)
 	inventory_done(&w->inv);
 	fstab_done(&w->fstab);
 	config_done(&w->cfg);
+	view_done(&w->view);
 }
 
 /* ------------------------------------------------------------ RAM size */
@@ -340,7 +341,6 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 int world_load(const struct sources *s, const struct logger *lg, struct world *w)
 {
 	struct diag_list dl = { 0 };
-	struct view view = { 0 };
 	struct libmnt_table *tb;
 	bool devices;
 	int r;
@@ -348,7 +348,7 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	r = world_load_config(s, w, &dl);
 	if (r < 0)
 		goto out;
-	r = load_facts(w, s->local_only, &view);
+	r = load_facts(w, s->local_only, &w->view);
 	if (r < 0) {
 		log_error(lg, "cannot resolve the fstab's paths: %s", strerror(-r));
 		goto out;
@@ -364,7 +364,7 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	/* The table the links were resolved on is the plan's too when nothing
 	 * ran in between (the device listing may wait on udev): one read of
 	 * /proc/self/mountinfo less a start (bench/README.md, third pass). */
-	if (!devices && streq(s->mountinfo_path, VIEW_MOUNTINFO) && (tb = view_table(&view))) {
+	if (!devices && streq(s->mountinfo_path, VIEW_MOUNTINFO) && (tb = view_table(&w->view))) {
 		mnt_ref_table(tb);
 		w->mountinfo = tb;
 	} else {
@@ -384,20 +384,12 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	}
 	r = plan_and_predict(s, lg, w, &dl);
 out:
-	view_done(&view);
 	log_diags(lg, &dl);
 	diag_list_done(&dl);
 	return r;
 }
 
-const char *world_step_will_fail(const struct plan_step *s)
-{
-	return plan_step_will_fail(s);
-}
-
-/* The steps the boot needs that will fail (@skips false) or that start
- * skips because one they wait on will fail (@skips true). */
-static unsigned count_needed(const struct plan *p, bool skips)
+unsigned world_predicted_failures(const struct plan *p)
 {
 	bool *needed = calloc(p->n_steps ? p->n_steps : 1, sizeof(*needed));
 	unsigned n = 0;
@@ -406,18 +398,8 @@ static unsigned count_needed(const struct plan *p, bool skips)
 		return 0;
 	plan_boot_needs(p, needed);
 	for (size_t i = 0; i < p->n_steps; i++)
-		n += needed[i] && world_step_will_fail(&p->steps[i]) != NULL &&
-		     plan_step_predicted_skip(&p->steps[i]) == skips;
+		n += needed[i] && plan_step_will_fail(&p->steps[i]) != NULL &&
+		     !plan_step_predicted_skip(&p->steps[i]);
 	free(needed);
 	return n;
-}
-
-unsigned world_predicted_failures(const struct plan *p)
-{
-	return count_needed(p, false);
-}
-
-unsigned world_predicted_skips(const struct plan *p)
-{
-	return count_needed(p, true);
 }

@@ -21,6 +21,7 @@
 #include "plan/area_size.h"
 #include "devices/btrfs.h"
 #include "cli/commands.h"
+#include "mount/view.h"
 #include "parse/config.h"
 #include "parse/diag.h"
 #include "parse/fstab.h"
@@ -43,7 +44,7 @@ struct sources {
 				     "BYTES INODES" line per [area], in order */
 	const char *filesystems_path; /* NULL: /proc/filesystems and the kernel's
 					 modules; else the whole list of types */
-	const char *helper_dirs; /* NULL: PREDICT_HELPER_DIRS */
+	const char *helper_dirs; /* NULL: SPAWN_MOUNT_HELPER_DIRS */
 	const char *sysfs_btrfs; /* SYSFS_BTRFS, or $STORAGED_SYSFS_BTRFS */
 	const char *state_dir; /* --state-dir */
 	bool local_only; /* --local */
@@ -69,7 +70,7 @@ struct sources {
  *                        type the kernel can mount (instead of
  *                        /proc/filesystems and its modules.alias)
  *   STORAGED_MOUNT_HELPERS  ':'-separated directories searched for
- *                        mount.TYPE helpers instead of PREDICT_HELPER_DIRS
+ *                        mount.TYPE helpers instead of SPAWN_MOUNT_HELPER_DIRS
  *   STORAGED_SYSFS_BTRFS a directory read instead of /sys/fs/btrfs (status)
  * With STORAGED_MOUNTINFO set, the plan's paths are a test's, not this
  * machine's: mount points are not checked (predict_plan()).
@@ -87,6 +88,9 @@ struct world {
 	struct area_survey *surveys; /* one per cfg.areas[i] */
 	struct plan plan;
 	struct predictions predictions; /* the plan's steps borrow them */
+	/* the pass's view of the system, which the loader's walks filled;
+	 * start hands it on to the executor's mounts (struct mount_pool) */
+	struct view view;
 };
 
 /**
@@ -136,37 +140,16 @@ int world_load_devices(const struct sources *s, const struct logger *lg, struct 
 int world_load(const struct sources *s, const struct logger *lg, struct world *w);
 
 /**
- * world_step_will_fail:
- * @s: a step of a world's plan
- *
- * A step the plan already knows will fail: something else on its mount
- * point, an untrusted link, a seed that does not fit its area, or one of
- * predict_plan()'s predictions.
- *
- * Returns: why (borrowed from @s), or NULL.
- */
-const char *world_step_will_fail(const struct plan_step *s);
-
-/**
  * world_predicted_failures:
- * Returns: the number of steps of @p for which world_step_will_fail() says
- * why, skips left out (world_predicted_skips()), among the steps the boot
+ * Returns: the number of steps of @p for which plan_step_will_fail() says
+ * why, among the steps the boot
  * needs (plan_boot_needs(): nofail mounts
  * and the waits only they need are left out, as start leaves them out of
- * its exit status).  0 also when out of memory (nothing to count with).
+ * its exit status), leaving out the steps start skips because one they
+ * wait on will fail (plan_step_predicted_skip()).  0 also when out of
+ * memory (nothing to count with).
  */
 unsigned world_predicted_failures(const struct plan *p);
-
-/**
- * world_predicted_skips:
- * Returns: the number of steps of @p, among those the boot needs, that
- * start skips because a step they wait on will fail (plan_step_predicted_skip()):
- * counted apart, as start's summary counts them, and not among
- * world_predicted_failures().  Start's exit status counts them (a step
- * the boot needs was not done); the step they wait on is counted there
- * already, as plan_boot_needs() marks it needed too.
- */
-unsigned world_predicted_skips(const struct plan *p);
 
 /**
  * world_done:

@@ -57,5 +57,14 @@ CONF=$SCRATCH/nonexistent.conf run_sd 2 start
 note "usage errors"
 run_sd 2 frobnicate
 run_sd 2 sync one two # one area at a time, or all of them
+
+note "sync of an area that is configured but not set up: nothing in RAM to lose"
+printf '[storaged]\n[area idle]\npath = %s/idle\n' "$SCRATCH" >"$CONF"
+mkdir -p "$SCRATCH/idle"
+run_sd 1 sync idle
+expect_out "area 'idle' is not active: there is nothing to sync back"
+expect_no_out "only in RAM"
+expect_no_out "cannot record"
+[ ! -e "$STATE" ] || fail "a sync of an inactive area made the state directory"
 [ "$(mount_snapshot)" = "$before" ] || fail "bad input changed the mount table"
 exit 0

@@ -105,6 +105,9 @@ chmod 0777 "$SCRATCH/cfg"
 CONF=$SCRATCH/cfg/storaged.conf
 refused "the main file's directory others can write" \
 	"$SCRATCH/cfg: owned by uid 0, mode 0777"
+chmod 1777 "$SCRATCH/cfg"
+refused "the main file in a directory like /tmp (sticky, everyone's)" \
+	"$SCRATCH/cfg: mode 1777, a directory everyone may write to: storaged reads configuration only from a root-owned directory that group and others cannot write; put the file in one"
 chmod 0755 "$SCRATCH/cfg"
 CONF=$SCRATCH/cfg/missing.conf
 refused "a main file named with -c that is not there (its drop-ins are)" \

@@ -846,6 +846,42 @@ static void test_zero_timeouts(void **state)
 
 /* sync-interval: the area's own, else [storaged]'s, whichever comes first
  * in the file; 0 is off; below a second and "infinity" are refused. */
+/* zram's compressor and writeback device: names checked, zram only */
+static void test_zram_keys(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	(void)state;
+	assert_int_equal(parse_str(&c,
+				   "[area z]\npath = /z\nbackend = zram\ncompression-algorithm = lzo-rle\n"
+				   "writeback-device = /dev/disk/by-partlabel/wb\n"
+				   "[area t]\npath = /t\n",
+				   &dl),
+			 0);
+	assert_string_equal(c.areas[0].compression, "lzo-rle");
+	assert_string_equal(c.areas[0].writeback_device, "/dev/disk/by-partlabel/wb");
+	assert_null(c.areas[1].compression);
+	assert_null(c.areas[1].writeback_device);
+	config_done(&c);
+	assert_int_equal(dl.n, 0);
+
+	assert_int_equal(parse_str(&c,
+				   "[area z]\npath = /z\nbackend = zram\ncompression-algorithm = Zstd!\n"
+				   "writeback-device = sda1\n"
+				   "[area t]\npath = /t\ncompression-algorithm = lz4\n"
+				   "[area b]\npath = /b\nbackend = brd\nwriteback-device = /dev/sdb\n",
+				   &dl),
+			 -EINVAL);
+	assert_int_equal(dl.n, 4);
+	assert_non_null(strstr(dl.v[0].msg, "compression-algorithm: 'Zstd!' is not a compressor's name"));
+	assert_non_null(strstr(dl.v[1].msg, "writeback-device: 'sda1' is not a block device under /dev"));
+	assert_non_null(strstr(dl.v[2].msg, "[area t] sets compression-algorithm, which only backend = zram has (this area's backend is tmpfs)"));
+	assert_non_null(strstr(dl.v[3].msg, "[area b] sets writeback-device, which only backend = zram has (this area's backend is brd)"));
+	diag_list_done(&dl);
+	config_done(&c);
+}
+
 static void test_sync_interval(void **state)
 {
 	struct diag_list dl = { 0 };
@@ -945,6 +981,7 @@ int main(void)
 		cmocka_unit_test(test_area_name_limit),
 		cmocka_unit_test(test_nosuid_nodev),
 		cmocka_unit_test(test_sync_interval),
+		cmocka_unit_test(test_zram_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

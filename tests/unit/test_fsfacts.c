@@ -106,11 +106,6 @@ static void test_types(void **state)
 	assert_false(fsfacts_is_local("proc"));
 	assert_false(fsfacts_is_local(NULL));
 
-	assert_true(fsfacts_runs_in_process("tmpfs"));
-	assert_true(fsfacts_runs_in_process("ramfs"));
-	assert_false(fsfacts_runs_in_process("ext4"));
-	assert_false(fsfacts_runs_in_process("nfs"));
-	assert_false(fsfacts_runs_in_process(NULL));
 	(void)state;
 }
 

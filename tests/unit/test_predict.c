@@ -42,6 +42,24 @@ static void test_filesystems(void **state)
 	assert_int_equal(strv_length(dev), 3);
 }
 
+/* comp_algorithm as zram prints it: the current one in brackets */
+static void test_zram_compressors(void **state)
+{
+	_cleanup_strv_free_ char **v = NULL;
+
+	(void)state;
+	assert_int_equal(predict_parse_zram_compressors_buf("lzo [lzo-rle] lz4 lz4hc 842 zstd \n", &v), 0);
+	assert_int_equal(strv_length(v), 6);
+	assert_string_equal(v[1], "lzo-rle");
+	assert_true(strv_contains(v, "zstd"));
+	assert_false(strv_contains(v, "[lzo-rle]"));
+	assert_int_equal(predict_parse_zram_compressors_buf("[zstd]", &v), 0);
+	assert_int_equal(strv_length(v), 7);
+	assert_string_equal(v[6], "zstd");
+	assert_int_equal(predict_parse_zram_compressors_buf("\n", &v), 0);
+	assert_int_equal(strv_length(v), 7);
+}
+
 static void test_modules_alias(void **state)
 {
 	_cleanup_strv_free_ char **t = NULL;
@@ -308,6 +326,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_filesystems),    cmocka_unit_test(test_modules_alias),
+		cmocka_unit_test(test_zram_compressors),
 		cmocka_unit_test(test_fstype_in),      cmocka_unit_test(test_json_empty_arrays),
 		cmocka_unit_test(test_json_non_utf8),  cmocka_unit_test(test_overlay_dirs),
 		cmocka_unit_test(test_overlay_layers), cmocka_unit_test(test_tmpfs_numbers),
