@@ -591,6 +591,10 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 						: unsyncable(d, recfd, st, &f, &lost, m);
 	if (r < 0)
 		goto out;
+	/* only a sync that ran says so: stop's "removed" alone is no sync */
+	if (st->persist && do_sync && f.recorded && !lost)
+		diag_info(m, NULL, 0, "area '%s': synced back into '%s'%s", st->name, st->path,
+			  both ? " (with entries kept twice: see above)" : "");
 	if (!lost && !merged && f.recorded && area_mounts_state(&f) == AREA_STATE_GONE) {
 		char why[PATH_MAX + 128];
 

@@ -149,11 +149,29 @@ struct area_status {
 			    /var/log was unmounted by someone else" */
 	char *name, *path, *backend, *device;
 	uint64_t size_bytes, used_bytes; /* statvfs of the area, bytes */
+	uint64_t avail_bytes; /* what is left for files (f_bavail), bytes */
 	uint64_t inodes_total, inodes_used;
+	bool measured; /* the figures are statvfs(3)'s of the mounted area */
 	bool persist;
 	bool seeded; /* seeded from path */
 	char *fs; /* filesystem on a ramdisk ("tmpfs" for tmpfs) */
 };
+
+/* `status` warns, and exits 1, from this use of bytes or inodes on. */
+#define AREA_NEARLY_FULL_PERCENT 90
+
+/**
+ * area_status_use:
+ * @a: an area's status
+ * @ret_bytes_pct: bytes used, percent, as df(1) counts them: used against
+ *                 used + available (an ext4's reserved blocks are not
+ *                 available)
+ * @ret_inodes_pct: inodes used, percent of all
+ *
+ * Pure.  Returns: true when either reaches AREA_NEARLY_FULL_PERCENT;
+ * false (and 0 %) when @a was not measured.
+ */
+bool area_status_use(const struct area_status *a, unsigned *ret_bytes_pct, unsigned *ret_inodes_pct);
 
 /**
  * area_status_list:

@@ -92,8 +92,10 @@ static void status_fill(const char *state_dir, struct state_area *st, struct are
 	if (area_is_mount_of(d.area, NULL) && statvfs(d.area, &v) == 0) {
 		o->size_bytes = (uint64_t)v.f_blocks * v.f_frsize;
 		o->used_bytes = (uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize;
+		o->avail_bytes = (uint64_t)v.f_bavail * v.f_frsize;
 		o->inodes_total = v.f_files;
 		o->inodes_used = v.f_files - v.f_ffree;
+		o->measured = true;
 	}
 	/* the path is the record's, read before st->path moved to @o */
 	st->path = o->path;
@@ -102,6 +104,28 @@ static void status_fill(const char *state_dir, struct state_area *st, struct are
 	if (why[0])
 		o->state_why = strdup(why);
 	area_dirs_done(&d);
+}
+
+/* @part of @whole in percent, rounded up as df(1) does */
+static unsigned percent_of(uint64_t part, uint64_t whole)
+{
+	double d;
+	unsigned p;
+
+	if (!whole)
+		return 0;
+	if (part >= whole)
+		return 100;
+	d = (double)part * 100.0 / (double)whole;
+	p = (unsigned)d;
+	return (double)p < d ? p + 1 : p;
+}
+
+bool area_status_use(const struct area_status *a, unsigned *ret_bytes_pct, unsigned *ret_inodes_pct)
+{
+	*ret_bytes_pct = a->measured ? percent_of(a->used_bytes, a->used_bytes + a->avail_bytes) : 0;
+	*ret_inodes_pct = a->measured ? percent_of(a->inodes_used, a->inodes_total) : 0;
+	return *ret_bytes_pct >= AREA_NEARLY_FULL_PERCENT || *ret_inodes_pct >= AREA_NEARLY_FULL_PERCENT;
 }
 
 int area_status_list(const char *state_dir, struct area_status **ret, size_t *ret_n)

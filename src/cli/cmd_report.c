@@ -42,7 +42,22 @@ static const struct json_column scan_cols[] = {
 	{ "MEMBERS", 0.3, 0, SCOLS_JSON_ARRAY_STRING },
 	{ "DEVIDS", 3, 0, SCOLS_JSON_ARRAY_NUMBER },
 	{ "MISSING", 0.2, 0, SCOLS_JSON_ARRAY_NUMBER },
+	{ "PROBLEMS", 0.2, 0, SCOLS_JSON_ARRAY_STRING },
 };
+
+/* JSON only: "problems", what makes the exit status 1 (btrfs_fs_problems()). */
+#define SCAN_TEXT_COLS 7
+
+/* The BTRFS_FS_* bits of @p as words, @sep between them, in @buf. */
+static void problem_words(unsigned p, char *buf, size_t len, const char *sep)
+{
+	static const char *const words[] = { "incomplete", "stale", "ambiguous" };
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (p & (1u << i))
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? sep : "", words[i]);
+}
 
 /* Appends @v to the @sep-separated list in @buf. */
 static void append_u64(char *buf, size_t len, uint64_t v, const char *sep)
@@ -56,7 +71,7 @@ static void append_u64(char *buf, size_t len, uint64_t v, const char *sep)
 static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *fs, bool json)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
-	char members[4096] = "", devids[512] = "", missing[512] = "";
+	char members[4096] = "", devids[512] = "", missing[512] = "", problems[64];
 	const char *sep = json ? "\n" : " ";
 	size_t off = 0;
 
@@ -77,44 +92,122 @@ static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *f
 	    scols_line_set_data(ln, 4, members) || scols_line_set_data(ln, 5, devids) ||
 	    scols_line_set_data(ln, 6, missing[0] ? missing : NULL))
 		return -ENOMEM;
+	problem_words(btrfs_fs_problems(fs), problems, sizeof(problems), "\n");
+	if (json && scols_line_set_data(ln, 7, problems[0] ? problems : NULL))
+		return -ENOMEM;
 	return 0;
+}
+
+/* JSON: the devices that could not be read, with why and which reported
+ * filesystems they could be a missing member of. */
+static const struct json_column unreadable_cols[] = {
+	{ "DEVICE", 0.2, 0, SCOLS_JSON_STRING },
+	{ "STAGE", 5, 0, SCOLS_JSON_STRING },
+	{ "ERROR", 0.3, 0, SCOLS_JSON_STRING },
+	{ "TYPE", 5, 0, SCOLS_JSON_STRING },
+	{ "COULD_BE_MEMBER_OF", 0.3, 0, SCOLS_JSON_ARRAY_STRING },
+};
+
+/* The incomplete filesystems of @l that @d could be a member of, @sep
+ * between their fsids, in @buf (empty when none).  Returns: how many. */
+static unsigned could_be_member_of(const struct unreadable_device *d, const struct btrfs_fs_list *l,
+				   char *buf, size_t len, const char *sep)
+{
+	unsigned n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < l->n; i++)
+		if ((btrfs_fs_problems(&l->v[i]) & BTRFS_FS_INCOMPLETE) &&
+		    inventory_could_be_member(d, l->v[i].fsid) && strlen(buf) + 40 < len) {
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", n ? sep : "", l->v[i].fsid);
+			n++;
+		}
+	return n;
+}
+
+static int unreadable_line(struct libscols_table *tb, const struct unreadable_device *d,
+			   const struct btrfs_fs_list *l)
+{
+	struct libscols_line *ln = scols_table_new_line(tb, NULL);
+	char of[1024];
+
+	if (!ln)
+		return -ENOMEM;
+	could_be_member_of(d, l, of, sizeof(of), "\n");
+	if (scols_line_set_data(ln, 0, d->devnode) ||
+	    scols_line_set_data(ln, 1, d->probing ? "probe" : "open") ||
+	    scols_line_set_data(ln, 2, strerror(d->err)) || scols_line_set_data(ln, 3, d->fs_type) ||
+	    scols_line_set_data(ln, 4, of[0] ? of : NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+/* One line of text per device that could not be read: why, and whether it
+ * could be a missing member of a filesystem the table shows. */
+static void print_unreadable(const struct unreadable_device *d, const struct btrfs_fs_list *l)
+{
+	char of[1024];
+	unsigned n = could_be_member_of(d, l, of, sizeof(of), ", ");
+
+	printf("'%s' could not be read (%s: %s); ", d->devnode,
+	       d->probing ? "libblkid cannot probe it" : "cannot open", strerror(d->err));
+	if (n)
+		printf("%s: it could be a missing member of %s\n",
+		       d->fs_type ? "udev says btrfs of that fsid" : "its type is unknown", of);
+	else if (d->fs_type)
+		printf("udev says %s%s%s: not a missing member\n", d->fs_type, d->fs_uuid ? " " : "",
+		       d->fs_uuid ?: "");
+	else
+		printf("its type is unknown, but no filesystem shown lacks a member\n");
+}
+
+static int scan_print(const struct options *o, const struct world *w, unsigned *ret_problems)
+{
+	size_t ncols = o->json ? ARRAY_SIZE(scan_cols) : SCAN_TEXT_COLS;
+	struct libscols_table *tbs[2] = {
+		json_table_new("filesystems", scan_cols, ncols, o->json),
+		json_table_new("unreadable", unreadable_cols, ARRAY_SIZE(unreadable_cols), true),
+	};
+	int r = tbs[0] && tbs[1] ? 0 : -ENOMEM;
+
+	*ret_problems = 0;
+	for (size_t i = 0; r == 0 && i < w->btrfs.n; i++) {
+		*ret_problems |= btrfs_fs_problems(&w->btrfs.v[i]);
+		r = scan_line(tbs[0], &w->btrfs.v[i], o->json);
+	}
+	for (size_t i = 0; r == 0 && i < w->inv.n_skipped; i++)
+		r = unreadable_line(tbs[1], &w->inv.skipped[i], &w->btrfs);
+	if (r == 0 && o->json)
+		r = json_print_tables(tbs, 2, stdout);
+	else if (r == 0 && w->btrfs.n)
+		r = scols_print_table(tbs[0]);
+	else if (r == 0)
+		printf("no btrfs filesystem found on %zu block device(s)\n", w->inv.n_devs);
+	for (size_t i = 0; r == 0 && !o->json && i < w->inv.n_skipped; i++)
+		print_unreadable(&w->inv.skipped[i], &w->btrfs);
+	scols_unref_table(tbs[0]);
+	scols_unref_table(tbs[1]);
+	return r;
 }
 
 int cmd_scan(const struct options *o, const struct logger *lg)
 {
 	struct sources src;
 	struct world w = { 0 };
-	struct libscols_table *tb = NULL;
+	unsigned problems = 0;
 	int r;
 
 	sources_init(&src, o);
 	r = world_load_devices(&src, lg, &w);
-	if (r < 0) {
+	if (r < 0)
 		log_error(lg, "cannot list block devices: %s", strerror(-r));
-		goto out;
-	}
-	tb = json_table_new("filesystems", scan_cols, ARRAY_SIZE(scan_cols), o->json);
-	for (size_t i = 0; tb && r == 0 && i < w.btrfs.n; i++)
-		r = scan_line(tb, &w.btrfs.v[i], o->json);
-	if (!tb || r < 0)
-		r = -ENOMEM;
 	else
-		r = o->json ? json_print_table(tb, stdout) : scols_print_table(tb);
-	if (r == 0 && !o->json && w.btrfs.n == 0)
-		printf("no btrfs filesystem found on %zu block device(s)\n", w.inv.n_devs);
-	if (r == 0 && !o->json && w.inv.n_skipped)
-		printf("(%u device(s) could not be probed%s)\n", w.inv.n_skipped,
-		       lg->max_level >= LOG_DEBUG ? ": see the messages above" : "; run with -v for details");
-	/* storaged(8), EXIT STATUS: scan could not do all of its work; with
-	 * --json stdout is the JSON only, the exit status is explained here */
-	if (r == 0 && o->json && w.inv.n_skipped)
-		log_warning(lg, "%u device(s) could not be probed", w.inv.n_skipped);
-	if (r == 0 && w.inv.n_skipped)
-		r = -EIO;
-out:
-	scols_unref_table(tb);
+		r = scan_print(o, &w, &problems);
 	world_done(&w);
-	return r < 0 ? EXIT_STEP_FAILED : 0;
+	/* storaged(8), EXIT STATUS: 1 unless every filesystem shown is
+	 * complete, current and unambiguous; a device that could not be read
+	 * counts only as the member it could be, which leaves one incomplete */
+	return r < 0 || problems ? EXIT_STEP_FAILED : 0;
 }
 
 /* JSON only: "recorded", what the state says, when the live check
@@ -132,6 +225,13 @@ static const struct json_column status_cols[] = {
 	{ "DURATION_MS", 1, 0, SCOLS_JSON_NUMBER },
 	{ "LAST_SYNC", 1, 0, SCOLS_JSON_NUMBER },
 	{ "LAST_SYNC_OK", 1, 0, SCOLS_JSON_BOOLEAN },
+	/* areas: statvfs(3) of the mounted area, bytes and counts */
+	{ "SIZE_BYTES", 1, 0, SCOLS_JSON_NUMBER },
+	{ "USED_BYTES", 1, 0, SCOLS_JSON_NUMBER },
+	{ "AVAIL_BYTES", 1, 0, SCOLS_JSON_NUMBER },
+	{ "INODES", 1, 0, SCOLS_JSON_NUMBER },
+	{ "INODES_USED", 1, 0, SCOLS_JSON_NUMBER },
+	{ "NEARLY_FULL", 1, 0, SCOLS_JSON_BOOLEAN },
 };
 #define STATUS_TEXT_COLS 5
 
@@ -213,26 +313,59 @@ static void last_sync_words(const char *state_dir, const char *name, struct prom
 }
 
 /* The areas' own states come from area_status_list() (area_status.c). */
+/* The area's figures as JSON numbers (null when it was not measured). */
+static int area_numbers(struct libscols_line *ln, const struct area_status *a, bool full)
+{
+	if (!a->measured)
+		return 0;
+	if (set_u64(ln, 11, a->size_bytes) || set_u64(ln, 12, a->used_bytes) ||
+	    set_u64(ln, 13, a->avail_bytes) || set_u64(ln, 14, a->inodes_total) ||
+	    set_u64(ln, 15, a->inodes_used) || scols_line_set_data(ln, 16, full ? "1" : "0"))
+		return -ENOMEM;
+	return 0;
+}
+
+/* A warning for an area nearly full, with what to do: the kernel's ENOSPC
+ * says nothing of which limit it hit.  Returns: true when nearly full. */
+static bool warn_nearly_full(const struct area_status *a, const struct logger *lg)
+{
+	unsigned bytes, inodes;
+
+	if (!area_status_use(a, &bytes, &inodes))
+		return false;
+	log_warning(lg, "area '%s' on %s is nearly full: %u%% of its bytes and %u%% of its inodes used (warned from %u%%); raise %s in its [area] section, then `storaged stop` and `storaged start`",
+		    a->name, a->path, bytes, inodes, AREA_NEARLY_FULL_PERCENT,
+		    bytes >= AREA_NEARLY_FULL_PERCENT && inodes >= AREA_NEARLY_FULL_PERCENT ? "size= and inodes="
+		    : bytes >= AREA_NEARLY_FULL_PERCENT					 ? "size="
+											 : "inodes=");
+	return true;
+}
+
 static int status_area(struct libscols_table *tb, const char *state_dir, const struct area_status *a,
-		       bool json, struct status_sum *sum)
+		       const struct logger *lg, bool json, struct status_sum *sum)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
 	char detail[768], used[16], total[16], synced[64];
 	struct prom_sync last;
+	bool full;
 
 	if (!ln)
 		return -ENOMEM;
 	status_sum_area(sum, a->state);
+	full = a->state == AREA_STATE_ACTIVE && warn_nearly_full(a, lg);
+	sum->bad += full;
 	last_sync_words(state_dir, a->name, &last, synced, sizeof(synced));
 	if (a->state_why)
 		snprintf(detail, sizeof(detail), "%s%s", a->state_why, synced);
 	else
-		snprintf(detail, sizeof(detail), "%s%s%s: %s of %s used, %llu of %llu inodes%s%s", a->backend,
+		snprintf(detail, sizeof(detail), "%s%s%s: %s of %s used, %llu of %llu inodes%s%s%s", a->backend,
 			 a->device ? " " : "", a->device ? a->device : "",
 			 units_format_size(a->used_bytes, used, sizeof(used)),
 			 units_format_size(a->size_bytes, total, sizeof(total)),
 			 (unsigned long long)a->inodes_used, (unsigned long long)a->inodes_total,
-			 a->persist ? ", persist" : "", synced);
+			 full ? " (NEARLY FULL)" : "", a->persist ? ", persist" : "", synced);
+	if (json && area_numbers(ln, a, full) < 0)
+		return -ENOMEM;
 	if (scols_line_set_data(ln, 0, "area") || scols_line_set_data(ln, 1, a->name) ||
 	    scols_line_set_data(ln, 2, a->path) || scols_line_set_data(ln, 3, area_state_name(a->state)) ||
 	    scols_line_set_data(ln, 4, detail) || (json && scols_line_set_data(ln, 6, "0")))
@@ -243,8 +376,8 @@ static int status_area(struct libscols_table *tb, const char *state_dir, const s
 	return 0;
 }
 
-static int status_table(const struct options *o, const struct live_input *in, struct state *st,
-			struct area_status *areas, size_t n_areas, struct status_sum *sum)
+static int status_table(const struct options *o, const struct logger *lg, const struct live_input *in,
+			struct state *st, struct area_status *areas, size_t n_areas, struct status_sum *sum)
 {
 	size_t ncols = o->json ? ARRAY_SIZE(status_cols) : STATUS_TEXT_COLS;
 	struct libscols_table *tb = json_table_new("status", status_cols, ncols, o->json);
@@ -254,7 +387,7 @@ static int status_table(const struct options *o, const struct live_input *in, st
 		if (st->v[i].kind != STATE_AREA)
 			r = status_record(tb, in, &st->v[i], o->json, sum);
 	for (size_t i = 0; tb && r == 0 && i < n_areas; i++)
-		r = status_area(tb, o->state_dir, &areas[i], o->json, sum);
+		r = status_area(tb, o->state_dir, &areas[i], lg, o->json, sum);
 	for (size_t i = 0; tb && r == 0 && i < st->n; i++) /* areas that failed or were skipped */
 		if (st->v[i].kind == STATE_AREA && st->v[i].status != STATE_DONE)
 			r = status_record(tb, in, &st->v[i], o->json, sum);
@@ -282,7 +415,7 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	if (o->prometheus)
 		return cmd_status_prometheus(o, lg);
 	if (statedir_load_state(o->state_dir, lg, &st) < 0)
-		return EXIT_STEP_FAILED;
+		return EXIT_STATE;
 	if (area_status_list(o->state_dir, &areas, &n_areas) < 0)
 		n_areas = 0;
 	in.mountinfo = view_read_table(src.mountinfo_path);
@@ -293,7 +426,7 @@ int cmd_status(const struct options *o, const struct logger *lg)
 		printf("storaged has set up nothing (state directory %s)\n", o->state_dir);
 		r = 0;
 	} else {
-		r = status_table(o, &in, &st, areas, n_areas, &sum);
+		r = status_table(o, lg, &in, &st, areas, n_areas, &sum);
 	}
 	mnt_unref_table(in.mountinfo);
 	area_status_free(areas, n_areas);

@@ -181,9 +181,10 @@ static unsigned still_degraded(const struct world *w)
 /* The plan through the executor and the real operations, under the state
  * directory's lock.  @ret_failed: steps that failed; @ret_degraded:
  * btrfs mounts made degraded.  Returns: 0; -EINTR
- * (SIGINT/SIGTERM during the run); -EPERM when the state directory is not
- * trustworthy (a usage error); -EIO when the state cannot be used; other
- * negative errno (all logged). */
+ * (SIGINT/SIGTERM during the run); -EPERM when the state directory or
+ * its state file cannot be used, before the run (nothing done) or after
+ * it (the state does not hold what was done); -EIO when another storaged
+ * holds the lock; other negative errno (all logged). */
 static int run_plan(const struct options *o, const struct logger *lg, struct world *w, bool no_wait,
 		    unsigned *ret_failed, unsigned *ret_degraded)
 {
@@ -203,16 +204,23 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 		.initial_inventory = &w->inv,
 	};
 	_cleanup_close_ int lock = -EBADF;
-	int r;
+	int r, saved;
 
 	/* a start left waiting for nofail entries gives way to this one */
 	if (!no_wait)
 		daemon_take_over(o->state_dir, lg);
 	lock = statedir_lock(o->state_dir, lg);
 	if (lock < 0)
-		return lock == -EPERM ? lock : -EIO;
-	if (statedir_load_state(o->state_dir, lg, &st) < 0)
-		return -EIO; /* an untrusted state is a failed step, not a usage error */
+		return lock == -EWOULDBLOCK ? -EIO : lock;
+	/* the state is written before the first step: a state that cannot
+	 * be written stops the run before it mounts what stop could not find */
+	r = statedir_load_state(o->state_dir, lg, &st);
+	if (r == 0)
+		r = statedir_save_state(o->state_dir, lg, &st);
+	if (r < 0) {
+		state_done(&st);
+		return r;
+	}
 	bt.background = !no_wait && exec_background_waits(&w->plan);
 	if (bt.background && !o->foreground && !getenv("NOTIFY_SOCKET") &&
 	    return_at_boot_done(&bt.parent_fd) < 0)
@@ -227,6 +235,8 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	if (bt.background)
 		daemon_mark_waiting(o->state_dir, false);
 	sysops_close(&so);
+	/* the run's own saves only warn: what is on disk must hold it all */
+	saved = r == 0 ? statedir_save_state(o->state_dir, lg, &st) : 0;
 	state_done(&st);
 	lock = safe_close(lock);
 	if (r == -EINTR || so.interrupted)
@@ -234,6 +244,8 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	if (r < 0)
 		return r;
 	log_summary(lg, w->plan.n_steps, &sum);
+	if (saved < 0)
+		return saved;
 	*ret_failed = sum.n_failed;
 	*ret_degraded = sum.n_degraded + still_degraded(w);
 	if (*ret_degraded > sum.n_degraded)
@@ -246,8 +258,8 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 
 /* One plan-and-run (or plan-and-print) pass over a freshly read world.
  * @ret_failed: steps failed, or shown to fail by --dry-run.  Returns: 0;
- * -EINVAL (config, fstab or plan errors) and -EPERM (untrusted state
- * directory): usage errors; other negative errno (see run_plan()). */
+ * -EINVAL (config, fstab or plan errors: a usage error); -EPERM (the
+ * state directory, see run_plan()); other negative errno. */
 static int start_pass(const struct options *o, const struct logger *lg, bool no_wait,
 		      bool *ret_hotplug, unsigned *ret_failed, unsigned *ret_degraded)
 {
@@ -294,6 +306,39 @@ static uint64_t resident_sync(void *userdata, const struct logger *lg, uint64_t 
 	return next && next < METRICS_REFRESH_SEC ? next : METRICS_REFRESH_SEC;
 }
 
+/* @path made absolute against the working directory (the one the first
+ * pass read it in).  Returns: a new string (caller frees), or NULL (errno). */
+static char *absolute_path(const char *path)
+{
+	_cleanup_free_ char *cwd = NULL;
+	char *abs = NULL;
+
+	if (path[0] == '/')
+		return strdup(path);
+	cwd = getcwd(NULL, 0);
+	if (!cwd || asprintf(&abs, "%s/%s", streq(cwd, "/") ? "" : cwd, path) < 0)
+		return NULL;
+	return abs;
+}
+
+/* The resident process changes to / and reads -c and -f again at each
+ * pass (SIGHUP): it gets them as absolute paths.  Returns: as
+ * resident_stay(); -ENOMEM. */
+static int stay_resident(const struct options *o, bool in_background, const struct logger *lg)
+{
+	struct options ro = *o;
+	_cleanup_free_ char *config = absolute_path(o->config_path);
+	_cleanup_free_ char *fstab = o->fstab_path ? absolute_path(o->fstab_path) : NULL;
+
+	if (!config || (o->fstab_path && !fstab)) {
+		log_error(lg, "cannot make -c/-f absolute for the resident storaged: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	ro.config_path = config;
+	ro.fstab_path = fstab;
+	return resident_stay(o->state_dir, in_background, lg, resident_pass, resident_sync, &ro);
+}
+
 int cmd_start(const struct options *o, const struct logger *lg)
 {
 	bool hotplug = false, in_background;
@@ -301,8 +346,10 @@ int cmd_start(const struct options *o, const struct logger *lg)
 	int r, status;
 
 	r = start_pass(o, lg, false, &hotplug, &failed, &degraded);
-	if (r == -EINVAL || r == -EPERM)
+	if (r == -EINVAL)
 		return EXIT_CONFIG;
+	if (r == -EPERM)
+		return EXIT_STATE;
 	status = r < 0 || failed ? EXIT_STEP_FAILED : degraded ? EXIT_DEGRADED : 0;
 	if (o->dry_run || r == -EINTR)
 		return status;
@@ -315,7 +362,7 @@ int cmd_start(const struct options *o, const struct logger *lg)
 	/* Under a service manager (NOTIFY_SOCKET) hotplug stays in the
 	 * foreground; under SysV init `start` must return. */
 	in_background = o->daemonize || (!o->foreground && !getenv("NOTIFY_SOCKET"));
-	r = resident_stay(o->state_dir, in_background, lg, resident_pass, resident_sync, (void *)o);
+	r = stay_resident(o, in_background, lg);
 	if (r < 0)
 		return EXIT_STEP_FAILED;
 	return r == 0 ? status : 0;

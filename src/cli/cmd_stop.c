@@ -61,7 +61,7 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 	struct undo_ctx cx = { .ops = &sysops_ops, .ud = &so, .log = lg };
 	struct state st = { 0 };
 	struct stat dir_st;
-	int lock, failed;
+	int lock, failed, saved;
 
 	if (o->dry_run) {
 		log_error(lg, "stop: --dry-run is not supported; `storaged status` shows what stop would undo");
@@ -79,17 +79,20 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 	daemon_take_over(o->state_dir, lg);
 	lock = statedir_lock(o->state_dir, lg);
 	if (lock < 0)
-		return lock == -EPERM ? EXIT_CONFIG : EXIT_STEP_FAILED;
+		return lock == -EWOULDBLOCK ? EXIT_STEP_FAILED : EXIT_STATE;
 	if (statedir_load_state(o->state_dir, lg, &st) < 0) {
 		log_error(lg, "nothing undone");
+		state_done(&st);
 		close(lock);
-		return EXIT_STEP_FAILED;
+		return EXIT_STATE;
 	}
 	sysops_open_for_stop(&so, lg, o->state_dir);
 	failed = undo_run(&cx, &st);
 	sysops_close(&so);
+	/* undo_run() only warns: what is left recorded must be on disk */
+	saved = failed < 0 ? 0 : statedir_save_state(o->state_dir, lg, &st);
 	state_done(&st);
 	close(lock);
 	status_prom_after_pass(o, lg); /* metrics-textfile */
-	return failed ? EXIT_STEP_FAILED : 0;
+	return saved < 0 ? EXIT_STATE : failed ? EXIT_STEP_FAILED : 0;
 }

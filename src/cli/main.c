@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "parse/config.h"
+#include "shared/util.h"
 
 enum {
 	OPT_JSON = 0x100,
@@ -21,22 +22,33 @@ enum {
 	OPT_FORMAT,
 };
 
+/* The options that change what a command does; one a command would
+ * ignore is a usage error.  -c, -f, --state-dir, -v and -q are for all. */
+enum {
+	TAKES_JSON = 1 << 0,
+	TAKES_DRY_RUN = 1 << 1, /* stop and sync refuse it with their own advice */
+	TAKES_LOCAL = 1 << 2,
+	TAKES_RESIDENT = 1 << 3, /* --foreground, --daemon */
+	TAKES_FORMAT = 1 << 4,
+};
+
 struct command {
 	const char *name;
 	int (*run)(const struct options *o, const struct logger *lg);
 	int min_args, max_args; /* operands after the command */
+	unsigned takes; /* TAKES_* */
 };
 
 static const struct command commands[] = {
-	{ "start", cmd_start, 0, 0 },
-	{ "stop", cmd_stop, 0, 0 },
-	{ "scan", cmd_scan, 0, 0 },
-	{ "status", cmd_status, 0, 0 },
-	{ "check", cmd_check, 0, 0 },
-	{ "cat-config", cmd_cat_config, 0, 0 },
-	{ "sync", cmd_sync, 0, 1 },
+	{ "start", cmd_start, 0, 0, TAKES_JSON | TAKES_DRY_RUN | TAKES_LOCAL | TAKES_RESIDENT },
+	{ "stop", cmd_stop, 0, 0, TAKES_DRY_RUN },
+	{ "scan", cmd_scan, 0, 0, TAKES_JSON },
+	{ "status", cmd_status, 0, 0, TAKES_JSON | TAKES_FORMAT },
+	{ "check", cmd_check, 0, 0, TAKES_LOCAL },
+	{ "cat-config", cmd_cat_config, 0, 0, 0 },
+	{ "sync", cmd_sync, 0, 1, TAKES_DRY_RUN },
 	/* systemd runs generators with three directories; the first is used */
-	{ "systemd-generator", cmd_systemd_generator, 1, 3 },
+	{ "systemd-generator", cmd_systemd_generator, 1, 3, 0 },
 };
 
 static void usage(FILE *out)
@@ -79,8 +91,60 @@ static void usage(FILE *out)
 	      "\n"
 	      "Exit status (every command, see storaged(8)): 0 all done; 1 some step failed,\n"
 	      "is not as storaged left it, or (check, --dry-run) will fail; 2 usage or\n"
-	      "configuration error; 3 all done, but some btrfs is mounted degraded.\n",
+	      "configuration error; 3 all done, but some btrfs is mounted degraded; 4 the\n"
+	      "state directory cannot be used.\n",
 	      out);
+}
+
+/* The first option in @o that @cmd would ignore, or NULL. */
+static const char *ignored_option(const struct command *cmd, const struct options *o)
+{
+	const struct {
+		bool given;
+		unsigned needs;
+		const char *name;
+	} opts[] = {
+		{ o->json, TAKES_JSON, "--json" },
+		{ o->dry_run, TAKES_DRY_RUN, "--dry-run" },
+		{ o->local_only, TAKES_LOCAL, "--local" },
+		{ o->foreground, TAKES_RESIDENT, "--foreground" },
+		{ o->daemonize, TAKES_RESIDENT, "--daemon" },
+		{ o->prometheus, TAKES_FORMAT, "--format=prometheus" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
+		if (opts[i].given && !(cmd->takes & opts[i].needs))
+			return opts[i].name;
+	return NULL;
+}
+
+/* Returns: -1 when @o makes sense for @cmd, else EXIT_CONFIG (said why). */
+static int check_options(const struct command *cmd, const struct options *o)
+{
+	const char *ignored = ignored_option(cmd, o);
+
+	if (ignored) {
+		fprintf(stderr, "storaged %s: %s does nothing for this command; see 'storaged --help'\n",
+			cmd->name, ignored);
+		return EXIT_CONFIG;
+	}
+	/* start's own messages are its output; --json is the plan's */
+	if (o->json && !o->dry_run && cmd->run == cmd_start) {
+		fprintf(stderr, "storaged %s: --json is for the plan (--dry-run); what start did is in 'storaged status --json'\n",
+			cmd->name);
+		return EXIT_CONFIG;
+	}
+	if (o->json && o->prometheus) {
+		fprintf(stderr, "storaged %s: --json and --format=prometheus are two formats; give one\n",
+			cmd->name);
+		return EXIT_CONFIG;
+	}
+	if (o->dry_run && (o->foreground || o->daemonize)) {
+		fprintf(stderr, "storaged %s: --dry-run prints the plan and returns; it does not stay resident (%s)\n",
+			cmd->name, o->foreground ? "--foreground" : "--daemon");
+		return EXIT_CONFIG;
+	}
+	return -1;
 }
 
 static const struct command *find_command(const char *name)
@@ -192,10 +256,9 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	o.arg = optind < argc ? argv[optind] : NULL;
-	if (o.prometheus && strcmp(o.command, "status") != 0) {
-		fprintf(stderr, "storaged: --format=prometheus is for status only\n");
-		return EXIT_CONFIG;
-	}
+	r = check_options(cmd, &o);
+	if (r >= 0)
+		return r;
 	if (o.state_dir[0] != '/') {
 		fprintf(stderr, "storaged: --state-dir '%s': must be an absolute path\n", o.state_dir);
 		return EXIT_CONFIG;

@@ -269,6 +269,19 @@ const struct btrfs_member *btrfs_first_stale(const struct btrfs_filesystem *fs)
 	return NULL;
 }
 
+unsigned btrfs_fs_problems(const struct btrfs_filesystem *fs)
+{
+	unsigned p = 0;
+
+	if (fs->n_members < fs->num_devices || fs->n_missing || fs->n_unknown_missing)
+		p |= BTRFS_FS_INCOMPLETE;
+	if (btrfs_first_stale(fs))
+		p |= BTRFS_FS_STALE;
+	if (fs->n_clones)
+		p |= BTRFS_FS_AMBIGUOUS;
+	return p;
+}
+
 char *btrfs_format_clones(const struct btrfs_filesystem *fs, char *buf, size_t len)
 {
 	size_t pos = 0;

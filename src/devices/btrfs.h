@@ -91,6 +91,22 @@ char *btrfs_format_missing(const struct btrfs_filesystem *fs, char *buf, size_t 
  */
 bool btrfs_member_stale(const struct btrfs_filesystem *fs, const struct btrfs_member *m);
 
+/* What `storaged scan` finds wrong with a filesystem (btrfs_fs_problems()). */
+enum {
+	BTRFS_FS_INCOMPLETE = 1 << 0, /* fewer members present than num_devices, or a devid missing */
+	BTRFS_FS_STALE = 1 << 1, /* a member's generation behind the newest (btrfs_member_stale()) */
+	BTRFS_FS_AMBIGUOUS = 1 << 2, /* two devices claim one devid (fs->clones) */
+};
+
+/**
+ * btrfs_fs_problems:
+ * @fs: a filesystem from btrfs_group()
+ *
+ * Pure.  Returns: the BTRFS_FS_* bits that apply to @fs; 0 when it is
+ * complete, current and unambiguous.
+ */
+unsigned btrfs_fs_problems(const struct btrfs_filesystem *fs);
+
 /**
  * btrfs_first_stale:
  * Returns: the first member of @fs (in devid order) that is stale

@@ -50,6 +50,12 @@ void inventory_done(struct inventory *inv)
 	for (size_t i = 0; i < inv->n_devs; i++)
 		block_device_done(&inv->devs[i]);
 	free(inv->devs);
+	for (size_t i = 0; inv->skipped && i < inv->n_skipped; i++) {
+		free(inv->skipped[i].devnode);
+		free(inv->skipped[i].fs_type);
+		free(inv->skipped[i].fs_uuid);
+	}
+	free(inv->skipped);
 	memset(inv, 0, sizeof(*inv));
 }
 
@@ -76,6 +82,13 @@ static int probe_value(blkid_probe pr, const char *name, char **dst)
 		return 0;
 	*dst = strdup(v);
 	return *dst ? 0 : -ENOMEM;
+}
+
+/* udev's property @v, copied into *@dst (NULL when absent). */
+static int udev_value(const char *v, char **dst)
+{
+	*dst = v ? strdup(v) : NULL;
+	return !v || *dst ? 0 : -ENOMEM;
 }
 
 static int probe_values(blkid_probe pr, struct block_device *d)
@@ -262,6 +275,7 @@ struct scan_item {
 	int open_err; /* errno of open(2), 0 when it opened */
 	int r; /* inventory_probe_fd()'s result */
 	int sb_err; /* its *ret_sb_err */
+	char *udev_fs_type, *udev_fs_uuid; /* udev's database, NULL when it says nothing */
 };
 
 /* Open and probe @it; no diagnostics here (this runs in a worker). */
@@ -302,8 +316,27 @@ static int scan_report(const struct scan_item *it, struct diag_list *diags)
 	return r;
 }
 
-/* Decode udev's \xNN escapes of /dev/disk/by-* names into @out. */
-static bool udev_unescape(const char *s, char *out, size_t size)
+/* Records @it, which scan_report() skipped, in @inv.  Returns: 0, -ENOMEM. */
+static int add_unreadable(struct inventory *inv, struct scan_item *it)
+{
+	struct unreadable_device *nv = realloc(inv->skipped, (inv->n_skipped + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	inv->skipped = nv;
+	/* the strings move from @it to the record */
+	nv[inv->n_skipped++] = (struct unreadable_device){
+		.devnode = it->d.devnode,
+		.err = it->open_err ? it->open_err : -it->r,
+		.probing = !it->open_err,
+		.fs_type = it->udev_fs_type,
+		.fs_uuid = it->udev_fs_uuid,
+	};
+	it->d.devnode = it->udev_fs_type = it->udev_fs_uuid = NULL;
+	return 0;
+}
+
+bool inventory_udev_unescape(const char *s, char *out, size_t size)
 {
 	size_t n = 0;
 
@@ -336,7 +369,7 @@ static int scan_ids(struct udev_device *ud, struct block_device *d)
 
 	udev_list_entry_foreach (e, udev_device_get_devlinks_list_entry(ud)) {
 		if (fsfacts_tag_from_path(udev_list_entry_get_name(e), &v) != FSFACTS_TAG_ID ||
-		    !udev_unescape(v, buf, sizeof(buf)))
+		    !inventory_udev_unescape(v, buf, sizeof(buf)))
 			continue;
 		r = strv_extend(&d->ids, buf);
 		if (r < 0)
@@ -444,6 +477,10 @@ static int scan_collect(struct udev_device *ud, struct scan_item *it)
 	if (!it->d.devnode)
 		return -ENOMEM;
 	it->partition = strcmp(udev_device_get_devtype(ud) ?: "", "partition") == 0;
+	/* kept for a device storaged cannot read itself */
+	if (udev_value(udev_device_get_property_value(ud, "ID_FS_TYPE"), &it->udev_fs_type) < 0 ||
+	    udev_value(udev_device_get_property_value(ud, "ID_FS_UUID"), &it->udev_fs_uuid) < 0)
+		return -ENOMEM;
 	r = scan_ids(ud, &it->d);
 	/* no udevd database (early boot, a container): udev's names from sysfs */
 	if (r == 0 && !it->d.ids)
@@ -582,8 +619,8 @@ int inventory_scan(struct inventory *ret, struct diag_list *diags)
 			continue;
 		r = scan_report(&q.items[i], diags);
 		if (r == 1)
-			inv.n_skipped++;
-		if (r == 0)
+			r = add_unreadable(&inv, &q.items[i]);
+		else if (r == 0)
 			r = inventory_add(&inv, &q.items[i].d);
 	}
 	if (r < 0)
@@ -595,99 +632,11 @@ out:
 	for (i = 0; i < q.n; i++) {
 		block_device_done(&q.items[i].d);
 		free(q.items[i].syspath);
+		free(q.items[i].udev_fs_type);
+		free(q.items[i].udev_fs_uuid);
 	}
 	free(q.items);
 	inventory_done(&inv);
 	udev_unref(udev);
 	return r;
-}
-
-/* ----------------------------------------------------------------- finding */
-
-static bool str_eq(const char *a, const char *b, bool icase)
-{
-	if (!a || !b)
-		return false;
-	return icase ? strcasecmp(a, b) == 0 : strcmp(a, b) == 0;
-}
-
-static bool device_matches(const struct block_device *d, enum fsfacts_tag by, const char *v)
-{
-	switch (by) {
-	case FSFACTS_TAG_NONE:
-		return str_eq(d->devnode, v, false);
-	case FSFACTS_TAG_UUID:
-		return str_eq(d->uuid, v, true);
-	case FSFACTS_TAG_LABEL:
-		return str_eq(d->label, v, false);
-	case FSFACTS_TAG_PARTUUID:
-		return str_eq(d->partuuid, v, true);
-	case FSFACTS_TAG_PARTLABEL:
-		return str_eq(d->partlabel, v, false);
-	case FSFACTS_TAG_ID:
-		return strv_contains(d->ids, v);
-	}
-	return false;
-}
-
-/*
- * Strings only, no I/O: "/dev/disk/by-{uuid,label,partuuid,partlabel,id}/X"
- * are read as the matching tag (udev's \xNN escapes decoded); any other
- * path must equal a devnode exactly.
- */
-/* @spec as (tag, value): "/dev/disk/by-*" paths as their tag, with udev's
- * escapes decoded into @buf.  Returns: false when it cannot be decoded. */
-static bool spec_split(const char *spec, enum fsfacts_tag *by, const char **v, char *buf, size_t size)
-{
-	*v = spec;
-	*by = fsfacts_tag_parse(spec, v);
-	if (*by != FSFACTS_TAG_NONE)
-		return true;
-	*by = fsfacts_tag_from_path(spec, v);
-	if (*by == FSFACTS_TAG_NONE) {
-		*v = spec;
-		return true;
-	}
-	if (!udev_unescape(*v, buf, size))
-		return false;
-	*v = buf;
-	return true;
-}
-
-const struct block_device *inventory_find(const struct inventory *inv, const char *spec)
-{
-	enum fsfacts_tag by;
-	const char *v;
-	char buf[1024];
-
-	if (!inv || !spec || !spec_split(spec, &by, &v, buf, sizeof(buf)))
-		return NULL;
-	for (size_t i = 0; i < inv->n_devs; i++)
-		if (device_matches(&inv->devs[i], by, v))
-			return &inv->devs[i];
-	return NULL;
-}
-
-static bool same_btrfs(const struct block_device *a, const struct block_device *b)
-{
-	return a->is_btrfs && b->is_btrfs &&
-	       memcmp(a->btrfs.fsid, b->btrfs.fsid, sizeof(a->btrfs.fsid)) == 0;
-}
-
-const struct block_device *inventory_find_other(const struct inventory *inv, const char *spec,
-						const struct block_device *first)
-{
-	enum fsfacts_tag by;
-	const char *v;
-	char buf[1024];
-
-	if (!inv || !spec || !first || !spec_split(spec, &by, &v, buf, sizeof(buf)))
-		return NULL;
-	for (size_t i = 0; i < inv->n_devs; i++) {
-		const struct block_device *d = &inv->devs[i];
-
-		if (d != first && device_matches(d, by, v) && !same_btrfs(d, first))
-			return d;
-	}
-	return NULL;
 }

@@ -31,11 +31,44 @@ struct block_device {
 	struct btrfs_sb_info btrfs; /* valid when is_btrfs */
 };
 
+/* A device that could not be opened or probed: it is in no list of
+ * members, yet it may be one. */
+struct unreadable_device {
+	char *devnode; /* owned */
+	int err; /* positive errno of open(2) or of the libblkid probe */
+	bool probing; /* the probe failed, not the open */
+	/* what udev's database says the device holds (ID_FS_TYPE, ID_FS_UUID),
+	 * owned, NULL when it says nothing (no udevd, or never probed) */
+	char *fs_type;
+	char *fs_uuid;
+};
+
 struct inventory {
 	struct block_device *devs;
 	size_t n_devs;
+	struct unreadable_device *skipped; /* owned, n_skipped of them */
 	unsigned n_skipped; /* devices that could not be opened or probed */
 };
+
+/**
+ * inventory_udev_unescape:
+ * @s: a /dev/disk/by-* name as udev writes it (\xNN escapes)
+ * @out: @s decoded, NUL-terminated
+ * @size: bytes of @out
+ *
+ * Pure.  Returns: false when @s does not fit in @out.
+ */
+bool inventory_udev_unescape(const char *s, char *out, size_t size);
+
+/**
+ * inventory_could_be_member:
+ * @d: a device that could not be read
+ * @fsid: a btrfs filesystem's fsid (string, any case)
+ *
+ * Pure.  Returns: true unless udev's database says @d holds something
+ * else: another type, or btrfs with another fsid.
+ */
+bool inventory_could_be_member(const struct unreadable_device *d, const char *fsid);
 
 /**
  * inventory_scan:

@@ -63,7 +63,7 @@ void diag_print(const struct diag_list *dl, FILE *out)
 {
 	for (size_t i = 0; i < dl->n; i++) {
 		const struct diag *d = &dl->v[i];
-		const char *what = d->level == DIAG_ERROR ? "error" : "warning";
+		const char *what = d->level == DIAG_ERROR ? "error" : d->level == DIAG_WARNING ? "warning" : "info";
 
 		if (d->file && d->line)
 			fprintf(out, "%s:%u: %s: %s\n", d->file, d->line, what, d->msg);

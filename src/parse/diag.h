@@ -14,6 +14,7 @@
 enum diag_level {
 	DIAG_ERROR,
 	DIAG_WARNING,
+	DIAG_INFO, /* what was done, for the log (a sync back at stop) */
 };
 
 struct diag {
@@ -43,6 +44,7 @@ int diag_add(struct diag_list *dl, enum diag_level level, const char *file, unsi
 
 #define diag_error(dl, file, line, ...) diag_add((dl), DIAG_ERROR, (file), (line), __VA_ARGS__)
 #define diag_warning(dl, file, line, ...) diag_add((dl), DIAG_WARNING, (file), (line), __VA_ARGS__)
+#define diag_info(dl, file, line, ...) diag_add((dl), DIAG_INFO, (file), (line), __VA_ARGS__)
 
 /**
  * diag_errno:

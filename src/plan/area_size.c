@@ -192,13 +192,15 @@ static void check_fits(const struct area_config *a, const struct area_survey *s,
 int area_size_resolve(const struct area_config *a, const struct area_survey *survey,
 		      uint64_t ram_bytes, struct area_sizing *ret)
 {
+	/* auto sizes measure what path holds, seeded or not: an area without
+	 * its seed takes over the same work (a build tree, a cache) */
 	const struct area_survey *s = a->seed ? survey : NULL;
 	struct area_sizing r = { 0 };
 	int e;
 
 	if (a->headroom <= 0 && (a->inodes_auto || a->size.kind == AREA_SIZE_AUTO))
 		return -EINVAL;
-	if (resolve_inodes(a, s, &r) < 0 || resolve_size(a, s, ram_bytes, &r) < 0)
+	if (resolve_inodes(a, survey, &r) < 0 || resolve_size(a, survey, ram_bytes, &r) < 0)
 		return -EINVAL;
 	r.fits = true;
 	if (s && s->valid)

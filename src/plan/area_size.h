@@ -39,7 +39,9 @@ struct area_sizing {
 /**
  * area_size_resolve:
  * @a: area config
- * @survey: the seed directory's survey (ignored when !a->seed)
+ * @survey: the survey of the directory the area covers: auto sizes are
+ *          what it holds times headroom, and with a->seed the seed must
+ *          fit; NULL when not surveyed
  * @ram_bytes: MemTotal, bytes (for N% sizes)
  * @ret: result
  *

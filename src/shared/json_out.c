@@ -82,7 +82,9 @@ struct libscols_table *json_table_new(const char *name, const struct json_column
 	return tb;
 }
 
-int json_print_table(struct libscols_table *tb, FILE *out)
+/* @tb's JSON text as libsmartcols prints it, empty arrays fixed.
+ * Returns: 0 and *@ret (caller frees), or -ENOMEM. */
+static int table_text(struct libscols_table *tb, FILE *out, char **ret)
 {
 	char *buf = NULL;
 	size_t sz = 0;
@@ -97,10 +99,42 @@ int json_print_table(struct libscols_table *tb, FILE *out)
 	if (fclose(m) != 0 && r == 0)
 		r = -ENOMEM;
 	scols_table_set_stream(tb, out);
-	if (r == 0) {
-		json_fix_empty_arrays(buf);
-		r = json_fputs(buf, out);
+	if (r != 0) {
+		free(buf);
+		return -ENOMEM;
 	}
-	free(buf);
-	return r < 0 ? r : (r > 0 ? -EIO : 0);
+	json_fix_empty_arrays(buf);
+	*ret = buf;
+	return 0;
+}
+
+int json_print_table(struct libscols_table *tb, FILE *out)
+{
+	return json_print_tables(&tb, 1, out);
+}
+
+int json_print_tables(struct libscols_table *const *tbs, size_t n, FILE *out)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < n && r == 0; i++) {
+		char *buf = NULL, *open, *close;
+
+		r = table_text(tbs[i], out, &buf);
+		if (r < 0)
+			break;
+		/* one object: the braces of the first opening and of the last
+		 * closing are kept, those between become a comma */
+		open = strchr(buf, '{');
+		close = strrchr(buf, '}');
+		if (!open || !close || close < open)
+			r = -EIO;
+		else {
+			if (i + 1 < n)
+				*close = ',';
+			r = json_fputs(i ? open + 1 : buf, out);
+		}
+		free(buf);
+	}
+	return r;
 }

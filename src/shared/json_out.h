@@ -49,6 +49,19 @@ struct libscols_table *json_table_new(const char *name, const struct json_column
 int json_print_table(struct libscols_table *tb, FILE *out);
 
 /**
+ * json_print_tables:
+ * @tbs: tables with JSON enabled, each printed as json_print_table() does
+ * @n: how many
+ * @out: where to print them
+ *
+ * Prints one JSON object that holds each table's array under its name
+ * ({"a": [...], "b": [...]}).
+ *
+ * Returns: 0, or negative errno (-ENOMEM, -EIO from writing).
+ */
+int json_print_tables(struct libscols_table *const *tbs, size_t n, FILE *out);
+
+/**
  * json_fputs:
  * @buf: JSON text as libsmartcols printed it, NUL-terminated
  * @out: where to write it

@@ -136,7 +136,9 @@ static void log_diag(const struct logger *lg, const struct diag *d, int prio)
 void log_diags(const struct logger *lg, const struct diag_list *dl)
 {
 	for (size_t i = 0; i < dl->n; i++)
-		log_diag(lg, &dl->v[i], dl->v[i].level == DIAG_ERROR ? LOG_ERR : LOG_WARNING);
+		log_diag(lg, &dl->v[i], dl->v[i].level == DIAG_ERROR	  ? LOG_ERR
+					: dl->v[i].level == DIAG_WARNING ? LOG_WARNING
+									 : LOG_INFO);
 }
 
 void log_diags_at(const struct logger *lg, const struct diag_list *dl, int prio)

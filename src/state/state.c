@@ -502,6 +502,8 @@ int state_load(const char *dir, struct state *ret, unsigned *ret_line)
 		return -EPERM; /* not a regular file */
 	if (r < 0)
 		return r;
+	if (len == 0)
+		return -ENODATA; /* written whole (a header first) and renamed: cut short */
 	return state_parse(buf, len, ret, ret_line);
 }
 

@@ -93,8 +93,10 @@ struct state {
  * what a crash left of an append, and is ignored; so is everything after the
  * header comment of a file with no such line.
  *
- * Returns: 0; -EPERM for an untrusted owner or mode; -EBADMSG for a corrupt
- * file; -EFBIG over 64 MiB; negative errno from reading.
+ * Returns: 0; -EPERM for an untrusted owner or mode, or not a regular
+ * file; -EBADMSG for a corrupt file; -ENODATA for an empty one (storaged
+ * writes a header first, so it was cut short); -EFBIG over 64 MiB;
+ * negative errno from reading.
  */
 int state_load(const char *dir, struct state *ret, unsigned *ret_line);
 

@@ -208,7 +208,8 @@ static int collect_live(struct prom_collect *c, const struct sources *src, const
 	return 0;
 }
 
-/* Returns: 0; negative errno (logged) when the state cannot be read. */
+/* Returns: 0; -EPERM (logged) when the state cannot be read; other
+ * negative errno (logged). */
 static int collect(const struct options *o, const struct logger *lg, struct prom_collect *c)
 {
 	struct sources src;
@@ -217,7 +218,7 @@ static int collect(const struct options *o, const struct logger *lg, struct prom
 	*c = (struct prom_collect){ 0 };
 	sources_init(&src, o);
 	if (statedir_load_state(o->state_dir, lg, &c->st) < 0)
-		return -EIO;
+		return -EPERM;
 	c->d.state = &c->st;
 	c->d.collected_sec = (int64_t)time(NULL);
 	/* the areas before the live check, which sums their states too */
@@ -242,7 +243,7 @@ int cmd_status_prometheus(const struct options *o, const struct logger *lg)
 
 	if (r == 0 && (r = status_prom_render(&c.d, stdout)) < 0)
 		log_error(lg, "writing the metrics: %s", strerror(-r));
-	ret = r < 0 ? EXIT_STEP_FAILED : status_sum_exit(&c.sum);
+	ret = r == -EPERM ? EXIT_STATE : r < 0 ? EXIT_STEP_FAILED : status_sum_exit(&c.sum);
 	collect_done(&c);
 	return ret;
 }

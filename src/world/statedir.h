@@ -10,19 +10,36 @@
 #include "shared/log.h"
 #include "state/state.h"
 
+/*
+ * Every function here logs what is wrong with the remedy, and returns
+ * -EPERM for any problem of the state directory or its state file
+ * (untrusted, a symbolic link, damaged, unreadable, unwritable), which
+ * every command reports with one exit status (EXIT_STATE, commands.h).
+ */
+
+/**
+ * statedir_check:
+ * @dir: the state directory
+ * @lg: why it cannot be used, with the remedy
+ *
+ * @dir must be a directory, not a symbolic link, owned by root, that
+ * group and others cannot write, since stop later trusts what is recorded
+ * in it.
+ *
+ * Returns: 0 (also when @dir does not exist); -EPERM.
+ */
+int statedir_check(const char *dir, const struct logger *lg);
+
 /**
  * statedir_lock:
  * @dir: the state directory (absolute), created (0755) when missing
  * @lg: why it failed, with the remedy
  *
  * One storaged at a time changes the system: takes an exclusive,
- * non-blocking flock(2) on @dir/lock.  @dir must be a directory owned by
- * root that group and others cannot write, since stop later trusts what
- * is recorded in it.
+ * non-blocking flock(2) on @dir/lock, once statedir_check() passed.
  *
- * Returns: the locked fd (caller closes); -EPERM when @dir is not
- * trustworthy (a usage error); -EWOULDBLOCK when another storaged holds
- * the lock; other negative errno from mkdir(2)/open(2).
+ * Returns: the locked fd (caller closes); -EPERM when @dir cannot be
+ * used; -EWOULDBLOCK when another storaged holds the lock; -ENOMEM.
  */
 int statedir_lock(const char *dir, const struct logger *lg);
 
@@ -33,8 +50,19 @@ int statedir_lock(const char *dir, const struct logger *lg);
  *      for a torn last record
  * @st: filled by state_load()
  *
- * Returns: 0 or negative errno (see state_load()).
+ * Returns: 0; -EPERM (statedir_check(), or any error of state_load());
+ * -ENOMEM.
  */
 int statedir_load_state(const char *dir, const struct logger *lg, struct state *st);
+
+/**
+ * statedir_save_state:
+ * @dir: the state directory
+ * @lg: why the state could not be written
+ * @st: what to write (state_save())
+ *
+ * Returns: 0; -EPERM when it could not be written.
+ */
+int statedir_save_state(const char *dir, const struct logger *lg, struct state *st);
 
 #endif

@@ -31,7 +31,7 @@ note "a state directory others can write is refused before anything is done"
 mkdir -p "$SCRATCH/open-state"
 chmod 0777 "$SCRATCH/open-state"
 OUT=$("$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$SCRATCH/open-state" start 2>&1)
-[ $? = 2 ] || fail "start with a world-writable state directory did not exit 2: $OUT"
+[ $? = 4 ] || fail "start with a world-writable state directory did not exit 4: $OUT"
 printf '%s\n' "$OUT" | grep -q "state directory '$SCRATCH/open-state'" || fail "no message naming the state directory: $OUT"
 is_mountpoint "$SCRATCH/a" && fail "mounted although the state directory is untrusted"
 

@@ -39,7 +39,7 @@ is_mountpoint "$SCRATCH/m/data" && fail "the cloned filesystem was mounted"
 is_mountpoint "$SCRATCH/m/other" || fail "the independent tmpfs was not mounted"
 
 note "scan and status show the conflict"
-run_scan
+run_scan 1
 expect_out "both claim devid 1"
 run_sd 1 status # 1: an entry failed
 expect_out "both claim devid 1"

@@ -42,8 +42,8 @@ forget "$A" "$B"
 
 want="devid 2 ('$B') is stale: generation $GB against $GA"
 
-note "scan shows the stale member"
-run_scan
+note "scan shows the stale member, and exits 1"
+run_scan 1
 expect_out "$want"
 expect_out "run a scrub"
 
@@ -86,6 +86,6 @@ printf '%s\n' "$st" | grep -q "Status:.*finished" || fail "no finished scrub on 
 [ "$(wc -c <"$SCRATCH/m/data/written-while-away")" = $((4 * 1024 * 1024)) ] || fail "data lost"
 run_sd 0 stop
 [ "$(gen "$B")" = "$(gen "$A")" ] || fail "devid 2 still behind after the scrub: $(gen "$B") against $(gen "$A")"
-run_scan
+run_scan 0
 expect_no_out "is stale"
 exit 0

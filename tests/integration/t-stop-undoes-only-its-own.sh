@@ -60,11 +60,11 @@ umount "$SCRATCH/elsewhere"
 note "a state file others can write is not trusted"
 run_sd 0 start
 chmod 0666 "$STATE/state"
-run_sd 1 stop
+run_sd 4 stop
 expect_out "does not trust"
 is_mountpoint "$SCRATCH/m/b" || fail "stop acted on an untrusted state file"
 chmod 0644 "$STATE/state"
 printf 'garbage [\n' >>"$STATE/state"
-run_sd 1 status
+run_sd 4 status
 expect_out "$STATE/state:"
 exit 0

@@ -233,9 +233,15 @@ static void test_no_seed(void **state)
 	a.inodes = 100;
 	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
 	assert_true(r.fits);
-	/* auto needs a survey, and without seed there is none */
+	/* auto measures the directory, seeded or not; nothing must fit */
 	a.inodes_auto = true;
-	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), -EINVAL);
+	a.size.kind = AREA_SIZE_AUTO;
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_int_equal(r.nr_inodes, 200000);
+	assert_int_equal(r.size_bytes, 160 * MIB);
+	assert_true(r.fits);
+	/* and without a survey auto cannot be resolved */
+	assert_int_equal(area_size_resolve(&a, NULL, 8 * GIB, &r), -EINVAL);
 }
 
 static void test_survey_missing(void **state)

@@ -273,6 +273,44 @@ static void test_stale_member(void **state)
 	inventory_done(&inv);
 }
 
+/* What scan's exit status comes from: each problem on its own, and a
+ * device that could not be read as the member it could be. */
+static void test_fs_problems(void **state)
+{
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+	struct unreadable_device unknown = { .devnode = (char *)"/dev/vda" },
+				 ext4 = { .fs_type = (char *)"ext4" },
+				 other = { .fs_type = (char *)"btrfs", .fs_uuid = (char *)FSID_B },
+				 same = { .fs_type = (char *)"btrfs", .fs_uuid = (char *)FSID_A };
+
+	add_member(&inv, "/dev/sdb", FSID_A, 1, 2, 12, NULL, SYS_12);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(btrfs_fs_problems(&l.v[0]), BTRFS_FS_INCOMPLETE);
+	btrfs_fs_list_done(&l);
+	add_member(&inv, "/dev/sdc", FSID_A, 2, 2, 12, NULL, SYS_12);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(btrfs_fs_problems(&l.v[0]), 0);
+	btrfs_fs_list_done(&l);
+	inv.devs[1].btrfs.generation = 8;
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(btrfs_fs_problems(&l.v[0]), BTRFS_FS_STALE);
+	btrfs_fs_list_done(&l);
+	inv.devs[1].btrfs.generation = 12;
+	add_member(&inv, "/dev/sdd", FSID_A, 2, 2, 12, NULL, SYS_12); /* a clone of devid 2 */
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_true(btrfs_fs_problems(&l.v[0]) & BTRFS_FS_AMBIGUOUS);
+	btrfs_fs_list_done(&l);
+	inventory_done(&inv);
+	diag_list_done(&diags);
+
+	assert_true(inventory_could_be_member(&unknown, FSID_A));
+	assert_false(inventory_could_be_member(&ext4, FSID_A));
+	assert_false(inventory_could_be_member(&other, FSID_A));
+	assert_true(inventory_could_be_member(&same, FSID_A));
+}
+
 /* num_devices and label come from the newest superblock (device added). */
 static void test_newest_generation_wins(void **state)
 {
@@ -483,6 +521,7 @@ int main(void)
 		cmocka_unit_test(test_newest_generation_wins),
 		cmocka_unit_test(test_clone_single),
 		cmocka_unit_test(test_stale_member),
+		cmocka_unit_test(test_fs_problems),
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_find_by_id),
 		cmocka_unit_test(test_fixture_good),
