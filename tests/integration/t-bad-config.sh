@@ -60,6 +60,7 @@ run_sd 2 sync one two # one area at a time, or all of them
 
 note "sync of an area that is configured but not set up: nothing in RAM to lose"
 printf '[storaged]\n[area idle]\npath = %s/idle\n' "$SCRATCH" >"$CONF"
+: >"$FSTAB" # (the bad option above is another test's)
 mkdir -p "$SCRATCH/idle"
 run_sd 1 sync idle
 expect_out "area 'idle' is not active: there is nothing to sync back"
