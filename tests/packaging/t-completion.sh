@@ -36,7 +36,7 @@ if [ -x "${STORAGED:-}" ]; then
 	[ "$got" = "$help" ] || fail "options: completion offers '$got', storaged --help lists '$help'"
 fi
 
-expect "" "check scan start status stop sync systemd-generator"
+expect "" "cat-config check scan start status stop sync systemd-generator"
 expect "st" "start status stop"
 expect "s" "scan start status stop sync systemd-generator"
 expect "-v st" "start status stop"
