@@ -253,7 +253,8 @@ static int collect_dropins(struct layers *l, bool check_owner, struct dropins *d
 		}
 		free(names);
 	}
-	qsort(d->v, d->n, sizeof(*d->v), compare_dropins);
+	if (d->n > 1) /* qsort()'s base must not be NULL, even for no element */
+		qsort(d->v, d->n, sizeof(*d->v), compare_dropins);
 	return r;
 }
 
