@@ -1,13 +1,19 @@
 #!/bin/bash
 # Installs the dependencies, builds, and runs the whole test suite: cmocka
 # unit tests, golden plans, and the integration tests (root, loop devices).
-# Ends with the line "N passed, N failed, N skipped", after one line
+# Prints a line per test as it finishes (tools/make-check.sh) and ends with
+# the line "N passed, N failed, N skipped", after one line
 # "skipped: TEST: reason" per skipped test.
 #
 # With --full, or when CI=true, a second pass follows: the suite again under
 # ASan+UBSan (tools/check-sanitizers.sh, in build-asan/) and the unit tests
 # and fuzz corpus replays under valgrind (tools/check-valgrind.sh).  Each
-# such run counts as one test in the closing line.
+# such run counts as one test in the closing line.  Beside that pass, the
+# guest suite (below) runs too, each of its tests counted in the closing
+# line (STORAGED_GUEST=0 leaves it out); and the qemu boot tests' images
+# (tests/boot/build-image.sh, cached) are built while the host suite's
+# first part runs, which needs none: on a cold cache that is most of
+# half an hour taken off the run.
 #
 # With --guest, instead: the whole integration suite inside a Debian 12
 # qemu guest (its own 6.1 kernel, systemd-udevd and udev's btrfs rule
@@ -28,8 +34,8 @@ for arg in "$@"; do
 	esac
 done
 if [ $guest = 1 ]; then
-	./tools/install-deps.sh || exit 1
-	if ! ./tools/build.sh || ! make -C build -s tests/integration/c20-swap tests/race/swapper; then
+	STORAGED_BOOT_TEST=1 ./tools/install-deps.sh || exit 1
+	if ! ./tools/build.sh || ! make -C build -s tests/integration/c20-swap tests/integration/deny-open tests/race/swapper; then
 		echo "0 passed, 1 failed"
 		exit 1
 	fi
@@ -52,10 +58,21 @@ if ! ./tools/build.sh; then
 	exit 1
 fi
 find build -name '*.trs' -delete
+images_pid=
+if [ $full = 1 ] && [ "$STORAGED_BOOT_TEST" = 1 ]; then
+	# Each variant's build takes its own lock: a boot test asking for an
+	# image still being built waits for it, and one whose build failed
+	# here tries again and reports why.
+	(for v in systemd sysv dracut guest; do
+		echo "# image $v: $(tests/boot/build-image.sh "$v" 2>&1 | tail -n 1)"
+	done) >build/images.out 2>&1 &
+	images_pid=$!
+fi
 # Integration tests share the machine's loop and btrfs state: one at a time.
-make -C build -s check -j1 >build/check.out 2>&1
+# A line per finished test as it finishes; all of make's output in
+# build/check.out.
+./tools/make-check.sh build build/check.out
 rc=$?
-grep -E '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR):' build/check.out
 if [ $rc != 0 ]; then
 	for log in $(grep -l -E '^:test-result: (FAIL|ERROR|XPASS)' $(find build -name '*.trs') 2>/dev/null); do
 		echo "==== ${log%.trs}.log"
@@ -75,26 +92,72 @@ skip_reasons() {
 		echo "skipped: ${trs#build/}: ${reason:-no reason given in ${log#build/}}" | sed 's/\.trs:/:/'
 	done
 }
+# fail_reasons: the same for each failed test, from the line its fail()
+# printed ("FAIL: NAME: reason"), else its log's last line: near the
+# closing line, where a reader of only the end of the output sees it.
+fail_reasons() {
+	local trs log reason
+	for trs in $(grep -l -E '^:test-result: (FAIL|ERROR|XPASS)' $(find build -name '*.trs') 2>/dev/null | sort); do
+		log=${trs%.trs}.log
+		reason=$(grep -m1 -E '^FAIL: ' "$log" 2>/dev/null | sed 's/^FAIL: //')
+		[ -n "$reason" ] || reason=$(grep -v -E '^(SKIP|PASS|FAIL)[: ]' "$log" 2>/dev/null | tail -n 1)
+		echo "failed: ${trs#build/}: ${reason:-no reason given in ${log#build/}}" | sed 's/\.trs:/:/'
+	done
+}
 summary=$(./tools/test-summary.sh build $([ $rc != 0 ] && echo --harness-failed))
 summary_rc=$?
 if [ $full = 0 ]; then
 	echo "$summary" | sed '$d'
 	skip_reasons
+	fail_reasons
 	echo "$summary" | tail -n 1
 	exit $summary_rc
 fi
 
+[ -n "$images_pid" ] && wait "$images_pid" && cat build/images.out
+
+# The guest suite (tests/guest/) beside the second pass: the guest is one
+# qemu process and takes no lock of the host's integration tests, whose
+# loop devices and btrfs registrations it never sees.  Its lines are
+# printed as they come, prefixed "guest: ", so that its own closing line
+# is not mistaken for this run's.
+guest_pid=
+rm -f build/guest.out
+if [ "${STORAGED_GUEST:-1}" != 0 ]; then
+	(./tests/guest/run-suite.sh 2>&1; echo "guest-exit: $?") | tee build/guest.out | sed -u 's/^/guest: /' &
+	guest_pid=$!
+fi
 # The second pass: each tool run prints one "PASS|FAIL|SKIP: what" line at
 # column 0 (details are indented), counted into the closing line.
 ./tools/check-sanitizers.sh build-asan 2>&1 | tee build/full-pass.out
 ./tools/check-valgrind.sh build 2>&1 | tee -a build/full-pass.out
 extra=$(grep -E '^(PASS|FAIL|SKIP): ' build/full-pass.out | cut -d: -f1)
-echo "$summary" | sed '$d'
-skip_reasons
-grep -E '^SKIP: ' build/full-pass.out | sed 's/^SKIP: /skipped: /'
 read -r pass _ failed _ skipped _ <<<"$(echo "$summary" | tail -n 1)"
 pass=$((pass + $(grep -c '^PASS$' <<<"$extra")))
 failed=$((failed + $(grep -c '^FAIL$' <<<"$extra")))
 skipped=$((skipped + $(grep -c '^SKIP$' <<<"$extra")))
+guest_skips=
+if [ -n "$guest_pid" ]; then
+	wait "$guest_pid"
+	# A guest run that stopped before its closing line (no package, no
+	# image) is one failure; one that skipped as a whole one skip.
+	g=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' build/guest.out | tail -n 1)
+	if [ -n "$g" ]; then
+		read -r gp _ gf _ gs _ <<<"$g"
+		pass=$((pass + gp)) failed=$((failed + gf)) skipped=$((skipped + gs))
+		guest_skips=$(grep -E '^skipped: guest/' build/guest.out)
+	elif grep -q '^guest-exit: 77$' build/guest.out; then
+		skipped=$((skipped + 1))
+		guest_skips="skipped: guest/$(grep -m1 -E '^SKIP: ' build/guest.out | sed 's/^SKIP: //')"
+	else
+		failed=$((failed + 1))
+		echo "FAIL: guest suite: stopped before its closing line (build/guest.out)"
+	fi
+fi
+echo "$summary" | sed '$d'
+skip_reasons
+fail_reasons
+grep -E '^SKIP: ' build/full-pass.out | sed 's/^SKIP: /skipped: /'
+[ -n "$guest_skips" ] && echo "$guest_skips"
 echo "$pass passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

@@ -9,7 +9,7 @@
 #
 #   tools/check-sanitizers.sh [BUILD_DIR]     default: build-asan
 #
-# Prints the harness's PASS/FAIL/SKIP lines and any failed test's log
+# Prints the harness's PASS/FAIL/SKIP lines as the tests finish, any failed test's log
 # indented, then one verdict line at column 0,
 # "PASS: sanitizer build: make check" or "FAIL: ...", and exits 1 on failure.
 set -uo pipefail
@@ -52,12 +52,15 @@ rm -rf "$probe"
 # The qemu boot test installs its own build into a guest: nothing of this
 # instrumented build runs there, so it is not booted twice.
 export STORAGED_BOOT_TEST=0
+# Nor are the packages built again: each compiles its own storaged
+# (tests/packaging/lib.sh, package_opt_in).
+export STORAGED_PACKAGE_TEST=0
 export ASAN_OPTIONS="detect_leaks=$leaks:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 find . -name '*.trs' -delete
-make -s check -j1 >check.out 2>&1
+# a line per finished test as it finishes (all of make's output in check.out)
+"$top/tools/make-check.sh" . check.out '  asan: '
 rc=$?
-grep -E '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR):' check.out | sed 's/^/  asan: /'
 if [ $rc != 0 ]; then
 	for log in $(grep -l -E '^:test-result: (FAIL|ERROR|XPASS)' $(find . -name '*.trs') 2>/dev/null); do
 		echo "  ==== $dir/${log#./}"

@@ -13,6 +13,9 @@ PACKAGES=(
 	insserv systemd
 	# tests/packaging/: the .deb (lintian clean), the .rpm, the completion
 	debhelper dpkg-dev fakeroot lintian rpm cpio bash-completion
+	# the package's own tests (debian/tests/) under autopkgtest's null
+	# runner, and rpmlint on the RPMs (tests/packaging/t-deb.sh, t-rpm.sh)
+	autopkgtest rpmlint
 	# promtool: `promtool check metrics` on storaged status --format=prometheus,
 	# `promtool check rules` on conf/storaged-alerts.yml (tests/integration/t-metrics.sh)
 	prometheus
@@ -22,6 +25,10 @@ PACKAGES=(
 	# LUKS members of a btrfs RAID1: tests/integration/t-luks-raid1.sh
 	cryptsetup-bin
 )
+# The qemu boot tests and the guest suite (tests/boot/, tests/guest/), which
+# the full run (CI=true) sets off: run-tests.sh builds their images while
+# the host suite runs, before any test would install these itself.
+[ "${STORAGED_BOOT_TEST:-0}" = 1 ] && PACKAGES+=(qemu-system-x86 mmdebstrap)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

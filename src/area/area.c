@@ -27,15 +27,6 @@
 #include "parse/units.h"
 #include "shared/util.h"
 
-/* The wall clock (CLOCK_REALTIME) in µs: when an area was set up, as shown. */
-static uint64_t wall_clock_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
-}
-
 /* @mem: what /proc/meminfo says (all 0: unknown, no check) */
 static int check_memory(const struct area_config *a, const struct area_sizing *sz,
 			const struct sysinfo_memory *mem, struct diag_list *m)
@@ -222,7 +213,7 @@ static int setup_state_init(struct setup *s)
 	s->st.seeded = s->a->seed;
 	s->st.size_bytes = s->sz->size_bytes;
 	s->st.nr_inodes = s->sz->nr_inodes;
-	s->st.started_usec = wall_clock_usec();
+	s->st.started_usec = realtime_usec();
 	return s->st.name && s->st.path && s->st.fs ? 0 : -ENOMEM;
 }
 
@@ -551,21 +542,27 @@ static int unsyncable(const struct area_dirs *d, int recfd, struct state_area *s
  * moved by someone else) while both private mounts are there: the sync
  * back takes the directory's own changes into account (the three-way rule
  * of copy_sync_fd(): an entry changed in the directory only is kept, one
- * changed on both sides is kept twice).  Returns: 0 to go on with the
- * teardown (*@both: said, report an error at the end); < 0 to stop. */
+ * changed on both sides is kept twice).  Returns: as area_sync_locked(). */
 static int sync_uncovered(const struct area_dirs *d, int recfd, struct state_area *st,
-			  const struct area_mounts *f, bool *both, struct diag_list *m)
+			  const struct area_mounts *f, struct diag_list *m)
 {
 	char why[PATH_MAX + 128];
-	int r;
 
 	area_mounts_describe(f, st->path, why, sizeof(why));
 	diag_warning(m, NULL, 0,
 		     "area '%s': %s: syncing it back, keeping what was written to '%s' meanwhile", st->name,
 		     why, st->path);
-	r = area_sync_locked(d, recfd, st, m);
-	*both = r == -COPY_SYNC_KEPT_BOTH;
-	return *both ? 0 : r;
+	return area_sync_locked(d, recfd, st, m);
+}
+
+/* The record says a stop is under way (@begins) or that it failed and
+ * said why: only a stop killed midway leaves the mark, which `status`
+ * shows (area_status.c) until a stop finishes.  Returns: 0 or negative
+ * errno from writing the record. */
+static int stop_begins(int recfd, struct state_area *st, bool begins)
+{
+	st->stop_started_usec = begins ? realtime_usec() : 0;
+	return state_area_write_fd(recfd, st);
 }
 
 static int teardown_locked(const struct area_dirs *d, int recfd, struct state_area *st,
@@ -581,14 +578,21 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		diag_error(m, NULL, 0, "area '%s': reading the mount table: %s", st->name, strerror(-r));
 		goto out;
 	}
+	if (do_sync && (r = stop_begins(recfd, st, true)) < 0)
+		goto out;
 	/* Never sync an area nobody could write to: a setup killed while
 	 * seeding holds a partial copy, and syncing it would delete files. */
 	merged = st->persist && do_sync && f.recorded && !area_mounts_syncable(&f) &&
 		 area_mounts_mergeable(&f); /* says the bind is gone */
 	if (st->persist && do_sync && f.recorded)
 		r = area_mounts_syncable(&f)	? area_sync_locked(d, recfd, st, m)
-		    : area_mounts_mergeable(&f) ? sync_uncovered(d, recfd, st, &f, &both, m)
+		    : area_mounts_mergeable(&f) ? sync_uncovered(d, recfd, st, &f, m)
 						: unsyncable(d, recfd, st, &f, &lost, m);
+	/* committed, with entries changed on both sides kept twice in the
+	 * directory (said): nothing of the area is left only in it */
+	both = r == -COPY_SYNC_KEPT_BOTH;
+	if (both)
+		r = 0;
 	if (r < 0)
 		goto out;
 	/* only a sync that ran says so: stop's "removed" alone is no sync */
@@ -620,6 +624,8 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		goto out;
 	r = area_backend_release(st, m);
 out:
+	if (do_sync && r < 0 && r != -ENOMEM)
+		stop_begins(recfd, st, false); /* failed, and said why */
 	area_mounts_done(&f);
 	return r < 0 ? r : lost ? -ENODATA : both ? -COPY_SYNC_KEPT_BOTH : 0;
 }

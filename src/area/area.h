@@ -125,7 +125,9 @@ int area_sync(const char *state_dir, const char *name, struct diag_list *msgs);
  *
  * Returns: 0 (also when nothing existed); -EBUSY; -ESTALE; -ENODATA when
  * the area was torn down but its content was not synced back (said in
- * @msgs); other negative errno.
+ * @msgs); -COPY_SYNC_KEPT_BOTH (copy.h) when it was torn down after a sync
+ * back that kept entries changed on both sides twice in the directory
+ * (said in @msgs: the user has to merge them); other negative errno.
  */
 int area_teardown(const char *state_dir, const char *name, bool do_sync, struct diag_list *msgs);
 
@@ -138,9 +140,14 @@ enum area_state {
 	AREA_STATE_DEGRADED, /* bound, but a private mount of it or a
 				filesystem carried onto it is missing, or
 				its setup did not finish */
+	AREA_STATE_INTERRUPTED, /* a stop or a sync back was killed midway
+				   (area_status_list() only): a stop run
+				   again finishes it */
 };
+#define AREA_STATE_LAST AREA_STATE_INTERRUPTED
 
-/** area_state_name: "active", "gone", "covered", "degraded" (static text). */
+/** area_state_name: "active", "gone", "covered", "degraded",
+ * "interrupted" (static text). */
 const char *area_state_name(enum area_state s);
 
 struct area_status {
@@ -155,6 +162,7 @@ struct area_status {
 	bool persist;
 	bool seeded; /* seeded from path */
 	char *fs; /* filesystem on a ramdisk ("tmpfs" for tmpfs) */
+	uint64_t cover_id; /* mount ID of its bind over the directory, 0: unknown */
 };
 
 /* `status` warns, and exits 1, from this use of bytes or inodes on. */

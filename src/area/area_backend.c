@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "area_internal.h"
+#include "area_mkfs.h"
 #include "parse/area_facts.h"
 #include "mount/mountfd.h"
 #include "shared/spawn_helper.h"
@@ -30,8 +31,6 @@
 #include "shared/util.h"
 
 #define ZRAM_CONTROL "/sys/class/zram-control"
-#define STRINGIFY_(x) #x
-#define STRINGIFY(x) STRINGIFY_(x)
 
 static int sysfs_write(const char *path, const char *s)
 {
@@ -185,65 +184,16 @@ static int check_devnode(const char *dev, const char *sysname, struct diag_list 
 	return 0;
 }
 
-/* Runs @argv (argv[0] a bare program name); its stderr's first line lands
- * in @err.  Returns: 0 when it exits 0; -ENOENT when it is not installed;
- * -EIO when it fails; negative errno. */
-static int run_helper(char *const argv[], char *err, size_t errlen)
-{
-	char prog[PATH_MAX];
-	int p[2], st = 0, r;
-	ssize_t n;
-	pid_t pid;
-
-	err[0] = '\0';
-	if ((r = spawn_find_program(argv[0], prog, sizeof(prog))) < 0)
-		return r;
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	r = spawn_start(prog, argv, &(struct spawn_fd){ .fd = p[1], .target = STDERR_FILENO }, 1, 0, &pid);
-	close(p[1]);
-	if (r == 0) {
-		n = read(p[0], err, errlen - 1);
-		spawn_wait(pid, &st);
-		err[n > 0 ? n : 0] = '\0';
-		err[strcspn(err, "\n")] = '\0';
-		r = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
-	}
-	close(p[0]);
-	return r;
-}
-
 static int make_fs(struct setup *s, struct diag_list *m)
 {
-	char mkfs[32], n[24], err[256];
-	const char *fs = s->st.fs;
-	bool ext = area_fstype_is_ext(fs);
-	/* the geometry area_size.c sizes for */
-	char *ext_argv[] = { mkfs,
-			     "-q",
-			     "-F",
-			     "-b",
-			     STRINGIFY(AREA_EXT_BLOCK_SIZE),
-			     "-I",
-			     STRINGIFY(AREA_EXT_INODE_SIZE),
-			     "-m",
-			     STRINGIFY(AREA_EXT_RESERVED_PERCENT),
-			     "-N",
-			     n,
-			     "-E",
-			     "nodiscard,lazy_itable_init=0",
-			     "-O",
-			     strcmp(fs, "ext4") == 0 ? "^has_journal" : "^resize_inode",
-			     s->st.device,
-			     NULL };
-	char *other_argv[] = { mkfs, s->st.device, NULL };
+	struct area_mkfs c;
+	char err[256];
 	int r;
 
-	snprintf(mkfs, sizeof(mkfs), "mkfs.%s", fs);
-	snprintf(n, sizeof(n), "%" PRIu64, s->sz->nr_inodes);
-	r = run_helper(ext ? ext_argv : other_argv, err, sizeof(err));
+	area_mkfs_init(&c, s->st.fs, s->sz->nr_inodes, s->st.device, 0);
+	r = area_run_helper(c.argv, err, sizeof(err));
 	if (r < 0)
-		diag_error(m, NULL, 0, "%s: %s failed: %s", s->st.device + 5, mkfs,
+		diag_error(m, NULL, 0, "%s: %s failed: %s", s->st.device + 5, c.prog,
 			   r == -ENOENT ? "program not found: install it or choose another fs ="
 			   : err[0]	? err
 					: strerror(-r));
@@ -338,19 +288,15 @@ static int zram_create(struct setup *s, const struct stat *root, struct diag_lis
 	return r;
 }
 
-#define BRD_HINT \
-	"load it with 'modprobe brd rd_nr=1 rd_size=%" PRIu64 \
-	"' or boot with ramdisk_size=%" PRIu64 "; or use backend = tmpfs or backend = zram"
-
 /* the first /dev/ramN nobody holds open, at least @size bytes */
 static int brd_pick(struct setup *s, struct diag_list *m)
 {
 	uint64_t kib = (s->sz->size_bytes + 1023) / 1024, bytes = 0;
-	char dev[32];
+	char dev[32], hint[256];
 
-	if (access("/sys/module/brd", F_OK) < 0) {
-		diag_error(m, NULL, 0, "area '%s': brd driver not present: " BRD_HINT, s->a->name,
-			   kib, kib);
+	if (!area_brd_present()) {
+		diag_error(m, NULL, 0, "area '%s': brd driver not present: %s", s->a->name,
+			   area_brd_hint(hint, sizeof(hint), s->sz->size_bytes));
 		return -ENODEV;
 	}
 	for (int i = 0; i < 256; i++) {
@@ -366,8 +312,8 @@ static int brd_pick(struct setup *s, struct diag_list *m)
 		if (bytes >= s->sz->size_bytes)
 			return (s->st.device = strdup(dev)) ? 0 : -ENOMEM;
 	}
-	diag_error(m, NULL, 0, "area '%s': no free /dev/ramN of at least %" PRIu64 " KiB: " BRD_HINT,
-		   s->a->name, kib, kib, kib);
+	diag_error(m, NULL, 0, "area '%s': no free /dev/ramN of at least %" PRIu64 " KiB: %s", s->a->name,
+		   kib, area_brd_hint(hint, sizeof(hint), s->sz->size_bytes));
 	return -ENOSPC;
 }
 

@@ -233,8 +233,10 @@ int area_sync_dir_check(int dirfd, const char *entry, const char *area, bool rec
 
 /* Removes the working directories a sync of @area left below @dirfd (may
  * be O_PATH) when a crash stopped it: @recorded (the record's sync_dir, or
- * NULL) and every other that area_sync_dir_check() finds to be one; never
- * a user's entry, whatever its name.  @dev: the filesystem of @dirfd.
+ * NULL) and every other that area_sync_dir_check() finds to be one, and
+ * one that is root's, 0700, unmarked and empty (its mark was not on the
+ * disk yet at a power cut); never a user's entry with data, whatever its
+ * name.  @dev: the filesystem of @dirfd.
  * Returns: 0 or negative errno. */
 int area_recover_sync(int dirfd, dev_t dev, const char *area, const char *recorded);
 

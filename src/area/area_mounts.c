@@ -39,6 +39,8 @@ const char *area_state_name(enum area_state s)
 		return "covered";
 	case AREA_STATE_DEGRADED:
 		return "degraded";
+	case AREA_STATE_INTERRUPTED:
+		return "interrupted";
 	}
 	return "unknown";
 }

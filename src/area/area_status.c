@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <sys/file.h>
 
 #include "area_internal.h"
 #include "shared/util.h"
@@ -70,6 +71,48 @@ static int area_records_load(const char *state_dir, struct state_area **ret, siz
 	return 0;
 }
 
+/* Is a stop or sync of the area running now?  Both hold its record's
+ * lock (area_record_open_locked()); a killed one has let go of it. */
+static bool record_busy(const struct area_dirs *d)
+{
+	_cleanup_close_ int fd = open(d->state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0 || flock(fd, LOCK_SH | LOCK_NB) == 0)
+		return false;
+	return errno == EWOULDBLOCK;
+}
+
+/* A stop killed midway leaves its mark in the record (area.c,
+ * stop_begins()); a sync back killed midway, its working directory in
+ * the covered directory (area_sync.c), which the next sync or stop
+ * removes.  Either way the area is still there and a stop run again
+ * finishes: @why says so (@name: the area's).  Returns: true when one was interrupted. */
+static bool interrupted(const struct area_dirs *d, const struct state_area *st, const char *name,
+			char *why, size_t len)
+{
+	_cleanup_free_ char *work = NULL;
+	bool sync_left;
+
+	if (!st->stop_started_usec && !st->sync_dir)
+		return false;
+	if (st->sync_dir && asprintf(&work, "%s/%s", d->lower, st->sync_dir) < 0)
+		return false;
+	sync_left = work && access(work, F_OK) == 0;
+	if ((!st->stop_started_usec && !sync_left) || record_busy(d))
+		return false;
+	if (st->stop_started_usec)
+		snprintf(why, len,
+			 "a `storaged stop` was interrupted while it %s: the area is still over '%s'%s; run `storaged stop` again to finish",
+			 st->persist ? "synced it back and tore it down" : "tore it down", st->path,
+			 sync_left ? " and its sync back did not finish (the directory holds the complete old or new version of each file)"
+				   : "");
+	else
+		snprintf(why, len,
+			 "a sync back was interrupted: '%s' holds the complete old or new version of each file, the area all its changes; run `storaged sync %s` or `storaged stop` to finish",
+			 st->path, name);
+	return true;
+}
+
 static void status_fill(const char *state_dir, struct state_area *st, struct area_status *o)
 {
 	struct area_dirs d;
@@ -85,6 +128,7 @@ static void status_fill(const char *state_dir, struct state_area *st, struct are
 	st->name = st->path = st->device = st->fs = NULL;
 	o->size_bytes = st->size_bytes;
 	o->inodes_total = st->nr_inodes;
+	o->cover_id = st->cover_id;
 	if (area_dirs_init(&d, state_dir, o->name) < 0) {
 		o->state = AREA_STATE_DEGRADED;
 		return;
@@ -100,6 +144,8 @@ static void status_fill(const char *state_dir, struct state_area *st, struct are
 	/* the path is the record's, read before st->path moved to @o */
 	st->path = o->path;
 	o->state = area_state_of(&d, st, why, sizeof(why));
+	if (o->state != AREA_STATE_GONE && interrupted(&d, st, o->name, why, sizeof(why)))
+		o->state = AREA_STATE_INTERRUPTED;
 	st->path = NULL;
 	if (why[0])
 		o->state_why = strdup(why);

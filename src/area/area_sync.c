@@ -111,12 +111,39 @@ static int sync_dir_remove(int parent, const char *entry, int fd, dev_t dev)
 	return r;
 }
 
+/*
+ * A working directory whose mark never reached the disk: the power went
+ * off between mkdirat() and fsetxattr() in sync_dir_create(), which a
+ * journal may commit apart, while the record naming it was in /run.
+ * Nothing is written into the directory before the mark, and a journal
+ * replays its commits in order, so such a directory is empty: root's,
+ * 0700, unmarked and empty is removed, rmdir(2) itself refusing one that
+ * is not empty.  At worst that is an empty directory of that name a user
+ * made and handed to root, which loses nothing.  Returns: 0 or negative
+ * errno.
+ */
+static int remove_unmarked_empty(int dirfd, const char *entry)
+{
+	_cleanup_close_ int fd = openat(dirfd, entry, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 07777) != 0700 ||
+	    fgetxattr(fd, SYNC_XATTR, NULL, 0) >= 0 || errno != ENODATA)
+		return 0;
+	if (unlinkat(dirfd, entry, AT_REMOVEDIR) < 0 && errno != ENOTEMPTY && errno != EEXIST &&
+	    errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
 static int recover_one(int dirfd, const char *entry, const char *area, bool recorded, dev_t dev)
 {
 	_cleanup_close_ int fd = -EBADF;
 	int r = area_sync_dir_check(dirfd, entry, area, recorded, &fd);
 
-	return r <= 0 ? r : sync_dir_remove(dirfd, entry, fd, dev);
+	if (r == 0)
+		return remove_unmarked_empty(dirfd, entry);
+	return r < 0 ? r : sync_dir_remove(dirfd, entry, fd, dev);
 }
 
 int area_recover_sync(int dirfd, dev_t dev, const char *area, const char *recorded)
@@ -190,7 +217,9 @@ static int sync_dir_create(int lowerfd, int recfd, struct state_area *st, char *
  *  0. recover: delete the working directories left by an interrupted run
  *     (always safe, see 2.): the one the record names, and every
  *     .storaged-sync.<32 hex> that is root's, 0700 and marked for this area
- *     (area_sync_dir_check(); never a user's entry, whatever its name)
+ *     (area_sync_dir_check(); never a user's entry, whatever its name), or
+ *     root's, 0700, unmarked and empty (remove_unmarked_empty(): cut off
+ *     before its mark was on the disk)
  *  1. record a new random name W, create <lower>/W (0700, root's, a new
  *     name: nothing of the user's is reused) and mark it (SYNC_XATTR)
  *  2. storaged-copy brings lower up to date (copy_sync_fd(), copy.h): what

@@ -9,23 +9,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "commands.h"
 #include "world/load.h"
 #include "world/world.h"
 
-/* What check found, counted as it was logged. */
-struct check_counts {
-	unsigned fails; /* logged as errors: the exit status is 1 for them */
-	unsigned skips; /*   of those, skipped for waiting on one that will fail */
-	unsigned tolerated; /* logged as warnings: nofail, or needed only by nofail */
-};
-
-/* Each step the plan shows will fail, logged at the level that says
- * whether it counts: an error when start would count it a failure (the
- * boot needs it, see plan_boot_needs()), a warning when only nofail
- * entries need it.  Returns: 0; -ENOMEM. */
-static int log_predicted_failures(const struct logger *lg, const struct plan *p, struct check_counts *c)
+/* Each step the plan shows will fail, logged at the level that says how
+ * start counts it (world_count_failure()): an error when it is a failure
+ * (the boot needs it, see plan_boot_needs()), a warning when only nofail
+ * entries need it, a notice for a wait for devices (its failure is that
+ * of the steps waiting on it, each logged on its own).  Returns: 0;
+ * -ENOMEM. */
+static int log_predicted_failures(const struct logger *lg, const struct plan *p, struct world_failures *c)
 {
 	_cleanup_free_ bool *needed = calloc(p->n_steps ? p->n_steps : 1, sizeof(*needed));
 
@@ -34,60 +30,91 @@ static int log_predicted_failures(const struct logger *lg, const struct plan *p,
 	plan_boot_needs(p, needed);
 	for (size_t i = 0; i < p->n_steps; i++) {
 		const struct plan_step *s = &p->steps[i];
-		const char *why = plan_step_will_fail(s);
-		bool skip = plan_step_predicted_skip(s);
+		const char *how = plan_step_predicted_skip(s) ? "be " : "fail: ";
 		char what[512];
 
-		if (!why)
+		switch (world_count_failure(p, needed, i, c)) {
+		case WORLD_FAILURE_NONE:
 			continue;
-		plan_step_describe(s, what, sizeof(what));
-		if (!needed[i]) {
+		case WORLD_FAILURE_COUNTED:
+			plan_step_describe(s, what, sizeof(what));
+			log_error(lg, "step %zu, %s: will %s%s", i + 1, what, how, plan_step_will_fail(s));
+			break;
+		case WORLD_FAILURE_TOLERATED:
+			plan_step_describe(s, what, sizeof(what));
 			log_warning(lg, "step %zu, %s: will %s%s (nofail: not counted as a failure)", i + 1, what,
-				    skip ? "be " : "fail: ", why);
-			c->tolerated++;
-			continue;
+				    how, plan_step_will_fail(s));
+			break;
+		case WORLD_FAILURE_AT_WAITERS:
+			plan_step_describe(s, what, sizeof(what));
+			log_notice(lg, "step %zu, %s: will fail: %s (counted at the steps that wait for it)", i + 1,
+				   what, plan_step_will_fail(s));
+			break;
 		}
-		log_error(lg, "step %zu, %s: will %s%s", i + 1, what, skip ? "be " : "fail: ", why);
-		c->fails++;
-		c->skips += skip;
 	}
 	return 0;
 }
 
-/* The closing line of a check that found something, counting what was
- * logged above at each level. */
-static void log_check_counts(const struct logger *lg, const struct check_counts *c)
+/* Does [btrfs ...] section @b name a filesystem of @l? */
+static bool section_matches(const struct btrfs_policy *b, const struct btrfs_fs_list *l)
 {
-	char skipped[96] = "", tolerated[96] = "";
+	for (size_t i = 0; i < l->n; i++) {
+		const struct btrfs_filesystem *fs = &l->v[i];
 
-	if (c->skips)
-		snprintf(skipped, sizeof(skipped), " (%u skipped: %s)", c->skips,
-			 c->skips == 1 ? "a step it waits for will fail" : "steps they wait for will fail");
-	if (c->tolerated)
-		snprintf(tolerated, sizeof(tolerated), "%s%u nofail %s will fail", c->fails ? ", " : "",
-			 c->tolerated, c->tolerated == 1 ? "step" : "steps");
-	if (c->fails)
-		log_error(lg, "%u %s will fail%s%s", c->fails, c->fails == 1 ? "step" : "steps", skipped, tolerated);
-	else if (c->tolerated)
-		log_warning(lg, "%s", tolerated);
+		if (b->label ? fs->label && streq(fs->label, b->label) : strcasecmp(fs->fsid, b->name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* A [btrfs] section that names no filesystem this machine shows now is a
+ * warning, not an error: its disks may be unplugged, or the section kept
+ * for a disk that comes back.  Devices are listed for it when the plan
+ * did not need them.  Returns: 0; -ENOMEM. */
+static int warn_unmatched_sections(const struct sources *src, const struct logger *lg, struct world *w)
+{
+	struct diag_list dl = { 0 };
+	int r = 0;
+
+	if (w->cfg.n_btrfs == 0)
+		return 0;
+	if (!plan_needs_devices(&w->fstab) && (r = world_load_devices(src, lg, w)) < 0) {
+		log_warning(lg, "cannot list block devices to match the [btrfs] sections: %s", strerror(-r));
+		return r == -ENOMEM ? r : 0;
+	}
+	for (size_t i = 0; i < w->cfg.n_btrfs; i++) {
+		const struct btrfs_policy *b = &w->cfg.btrfs[i];
+
+		if (!section_matches(b, &w->btrfs))
+			r = diag_warning(&dl, b->file, b->line,
+					 "[btrfs %s] matches no btrfs filesystem on this machine now (`storaged scan` lists them); it applies once one with that %s appears",
+					 b->name, b->label ? "label" : "UUID");
+		if (r < 0)
+			break;
+	}
+	log_diags(lg, &dl);
+	diag_list_done(&dl);
+	return r < 0 ? r : 0;
 }
 
 int cmd_check(const struct options *o, const struct logger *lg)
 {
 	struct sources src;
 	struct world w = { 0 };
-	struct check_counts c = { 0 };
+	struct world_failures c = { 0 };
 	int r, status;
 
 	sources_init(&src, o);
 	r = world_load(&src, lg, &w);
 	if (r == 0)
+		r = warn_unmatched_sections(&src, lg, &w);
+	if (r == 0)
 		r = log_predicted_failures(lg, &w.plan, &c);
 	if (r == 0)
-		log_check_counts(lg, &c);
+		world_log_failures(lg, &c);
 	if (r == -EINVAL)
 		status = EXIT_CONFIG;
-	else if (r < 0 || c.fails > 0)
+	else if (r < 0 || c.failed > 0)
 		status = EXIT_STEP_FAILED;
 	else
 		status = 0;
@@ -98,6 +125,24 @@ int cmd_check(const struct options *o, const struct logger *lg)
 		       c.tolerated ? "only nofail steps will fail" : "no step will fail");
 	world_done(&w);
 	return status;
+}
+
+/* The files cat-config printed, parsed as check parses them: what check
+ * rejects in them is logged after the text.  Returns: true when there
+ * are errors (or no memory to tell). */
+static bool config_errors(const struct options *o, const struct logger *lg)
+{
+	struct diag_list dl = { 0 };
+	struct config c;
+	int r = config_init(&c);
+
+	if (r == 0)
+		r = config_load(&c, o->config_path, true, &dl);
+	log_diags(lg, &dl);
+	r = r == -ENOENT ? 0 : r < 0 ? r : diag_count(&dl, DIAG_ERROR) ? -EINVAL : 0;
+	diag_list_done(&dl);
+	config_done(&c);
+	return r < 0;
 }
 
 /* One file of cat-config: its name as a comment line, then its contents,
@@ -132,5 +177,7 @@ int cmd_cat_config(const struct options *o, const struct logger *lg)
 		return 0; /* nothing but the built-in defaults */
 	if (fflush(stdout) != 0 && r == 0)
 		r = -errno;
-	return r < 0 ? EXIT_CONFIG : 0;
+	if (r < 0)
+		return EXIT_CONFIG;
+	return config_errors(o, lg) ? EXIT_STEP_FAILED : 0;
 }

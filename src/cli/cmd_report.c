@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <libsmartcols.h>
 
@@ -17,6 +18,7 @@
 #include "devices/inventory.h"
 #include "shared/json_out.h"
 #include "state/state.h"
+#include "status/status_btrfs.h"
 #include "status/status_live.h"
 #include "world/statedir.h"
 #include "status/status_prom.h"
@@ -224,7 +226,10 @@ static const struct json_column status_cols[] = {
 	{ "MOUNT_ID", 1, 0, SCOLS_JSON_NUMBER },
 	{ "DURATION_MS", 1, 0, SCOLS_JSON_NUMBER },
 	{ "LAST_SYNC", 1, 0, SCOLS_JSON_NUMBER },
-	{ "LAST_SYNC_OK", 1, 0, SCOLS_JSON_BOOLEAN },
+	/* a boolean that is null before the first sync: libsmartcols prints
+	 * an empty BOOLEAN cell as false, an empty NUMBER one as null, and
+	 * a NUMBER cell's text as it is */
+	{ "LAST_SYNC_OK", 1, 0, SCOLS_JSON_NUMBER },
 	/* areas: statvfs(3) of the mounted area, bytes and counts */
 	{ "SIZE_BYTES", 1, 0, SCOLS_JSON_NUMBER },
 	{ "USED_BYTES", 1, 0, SCOLS_JSON_NUMBER },
@@ -232,32 +237,54 @@ static const struct json_column status_cols[] = {
 	{ "INODES", 1, 0, SCOLS_JSON_NUMBER },
 	{ "INODES_USED", 1, 0, SCOLS_JSON_NUMBER },
 	{ "NEARLY_FULL", 1, 0, SCOLS_JSON_BOOLEAN },
+	/* btrfs: what was decided once the wait for the members ended, the
+	 * wait, who arrived when (state_record.decision, .wait_policy,
+	 * .arrivals), and how long it waited */
+	{ "DECISION", 1, 0, SCOLS_JSON_STRING },
+	{ "WAIT", 1, 0, SCOLS_JSON_STRING },
+	{ "ARRIVALS", 1, 0, SCOLS_JSON_STRING },
+	{ "WAITED_MS", 1, 0, SCOLS_JSON_NUMBER },
+	/* members back after a degraded mount (state_record.late) */
+	{ "LATE", 1, 0, SCOLS_JSON_STRING },
 };
 #define STATUS_TEXT_COLS 5
 
 /*
- * Why @rec is as it is, in words: a btrfs filesystem's members as the wait
- * found them ("2/2 members", "1 of 2 members present after 1m30s, devid 2
- * missing"), else the recorded reason (a failure's message; the words of
+ * Why @rec is as it is, in words: a btrfs filesystem's members as the
+ * devices show them now (status_btrfs_reason(), when they were read), or
+ * as the wait found them ("2/2 members", "1 of 2 members present after
+ * 1m30s, devid 2 missing"), else the recorded reason (a failure's message; the words of
  * an older storaged's record).  Returns: @buf or rec->reason (borrowed),
  * NULL when there is none.
  */
-static const char *record_reason(const struct state_record *rec, char *buf, size_t len)
+static const char *record_reason(const struct live_input *in, const struct state_record *rec, char *buf,
+				 size_t len)
 {
 	const char *note = rec->members_note ? rec->members_note : "";
-	char dur[32];
+	const char *decision = state_decision_name(rec->decision);
+	char dur[32], why[400] = "";
 
 	if (rec->kind != STATE_BTRFS || !rec->members_expected)
 		return rec->reason;
+	if (decision)
+		snprintf(why, sizeof(why), "; decision %s%s%.300s", decision, rec->late ? "; " : "",
+			 rec->late ? rec->late : "");
+	if (rec->status == STATE_DONE && in->btrfs) {
+		size_t off = strlen(status_btrfs_reason(in, in->btrfs, rec, buf, len));
+
+		if (off < len)
+			snprintf(buf + off, len - off, "%s", why);
+		return buf;
+	}
 	if (rec->status == STATE_DONE) {
-		snprintf(buf, len, "%llu/%llu members%s%.400s", (unsigned long long)rec->members_present,
-			 (unsigned long long)rec->members_expected, note[0] ? "; " : "", note);
+		snprintf(buf, len, "%llu/%llu members%s%.400s%s", (unsigned long long)rec->members_present,
+			 (unsigned long long)rec->members_expected, note[0] ? "; " : "", note, why);
 		return buf;
 	}
 	if (rec->status == STATE_INCOMPLETE) {
-		snprintf(buf, len, "%llu of %llu members present after %s%s%s",
+		snprintf(buf, len, "%llu of %llu members present after %s%s%s%s",
 			 (unsigned long long)rec->members_present, (unsigned long long)rec->members_expected,
-			 units_format_duration(rec->waited_usec, dur, sizeof(dur)), note[0] ? ", " : "", note);
+			 units_format_duration(rec->waited_usec, dur, sizeof(dur)), note[0] ? ", " : "", note, why);
 		return buf;
 	}
 	return rec->reason;
@@ -267,7 +294,7 @@ static int status_record(struct libscols_table *tb, const struct live_input *in,
 			 const struct state_record *rec, bool json, struct status_sum *sum)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
-	char detail[1024], dur[32], live_why[512], reason[1024];
+	char detail[3072], dur[32], live_why[1536], reason[1536];
 	enum live_status live = live_check(in, rec, live_why, sizeof(live_why));
 	const char *word = live_status_name(live);
 	uint64_t ms = rec->duration_usec / USEC_PER_MSEC;
@@ -276,7 +303,7 @@ static int status_record(struct libscols_table *tb, const struct live_input *in,
 	if (!ln)
 		return -ENOMEM;
 	status_sum_record(sum, rec, live);
-	status_detail(detail, sizeof(detail), live_why, record_reason(rec, reason, sizeof(reason)),
+	status_detail(detail, sizeof(detail), live_why, record_reason(in, rec, reason, sizeof(reason)),
 		      rec->nofail, ms ? units_format_duration(ms * USEC_PER_MSEC, dur, sizeof(dur)) : NULL);
 	r = scols_line_set_data(ln, 0, state_kind_name(rec->kind));
 	r = r ? r : scols_line_set_data(ln, 1, rec->id);
@@ -288,6 +315,13 @@ static int status_record(struct libscols_table *tb, const struct live_input *in,
 		r = r ? r : scols_line_set_data(ln, 6, rec->nofail ? "1" : "0");
 		r = r ? r : (rec->mount_id ? set_u64(ln, 7, rec->mount_id) : 0);
 		r = r ? r : (ms ? set_u64(ln, 8, ms) : 0);
+		r = r ? r : scols_line_set_data(ln, 17, state_decision_name(rec->decision));
+		r = r ? r : scols_line_set_data(ln, 18, rec->wait_policy);
+		r = r ? r : scols_line_set_data(ln, 19, rec->arrivals);
+		r = r ? r : (rec->kind == STATE_BTRFS && rec->members_expected
+				     ? set_u64(ln, 20, rec->waited_usec / USEC_PER_MSEC)
+				     : 0);
+		r = r ? r : scols_line_set_data(ln, 21, rec->late);
 	}
 	return r ? -ENOMEM : 0;
 }
@@ -355,6 +389,12 @@ static int status_area(struct libscols_table *tb, const char *state_dir, const s
 	full = a->state == AREA_STATE_ACTIVE && warn_nearly_full(a, lg);
 	sum->bad += full;
 	last_sync_words(state_dir, a->name, &last, synced, sizeof(synced));
+	/* what that sync did not bring back (or kept twice) wants a look */
+	if (a->state == AREA_STATE_ACTIVE && last.time_sec && !last.ok) {
+		sum->bad++;
+		log_warning(lg, "area '%s': its last sync back failed (the sync's messages said why and what to do); fix that and run `storaged sync %s`",
+			    a->name, a->name);
+	}
 	if (a->state_why)
 		snprintf(detail, sizeof(detail), "%s%s", a->state_why, synced);
 	else
@@ -371,9 +411,17 @@ static int status_area(struct libscols_table *tb, const char *state_dir, const s
 	    scols_line_set_data(ln, 4, detail) || (json && scols_line_set_data(ln, 6, "0")))
 		return -ENOMEM;
 	if (json && last.time_sec &&
-	    (set_u64(ln, 9, last.time_sec) || scols_line_set_data(ln, 10, last.ok ? "1" : "0")))
+	    (set_u64(ln, 9, last.time_sec) || scols_line_set_data(ln, 10, last.ok ? "true" : "false")))
 		return -ENOMEM;
 	return 0;
+}
+
+static bool area_listed(const struct area_status *areas, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (streq(areas[i].name, name))
+			return true;
+	return false;
 }
 
 static int status_table(const struct options *o, const struct logger *lg, const struct live_input *in,
@@ -388,8 +436,11 @@ static int status_table(const struct options *o, const struct logger *lg, const 
 			r = status_record(tb, in, &st->v[i], o->json, sum);
 	for (size_t i = 0; tb && r == 0 && i < n_areas; i++)
 		r = status_area(tb, o->state_dir, &areas[i], lg, o->json, sum);
-	for (size_t i = 0; tb && r == 0 && i < st->n; i++) /* areas that failed or were skipped */
-		if (st->v[i].kind == STATE_AREA && st->v[i].status != STATE_DONE)
+	/* areas that failed or were skipped, unless set up (by an earlier
+	 * pass): then their own records above say what is there */
+	for (size_t i = 0; tb && r == 0 && i < st->n; i++)
+		if (st->v[i].kind == STATE_AREA && st->v[i].status != STATE_DONE &&
+		    !area_listed(areas, n_areas, st->v[i].id))
 			r = status_record(tb, in, &st->v[i], o->json, sum);
 	if (!tb)
 		r = -ENOMEM;
@@ -399,6 +450,22 @@ static int status_table(const struct options *o, const struct logger *lg, const 
 	return r;
 }
 
+/* The btrfs filesystems of the devices now, when the state has a btrfs
+ * record (status words them from the superblocks, not from the record);
+ * what the listing warns of is start's and scan's to say.  Returns: the
+ * list (in @w), or NULL. */
+static const struct btrfs_fs_list *read_btrfs(const struct sources *src, const struct logger *lg,
+					      const struct state *st, struct world *w)
+{
+	struct logger quiet = *lg;
+	bool any = false;
+
+	for (size_t i = 0; i < st->n && !any; i++)
+		any = st->v[i].kind == STATE_BTRFS;
+	quiet.max_level = LOG_ERR;
+	return any && world_load_devices(src, &quiet, w) == 0 ? &w->btrfs : NULL;
+}
+
 int cmd_status(const struct options *o, const struct logger *lg)
 {
 	struct sources src;
@@ -406,18 +473,28 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	struct area_status *areas = NULL;
 	struct status_sum sum = { 0 };
 	struct live_input in;
+	struct world w = { 0 };
 	size_t n_areas = 0;
 	int r;
 
 	sources_init(&src, o);
-	in = (struct live_input){ .sysfs_btrfs = src.sysfs_btrfs };
+	in = (struct live_input){ .sysfs_btrfs = src.sysfs_btrfs, .scrub_status_dir = src.scrub_status_dir };
 	/* --format=prometheus, all of it in status_prom*.c */
 	if (o->prometheus)
 		return cmd_status_prometheus(o, lg);
+	/* the default missing: nothing set up yet; one named by hand: a typo? */
+	if (o->state_dir_given && access(o->state_dir, F_OK) < 0 && errno == ENOENT) {
+		log_error(lg, "--state-dir '%s': no such directory: storaged set nothing up with it; check the name (start makes it, default %s)",
+			  o->state_dir, STATE_DIR_DEFAULT);
+		return EXIT_STATE;
+	}
 	if (statedir_load_state(o->state_dir, lg, &st) < 0)
 		return EXIT_STATE;
+	in.btrfs = read_btrfs(&src, lg, &st, &w);
 	if (area_status_list(o->state_dir, &areas, &n_areas) < 0)
 		n_areas = 0;
+	in.areas = areas;
+	in.n_areas = n_areas;
 	in.mountinfo = view_read_table(src.mountinfo_path);
 	if (!in.mountinfo) {
 		log_error(lg, "cannot read %s: %s", src.mountinfo_path, strerror(errno));
@@ -430,6 +507,7 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	}
 	mnt_unref_table(in.mountinfo);
 	area_status_free(areas, n_areas);
+	world_done(&w);
 	state_done(&st);
 	if (r < 0)
 		return EXIT_STEP_FAILED;

@@ -23,23 +23,26 @@
 #include "status/status_prom.h"
 #include "exec/sysops.h"
 #include "world/world.h"
+#include "exec/late_member.h"
 
-/* --dry-run: the plan on stdout.  @ret_fails: the steps the plan shows will
- * fail (logged), so that a script checking a change before a reboot sees
- * them in the exit status.  Returns: 0 or negative errno from writing. */
+/* --dry-run: the plan on stdout, then the closing line check ends with.
+ * @ret_fails: the steps the plan shows will fail, counted as start counts
+ * them (world_predicted_failures()), so that a script checking a change
+ * before a reboot sees them in the exit status.  Returns: 0 or negative
+ * errno from writing or counting. */
 static int render_plan(const struct options *o, const struct logger *lg, const struct plan *p,
 		       unsigned *ret_fails)
 {
 	int r = o->json ? plan_render_json(p, stdout) : plan_render_text(p, stdout);
-	unsigned fails = world_predicted_failures(p);
+	struct world_failures c;
 
 	fflush(stdout);
+	if (r == 0)
+		r = world_predicted_failures(p, &c);
 	if (r < 0)
 		return r;
-	if (fails)
-		log_error(lg, "the plan shows %u step(s) that will fail (\"will fail\" or \"does not fit\" above)",
-			  fails);
-	*ret_fails = fails;
+	world_log_failures(lg, &c);
+	*ret_fails = c.failed;
 	return 0;
 }
 
@@ -112,9 +115,7 @@ static int return_at_boot_done(int *ret_fd)
 	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_STEP_FAILED);
 }
 
-/* "1 area" or "2 areas", appended to @buf (@len bytes) after a comma
- * when it is not the first; nothing for 0. */
-static void add_count(char *buf, size_t len, unsigned n, const char *one, const char *many)
+void add_count(char *buf, size_t len, unsigned n, const char *one, const char *many)
 {
 	size_t k = strlen(buf);
 
@@ -160,20 +161,32 @@ static void log_summary(const struct logger *lg, size_t planned, const struct ex
  * a second start must not report "all done" over them. */
 static unsigned still_degraded(const struct world *w)
 {
+	_cleanup_free_ dev_t *seen = NULL;
 	unsigned n = 0;
 
-	for (size_t i = 0; w->mountinfo && i < w->plan.n_steps; i++) {
+	if (!w->mountinfo || !(seen = calloc(w->plan.n_steps + 1, sizeof(*seen))))
+		return 0;
+	for (size_t i = 0; i < w->plan.n_steps; i++) {
 		const struct plan_step *s = &w->plan.steps[i];
 		struct libmnt_fs *fs;
 		const char *type;
+		dev_t dev;
+		unsigned k = 0;
 
 		if (s->kind != PLAN_MOUNT || !s->done)
 			continue;
 		fs = mnt_table_find_target(w->mountinfo, s->facts->target_real ?: s->entry->target,
 					   MNT_ITER_BACKWARD);
 		type = fs ? mnt_fs_get_fstype(fs) : NULL;
-		if (type && streq(type, "btrfs") && mnt_fs_get_option(fs, "degraded", NULL, NULL) == 0)
-			n++;
+		if (!type || !streq(type, "btrfs") || mnt_fs_get_option(fs, "degraded", NULL, NULL) != 0)
+			continue;
+		/* filesystems, not mounts: a bind of a subvolume or directory
+		 * of it is the same filesystem (its st_dev in mountinfo) */
+		dev = mnt_fs_get_devno(fs);
+		while (k < n && seen[k] != dev)
+			k++;
+		if (k == n)
+			seen[n++] = dev;
 	}
 	return n;
 }
@@ -185,8 +198,8 @@ static unsigned still_degraded(const struct world *w)
  * its state file cannot be used, before the run (nothing done) or after
  * it (the state does not hold what was done); -EIO when another storaged
  * holds the lock; other negative errno (all logged). */
-static int run_plan(const struct options *o, const struct logger *lg, struct world *w, bool no_wait,
-		    unsigned *ret_failed, unsigned *ret_degraded)
+static int run_plan(const struct options *o, const struct logger *lg, struct world *w, const char *sysfs,
+		    bool no_wait, unsigned *ret_failed, unsigned *ret_degraded)
 {
 	struct sysops so;
 	struct state st = { 0 };
@@ -231,6 +244,9 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	so.mounts.view = w->view;
 	w->view = (struct view){ 0 };
 	r = exec_run(&cx, &w->plan, &sum);
+	/* a member back after a degraded mount (a resident pass on its event) */
+	if (r == 0)
+		exec_late_members(&st, &w->inv, &w->btrfs, sysfs, &sysops_ops, &so, lg);
 	safe_close(bt.parent_fd);
 	if (bt.background)
 		daemon_mark_waiting(o->state_dir, false);
@@ -265,15 +281,22 @@ static int start_pass(const struct options *o, const struct logger *lg, bool no_
 {
 	struct sources src;
 	struct world w = { 0 };
+	_cleanup_free_ char *warned = NULL;
 	int r;
 
 	sources_init(&src, o);
+	/* the configuration's warnings once per boot and configuration: a
+	 * start that changes nothing prints nothing (storaged(8), start) */
+	if (!o->dry_run && asprintf(&warned, "%s/" STATEDIR_WARNED, o->state_dir) >= 0)
+		src.warned_path = warned;
 	r = world_load(&src, lg, &w);
 	if (ret_hotplug)
 		*ret_hotplug = w.cfg.hotplug;
 	if (r == 0)
 		r = o->dry_run ? render_plan(o, lg, &w.plan, ret_failed)
-			       : run_plan(o, lg, &w, no_wait, ret_failed, ret_degraded);
+			       : run_plan(o, lg, &w, src.sysfs_btrfs, no_wait, ret_failed, ret_degraded);
+	if (r >= 0 && !o->dry_run)
+		world_note_warnings(&src, &w);
 	world_done(&w);
 	if (!o->dry_run && r != -EINVAL && r != -EPERM)
 		status_prom_after_pass(o, lg); /* metrics-textfile */
@@ -341,10 +364,18 @@ static int stay_resident(const struct options *o, bool in_background, const stru
 
 int cmd_start(const struct options *o, const struct logger *lg)
 {
-	bool hotplug = false, in_background;
+	bool hotplug = false, stays, in_background;
 	unsigned failed = 0, degraded = 0;
 	int r, status;
 
+	/* READY=1 may go out inside the first pass (tell_boot_done()), and a
+	 * reload's SIGHUP right after it: blocked from here, it waits for the
+	 * resident loop instead of ending the process.  A start that does
+	 * not stay leaves with it pending; the helpers it runs start with an
+	 * empty mask (spawn_helper). */
+	r = o->dry_run ? 0 : resident_block_signals();
+	if (r < 0)
+		log_debug(lg, "cannot block SIGHUP, SIGTERM, SIGINT: %s", strerror(-r));
 	r = start_pass(o, lg, false, &hotplug, &failed, &degraded);
 	if (r == -EINVAL)
 		return EXIT_CONFIG;
@@ -353,11 +384,12 @@ int cmd_start(const struct options *o, const struct logger *lg)
 	status = r < 0 || failed ? EXIT_STEP_FAILED : degraded ? EXIT_DEGRADED : 0;
 	if (o->dry_run || r == -EINTR)
 		return status;
+	stays = o->foreground || o->daemonize || hotplug;
 	notify_send("READY=1\nSTATUS=%s", status == 0 ? "all done"
 					    : status == EXIT_DEGRADED
 						    ? "all done, some btrfs mounted degraded: see `storaged status`"
 						    : "some steps failed: see `storaged status`");
-	if (!o->foreground && !o->daemonize && !hotplug)
+	if (!stays)
 		return status;
 	/* Under a service manager (NOTIFY_SOCKET) hotplug stays in the
 	 * foreground; under SysV init `start` must return. */

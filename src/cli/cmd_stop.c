@@ -55,10 +55,27 @@ static void end_resident(const struct options *o, const struct logger *lg)
 	flock(fd, LOCK_EX); /* it leaves on SIGTERM between two passes */
 }
 
+/* The closing line, as start's (cmd_start.c log_summary()): the counts
+ * that are not zero, at error level when something could not be undone,
+ * nothing when there was nothing to undo. */
+static void log_undone(const struct logger *lg, const struct undo_summary *sum)
+{
+	char line[256] = "";
+
+	add_count(line, sizeof(line), sum->n_unmounted, "unmounted", "unmounted");
+	add_count(line, sizeof(line), sum->n_areas, "area removed", "areas removed");
+	add_count(line, sizeof(line), sum->n_failed, "failed", "failed");
+	if (sum->n_failed)
+		log_error(lg, "%s; see 'storaged status'", line);
+	else if (line[0])
+		log_info(lg, "%s", line);
+}
+
 int cmd_stop(const struct options *o, const struct logger *lg)
 {
 	struct sysops so;
-	struct undo_ctx cx = { .ops = &sysops_ops, .ud = &so, .log = lg };
+	struct undo_summary sum = { 0 };
+	struct undo_ctx cx = { .ops = &sysops_ops, .ud = &so, .log = lg, .sum = &sum };
 	struct state st = { 0 };
 	struct stat dir_st;
 	int lock, failed, saved;
@@ -89,6 +106,8 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 	sysops_open_for_stop(&so, lg, o->state_dir);
 	failed = undo_run(&cx, &st);
 	sysops_close(&so);
+	if (failed >= 0)
+		log_undone(lg, &sum);
 	/* undo_run() only warns: what is left recorded must be on disk */
 	saved = failed < 0 ? 0 : statedir_save_state(o->state_dir, lg, &st);
 	state_done(&st);

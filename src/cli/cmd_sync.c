@@ -49,18 +49,22 @@ static int sync_one(const struct options *o, const struct logger *lg, const char
 {
 	struct diag_list dl = { 0 };
 	struct sysops so;
+	bool said;
 	int r;
 
 	sysops_open_for_stop(&so, lg, o->state_dir);
 	r = sysops_ops.area_sync(&so, name, &dl);
 	sysops_close(&so);
 	log_diags(lg, &dl);
+	/* each failure's error says what became of the area and what to do
+	 * (sync again, or stop): a second, general one would contradict it */
+	said = diag_count(&dl, DIAG_ERROR) > 0;
 	diag_list_done(&dl);
 	if (r == -ENOENT)
 		return r; /* not set up: nothing in RAM, nothing to record */
 	if (r == 0)
 		log_info(lg, "area %s: synced back", name);
-	else
+	else if (!said)
 		log_error(lg, "area %s: the sync back failed (%s): what it did not sync (the entries named above, or "
 			      "every change since the last sync) is only in the area, in RAM; "
 			      "fix what the messages above say and run `storaged sync %s`",

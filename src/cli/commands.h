@@ -30,6 +30,7 @@ struct options {
 	bool config_given; /* -c was given: a missing file is an error */
 	const char *fstab_path; /* -f; NULL: from the config */
 	const char *state_dir; /* --state-dir; STATE_DIR_DEFAULT */
+	bool state_dir_given; /* --state-dir was given: status needs it to exist */
 	bool dry_run;
 	bool json;
 	bool foreground; /* --foreground: stay resident in the foreground */
@@ -45,7 +46,12 @@ struct options {
 /* cmd_start.c: plan and run (or print the plan with --dry-run: exit 1 when
  * it shows a step that will fail); then stay resident if asked. */
 int cmd_start(const struct options *o, const struct logger *lg);
-/* cmd_stop.c: undo what the state records, newest first. */
+/* cmd_start.c: "1 area set up" or "2 areas set up" (@one, @many), appended
+ * to @buf (@len bytes) after a comma when it is not the first; nothing for
+ * 0: the closing lines of start and stop count only what is not zero. */
+void add_count(char *buf, size_t len, unsigned n, const char *one, const char *many);
+/* cmd_stop.c: undo what the state records, newest first; one closing line
+ * counts what was undone (none when nothing was). */
 int cmd_stop(const struct options *o, const struct logger *lg);
 /* cmd_report.c: btrfs filesystems, members present/expected. */
 int cmd_scan(const struct options *o, const struct logger *lg);
@@ -55,7 +61,8 @@ int cmd_status(const struct options *o, const struct logger *lg);
 int cmd_check(const struct options *o, const struct logger *lg);
 /* cmd_check.c: print each configuration file in effect (config_visit()),
  * its name first, as systemd-analyze cat-config does; exit status 2 when
- * one cannot be read or is refused. */
+ * one cannot be read or is refused, 1 when check rejects what they say
+ * (the errors logged after the text). */
 int cmd_cat_config(const struct options *o, const struct logger *lg);
 /* cmd_sync.c: copy a RAM area (o->arg), or every active persist area
  * (o->arg NULL), back into its directory.  Exit status 1 when any failed. */

@@ -197,6 +197,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *level)
 			break;
 		case OPT_STATE_DIR:
 			o->state_dir = optarg;
+			o->state_dir_given = true;
 			break;
 		case OPT_LOCAL:
 			o->local_only = true;

@@ -115,6 +115,22 @@ static int watch(struct loop *l, int fd)
 	return epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
+static void resident_signals(sigset_t *mask)
+{
+	sigemptyset(mask);
+	sigaddset(mask, SIGTERM);
+	sigaddset(mask, SIGINT);
+	sigaddset(mask, SIGHUP);
+}
+
+int resident_block_signals(void)
+{
+	sigset_t mask;
+
+	resident_signals(&mask);
+	return sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ? -errno : 0;
+}
+
 static int loop_init(struct loop *l)
 {
 	sigset_t mask;
@@ -122,10 +138,7 @@ static int loop_init(struct loop *l)
 
 	*l = (struct loop){ .epfd = -1, .sigfd = -1, .timerfd = -1, .synctimerfd = -1,
 			    .since = (uint64_t)time(NULL) };
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
+	resident_signals(&mask);
 	l->sigfd = daemon_signal_fd(&mask, NULL);
 	if (l->sigfd < 0)
 		return l->sigfd;
@@ -199,6 +212,11 @@ static int run_loop(const struct logger *lg, resident_pass_fn pass, resident_syn
 		return r;
 	}
 	log_info(lg, "resident: handling devices as they appear (SIGHUP reloads, SIGTERM leaves)");
+	/* A device that appeared after the first pass read the devices and
+	 * before the monitor above was open sent its event to nobody: one
+	 * pass now, as for an event, finds it (a pass with nothing to do
+	 * changes and prints nothing). */
+	settle_later(&l, 1);
 	sync_then_rearm(&l, lg, sync, userdata, false);
 	while (go) {
 		struct epoll_event ev[4];

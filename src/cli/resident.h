@@ -41,6 +41,19 @@ typedef uint64_t (*resident_sync_fn)(void *userdata, const struct logger *lg, ui
 				     bool on_timer);
 
 /**
+ * resident_block_signals:
+ *
+ * Blocks SIGHUP, SIGTERM and SIGINT, the signals the resident loop takes
+ * through its signalfd.  To be called before READY=1 is sent (and before
+ * a fork: the mask is inherited): `systemctl reload` may send SIGHUP as
+ * soon as READY=1 is out, and SIGHUP's default action (signal(7)) ends
+ * the process; blocked, the signal stays pending until the loop reads it.
+ *
+ * Returns: 0, or negative errno of sigprocmask(2).
+ */
+int resident_block_signals(void);
+
+/**
  * resident_stay:
  * @state_dir: the state directory: the lock @state_dir/resident is held
  *             for the resident's lifetime and its pid written to

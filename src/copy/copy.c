@@ -323,6 +323,18 @@ static void task_drop(struct task *t)
 		free(t->meta.xa.buf);
 }
 
+/* one queued directory walked (or, after a failure or without a
+ * buffer, its descriptors dropped), and the task freed */
+static void run_task(struct copy_ctx *c, char *buf, struct task *t)
+{
+	if (buf && !atomic_load(&c->err))
+		walk_tree(c, buf, t);
+	else
+		task_drop(t);
+	free(t->rel);
+	free(t);
+}
+
 static void *worker(void *arg)
 {
 	struct copy_ctx *c = arg;
@@ -332,12 +344,7 @@ static void *worker(void *arg)
 	if (!buf)
 		copy_fail(c, ENOMEM, "", "copying");
 	while ((t = take(c))) {
-		if (buf && !atomic_load(&c->err))
-			walk_tree(c, buf, t);
-		else
-			task_drop(t);
-		free(t->rel);
-		free(t);
+		run_task(c, buf, t);
 		pthread_mutex_lock(&c->qlock);
 		if (--c->busy == 0 && !c->queue)
 			pthread_cond_broadcast(&c->qcond);
@@ -377,12 +384,7 @@ static int copy_walk(struct copy_ctx *c, int *sfd, int *dfd, const char *const *
 			copy_fail(c, ENOMEM, "", "copying");
 		while ((t = c->queue)) {
 			c->queue = t->next;
-			if (buf && !atomic_load(&c->err))
-				walk_tree(c, buf, t);
-			else
-				task_drop(t);
-			free(t->rel);
-			free(t);
+			run_task(c, buf, t);
 		}
 		free(buf);
 		return -atomic_load(&c->err);

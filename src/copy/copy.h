@@ -137,6 +137,12 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
  * the sync keeps it (copy_sync.c, the three-way rule). */
 #define COPY_LOWER_SYNCED_XATTR "trusted.storaged.lower-synced"
 
+/* the entries of the lower directory a sync back kept in the directory's
+ * version (changed there, not in the area; or on both sides), as paths
+ * below the root, each '\0'-ended: later syncs keep them so, whatever
+ * the baselines say, until the area is torn down (copy_sync_kept.c) */
+#define COPY_SYNC_KEPT_XATTR "trusted.storaged.kept"
+
 /* the errno of a sync back that committed everything, but found entries
  * changed both in the area and in the lower directory: the lower one's is
  * in place, the area's beside it (named in the message) */

@@ -327,9 +327,11 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 	 * itself changed (it was uncovered) wins over an area entry that did
 	 * not change; changed on both sides, both are kept */
 	lchanged = have && !(S_ISDIR(st.st_mode) && S_ISDIR(lst.st_mode)) &&
-		   since(&lst.st_ctim, &c->lbase, false);
-	if (lchanged && !since(&st.st_ctim, &c->base, true))
+		   (since(&lst.st_ctim, &c->lbase, false) || sync_kept_has(c, name));
+	if (lchanged && !since(&st.st_ctim, &c->base, true)) {
+		sync_kept_add(c, name); /* the directory's: so at the next sync too */
 		return 0;
+	}
 	if (!have && !S_ISDIR(st.st_mode) && c->lbase.tv_sec >= 0 && !since(&st.st_ctim, &c->base, true))
 		return 0; /* deleted in the directory, unchanged in the area */
 	if (lchanged) {
@@ -340,6 +342,10 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 		here(c, rel, sizeof(rel));
 		snprintf(what, sizeof(what), " (the area's: '%s%s%s')", rel, *rel ? "/" : "", beside);
 		sync_note(c, &c->sh->both, 0, rel, name, what);
+		/* both: the directory's, and the area's version beside it,
+		 * which the area lacks (not to be deleted next time) */
+		sync_kept_add(c, name);
+		sync_kept_add(c, beside);
 		name = beside;
 		have = fstatat(lfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
 		fd = c->sys->openat(afd, orig, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
@@ -406,8 +412,14 @@ static int sync_deletions(struct sync_ctx *c)
 		}
 		if (st.st_dev != c->ldev || (st.st_ino == c->work.st_ino && st.st_dev == c->work.st_dev))
 			continue; /* another filesystem's mount point, or W itself */
-		if (S_ISSOCK(st.st_mode) || since(&st.st_ctim, &c->lbase, false))
-			continue; /* never copied, or made in the directory: not the area's */
+		if (S_ISSOCK(st.st_mode))
+			continue; /* never copied: not the area's */
+		if (since(&st.st_ctim, &c->lbase, false)) {
+			sync_kept_add(c, key); /* made in the directory: its own */
+			continue;
+		}
+		if (sync_kept_has(c, key))
+			continue; /* kept by an earlier sync */
 		w_name(c, w, 'd');
 		r = op_add(c, key, OP_DELETE, w, 0);
 	}
@@ -615,6 +627,10 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		c.base.tv_sec = -1; /* no baseline: only what is the same is kept */
 	if (c.base.tv_sec < 0 || copy_sync_base_read(areafd, COPY_LOWER_SYNCED_XATTR, &c.lbase) < 0)
 		c.lbase.tv_sec = -1; /* none: the directory is taken as unchanged */
+	if ((r = sync_kept_read(&sh, areafd)) < 0) {
+		r = sync_fail(&c, -r, "", "", "reading the entries kept in the directory");
+		goto out;
+	}
 	if (!(c.buf = malloc(SYNC_BUF_SIZE)) || sync_nodes_init(&c) < 0) {
 		r = sync_fail(&c, ENOMEM, "", "", "copying");
 		goto out;
@@ -652,11 +668,14 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		copy_sync_base_write(areafd, COPY_SYNCED_XATTR, &start);
 	/* once step 4 began, what changed in the lower directory is this
 	 * sync's own doing, even when it failed after: not to be kept as
-	 * the directory's at the next one */
-	if (applied && copy_sync_base_after_copy(&start) == 0)
+	 * the directory's at the next one; and it moves past what was kept
+	 * the directory's only once the list says so: else, by their times
+	 * alone, the next sync would take the area's versions as newer */
+	if (applied && sync_kept_write(&sh, areafd) == 0 && copy_sync_base_after_copy(&start) == 0)
 		copy_sync_base_write(areafd, COPY_LOWER_SYNCED_XATTR, &start);
 out:
 	sync_ctx_done(&c);
 	sync_shared_done(&sh);
+	sync_kept_done(&sh);
 	return r;
 }

@@ -90,6 +90,13 @@ struct shared {
 		int err; /* the first one's, negative */
 		char text[sizeof(((struct copy_result *)0)->msg) / 2 - 100];
 	} skipped, both;
+	/* the entries kept the directory's (copy_sync_kept.c): the list
+	 * read from the area (sorted, in kept_buf), and what this sync adds */
+	char **kept_old, *kept_buf;
+	size_t nkept_old, kept_oldcap;
+	char **kept_new;
+	size_t nkept_new, kept_newcap;
+	bool kept_lost; /* an addition failed (memory): the list is incomplete */
 };
 
 /* one walking thread's state; the lists are merged when all are done */
@@ -117,6 +124,25 @@ struct sync_ctx {
 	size_t ntrees, treecap;
 	struct copy_result *res;
 };
+
+/* Reads the area's list of entries kept the directory's
+ * (COPY_SYNC_KEPT_XATTR on @areafd) into @sh.  Returns: 0 (none is an
+ * empty list); negative errno of fgetxattr(), -ENOMEM. */
+int sync_kept_read(struct shared *sh, int areafd);
+
+/* Whether the entry @name of the walk's current directory is in that list. */
+bool sync_kept_has(const struct sync_ctx *c, const char *name);
+
+/* Adds the entry @name of the walk's current directory to the list (under
+ * the shared lock); a failure marks the list lost (sync_kept_write()). */
+void sync_kept_add(struct sync_ctx *c, const char *name);
+
+/* Writes the list with this sync's additions back, once the sync is
+ * committed.  Returns: 0; -ENOMEM when an addition was lost; negative
+ * errno of fsetxattr() (-E2BIG, -ENOSPC: too long for an xattr). */
+int sync_kept_write(struct shared *sh, int areafd);
+
+void sync_kept_done(struct shared *sh);
 
 /* records the first failure in the result (negative errno; @rel/@name: the
  * entry, @what: the step) and stops the other threads; returns -@err */

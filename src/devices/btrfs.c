@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -135,7 +136,6 @@ static int fs_build(struct btrfs_filesystem *fs, const struct block_device **dev
 {
 	const struct btrfs_sb_info *newest = &devs[0]->btrfs;
 	uint64_t accounted;
-	char stale[1024];
 	int r;
 
 	memcpy(fs->fsid, devs[0]->btrfs.fsid_str, sizeof(fs->fsid));
@@ -149,9 +149,6 @@ static int fs_build(struct btrfs_filesystem *fs, const struct block_device **dev
 	for (size_t i = 0; i < fs->n_members; i++)
 		if (fs->members[i].dev->btrfs.generation > fs->generation)
 			fs->generation = fs->members[i].dev->btrfs.generation;
-	if (btrfs_format_stale(fs, stale, sizeof(stale))[0] &&
-	    diag_warning(diags, NULL, 0, "*** btrfs %s: %s ***", fs->fsid, stale) < 0)
-		return -ENOMEM;
 	fs->num_devices = newest->num_devices;
 	if (newest->label[0] && !(fs->label = strndup(newest->label, sizeof(newest->label))))
 		return -ENOMEM;
@@ -325,8 +322,28 @@ char *btrfs_format_stale(const struct btrfs_filesystem *fs, char *buf, size_t le
 			   fs->generation);
 	}
 	if (n)
-		buf_append(buf, len, &pos,
-			   "; it was away while the filesystem was written to: run a scrub (btrfs scrub start MOUNTPOINT)");
+		buf_append(buf, len, &pos, "; it was away while the filesystem was written to");
+	return buf;
+}
+
+char *btrfs_stale_advice(const char *mountpoint, unsigned how, char *buf, size_t len)
+{
+	char q[PATH_MAX * 4 + 3];
+
+	if ((how & STALE_SCRUB_STARTED) && mountpoint)
+		snprintf(buf, len, "storaged started a scrub of it (stale-member = scrub): `btrfs scrub status %s` shows how far it got",
+			 shell_quote(mountpoint, q, sizeof(q)));
+	else if ((how & STALE_MEMBER_UNUSED) && mountpoint)
+		snprintf(buf, len, "the mounted filesystem does not use it (it came back while mounted degraded), so no scrub reaches it: run `umount %s && storaged start`, then `btrfs scrub start %s`",
+			 shell_quote(mountpoint, q, sizeof(q)), q);
+	else if ((how & STALE_MOUNTED_RO) && mountpoint)
+		snprintf(buf, len, "only a scrub rewrites what it missed, and none can on a read-only mount: run `mount -o remount,rw %s`, then `btrfs scrub start %s`",
+			 shell_quote(mountpoint, q, sizeof(q)), q);
+	else if (mountpoint)
+		snprintf(buf, len, "only a scrub rewrites what it missed: run `btrfs scrub start %s`",
+			 shell_quote(mountpoint, q, sizeof(q)));
+	else
+		snprintf(buf, len, "only a scrub rewrites what it missed: mount the filesystem, then run `btrfs scrub start` on its mount point");
 	return buf;
 }
 

@@ -128,11 +128,33 @@ char *btrfs_format_clones(const struct btrfs_filesystem *fs, char *buf, size_t l
  * btrfs_format_stale:
  * @fs: filesystem
  * @buf: output, e.g. "devid 2 ('/dev/loop1') is stale: generation 8 against
- *       11 of the others; run a scrub (btrfs scrub start MOUNTPOINT)";
- *       empty when no member is stale
+ *       11 of the others; it was away while the filesystem was written
+ *       to"; empty when no member is stale.  The facts only: what to do
+ *       depends on where it is mounted (btrfs_stale_advice()).
  * Returns: @buf.
  */
 char *btrfs_format_stale(const struct btrfs_filesystem *fs, char *buf, size_t len);
+
+/* How a mounted btrfs with a stale member stands, for btrfs_stale_advice() */
+enum btrfs_stale_mount {
+	STALE_SCRUB_STARTED = 1 << 0, /* storaged started a scrub of it (stale-member = scrub) */
+	STALE_MOUNTED_RO = 1 << 1, /* mounted read-only: a scrub cannot write */
+	STALE_MEMBER_UNUSED = 1 << 2, /* the mounted filesystem does not use the
+					 stale member (back while mounted
+					 degraded): no scrub reaches it */
+};
+
+/**
+ * btrfs_stale_advice:
+ * @mountpoint: where the filesystem is mounted, or NULL when it is not
+ * @how: enum btrfs_stale_mount flags, for @mountpoint
+ * @buf: what to do about a stale member, e.g. "only a scrub rewrites what
+ *       it missed: run `btrfs scrub start /srv/data`" (the mount point
+ *       quoted for the shell, shell_quote()); a scrub only where one can
+ *       work: first the remount or the new mount it needs
+ * Returns: @buf.
+ */
+char *btrfs_stale_advice(const char *mountpoint, unsigned how, char *buf, size_t len);
 
 void btrfs_fs_list_done(struct btrfs_fs_list *l);
 

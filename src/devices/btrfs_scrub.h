@@ -7,6 +7,9 @@
 #ifndef STORAGED_BTRFS_SCRUB_H
 #define STORAGED_BTRFS_SCRUB_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 /**
  * btrfs_scrub_start:
  * @mountpoint: where the btrfs filesystem is mounted
@@ -20,5 +23,26 @@
  * when it exited other than 0; other negative errno from spawning it.
  */
 int btrfs_scrub_start(const char *mountpoint);
+
+/* Where btrfs-progs keeps what `btrfs scrub status` shows of finished
+ * scrubs (SCRUB_DATA_FILE of its cmds/scrub.c). */
+#define BTRFS_SCRUB_STATUS_DIR "/var/lib/btrfs"
+
+/**
+ * btrfs_scrub_finished_since:
+ * @dir: BTRFS_SCRUB_STATUS_DIR, or a test's copy
+ * @fsid: the filesystem's UUID, as in the file's name
+ * @since_usec: wall clock, µs
+ *
+ * Whether the last scrub of every device of @fsid that btrfs-progs
+ * recorded in @dir/scrub.status.FSID (one "FSID:DEVID|key:value|..." line
+ * each, whoever ran it, `btrfs scrub start` or storaged) started in the
+ * second of @since_usec or later (it records whole seconds) and finished,
+ * not cancelled, with no uncorrectable error: then it rewrote every block
+ * a stale member missed.  Reads only.
+ *
+ * Returns: true when so; false when not, or the file cannot be read.
+ */
+bool btrfs_scrub_finished_since(const char *dir, const char *fsid, uint64_t since_usec);
 
 #endif

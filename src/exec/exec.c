@@ -24,6 +24,7 @@
 #include "exec_internal.h"
 #include "parse/area_facts.h"
 #include "parse/units.h"
+#include "status/status_live.h"
 
 /* @compact: rewrite the whole file, as at the end of a run, instead of
  * appending the changed records. */
@@ -90,8 +91,10 @@ static void record_mount(struct run *rn, size_t i, enum state_status st, const c
 		return;
 	r->nofail = e->nofail;
 	r->recursive = e->rbind;
-	if (st == STATE_FAILED || st == STATE_SKIPPED || st == STATE_PRESENT)
-		r->seq = 0; /* nothing of storaged's to undo */
+	/* nothing of storaged's to undo, unless an earlier pass's mount is
+	 * recorded (its ID): stop undoes that one, checked by its ID */
+	if ((st == STATE_FAILED || st == STATE_SKIPPED || st == STATE_PRESENT) && !r->mount_id)
+		r->seq = 0;
 	if (st != STATE_DONE && st != STATE_DEGRADED)
 		return;
 	r->duration_usec = now_usec(rn) - rn->steps[i].started;
@@ -194,6 +197,9 @@ static size_t incomplete_dep(const struct run *rn, const struct plan_step *s)
 	return SIZE_MAX;
 }
 
+/* The entry's options, and for a degraded mount "degraded", after "ro"
+ * when the policy is read-only: libmount applies the options in order
+ * (mnt_optstr_get_flags()), so "ro" overrides an "rw" of the entry. */
 static int mount_options(const struct plan_step *s, bool degraded, char **ret)
 {
 	const char *o = s->entry->mount_options;
@@ -202,7 +208,9 @@ static int mount_options(const struct plan_step *s, bool degraded, char **ret)
 		*ret = o ? strdup(o) : NULL;
 		return o && !*ret ? -ENOMEM : 0;
 	}
-	return asprintf(ret, "%s%sdegraded", o ? o : "", o ? "," : "") < 0 ? -ENOMEM : 0;
+	return asprintf(ret, "%s%s%sdegraded", o ? o : "", o ? "," : "", s->degraded_read_only ? "ro," : "") < 0
+		       ? -ENOMEM
+		       : 0;
 }
 
 /* The degraded policy for a btrfs entry whose set stayed incomplete.
@@ -211,20 +219,28 @@ static bool degraded_policy(struct run *rn, size_t i, size_t dep)
 {
 	const struct plan_step *s = step(rn, i);
 	const char *fsid = rn->texts[dep].fsid;
+	char fix[2048];
 
 	if (!s->degraded_allowed) {
 		fail_step(rn, i, OUT_FAILED,
-			  "btrfs %s: %s; not mounting: degraded mounts are not allowed (set degraded = after-timeout in storaged.conf or add x-storaged.degraded to the fstab entry to allow them)",
-			  fsid, rn->texts[dep].msg);
+			  "btrfs %s: %s; not mounting: degraded mounts are not allowed (" PLAN_DEGRADED_CONSENT " to allow them)",
+			  fsid, rn->texts[dep].msg, fsid);
 		exec_record_step_failure(rn, i, STATE_FAILED);
+		exec_decide(rn, dep, DECISION_REFUSED);
 		return false;
 	}
-	log_warning(rn->cx->log,
-		    "*** btrfs %s: %s; mounting %s DEGRADED (-o degraded) as the policy allows: replace the missing member (btrfs replace) ***",
-		    fsid, rn->texts[dep].msg, s->entry->target);
+	live_degraded_advice(s->entry->target, fsid, rn->texts[dep].seen.first_missing, s->degraded_read_only, fix,
+			     sizeof(fix));
+	log_warning(rn->cx->log, "*** btrfs %s: %s; mounting %s DEGRADED (-o %sdegraded) as the policy allows: once the member is back, %s ***",
+		    fsid, rn->texts[dep].msg, s->entry->target, s->degraded_read_only ? "ro," : "", fix);
 	rn->steps[i].degraded = true;
 	free(rn->steps[i].why_degraded);
-	rn->steps[i].why_degraded = strdup(rn->texts[dep].msg);
+	if (s->degraded_read_only &&
+	    asprintf(&rn->steps[i].why_degraded, "read-only (degraded = read-only): %s", rn->texts[dep].msg) < 0)
+		rn->steps[i].why_degraded = NULL;
+	else if (!s->degraded_read_only)
+		rn->steps[i].why_degraded = strdup(rn->texts[dep].msg);
+	exec_decide(rn, dep, s->degraded_read_only ? DECISION_READ_ONLY : DECISION_DEGRADED);
 	return true;
 }
 
@@ -313,7 +329,9 @@ static void mount_already_there(struct run *rn, size_t i)
 	rn->steps[i].out = OUT_OK;
 	if (!r || r->seq == 0) /* mounted by someone else: not ours to undo */
 		record_mount(rn, i, STATE_PRESENT, "already mounted", false);
-	else if (r->status == STATE_MOUNTING) /* a run that died mid-mount */
+	else if (r->status != STATE_DONE && r->status != STATE_DEGRADED)
+		/* a run that died mid-mount, or a pass that failed it while
+		 * something covered it: storaged's own mount is back on top */
 		state_put(rn->cx->state, STATE_MOUNT, r->id, r->source, r->fstype, STATE_DONE, NULL, false);
 }
 
@@ -333,23 +351,13 @@ static bool deps_resolved(const struct run *rn, const struct plan_step *s)
 	return true;
 }
 
-static bool is_device_wait(const struct plan_step *s)
-{
-	return s->kind == PLAN_WAIT_DEVICE || s->kind == PLAN_ASSEMBLE;
-}
-
-/* @w is the wait for @s's own device (its source, or its btrfs set), not
- * one that x-storaged.requires= names. */
-static bool waits_for_own_device(const struct plan_step *s, const struct plan_step *w)
-{
-	return w->kind == PLAN_ASSEMBLE || (w->kind == PLAN_WAIT_DEVICE && streq(w->spec, s->entry->source));
-}
-
 /* A step the plan already shows failing (plan_step.conflict). */
 static void fail_planned(struct run *rn, size_t i)
 {
 	fail_step(rn, i, OUT_FAILED, "%s", step(rn, i)->note);
 	exec_record_step_failure(rn, i, STATE_FAILED);
+	if (step(rn, i)->stale_refused)
+		exec_stale_refused(rn, i);
 }
 
 /* Start step @i if it can start now.  Returns: true when its state changed. */
@@ -372,7 +380,7 @@ static bool try_start(struct run *rn, size_t i)
 		return true;
 	}
 	fd = failed_dep(rn, s);
-	if (fd && s->kind == PLAN_MOUNT && waits_for_own_device(s, step(rn, fd->step))) {
+	if (fd && s->kind == PLAN_MOUNT && plan_step_waits_for_own_device(s, step(rn, fd->step))) {
 		/* its own device never came (or is ambiguous): the entry failed,
 		 * for the reason the wait found, as `mount -a` says of it */
 		fail_step(rn, i, OUT_FAILED, "%s", rn->texts[fd->step].msg);
@@ -572,7 +580,7 @@ bool exec_background_waits(const struct plan *p)
 		return false;
 	plan_boot_needs(p, needed);
 	for (size_t i = 0; i < p->n_steps; i++)
-		any |= !needed[i] && !p->steps[i].later && is_device_wait(&p->steps[i]);
+		any |= !needed[i] && !p->steps[i].later && plan_step_is_device_wait(&p->steps[i]);
 	free(needed);
 	return any;
 }
@@ -583,7 +591,7 @@ static const struct plan_step *device_wait_of(const struct run *rn, const struct
 	for (size_t d = 0; d < s->n_deps; d++) {
 		const struct plan_step *w = step(rn, s->deps[d].step);
 
-		if (is_device_wait(w))
+		if (plan_step_is_device_wait(w))
 			return w;
 	}
 	return NULL;

@@ -46,9 +46,13 @@ void exec_area_step(struct run *rn, size_t i)
 	}
 	r = rn->cx->ops->area_setup(rn->cx->ud, s, &dl);
 	log_diags(rn->cx->log, &dl);
+	rec = state_find(rn->cx->state, STATE_AREA, s->area->name);
 	if (r > 0) { /* set up already (known by its mount ID): nothing done */
 		diag_list_done(&dl);
 		rn->steps[i].out = OUT_OK;
+		if (rec && rec->seq && rec->status != STATE_DONE) /* a pass skipped it */
+			state_put(rn->cx->state, STATE_AREA, s->area->name, s->area->path,
+				  config_backend_name(s->area->backend), STATE_DONE, NULL, false);
 		return;
 	}
 	if (r < 0) {
@@ -71,7 +75,6 @@ void exec_area_step(struct run *rn, size_t i)
 	rn->sum.n_done++;
 	rn->sum.n_areas++;
 	log_area_done(rn->cx->log, s);
-	rec = state_find(rn->cx->state, STATE_AREA, s->area->name);
 	if (!rec || rec->seq == 0 || rec->status != STATE_DONE)
 		state_put(rn->cx->state, STATE_AREA, s->area->name, s->area->path,
 			  config_backend_name(s->area->backend), STATE_DONE, NULL, true);

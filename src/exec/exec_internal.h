@@ -27,7 +27,18 @@ enum outcome {
 struct sighting {
 	uint64_t present, expected;
 	char missing[256];
+	uint64_t first_missing; /* devid, 0 when not known */
 	char stale[512]; /* btrfs_format_stale(): shown in `status` */
+};
+
+/* A member of the btrfs filesystem a wait assembles, when it was first
+ * seen.  A filesystem of more members than EXEC_ARRIVALS_MAX keeps the
+ * first ones. */
+#define EXEC_ARRIVALS_MAX 16
+struct arrival {
+	uint64_t devid;
+	uint64_t at_usec; /* since the wait started */
+	char dev[48]; /* its device node, cut */
 };
 
 /* A step's words, apart from struct step_run: large, and most steps never
@@ -36,13 +47,17 @@ struct step_text {
 	char msg[1024]; /* why failed / skipped / incomplete; what was found */
 	char fsid[37]; /* waits: the btrfs filesystem being assembled, once known */
 	struct sighting seen; /* waits: what the last look found */
+	struct arrival arrivals[EXEC_ARRIVALS_MAX]; /* waits: members in the order seen */
+	size_t n_arrivals;
 };
 
 struct step_run {
 	enum outcome out;
 	unsigned chain; /* longest chain of steps that wait on this one */
 	uint64_t started; /* µs */
-	uint64_t deadline; /* waits: µs */
+	uint64_t deadline; /* waits: µs; follows the members (exec_wait.c) */
+	uint64_t first_seen; /* btrfs waits: when the first member was seen, µs */
+	bool looked; /* waits: had their first look at the devices */
 	bool degraded; /* mounts: mounted with -o degraded */
 	bool not_yet; /* mounts: the helper exited 0 with nothing mounted yet */
 	char *why_degraded; /* owned: the reason, when mounted degraded */
@@ -107,5 +122,13 @@ void exec_announce_degraded(struct run *rn, const char *fsid);
 void exec_start_wait(struct run *rn, size_t i);
 /* Re-check every running wait against one fresh look at the devices. */
 void exec_check_waits(struct run *rn);
+/* The btrfs filesystem of wait step @w is decided: recorded in its state
+ * record and logged in one line ("btrfs FSID: decision=..."), once; a
+ * decision to mount (degraded, read-only) outranks a refusal of another
+ * entry of the same filesystem. */
+void exec_decide(struct run *rn, size_t w, enum btrfs_decision d);
+/* The MOUNT step @i, refused by the plan for a stale member: its
+ * filesystem's record says so, with the decision. */
+void exec_stale_refused(struct run *rn, size_t i);
 
 #endif

@@ -97,24 +97,174 @@ static bool assemble_check(struct run *rn, const struct btrfs_fs_list *l, const 
 	seen->present = fs->n_members;
 	seen->expected = fs->num_devices;
 	btrfs_format_missing(fs, seen->missing, sizeof(seen->missing));
+	seen->first_missing = fs->n_missing ? fs->missing[0] : 0;
 	btrfs_format_stale(fs, seen->stale, sizeof(seen->stale));
 	return complete && ready_registers(rn, fs->members[0].dev->devnode);
 }
 
-/* The record of btrfs @fsid: @st, and what the wait found, which `status`
- * words (no reason: the words are status's, from these fields). */
-static void record_members(struct run *rn, const char *fsid, enum state_status st,
-			   const struct sighting *seen, uint64_t waited_usec, const char *note)
+/* Each member of @fs not seen before by wait @i, with the time since the
+ * wait started.  Returns: how many arrived. */
+static unsigned note_arrivals(struct run *rn, size_t i, const struct btrfs_filesystem *fs)
 {
-	struct state_record *r = state_put(rn->cx->state, STATE_BTRFS, fsid, NULL, "btrfs", st, NULL, false);
+	struct step_text *tx = &rn->texts[i];
+	uint64_t at = now_usec(rn) - rn->steps[i].started;
+	unsigned n = 0;
+
+	for (size_t m = 0; m < fs->n_members && tx->n_arrivals < EXEC_ARRIVALS_MAX; m++) {
+		struct arrival *a = NULL;
+		bool known = false;
+
+		for (size_t k = 0; k < tx->n_arrivals && !known; k++)
+			known = tx->arrivals[k].devid == fs->members[m].devid;
+		if (known)
+			continue;
+		a = &tx->arrivals[tx->n_arrivals++];
+		a->devid = fs->members[m].devid;
+		a->at_usec = at;
+		snprintf(a->dev, sizeof(a->dev), "%s", fs->members[m].dev->devnode);
+		log_debug(rn->cx->log, "btrfs %s: devid %llu (%s) seen %llu ms after the wait started",
+			  fs->fsid, (unsigned long long)a->devid, a->dev, (unsigned long long)(at / USEC_PER_MSEC));
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The wait follows the members: its deadline counts from when the first
+ * member was seen (a wait that started with none counted from its start
+ * until then), and each member that arrives later re-arms a quiet period
+ * of settle_usec after it, never past settle_limit_usec beyond the
+ * timeout, so that a shelf still spinning its disks up is waited for.
+ */
+static void follow_members(struct run *rn, size_t i, size_t before, unsigned arrived)
+{
+	const struct plan_step *s = step(rn, i);
+	struct step_run *sr = &rn->steps[i];
+	uint64_t now = now_usec(rn), cap, quiet;
+	char dur[32];
+
+	if (!arrived)
+		return;
+	if (before == 0) {
+		/* present at the first look: there when the wait started */
+		sr->first_seen = sr->looked ? now : sr->started;
+		sr->deadline = deadline_after(sr->first_seen, s->timeout_usec);
+		return;
+	}
+	if (!s->settle_usec)
+		return;
+	cap = deadline_after(deadline_after(sr->first_seen, s->timeout_usec), s->settle_limit_usec);
+	quiet = deadline_after(now, s->settle_usec);
+	if (quiet > cap)
+		quiet = cap;
+	if (quiet <= sr->deadline)
+		return;
+	sr->deadline = quiet;
+	log_debug(rn->cx->log, "btrfs %s: a member arrived: waiting %s more for the others (settle-time)",
+		  rn->texts[i].fsid, units_format_duration(quiet - now, dur, sizeof(dur)));
+}
+
+/* "devid 1 /dev/loop3 at +0.0s, devid 2 /dev/loop4 at +3.2s" */
+static char *format_arrivals(const struct step_text *tx, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t k = 0; k < tx->n_arrivals && off < len; k++) {
+		const struct arrival *a = &tx->arrivals[k];
+
+		off += (size_t)snprintf(buf + off, len - off, "%sdevid %llu %s at +%llu.%llus", k ? ", " : "",
+					(unsigned long long)a->devid, a->dev,
+					(unsigned long long)(a->at_usec / USEC_PER_SEC),
+					(unsigned long long)(a->at_usec % USEC_PER_SEC / 100000));
+	}
+	return buf;
+}
+
+/* The record of btrfs @fsid of wait @i: @st, and what the wait found,
+ * which `status` words (no reason: the words are status's, from these
+ * fields): members, the wait and who arrived when. */
+static void record_members(struct run *rn, size_t i, enum state_status st, uint64_t waited_usec,
+			   const char *note)
+{
+	const struct step_text *tx = &rn->texts[i];
+	struct state_record *r = state_put(rn->cx->state, STATE_BTRFS, tx->fsid, NULL, "btrfs", st, NULL, false);
+	char arrivals[1024], wait[128];
 
 	if (!r)
 		return;
-	r->members_present = seen->present;
-	r->members_expected = seen->expected;
+	r->members_present = tx->seen.present;
+	r->members_expected = tx->seen.expected;
 	r->waited_usec = waited_usec;
+	/* NULL on ENOMEM: status says less */
 	if (note[0])
-		r->members_note = strdup(note); /* NULL on ENOMEM: status says less */
+		r->members_note = strdup(note);
+	r->stale_usec = note[0] && st == STATE_DONE ? realtime_usec() : 0;
+	if (tx->n_arrivals)
+		r->arrivals = strdup(format_arrivals(tx, arrivals, sizeof(arrivals)));
+	r->wait_policy = strdup(plan_wait_words(step(rn, i), wait, sizeof(wait)));
+}
+
+/* A decision that mounts outranks a refusal, which outranks "complete"
+ * (a complete set whose mount was refused for a stale member). */
+static int decision_rank(enum btrfs_decision d)
+{
+	return d == DECISION_DEGRADED || d == DECISION_READ_ONLY ? 3 : d == DECISION_COMPLETE ? 1 : d ? 2 : 0;
+}
+
+void exec_decide(struct run *rn, size_t w, enum btrfs_decision d)
+{
+	const struct step_text *tx = &rn->texts[w];
+	struct state_record *r = tx->fsid[0] ? state_find(rn->cx->state, STATE_BTRFS, tx->fsid) : NULL;
+	char arrivals[1024], dur[32];
+
+	if (!r || r->decision == d || decision_rank(d) < decision_rank(r->decision))
+		return;
+	r->decision = d;
+	state_touch(rn->cx->state, r);
+	/* the one line an operator greps for ("decision="), at warning
+	 * level but for a complete set */
+	log_msg(rn->cx->log, d == DECISION_COMPLETE ? LOG_INFO : LOG_WARNING,
+		"btrfs %s: decision=%s members=%llu/%llu waited=%s wait=\"%s\" arrived=\"%s\" missing=\"%s\"",
+		tx->fsid, state_decision_name(d), (unsigned long long)tx->seen.present,
+		(unsigned long long)tx->seen.expected,
+		units_format_duration(r->waited_usec / USEC_PER_MSEC * USEC_PER_MSEC, dur, sizeof(dur)),
+		r->wait_policy ? r->wait_policy : "",
+		format_arrivals(tx, arrivals, sizeof(arrivals)), tx->seen.missing);
+}
+
+void exec_stale_refused(struct run *rn, size_t i)
+{
+	const struct plan_step *s = step(rn, i);
+	struct step_text *tx = &rn->texts[i];
+	struct state_record *r = state_find(rn->cx->state, STATE_BTRFS, s->fsid);
+
+	if (r && r->decision == DECISION_STALE_REFUSED) /* another entry of it */
+		return;
+	snprintf(tx->fsid, sizeof(tx->fsid), "%s", s->fsid);
+	tx->seen.present = s->n_present;
+	tx->seen.expected = s->num_devices;
+	r = state_put(rn->cx->state, STATE_BTRFS, s->fsid, NULL, "btrfs", STATE_FAILED, s->note, false);
+	if (!r)
+		return;
+	r->members_present = s->n_present;
+	r->members_expected = s->num_devices;
+	r->wait_policy = strdup("none: refused when planned"); /* NULL on ENOMEM: says less */
+	exec_decide(rn, i, DECISION_STALE_REFUSED);
+}
+
+/* A mount of wait @i's filesystem refused for its stale member (the plan's
+ * stale-member = refuse), whatever the wait finds. */
+static bool stale_refused(const struct run *rn, size_t i)
+{
+	for (size_t k = 0; k < rn->plan->n_steps; k++) {
+		const struct plan_step *s = step(rn, k);
+
+		for (size_t d = 0; s->stale_refused && d < s->n_deps; d++)
+			if (s->deps[d].step == i)
+				return true;
+	}
+	return false;
 }
 
 static void wait_done(struct run *rn, size_t i, const struct sighting *seen)
@@ -127,11 +277,12 @@ static void wait_done(struct run *rn, size_t i, const struct sighting *seen)
 		return;
 	snprintf(tx->msg, sizeof(tx->msg), "%llu/%llu members%s%.400s", (unsigned long long)seen->present,
 		 (unsigned long long)seen->expected, seen->stale[0] ? "; " : "", seen->stale);
-	record_members(rn, tx->fsid, STATE_DONE, seen, 0, seen->stale);
+	record_members(rn, i, STATE_DONE, now_usec(rn) - sr->started, seen->stale);
 	rn->sum.n_assembled++;
 	if (rn->cx->ops->mark_ready(rn->cx->ud, tx->fsid, true) < 0)
 		log_warning(rn->cx->log, "btrfs %s: cannot create its readiness flag", tx->fsid);
 	log_info(rn->cx->log, "btrfs %s: assembled, %s", tx->fsid, tx->msg);
+	exec_decide(rn, i, stale_refused(rn, i) ? DECISION_STALE_REFUSED : DECISION_COMPLETE);
 }
 
 /* One look for the wait step @i.  Returns: true when it is satisfied. */
@@ -154,6 +305,11 @@ static bool wait_check(struct run *rn, size_t i, const struct inventory *inv, co
 		snprintf(tx->fsid, sizeof(tx->fsid), "%s", d->btrfs.fsid_str);
 	}
 	fs = btrfs_fs_list_find(l, tx->fsid);
+	if (fs) {
+		size_t before = tx->n_arrivals;
+
+		follow_members(rn, i, before, note_arrivals(rn, i, fs));
+	}
 	if (fs && fs->n_clones) { /* a clone appeared meanwhile: register neither */
 		btrfs_format_clones(fs, tx->msg, sizeof(tx->msg));
 		sr->out = OUT_FAILED;
@@ -172,15 +328,17 @@ static void wait_expired(struct run *rn, size_t i)
 	const struct plan_step *s = step(rn, i);
 	struct step_run *sr = &rn->steps[i];
 	struct step_text *tx = &rn->texts[i];
+	/* the wait's own length: it followed the members */
+	uint64_t waited = sr->deadline - sr->started;
 	char dur[32];
 
-	units_format_duration(s->timeout_usec, dur, sizeof(dur));
+	units_format_duration(tx->fsid[0] && tx->seen.present > 0 ? waited : s->timeout_usec, dur, sizeof(dur));
 	if (tx->fsid[0] && tx->seen.present > 0) {
 		snprintf(tx->msg, sizeof(tx->msg), "%llu of %llu members present after %s%s%s",
 			 (unsigned long long)tx->seen.present, (unsigned long long)tx->seen.expected,
 			 dur, tx->seen.missing[0] ? ", " : "", tx->seen.missing);
 		sr->out = OUT_INCOMPLETE;
-		record_members(rn, tx->fsid, STATE_INCOMPLETE, &tx->seen, s->timeout_usec, tx->seen.missing);
+		record_members(rn, i, STATE_INCOMPLETE, waited, tx->seen.missing);
 		return;
 	}
 	if (s->kind == PLAN_WAIT_DEVICE)
@@ -216,6 +374,7 @@ void exec_check_waits(struct run *rn)
 			continue;
 		if (!wait_check(rn, i, inv, &l) && now >= rn->steps[i].deadline)
 			wait_expired(rn, i);
+		rn->steps[i].looked = true;
 	}
 	btrfs_fs_list_done(&l);
 	inventory_done(&scanned);
@@ -258,7 +417,8 @@ void exec_start_wait(struct run *rn, size_t i)
 	char dur[32];
 
 	sr->out = OUT_RUNNING;
-	sr->deadline = deadline_after(now_usec(rn), s->timeout_usec);
+	sr->started = now_usec(rn);
+	sr->deadline = deadline_after(sr->started, s->timeout_usec);
 	if (s->kind == PLAN_ASSEMBLE)
 		snprintf(tx->fsid, sizeof(tx->fsid), "%s", s->fsid);
 	if (s->kind == PLAN_ASSEMBLE && s->missing) {

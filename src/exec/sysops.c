@@ -35,6 +35,7 @@
 #include "mount/view.h"
 #include "state/state.h"
 #include "status/status_live.h"
+#include "status/status_prom.h"
 #include "sysops.h"
 #include "parse/units.h"
 
@@ -219,11 +220,17 @@ static void real_status(void *ud, const char *text)
 static int real_area_setup(void *ud, const struct plan_step *s, struct diag_list *msgs)
 {
 	struct sysops *so = ud;
+	int r;
 
 	/* an area's mount may cover a directory the pass's walks kept */
 	mount_pool_forget_dirs(&so->mounts);
 	/* a deferred area is sized by area_setup(), when it runs */
-	return area_setup(s->area, s->sizing_deferred ? NULL : &s->sizing, so->state_dir, msgs);
+	r = area_setup(s->area, s->sizing_deferred ? NULL : &s->sizing, so->state_dir, msgs);
+	/* set up anew: the last sync status shows is not an earlier one's */
+	if (r == 0 && status_prom_forget_sync(so->state_dir, s->area->name) < 0)
+		diag_warning(msgs, NULL, 0, "area '%s': cannot forget the last sync of the area of that name before it",
+			     s->area->name);
+	return r;
 }
 
 /* ------------------------------------------------------------------ */

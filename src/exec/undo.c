@@ -4,18 +4,25 @@
  * table looks at the mount table and unmounts.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy/copy.h"
 #include "parse/fsfacts.h"
 #include "undo.h"
 #include "shared/util.h"
 
-/* Something storaged set up and `stop` undoes. */
+/* Something storaged set up and `stop` undoes: also what an earlier pass
+ * set up and a later one recorded failed, skipped or waiting (exec.c keeps
+ * its seq): a mount by the ID it recorded (undo_mount() checks it), an
+ * area by its own record (area_teardown() undoes what exists). */
 static bool record_is_undoable(const struct state_record *r)
 {
-	return r->seq > 0 && r->kind != STATE_BTRFS &&
-	       (r->status == STATE_DONE || r->status == STATE_DEGRADED || r->status == STATE_MOUNTING);
+	if (r->seq == 0 || r->kind == STATE_BTRFS)
+		return false;
+	return r->status == STATE_DONE || r->status == STATE_DEGRADED || r->status == STATE_MOUNTING ||
+	       r->kind == STATE_AREA || r->mount_id;
 }
 
 static int by_seq_desc(const void *a, const void *b)
@@ -69,6 +76,7 @@ static int mount_still_ours(const struct undo_ctx *cx, const struct state_record
 	return 1;
 }
 
+/* Returns: 1 unmounted, 0 nothing to undo, negative errno (each logged). */
 static int undo_mount(const struct undo_ctx *cx, const struct state_record *rec)
 {
 	const char *mp = rec->mountpoint ? rec->mountpoint : rec->id;
@@ -96,20 +104,46 @@ static int undo_mount(const struct undo_ctx *cx, const struct state_record *rec)
 		log_info(cx->log, "%s: storaged's mount is gone (%s); nothing to undo", rec->id, err);
 		r = 0;
 	} else if (r < 0) {
+		char q[PATH_MAX * 4 + 3];
+
 		log_error(cx->log, "%s: cannot unmount: %s; stop the processes using it (fuser -vm %s) and run `storaged stop` again",
-			  rec->id, err[0] ? err : strerror(-r), mp);
+			  rec->id, err[0] ? err : strerror(-r), shell_quote(mp, q, sizeof(q)));
 	} else {
 		log_info(cx->log, "unmounted %s", rec->id);
+		r = 1;
 	}
 	mount_view_done(&v);
 	return r;
 }
 
-static int undo_area(const struct undo_ctx *cx, const char *name, const char *path)
+/* Adds one outcome (of undo_mount(), undo_area()) to cx->sum. */
+static void count(const struct undo_ctx *cx, enum state_kind kind, int r)
+{
+	if (!cx->sum)
+		return;
+	if (r < 0)
+		cx->sum->n_failed++;
+	else if (r > 0 && kind == STATE_MOUNT)
+		cx->sum->n_unmounted++;
+	else if (r == 0 && kind == STATE_AREA)
+		cx->sum->n_areas++;
+}
+
+/* @why (@len bytes, may be 0): the first error of the teardown, without
+ * its "area 'NAME': " (the record names the area). */
+static int undo_area(const struct undo_ctx *cx, const char *name, const char *path, char *why, size_t len)
 {
 	struct diag_list dl = { 0 };
 	int r = cx->ops->area_teardown(cx->ud, name, &dl);
+	size_t k = 0;
 
+	while (k < dl.n && dl.v[k].level != DIAG_ERROR)
+		k++;
+	if (len && k < dl.n) {
+		const char *msg = dl.v[k].msg, *own = strstr(msg, "': ");
+
+		snprintf(why, len, "%s", has_prefix(msg, "area '") && own ? own + 3 : msg);
+	}
 	log_diags(cx->log, &dl);
 	diag_list_done(&dl);
 	if (r == 0 && path)
@@ -118,7 +152,24 @@ static int undo_area(const struct undo_ctx *cx, const char *name, const char *pa
 		log_info(cx->log, "area %s: removed", name);
 	else if (r == -ENODATA) /* torn down, but its content was lost: said above */
 		log_error(cx->log, "area %s: removed, without its content (not synced back)", name);
+	else if (r == -COPY_SYNC_KEPT_BOTH) /* torn down, entries kept twice: said above */
+		log_error(cx->log, "area %s: removed from %s, with entries kept twice in it (above); `storaged status` shows this until the next stop or start",
+			  name, path ?: "its directory");
 	return r;
+}
+
+/* An area that stop tore down after a sync back that kept entries twice:
+ * recorded failed, with why, so that `status` shows what is to merge
+ * (exit 1).  Nothing of it is left to undo: the next stop clears it. */
+static void record_kept_both(struct state *st, const struct state_record *rec, const char *why)
+{
+	char reason[1024];
+	struct state_record *r;
+
+	snprintf(reason, sizeof(reason), "removed by `storaged stop`; %s", why);
+	r = state_put(st, STATE_AREA, rec->id, rec->source, rec->fstype, STATE_FAILED, reason, false);
+	if (r)
+		r->seq = 0;
 }
 
 /* Step 1 and 2.  Returns: failures, or -ENOMEM. */
@@ -136,14 +187,19 @@ static int undo_records(const struct undo_ctx *cx, struct state *st)
 			v[n++] = &st->v[i];
 	qsort(v, n, sizeof(*v), by_seq_desc);
 	for (size_t i = 0; i < n; i++) {
-		int r = v[i]->kind == STATE_AREA ? undo_area(cx, v[i]->id, v[i]->source)
+		char why[768] = "";
+		int r = v[i]->kind == STATE_AREA ? undo_area(cx, v[i]->id, v[i]->source, why, sizeof(why))
 						 : undo_mount(cx, v[i]);
+
+		count(cx, v[i]->kind, r);
 
 		/* -ENODATA: an area torn down without its content: a failure
 		 * to report, but nothing of it is left to undo */
 		if (r < 0)
 			failed++;
-		if ((r == 0 || r == -ENODATA) && strv_extend(&done, v[i]->id) < 0)
+		if (r == -COPY_SYNC_KEPT_BOTH)
+			record_kept_both(st, v[i], why);
+		if ((r >= 0 || r == -ENODATA) && strv_extend(&done, v[i]->id) < 0)
 			return -ENOMEM;
 	}
 	for (size_t i = 0; done && done[i]; i++) {
@@ -166,7 +222,10 @@ static int undo_unrecorded_areas(const struct undo_ctx *cx, struct state *st)
 
 		if (rec && record_is_undoable(rec))
 			continue; /* kept by undo_records() because it failed */
-		failed += undo_area(cx, names[i], NULL) < 0;
+		int r = undo_area(cx, names[i], NULL, NULL, 0);
+
+		count(cx, STATE_AREA, r);
+		failed += r < 0;
 	}
 	return failed;
 }

@@ -12,10 +12,18 @@
 #include "ops.h"
 #include "state/state.h"
 
+/* What undo_run() did, for stop's closing line. */
+struct undo_summary {
+	unsigned n_unmounted; /* storaged's mounts unmounted */
+	unsigned n_areas; /* areas torn down (synced back first where persist) */
+	unsigned n_failed; /* records not undone, and areas torn down without their content */
+};
+
 struct undo_ctx {
 	const struct ops *ops;
 	void *ud; /* passed to every operation */
 	const struct logger *log;
+	struct undo_summary *sum; /* counted into; NULL: not counted */
 };
 
 /**
@@ -26,8 +34,9 @@ struct undo_ctx {
  *      end: emptied when everything was undone, else with what is left
  *
  * Steps:
- *   1. the undoable records (mounts and areas set up or being set up),
- *      newest first: children before parents, binds before their sources;
+ *   1. the undoable records (mounts and areas set up or being set up,
+ *      also those a later pass recorded failed or skipped), newest first:
+ *      children before parents, binds before their sources;
  *   2. each mount only while it is still storaged's: gone, replaced (its ID
  *      reused) or, for a mount storaged was killed in, something else
  *      mounted there since, is left alone; a mount covered by another one
@@ -37,6 +46,8 @@ struct undo_ctx {
  *   4. with no failure, the readiness flags of the btrfs records go too.
  *
  * A failure is logged once, with what to do, and the rest still runs.
+ * An area torn down after a sync back that kept entries twice stays in
+ * @st, failed, with the sync's error as its reason (status shows it).
  *
  * Returns: the number of records that could not be undone (0: all), or
  * -ENOMEM.

@@ -13,30 +13,6 @@
 #include "view.h"
 #include "shared/util.h"
 
-static bool helper_at(const char *dir, const char *type, size_t type_len, char *buf, size_t len)
-{
-	struct stat st;
-	int n = snprintf(buf, len, "%s/mount.%.*s", dir, (int)type_len, type);
-
-	return n > 0 && (size_t)n < len && stat(buf, &st) == 0;
-}
-
-int mount_helper_find(const char *fstype, char *buf, size_t len)
-{
-	static const char *const dirs[] = { "/sbin", "/sbin/fs.d", "/sbin/fs" };
-	const char *dot;
-
-	if (!fstype || !fstype[0] || streq(fstype, "none") || strchr(fstype, ',') ||
-	    strstr(fstype, "/.."))
-		return -ENOENT;
-	dot = strrchr(fstype, '.');
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
-		if (helper_at(dirs[i], fstype, strlen(fstype), buf, len) ||
-		    (dot && helper_at(dirs[i], fstype, (size_t)(dot - fstype), buf, len)))
-			return 0;
-	return -ENOENT;
-}
-
 int mount_helper_options(const char *options, char **ret)
 {
 	char *rest = (char *)options, *name, *value, *out = NULL;

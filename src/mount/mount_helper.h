@@ -14,23 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shared/spawn_helper.h" /* mount_helper_find() */
+
 struct libmnt_table;
 
-/**
- * mount_helper_find:
- * @fstype: the entry's filesystem type; "" or NULL looks for none
- * @buf: the helper's path, on success
- * @len: size of @buf in bytes
- *
- * The program libmount would run for @fstype: "mount.TYPE" in each
- * directory of its search path, and for "TYPE.SUBTYPE" also "mount.TYPE"
- * (util-linux libmount/src/context.c mnt_context_prepare_helper(),
- * FS_SEARCH_PATH "/sbin:/sbin/fs.d:/sbin/fs", 2.38 to 2.41).  Like
- * libmount, none for "none", a list of types or a type holding "/..".
- *
- * Returns: 0 with the path in @buf; -ENOENT when there is no helper.
- */
-int mount_helper_find(const char *fstype, char *buf, size_t len);
 
 /**
  * mount_helper_options:

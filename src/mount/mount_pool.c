@@ -101,7 +101,7 @@ static void serve(int fd, char *buf, struct mount_reply *out)
 		out->error = parse_request(buf, (size_t)n, &rq);
 		if (out->error == 0) {
 			/* a helper for the type makes libmount run it, as before */
-			if (mount_helper_find(rq.fstype, helper, sizeof(helper)) == 0)
+			if (mount_helper_find(NULL, rq.fstype, helper, sizeof(helper)) == 0)
 				rq.helper = helper;
 			rq.no_helper = rq.fstype[0] && !rq.helper;
 			/* only a helper told to go on in the background may exit 0
@@ -166,7 +166,7 @@ static const char *const here_fstypes[MOUNT_HERE_TYPES] = { "tmpfs", "ramfs" };
 static bool here_helper(struct mount_pool *pool, size_t type)
 {
 	if (!pool->helper_checked[type]) {
-		pool->helper_found[type] = spawn_has_mount_helper(SPAWN_MOUNT_HELPER_DIRS, here_fstypes[type]);
+		pool->helper_found[type] = mount_helper_exists(NULL, here_fstypes[type]);
 		pool->helper_checked[type] = true;
 	}
 	return pool->helper_found[type];

@@ -402,24 +402,50 @@ int mountfd_id(const struct mountfd_ops *ops, int fd, uint64_t *ret_id, uint64_t
 	return 0;
 }
 
+/*
+ * The table, and the directory's path as it was while the table was read:
+ * the path read before and after, the pair retried while the two differ.
+ * A user renaming a directory on the way between the two reads would make
+ * the table's mount point and the path disagree, and a mount that is there
+ * would not be found.  Returns the table (the caller's), NULL with errno.
+ */
+static struct libmnt_table *table_and_path(int target_fd, char *mp, size_t len)
+{
+	char fdpath[32], again[4096];
+	struct libmnt_table *tb = NULL;
+	ssize_t n, m;
+
+	mountfd_fd_path(target_fd, fdpath, sizeof(fdpath));
+	for (int tries = 0; tries < 64; tries++) {
+		mnt_unref_table(tb);
+		n = readlink(fdpath, mp, len - 1);
+		tb = n > 0 ? view_read_table(VIEW_MOUNTINFO) : NULL;
+		m = tb ? readlink(fdpath, again, sizeof(again) - 1) : -1;
+		if (!tb || m <= 0) {
+			mnt_unref_table(tb);
+			return NULL;
+		}
+		mp[n] = again[m] = '\0';
+		if (strcmp(mp, again) == 0)
+			break;
+	}
+	return tb;
+}
+
 int mountfd_top_id(const struct mountfd_ops *ops, int target_fd, uint64_t *ret_id)
 {
-	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
+	char mp[4096];
+	struct libmnt_table *tb = table_and_path(target_fd, mp, sizeof(mp));
 	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
 	struct libmnt_fs *fs;
-	char fdpath[32], mp[4096];
 	uint64_t cur = 0;
 	bool found = true;
-	ssize_t n;
 	int r;
 
 	*ret_id = 0;
-	mountfd_fd_path(target_fd, fdpath, sizeof(fdpath));
-	n = readlink(fdpath, mp, sizeof(mp) - 1);
-	r = n <= 0 ? -errno : !tb || !it ? -ENOMEM : mountfd_id(ops, target_fd, &cur, NULL);
+	r = !tb ? -errno ?: -ENOMEM : !it ? -ENOMEM : mountfd_id(ops, target_fd, &cur, NULL);
 	if (r < 0 || !cur)
 		goto out;
-	mp[n] = '\0';
 	/* each mount stacked on that directory has the one below as parent */
 	while (found) {
 		found = false;

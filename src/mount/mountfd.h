@@ -214,8 +214,9 @@ int mountfd_id(const struct mountfd_ops *ops, int fd, uint64_t *ret_id, uint64_t
  *
  * Follows /proc/self/mountinfo from the mount @target_fd is on (statx(2)
  * STATX_MNT_ID) through the mounts whose parent is the one before and
- * whose mount point is the directory's path now (readlink of its magic
- * link): paths are compared only along that one chain.
+ * whose mount point is the directory's path (readlink of its magic link,
+ * the same before and after the table was read: a rename meanwhile is
+ * retried): paths are compared only along that one chain.
  *
  * Returns: 0; -ENOENT when nothing is mounted on the directory; negative
  * errno when the table or the descriptor cannot be read.

@@ -18,8 +18,10 @@
  * The handler applies each key through one table (config_keys.c), and
  * collects every error of the pass.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <strings.h>
 #include <string.h>
 
 #include <ini.h>
@@ -50,9 +52,12 @@ struct parser {
 	struct ini_lines lines; /* lines.lineno: the line being handled */
 
 	char *section; /* inih's name of the section being read; NULL before the first key */
+	unsigned section_header; /* lines.headers when it began */
 	enum section_kind in; /* kind of that section */
 	size_t area; /* index in c->areas when in == SECTION_AREA */
 	size_t first_area; /* areas from index first_area on come from this buffer */
+	size_t btrfs; /* index in c->btrfs when in == SECTION_BTRFS */
+	size_t first_btrfs; /* btrfs sections from index first_btrfs on come from this buffer */
 	unsigned storaged_line; /* first key of [storaged] in this buffer, 0: none yet */
 	unsigned seen[CONFIG_N_KEYS]; /* line each key was set at in this section */
 	int r; /* -ENOMEM stops everything */
@@ -78,6 +83,8 @@ static const char *section_label(const struct parser *p, char *buf, size_t len)
 {
 	if (p->in == SECTION_AREA)
 		snprintf(buf, len, "[area %s]", p->c->areas[p->area].name);
+	else if (p->in == SECTION_BTRFS)
+		snprintf(buf, len, "[btrfs %s]", p->c->btrfs[p->btrfs].name);
 	else
 		snprintf(buf, len, "[storaged]");
 	return buf;
@@ -149,6 +156,88 @@ static enum section_kind begin_area(struct parser *p, const char *name)
 	return p->r < 0 ? SECTION_SKIP : SECTION_AREA;
 }
 
+/* "5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f": 8-4-4-4-12 hex digits, as
+ * `btrfs filesystem show` prints a filesystem's UUID. */
+static bool is_uuid(const char *s)
+{
+	for (size_t i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (dash ? s[i] != '-' : !isxdigit((unsigned char)s[i]))
+			return false;
+	}
+	return s[36] == '\0';
+}
+
+static struct btrfs_policy *find_btrfs(struct config *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_btrfs; i++)
+		if (strcmp(c->btrfs[i].name, name) == 0)
+			return &c->btrfs[i];
+	return NULL;
+}
+
+static int btrfs_new(struct parser *p, const char *name)
+{
+	struct config *c = p->c;
+	struct btrfs_policy b = {
+		.line = p->lines.lineno,
+		.name = strdup(name),
+		.file = strdup(p->filename),
+	};
+	struct btrfs_policy *v = NULL;
+
+	if (b.name && b.file)
+		v = realloc(c->btrfs, (c->n_btrfs + 1) * sizeof(*v));
+	if (!v) {
+		free(b.name);
+		free(b.file);
+		return -ENOMEM;
+	}
+	if (has_prefix(b.name, "LABEL="))
+		b.label = b.name + strlen("LABEL=");
+	v[c->n_btrfs] = b;
+	c->btrfs = v;
+	p->btrfs = c->n_btrfs++;
+	return 0;
+}
+
+/* A section of a later file (a drop-in) for the same filesystem goes on
+ * with it, key by key, as [storaged] does; within one file it is a
+ * duplicate. */
+static enum section_kind begin_btrfs(struct parser *p, const char *name)
+{
+	unsigned line = p->lines.lineno;
+	char lower[40];
+	struct btrfs_policy *old;
+
+	if (!*name) {
+		parser_error(p, line, "section [btrfs] needs a filesystem: [btrfs FSID] (as `btrfs filesystem show` prints it) or [btrfs LABEL=NAME]");
+		return SECTION_SKIP;
+	}
+	if (has_prefix(name, "LABEL=") ? !name[6] : !is_uuid(name)) {
+		parser_error(p, line, "'%s' names no btrfs filesystem: write [btrfs FSID] with its UUID as `btrfs filesystem show` prints it (e.g. 5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f) or [btrfs LABEL=NAME]",
+			     name);
+		return SECTION_SKIP;
+	}
+	/* a UUID in lower case, as the kernel and blkid print it */
+	snprintf(lower, sizeof(lower), "%s", name);
+	for (char *k = has_prefix(name, "LABEL=") ? NULL : lower; k && *k; k++)
+		*k = (char)tolower((unsigned char)*k);
+	name = has_prefix(name, "LABEL=") ? name : lower;
+	old = find_btrfs(p->c, name);
+	if (old && (size_t)(old - p->c->btrfs) >= p->first_btrfs) {
+		parser_error(p, line, "duplicate section [btrfs %s]; first at line %u", name, old->line);
+		return SECTION_SKIP;
+	}
+	if (old) {
+		p->btrfs = (size_t)(old - p->c->btrfs);
+		return SECTION_BTRFS;
+	}
+	parser_oom(p, btrfs_new(p, name));
+	return p->r < 0 ? SECTION_SKIP : SECTION_BTRFS;
+}
+
 /* A path given but invalid was reported already: only a missing one here. */
 static void end_section(struct parser *p)
 {
@@ -198,7 +287,9 @@ static enum section_kind section_kind(struct parser *p, const char *raw)
 	}
 	if (strncmp(name, "area", 4) == 0 && (name[4] == '\0' || is_blank(name[4])))
 		return begin_area(p, name + 4 + strspn(name + 4, " \t"));
-	parser_error(p, line, "unknown section '[%s]'; expected [storaged] or [area NAME]", raw);
+	if (strncmp(name, "btrfs", 5) == 0 && (name[5] == '\0' || is_blank(name[5])))
+		return begin_btrfs(p, name + 5 + strspn(name + 5, " \t"));
+	parser_error(p, line, "unknown section '[%s]'; expected [storaged], [area NAME] or [btrfs FSID]", raw);
 	return SECTION_SKIP;
 }
 
@@ -236,7 +327,7 @@ static void apply_key(struct parser *p, const char *key, const char *value)
 	if (p->in == SECTION_SKIP)
 		return;
 	if (p->in == SECTION_NONE) {
-		parser_error(p, line, "'%s' is outside of any section; put it under [storaged] or [area NAME]",
+		parser_error(p, line, "'%s' is outside of any section; put it under [storaged], [area NAME] or [btrfs FSID]",
 			     key);
 		return;
 	}
@@ -265,7 +356,12 @@ static void apply_key(struct parser *p, const char *key, const char *value)
 			return;
 		}
 	}
-	base = p->in == SECTION_AREA ? (void *)&p->c->areas[p->area] : (void *)p->c;
+	if (p->in == SECTION_AREA)
+		base = &p->c->areas[p->area];
+	else if (p->in == SECTION_BTRFS)
+		base = &p->c->btrfs[p->btrfs];
+	else
+		base = p->c;
 	r = k->parse(value, base, k);
 	if (r == -ENOMEM)
 		parser_oom(p, r);
@@ -273,6 +369,9 @@ static void apply_key(struct parser *p, const char *key, const char *value)
 		report_value(p, k, value, r);
 	else if (k->flag_off)
 		*(bool *)((char *)base + k->flag_off) = true;
+	/* the kernel's types are the loader's to check: it names this line */
+	if (r == 0 && p->in == SECTION_AREA && strcmp(k->key, "fs") == 0)
+		p->c->areas[p->area].fs_line = line;
 }
 
 /* inih names the section with each key: a new name starts a section. */
@@ -282,7 +381,9 @@ static int config_handler(void *user, const char *section, const char *name, con
 
 	if (p->r < 0)
 		return 0;
-	if (!p->section || strcmp(p->section, section) != 0) {
+	/* a new name, or the same name under a header of its own */
+	if (!p->section || strcmp(p->section, section) != 0 || p->section_header != p->lines.headers) {
+		p->section_header = p->lines.headers;
 		free(p->section);
 		p->section = strdup(section);
 		if (!p->section) {
@@ -359,6 +460,7 @@ int config_parse_buf(struct config *c, const char *text, size_t len, const char 
 			.diags = diags,
 		},
 		.first_area = c->n_areas,
+		.first_btrfs = c->n_btrfs,
 	};
 	size_t errors = diag_count(diags, DIAG_ERROR), first_diag = diags->n;
 	int ret;
@@ -382,12 +484,58 @@ int config_parse_buf(struct config *c, const char *text, size_t len, const char 
 	return diag_count(diags, DIAG_ERROR) > errors ? -EINVAL : 0;
 }
 
+/* ---------------------------------------------------------------- btrfs */
+
+const struct btrfs_policy *config_btrfs_section(const struct config *c, const char *fsid, const char *label)
+{
+	const struct btrfs_policy *by_label = NULL;
+
+	for (size_t i = 0; i < c->n_btrfs; i++) {
+		const struct btrfs_policy *b = &c->btrfs[i];
+
+		if (!b->label && fsid && strcasecmp(b->name, fsid) == 0)
+			return b;
+		if (b->label && label && !by_label && strcmp(b->label, label) == 0)
+			by_label = b;
+	}
+	return by_label;
+}
+
+void config_btrfs_policy(const struct config *c, const char *fsid, const char *label,
+			 struct btrfs_fs_policy *ret)
+{
+	const struct btrfs_policy *b = config_btrfs_section(c, fsid, label);
+
+	*ret = (struct btrfs_fs_policy){
+		.device_timeout_usec = b && b->device_timeout_set ? b->device_timeout_usec : c->device_timeout_usec,
+		.settle_usec = b && b->settle_set ? b->settle_usec : c->settle_usec,
+		.settle_limit_usec = b && b->settle_limit_set ? b->settle_limit_usec : c->settle_limit_usec,
+		.degraded = b && b->degraded_set ? b->degraded : c->degraded,
+		.stale_member = b && b->stale_member_set ? b->stale_member : c->stale_member,
+		.section = b,
+	};
+}
+
+const char *config_degraded_name(enum degraded_policy d)
+{
+	switch (d) {
+	case DEGRADED_AFTER_TIMEOUT:
+		return "after-timeout";
+	case DEGRADED_READ_ONLY:
+		return "read-only";
+	case DEGRADED_NO:
+	default:
+		return "no";
+	}
+}
+
 /* ---------------------------------------------------------------- setup */
 
 int config_init(struct config *c)
 {
 	*c = (struct config){
 		.device_timeout_usec = 90 * USEC_PER_SEC,
+		.settle_limit_usec = CONFIG_DEFAULT_SETTLE_LIMIT_USEC,
 		.degraded = DEGRADED_NO,
 		.mount_timeout_usec = 90 * USEC_PER_SEC,
 		.sync_interval_usec = CONFIG_DEFAULT_SYNC_INTERVAL_USEC,
@@ -415,6 +563,11 @@ void config_done(struct config *c)
 		free(a->writeback_device);
 	}
 	free(c->areas);
+	for (size_t i = 0; i < c->n_btrfs; i++) {
+		free(c->btrfs[i].name);
+		free(c->btrfs[i].file);
+	}
+	free(c->btrfs);
 	free(c->file);
 	free(c->fstab);
 	strv_free(c->select);

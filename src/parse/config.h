@@ -17,7 +17,8 @@
 
 enum degraded_policy {
 	DEGRADED_NO,
-	DEGRADED_AFTER_TIMEOUT,
+	DEGRADED_AFTER_TIMEOUT, /* mount -o degraded once the wait has ended */
+	DEGRADED_READ_ONLY, /* mount -o ro,degraded once the wait has ended */
 };
 
 /* stale-member =: a btrfs member whose superblock generation is behind */
@@ -62,6 +63,7 @@ struct area_config {
 	bool allow_suid, allow_dev;
 	bool force; /* allow a size above RAM + swap; default false */
 	char *fs; /* zram/brd filesystem, default "ext4" */
+	unsigned fs_line; /* line of "fs =", 0 when not set */
 	/* zram only: the compressor (the device's comp_algorithm), NULL: the
 	 * kernel's default; a block device that pages the kernel writes back
 	 * go to (backing_dev), NULL: none */
@@ -79,12 +81,49 @@ struct area_config {
 	bool sync_interval_set;
 };
 
+/*
+ * One [btrfs FSID] or [btrfs LABEL=NAME] section: the assembly policy of
+ * one filesystem, over [storaged]'s.  A key not set here is [storaged]'s.
+ */
+struct btrfs_policy {
+	char *name; /* after "btrfs ": an fsid in lower case, or "LABEL=NAME" (owned) */
+	const char *label; /* NAME within @name for a LABEL= section, else NULL */
+	char *file; /* file of the section's first key (owned) */
+	unsigned line; /* and its line */
+	uint64_t device_timeout_usec; /* µs */
+	bool device_timeout_set;
+	enum degraded_policy degraded;
+	bool degraded_set;
+	enum stale_member_policy stale_member;
+	bool stale_member_set;
+	uint64_t settle_usec; /* µs */
+	bool settle_set;
+	uint64_t settle_limit_usec; /* µs */
+	bool settle_limit_set;
+};
+
+/* What applies to one btrfs filesystem: config_btrfs_policy(). */
+struct btrfs_fs_policy {
+	uint64_t device_timeout_usec; /* µs, from the first member seen */
+	uint64_t settle_usec; /* µs: quiet period each later arrival re-arms; 0: none */
+	uint64_t settle_limit_usec; /* µs: how far past device-timeout it may go */
+	enum degraded_policy degraded;
+	enum stale_member_policy stale_member;
+	const struct btrfs_policy *section; /* borrowed; NULL: [storaged]'s alone */
+};
+
 struct config {
 	char *file; /* main file read, or NULL for built-in defaults */
 	char *fstab; /* default CONFIG_DEFAULT_FSTAB */
 	char **select; /* strv: fstab options that hand an entry to storaged;
 			  default { "x-storaged", "_netdev" } */
 	uint64_t device_timeout_usec; /* default 90 s */
+	/* the wait for a btrfs filesystem's members: each member that arrives
+	 * after the first look extends it to settle_usec after the arrival
+	 * (default 0: off), to at most settle_limit_usec past the device
+	 * timeout (default CONFIG_DEFAULT_SETTLE_LIMIT_USEC) */
+	uint64_t settle_usec;
+	uint64_t settle_limit_usec;
 	enum degraded_policy degraded; /* default DEGRADED_NO */
 	uint64_t mount_timeout_usec; /* default 90 s */
 	unsigned jobs; /* 1..64, default 4 */
@@ -98,7 +137,11 @@ struct config {
 	/* sync-interval of the areas that set none, in microseconds, 0: off;
 	 * default CONFIG_DEFAULT_SYNC_INTERVAL_USEC */
 	uint64_t sync_interval_usec;
+	struct btrfs_policy *btrfs; /* [btrfs ...] sections, in the order read */
+	size_t n_btrfs;
 };
+
+#define CONFIG_DEFAULT_SETTLE_LIMIT_USEC (30ULL * 1000000ULL)
 
 /* One hour, as profile-sync-daemon's psd-resync.timer (OnUnitActiveSec=1h):
  * a power cut loses at most an hour, and an incremental sync of an
@@ -115,6 +158,36 @@ static inline uint64_t config_area_sync_interval(const struct config *c, const s
 {
 	return a->sync_interval_set ? a->sync_interval_usec : c->sync_interval_usec;
 }
+
+/**
+ * config_btrfs_section:
+ * @c: a parsed config
+ * @fsid: the filesystem's UUID as text ("5e81a1b2-…", any case), or NULL
+ * @label: its label, or NULL when it has none
+ *
+ * The [btrfs FSID] section of @fsid, else the [btrfs LABEL=NAME] section
+ * of @label: a section naming the filesystem itself beats one naming
+ * its label, which another filesystem may carry too.
+ *
+ * Returns: the section (borrowed from @c), or NULL.
+ */
+const struct btrfs_policy *config_btrfs_section(const struct config *c, const char *fsid, const char *label);
+
+/**
+ * config_btrfs_policy:
+ * @c, @fsid, @label: as for config_btrfs_section()
+ * @ret: device-timeout, settle-time, settle-limit, degraded and
+ *       stale-member for that filesystem: the section's keys where it sets
+ *       them, else [storaged]'s
+ */
+void config_btrfs_policy(const struct config *c, const char *fsid, const char *label,
+			 struct btrfs_fs_policy *ret);
+
+/**
+ * config_degraded_name:
+ * Returns: "no", "after-timeout" or "read-only", as the key takes it (static).
+ */
+const char *config_degraded_name(enum degraded_policy d);
 
 /**
  * config_init:

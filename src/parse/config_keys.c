@@ -161,13 +161,12 @@ static int parse_degraded(const char *v, void *base, const struct key_def *k)
 {
 	enum degraded_policy *d = field(base, k);
 
-	if (strcmp(v, "no") == 0)
-		*d = DEGRADED_NO;
-	else if (strcmp(v, "after-timeout") == 0)
-		*d = DEGRADED_AFTER_TIMEOUT;
-	else
-		return -EINVAL;
-	return 0;
+	for (enum degraded_policy n = DEGRADED_NO; n <= DEGRADED_READ_ONLY; n++)
+		if (strcmp(v, config_degraded_name(n)) == 0) {
+			*d = n;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 static int parse_stale_member(const char *v, void *base, const struct key_def *k)
@@ -389,15 +388,21 @@ static int parse_sync_interval(const char *v, void *base, const struct key_def *
 #define SYNC_INTERVAL_EXPECT "a duration of at least 1s (e.g. 15min, 1h), or 0 for no periodic sync"
 #define DURATION_EXPECT "a duration (e.g. 90s, 2min, infinity)"
 #define BOOL_EXPECT "a boolean (yes/no, true/false, on/off, 1/0)"
+#define DEGRADED_EXPECT "'no', 'after-timeout' or 'read-only'"
+#define STALE_EXPECT "'warn', 'scrub' or 'refuse'"
 #define S(f) offsetof(struct config, f)
 #define A(f) offsetof(struct area_config, f)
+#define B(f) offsetof(struct btrfs_policy, f)
 
 const struct key_def config_keys[] = {
 	{ SECTION_STORAGED, "fstab", parse_file, S(fstab), 0, "an absolute file name (e.g. /etc/fstab)" },
 	{ SECTION_STORAGED, "select", parse_select, S(select), 0,
 	  "a list of fstab options separated by spaces (e.g. x-storaged _netdev)" },
 	{ SECTION_STORAGED, "device-timeout", parse_duration, S(device_timeout_usec), 0, DURATION_EXPECT },
-	{ SECTION_STORAGED, "degraded", parse_degraded, S(degraded), 0, "'no' or 'after-timeout'" },
+	/* the wait for a btrfs filesystem's members follows their arrivals */
+	{ SECTION_STORAGED, "settle-time", parse_duration, S(settle_usec), 0, DURATION_EXPECT },
+	{ SECTION_STORAGED, "settle-limit", parse_duration, S(settle_limit_usec), 0, DURATION_EXPECT },
+	{ SECTION_STORAGED, "degraded", parse_degraded, S(degraded), 0, DEGRADED_EXPECT },
 	{ SECTION_STORAGED, "mount-timeout", parse_duration_positive, S(mount_timeout_usec), 0,
 	  "a duration of at least 1us, the smallest unit (e.g. 90s, 2min, infinity)" },
 	{ SECTION_STORAGED, "jobs", parse_jobs, S(jobs), 0, "a number of parallel jobs, 1..64" },
@@ -424,8 +429,7 @@ const struct key_def config_keys[] = {
 	  "a user name known to this system or a numeric uid" },
 	{ SECTION_AREA, "group", parse_group, A(gid), A(gid_set),
 	  "a group name known to this system or a numeric gid" },
-	{ SECTION_STORAGED, "stale-member", parse_stale_member, S(stale_member), 0,
-	  "'warn', 'scrub' or 'refuse'" },
+	{ SECTION_STORAGED, "stale-member", parse_stale_member, S(stale_member), 0, STALE_EXPECT },
 	/* the Prometheus textfile (status_prom.h) */
 	{ SECTION_STORAGED, "metrics-textfile", parse_textfile, S(metrics_textfile), 0,
 	  "an absolute file name ending in .prom (e.g. /var/lib/prometheus/node-exporter/storaged.prom)" },
@@ -433,10 +437,20 @@ const struct key_def config_keys[] = {
 	{ SECTION_STORAGED, "sync-interval", parse_sync_interval, S(sync_interval_usec), 0, SYNC_INTERVAL_EXPECT },
 	{ SECTION_AREA, "sync-interval", parse_sync_interval, A(sync_interval_usec), A(sync_interval_set),
 	  SYNC_INTERVAL_EXPECT },
+	/* one btrfs filesystem's policy, over [storaged]'s */
+	{ SECTION_BTRFS, "device-timeout", parse_duration, B(device_timeout_usec), B(device_timeout_set),
+	  DURATION_EXPECT },
+	{ SECTION_BTRFS, "settle-time", parse_duration, B(settle_usec), B(settle_set), DURATION_EXPECT },
+	{ SECTION_BTRFS, "settle-limit", parse_duration, B(settle_limit_usec), B(settle_limit_set),
+	  DURATION_EXPECT },
+	{ SECTION_BTRFS, "degraded", parse_degraded, B(degraded), B(degraded_set), DEGRADED_EXPECT },
+	{ SECTION_BTRFS, "stale-member", parse_stale_member, B(stale_member), B(stale_member_set),
+	  STALE_EXPECT },
 };
 
 #undef S
 #undef A
+#undef B
 
 _Static_assert(ARRAY_SIZE(config_keys) == CONFIG_N_KEYS, "CONFIG_N_KEYS counts the table");
 

@@ -17,6 +17,7 @@ enum section_kind {
 	SECTION_NONE, /* keys before the first header (inih's section "") */
 	SECTION_STORAGED,
 	SECTION_AREA,
+	SECTION_BTRFS, /* [btrfs FSID] or [btrfs LABEL=NAME] */
 	SECTION_SKIP, /* a bad section was reported: ignore its keys */
 };
 
@@ -27,12 +28,12 @@ struct key_def {
 	enum section_kind section;
 	const char *key;
 	key_parser parse; /* 0, -EINVAL (bad value), -ERANGE (out of range), -ENOMEM */
-	size_t off; /* destination within struct config or struct area_config */
+	size_t off; /* destination within struct config, area_config or btrfs_policy */
 	size_t flag_off; /* bool set to true after a successful parse; 0: none */
 	const char *expect; /* "is not ..." completion for messages */
 };
 
-#define CONFIG_N_KEYS 27
+#define CONFIG_N_KEYS 34
 
 extern const struct key_def config_keys[CONFIG_N_KEYS];
 

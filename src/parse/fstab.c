@@ -330,6 +330,8 @@ static int warn_unselected(struct fstab_parser *p, const char *opts)
 			return diag_warning(p->diags, p->file, p->line,
 					    "option '%.*s' has no effect: the line carries no select option (such as '%s'), so storaged does not mount it; add one or remove the option",
 					    (int)nsz, n, p->select[0] ?: "x-storaged");
+		if (fstab__near_miss(n, nsz, p->select))
+			return fstab__warn_near_miss(p, n, nsz, false);
 	}
 	return 0;
 }

@@ -71,4 +71,17 @@ const struct fstab__option *fstab__option_rows(size_t *ret_n);
  */
 int fstab__parse_options(struct fstab_parser *p, struct fstab_entry *e);
 
+/*
+ * fstab__near_miss: the select option or storaged prefix ("x-storaged")
+ * that the option @name (@n bytes, its value left out) is a misspelling of:
+ * within two edits (one for a word under 8 bytes), or equal but for case,
+ * and not that word itself.  Returns: it (borrowed), or NULL.
+ */
+const char *fstab__near_miss(const char *name, size_t n, char *const *select);
+
+/* fstab__warn_near_miss: a warning for option @name of the current line
+ * when fstab__near_miss() finds one; @selected: the line is storaged's.
+ * Returns: 0 or -ENOMEM. */
+int fstab__warn_near_miss(struct fstab_parser *p, const char *name, size_t n, bool selected);
+
 #endif

@@ -5,6 +5,7 @@
  * spellings win over the x-systemd.* ones.  Every other option is handed
  * on to the mount unchanged (mount_options).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,6 +240,69 @@ static int opt_tell_note(struct fstab_parser *p, const struct fstab__option *d)
 	return diag_warning(p->diags, p->file, p->line, "option '%s': %s", d->name, d->note) < 0 ? -ENOMEM : 0;
 }
 
+/* Optimal string alignment distance of @a and @b (@n, @m bytes, compared
+ * without case), stopping above @max.  Returns: the distance, or @max + 1. */
+static size_t edits(const char *a, size_t n, const char *b, size_t m, size_t max)
+{
+	size_t d[40][40];
+
+	if (n >= 40 || m >= 40 || (n > m ? n - m : m - n) > max)
+		return max + 1;
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			size_t cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			size_t v = d[i - 1][j - 1] + cost;
+
+			v = d[i - 1][j] + 1 < v ? d[i - 1][j] + 1 : v;
+			v = d[i][j - 1] + 1 < v ? d[i][j - 1] + 1 : v;
+			if (i > 1 && j > 1 && tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1; /* two letters swapped */
+			d[i][j] = v;
+		}
+	return d[n][m] > max ? max + 1 : d[n][m];
+}
+
+static bool near(const char *name, size_t n, const char *word)
+{
+	size_t m = strlen(word), max = m >= 8 ? 2 : 1;
+
+	if (m < 4 || (n == m && strncmp(name, word, n) == 0))
+		return false;
+	return edits(name, n, word, m, max) <= max;
+}
+
+const char *fstab__near_miss(const char *name, size_t n, char *const *select)
+{
+	/* "x-storged.requires=..." is judged by its "x-storged" */
+	size_t stem = strcspn(name, ".=");
+
+	if (stem > n)
+		stem = n;
+	if (near(name, stem, "x-storaged"))
+		return "x-storaged";
+	for (size_t i = 0; select && select[i]; i++)
+		if (near(name, n, select[i]))
+			return select[i];
+	return NULL;
+}
+
+int fstab__warn_near_miss(struct fstab_parser *p, const char *name, size_t n, bool selected)
+{
+	const char *word = fstab__near_miss(name, n, p->select);
+
+	if (!word)
+		return 0;
+	return diag_warning(p->diags, p->file, p->line,
+			    selected ? "option '%.*s' looks like a misspelling of '%s', which storaged knows: as written, storaged does not read it and mount(8) ignores it; correct its spelling"
+				     : "option '%.*s' looks like a misspelling of '%s': as written, the line carries no select option and storaged leaves it alone; correct its spelling if storaged is to mount it",
+			    (int)n, name, word) < 0 ? -ENOMEM : 0;
+}
+
 static int opt_apply(struct fstab_parser *p, struct fstab_entry *e, struct opt_state *st,
 		     const char *name, char *value)
 {
@@ -288,8 +352,9 @@ static int opt_apply(struct fstab_parser *p, struct fstab_entry *e, struct opt_s
 		return diag_warning(p->diags, p->file, p->line,
 				    "option '%s' is not in systemd.mount(5) as storaged knows it (systemd 252 to 258): storaged strips it and mounts without it; check its spelling",
 				    name) < 0 ? -ENOMEM : 0;
-	case OPT_NOTED:
 	case OPT_PLAIN:
+		return fstab__warn_near_miss(p, name, strlen(name), true);
+	case OPT_NOTED:
 		break;
 	}
 	return 0;

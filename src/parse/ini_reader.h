@@ -17,6 +17,7 @@ struct ini_lines {
 	size_t len;
 	size_t pos;
 	unsigned lineno; /* physical line last handed to inih: the handler's line */
+	unsigned headers; /* section header lines ("[...") handed to inih so far */
 	const char *too_long_hint; /* appended to the over-long line error, or NULL */
 	struct diag_list *diags;
 	int r; /* -ENOMEM while appending a diagnostic: reading stops */

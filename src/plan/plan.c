@@ -72,6 +72,39 @@ uint64_t plan__entry_device_timeout(const struct plan_input *in, const struct fs
 						    : in->config->device_timeout_usec;
 }
 
+/* The [btrfs] policy of @fs, or, before any member is seen, of the
+ * filesystem a btrfs entry's "UUID=" or "LABEL=" names. */
+static void entry_btrfs_policy(const struct plan_input *in, const struct fstab_entry *e,
+			       const struct btrfs_filesystem *fs, struct btrfs_fs_policy *ret)
+{
+	const char *fsid = NULL, *label = NULL;
+
+	if (fs) {
+		fsid = fs->fsid;
+		label = fs->label;
+	} else if (streq(e->fstype, "btrfs") && has_prefix(e->source, "UUID=")) {
+		fsid = e->source + strlen("UUID=");
+	} else if (streq(e->fstype, "btrfs") && has_prefix(e->source, "LABEL=")) {
+		label = e->source + strlen("LABEL=");
+	}
+	config_btrfs_policy(in->config, fsid, label, ret);
+}
+
+/* The entry's own x-storaged.device-timeout=, else its filesystem's. */
+static uint64_t entry_fs_device_timeout(const struct fstab_entry *e, const struct btrfs_fs_policy *pol)
+{
+	return e->device_timeout_usec != USEC_UNSET ? e->device_timeout_usec : pol->device_timeout_usec;
+}
+
+/* What a mount does when its btrfs set stays incomplete: the entry's own
+ * consent (x-storaged.degraded) first, else its filesystem's policy. */
+static void set_degraded_policy(struct plan_step *s, const struct fstab_entry *e,
+				const struct btrfs_fs_policy *pol)
+{
+	s->degraded_allowed = e->degraded_ok || pol->degraded != DEGRADED_NO;
+	s->degraded_read_only = !e->degraded_ok && pol->degraded == DEGRADED_READ_ONLY;
+}
+
 static uint64_t entry_mount_timeout(const struct plan_input *in, const struct fstab_entry *e)
 {
 	return e->mount_timeout_usec != USEC_UNSET ? e->mount_timeout_usec : in->config->mount_timeout_usec;
@@ -175,7 +208,8 @@ static int add_mount_step(struct builder *b, size_t i)
 	s->entry = e;
 	s->facts = f;
 	s->mount_timeout_usec = entry_mount_timeout(b->in, e);
-	s->degraded_allowed = b->in->config->degraded == DEGRADED_AFTER_TIMEOUT || e->degraded_ok;
+	s->degraded_allowed = b->in->config->degraded != DEGRADED_NO || e->degraded_ok;
+	s->degraded_read_only = !e->degraded_ok && b->in->config->degraded == DEGRADED_READ_ONLY;
 	s->is_btrfs = streq(e->fstype, "btrfs");
 	/* no canonicalisation, which could touch the filesystem (the table
 	 * has no cache): the loader resolved links into target_real */
@@ -212,14 +246,28 @@ static int add_register_step(struct builder *b, const struct btrfs_filesystem *f
 	return (s->devnode = strdup(m->dev->devnode)) ? 0 : -ENOMEM;
 }
 
-static int fill_assemble_step(struct plan_step *s, const struct btrfs_filesystem *fs, uint64_t timeout)
+/* The longest wait asked for a step: its timeout, and the quiet period
+ * of the filesystem's policy. */
+static void raise_wait(struct plan_step *s, uint64_t timeout, const struct btrfs_fs_policy *pol)
+{
+	if (timeout > s->timeout_usec)
+		s->timeout_usec = timeout;
+	if (pol && pol->settle_usec > s->settle_usec)
+		s->settle_usec = pol->settle_usec;
+	if (pol && pol->settle_usec && pol->settle_limit_usec > s->settle_limit_usec)
+		s->settle_limit_usec = pol->settle_limit_usec;
+}
+
+static int fill_assemble_step(struct plan_step *s, const struct btrfs_filesystem *fs, uint64_t timeout,
+			      const struct btrfs_fs_policy *pol)
 {
 	char missing[256];
 
 	memcpy(s->fsid, fs->fsid, sizeof(s->fsid));
 	s->num_devices = fs->num_devices;
 	s->n_present = fs->n_members;
-	s->timeout_usec = timeout;
+	s->members = true;
+	raise_wait(s, timeout, pol);
 	if (fs->label && !(s->label = strdup(fs->label)))
 		return -ENOMEM;
 	if (btrfs_filesystem_complete(fs))
@@ -231,7 +279,7 @@ static int fill_assemble_step(struct plan_step *s, const struct btrfs_filesystem
 /* The ASSEMBLE step of @fs, created with one REGISTER step per present
  * member on first use; later users only raise its timeout. */
 static int ensure_assemble(struct builder *b, const struct btrfs_filesystem *fs, uint64_t timeout,
-			   size_t *ret)
+			   const struct btrfs_fs_policy *pol, size_t *ret)
 {
 	size_t idx, reg;
 	int r;
@@ -240,8 +288,7 @@ static int ensure_assemble(struct builder *b, const struct btrfs_filesystem *fs,
 		struct plan_step *s = &b->steps[i];
 
 		if (s->kind == PLAN_ASSEMBLE && streq(s->fsid, fs->fsid)) {
-			if (timeout > s->timeout_usec)
-				s->timeout_usec = timeout;
+			raise_wait(s, timeout, pol);
 			*ret = i;
 			return 0;
 		}
@@ -254,7 +301,7 @@ static int ensure_assemble(struct builder *b, const struct btrfs_filesystem *fs,
 	r = plan__builder_add_step(b, PLAN_ASSEMBLE, &idx);
 	if (r < 0)
 		return r;
-	r = fill_assemble_step(&b->steps[idx], fs, timeout);
+	r = fill_assemble_step(&b->steps[idx], fs, timeout, pol);
 	for (size_t m = 0; r >= 0 && m < fs->n_members; m++)
 		r = plan__builder_add_edge(b, idx, idx - fs->n_members + m, EDGE_MEMBER,
 				     "member devid %" PRIu64, fs->members[m].devid);
@@ -306,13 +353,14 @@ static const struct btrfs_filesystem *entry_btrfs(const struct builder *b, const
 	return NULL;
 }
 
-static int edge_to_assemble(struct builder *b, size_t from, const struct btrfs_filesystem *fs, uint64_t timeout)
+static int edge_to_assemble(struct builder *b, size_t from, const struct btrfs_filesystem *fs, uint64_t timeout,
+			    const struct btrfs_fs_policy *pol)
 {
 	char sh[16];
 	size_t idx;
 	int r;
 
-	r = ensure_assemble(b, fs, timeout, &idx);
+	r = ensure_assemble(b, fs, timeout, pol, &idx);
 	if (r < 0)
 		return r;
 	return plan__builder_add_edge(b, from, idx, EDGE_DEVICE, "btrfs %s ready, %zu/%" PRIu64 " members",
@@ -325,7 +373,8 @@ static int add_device_steps(struct builder *b, size_t i)
 	const struct fstab_entry *e = plan__builder_entry(b, i);
 	const struct block_device *dev = NULL;
 	const struct btrfs_filesystem *fs;
-	uint64_t timeout = plan__entry_device_timeout(b->in, e);
+	struct btrfs_fs_policy pol;
+	uint64_t timeout;
 	size_t from = b->entry_step[i], idx;
 	int r;
 
@@ -334,12 +383,15 @@ static int add_device_steps(struct builder *b, size_t i)
 	if (b->in->inventory)
 		dev = inventory_find(b->in->inventory, e->source);
 	fs = entry_btrfs(b, e, dev);
+	entry_btrfs_policy(b->in, e, fs, &pol);
+	timeout = entry_fs_device_timeout(e, &pol);
+	set_degraded_policy(&b->steps[from], e, &pol);
 	r = plan_identity_check(b->in, e, dev, fs, &b->steps[from]);
 	if (r != 0)
 		return r < 0 ? r : 0;
 	if (fs) {
 		b->steps[from].is_btrfs = true;
-		r = edge_to_assemble(b, from, fs, timeout);
+		r = edge_to_assemble(b, from, fs, timeout, &pol);
 		return r < 0 ? r : plan__add_scrub(b, from, fs);
 	}
 	if (dev)
@@ -347,6 +399,11 @@ static int add_device_steps(struct builder *b, size_t i)
 	r = plan__ensure_wait(b, e->source, timeout, &idx);
 	if (r < 0)
 		return r;
+	/* the device, once there, may be the first member of a btrfs set */
+	if (streq(e->fstype, "btrfs")) {
+		b->steps[idx].members = true;
+		raise_wait(&b->steps[idx], timeout, &pol);
+	}
 	return plan__builder_add_edge(b, from, idx, EDGE_DEVICE, "%s present", e->source);
 }
 

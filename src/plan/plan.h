@@ -36,6 +36,12 @@ struct plan_dep {
 	char *reason; /* owned, e.g. "/srv/data: parent mount point" */
 };
 
+/* How to allow a degraded mount of the btrfs filesystem whose fsid is the
+ * one %s, for messages: the configuration's policy or the entry's consent
+ * (plan.c, set_degraded_policy()). */
+#define PLAN_DEGRADED_CONSENT \
+	"set degraded = read-only or after-timeout in its [btrfs %s] section or [storaged] of storaged.conf, or add x-storaged.degraded to the fstab entry"
+
 struct plan_step {
 	enum plan_step_kind kind;
 	struct plan_dep *deps;
@@ -51,7 +57,8 @@ struct plan_step {
 	 * given (plan_identity_check()), or NULL */
 	char *devnode;
 	uint64_t devid; /* PLAN_REGISTER: the member's; PLAN_SCRUB: the first stale member's */
-	/* PLAN_REGISTER, PLAN_ASSEMBLE, PLAN_SCRUB */
+	/* PLAN_REGISTER, PLAN_ASSEMBLE, PLAN_SCRUB; PLAN_MOUNT with
+	 * stale_refused: the filesystem refused */
 	char fsid[37];
 	uint64_t num_devices; /* members expected */
 	uint64_t n_present; /* members present when planned */
@@ -60,6 +67,14 @@ struct plan_step {
 	/* PLAN_ASSEMBLE, PLAN_WAIT_DEVICE: how long to wait, µs (longest of
 	 * the entries that need it) */
 	uint64_t timeout_usec;
+	/* PLAN_ASSEMBLE, and PLAN_WAIT_DEVICE of a btrfs entry: each member
+	 * that arrives after the first look extends the wait to settle_usec
+	 * after it, up to settle_limit_usec past timeout_usec (counted from
+	 * the first member seen); µs, 0: no such extension */
+	uint64_t settle_usec, settle_limit_usec;
+	/* PLAN_ASSEMBLE, and PLAN_WAIT_DEVICE of a btrfs entry: the wait
+	 * follows the members (timeout_usec counts from the first one seen) */
+	bool members;
 	/* PLAN_WAIT_DEVICE: the fs_spec waited for ("LABEL=…") */
 	char *spec;
 
@@ -67,8 +82,13 @@ struct plan_step {
 	const struct fstab_entry *entry; /* borrowed from the fstab */
 	const struct entry_facts *facts; /* borrowed: what the loader found of @entry */
 	uint64_t mount_timeout_usec; /* resolved deadline of the mount, µs */
-	bool degraded_allowed; /* config after-timeout or x-storaged.degraded */
+	bool degraded_allowed; /* degraded = after-timeout or read-only (the
+				  filesystem's [btrfs] section, else
+				  [storaged]'s), or x-storaged.degraded */
+	bool degraded_read_only; /* degraded = read-only without
+				    x-storaged.degraded: mount -o ro,degraded */
 	bool is_btrfs; /* btrfs entry: mount waits on an ASSEMBLE step */
+	bool stale_refused; /* a conflict: a stale member, and stale-member = refuse */
 
 	/* PLAN_AREA */
 	const struct area_config *area; /* borrowed from the config */
@@ -100,6 +120,32 @@ struct plan_step {
 static inline bool plan_step_predicted_skip(const struct plan_step *s)
 {
 	return s->predicted && strncmp(s->predicted, PLAN_PREDICTED_SKIP, sizeof(PLAN_PREDICTED_SKIP) - 1) == 0;
+}
+
+/**
+ * plan_step_is_device_wait:
+ * Returns: true for a wait for a device or for a btrfs filesystem's
+ * members.  Start counts no such step: its failure is that of the steps
+ * that wait on it (plan_step_waits_for_own_device()).
+ */
+static inline bool plan_step_is_device_wait(const struct plan_step *s)
+{
+	return s->kind == PLAN_WAIT_DEVICE || s->kind == PLAN_ASSEMBLE;
+}
+
+/**
+ * plan_step_waits_for_own_device:
+ * @s: a mount step
+ * @w: a step @s depends on
+ *
+ * Returns: true when @w is the wait for @s's own device (its source, or
+ * its btrfs set), not one that x-storaged.requires= names: when @w fails,
+ * start fails @s for @w's reason (as `mount -a` says of it) instead of
+ * skipping it.
+ */
+static inline bool plan_step_waits_for_own_device(const struct plan_step *s, const struct plan_step *w)
+{
+	return w->kind == PLAN_ASSEMBLE || (w->kind == PLAN_WAIT_DEVICE && strcmp(w->spec, s->entry->source) == 0);
 }
 
 struct plan {
@@ -200,6 +246,17 @@ const char *plan_fsid_short(const char *fsid, char *buf, size_t len);
  * Returns: @buf.
  */
 char *plan_step_describe(const struct plan_step *s, char *buf, size_t len);
+
+/**
+ * plan_wait_words:
+ * @s: a PLAN_ASSEMBLE or PLAN_WAIT_DEVICE step
+ * @buf: output, e.g. "up to 5s", "up to 10s after the first member, 2s
+ *       after the last arrival (at most 40s)", "without a time limit"
+ * How long the step waits, in the words of the plan, the state's
+ * wait_policy and the decision line.
+ * Returns: @buf.
+ */
+char *plan_wait_words(const struct plan_step *s, char *buf, size_t len);
 
 /**
  * plan_render_text:

@@ -211,6 +211,18 @@ size_t plan__area_above(const struct builder *b, const char *path, bool or_equal
 	return NONE;
 }
 
+size_t plan__entry_on(const struct builder *b, const char *path)
+{
+	for (size_t j = 0; b->in->fstab && j < b->in->fstab->n_entries; j++) {
+		const struct entry_facts *f = plan__builder_facts(b, j);
+
+		if (streq(plan__builder_entry(b, j)->target, path) ||
+		    (f->target_real && streq(f->target_real, path)))
+			return j;
+	}
+	return NONE;
+}
+
 /* The step that makes @path what it will be: the MOUNT step of the deepest
  * entry (not @skip) on or above it, or the AREA step covering it when the
  * area lies deeper.  Returns: the step, or NONE; @ret_name names it. */

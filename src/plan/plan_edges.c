@@ -56,7 +56,24 @@ static int add_entry_area_edge(struct builder *b, size_t i)
 				"area %s: mount point below it", b->in->config->areas[a].name);
 }
 
-/* Rule 4, first half: an area below (or on) a mount point waits for it. */
+/* An area on the mount point of an entry storaged mounts would be bound
+ * over that filesystem: the next start finds the area where the entry
+ * belongs ("something else is mounted"), fails the entry and cannot undo
+ * it.  A configuration error, reported on the area's line.  Returns: 0
+ * or -ENOMEM. */
+static int area_on_mount_point(struct builder *b, const struct area_config *a)
+{
+	size_t j = plan__entry_on(b, a->path);
+	const struct fstab_entry *e = j != NONE ? plan__builder_entry(b, j) : NULL;
+
+	if (!e)
+		return 0;
+	return diag_error(b->diags, a->file ? a->file : b->in->config->file, a->line,
+			  "area '%s': path '%s' is the mount point of the %s entry at %s:%u, which storaged mounts: the area would be bound over that filesystem and hide it, and the next start would find the area where the entry belongs and fail it; put the area on a directory below the mount point (path = %s/DIR), or drop the entry or the area",
+			  a->name, a->path, e->fstype, b->in->fstab->file, e->line, a->path);
+}
+
+/* Rule 4, first half: an area below a mount point waits for it. */
 static int add_area_edges(struct builder *b)
 {
 	const struct config *c = b->in->config;
@@ -65,6 +82,8 @@ static int add_area_edges(struct builder *b)
 	for (size_t i = 0; i < c->n_areas; i++) {
 		size_t p;
 
+		if ((r = area_on_mount_point(b, &c->areas[i])) < 0)
+			return r;
 		if (b->area_step[i] == NONE || b->steps[b->area_step[i]].done)
 			continue;
 		p = plan__deepest_entry_above(b, c->areas[i].path, true, NONE);
@@ -136,25 +155,12 @@ static bool unit_to_path(const char *unit, char *buf, size_t len)
 	return n + 1 < len;
 }
 
-/* The entry whose mount point is @path, as written or resolved; NONE. */
-static size_t entry_on(const struct builder *b, const char *path)
-{
-	for (size_t j = 0; j < b->in->fstab->n_entries; j++) {
-		const struct entry_facts *f = plan__builder_facts(b, j);
-
-		if (streq(plan__builder_entry(b, j)->target, path) ||
-		    (f->target_real && streq(f->target_real, path)))
-			return j;
-	}
-	return NONE;
-}
-
 /* Rule 5 the other way round (x-systemd.before=): the entry mounted on
  * @path waits for entry @i; systemd orders nothing else by it here. */
 static int add_before_item(struct builder *b, size_t i, const char *path, const struct fstab_require *req)
 {
 	const struct fstab_entry *e = plan__builder_entry(b, i);
-	size_t j = path[0] == '/' ? entry_on(b, path) : NONE;
+	size_t j = path[0] == '/' ? plan__entry_on(b, path) : NONE;
 
 	if (j == NONE || j == i)
 		return diag_warning(b->diags, b->in->fstab->file, e->line,

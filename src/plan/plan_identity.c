@@ -70,7 +70,21 @@ static int refuse_stale(const struct btrfs_filesystem *fs, struct plan_step *s)
 	if (asprintf(&note, "btrfs %s: %s; not mounting (stale-member = refuse): mount it by hand and scrub it, or set stale-member = scrub",
 		     fs->fsid, stale) < 0)
 		note = NULL;
+	/* the executor records the decision for the filesystem */
+	s->stale_refused = true;
+	memcpy(s->fsid, fs->fsid, sizeof(s->fsid));
+	s->num_devices = fs->num_devices;
+	s->n_present = fs->n_members;
 	return conflict(s, note);
+}
+
+/* stale-member = of @fs: its [btrfs] section's, else [storaged]'s. */
+static enum stale_member_policy fs_stale_policy(const struct config *c, const struct btrfs_filesystem *fs)
+{
+	struct btrfs_fs_policy pol;
+
+	config_btrfs_policy(c, fs->fsid, fs->label, &pol);
+	return pol.stale_member;
 }
 
 int plan_identity_check(const struct plan_input *in, const struct fstab_entry *e,
@@ -87,7 +101,7 @@ int plan_identity_check(const struct plan_input *in, const struct fstab_entry *e
 		return duplicate_tag(e, dev, other, s);
 	if (fs && fs->n_clones)
 		return conflict(s, strdup(btrfs_format_clones(fs, clones, sizeof(clones))));
-	if (fs && in->config->stale_member == STALE_MEMBER_REFUSE && btrfs_first_stale(fs))
+	if (fs && btrfs_first_stale(fs) && fs_stale_policy(in->config, fs) == STALE_MEMBER_REFUSE)
 		return refuse_stale(fs, s);
 	if (e->bind || e->loop || !spec_is_tag(e->source))
 		return 0;

@@ -22,7 +22,8 @@
  * devices) when @e's tag names two devices that are not members of one
  * btrfs filesystem, when two devices claim one devid of @fs (clones:
  * btrfs_filesystem.clones), or when a member of @fs is stale and the
- * config says stale-member = refuse.  Otherwise, for a source given as a
+ * filesystem's stale-member (its [btrfs] section's, else
+ * [storaged]'s) is refuse.  Otherwise, for a source given as a
  * tag (LABEL=, UUID=, PARTUUID=, PARTLABEL=, ID= or a /dev/disk/by-* path),
  * s->devnode is set to the device resolved from the inventory (for btrfs,
  * a present member): the executor mounts that device, so that no udev link

@@ -67,6 +67,9 @@ int plan__check_resolved_duplicates(const struct plan_input *in, struct diag_lis
 size_t plan__deepest_entry_above(const struct builder *b, const char *path, bool or_equal, size_t skip);
 /* The area (that has a step) whose path contains @path, or NONE. */
 size_t plan__area_above(const struct builder *b, const char *path, bool or_equal);
+/* The deferred entry whose mount point is @path, as written or with the
+ * links on the way resolved (entry_facts.target_real); NONE. */
+size_t plan__entry_on(const struct builder *b, const char *path);
 /* The step that makes @path what it will be (see plan.c), or NONE. */
 size_t plan__deepest_holder(const struct builder *b, const char *path, size_t skip, const char **ret_name);
 /* plan.c */

@@ -307,7 +307,7 @@ void plan_boot_needs(const struct plan *p, bool *needed)
 {
 	for (size_t i = p->n_steps; i-- > 0;) {
 		const struct plan_step *s = &p->steps[i];
-		bool waits = s->kind == PLAN_WAIT_DEVICE || s->kind == PLAN_ASSEMBLE, depended = false;
+		bool waits = plan_step_is_device_wait(s), depended = false;
 
 		for (size_t k = i + 1; waits && k < p->n_steps && !depended; k++)
 			for (size_t d = 0; d < p->steps[k].n_deps; d++)

@@ -68,21 +68,57 @@ char *plan_step_describe(const struct plan_step *s, char *buf, size_t len)
 	return buf;
 }
 
-static const char *wait_limit(uint64_t usec, char *buf, size_t len)
+/* ", 2s after the last arrival (at most 35s)", or "" without a quiet period */
+static const char *settle_words(const struct plan_step *s, char *buf, size_t len)
 {
-	char d[32];
+	char q[32], m[32];
+	uint64_t most = s->settle_limit_usec >= USEC_INFINITY - s->timeout_usec
+				? USEC_INFINITY
+				: s->timeout_usec + s->settle_limit_usec;
 
-	if (usec == USEC_INFINITY)
-		snprintf(buf, len, "wait without a time limit");
+	buf[0] = '\0';
+	if (!s->settle_usec)
+		return buf;
+	units_format_duration(s->settle_usec, q, sizeof(q));
+	if (most == USEC_INFINITY)
+		snprintf(buf, len, ", %s after the last arrival", q);
 	else
-		snprintf(buf, len, "wait up to %s", units_format_duration(usec, d, sizeof(d)));
+		snprintf(buf, len, ", %s after the last arrival (at most %s)", q,
+			 units_format_duration(most, m, sizeof(m)));
+	return buf;
+}
+
+char *plan_wait_words(const struct plan_step *s, char *buf, size_t len)
+{
+	char d[32], q[96];
+
+	if (s->timeout_usec == USEC_INFINITY) {
+		snprintf(buf, len, "without a time limit");
+		return buf;
+	}
+	units_format_duration(s->timeout_usec, d, sizeof(d));
+	settle_words(s, q, sizeof(q));
+	if (s->kind == PLAN_WAIT_DEVICE && s->members)
+		snprintf(buf, len, "up to %s for a first member, then up to %s after it%s", d, d, q);
+	else if (s->kind == PLAN_ASSEMBLE && q[0])
+		snprintf(buf, len, "up to %s after the first member%s", d, q);
+	else
+		snprintf(buf, len, "up to %s", d);
+	return buf;
+}
+
+static const char *wait_limit(const struct plan_step *s, char *buf, size_t len)
+{
+	char w[224];
+
+	snprintf(buf, len, "wait %s", plan_wait_words(s, w, sizeof(w)));
 	return buf;
 }
 
 /* What the mounts waiting for ASSEMBLE step @i do when members stay missing. */
 static const char *assemble_policy(const struct plan *p, size_t i)
 {
-	size_t yes = 0, no = 0;
+	size_t yes = 0, no = 0, ro = 0;
 
 	for (size_t k = 0; k < p->n_steps; k++) {
 		const struct plan_step *s = &p->steps[k];
@@ -94,10 +130,17 @@ static const char *assemble_policy(const struct plan *p, size_t i)
 				yes++;
 			else
 				no++;
+			ro += s->degraded_read_only;
 		}
 	}
+	if (ro && no)
+		return "then mount read-only degraded where allowed, else fail";
 	if (yes && no)
 		return "then mount degraded where allowed, else fail";
+	if (ro && ro < yes)
+		return "then mount degraded, read-only where the policy says so";
+	if (ro)
+		return "then mount read-only degraded (degraded = read-only)";
 	return yes ? "then mount degraded" : "then fail";
 }
 
@@ -127,7 +170,7 @@ const char *plan_later_reason(const struct plan_step *s)
 static void step_detail(const struct plan *p, size_t i, FILE *f)
 {
 	const struct plan_step *s = &p->steps[i];
-	char sh[16], w[64];
+	char sh[16], w[256];
 
 	if (s->done) {
 		fprintf(f, "done: %s", s->note ? s->note : "in place");
@@ -155,12 +198,12 @@ static void step_detail(const struct plan *p, size_t i, FILE *f)
 	case PLAN_ASSEMBLE:
 		fprintf(f, "%" PRIu64 "/%" PRIu64 " members present%s%s; %s", s->n_present,
 			s->num_devices, s->missing ? ", " : "", s->missing ? s->missing : "",
-			wait_limit(s->timeout_usec, w, sizeof(w)));
+			wait_limit(s, w, sizeof(w)));
 		if (s->missing)
 			fprintf(f, ", %s", assemble_policy(p, i));
 		break;
 	case PLAN_WAIT_DEVICE:
-		fprintf(f, "not present; %s, then fail", wait_limit(s->timeout_usec, w, sizeof(w)));
+		fprintf(f, "not present; %s, then fail", wait_limit(s, w, sizeof(w)));
 		break;
 	case PLAN_AREA:
 		if (s->sizing_deferred)

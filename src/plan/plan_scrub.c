@@ -42,10 +42,12 @@ int plan__add_scrub(struct builder *b, size_t mount, const struct btrfs_filesyst
 	const struct btrfs_member *stale = btrfs_first_stale(fs);
 	const struct fstab_entry *e = b->steps[mount].entry;
 	struct plan_step *s;
+	struct btrfs_fs_policy pol;
 	size_t idx;
 	int r;
 
-	if (b->in->config->stale_member != STALE_MEMBER_SCRUB || !stale || b->steps[mount].done ||
+	config_btrfs_policy(b->in->config, fs->fsid, fs->label, &pol);
+	if (pol.stale_member != STALE_MEMBER_SCRUB || !stale || b->steps[mount].done ||
 	    b->steps[mount].conflict)
 		return 0;
 	/* one scrub reads the whole filesystem: a second mount of it (another

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
@@ -50,24 +51,49 @@ static bool has_target(const struct spawn_fd *fds, size_t n, int target)
 	return false;
 }
 
-bool spawn_has_mount_helper(const char *dirs, const char *fstype)
+static bool helper_at(const char *dir, size_t dir_len, const char *type, size_t type_len,
+		      char *buf, size_t len)
 {
-	for (const char *d = dirs; *d;) {
+	int n = snprintf(buf, len, "%.*s/mount.%.*s", (int)dir_len, dir, (int)type_len, type);
+
+	return n > 0 && (size_t)n < len && access(buf, X_OK) == 0;
+}
+
+static int helper_find(const char *dirs, const char *type, size_t type_len, char *buf, size_t len)
+{
+	const char *dot = memchr(type, '.', type_len);
+
+	if (type_len == 0 || (type_len == 4 && memcmp(type, "none", 4) == 0) ||
+	    memmem(type, type_len, "/..", 3))
+		return -ENOENT;
+	for (const char *d = dirs ?: MOUNT_HELPER_DIRS; *d;) {
 		size_t n = strcspn(d, ":");
 
-		for (const char *t = fstype; n && *t;) {
-			size_t k = strcspn(t, ","), main = strcspn(t, ".,");
-			char path[4096];
-
-			snprintf(path, sizeof(path), "%.*s/mount.%.*s", (int)n, d, (int)k, t);
-			if (access(path, X_OK) == 0)
-				return true;
-			snprintf(path, sizeof(path), "%.*s/mount.%.*s", (int)n, d, (int)main, t);
-			if (main < k && access(path, X_OK) == 0)
-				return true;
-			t += k + (t[k] == ',');
-		}
+		if (n && (helper_at(d, n, type, type_len, buf, len) ||
+			  (dot && helper_at(d, n, type, (size_t)(dot - type), buf, len))))
+			return 0;
 		d += n + (d[n] == ':');
+	}
+	return -ENOENT;
+}
+
+int mount_helper_find(const char *dirs, const char *fstype, char *buf, size_t len)
+{
+	if (!fstype || strchr(fstype, ','))
+		return -ENOENT;
+	return helper_find(dirs, fstype, strlen(fstype), buf, len);
+}
+
+bool mount_helper_exists(const char *dirs, const char *fstype)
+{
+	char path[PATH_MAX];
+
+	for (const char *t = fstype ?: ""; *t;) {
+		size_t k = strcspn(t, ",");
+
+		if (helper_find(dirs, t, k, path, sizeof(path)) == 0)
+			return true;
+		t += k + (t[k] == ',');
 	}
 	return false;
 }

@@ -38,21 +38,38 @@ enum {
  */
 int spawn_find_program(const char *name, char *buf, size_t len);
 
-/* libmount's FS_SEARCH_PATH, and /usr/sbin for systems where /sbin is not
- * a link to it */
-#define SPAWN_MOUNT_HELPER_DIRS "/sbin:/usr/sbin:/sbin/fs.d:/sbin/fs"
+
+/* libmount's FS_SEARCH_PATH (util-linux libmount/src/context.c, 2.38 to
+ * 2.41), and /usr/sbin for systems where /sbin is not a link to it */
+#define MOUNT_HELPER_DIRS "/sbin:/usr/sbin:/sbin/fs.d:/sbin/fs"
 
 /**
- * spawn_has_mount_helper:
- * @dirs: ':'-separated directories (SPAWN_MOUNT_HELPER_DIRS, or a test's)
- * @fstype: an fstab type, or a comma-separated list of them
+ * mount_helper_find:
+ * @dirs: ':'-separated directories to look in; NULL for MOUNT_HELPER_DIRS
+ *        (a test's own directory otherwise)
+ * @fstype: the entry's filesystem type; "" or NULL looks for none
+ * @buf: the helper's path, on success
+ * @len: size of @buf in bytes
  *
- * Would libmount run a mount helper for @fstype: an executable mount.TYPE,
- * or for "fuse.sshfs" mount.fuse.sshfs or mount.fuse, in one of @dirs
- * (util-linux libmount/src/context_mount.c prepare_helper())?  A helper
- * is a program that may hang.
+ * The program libmount would run for @fstype: an executable "mount.TYPE"
+ * in one of @dirs, and for "TYPE.SUBTYPE" (fuse.sshfs) also "mount.TYPE"
+ * (util-linux libmount/src/context.c mnt_context_prepare_helper()).  Like
+ * libmount, none for "none", a list of types or a type holding "/..".
+ * A helper is a program that may hang.
+ *
+ * Returns: 0 with the path in @buf; -ENOENT when there is no helper.
  */
-bool spawn_has_mount_helper(const char *dirs, const char *fstype);
+int mount_helper_find(const char *dirs, const char *fstype, char *buf, size_t len);
+
+/**
+ * mount_helper_exists:
+ * @dirs: as for mount_helper_find()
+ * @fstype: an fstab type, or a comma-separated list of them (libmount
+ *          tries each type of a list in turn, each with its helper)
+ *
+ * Returns: whether libmount would run a helper for one of the types.
+ */
+bool mount_helper_exists(const char *dirs, const char *fstype);
 
 /**
  * spawn_start:

@@ -128,6 +128,48 @@ int path_normalize(char *path)
 	return 0;
 }
 
+uint64_t realtime_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+char *shell_quote(const char *s, char *buf, size_t len)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@%,=";
+	size_t o = 0;
+
+	if (!len)
+		return buf;
+	if (*s && strspn(s, plain) == strlen(s)) {
+		snprintf(buf, len, "%s", s);
+		return buf;
+	}
+	/* room for the closing quote and the NUL is kept at each step */
+	if (len < 3) {
+		buf[0] = '\0';
+		return buf;
+	}
+	buf[o++] = '\'';
+	for (; *s; s++) {
+		size_t need = *s == '\'' ? 4 : 1;
+
+		if (o + need + 2 > len)
+			break;
+		if (*s == '\'') {
+			memcpy(buf + o, "'\\''", 4);
+		} else {
+			buf[o] = *s;
+		}
+		o += need;
+	}
+	buf[o++] = '\'';
+	buf[o] = '\0';
+	return buf;
+}
+
 size_t utf8_char_len(const unsigned char *s)
 {
 	size_t n;

@@ -213,6 +213,21 @@ int path_normalize(char *path);
 #define STATX_MNT_ID_UNIQUE 0x4000U /* linux/stat.h, Linux 6.8 */
 #endif
 
+/** realtime_usec: the wall clock (CLOCK_REALTIME) in µs, as records keep it. */
+uint64_t realtime_usec(void);
+
+/**
+ * shell_quote:
+ * @s: a word for a command line a user is told to run (a path)
+ * @buf: receives @s as sh(1) reads it back: as it is when it has only
+ *       letters, digits and / . _ - + : @ % , =; else in single quotes,
+ *       each ' written as '\''
+ * @len: size of @buf; a @s too long for it is cut (still quoted)
+ *
+ * Returns: @buf.
+ */
+char *shell_quote(const char *s, char *buf, size_t len);
+
 /**
  * utf8_char_len:
  * @s: a NUL-terminated string

@@ -16,40 +16,6 @@
 #include "parse/units.h"
 #include "shared/util.h"
 
-static const char *const status_names[] = {
-	[STATE_WAITING] = "waiting",
-	[STATE_MOUNTING] = "mounting",
-	[STATE_DONE] = "done",
-	[STATE_DEGRADED] = "degraded",
-	[STATE_INCOMPLETE] = "incomplete",
-	[STATE_PRESENT] = "present",
-	[STATE_FAILED] = "failed",
-	[STATE_SKIPPED] = "skipped",
-};
-static const char *const kind_names[] = {
-	[STATE_MOUNT] = "mount",
-	[STATE_AREA] = "area",
-	[STATE_BTRFS] = "btrfs",
-};
-
-const char *state_status_name(enum state_status st)
-{
-	return status_names[st];
-}
-
-const char *state_kind_name(enum state_kind k)
-{
-	return kind_names[k];
-}
-
-static int lookup(const char *const *names, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(names[i], s) == 0)
-			return (int)i;
-	return -EINVAL;
-}
-
 static void record_done(struct state_record *r)
 {
 	free(r->id);
@@ -58,6 +24,9 @@ static void record_done(struct state_record *r)
 	free(r->reason);
 	free(r->mountpoint);
 	free(r->members_note);
+	free(r->wait_policy);
+	free(r->arrivals);
+	free(r->late);
 }
 
 static void journal_close(struct state *s);
@@ -224,13 +193,23 @@ struct state_record *state_put(struct state *s, enum state_kind kind, const char
 	    state_replace_str(&r->fstype, fstype) < 0 || state_replace_str(&r->reason, reason) < 0)
 		return NULL;
 	r->status = status;
-	r->members_present = r->members_expected = r->waited_usec = 0;
+	r->members_present = r->members_expected = r->waited_usec = r->scrub_started_usec = r->stale_usec = 0;
 	free(r->members_note);
 	r->members_note = NULL;
+	r->decision = DECISION_NONE;
+	free(r->wait_policy);
+	free(r->arrivals);
+	free(r->late);
+	r->wait_policy = r->arrivals = r->late = NULL;
 	mark_dirty(s, r);
 	if (undoable)
 		r->seq = ++s->last_seq;
 	return r;
+}
+
+void state_touch(struct state *s, struct state_record *r)
+{
+	mark_dirty(s, r);
 }
 
 void state_remove(struct state *s, enum state_kind kind, const char *id)
@@ -279,6 +258,12 @@ static char **string_field(struct state_record *r, const char *name, bool *appen
 		return &r->mountpoint;
 	if (strncmp(name, "members_note", len) == 0 && len == 12)
 		return &r->members_note;
+	if (strncmp(name, "wait_policy", len) == 0 && len == 11)
+		return &r->wait_policy;
+	if (strncmp(name, "arrivals", len) == 0 && len == 8)
+		return &r->arrivals;
+	if (strncmp(name, "late", len) == 0 && len == 4)
+		return &r->late;
 	return NULL;
 }
 
@@ -385,7 +370,7 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 	if (strcmp(name, "kind") == 0) {
 		if (r) /* a record cut short in the middle of the file */
 			return -EINVAL;
-		k = lookup(kind_names, ARRAY_SIZE(kind_names), v);
+		k = state_kind_from_name(v);
 		if (k < 0 || !(c->cur = record_new(c->s, (enum state_kind)k, "")))
 			return k < 0 ? k : -ENOMEM;
 		return 0;
@@ -398,10 +383,14 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 	if (field)
 		return append ? state_append_str(field, v) : state_replace_str(field, v);
 	if (strcmp(name, "status") == 0) {
-		k = lookup(status_names, ARRAY_SIZE(status_names), v);
+		k = state_status_from_name(v);
 		if (k < 0)
 			return k;
 		r->status = (enum state_status)k;
+		return 0;
+	}
+	if (strcmp(name, "decision") == 0) {
+		r->decision = state_decision_from_name(v);
 		return 0;
 	}
 	if (strcmp(name, "nofail") == 0)
@@ -432,6 +421,10 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 		r->members_expected = u;
 	} else if (strcmp(name, "waited_usec") == 0) {
 		r->waited_usec = u;
+	} else if (strcmp(name, "scrub_started_usec") == 0) {
+		r->scrub_started_usec = u;
+	} else if (strcmp(name, "stale_usec") == 0) {
+		r->stale_usec = u;
 	}
 	return 0;
 }
@@ -507,27 +500,13 @@ int state_load(const char *dir, struct state *ret, unsigned *ret_line)
 	return state_parse(buf, len, ret, ret_line);
 }
 
-/* what the wait for a btrfs filesystem's members found */
-static int write_members(FILE *f, const struct state_record *rec)
-{
-	int r = state_write_uint(f, "members_present", rec->members_present);
-
-	if (!r)
-		r = state_write_uint(f, "members_expected", rec->members_expected);
-	if (!r && rec->waited_usec)
-		r = state_write_uint(f, "waited_usec", rec->waited_usec);
-	if (!r)
-		r = state_write_kv(f, "members_note", rec->members_note);
-	return r;
-}
-
 /* One "[record]" section.  Returns: 0 or negative errno (state_write_kv()). */
 static int write_record(FILE *f, const struct state_record *rec)
 {
 	int r;
 
 	fputs("\n[record]\n", f);
-	r = state_write_kv(f, "kind", kind_names[rec->kind]);
+	r = state_write_kv(f, "kind", state_kind_name(rec->kind));
 	if (!r)
 		r = state_write_kv(f, "id", rec->id);
 	if (!r)
@@ -539,7 +518,7 @@ static int write_record(FILE *f, const struct state_record *rec)
 	if (!r)
 		r = state_write_kv(f, "mountpoint", rec->mountpoint);
 	if (!r)
-		r = state_write_kv(f, "status", status_names[rec->status]);
+		r = state_write_kv(f, "status", state_status_name(rec->status));
 	if (!r)
 		r = state_write_uint(f, "seq", rec->seq);
 	if (!r)
@@ -560,7 +539,7 @@ static int write_record(FILE *f, const struct state_record *rec)
 			r = state_write_uint(f, "mount_root_btime_ns", rec->mount_root_btime_ns);
 	}
 	if (!r && rec->members_expected)
-		r = write_members(f, rec);
+		r = state_write_members(f, rec);
 	if (r)
 		return r; /* no "complete": the loader drops what was written */
 	return state_write_kv(f, "complete", "yes");

@@ -10,6 +10,8 @@
  *   <dir>/areas/<name>/state   one RAM area's record (struct state_area),
  *                        in the same format, one file per area so that
  *                        setup, sync and stop lock one area with flock()
+ *   <dir>/warned         the configuration's warnings the last start
+ *                        printed (world_note_warnings())
  */
 #ifndef STORAGED_STATE_H
 #define STORAGED_STATE_H
@@ -17,6 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#define STATEDIR_WARNED "warned"
 
 #include "parse/config.h"
 
@@ -37,6 +41,17 @@ enum state_status {
 	STATE_FAILED, /* failed: see reason */
 	STATE_SKIPPED, /* not attempted: a dependency failed (see reason) */
 };
+
+/* What storaged decided for a btrfs filesystem once its wait ended. */
+enum btrfs_decision {
+	DECISION_NONE, /* not decided (yet), or a record of an older storaged */
+	DECISION_COMPLETE, /* every member came: mounted as usual */
+	DECISION_DEGRADED, /* members missing: mounted -o degraded by policy */
+	DECISION_READ_ONLY, /* members missing: mounted -o ro,degraded by policy */
+	DECISION_REFUSED, /* members missing and degraded = no: not mounted */
+	DECISION_STALE_REFUSED, /* a stale member and stale-member = refuse: not mounted */
+};
+#define DECISION_LAST DECISION_STALE_REFUSED
 
 struct state_record {
 	enum state_kind kind;
@@ -67,6 +82,24 @@ struct state_record {
 	char *members_note; /* owned, may be NULL: done: the stale members
 			       (btrfs_format_stale()); incomplete: the missing
 			       ones (btrfs_format_missing()) */
+	/* STATE_BTRFS: the decision, the wait it followed in words ("up to
+	 * 5s") and who arrived when ("devid 1 /dev/loop3 at +0s, …", times
+	 * from the start of the wait); strings owned, may be NULL */
+	enum btrfs_decision decision;
+	char *wait_policy;
+	char *arrivals;
+	/* STATE_BTRFS mounted degraded: the members that came back after the
+	 * mount and what the kernel did with them (exec/late_member.h);
+	 * owned, may be NULL */
+	char *late;
+	uint64_t scrub_started_usec; /* STATE_BTRFS: when storaged started a
+					scrub of it (stale-member = scrub),
+					wall clock µs; 0: it did not */
+	uint64_t stale_usec; /* STATE_BTRFS done with a stale member
+				(members_note): when start found it, wall
+				clock µs; a scrub finished after it repaired
+				it (btrfs_scrub_finished_since()); 0: not
+				known (an older storaged's record) */
 	bool dirty; /* changed (state_put) since the last state_save/state_append */
 };
 
@@ -157,6 +190,20 @@ struct state_record *state_put(struct state *s, enum state_kind kind, const char
 			       const char *source, const char *fstype, enum state_status status,
 			       const char *reason, bool undoable);
 
+/**
+ * state_touch:
+ * @r: a record of @s changed in place (a field state_put() does not set)
+ * Marks it changed, so that the next state_append() writes it.
+ */
+void state_touch(struct state *s, struct state_record *r);
+
+/**
+ * state_decision_name:
+ * Returns: "complete", "degraded-by-policy", "read-only-by-policy",
+ * "refused", "stale-refused", or NULL for DECISION_NONE (static).
+ */
+const char *state_decision_name(enum btrfs_decision d);
+
 /** state_remove: drops the record of @kind/@id if present. */
 void state_remove(struct state *s, enum state_kind kind, const char *id);
 
@@ -204,6 +251,11 @@ struct state_area {
 	size_t n_carried;
 	bool sync_refused; /* a stop refused to sync back over a directory
 			      someone uncovered: the next stop discards */
+	uint64_t stop_started_usec; /* a stop began to sync back and tear
+				       it down (wall clock, µs); 0 when none
+				       did, or one failed and said why: a
+				       record that keeps it was left by a
+				       stop that was killed */
 };
 
 /** state_area_init: an empty record (resource_id -1), ready for state_area_done(). */

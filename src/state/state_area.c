@@ -65,6 +65,8 @@ static int area_print(FILE *f, const struct state_area *a)
 		r = state_write_uint(f, "carried", a->carried[i]);
 	if (!r && a->sync_refused)
 		r = state_write_bool(f, "sync_refused", true);
+	if (!r && a->stop_started_usec)
+		r = state_write_uint(f, "stop_started_usec", a->stop_started_usec);
 	if (!r)
 		r = state_write_kv(f, "backend", config_backend_name(a->backend));
 	if (!r && a->resource_id >= 0)
@@ -228,6 +230,8 @@ static int area_value(struct area_ctx *c, const char *name, const char *raw)
 		return units_parse_uint(v, UINT64_MAX, &a->started_usec);
 	if (strcmp(name, "cover_id") == 0)
 		return units_parse_uint(v, UINT64_MAX, &a->cover_id);
+	if (strcmp(name, "stop_started_usec") == 0)
+		return units_parse_uint(v, UINT64_MAX, &a->stop_started_usec);
 	if (strcmp(name, "carried") == 0)
 		return state_area_add_carried(a, v);
 	return 0; /* unknown or newer keys are ignored */

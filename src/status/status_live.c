@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,38 +53,94 @@ static struct libmnt_fs *mounts_on(struct libmnt_table *tb, const char *target, 
 	return top;
 }
 
-/* Devids the kernel marks missing in <sysfs>/<fsid>/devinfo/<devid>/missing
- * (Linux 5.9+), as "devid 2, 3" in @buf.  Returns: how many. */
-static unsigned missing_devids(const char *sysfs, const char *fsid, char *buf, size_t len)
+/* The first character of <dir>/<name>, or 0 when it cannot be read. */
+static char read_flag(const char *dir, const char *name)
 {
-	char path[PATH_MAX];
-	unsigned n = 0;
-	size_t off = 0;
+	char file[PATH_MAX], v[8] = "";
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s/%s", dir, name);
+	f = fopen(file, "re");
+	if (!f)
+		return 0;
+	if (!fgets(v, sizeof(v), f))
+		v[0] = 0;
+	fclose(f);
+	return v[0];
+}
+
+/* Entries of directory @path but "." and "..": -1 when it cannot be read. */
+static int count_entries(const char *path)
+{
+	DIR *d = opendir(path);
 	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+int live_btrfs_members(const char *sysfs, const char *fsid, struct live_members *ret)
+{
+	char path[PATH_MAX], dev[PATH_MAX + 300];
+	unsigned candidates = 0;
+	struct dirent *de;
+	int n_open;
 	DIR *d;
 
+	*ret = (struct live_members){ 0 };
 	snprintf(path, sizeof(path), "%s/%s/devinfo", sysfs, fsid);
 	d = opendir(path);
 	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		char file[PATH_MAX + 300], v[8] = "";
-		FILE *f;
+		return -ENOENT;
+	while ((de = readdir(d)) && ret->n < LIVE_DEVIDS_MAX) {
+		struct live_devid *m = &ret->v[ret->n];
+		unsigned long long devid;
+		char *end;
 
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(file, sizeof(file), "%s/%s/missing", path, de->d_name);
-		f = fopen(file, "re");
-		if (!f)
+		devid = strtoull(de->d_name, &end, 10);
+		if (*end)
 			continue;
-		if (fgets(v, sizeof(v), f) && v[0] == '1' && off < len) {
-			off += (size_t)snprintf(buf + off, len - off, "%s%s", n ? ", " : "devid ",
-						de->d_name);
-			n++;
-		}
-		fclose(f);
+		snprintf(dev, sizeof(dev), "%s/%s", path, de->d_name);
+		*m = (struct live_devid){ .devid = devid, .missing = read_flag(dev, "missing") == '1' };
+		/* a candidate for unused; replace_target: a replace's new disk */
+		m->unused = !m->missing && read_flag(dev, "writeable") == '0' && read_flag(dev, "replace_target") != '1';
+		ret->n_missing += m->missing;
+		candidates += m->unused;
+		ret->n++;
 	}
 	closedir(d);
+	snprintf(path, sizeof(path), "%s/%s/devices", sysfs, fsid);
+	n_open = count_entries(path);
+	if (n_open < 0 || candidates == 0 || (size_t)n_open >= ret->n - ret->n_missing) {
+		for (size_t k = 0; k < ret->n; k++)
+			ret->v[k].unused = false;
+		return 0;
+	}
+	ret->n_unused = candidates;
+	return 0;
+}
+
+/* "devid 2, 3" of the members with @missing (else: unused) in @buf. */
+static unsigned format_devids(const struct live_members *lm, bool missing, char *buf, size_t len)
+{
+	unsigned n = 0;
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t k = 0; k < lm->n && off < len; k++) {
+		if (missing ? !lm->v[k].missing : !lm->v[k].unused)
+			continue;
+		off += (size_t)snprintf(buf + off, len - off, "%s%llu", n ? ", " : "devid ",
+					(unsigned long long)lm->v[k].devid);
+		n++;
+	}
 	return n;
 }
 
@@ -116,13 +173,84 @@ static bool fsid_of_device(const char *sysfs, const char *source, char *buf, siz
 	return found;
 }
 
+const char *live_btrfs_mountpoint(const struct live_input *in, const char *fsid)
+{
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs;
+	const char *found = NULL;
+	char id[64];
+
+	while (it && !found && mnt_table_next_fs(in->mountinfo, it, &fs) == 0)
+		if (streq(mnt_fs_get_fstype(fs), "btrfs") &&
+		    fsid_of_device(in->sysfs_btrfs, mnt_fs_get_srcpath(fs), id, sizeof(id)) &&
+		    strcasecmp(id, fsid) == 0)
+			found = mnt_fs_get_target(fs);
+	mnt_free_iter(it);
+	return found;
+}
+
+char *live_degraded_advice(const char *mountpoint, const char *fsid, uint64_t devid, bool read_only, char *buf,
+			   size_t len)
+{
+	char q[PATH_MAX * 4 + 3] = "its mount point", d[24] = "DEVID", every[192] = "";
+
+	if (mountpoint)
+		shell_quote(mountpoint, q, sizeof(q));
+	if (devid)
+		snprintf(d, sizeof(d), "%llu", (unsigned long long)devid);
+	/* the next mount reuses a filesystem still mounted elsewhere as it
+	 * is: a new superblock only once nothing holds it */
+	if (fsid)
+		snprintf(every, sizeof(every), "; a bind of it left mounted keeps it as it is: unmount each of its mounts (findmnt -S UUID=%s)",
+			 fsid);
+	if (read_only)
+		snprintf(buf, len,
+			 "unmount %s and mount it again (umount %s && storaged start; read-only, it missed no write), or put a new disk in its place, which needs the mount writable: mount -o remount,rw,degraded %s && btrfs replace start %s NEWDEV %s%s",
+			 q, q, q, d, q, every);
+	else
+		snprintf(buf, len, "unmount %s and mount it again, or put a new disk in its place (btrfs replace start %s NEWDEV %s)%s",
+			 q, d, q, every);
+	return buf;
+}
+
+bool live_mounted_ro(struct libmnt_table *tb, const char *mp)
+{
+	struct libmnt_fs *ours, *top = mp ? mounts_on(tb, mp, 0, &ours) : NULL;
+
+	return top && mnt_optstr_get_option(mnt_fs_get_vfs_options(top), "ro", NULL, NULL) == 0;
+}
+
+/* The kernel's view of a mounted btrfs: a member it marks missing, or one
+ * back but not in use; each said with what takes it back. */
 static enum live_status check_btrfs(const struct live_input *in, const char *fsid, char *detail, size_t len)
 {
-	char missing[256] = "";
+	const char *mp = live_btrfs_mountpoint(in, fsid);
+	char missing[256] = "", unused[256] = "", q[PATH_MAX * 4 + 3] = "its mount point", fix[2048];
+	bool ro = live_mounted_ro(in->mountinfo, mp);
+	unsigned long long first = 0;
+	struct live_members lm;
 
-	if (missing_devids(in->sysfs_btrfs, fsid, missing, sizeof(missing)) == 0)
+	if (live_btrfs_members(in->sysfs_btrfs, fsid, &lm) < 0 || (!lm.n_missing && !lm.n_unused))
 		return LIVE_AS_RECORDED;
-	snprintf(detail, len, "the kernel reports %s missing", missing);
+	if (mp)
+		shell_quote(mp, q, sizeof(q));
+	format_devids(&lm, true, missing, sizeof(missing));
+	format_devids(&lm, false, unused, sizeof(unused));
+	for (size_t k = 0; k < lm.n && !first; k++)
+		if (lm.v[k].missing || lm.v[k].unused)
+			first = lm.v[k].devid;
+	live_degraded_advice(mp, fsid, first, ro, fix, sizeof(fix));
+	if (lm.n_missing)
+		snprintf(detail, len, "the kernel reports %s missing%s%s: mounted %sdegraded; once it is back, %s", missing,
+			 lm.n_unused ? ", and does not use " : "", unused, ro ? "read-only " : "", fix);
+	else if (ro)
+		snprintf(detail, len,
+			 "the kernel does not use %s: it came back while the filesystem was mounted read-only degraded, and a mounted btrfs opens no returning member (%s/%s/devices lacks it); to take it back, %s",
+			 unused, in->sysfs_btrfs, fsid, fix);
+	else
+		snprintf(detail, len,
+			 "the kernel does not use %s: it came back while the filesystem was mounted degraded, and a mounted btrfs opens no returning member (%s/%s/devices lacks it), so writes still go to the others alone; unmount %s and mount it again to take it back, then scrub it (btrfs scrub start %s); or replace it (btrfs replace start %llu NEWDEV %s)",
+			 unused, in->sysfs_btrfs, fsid, q, q, first, q);
 	return LIVE_DEGRADED;
 }
 
@@ -171,11 +299,21 @@ out:
 	return found;
 }
 
+/* The area of storaged's whose bind over its directory is mount @id. */
+static const struct area_status *area_covering(const struct live_input *in, int id)
+{
+	for (size_t i = 0; i < in->n_areas; i++)
+		if (in->areas[i].cover_id && in->areas[i].cover_id == (uint64_t)id)
+			return &in->areas[i];
+	return NULL;
+}
+
 static enum live_status check_mount(const struct live_input *in, const struct state_record *rec,
 				    char *detail, size_t len)
 {
 	const char *mp = rec->mountpoint ? rec->mountpoint : rec->id;
 	struct libmnt_fs *ours = NULL, *top;
+	const struct area_status *area;
 	const char *moved;
 	char fsid[64];
 
@@ -203,6 +341,11 @@ static enum live_status check_mount(const struct live_input *in, const struct st
 			 "another mount on %s now: %s (%s), with the mount ID %u of storaged's, which was unmounted",
 			 mp, mnt_fs_get_source(top) ?: "?", mnt_fs_get_fstype(top) ?: "?", rec->mount_id);
 		return LIVE_REPLACED;
+	}
+	if (ours && top != ours && (area = area_covering(in, mnt_fs_get_id(top)))) {
+		snprintf(detail, len, "covered by storaged's area '%s' (bound over %s after it was mounted)",
+			 area->name, mp);
+		return LIVE_AS_RECORDED;
 	}
 	if (!ours || top != ours) {
 		snprintf(detail, len, "%s on %s now: %s (%s, mount ID %d), not storaged's mount (ID %u)",
@@ -246,7 +389,7 @@ void status_sum_record(struct status_sum *sum, const struct state_record *rec, e
 
 void status_sum_area(struct status_sum *sum, enum area_state st)
 {
-	if (st == AREA_STATE_GONE)
+	if (st == AREA_STATE_GONE || st == AREA_STATE_INTERRUPTED)
 		sum->bad++;
 	else if (st == AREA_STATE_DEGRADED)
 		sum->degraded++;
@@ -269,7 +412,7 @@ static void join(char *buf, size_t len, const char *part)
 char *status_detail(char *buf, size_t len, const char *live_why, const char *reason, bool nofail,
 		    const char *took)
 {
-	char why[1024], t[64];
+	char why[2048], t[64];
 
 	if (!len)
 		return buf;

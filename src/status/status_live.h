@@ -25,10 +25,50 @@ enum live_status {
 	LIVE_DEGRADED, /* the btrfs has a member the kernel marks missing */
 };
 
+/* What the kernel says of one member of a mounted btrfs filesystem. */
+struct live_devid {
+	uint64_t devid;
+	bool missing; /* devinfo/<devid>/missing: not found at mount */
+	/* registered (not missing) but not opened: a member scanned after a
+	 * degraded mount, which the kernel takes into its list of devices
+	 * (fs/btrfs/volumes.c device_list_add() clears its MISSING bit) and
+	 * leaves without a block device, unused, until the next mount */
+	bool unused;
+};
+
+#define LIVE_DEVIDS_MAX 64
+struct live_members {
+	struct live_devid v[LIVE_DEVIDS_MAX]; /* by devid, as sysfs lists them */
+	size_t n;
+	unsigned n_missing, n_unused;
+};
+
+struct btrfs_fs_list;
+
 struct live_input {
 	struct libmnt_table *mountinfo; /* the mount table now */
 	const char *sysfs_btrfs; /* SYSFS_BTRFS, or a test's copy */
+	const char *scrub_status_dir; /* BTRFS_SCRUB_STATUS_DIR, or a test's copy */
+	const struct btrfs_fs_list *btrfs; /* the devices' btrfs filesystems
+					      now (status_btrfs.h); NULL:
+					      not read */
+	const struct area_status *areas; /* storaged's areas (area_status_list()) */
+	size_t n_areas;
 };
+
+/**
+ * live_btrfs_members:
+ * @sysfs: SYSFS_BTRFS, or a test's copy
+ * @fsid: a mounted btrfs filesystem's UUID
+ * @ret: its members as the kernel sees them: devinfo/<devid>/missing and
+ *       writeable, and the opened devices linked in devices/
+ *       (Documentation/ABI/testing/sysfs-fs-btrfs).  A member not missing
+ *       and not writeable is unused when fewer devices are open than are
+ *       not missing (a write-protected disk is writeable 0 too, but open).
+ *
+ * Returns: 0; -ENOENT when @fsid is not mounted (no sysfs directory).
+ */
+int live_btrfs_members(const char *sysfs, const char *fsid, struct live_members *ret);
 
 /**
  * live_check:
@@ -79,6 +119,47 @@ struct mount_identity live_recorded_identity(const struct state_record *rec);
  * ID alone, or statx(2) saw another mount than the table's.
  */
 bool live_id_taken_over(const struct state_record *rec, const char *mp, unsigned table_id);
+
+/**
+ * live_btrfs_mountpoint:
+ * @in: the system now
+ * @fsid: a btrfs filesystem UUID, text
+ *
+ * Where it is mounted: the first btrfs mount whose source device is in
+ * <sysfs_btrfs>/<fsid>/devices/ (the devices the kernel has open for it).
+ *
+ * Returns: its mount point (borrowed from @in->mountinfo), or NULL.
+ */
+const char *live_btrfs_mountpoint(const struct live_input *in, const char *fsid);
+
+/**
+ * live_degraded_advice:
+ * @mountpoint: where the filesystem is mounted degraded, or NULL
+ * @fsid: its UUID, text, or NULL: named for findmnt(8), to find every
+ *        mount of it (a bind left mounted keeps the filesystem as it is,
+ *        degraded, and the next mount reuses it)
+ * @devid: the first member missing or unused; 0 when not known ("DEVID")
+ * @read_only: mounted read-only (degraded = read-only)
+ * @buf: what takes a member back once it is there, or replaces it, e.g.
+ *       "unmount /srv/data and mount it again, or put a new disk in its
+ *       place (btrfs replace start 2 NEWDEV /srv/data)"; on a read-only
+ *       mount, the replace after the remount read-write it needs (a replace
+ *       on a read-only mount fails with EROFS).  Mount point quoted for the
+ *       shell (shell_quote()).
+ * Returns: @buf.
+ */
+char *live_degraded_advice(const char *mountpoint, const char *fsid, uint64_t devid, bool read_only, char *buf,
+			   size_t len);
+
+/**
+ * live_mounted_ro:
+ * @tb: the mount table now
+ * @mp: a mount point, or NULL
+ *
+ * Returns: whether the topmost mount on @mp is read-only (its VFS "ro");
+ * false when nothing is mounted there or @mp is NULL.
+ */
+bool live_mounted_ro(struct libmnt_table *tb, const char *mp);
 
 /** live_status_name: "gone", "replaced", "degraded"; NULL when as recorded. */
 const char *live_status_name(enum live_status st);

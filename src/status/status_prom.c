@@ -65,7 +65,7 @@ static const char *u64(uint64_t v, char buf[32])
 
 /* ------------------------------------------------------------ btrfs */
 
-enum fs_field { PF_PRESENT, PF_EXPECTED, PF_STALE, PF_MOUNTED, PF_DEGRADED };
+enum fs_field { PF_PRESENT, PF_EXPECTED, PF_STALE, PF_MOUNTED, PF_DEGRADED, PF_MISSING, PF_UNUSED };
 
 static const struct {
 	const char *name, *help;
@@ -78,6 +78,10 @@ static const struct {
 		       "Members whose superblock generation is behind the newest member's: they missed writes (scrub)." },
 	[PF_MOUNTED] = { "storaged_btrfs_mounted", "1 when the btrfs filesystem is mounted." },
 	[PF_DEGRADED] = { "storaged_btrfs_degraded", "1 when the btrfs filesystem is mounted with -o degraded." },
+	[PF_MISSING] = { "storaged_btrfs_members_missing",
+			 "Members the kernel reports missing in the mounted btrfs filesystem." },
+	[PF_UNUSED] = { "storaged_btrfs_members_unused",
+			"Members back after a degraded mount: registered, but unused until the filesystem is mounted again." },
 };
 
 static uint64_t fs_value(const struct prom_fs *f, enum fs_field k)
@@ -91,6 +95,10 @@ static uint64_t fs_value(const struct prom_fs *f, enum fs_field k)
 		return f->stale;
 	case PF_MOUNTED:
 		return f->mounted;
+	case PF_MISSING:
+		return f->missing;
+	case PF_UNUSED:
+		return f->unused;
 	default:
 		return f->degraded;
 	}
@@ -109,6 +117,39 @@ static void render_btrfs(const struct prom_data *d, FILE *out)
 			sample(out, fs_families[k].name, labels,
 			       u64(fs_value(&d->fs[i], (enum fs_field)k), v));
 		}
+	}
+}
+
+/* What storaged decided for each btrfs filesystem it waited for (its
+ * state record), as a state set: one sample per decision, 1 for the
+ * one taken; and how long the wait lasted. */
+static void render_decisions(const struct prom_data *d, FILE *out)
+{
+	size_t n = d->state ? d->state->n : 0;
+	char v[32];
+
+	family(out, "storaged_btrfs_decision", "gauge",
+	       "1 for what storaged decided once the wait for the btrfs filesystem's members ended (complete, degraded-by-policy, read-only-by-policy, refused, stale-refused), 0 for the others.");
+	for (size_t i = 0; i < n; i++) {
+		const struct state_record *r = &d->state->v[i];
+
+		for (enum btrfs_decision k = DECISION_COMPLETE; r->kind == STATE_BTRFS && r->decision && k <= DECISION_LAST; k++) {
+			const char *const labels[6] = { "fsid", r->id, "decision", state_decision_name(k) };
+
+			sample(out, "storaged_btrfs_decision", labels, r->decision == k ? "1" : "0");
+		}
+	}
+	family(out, "storaged_btrfs_wait_seconds", "gauge",
+	       "How long storaged waited for the btrfs filesystem's members before it decided.");
+	for (size_t i = 0; i < n; i++) {
+		const struct state_record *r = &d->state->v[i];
+		const char *const labels[6] = { "fsid", r->id };
+
+		if (r->kind != STATE_BTRFS || !r->decision)
+			continue;
+		snprintf(v, sizeof(v), "%llu.%03llu", (unsigned long long)(r->waited_usec / USEC_PER_SEC),
+			 (unsigned long long)(r->waited_usec % USEC_PER_SEC / USEC_PER_MSEC));
+		sample(out, "storaged_btrfs_wait_seconds", labels, v);
 	}
 }
 
@@ -186,7 +227,7 @@ static void render_areas(const struct prom_data *d, FILE *out)
 	family(out, "storaged_area_state", "gauge",
 	       "1 for the area's state now (as `storaged status` shows it), 0 for the others.");
 	for (size_t i = 0; i < d->n_areas; i++)
-		for (enum area_state k = AREA_STATE_ACTIVE; k <= AREA_STATE_DEGRADED; k++) {
+		for (enum area_state k = AREA_STATE_ACTIVE; k <= AREA_STATE_LAST; k++) {
 			const char *const labels[6] = { "area",	 d->areas[i].name,
 							"path",	 d->areas[i].path,
 							"state", area_state_name(k) };
@@ -272,6 +313,7 @@ int status_prom_render(const struct prom_data *d, FILE *out)
 {
 	render_self(d, out);
 	render_btrfs(d, out);
+	render_decisions(d, out);
 	render_areas(d, out);
 	render_entries(d, out);
 	return fflush(out) == 0 && !ferror(out) ? 0 : -EIO;

@@ -34,6 +34,9 @@ struct prom_fs {
 			   newest member's: they missed writes */
 	bool mounted;
 	bool degraded; /* mounted with -o degraded */
+	/* mounted: members back but unused until mounted again, and members
+	 * the kernel reports missing (status_live.h live_btrfs_members()) */
+	uint64_t unused, missing;
 };
 
 /* The last sync back of one area while mounted (`storaged sync`, the
@@ -123,6 +126,19 @@ void status_prom_after_pass(const struct options *o, const struct logger *lg);
  * Returns: 0; -EINVAL for an invalid @area; negative errno.
  */
 int status_prom_note_sync(const char *state_dir, const char *area, bool ok);
+
+/**
+ * status_prom_forget_sync:
+ * @state_dir: state directory
+ * @area: area name (one path component)
+ *
+ * Removes what status_prom_note_sync() recorded for @area: an area set up
+ * anew has not been synced, whatever the one of that name before it was.
+ *
+ * Returns: 0 (also when there was none); -EINVAL; negative errno of
+ * unlink(2).
+ */
+int status_prom_forget_sync(const char *state_dir, const char *area);
 
 /**
  * status_prom_read_sync:

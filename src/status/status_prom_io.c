@@ -23,6 +23,7 @@
 #include "world/load.h"
 #include "world/statedir.h"
 #include "status_prom.h"
+#include "status_live.h"
 #include "parse/units.h"
 #include "shared/util.h"
 #include "world/world.h"
@@ -97,6 +98,17 @@ static void fs_mount_state(const char *path, const struct btrfs_filesystem *f, s
 	mnt_unref_table(tb);
 }
 
+/* What the kernel says of the members of a mounted filesystem. */
+static void fs_kernel_members(const char *sysfs, const struct btrfs_filesystem *f, struct prom_fs *p)
+{
+	struct live_members lm;
+
+	if (!p->mounted || live_btrfs_members(sysfs, f->fsid, &lm) < 0)
+		return;
+	p->missing = lm.n_missing;
+	p->unused = lm.n_unused;
+}
+
 static int collect_btrfs(struct prom_collect *c, const struct sources *src, const struct logger *lg)
 {
 	const struct btrfs_fs_list *l = &c->w.btrfs;
@@ -117,6 +129,7 @@ static int collect_btrfs(struct prom_collect *c, const struct sources *src, cons
 		for (size_t m = 0; m < f->n_members; m++)
 			p->stale += btrfs_member_stale(f, &f->members[m]);
 		fs_mount_state(src->mountinfo_path, f, p);
+		fs_kernel_members(src->sysfs_btrfs, f, p);
 	}
 	c->d.fs = c->fs;
 	c->d.n_fs = l->n;
@@ -186,8 +199,8 @@ static int collect_syncs(struct prom_collect *c, const char *state_dir)
  * table cannot be read. */
 static int collect_live(struct prom_collect *c, const struct sources *src, const struct logger *lg)
 {
-	struct live_input in = { .sysfs_btrfs = src->sysfs_btrfs };
-	char why[512];
+	struct live_input in = { .sysfs_btrfs = src->sysfs_btrfs, .areas = c->areas, .n_areas = c->n_areas };
+	char why[1536];
 
 	c->live = calloc(c->st.n ?: 1, sizeof(*c->live));
 	if (!c->live)
@@ -296,6 +309,17 @@ static int write_sync(FILE *f, const void *ud)
 
 	fprintf(f, "%lld %s\n", (long long)time(NULL), *ok ? "ok" : "failed");
 	return ferror(f) ? -EIO : 0;
+}
+
+int status_prom_forget_sync(const char *state_dir, const char *area)
+{
+	_cleanup_free_ char *path = NULL;
+
+	if (!area_name_ok(area))
+		return -EINVAL;
+	if (asprintf(&path, "%s/" LAST_SYNC_DIR "/%s", state_dir, area) < 0)
+		return -ENOMEM;
+	return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
 }
 
 int status_prom_note_sync(const char *state_dir, const char *area, bool ok)

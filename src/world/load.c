@@ -143,34 +143,41 @@ static int compare_dropins(const void *a, const void *b)
  * as the files in it do: it is opened without following a link in any
  * component, and with @check_owner it must be root's and closed to group
  * and others (anyone who can write it can add or replace a file).
+ * @file: the file read from it, named in the diagnostic ahead of the
+ * directory; NULL: the diagnostic names the directory alone.
  * Returns: the directory's descriptor; -ENOENT (none); negative errno
  * (with a diagnostic). */
-static int open_config_dir(const char *dir, bool check_owner, struct diag_list *diags)
+static int open_config_dir(const char *dir, const char *file, bool check_owner, struct diag_list *diags)
 {
 	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	struct stat st;
 	_cleanup_close_ int fd = syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+	_cleanup_free_ char *lead = NULL;
+	const char *where = file ? file : dir;
 
 	if (fd < 0 && errno == ENOENT)
 		return -ENOENT;
+	if (file && asprintf(&lead, "its directory '%s': ", dir) < 0)
+		return -ENOMEM;
 	if (fd < 0 && (errno == ENOTDIR || errno == ELOOP))
-		return diag_errno(diags, -ENOTDIR, dir, 0,
-				  "not a directory, or reached through a symbolic link: storaged reads its configuration only from the directory itself; name the real path");
+		return diag_errno(diags, -ENOTDIR, where, 0,
+				  "%snot a directory, or reached through a symbolic link: storaged reads its configuration only from the directory itself; name the real path",
+				  lead ?: "");
 	if (fd < 0)
-		return diag_errno(diags, -errno, dir, 0, "cannot open directory: %s", strerror(errno));
+		return diag_errno(diags, -errno, where, 0, "%scannot open directory: %s", lead ?: "", strerror(errno));
 	if (fstat(fd, &st) < 0)
-		return diag_errno(diags, -errno, dir, 0, "cannot stat directory: %s", strerror(errno));
+		return diag_errno(diags, -errno, where, 0, "%scannot stat directory: %s", lead ?: "", strerror(errno));
 	if (!check_owner || (st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH))))
 		return TAKE_FD(fd);
 	/* /tmp and its kind are everyone's by design: no chmod to advise */
 	if (st.st_mode & S_ISVTX)
-		return diag_errno(diags, -EPERM, dir, 0,
-				  "mode %04o, a directory everyone may write to: storaged reads configuration only from a root-owned directory that group and others cannot write; put the file in one (e.g. /etc, or a directory of its own made with 'mkdir -m 0755')",
-				  (unsigned)(st.st_mode & 07777));
-	return diag_errno(diags, -EPERM, dir, 0,
-			  "owned by uid %u, mode %04o: storaged reads configuration only from a root-owned directory that group and others cannot write; run 'chown root:root %s; chmod go-w %s'",
-			  (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), dir, dir);
+		return diag_errno(diags, -EPERM, where, 0,
+				  "%smode %04o, a directory everyone may write to: storaged reads configuration only from a root-owned directory that group and others cannot write; put the file in one (e.g. /etc, or a directory of its own made with 'mkdir -m 0755')",
+				  lead ?: "", (unsigned)(st.st_mode & 07777));
+	return diag_errno(diags, -EPERM, where, 0,
+			  "%sowned by uid %u, mode %04o: storaged reads configuration only from a root-owned directory that group and others cannot write; run 'chown root:root %s; chmod go-w %s'",
+			  lead ?: "", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), dir, dir);
 }
 
 /* @name in layer @layer: a file, or a link to /dev/null that masks the
@@ -232,7 +239,7 @@ static int collect_dropins(struct layers *l, bool check_owner, struct dropins *d
 		struct dirent **names = NULL;
 		int n;
 
-		l->fd[i] = open_config_dir(l->dir[i], check_owner, diags);
+		l->fd[i] = open_config_dir(l->dir[i], NULL, check_owner, diags);
 		if (l->fd[i] == -ENOENT)
 			continue;
 		if (l->fd[i] < 0) {
@@ -258,12 +265,13 @@ static int collect_dropins(struct layers *l, bool check_owner, struct dropins *d
 	return r;
 }
 
-/* The main file, opened in its directory (no link followed in any
- * component, the directory checked as the drop-in directories are).
- * Returns: as input_read_at(); -ENOENT with nothing appended when the
- * file or its directory does not exist. */
-static int read_main_file(const char *path, bool check_owner, char **ret, size_t *ret_len,
-			  struct diag_list *diags)
+/* The main file or the fstab (@max bytes at most), opened in its
+ * directory (no link followed in any component, the directory checked as
+ * the drop-in directories are).  @name_file: a refused directory's
+ * diagnostic names @path too.  Returns: as input_read_at(); -ENOENT with
+ * nothing appended when the file or its directory does not exist. */
+static int read_main_file(const char *path, size_t max, bool name_file, bool check_owner, char **ret,
+			  size_t *ret_len, struct diag_list *diags)
 {
 	const char *slash = strrchr(path, '/');
 	_cleanup_free_ char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
@@ -272,11 +280,10 @@ static int read_main_file(const char *path, bool check_owner, char **ret, size_t
 
 	if (!dir)
 		return -ENOMEM;
-	dirfd = open_config_dir(dir, check_owner, diags);
+	dirfd = open_config_dir(dir, name_file ? path : NULL, check_owner, diags);
 	if (dirfd < 0)
 		return dirfd;
-	return input_read_at(dirfd, slash ? slash + 1 : path, path, CONFIG_FILE_MAX, check_owner, ret,
-			     ret_len, diags);
+	return input_read_at(dirfd, slash ? slash + 1 : path, path, max, check_owner, ret, ret_len, diags);
 }
 
 int config_visit(const char *path, bool check_owner, config_visit_fn fn, void *userdata,
@@ -294,7 +301,7 @@ int config_visit(const char *path, bool check_owner, config_visit_fn fn, void *u
 		return r == -E2BIG ? diag_errno(diags, r, "STORAGED_CONFIG_DIRS", 0,
 						"more than %d directories", MAX_LAYERS)
 				   : r;
-	r = read_main_file(path, check_owner, &buf, &len, diags);
+	r = read_main_file(path, CONFIG_FILE_MAX, false, check_owner, &buf, &len, diags);
 	any = r != -ENOENT;
 	if (r == 0)
 		r = fn(userdata, path, buf, len);
@@ -360,7 +367,8 @@ int fstab_load(struct fstab *ret, const char *path, char *const *select, bool ch
 	size_t len = 0;
 	int r;
 
-	r = input_read(path, FSTAB_MAX_BYTES, check_owner, &buf, &len, diags);
+	/* the config's checks: the fstab decides what root mounts as much */
+	r = read_main_file(path, FSTAB_MAX_BYTES, true, check_owner, &buf, &len, diags);
 	if (r == -ENOENT)
 		return diag_errno(diags, r, path, 0,
 				  "cannot read the fstab: %s; check -f/--fstab or the fstab= setting",

@@ -68,10 +68,14 @@ int config_load(struct config *c, const char *path, bool check_owner, struct dia
  * @check_owner: refuse an fstab not owned by root or writable by group or
  *               others (see input_read(), shared/input.h)
  *
- * Reads @path (at most 4 MiB, a regular file) and calls fstab_parse_buf().
+ * Reads @path (at most 4 MiB, a regular file) as the main config file is
+ * read: not through a symbolic link in any component, and with
+ * @check_owner from a root-owned directory group and others cannot write
+ * (one everyone may write to, as /tmp, is refused too); then calls
+ * fstab_parse_buf().
  *
- * Returns: as fstab_parse_buf(); negative errno from input_read() (appended
- * to @diags with the path).
+ * Returns: as fstab_parse_buf(); negative errno from input_read_at()
+ * (appended to @diags with the path).
  */
 int fstab_load(struct fstab *ret, const char *path, char *const *select, bool check_owner,
 	       struct diag_list *diags);

@@ -196,6 +196,48 @@ static int rule_tmpfs_numbers(struct predictor *pr, size_t i)
 	return 0;
 }
 
+/* The parameters mm/shmem.c's shmem_fs_parameters[] takes (5.4-6.18; a
+ * newer kernel's name is only known to that kernel); "source", which
+ * fs/fs_context.c takes for every filesystem; and those a security module
+ * takes first (security_fs_context_parse_param(): SELinux's
+ * selinux_fs_context_parse_param(), Smack's smack_fs_context_parse_param()). */
+static const char *const tmpfs_params[] = {
+	"size", "nr_blocks", "nr_inodes", "mode", "uid", "gid", "huge", "mpol", "inode32", "inode64",
+	"noswap", "quota", "usrquota", "grpquota", "usrquota_block_hardlimit",
+	"usrquota_inode_hardlimit", "grpquota_block_hardlimit", "grpquota_inode_hardlimit",
+	"casefold", "strict_encoding", "source", "context", "fscontext", "defcontext",
+	"rootcontext", "seclabel", "smackfsdef", "smackfsfloor", "smackfshat", "smackfsroot",
+	"smackfstransmute",
+};
+
+static bool tmpfs_knows(const char *name, size_t n)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(tmpfs_params); k++)
+		if (strlen(tmpfs_params[k]) == n && strncmp(tmpfs_params[k], name, n) == 0)
+			return true;
+	return false;
+}
+
+/* An option tmpfs does not take fails the mount: libmount hands every
+ * option that is neither a mount flag nor userspace's (mnt_split_optstr())
+ * to the kernel, which says "tmpfs: Unknown parameter" (EINVAL). */
+static int rule_tmpfs_options(struct predictor *pr, size_t i)
+{
+	const struct fstab_entry *e = pr->p->steps[i].entry;
+	_cleanup_free_ char *fs = NULL;
+	char *it, *n, *v;
+	size_t nsz, vsz;
+
+	if (!streq(e->fstype, "tmpfs") || !e->mount_options ||
+	    mnt_split_optstr(e->mount_options, NULL, NULL, &fs, 0, 0) < 0)
+		return 0;
+	for (it = fs; it && mnt_optstr_next_option(&it, &n, &nsz, &v, &vsz) == 0;)
+		if (!tmpfs_knows(n, nsz))
+			return predict__record(pr, i, "tmpfs does not take the option '%.*s' (the kernel refuses it: \"Unknown parameter\"): remove it or correct its spelling (%s:%u)",
+					       (int)nsz, n, predict__fstab_file(pr), e->line);
+	return 0;
+}
+
 static bool has_layer(const struct fstab_entry *e, const char *option)
 {
 	for (size_t k = 0; k < e->n_paths; k++)
@@ -241,9 +283,9 @@ static int rule_btrfs_members(struct predictor *pr, size_t i)
 			continue;
 		return predict__record(pr, i,
 			       "btrfs %s: %s (%" PRIu64 "/%" PRIu64
-			       " members present) and degraded = no: the mount fails unless the members appear within %s; attach them, or allow x-storaged.degraded",
+			       " members present) and degraded = no: the mount fails unless the members appear within %s; attach them, or allow a degraded mount: " PLAN_DEGRADED_CONSENT,
 			       a->fsid, a->missing, a->n_present, a->num_devices,
-			       units_format_duration(a->timeout_usec, w, sizeof(w)));
+			       units_format_duration(a->timeout_usec, w, sizeof(w)), a->fsid);
 	}
 	return 0;
 }
@@ -261,16 +303,23 @@ static bool fails(const struct plan_step *s)
 }
 
 /* Start does not run a step that waits on one that failed or was skipped
- * (exec.c, try_start()): it skips it, and says so.  Steps come in
+ * (exec.c, try_start()): it skips it, and says so; a mount whose own
+ * device's wait failed fails, for the wait's reason.  Steps come in
  * execution order, so a dependency's prediction is already made. */
 static int predict_skip(struct predictor *pr, size_t i)
 {
 	const struct plan_step *s = &pr->p->steps[i];
 
-	for (size_t d = 0; d < s->n_deps; d++)
-		if (fails(&pr->p->steps[s->deps[d].step]))
-			return predict__record(pr, i, PLAN_PREDICTED_SKIP "waits on step %zu, which will fail",
+	for (size_t d = 0; d < s->n_deps; d++) {
+		const struct plan_step *w = &pr->p->steps[s->deps[d].step];
+
+		if (!fails(w))
+			continue;
+		if (s->kind == PLAN_MOUNT && plan_step_waits_for_own_device(s, w))
+			return predict__record(pr, i, "%s", w->predicted ? w->predicted : w->note);
+		return predict__record(pr, i, PLAN_PREDICTED_SKIP "waits on step %zu, which will fail",
 				       s->deps[d].step + 1);
+	}
 	return 0;
 }
 
@@ -300,6 +349,12 @@ static const struct predict_rule rules[] = {
 	  "storaged area.c check_memory(): MemAvailable + SwapFree of /proc/meminfo (Linux Documentation/filesystems/proc.rst, 3.14+)" },
 	{ "area-ext-inodes", PLAN_AREA, false, rule_area_ext_inodes,
 	  "e2fsprogs misc/mke2fs.c: at most 2^32-1 inodes, inode tables inside the filesystem (1.46-1.47)" },
+	{ "area-mkfs", PLAN_AREA, false, predict__mkfs,
+	  "storaged area/area_backend.c make_fs(): mkfs.FS by spawn_find_program(); e2fsprogs misc/mke2fs.c -n computes the layout it would make (\"Not enough space to build proposed filesystem\"), 1.46-1.47" },
+	{ "area-brd-driver", PLAN_AREA, false, predict__brd_driver,
+	  "storaged area/area_backend.c brd_pick(): /sys/module/brd (Linux drivers/block/brd.c, built in or loaded), no module loaded by start" },
+	{ "area-in-fresh-ram", PLAN_AREA, false, predict__area_in_fresh_ram,
+	  "storaged area/area.c: the area's directory must exist; Linux mm/shmem.c: a new tmpfs holds only its root" },
 	{ "area-copy-helper", PLAN_AREA, false, rule_area_copy_helper,
 	  "storaged copy/copy_spawn.c copy_spawn_find(), as area.c runs the copy" },
 	{ "zram-compression", PLAN_AREA, false, predict__zram_compression,
@@ -314,6 +369,8 @@ static const struct predict_rule rules[] = {
 	  "Linux mm/shmem.c shmem_parse_one() with lib/cmdline.c memparse(): size=, nr_blocks=, nr_inodes= (EINVAL \"Bad value\"), 5.4-6.18" },
 	{ "degraded-btrfs-only", PLAN_MOUNT, false, rule_degraded,
 	  "Linux fs/fs_context.c vfs_parse_fs_param(): a parameter no filesystem takes is EINVAL \"Unknown parameter\"; only fs/btrfs/super.c takes degraded, 5.1-6.18" },
+	{ "tmpfs-options", PLAN_MOUNT, false, rule_tmpfs_options,
+	  "Linux mm/shmem.c shmem_fs_parameters[], fs/fs_context.c vfs_parse_fs_param(): \"Unknown parameter\" (EINVAL), 5.4-6.18; util-linux libmount mnt_split_optstr(), 2.38-2.41" },
 	{ "btrfs-members", PLAN_MOUNT, false, rule_btrfs_members,
 	  "Linux fs/btrfs/volumes.c read_one_chunk()/read_one_dev(): a missing devid is refused without -o degraded (ENOENT, \"failed to read chunk tree\"), 6.1-6.18" },
 	{ "mount-point", PLAN_MOUNT, true, predict__mount_point,

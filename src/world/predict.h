@@ -26,7 +26,7 @@ struct predict_sources {
 	 * (types the kernel loads a module for).  A test's file is the
 	 * whole list. */
 	const char *filesystems_path;
-	const char *helper_dirs; /* ':'-separated; NULL: SPAWN_MOUNT_HELPER_DIRS */
+	const char *helper_dirs; /* ':'-separated; NULL: MOUNT_HELPER_DIRS (spawn_helper.h) */
 	struct sysinfo_memory mem; /* all 0: unknown, no memory prediction */
 	bool system_paths; /* the plan's paths are this machine's (the mount
 			      table is not a test's): check mount points */
@@ -55,6 +55,21 @@ struct predictions {
  */
 int predict_plan(const struct plan_input *in, const struct predict_sources *ps, struct plan *p,
 		 struct predictions *ret);
+
+/**
+ * predict_area_fstypes:
+ * @c: a loaded configuration
+ * @ps: where to look (filesystems_path)
+ * @dl: one error per zram or brd area whose "fs =" names a type the
+ *      kernel cannot mount from a device, at that line
+ *
+ * The kernel's types as predict__fstype() reads them: /proc/filesystems
+ * without nodev, else a module of modules.alias.  A type that cannot be
+ * read is no error (nothing to tell).
+ *
+ * Returns: 0 (errors are in @dl); -ENOMEM.
+ */
+int predict_area_fstypes(const struct config *c, const struct predict_sources *ps, struct diag_list *dl);
 
 /**
  * predictions_done:

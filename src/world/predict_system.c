@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +18,11 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "area/area_mkfs.h"
+#include "parse/area_facts.h"
 #include "parse/config.h"
 #include "parse/fsfacts.h"
+#include "plan/area_size.h"
 #include "predict_internal.h"
 #include "shared/input.h"
 #include "shared/optstr.h"
@@ -179,6 +183,36 @@ static int load_module_types(struct predictor *pr)
 	return r;
 }
 
+int predict_area_fstypes(const struct config *c, const struct predict_sources *ps, struct diag_list *dl)
+{
+	struct predictor pr = { .ps = ps };
+	int r = 0;
+
+	for (size_t k = 0; r >= 0 && k < c->n_areas; k++) {
+		const struct area_config *a = &c->areas[k];
+
+		if (!a->fs_line || !area_is_ramdisk(a))
+			continue;
+		if (!pr.fstypes_loaded && load_fstypes(&pr) == -ENOMEM)
+			r = -ENOMEM;
+		if (r < 0 || !pr.fstypes || predict_fstype_in(a->fs, pr.dev_types))
+			continue;
+		/* listed, but nodev (tmpfs, proc): no device to make it on */
+		if (!predict_fstype_in(a->fs, pr.fstypes)) {
+			if (!pr.aliases_loaded && (r = load_module_types(&pr)) < 0)
+				break;
+			if (predict_fstype_in(a->fs, pr.fstypes))
+				continue; /* a module the kernel loads (modules.alias does not say nodev) */
+		}
+		r = diag_error(dl, a->file ? a->file : "storaged.conf", a->fs_line,
+			       "fs: '%s' is not a filesystem type the kernel can put on [area %s]'s %s device: it neither lists it without nodev (/proc/filesystems) nor has a module for it; correct it (e.g. fs = ext4) or install its driver",
+			       a->fs, a->name, area_backend_facts(a->backend)->name);
+	}
+	strv_free(pr.fstypes);
+	strv_free(pr.dev_types);
+	return r < 0 ? r : 0;
+}
+
 int predict__fstype(struct predictor *pr, size_t i)
 {
 	const struct fstab_entry *e = pr->p->steps[i].entry;
@@ -188,7 +222,7 @@ int predict__fstype(struct predictor *pr, size_t i)
 		return 0;
 	if (!pr->fstypes_loaded && (r = load_fstypes(pr)) < 0)
 		return r == -ENOENT ? 0 : r;
-	if (!pr->fstypes || predict_fstype_in(e->fstype, pr->fstypes) || spawn_has_mount_helper(pr->ps->helper_dirs ?: SPAWN_MOUNT_HELPER_DIRS, e->fstype))
+	if (!pr->fstypes || predict_fstype_in(e->fstype, pr->fstypes) || mount_helper_exists(pr->ps->helper_dirs, e->fstype))
 		return 0;
 	if (!pr->aliases_loaded && (r = load_module_types(pr)) < 0)
 		return r;
@@ -370,7 +404,7 @@ int predict__block_source(struct predictor *pr, size_t i)
 	if (e->bind || e->loop || e->source[0] != '/' || !e->fstype ||
 	    optstr_get(e->options, "offset", NULL, NULL) ||
 	    optstr_get(e->options, "sizelimit", NULL, NULL) || !needs_block_device(pr, e->fstype) ||
-	    spawn_has_mount_helper(pr->ps->helper_dirs ?: SPAWN_MOUNT_HELPER_DIRS, e->fstype) || below_pending(pr, e->source) ||
+	    mount_helper_exists(pr->ps->helper_dirs, e->fstype) || below_pending(pr, e->source) ||
 	    waits_on_pending_mount(pr->p, i) || stat(e->source, &st) < 0 || S_ISBLK(st.st_mode) ||
 	    (S_ISREG(st.st_mode) && st.st_size > 1024))
 		return 0;
@@ -457,4 +491,82 @@ int predict__zram_compression(struct predictor *pr, size_t i)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", v == pr->zram_compressors ? "" : " ", *v);
 	return predict__record(pr, i, "area '%s': compression-algorithm = %s: this kernel's zram has %s; choose one of them (%s:%u)",
 			       a->name, a->compression, list, a->file ? a->file : "storaged.conf", a->line);
+}
+
+/* ------------------------------------------------------------ area backends */
+
+/* start loads no module: area_backend.c's brd_pick() fails without brd */
+int predict__brd_driver(struct predictor *pr, size_t i)
+{
+	const struct plan_step *s = &pr->p->steps[i];
+	char hint[256];
+
+	if (s->area->backend != AREA_BRD || area_brd_present())
+		return 0;
+	if (s->sizing_deferred)
+		return predict__record(pr, i, "area '%s': brd driver not present: load it (modprobe brd) or use backend = tmpfs or backend = zram",
+				       s->area->name);
+	return predict__record(pr, i, "area '%s': brd driver not present: %s", s->area->name,
+			       area_brd_hint(hint, sizeof(hint), s->sizing.size_bytes));
+}
+
+/* The mkfs start runs for a zram or brd area: installed, and for an ext
+ * filesystem of a zram device (whose size is the area's), the layout
+ * mke2fs -n computes: it refuses inode tables that leave no room. */
+int predict__mkfs(struct predictor *pr, size_t i)
+{
+	const struct plan_step *s = &pr->p->steps[i];
+	const struct area_config *a = s->area;
+	const char *fs = area_fstype(a);
+	struct area_mkfs c;
+	char prog[PATH_MAX], err[256];
+	int r;
+
+	if (!area_is_ramdisk(a))
+		return 0;
+	area_mkfs_init(&c, fs, s->sizing.nr_inodes, "/dev/null",
+		       s->sizing.size_bytes / AREA_EXT_BLOCK_SIZE);
+	if (spawn_find_program(c.prog, prog, sizeof(prog)) < 0)
+		return predict__record(pr, i, "area '%s': fs = %s, but %s is not installed (looked in /usr/sbin, /sbin, /usr/bin, /bin): install it or choose another fs = (%s:%u)",
+				       a->name, fs, c.prog, a->file ? a->file : "storaged.conf",
+				       a->fs_line ? a->fs_line : a->line);
+	/* sized, and a seed that fits: else the plan says so first */
+	if (a->backend != AREA_ZRAM || !area_fstype_is_ext(fs) || s->sizing_deferred ||
+	    (a->seed && !s->sizing.fits) || s->sizing.size_bytes < AREA_EXT_BLOCK_SIZE)
+		return 0;
+	r = area_run_helper(c.argv, err, sizeof(err));
+	if (r != -EIO)
+		return 0; /* it ran and agreed, or could not be asked */
+	return predict__record(pr, i, "area '%s': %s refuses %" PRIu64 " inodes in %" PRIu64 " bytes (%s): lower inodes= or raise size=",
+			       a->name, c.prog, s->sizing.nr_inodes, s->sizing.size_bytes,
+			       strncmp(err, "/dev/null: ", 11) == 0 ? err + 11 : err[0] ? err : "mke2fs -n failed");
+}
+
+/* A tmpfs (or ramfs) a step mounts is empty: an area whose directory
+ * lies below its mount point finds no directory there (area.c refuses a
+ * missing path), unless a mount with X-mount.mkdir makes one on the way. */
+int predict__area_in_fresh_ram(struct predictor *pr, size_t i)
+{
+	const struct plan *p = pr->p;
+	const char *path = p->steps[i].area->path;
+
+	for (size_t k = 0; k < p->n_steps; k++) {
+		const struct plan_step *m = &p->steps[k];
+
+		if (m->kind == PLAN_MOUNT && !m->done && m->entry->mkdir &&
+		    path_is_below(m->entry->target, path))
+			return 0;
+	}
+	for (size_t k = 0; k < p->n_steps; k++) {
+		const struct plan_step *m = &p->steps[k];
+
+		if (m->kind != PLAN_MOUNT || m->done || m->entry->bind ||
+		    !predict_fstype_in(m->entry->fstype, (char *[]){ "tmpfs", "ramfs", NULL }) ||
+		    !path_is_below(path, m->entry->target) || streq(path, m->entry->target))
+			continue;
+		return predict__record(pr, i, "area '%s': its directory '%s' will not exist: it lies in the %s step %zu mounts on '%s' (%s:%u), which starts empty; put the area on a directory that exists (an area is in RAM already: it needs no RAM filesystem below it)",
+				       p->steps[i].area->name, path, m->entry->fstype, k + 1,
+				       m->entry->target, predict__fstab_file(pr), m->entry->line);
+	}
+	return 0;
 }

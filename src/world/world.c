@@ -10,13 +10,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "area/area.h"
+#include "devices/btrfs_scrub.h"
+#include "state/atomic_file.h"
 #include "parse/fsfacts.h"
 #include "mount/safepath.h"
 #include "mount/view.h"
+#include "status/status_btrfs.h"
 #include "status/status_live.h"
 #include "shared/sysinfo.h"
 #include "load.h"
@@ -36,6 +40,7 @@ void sources_init(struct sources *s, const struct options *o)
 {
 	const char *mountinfo = test_input("STORAGED_MOUNTINFO");
 	const char *sysfs = test_input("STORAGED_SYSFS_BTRFS");
+	const char *scrubs = test_input("STORAGED_SCRUB_STATUS_DIR");
 
 	*s = (struct sources){
 		.config_path = o->config_path,
@@ -48,6 +53,7 @@ void sources_init(struct sources *s, const struct options *o)
 		.filesystems_path = test_input("STORAGED_FILESYSTEMS"),
 		.helper_dirs = test_input("STORAGED_MOUNT_HELPERS"),
 		.sysfs_btrfs = sysfs ? sysfs : SYSFS_BTRFS,
+		.scrub_status_dir = scrubs ? scrubs : BTRFS_SCRUB_STATUS_DIR,
 		.state_dir = o->state_dir,
 		.local_only = o->local_only,
 	};
@@ -80,6 +86,7 @@ void world_done(struct world *w)
 	fstab_done(&w->fstab);
 	config_done(&w->cfg);
 	view_done(&w->view);
+	free(w->warnings);
 }
 
 /* ------------------------------------------------------------ RAM size */
@@ -215,6 +222,84 @@ static void log_skipped(const struct fstab *f, const struct logger *lg)
 
 /* ------------------------------------------------------------ devices, mounts, areas */
 
+/* Is @devnode one of @fs's members (by the device it leads to)? */
+static bool is_member(const struct btrfs_filesystem *fs, const char *devnode)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+
+	if (!devnode || !realpath(devnode, a))
+		return false;
+	for (size_t i = 0; i < fs->n_members; i++)
+		if (realpath(fs->members[i].dev->devnode, b) && strcmp(a, b) == 0)
+			return true;
+	return false;
+}
+
+const char *world_btrfs_mountpoint(struct libmnt_table *tb, const struct btrfs_filesystem *fs)
+{
+	struct libmnt_iter *it = tb ? mnt_new_iter(MNT_ITER_FORWARD) : NULL;
+	struct libmnt_fs *m;
+	const char *found = NULL;
+
+	while (it && !found && mnt_table_next_fs(tb, it, &m) == 0)
+		if (streq(mnt_fs_get_fstype(m), "btrfs") && is_member(fs, mnt_fs_get_srcpath(m)))
+			found = mnt_fs_get_target(m);
+	mnt_free_iter(it);
+	return found;
+}
+
+/* The fstab entry that names @fs (UUID=, LABEL=, or a member's device),
+ * or NULL. */
+static const struct fstab_entry *fstab_entry_of(const struct fstab *f, const struct btrfs_filesystem *fs)
+{
+	for (size_t i = 0; i < f->n_entries; i++) {
+		const char *src = f->entries[i].source;
+
+		if ((strncmp(src, "UUID=", 5) == 0 && strcasecmp(src + 5, fs->fsid) == 0) ||
+		    (strncmp(src, "LABEL=", 6) == 0 && streq(src + 6, fs->label)) ||
+		    (src[0] == '/' && is_member(fs, src)))
+			return &f->entries[i];
+	}
+	return NULL;
+}
+
+/* A stale member is said with what to do where the filesystem is: the
+ * mount point it is mounted on now, else the one storaged mounts it on
+ * and what stale-member = does there. */
+static void warn_stale(const struct sources *s, const struct logger *lg, const struct world *w)
+{
+	struct libmnt_table *tb = NULL;
+	char facts[1024], advice[PATH_MAX * 4 + 200], q[PATH_MAX * 4 + 3];
+
+	for (size_t i = 0; i < w->btrfs.n; i++) {
+		const struct btrfs_filesystem *fs = &w->btrfs.v[i];
+		const struct fstab_entry *e;
+		const char *mp, *target;
+		unsigned how;
+
+		if (!btrfs_first_stale(fs))
+			continue;
+		if (!tb)
+			tb = view_read_table(s->mountinfo_path);
+		mp = world_btrfs_mountpoint(tb, fs);
+		e = mp ? NULL : fstab_entry_of(&w->fstab, fs);
+		target = e ? e->target : NULL;
+		how = mp ? status_stale_how(s->sysfs_btrfs, tb, mp, fs)
+			 : e && optstr_get(e->mount_options, "ro", NULL, NULL) ? STALE_MOUNTED_RO : 0;
+		if (target && w->cfg.stale_member == STALE_MEMBER_SCRUB)
+			snprintf(advice, sizeof(advice), "storaged starts a scrub once it has mounted it on %s (stale-member = scrub)",
+				 shell_quote(target, q, sizeof(q)));
+		else if (target && w->cfg.stale_member == STALE_MEMBER_REFUSE)
+			snprintf(advice, sizeof(advice), "storaged does not mount it on %s (stale-member = refuse)",
+				 shell_quote(target, q, sizeof(q)));
+		else
+			btrfs_stale_advice(mp ? mp : target, how, advice, sizeof(advice));
+		log_warning(lg, "*** btrfs %s: %s: %s ***", fs->fsid, btrfs_format_stale(fs, facts, sizeof(facts)),
+			    advice);
+	}
+	mnt_unref_table(tb);
+}
+
 /* Devices that cannot be opened (a CD drive without media, a device the
  * sandbox denies) are skipped: logged with -v, counted by `storaged scan`.
  * A fixture's problems are the test's own: logged as they are. */
@@ -236,6 +321,8 @@ int world_load_devices(const struct sources *s, const struct logger *lg, struct 
 	r = btrfs_group(&w->inv, &w->btrfs, &dl);
 	log_diags(lg, &dl);
 	diag_list_done(&dl);
+	if (r == 0)
+		warn_stale(s, lg, w);
 	return r;
 }
 
@@ -330,12 +417,77 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 	read_memory(s, lg, &ps.mem);
 	in.ram_bytes = ps.mem.total;
 	warn_auto(&w->fstab, dl);
-	if (plan_build(&in, &w->plan, dl) < 0 || diag_count(dl, DIAG_ERROR))
+	if ((r = predict_area_fstypes(&w->cfg, &ps, dl)) < 0) {
+		log_error(lg, "cannot check the areas' filesystem types: %s", strerror(-r));
+		return r;
+	}
+	if (diag_count(dl, DIAG_ERROR) || plan_build(&in, &w->plan, dl) < 0 || diag_count(dl, DIAG_ERROR))
 		return -EINVAL;
 	r = predict_plan(&in, &ps, &w->plan, &w->predictions);
 	if (r < 0)
 		log_error(lg, "cannot predict the plan's failures: %s", strerror(-r));
 	return r < 0 ? r : 0;
+}
+
+/* The warnings of @dl, one "file:line: message" per line (owned). */
+static char *warnings_text(const struct diag_list *dl)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < dl->n; i++)
+		if (dl->v[i].level == DIAG_WARNING)
+			fprintf(f, "%s:%u: %s\n", dl->v[i].file ?: "", dl->v[i].line, dl->v[i].msg);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Does @path hold exactly @text? */
+static bool file_holds(const char *path, const char *text)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char buf[65536];
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	return !ferror(f) && feof(f) && strcmp(buf, text) == 0;
+}
+
+/* The configuration's problems: errors always; warnings that a start of
+ * this boot printed already (@s->warned_path) at debug level only. */
+static void log_config_diags(const struct sources *s, const struct logger *lg, struct world *w,
+			     const struct diag_list *dl)
+{
+	w->warnings = warnings_text(dl);
+	w->warnings_repeated = s->warned_path && w->warnings && w->warnings[0] &&
+			       !diag_count(dl, DIAG_ERROR) && file_holds(s->warned_path, w->warnings);
+	if (w->warnings_repeated)
+		log_diags_at(lg, dl, LOG_DEBUG);
+	else
+		log_diags(lg, dl);
+}
+
+static int write_text(FILE *f, const void *ud)
+{
+	return fputs(ud, f) < 0 ? -EIO : 0;
+}
+
+int world_note_warnings(const struct sources *s, const struct world *w)
+{
+	if (!s->warned_path || !w->warnings || w->warnings_repeated)
+		return 0;
+	if (!w->warnings[0])
+		return unlink(s->warned_path) < 0 && errno != ENOENT ? -errno : 0;
+	return file_write_atomic(s->warned_path, 0644, write_text, w->warnings);
 }
 
 int world_load(const struct sources *s, const struct logger *lg, struct world *w)
@@ -384,22 +536,57 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	}
 	r = plan_and_predict(s, lg, w, &dl);
 out:
-	log_diags(lg, &dl);
+	log_config_diags(s, lg, w, &dl);
 	diag_list_done(&dl);
 	return r;
 }
 
-unsigned world_predicted_failures(const struct plan *p)
+enum world_failure world_count_failure(const struct plan *p, const bool *needed, size_t i,
+				       struct world_failures *c)
 {
-	bool *needed = calloc(p->n_steps ? p->n_steps : 1, sizeof(*needed));
-	unsigned n = 0;
+	const struct plan_step *s = &p->steps[i];
 
+	if (!plan_step_will_fail(s))
+		return WORLD_FAILURE_NONE;
+	if (plan_step_is_device_wait(s))
+		return WORLD_FAILURE_AT_WAITERS;
+	/* as the executor's fail_step(): a nofail entry's own failure is
+	 * tolerated even where a step the boot needs waits on it */
+	if (!needed[i] || (s->kind == PLAN_MOUNT && s->entry->nofail)) {
+		c->tolerated++;
+		return WORLD_FAILURE_TOLERATED;
+	}
+	c->failed++;
+	c->skipped += plan_step_predicted_skip(s);
+	return WORLD_FAILURE_COUNTED;
+}
+
+int world_predicted_failures(const struct plan *p, struct world_failures *ret)
+{
+	_cleanup_free_ bool *needed = calloc(p->n_steps ? p->n_steps : 1, sizeof(*needed));
+
+	*ret = (struct world_failures){ 0 };
 	if (!needed)
-		return 0;
+		return -ENOMEM;
 	plan_boot_needs(p, needed);
 	for (size_t i = 0; i < p->n_steps; i++)
-		n += needed[i] && plan_step_will_fail(&p->steps[i]) != NULL &&
-		     !plan_step_predicted_skip(&p->steps[i]);
-	free(needed);
-	return n;
+		world_count_failure(p, needed, i, ret);
+	return 0;
+}
+
+void world_log_failures(const struct logger *lg, const struct world_failures *c)
+{
+	char skipped[96] = "", tolerated[96] = "";
+
+	if (c->skipped)
+		snprintf(skipped, sizeof(skipped), " (%u skipped: %s)", c->skipped,
+			 c->skipped == 1 ? "a step it waits for will fail" : "steps they wait for will fail");
+	if (c->tolerated)
+		snprintf(tolerated, sizeof(tolerated), "%s%u nofail %s will fail", c->failed ? ", " : "",
+			 c->tolerated, c->tolerated == 1 ? "step" : "steps");
+	if (c->failed)
+		log_error(lg, "%u %s will fail%s%s", c->failed, c->failed == 1 ? "step" : "steps", skipped,
+			  tolerated);
+	else if (c->tolerated)
+		log_warning(lg, "%s", tolerated);
 }

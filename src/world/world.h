@@ -44,10 +44,16 @@ struct sources {
 				     "BYTES INODES" line per [area], in order */
 	const char *filesystems_path; /* NULL: /proc/filesystems and the kernel's
 					 modules; else the whole list of types */
-	const char *helper_dirs; /* NULL: SPAWN_MOUNT_HELPER_DIRS */
+	const char *helper_dirs; /* NULL: MOUNT_HELPER_DIRS (spawn_helper.h) */
 	const char *sysfs_btrfs; /* SYSFS_BTRFS, or $STORAGED_SYSFS_BTRFS */
+	const char *scrub_status_dir; /* BTRFS_SCRUB_STATUS_DIR, or $STORAGED_SCRUB_STATUS_DIR */
 	const char *state_dir; /* --state-dir */
 	bool local_only; /* --local */
+	/* start: the file (in the state directory) that holds the warnings
+	 * of the configuration a start of this boot printed: the same ones
+	 * again are logged at debug level only (world_load()); NULL: always
+	 * printed (check, --dry-run) */
+	const char *warned_path;
 };
 
 /**
@@ -70,7 +76,7 @@ struct sources {
  *                        type the kernel can mount (instead of
  *                        /proc/filesystems and its modules.alias)
  *   STORAGED_MOUNT_HELPERS  ':'-separated directories searched for
- *                        mount.TYPE helpers instead of SPAWN_MOUNT_HELPER_DIRS
+ *                        mount.TYPE helpers instead of MOUNT_HELPER_DIRS
  *   STORAGED_SYSFS_BTRFS a directory read instead of /sys/fs/btrfs (status)
  * With STORAGED_MOUNTINFO set, the plan's paths are a test's, not this
  * machine's: mount points are not checked (predict_plan()).
@@ -91,6 +97,10 @@ struct world {
 	/* the pass's view of the system, which the loader's walks filled;
 	 * start hands it on to the executor's mounts (struct mount_pool) */
 	struct view view;
+	/* the configuration's warnings (config, fstab, plan), one
+	 * "file:line: message" per line, owned; NULL when out of memory */
+	char *warnings;
+	bool warnings_repeated; /* the same as @warned_path holds: not printed */
 };
 
 /**
@@ -139,17 +149,55 @@ int world_load_devices(const struct sources *s, const struct logger *lg, struct 
  */
 int world_load(const struct sources *s, const struct logger *lg, struct world *w);
 
+/* The steps a plan shows will fail, counted as start counts what it
+ * meets (exec_summary): check, --dry-run and start agree on them. */
+struct world_failures {
+	unsigned failed; /* steps the boot needs: the exit status is 1 */
+	unsigned skipped; /*   of those, skipped: a step they wait for fails */
+	unsigned tolerated; /* steps only nofail entries need */
+};
+
+enum world_failure {
+	WORLD_FAILURE_NONE, /* the plan does not show it failing */
+	WORLD_FAILURE_COUNTED, /* in failed (and skipped, for a skip) */
+	WORLD_FAILURE_TOLERATED, /* in tolerated */
+	WORLD_FAILURE_AT_WAITERS, /* a wait for devices: counted at the steps waiting on it */
+};
+
+/**
+ * world_count_failure:
+ * @p: a predicted plan
+ * @needed: plan_boot_needs() of @p
+ * @i: a step of @p
+ * @c: counts to add step @i to
+ *
+ * How start will count step @i when it fails as plan_step_will_fail()
+ * says: a step the boot needs is a failure (a skip too, counted apart
+ * among them); a nofail entry, or a step only nofail entries need, is
+ * tolerated; and a
+ * wait for devices is not counted (start fails or skips the mounts
+ * waiting on it instead, and those are counted).
+ *
+ * Returns: how step @i was counted.
+ */
+enum world_failure world_count_failure(const struct plan *p, const bool *needed, size_t i,
+				       struct world_failures *c);
+
 /**
  * world_predicted_failures:
- * Returns: the number of steps of @p for which plan_step_will_fail() says
- * why, among the steps the boot
- * needs (plan_boot_needs(): nofail mounts
- * and the waits only they need are left out, as start leaves them out of
- * its exit status), leaving out the steps start skips because one they
- * wait on will fail (plan_step_predicted_skip()).  0 also when out of
- * memory (nothing to count with).
+ * @ret: every step of @p counted by world_count_failure()
+ *
+ * Returns: 0; -ENOMEM (@ret zeroed).
  */
-unsigned world_predicted_failures(const struct plan *p);
+int world_predicted_failures(const struct plan *p, struct world_failures *ret);
+
+/**
+ * world_log_failures:
+ * The closing line of check and --dry-run, of the counts in @c: only the
+ * counts that are not zero, at error level when a failure counts, at
+ * warning level when only nofail steps fail, nothing when none does.
+ */
+void world_log_failures(const struct logger *lg, const struct world_failures *c);
 
 /**
  * world_done:
@@ -157,5 +205,27 @@ unsigned world_predicted_failures(const struct plan *p);
  * partly filled.
  */
 void world_done(struct world *w);
+
+/**
+ * world_btrfs_mountpoint:
+ * @tb: a mount table (NULL: none)
+ * @fs: a btrfs filesystem of the inventory
+ *
+ * Returns: the first mount point in @tb of a btrfs mount whose source is
+ * one of @fs's members (borrowed from @tb), or NULL when it is not mounted.
+ */
+const char *world_btrfs_mountpoint(struct libmnt_table *tb, const struct btrfs_filesystem *fs);
+
+/**
+ * world_note_warnings:
+ * @s: its warned_path, when set, is rewritten (file_write_atomic()) with
+ *     @w->warnings, unless they were repeated
+ * @w: a loaded world
+ *
+ * After a start: the next start of this boot (the state directory is in
+ * /run) prints the same warnings at debug level only.  Returns: 0 or
+ * negative errno (the next start prints them again: nothing lost).
+ */
+int world_note_warnings(const struct sources *s, const struct world *w);
 
 #endif

@@ -53,6 +53,7 @@ guest)
 	INIT=(systemd-sysv initramfs-tools attr acl rsync psmisc python3 binutils
 		cryptsetup-bin prometheus)
 	NO_SCAN_HOOK=
+	EXTRA_HOOK=$HERE/guest/initramfs-guest-modules
 	;;
 *) echo "build-image.sh: unknown variant '$VARIANT' (systemd|sysv|dracut|guest)" >&2; exit 2 ;;
 esac
@@ -137,6 +138,10 @@ if chroot "$R" "$LSINITRD" "/boot/initrd.img-$kver" >"$OUT/initrd.list" 2>/dev/n
 	fi
 	if [ -z "$NO_SCAN_HOOK" ] && ! grep -Eq '(^|/)64-btrfs\.rules$' "$OUT/initrd.list"; then
 		echo "build-image.sh: udev's 64-btrfs.rules is not in the $VARIANT initrd" >&2
+		exit 4
+	fi
+	if [ -z "$NO_SCAN_HOOK" ] && ! grep -Eq '/btrfs\.ko(\.[a-z]+)?$' "$OUT/initrd.list"; then
+		echo "build-image.sh: the btrfs module is not in the $VARIANT initrd: its scan would register nothing" >&2
 		exit 4
 	fi
 fi

@@ -18,8 +18,8 @@
       checked: each path its old or its new version (a file's content, a
       directory, its mode), never torn, never missing; what is neither
       (left-over working files) is listed.  storaged's working directory
-      (.storaged-sync.<32 hex>) must carry its mark, so that the next
-      start removes it before it seeds.  Prints one line per cut and a
+      (.storaged-sync.<32 hex>) must carry its mark or be empty, so that
+      the next start removes it before it seeds.  Prints one line per cut and a
       summary "PHASE: N cuts, T torn, M missing, ..."; exit status 1 when
       any cut is not clean.  The images are made in SCRATCH (a tmpfs).
   powercut-check.py gen-periodic DIR N
@@ -230,6 +230,18 @@ def sync_marked(img, tree, name, area=AREA):
     return ('= "%s"' % area) in out
 
 
+def sync_workdir_ok(img, tree, name, area=AREA):
+    """whether the next start removes the working directory NAME: marked
+    for area, or empty (cut before its mark reached the disk: storaged
+    removes one that is root's, 0700, unmarked and empty)"""
+    if sync_marked(img, tree, name, area):
+        return True
+    out = subprocess.run(["debugfs", "-R", "ls -p /%s/%s" % (tree, name), img],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode()
+    names = [ln.split("/")[5] for ln in out.splitlines() if ln.count("/") >= 6]
+    return bool(names) and all(n in (".", "..") for n in names)
+
+
 def cuts(top, phase, tree, n, scratch):
     trees = json.load(open(os.path.join(top, "trees.json")))
     with open(os.path.join(top, phase + ".base"), "rb") as f:
@@ -255,8 +267,8 @@ def cuts(top, phase, tree, n, scratch):
         left, work = [], 0
         for e in r["extra"]:
             if re.fullmatch(r"\.storaged-sync\.[0-9a-f]{32}", e.split("/")[0]):
-                if "/" not in e and not sync_marked(img, tree, e):
-                    left.append(e + " (unmarked)")
+                if "/" not in e and not sync_workdir_ok(img, tree, e):
+                    left.append(e + " (unmarked, not empty)")
                 work += "/" not in e
                 continue
             left.append(e)
@@ -382,12 +394,12 @@ PER_AREA = "per"  # the periodic phase's area
 
 
 def without_marked_work(img, tree, bad):
-    """@bad less storaged's marked working directory (the next start
-    removes it before it seeds) and what is in it"""
+    """@bad less storaged's working directory that the next start removes
+    before it seeds (marked, and what is in it; or unmarked and empty)"""
     keep = []
     for e in bad:
         top = e.split("/")[0].replace(" (extra)", "")
-        if re.fullmatch(r"\.storaged-sync\.[0-9a-f]{32}", top) and sync_marked(img, tree, top, PER_AREA):
+        if re.fullmatch(r"\.storaged-sync\.[0-9a-f]{32}", top) and sync_workdir_ok(img, tree, top, PER_AREA):
             continue
         keep.append(e)
     return keep

@@ -15,8 +15,8 @@
 #             the device unit back until all are present)
 #
 # Cases: `full` (both RAID1 disks), STORAGED_BOOTTIME_ROUNDS boots per
-# method (default 3, 2 under CI=true), interleaved; `missing` (RAID1 disk 2
-# left out), one boot per method: storaged with device-timeout = 10s and
+# method (default 3), interleaved; `missing` (RAID1 disk 2 left out), one
+# boot per method: storaged with device-timeout = 10s and
 # degraded = after-timeout (asserted: mounted -o degraded, all entries, devid named);
 # systemd alone recorded only (C02: it waits for the device job timeout,
 # 90 s, then local-fs.target fails and the boot stops in emergency mode; a
@@ -36,6 +36,12 @@
 # STORAGED_BOOT_VERBOSE=1 prints every guest report, STORAGED_BOOTTIME_OPTS
 # (e.g. -v) goes into the guest's /etc/default/storaged, and
 # STORAGED_BOOTTIME_CASES="full" leaves out the missing-disk boots.
+#
+# Under CI=true the test asserts what it is for and no more: one round,
+# storaged's boots only (STORAGED_BOOTTIME_METHODS="storaged"): the
+# systemd-alone boots are the peer of a benchmark, asserted nothing of
+# storaged, and were four of the six boots (~8 min under TCG).  The
+# comparison with its table is bench/boottime.sh.
 # (scratch, fail, note, deb_build)
 . "$(dirname "$0")/../packaging/lib.sh"
 # boot_test_setup, boot_image, boot_install_deb, boot_mkroot, boot_qemu,
@@ -43,8 +49,12 @@
 . "$(dirname "$0")/lib-qemu.sh"
 
 boot_test_setup
-# Two rounds in CI (each round is two boots of about a minute under TCG).
-ROUNDS=${STORAGED_BOOTTIME_ROUNDS:-$([ "${CI:-}" = true ] && echo 2 || echo 3)}
+ROUNDS=${STORAGED_BOOTTIME_ROUNDS:-$([ "${CI:-}" = true ] && echo 1 || echo 3)}
+METHODS=${STORAGED_BOOTTIME_METHODS:-$([ "${CI:-}" = true ] && echo storaged || echo storaged systemd)}
+for m in $METHODS; do
+	case $m in storaged | systemd) ;; *) fail "STORAGED_BOOTTIME_METHODS: '$m' is neither storaged nor systemd" ;; esac
+done
+has_method() { [[ " $METHODS " == *" $1 "* ]]; }
 T0=$(date +%s)
 
 deb_build
@@ -132,7 +142,7 @@ EOT
 	boot_mkroot "$R" "$SCRATCH/root-$m.img"
 	rm -rf "$R"
 }
-for m in storaged systemd; do mkroot "$m"; done
+for m in $METHODS; do mkroot "$m"; done
 
 # ---------------------------------------------------------------- boots
 FAILED=0
@@ -181,13 +191,13 @@ boot() {
 }
 
 for r in $(seq 1 "$ROUNDS"); do
-	boot storaged full "$r" 300
-	boot systemd full "$r" 300
+	has_method storaged && boot storaged full "$r" 300
+	has_method systemd && boot systemd full "$r" 300
 done
 case " ${STORAGED_BOOTTIME_CASES:-full missing} " in
 *" missing "*)
-	boot storaged missing 1 300
-	boot systemd missing 1 400
+	has_method storaged && boot storaged missing 1 300
+	has_method systemd && boot systemd missing 1 400
 	;;
 esac
 

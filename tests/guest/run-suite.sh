@@ -43,7 +43,7 @@ t=$(date +%s)
 deb_build nocheck
 note "package: $DEB ($(($(date +%s) - t))s)"
 # the race tests' attackers (check_PROGRAMS)
-for p in tests/integration/c20-swap tests/race/swapper; do
+for p in tests/integration/c20-swap tests/integration/deny-open tests/race/swapper; do
 	[ -x "$BUILDDIR/$p" ] || make -C "$BUILDDIR" -s "$p" >/dev/null ||
 		fail "cannot build $p in $BUILDDIR"
 done
@@ -61,6 +61,7 @@ cp -a "$TOPSRCDIR/tests/integration" "$TOPSRCDIR/tests/fixtures" "$O/tests/"
 mkdir -p "$O/conf"
 cp -a "$TOPSRCDIR/conf/." "$O/conf/"
 cp "$BUILDDIR/tests/integration/c20-swap" "$O/c20-swap"
+cp "$BUILDDIR/tests/integration/deny-open" "$O/deny-open"
 cp "$BUILDDIR/tests/race/swapper" "$O/swapper"
 cp "$TOPSRCDIR/tests/guest/guest-suite" "$O/guest-suite"
 echo "${STORAGED_GUEST_TEST_LIMIT:-1200}" >"$O/test-limit"

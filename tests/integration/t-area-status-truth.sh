@@ -38,6 +38,8 @@ for pair in size_bytes:size used_bytes:used avail_bytes:avail inodes:itotal inod
 		fail "status --json ${pair%%:*} = $(field "${pair%%:*}"), df ${pair#*:} = $(df_of "${pair#*:}")"
 done
 [ "$(field nearly_full)" = False ] || fail "an empty area is nearly full"
+[ "$(field last_sync_ok)" = None ] || fail "last_sync_ok is $(field last_sync_ok) before any sync, not null"
+[ "$(field last_sync)" = None ] || fail "last_sync is $(field last_sync) before any sync, not null"
 
 note "bytes at 90 % or more: a warning naming size=, exit 1"
 head -c 960000 /dev/zero >"$P/big"
@@ -75,6 +77,13 @@ echo at-stop >"$P/at-stop"
 run_sd 0 stop
 expect_out "area 'a': synced back into '$P'"
 [ "$(cat "$P/at-stop" 2>/dev/null)" = at-stop ] || fail "stop said synced back, the directory lacks the change"
+
+note "an area set up anew after the stop has not been synced: no last sync"
+run_sd 0 start
+[ "$(field last_sync_ok)" = None ] || fail "a new area shows the last sync of the one before it ($(field last_sync_ok))"
+run_sd 0 status
+expect_no_out "last sync"
+run_sd 0 stop
 
 note "an area without persist: no such words"
 sed -i '/^persist/d' "$CONF"

@@ -35,6 +35,16 @@ OUT=$("$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$SCRATCH/open-state" start
 printf '%s\n' "$OUT" | grep -q "state directory '$SCRATCH/open-state'" || fail "no message naming the state directory: $OUT"
 is_mountpoint "$SCRATCH/a" && fail "mounted although the state directory is untrusted"
 
+note "a mistyped --state-dir for status is an error naming it, not 'set up nothing'"
+OUT=$("$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$SCRATCH/no-such-state" status 2>&1)
+rc=$?
+printf '%s\n' "$OUT" | sed 's/^/  | /'
+[ "$rc" = 4 ] || fail "status with a missing --state-dir exited $rc, expected 4"
+printf '%s\n' "$OUT" | grep -q "^storaged: error: --state-dir '$SCRATCH/no-such-state': no such directory" ||
+	fail "no error naming the missing state directory"
+printf '%s\n' "$OUT" | grep -q "set up nothing" && fail "a missing --state-dir reported as nothing set up"
+[ -e "$SCRATCH/no-such-state" ] && fail "status made the state directory"
+
 note "a dependency cycle names every entry"
 cat >"$FSTAB" <<EOT
 tmpfs  $SCRATCH/a  tmpfs  size=8M,noauto,x-storaged,x-storaged.requires=$SCRATCH/b  0 0
@@ -50,6 +60,33 @@ note "a bad option value in fstab"
 echo "tmpfs  $SCRATCH/a  tmpfs  noauto,x-storaged,x-storaged.device-timeout=soon  0 0" >"$FSTAB"
 run_sd 2 start
 expect_out "$FSTAB:1"
+
+note "an area's unknown fs = type: a config error at the fs = line, in check and start"
+mkdir -p "$SCRATCH/zarea"
+printf '[storaged]\n[area z]\npath = %s/zarea\nbackend = zram\nsize = 16M\nseed = no\nfs = ext5\n' "$SCRATCH" >"$CONF"
+: >"$FSTAB"
+for cmd in check start --dry-run; do
+	run_sd 2 $cmd
+	expect_out "^storaged: error: $CONF:7: fs: 'ext5' is not a filesystem type the kernel can put on \[area z\]'s zram device"
+	expect_no_out "will fail"
+	expect_no_out "$CONF:2:"
+done
+is_mountpoint "$SCRATCH/zarea" && fail "an area with an unknown fs was set up"
+[ ! -e "$STATE" ] || fail "state directory created for a bad config"
+
+note "cat-config prints a configuration check rejects, then the errors, exit 1"
+printf '[storaged]\ndevice-timout = 5s\n' >"$CONF"
+OUT=$(sd cat-config 2>"$SCRATCH/cat.err")
+rc=$?
+sed 's/^/  | /' "$SCRATCH/cat.err"
+[ "$rc" = 1 ] || fail "cat-config of a rejected configuration exited $rc, expected 1"
+expect_out "^# $CONF$"
+expect_out "^device-timout = 5s$"
+grep -q "^storaged: error: $CONF:2: unknown key 'device-timout'" "$SCRATCH/cat.err" ||
+	fail "cat-config did not say what check rejects"
+run_sd 2 check
+printf '[storaged]\n' >"$CONF"
+run_sd 0 cat-config
 
 note "a missing config given with -c"
 CONF=$SCRATCH/nonexistent.conf run_sd 2 start

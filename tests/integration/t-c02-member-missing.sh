@@ -22,13 +22,13 @@ cat >"$FSTAB" <<EOT
 UUID=$FSID  $SCRATCH/req  btrfs  noatime,noauto,x-storaged  0 0
 tmpfs  $SCRATCH/tmp  tmpfs  size=8M,noauto,x-storaged  0 0
 EOT
-printf '[storaged]\ndevice-timeout = 5s\ndegraded = no\n' >"$CONF"
+printf '[storaged]\ndevice-timeout = 2s\ndegraded = no\n' >"$CONF"
 
 t0=$(date +%s)
 run_sd 1 start
 t1=$(date +%s)
-[ $((t1 - t0)) -le 20 ] || fail "waited $((t1 - t0))s for a 5s device-timeout"
-expect_out "1 of 2 members present after 5s, devid 2 missing"
+[ $((t1 - t0)) -le 20 ] || fail "waited $((t1 - t0))s for a 2s device-timeout"
+expect_out "1 of 2 members present after 2s, devid 2 missing"
 expect_out "degraded mounts are not allowed"
 expect_out "$FSID"
 is_mountpoint "$SCRATCH/req" && fail "the incomplete RAID1 was mounted"
@@ -61,7 +61,7 @@ tmpfs  $SCRATCH/tmp  tmpfs  size=8M,noauto,x-storaged  0 0
 EOT
 forget "$A"
 run_sd 0 start
-expect_out "warning: .*1 of 2 members present after 5s, devid 2 missing"
+expect_out "warning: .*1 of 2 members present after 2s, devid 2 missing"
 is_mountpoint "$SCRATCH/req" && fail "the incomplete RAID1 was mounted"
 is_mountpoint "$SCRATCH/tmp" || fail "tmpfs not mounted"
 run_sd 0 stop

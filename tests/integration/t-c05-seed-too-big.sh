@@ -22,7 +22,7 @@ EOT
 conf 32M
 expect_rc 1 --dry-run
 grep -q "does not fit" "$OUT" || { cat "$OUT"; fail "dry-run does not predict the failure"; }
-grep -q "the plan shows 1 step(s) that will fail" "$OUT" || { cat "$OUT"; fail "dry-run exit status unexplained"; }
+grep -q "storaged: error: 1 step will fail$" "$OUT" || { cat "$OUT"; fail "dry-run exit status unexplained"; }
 [ -z "$(scratch_mounts)" ] || fail "dry-run mounted something"
 expect_rc 1 start
 # units_format_size(): 80 MiB and the few KiB of the directory and the text

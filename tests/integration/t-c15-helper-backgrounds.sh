@@ -15,9 +15,9 @@ need_private_helpers
 cat >"$SCRATCH/upper/mount.c15fs" <<EOT
 #!/bin/sh
 # mount.c15fs SPEC DIR -o OPTS: records its options, forks a child in a
-# session of its own that mounts a tmpfs on DIR 3 s later, exits 0 at once.
+# session of its own that mounts a tmpfs on DIR 1 s later, exits 0 at once.
 echo "\$4" >>"$SCRATCH/helper.opts"
-case "\$1" in never:*) delay=30 ;; *) delay=3 ;; esac
+case "\$1" in never:*) delay=30 ;; *) delay=1 ;; esac
 setsid sh -c 'sleep \$1; mount -t tmpfs -o size=1M c15late "\$0"' "\$2" "\$delay" </dev/null >/dev/null 2>&1 &
 echo "\$!" >>"$SCRATCH/helper.pids"
 exit 0
@@ -35,7 +35,9 @@ in_helper_ns '
 	mkdir -p "$S/peer"
 	mount -t c15fs -o bg server:/exp "$S/peer"; echo "peer exit $?"
 	mountpoint -q "$S/peer" && echo "peer: mounted at once" || echo "peer: nothing mounted after exit 0"
-	sleep 4; umount "$S/peer" 2>/dev/null
+	# the late mount comes: tidied away before storaged runs
+	for _ in $(seq 100); do mountpoint -q "$S/peer" && break; sleep 0.1; done
+	umount "$S/peer" 2>/dev/null
 	: >"$S/helper.opts"
 	echo "== storaged"
 	"$3" -c "$4" -f "$5" --state-dir "$6" start; echo "start exit $?"
@@ -46,7 +48,7 @@ in_helper_ns '
 	mountpoint -q "$S/top/nfs" && echo "nfs still mounted after stop"
 	mountpoint -q "$S/top" && echo "top still mounted after stop"
 	echo "== never"
-	sed -i "s|^server:/exp .*|never:/exp  $S/top/nfs  c15fs  bg,noauto,x-storaged,X-mount.mkdir,x-storaged.mount-timeout=2s  0 0|" "$5"
+	sed -i "s|^server:/exp .*|never:/exp  $S/top/nfs  c15fs  bg,noauto,x-storaged,X-mount.mkdir,x-storaged.mount-timeout=1s  0 0|" "$5"
 	: >"$S/helper.pids"
 	"$3" -c "$4" -f "$5" --state-dir "$6" start; echo "start2 exit $?"
 	# the helper'"'"'s child must be gone with the deadline (a zombie is dead)
@@ -69,6 +71,6 @@ grep -q "^stop exit 0$" "$SCRATCH/out" || fail "stop failed"
 grep -q "still mounted after stop" "$SCRATCH/out" && fail "stop did not undo the late mount"
 grep -qw "bg" "$SCRATCH/helper.opts" && fail "bg reached the helper: $(cat "$SCRATCH/helper.opts")"
 grep -q "^start2 exit 1$" "$SCRATCH/out" || fail "a mount that never comes did not fail"
-grep -q "did not finish within 2s" "$SCRATCH/out" || fail "no deadline message for the mount that never came"
+grep -q "did not finish within 1s" "$SCRATCH/out" || fail "no deadline message for the mount that never came"
 grep -q "^alive " "$SCRATCH/out" && fail "the helper's child survived the deadline"
 exit 0

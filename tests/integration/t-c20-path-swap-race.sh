@@ -21,7 +21,11 @@ EOT
 c20_attack rpmbuild "$SCRATCH/target"
 
 ok=0 refused=0 escapes=0 stop_escapes=0 other=0
-for i in $(seq 1 "$N"); do
+i=0
+# N starts, then on until one has mounted as asked (at most 10 N): a
+# start wins against the swapper 1 time in 5 to 10
+while [ "$i" -lt "$N" ] || { [ "$ok" = 0 ] && [ "$i" -lt $((10 * N)) ]; }; do
+	i=$((i + 1))
 	sd start >"$SCRATCH/out" 2>&1
 	rc=$?
 	if c20_mounted_on "$SCRATCH/target"; then
@@ -50,9 +54,9 @@ for i in $(seq 1 "$N"); do
 	fi
 done
 c20_stop_attackers
-note "starts: $N; area on rpmbuild: $ok; refused: $refused; mounted on the target: $escapes; target still covered after stop: $stop_escapes; stop left mounts behind: $other"
+note "starts: $i; area on rpmbuild: $ok; refused: $refused; mounted on the target: $escapes; target still covered after stop: $stop_escapes; stop left mounts behind: $other"
 c20_mounted_on "$SCRATCH/target" && fail "the host has a mount on the target"
-[ "$escapes" = 0 ] || fail "$escapes of $N starts mounted the area on the target"
-[ "$stop_escapes" = 0 ] || fail "$stop_escapes of $N stops left the target covered"
+[ "$escapes" = 0 ] || fail "$escapes of $i starts mounted the area on the target"
+[ "$stop_escapes" = 0 ] || fail "$stop_escapes of $i stops left the target covered"
 [ "$ok" -gt 0 ] || fail "no start set the area up: the race was not exercised"
 exit 0

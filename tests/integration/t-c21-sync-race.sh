@@ -96,9 +96,15 @@ for r in $(seq 1 "$ROUNDS"); do
 			echo "# sync $r escaped: $(escaped "$RUN/areas/race/lower" | head -3 | tr '\n' ' ')"
 		fi
 	fi
-	sd stop || { cat "$OUT"; fail "stop failed"; }
+	# a sync that met the seed's swaps as changes of the directory keeps
+	# both versions of what the area changed too, and so does the stop
+	# (exit 1, the area removed and recorded failed: a second stop clears)
+	if ! sd stop; then
+		grep -q "changed both in the directory" "$OUT" || { cat "$OUT"; fail "stop failed"; }
+		sd stop || { cat "$OUT"; fail "the stop after one that kept entries twice failed"; }
+	fi
 	# the directory after stop is the user's alone again
-	rm -rf "$A/t" "$A/tl" && mkdir "$A/t"
+	rm -rf "$A/t" "$A/tl" "$A"/*.storaged-area && mkdir "$A/t"
 	for i in $(seq 1 $NFILES); do echo userdata >"$A/t/x$i" && ln "$A/t/x$i" "$A/t/y$i"; done
 	ln -s "$V" "$A/tl"
 	chown -R $NOBODY:$NOBODY "$H"

@@ -9,7 +9,15 @@
 
 command -v python3 >/dev/null || skip "python3 missing (it makes and reads the deep tree)"
 DEPTH=${C25_DEPTH:-16000}
-P=$SCRATCH/dir
+# The user's directory on a tmpfs of the test's own: making and removing
+# 16000 directories on the disk under /tmp cost most of the test's time
+# (a journal, discards), and the depth, not the filesystem, is what is
+# tested.  A directory below its root, as on a real disk: the lower bind
+# mount's root is then not the filesystem's (the kernel checks each ".."
+# there).  The cleanup unmounts it with the test's other mounts.
+mkdir -p "$SCRATCH/fs"
+mount -t tmpfs -o size=256M,mode=0755 c25-disk "$SCRATCH/fs" || fail "mounting the tmpfs for the tree"
+P=$SCRATCH/fs/dir
 mkdir -p "$P"
 
 # deep OP DIR [ARGS]: the chain DIR/d/d/... (paths are far past PATH_MAX:
@@ -25,11 +33,18 @@ def mark_of(i):
     return marks[i], 981173106_000000000 + i * 1000, b"level %d" % i
 fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
 if op == "make":
-    fds = [fd]
+    # only the marked levels stay open (their metadata is set bottom-up,
+    # after their children are made): a descriptor per level would take
+    # 16000 of a default RLIMIT_NOFILE of 1024
+    fds = {}
     for i in range(1, depth + 1):
         os.mkdir("d", 0o755, dir_fd=fd)
-        fd = os.open("d", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-        fds.append(fd)
+        child = os.open("d", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+        if i - 1 not in marks:
+            os.close(fd)
+        fd = child
+        if i in marks:
+            fds[i] = fd
     with open(os.open("bottom", os.O_WRONLY | os.O_CREAT, 0o640, dir_fd=fd), "w") as f:
         f.write(sys.argv[3])
     for i in sorted(marks, reverse=True):
@@ -37,12 +52,12 @@ if op == "make":
         os.fchmod(fds[i], mode)
         os.setxattr(fds[i], "trusted.c25", xa)
         os.utime(fds[i], ns=(ns, ns))
-    for f in fds[1:]:
-        os.close(f)
     sys.exit(0)
 if op == "write":
     for i in range(depth):
-        fd = os.open("d", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+        child = os.open("d", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+        os.close(fd)
+        fd = child
     fl = os.open("bottom", os.O_WRONLY | os.O_TRUNC, dir_fd=fd)
     os.write(fl, sys.argv[3].encode())
     sys.exit(0)

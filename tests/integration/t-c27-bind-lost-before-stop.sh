@@ -31,11 +31,11 @@ mkdir -p "$P/sub"
 echo old >"$P/sub/f"
 conf
 expect_rc 0 start
-sleep 1
+sleep 0.1
 echo new >"$P/sub/f"
 echo made >"$P/made"
 expect_rc 0 sync lost
-sleep 1
+sleep 0.1
 echo newer >"$P/sub/f"
 umount "$P" || fail "could not unmount the bind"
 is_mountpoint "$P" && fail "still covered"
@@ -49,13 +49,13 @@ pass "bind gone, directory unchanged: synced back with a warning (exit 0)"
 rm -rf "$P" && mkdir -p "$P/sub"
 for f in same area-chg dir-chg both-chg dir-del area-del; do echo "old $f" >"$P/sub/$f"; done
 expect_rc 0 start
-sleep 1
+sleep 0.1
 echo "area" >"$P/sub/area-chg"
 echo "area" >"$P/sub/both-chg"
 rm "$P/sub/area-del"
 echo "area" >"$P/sub/area-new"
 umount "$P" || fail "could not unmount the bind"
-sleep 1 # past the directory's baseline
+sleep 0.1 # past the directory's baseline (a clock tick: 1-10 ms)
 echo "dir" >"$P/sub/dir-chg"
 echo "dir" >"$P/sub/both-chg"
 rm "$P/sub/dir-del"
@@ -94,12 +94,12 @@ mount --bind "$SCRATCH" "$SCRATCH" && mount --make-private "$SCRATCH" || fail "a
 rm -rf "$P" && mkdir -p "$P/sub" "$SCRATCH/moved"
 for f in same area-chg dir-chg; do echo "old $f" >"$P/sub/$f"; done
 expect_rc 0 start
-sleep 1
+sleep 0.1
 echo "area" >"$P/sub/area-chg"
 echo "area" >"$P/new-in-area"
 mount --move "$P" "$SCRATCH/moved" || fail "could not move the bind"
 is_mountpoint "$P" && fail "still covered after the move"
-sleep 1 # past the directory's baseline
+sleep 0.1 # past the directory's baseline (a clock tick: 1-10 ms)
 echo "dir" >"$P/sub/dir-chg"
 echo "area later" >"$SCRATCH/moved/sub/area-chg" # written through the moved bind
 expect_rc 0 stop
@@ -119,7 +119,7 @@ rm -rf "$P" "$SCRATCH/theirs" && mkdir -p "$P/sub" "$SCRATCH/theirs"
 echo old >"$P/sub/f"
 echo theirs >"$SCRATCH/theirs/t"
 expect_rc 0 start
-sleep 1
+sleep 0.1
 echo new >"$P/sub/f"
 mount --bind "$SCRATCH/theirs" "$P" || fail "could not stack a bind over $P"
 echo "theirs later" >"$P/t" # their file, in their directory
@@ -147,7 +147,7 @@ pass "another bind stacked over the directory: theirs untouched, the area's data
 rm -rf "$P" && mkdir -p "$P/sub"
 echo old >"$P/sub/f"
 expect_rc 0 start
-sleep 1
+sleep 0.1
 mount --bind "$P" "$P" || fail "could not stack a bind of $P over itself"
 echo "through the stack" >"$P/sub/f" # lands in the area: the stack is the area's tmpfs
 sd stop

@@ -7,6 +7,7 @@
 # Every configuration file, the main one included, is read without
 # following a link and only from a root-owned directory closed to group
 # and others; a refused file is an error (exit 2) that changes nothing.
+# The fstab storaged reads (-f) is checked as the main file is.
 . "$(dirname "$0")/lib.sh"
 setup
 
@@ -113,6 +114,32 @@ CONF=$SCRATCH/cfg/missing.conf
 refused "a main file named with -c that is not there (its drop-ins are)" \
 	"$SCRATCH/cfg/missing.conf: cannot read configuration: No such file or directory"
 CONF=$REAL_CONF
+
+# the fstab storaged reads (-f): the same checks as the main file
+mkdir -p "$SCRATCH/tab"
+chmod 0755 "$SCRATCH/tab"
+cp "$FSTAB" "$SCRATCH/tab/fstab"
+ln -s "$SCRATCH/tab/fstab" "$SCRATCH/tab/link"
+REAL_FSTAB=$FSTAB
+FSTAB=$SCRATCH/tab/link
+refused "the fstab is a symbolic link" \
+	"$SCRATCH/tab/link: a symbolic link: storaged does not follow links to its configuration files; put the file itself there, or name the file the link points to"
+ln -s "$SCRATCH/tab" "$SCRATCH/tablink"
+FSTAB=$SCRATCH/tablink/fstab
+refused "the fstab reached through a linked directory" \
+	"$SCRATCH/tablink/fstab: its directory '$SCRATCH/tablink': not a directory, or reached through a symbolic link"
+FSTAB=$SCRATCH/tab/fstab
+chmod 0777 "$SCRATCH/tab"
+refused "the fstab's directory others can write" \
+	"$SCRATCH/tab/fstab: its directory '$SCRATCH/tab': owned by uid 0, mode 0777: storaged reads configuration only from a root-owned directory that group and others cannot write; run 'chown root:root $SCRATCH/tab; chmod go-w $SCRATCH/tab'"
+chmod 1777 "$SCRATCH/tab"
+refused "the fstab in a directory like /tmp (sticky, everyone's)" \
+	"$SCRATCH/tab/fstab: its directory '$SCRATCH/tab': mode 1777, a directory everyone may write to"
+run_sd 2 check
+expect_out "$SCRATCH/tab/fstab: its directory '$SCRATCH/tab': mode 1777"
+chmod 0755 "$SCRATCH/tab"
+run_sd 0 check
+FSTAB=$REAL_FSTAB
 
 note "without STORAGED_CONFIG_DIRS a file named with -c has FILE.d only"
 unset STORAGED_CONFIG_DIRS

@@ -7,8 +7,10 @@
 # it: `ls -l` block counts move when the kernel writes delayed allocations
 # back, so the tree is listed by name, type, mode, owner, size and mtime
 # (the loop devices' image files by name only: the kernel may still be
-# writing mkfs's blocks to them), beside the mount table; a plain mount of
-# one member tells whether a member was registered.
+# writing mkfs's blocks to them), beside the mount table and the kernel's
+# btrfs registrations: /sys/fs/btrfs, and a plain mount of each member,
+# which works only when the other one was registered (the mount registers
+# the device it is given).
 . "$(dirname "$0")/lib.sh"
 setup
 command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
@@ -29,8 +31,11 @@ tree_snapshot() {
 	find "$SCRATCH" -path "$SCRATCH/img/*" -printf '%P %y\n' -o -printf '%P %y %m %u:%g %s %T@\n' |
 		LC_ALL=C sort
 }
+# the btrfs filesystems the kernel has open
+sys_btrfs() { ls /sys/fs/btrfs 2>/dev/null | LC_ALL=C sort; }
 before=$(mount_snapshot)
 tree_before=$(tree_snapshot)
+sys_before=$(sys_btrfs)
 run_sd 0 --dry-run
 expect_out "after: .*$SCRATCH/srv/data"
 run_sd 0 --dry-run --json
@@ -40,7 +45,11 @@ sd --dry-run --json 2>/dev/null | python3 -c 'import json,sys; assert json.load(
 tree_after=$(tree_snapshot)
 [ "$tree_after" = "$tree_before" ] ||
 	fail "dry-run wrote below the scratch directory: $(diff <(echo "$tree_before") <(echo "$tree_after") | head -n 5)"
-if mount -t btrfs "$A" "$SCRATCH/probe" 2>/dev/null; then
-	fail "a plain mount works after --dry-run: a member was registered"
-fi
+[ "$(sys_btrfs)" = "$sys_before" ] || fail "dry-run changed /sys/fs/btrfs: $(diff <(echo "$sys_before") <(sys_btrfs))"
+for m in "$A" "$B"; do
+	if mount -t btrfs -o ro "$m" "$SCRATCH/probe" 2>/dev/null; then
+		fail "a plain mount of $m works after --dry-run: the other member was registered"
+	fi
+	forget "$m" # the failed mount registered it
+done
 exit 0

@@ -7,7 +7,10 @@
 # present), a missing copy helper, an unknown filesystem type, a btrfs
 # with a member missing under degraded = no, a missing mount point, a mount
 # point X-mount.mkdir cannot make, a missing bind source; every cycle
-# (exit 2: no plan can be made, by check, --dry-run and start alike).
+# (exit 2: no plan can be made, by check, --dry-run and start alike); a
+# zram ext4 area mke2fs has no room for, a fs = without its mkfs, brd
+# without its driver, an option tmpfs does not take, an area inside a
+# tmpfs mounted empty, an ext4 source device that is absent.
 # Untrusted links are t-planted-symlink.sh's.  Also the noauto trap: an
 # entry without noauto is warned about by check, --dry-run and start.
 . "$(dirname "$0")/lib.sh"
@@ -20,7 +23,7 @@ predict_then_start() {
 	local phrase=$1 start_phrase=${2:-$1}
 	run_sd 1 --dry-run
 	expect_out "will fail: .*$phrase"
-	expect_out "the plan shows 1 step(s) that will fail"
+	expect_out "storaged: error: 1 step will fail$"
 	run_sd 1 --dry-run --json
 	printf '%s\n' "$OUT" | sed -n '/^{/,/^}/p' | python3 -m json.tool >/dev/null ||
 		fail "--dry-run --json is not valid JSON"
@@ -48,6 +51,64 @@ if [ -e /sys/class/zram-control ] && command -v mkfs.ext4 >/dev/null; then
 else
 	note "no zram or mkfs.ext4 here: the inode-table prediction is covered by the golden scenario predicted-failures"
 fi
+
+if [ -e /sys/class/zram-control ] && command -v mkfs.ext4 >/dev/null; then
+	# 4M holds 15520 inodes' tables and mke2fs's own blocks, not 16000
+	# (mke2fs -n says so); the rule above only knows the tables' bytes
+	note "a zram ext4 area whose inode tables leave mke2fs no room"
+	printf '[storaged]\n[area tight]\npath = %s\nbackend = zram\nfs = ext4\nsize = 4M\ninodes = 16000\nseed = no\n' \
+		"$SCRATCH/area" >"$CONF"
+	predict_then_start "mkfs.ext4 refuses 16000 inodes in 4194304 bytes (Not enough space to build proposed filesystem" \
+		"mkfs.ext4 failed: .*Not enough space to build proposed filesystem"
+	# a type the kernel knows (fs = ext5 is a configuration error: t-bad-config)
+	nomkfs=
+	for t in $(grep -v '^nodev' /proc/filesystems); do
+		[ "$t" = fuseblk ] && continue
+		command -v "mkfs.$t" >/dev/null || [ -e "/sbin/mkfs.$t" ] || [ -e "/usr/sbin/mkfs.$t" ] || {
+			nomkfs=$t
+			break
+		}
+	done
+	if [ -n "$nomkfs" ]; then
+		note "a zram area whose fs = ($nomkfs) has no mkfs installed"
+		printf '[storaged]\n[area nofs]\npath = %s\nbackend = zram\nfs = %s\nsize = 16M\nseed = no\n' \
+			"$SCRATCH/area" "$nomkfs" >"$CONF"
+		predict_then_start "fs = $nomkfs, but mkfs.$nomkfs is not installed (.*storaged.conf:5)" \
+			"mkfs.$nomkfs failed: program not found"
+	fi
+fi
+
+if [ ! -e /sys/module/brd ]; then
+	note "backend = brd without the brd driver"
+	printf '[storaged]\n[area rd]\npath = %s\nbackend = brd\nsize = 16M\nseed = no\n' \
+		"$SCRATCH/area" >"$CONF"
+	predict_then_start "area 'rd': brd driver not present: load it with 'modprobe brd rd_nr=1 rd_size=16384'"
+fi
+
+note "an option tmpfs does not take"
+printf '[storaged]\n' >"$CONF"
+echo "tmpfs  $SCRATCH/mnt  tmpfs  size=1M,nr_inode=100,noauto,x-storaged  0 0" >"$FSTAB"
+predict_then_start "tmpfs does not take the option 'nr_inode'" "nr_inode"
+is_mountpoint "$SCRATCH/mnt" && fail "mounted with an option tmpfs refuses"
+
+note "an area inside a tmpfs that a step mounts empty"
+printf '[storaged]\n[area inner]\npath = %s/mnt/build\nsize = 16M\nseed = no\n' "$SCRATCH" >"$CONF"
+echo "tmpfs  $SCRATCH/mnt  tmpfs  size=16M,noauto,x-storaged  0 0" >"$FSTAB"
+predict_then_start "area 'inner': its directory '$SCRATCH/mnt/build' will not exist: it lies in the tmpfs step 1 mounts on '$SCRATCH/mnt'" \
+	"path '$SCRATCH/mnt/build': No such file or directory"
+: >"$FSTAB"
+
+note "an ext4 entry whose source device is not there"
+printf '[storaged]\n' >"$CONF"
+echo "/dev/disk/by-id/storaged-test-absent  $SCRATCH/mnt  ext4  noauto,x-storaged,x-systemd.device-timeout=1s  0 0" >"$FSTAB"
+run_sd 1 --dry-run
+expect_out "will fail: /dev/disk/by-id/storaged-test-absent is not present: fails unless it appears within 1s"
+run_sd 1 check
+expect_out "will fail: /dev/disk/by-id/storaged-test-absent is not present"
+run_sd 1 start
+expect_out "storaged-test-absent"
+run_sd 0 stop
+: >"$FSTAB"
 
 note "a seed area without its copy helper"
 if [ -e "$(dirname "$STORAGED")/../libexec/storaged/storaged-copy" ] ||
@@ -114,7 +175,7 @@ if command -v mkfs.btrfs >/dev/null; then
 	detach "$B"
 	forget "$A"
 	echo "UUID=$FSID  $SCRATCH/mnt  btrfs  noauto,x-storaged  0 0" >"$FSTAB"
-	printf '[storaged]\ndevice-timeout = 2s\ndegraded = no\n' >"$CONF"
+	printf '[storaged]\ndevice-timeout = 1s\ndegraded = no\n' >"$CONF"
 	predict_then_start "devid 2 missing (1/2 members present) and degraded = no" "devid 2 missing"
 	is_mountpoint "$SCRATCH/mnt" && fail "mounted although degraded = no"
 else

@@ -14,8 +14,8 @@ cat >"$SCRATCH/upper/mount.hangtest" <<EOT
 #!/bin/sh
 # mount.hangtest SPEC DIR: records its pid and its children's, hangs, then
 # mounts; a child in a session of its own (as a FUSE daemon or mount.nfs
-# retrying in the background) would mount 3 s later.
-setsid sh -c 'sleep 3; mount -t tmpfs -o size=1M late "\$0"' "\$2" </dev/null >/dev/null 2>&1 &
+# retrying in the background) would mount 2 s later, past the deadline.
+setsid sh -c 'sleep 2; mount -t tmpfs -o size=1M late "\$0"' "\$2" </dev/null >/dev/null 2>&1 &
 echo "\$!" >>"$PIDS"
 sleep 30 &
 echo "\$\$ \$!" >>"$PIDS"
@@ -24,7 +24,7 @@ mount -t tmpfs -o size=1M hangtest "\$2"
 EOT
 chmod 0755 "$SCRATCH/upper/mount.hangtest"
 cat >"$FSTAB" <<EOT
-hang   $SCRATCH/m/hung        hangtest  noauto,x-storaged,X-mount.mkdir,x-storaged.mount-timeout=2s  0 0
+hang   $SCRATCH/m/hung        hangtest  noauto,x-storaged,X-mount.mkdir,x-storaged.mount-timeout=1s  0 0
 tmpfs  $SCRATCH/m/hung/below  tmpfs     noauto,x-storaged,X-mount.mkdir  0 0
 tmpfs  $SCRATCH/m/other       tmpfs     noauto,x-storaged,X-mount.mkdir,size=1M  0 0
 EOT
@@ -33,7 +33,9 @@ EOT
 in_helper_ns '
 	"$3" -c "$4" -f "$5" --state-dir "$6" start
 	echo "exit $?"
-	sleep 4
+	# past the time the child would mount (2 s after the helper began,
+	# the deadline 1 s after)
+	sleep 2
 	# a killed process whose parent is gone may stay a zombie (state Z)
 	# where PID 1 does not reap: that one is dead
 	for pid in $(cat "$2/helper.pids" 2>/dev/null); do
@@ -47,7 +49,7 @@ in_helper_ns '
 ' "$SBIN" "$SCRATCH" "$STORAGED" "$CONF" "$FSTAB" "$STATE" >"$SCRATCH/out" 2>&1
 sed 's/^/  | /' "$SCRATCH/out"
 grep -q "^exit 1$" "$SCRATCH/out" || fail "start did not exit 1 for the hung entry"
-grep -q "did not finish within 2s" "$SCRATCH/out" || fail "no deadline message"
+grep -q "did not finish within 1s" "$SCRATCH/out" || fail "no deadline message"
 [ -s "$PIDS" ] || fail "the helper never ran"
 grep -q "^alive " "$SCRATCH/out" && fail "the hung helper or its child survived the deadline"
 grep -q "^hung mounted$" "$SCRATCH/out" && fail "the hung entry got mounted"
@@ -57,18 +59,24 @@ grep "$SCRATCH/m/hung/below" "$SCRATCH/out" | grep -q "not done" || fail "the en
 note "storaged killed (kill -9) while the helper hangs: worker and helper die with it, and stop leaves alone what someone else mounts there later"
 : >"$PIDS"
 rm -rf "${STATE:?}"/*
-sed -i 's/mount-timeout=2s/mount-timeout=60s/' "$FSTAB"
+sed -i 's/mount-timeout=1s/mount-timeout=60s/' "$FSTAB"
 in_helper_ns '
 	"$3" -c "$4" -f "$5" --state-dir "$6" start &
 	sd=$!
 	for _ in $(seq 1 50); do [ -s "$2/helper.pids" ] && break; sleep 0.1; done
 	kill -9 "$sd"
 	wait "$sd" 2>/dev/null
-	sleep 1
-	for pid in $(cat "$2/helper.pids" 2>/dev/null); do
-		st=$(sed "s/.*) //" "/proc/$pid/stat" 2>/dev/null | cut -d" " -f1)
-		[ -n "$st" ] && [ "$st" != Z ] && echo "alive $pid ($st)"
+	# they die at once; a survivor is still there 5 s later
+	for _ in $(seq 1 50); do
+		alive=
+		for pid in $(cat "$2/helper.pids" 2>/dev/null); do
+			st=$(sed "s/.*) //" "/proc/$pid/stat" 2>/dev/null | cut -d" " -f1)
+			[ -n "$st" ] && [ "$st" != Z ] && alive="$alive$pid ($st) "
+		done
+		[ -z "$alive" ] && break
+		sleep 0.1
 	done
+	[ -n "$alive" ] && echo "alive $alive"
 	mount -t tmpfs -o size=1M someone-else "$2/m/hung"
 	"$3" -c "$4" -f "$5" --state-dir "$6" stop
 	mountpoint -q "$2/m/hung" && echo "foreign mount kept"

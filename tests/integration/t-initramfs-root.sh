@@ -54,15 +54,15 @@ forget "$A"
 
 note "without consent: a bounded wait, then the message for the emergency shell (1)"
 t0=$(date +%s)
-helper "root=UUID=$FSID rootflags=noatime storaged.device-timeout=3s" 1
-[ $(($(date +%s) - t0)) -le 20 ] || fail "waited $(($(date +%s) - t0))s for a 3s timeout"
+helper "root=UUID=$FSID rootflags=noatime storaged.device-timeout=1s" 1
+[ $(($(date +%s) - t0)) -le 20 ] || fail "waited $(($(date +%s) - t0))s for a 1s timeout"
 expect_out "$FSID"
-expect_out "1 of 2 members present after 3s, devid 2 missing"
+expect_out "1 of 2 members present after 1s, devid 2 missing"
 expect_out "storaged.degraded=after-timeout"
 forget "$A"
 
 note "with consent: degraded (2), warned; the root mounts with -o degraded"
-helper "root=UUID=$FSID storaged.device-timeout=3s storaged.degraded=after-timeout" 2
+helper "root=UUID=$FSID storaged.device-timeout=1s storaged.degraded=after-timeout" 2
 expect_out "WARNING: the root filesystem UUID=$FSID is mounted DEGRADED"
 expect_out "1 of 2 members present"
 [ -s "$STORAGED_ROOT_DIR/degraded" ] || fail "no $STORAGED_ROOT_DIR/degraded for the booted system"
@@ -72,18 +72,18 @@ umount "$SCRATCH/sysroot"
 note "the rd. spellings (dracut's prefix for initrd-only options) do the same"
 forget "$A"
 t0=$(date +%s)
-helper "root=UUID=$FSID rd.storaged.device-timeout=2s" 1
-[ $(($(date +%s) - t0)) -le 20 ] || fail "waited $(($(date +%s) - t0))s for a 2s timeout"
-expect_out "1 of 2 members present after 2s, devid 2 missing"
+helper "root=UUID=$FSID rd.storaged.device-timeout=1s" 1
+[ $(($(date +%s) - t0)) -le 20 ] || fail "waited $(($(date +%s) - t0))s for a 1s timeout"
+expect_out "1 of 2 members present after 1s, devid 2 missing"
 expect_out "storaged:     rd.storaged.degraded=after-timeout"
 forget "$A"
-helper "root=UUID=$FSID rd.storaged.device-timeout=2s rd.storaged.degraded=after-timeout" 2
-expect_out "is mounted DEGRADED (rd.storaged.degraded=after-timeout): btrfs $FSID: 1 of 2 members present after 2s"
+helper "root=UUID=$FSID rd.storaged.device-timeout=1s rd.storaged.degraded=after-timeout" 2
+expect_out "is mounted DEGRADED (rd.storaged.degraded=after-timeout): btrfs $FSID: 1 of 2 members present after 1s"
 forget "$A"
 note "of two spellings, the later wins; a typo is named as written"
-helper "root=UUID=$FSID rd.storaged.degraded=after-timeout storaged.degraded=no rd.storaged.device-timeout=2s" 1
+helper "root=UUID=$FSID rd.storaged.degraded=after-timeout storaged.degraded=no rd.storaged.device-timeout=1s" 1
 forget "$A"
-helper "root=UUID=$FSID rd.storaged.degraded=sometimes rd.storaged.device-timeout=2s" 1
+helper "root=UUID=$FSID rd.storaged.degraded=sometimes rd.storaged.device-timeout=1s" 1
 expect_out "rd.storaged.degraded=sometimes: expected 'no' or 'after-timeout'; taking 'no'"
 forget "$A"
 note "rd.root= is not root=: nothing to do (3)"
@@ -103,11 +103,11 @@ else
 	printf '#!/bin/sh\nexit 1\n' >"$SCRATCH/klibc-bin/modprobe" && chmod 755 "$SCRATCH/klibc-bin/modprobe"
 fi
 forget "$A"
-HELPER_PATH=$SCRATCH/klibc-bin helper "root=UUID=$FSID storaged.device-timeout=3s storaged.degraded=after-timeout" 2
-expect_out "WARNING: the root filesystem UUID=$FSID is mounted DEGRADED (storaged.degraded=after-timeout): btrfs $FSID: 1 of 2 members present after 3s, devid 2 missing; replace"
+HELPER_PATH=$SCRATCH/klibc-bin helper "root=UUID=$FSID storaged.device-timeout=1s storaged.degraded=after-timeout" 2
+expect_out "WARNING: the root filesystem UUID=$FSID is mounted DEGRADED (storaged.degraded=after-timeout): btrfs $FSID: 1 of 2 members present after 1s, devid 2 missing; replace"
 forget "$A"
-HELPER_PATH=$SCRATCH/klibc-bin helper "root=UUID=$FSID storaged.device-timeout=3s" 1
-expect_out "1 of 2 members present after 3s, devid 2 missing"
+HELPER_PATH=$SCRATCH/klibc-bin helper "root=UUID=$FSID storaged.device-timeout=1s" 1
+expect_out "1 of 2 members present after 1s, devid 2 missing"
 expect_out "storaged.degraded=after-timeout"
 forget "$A"
 

@@ -47,7 +47,7 @@ echo seed >"$K/seed"
 echo "UUID=$FSID  $D  btrfs  noatime,noauto,x-storaged  0 0" >"$FSTAB"
 cat >"$CONF" <<EOT
 [storaged]
-device-timeout = 3s
+device-timeout = 1s
 degraded = after-timeout
 metrics-textfile = $TF
 

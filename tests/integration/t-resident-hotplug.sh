@@ -41,8 +41,9 @@ CLEANUP_HOOK=stop_all
 # How fast it reacts is a benchmark's business (bench/); here only that the
 # arrival, not the deadline, ends the wait: the mount comes well before the
 # 20 s device timeout.
-note "member attached 3 s after start: registered and mounted when it arrives"
-sleep 3
+note "member attached once start waits for it: registered and mounted when it arrives"
+for _ in $(seq 100); do grep -q 'STATUS=waiting' "$SCRATCH/notify.log" 2>/dev/null && break; sleep 0.1; done
+grep -q 'STATUS=waiting' "$SCRATCH/notify.log" || note "no STATUS=waiting on NOTIFY_SOCKET after 10 s: attaching now"
 B=$(attach "$SCRATCH/img/b.img")
 t0=$(date +%s%N)
 for _ in $(seq 150); do is_mountpoint "$SCRATCH/data" && break; sleep 0.1; done

@@ -37,7 +37,7 @@ cat >"$FSTAB" <<EOT
 LABEL=$LABEL  $SCRATCH/m/l  ext4  noauto,x-storaged  0 0
 UUID=$UUID    $SCRATCH/m/u  auto  noauto,x-storaged  0 0
 EOT
-printf '[storaged]\ndevice-timeout = 3s\n' >"$CONF"
+printf '[storaged]\ndevice-timeout = 1s\n' >"$CONF"
 
 note "storaged mounts both from the device it probed"
 run_sd 0 start
@@ -51,6 +51,6 @@ is_mountpoint "$SCRATCH/m/l" && fail "stop left $SCRATCH/m/l"
 note "a tag no device has: a bounded wait, then a clear failure"
 echo "LABEL=absent$$  $SCRATCH/m/l  ext4  noauto,x-storaged  0 0" >"$FSTAB"
 run_sd 1 start
-expect_out "device LABEL=absent$$ not found after 3s"
+expect_out "device LABEL=absent$$ not found after 1s"
 run_sd 0 stop
 exit 0

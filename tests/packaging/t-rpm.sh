@@ -1,43 +1,72 @@
 #!/bin/bash
-# The RPM packages: `make dist`, then rpmbuild -bb with storaged.spec from
-# that tarball (as `rpmbuild -tb` would) in a scratch _topdir, with Debian's
-# rpm.  --nodeps: BuildRequires name Fedora packages that no rpm database
-# here knows; the Debian build dependencies stand in for them.  No debuginfo
-# subpackage (Debian's rpm lacks find-debuginfo).  Then the file lists, the
-# configuration files and the scriptlets.
+# The RPM packages: rpmbuild -ba with storaged.spec from the tree's `make
+# dist` tarball (as `rpmbuild -tb` would; lib.sh, dist_tarball, shared with
+# the Debian build) in a scratch _topdir, with Debian's rpm.  --nodeps:
+# BuildRequires name Fedora packages that no rpm database here knows; the
+# Debian build dependencies stand in for them.  No debuginfo subpackage
+# (Debian's rpm lacks find-debuginfo).  Then rpmlint on the spec, the
+# source and the binary RPMs (no error but the false positives of this
+# environment that tests/packaging/rpmlintrc filters, each with the
+# reason), the file lists, the configuration files and the scriptlets.
 . "$(dirname "$0")/lib.sh"
 package_opt_in RPM
 need_tool rpmbuild rpm
 need_tool cpio cpio
-need_tool autoreconf autoconf
+need_tool rpmlint rpmlint
 scratch
 
-src=$SCRATCH/src
-copy_tree "$src"
-note "make dist"
-(cd "$src" && clean_env autoreconf -fi && mkdir b && cd b && clean_env ../configure -q &&
-	clean_env make -s dist) >"$SCRATCH/dist.log" 2>&1 ||
-	{ tail -n 40 "$SCRATCH/dist.log"; fail "make dist failed"; }
-tarball=$src/b/storaged-0.1.0.tar.gz
-[ -f "$tarball" ] || fail "make dist made no storaged-0.1.0.tar.gz"
+dist_tarball
+v=$PKG_VERSION
+tarball=$TARBALL
 
 top=$SCRATCH/rpmbuild
 mkdir -p "$top/SOURCES" "$top/SPECS"
 cp "$tarball" "$top/SOURCES/"
-tar -xzf "$tarball" -C "$top/SPECS" --strip-components=1 storaged-0.1.0/storaged.spec ||
+tar -xzf "$tarball" -C "$top/SPECS" --strip-components=1 "storaged-$v/storaged.spec" ||
 	fail "storaged.spec is not in the dist tarball"
-grep -q '@PACKAGE_VERSION@' "$top/SPECS/storaged.spec" && fail "storaged.spec was not substituted"
-note "rpmbuild -bb storaged.spec"
-clean_env rpmbuild -bb --nodeps --define "_topdir $top" --define 'debug_package %{nil}' \
-	"$top/SPECS/storaged.spec" >"$SCRATCH/rpmbuild.log" 2>&1 ||
+spec=$top/SPECS/storaged.spec
+grep -q '@PACKAGE_VERSION@' "$spec" && fail "storaged.spec was not substituted"
+# Source0 is a URL whose file name is the dist tarball's (the spec says why)
+src0=$(rpmspec -P "$spec" 2>/dev/null | sed -n 's/^Source0: *//p')
+case $src0 in
+*://*/"storaged-$v.tar.gz") ;;
+*) fail "Source0 is not a URL of storaged-$v.tar.gz: '$src0'" ;;
+esac
+[ -n "$(rpmspec -q --qf '%{URL}\n' "$spec" 2>/dev/null | head -n 1)" ] || fail "no URL: in storaged.spec"
+# The build root's post-processing as on Fedora: Debian's rpm runs its
+# brp-* scripts with /bin/sh, dash there, and brp-compress (a bash script
+# in all but its first line: `read -d`) fails on every file ("Illegal
+# option -d"), leaving the man pages uncompressed; Fedora's /bin/sh is
+# bash.  So the same scripts, in the same order, run with bash.
+post=$(rpm --eval '%{__os_install_post}' | sed -n 's|^[[:space:]]*\(/usr/lib/rpm/brp-\)|bash \1|p' | paste -sd ';')
+[ -n "$post" ] || fail "no brp scripts in rpm's %__os_install_post"
+note "rpmbuild -ba storaged.spec"
+t0=$(date +%s)
+clean_env rpmbuild -ba --nodeps --define "_topdir $top" --define 'debug_package %{nil}' \
+	--define "__os_install_post $post" "$spec" >"$SCRATCH/rpmbuild.log" 2>&1 ||
 	{ tail -n 60 "$SCRATCH/rpmbuild.log"; fail "rpmbuild failed"; }
+note "rpmbuild: $(($(date +%s) - t0))s"
 grep -E '^(Wrote|warning):' "$SCRATCH/rpmbuild.log" | sed 's/^/    /'
 grep -q '^warning:' "$SCRATCH/rpmbuild.log" && fail "rpmbuild warnings (above)"
 
-rpm=$(ls "$top"/RPMS/*/storaged-0.1.0-1*.rpm 2>/dev/null | grep -v sysvinit | head -n 1)
-sysv=$(ls "$top"/RPMS/*/storaged-sysvinit-0.1.0-1*.rpm 2>/dev/null | head -n 1)
-[ -f "$rpm" ] || fail "no storaged-0.1.0-1 rpm"
-[ -f "$sysv" ] || fail "no storaged-sysvinit-0.1.0-1 rpm"
+rpm=$(ls "$top"/RPMS/*/"storaged-$v"-1*.rpm 2>/dev/null | grep -v sysvinit | head -n 1)
+sysv=$(ls "$top"/RPMS/*/"storaged-sysvinit-$v"-1*.rpm 2>/dev/null | head -n 1)
+srpm=$(ls "$top"/SRPMS/"storaged-$v"-1*.src.rpm 2>/dev/null | head -n 1)
+[ -f "$rpm" ] || fail "no storaged-$v-1 rpm"
+[ -f "$sysv" ] || fail "no storaged-sysvinit-$v-1 rpm"
+[ -f "$srpm" ] || fail "no storaged-$v-1 source rpm"
+
+# rpmlint: no error left but the documented false positives (rpmlintrc);
+# its warnings are listed.
+note "rpmlint storaged.spec $(basename "$srpm") $(basename "$rpm") $(basename "$sysv")"
+t0=$(date +%s)
+rpmlint -r "$TOPSRCDIR/tests/packaging/rpmlintrc" "$spec" "$srpm" "$rpm" "$sysv" >"$SCRATCH/rpmlint.log" 2>&1
+rlrc=$?
+sed 's/^/    /' "$SCRATCH/rpmlint.log"
+note "rpmlint: exit $rlrc, $(($(date +%s) - t0))s"
+grep -Eq '^[^ ]+: E: ' "$SCRATCH/rpmlint.log" && fail "rpmlint reports errors (E: above)"
+grep -Eq '[0-9]+ packages and [0-9]+ specfiles checked; 0 errors' "$SCRATCH/rpmlint.log" ||
+	fail "rpmlint did not report 0 errors"
 rpm -qlp "$rpm" >"$SCRATCH/files" 2>/dev/null || fail "rpm -qlp $rpm"
 rpm -qlp "$sysv" >"$SCRATCH/sysv-files" 2>/dev/null || fail "rpm -qlp $sysv"
 note "$(basename "$rpm"):"
@@ -55,10 +84,10 @@ expect_files "$SCRATCH/files" \
 	/etc/storaged.conf \
 	/etc/sysconfig/storaged \
 	/usr/share/bash-completion/completions/storaged
-# Compressed by brp-compress on Fedora, not by Debian's rpm; %_initddir is
-# /etc/rc.d/init.d on Fedora and /etc/init.d in Debian's rpm macros.
-grep -Eqx '/usr/share/man/man8/storaged\.8(\.gz)?' "$SCRATCH/files" || fail "no storaged.8"
-grep -Eqx '/usr/share/man/man5/storaged\.conf\.5(\.gz)?' "$SCRATCH/files" || fail "no storaged.conf.5"
+# Compressed by brp-compress (above); %_initddir is /etc/rc.d/init.d on
+# Fedora and /etc/init.d in Debian's rpm macros.
+grep -qx '/usr/share/man/man8/storaged\.8\.gz' "$SCRATCH/files" || fail "no storaged.8.gz"
+grep -qx '/usr/share/man/man5/storaged\.conf\.5\.gz' "$SCRATCH/files" || fail "no storaged.conf.5.gz"
 initscript=$(grep -Ex '/etc/(rc\.d/)?init\.d/storaged' "$SCRATCH/sysv-files") ||
 	fail "no init script in the sysvinit package"
 # The licence as %license; no initramfs-tools files (Fedora has none); the

@@ -553,11 +553,21 @@ static void test_sync_dir_root(void **ctx)
 	assert_true(exists(f, ".storaged-sync.ffffffffffffffffffffffffffffffff"));
 	/* unmarked, named by the record (killed before it was marked) */
 	make(f, WORK "/", NULL);
+	make(f, WORK "/file", "data");
 	snprintf(p, sizeof(p), "%s/" WORK, f->top);
 	assert_int_equal(chmod(p, 0700), 0);
 	assert_int_equal(area_recover_sync(fd, st.st_dev, "a", NULL), 0);
-	assert_true(exists(f, WORK));
+	assert_true(exists(f, WORK "/file"));
 	assert_int_equal(area_recover_sync(fd, st.st_dev, "a", WORK), 0);
+	assert_false(exists(f, WORK));
+	/* unmarked, named by no record, empty (a power cut between its
+	 * mkdirat() and its mark): removed; not root's 0700: stays */
+	make(f, WORK "/", NULL);
+	assert_int_equal(chmod(p, 0755), 0);
+	assert_int_equal(area_recover_sync(fd, st.st_dev, "a", NULL), 0);
+	assert_true(exists(f, WORK));
+	assert_int_equal(chmod(p, 0700), 0);
+	assert_int_equal(area_recover_sync(fd, st.st_dev, "a", NULL), 0);
 	assert_false(exists(f, WORK));
 	close(fd);
 }

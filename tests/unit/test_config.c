@@ -197,7 +197,8 @@ static void test_design_example(void **state)
 
 /*
  * inih reports no section headers: a section's errors carry the line of its
- * first key, the [storaged] at line 8 continues the section before it, the
+ * first key, the [storaged] at line 8 repeats the one at 3 (a header is
+ * counted by the reader: inih names both sections alike), the
  * empty [area] (26) is not seen, and of the malformed lines (7, 20) only the
  * first is reported; line 21 then still belongs to [mystery].
  */
@@ -208,8 +209,8 @@ static void test_bad_structure(void **state)
 		{ 5, "duplicate key 'jobs' in [storaged]; first set at line 4" },
 		{ 6, "unknown key 'colour' in [storaged] (accepted: fstab, select," },
 		{ 7, "not a section, key = value or comment" },
-		{ 9, "duplicate key 'jobs' in [storaged]; first set at line 4" },
-		{ 13, "duplicate key 'path' in [area a]; first set at line 11" },
+		{ 9, "duplicate section [storaged]; first at line 4" },
+		{ 13, "duplicate section [area a]; first at line 11" },
 		{ 15, "area 'b': path '/srv/build/sub' lies inside the path of area 'a'" },
 		{ 17, "[area nopath] has no path" },
 		{ 19, "unknown section '[mystery]'" },
@@ -241,7 +242,7 @@ static void test_bad_values(void **state)
 		{ 2, "fstab: 'etc/fstab' is not an absolute file name" },
 		{ 3, "select: 'x-storaged,_netdev' is not a list of fstab options" },
 		{ 4, "device-timeout: 'soon' is not a duration (e.g. 90s, 2min, infinity)" },
-		{ 5, "degraded: 'maybe' is not 'no' or 'after-timeout'" },
+		{ 5, "degraded: 'maybe' is not 'no', 'after-timeout' or 'read-only'" },
 		{ 6, "mount-timeout: '-5s' is not a duration" },
 		{ 7, "jobs: '0' is out of range; expected a number of parallel jobs, 1..64" },
 		{ 8, "hotplug: 'perhaps' is not a boolean" },
@@ -481,10 +482,17 @@ static void test_small_cases(void **state)
 		/* sections are known by their first key (inih reports no headers) */
 		{ "[storaged]\njobs = 1\n[area x]\npath = /a\n[ storaged ]\nhotplug = 1\n", 6,
 		  "duplicate section [storaged]; first at line 2" },
+		/* a header repeating the section just before it (inih names
+		 * both the same: the reader counts headers) */
+		{ "[storaged]\njobs = 1\n[storaged]\nhotplug = 1\n", 4,
+		  "duplicate section [storaged]; first at line 2" },
+		{ "[area x]\npath = /a\n[area x]\nsize = 1G\n", 4, "duplicate section [area x]; first at line 2" },
+		{ "[btrfs LABEL=a]\ndegraded = no\n  [btrfs LABEL=a]\ndevice-timeout = 3s\n", 4,
+		  "duplicate section [btrfs LABEL=a]; first at line 2" },
 		{ "[storaged]\nfoo\n", 2, "not a section, key = value or comment" },
 		/* inih's rules: ':' separates too, text after ']' is ignored */
 		{ "[storaged]\nfoo: bar\n", 2,
-		  "unknown key 'foo' in [storaged] (accepted: fstab, select, device-timeout, degraded, mount-timeout, jobs, hotplug, stale-member, metrics-textfile, sync-interval)" },
+		  "unknown key 'foo' in [storaged] (accepted: fstab, select, device-timeout, settle-time, settle-limit, degraded, mount-timeout, jobs, hotplug, stale-member, metrics-textfile, sync-interval)" },
 		{ "[storaged\n", 1, "not a section, key = value or comment" },
 		{ "[storaged] x\njobs = 0\n", 2,
 		  "jobs: '0' is out of range; expected a number of parallel jobs, 1..64" },
@@ -515,8 +523,8 @@ static void test_small_cases(void **state)
 		  "[area x] has persist = yes and seed = no: its first sync back would delete everything '/a' holds; set seed = yes (or persist = no)" },
 		{ "[area x]\npath = /a\n[area y]\npath = /a/b\n", 4,
 		  "area 'y': path '/a/b' lies inside the path of area 'x' (line 2); areas must not overlap" },
-		{ "[AREA x]\nk = v\n", 2, "unknown section '[AREA x]'; expected [storaged] or [area NAME]" },
-		{ "[areax]\nk = v\n", 2, "unknown section '[areax]'; expected [storaged] or [area NAME]" },
+		{ "[AREA x]\nk = v\n", 2, "unknown section '[AREA x]'; expected [storaged], [area NAME] or [btrfs FSID]" },
+		{ "[areax]\nk = v\n", 2, "unknown section '[areax]'; expected [storaged], [area NAME] or [btrfs FSID]" },
 		{ "[storaged]\n\x7f = 1\n", 2, "control character 0x7f at column 1" },
 		{ "[storaged]\nj\x01obs = 1\n", 2, "control character 0x01 at column 2" },
 		/* issue 14: only a .prom file, which the textfile collector reads */
@@ -882,6 +890,147 @@ static void test_zram_keys(void **state)
 	config_done(&c);
 }
 
+/* [btrfs FSID] and [btrfs LABEL=NAME]: each key over [storaged]'s, the
+ * FSID section over the LABEL= one, keys not set are [storaged]'s. */
+static void test_btrfs_sections(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct btrfs_fs_policy pol;
+	struct config c;
+
+	(void)state;
+	assert_int_equal(parse_str(&c,
+				   "[storaged]\ndevice-timeout = 30s\ndegraded = after-timeout\nstale-member = scrub\n"
+				   "[btrfs 5E81A1B2-7d2b-4b8e-9c1f-0a1b2c3d4e5f]\ndevice-timeout = 5s\ndegraded = read-only\n"
+				   "[btrfs LABEL=backup]\ndegraded = no\nstale-member = refuse\n",
+				   &dl),
+			 0);
+	assert_int_equal(dl.n, 0);
+	assert_int_equal(c.n_btrfs, 2);
+	assert_string_equal(c.btrfs[0].name, "5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f"); /* lower case */
+	assert_null(c.btrfs[0].label);
+	assert_int_equal(c.btrfs[0].line, 6);
+	assert_string_equal(c.btrfs[1].label, "backup");
+	assert_string_equal(c.btrfs[1].name, "LABEL=backup");
+
+	/* by fsid (any case), whatever the label */
+	config_btrfs_policy(&c, "5e81a1b2-7D2B-4b8e-9c1f-0a1b2c3d4e5f", "backup", &pol);
+	assert_ptr_equal(pol.section, &c.btrfs[0]);
+	assert_true(pol.device_timeout_usec == 5 * SEC);
+	assert_int_equal(pol.degraded, DEGRADED_READ_ONLY);
+	assert_int_equal(pol.stale_member, STALE_MEMBER_SCRUB); /* not set: [storaged]'s */
+	/* by label */
+	config_btrfs_policy(&c, "11111111-2222-3333-4444-555555555555", "backup", &pol);
+	assert_ptr_equal(pol.section, &c.btrfs[1]);
+	assert_true(pol.device_timeout_usec == 30 * SEC);
+	assert_int_equal(pol.degraded, DEGRADED_NO);
+	assert_int_equal(pol.stale_member, STALE_MEMBER_REFUSE);
+	/* a label is compared exactly; no section: [storaged]'s */
+	config_btrfs_policy(&c, "11111111-2222-3333-4444-555555555555", "Backup", &pol);
+	assert_null(pol.section);
+	assert_true(pol.device_timeout_usec == 30 * SEC);
+	assert_int_equal(pol.degraded, DEGRADED_AFTER_TIMEOUT);
+	config_btrfs_policy(&c, NULL, NULL, &pol);
+	assert_null(pol.section);
+	config_done(&c);
+	assert_int_equal(c.n_btrfs, 0);
+
+	/* settle-time and settle-limit: off and 30s by default; per section */
+	assert_int_equal(parse_str(&c,
+				   "[storaged]\nsettle-time = 2s\n"
+				   "[btrfs LABEL=shelf]\nsettle-time = 10s\nsettle-limit = 2min\n",
+				   &dl),
+			 0);
+	config_btrfs_policy(&c, NULL, "shelf", &pol);
+	assert_true(pol.settle_usec == 10 * SEC && pol.settle_limit_usec == 120 * SEC);
+	config_btrfs_policy(&c, NULL, "other", &pol);
+	assert_true(pol.settle_usec == 2 * SEC && pol.settle_limit_usec == 30 * SEC);
+	config_done(&c);
+	assert_int_equal(config_init(&c), 0);
+	assert_true(c.settle_usec == 0 && c.settle_limit_usec == 30 * SEC);
+	config_done(&c);
+
+	/* degraded = read-only in [storaged] too */
+	assert_int_equal(parse_str(&c, "[storaged]\ndegraded = read-only\n", &dl), 0);
+	assert_int_equal(c.degraded, DEGRADED_READ_ONLY);
+	assert_string_equal(config_degraded_name(c.degraded), "read-only");
+	config_done(&c);
+	diag_list_done(&dl);
+}
+
+static void test_btrfs_section_errors(void **state)
+{
+	static const struct {
+		const char *text;
+		unsigned line;
+		const char *msg;
+	} cases[] = {
+		{ "[btrfs]\ndegraded = no\n", 2, "section [btrfs] needs a filesystem: [btrfs FSID]" },
+		{ "[btrfs 5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5]\ndegraded = no\n", 2,
+		  "'5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5' names no btrfs filesystem" },
+		{ "[btrfs 5e81a1b2x7d2b-4b8e-9c1f-0a1b2c3d4e5f]\ndegraded = no\n", 2, "names no btrfs filesystem" },
+		{ "[btrfs 5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5g]\ndegraded = no\n", 2, "names no btrfs filesystem" },
+		{ "[btrfs LABEL=]\ndegraded = no\n", 2, "'LABEL=' names no btrfs filesystem" },
+		{ "[btrfs UUID=5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f]\ndegraded = no\n", 2,
+		  "names no btrfs filesystem" },
+		{ "[btrfsx]\ndegraded = no\n", 2,
+		  "unknown section '[btrfsx]'; expected [storaged], [area NAME] or [btrfs FSID]" },
+		{ "[btrfs LABEL=a]\ndegraded = yes\n", 2,
+		  "degraded: 'yes' is not 'no', 'after-timeout' or 'read-only'" },
+		{ "[btrfs LABEL=a]\nstale-member = ignore\n", 2,
+		  "stale-member: 'ignore' is not 'warn', 'scrub' or 'refuse'" },
+		{ "[btrfs LABEL=a]\ndevice-timeout = soon\n", 2,
+		  "device-timeout: 'soon' is not a duration (e.g. 90s, 2min, infinity)" },
+		{ "[btrfs LABEL=a]\njobs = 2\n", 2,
+		  "unknown key 'jobs' in [btrfs LABEL=a] (accepted: device-timeout, settle-time, settle-limit, degraded, stale-member)" },
+		{ "[btrfs LABEL=a]\ndegraded = no\ndegraded = no\n", 3,
+		  "duplicate key 'degraded' in [btrfs LABEL=a]; first set at line 2" },
+		{ "[btrfs LABEL=a]\ndegraded = no\n[area x]\npath = /x\n[btrfs LABEL=a]\ndegraded = no\n", 6,
+		  "duplicate section [btrfs LABEL=a]; first at line 2" },
+		/* one filesystem, spelled in two cases */
+		{ "[btrfs 5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f]\ndegraded = no\n"
+		  "[btrfs 5E81A1B2-7D2B-4B8E-9C1F-0A1B2C3D4E5F]\ndegraded = no\n",
+		  4, "duplicate section [btrfs 5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f]; first at line 2" },
+		{ "[btrfs LABEL=0123456789012345678901234567890123456]\ndegraded = no\n", 2,
+		  "section name too long (at most 48 bytes)" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct diag_list dl = { 0 };
+		struct config c;
+		struct expect e = { cases[i].line, cases[i].msg };
+
+		assert_int_equal(parse_str(&c, cases[i].text, &dl), -EINVAL);
+		assert_diags(&dl, "t.conf", &e, 1);
+		config_done(&c);
+		diag_list_done(&dl);
+	}
+}
+
+/* A drop-in's section for the same filesystem goes on with it, key by key. */
+static void test_btrfs_dropin(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct btrfs_fs_policy pol;
+	struct config c;
+
+	(void)state;
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(config_parse_buf(&c, "[btrfs LABEL=a]\ndevice-timeout = 3s\ndegraded = no\n", 50,
+					  "main.conf", &dl),
+			 0);
+	assert_int_equal(config_parse_buf(&c, "[btrfs LABEL=a]\ndegraded = read-only\n", 37, "10-d.conf", &dl), 0);
+	assert_int_equal(dl.n, 0);
+	assert_int_equal(c.n_btrfs, 1);
+	config_btrfs_policy(&c, NULL, "a", &pol);
+	assert_true(pol.device_timeout_usec == 3 * SEC);
+	assert_int_equal(pol.degraded, DEGRADED_READ_ONLY);
+	assert_string_equal(c.btrfs[0].file, "main.conf");
+	config_done(&c);
+	diag_list_done(&dl);
+}
+
 static void test_sync_interval(void **state)
 {
 	struct diag_list dl = { 0 };
@@ -981,6 +1130,9 @@ int main(void)
 		cmocka_unit_test(test_area_name_limit),
 		cmocka_unit_test(test_nosuid_nodev),
 		cmocka_unit_test(test_sync_interval),
+		cmocka_unit_test(test_btrfs_sections),
+		cmocka_unit_test(test_btrfs_section_errors),
+		cmocka_unit_test(test_btrfs_dropin),
 		cmocka_unit_test(test_zram_keys),
 	};
 

@@ -24,6 +24,7 @@
 struct fake {
 	uint64_t clock; /* µs */
 	uint64_t member_arrives; /* µs when devid 2 appears; 0: never */
+	uint64_t first_arrives; /* µs when devid 1 appears; 0: from the start */
 	bool noise; /* an unrelated device event every second */
 	char calls[8192]; /* "register /dev/a;mount /x -o opts;..." */
 	const char *fail_target; /* mount of this target fails */
@@ -41,6 +42,7 @@ struct fake {
 	uint64_t late_usec; /* ... and the mount comes this much later (INFINITY: never) */
 	bool late_reported;
 	bool both_present; /* devid 2 is there from the start */
+	bool three; /* the filesystem has three members; devid 3 never comes */
 	int ready_error; /* BTRFS_IOC_DEVICES_READY fails with it (negative errno) */
 	int scrub_error; /* "btrfs scrub start" fails with it (negative errno) */
 };
@@ -71,7 +73,7 @@ static int fake_ready(void *ud, const char *devnode)
 	return f->ready_error ? f->ready_error : 1;
 }
 
-static void add_member(struct inventory *inv, const char *node, uint64_t devid)
+static void add_member(struct inventory *inv, const char *node, uint64_t devid, uint64_t num_devices)
 {
 	struct block_device d = {
 		.devnode = strdup(node), .type = strdup("btrfs"), .uuid = strdup(FSID), .is_btrfs = true
@@ -80,7 +82,7 @@ static void add_member(struct inventory *inv, const char *node, uint64_t devid)
 	memset(d.btrfs.fsid, 0x65, sizeof(d.btrfs.fsid));
 	strcpy(d.btrfs.fsid_str, FSID);
 	d.btrfs.devid = devid;
-	d.btrfs.num_devices = 2;
+	d.btrfs.num_devices = num_devices;
 	d.btrfs.generation = 7;
 	d.btrfs.sys_devids[0] = 1;
 	d.btrfs.sys_devids[1] = 2;
@@ -93,9 +95,10 @@ static int fake_rescan(void *ud, struct inventory *ret, struct diag_list *dl)
 	struct fake *f = ud;
 
 	*ret = (struct inventory){ 0 };
-	add_member(ret, "/dev/a", 1);
+	if (f->clock >= f->first_arrives)
+		add_member(ret, "/dev/a", 1, f->three ? 3 : 2);
 	if (f->both_present || (f->member_arrives && f->clock >= f->member_arrives))
-		add_member(ret, "/dev/b", 2);
+		add_member(ret, "/dev/b", 2, f->three ? 3 : 2);
 	return 0;
 }
 
@@ -198,13 +201,15 @@ static int fake_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t 
 		next = f->finishes[k] < next ? f->finishes[k] : next;
 	if (f->member_arrives > f->clock && f->member_arrives < next)
 		next = f->member_arrives;
+	if (f->first_arrives > f->clock && f->first_arrives < next)
+		next = f->first_arrives;
 	if (f->noise && f->clock + SEC < next)
 		next = f->clock + SEC;
 	assert_true(next != USEC_INFINITY);
 	f->clock = next;
 	for (size_t i = 0; i < n; i++)
 		jobs[i]->finished = f->finishes[job_index(f, jobs[i])] <= f->clock;
-	*event = f->noise || f->clock == f->member_arrives;
+	*event = f->noise || f->clock == f->member_arrives || f->clock == f->first_arrives;
 	return 0;
 }
 
@@ -357,6 +362,44 @@ static void test_done_step_not_mounted(void **unused)
 	state_done(&st);
 }
 
+/* A pass that finds something mounted over a mount of an earlier pass
+ * (a conflict) records it failed, and keeps what stop needs to undo the
+ * earlier mount (its seq and ID); a pass that finds it on top again
+ * records it done. */
+static void test_later_pass_keeps_earlier_mount(void **unused)
+{
+	struct fake f = { 0 };
+	struct fstab_entry a = entry("/a", NULL, false);
+	struct plan_step s[] = { mount_step(&a, NULL, 0) };
+	struct state st = { 0 };
+	struct exec_summary sum;
+	struct state_record *r;
+	unsigned seq, id;
+
+	assert_int_equal(run(&f, s, 1, &st, &sum), 0);
+	r = state_find(&st, STATE_MOUNT, "/a");
+	assert_int_equal(r->status, STATE_DONE);
+	seq = r->seq;
+	id = r->mount_id = 42; /* the fake mounts nothing: the ID sysops.c would record */
+	assert_true(seq > 0);
+	s[0].conflict = true;
+	s[0].note = (char *)"something else is mounted on /a";
+	assert_int_equal(run(&f, s, 1, &st, &sum), 0);
+	assert_int_equal(sum.n_failed, 1);
+	r = state_find(&st, STATE_MOUNT, "/a");
+	assert_int_equal(r->status, STATE_FAILED);
+	assert_int_equal(r->seq, seq);
+	assert_int_equal(r->mount_id, id);
+	s[0].conflict = false;
+	s[0].done = true;
+	assert_int_equal(run(&f, s, 1, &st, &sum), 0);
+	r = state_find(&st, STATE_MOUNT, "/a");
+	assert_int_equal(r->status, STATE_DONE);
+	assert_null(r->reason);
+	assert_int_equal(r->seq, seq);
+	state_done(&st);
+}
+
 /* register devid 1, assemble (timeout 5 s), mount the btrfs entry */
 static void btrfs_plan(struct plan_step s[3], struct fstab_entry *e, struct plan_dep d[2], bool degraded)
 {
@@ -487,6 +530,79 @@ static void test_member_missing_degraded_allowed(void **unused)
 	assert_int_equal(sum.n_failed, 0);
 	assert_int_equal(sum.n_degraded, 1);
 	assert_int_equal(state_find(&st, STATE_MOUNT, "/data")->status, STATE_DEGRADED);
+	state_done(&st);
+}
+
+/* A wait that began with no member counts its timeout from the first
+ * member seen (4 s + 5 s), not from its start; degraded = read-only then
+ * mounts ro,degraded, and the decision says so. */
+static void test_wait_counts_from_first_member(void **unused)
+{
+	struct fake f = { .first_arrives = 4 * SEC };
+	struct fstab_entry e = entry("/data", "noatime", false);
+	struct plan_dep d = dep_on(0);
+	struct plan_step s[2] = {
+		{ .kind = PLAN_WAIT_DEVICE, .spec = (char *)"UUID=" FSID, .timeout_usec = 5 * SEC, .members = true },
+		mount_step(&e, &d, 1),
+	};
+	struct state st = { 0 };
+	struct exec_summary sum;
+	const struct state_record *r;
+
+	e.source = (char *)"UUID=" FSID;
+	e.fstype = (char *)"btrfs";
+	s[1].is_btrfs = true;
+	s[1].degraded_allowed = s[1].degraded_read_only = true;
+	assert_int_equal(run(&f, s, 2, &st, &sum), 0);
+	assert_int_equal(f.clock, 9 * SEC);
+	assert_string_equal(f.calls, "register /dev/a;mount /data -o noatime,ro,degraded;announce " FSID ";");
+	assert_int_equal(sum.n_degraded, 1);
+	r = state_find(&st, STATE_BTRFS, FSID);
+	assert_non_null(r);
+	assert_int_equal(r->decision, DECISION_READ_ONLY);
+	assert_true(r->waited_usec == 9 * SEC);
+	assert_string_equal(r->arrivals, "devid 1 /dev/a at +4.0s");
+	assert_non_null(strstr(state_find(&st, STATE_MOUNT, "/data")->reason, "read-only (degraded = read-only)"));
+	state_done(&st);
+}
+
+/* A set of three whose devid 2 arrives at 2 s and devid 3 never: the
+ * wait runs to its end, with the quiet period @settle and cap @limit. */
+static void run_settle(struct fake *f, uint64_t settle, uint64_t limit, struct state *st)
+{
+	struct fstab_entry e = entry("/data", "noatime", false);
+	struct plan_step s[3];
+	struct plan_dep d[2];
+	struct exec_summary sum;
+
+	*f = (struct fake){ .member_arrives = 2 * SEC, .three = true };
+	btrfs_plan(s, &e, d, true);
+	s[1].settle_usec = settle;
+	s[1].settle_limit_usec = limit;
+	s[1].members = true;
+	assert_int_equal(run(f, s, 3, st, &sum), 0);
+	assert_int_equal(sum.n_degraded, 1);
+}
+
+/* settle-time: a member that arrives re-arms the quiet period (2 s + 4 s),
+ * which a 5 s device-timeout alone would have ended at 5 s; the cap
+ * (settle-limit) bounds it. */
+static void test_arrival_rearms_quiet_period(void **unused)
+{
+	struct state st = { 0 };
+	struct fake f;
+
+	run_settle(&f, 4 * SEC, 30 * SEC, &st);
+	assert_int_equal(f.clock, 6 * SEC);
+	assert_int_equal(state_find(&st, STATE_BTRFS, FSID)->decision, DECISION_DEGRADED);
+	state_done(&st);
+	/* capped: at most 0.5 s past the 5 s */
+	run_settle(&f, 4 * SEC, SEC / 2, &st);
+	assert_int_equal(f.clock, 5 * SEC + SEC / 2); /* min(2 + 4, 5 + 0.5) */
+	state_done(&st);
+	/* off: the wait ends at the 5 s */
+	run_settle(&f, 0, 30 * SEC, &st);
+	assert_int_equal(f.clock, 5 * SEC);
 	state_done(&st);
 }
 
@@ -786,12 +902,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_failure_fails_only_dependants),
 		cmocka_unit_test(test_nofail_is_tolerated),
-		cmocka_unit_test(test_done_step_not_mounted),
+		cmocka_unit_test(test_done_step_not_mounted), cmocka_unit_test(test_later_pass_keeps_earlier_mount),
 		cmocka_unit_test(test_member_arrives_during_wait),
 		cmocka_unit_test(test_member_missing_not_allowed),
 		cmocka_unit_test(test_complete_registered_by_ready),
 		cmocka_unit_test(test_complete_ready_fails),
 		cmocka_unit_test(test_member_missing_degraded_allowed),
+		cmocka_unit_test(test_wait_counts_from_first_member),
+		cmocka_unit_test(test_arrival_rearms_quiet_period),
 		cmocka_unit_test(test_scrub_after_mount),
 		cmocka_unit_test(test_scrub_not_degraded),
 		cmocka_unit_test(test_critical_path_first),

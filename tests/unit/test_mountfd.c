@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -484,12 +485,69 @@ static void test_helper_not_looked_for(void **state)
 {
 	char buf[256];
 
-	assert_int_equal(mount_helper_find("", buf, sizeof(buf)), -ENOENT);
-	assert_int_equal(mount_helper_find(NULL, buf, sizeof(buf)), -ENOENT);
-	assert_int_equal(mount_helper_find("none", buf, sizeof(buf)), -ENOENT);
-	assert_int_equal(mount_helper_find("nfs,cifs", buf, sizeof(buf)), -ENOENT);
-	assert_int_equal(mount_helper_find("x/../../bin/sh", buf, sizeof(buf)), -ENOENT);
-	assert_int_equal(mount_helper_find("storaged-no-such-type", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(mount_helper_find(NULL, "", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(mount_helper_find(NULL, NULL, buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(mount_helper_find(NULL, "none", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(mount_helper_find(NULL, "nfs,cifs", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(mount_helper_find(NULL, "x/../../bin/sh", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(mount_helper_find(NULL, "storaged-no-such-type", buf, sizeof(buf)), -ENOENT);
+	assert_false(mount_helper_exists(NULL, "storaged-no-such-type,none"));
+}
+
+static void make_file(const char *dir, const char *name, mode_t mode)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, mode);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+static void remove_file(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(unlink(path), 0);
+}
+
+/* The directories in order, "fuse.sshfs" falling back to mount.fuse, a
+ * helper that is not executable not run, any type of a list. */
+static void test_helper_found(void **state)
+{
+	char a[] = "/tmp/test-helper-a-XXXXXX", b[] = "/tmp/test-helper-b-XXXXXX";
+	char dirs[128], buf[256], want[256];
+
+	assert_non_null(mkdtemp(a));
+	assert_non_null(mkdtemp(b));
+	make_file(b, "mount.fuse", 0755);
+	make_file(b, "mount.nfs", 0755);
+	make_file(a, "mount.nfs", 0644);
+	make_file(a, "mount.cifs", 0755);
+	snprintf(dirs, sizeof(dirs), "%s::%s", a, b);
+
+	assert_int_equal(mount_helper_find(dirs, "fuse.sshfs", buf, sizeof(buf)), 0);
+	snprintf(want, sizeof(want), "%s/mount.fuse", b);
+	assert_string_equal(buf, want);
+	assert_int_equal(mount_helper_find(dirs, "nfs", buf, sizeof(buf)), 0);
+	snprintf(want, sizeof(want), "%s/mount.nfs", b);
+	assert_string_equal(buf, want);
+	assert_int_equal(mount_helper_find(dirs, "cifs", buf, sizeof(buf)), 0);
+	snprintf(want, sizeof(want), "%s/mount.cifs", a);
+	assert_string_equal(buf, want);
+	assert_int_equal(mount_helper_find(dirs, "ext4", buf, sizeof(buf)), -ENOENT);
+	assert_true(mount_helper_exists(dirs, "ext4,nfs"));
+	assert_false(mount_helper_exists(dirs, "ext4,xfs"));
+	assert_false(mount_helper_exists(dirs, ""));
+
+	remove_file(a, "mount.nfs");
+	remove_file(a, "mount.cifs");
+	remove_file(b, "mount.nfs");
+	remove_file(b, "mount.fuse");
+	assert_int_equal(rmdir(a), 0);
+	assert_int_equal(rmdir(b), 0);
 }
 
 int main(void)
@@ -500,6 +558,7 @@ int main(void)
 		cmocka_unit_test_setup(test_bg_dropped, reset),
 		cmocka_unit_test(test_helper_options),
 		cmocka_unit_test(test_helper_not_looked_for),
+		cmocka_unit_test(test_helper_found),
 		cmocka_unit_test_setup(test_bind, reset),
 		cmocka_unit_test_setup(test_umount_checks_id, reset),
 		cmocka_unit_test_setup(test_umount_reused_id_without_unique, reset),

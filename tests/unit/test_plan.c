@@ -115,6 +115,15 @@ static void assert_every_dep_earlier(const struct plan *p)
 			assert_true(p->steps[i].deps[d].step < i);
 }
 
+/* The one error of the plan: at @file:@line, saying @msg. */
+static void assert_one_error(const struct world *w, const char *file, unsigned line, const char *msg)
+{
+	assert_int_equal(diag_count(&w->diags, DIAG_ERROR), 1);
+	assert_string_equal(w->diags.v[0].file, file);
+	assert_int_equal(w->diags.v[0].line, line);
+	assert_string_equal(w->diags.v[0].msg, msg);
+}
+
 /* ------------------------------------------------------------ ordering units */
 
 /* Only the deepest ancestor, whatever the fstab order. */
@@ -368,11 +377,8 @@ static void test_requires_cycle(void **state)
 	e[2].requires = rb;
 	e[2].n_requires = 1;
 	assert_int_equal(world_plan(&w, e, 4), -ELOOP);
-	assert_int_equal(diag_count(&w.diags, DIAG_ERROR), 1);
-	assert_string_equal(w.diags.v[0].file, "fstab");
-	assert_int_equal(w.diags.v[0].line, 3);
-	assert_string_equal(w.diags.v[0].msg,
-			    "dependency cycle: /c (fstab line 3) -> /a (line 5) -> /b (line 8) -> /c; remove one of the x-storaged.requires= options");
+	assert_one_error(&w, "fstab", 3,
+			 "dependency cycle: /c (fstab line 3) -> /a (line 5) -> /b (line 8) -> /c; remove one of the x-storaged.requires= options");
 	world_done(&w);
 }
 
@@ -503,19 +509,25 @@ static void test_already_mounted(void **state)
 	world_done(&w);
 }
 
-/* Rule 4 both ways: area below a mount, a mount below an area. */
-static void test_area_edges(void **state)
+/* A tmpfs area of 64 MiB and 1000 inodes on @path, section at @line. */
+static struct area_config tmpfs_area(const char *name, unsigned line, const char *path)
 {
-	struct area_config areas[] = { {
-		.name = (char *)"cache",
-		.line = 7,
-		.path = (char *)"/srv/data/cache",
+	return (struct area_config){
+		.name = (char *)name,
+		.line = line,
+		.path = (char *)path,
 		.backend = AREA_TMPFS,
 		.size = { AREA_SIZE_BYTES, 64 << 20 },
 		.inodes = 1000,
 		.headroom = 2.0,
 		.fs = (char *)"ext4",
-	} };
+	};
+}
+
+/* Rule 4 both ways: area below a mount, a mount below an area. */
+static void test_area_edges(void **state)
+{
+	struct area_config areas[] = { tmpfs_area("cache", 7, "/srv/data/cache") };
 	struct fstab_entry e[] = {
 		entry(1, "tmpfs", "/srv/data/cache/sub", "tmpfs"),
 		entry(2, "tmpfs", "/srv", "tmpfs"),
@@ -538,6 +550,37 @@ static void test_area_edges(void **state)
 	assert_int_equal(sub, 3);
 	assert_non_null(dep_on(&w.plan.steps[sub], area));
 	assert_every_dep_earlier(&w.plan);
+	world_done(&w);
+}
+
+/* An area on an entry's own mount point, as written or through a link:
+ * an error on the area's line naming the entry's; below it, none. */
+static void test_area_on_mount_point(void **state)
+{
+	struct area_config areas[] = { tmpfs_area("log", 7, "/srv/log") };
+	struct fstab_entry e[] = { entry(1, "tmpfs", "/srv", "tmpfs"), entry(3, "LABEL=log", "/srv/log", "btrfs") };
+	struct entry_facts f[2] = { { 0 }, { 0 } };
+	struct world w = { .config = test_config(), .facts = f };
+
+	w.config.areas = areas;
+	w.config.n_areas = 1;
+	assert_int_equal(world_plan(&w, e, 2), 0);
+	assert_one_error(&w, "storaged.conf", 7,
+			 "area 'log': path '/srv/log' is the mount point of the btrfs entry at fstab:3, which storaged mounts: the area would be bound over that filesystem and hide it, and the next start would find the area where the entry belongs and fail it; put the area on a directory below the mount point (path = /srv/log/DIR), or drop the entry or the area");
+	world_done(&w);
+
+	e[1].target = (char *)"/var/log"; /* /var a link to /srv */
+	f[1].target_real = (char *)"/srv/log";
+	w = (struct world){ .config = w.config, .facts = f };
+	assert_int_equal(world_plan(&w, e, 2), 0);
+	assert_int_equal(diag_count(&w.diags, DIAG_ERROR), 1);
+	assert_non_null(strstr(w.diags.v[0].msg, "the btrfs entry at fstab:3"));
+	world_done(&w);
+
+	areas[0].path = (char *)"/srv/log/app";
+	w = (struct world){ .config = w.config, .facts = f };
+	assert_int_equal(world_plan(&w, e, 2), 0);
+	assert_int_equal(diag_count(&w.diags, DIAG_ERROR), 0);
 	world_done(&w);
 }
 
@@ -644,7 +687,7 @@ int main(void)
 		cmocka_unit_test(test_self_requires),
 		cmocka_unit_test(test_cycle_names_its_options),
 		cmocka_unit_test(test_already_mounted),
-		cmocka_unit_test(test_area_edges),
+		cmocka_unit_test(test_area_edges), cmocka_unit_test(test_area_on_mount_point),
 		cmocka_unit_test(test_area_path_unusable),
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_text_escapes_control),

@@ -167,9 +167,17 @@ static void test_members_round_trip(void **ctx)
 	r->members_expected = 2;
 	r->waited_usec = 5000000;
 	r->members_note = strdup("devid 2 missing; ;#x");
+	r->decision = DECISION_READ_ONLY;
+	r->wait_policy = strdup("up to 5s");
+	r->arrivals = strdup("devid 1 /dev/loop3 at +0.0s, devid 3 /dev/loop5 at +2.4s");
 	assert_int_equal(state_save(f->dir, &s), 0);
 	assert_int_equal(state_load(f->dir, &t, NULL), 0);
 	assert_int_equal(t.n, 1);
+	assert_int_equal(t.v[0].decision, DECISION_READ_ONLY);
+	assert_string_equal(t.v[0].wait_policy, "up to 5s");
+	assert_string_equal(t.v[0].arrivals, "devid 1 /dev/loop3 at +0.0s, devid 3 /dev/loop5 at +2.4s");
+	assert_string_equal(state_decision_name(DECISION_STALE_REFUSED), "stale-refused");
+	assert_null(state_decision_name(DECISION_NONE));
 	assert_int_equal(t.v[0].members_present, 1);
 	assert_int_equal(t.v[0].members_expected, 2);
 	assert_int_equal(t.v[0].waited_usec, 5000000);
@@ -177,6 +185,7 @@ static void test_members_round_trip(void **ctx)
 	assert_null(t.v[0].reason);
 	r = state_put(&t, STATE_BTRFS, "0123-4567", NULL, "btrfs", STATE_FAILED, "gone", false);
 	assert_true(r->members_expected == 0 && r->waited_usec == 0 && !r->members_note);
+	assert_true(r->decision == DECISION_NONE && !r->wait_policy && !r->arrivals);
 	state_done(&s);
 	state_done(&t);
 }

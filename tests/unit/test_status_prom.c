@@ -93,9 +93,15 @@ static void test_render(void **state)
 	struct prom_sync syncs[] = { { .area = "keep", .time_sec = 1764532800, .ok = false } };
 	struct state_record recs[] = {
 		{ .kind = STATE_MOUNT, .id = (char *)"/srv/a\nb", .status = STATE_DEGRADED, .duration_usec = 8250000 },
-		{ .kind = STATE_BTRFS, .id = (char *)"0f3c9e2a-1b7d-4c55-8e21-9a6b5c4d3e2f", .status = STATE_INCOMPLETE },
+		{ .kind = STATE_BTRFS,
+		  .id = (char *)"0f3c9e2a-1b7d-4c55-8e21-9a6b5c4d3e2f",
+		  .status = STATE_INCOMPLETE,
+		  .decision = DECISION_READ_ONLY,
+		  .waited_usec = 5250000 },
+		/* an older storaged's record: decided nothing it said */
+		{ .kind = STATE_BTRFS, .id = (char *)"a0000000-0000-4000-8000-000000000001", .status = STATE_DONE },
 	};
-	struct state st = { .v = recs, .n = 2 };
+	struct state st = { .v = recs, .n = 3 };
 	struct prom_data d = {
 		.fs = fs, .n_fs = 2, .state = &st, .areas = areas, .n_areas = 2, .syncs = syncs, .n_syncs = 1,
 		.collected_sec = 1764633600,
@@ -134,8 +140,16 @@ static void test_render(void **state)
 	/* each family once, HELP then TYPE */
 	assert_int_equal(count_lines(t, "# TYPE storaged_entry_state gauge"), 1);
 	assert_int_equal(count_lines(t, "# HELP "), count_lines(t, "# TYPE "));
-	assert_int_equal(count_lines(t, "# TYPE "), 16);
-	assert_int_equal(count_lines(t, "# TYPE storaged_"), 16);
+	/* the decision: a state set over the five words, and the wait */
+	assert_non_null(strstr(t, "storaged_btrfs_decision{fsid=\"0f3c9e2a-1b7d-4c55-8e21-9a6b5c4d3e2f\","
+				  "decision=\"read-only-by-policy\"} 1\n"));
+	assert_non_null(strstr(t, "storaged_btrfs_decision{fsid=\"0f3c9e2a-1b7d-4c55-8e21-9a6b5c4d3e2f\","
+				  "decision=\"complete\"} 0\n"));
+	assert_int_equal(count_lines(t, "storaged_btrfs_decision{"), 5);
+	assert_non_null(strstr(t, "storaged_btrfs_wait_seconds{fsid=\"0f3c9e2a-1b7d-4c55-8e21-9a6b5c4d3e2f\"} 5.250\n"));
+	assert_int_equal(count_lines(t, "storaged_btrfs_wait_seconds{"), 1);
+	assert_int_equal(count_lines(t, "# TYPE "), 20);
+	assert_int_equal(count_lines(t, "# TYPE storaged_"), 20);
 	assert_null(strstr(t, "_total"));
 	/* who wrote the metrics and when: what an alert tells stale ones by */
 	assert_non_null(strstr(t, "\nstoraged_build_info{version=\"" PACKAGE_VERSION "\"} 1\n"));
@@ -179,7 +193,8 @@ static void test_render_live(void **state)
 	/* ten states per entry: eight recorded, gone, replaced */
 	assert_int_equal(count_lines(t, "storaged_entry_state{"), 30);
 	assert_int_equal(count_ending(t, "storaged_entry_state{", " 1"), 3);
-	assert_int_equal(count_lines(t, "storaged_area_state{"), 4);
+	/* active, gone, covered, degraded, interrupted */
+	assert_int_equal(count_lines(t, "storaged_area_state{"), 5);
 	assert_null(strstr(t, "storaged_entry_duration_seconds{kind=\"mount\",entry=\"/srv/over\"}"));
 	free(t);
 }
@@ -213,7 +228,7 @@ static void test_render_empty(void **state)
 	t = render(&d);
 	/* families without samples: HELP and TYPE only; build_info always,
 	 * no collection time when it is not known */
-	assert_int_equal(count_lines(t, "# TYPE "), 15);
+	assert_int_equal(count_lines(t, "# TYPE "), 19);
 	assert_int_equal(count_lines(t, "storaged_"), 1);
 	assert_int_equal(count_lines(t, "storaged_build_info{"), 1);
 	assert_null(strstr(t, "storaged_metrics_timestamp_seconds"));

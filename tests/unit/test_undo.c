@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "copy/copy.h"
 #include "exec/undo.h"
 
 #define MAX_MOUNTS 16
@@ -34,6 +35,7 @@ struct fake {
 	const char *area_names[4]; /* areas with records of their own */
 	const char *failing_area;
 	const char *lost_area; /* torn down without its content: -ENODATA */
+	const char *twice_area; /* torn down, entries kept twice: -COPY_SYNC_KEPT_BOTH */
 	char calls[4096];
 	unsigned n_saves;
 	size_t saved_records; /* records in the state at the last save */
@@ -132,6 +134,10 @@ static int fake_area_teardown(void *ud, const char *name, struct diag_list *msgs
 	if (f->lost_area && strcmp(name, f->lost_area) == 0) {
 		diag_error(msgs, NULL, 0, "area '%s': its bind was unmounted by someone else", name);
 		return -ENODATA;
+	}
+	if (f->twice_area && strcmp(name, f->twice_area) == 0) {
+		diag_error(msgs, NULL, 0, "area '%s': synced back into '/x', but 1 entry changed on both sides", name);
+		return -COPY_SYNC_KEPT_BOTH;
 	}
 	return 0;
 }
@@ -346,6 +352,76 @@ static void test_area_lost(void **unused)
 	state_done(&st);
 }
 
+/* A later pass failed a mount of an earlier one (something mounted over
+ * it): the record keeps its seq and ID, and stop still undoes it once it
+ * is on top again; one the later pass never made is not undone. */
+static void test_failed_by_later_pass(void **unused)
+{
+	struct fake f = { 0 };
+	struct state st = { 0 };
+	struct state_record *r;
+
+	add_mount(&f, "/m", 5, 50);
+	add_mount(&f, "/m", 6, 60); /* theirs */
+	put_mount(&st, "/m", 5, 50);
+	r = state_put(&st, STATE_MOUNT, "/m", "tmpfs", "tmpfs", STATE_FAILED, "something else is mounted", false);
+	assert_non_null(r);
+	r = state_put(&st, STATE_MOUNT, "/never", "tmpfs", "tmpfs", STATE_FAILED, "mount failed", false);
+	assert_non_null(r);
+	assert_int_equal(run(&f, &st), 1); /* covered: not from under theirs */
+	assert_string_equal(f.calls, "");
+	assert_non_null(state_find(&st, STATE_MOUNT, "/m"));
+	f.n = 1; /* theirs unmounted */
+	assert_int_equal(run(&f, &st), 0);
+	assert_string_equal(f.calls, "umount /m;");
+	assert_int_equal(f.n, 0);
+	state_done(&st);
+}
+
+/* An area set up by an earlier pass and skipped by a later one: still
+ * undone in its place, before the mount it lies on. */
+static void test_area_skipped_by_later_pass(void **unused)
+{
+	struct fake f = { .area_names = { "a" } };
+	struct state st = { 0 };
+
+	add_mount(&f, "/m", 5, 50);
+	put_mount(&st, "/m", 5, 50);
+	assert_non_null(state_put(&st, STATE_AREA, "a", "/m/a", NULL, STATE_DONE, NULL, true));
+	assert_non_null(state_put(&st, STATE_AREA, "a", "/m/a", NULL, STATE_SKIPPED, "step 1 failed", false));
+	assert_int_equal(run(&f, &st), 0);
+	assert_string_equal(f.calls, "teardown a;umount /m;");
+	assert_int_equal(st.n, 0);
+	state_done(&st);
+}
+
+/* An area torn down after a sync back that kept entries twice: a failure,
+ * and its record stays, failed with why, until the next stop. */
+static void test_area_kept_twice(void **unused)
+{
+	struct fake f = { .area_names = { "a", "twice" }, .twice_area = "twice" };
+	struct state st = { 0 };
+	struct state_record *r;
+
+	assert_non_null(state_put(&st, STATE_AREA, "a", "/home/u/a", NULL, STATE_DONE, NULL, true));
+	assert_non_null(state_put(&st, STATE_AREA, "twice", "/var/log", "tmpfs", STATE_DONE, NULL, true));
+	assert_int_equal(run(&f, &st), 1);
+	assert_string_equal(f.calls, "teardown twice;teardown a;");
+	assert_null(state_find(&st, STATE_AREA, "a"));
+	r = state_find(&st, STATE_AREA, "twice");
+	assert_non_null(r);
+	assert_int_equal(r->status, STATE_FAILED);
+	assert_int_equal(r->seq, 0);
+	assert_string_equal(r->reason,
+			    "removed by `storaged stop`; synced back into '/x', but 1 entry changed on both sides");
+	assert_int_equal(f.saved_records, 1);
+	f.calls[0] = '\0';
+	assert_int_equal(run(&f, &st), 0);
+	assert_string_equal(f.calls, "");
+	assert_int_equal(st.n, 0);
+	state_done(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +429,8 @@ int main(void)
 		cmocka_unit_test(test_moved),	     cmocka_unit_test(test_stops_at_busy),
 		cmocka_unit_test(test_covered),	     cmocka_unit_test(test_killed_while_mounting),
 		cmocka_unit_test(test_areas),	     cmocka_unit_test(test_area_lost),
+		cmocka_unit_test(test_failed_by_later_pass), cmocka_unit_test(test_area_skipped_by_later_pass),
+		cmocka_unit_test(test_area_kept_twice),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -139,6 +139,23 @@ static int open_devnull(void)
 	return TAKE_FD(fd);
 }
 
+static void test_shell_quote(void **state)
+{
+	char b[64], small[8];
+
+	(void)state;
+	assert_string_equal(shell_quote("/srv/data-1", b, sizeof(b)), "/srv/data-1");
+	assert_string_equal(shell_quote("/srv/my data", b, sizeof(b)), "'/srv/my data'");
+	assert_string_equal(shell_quote("/srv/it's", b, sizeof(b)), "'/srv/it'\\''s'");
+	assert_string_equal(shell_quote("/a;rm -rf /", b, sizeof(b)), "'/a;rm -rf /'");
+	assert_string_equal(shell_quote("$(x)", b, sizeof(b)), "'$(x)'");
+	assert_string_equal(shell_quote("", b, sizeof(b)), "''");
+	/* cut, still closed */
+	assert_string_equal(shell_quote("/a b c d e f", small, sizeof(small)), "'/a b '");
+	assert_string_equal(shell_quote("'x", small, sizeof(small)), "''\\''x'");
+	assert_string_equal(shell_quote("'''", small, sizeof(small)), "''\\'''");
+}
+
 static void test_cleanup_close(void **state)
 {
 	int kept = open_devnull();
@@ -164,7 +181,7 @@ int main(void)
 		cmocka_unit_test(test_strv_basics),    cmocka_unit_test(test_strv_free),
 		cmocka_unit_test(test_path_is_below),  cmocka_unit_test(test_path_is_normalized),
 		cmocka_unit_test(test_diag_add_count), cmocka_unit_test(test_diag_print),
-		cmocka_unit_test(test_cleanup_close),
+		cmocka_unit_test(test_cleanup_close),  cmocka_unit_test(test_shell_quote),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

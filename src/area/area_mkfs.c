@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The mkfs command of a zram or brd area and its trial (area_mkfs.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "area_mkfs.h"
+#include "parse/area_facts.h"
+#include "plan/area_size.h"
+#include "shared/spawn_helper.h"
+
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+void area_mkfs_init(struct area_mkfs *c, const char *fs, uint64_t nr_inodes, const char *device,
+		    uint64_t trial_blocks)
+{
+	size_t n = 0;
+
+	snprintf(c->prog, sizeof(c->prog), "mkfs.%s", fs);
+	snprintf(c->inodes, sizeof(c->inodes), "%" PRIu64, nr_inodes);
+	snprintf(c->blocks, sizeof(c->blocks), "%" PRIu64, trial_blocks);
+	c->argv[n++] = c->prog;
+	if (area_fstype_is_ext(fs)) {
+		char *ext[] = { "-q", "-F", "-b", STRINGIFY(AREA_EXT_BLOCK_SIZE), "-I",
+				STRINGIFY(AREA_EXT_INODE_SIZE), "-m", STRINGIFY(AREA_EXT_RESERVED_PERCENT),
+				"-N", c->inodes, "-E", "nodiscard,lazy_itable_init=0", "-O",
+				strcmp(fs, "ext4") == 0 ? "^has_journal" : "^resize_inode" };
+
+		if (trial_blocks)
+			c->argv[n++] = "-n";
+		for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
+			c->argv[n++] = ext[i];
+	}
+	c->argv[n++] = (char *)device;
+	if (trial_blocks && area_fstype_is_ext(fs))
+		c->argv[n++] = c->blocks;
+	c->argv[n] = NULL;
+}
+
+/* Drops the leading lines of @err that are warnings ("warning: Unable to
+ * get device geometry for /dev/null"): the reason of a failure follows. */
+static void skip_warnings(char *err)
+{
+	char *nl;
+
+	while (strncmp(err, "warning: ", 9) == 0 && (nl = strchr(err, '\n')))
+		memmove(err, nl + 1, strlen(nl + 1) + 1);
+}
+
+int area_run_helper(char *const argv[], char *err, size_t errlen)
+{
+	char prog[PATH_MAX];
+	int p[2], st = 0, r;
+	ssize_t n;
+	pid_t pid;
+
+	err[0] = '\0';
+	if ((r = spawn_find_program(argv[0], prog, sizeof(prog))) < 0)
+		return r;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	r = spawn_start(prog, argv, &(struct spawn_fd){ .fd = p[1], .target = STDERR_FILENO }, 1, 0, &pid);
+	close(p[1]);
+	if (r == 0) {
+		size_t got = 0;
+
+		/* to its end: a warning may come in a write of its own */
+		while (got < errlen - 1 && (n = read(p[0], err + got, errlen - 1 - got)) != 0)
+			if (n > 0)
+				got += (size_t)n;
+			else if (errno != EINTR)
+				break;
+		spawn_wait(pid, &st);
+		err[got] = '\0';
+		skip_warnings(err);
+		err[strcspn(err, "\n")] = '\0';
+		r = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+	}
+	close(p[0]);
+	return r;
+}
+
+bool area_brd_present(void)
+{
+	return access(AREA_BRD_SYSFS, F_OK) == 0;
+}
+
+char *area_brd_hint(char *buf, size_t len, uint64_t size_bytes)
+{
+	uint64_t kib = (size_bytes + 1023) / 1024;
+
+	snprintf(buf, len,
+		 "load it with 'modprobe brd rd_nr=1 rd_size=%" PRIu64
+		 "' or boot with ramdisk_size=%" PRIu64 "; or use backend = tmpfs or backend = zram",
+		 kib, kib);
+	return buf;
+}

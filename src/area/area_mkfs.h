@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The filesystem of a zram or brd area: the mkfs command start runs, and
+ * the same command run as a trial (mke2fs -n) by the predictor, so that
+ * --dry-run and check meet mkfs's own refusal; and whether the brd driver
+ * is there.  Shared by area_backend.c and world/predict_system.c.
+ */
+#ifndef STORAGED_AREA_MKFS_H
+#define STORAGED_AREA_MKFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* "/sys/module/brd": Linux drivers/block/brd.c, built in or loaded */
+#define AREA_BRD_SYSFS "/sys/module/brd"
+
+struct area_mkfs {
+	char prog[32]; /* "mkfs.ext4" */
+	char inodes[24];
+	char blocks[24];
+	char *argv[24]; /* NULL-terminated; borrows the buffers above */
+};
+
+/**
+ * area_mkfs_init:
+ * @c: filled in
+ * @fs: the area's fs = ("ext4", "xfs", ...)
+ * @nr_inodes: inodes asked for (mke2fs -N), ext only
+ * @device: the block device, e.g. "/dev/zram1"
+ * @trial_blocks: 0 for the real command; else a trial of a filesystem of
+ *                that many 4 KiB blocks: mke2fs -n (e2fsprogs misc/mke2fs.c:
+ *                computes the layout, writes nothing) on @device, which
+ *                may be /dev/null.  ext only: others get no trial.
+ *
+ * The geometry is area_size.h's (block size, inode size, no reserve).
+ */
+void area_mkfs_init(struct area_mkfs *c, const char *fs, uint64_t nr_inodes, const char *device,
+		    uint64_t trial_blocks);
+
+/**
+ * area_run_helper:
+ * @argv: argv[0] a bare program name, found by spawn_find_program()
+ * @err: the first line of its stderr that is no "warning: " (empty when none)
+ *
+ * Returns: 0 when it exits 0; -ENOENT when it is not installed; -EIO when
+ * it fails; other negative errno from spawning it.
+ */
+int area_run_helper(char *const argv[], char *err, size_t errlen);
+
+/** area_brd_present: is the brd driver there (AREA_BRD_SYSFS)?  start
+ * loads no module: a missing one fails the area. */
+bool area_brd_present(void);
+
+/**
+ * area_brd_hint:
+ * @buf: "load it with 'modprobe brd ...' ..."
+ * @size_bytes: the area's size
+ * Returns: @buf.
+ */
+char *area_brd_hint(char *buf, size_t len, uint64_t size_bytes);
+
+#endif
