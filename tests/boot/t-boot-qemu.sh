@@ -153,6 +153,7 @@ mkdata() { # DIR: btrfs RAID1 on DIR/raid1-{1,2}.img, ext4 on DIR/ext.img
 
 RESULTS=()
 FAILED=0
+FAILED_LINES=
 # After a persist boot: what storaged's stop synced back into /var/keep on
 # the guest's root image, read with debugfs (nothing is mounted).  Prints
 # the problems, nothing when all is well.
@@ -264,6 +265,7 @@ EOT
 	"STORAGED-BOOT-RESULT: ok "*) ;;
 	*)
 		FAILED=1
+		FAILED_LINES="$FAILED_LINES; boot $n: ${line#STORAGED-BOOT-RESULT: }"
 		echo "---- serial console of boot $n (last 120 lines) ----"
 		tr -d '\r' <"$d/serial.log" | tail -n 120
 		cat "$d/qemu.log"
@@ -290,5 +292,7 @@ for n in $ONLY; do
 done
 printf '# %s\n' "${RESULTS[@]}"
 note "total $(($(date +%s) - T0))s"
-[ "$FAILED" = 0 ] || fail "a boot did not report ok"
+# The reason names each failed boot and what it reported: run-tests.sh
+# prints this line near the closing line, where CI's excerpt shows it.
+[ "$FAILED" = 0 ] || fail "a boot did not report ok${FAILED_LINES}"
 exit 0
