@@ -104,7 +104,7 @@ else
 fi
 forget "$A"
 HELPER_PATH=$SCRATCH/klibc-bin helper "root=UUID=$FSID storaged.device-timeout=1s storaged.degraded=after-timeout" 2
-expect_out "WARNING: the root filesystem UUID=$FSID is mounted DEGRADED (storaged.degraded=after-timeout): btrfs $FSID: 1 of 2 members present after 1s, devid 2 missing; once booted, replace the missing disk: btrfs replace start 2 NEWDISK / (on a read-only root, mount -o remount,rw / first)"
+expect_out "WARNING: the root filesystem UUID=$FSID is mounted DEGRADED (storaged.degraded=after-timeout): btrfs $FSID: 1 of 2 members present after 1s, devid 2 missing; once booted, replace the missing disk: btrfs replace start 2 NEWDEV / (on a read-only root, mount -o remount,rw / first)"
 forget "$A"
 HELPER_PATH=$SCRATCH/klibc-bin helper "root=UUID=$FSID storaged.device-timeout=1s" 1
 expect_out "1 of 2 members present after 1s, devid 2 missing"
