@@ -598,7 +598,7 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	/* only a sync that ran says so: stop's "removed" alone is no sync */
 	if (st->persist && do_sync && f.recorded && !lost)
 		diag_info(m, NULL, 0, "area '%s': synced back into '%s'%s", st->name, st->path,
-			  both ? " (with entries kept twice: see above)" : "");
+			  both ? " (with entries changed on both sides: see above)" : "");
 	if (!lost && !merged && f.recorded && area_mounts_state(&f) == AREA_STATE_GONE) {
 		char why[PATH_MAX + 128];
 

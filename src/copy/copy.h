@@ -145,7 +145,8 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 
 /* the errno of a sync back that committed everything, but found entries
  * changed both in the area and in the lower directory: the lower one's is
- * in place, the area's beside it (named in the message) */
+ * in place, the area's beside it (or the one side's deletion not carried
+ * over); the message names each and what became of it */
 #define COPY_SYNC_KEPT_BOTH ENOTUNIQ
 
 /* the suffix of the name the area's version of such an entry gets */

@@ -136,14 +136,6 @@ static bool same_time(const struct timespec *a, const struct timespec *l)
 	return a->tv_sec == l->tv_sec && (a->tv_nsec == l->tv_nsec || l->tv_nsec == 0);
 }
 
-/* whether @t is at or past the baseline @base; with no baseline, @none */
-static bool since(const struct timespec *t, const struct timespec *base, bool none)
-{
-	if (base->tv_sec < 0)
-		return none;
-	return t->tv_sec > base->tv_sec || (t->tv_sec == base->tv_sec && t->tv_nsec >= base->tv_nsec);
-}
-
 /* whether the lower copy @l of the area entry @a is still up to date */
 static bool unchanged(const struct sync_ctx *c, const struct stat *a, const struct stat *l)
 {
@@ -310,7 +302,7 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 	char beside[NAME_MAX + 1];
 	const char *orig = name;
 	struct stat st, lst;
-	bool have, lchanged;
+	bool have, lchanged = false;
 	int fd, r = 0;
 
 	/* most entries did not change: two fstatat() tell, nothing is opened
@@ -324,33 +316,34 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 	if (S_ISSOCK(st.st_mode) || (have && !S_ISDIR(st.st_mode) && unchanged(c, &st, &lst)))
 		return 0;
 	/* the three-way rule, by the two baselines: an entry the directory
-	 * itself changed (it was uncovered) wins over an area entry that did
-	 * not change; changed on both sides, both are kept */
-	lchanged = have && !(S_ISDIR(st.st_mode) && S_ISDIR(lst.st_mode)) &&
-		   (since(&lst.st_ctim, &c->lbase, false) || sync_kept_has(c, name));
-	if (lchanged && !since(&st.st_ctim, &c->base, true)) {
-		sync_kept_add(c, name); /* the directory's: so at the next sync too */
-		return 0;
+	 * itself changed (it was uncovered; for a directory the area has as
+	 * another type, anything below it) wins over an area entry that did
+	 * not change (nor anything below it); changed on both sides, both
+	 * are kept */
+	if (have && !(S_ISDIR(st.st_mode) && S_ISDIR(lst.st_mode)) &&
+	    (r = sync_lower_changed(c, lfd, name, &lst)) != 0) {
+		if (r < 0 || (r = sync_area_changed(c, afd, name, &st)) <= 0) {
+			if (r == 0)
+				sync_kept_add(c, name); /* the directory's: so at the next sync too */
+			return r;
+		}
+		lchanged = true;
 	}
-	if (!have && !S_ISDIR(st.st_mode) && c->lbase.tv_sec >= 0 && !since(&st.st_ctim, &c->base, true))
+	if (!have && !S_ISDIR(st.st_mode) && c->lbase.tv_sec >= 0 && !sync_since(&st.st_ctim, &c->base, true))
 		return 0; /* deleted in the directory, unchanged in the area */
+	if (!have && (r = sync_lower_deleted(c, afd, name, &st)) < 0)
+		return r; /* else copied back, reported when it was deleted there */
 	if (lchanged) {
-		char rel[PATH_MAX / 4], what[sizeof(rel) + NAME_MAX + 32];
-
-		if (snprintf(beside, sizeof(beside), "%s%s", name, COPY_SYNC_AREA_SUFFIX) >= (int)sizeof(beside))
-			return -ENAMETOOLONG;
-		here(c, rel, sizeof(rel));
-		snprintf(what, sizeof(what), " (the area's: '%s%s%s')", rel, *rel ? "/" : "", beside);
-		sync_note(c, &c->sh->both, 0, rel, name, what);
+		if ((r = sync_beside(c, afd, lfd, name, beside)) < 0)
+			return r;
 		/* both: the directory's, and the area's version beside it,
 		 * which the area lacks (not to be deleted next time) */
 		sync_kept_add(c, name);
 		sync_kept_add(c, beside);
 		name = beside;
-		have = fstatat(lfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
-		fd = c->sys->openat(afd, orig, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
-	} else
-		fd = c->sys->openat(afd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		have = false;
+	}
+	fd = c->sys->openat(afd, orig, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (fstat(fd, &st) < 0) { /* what is copied: this inode's metadata */
@@ -414,12 +407,17 @@ static int sync_deletions(struct sync_ctx *c)
 			continue; /* another filesystem's mount point, or W itself */
 		if (S_ISSOCK(st.st_mode))
 			continue; /* never copied: not the area's */
-		if (since(&st.st_ctim, &c->lbase, false)) {
-			sync_kept_add(c, key); /* made in the directory: its own */
-			continue;
-		}
 		if (sync_kept_has(c, key))
 			continue; /* kept by an earlier sync */
+		if ((r = sync_lower_changed(c, lfd, key, &st)) > 0) {
+			/* made in the directory: its own; else changed on both sides */
+			sync_area_deleted(c, lfd, key, &st);
+			sync_kept_add(c, key);
+		}
+		if (r != 0) {
+			r = r < 0 ? r : 0;
+			continue;
+		}
 		w_name(c, w, 'd');
 		r = op_add(c, key, OP_DELETE, w, 0);
 	}
@@ -479,8 +477,10 @@ static int sync_walk(struct sync_ctx *c, int fds[2], const char *name, const str
 	dirstack_init(&c->s, 2, sizeof(struct sync_level), SYNC_HELD_LEVELS);
 	if (st)
 		r = push_pair(c, fds, name, st, lst);
-	else if ((r = dirstack_push(&c->s, fds, name)) == 0 && (r = dirstack_list(&c->s, true)) == 0)
+	else if ((r = dirstack_push(&c->s, fds, name)) == 0 && (r = dirstack_list(&c->s, true)) == 0) {
 		level(c, 0)->node1 = 1; /* the roots: node 0 */
+		r = fstat(dirstack_top(&c->s)->fd[0], &level(c, 0)->st) < 0 ? -errno : 0;
+	}
 	if (r < 0)
 		r = sync_fail(c, -r, name, "", "reading the directory");
 	while (r == 0 && c->s.depth > 0) {

@@ -103,7 +103,7 @@ int sync_partial_result(struct sync_ctx *c)
 			     sh->skipped.n == 1 ? "entry was" : "entries were", list_text(&sh->skipped));
 	if (sh->both.n && n >= 0 && (size_t)n < len)
 		snprintf(m + n, len - (size_t)n,
-			 "%s%zu %s changed both in the directory (while uncovered, or through another path to it) and in the area: the directory's version is kept, the area's beside it: %s",
+			 "%s%zu %s changed both in the directory (while uncovered, or through another path to it) and in the area: %s",
 			 n ? "; " : "", sh->both.n, sh->both.n == 1 ? "entry" : "entries",
 			 list_text(&sh->both));
 	c->res->err = sh->skipped.n ? sh->skipped.err : -COPY_SYNC_KEPT_BOTH;

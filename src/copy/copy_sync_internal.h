@@ -7,6 +7,7 @@
 #ifndef STORAGED_COPY_SYNC_INTERNAL_H
 #define STORAGED_COPY_SYNC_INTERNAL_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -143,6 +144,45 @@ void sync_kept_add(struct sync_ctx *c, const char *name);
 int sync_kept_write(struct shared *sh, int areafd);
 
 void sync_kept_done(struct shared *sh);
+
+/* whether @t is at or past the baseline @base; with no baseline, @none */
+static inline bool sync_since(const struct timespec *t, const struct timespec *base, bool none)
+{
+	if (base->tv_sec < 0)
+		return none;
+	return t->tv_sec > base->tv_sec || (t->tv_sec == base->tv_sec && t->tv_nsec >= base->tv_nsec);
+}
+
+/* whether the lower entry @name (@lst) of the walk's current directory
+ * (@lfd) changed there since the directory's baseline: its ctime, the
+ * kept list, and for a directory, anything below it (by ctime, or kept).
+ * Returns: 1, 0; negative errno of the walk below it. */
+int sync_lower_changed(struct sync_ctx *c, int lfd, const char *name, const struct stat *lst);
+
+/* the same for the area entry @name (@st) of @afd, since the area's baseline */
+int sync_area_changed(struct sync_ctx *c, int afd, const char *name, const struct stat *st);
+
+/* for the area entry @name (@st) of @afd that the lower directory lacks:
+ * notes it changed on both sides when it was there at the baseline (so
+ * deleted in the directory) and changed since in the area.
+ * Returns: 0; negative errno of the walk below it. */
+int sync_lower_deleted(struct sync_ctx *c, int afd, const char *name, const struct stat *st);
+
+/* for the lower entry @name (@lst) of @lfd, changed there, that the area
+ * lacks: notes it changed on both sides when it was there at the
+ * baseline (so deleted in the area) */
+void sync_area_deleted(struct sync_ctx *c, int lfd, const char *name, const struct stat *lst);
+
+/* notes the entry @name of the walk's current directory as changed on
+ * both sides, @what saying what became of it */
+void sync_both(struct sync_ctx *c, const char *name, const char *what);
+
+/* a conflict on @name: the name for the area's version beside it into
+ * @beside, and the note: @name.storaged-area, else .1, .2 ..., the first
+ * that the area directory @afd lacks and the lower one @lfd lacks too
+ * (or holds as an earlier sync's copy, kept and not changed since).
+ * Returns: 0; -ENAMETOOLONG; -EEXIST (no free one in 1000). */
+int sync_beside(struct sync_ctx *c, int afd, int lfd, const char *name, char beside[NAME_MAX + 1]);
 
 /* records the first failure in the result (negative errno; @rel/@name: the
  * entry, @what: the step) and stops the other threads; returns -@err */

@@ -7,9 +7,14 @@
  * is committed, so by their times alone the next sync would take the
  * area's version as the newer one and replace (or delete) the directory's:
  * the list keeps them the directory's until the area is torn down.
+ * And what the three-way rule needs beyond one entry's own times: whether
+ * anything below a directory changed, the free name beside an entry.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/xattr.h>
@@ -52,19 +57,40 @@ int sync_kept_read(struct shared *sh, int areafd)
 	return 0;
 }
 
-bool sync_kept_has(const struct sync_ctx *c, const char *name)
+/* orders the key "PATH/" before, among or after the names below PATH */
+static int by_prefix(const void *a, const void *b)
+{
+	const char *k = *(char *const *)a;
+
+	return strncmp(k, *(char *const *)b, strlen(k));
+}
+
+/* whether the list holds the entry @name of the walk's current directory
+ * or, @below, an entry below it */
+static bool kept_find(const struct sync_ctx *c, const char *name, bool below)
 {
 	const struct shared *sh = c->sh;
-	char *key;
+	char *key, *dir = NULL;
 	bool found;
 
 	if (!sh->nkept_old)
 		return false;
 	key = dirstack_path_dup(&c->s, c->basename, name);
+	if (key && below && asprintf(&dir, "%s/", key) < 0)
+		dir = NULL;
 	/* without memory: as if not kept (the times decide, as before) */
-	found = key && bsearch(&key, sh->kept_old, sh->nkept_old, sizeof(char *), by_name);
+	if (below)
+		found = dir && bsearch(&dir, sh->kept_old, sh->nkept_old, sizeof(char *), by_prefix);
+	else
+		found = key && bsearch(&key, sh->kept_old, sh->nkept_old, sizeof(char *), by_name);
+	free(dir);
 	free(key);
 	return found;
+}
+
+bool sync_kept_has(const struct sync_ctx *c, const char *name)
+{
+	return kept_find(c, name, false);
 }
 
 void sync_kept_add(struct sync_ctx *c, const char *name)
@@ -120,4 +146,128 @@ void sync_kept_done(struct shared *sh)
 	free(sh->kept_new);
 	free(sh->kept_old);
 	free(sh->kept_buf);
+}
+
+/* whether an entry below the directory @name of @dirfd (on @dev; other
+ * filesystems are not entered) has a ctime at or past @base: 1, 0;
+ * negative errno (-ESTALE: moved during the walk) */
+static int tree_changed(int dirfd, const char *name, const struct timespec *base, dev_t dev)
+{
+	struct dirstack s;
+	const char *e;
+	struct stat st;
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), r;
+
+	dirstack_init(&s, 1, 0, SYNC_HELD_LEVELS);
+	r = fd < 0 ? -errno : dirstack_push(&s, &fd, name);
+	if (r == 0)
+		r = dirstack_list(&s, false);
+	while (r == 0 && s.depth > 0) {
+		if (!(e = dirstack_next(&s)))
+			r = dirstack_pop(&s);
+		else if (fstatat(dirstack_top(&s)->fd[0], e, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			r = errno == ENOENT ? 1 : -errno; /* removed during the walk */
+		else if (st.st_dev != dev)
+			continue;
+		else if (sync_since(&st.st_ctim, base, true))
+			r = 1;
+		else if (S_ISDIR(st.st_mode)) {
+			fd = openat(dirstack_top(&s)->fd[0], e, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			r = fd < 0 ? -errno : dirstack_push(&s, &fd, e);
+			if (r == 0)
+				r = dirstack_list(&s, false);
+		}
+	}
+	dirstack_free(&s);
+	return r;
+}
+
+int sync_lower_changed(struct sync_ctx *c, int lfd, const char *name, const struct stat *lst)
+{
+	if (sync_since(&lst->st_ctim, &c->lbase, false) || sync_kept_has(c, name))
+		return 1;
+	if (!S_ISDIR(lst->st_mode) || c->lbase.tv_sec < 0)
+		return 0;
+	return kept_find(c, name, true) ? 1 : tree_changed(lfd, name, &c->lbase, c->ldev);
+}
+
+int sync_area_changed(struct sync_ctx *c, int afd, const char *name, const struct stat *st)
+{
+	if (sync_since(&st->st_ctim, &c->base, true))
+		return 1;
+	return S_ISDIR(st->st_mode) ? tree_changed(afd, name, &c->base, c->adev) : 0;
+}
+
+int sync_beside(struct sync_ctx *c, int afd, int lfd, const char *name, char beside[NAME_MAX + 1])
+{
+	char rel[PATH_MAX / 4], what[sizeof(rel) + NAME_MAX + 80];
+	struct stat st;
+
+	for (unsigned i = 0;; i++) {
+		if (i == 1000)
+			return -EEXIST;
+		if (snprintf(beside, NAME_MAX + 1, i ? "%s%s.%u" : "%s%s", name, COPY_SYNC_AREA_SUFFIX, i) > NAME_MAX)
+			return -ENAMETOOLONG;
+		if (fstatat(afd, beside, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+			continue; /* an entry of the area's */
+		if (fstatat(lfd, beside, &st, AT_SYMLINK_NOFOLLOW) < 0 ? errno == ENOENT
+		    : sync_kept_has(c, beside) && !sync_since(&st.st_ctim, &c->lbase, false))
+			break; /* free, or an earlier sync's copy, untouched since */
+	}
+	dirstack_path(&c->s, c->basename, NULL, rel, sizeof(rel));
+	snprintf(what, sizeof(what), "the directory's version is kept, the area's beside it: '%s%s%s'", rel,
+		 *rel ? "/" : "", beside);
+	sync_both(c, name, what);
+	return 0;
+}
+
+/* whether the entry @name of @fd was made at or past @base (statx(2)
+ * btime); @unknown where the filesystem keeps none */
+static bool born_since(int fd, const char *name, const struct timespec *base, bool unknown)
+{
+	struct statx sx;
+
+	if (statx(fd, name, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &sx) < 0 || !(sx.stx_mask & STATX_BTIME))
+		return unknown;
+	return sync_since(&(struct timespec){ .tv_sec = sx.stx_btime.tv_sec, .tv_nsec = sx.stx_btime.tv_nsec },
+			  base, true);
+}
+
+/* An entry of one side was there at the last sync (and so on the other
+ * side too) when its directory's names did not change since the baseline
+ * (mtime) and it is older than that (btime: not made since by a tar(1)
+ * that set the mtime back). */
+
+int sync_lower_deleted(struct sync_ctx *c, int afd, const char *name, const struct stat *st)
+{
+	const struct stat *dir = &((struct sync_level *)dirstack_top(&c->s)->extra)->st;
+	int r;
+
+	if (c->lbase.tv_sec < 0 || sync_since(&dir->st_mtim, &c->base, true) ||
+	    born_since(afd, name, &c->base, false))
+		return 0;
+	if ((r = sync_area_changed(c, afd, name, st)) > 0)
+		sync_both(c, name, "deleted in the directory, changed in the area: the area's version is back; delete it again if it should go");
+	return r < 0 ? r : 0;
+}
+
+void sync_area_deleted(struct sync_ctx *c, int lfd, const char *name, const struct stat *lst)
+{
+	struct stat dir;
+
+	/* a directory not changed itself, only below it, was there */
+	if (sync_since(&lst->st_ctim, &c->lbase, false) &&
+	    (fstat(lfd, &dir) < 0 || sync_since(&dir.st_mtim, &c->lbase, false) ||
+	     born_since(lfd, name, &c->lbase, true)))
+		return; /* made, renamed or changed in the directory since: may be new */
+	sync_both(c, name, "deleted in the area, changed in the directory: the directory's version is kept; delete it there if it should go");
+}
+
+void sync_both(struct sync_ctx *c, const char *name, const char *what)
+{
+	char rel[PATH_MAX / 4], text[PATH_MAX / 2];
+
+	dirstack_path(&c->s, c->basename, NULL, rel, sizeof(rel));
+	snprintf(text, sizeof(text), " (%s)", what);
+	sync_note(c, &c->sh->both, 0, rel, name, text);
 }
