@@ -98,17 +98,6 @@ void area_mounts_done(struct area_mounts *f)
 	*f = (struct area_mounts){ 0 };
 }
 
-/* "SOURCE (FSTYPE)" of @fs, owned; NULL on -ENOMEM */
-static char *fs_text(struct libmnt_fs *fs)
-{
-	const char *src = mnt_fs_get_source(fs), *type = mnt_fs_get_fstype(fs);
-	char *s;
-
-	if (asprintf(&s, "%s (%s)", src ? src : "none", type ? type : "?") < 0)
-		return NULL;
-	return s;
-}
-
 /* the ID of the topmost mount on @path (walked without following links): 0 none */
 static uint64_t top_id(const char *path)
 {
@@ -162,7 +151,7 @@ int area_mounts_probe(const struct area_dirs *d, const struct state_area *st, st
 	if (cover && !ret->cover_at_path && !(ret->moved_to = strdup(mnt_fs_get_target(cover))))
 		r = -ENOMEM;
 	if (ret->cover_at_path && !ret->cover_on_top && path_top && (top = view_find_id(tb, path_top)) &&
-	    !(ret->covered_by = fs_text(top)))
+	    !(ret->covered_by = view_fs_text(top)))
 		r = -ENOMEM;
 	for (size_t i = 0; i < st->n_carried; i++)
 		if (!view_find_id(tb, st->carried[i]))
@@ -263,7 +252,7 @@ size_t area_explain_busy(const struct state_area *st, bool procs, struct diag_li
 		uint64_t id = (uint64_t)mnt_fs_get_id(fs);
 
 		if ((uint64_t)mnt_fs_get_parent_id(fs) != st->cover_id || id == st->cover_id ||
-		    carried_has(st, id) || !(what = fs_text(fs)))
+		    carried_has(st, id) || !(what = view_fs_text(fs)))
 			continue;
 		n++;
 		diag_error(m, NULL, 0,

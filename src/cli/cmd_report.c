@@ -375,8 +375,11 @@ static bool warn_nearly_full(const struct area_status *a, const struct logger *l
 	return true;
 }
 
+/* @rec: the area's record in the run state, or NULL: failed while the
+ * area is set up, what a refused stop left (undo.c), which says why. */
 static int status_area(struct libscols_table *tb, const char *state_dir, const struct area_status *a,
-		       const struct logger *lg, bool json, struct status_sum *sum)
+		       const struct state_record *rec, const struct logger *lg, bool json,
+		       struct status_sum *sum)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
 	char detail[768], used[16], total[16], synced[64];
@@ -395,7 +398,10 @@ static int status_area(struct libscols_table *tb, const char *state_dir, const s
 		log_warning(lg, "area '%s': its last sync back failed (the sync's messages said why and what to do); fix that and run `storaged sync %s`",
 			    a->name, a->name);
 	}
-	if (a->state_why)
+	if (a->state == AREA_STATE_ACTIVE && rec && rec->seq && rec->status == STATE_FAILED && rec->reason) {
+		sum->bad++;
+		snprintf(detail, sizeof(detail), "%s", rec->reason);
+	} else if (a->state_why)
 		snprintf(detail, sizeof(detail), "%s%s", a->state_why, synced);
 	else
 		snprintf(detail, sizeof(detail), "%s%s%s: %s of %s used, %llu of %llu inodes%s%s%s", a->backend,
@@ -435,7 +441,8 @@ static int status_table(const struct options *o, const struct logger *lg, const 
 		if (st->v[i].kind != STATE_AREA)
 			r = status_record(tb, in, &st->v[i], o->json, sum);
 	for (size_t i = 0; tb && r == 0 && i < n_areas; i++)
-		r = status_area(tb, o->state_dir, &areas[i], lg, o->json, sum);
+		r = status_area(tb, o->state_dir, &areas[i], state_find(st, STATE_AREA, areas[i].name), lg,
+				o->json, sum);
 	/* areas that failed or were skipped, unless set up (by an earlier
 	 * pass): then their own records above say what is there */
 	for (size_t i = 0; tb && r == 0 && i < st->n; i++)

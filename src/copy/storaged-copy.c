@@ -42,6 +42,7 @@
 #include "copy.h"
 #include "copy_fd.h"
 #include "parse/units.h"
+#include "shared/util.h"
 
 struct args {
 	struct copy_opts o;
@@ -147,6 +148,7 @@ static int copy(int sfd, int dfd, const struct copy_opts *o, struct copy_result 
 int main(int argc, char **argv)
 {
 	struct copy_result res;
+	char esc[sizeof(res.msg)];
 	struct args a;
 	int r, sfd, dfd = -1;
 
@@ -167,7 +169,9 @@ int main(int argc, char **argv)
 		r = copy(sfd, dfd, &a.o, &res);
 	if (a.status_fd >= 0)
 		/* the line carries a positive errno (copy_spawn.c) */
-		dprintf(a.status_fd, "%d %s\n", r < 0 ? -res.err : 0, r < 0 ? res.msg : "");
+		/* on one line: a name's newline escaped (util.h) */
+		dprintf(a.status_fd, "%d %s\n", r < 0 ? -res.err : 0,
+			r < 0 ? text_escape_controls(res.msg, esc, sizeof(esc)) : "");
 	else if (r < 0)
 		fprintf(stderr, "storaged-copy: copying '%s' into '%s': %s\n", a.src, a.dst, res.msg);
 	return r < 0 ? 1 : 0;

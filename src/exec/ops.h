@@ -57,6 +57,10 @@ struct mount_view {
 			       (mount/umount.h) says it is another mount */
 	char *top_source; /* as the mount table shows it, may be NULL */
 	char *top_fstype; /* may be NULL */
+	/* a mount on the topmost one, below its mount point, which makes
+	 * its umount fail busy (view_find_child()): "SOURCE (FSTYPE)" and
+	 * its mount point; both NULL when there is none */
+	char *child_text, *child_target;
 };
 
 static inline void mount_view_done(struct mount_view *v)
@@ -64,6 +68,8 @@ static inline void mount_view_done(struct mount_view *v)
 	free(v->location);
 	free(v->top_source);
 	free(v->top_fstype);
+	free(v->child_text);
+	free(v->child_target);
 	*v = (struct mount_view){ 0 };
 }
 

@@ -242,7 +242,7 @@ static int real_mount_inspect(void *ud, const struct state_record *rec, struct m
 	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
 	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
 	struct mount_view v = { 0 };
-	struct libmnt_fs *fs, *top;
+	struct libmnt_fs *fs, *top, *child = NULL;
 	int r = tb && itr ? 0 : -ENOMEM;
 
 	/* at its mount point: an ID found elsewhere was freed and reused,
@@ -263,7 +263,13 @@ static int real_mount_inspect(void *ud, const struct state_record *rec, struct m
 		v.top_id_reused = live_id_taken_over(rec, mp, (unsigned)v.top_id);
 		v.top_source = mnt_fs_get_source(top) ? strdup(mnt_fs_get_source(top)) : NULL;
 		v.top_fstype = mnt_fs_get_fstype(top) ? strdup(mnt_fs_get_fstype(top)) : NULL;
+		/* an rbind's submounts go with it (umount_recorded()) */
+		child = rec->recursive ? NULL : view_find_child(tb, (uint64_t)v.top_id, mp);
 	}
+	if (child && !(v.child_text = view_fs_text(child)))
+		r = -ENOMEM;
+	if (child && r == 0 && !(v.child_target = strdup(mnt_fs_get_target(child))))
+		r = -ENOMEM;
 	mnt_free_iter(itr);
 	mnt_unref_table(tb);
 	if (r == 0)

@@ -76,8 +76,24 @@ static int mount_still_ours(const struct undo_ctx *cx, const struct state_record
 	return 1;
 }
 
-/* Returns: 1 unmounted, 0 nothing to undo, negative errno (each logged). */
-static int undo_mount(const struct undo_ctx *cx, const struct state_record *rec)
+/* Why the umount of @mp failed, and what to do, into @why (@len bytes):
+ * a mount below it when there is one (v->child_*), else its processes. */
+static void umount_failed_why(const struct mount_view *v, const char *mp, const char *err, char *why,
+			      size_t len)
+{
+	char q[PATH_MAX * 4 + 3];
+
+	if (v->child_target)
+		snprintf(why, len, "%s is mounted on %s, below it: unmount it first (umount %s), then run `storaged stop` again",
+			 v->child_text, v->child_target, shell_quote(v->child_target, q, sizeof(q)));
+	else
+		snprintf(why, len, "%s; stop the processes using it (fuser -vm %s) and run `storaged stop` again",
+			 err, shell_quote(mp, q, sizeof(q)));
+}
+
+/* @why (@len bytes): on a failure to unmount, why and what to do.
+ * Returns: 1 unmounted, 0 nothing to undo, negative errno (each logged). */
+static int undo_mount(const struct undo_ctx *cx, const struct state_record *rec, char *why, size_t len)
 {
 	const char *mp = rec->mountpoint ? rec->mountpoint : rec->id;
 	struct mount_view v = { 0 };
@@ -104,10 +120,8 @@ static int undo_mount(const struct undo_ctx *cx, const struct state_record *rec)
 		log_info(cx->log, "%s: storaged's mount is gone (%s); nothing to undo", rec->id, err);
 		r = 0;
 	} else if (r < 0) {
-		char q[PATH_MAX * 4 + 3];
-
-		log_error(cx->log, "%s: cannot unmount: %s; stop the processes using it (fuser -vm %s) and run `storaged stop` again",
-			  rec->id, err[0] ? err : strerror(-r), shell_quote(mp, q, sizeof(q)));
+		umount_failed_why(&v, mp, err[0] ? err : strerror(-r), why, len);
+		log_error(cx->log, "%s: cannot unmount: %s", rec->id, why);
 	} else {
 		log_info(cx->log, "unmounted %s", rec->id);
 		r = 1;
@@ -172,6 +186,20 @@ static void record_kept_both(struct state *st, const struct state_record *rec, c
 		r->seq = 0;
 }
 
+/* A mount or area that stop could not undo, left in place: recorded
+ * failed, with why, so that `status` says it is still there (exit 1);
+ * its seq and mount ID stay for the next stop, and a start that finds it
+ * in place records it done again (exec.c, exec_area.c). */
+static void record_stop_failed(struct state *st, const struct state_record *rec, const char *why)
+{
+	char reason[1024];
+
+	snprintf(reason, sizeof(reason), "still %s: `storaged stop` could not %s it: %s",
+		 rec->kind == STATE_AREA ? "set up" : "mounted", rec->kind == STATE_AREA ? "remove" : "unmount",
+		 why);
+	state_put(st, rec->kind, rec->id, rec->source, rec->fstype, STATE_FAILED, reason, false);
+}
+
 /* Step 1 and 2.  Returns: failures, or -ENOMEM. */
 static int undo_records(const struct undo_ctx *cx, struct state *st)
 {
@@ -189,7 +217,7 @@ static int undo_records(const struct undo_ctx *cx, struct state *st)
 	for (size_t i = 0; i < n; i++) {
 		char why[768] = "";
 		int r = v[i]->kind == STATE_AREA ? undo_area(cx, v[i]->id, v[i]->source, why, sizeof(why))
-						 : undo_mount(cx, v[i]);
+						 : undo_mount(cx, v[i], why, sizeof(why));
 
 		count(cx, v[i]->kind, r);
 
@@ -199,6 +227,8 @@ static int undo_records(const struct undo_ctx *cx, struct state *st)
 			failed++;
 		if (r == -COPY_SYNC_KEPT_BOTH)
 			record_kept_both(st, v[i], why);
+		else if (r < 0 && r != -ENODATA && why[0])
+			record_stop_failed(st, v[i], why);
 		if ((r >= 0 || r == -ENODATA) && strv_extend(&done, v[i]->id) < 0)
 			return -ENOMEM;
 	}

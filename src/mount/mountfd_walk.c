@@ -65,6 +65,7 @@ static int open_paths(const struct mountfd_request *rq, struct walked *w, char *
 {
 	const struct view_dir *parent = NULL;
 	char why[512] = "";
+	struct stat st;
 	int r;
 
 	r = view_open(rq->view, rq->target, mkdir_mode(rq->options), &w->target, &parent, why, sizeof(why));
@@ -75,6 +76,11 @@ static int open_paths(const struct mountfd_request *rq, struct walked *w, char *
 	}
 	if (r < 0)
 		return refuse(msg, len, "mount point", rq->target, r, why);
+	/* the kernel's EINVAL says nothing of it (check says the same) */
+	if (!rq->bind && fstat(w->target, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		snprintf(msg, len, "mount point '%s' is not a directory; correct the fstab entry", rq->target);
+		return -ENOTDIR;
+	}
 	/* a bind source, or a loop image: checked, and opened, the same way */
 	if ((rq->bind || has_option(rq->options, "loop")) && rq->source[0] == '/') {
 		/* the walk may let the target's parent go from the cache */

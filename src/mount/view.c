@@ -32,6 +32,28 @@ struct libmnt_fs *view_find_id(struct libmnt_table *tb, uint64_t id)
 	return found;
 }
 
+struct libmnt_fs *view_find_child(struct libmnt_table *tb, uint64_t id, const char *target)
+{
+	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs, *found = NULL;
+
+	while (itr && !found && mnt_table_next_fs(tb, itr, &fs) == 0)
+		if ((uint64_t)mnt_fs_get_parent_id(fs) == id && !streq(mnt_fs_get_target(fs), target))
+			found = fs;
+	mnt_free_iter(itr);
+	return found;
+}
+
+char *view_fs_text(struct libmnt_fs *fs)
+{
+	const char *src = mnt_fs_get_source(fs), *type = mnt_fs_get_fstype(fs);
+	char *s;
+
+	if (asprintf(&s, "%s (%s)", src ? src : "none", type ? type : "?") < 0)
+		return NULL;
+	return s;
+}
+
 int view_watch_open(void)
 {
 	return open(VIEW_MOUNTINFO, O_RDONLY | O_CLOEXEC);

@@ -91,6 +91,15 @@ struct libmnt_table *view_read_table(const char *path);
  * from it, or NULL (libmount has no lookup by ID). */
 struct libmnt_fs *view_find_id(struct libmnt_table *tb, uint64_t id);
 
+/* A mount of @tb mounted on mount @id below @target (its parent is @id,
+ * its mount point is not @target itself), borrowed, or NULL: what makes
+ * umount(2) of @id fail EBUSY (fs/namespace.c propagate_mount_busy()). */
+struct libmnt_fs *view_find_child(struct libmnt_table *tb, uint64_t id, const char *target);
+
+/* "SOURCE (FSTYPE)" of @fs as the mount table shows it ("none", "?" for
+ * what it lacks), owned; NULL on -ENOMEM. */
+char *view_fs_text(struct libmnt_fs *fs);
+
 /* A descriptor that poll(2) reports POLLPRI on at every change of the
  * mount table (fs/proc_namespace.c mounts_poll()), owned; -1 with errno. */
 int view_watch_open(void);

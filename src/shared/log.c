@@ -83,32 +83,6 @@ static void log_write(const struct logger *lg, int prio, const char *msg)
 	}
 }
 
-/* Control characters (a newline in a mount point written \012 in the
- * fstab) as \ooo, as mountinfo shows them: one message, one line.  Bytes
- * that are not part of a UTF-8 sequence (a file or mount point named in
- * another encoding: Linux names are bytes) the same way: journald keeps a
- * message that is not UTF-8 as a blob journalctl does not show
- * (systemd.journal-fields(7), MESSAGE=). */
-static void escape_controls(const char *in, char *out, size_t len)
-{
-	size_t k = 0;
-
-	while (*in && k + 5 < len) {
-		const unsigned char *s = (const unsigned char *)in;
-		size_t n = utf8_char_len(s);
-
-		if (n == 0 || *s < 0x20 || *s == 0x7f) {
-			k += (size_t)snprintf(out + k, len - k, "\\%03o", *s);
-			in++;
-			continue;
-		}
-		memcpy(out + k, in, n);
-		k += n;
-		in += n;
-	}
-	out[k] = '\0';
-}
-
 void log_msg(const struct logger *lg, int prio, const char *fmt, ...)
 {
 	char buf[2048], line[4 * sizeof(buf)];
@@ -119,7 +93,7 @@ void log_msg(const struct logger *lg, int prio, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	escape_controls(buf, line, sizeof(line));
+	text_escape_controls(buf, line, sizeof(line));
 	log_write(lg, prio, line);
 }
 

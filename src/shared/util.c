@@ -203,3 +203,26 @@ uint64_t now_monotonic_usec(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
 }
+
+char *text_escape_controls(const char *in, char *out, size_t len)
+{
+	size_t k = 0;
+
+	if (!len)
+		return out;
+	while (*in && k + 5 < len) {
+		const unsigned char *s = (const unsigned char *)in;
+		size_t n = utf8_char_len(s);
+
+		if (n == 0 || *s < 0x20 || *s == 0x7f) {
+			k += (size_t)snprintf(out + k, len - k, "\\%03o", *s);
+			in++;
+			continue;
+		}
+		memcpy(out + k, in, n);
+		k += n;
+		in += n;
+	}
+	out[k] = '\0';
+	return out;
+}

@@ -241,4 +241,19 @@ char *shell_quote(const char *s, char *buf, size_t len);
  */
 size_t utf8_char_len(const unsigned char *s);
 
+/**
+ * text_escape_controls:
+ * @in: a message, NUL-terminated
+ * @out: @in with each control character (a newline in a mount point or
+ *   a file name) and each byte that is not part of a UTF-8 sequence
+ *   written \ooo, as mountinfo writes them: one message, one line;
+ *   journald keeps a message that is not UTF-8 as a blob journalctl does
+ *   not show (systemd.journal-fields(7), MESSAGE=).  The one escaping of
+ *   storaged's messages: every log line (log.c), the copy helper's report.
+ * @len: size of @out; @in is cut at a whole character or escape
+ *
+ * Pure.  Returns: @out.
+ */
+char *text_escape_controls(const char *in, char *out, size_t len);
+
 #endif

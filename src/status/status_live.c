@@ -383,7 +383,8 @@ void status_sum_record(struct status_sum *sum, const struct state_record *rec, e
 	else if (live == LIVE_DEGRADED || rec->status == STATE_DEGRADED)
 		sum->degraded++;
 	/* an incomplete btrfs counts through its mounts: failed, or degraded */
-	else if (!rec->nofail && (rec->status == STATE_FAILED || rec->status == STATE_SKIPPED))
+	/* failed with a mount ID: left mounted by a refused stop (undo.c) */
+	else if ((!rec->nofail || rec->mount_id) && (rec->status == STATE_FAILED || rec->status == STATE_SKIPPED))
 		sum->bad++;
 }
 
