@@ -223,8 +223,9 @@ void exec_decide(struct run *rn, size_t w, enum btrfs_decision d)
 	r->decision = d;
 	state_touch(rn->cx->state, r);
 	/* the one line an operator greps for ("decision="), at warning
-	 * level but for a complete set */
-	log_msg(rn->cx->log, d == DECISION_COMPLETE ? LOG_INFO : LOG_WARNING,
+	 * level; a complete set's is behind -v, as its "assembled" line
+	 * already says what changed */
+	log_msg(rn->cx->log, d == DECISION_COMPLETE ? LOG_DEBUG : LOG_WARNING,
 		"btrfs %s: decision=%s members=%llu/%llu waited=%s wait=\"%s\" arrived=\"%s\" missing=\"%s\"",
 		tx->fsid, state_decision_name(d), (unsigned long long)tx->seen.present,
 		(unsigned long long)tx->seen.expected,

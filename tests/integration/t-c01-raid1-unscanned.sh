@@ -42,6 +42,9 @@ show=$(btrfs filesystem show "$SCRATCH/data")
 printf '%s\n' "$show" | grep -q "Total devices 2" || fail "not 2 devices: $show"
 if printf '%s\n' "$show" | grep -qi missing; then fail "a member is missing: $show"; fi
 [ -e "$STATE/ready/$FSID" ] || fail "no readiness file $STATE/ready/$FSID"
+# one line per change: the assembly's, the mount's, the closing count
+[ "$(printf '%s\n' "$OUT" | grep -c "btrfs $FSID")" = 1 ] || fail "not one line for the assembly"
+[ "$(printf '%s\n' "$OUT" | wc -l)" = 3 ] || fail "more than a line per change and the closing line"
 
 note "a second start changes nothing"
 run_sd 0 start
