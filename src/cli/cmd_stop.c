@@ -85,7 +85,10 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 		return EXIT_CONFIG;
 	}
 	/* no state directory: no storaged set anything up with it (start
-	 * makes it before its first step), and stop must not make one */
+	 * makes it before its first step), and stop must not make one; one
+	 * named by hand is more likely misspelt */
+	if (state_dir_missing(o, lg))
+		return EXIT_STATE;
 	if (lstat(o->state_dir, &dir_st) < 0 && errno == ENOENT) {
 		log_info(lg, "nothing to undo: storaged set nothing up with state directory '%s' (it does not exist)",
 			 o->state_dir);
