@@ -220,7 +220,7 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	int r, saved;
 
 	/* a start left waiting for nofail entries gives way to this one */
-	if (!no_wait)
+	if (!no_wait && statedir_check(o->state_dir, lg) == 0)
 		daemon_take_over(o->state_dir, lg);
 	lock = statedir_lock(o->state_dir, lg);
 	if (lock < 0)

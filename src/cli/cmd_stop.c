@@ -94,6 +94,9 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 			 o->state_dir);
 		return 0;
 	}
+	/* the resident's pid is read from it: trusted first */
+	if (statedir_check(o->state_dir, lg) < 0)
+		return EXIT_STATE;
 	end_resident(o, lg);
 	/* a start still waiting for nofail entries' devices holds the lock */
 	daemon_take_over(o->state_dir, lg);

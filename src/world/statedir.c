@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "statedir.h"
+#include "mount/safepath.h"
 #include "shared/util.h"
 
 /* A link: whoever can change it decides what stop unmounts, so the remedy
@@ -30,10 +31,90 @@ static int refuse_link(const char *dir, const struct logger *lg)
 	return -EPERM;
 }
 
+/* Only root can rename or replace the entry @st in the directory @up: @up
+ * is root's and closed to group and others, or root's and sticky (as /tmp,
+ * where only an entry's owner may rename it) with the entry root's. */
+static bool only_root_replaces(const struct stat *up, const struct stat *st)
+{
+	if (up->st_uid != 0)
+		return false;
+	if (!(up->st_mode & (S_IWGRP | S_IWOTH)))
+		return true;
+	return (up->st_mode & S_ISVTX) && st->st_uid == 0;
+}
+
+/* Why the entry @path (status @st) in the directory @up_path (status @up)
+ * lets another user replace the state directory, with the remedy. */
+static int refuse_ancestor(const char *dir, const char *up_path, const struct stat *up, const char *path,
+			   const struct stat *st, const struct logger *lg)
+{
+	if (up->st_uid == 0 && (up->st_mode & S_ISVTX))
+		log_error(lg, "state directory '%s': '%s' is owned by uid %u in the everyone-writable directory '%s', so that user can replace what is below it, and with it what `storaged stop` unmounts; keep the state directory where only root can write (the default is /run/storaged), or `chown root:root %s`",
+			  dir, path, (unsigned)st->st_uid, up_path, path);
+	else
+		log_error(lg, "state directory '%s': '%s' above it is owned by uid %u, mode %04o, so a user other than root can replace the state directory, and with it what `storaged stop` unmounts; keep the state directory where only root can write (the default is /run/storaged), or `chown root:root %s; chmod go-w %s`",
+			  dir, up_path, (unsigned)up->st_uid, (unsigned)(up->st_mode & 07777), up_path, up_path);
+	return -EPERM;
+}
+
+/* Every directory from "/" down to @dir (absolute; it need not exist yet)
+ * can be changed by root alone: the path with its links resolved
+ * (realpath(3) of the parent) is checked entry by entry, and each link on
+ * the path as written must itself be root's where only root can replace it
+ * (safepath_check()), so that no user can point the path elsewhere later. */
+static int check_ancestors(const char *dir, const struct logger *lg)
+{
+	const char *name = strrchr(dir, '/') + 1;
+	_cleanup_free_ char *parent = strndup(dir, (size_t)(name - 1 - dir)), *real = NULL, *path = NULL;
+	char why[PATH_MAX + 256] = "";
+	struct stat up, st;
+
+	if (!parent)
+		return -ENOMEM;
+	if (safepath_check(dir, why, sizeof(why)) == -EPERM) {
+		log_error(lg, "state directory '%s': %s", dir, why);
+		return -EPERM;
+	}
+	real = realpath(*parent ? parent : "/", NULL);
+	if (!real)
+		return errno == ENOMEM ? -ENOMEM : 0; /* missing: mkdir says so */
+	if (asprintf(&path, "%s/%s", streq(real, "/") ? "" : real, name) < 0)
+		return -ENOMEM;
+	if (lstat("/", &up) < 0)
+		return -errno;
+	/* each entry of @path in turn, in the one above it: "/a", "/a/b", ... */
+	for (char *end = path + 1;; end++) {
+		char c = *end;
+		bool missing;
+
+		if (c && c != '/')
+			continue;
+		*end = '\0';
+		missing = lstat(path, &st) < 0;
+		if (missing && errno != ENOENT)
+			return -errno;
+		if (missing) /* made by root (mkdir says if it cannot be) */
+			st = (struct stat){ .st_uid = 0, .st_mode = S_IFDIR | 0755 };
+		if (!only_root_replaces(&up, &st)) {
+			_cleanup_free_ char *up_path = strndup(path, (size_t)(strrchr(path, '/') - path));
+
+			return up_path ? refuse_ancestor(dir, *up_path ? up_path : "/", &up, path, &st, lg)
+				       : -ENOMEM;
+		}
+		*end = c;
+		if (!c || missing)
+			return 0;
+		up = st;
+	}
+}
+
 int statedir_check(const char *dir, const struct logger *lg)
 {
 	struct stat st;
+	int r = check_ancestors(dir, lg);
 
+	if (r < 0)
+		return r == -ENOMEM ? r : -EPERM;
 	if (lstat(dir, &st) < 0) {
 		if (errno == ENOENT)
 			return 0;
@@ -60,8 +141,10 @@ int statedir_lock(const char *dir, const struct logger *lg)
 {
 	_cleanup_free_ char *path = NULL;
 	_cleanup_close_ int fd = -EBADF;
-	int r;
+	int r = statedir_check(dir, lg); /* nothing made where another user could replace it */
 
+	if (r < 0)
+		return r;
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 		log_error(lg, "cannot create state directory '%s': %s; use another --state-dir", dir,
 			  strerror(errno));

@@ -24,9 +24,14 @@
  *
  * @dir must be a directory, not a symbolic link, owned by root, that
  * group and others cannot write, since stop later trusts what is recorded
- * in it.
+ * in it; and only root may replace it: every directory above it is root's
+ * and closed to group and others, or root's and sticky (/tmp) with the
+ * entry below it root's, and every link on the way is root's where only
+ * root can replace it (as sshd's StrictModes and systemd's
+ * chase(CHASE_SAFE) judge a path).
  *
- * Returns: 0 (also when @dir does not exist); -EPERM.
+ * Returns: 0 (also when @dir does not exist, if it would be made where
+ * only root can replace it); -EPERM; -ENOMEM.
  */
 int statedir_check(const char *dir, const struct logger *lg);
 
@@ -35,6 +40,7 @@ int statedir_check(const char *dir, const struct logger *lg);
  * @dir: the state directory (absolute), created (0755) when missing
  * @lg: why it failed, with the remedy
  *
+ * Nothing is made before statedir_check() passed on the path.
  * One storaged at a time changes the system: takes an exclusive,
  * non-blocking flock(2) on @dir/lock, once statedir_check() passed.
  *
