@@ -222,7 +222,7 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	/* a start left waiting for nofail entries gives way to this one */
 	if (!no_wait && statedir_check(o->state_dir, lg) == 0)
 		daemon_take_over(o->state_dir, lg);
-	lock = statedir_lock(o->state_dir, lg);
+	lock = statedir_lock(o->state_dir, statedir_lock_wait_sec(), lg);
 	if (lock < 0)
 		return lock == -EWOULDBLOCK ? -EIO : lock;
 	/* the state is written before the first step: a state that cannot

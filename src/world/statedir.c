@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "statedir.h"
 #include "mount/safepath.h"
+#include "parse/units.h"
 #include "shared/util.h"
 
 /* A link: whoever can change it decides what stop unmounts, so the remedy
@@ -137,7 +140,68 @@ int statedir_check(const char *dir, const struct logger *lg)
 	return 0;
 }
 
-int statedir_lock(const char *dir, const struct logger *lg)
+/* The process that holds the flock(2) on the open file @fd, as the kernel
+ * lists it in /proc/locks (proc_locks(5): "N: FLOCK ADVISORY WRITE <pid>
+ * <major>:<minor>:<inode> 0 EOF"; a waiter's line has "->" for its type).
+ * Returns: the pid, still running; 0 when none is found (a lock taken
+ * before a fork names the parent, which may have left). */
+static pid_t lock_holder(int fd)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/locks", "re");
+	char line[256], type[16];
+	unsigned maj, min;
+	unsigned long long ino;
+	struct stat st;
+	int pid;
+
+	if (!f || fstat(fd, &st) < 0)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*u: %15s %*s %*s %d %x:%x:%llu", type, &pid, &maj, &min, &ino) == 5 &&
+		    streq(type, "FLOCK") && maj == major(st.st_dev) && min == minor(st.st_dev) &&
+		    ino == (unsigned long long)st.st_ino)
+			return pid > 0 && kill(pid, 0) == 0 ? pid : 0;
+	return 0;
+}
+
+/* Waits at most @wait_sec for the lock on @fd (0 or -errno), saying after a
+ * second whom it waits for, and when the wait ran out, who held it. */
+static int wait_lock(int fd, const char *path, unsigned wait_sec, const struct logger *lg)
+{
+	char who[48] = "another storaged";
+	pid_t pid;
+
+	for (unsigned tenths = 0;; tenths++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK) {
+			log_error(lg, "'%s': %s", path, strerror(errno));
+			return -errno;
+		}
+		if (tenths % 10 == 0 && (pid = lock_holder(fd)) > 0)
+			snprintf(who, sizeof(who), "another storaged (pid %d)", (int)pid);
+		if (tenths == 10)
+			log_info(lg, "%s holds '%s': waiting for it to finish, at most %u s", who, path, wait_sec);
+		if (tenths >= wait_sec * 10) {
+			log_error(lg, "'%s' is still held by %s after %u s; this storaged did nothing: run it again once that one has finished (`storaged status` shows what is set up)",
+				  path, who, wait_sec);
+			return -EWOULDBLOCK;
+		}
+		usleep(100 * 1000);
+	}
+}
+
+unsigned statedir_lock_wait_sec(void)
+{
+	const char *s = secure_getenv("STORAGED_TEST_LOCK_WAIT");
+	uint64_t v;
+
+	if (s && s[0] && units_parse_uint(s, 3600, &v) == 0)
+		return (unsigned)v;
+	return STATEDIR_LOCK_WAIT_SEC;
+}
+
+int statedir_lock(const char *dir, unsigned wait_sec, const struct logger *lg)
 {
 	_cleanup_free_ char *path = NULL;
 	_cleanup_close_ int fd = -EBADF;
@@ -161,15 +225,8 @@ int statedir_lock(const char *dir, const struct logger *lg)
 			  path, strerror(errno), dir);
 		return -EPERM;
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		int e = errno;
-
-		log_error(lg, "'%s': %s", path,
-			  e == EWOULDBLOCK ? "another storaged is running; wait for it to finish"
-					   : strerror(e));
-		return -e;
-	}
-	return TAKE_FD(fd);
+	r = wait_lock(fd, path, wait_sec, lg);
+	return r < 0 ? r : TAKE_FD(fd);
 }
 
 /* Why <dir>/state itself (the directory passed statedir_check()) is not

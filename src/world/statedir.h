@@ -35,19 +35,35 @@
  */
 int statedir_check(const char *dir, const struct logger *lg);
 
+/* How long start and stop wait for another storaged's lock: systemd's
+ * default start timeout (DefaultTimeoutStartSec=90s). */
+#define STATEDIR_LOCK_WAIT_SEC 90U
+
+/**
+ * statedir_lock_wait_sec:
+ *
+ * Returns: STATEDIR_LOCK_WAIT_SEC, or the seconds STORAGED_TEST_LOCK_WAIT
+ * says (0..3600, read with secure_getenv(3): tests only).
+ */
+unsigned statedir_lock_wait_sec(void);
+
 /**
  * statedir_lock:
  * @dir: the state directory (absolute), created (0755) when missing
- * @lg: why it failed, with the remedy
+ * @wait_sec: how long to wait for another storaged that holds the lock
+ * @lg: why it failed, with the remedy; after a second of waiting, whom it
+ *      waits for (info)
  *
  * Nothing is made before statedir_check() passed on the path.
- * One storaged at a time changes the system: takes an exclusive,
- * non-blocking flock(2) on @dir/lock, once statedir_check() passed.
+ * One storaged at a time changes the system: takes an exclusive flock(2)
+ * on @dir/lock, once statedir_check() passed, waiting up to @wait_sec for
+ * the one that holds it (named by its pid from /proc/locks).
  *
  * Returns: the locked fd (caller closes); -EPERM when @dir cannot be
- * used; -EWOULDBLOCK when another storaged holds the lock; -ENOMEM.
+ * used; -EWOULDBLOCK when another storaged still held the lock after
+ * @wait_sec; -ENOMEM.
  */
-int statedir_lock(const char *dir, const struct logger *lg);
+int statedir_lock(const char *dir, unsigned wait_sec, const struct logger *lg);
 
 /**
  * statedir_load_state:
