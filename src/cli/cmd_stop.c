@@ -102,7 +102,7 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 	daemon_take_over(o->state_dir, lg);
 	lock = statedir_lock(o->state_dir, statedir_lock_wait_sec(), lg);
 	if (lock < 0)
-		return lock == -EWOULDBLOCK ? EXIT_STEP_FAILED : EXIT_STATE;
+		return lock == -EWOULDBLOCK || lock == -EINTR ? EXIT_STEP_FAILED : EXIT_STATE;
 	if (statedir_load_state(o->state_dir, lg, &st) < 0) {
 		log_error(lg, "nothing undone");
 		state_done(&st);

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "statedir.h"
-#include "mount/safepath.h"
 #include "parse/units.h"
 #include "shared/util.h"
 
@@ -60,27 +59,58 @@ static int refuse_ancestor(const char *dir, const char *up_path, const struct st
 	return -EPERM;
 }
 
+/* Each link on @parent as written (absolute, modified and restored) is
+ * root's where only root can replace it: else its owner, or who can write
+ * the directory it is in, could point the state directory elsewhere. */
+static int check_links(const char *dir, char *parent, const char *real, const struct logger *lg)
+{
+	struct stat up, st;
+
+	for (char *end = parent + 1;; end++) {
+		char c = *end, *slash;
+
+		if (c && c != '/')
+			continue;
+		*end = '\0';
+		if (lstat(parent, &st) == 0 && S_ISLNK(st.st_mode)) {
+			slash = strrchr(parent, '/');
+			*slash = '\0';
+			if (stat(*parent ? parent : "/", &up) == 0 && !only_root_replaces(&up, &st)) {
+				log_error(lg, "state directory '%s': '%s/%s' is a symbolic link owned by uid %u in '%s' (owned by uid %u, mode %04o): a user other than root could point it elsewhere, and with it what `storaged stop` unmounts; give --state-dir the path without it (%s/%s)",
+					  dir, parent, slash + 1, (unsigned)st.st_uid, *parent ? parent : "/",
+					  (unsigned)up.st_uid, (unsigned)(up.st_mode & 07777), real,
+					  strrchr(dir, '/') + 1);
+				*slash = '/';
+				*end = c;
+				return -EPERM;
+			}
+			*slash = '/';
+		}
+		*end = c;
+		if (!c)
+			return 0;
+	}
+}
+
 /* Every directory from "/" down to @dir (absolute; it need not exist yet)
  * can be changed by root alone: the path with its links resolved
  * (realpath(3) of the parent) is checked entry by entry, and each link on
  * the path as written must itself be root's where only root can replace it
- * (safepath_check()), so that no user can point the path elsewhere later. */
+ * (check_links()), so that no user can point the path elsewhere later. */
 static int check_ancestors(const char *dir, const struct logger *lg)
 {
 	const char *name = strrchr(dir, '/') + 1;
 	_cleanup_free_ char *parent = strndup(dir, (size_t)(name - 1 - dir)), *real = NULL, *path = NULL;
-	char why[PATH_MAX + 256] = "";
 	struct stat up, st;
 
 	if (!parent)
 		return -ENOMEM;
-	if (safepath_check(dir, why, sizeof(why)) == -EPERM) {
-		log_error(lg, "state directory '%s': %s", dir, why);
-		return -EPERM;
-	}
 	real = realpath(*parent ? parent : "/", NULL);
 	if (!real)
 		return errno == ENOMEM ? -ENOMEM : 0; /* missing: mkdir says so */
+	/* @dir itself as a link has its own advice (refuse_link()) */
+	if (*parent && check_links(dir, parent, real, lg) < 0)
+		return -EPERM;
 	if (asprintf(&path, "%s/%s", streq(real, "/") ? "" : real, name) < 0)
 		return -ENOMEM;
 	if (lstat("/", &up) < 0)
@@ -164,8 +194,19 @@ static pid_t lock_holder(int fd)
 	return 0;
 }
 
-/* Waits at most @wait_sec for the lock on @fd (0 or -errno), saying after a
- * second whom it waits for, and when the wait ran out, who held it. */
+/* SIGINT or SIGTERM waits, blocked, for a resident's loop (resident.c):
+ * the wait gives way to it. */
+static bool stop_pending(void)
+{
+	sigset_t set;
+
+	return sigpending(&set) == 0 && (sigismember(&set, SIGINT) == 1 || sigismember(&set, SIGTERM) == 1);
+}
+
+/* Waits at most @wait_sec for the lock on @fd, saying after a second whom
+ * it waits for, and when the wait ran out, who held it.  Returns: 0;
+ * -EWOULDBLOCK (the wait ran out); -EINTR (SIGINT or SIGTERM pending);
+ * negative errno of flock(2). */
 static int wait_lock(int fd, const char *path, unsigned wait_sec, const struct logger *lg)
 {
 	char who[48] = "another storaged";
@@ -182,6 +223,8 @@ static int wait_lock(int fd, const char *path, unsigned wait_sec, const struct l
 			snprintf(who, sizeof(who), "another storaged (pid %d)", (int)pid);
 		if (tenths == 10)
 			log_info(lg, "%s holds '%s': waiting for it to finish, at most %u s", who, path, wait_sec);
+		if (stop_pending())
+			return -EINTR;
 		if (tenths >= wait_sec * 10) {
 			log_error(lg, "'%s' is still held by %s after %u s; this storaged did nothing: run it again once that one has finished (`storaged status` shows what is set up)",
 				  path, who, wait_sec);

@@ -27,7 +27,7 @@
  * in it; and only root may replace it: every directory above it is root's
  * and closed to group and others, or root's and sticky (/tmp) with the
  * entry below it root's, and every link on the way is root's where only
- * root can replace it (as sshd's StrictModes and systemd's
+ * root can replace it (as it is written: its target is checked resolved) (as sshd's StrictModes and systemd's
  * chase(CHASE_SAFE) judge a path).
  *
  * Returns: 0 (also when @dir does not exist, if it would be made where
@@ -61,7 +61,8 @@ unsigned statedir_lock_wait_sec(void);
  *
  * Returns: the locked fd (caller closes); -EPERM when @dir cannot be
  * used; -EWOULDBLOCK when another storaged still held the lock after
- * @wait_sec; -ENOMEM.
+ * @wait_sec; -EINTR when SIGINT or SIGTERM, blocked, came meanwhile (a
+ * resident's loop reads it); -ENOMEM.
  */
 int statedir_lock(const char *dir, unsigned wait_sec, const struct logger *lg);
 

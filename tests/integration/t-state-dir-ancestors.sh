@@ -40,6 +40,19 @@ for cmd in start stop status; do
 done
 is_mountpoint "$SCRATCH/mnt" && fail "start mounted with an untrusted state directory"
 
+note "through a link another user could repoint (root's, in their directory): refused"
+mkdir -p "$SCRATCH/real/state"
+ln -s "$SCRATCH/real" "$SCRATCH/theirs/l"
+in_state_dir "$SCRATCH/theirs/l/state" 4 start
+expect_out "'$SCRATCH/theirs/l' is a symbolic link"
+expect_out "give --state-dir the path without it ($SCRATCH/real/state)"
+[ "$(printf '%s\n' "$OUT" | wc -l)" = 1 ] || fail "the refusal was said more than once"
+is_mountpoint "$SCRATCH/mnt" && fail "start mounted with an untrusted state directory"
+note "...while root's link in root's directory is followed"
+ln -s "$SCRATCH/real" "$SCRATCH/l"
+in_state_dir "$SCRATCH/l/state" 0 start
+in_state_dir "$SCRATCH/l/state" 0 stop
+
 note "in a sticky everyone-writable directory, below an entry another user owns: refused"
 mkdir -m 1777 "$SCRATCH/sticky"
 chmod 1777 "$SCRATCH/sticky"
