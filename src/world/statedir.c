@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,8 +216,10 @@ static int wait_lock(int fd, const char *path, unsigned wait_sec, const struct l
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			return 0;
 		if (errno != EWOULDBLOCK) {
-			log_error(lg, "'%s': %s", path, strerror(errno));
-			return -errno;
+			int e = errno;
+
+			log_error(lg, "'%s': %s", path, strerror(e));
+			return -e;
 		}
 		if (tenths % 10 == 0 && (pid = lock_holder(fd)) > 0)
 			snprintf(who, sizeof(who), "another storaged (pid %d)", (int)pid);
