@@ -13,6 +13,7 @@
 
 #include "statedir.h"
 #include "parse/units.h"
+#include "shared/notify.h"
 #include "shared/util.h"
 
 /* A link: whoever can change it decides what stop unmounts, so the remedy
@@ -223,6 +224,12 @@ static int wait_lock(int fd, const char *path, unsigned wait_sec, const struct l
 		}
 		if (tenths % 10 == 0 && (pid = lock_holder(fd)) > 0)
 			snprintf(who, sizeof(who), "another storaged (pid %d)", (int)pid);
+		/* a service manager's timeout (90 s too by default) must not end
+		 * the wait before it can say who held the lock */
+		if (tenths == 0)
+			notify_send("EXTEND_TIMEOUT_USEC=%llu\nSTATUS=waiting up to %us for %s",
+				    (unsigned long long)(wait_sec * USEC_PER_SEC + NOTIFY_EXTEND_MARGIN_USEC),
+				    wait_sec, who);
 		if (tenths == 10)
 			log_info(lg, "%s holds '%s': waiting for it to finish, at most %u s", who, path, wait_sec);
 		if (stop_pending())

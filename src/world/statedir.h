@@ -57,7 +57,9 @@ unsigned statedir_lock_wait_sec(void);
  * Nothing is made before statedir_check() passed on the path.
  * One storaged at a time changes the system: takes an exclusive flock(2)
  * on @dir/lock, once statedir_check() passed, waiting up to @wait_sec for
- * the one that holds it (named by its pid from /proc/locks).
+ * the one that holds it (named by its pid from /proc/locks).  Under a
+ * service manager the wait first extends its timeout past @wait_sec
+ * (EXTEND_TIMEOUT_USEC=, with a STATUS= line naming the wait).
  *
  * Returns: the locked fd (caller closes); -EPERM when @dir cannot be
  * used; -EWOULDBLOCK when another storaged still held the lock after
