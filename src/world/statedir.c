@@ -48,15 +48,16 @@ static bool only_root_replaces(const struct stat *up, const struct stat *st)
 
 /* Why the entry @path (status @st) in the directory @up_path (status @up)
  * lets another user replace the state directory, with the remedy. */
-static int refuse_ancestor(const char *dir, const char *up_path, const struct stat *up, const char *path,
-			   const struct stat *st, const struct logger *lg)
+static int refuse_ancestor(const char *dir, const char *up_path, const struct stat *up,
+			   const char *path, const struct stat *st, const struct logger *lg)
 {
 	if (up->st_uid == 0 && (up->st_mode & S_ISVTX))
 		log_error(lg, "state directory '%s': '%s' is owned by uid %u in the everyone-writable directory '%s', so that user can replace what is below it, and with it what `storaged stop` unmounts; keep the state directory where only root can write (the default is /run/storaged), or `chown root:root %s`",
 			  dir, path, (unsigned)st->st_uid, up_path, path);
 	else
 		log_error(lg, "state directory '%s': '%s' above it is owned by uid %u, mode %04o, so a user other than root can replace the state directory, and with it what `storaged stop` unmounts; keep the state directory where only root can write (the default is /run/storaged), or `chown root:root %s; chmod go-w %s`",
-			  dir, up_path, (unsigned)up->st_uid, (unsigned)(up->st_mode & 07777), up_path, up_path);
+			  dir, up_path, (unsigned)up->st_uid, (unsigned)(up->st_mode & 07777),
+			  up_path, up_path);
 	return -EPERM;
 }
 
@@ -78,9 +79,9 @@ static int check_links(const char *dir, char *parent, const char *real, const st
 			*slash = '\0';
 			if (stat(*parent ? parent : "/", &up) == 0 && !only_root_replaces(&up, &st)) {
 				log_error(lg, "state directory '%s': '%s/%s' is a symbolic link owned by uid %u in '%s' (owned by uid %u, mode %04o): a user other than root could point it elsewhere, and with it what `storaged stop` unmounts; give --state-dir the path without it (%s/%s)",
-					  dir, parent, slash + 1, (unsigned)st.st_uid, *parent ? parent : "/",
-					  (unsigned)up.st_uid, (unsigned)(up.st_mode & 07777), real,
-					  strrchr(dir, '/') + 1);
+					  dir, parent, slash + 1, (unsigned)st.st_uid,
+					  *parent ? parent : "/", (unsigned)up.st_uid,
+					  (unsigned)(up.st_mode & 07777), real, strrchr(dir, '/') + 1);
 				*slash = '/';
 				*end = c;
 				return -EPERM;
@@ -201,7 +202,8 @@ static bool stop_pending(void)
 {
 	sigset_t set;
 
-	return sigpending(&set) == 0 && (sigismember(&set, SIGINT) == 1 || sigismember(&set, SIGTERM) == 1);
+	return sigpending(&set) == 0 &&
+	       (sigismember(&set, SIGINT) == 1 || sigismember(&set, SIGTERM) == 1);
 }
 
 /* Waits at most @wait_sec for the lock on @fd, saying after a second whom
@@ -231,7 +233,8 @@ static int wait_lock(int fd, const char *path, unsigned wait_sec, const struct l
 				    (unsigned long long)(wait_sec * USEC_PER_SEC + NOTIFY_EXTEND_MARGIN_USEC),
 				    wait_sec, who);
 		if (tenths == 10)
-			log_info(lg, "%s holds '%s': waiting for it to finish, at most %u s", who, path, wait_sec);
+			log_info(lg, "%s holds '%s': waiting for it to finish, at most %u s", who,
+				 path, wait_sec);
 		if (stop_pending())
 			return -EINTR;
 		if (tenths >= wait_sec * 10) {
