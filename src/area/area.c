@@ -31,13 +31,13 @@
 static int check_memory(const struct area_config *a, const struct area_sizing *sz,
 			const struct sysinfo_memory *mem, struct diag_list *m)
 {
-	uint64_t avail = mem->available + mem->swap_free;
+	uint64_t avail = sysinfo_memory_room(mem);
 	char x[24], y[24];
 
 	if (a->force || avail == 0 || sz->size_bytes <= avail)
 		return 0;
 	diag_error(m, NULL, 0,
-		   "area '%s': size %s is above available memory + swap (%s): lower size= or set force = yes",
+		   "area '%s': size %s is above RAM + swap (%s): lower size= or set force = yes",
 		   a->name, units_format_size(sz->size_bytes, x, sizeof(x)),
 		   units_format_size(avail, y, sizeof(y)));
 	return -ENOMEM;

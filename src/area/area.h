@@ -52,7 +52,7 @@ int area_survey_path(const char *path, struct area_survey *ret);
  *        files open under @a->path
  *
  * Steps: 1. refuse when the seed does not fit (@sz->why) or the size is above
- * available memory + swap (unless @a->force); 2. create the backend (tmpfs
+ * RAM + swap (sysinfo_memory_room(), unless @a->force); 2. create the backend (tmpfs
  * mount; zram: hot_add, disksize, mkfs.<fs>, mount) at areas/<name>/area,
  * private; 3. read back the effective limits (statvfs), a mismatch is an
  * error; 4. bind @a->path privately at areas/<name>/lower; 5. seed: libarchive

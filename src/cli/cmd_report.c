@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -473,6 +474,17 @@ static const struct btrfs_fs_list *read_btrfs(const struct sources *src, const s
 	return any && world_load_devices(src, &quiet, w) == 0 ? &w->btrfs : NULL;
 }
 
+bool state_dir_missing(const struct options *o, const struct logger *lg)
+{
+	struct stat st;
+
+	if (!o->state_dir_given || lstat(o->state_dir, &st) == 0 || errno != ENOENT)
+		return false;
+	log_error(lg, "--state-dir '%s': no such directory: storaged set nothing up with it; check the name (start makes it, default %s)",
+		  o->state_dir, STATE_DIR_DEFAULT);
+	return true;
+}
+
 int cmd_status(const struct options *o, const struct logger *lg)
 {
 	struct sources src;
@@ -489,12 +501,8 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	/* --format=prometheus, all of it in status_prom*.c */
 	if (o->prometheus)
 		return cmd_status_prometheus(o, lg);
-	/* the default missing: nothing set up yet; one named by hand: a typo? */
-	if (o->state_dir_given && access(o->state_dir, F_OK) < 0 && errno == ENOENT) {
-		log_error(lg, "--state-dir '%s': no such directory: storaged set nothing up with it; check the name (start makes it, default %s)",
-			  o->state_dir, STATE_DIR_DEFAULT);
+	if (state_dir_missing(o, lg))
 		return EXIT_STATE;
-	}
 	if (statedir_load_state(o->state_dir, lg, &st) < 0)
 		return EXIT_STATE;
 	in.btrfs = read_btrfs(&src, lg, &st, &w);

@@ -220,9 +220,12 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	int r, saved;
 
 	/* a start left waiting for nofail entries gives way to this one */
-	if (!no_wait)
+	if (!no_wait) {
+		if (statedir_check(o->state_dir, lg) < 0)
+			return -EPERM;
 		daemon_take_over(o->state_dir, lg);
-	lock = statedir_lock(o->state_dir, lg);
+	}
+	lock = statedir_lock(o->state_dir, statedir_lock_wait_sec(), lg);
 	if (lock < 0)
 		return lock == -EWOULDBLOCK ? -EIO : lock;
 	/* the state is written before the first step: a state that cannot

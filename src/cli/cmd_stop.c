@@ -85,18 +85,24 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 		return EXIT_CONFIG;
 	}
 	/* no state directory: no storaged set anything up with it (start
-	 * makes it before its first step), and stop must not make one */
+	 * makes it before its first step), and stop must not make one; one
+	 * named by hand is more likely misspelt */
+	if (state_dir_missing(o, lg))
+		return EXIT_STATE;
 	if (lstat(o->state_dir, &dir_st) < 0 && errno == ENOENT) {
 		log_info(lg, "nothing to undo: storaged set nothing up with state directory '%s' (it does not exist)",
 			 o->state_dir);
 		return 0;
 	}
+	/* the resident's pid is read from it: trusted first */
+	if (statedir_check(o->state_dir, lg) < 0)
+		return EXIT_STATE;
 	end_resident(o, lg);
 	/* a start still waiting for nofail entries' devices holds the lock */
 	daemon_take_over(o->state_dir, lg);
-	lock = statedir_lock(o->state_dir, lg);
+	lock = statedir_lock(o->state_dir, statedir_lock_wait_sec(), lg);
 	if (lock < 0)
-		return lock == -EWOULDBLOCK ? EXIT_STEP_FAILED : EXIT_STATE;
+		return lock == -EWOULDBLOCK || lock == -EINTR ? EXIT_STEP_FAILED : EXIT_STATE;
 	if (statedir_load_state(o->state_dir, lg, &st) < 0) {
 		log_error(lg, "nothing undone");
 		state_done(&st);

@@ -30,7 +30,9 @@ struct options {
 	bool config_given; /* -c was given: a missing file is an error */
 	const char *fstab_path; /* -f; NULL: from the config */
 	const char *state_dir; /* --state-dir; STATE_DIR_DEFAULT */
-	bool state_dir_given; /* --state-dir was given: status needs it to exist */
+	/* --state-dir named another directory than the default: status and
+	 * stop need it to exist (state_dir_missing()) */
+	bool state_dir_given;
 	bool dry_run;
 	bool json;
 	bool foreground; /* --foreground: stay resident in the foreground */
@@ -53,6 +55,10 @@ void add_count(char *buf, size_t len, unsigned n, const char *one, const char *m
 /* cmd_stop.c: undo what the state records, newest first; one closing line
  * counts what was undone (none when nothing was). */
 int cmd_stop(const struct options *o, const struct logger *lg);
+/* cmd_report.c: true (logged, with advice) when --state-dir named a
+ * directory that does not exist: a typo until shown otherwise, while the
+ * default one missing means storaged set nothing up yet. */
+bool state_dir_missing(const struct options *o, const struct logger *lg);
 /* cmd_report.c: btrfs filesystems, members present/expected. */
 int cmd_scan(const struct options *o, const struct logger *lg);
 /* cmd_report.c: what storaged set up, what is pending or failed. */

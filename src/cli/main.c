@@ -197,7 +197,8 @@ static int parse_options(int argc, char **argv, struct options *o, int *level)
 			break;
 		case OPT_STATE_DIR:
 			o->state_dir = optarg;
-			o->state_dir_given = true;
+			/* the default named by hand (a unit file) is still the default */
+			o->state_dir_given = strcmp(optarg, STATE_DIR_DEFAULT) != 0;
 			break;
 		case OPT_LOCAL:
 			o->local_only = true;

@@ -30,4 +30,22 @@ struct sysinfo_memory {
  */
 int sysinfo_memory(const char *meminfo_path, struct sysinfo_memory *ret);
 
+/**
+ * sysinfo_memory_room:
+ * @m: as sysinfo_memory() read it
+ *
+ * The largest size a RAM area may have without force = yes: RAM plus swap
+ * (MemTotal + SwapTotal), of the same measure N% sizes are a share of, so
+ * that size = 100% (tmpfs's own size=100%: all of RAM) is always within
+ * it.  A bound on the limit, not on what is free now: tmpfs, zram and brd
+ * take pages only as they are written, and MemAvailable moves with the
+ * page cache.
+ *
+ * Returns: bytes; 0 when MemTotal is unknown (no check).
+ */
+static inline uint64_t sysinfo_memory_room(const struct sysinfo_memory *m)
+{
+	return m->total ? m->total + m->swap_total : 0;
+}
+
 #endif

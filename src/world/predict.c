@@ -4,7 +4,7 @@
  * runs, made here on the same facts, so that --dry-run and check show the
  * failure with start's own reason.  The rules are the rows of rules[]
  * below, each citing the kernel, libmount or mkfs code it follows:
- *   - areas: size against available memory + swap, ext inode tables
+ *   - areas: size against RAM + swap, ext inode tables
  *     against size, the copy helper for seed or persist areas, a zram
  *     compressor the kernel has;
  *   - waits: a device not present fails at its deadline;
@@ -79,12 +79,12 @@ static int rule_area_memory(struct predictor *pr, size_t i)
 {
 	const struct plan_step *s = &pr->p->steps[i];
 	const struct area_config *a = s->area;
-	uint64_t avail = pr->ps->mem.available + pr->ps->mem.swap_free;
+	uint64_t avail = sysinfo_memory_room(&pr->ps->mem);
 	char x[24], y[24];
 
 	if (!area_sized(s) || a->force || !avail || s->sizing.size_bytes <= avail)
 		return 0;
-	return predict__record(pr, i, "area '%s': size %s is above available memory + swap (%s): lower size= or set force = yes",
+	return predict__record(pr, i, "area '%s': size %s is above RAM + swap (%s): lower size= or set force = yes",
 			       a->name, units_format_size(s->sizing.size_bytes, x, sizeof(x)),
 			       units_format_size(avail, y, sizeof(y)));
 }
@@ -346,7 +346,7 @@ struct predict_rule {
 
 static const struct predict_rule rules[] = {
 	{ "area-memory", PLAN_AREA, false, rule_area_memory,
-	  "storaged area.c check_memory(): MemAvailable + SwapFree of /proc/meminfo (Linux Documentation/filesystems/proc.rst, 3.14+)" },
+	  "storaged area.c check_memory(): MemTotal + SwapTotal of /proc/meminfo (Linux Documentation/filesystems/proc.rst), the measure of N% sizes" },
 	{ "area-ext-inodes", PLAN_AREA, false, rule_area_ext_inodes,
 	  "e2fsprogs misc/mke2fs.c: at most 2^32-1 inodes, inode tables inside the filesystem (1.46-1.47)" },
 	{ "area-mkfs", PLAN_AREA, false, predict__mkfs,

@@ -24,24 +24,49 @@
  *
  * @dir must be a directory, not a symbolic link, owned by root, that
  * group and others cannot write, since stop later trusts what is recorded
- * in it.
+ * in it; and only root may replace it: every directory above it is root's
+ * and closed to group and others, or root's and sticky (/tmp) with the
+ * entry below it root's, and every link on the way is root's where only
+ * root can replace it (as it is written: its target is checked resolved) (as sshd's StrictModes and systemd's
+ * chase(CHASE_SAFE) judge a path).
  *
- * Returns: 0 (also when @dir does not exist); -EPERM.
+ * Returns: 0 (also when @dir does not exist, if it would be made where
+ * only root can replace it); -EPERM; -ENOMEM.
  */
 int statedir_check(const char *dir, const struct logger *lg);
+
+/* How long start and stop wait for another storaged's lock: systemd's
+ * default start timeout (DefaultTimeoutStartSec=90s). */
+#define STATEDIR_LOCK_WAIT_SEC 90U
+
+/**
+ * statedir_lock_wait_sec:
+ *
+ * Returns: STATEDIR_LOCK_WAIT_SEC, or the seconds STORAGED_TEST_LOCK_WAIT
+ * says (0..3600, read with secure_getenv(3): tests only).
+ */
+unsigned statedir_lock_wait_sec(void);
 
 /**
  * statedir_lock:
  * @dir: the state directory (absolute), created (0755) when missing
- * @lg: why it failed, with the remedy
+ * @wait_sec: how long to wait for another storaged that holds the lock
+ * @lg: why it failed, with the remedy; after a second of waiting, whom it
+ *      waits for (info)
  *
- * One storaged at a time changes the system: takes an exclusive,
- * non-blocking flock(2) on @dir/lock, once statedir_check() passed.
+ * Nothing is made before statedir_check() passed on the path.
+ * One storaged at a time changes the system: takes an exclusive flock(2)
+ * on @dir/lock, once statedir_check() passed, waiting up to @wait_sec for
+ * the one that holds it (named by its pid from /proc/locks).  Under a
+ * service manager the wait first extends its timeout past @wait_sec
+ * (EXTEND_TIMEOUT_USEC=, with a STATUS= line naming the wait).
  *
  * Returns: the locked fd (caller closes); -EPERM when @dir cannot be
- * used; -EWOULDBLOCK when another storaged holds the lock; -ENOMEM.
+ * used; -EWOULDBLOCK when another storaged still held the lock after
+ * @wait_sec; -EINTR when SIGINT or SIGTERM, blocked, came meanwhile (a
+ * resident's loop reads it); -ENOMEM.
  */
-int statedir_lock(const char *dir, const struct logger *lg);
+int statedir_lock(const char *dir, unsigned wait_sec, const struct logger *lg);
 
 /**
  * statedir_load_state:

@@ -92,7 +92,7 @@ void world_done(struct world *w)
 /* ------------------------------------------------------------ RAM size */
 
 /* Memory: MemTotal for size = N% of an area (0 when unknown: the planner
- * then refuses N% sizes), MemAvailable and swap for the predictions. */
+ * then refuses N% sizes), and with SwapTotal the bound of every size. */
 static void read_memory(const struct sources *s, const struct logger *lg, struct sysinfo_memory *m)
 {
 	int r = sysinfo_memory(s->meminfo_path, m);

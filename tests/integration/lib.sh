@@ -158,6 +158,16 @@ run_sd() {
 	[ "$rc" = "$want" ] || fail "storaged $* exited $rc, expected $want"
 }
 
+# in_state_dir DIR EXPECTED ARGS...: run_sd with DIR as the state directory
+in_state_dir() {
+	local dir=$1 want=$2 rc
+	shift 2
+	OUT=$("$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$dir" "$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$OUT" | sed 's/^/  | /'
+	[ "$rc" = "$want" ] || fail "storaged --state-dir $dir $* exited $rc, expected $want"
+}
+
 # run_scan EXPECTED [ARGS...]: storaged scan, which exits 1 exactly when a
 # btrfs filesystem it shows is incomplete, stale or ambiguous: EXPECTED for
 # the test's own ($FSID, or every filesystem when unset); a filesystem of

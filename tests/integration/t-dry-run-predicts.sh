@@ -38,10 +38,10 @@ predict_then_start() {
 
 mkdir -p "$SCRATCH/area" "$SCRATCH/mnt"
 
-note "an area of 10 TiB: above available memory + swap"
+note "an area of 10 TiB: above RAM + swap"
 printf '[storaged]\n[area big]\npath = %s\nsize = 10T\ninodes = 1000\nseed = no\n' \
 	"$SCRATCH/area" >"$CONF"
-predict_then_start "area 'big': size 10T is above available memory + swap"
+predict_then_start "area 'big': size 10T is above RAM + swap"
 
 if [ -e /sys/class/zram-control ] && command -v mkfs.ext4 >/dev/null; then
 	note "a zram ext4 area whose inode tables do not fit in it"

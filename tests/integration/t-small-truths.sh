@@ -2,7 +2,9 @@
 # Small things storaged says, each checked against the system:
 # - `seed = no` with the default sizes (auto) plans and sets up an empty
 #   area of the size the plan names (findmnt's size= and nr_inodes=);
-# - relative -c and -f name the same files after a resident storaged
+# - `size = 100%` (documented, tmpfs's own size=100%) is set up at MemTotal:
+#   the memory check compares RAM + swap with RAM + swap, not MemAvailable;
+ name the same files after a resident storaged
 #   changed to /: SIGHUP reloads them (a new fstab entry gets mounted);
 # - an option the command would ignore is a usage error that changes
 #   nothing (start --json, status --local, scan --dry-run).
@@ -31,6 +33,33 @@ printf '%s\n' "$opts" | grep -q "nr_inodes=$inodes" || fail "mounted with '$opts
 [ -z "$(ls -A "$SCRATCH/data")" ] || fail "seed = no copied: $(ls -A "$SCRATCH/data")"
 run_sd 0 stop
 [ -f "$SCRATCH/data/kept" ] || fail "the directory lost its file"
+printf '[storaged]\n' >"$CONF"
+
+note "size = 100%: of RAM, as tmpfs's size=100%; accepted and set up at MemTotal"
+cat >"$CONF" <<EOT
+[storaged]
+[area all]
+path = $SCRATCH/data
+size = 100%
+inodes = 1000
+seed = no
+EOT
+run_sd 0 check
+run_sd 0 --dry-run
+expect_out "(100% of RAM)"
+total_k=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
+run_sd 0 start
+opts=$(findmnt -rn -o OPTIONS --mountpoint "$SCRATCH/data" | tail -n 1)
+size_k=$(printf '%s\n' "$opts" | sed -n 's/.*size=\([0-9]*\)k.*/\1/p')
+[ -n "$size_k" ] && [ "$size_k" -le "$total_k" ] && [ "$size_k" -ge $((total_k - 4)) ] ||
+	fail "size = 100% mounted with '$opts', MemTotal is ${total_k}k"
+run_sd 0 stop
+note "...while a size above RAM + swap is still refused without force = yes"
+swap_k=$(awk '/^SwapTotal:/ { print $2 }' /proc/meminfo)
+sed -i "s/^size = .*/size = $((total_k + swap_k + 1024))k/" "$CONF"
+run_sd 1 check
+expect_out "above RAM + swap"
+expect_out "force = yes"
 printf '[storaged]\n' >"$CONF"
 
 note "options a command would ignore: usage errors, nothing changed"

@@ -8,16 +8,6 @@ setup
 mkdir -p "$SCRATCH/mnt" "$SCRATCH/real"
 echo "tmpfs  $SCRATCH/mnt  tmpfs  size=1M,noauto,x-storaged  0 0" >"$FSTAB"
 
-# in_state_dir DIR EXPECTED ARGS...: storaged with DIR as its state directory
-in_state_dir() {
-	local dir=$1 want=$2 rc
-	shift 2
-	OUT=$("$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$dir" "$@" 2>&1)
-	rc=$?
-	printf '%s\n' "$OUT" | sed 's/^/  | /'
-	[ "$rc" = "$want" ] || fail "storaged --state-dir $dir $* exited $rc, expected $want"
-}
-
 note "a symbolic link as the state directory: refused by every command, the real path named"
 ln -s "$SCRATCH/real" "$SCRATCH/link"
 for cmd in start status stop; do

@@ -1104,6 +1104,39 @@ static void test_nosuid_nodev(void **state)
 	diag_list_done(&dl);
 }
 
+/* On a directory the sticky bit (restricted deletion) and the set-group-ID
+ * bit (new entries take its group) mean something; the set-user-ID bit
+ * means nothing on Linux: refused with its line and the mode without it. */
+static void test_area_mode_bits(void **state)
+{
+	static const char *const good[] = { "0755", "1777", "2775", "3777", "0" };
+	static const struct {
+		const char *mode, *advice;
+	} bad[] = { { "4777", "mode = 0777" }, { "4755", "mode = 0755" }, { "6775", "mode = 2775" },
+		    { "07777", "mode = 3777" } };
+	struct diag_list dl = { 0 };
+	struct config c;
+	char text[128];
+
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		snprintf(text, sizeof(text), "[area a]\npath = /a\nmode = %s\n", good[i]);
+		assert_int_equal(parse_str(&c, text, &dl), 0);
+		assert_int_equal(dl.n, 0);
+		assert_true(c.areas[0].mode_set);
+		config_done(&c);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		snprintf(text, sizeof(text), "[area a]\npath = /a\nmode = %s\nseed = no\n", bad[i].mode);
+		assert_int_equal(parse_str(&c, text, &dl), -EINVAL);
+		assert_int_equal(dl.n, 1);
+		assert_int_equal(dl.v[0].line, 3);
+		assert_non_null(strstr(dl.v[0].msg, "set-user-ID"));
+		assert_non_null(strstr(dl.v[0].msg, bad[i].advice));
+		config_done(&c);
+		diag_list_done(&dl);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1129,6 +1162,7 @@ int main(void)
 		cmocka_unit_test(test_zero_timeouts),
 		cmocka_unit_test(test_area_name_limit),
 		cmocka_unit_test(test_nosuid_nodev),
+		cmocka_unit_test(test_area_mode_bits),
 		cmocka_unit_test(test_sync_interval),
 		cmocka_unit_test(test_btrfs_sections),
 		cmocka_unit_test(test_btrfs_section_errors),
