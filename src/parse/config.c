@@ -377,9 +377,12 @@ static void apply_key(struct parser *p, const char *key, const char *value)
 		report_value(p, k, value, r);
 	else if (k->flag_off)
 		*(bool *)((char *)base + k->flag_off) = true;
-	/* the kernel's types are the loader's to check: it names this line */
+	/* the kernel's types and the directory are the loader's and the
+	 * planner's to check: they name these lines */
 	if (r == 0 && p->in == SECTION_AREA && strcmp(k->key, "fs") == 0)
 		p->c->areas[p->area].fs_line = line;
+	if (r == 0 && p->in == SECTION_AREA && strcmp(k->key, "path") == 0)
+		p->c->areas[p->area].path_line = line;
 }
 
 /* inih names the section with each key: a new name starts a section. */

@@ -50,6 +50,7 @@ struct area_config {
 	char *file; /* file the section is in (owned), NULL when built in code */
 	unsigned line; /* line of the section header */
 	char *path; /* absolute, normalised persistent directory */
+	unsigned path_line; /* line of "path =", 0 when not set */
 	enum area_backend backend; /* default AREA_TMPFS */
 	struct area_size size; /* default auto */
 	bool inodes_auto; /* default true */
