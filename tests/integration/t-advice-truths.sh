@@ -1,7 +1,10 @@
 #!/bin/bash
 # What storaged tells a new administrator, checked against what it does:
 # - an area whose path = is a symbolic link (or missing) is named with the
-#   config's file:line, as the other area errors are.
+#   config's file:line, as the other area errors are;
+# - --dry-run shows as a mount's options exactly those start hands on to
+#   mount: not X-mount.*, x-* or comment=, which libmount and storaged act
+#   on or skip and never pass to the kernel or a mount helper.
 . "$(dirname "$0")/lib.sh"
 setup
 mkdir -p "$SCRATCH/real"
@@ -25,5 +28,21 @@ for args in "--dry-run" "check" "start"; do
 done
 is_mountpoint "$SCRATCH/link" && fail "an area was set up over the link"
 is_mountpoint "$SCRATCH/real" && fail "an area was set up through the link"
+run_sd 0 stop
+
+note "--dry-run's mount options are those start passes on"
+printf '[storaged]\n' >"$CONF"
+echo "tmpfs  $SCRATCH/made/here  tmpfs  size=1M,X-mount.mkdir=0750,noauto,x-storaged,mode=0711,x-initrd.mount,comment=tmp,nofail,X-mount.mode=0700  0 0" >"$FSTAB"
+run_sd 0 --dry-run
+expect_out "^1 mount tmpfs on $SCRATCH/made/here type tmpfs -o size=1M,mode=0711  (nofail)\$"
+sd --dry-run --json 2>/dev/null | python3 -c '
+import json, sys
+opts = json.load(sys.stdin)["plan"][0]["options"]
+sys.exit(opts != "size=1M,mode=0711")' || fail "--dry-run --json: options other than size=1M,mode=0711"
+run_sd 0 start
+is_mountpoint "$SCRATCH/made/here" || fail "X-mount.mkdir: start did not make and mount $SCRATCH/made/here"
+opts=$(findmnt -rn -o OPTIONS --mountpoint "$SCRATCH/made/here")
+printf '%s\n' "$opts" | grep -q "size=1024k" || fail "mounted with '$opts', not size=1M"
+printf '%s\n' "$opts" | grep -q "mode=711" || fail "mounted with '$opts', not mode=0711"
 run_sd 0 stop
 exit 0
