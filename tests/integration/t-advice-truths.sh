@@ -4,7 +4,9 @@
 #   config's file:line, as the other area errors are;
 # - --dry-run shows as a mount's options exactly those start hands on to
 #   mount: not X-mount.*, x-* or comment=, which libmount and storaged act
-#   on or skip and never pass to the kernel or a mount helper.
+#   on or skip and never pass to the kernel or a mount helper;
+# - advice to run storaged again carries the -c, -f and --state-dir in
+#   use, quoted for the shell: pasted, it does what it says.
 . "$(dirname "$0")/lib.sh"
 setup
 mkdir -p "$SCRATCH/real"
@@ -45,4 +47,48 @@ opts=$(findmnt -rn -o OPTIONS --mountpoint "$SCRATCH/made/here")
 printf '%s\n' "$opts" | grep -q "size=1024k" || fail "mounted with '$opts', not size=1M"
 printf '%s\n' "$opts" | grep -q "mode=711" || fail "mounted with '$opts', not mode=0711"
 run_sd 0 stop
+
+# advised CMD: the storaged command in $OUT's line matching CMD's verb,
+# between backticks or single quotes, as printed
+advised() {
+	printf '%s\n' "$OUT" | grep -o "[\`']storaged [^\`]*$1[\`']" | head -n 1 | sed "s/^.//; s/.$//"
+}
+# paste CMD EXPECTED_EXIT: runs CMD as a user pasting it would (the binary
+# under test for "storaged"), keeps its output in $OUT
+paste_advice() {
+	local rc
+	[ -n "$1" ] || fail "no advice to paste"
+	case "$1" in storaged\ *) ;; *) fail "advice '$1' is not a storaged command" ;; esac
+	OUT=$(eval "\"\$STORAGED\" ${1#storaged }" 2>&1)
+	rc=$?
+	printf '%s\n' "$OUT" | sed 's/^/  | /'
+	[ "$rc" = "$2" ] || fail "pasted '$1' exited $rc, expected $2"
+}
+
+note "advice carries -c, -f and --state-dir, quoted: pasted, it works"
+mkdir -p "$SCRATCH/it's here" "$SCRATCH/data"
+CONF="$SCRATCH/it's here/my storaged.conf"
+FSTAB="$SCRATCH/it's here/fs tab"
+STATE="$SCRATCH/it's here/run state"
+cat >"$CONF" <<EOT
+[storaged]
+[area keep]
+path = $SCRATCH/data
+persist = yes
+EOT
+echo "tmpfs  $SCRATCH/nowhere/m  tmpfs  size=1M,noauto,x-storaged  0 0" >"$FSTAB"
+chmod 0644 "$CONF" "$FSTAB"
+run_sd 1 sync keep
+expect_out "(\`storaged -c '$SCRATCH/it'\\\\''s here/my storaged.conf' -f '$SCRATCH/it'\\\\''s here/fs tab' --state-dir '$SCRATCH/it'\\\\''s here/run state' start\` sets it up)"
+paste_advice "$(advised start)" 1
+is_mountpoint "$SCRATCH/data" || fail "the pasted start did not set up the area"
+expect_out "see \`storaged -c .* status\`"
+paste_advice "$(advised status)" 1
+expect_out "keep"
+expect_out "$SCRATCH/nowhere/m"
+run_sd 2 sync other
+paste_advice "$(advised status)" 1
+expect_out "keep"
+run_sd 0 stop
+is_mountpoint "$SCRATCH/data" && fail "stop left the area"
 exit 0
