@@ -378,6 +378,13 @@ out:
 	return r;
 }
 
+/* The file @a's section is in, for "(FILE:LINE)": an area built in code
+ * has none, and is the default configuration's. */
+static const char *area_config_file(const struct area_config *a)
+{
+	return a->file ? a->file : CONFIG_DEFAULT_PATH;
+}
+
 /* An area planned on a filesystem that was not mounted yet is surveyed and
  * sized now, on the filesystem it will cover. */
 static int size_now(const struct area_config *a, uint64_t ram_bytes, struct area_sizing *ret,
@@ -393,8 +400,9 @@ static int size_now(const struct area_config *a, uint64_t ram_bytes, struct area
 	r = area_size_resolve(a, &sv, ram_bytes, ret);
 	if (r < 0)
 		diag_error(m, NULL, 0,
-			   "area '%s': path '%s': %s; create the directory on the filesystem it is on, or correct path=",
-			   a->name, a->path, strerror(sv.valid ? -r : -sv.error));
+			   "area '%s': path '%s': %s; create the directory on the filesystem it is on, or correct path= (%s:%u)",
+			   a->name, a->path, strerror(sv.valid ? -r : -sv.error), area_config_file(a),
+			   a->path_line ? a->path_line : a->line);
 	return r;
 }
 
@@ -429,8 +437,8 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 	s.path_fd = area_open_nofollow(a->path, O_PATH | O_DIRECTORY);
 	if (s.path_fd < 0) {
 		r = s.path_fd;
-		diag_error(msgs, NULL, 0, "area '%s': opening '%s' (symlinks are not followed): %s",
-			   a->name, a->path, strerror(-r));
+		diag_error(msgs, NULL, 0, "area '%s': opening '%s' (symlinks are not followed): %s; correct path= (%s:%u)",
+			   a->name, a->path, strerror(-r), area_config_file(a), a->path_line ? a->path_line : a->line);
 		goto out;
 	}
 	r = setup_steps(&s, state_dir, msgs);

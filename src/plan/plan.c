@@ -422,14 +422,6 @@ static int add_deferred_area_step(struct builder *b, size_t i)
 	return 0;
 }
 
-/* The file @a's section is in, for its "file:line". */
-static const char *area_file(const struct builder *b, const struct area_config *a)
-{
-	if (a->file)
-		return a->file;
-	return b->in->config->file ? b->in->config->file : "storaged.conf";
-}
-
 /* The area's directory cannot be used (missing, not a directory, a link):
  * that area's step fails and what waits on it is skipped, but the rest of
  * the pass runs.  The directory is often the user's (~/rpmbuild): were it
@@ -449,7 +441,7 @@ static int add_unusable_area_step(struct builder *b, size_t i, int error)
 	if (asprintf(&b->steps[idx].note, "path '%s': %s; create the directory or correct path= (%s:%u)", a->path,
 		     link ? "not a directory, or a symbolic link (not followed in an area's path)"
 			  : strerror(-error),
-		     area_file(b, a), a->path_line ? a->path_line : a->line) < 0) {
+		     a->file ? a->file : b->in->config->file, a->path_line ? a->path_line : a->line) < 0) {
 		b->steps[idx].note = NULL;
 		return -ENOMEM;
 	}
@@ -475,8 +467,8 @@ static int add_area_step(struct builder *b, size_t i)
 		return add_unusable_area_step(b, i, sv->error);
 	r = area_size_resolve(a, sv, b->in->ram_bytes, &sizing);
 	if (r < 0)
-		return diag_error(b->diags, area_file(b, a), a->line, "area '%s': cannot size it (%s)", a->name,
-				  strerror(-r));
+		return diag_error(b->diags, a->file ? a->file : b->in->config->file, a->line,
+				  "area '%s': cannot size it (%s)", a->name, strerror(-r));
 	r = plan__builder_add_step(b, PLAN_AREA, &idx);
 	if (r < 0)
 		return r;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # What storaged tells a new administrator, checked against what it does:
 # - an area whose path = is a symbolic link (or missing) is named with the
-#   config's file:line, as the other area errors are;
+#   config's file:line, as the other area errors are, also when it is
+#   found only as it runs (below a filesystem mounted first);
 # - --dry-run shows as a mount's options exactly those start hands on to
 #   mount: not X-mount.*, x-* or comment=, which libmount and storaged act
 #   on or skip and never pass to the kernel or a mount helper;
@@ -31,6 +32,22 @@ done
 is_mountpoint "$SCRATCH/link" && fail "an area was set up over the link"
 is_mountpoint "$SCRATCH/real" && fail "an area was set up through the link"
 run_sd 0 stop
+
+note "an area planned on a filesystem mounted first: its error when it runs names file:line too"
+mkdir -p "$SCRATCH/later"
+cat >"$CONF" <<EOT
+[storaged]
+
+[area below]
+path = $SCRATCH/later/sub
+EOT
+echo "tmpfs  $SCRATCH/later  tmpfs  size=1M,noauto,x-storaged  0 0" >"$FSTAB"
+run_sd 1 --dry-run
+expect_out "will fail: area 'below': its directory '$SCRATCH/later/sub' will not exist: .*(path = at $CONF:4;"
+run_sd 1 start
+expect_out "path '$SCRATCH/later/sub': No such file or directory; create the directory on the filesystem it is on, or correct path= ($CONF:4)"
+run_sd 0 stop
+: >"$FSTAB"
 
 note "--dry-run's mount options are those start passes on"
 printf '[storaged]\n' >"$CONF"
