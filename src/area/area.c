@@ -128,8 +128,11 @@ static int setup_dirs(struct setup *s, const char *state_dir, struct diag_list *
 	}
 	return 0;
 fail:
-	diag_error(m, NULL, 0, "area '%s': creating '%s': %s%s", s->a->name, s->d.top, strerror(-r),
-		   r == -EEXIST ? ": a previous run left it: run 'storaged stop' first" : "");
+	if (r == -EEXIST)
+		diag_error(m, NULL, 0, "area '%s': creating '%s': %s: a previous run left it: run `%s stop` first",
+			   s->a->name, s->d.top, strerror(-r), area_self(&s->d));
+	else
+		diag_error(m, NULL, 0, "area '%s': creating '%s': %s", s->a->name, s->d.top, strerror(-r));
 	return r;
 }
 
@@ -234,8 +237,8 @@ static int area_check_existing(const struct area_dirs *d, const char *name, stru
 	if (state_area_read_fd(fd, &st) == 0 && st.covered) {
 		r = area_state_of(d, &st, why, sizeof(why)) == AREA_STATE_GONE ? -EEXIST : 1;
 		if (r < 0)
-			diag_error(m, NULL, 0, "area '%s' was set up, but %s: run 'storaged stop' first",
-				   name, why);
+			diag_error(m, NULL, 0, "area '%s' was set up, but %s: run `%s stop` first",
+				   name, why, area_self(d));
 	}
 	state_area_done(&st);
 	return r;
@@ -375,6 +378,13 @@ out:
 	return r;
 }
 
+/* The file @a's section is in, for "(FILE:LINE)": an area built in code
+ * has none, and is the default configuration's. */
+static const char *area_config_file(const struct area_config *a)
+{
+	return a->file ? a->file : CONFIG_DEFAULT_PATH;
+}
+
 /* An area planned on a filesystem that was not mounted yet is surveyed and
  * sized now, on the filesystem it will cover. */
 static int size_now(const struct area_config *a, uint64_t ram_bytes, struct area_sizing *ret,
@@ -390,13 +400,14 @@ static int size_now(const struct area_config *a, uint64_t ram_bytes, struct area
 	r = area_size_resolve(a, &sv, ram_bytes, ret);
 	if (r < 0)
 		diag_error(m, NULL, 0,
-			   "area '%s': path '%s': %s; create the directory on the filesystem it is on, or correct path=",
-			   a->name, a->path, strerror(sv.valid ? -r : -sv.error));
+			   "area '%s': path '%s': %s; create the directory on the filesystem it is on, or correct path= (%s:%u)",
+			   a->name, a->path, strerror(sv.valid ? -r : -sv.error), area_config_file(a),
+			   a->path_line ? a->path_line : a->line);
 	return r;
 }
 
 int area_setup(const struct area_config *a, const struct area_sizing *sz, const char *state_dir,
-	       struct diag_list *msgs)
+	       const char *self, struct diag_list *msgs)
 {
 	struct setup s = { .a = a, .sz = sz, .st = { .resource_id = -1 }, .path_fd = -1, .area_fd = -1 };
 	size_t n0 = diag_count(msgs, DIAG_ERROR);
@@ -410,7 +421,7 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 			return r;
 		s.sz = sz = &now;
 	}
-	if ((r = area_dirs_init(&s.d, state_dir, a->name)) < 0)
+	if ((r = area_dirs_init(&s.d, state_dir, a->name, self)) < 0)
 		return r;
 	if ((r = area_check_existing(&s.d, a->name, msgs)) != 0)
 		goto out;
@@ -426,8 +437,8 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 	s.path_fd = area_open_nofollow(a->path, O_PATH | O_DIRECTORY);
 	if (s.path_fd < 0) {
 		r = s.path_fd;
-		diag_error(msgs, NULL, 0, "area '%s': opening '%s' (symlinks are not followed): %s",
-			   a->name, a->path, strerror(-r));
+		diag_error(msgs, NULL, 0, "area '%s': opening '%s' (symlinks are not followed): %s; correct path= (%s:%u)",
+			   a->name, a->path, strerror(-r), area_config_file(a), a->path_line ? a->path_line : a->line);
 		goto out;
 	}
 	r = setup_steps(&s, state_dir, msgs);
@@ -451,7 +462,8 @@ out:
  * storaged's own dying helpers can still use it (its copy helper may not
  * have taken its lock when storaged died), so a busy one is detached
  * instead of holding stop for ever; the user's directory is not touched. */
-static int umount_private(const char *name, const char *what, bool killed_setup, struct diag_list *m)
+static int umount_private(const struct area_dirs *d, const char *name, const char *what, bool killed_setup,
+			  struct diag_list *m)
 {
 	int r;
 
@@ -466,8 +478,11 @@ static int umount_private(const char *name, const char *what, bool killed_setup,
 		return 0;
 	if (r == -EBUSY)
 		area_warn_open_files(name, what, m);
-	diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s%s", name, what, strerror(-r),
-		   r == -EBUSY ? ": stop the processes named above and run 'storaged stop' again" : "");
+	if (r == -EBUSY)
+		diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s: stop the processes named above and run `%s stop` again",
+			   name, what, strerror(-r), area_self(d));
+	else
+		diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s", name, what, strerror(-r));
 	return r;
 }
 
@@ -488,10 +503,10 @@ static int umount_cover(const struct state_area *st, const struct area_dirs *d,
 	if (r == 0 || r == -ESTALE)
 		return 0; /* ours is gone: whatever is there now is not ours */
 	if (r == -EBUSY) {
-		area_explain_busy(st, true, m);
-		return diag_errno(m, r, NULL, 0, "area '%s': unmounting '%s': %s%s", st->name,
-				  f->cover_at_path ? st->path : f->moved_to, strerror(-r),
-				  ": free what is named above and run 'storaged stop' again");
+		area_explain_busy(d, st, true, m);
+		return diag_errno(m, r, NULL, 0,
+				  "area '%s': unmounting '%s': %s: free what is named above and run `%s stop` again",
+				  st->name, f->cover_at_path ? st->path : f->moved_to, strerror(-r), area_self(d));
 	}
 	diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s%s", st->name, st->path, strerror(-r),
 		   r == -ELOOP ? ": the path to it holds a symbolic link now" : "");
@@ -530,11 +545,18 @@ static int unsyncable(const struct area_dirs *d, int recfd, struct state_area *s
 	st->sync_refused = true;
 	if (state_area_write_fd(recfd, st) < 0)
 		st->sync_refused = false;
-	diag_error(m, NULL, 0,
-		   "area '%s': %s: its changes are not synced back into '%s'%s; they are kept in '%s': copy what you need from there%s",
-		   st->name, why, st->path,
-		   f->cover_at_path ? "" : ", which may hold files written to it while it was uncovered",
-		   where, st->sync_refused ? "; the next 'storaged stop' discards them" : "");
+	if (st->sync_refused)
+		diag_error(m, NULL, 0,
+			   "area '%s': %s: its changes are not synced back into '%s'%s; they are kept in '%s': copy what you need from there; the next `%s stop` discards them",
+			   st->name, why, st->path,
+			   f->cover_at_path ? "" : ", which may hold files written to it while it was uncovered",
+			   where, area_self(d));
+	else
+		diag_error(m, NULL, 0,
+			   "area '%s': %s: its changes are not synced back into '%s'%s; they are kept in '%s': copy what you need from there",
+			   st->name, why, st->path,
+			   f->cover_at_path ? "" : ", which may hold files written to it while it was uncovered",
+			   where);
 	return -ESTALE;
 }
 
@@ -607,7 +629,7 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	}
 	/* a mount made on the area after start would hold it busy: said
 	 * before anything is undone, so that the carried ones stay */
-	if (f.cover_present && area_explain_busy(st, false, m) > 0) {
+	if (f.cover_present && area_explain_busy(d, st, false, m) > 0) {
 		r = -EBUSY;
 		goto out;
 	}
@@ -619,8 +641,8 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		goto out;
 	}
 	area_carried_keep_free(keep, n_keep);
-	if ((r = umount_private(st->name, d->lower, false, m)) < 0 ||
-	    (r = umount_private(st->name, d->area, false, m)) < 0)
+	if ((r = umount_private(d, st->name, d->lower, false, m)) < 0 ||
+	    (r = umount_private(d, st->name, d->area, false, m)) < 0)
 		goto out;
 	r = area_backend_release(st, m);
 out:
@@ -630,21 +652,21 @@ out:
 	return r < 0 ? r : lost ? -ENODATA : both ? -COPY_SYNC_KEPT_BOTH : 0;
 }
 
-int area_teardown(const char *state_dir, const char *name, bool do_sync, struct diag_list *msgs)
+int area_teardown(const char *state_dir, const char *self, const char *name, bool do_sync, struct diag_list *msgs)
 {
 	struct area_dirs d;
 	struct state_area st;
 	int fd, r;
 
-	if ((r = area_dirs_init(&d, state_dir, name)) < 0)
+	if ((r = area_dirs_init(&d, state_dir, name, self)) < 0)
 		return r;
 	wait_for_copy(d.area);
 	fd = area_record_open_locked(&d, &st);
 	if (fd < 0) {
 		/* a setup that died before writing its state: undo what exists */
-		r = umount_private(name, d.lower, true, msgs);
+		r = umount_private(&d, name, d.lower, true, msgs);
 		if (r == 0)
-			r = umount_private(name, d.area, true, msgs);
+			r = umount_private(&d, name, d.area, true, msgs);
 		goto remove;
 	}
 	r = teardown_locked(&d, fd, &st, do_sync, msgs);

@@ -48,6 +48,8 @@ int area_survey_path(const char *path, struct area_survey *ret);
  *      was mounted: its directory is surveyed and the area sized now
  *      (RAM from /proc/meminfo)
  * @state_dir: storaged's state directory (e.g. "/run/storaged")
+ * @self: the command @msgs tell the user to run, before its verb (log_self():
+ *        "storaged" and the options in use); NULL for "storaged"
  * @msgs: one diag_error on failure; diag_warning for processes that hold
  *        files open under @a->path
  *
@@ -80,11 +82,13 @@ int area_survey_path(const char *path, struct area_survey *ret);
  * other negative errno from the failing system call or helper.
  */
 int area_setup(const struct area_config *a, const struct area_sizing *sz, const char *state_dir,
-	       struct diag_list *msgs);
+	       const char *self, struct diag_list *msgs);
 
 /**
  * area_sync:
  * @state_dir: state directory
+ * @self: the command @msgs tell the user to run, before its verb (log_self():
+ *        "storaged" and the options in use); NULL for "storaged"
  * @name: area name
  * @msgs: one diag_error on failure
  *
@@ -103,11 +107,13 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
  * the area is not active; -ESTALE when its mounts changed as above; other
  * negative errno.
  */
-int area_sync(const char *state_dir, const char *name, struct diag_list *msgs);
+int area_sync(const char *state_dir, const char *self, const char *name, struct diag_list *msgs);
 
 /**
  * area_teardown:
  * @state_dir: state directory
+ * @self: the command @msgs tell the user to run, before its verb (log_self():
+ *        "storaged" and the options in use); NULL for "storaged"
  * @name: area name
  * @do_sync: sync back first when the area has persist = yes
  * @msgs: one diag_error on failure
@@ -129,7 +135,7 @@ int area_sync(const char *state_dir, const char *name, struct diag_list *msgs);
  * back that kept entries changed on both sides twice in the directory
  * (said in @msgs: the user has to merge them); other negative errno.
  */
-int area_teardown(const char *state_dir, const char *name, bool do_sync, struct diag_list *msgs);
+int area_teardown(const char *state_dir, const char *self, const char *name, bool do_sync, struct diag_list *msgs);
 
 /* What the mount table says of an area now (area_status.state). */
 enum area_state {
@@ -184,13 +190,15 @@ bool area_status_use(const struct area_status *a, unsigned *ret_bytes_pct, unsig
 /**
  * area_status_list:
  * @state_dir: state directory
+ * @self: the command the areas' state_why tell the user to run (as for
+ *        area_sync()); NULL for "storaged"
  * @ret: owned array, in setup order; free with area_status_free()
  * @ret_n: number of entries
  *
  * Returns: 0 (an empty list when no area is active); -ENOMEM; other
  * negative errno when the state directory cannot be read.
  */
-int area_status_list(const char *state_dir, struct area_status **ret, size_t *ret_n);
+int area_status_list(const char *state_dir, const char *self, struct area_status **ret, size_t *ret_n);
 void area_status_free(struct area_status *v, size_t n);
 
 /**

@@ -37,7 +37,15 @@
 /* The directories of one area under the state directory. */
 struct area_dirs {
 	char *top, *state, *area, *lower;
+	/* the command advice names (log_self()), borrowed; NULL: "storaged" */
+	const char *self;
 };
+
+/* "storaged" and the options in use, for "run 'SELF stop' again". */
+static inline const char *area_self(const struct area_dirs *d)
+{
+	return d->self ? d->self : "storaged";
+}
 
 /* Progress of area_setup(), so that a failure undoes exactly what was done. */
 struct setup {
@@ -56,9 +64,10 @@ struct setup {
 /* a name that is one path component: not empty, no '/', not "." or ".." */
 bool area_name_is_valid(const char *name);
 
-/* @state_dir/areas/<name> and its state, area and lower below it.
+/* @state_dir/areas/<name> and its state, area and lower below it; @self:
+ * the command its advice names (NULL: "storaged"), borrowed.
  * Returns: 0; -EINVAL for an invalid @name; -ENOMEM.  @d is empty then. */
-int area_dirs_init(struct area_dirs *d, const char *state_dir, const char *name);
+int area_dirs_init(struct area_dirs *d, const char *state_dir, const char *name, const char *self);
 void area_dirs_done(struct area_dirs *d);
 
 /* Opens @path with @flags (| O_CLOEXEC | O_NOFOLLOW) without following any
@@ -139,10 +148,10 @@ int area_submounts_top(char *const *targets, const char *path, char ***ret);
 int area_submounts(const char *path, char ***ret);
 
 /* Says what keeps the bind over the directory of @st busy: one diag_error
- * for each mount made on top of it after start (and how to free it), else,
- * when @procs, a warning for each process with files open under it.
- * Returns: the number of such mounts. */
-size_t area_explain_busy(const struct state_area *st, bool procs, struct diag_list *m);
+ * for each mount made on top of it after start (and how to free it, with
+ * @d's command), else, when @procs, a warning for each process with files
+ * open under it.  Returns: the number of such mounts. */
+size_t area_explain_busy(const struct area_dirs *d, const struct state_area *st, bool procs, struct diag_list *m);
 
 /* Before a sync: 0 when the area can be synced back (a warning when
  * something is mounted over it); -ESTALE with one diag_error naming what

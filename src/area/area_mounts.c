@@ -240,7 +240,7 @@ static bool carried_has(const struct state_area *st, uint64_t id)
 	return false;
 }
 
-size_t area_explain_busy(const struct state_area *st, bool procs, struct diag_list *m)
+size_t area_explain_busy(const struct area_dirs *d, const struct state_area *st, bool procs, struct diag_list *m)
 {
 	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
 	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
@@ -256,8 +256,8 @@ size_t area_explain_busy(const struct state_area *st, bool procs, struct diag_li
 			continue;
 		n++;
 		diag_error(m, NULL, 0,
-			   "area '%s': %s was mounted on %s after start, on top of the area: unmount it ('umount %s'), run 'storaged stop' again, then mount it again if it is still wanted",
-			   st->name, what, mnt_fs_get_target(fs), mnt_fs_get_target(fs));
+			   "area '%s': %s was mounted on %s after start, on top of the area: unmount it ('umount %s'), run `%s stop` again, then mount it again if it is still wanted",
+			   st->name, what, mnt_fs_get_target(fs), mnt_fs_get_target(fs), area_self(d));
 	}
 	mnt_free_iter(itr);
 	mnt_unref_table(tb);
@@ -278,11 +278,12 @@ int area_check_syncable(const struct area_dirs *d, const struct state_area *st, 
 	else if (!area_mounts_syncable(&f)) {
 		r = -ESTALE;
 		diag_error(m, NULL, 0,
-			   "area '%s': %s: not synced back into '%s'%s; 'storaged stop' says what becomes of its content",
+			   "area '%s': %s: not synced back into '%s'%s; `%s stop` says what becomes of its content",
 			   st->name, why, st->path,
 			   f.area_mounted && f.lower_mounted
 				   ? ", which may hold files written to it while it was uncovered"
-				   : "");
+				   : "",
+			   area_self(d));
 	} else if (!f.cover_on_top)
 		diag_warning(m, NULL, 0,
 			     "area '%s': %s: programs opening files under it reach that, not the area",

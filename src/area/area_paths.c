@@ -34,9 +34,9 @@ void area_dirs_done(struct area_dirs *d)
 	*d = (struct area_dirs){ 0 };
 }
 
-int area_dirs_init(struct area_dirs *d, const char *state_dir, const char *name)
+int area_dirs_init(struct area_dirs *d, const char *state_dir, const char *name, const char *self)
 {
-	*d = (struct area_dirs){ 0 };
+	*d = (struct area_dirs){ .self = self };
 	if (!area_name_is_valid(name))
 		return -EINVAL;
 	if (asprintf(&d->top, "%s/areas/%s", state_dir, name) < 0)
@@ -171,7 +171,7 @@ int area_list_names(const char *state_dir, char ***ret)
 int area_private_mounts(const char *state_dir, const char *name, char **ret_area, char **ret_lower)
 {
 	struct area_dirs d;
-	int r = area_dirs_init(&d, state_dir, name);
+	int r = area_dirs_init(&d, state_dir, name, NULL);
 
 	if (r < 0)
 		return r;

@@ -23,7 +23,7 @@ static int area_record_load(const char *state_dir, const char *name, struct stat
 	_cleanup_close_ int fd = -EBADF;
 	int r;
 
-	if ((r = area_dirs_init(&d, state_dir, name)) < 0)
+	if ((r = area_dirs_init(&d, state_dir, name, NULL)) < 0)
 		return r;
 	fd = open(d.state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	r = fd < 0 ? -errno : state_area_read_fd(fd, st);
@@ -102,22 +102,23 @@ static bool interrupted(const struct area_dirs *d, const struct state_area *st, 
 		return false;
 	if (st->stop_started_usec)
 		snprintf(why, len,
-			 "a `storaged stop` was interrupted while it %s: the area is still over '%s'%s; run `storaged stop` again to finish",
+			 "a `storaged stop` was interrupted while it %s: the area is still over '%s'%s; run `%s stop` again to finish",
 			 st->persist ? "synced it back and tore it down" : "tore it down", st->path,
 			 sync_left ? " and its sync back did not finish (the directory holds the complete old or new version of each file)"
-				   : "");
+				   : "",
+			 area_self(d));
 	else
 		snprintf(why, len,
-			 "a sync back was interrupted: '%s' holds the complete old or new version of each file, the area all its changes; run `storaged sync %s` or `storaged stop` to finish",
-			 st->path, name);
+			 "a sync back was interrupted: '%s' holds the complete old or new version of each file, the area all its changes; run `%s sync %s` or `%s stop` to finish",
+			 st->path, area_self(d), name, area_self(d));
 	return true;
 }
 
-static void status_fill(const char *state_dir, struct state_area *st, struct area_status *o)
+static void status_fill(const char *state_dir, const char *self, struct state_area *st, struct area_status *o)
 {
 	struct area_dirs d;
 	struct statvfs v;
-	char why[PATH_MAX + 128];
+	char why[PATH_MAX * 2];
 
 	*o = (struct area_status){ .persist = st->persist, .seeded = st->seeded };
 	o->name = st->name;
@@ -129,7 +130,7 @@ static void status_fill(const char *state_dir, struct state_area *st, struct are
 	o->size_bytes = st->size_bytes;
 	o->inodes_total = st->nr_inodes;
 	o->cover_id = st->cover_id;
-	if (area_dirs_init(&d, state_dir, o->name) < 0) {
+	if (area_dirs_init(&d, state_dir, o->name, self) < 0) {
 		o->state = AREA_STATE_DEGRADED;
 		return;
 	}
@@ -174,7 +175,7 @@ bool area_status_use(const struct area_status *a, unsigned *ret_bytes_pct, unsig
 	return *ret_bytes_pct >= AREA_NEARLY_FULL_PERCENT || *ret_inodes_pct >= AREA_NEARLY_FULL_PERCENT;
 }
 
-int area_status_list(const char *state_dir, struct area_status **ret, size_t *ret_n)
+int area_status_list(const char *state_dir, const char *self, struct area_status **ret, size_t *ret_n)
 {
 	struct state_area *v;
 	struct area_status *o;
@@ -185,7 +186,7 @@ int area_status_list(const char *state_dir, struct area_status **ret, size_t *re
 		return r;
 	o = calloc(n ? n : 1, sizeof(*o));
 	for (size_t i = 0; o && i < n; i++)
-		status_fill(state_dir, &v[i], &o[i]);
+		status_fill(state_dir, self, &v[i], &o[i]);
 	for (size_t i = 0; i < n; i++)
 		state_area_done(&v[i]);
 	free(v);

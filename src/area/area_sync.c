@@ -271,21 +271,21 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 out:
 	if (r < 0 && r != -COPY_SYNC_KEPT_BOTH)
 		diag_error(m, NULL, 0,
-			   "area '%s': sync back into '%s' failed while %s: %s%s; the directory holds complete old or new versions of every file and the area, with every file not synced, is left in place over '%s': fix this and run 'storaged sync %s'",
+			   "area '%s': sync back into '%s' failed while %s: %s%s; the directory holds complete old or new versions of every file and the area, with every file not synced, is left in place over '%s': fix this and run `%s sync %s`",
 			   name, d->lower, step, c.msg[0] ? c.msg : strerror(-r),
 			   r == -ENOSPC ? " (the directory's filesystem needs room for the changed files)"
 					: "",
-			   st->path, name);
+			   st->path, area_self(d), name);
 	return r;
 }
 
-int area_sync(const char *state_dir, const char *name, struct diag_list *msgs)
+int area_sync(const char *state_dir, const char *self, const char *name, struct diag_list *msgs)
 {
 	struct area_dirs d;
 	struct state_area st;
 	int fd, r;
 
-	if ((r = area_dirs_init(&d, state_dir, name)) < 0) {
+	if ((r = area_dirs_init(&d, state_dir, name, self)) < 0) {
 		diag_error(msgs, NULL, 0, "area '%s': invalid name", name);
 		return r;
 	}
@@ -293,8 +293,8 @@ int area_sync(const char *state_dir, const char *name, struct diag_list *msgs)
 	if (fd < 0) {
 		r = fd;
 		if (r == -ENOENT)
-			diag_error(msgs, NULL, 0, "area '%s' is not active: there is nothing to sync back (`storaged start` sets it up)",
-				   name);
+			diag_error(msgs, NULL, 0, "area '%s' is not active: there is nothing to sync back (`%s start` sets it up)",
+				   name, area_self(&d));
 		else
 			diag_error(msgs, NULL, 0, "area '%s': cannot read its record %s: %s", name, d.state,
 				   strerror(-r));

@@ -87,8 +87,8 @@ static int warn_unmatched_sections(const struct sources *src, const struct logge
 
 		if (!section_matches(b, &w->btrfs))
 			r = diag_warning(&dl, b->file, b->line,
-					 "[btrfs %s] matches no btrfs filesystem on this machine now (`storaged scan` lists them); it applies once one with that %s appears",
-					 b->name, b->label ? "label" : "UUID");
+					 "[btrfs %s] matches no btrfs filesystem on this machine now (`%s scan` lists them); it applies once one with that %s appears",
+					 b->name, log_self(lg), b->label ? "label" : "UUID");
 		if (r < 0)
 			break;
 	}

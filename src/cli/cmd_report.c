@@ -368,11 +368,12 @@ static bool warn_nearly_full(const struct area_status *a, const struct logger *l
 
 	if (!area_status_use(a, &bytes, &inodes))
 		return false;
-	log_warning(lg, "area '%s' on %s is nearly full: %u%% of its bytes and %u%% of its inodes used (warned from %u%%); raise %s in its [area] section, then `storaged stop` and `storaged start`",
+	log_warning(lg, "area '%s' on %s is nearly full: %u%% of its bytes and %u%% of its inodes used (warned from %u%%); raise %s in its [area] section, then `%s stop` and `%s start`",
 		    a->name, a->path, bytes, inodes, AREA_NEARLY_FULL_PERCENT,
 		    bytes >= AREA_NEARLY_FULL_PERCENT && inodes >= AREA_NEARLY_FULL_PERCENT ? "size= and inodes="
 		    : bytes >= AREA_NEARLY_FULL_PERCENT					 ? "size="
-											 : "inodes=");
+											 : "inodes=",
+		    log_self(lg), log_self(lg));
 	return true;
 }
 
@@ -396,8 +397,8 @@ static int status_area(struct libscols_table *tb, const char *state_dir, const s
 	/* what that sync did not bring back (or kept twice) wants a look */
 	if (a->state == AREA_STATE_ACTIVE && last.time_sec && !last.ok) {
 		sum->bad++;
-		log_warning(lg, "area '%s': its last sync back failed (the sync's messages said why and what to do); fix that and run `storaged sync %s`",
-			    a->name, a->name);
+		log_warning(lg, "area '%s': its last sync back failed (the sync's messages said why and what to do); fix that and run `%s sync %s`",
+			    a->name, log_self(lg), a->name);
 	}
 	if (a->state == AREA_STATE_ACTIVE && rec && rec->seq && rec->status == STATE_FAILED && rec->reason) {
 		sum->bad++;
@@ -497,7 +498,9 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	int r;
 
 	sources_init(&src, o);
-	in = (struct live_input){ .sysfs_btrfs = src.sysfs_btrfs, .scrub_status_dir = src.scrub_status_dir };
+	in = (struct live_input){ .sysfs_btrfs = src.sysfs_btrfs,
+				  .scrub_status_dir = src.scrub_status_dir,
+				  .self = log_self(lg) };
 	/* --format=prometheus, all of it in status_prom*.c */
 	if (o->prometheus)
 		return cmd_status_prometheus(o, lg);
@@ -506,7 +509,7 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	if (statedir_load_state(o->state_dir, lg, &st) < 0)
 		return EXIT_STATE;
 	in.btrfs = read_btrfs(&src, lg, &st, &w);
-	if (area_status_list(o->state_dir, &areas, &n_areas) < 0)
+	if (area_status_list(o->state_dir, log_self(lg), &areas, &n_areas) < 0)
 		n_areas = 0;
 	in.areas = areas;
 	in.n_areas = n_areas;

@@ -59,8 +59,10 @@ static void tell_boot_done(void *userdata, const struct exec_summary *sum)
 	struct boot_tell *bt = userdata;
 	unsigned char code = sum->n_failed ? EXIT_STEP_FAILED : 0;
 
-	notify_send("READY=1\nSTATUS=%s", sum->n_failed ? "some steps failed: see `storaged status`"
-							: "done; nofail entries may still wait for devices");
+	if (sum->n_failed)
+		notify_send("READY=1\nSTATUS=some steps failed: see `%s status`", log_self(bt->lg));
+	else
+		notify_send("READY=1\nSTATUS=done; nofail entries may still wait for devices");
 	if (sum->n_background)
 		log_info(bt->lg, "the entries the boot needs are done%s; %u nofail %s on waiting for %s",
 			 sum->n_failed ? " (some failed)" : "", sum->n_background,
@@ -149,9 +151,9 @@ static void log_summary(const struct logger *lg, size_t planned, const struct ex
 	add_count(line, sizeof(line), sum->n_waiting, "waiting for its device", "waiting for devices");
 	add_count(line, sizeof(line), sum->n_later, "left for after the network", "left for after the network");
 	if (sum->n_failed)
-		log_error(lg, "%s; see 'storaged status'", line);
+		log_error(lg, "%s; see `%s status`", line, log_self(lg));
 	else if (sum->n_degraded)
-		log_warning(lg, "%s; see 'storaged status'", line);
+		log_warning(lg, "%s; see `%s status`", line, log_self(lg));
 	else if (line[0])
 		log_info(lg, "%s", line);
 }
@@ -268,10 +270,10 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	*ret_failed = sum.n_failed;
 	*ret_degraded = sum.n_degraded + still_degraded(w);
 	if (*ret_degraded > sum.n_degraded)
-		log_warning(lg, "%u btrfs %s mounted earlier %s still DEGRADED: see 'storaged status'",
+		log_warning(lg, "%u btrfs %s mounted earlier %s still DEGRADED: see `%s status`",
 			    *ret_degraded - sum.n_degraded,
 			    *ret_degraded - sum.n_degraded == 1 ? "filesystem" : "filesystems",
-			    *ret_degraded - sum.n_degraded == 1 ? "is" : "are");
+			    *ret_degraded - sum.n_degraded == 1 ? "is" : "are", log_self(lg));
 	return 0;
 }
 
@@ -332,29 +334,14 @@ static uint64_t resident_sync(void *userdata, const struct logger *lg, uint64_t 
 	return next && next < METRICS_REFRESH_SEC ? next : METRICS_REFRESH_SEC;
 }
 
-/* @path made absolute against the working directory (the one the first
- * pass read it in).  Returns: a new string (caller frees), or NULL (errno). */
-static char *absolute_path(const char *path)
-{
-	_cleanup_free_ char *cwd = NULL;
-	char *abs = NULL;
-
-	if (path[0] == '/')
-		return strdup(path);
-	cwd = getcwd(NULL, 0);
-	if (!cwd || asprintf(&abs, "%s/%s", streq(cwd, "/") ? "" : cwd, path) < 0)
-		return NULL;
-	return abs;
-}
-
 /* The resident process changes to / and reads -c and -f again at each
  * pass (SIGHUP): it gets them as absolute paths.  Returns: as
  * resident_stay(); -ENOMEM. */
 static int stay_resident(const struct options *o, bool in_background, const struct logger *lg)
 {
 	struct options ro = *o;
-	_cleanup_free_ char *config = absolute_path(o->config_path);
-	_cleanup_free_ char *fstab = o->fstab_path ? absolute_path(o->fstab_path) : NULL;
+	_cleanup_free_ char *config = path_absolute(o->config_path);
+	_cleanup_free_ char *fstab = o->fstab_path ? path_absolute(o->fstab_path) : NULL;
 
 	if (!config || (o->fstab_path && !fstab)) {
 		log_error(lg, "cannot make -c/-f absolute for the resident storaged: %s", strerror(errno));
@@ -388,10 +375,12 @@ int cmd_start(const struct options *o, const struct logger *lg)
 	if (o->dry_run || r == -EINTR)
 		return status;
 	stays = o->foreground || o->daemonize || hotplug;
-	notify_send("READY=1\nSTATUS=%s", status == 0 ? "all done"
-					    : status == EXIT_DEGRADED
-						    ? "all done, some btrfs mounted degraded: see `storaged status`"
-						    : "some steps failed: see `storaged status`");
+	if (status == 0)
+		notify_send("READY=1\nSTATUS=all done");
+	else
+		notify_send("READY=1\nSTATUS=%s: see `%s status`",
+			    status == EXIT_DEGRADED ? "all done, some btrfs mounted degraded" : "some steps failed",
+			    log_self(lg));
 	if (!stays)
 		return status;
 	/* Under a service manager (NOTIFY_SOCKET) hotplug stays in the

@@ -66,7 +66,7 @@ static void log_undone(const struct logger *lg, const struct undo_summary *sum)
 	add_count(line, sizeof(line), sum->n_areas, "area removed", "areas removed");
 	add_count(line, sizeof(line), sum->n_failed, "failed", "failed");
 	if (sum->n_failed)
-		log_error(lg, "%s; see 'storaged status'", line);
+		log_error(lg, "%s; see `%s status`", line, log_self(lg));
 	else if (line[0])
 		log_info(lg, "%s", line);
 }
@@ -81,7 +81,7 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 	int lock, failed, saved;
 
 	if (o->dry_run) {
-		log_error(lg, "stop: --dry-run is not supported; `storaged status` shows what stop would undo");
+		log_error(lg, "stop: --dry-run is not supported; `%s status` shows what stop would undo", log_self(lg));
 		return EXIT_CONFIG;
 	}
 	/* no state directory: no storaged set anything up with it (start

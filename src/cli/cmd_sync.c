@@ -34,8 +34,8 @@ static int area_configured(const struct options *o, const struct logger *lg, con
 		log_diags(lg, &dl);
 	}
 	if (r == 0 && !found) {
-		log_error(lg, "no [area %s] in %s; `storaged status` lists the active areas", name,
-			  o->config_path);
+		log_error(lg, "no [area %s] in %s; `%s status` lists the active areas", name,
+			  o->config_path, log_self(lg));
 		r = -ENOENT;
 	}
 	diag_list_done(&dl);
@@ -67,8 +67,8 @@ static int sync_one(const struct options *o, const struct logger *lg, const char
 	else if (!said)
 		log_error(lg, "area %s: the sync back failed (%s): what it did not sync (the entries named above, or "
 			      "every change since the last sync) is only in the area, in RAM; "
-			      "fix what the messages above say and run `storaged sync %s`",
-			  name, strerror(-r), name);
+			      "fix what the messages above say and run `%s sync %s`",
+			  name, strerror(-r), log_self(lg), name);
 	/* storaged_area_last_sync_*, status */
 	if (status_prom_note_sync(o->state_dir, name, r == 0) < 0)
 		log_warning(lg, "area %s: cannot record the sync for status and the metrics", name);
@@ -81,7 +81,7 @@ static int sync_all(const struct options *o, const struct logger *lg)
 {
 	struct area_status *areas;
 	size_t n;
-	int r = area_status_list(o->state_dir, &areas, &n);
+	int r = area_status_list(o->state_dir, log_self(lg), &areas, &n);
 
 	if (r < 0) {
 		log_error(lg, "cannot list the areas in '%s/areas': %s", o->state_dir, strerror(-r));
@@ -146,7 +146,7 @@ int sync_due_areas(const struct options *o, const struct logger *lg, uint64_t si
 	r = world_load_config(&src, &w, &dl); /* its errors are the pass's to report */
 	diag_list_done(&dl);
 	if (r == 0)
-		r = area_status_list(o->state_dir, &areas, &n);
+		r = area_status_list(o->state_dir, log_self(lg), &areas, &n);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		uint64_t every = areas[i].persist ? interval_of(&w.cfg, areas[i].name) : 0;
 		uint64_t now = (uint64_t)time(NULL), due;

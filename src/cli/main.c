@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "parse/config.h"
+#include "shared/invocation.h"
 #include "shared/util.h"
 
 enum {
@@ -118,8 +119,9 @@ static const char *ignored_option(const struct command *cmd, const struct option
 	return NULL;
 }
 
-/* Returns: -1 when @o makes sense for @cmd, else EXIT_CONFIG (said why). */
-static int check_options(const struct command *cmd, const struct options *o)
+/* @self: the command advice names (invocation_format()).  Returns: -1
+ * when @o makes sense for @cmd, else EXIT_CONFIG (said why). */
+static int check_options(const struct command *cmd, const struct options *o, const char *self)
 {
 	const char *ignored = ignored_option(cmd, o);
 
@@ -130,8 +132,8 @@ static int check_options(const struct command *cmd, const struct options *o)
 	}
 	/* start's own messages are its output; --json is the plan's */
 	if (o->json && !o->dry_run && cmd->run == cmd_start) {
-		fprintf(stderr, "storaged %s: --json is for the plan (--dry-run); what start did is in 'storaged status --json'\n",
-			cmd->name);
+		fprintf(stderr, "storaged %s: --json is for the plan (--dry-run); what start did is in `%s status --json`\n",
+			cmd->name, self);
 		return EXIT_CONFIG;
 	}
 	if (o->json && o->prometheus) {
@@ -234,8 +236,9 @@ static int parse_options(int argc, char **argv, struct options *o, int *level)
 int main(int argc, char **argv)
 {
 	struct options o = { .config_path = CONFIG_DEFAULT_PATH, .state_dir = STATE_DIR_DEFAULT };
+	_cleanup_free_ char *self = NULL;
 	const struct command *cmd;
-	struct logger lg;
+	struct logger lg = { 0 };
 	int level = LOG_INFO, r;
 
 	r = parse_options(argc, argv, &o, &level);
@@ -258,7 +261,11 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	o.arg = optind < argc ? argv[optind] : NULL;
-	r = check_options(cmd, &o);
+	/* NULL (no memory, no working directory for a relative path): the
+	 * advice names plain "storaged" (log_self()), the command still runs */
+	self = invocation_format(o.config_given ? o.config_path : NULL, o.fstab_path,
+				 o.state_dir_given ? o.state_dir : NULL);
+	r = check_options(cmd, &o, self ? self : "storaged");
 	if (r >= 0)
 		return r;
 	if (o.state_dir[0] != '/') {
@@ -266,6 +273,7 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	log_init(&lg, level, LOG_TARGET_STDERR);
+	lg.self = self;
 	r = cmd->run(&o, &lg);
 	log_close(&lg);
 	return r;

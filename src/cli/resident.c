@@ -186,8 +186,8 @@ static int on_signal(struct loop *l, const struct logger *lg, resident_pass_fn p
 	if (read(l->sigfd, &si, sizeof(si)) != sizeof(si))
 		return 1;
 	if (si.ssi_signo != SIGHUP) {
-		log_info(lg, "%s: leaving; mounts and areas stay (`storaged stop` undoes them)",
-			 strsignal((int)si.ssi_signo));
+		log_info(lg, "%s: leaving; mounts and areas stay (`%s stop` undoes them)",
+			 strsignal((int)si.ssi_signo), log_self(lg));
 		notify_send("STOPPING=1");
 		return 0;
 	}
@@ -268,6 +268,7 @@ int resident_stay(const char *state_dir, bool in_background, const struct logger
 		return lock;
 	}
 	if (in_background) {
+		child_lg.self = lg->self;
 		r = detach(state_dir, &child_lg);
 		if (r != 0) {
 			if (r < 0)

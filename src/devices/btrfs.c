@@ -326,7 +326,7 @@ char *btrfs_format_stale(const struct btrfs_filesystem *fs, char *buf, size_t le
 	return buf;
 }
 
-char *btrfs_stale_advice(const char *mountpoint, unsigned how, char *buf, size_t len)
+char *btrfs_stale_advice(const char *mountpoint, unsigned how, const char *self, char *buf, size_t len)
 {
 	char q[PATH_MAX * 4 + 3];
 
@@ -334,8 +334,8 @@ char *btrfs_stale_advice(const char *mountpoint, unsigned how, char *buf, size_t
 		snprintf(buf, len, "storaged started a scrub of it (stale-member = scrub): `btrfs scrub status %s` shows how far it got",
 			 shell_quote(mountpoint, q, sizeof(q)));
 	else if ((how & STALE_MEMBER_UNUSED) && mountpoint)
-		snprintf(buf, len, "the mounted filesystem does not use it (it came back while mounted degraded), so no scrub reaches it: run `umount %s && storaged start`, then `btrfs scrub start %s`",
-			 shell_quote(mountpoint, q, sizeof(q)), q);
+		snprintf(buf, len, "the mounted filesystem does not use it (it came back while mounted degraded), so no scrub reaches it: run `umount %s && %s start`, then `btrfs scrub start %s`",
+			 shell_quote(mountpoint, q, sizeof(q)), self ? self : "storaged", q);
 	else if ((how & STALE_MOUNTED_RO) && mountpoint)
 		snprintf(buf, len, "only a scrub rewrites what it missed, and none can on a read-only mount: run `mount -o remount,rw %s`, then `btrfs scrub start %s`",
 			 shell_quote(mountpoint, q, sizeof(q)), q);

@@ -148,13 +148,15 @@ enum btrfs_stale_mount {
  * btrfs_stale_advice:
  * @mountpoint: where the filesystem is mounted, or NULL when it is not
  * @how: enum btrfs_stale_mount flags, for @mountpoint
+ * @self: the command that runs storaged as this one was run (log_self()),
+ *        NULL for "storaged"
  * @buf: what to do about a stale member, e.g. "only a scrub rewrites what
  *       it missed: run `btrfs scrub start /srv/data`" (the mount point
  *       quoted for the shell, shell_quote()); a scrub only where one can
  *       work: first the remount or the new mount it needs
  * Returns: @buf.
  */
-char *btrfs_stale_advice(const char *mountpoint, unsigned how, char *buf, size_t len);
+char *btrfs_stale_advice(const char *mountpoint, unsigned how, const char *self, char *buf, size_t len);
 
 void btrfs_fs_list_done(struct btrfs_fs_list *l);
 

@@ -34,8 +34,8 @@ static void save_state(const struct run *rn, bool compact)
 
 	r = rn->cx->ops->state_save(rn->cx->ud, rn->cx->state, compact);
 	if (r < 0)
-		log_warning(rn->cx->log, "cannot write the state: %s; `storaged stop` may not undo this run",
-			    strerror(-r));
+		log_warning(rn->cx->log, "cannot write the state: %s; `%s stop` may not undo this run",
+			    strerror(-r), log_self(rn->cx->log));
 }
 
 void exec_report_status(const struct run *rn, const char *fmt, ...)
@@ -229,8 +229,8 @@ static bool degraded_policy(struct run *rn, size_t i, size_t dep)
 		exec_decide(rn, dep, DECISION_REFUSED);
 		return false;
 	}
-	live_degraded_advice(s->entry->target, fsid, rn->texts[dep].seen.first_missing, s->degraded_read_only, fix,
-			     sizeof(fix));
+	live_degraded_advice(s->entry->target, fsid, rn->texts[dep].seen.first_missing, s->degraded_read_only,
+			     log_self(rn->cx->log), fix, sizeof(fix));
 	log_warning(rn->cx->log, "*** btrfs %s: %s; mounting %s DEGRADED (-o %sdegraded) as the policy allows: once the member is back, %s ***",
 		    fsid, rn->texts[dep].msg, s->entry->target, s->degraded_read_only ? "ro," : "", fix);
 	rn->steps[i].degraded = true;

@@ -44,7 +44,7 @@ static void tell(struct state *st, struct state_record *r, const struct btrfs_me
 {
 	const struct live_devid *now = NULL;
 	struct live_members lm;
-	char what[256], fix[512];
+	char what[256], fix[4096];
 
 	if (live_btrfs_members(sysfs, r->id, &lm) < 0 || !(now = live_devid_of(&lm, m->devid)))
 		snprintf(what, sizeof(what), "the filesystem is not mounted any more");
@@ -56,12 +56,12 @@ static void tell(struct state *st, struct state_record *r, const struct btrfs_me
 	else
 		snprintf(what, sizeof(what), "the kernel uses it");
 	if (now && now->unused && r->decision == DECISION_READ_ONLY)
-		snprintf(fix, sizeof(fix), "to complete the repair: umount %s && storaged start (read-only: it missed no write)",
-			 mp);
+		snprintf(fix, sizeof(fix), "to complete the repair: umount %s && %s start (read-only: it missed no write)",
+			 mp, log_self(lg));
 	else if (now && now->unused)
 		snprintf(fix, sizeof(fix),
-			 "to complete the repair: umount %s && storaged start, then btrfs scrub start %s for the writes it missed (stale-member = scrub starts it)",
-			 mp, mp);
+			 "to complete the repair: umount %s && %s start, then btrfs scrub start %s for the writes it missed (stale-member = scrub starts it)",
+			 mp, log_self(lg), mp);
 	else
 		fix[0] = '\0';
 	log_warning(lg, "btrfs %s: devid %llu (%s) came back after the degraded mount on %s: registered%s; %s%s%s",

@@ -135,8 +135,8 @@ static int real_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t 
 		struct signalfd_siginfo si;
 
 		if (read(so->sigfd, &si, sizeof(si)) == sizeof(si))
-			log_warning(so->lg, "%s: stopping; what is mounted stays (`storaged stop` undoes it)",
-				    strsignal((int)si.ssi_signo));
+			log_warning(so->lg, "%s: stopping; what is mounted stays (`%s stop` undoes it)",
+				    strsignal((int)si.ssi_signo), log_self(so->lg));
 		return -EINTR;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -225,7 +225,7 @@ static int real_area_setup(void *ud, const struct plan_step *s, struct diag_list
 	/* an area's mount may cover a directory the pass's walks kept */
 	mount_pool_forget_dirs(&so->mounts);
 	/* a deferred area is sized by area_setup(), when it runs */
-	r = area_setup(s->area, s->sizing_deferred ? NULL : &s->sizing, so->state_dir, msgs);
+	r = area_setup(s->area, s->sizing_deferred ? NULL : &s->sizing, so->state_dir, log_self(so->lg), msgs);
 	/* set up anew: the last sync status shows is not an earlier one's */
 	if (r == 0 && status_prom_forget_sync(so->state_dir, s->area->name) < 0)
 		diag_warning(msgs, NULL, 0, "area '%s': cannot forget the last sync of the area of that name before it",
@@ -296,14 +296,14 @@ static int real_area_teardown(void *ud, const char *name, struct diag_list *msgs
 {
 	struct sysops *so = ud;
 
-	return area_teardown(so->state_dir, name, true, msgs);
+	return area_teardown(so->state_dir, log_self(so->lg), name, true, msgs);
 }
 
 static int real_area_sync(void *ud, const char *name, struct diag_list *msgs)
 {
 	struct sysops *so = ud;
 
-	return area_sync(so->state_dir, name, msgs);
+	return area_sync(so->state_dir, log_self(so->lg), name, msgs);
 }
 
 static int real_area_list(void *ud, char ***ret)
@@ -398,8 +398,8 @@ void sysops_close(struct sysops *so)
 		 * seeded): taken here, or restoring the mask would kill us */
 		while (read(so->sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (!so->interrupted)
-				log_warning(so->lg, "%s: stopping; what is mounted stays (`storaged stop` undoes it)",
-					    strsignal((int)si.ssi_signo));
+				log_warning(so->lg, "%s: stopping; what is mounted stays (`%s stop` undoes it)",
+					    strsignal((int)si.ssi_signo), log_self(so->lg));
 			so->interrupted = true;
 		}
 		close(so->sigfd);

@@ -69,26 +69,27 @@ static int mount_still_ours(const struct undo_ctx *cx, const struct state_record
 		return 0;
 	}
 	if (rec->mount_id && (!v->has_top || v->top_id != (int)rec->mount_id)) {
-		log_error(cx->log, "%s: another filesystem (%s, %s) is mounted on top of storaged's; unmount it first, then run `storaged stop` again",
-			  rec->id, v->top_source ?: "?", v->top_fstype ?: "?");
+		log_error(cx->log, "%s: another filesystem (%s, %s) is mounted on top of storaged's; unmount it first, then run `%s stop` again",
+			  rec->id, v->top_source ?: "?", v->top_fstype ?: "?", log_self(cx->log));
 		return -EBUSY;
 	}
 	return 1;
 }
 
 /* Why the umount of @mp failed, and what to do, into @why (@len bytes):
- * a mount below it when there is one (v->child_*), else its processes. */
-static void umount_failed_why(const struct mount_view *v, const char *mp, const char *err, char *why,
-			      size_t len)
+ * a mount below it when there is one (v->child_*), else its processes;
+ * @self: the command to run again (log_self()). */
+static void umount_failed_why(const struct mount_view *v, const char *mp, const char *err, const char *self,
+			      char *why, size_t len)
 {
 	char q[PATH_MAX * 4 + 3];
 
 	if (v->child_target)
-		snprintf(why, len, "%s is mounted on %s, below it: unmount it first (umount %s), then run `storaged stop` again",
-			 v->child_text, v->child_target, shell_quote(v->child_target, q, sizeof(q)));
+		snprintf(why, len, "%s is mounted on %s, below it: unmount it first (umount %s), then run `%s stop` again",
+			 v->child_text, v->child_target, shell_quote(v->child_target, q, sizeof(q)), self);
 	else
-		snprintf(why, len, "%s; stop the processes using it (fuser -vm %s) and run `storaged stop` again",
-			 err, shell_quote(mp, q, sizeof(q)));
+		snprintf(why, len, "%s; stop the processes using it (fuser -vm %s) and run `%s stop` again",
+			 err, shell_quote(mp, q, sizeof(q)), self);
 }
 
 /* @why (@len bytes): on a failure to unmount, why and what to do.
@@ -120,7 +121,7 @@ static int undo_mount(const struct undo_ctx *cx, const struct state_record *rec,
 		log_info(cx->log, "%s: storaged's mount is gone (%s); nothing to undo", rec->id, err);
 		r = 0;
 	} else if (r < 0) {
-		umount_failed_why(&v, mp, err[0] ? err : strerror(-r), why, len);
+		umount_failed_why(&v, mp, err[0] ? err : strerror(-r), log_self(cx->log), why, len);
 		log_error(cx->log, "%s: cannot unmount: %s", rec->id, why);
 	} else {
 		log_info(cx->log, "unmounted %s", rec->id);
@@ -167,8 +168,8 @@ static int undo_area(const struct undo_ctx *cx, const char *name, const char *pa
 	else if (r == -ENODATA) /* torn down, but its content was lost: said above */
 		log_error(cx->log, "area %s: removed, without its content (not synced back)", name);
 	else if (r == -COPY_SYNC_KEPT_BOTH) /* torn down, entries kept twice: said above */
-		log_error(cx->log, "area %s: removed from %s, with entries changed on both sides (above); `storaged status` shows this until the next stop or start",
-			  name, path ?: "its directory");
+		log_error(cx->log, "area %s: removed from %s, with entries changed on both sides (above); `%s status` shows this until the next stop or start",
+			  name, path ?: "its directory", log_self(cx->log));
 	return r;
 }
 

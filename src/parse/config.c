@@ -10,9 +10,9 @@
  *
  * inih does not report section headers: a section is known when its first
  * key arrives, under a name that differs from the previous key's.  So an
- * empty section is not seen at all, errors about a section (unknown, bad
- * name, no path, overlap) carry the line of its first key, and a header
- * repeated right after its own section continues it.  inih returns only
+ * empty section is not seen at all.  The reader remembers the line of the
+ * last header it passed, so errors about a section (unknown, bad name, no
+ * path, overlap) carry the line of its header.  inih returns only
  * the first line it could not read as a section, key = value or comment.
  *
  * The handler applies each key through one table (config_keys.c), and
@@ -59,7 +59,7 @@ struct parser {
 	size_t first_area; /* areas from index first_area on come from this buffer */
 	size_t btrfs; /* index in c->btrfs when in == SECTION_BTRFS */
 	size_t first_btrfs; /* btrfs sections from index first_btrfs on come from this buffer */
-	unsigned storaged_line; /* first key of [storaged] in this buffer, 0: none yet */
+	unsigned storaged_line; /* header of [storaged] in this buffer, 0: none yet */
 	unsigned seen[CONFIG_N_KEYS]; /* line each key was set at in this section */
 	int r; /* -ENOMEM stops everything */
 };
@@ -68,6 +68,14 @@ static void parser_oom(struct parser *p, int r)
 {
 	if (r < 0 && p->r == 0)
 		p->r = r;
+}
+
+/* The line of the header of the section the key being handled is in
+ * (ini_lines.header_line): where errors about the section as a whole
+ * point.  A key before any header is in no section: its own line. */
+static unsigned section_line(const struct parser *p)
+{
+	return p->lines.header_line ? p->lines.header_line : p->lines.lineno;
 }
 
 #define parser_error(p, line, ...) \
@@ -103,7 +111,7 @@ static int area_new(struct parser *p, const char *name)
 {
 	struct config *c = p->c;
 	struct area_config a = {
-		.line = p->lines.lineno,
+		.line = section_line(p),
 		.backend = AREA_TMPFS,
 		.size = { .kind = AREA_SIZE_AUTO },
 		.inodes_auto = true,
@@ -132,7 +140,7 @@ static int area_new(struct parser *p, const char *name)
 static enum section_kind begin_area(struct parser *p, const char *name)
 {
 	const struct area_config *old;
-	unsigned line = p->lines.lineno;
+	unsigned line = section_line(p);
 
 	if (!*name) {
 		parser_error(p, line, "section [area] needs a name: [area NAME]");
@@ -182,7 +190,7 @@ static int btrfs_new(struct parser *p, const char *name)
 {
 	struct config *c = p->c;
 	struct btrfs_policy b = {
-		.line = p->lines.lineno,
+		.line = section_line(p),
 		.name = strdup(name),
 		.file = strdup(p->filename),
 	};
@@ -208,7 +216,7 @@ static int btrfs_new(struct parser *p, const char *name)
  * duplicate. */
 static enum section_kind begin_btrfs(struct parser *p, const char *name)
 {
-	unsigned line = p->lines.lineno;
+	unsigned line = section_line(p);
 	char lower[40];
 	struct btrfs_policy *old;
 
@@ -275,7 +283,7 @@ static void end_section(struct parser *p)
 /* @raw: inih's section name (between the brackets), "" before any header. */
 static enum section_kind section_kind(struct parser *p, const char *raw)
 {
-	unsigned line = p->lines.lineno;
+	unsigned line = section_line(p);
 	char buf[INIH_SECTION_BUF];
 	const char *name;
 
@@ -380,9 +388,12 @@ static void apply_key(struct parser *p, const char *key, const char *value)
 		report_value(p, k, value, r);
 	else if (k->flag_off)
 		*(bool *)((char *)base + k->flag_off) = true;
-	/* the kernel's types are the loader's to check: it names this line */
+	/* the kernel's types and the directory are the loader's and the
+	 * planner's to check: they name these lines */
 	if (r == 0 && p->in == SECTION_AREA && strcmp(k->key, "fs") == 0)
 		p->c->areas[p->area].fs_line = line;
+	if (r == 0 && p->in == SECTION_AREA && strcmp(k->key, "path") == 0)
+		p->c->areas[p->area].path_line = line;
 }
 
 /* inih names the section with each key: a new name starts a section. */

@@ -50,6 +50,7 @@ struct area_config {
 	char *file; /* file the section is in (owned), NULL when built in code */
 	unsigned line; /* line of the section header */
 	char *path; /* absolute, normalised persistent directory */
+	unsigned path_line; /* line of "path =", 0 when not set */
 	enum area_backend backend; /* default AREA_TMPFS */
 	struct area_size size; /* default auto */
 	bool inodes_auto; /* default true */
@@ -88,8 +89,8 @@ struct area_config {
 struct btrfs_policy {
 	char *name; /* after "btrfs ": an fsid in lower case, or "LABEL=NAME" (owned) */
 	const char *label; /* NAME within @name for a LABEL= section, else NULL */
-	char *file; /* file of the section's first key (owned) */
-	unsigned line; /* and its line */
+	char *file; /* file of the section (owned) */
+	unsigned line; /* line of its header */
 	uint64_t device_timeout_usec; /* µs */
 	bool device_timeout_set;
 	enum degraded_policy degraded;
@@ -217,7 +218,7 @@ void config_done(struct config *c);
  * bad values, lines over inih's limit, NUL or control bytes, duplicate
  * sections or keys, areas without path or with overlapping paths), but of
  * the lines inih cannot read as a section, key = value or comment only the
- * first.  Errors about a section carry the line of its first key.
+ *  first.  Errors about a section carry the line of its header.
  *
  * Returns: 0; -EINVAL when at least one error was appended; -ENOMEM.
  */

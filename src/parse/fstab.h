@@ -148,4 +148,21 @@ int fstab_entry_collect_paths(struct fstab_entry *e);
  */
 size_t fstab_glob_dir_len(const char *pattern);
 
+/**
+ * fstab_option_is_passed:
+ * @name: the name of an option of an entry's mount_options (without its
+ *        "=value"), @len bytes, not NUL-terminated
+ *
+ * Whether the mount gets the option.  libmount's userspace map (util-linux
+ * libmount/src/optmap.c, 2.38 to 2.40) marks x-*, X-* and comment= as
+ * comments (MNT_NOHLPS): neither mount(2) nor a mount helper gets them,
+ * and storaged hands a helper no X-mount.* (mount_helper_options()).
+ * libmount or storaged act on some (X-mount.mkdir makes the mount point),
+ * so they stay in mount_options; what the plan shows as passed to
+ * mount leaves them out.
+ *
+ * Pure.  Returns: false for those comments, true for every other option.
+ */
+bool fstab_option_is_passed(const char *name, size_t len);
+
 #endif

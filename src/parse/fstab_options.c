@@ -138,6 +138,13 @@ static bool opt_is_stripped(const char *name, char *const *select)
 	       has_prefix(name, "x-storaged") || has_prefix(name, "x-systemd.");
 }
 
+bool fstab_option_is_passed(const char *name, size_t len)
+{
+	if (len >= 2 && (name[0] == 'x' || name[0] == 'X') && name[1] == '-')
+		return false;
+	return !(len == strlen("comment") && strncmp(name, "comment", len) == 0);
+}
+
 /* Per-entry bookkeeping while its options are read. */
 struct opt_state {
 	bool device_timeout_own;

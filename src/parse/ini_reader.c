@@ -73,8 +73,10 @@ char *ini_lines_read(char *str, int num, void *stream)
 	/* as inih tells a header: '[' first (after blanks), a ']' after it;
 	 * it names the section only with the keys, so a header repeating the
 	 * section before it is seen only by this count */
-	if (skip < n && raw[skip] == '[' && memchr(raw + skip, ']', n - skip))
+	if (skip < n && raw[skip] == '[' && memchr(raw + skip, ']', n - skip)) {
 		l->headers++;
+		l->header_line = l->lineno;
+	}
 	memcpy(str, raw + skip, n - skip);
 	memcpy(str + n - skip, "\n", 2);
 	return str;

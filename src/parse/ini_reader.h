@@ -18,6 +18,10 @@ struct ini_lines {
 	size_t pos;
 	unsigned lineno; /* physical line last handed to inih: the handler's line */
 	unsigned headers; /* section header lines ("[...") handed to inih so far */
+	/* line of the last of those headers, 0 before the first: inih names a
+	 * section only with its keys, so this is where the one of the key
+	 * being handled begins */
+	unsigned header_line;
 	const char *too_long_hint; /* appended to the over-long line error, or NULL */
 	struct diag_list *diags;
 	int r; /* -ENOMEM while appending a diagnostic: reading stops */

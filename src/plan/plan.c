@@ -438,9 +438,10 @@ static int add_unusable_area_step(struct builder *b, size_t i, int error)
 		return r;
 	b->steps[idx].area = a;
 	b->steps[idx].conflict = true;
-	if (asprintf(&b->steps[idx].note, "path '%s': %s; create the directory or correct path=", a->path,
+	if (asprintf(&b->steps[idx].note, "path '%s': %s; create the directory or correct path= (%s:%u)", a->path,
 		     link ? "not a directory, or a symbolic link (not followed in an area's path)"
-			  : strerror(-error)) < 0) {
+			  : strerror(-error),
+		     a->file ? a->file : b->in->config->file, a->path_line ? a->path_line : a->line) < 0) {
 		b->steps[idx].note = NULL;
 		return -ENOMEM;
 	}

@@ -68,7 +68,8 @@ static int area_on_mount_point(struct builder *b, const struct area_config *a)
 
 	if (!e)
 		return 0;
-	return diag_error(b->diags, a->file ? a->file : b->in->config->file, a->line,
+	/* about its path = line, not the section as a whole */
+	return diag_error(b->diags, a->file ? a->file : b->in->config->file, a->path_line ? a->path_line : a->line,
 			  "area '%s': path '%s' is the mount point of the %s entry at %s:%u, which storaged mounts: the area would be bound over that filesystem and hide it, and the next start would find the area where the entry belongs and fail it; put the area on a directory below the mount point (path = %s/DIR), or drop the entry or the area",
 			  a->name, a->path, e->fstype, b->in->fstab->file, e->line, a->path);
 }

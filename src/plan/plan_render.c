@@ -15,6 +15,7 @@
 #include "plan.h"
 #include "parse/units.h"
 #include "shared/optstr.h"
+#include "shared/util.h"
 
 /* ------------------------------------------------------------ rendering */
 
@@ -283,6 +284,27 @@ static void put_escaped(const char *s, FILE *f)
 	}
 }
 
+/* @opts (@before first), as @put prints text, without what the mount
+ * never gets (fstab_option_is_passed()); nothing when none is left. */
+static void put_passed_options(const char *opts, const char *before, void (*put)(const char *, FILE *),
+			       FILE *f)
+{
+	char *it = (char *)opts, *name, *value;
+	size_t nsz, vsz;
+	bool any = false;
+
+	while (opts && mnt_optstr_next_option(&it, &name, &nsz, &value, &vsz) == 0) {
+		/* the option as written: up to its value's end */
+		_cleanup_free_ char *one = strndup(name, value ? (size_t)(value + vsz - name) : nsz);
+
+		if (!fstab_option_is_passed(name, nsz) || !one)
+			continue;
+		fputs(any ? "," : before, f);
+		put(one, f);
+		any = true;
+	}
+}
+
 static void text_head(const struct plan_step *s, FILE *f)
 {
 	char buf[4096];
@@ -291,10 +313,7 @@ static void text_head(const struct plan_step *s, FILE *f)
 	if (s->kind == PLAN_MOUNT) {
 		if (!s->entry->fstype || strcmp(s->entry->fstype, "none") != 0)
 			fprintf(f, " type %s", s->entry->fstype);
-		if (s->entry->mount_options) {
-			fputs(" -o ", f);
-			put_escaped(s->entry->mount_options, f);
-		}
+		put_passed_options(s->entry->mount_options, " -o ", put_escaped, f);
 	} else if (s->kind == PLAN_AREA) {
 		if (area_is_ramdisk(s->area))
 			fprintf(f, " fs %s", area_fstype(s->area));
@@ -489,12 +508,17 @@ static int set_cell_stream(struct libscols_line *ln, int col, const struct plan 
 	return r;
 }
 
+static void put_plain(const char *s, FILE *f)
+{
+	fputs(s, f);
+}
+
 static void fill_options(const struct plan *p, size_t i, FILE *f)
 {
 	const struct plan_step *s = &p->steps[i];
 
-	if (s->kind == PLAN_MOUNT && s->entry->mount_options)
-		fputs(s->entry->mount_options, f);
+	if (s->kind == PLAN_MOUNT)
+		put_passed_options(s->entry->mount_options, "", put_plain, f);
 	else if (s->kind == PLAN_AREA)
 		area_sizes_values(s, f);
 }

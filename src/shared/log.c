@@ -32,6 +32,7 @@ void log_init(struct logger *lg, int max_level, enum log_target target)
 	lg->max_level = max_level;
 	lg->target = target;
 	lg->journal_prefix = false;
+	/* lg->self is the caller's: a detached resident keeps its parent's */
 	if (target == LOG_TARGET_SYSLOG)
 		openlog("storaged", LOG_PID | LOG_CONS, LOG_DAEMON);
 	else if (fstat(STDERR_FILENO, &st) == 0)

@@ -25,6 +25,10 @@ struct logger {
 	 * so each line begins with its priority, "<3>" for LOG_ERR, which the
 	 * journal takes as the message's priority (sd-daemon(3)) */
 	bool journal_prefix;
+	/* the command advice tells the user to run, before its verb:
+	 * "storaged" and the -c, -f, --state-dir in use (invocation.h);
+	 * borrowed, NULL for "storaged" alone (log_self()) */
+	const char *self;
 };
 
 /**
@@ -82,6 +86,18 @@ void log_diags(const struct logger *lg, const struct diag_list *dl);
  * that are expected on some machines (a device that cannot be opened).
  */
 void log_diags_at(const struct logger *lg, const struct diag_list *dl, int prio);
+
+/**
+ * log_self:
+ * @lg: logger, or NULL
+ *
+ * Returns: @lg->self, or "storaged" when @lg or its self is NULL: the
+ * start of a command a message tells the user to run ("`%s stop`").
+ */
+static inline const char *log_self(const struct logger *lg)
+{
+	return lg && lg->self ? lg->self : "storaged";
+}
 
 #define log_error(lg, ...) log_msg((lg), LOG_ERR, __VA_ARGS__)
 #define log_warning(lg, ...) log_msg((lg), LOG_WARNING, __VA_ARGS__)

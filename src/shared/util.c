@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -225,4 +227,21 @@ char *text_escape_controls(const char *in, char *out, size_t len)
 	}
 	out[k] = '\0';
 	return out;
+}
+
+char *path_absolute(const char *path)
+{
+	_cleanup_free_ char *cwd = NULL;
+	char *abs = NULL;
+
+	if (path[0] == '/')
+		return strdup(path);
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return NULL;
+	if (asprintf(&abs, "%s/%s", streq(cwd, "/") ? "" : cwd, path) < 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return abs;
 }

@@ -166,6 +166,18 @@ int strv_extend(char ***v, const char *s);
  */
 bool strv_contains(char *const *v, const char *s);
 
+/**
+ * path_absolute:
+ * @path: a path
+ *
+ * @path as it is when absolute, else after the working directory and a
+ * "/" (no link resolved, nothing normalised).
+ *
+ * Returns: a new string (caller frees); NULL with errno set (ENOMEM, or
+ * getcwd(3)'s).
+ */
+char *path_absolute(const char *path);
+
 /** streq: both strings present and equal. */
 static inline bool streq(const char *a, const char *b)
 {

@@ -53,7 +53,7 @@ char *status_btrfs_reason(const struct live_input *in, const struct btrfs_fs_lis
 	snprintf(buf, len, "%zu/%llu members", fs->n_members, (unsigned long long)fs->num_devices);
 	btrfs_stale_advice(mp, status_stale_how(in->sysfs_btrfs, in->mountinfo, mp, fs) |
 				       (rec->scrub_started_usec ? STALE_SCRUB_STARTED : 0),
-			   advice, sizeof(advice));
+			   in->self, advice, sizeof(advice));
 	if (btrfs_format_stale(fs, facts, sizeof(facts))[0])
 		append(buf, len, facts, ": ", advice);
 	/* caught up (a read-write mount wrote every superblock), not repaired

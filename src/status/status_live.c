@@ -189,8 +189,8 @@ const char *live_btrfs_mountpoint(const struct live_input *in, const char *fsid)
 	return found;
 }
 
-char *live_degraded_advice(const char *mountpoint, const char *fsid, uint64_t devid, bool read_only, char *buf,
-			   size_t len)
+char *live_degraded_advice(const char *mountpoint, const char *fsid, uint64_t devid, bool read_only,
+			   const char *self, char *buf, size_t len)
 {
 	char q[PATH_MAX * 4 + 3] = "its mount point", d[24] = "DEVID", every[192] = "";
 
@@ -205,8 +205,8 @@ char *live_degraded_advice(const char *mountpoint, const char *fsid, uint64_t de
 			 fsid);
 	if (read_only)
 		snprintf(buf, len,
-			 "unmount %s and mount it again (umount %s && storaged start; read-only, it missed no write), or put a new disk in its place, which needs the mount writable: mount -o remount,rw,degraded %s && btrfs replace start %s NEWDEV %s%s",
-			 q, q, q, d, q, every);
+			 "unmount %s and mount it again (umount %s && %s start; read-only, it missed no write), or put a new disk in its place, which needs the mount writable: mount -o remount,rw,degraded %s && btrfs replace start %s NEWDEV %s%s",
+			 q, q, self ? self : "storaged", q, d, q, every);
 	else
 		snprintf(buf, len, "unmount %s and mount it again, or put a new disk in its place (btrfs replace start %s NEWDEV %s)%s",
 			 q, d, q, every);
@@ -239,7 +239,7 @@ static enum live_status check_btrfs(const struct live_input *in, const char *fsi
 	for (size_t k = 0; k < lm.n && !first; k++)
 		if (lm.v[k].missing || lm.v[k].unused)
 			first = lm.v[k].devid;
-	live_degraded_advice(mp, fsid, first, ro, fix, sizeof(fix));
+	live_degraded_advice(mp, fsid, first, ro, in->self, fix, sizeof(fix));
 	if (lm.n_missing)
 		snprintf(detail, len, "the kernel reports %s missing%s%s: mounted %sdegraded; once it is back, %s", missing,
 			 lm.n_unused ? ", and does not use " : "", unused, ro ? "read-only " : "", fix);
@@ -328,8 +328,8 @@ static enum live_status check_mount(const struct live_input *in, const struct st
 	}
 	if (!ours && !top && (moved = live_mount_moved(in->mountinfo, rec))) {
 		snprintf(detail, len,
-			 "storaged's mount (ID %u) is not on %s any more but on %s (moved, or a directory above it renamed); `storaged stop` unmounts it there",
-			 rec->mount_id, mp, moved);
+			 "storaged's mount (ID %u) is not on %s any more but on %s (moved, or a directory above it renamed); `%s stop` unmounts it there",
+			 rec->mount_id, mp, moved, in->self ? in->self : "storaged");
 		return LIVE_GONE;
 	}
 	if (!ours && !top) {

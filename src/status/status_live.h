@@ -54,6 +54,8 @@ struct live_input {
 					      not read */
 	const struct area_status *areas; /* storaged's areas (area_status_list()) */
 	size_t n_areas;
+	/* the command advice names, as log_self() gives it; NULL: "storaged" */
+	const char *self;
 };
 
 /**
@@ -140,6 +142,8 @@ const char *live_btrfs_mountpoint(const struct live_input *in, const char *fsid)
  *        degraded, and the next mount reuses it)
  * @devid: the first member missing or unused; 0 when not known ("DEVID")
  * @read_only: mounted read-only (degraded = read-only)
+ * @self: the command that runs storaged as this one was run (log_self()),
+ *        NULL for "storaged"
  * @buf: what takes a member back once it is there, or replaces it, e.g.
  *       "unmount /srv/data and mount it again, or put a new disk in its
  *       place (btrfs replace start 2 NEWDEV /srv/data)"; on a read-only
@@ -148,8 +152,8 @@ const char *live_btrfs_mountpoint(const struct live_input *in, const char *fsid)
  *       shell (shell_quote()).
  * Returns: @buf.
  */
-char *live_degraded_advice(const char *mountpoint, const char *fsid, uint64_t devid, bool read_only, char *buf,
-			   size_t len);
+char *live_degraded_advice(const char *mountpoint, const char *fsid, uint64_t devid, bool read_only,
+			   const char *self, char *buf, size_t len);
 
 /**
  * live_mounted_ro:

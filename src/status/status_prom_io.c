@@ -199,7 +199,9 @@ static int collect_syncs(struct prom_collect *c, const char *state_dir)
  * table cannot be read. */
 static int collect_live(struct prom_collect *c, const struct sources *src, const struct logger *lg)
 {
-	struct live_input in = { .sysfs_btrfs = src->sysfs_btrfs, .areas = c->areas, .n_areas = c->n_areas };
+	struct live_input in = {
+		.sysfs_btrfs = src->sysfs_btrfs, .areas = c->areas, .n_areas = c->n_areas, .self = log_self(lg)
+	};
 	char why[1536];
 
 	c->live = calloc(c->st.n ?: 1, sizeof(*c->live));
@@ -235,7 +237,7 @@ static int collect(const struct options *o, const struct logger *lg, struct prom
 	c->d.state = &c->st;
 	c->d.collected_sec = (int64_t)time(NULL);
 	/* the areas before the live check, which sums their states too */
-	if (area_status_list(o->state_dir, &c->areas, &c->n_areas) < 0)
+	if (area_status_list(o->state_dir, log_self(lg), &c->areas, &c->n_areas) < 0)
 		c->n_areas = 0; /* as `status` does */
 	c->d.areas = c->areas;
 	c->d.n_areas = c->n_areas;

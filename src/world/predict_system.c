@@ -548,7 +548,8 @@ int predict__mkfs(struct predictor *pr, size_t i)
 int predict__area_in_fresh_ram(struct predictor *pr, size_t i)
 {
 	const struct plan *p = pr->p;
-	const char *path = p->steps[i].area->path;
+	const struct area_config *a = p->steps[i].area;
+	const char *path = a->path;
 
 	for (size_t k = 0; k < p->n_steps; k++) {
 		const struct plan_step *m = &p->steps[k];
@@ -564,9 +565,10 @@ int predict__area_in_fresh_ram(struct predictor *pr, size_t i)
 		    !predict_fstype_in(m->entry->fstype, (char *[]){ "tmpfs", "ramfs", NULL }) ||
 		    !path_is_below(path, m->entry->target) || streq(path, m->entry->target))
 			continue;
-		return predict__record(pr, i, "area '%s': its directory '%s' will not exist: it lies in the %s step %zu mounts on '%s' (%s:%u), which starts empty; put the area on a directory that exists (an area is in RAM already: it needs no RAM filesystem below it)",
-				       p->steps[i].area->name, path, m->entry->fstype, k + 1,
-				       m->entry->target, predict__fstab_file(pr), m->entry->line);
+		return predict__record(pr, i, "area '%s': its directory '%s' will not exist: it lies in the %s step %zu mounts on '%s' (%s:%u), which starts empty; put the area on a directory that exists (path = at %s:%u; an area is in RAM already: it needs no RAM filesystem below it)",
+				       a->name, path, m->entry->fstype, k + 1, m->entry->target,
+				       predict__fstab_file(pr), m->entry->line, a->file ? a->file : "storaged.conf",
+				       a->path_line ? a->path_line : a->line);
 	}
 	return 0;
 }

@@ -334,8 +334,8 @@ int statedir_save_state(const char *dir, const struct logger *lg, struct state *
 	int r = state_save(dir, st);
 
 	if (r < 0) {
-		log_error(lg, "cannot write the state file '%s/state': %s; `storaged stop` cannot undo what it does not know: make room or make it writable, or use another --state-dir",
-			  dir, strerror(-r));
+		log_error(lg, "cannot write the state file '%s/state': %s; `%s stop` cannot undo what it does not know: make room or make it writable, or use another --state-dir",
+			  dir, strerror(-r), log_self(lg));
 		return -EPERM;
 	}
 	return 0;

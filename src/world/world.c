@@ -293,7 +293,7 @@ static void warn_stale(const struct sources *s, const struct logger *lg, const s
 			snprintf(advice, sizeof(advice), "storaged does not mount it on %s (stale-member = refuse)",
 				 shell_quote(target, q, sizeof(q)));
 		else
-			btrfs_stale_advice(mp ? mp : target, how, advice, sizeof(advice));
+			btrfs_stale_advice(mp ? mp : target, how, log_self(lg), advice, sizeof(advice));
 		log_warning(lg, "*** btrfs %s: %s: %s ***", fs->fsid, btrfs_format_stale(fs, facts, sizeof(facts)),
 			    advice);
 	}

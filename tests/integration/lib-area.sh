@@ -65,6 +65,12 @@ sd() {
 	"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" "$@" >"$OUT" 2>&1
 }
 
+# sd_self: the command storaged's advice tells the user to run when sd ran
+# it ("storaged" and sd's -c, -f, --state-dir; these paths need no quoting)
+sd_self() {
+	printf 'storaged -c %s -f %s --state-dir %s' "$CONF" "$FSTAB" "$RUN"
+}
+
 # expect_rc WANT ARGS...
 expect_rc() {
 	local want=$1 rc

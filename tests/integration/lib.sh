@@ -148,6 +148,13 @@ sd() {
 	"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$STATE" "$@"
 }
 
+# sd_self: the command storaged's advice tells the user to run when sd ran
+# it ("storaged" and sd's -c, -f, --state-dir); for paths that need no
+# quoting for the shell, as setup's.
+sd_self() {
+	printf 'storaged -c %s -f %s --state-dir %s' "$CONF" "$FSTAB" "$STATE"
+}
+
 # run_sd EXPECTED_EXIT ARGS...: runs storaged, keeps its output in $OUT.
 run_sd() {
 	local want=$1 rc

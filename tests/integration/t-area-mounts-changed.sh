@@ -43,7 +43,7 @@ for how in unmounted moved; do
 	echo "written on disk" >"$P/disk-only"
 	status_is gone "$how"
 	expect_rc 1 start
-	grep -q "area 'w' was set up, but its bind .*$how.*run 'storaged stop' first" "$OUT" ||
+	grep -q "area 'w' was set up, but its bind .*$how.*run \`$(sd_self) stop\` first" "$OUT" ||
 		{ cat "$OUT"; fail "$how: start does not refuse the area whose bind is gone"; }
 	[ "$(cat "$AREA/file")" = "written in RAM" ] || fail "$how: start dropped the area's content"
 	expect_rc 1 sync w

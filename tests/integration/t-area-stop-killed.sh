@@ -76,7 +76,7 @@ is_mountpoint "$P" || fail "the area is gone after a killed stop: nothing to tes
 run_sd 1 status
 expect_out "interrupted"
 expect_out "a \`storaged stop\` was interrupted while it synced it back and tore it down: the area is still over '$P'"
-expect_out "run \`storaged stop\` again to finish"
+expect_out "run \`$(sd_self) stop\` again to finish"
 [ "$(state_json)" = interrupted ] || fail "status --json says $(state_json), not interrupted"
 run_sd 1 status --format=prometheus
 expect_out "storaged_area_state{area=\"a\",path=\"$P\",state=\"interrupted\"} 1"
@@ -97,7 +97,7 @@ head -c $((32 * 1024 * 1024)) /dev/urandom >"$P/big"
 kill_midway sync a
 run_sd 1 status
 expect_out "a sync back was interrupted"
-expect_out "run \`storaged sync a\` or \`storaged stop\` to finish"
+expect_out "run \`$(sd_self) sync a\` or \`$(sd_self) stop\` to finish"
 run_sd 0 sync a
 run_sd 0 status
 [ "$(state_json)" = active ] || fail "status --json says $(state_json) after a finished sync, not active"

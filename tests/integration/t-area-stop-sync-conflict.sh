@@ -144,8 +144,8 @@ echo old >"$P/sub/f"
 expect_rc 0 start
 umount "$P" || fail "could not unmount the bind"
 expect_rc 1 sync both
-grep -q "'storaged stop' says what becomes of its content" "$OUT" || { cat "$OUT"; fail "sync of an uncovered area does not point to stop"; }
-grep -q "run \`storaged sync both\`" "$OUT" && { cat "$OUT"; fail "sync of an uncovered area also says to sync again"; }
+grep -q "\`$(sd_self) stop\` says what becomes of its content" "$OUT" || { cat "$OUT"; fail "sync of an uncovered area does not point to stop"; }
+grep -q "run \`$(sd_self) sync both\`" "$OUT" && { cat "$OUT"; fail "sync of an uncovered area also says to sync again"; }
 sd stop >/dev/null 2>&1
 [ -z "$(scratch_mounts)" ] || fail "stop left mounts: $(scratch_mounts)"
 pass "a sync of an uncovered area says one thing: stop"

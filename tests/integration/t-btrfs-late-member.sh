@@ -50,7 +50,7 @@ OUT=$(cat "$SCRATCH/out")
 printf '%s\n' "$OUT" | sed 's/^/  | /'
 # registered by storaged, or before its pass by udev's rule (the guest)
 expect_out "btrfs $FSID: devid 2 ($B) came back after the degraded mount on $SCRATCH/data: registered"
-expect_out "the kernel no longer counts it missing but does not use it while the filesystem is mounted; to complete the repair: umount $SCRATCH/data && storaged start (read-only: it missed no write)"
+expect_out "the kernel no longer counts it missing but does not use it while the filesystem is mounted; to complete the repair: umount $SCRATCH/data && $(sd_self) start (read-only: it missed no write)"
 
 note "what the kernel did: MISSING cleared, no block device opened"
 [ "$(cat "$SYS/devinfo/2/missing")" = 0 ] || fail "devid 2 still missing: the kernel did not take the registration"
@@ -62,7 +62,7 @@ btrfs filesystem show "$SCRATCH/data" | grep -q MISSING && fail "btrfs filesyste
 note "status and metrics: still degraded, devid 2 back but unused"
 run_sd 3 status
 expect_out "the kernel does not use devid 2: it came back while the filesystem was mounted read-only degraded"
-expect_out "to take it back, unmount $SCRATCH/data and mount it again (umount $SCRATCH/data && storaged start; read-only, it missed no write)"
+expect_out "to take it back, unmount $SCRATCH/data and mount it again (umount $SCRATCH/data && $(sd_self) start; read-only, it missed no write)"
 # no scrub on the read-only mount (EROFS), nor one needed after it
 expect_no_out "scrub"
 expect_out "devid 2 $B back after the mount: registered, unused until mounted again"

@@ -21,7 +21,7 @@ detach "$B"
 mkdir -p "$SCRATCH/data"
 echo "UUID=$FSID  $SCRATCH/data  btrfs  rw,noatime,noauto,x-storaged  0 0" >"$FSTAB"
 MP=$SCRATCH/data
-RO_FIX="unmount $MP and mount it again (umount $MP && storaged start; read-only, it missed no write), or put a new disk in its place, which needs the mount writable: mount -o remount,rw,degraded $MP && btrfs replace start 2 NEWDEV $MP; a bind of it left mounted keeps it as it is: unmount each of its mounts (findmnt -S UUID=$FSID)"
+RO_FIX="unmount $MP and mount it again (umount $MP && $(sd_self) start; read-only, it missed no write), or put a new disk in its place, which needs the mount writable: mount -o remount,rw,degraded $MP && btrfs replace start 2 NEWDEV $MP; a bind of it left mounted keeps it as it is: unmount each of its mounts (findmnt -S UUID=$FSID)"
 
 note "without a policy, the plan's will-fail names the knobs that allow a degraded mount"
 printf '[storaged]\ndevice-timeout = 2s\n' >"$CONF"

@@ -43,7 +43,7 @@ EOT
 
 note "check: the section for no filesystem here is a warning, the others match"
 run_sd 0 check
-expect_out "warning: .*storaged.conf:13: \[btrfs LABEL=pol-nowhere\] matches no btrfs filesystem on this machine now"
+expect_out "warning: .*storaged.conf:12: \[btrfs LABEL=pol-nowhere\] matches no btrfs filesystem on this machine now"
 expect_no_out "pol-q\] matches no"
 expect_no_out "matches no btrfs filesystem.*$P"
 forget "$P1" "$P2" "$Q1" "$Q2"

@@ -46,7 +46,7 @@ expect_out "the kernel does not use devid 2: it came back while the filesystem w
 expect_out "unmount $MP and mount it again to take it back, then scrub it (btrfs scrub start $MP)"
 expect_no_out "2/2 members"
 expect_no_out "the kernel reports devid 2 missing"
-FIX="the mounted filesystem does not use it (it came back while mounted degraded), so no scrub reaches it: run \`umount $MP && storaged start\`, then \`btrfs scrub start $MP\`"
+FIX="the mounted filesystem does not use it (it came back while mounted degraded), so no scrub reaches it: run \`umount $MP && $(sd_self) start\`, then \`btrfs scrub start $MP\`"
 expect_no_out "only a scrub rewrites what it missed: run"
 note "start (nothing to do) warns of the stale member, with the unmount and mount before the scrub"
 OUT=$(sd start 2>&1)

@@ -17,7 +17,7 @@ CLEANUP_HOOK=busy_cleanup
 
 run_sd 1 stop
 expect_out "cannot unmount"
-arg=$(printf '%s\n' "$OUT" | sed -n 's/.*(fuser -vm \(.*\)) and run `storaged stop` again.*/\1/p')
+arg=$(printf '%s\n' "$OUT" | sed -n 's/.*(fuser -vm \(.*\)) and run `storaged [^`]*stop` again.*/\1/p')
 [ -n "$arg" ] || fail "no fuser advice in the output"
 eval "set -- $arg"
 [ "$#" = 1 ] && [ "$1" = "$MP" ] || fail "the advice's argument reads back as $# word(s), '$*', not '$MP'"

@@ -100,9 +100,9 @@ static void test_names_and_dirs(void **ctx)
 	assert_false(area_name_is_valid("."));
 	assert_false(area_name_is_valid(".."));
 	assert_false(area_name_is_valid("a/b"));
-	assert_int_equal(area_dirs_init(&d, "/run/storaged", "../x"), -EINVAL);
+	assert_int_equal(area_dirs_init(&d, "/run/storaged", "../x", NULL), -EINVAL);
 	assert_null(d.top);
-	assert_int_equal(area_dirs_init(&d, "/run/storaged", "build"), 0);
+	assert_int_equal(area_dirs_init(&d, "/run/storaged", "build", NULL), 0);
 	assert_string_equal(d.top, "/run/storaged/areas/build");
 	assert_string_equal(d.state, "/run/storaged/areas/build/state");
 	assert_string_equal(d.area, "/run/storaged/areas/build/area");
@@ -272,7 +272,7 @@ static void test_records(void **ctx)
 	assert_int_equal(area_list_names(f->top, &names), 0);
 	assert_null(names[0]);
 	strv_free(names);
-	assert_int_equal(area_status_list(f->top, &v, &n), 0);
+	assert_int_equal(area_status_list(f->top, NULL, &v, &n), 0);
 	assert_int_equal(n, 0);
 	area_status_free(v, n);
 
@@ -292,7 +292,7 @@ static void test_records(void **ctx)
 	strv_free(names);
 
 	/* setup order; unreadable records left out */
-	assert_int_equal(area_status_list(f->top, &v, &n), 0);
+	assert_int_equal(area_status_list(f->top, NULL, &v, &n), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(v[0].name, "early");
 	assert_string_equal(v[1].name, "late");
@@ -305,7 +305,7 @@ static void test_records(void **ctx)
 	assert_non_null(strstr(v[0].state_why, "unmounted by someone else"));
 	area_status_free(v, n);
 
-	assert_int_equal(area_dirs_init(&d, f->top, "late"), 0);
+	assert_int_equal(area_dirs_init(&d, f->top, "late", NULL), 0);
 	fd = area_record_open_locked(&d, &st);
 	assert_true(fd >= 0);
 	assert_string_equal(st.name, "late");
@@ -352,10 +352,10 @@ static void test_records(void **ctx)
 		-EBADMSG);
 	close(fd);
 	area_dirs_done(&d);
-	assert_int_equal(area_dirs_init(&d, f->top, "damaged"), 0);
+	assert_int_equal(area_dirs_init(&d, f->top, "damaged", NULL), 0);
 	assert_int_equal(area_record_open_locked(&d, &st), -EBADMSG);
 	area_dirs_done(&d);
-	assert_int_equal(area_dirs_init(&d, f->top, "interrupted"), 0);
+	assert_int_equal(area_dirs_init(&d, f->top, "interrupted", NULL), 0);
 	assert_int_equal(area_record_open_locked(&d, &st), -ENOENT);
 	area_dirs_done(&d);
 }

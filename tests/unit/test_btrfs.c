@@ -260,15 +260,19 @@ static void test_stale_member(void **state)
 	assert_string_equal(buf, "devid 2 ('/dev/sdc') is stale: generation 8 against 12 of the others; it was away while the filesystem was written to");
 	/* the facts only: the warning, with the mount point, is the caller's */
 	assert_int_equal(diags.n, 0);
-	assert_string_equal(btrfs_stale_advice("/srv/my data", 0, buf, sizeof(buf)),
+	assert_string_equal(btrfs_stale_advice("/srv/my data", 0, NULL, buf, sizeof(buf)),
 			    "only a scrub rewrites what it missed: run `btrfs scrub start '/srv/my data'`");
-	assert_non_null(strstr(btrfs_stale_advice("/srv/d", STALE_SCRUB_STARTED, buf, sizeof(buf)), "`btrfs scrub status /srv/d`"));
-	assert_null(strstr(btrfs_stale_advice(NULL, 0, buf, sizeof(buf)), "MOUNTPOINT"));
+	assert_non_null(strstr(btrfs_stale_advice("/srv/d", STALE_SCRUB_STARTED, NULL, buf, sizeof(buf)), "`btrfs scrub status /srv/d`"));
+	assert_null(strstr(btrfs_stale_advice(NULL, 0, NULL, buf, sizeof(buf)), "MOUNTPOINT"));
 	/* a scrub only where one can work: read-only, a member not in use */
-	assert_non_null(strstr(btrfs_stale_advice("/srv/d", STALE_MOUNTED_RO, buf, sizeof(buf)),
+	assert_non_null(strstr(btrfs_stale_advice("/srv/d", STALE_MOUNTED_RO, NULL, buf, sizeof(buf)),
 			       "run `mount -o remount,rw /srv/d`, then `btrfs scrub start /srv/d`"));
-	assert_non_null(strstr(btrfs_stale_advice("/srv/d", STALE_MEMBER_UNUSED | STALE_MOUNTED_RO, buf, sizeof(buf)),
+	assert_non_null(strstr(btrfs_stale_advice("/srv/d", STALE_MEMBER_UNUSED | STALE_MOUNTED_RO, NULL, buf, sizeof(buf)),
 			       "run `umount /srv/d && storaged start`, then `btrfs scrub start /srv/d`"));
+	/* the start it advises is storaged as this one was run */
+	assert_non_null(strstr(btrfs_stale_advice("/srv/d", STALE_MEMBER_UNUSED, "storaged -c '/etc/my s.conf'", buf,
+						  sizeof(buf)),
+			       "run `umount /srv/d && storaged -c '/etc/my s.conf' start`"));
 	btrfs_fs_list_done(&l);
 	diag_list_done(&diags);
 	/* equal generations: nothing stale, no warning */

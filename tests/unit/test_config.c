@@ -117,7 +117,7 @@ static void test_good(void **state)
 	a = &c.areas[0];
 	assert_string_equal(a->name, "rpmbuild");
 	assert_string_equal(a->file, CONFIG_FIXTURES "good.conf");
-	assert_int_equal(a->line, 12); /* its first key: inih reports no headers */
+	assert_int_equal(a->line, 11); /* its header, which inih does not report */
 	assert_string_equal(a->path, "/root/rpmbuild");
 	assert_int_equal(a->backend, AREA_TMPFS);
 	assert_int_equal(a->size.kind, AREA_SIZE_BYTES);
@@ -138,7 +138,7 @@ static void test_good(void **state)
 
 	a = &c.areas[1];
 	assert_string_equal(a->name, "scratch.tmp-1");
-	assert_int_equal(a->line, 26);
+	assert_int_equal(a->line, 25);
 	assert_string_equal(a->path, "/var/tmp/scratch#1");
 	assert_int_equal(a->backend, AREA_ZRAM);
 	assert_int_equal(a->size.kind, AREA_SIZE_PERCENT);
@@ -196,11 +196,11 @@ static void test_design_example(void **state)
 }
 
 /*
- * inih reports no section headers: a section's errors carry the line of its
- * first key, the [storaged] at line 8 repeats the one at 3 (a header is
- * counted by the reader: inih names both sections alike), the
- * empty [area] (26) is not seen, and of the malformed lines (7, 20) only the
- * first is reported; line 21 then still belongs to [mystery].
+ * A section's errors carry the line of its header (the reader counts the
+ * headers: inih reports none), the [storaged] at line 8 repeats the one at
+ * 3 (inih names both sections alike), the empty [area] (26) is not seen,
+ * and of the malformed lines (7, 20) only the first is reported; line 21
+ * then still belongs to [mystery].
  */
 static void test_bad_structure(void **state)
 {
@@ -209,18 +209,18 @@ static void test_bad_structure(void **state)
 		{ 5, "duplicate key 'jobs' in [storaged]; first set at line 4" },
 		{ 6, "unknown key 'colour' in [storaged] (accepted: fstab, select," },
 		{ 7, "not a section, key = value or comment" },
-		{ 9, "duplicate section [storaged]; first at line 4" },
-		{ 13, "duplicate section [area a]; first at line 11" },
-		{ 15, "area 'b': path '/srv/build/sub' lies inside the path of area 'a'" },
-		{ 17, "[area nopath] has no path" },
-		{ 19, "unknown section '[mystery]'" },
-		{ 23, "area 'd': path '/srv/build' is also the path of area 'a'" },
-		{ 23, "area 'd': path '/srv/build' contains the path of area 'b'" },
-		{ 25, "'bad/name' is not an area name" },
+		{ 8, "duplicate section [storaged]; first at line 3" },
+		{ 12, "duplicate section [area a]; first at line 10" },
+		{ 14, "area 'b': path '/srv/build/sub' lies inside the path of area 'a'" },
+		{ 16, "[area nopath] has no path" },
+		{ 18, "unknown section '[mystery]'" },
+		{ 22, "area 'd': path '/srv/build' is also the path of area 'a'" },
+		{ 22, "area 'd': path '/srv/build' contains the path of area 'b'" },
+		{ 24, "'bad/name' is not an area name" },
 		{ 25, "'' is not a key name" },
-		{ 28, "area 'e': path '/srv' contains the path of area 'a'" },
-		{ 28, "area 'e': path '/srv' contains the path of area 'b'" },
-		{ 28, "area 'e': path '/srv' contains the path of area 'd'" },
+		{ 27, "area 'e': path '/srv' contains the path of area 'a'" },
+		{ 27, "area 'e': path '/srv' contains the path of area 'b'" },
+		{ 27, "area 'e': path '/srv' contains the path of area 'd'" },
 	};
 	struct diag_list dl = { 0 };
 	struct config c;
@@ -327,7 +327,7 @@ static void test_crlf(void **state)
 	assert_int_equal(c.jobs, 7);
 	assert_int_equal(c.device_timeout_usec, 5 * SEC);
 	assert_int_equal(c.n_areas, 1);
-	assert_int_equal(c.areas[0].line, 7);
+	assert_int_equal(c.areas[0].line, 6);
 	assert_string_equal(c.areas[0].path, "/srv/crlf");
 	assert_int_equal(c.areas[0].size.value, 64 * MiB);
 	assert_int_equal(c.areas[0].inodes, 2000);
@@ -353,11 +353,12 @@ static void test_long_lines(void **state)
 			     path, path) > 0);
 	assert_int_equal(parse_str(&c, text, &dl), -EINVAL);
 	assert_int_equal(dl.n, 2);
-	assert_int_equal(dl.v[0].line, 4);
-	assert_string_equal(dl.v[0].msg,
+	/* in line order: the section's header comes first */
+	assert_int_equal(dl.v[0].line, 3);
+	assert_string_equal(dl.v[0].msg, "[area longer] has no path; add 'path = /persistent/dir'");
+	assert_int_equal(dl.v[1].line, 4);
+	assert_string_equal(dl.v[1].msg,
 			    "line longer than 198 bytes (inih's limit); shorten the value or use a drop-in");
-	assert_int_equal(dl.v[1].line, 5);
-	assert_string_equal(dl.v[1].msg, "[area longer] has no path; add 'path = /persistent/dir'");
 	assert_int_equal(c.n_areas, 2);
 	n = strlen(c.areas[0].path);
 	assert_int_equal(n, 191);
@@ -479,16 +480,16 @@ static void test_small_cases(void **state)
 		  "select: empty value; expected a list of fstab options separated by spaces (e.g. x-storaged _netdev)" },
 		{ "[storaged]\ndevice-timeout = soon\n", 2,
 		  "device-timeout: 'soon' is not a duration (e.g. 90s, 2min, infinity)" },
-		/* sections are known by their first key (inih reports no headers) */
-		{ "[storaged]\njobs = 1\n[area x]\npath = /a\n[ storaged ]\nhotplug = 1\n", 6,
-		  "duplicate section [storaged]; first at line 2" },
+		/* a section's errors name its header (the reader counts them) */
+		{ "[storaged]\njobs = 1\n[area x]\npath = /a\n[ storaged ]\nhotplug = 1\n", 5,
+		  "duplicate section [storaged]; first at line 1" },
 		/* a header repeating the section just before it (inih names
 		 * both the same: the reader counts headers) */
-		{ "[storaged]\njobs = 1\n[storaged]\nhotplug = 1\n", 4,
-		  "duplicate section [storaged]; first at line 2" },
-		{ "[area x]\npath = /a\n[area x]\nsize = 1G\n", 4, "duplicate section [area x]; first at line 2" },
-		{ "[btrfs LABEL=a]\ndegraded = no\n  [btrfs LABEL=a]\ndevice-timeout = 3s\n", 4,
-		  "duplicate section [btrfs LABEL=a]; first at line 2" },
+		{ "[storaged]\njobs = 1\n[storaged]\nhotplug = 1\n", 3,
+		  "duplicate section [storaged]; first at line 1" },
+		{ "[area x]\npath = /a\n[area x]\nsize = 1G\n", 3, "duplicate section [area x]; first at line 1" },
+		{ "[btrfs LABEL=a]\ndegraded = no\n  [btrfs LABEL=a]\ndevice-timeout = 3s\n", 3,
+		  "duplicate section [btrfs LABEL=a]; first at line 1" },
 		{ "[storaged]\nfoo\n", 2, "not a section, key = value or comment" },
 		/* inih's rules: ':' separates too, text after ']' is ignored */
 		{ "[storaged]\nfoo: bar\n", 2,
@@ -498,9 +499,9 @@ static void test_small_cases(void **state)
 		  "jobs: '0' is out of range; expected a number of parallel jobs, 1..64" },
 		{ "[storaged]\nhotplug = yes # on\n", 2,
 		  "hotplug: 'yes # on' is not a boolean (yes/no, true/false, on/off, 1/0) ('#' after a value is not a comment; use ';')" },
-		{ "[area aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\npath = /a\n", 2,
+		{ "[area aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\npath = /a\n", 1,
 		  "section name too long (at most 48 bytes)" },
-		{ "[area 01234567890123456789012345678901234567890123456789]\npath = /a\n", 2,
+		{ "[area 01234567890123456789012345678901234567890123456789]\npath = /a\n", 1,
 		  "section name too long (at most 48 bytes)" },
 		{ "[area x]\npath = /a\nsize = 0\n", 3,
 		  "size: '0' is out of range; expected a size (e.g. 512M, 12800M, 1.5G), a share of RAM (1%..100%) or auto" },
@@ -518,13 +519,13 @@ static void test_small_cases(void **state)
 		  "path: '/' is not an absolute directory other than /, without '..'" },
 		{ "[area x]\npath = //./\n", 2,
 		  "path: '//./' is not an absolute directory other than /, without '..'" },
-		{ "[area x]\nsize = 1G\n", 2, "[area x] has no path; add 'path = /persistent/dir'" },
-		{ "[area x]\npath = /a\npersist = yes\nseed = no\n", 2,
+		{ "[area x]\nsize = 1G\n", 1, "[area x] has no path; add 'path = /persistent/dir'" },
+		{ "[area x]\npath = /a\npersist = yes\nseed = no\n", 1,
 		  "[area x] has persist = yes and seed = no: its first sync back would delete everything '/a' holds; set seed = yes (or persist = no)" },
-		{ "[area x]\npath = /a\n[area y]\npath = /a/b\n", 4,
-		  "area 'y': path '/a/b' lies inside the path of area 'x' (line 2); areas must not overlap" },
-		{ "[AREA x]\nk = v\n", 2, "unknown section '[AREA x]'; expected [storaged], [area NAME] or [btrfs FSID]" },
-		{ "[areax]\nk = v\n", 2, "unknown section '[areax]'; expected [storaged], [area NAME] or [btrfs FSID]" },
+		{ "[area x]\npath = /a\n[area y]\npath = /a/b\n", 3,
+		  "area 'y': path '/a/b' lies inside the path of area 'x' (line 1); areas must not overlap" },
+		{ "[AREA x]\nk = v\n", 1, "unknown section '[AREA x]'; expected [storaged], [area NAME] or [btrfs FSID]" },
+		{ "[areax]\nk = v\n", 1, "unknown section '[areax]'; expected [storaged], [area NAME] or [btrfs FSID]" },
 		{ "[storaged]\n\x7f = 1\n", 2, "control character 0x7f at column 1" },
 		{ "[storaged]\nj\x01obs = 1\n", 2, "control character 0x01 at column 2" },
 		/* issue 14: only a .prom file, which the textfile collector reads */
@@ -623,16 +624,16 @@ static void test_load_dropins(void **state)
 	assert_int_equal(c.degraded, DEGRADED_AFTER_TIMEOUT);
 	assert_int_equal(dl.n, 2);
 	assert_string_equal(dl.v[0].file, f[4]);
-	assert_int_equal(dl.v[0].line, 2); /* sections: the line of their first key */
+	assert_int_equal(dl.v[0].line, 1); /* sections: the line of their header */
 	{
 		char *want;
 
-		assert_true(asprintf(&want, "area 'a' is already defined at %s:4", main_conf) > 0);
+		assert_true(asprintf(&want, "area 'a' is already defined at %s:3", main_conf) > 0);
 		assert_string_equal(dl.v[0].msg, want);
 		free(want);
-		assert_true(asprintf(&want, "area 'b': path '/srv/a/b' lies inside the path of area 'a' (%s:4); areas must not overlap",
+		assert_true(asprintf(&want, "area 'b': path '/srv/a/b' lies inside the path of area 'a' (%s:3); areas must not overlap",
 				     main_conf) > 0);
-		assert_int_equal(dl.v[1].line, 4);
+		assert_int_equal(dl.v[1].line, 3);
 		assert_string_equal(dl.v[1].msg, want);
 		free(want);
 	}
@@ -909,7 +910,7 @@ static void test_btrfs_sections(void **state)
 	assert_int_equal(c.n_btrfs, 2);
 	assert_string_equal(c.btrfs[0].name, "5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f"); /* lower case */
 	assert_null(c.btrfs[0].label);
-	assert_int_equal(c.btrfs[0].line, 6);
+	assert_int_equal(c.btrfs[0].line, 5);
 	assert_string_equal(c.btrfs[1].label, "backup");
 	assert_string_equal(c.btrfs[1].name, "LABEL=backup");
 
@@ -965,15 +966,15 @@ static void test_btrfs_section_errors(void **state)
 		unsigned line;
 		const char *msg;
 	} cases[] = {
-		{ "[btrfs]\ndegraded = no\n", 2, "section [btrfs] needs a filesystem: [btrfs FSID]" },
-		{ "[btrfs 5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5]\ndegraded = no\n", 2,
+		{ "[btrfs]\ndegraded = no\n", 1, "section [btrfs] needs a filesystem: [btrfs FSID]" },
+		{ "[btrfs 5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5]\ndegraded = no\n", 1,
 		  "'5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5' names no btrfs filesystem" },
-		{ "[btrfs 5e81a1b2x7d2b-4b8e-9c1f-0a1b2c3d4e5f]\ndegraded = no\n", 2, "names no btrfs filesystem" },
-		{ "[btrfs 5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5g]\ndegraded = no\n", 2, "names no btrfs filesystem" },
-		{ "[btrfs LABEL=]\ndegraded = no\n", 2, "'LABEL=' names no btrfs filesystem" },
-		{ "[btrfs UUID=5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f]\ndegraded = no\n", 2,
+		{ "[btrfs 5e81a1b2x7d2b-4b8e-9c1f-0a1b2c3d4e5f]\ndegraded = no\n", 1, "names no btrfs filesystem" },
+		{ "[btrfs 5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5g]\ndegraded = no\n", 1, "names no btrfs filesystem" },
+		{ "[btrfs LABEL=]\ndegraded = no\n", 1, "'LABEL=' names no btrfs filesystem" },
+		{ "[btrfs UUID=5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f]\ndegraded = no\n", 1,
 		  "names no btrfs filesystem" },
-		{ "[btrfsx]\ndegraded = no\n", 2,
+		{ "[btrfsx]\ndegraded = no\n", 1,
 		  "unknown section '[btrfsx]'; expected [storaged], [area NAME] or [btrfs FSID]" },
 		{ "[btrfs LABEL=a]\ndegraded = yes\n", 2,
 		  "degraded: 'yes' is not 'no', 'after-timeout' or 'read-only'" },
@@ -985,13 +986,13 @@ static void test_btrfs_section_errors(void **state)
 		  "unknown key 'jobs' in [btrfs LABEL=a] (accepted: device-timeout, settle-time, settle-limit, degraded, stale-member)" },
 		{ "[btrfs LABEL=a]\ndegraded = no\ndegraded = no\n", 3,
 		  "duplicate key 'degraded' in [btrfs LABEL=a]; first set at line 2" },
-		{ "[btrfs LABEL=a]\ndegraded = no\n[area x]\npath = /x\n[btrfs LABEL=a]\ndegraded = no\n", 6,
-		  "duplicate section [btrfs LABEL=a]; first at line 2" },
+		{ "[btrfs LABEL=a]\ndegraded = no\n[area x]\npath = /x\n[btrfs LABEL=a]\ndegraded = no\n", 5,
+		  "duplicate section [btrfs LABEL=a]; first at line 1" },
 		/* one filesystem, spelled in two cases */
 		{ "[btrfs 5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f]\ndegraded = no\n"
 		  "[btrfs 5E81A1B2-7D2B-4B8E-9C1F-0A1B2C3D4E5F]\ndegraded = no\n",
-		  4, "duplicate section [btrfs 5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f]; first at line 2" },
-		{ "[btrfs LABEL=0123456789012345678901234567890123456]\ndegraded = no\n", 2,
+		  3, "duplicate section [btrfs 5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f]; first at line 1" },
+		{ "[btrfs LABEL=0123456789012345678901234567890123456]\ndegraded = no\n", 1,
 		  "section name too long (at most 48 bytes)" },
 	};
 

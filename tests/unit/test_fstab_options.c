@@ -193,12 +193,36 @@ static void test_documented_options_have_rows(void **state)
 	}
 }
 
+/* What the plan shows as passed to mount: libmount's comments are not. */
+static void test_option_is_passed(void **state)
+{
+	static const struct {
+		const char *name;
+		bool passed;
+	} cases[] = {
+		{ "X-mount.mkdir", false }, { "x-mount.mkdir", false }, { "X-mount.mode", false },
+		{ "x-initrd.mount", false }, { "x-anything", false },	 { "comment", false },
+		{ "size", true },	    { "defaults", true },	 { "bind", true },
+		{ "commentary", true },	    { "x", true },		 { "xattr", true },
+		{ "loop", true },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (fstab_option_is_passed(cases[i].name, strlen(cases[i].name)) != cases[i].passed)
+			fail_msg("'%s': want %s", cases[i].name, cases[i].passed ? "passed" : "not passed");
+	/* the length counts, not a NUL: "x-" within "tx-queue" is no prefix */
+	assert_true(fstab_option_is_passed("tx-queue", 8));
+	assert_false(fstab_option_is_passed("comment=x", 7));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_row_exercised),
 		cmocka_unit_test(test_no_stale_checks),
 		cmocka_unit_test(test_documented_options_have_rows),
+		cmocka_unit_test(test_option_is_passed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

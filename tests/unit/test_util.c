@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "parse/diag.h"
+#include "shared/invocation.h"
 #include "shared/util.h"
 
 static void test_strv_basics(void **state)
@@ -175,6 +176,32 @@ static void test_cleanup_close(void **state)
 	assert_int_equal(errno, ENOSPC);
 }
 
+/* The command advice names: only the options given, absolute, quoted. */
+static void test_invocation_format(void **state)
+{
+	char *s, *cwd;
+
+	(void)state;
+	s = invocation_format(NULL, NULL, NULL);
+	assert_string_equal(s, "storaged");
+	free(s);
+	s = invocation_format("/etc/s.conf", NULL, "/run/sd2");
+	assert_string_equal(s, "storaged -c /etc/s.conf --state-dir /run/sd2");
+	free(s);
+	s = invocation_format("/etc/it's mine.conf", "/etc/fs tab", NULL);
+	assert_string_equal(s, "storaged -c '/etc/it'\\''s mine.conf' -f '/etc/fs tab'");
+	free(s);
+	/* relative: after the working directory, as it was when run */
+	cwd = getcwd(NULL, 0);
+	assert_non_null(cwd);
+	assert_int_equal(chdir("/tmp"), 0);
+	s = invocation_format(NULL, "rel/fstab", NULL);
+	assert_int_equal(chdir(cwd), 0);
+	assert_string_equal(s, "storaged -f /tmp/rel/fstab");
+	free(s);
+	free(cwd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,6 +209,7 @@ int main(void)
 		cmocka_unit_test(test_path_is_below),  cmocka_unit_test(test_path_is_normalized),
 		cmocka_unit_test(test_diag_add_count), cmocka_unit_test(test_diag_print),
 		cmocka_unit_test(test_cleanup_close),  cmocka_unit_test(test_shell_quote),
+		cmocka_unit_test(test_invocation_format),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
