@@ -486,7 +486,8 @@ int config_parse_buf(struct config *c, const char *text, size_t len, const char 
 
 /* ---------------------------------------------------------------- btrfs */
 
-const struct btrfs_policy *config_btrfs_section(const struct config *c, const char *fsid, const char *label)
+/* [btrfs FSID], else [btrfs LABEL=NAME]; borrowed from @c, or NULL */
+static const struct btrfs_policy *btrfs_section(const struct config *c, const char *fsid, const char *label)
 {
 	const struct btrfs_policy *by_label = NULL;
 
@@ -504,7 +505,7 @@ const struct btrfs_policy *config_btrfs_section(const struct config *c, const ch
 void config_btrfs_policy(const struct config *c, const char *fsid, const char *label,
 			 struct btrfs_fs_policy *ret)
 {
-	const struct btrfs_policy *b = config_btrfs_section(c, fsid, label);
+	const struct btrfs_policy *b = btrfs_section(c, fsid, label);
 
 	*ret = (struct btrfs_fs_policy){
 		.device_timeout_usec = b && b->device_timeout_set ? b->device_timeout_usec : c->device_timeout_usec,
