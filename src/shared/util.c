@@ -66,6 +66,23 @@ int strv_extend(char ***v, const char *s)
 	return r;
 }
 
+int grow_array(void *v, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap;
+	void *p;
+
+	if (n < c)
+		return 0;
+	while (c <= n)
+		c = c ? c * 2 : 64;
+	p = reallocarray(*(void **)v, c, size);
+	if (!p)
+		return -ENOMEM;
+	*(void **)v = p;
+	*cap = c;
+	return 0;
+}
+
 bool strv_contains(char *const *v, const char *s)
 {
 	for (size_t i = 0; v && v[i]; i++)

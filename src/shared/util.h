@@ -161,6 +161,20 @@ int strv_push(char ***v, char *s);
 int strv_extend(char ***v, const char *s);
 
 /**
+ * grow_array:
+ * @v: address of the array pointer (may point to NULL); realloc(3)ed
+ * @cap: its capacity in elements, updated
+ * @n: an index the array must hold (usually its element count)
+ * @size: bytes per element
+ *
+ * Doubles the capacity (64 the first time) until it exceeds @n, so that
+ * appending one element at a time costs amortised O(1).
+ *
+ * Returns: 0, or -ENOMEM (then *@v and *@cap are as they were).
+ */
+int grow_array(void *v, size_t *cap, size_t n, size_t size);
+
+/**
  * strv_contains:
  * Returns: true when @v holds a string equal to @s.
  */
