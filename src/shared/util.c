@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -81,6 +82,17 @@ int grow_array(void *v, size_t *cap, size_t n, size_t size)
 	*(void **)v = p;
 	*cap = c;
 	return 0;
+}
+
+bool uuid_is_text(const char *s)
+{
+	for (size_t i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (dash ? s[i] != '-' : !isxdigit((unsigned char)s[i]))
+			return false;
+	}
+	return s[36] == '\0';
 }
 
 bool strv_contains(char *const *v, const char *s)

@@ -175,6 +175,14 @@ int strv_extend(char ***v, const char *s);
 int grow_array(void *v, size_t *cap, size_t n, size_t size);
 
 /**
+ * uuid_is_text:
+ * Returns: true when @s is a UUID as `btrfs filesystem show` and blkid
+ * print one: "5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f", 8-4-4-4-12 hex
+ * digits of either case.
+ */
+bool uuid_is_text(const char *s);
+
+/**
  * strv_contains:
  * Returns: true when @v holds a string equal to @s.
  */
