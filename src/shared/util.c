@@ -84,6 +84,29 @@ int grow_array(void *v, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
+bool unescape_hex(const char *s, size_t n, char dash, char *out, size_t size)
+{
+	const char *end = s + n;
+	size_t k = 0;
+
+	for (; s < end; k++) {
+		if (k + 1 >= size)
+			return false;
+		if (s[0] == '\\' && s[1] == 'x' && end - s >= 4 && isxdigit((unsigned char)s[2]) &&
+		    isxdigit((unsigned char)s[3])) {
+			char hex[3] = { s[2], s[3], '\0' };
+
+			out[k] = (char)strtoul(hex, NULL, 16);
+			s += 4;
+		} else {
+			out[k] = *s == '-' ? dash : *s;
+			s++;
+		}
+	}
+	out[k] = '\0';
+	return true;
+}
+
 bool uuid_is_text(const char *s)
 {
 	for (size_t i = 0; i < 36; i++) {

@@ -175,6 +175,20 @@ int strv_extend(char ***v, const char *s);
 int grow_array(void *v, size_t *cap, size_t n, size_t size);
 
 /**
+ * unescape_hex:
+ * @s: text with "\xNN" escapes, as udev writes /dev/disk/by-* names
+ *     and systemd unit names (systemd.unit(5))
+ * @n: bytes of @s to read
+ * @dash: what an unescaped '-' stands for ('-' itself for udev; '/' in a
+ *        unit name, where "\x2d" is the dash)
+ * @out: the decoded text, NUL-terminated
+ * @size: bytes of @out
+ *
+ * Returns: false when the text does not fit in @out.
+ */
+bool unescape_hex(const char *s, size_t n, char dash, char *out, size_t size);
+
+/**
  * uuid_is_text:
  * Returns: true when @s is a UUID as `btrfs filesystem show` and blkid
  * print one: "5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f", 8-4-4-4-12 hex
