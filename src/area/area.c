@@ -147,9 +147,7 @@ static int bind_fd(int src_fd, int dst_fd, unsigned int attr, bool private, uint
 
 	r = mountfd_bind(&mountfd_kernel_ops, src_fd, dst_fd, false, attr, private ? MS_PRIVATE : 0, &mfd);
 	if (r == 0 && ret_id)
-		r = mfd >= 0 ? mountfd_id(&mountfd_kernel_ops, mfd, ret_id, NULL) : -EOPNOTSUPP;
-	if (r == 0 && ret_id && !*ret_id)
-		r = -EOPNOTSUPP; /* no STATX_MNT_ID (Linux < 5.8): stop could not find it */
+		r = mountfd_id(&mountfd_kernel_ops, mfd, ret_id, NULL);
 	if (r < 0 && mfd >= 0)
 		umount_fd_detached(mfd); /* bound, but without its ID */
 	return r;

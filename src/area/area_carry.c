@@ -82,15 +82,14 @@ int area_carry(struct setup *s, char **targets, const int *fds, struct diag_list
 			s->st.carried = nv;
 		r = dst < 0 ? dst : mountfd_bind(&mountfd_kernel_ops, fds[i], dst, true, 0, 0, &mfd);
 		if (r == 0)
-			r = mfd >= 0 ? mountfd_id(&mountfd_kernel_ops, mfd, &id, NULL) : -EOPNOTSUPP;
-		if (r == 0 && id)
+			r = mountfd_id(&mountfd_kernel_ops, mfd, &id, NULL);
+		if (r == 0)
 			s->st.carried[s->st.n_carried++] = id;
-		else if (r == 0 || mfd >= 0) {
+		else if (mfd >= 0) {
 			/* bound, but stop could not find it; private first, as
 			 * area_carried_release() */
 			mountfd_set_propagation(&mountfd_kernel_ops, mfd, MS_PRIVATE, true);
 			umount_fd_detached(mfd);
-			r = r ? r : -EOPNOTSUPP;
 		}
 		if (r < 0)
 			diag_error(m, NULL, 0,

@@ -88,19 +88,9 @@ static int dirmeta_add(struct copy_ctx *c, struct copy_dirmeta *m)
 	int r = 0;
 
 	pthread_mutex_lock(&c->dlock);
-	if (c->ndirs == c->dircap) {
-		size_t cap = c->dircap ? c->dircap * 2 : 256;
-		struct copy_dirmeta *d = realloc(c->dirs, cap * sizeof(*d));
-
-		if (d) {
-			c->dirs = d;
-			c->dircap = cap;
-		}
-	}
-	if (c->ndirs < c->dircap)
+	r = grow_array(&c->dirs, &c->dircap, c->ndirs, sizeof(*c->dirs));
+	if (r == 0)
 		c->dirs[c->ndirs++] = *m;
-	else
-		r = -ENOMEM;
 	pthread_mutex_unlock(&c->dlock);
 	if (r < 0) {
 		free(m->rel);

@@ -94,7 +94,7 @@ static int node_of(struct sync_ctx *c, size_t d, size_t *ret)
 	for (size_t j = level(c, k)->node1 ? k + 1 : k; j <= d; j++) {
 		struct sync_node *n;
 
-		if (sync_grow(&c->nodes, &c->nodecap, c->nnodes, sizeof(*c->nodes)) < 0)
+		if (grow_array(&c->nodes, &c->nodecap, c->nnodes, sizeof(*c->nodes)) < 0)
 			return -ENOMEM;
 		n = &c->nodes[c->nnodes];
 		/* a walk's base without a node is a task's: a child of the root */
@@ -113,7 +113,7 @@ static int op_add(struct sync_ctx *c, const char *name, enum op_kind k, const ch
 	struct op *o;
 	size_t node;
 
-	if (node_of(c, c->s.depth - 1, &node) < 0 || sync_grow(&c->ops, &c->opcap, c->nops, sizeof(*c->ops)) < 0)
+	if (node_of(c, c->s.depth - 1, &node) < 0 || grow_array(&c->ops, &c->opcap, c->nops, sizeof(*c->ops)) < 0)
 		return -ENOMEM;
 	o = &c->ops[c->nops];
 	*o = (struct op){ .node = node, .name = strdup(name), .kind = k, .fflags = fflags };
@@ -205,7 +205,7 @@ static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char
 	if (sfd < 0)
 		return -errno;
 	if (st->st_dev == c->adev) {
-		if (sync_grow(&c->tsrc, &c->treecap, c->ntrees, sizeof(int)) < 0 ||
+		if (grow_array(&c->tsrc, &c->treecap, c->ntrees, sizeof(int)) < 0 ||
 		    !(c->trel = realloc(c->trel, c->treecap * sizeof(char *))) ||
 		    !(c->trel[c->ntrees] = strdup(w))) {
 			close(sfd);
@@ -284,7 +284,7 @@ static int task_add(struct shared *sh, int fd, const struct stat *st, const stru
 {
 	struct task *t;
 
-	if (sync_grow(&sh->tasks, &sh->taskcap, sh->ntasks, sizeof(*t)) < 0)
+	if (grow_array(&sh->tasks, &sh->taskcap, sh->ntasks, sizeof(*t)) < 0)
 		return -ENOMEM;
 	t = &sh->tasks[sh->ntasks];
 	*t = (struct task){ .fd = fd, .st = *st, .lst = *lst, .name = strdup(name) };
@@ -447,7 +447,7 @@ static int leave_pair(struct sync_ctx *c)
 		r = copy_xattrs_read(f->fd[0], false, &m.xa);
 		if (r == 0)
 			r = node_of(c, c->s.depth - 1, &m.node);
-		if (r == 0 && sync_grow(&c->dirs, &c->dircap, c->ndirs, sizeof(m)) < 0)
+		if (r == 0 && grow_array(&c->dirs, &c->dircap, c->ndirs, sizeof(m)) < 0)
 			r = -ENOMEM;
 		if (r < 0) {
 			free(m.xa.buf);
@@ -522,10 +522,10 @@ static int merge(struct sync_ctx *c, struct sync_ctx *w)
 	/* @w's node 0 is the root, c's too; its others follow c's */
 	size_t off = c->nnodes - 1;
 
-	if (sync_grow(&c->ops, &c->opcap, c->nops + w->nops, sizeof(*c->ops)) < 0 ||
-	    sync_grow(&c->dirs, &c->dircap, c->ndirs + w->ndirs, sizeof(*c->dirs)) < 0 ||
-	    sync_grow(&c->nodes, &c->nodecap, c->nnodes + w->nnodes, sizeof(*c->nodes)) < 0 ||
-	    sync_grow(&c->tsrc, &c->treecap, c->ntrees + w->ntrees, sizeof(int)) < 0 ||
+	if (grow_array(&c->ops, &c->opcap, c->nops + w->nops, sizeof(*c->ops)) < 0 ||
+	    grow_array(&c->dirs, &c->dircap, c->ndirs + w->ndirs, sizeof(*c->dirs)) < 0 ||
+	    grow_array(&c->nodes, &c->nodecap, c->nnodes + w->nnodes, sizeof(*c->nodes)) < 0 ||
+	    grow_array(&c->tsrc, &c->treecap, c->ntrees + w->ntrees, sizeof(int)) < 0 ||
 	    !(c->trel = realloc(c->trel, c->treecap * sizeof(char *))))
 		return -ENOMEM;
 	for (size_t i = 0; i < w->nops; i++)

@@ -34,25 +34,6 @@ int sync_fail(struct sync_ctx *c, int err, const char *rel, const char *name, co
 }
 
 
-/* grows *@v (of @size bytes per element) to hold more than @n */
-int sync_grow(void *v, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap;
-	void *p;
-
-	if (n < c)
-		return 0;
-	while (c <= n)
-		c = c ? c * 2 : 64;
-	p = realloc(*(void **)v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*(void **)v = p;
-	*cap = c;
-	return 0;
-}
-
-
 /* adds the entry @rel/@name to @l, saying @what of it */
 void sync_note(struct sync_ctx *c, struct entry_list *l, int err, const char *rel,
 		       const char *name, const char *what)
@@ -302,7 +283,7 @@ int sync_apply(struct sync_ctx *c, const struct stat *root)
 
 int sync_nodes_init(struct sync_ctx *c)
 {
-	if (sync_grow(&c->nodes, &c->nodecap, 0, sizeof(*c->nodes)) < 0)
+	if (grow_array(&c->nodes, &c->nodecap, 0, sizeof(*c->nodes)) < 0)
 		return -ENOMEM;
 	c->nodes[0] = (struct sync_node){ 0 };
 	c->nnodes = 1;
@@ -357,7 +338,7 @@ int sync_trees(struct sync_ctx *c)
 
 	for (size_t h = 0; r == 0 && h < HL_BUCKETS; h++)
 		for (struct hl *e = c->sh->hl[h]; r == 0 && e; e = e->next)
-			if ((r = sync_grow(&l, &cap, n, sizeof(*l))) == 0)
+			if ((r = grow_array(&l, &cap, n, sizeof(*l))) == 0)
 				l[n++] = (struct copy_link){ .dev = e->dev, .ino = e->ino, .rel = e->w };
 	if (r < 0) {
 		free(l);

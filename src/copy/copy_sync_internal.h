@@ -18,6 +18,7 @@
 #include "copy.h"
 #include "copy_fd.h"
 #include "shared/dirstack.h"
+#include "shared/util.h"
 
 #define SYNC_BUF_SIZE (256 * 1024)
 #define HL_BUCKETS 1024
@@ -187,9 +188,6 @@ int sync_beside(struct sync_ctx *c, int afd, int lfd, const char *name, char bes
 /* records the first failure in the result (negative errno; @rel/@name: the
  * entry, @what: the step) and stops the other threads; returns -@err */
 int sync_fail(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what);
-
-/* grows *@v (@size bytes per element) to hold more than @n; -ENOMEM */
-int sync_grow(void *v, size_t *cap, size_t n, size_t size);
 
 /* adds the entry @rel/@name to @l (under the shared lock), followed by
  * @what; @err: the entry's negative errno, or 0 */

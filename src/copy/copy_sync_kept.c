@@ -45,7 +45,7 @@ int sync_kept_read(struct shared *sh, int areafd)
 	for (p = buf; p < buf + n; p += strlen(p) + 1) {
 		if (!*p)
 			continue;
-		if (sync_grow(&sh->kept_old, &sh->kept_oldcap, sh->nkept_old, sizeof(char *)) < 0) {
+		if (grow_array(&sh->kept_old, &sh->kept_oldcap, sh->nkept_old, sizeof(char *)) < 0) {
 			free(buf);
 			return -ENOMEM;
 		}
@@ -99,7 +99,7 @@ void sync_kept_add(struct sync_ctx *c, const char *name)
 	char *key = dirstack_path_dup(&c->s, c->basename, name);
 
 	pthread_mutex_lock(&sh->lock);
-	if (!key || sync_grow(&sh->kept_new, &sh->kept_newcap, sh->nkept_new, sizeof(char *)) < 0) {
+	if (!key || grow_array(&sh->kept_new, &sh->kept_newcap, sh->nkept_new, sizeof(char *)) < 0) {
 		sh->kept_lost = true;
 		free(key);
 	} else

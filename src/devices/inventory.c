@@ -336,27 +336,6 @@ static int add_unreadable(struct inventory *inv, struct scan_item *it)
 	return 0;
 }
 
-bool inventory_udev_unescape(const char *s, char *out, size_t size)
-{
-	size_t n = 0;
-
-	for (; *s; n++) {
-		if (n + 1 >= size)
-			return false;
-		if (s[0] == '\\' && s[1] == 'x' && isxdigit((unsigned char)s[2]) &&
-		    isxdigit((unsigned char)s[3])) {
-			char hex[3] = { s[2], s[3], '\0' };
-
-			out[n] = (char)strtoul(hex, NULL, 16);
-			s += 4;
-		} else {
-			out[n] = *s++;
-		}
-	}
-	out[n] = '\0';
-	return true;
-}
-
 /* udev's /dev/disk/by-id/ links of @ud into @d->ids, unescaped: what an
  * fstab ID= names (util-linux reads ID=X as /dev/disk/by-id/X).  Only
  * where udevd keeps its database; otherwise there are none. */
@@ -369,7 +348,7 @@ static int scan_ids(struct udev_device *ud, struct block_device *d)
 
 	udev_list_entry_foreach (e, udev_device_get_devlinks_list_entry(ud)) {
 		if (fsfacts_tag_from_path(udev_list_entry_get_name(e), &v) != FSFACTS_TAG_ID ||
-		    !inventory_udev_unescape(v, buf, sizeof(buf)))
+		    !unescape_hex(v, strlen(v), '-', buf, sizeof(buf)))
 			continue;
 		r = strv_extend(&d->ids, buf);
 		if (r < 0)

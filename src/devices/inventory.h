@@ -51,16 +51,6 @@ struct inventory {
 };
 
 /**
- * inventory_udev_unescape:
- * @s: a /dev/disk/by-* name as udev writes it (\xNN escapes)
- * @out: @s decoded, NUL-terminated
- * @size: bytes of @out
- *
- * Pure.  Returns: false when @s does not fit in @out.
- */
-bool inventory_udev_unescape(const char *s, char *out, size_t size);
-
-/**
  * inventory_could_be_member:
  * @d: a device that could not be read
  * @fsid: a btrfs filesystem's fsid (string, any case)

@@ -65,7 +65,7 @@ static bool spec_split(const char *spec, enum fsfacts_tag *by, const char **v, c
 		*v = spec;
 		return true;
 	}
-	if (!inventory_udev_unescape(*v, buf, size))
+	if (!unescape_hex(*v, strlen(*v), '-', buf, size))
 		return false;
 	*v = buf;
 	return true;

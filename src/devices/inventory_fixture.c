@@ -15,6 +15,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/sysmacros.h>
@@ -59,7 +60,7 @@ static void fixture_error(struct fixture_ctx *c, unsigned line, const char *fmt,
 
 /* An empty value is no value: "type =" is how a disk without a signature
  * is written (inih does not report a section without keys). */
-static int set_string(struct fixture_ctx *c, const char *v, char **dst)
+static int set_string(const char *v, char **dst)
 {
 	free(*dst);
 	*dst = NULL;
@@ -69,37 +70,12 @@ static int set_string(struct fixture_ctx *c, const char *v, char **dst)
 	return *dst ? 0 : -ENOMEM;
 }
 
-static int set_type(struct fixture_ctx *c, const char *v)
-{
-	return set_string(c, v, &c->cur.type);
-}
-
-static int set_uuid(struct fixture_ctx *c, const char *v)
-{
-	return set_string(c, v, &c->cur.uuid);
-}
-
-static int set_uuid_sub(struct fixture_ctx *c, const char *v)
-{
-	return set_string(c, v, &c->cur.uuid_sub);
-}
-
 static int set_label(struct fixture_ctx *c, const char *v)
 {
 	if (strlen(v) >= sizeof(c->cur.btrfs.label))
 		return -ERANGE;
 	snprintf(c->cur.btrfs.label, sizeof(c->cur.btrfs.label), "%s", v);
-	return set_string(c, v, &c->cur.label);
-}
-
-static int set_partuuid(struct fixture_ctx *c, const char *v)
-{
-	return set_string(c, v, &c->cur.partuuid);
-}
-
-static int set_partlabel(struct fixture_ctx *c, const char *v)
-{
-	return set_string(c, v, &c->cur.partlabel);
+	return set_string(v, &c->cur.label);
 }
 
 static int set_devno(struct fixture_ctx *c, const char *v)
@@ -204,52 +180,47 @@ enum {
 	KEYS_BTRFS = KEY_DEVID | KEY_NUM_DEVICES | KEY_GENERATION | KEY_SYS_DEVIDS,
 };
 
+/* @set parses the value; without one, it is the string at @field of cur */
 static const struct fixture_key {
 	const char *name;
 	int (*set)(struct fixture_ctx *c, const char *v);
 	const char *expect; /* what a valid value looks like */
+	size_t field;
 } fixture_keys[] = {
-	{ "type", set_type, "a filesystem type" },
-	{ "uuid", set_uuid, "a uuid" },
-	{ "uuid_sub", set_uuid_sub, "a uuid" },
-	{ "label", set_label, "a label of at most 255 bytes" },
-	{ "partuuid", set_partuuid, "a uuid" },
-	{ "partlabel", set_partlabel, "a label" },
-	{ "devno", set_devno, "MAJOR:MINOR" },
-	{ "devid", set_devid, "a devid >= 1" },
-	{ "num_devices", set_num_devices, "a count >= 1" },
-	{ "generation", set_generation, "a number" },
-	{ "sys_devids", set_sys_devids, "space-separated devids >= 1 (at most 64)" },
-	{ "ids", set_ids, "space-separated /dev/disk/by-id/ names of at most 255 bytes" },
+	{ "type", NULL, "a filesystem type", offsetof(struct block_device, type) },
+	{ "uuid", NULL, "a uuid", offsetof(struct block_device, uuid) },
+	{ "uuid_sub", NULL, "a uuid", offsetof(struct block_device, uuid_sub) },
+	{ "label", set_label, "a label of at most 255 bytes", 0 },
+	{ "partuuid", NULL, "a uuid", offsetof(struct block_device, partuuid) },
+	{ "partlabel", NULL, "a label", offsetof(struct block_device, partlabel) },
+	{ "devno", set_devno, "MAJOR:MINOR", 0 },
+	{ "devid", set_devid, "a devid >= 1", 0 },
+	{ "num_devices", set_num_devices, "a count >= 1", 0 },
+	{ "generation", set_generation, "a number", 0 },
+	{ "sys_devids", set_sys_devids, "space-separated devids >= 1 (at most 64)", 0 },
+	{ "ids", set_ids, "space-separated /dev/disk/by-id/ names of at most 255 bytes", 0 },
 };
 
 _Static_assert(ARRAY_SIZE(fixture_keys) == 12, "KEY_* bits follow fixture_keys order");
 
-/* Parse a 36-character uuid string into 16 bytes. */
+static unsigned hex_digit(char c)
+{
+	c = (char)tolower((unsigned char)c);
+	return c <= '9' ? (unsigned)(c - '0') : (unsigned)(c - 'a' + 10);
+}
+
+/* Parse a 36-character uuid string into 16 bytes (its groups have an even
+ * number of digits: a byte never straddles a dash). */
 static bool uuid_parse(const char *s, uint8_t out[16])
 {
-	static const int dash[] = { 8, 13, 18, 23 };
 	size_t n = 0;
 
-	if (strlen(s) != 36)
+	if (!uuid_is_text(s))
 		return false;
-	for (size_t i = 0; i < 4; i++)
-		if (s[dash[i]] != '-')
-			return false;
-	for (size_t i = 0; i < 36; i++) {
-		char hex[3];
-
-		if (s[i] == '-' && (i == 8 || i == 13 || i == 18 || i == 23))
-			continue;
-		if (n == 16 || !isxdigit((unsigned char)s[i]) || !isxdigit((unsigned char)s[i + 1]))
-			return false;
-		hex[0] = s[i];
-		hex[1] = s[i + 1];
-		hex[2] = '\0';
-		out[n++] = (uint8_t)strtoul(hex, NULL, 16);
-		i++;
-	}
-	return n == 16;
+	for (; *s; s += *s == '-' ? 1 : 2)
+		if (*s != '-')
+			out[n++] = (uint8_t)(hex_digit(s[0]) << 4 | hex_digit(s[1]));
+	return true;
 }
 
 /* Fill cur.btrfs from the keys of a btrfs section.  Returns: false on errors. */
@@ -371,7 +342,8 @@ static int fixture_handler(void *user, const char *section, const char *name, co
 		return 1;
 	}
 	c->seen |= 1u << i;
-	r = fixture_keys[i].set(c, value);
+	r = fixture_keys[i].set ? fixture_keys[i].set(c, value)
+				: set_string(value, (char **)((char *)&c->cur + fixture_keys[i].field));
 	if (r == -ENOMEM)
 		c->fatal = r;
 	else if (r < 0)

@@ -165,19 +165,6 @@ static enum section_kind begin_area(struct parser *p, const char *name)
 	return p->r < 0 ? SECTION_SKIP : SECTION_AREA;
 }
 
-/* "5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f": 8-4-4-4-12 hex digits, as
- * `btrfs filesystem show` prints a filesystem's UUID. */
-static bool is_uuid(const char *s)
-{
-	for (size_t i = 0; i < 36; i++) {
-		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-
-		if (dash ? s[i] != '-' : !isxdigit((unsigned char)s[i]))
-			return false;
-	}
-	return s[36] == '\0';
-}
-
 static struct btrfs_policy *find_btrfs(struct config *c, const char *name)
 {
 	for (size_t i = 0; i < c->n_btrfs; i++)
@@ -224,7 +211,7 @@ static enum section_kind begin_btrfs(struct parser *p, const char *name)
 		parser_error(p, line, "section [btrfs] needs a filesystem: [btrfs FSID] (as `btrfs filesystem show` prints it) or [btrfs LABEL=NAME]");
 		return SECTION_SKIP;
 	}
-	if (has_prefix(name, "LABEL=") ? !name[6] : !is_uuid(name)) {
+	if (has_prefix(name, "LABEL=") ? !name[6] : !uuid_is_text(name)) {
 		parser_error(p, line, "'%s' names no btrfs filesystem: write [btrfs FSID] with its UUID as `btrfs filesystem show` prints it (e.g. 5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f) or [btrfs LABEL=NAME]",
 			     name);
 		return SECTION_SKIP;
@@ -508,7 +495,8 @@ int config_parse_buf(struct config *c, const char *text, size_t len, const char 
 
 /* ---------------------------------------------------------------- btrfs */
 
-const struct btrfs_policy *config_btrfs_section(const struct config *c, const char *fsid, const char *label)
+/* [btrfs FSID], else [btrfs LABEL=NAME]; borrowed from @c, or NULL */
+static const struct btrfs_policy *btrfs_section(const struct config *c, const char *fsid, const char *label)
 {
 	const struct btrfs_policy *by_label = NULL;
 
@@ -526,7 +514,7 @@ const struct btrfs_policy *config_btrfs_section(const struct config *c, const ch
 void config_btrfs_policy(const struct config *c, const char *fsid, const char *label,
 			 struct btrfs_fs_policy *ret)
 {
-	const struct btrfs_policy *b = config_btrfs_section(c, fsid, label);
+	const struct btrfs_policy *b = btrfs_section(c, fsid, label);
 
 	*ret = (struct btrfs_fs_policy){
 		.device_timeout_usec = b && b->device_timeout_set ? b->device_timeout_usec : c->device_timeout_usec,

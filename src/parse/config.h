@@ -161,25 +161,15 @@ static inline uint64_t config_area_sync_interval(const struct config *c, const s
 }
 
 /**
- * config_btrfs_section:
+ * config_btrfs_policy:
  * @c: a parsed config
  * @fsid: the filesystem's UUID as text ("5e81a1b2-…", any case), or NULL
  * @label: its label, or NULL when it has none
- *
- * The [btrfs FSID] section of @fsid, else the [btrfs LABEL=NAME] section
- * of @label: a section naming the filesystem itself beats one naming
- * its label, which another filesystem may carry too.
- *
- * Returns: the section (borrowed from @c), or NULL.
- */
-const struct btrfs_policy *config_btrfs_section(const struct config *c, const char *fsid, const char *label);
-
-/**
- * config_btrfs_policy:
- * @c, @fsid, @label: as for config_btrfs_section()
  * @ret: device-timeout, settle-time, settle-limit, degraded and
  *       stale-member for that filesystem: the section's keys where it sets
- *       them, else [storaged]'s
+ *       them, else [storaged]'s.  The section is [btrfs FSID], else
+ *       [btrfs LABEL=NAME]: one naming the filesystem itself beats one
+ *       naming its label, which another filesystem may carry too.
  */
 void config_btrfs_policy(const struct config *c, const char *fsid, const char *label,
 			 struct btrfs_fs_policy *ret);

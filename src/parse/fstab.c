@@ -302,15 +302,8 @@ fail:
 
 static int entries_append(struct fstab *f, size_t *cap, struct fstab_entry *e)
 {
-	if (f->n_entries == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-		struct fstab_entry *nv = reallocarray(f->entries, ncap, sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		f->entries = nv;
-		*cap = ncap;
-	}
+	if (grow_array(&f->entries, cap, f->n_entries, sizeof(*f->entries)) < 0)
+		return -ENOMEM;
 	f->entries[f->n_entries++] = *e;
 	return 0;
 }

@@ -123,31 +123,35 @@ static unsigned size_shift(char c)
 	return l ? 10 * (unsigned)(l - letters + 1) : 0;
 }
 
-int units_parse_size(const char *s, uint64_t *ret_bytes)
+/*
+ * "N[.N]" with a binary multiplier up to the letter of @max_shift; a
+ * fraction only with a multiplier.  @bytes: a trailing "B", or "iB" after
+ * the letter, is allowed too.
+ */
+static int parse_scaled(const char *s, unsigned max_shift, bool bytes, uint64_t *ret)
 {
 	struct number n;
 	unsigned shift;
-	uint64_t v;
 	int r;
 
 	r = scan_number(&s, &n);
 	if (r < 0)
 		return r;
 	shift = size_shift(*s);
-	if (shift) {
-		s++;
-		if (strcmp(s, "iB") == 0 || strcmp(s, "B") == 0)
-			s += strlen(s);
-	} else if (strcmp(s, "B") == 0) {
-		s++;
-	}
-	if (*s != '\0' || (n.has_frac && !shift))
+	if (shift > max_shift)
 		return -EINVAL;
-	r = number_scale(&n, UINT64_C(1) << shift, &v);
-	if (r < 0)
-		return r;
-	*ret_bytes = v;
-	return 0;
+	if (shift)
+		s++;
+	if (bytes && ((shift && strcmp(s, "iB") == 0) || strcmp(s, "B") == 0))
+		s += strlen(s);
+	if (*s != '\0' || (n.has_frac && !(bytes && shift)))
+		return -EINVAL;
+	return number_scale(&n, UINT64_C(1) << shift, ret);
+}
+
+int units_parse_size(const char *s, uint64_t *ret_bytes)
+{
+	return parse_scaled(s, 50, true, ret_bytes);
 }
 
 int units_parse_percent(const char *s, unsigned *ret_percent)
@@ -168,28 +172,7 @@ int units_parse_percent(const char *s, unsigned *ret_percent)
 
 int units_parse_count(const char *s, uint64_t *ret)
 {
-	struct number n;
-	unsigned shift;
-	uint64_t v;
-	int r;
-
-	r = scan_number(&s, &n);
-	if (r < 0)
-		return r;
-	/* a count knows k, M, G (either case), not T or P: size_shift's
-	 * letters up to G */
-	shift = size_shift(*s);
-	if (shift > 30)
-		return -EINVAL;
-	if (shift)
-		s++;
-	if (n.has_frac || *s != '\0')
-		return -EINVAL;
-	r = number_scale(&n, UINT64_C(1) << shift, &v);
-	if (r < 0)
-		return r;
-	*ret = v;
-	return 0;
+	return parse_scaled(s, 30, false, ret); /* k, M, G: not T or P */
 }
 
 int units_parse_uint(const char *s, uint64_t max, uint64_t *ret)

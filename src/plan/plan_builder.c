@@ -23,20 +23,10 @@ static bool path_is_below_or_equal(const char *path, const char *dir)
 
 int plan__builder_add_step(struct builder *b, enum plan_step_kind kind, size_t *ret)
 {
-	struct plan_step *nv = b->steps;
-
-	/* doubled: one step at a time copied every step made so far */
-	if (b->n_steps == b->cap_steps) {
-		size_t cap = b->cap_steps ? 2 * b->cap_steps : 16;
-
-		nv = reallocarray(b->steps, cap, sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		b->steps = nv;
-		b->cap_steps = cap;
-	}
-	memset(&nv[b->n_steps], 0, sizeof(*nv));
-	nv[b->n_steps].kind = kind;
+	if (grow_array(&b->steps, &b->cap_steps, b->n_steps, sizeof(*b->steps)) < 0)
+		return -ENOMEM;
+	memset(&b->steps[b->n_steps], 0, sizeof(*b->steps));
+	b->steps[b->n_steps].kind = kind;
 	*ret = b->n_steps++;
 	return 0;
 }
@@ -72,15 +62,8 @@ static size_t edge_find(const struct builder *b, size_t from, size_t to)
  * mount points makes hundreds of thousands of edges). */
 static int edges_reserve(struct builder *b)
 {
-	if (b->n_edges == b->cap_edges) {
-		size_t cap = b->cap_edges ? 2 * b->cap_edges : 64;
-		struct edge *nv = reallocarray(b->edges, cap, sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		b->edges = nv;
-		b->cap_edges = cap;
-	}
+	if (grow_array(&b->edges, &b->cap_edges, b->n_edges, sizeof(*b->edges)) < 0)
+		return -ENOMEM;
 	if (2 * (b->n_edges + 1) > b->cap_index) {
 		size_t cap = b->cap_index ? 2 * b->cap_index : 128;
 		size_t *nv = calloc(cap, sizeof(*nv));

@@ -3,7 +3,6 @@
  * The planner, step 4: the edges of ordering rules 1, 2, 4 and 5 (parents,
  * bind and loop sources, areas, requires=) between the steps of plan.c.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
@@ -134,26 +133,15 @@ static int add_requires_device(struct builder *b, size_t i, const char *spec,
 static bool unit_to_path(const char *unit, char *buf, size_t len)
 {
 	const char *dot = strrchr(unit, '.');
-	size_t n = 0;
+	size_t n = dot ? (size_t)(dot - unit) : 0;
 
-	if (!dot || (strcmp(dot, ".mount") != 0 && strcmp(dot, ".device") != 0) || len < 2)
+	if (!dot || (strcmp(dot, ".mount") != 0 && strcmp(dot, ".device") != 0) || len < 3)
 		return false;
-	buf[n++] = '/';
-	for (const char *c = unit; c < dot && n + 1 < len; c++) {
-		if (c[0] == '-' && c == unit && c + 1 == dot)
-			break; /* "-.mount" is "/" */
-		if (c[0] == '\\' && c[1] == 'x' && dot - c >= 4 && isxdigit((unsigned char)c[2]) &&
-		    isxdigit((unsigned char)c[3])) {
-			char hex[3] = { c[2], c[3], '\0' };
-
-			buf[n++] = (char)strtoul(hex, NULL, 16);
-			c += 3;
-		} else {
-			buf[n++] = c[0] == '-' ? '/' : c[0];
-		}
-	}
-	buf[n] = '\0';
-	return n + 1 < len;
+	buf[0] = '/';
+	if (n == 1 && unit[0] == '-') /* "-.mount" is "/" */
+		n = 0;
+	/* after the '/', one byte is kept spare: a path that fills @buf is refused */
+	return unescape_hex(unit, n, '/', buf + 1, len - 2);
 }
 
 /* Rule 5 the other way round (x-systemd.before=): the entry mounted on

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "dirstack.h"
+#include "util.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
@@ -100,17 +101,8 @@ static int blob_add(char **blob, size_t *len, size_t *cap, const char *name)
 {
 	size_t n = strlen(name) + 1;
 
-	if (*len + n > *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		char *b;
-
-		while (c < *len + n)
-			c *= 2;
-		if (!(b = realloc(*blob, c)))
-			return -ENOMEM;
-		*blob = b;
-		*cap = c;
-	}
+	if (grow_array(blob, cap, *len + n - 1, 1) < 0) /* room up to *len + n */
+		return -ENOMEM;
 	memcpy(*blob + *len, name, n);
 	*len += n;
 	return 0;

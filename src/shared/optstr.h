@@ -5,7 +5,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <string.h>
 
 #include <libmount.h>
 
@@ -16,16 +15,11 @@
  * @ret_value, @ret_len: as mnt_optstr_get_option() (may be NULL): the
  *                       value, borrowed from @opts, and its length in bytes
  *
- * mnt_optstr_get_option(), which parses every option of @opts up to the
- * one asked for, after a strstr(3) that tells at once of most options that
- * are not there (their name is nowhere in the string): an entry is asked
- * for a dozen options on its way from the fstab to its mount.
- *
  * Returns: true when @opts has the option @name.
  */
 static inline bool optstr_get(const char *opts, const char *name, char **ret_value, size_t *ret_len)
 {
-	return opts && strstr(opts, name) && mnt_optstr_get_option(opts, name, ret_value, ret_len) == 0;
+	return opts && mnt_optstr_get_option(opts, name, ret_value, ret_len) == 0;
 }
 
 #endif

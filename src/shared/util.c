@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -66,6 +67,57 @@ int strv_extend(char ***v, const char *s)
 	if (r < 0)
 		free(copy);
 	return r;
+}
+
+int grow_array(void *v, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap;
+	void *p;
+
+	if (n < c)
+		return 0;
+	while (c <= n)
+		c = c ? c * 2 : 64;
+	p = reallocarray(*(void **)v, c, size);
+	if (!p)
+		return -ENOMEM;
+	*(void **)v = p;
+	*cap = c;
+	return 0;
+}
+
+bool unescape_hex(const char *s, size_t n, char dash, char *out, size_t size)
+{
+	const char *end = s + n;
+	size_t k = 0;
+
+	for (; s < end; k++) {
+		if (k + 1 >= size)
+			return false;
+		if (s[0] == '\\' && s[1] == 'x' && end - s >= 4 && isxdigit((unsigned char)s[2]) &&
+		    isxdigit((unsigned char)s[3])) {
+			char hex[3] = { s[2], s[3], '\0' };
+
+			out[k] = (char)strtoul(hex, NULL, 16);
+			s += 4;
+		} else {
+			out[k] = *s == '-' ? dash : *s;
+			s++;
+		}
+	}
+	out[k] = '\0';
+	return true;
+}
+
+bool uuid_is_text(const char *s)
+{
+	for (size_t i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (dash ? s[i] != '-' : !isxdigit((unsigned char)s[i]))
+			return false;
+	}
+	return s[36] == '\0';
 }
 
 bool strv_contains(char *const *v, const char *s)

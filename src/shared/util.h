@@ -161,6 +161,42 @@ int strv_push(char ***v, char *s);
 int strv_extend(char ***v, const char *s);
 
 /**
+ * grow_array:
+ * @v: address of the array pointer (may point to NULL); realloc(3)ed
+ * @cap: its capacity in elements, updated
+ * @n: an index the array must hold (usually its element count)
+ * @size: bytes per element
+ *
+ * Doubles the capacity (64 the first time) until it exceeds @n, so that
+ * appending one element at a time costs amortised O(1).
+ *
+ * Returns: 0, or -ENOMEM (then *@v and *@cap are as they were).
+ */
+int grow_array(void *v, size_t *cap, size_t n, size_t size);
+
+/**
+ * unescape_hex:
+ * @s: text with "\xNN" escapes, as udev writes /dev/disk/by-* names
+ *     and systemd unit names (systemd.unit(5))
+ * @n: bytes of @s to read
+ * @dash: what an unescaped '-' stands for ('-' itself for udev; '/' in a
+ *        unit name, where "\x2d" is the dash)
+ * @out: the decoded text, NUL-terminated
+ * @size: bytes of @out
+ *
+ * Returns: false when the text does not fit in @out.
+ */
+bool unescape_hex(const char *s, size_t n, char dash, char *out, size_t size);
+
+/**
+ * uuid_is_text:
+ * Returns: true when @s is a UUID as `btrfs filesystem show` and blkid
+ * print one: "5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f", 8-4-4-4-12 hex
+ * digits of either case.
+ */
+bool uuid_is_text(const char *s);
+
+/**
  * strv_contains:
  * Returns: true when @v holds a string equal to @s.
  */

@@ -151,16 +151,9 @@ static void mark_dirty(struct state *s, struct state_record *r)
 	r->dirty = true;
 	if (!ix || !ix->dirty_valid)
 		return;
-	if (ix->n_dirty == ix->cap_dirty) {
-		size_t cap = ix->cap_dirty ? 2 * ix->cap_dirty : 16;
-		size_t *nv = realloc(ix->dirty, cap * sizeof(*nv));
-
-		if (!nv) {
-			ix->dirty_valid = false; /* state_append() scans v[] */
-			return;
-		}
-		ix->dirty = nv;
-		ix->cap_dirty = cap;
+	if (grow_array(&ix->dirty, &ix->cap_dirty, ix->n_dirty, sizeof(*ix->dirty)) < 0) {
+		ix->dirty_valid = false; /* state_append() scans v[] */
+		return;
 	}
 	ix->dirty[ix->n_dirty++] = (size_t)(r - s->v);
 }
