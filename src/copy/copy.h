@@ -173,26 +173,30 @@ int copy_sync_base_read(int fd, const char *xattr, struct timespec *ts);
 int copy_sync_base_now(struct timespec *ts);
 
 /**
- * copy_sync_base_after_copy:
- * @ts: receives the baseline for a copy that just ended
+ * copy_sync_base_past_writes:
+ * @ts: receives a baseline later than every file time set so far
  *
- * For a seed only, which nothing else writes to while it runs: waits (at
- * most about 100 ms, normally one clock tick of 1-10 ms) for the coarse
- * realtime clock to pass the fine one read on entry, so that every ctime
- * the copy left is older than @ts and its files are not copied back at the
- * first sync (file times: inode(7); multigrain timestamps since Linux
- * 6.13 can be ahead of the coarse clock).
+ * Waits (at most about 100 ms, normally one clock tick of 1-10 ms) for the
+ * coarse realtime clock to pass the fine one read on entry: every ctime
+ * set before the call is older than @ts, every one set after it is at
+ * least @ts (file times: inode(7); multigrain timestamps since Linux 6.13
+ * can be ahead of the coarse clock, and a plain coarse reading ties with
+ * the times set in its own tick).  Taken after a seed, its files are not
+ * copied back at the first sync; taken before it, as the directory's
+ * baseline, what was written to the directory just before the seed is
+ * not taken for a change made since.
  *
  * Returns: 0; negative errno of clock_gettime().
  */
-int copy_sync_base_after_copy(struct timespec *ts);
+int copy_sync_base_past_writes(struct timespec *ts);
 
 /**
  * copy_sync_base_write:
  * @fd: open area root
  * @xattr: COPY_SYNCED_XATTR or COPY_LOWER_SYNCED_XATTR
  * @ts: from copy_sync_base_now() taken before the copy began (the area's
- *      baseline), or past its end (the lower directory's)
+ *      baseline), or from copy_sync_base_past_writes() (the lower
+ *      directory's, and the area's after a seed)
  *
  * Records @ts as that baseline: everything with an older ctime is in the
  * lower copy (the area's), is what the area holds (the lower one's).

@@ -383,7 +383,7 @@ static bool ts_after(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
 }
 
-int copy_sync_base_after_copy(struct timespec *ts)
+int copy_sync_base_past_writes(struct timespec *ts)
 {
 	/* A file's ctime can be finer than the coarse clock (multigrain
 	 * timestamps, Linux 6.13: a change after its ctime was read gets the

@@ -671,7 +671,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	 * the directory's at the next one; and it moves past what was kept
 	 * the directory's only once the list says so: else, by their times
 	 * alone, the next sync would take the area's versions as newer */
-	if (applied && sync_kept_write(&sh, areafd) == 0 && copy_sync_base_after_copy(&start) == 0)
+	if (applied && sync_kept_write(&sh, areafd) == 0 && copy_sync_base_past_writes(&start) == 0)
 		copy_sync_base_write(areafd, COPY_LOWER_SYNCED_XATTR, &start);
 out:
 	sync_ctx_done(&c);

@@ -129,18 +129,20 @@ static int hold(const char *dir, int fd, struct copy_result *res)
 /* a copy (the seed: the area is not visible yet), then its end as the
  * destination's sync baseline: every file of it has an older ctime (a
  * filesystem without trusted xattrs keeps none: the first sync then
- * compares everything) */
+ * compares everything).  The source's baseline is past every write before
+ * the copy: a file written in the tick before it is not the directory's
+ * change since the seed (a false conflict when the area changes it too). */
 static int copy(int sfd, int dfd, const struct copy_opts *o, struct copy_result *res)
 {
 	struct timespec start, end;
-	bool lower = copy_sync_base_now(&start) == 0;
+	bool lower = copy_sync_base_past_writes(&start) == 0;
 	int r = copy_tree_fd(sfd, dfd, o, &copy_sys_libc, res);
 
 	/* what the source (the lower directory) held at the start is the
 	 * area's: what is newer there was written during the seed */
 	if (r == 0 && lower)
 		copy_sync_base_write(dfd, COPY_LOWER_SYNCED_XATTR, &start);
-	if (r == 0 && copy_sync_base_after_copy(&end) == 0)
+	if (r == 0 && copy_sync_base_past_writes(&end) == 0)
 		copy_sync_base_write(dfd, COPY_SYNCED_XATTR, &end);
 	return r;
 }
