@@ -14,6 +14,10 @@ is_mountpoint "$MP" || fail "not mounted on '$MP'"
 BUSY=$!
 busy_cleanup() { kill "$BUSY" 2>/dev/null; wait "$BUSY" 2>/dev/null; return 0; }
 CLEANUP_HOOK=busy_cleanup
+# the mount is busy only once the background shell is in it (under load,
+# stop could otherwise run first and unmount it)
+for _ in $(seq 100); do [ "$(readlink "/proc/$BUSY/cwd")" = "$MP" ] && break; sleep 0.05; done
+[ "$(readlink "/proc/$BUSY/cwd")" = "$MP" ] || fail "the holder did not enter '$MP'"
 
 run_sd 1 stop
 expect_out "cannot unmount"
