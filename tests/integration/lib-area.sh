@@ -8,6 +8,7 @@ set -u
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 pass() { echo "ok: $*"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib-hold.sh"
 
 [ "$(id -u)" = 0 ] || skip "must run as root"
 [ -n "${STORAGED:-}" ] && [ -x "$STORAGED" ] || skip "STORAGED is not set to the storaged binary"

@@ -7,6 +7,7 @@
 # Nothing outside the scratch directory and the test's own devices is touched.
 
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib-hold.sh"
 
 TEST_NAME=$(basename "$0" .sh)
 # The binary under test: the build tree's, or STORAGED (an installed

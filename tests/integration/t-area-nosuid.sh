@@ -33,8 +33,8 @@ EOT
 }
 
 conf ""
-(cd "$P" && exec sleep 300) &
-SLEEP=$!
+hold_in "$P"
+SLEEP=$HOLDER
 expect_rc 0 start
 kill "$SLEEP" 2>/dev/null
 wait "$SLEEP" 2>/dev/null

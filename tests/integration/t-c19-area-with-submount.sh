@@ -79,9 +79,7 @@ pass "sync and stop leave the audit filesystem out; stop leaves it mounted"
 # filesystem stays visible meanwhile; once it is gone stop finishes
 mount -o loop "$SCRATCH/audit.img" "$V/audit"
 expect_rc 0 start
-(cd "$V/nginx" && exec sleep 300) &
-HOLDER=$!
-sleep 0.2
+hold_in "$V/nginx"
 expect_rc 1 stop
 grep -q "pid $HOLDER" "$OUT" || { cat "$OUT"; fail "stop does not name the process that holds the area"; }
 [ "$(head -1 "$V/audit/audit.log" 2>/dev/null)" = "audit record" ] || fail "a stop that failed busy hid the audit filesystem"

@@ -10,14 +10,10 @@ mkdir -p "$MP"
 printf '%s  %s  tmpfs  size=1M,noauto,x-storaged  0 0\n' tmpfs "$(printf '%s' "$MP" | sed 's/ /\\040/g')" >"$FSTAB"
 run_sd 0 start
 is_mountpoint "$MP" || fail "not mounted on '$MP'"
-(cd "$MP" && exec sleep 600) &
-BUSY=$!
+hold_in "$MP"
+BUSY=$HOLDER
 busy_cleanup() { kill "$BUSY" 2>/dev/null; wait "$BUSY" 2>/dev/null; return 0; }
 CLEANUP_HOOK=busy_cleanup
-# the mount is busy only once the background shell is in it (under load,
-# stop could otherwise run first and unmount it)
-for _ in $(seq 100); do [ "$(readlink "/proc/$BUSY/cwd")" = "$MP" ] && break; sleep 0.05; done
-[ "$(readlink "/proc/$BUSY/cwd")" = "$MP" ] || fail "the holder did not enter '$MP'"
 
 run_sd 1 stop
 expect_out "cannot unmount"
