@@ -25,6 +25,22 @@
 
 #define STATE_DIR_DEFAULT RUNSTATEDIR "/storaged"
 
+/**
+ * exit_status_of:
+ * @failed: steps that failed, or things found not as storaged left them;
+ *          a nofail step that failed is not one (it counts for nothing)
+ * @degraded: btrfs filesystems mounted degraded
+ *
+ * The one way a command's counts become its exit status (storaged(8),
+ * EXIT STATUS): a failure outweighs a degraded mount, and a degraded
+ * mount is 3 whatever else was counted beside it.
+ * Returns: EXIT_STEP_FAILED, EXIT_DEGRADED or 0.
+ */
+static inline int exit_status_of(unsigned failed, unsigned degraded)
+{
+	return failed ? EXIT_STEP_FAILED : degraded ? EXIT_DEGRADED : 0;
+}
+
 struct options {
 	const char *config_path; /* -c; CONFIG_DEFAULT_PATH when not given */
 	bool config_given; /* -c was given: a missing file is an error */
