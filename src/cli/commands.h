@@ -5,7 +5,8 @@
  * STATUS): 0 all done and as storaged left it, 1 some step failed (the
  * rest still ran) or is not as storaged left it, or --dry-run/check show
  * a step that will fail, 2 usage or configuration error (nothing
- * changed), 3 all done but some btrfs is mounted degraded, 4 the state
+ * changed), 3 all done but some btrfs is mounted degraded (start and
+ * status: check and --dry-run judge the plan, not the mounts), 4 the state
  * directory or its state file cannot be used (statedir.h).  The helpers
  * below them return negative errno; only a cmd_* maps to an exit status.
  */
