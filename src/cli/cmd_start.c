@@ -51,16 +51,25 @@ struct boot_tell {
 	const struct logger *lg;
 	const char *state_dir;
 	bool background; /* nofail entries may go on waiting (exec_background_waits()) */
+	unsigned degraded_before; /* btrfs mounted degraded before this pass (still_degraded()) */
 	int parent_fd; /* SysV: the pipe to the `start` that returns then; -1 */
 };
+
+/* The STATUS= words of READY=1 for a pass's exit status @status. */
+static const char *ready_words(int status)
+{
+	return status == EXIT_DEGRADED ? "all done, some btrfs mounted degraded" : "some steps failed";
+}
 
 static void tell_boot_done(void *userdata, const struct exec_summary *sum)
 {
 	struct boot_tell *bt = userdata;
-	unsigned char code = sum->n_failed ? EXIT_STEP_FAILED : 0;
+	/* what the start returning now exits with: the nofail entries still
+	 * waiting can only fail with nofail, which counts for nothing */
+	unsigned char code = exit_status_of(sum->n_failed, sum->n_degraded + bt->degraded_before);
 
-	if (sum->n_failed)
-		notify_send("READY=1\nSTATUS=some steps failed: see `%s status`", log_self(bt->lg));
+	if (code)
+		notify_send("READY=1\nSTATUS=%s: see `%s status`", ready_words(code), log_self(bt->lg));
 	else
 		notify_send("READY=1\nSTATUS=done; nofail entries may still wait for devices");
 	if (sum->n_background)
@@ -239,6 +248,7 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 		state_done(&st);
 		return r;
 	}
+	bt.degraded_before = still_degraded(w);
 	bt.background = !no_wait && exec_background_waits(&w->plan);
 	if (bt.background && !o->foreground && !getenv("NOTIFY_SOCKET") &&
 	    return_at_boot_done(&bt.parent_fd) < 0)
@@ -268,7 +278,7 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	if (saved < 0)
 		return saved;
 	*ret_failed = sum.n_failed;
-	*ret_degraded = sum.n_degraded + still_degraded(w);
+	*ret_degraded = sum.n_degraded + bt.degraded_before;
 	if (*ret_degraded > sum.n_degraded)
 		log_warning(lg, "%u btrfs %s mounted earlier %s still DEGRADED: see `%s status`",
 			    *ret_degraded - sum.n_degraded,
@@ -371,16 +381,14 @@ int cmd_start(const struct options *o, const struct logger *lg)
 		return EXIT_CONFIG;
 	if (r == -EPERM)
 		return EXIT_STATE;
-	status = r < 0 || failed ? EXIT_STEP_FAILED : degraded ? EXIT_DEGRADED : 0;
+	status = r < 0 ? EXIT_STEP_FAILED : exit_status_of(failed, degraded);
 	if (o->dry_run || r == -EINTR)
 		return status;
 	stays = o->foreground || o->daemonize || hotplug;
 	if (status == 0)
 		notify_send("READY=1\nSTATUS=all done");
 	else
-		notify_send("READY=1\nSTATUS=%s: see `%s status`",
-			    status == EXIT_DEGRADED ? "all done, some btrfs mounted degraded" : "some steps failed",
-			    log_self(lg));
+		notify_send("READY=1\nSTATUS=%s: see `%s status`", ready_words(status), log_self(lg));
 	if (!stays)
 		return status;
 	/* Under a service manager (NOTIFY_SOCKET) hotplug stays in the

@@ -5,7 +5,8 @@
  * STATUS): 0 all done and as storaged left it, 1 some step failed (the
  * rest still ran) or is not as storaged left it, or --dry-run/check show
  * a step that will fail, 2 usage or configuration error (nothing
- * changed), 3 all done but some btrfs is mounted degraded, 4 the state
+ * changed), 3 all done but some btrfs is mounted degraded (start and
+ * status: check and --dry-run judge the plan, not the mounts), 4 the state
  * directory or its state file cannot be used (statedir.h).  The helpers
  * below them return negative errno; only a cmd_* maps to an exit status.
  */
@@ -24,6 +25,22 @@
 #define EXIT_STATE 4
 
 #define STATE_DIR_DEFAULT RUNSTATEDIR "/storaged"
+
+/**
+ * exit_status_of:
+ * @failed: steps that failed, or things found not as storaged left them;
+ *          a nofail step that failed is not one (it counts for nothing)
+ * @degraded: btrfs filesystems mounted degraded
+ *
+ * The one way a command's counts become its exit status (storaged(8),
+ * EXIT STATUS): a failure outweighs a degraded mount, and a degraded
+ * mount is 3 whatever else was counted beside it.
+ * Returns: EXIT_STEP_FAILED, EXIT_DEGRADED or 0.
+ */
+static inline int exit_status_of(unsigned failed, unsigned degraded)
+{
+	return failed ? EXIT_STEP_FAILED : degraded ? EXIT_DEGRADED : 0;
+}
 
 struct options {
 	const char *config_path; /* -c; CONFIG_DEFAULT_PATH when not given */

@@ -398,7 +398,7 @@ void status_sum_area(struct status_sum *sum, enum area_state st)
 
 int status_sum_exit(const struct status_sum *sum)
 {
-	return sum->bad ? EXIT_STEP_FAILED : sum->degraded ? EXIT_DEGRADED : 0;
+	return exit_status_of(sum->bad, sum->degraded);
 }
 
 /* Appends @part to @buf after a "; " when @buf has something already. */

@@ -1,0 +1,56 @@
+#!/bin/bash
+# A degraded btrfs mount makes start's exit status 3 whatever else the pass
+# met: a nofail entry that fails (counted for nothing) must not turn it into
+# 0, neither when start returns at boot-done with the nofail entry still
+# waiting in the background nor when the degraded mount is an earlier one.
+# check and --dry-run judge the plan, not what is mounted: 0 over it.
+. "$(dirname "$0")/lib.sh"
+setup
+command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
+
+A=$(mkloop a 512M)
+B=$(mkloop b 512M)
+mkfs.btrfs -q -f -L dgx -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
+FSID=$(blkid -o value -s UUID "$A")
+forget "$A" "$B"
+detach "$B"
+NOWHERE=$(cat /proc/sys/kernel/random/uuid)
+blkid -U "$NOWHERE" >/dev/null 2>&1 && fail "random UUID $NOWHERE exists"
+mkdir -p "$SCRATCH/data" "$SCRATCH/x"
+BTRFS_LINE="UUID=$FSID  $SCRATCH/data  btrfs  noatime,noauto,x-storaged  0 0"
+NOFAIL_LINE="UUID=$NOWHERE  $SCRATCH/x  ext4  noauto,nofail,x-storaged,x-systemd.device-timeout=2s  0 0"
+printf '[storaged]\ndevice-timeout = 2s\n\n[btrfs LABEL=dgx]\ndegraded = read-only\n' >"$CONF"
+
+degraded_mounted() {
+	local opts
+	opts=$(findmnt -rn -o OPTIONS --mountpoint "$SCRATCH/data") || fail "not mounted"
+	case ",$opts," in *,degraded,*) ;; *) fail "not mounted degraded: $opts" ;; esac
+}
+
+note "without the nofail line: degraded, exit 3"
+echo "$BTRFS_LINE" >"$FSTAB"
+run_sd 3 start
+degraded_mounted
+run_sd 0 stop
+forget "$A"
+
+note "with a nofail entry that fails: still 3, the nofail failure counts for nothing"
+printf '%s\n%s\n' "$BTRFS_LINE" "$NOFAIL_LINE" >"$FSTAB"
+run_sd 3 start
+degraded_mounted
+expect_out "DEGRADED"
+expect_out "1 failed with nofail"
+run_sd 3 status
+
+note "a second start over the earlier degraded mount, the nofail entry failing again: 3"
+run_sd 3 start
+expect_out "1 btrfs filesystem mounted earlier is still DEGRADED"
+
+note "check and --dry-run judge the plan: only a nofail step will fail, exit 0"
+run_sd 0 check
+expect_out "only nofail steps will fail"
+run_sd 0 --dry-run
+run_sd 3 status
+run_sd 0 stop
+is_mountpoint "$SCRATCH/data" && fail "still mounted after stop"
+exit 0
