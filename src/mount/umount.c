@@ -104,7 +104,14 @@ int umount_at(const struct mountfd_ops *ops, int parent_fd, const char *name,
 	return ops->umount2(ops->userdata, p, flags | UMOUNT_NOFOLLOW);
 }
 
-int umount_identity(const struct mountfd_ops *ops, const struct mount_identity *rec, int flags)
+/* Unmounts the mount @rec wherever it is now (a user may have renamed the
+ * directory it covers): its mount point is read from the mount table, the
+ * parent directory opened without following any link, and umount_at()
+ * checks the identity there.  Returns: 0; -ESTALE when no mount has @rec's
+ * ID (nothing to do) or the path leads to another mount; -EINVAL for "/";
+ * -ELOOP when the path to it now holds a link (refused, nothing
+ * unmounted); negative errno of umount2(2). */
+static int umount_identity(const struct mountfd_ops *ops, const struct mount_identity *rec, int flags)
 {
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_close_ int parent = -EBADF;

@@ -129,7 +129,12 @@ struct libmnt_table *view_table(struct view *v)
 	return v->tb ? v->tb : table_read(v);
 }
 
-bool view_mount_is_local(struct view *v, uint64_t id)
+/* Is the mount with @id (STATX_MNT_ID) one where a lookup never waits for
+ * a server or an automount?  An ID the snapshot does not hold (a mount
+ * made since it was read) refreshes it once; one still unknown is taken
+ * as not local.  A binary search: a pass asks for every ancestor of every
+ * entry. */
+static bool view_mount_is_local(struct view *v, uint64_t id)
 {
 	struct view_mount *m;
 

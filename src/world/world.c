@@ -235,7 +235,9 @@ static bool is_member(const struct btrfs_filesystem *fs, const char *devnode)
 	return false;
 }
 
-const char *world_btrfs_mountpoint(struct libmnt_table *tb, const struct btrfs_filesystem *fs)
+/* The first mount point in @tb (NULL: none) of a btrfs mount whose source
+ * is one of @fs's members (borrowed from @tb), or NULL. */
+static const char *world_btrfs_mountpoint(struct libmnt_table *tb, const struct btrfs_filesystem *fs)
 {
 	struct libmnt_iter *it = tb ? mnt_new_iter(MNT_ITER_FORWARD) : NULL;
 	struct libmnt_fs *m;

@@ -26,7 +26,6 @@
 #include "parse/diag.h"
 #include "parse/fstab.h"
 #include "devices/inventory.h"
-#include "mount/view.h"
 #include "shared/log.h"
 #include "plan/plan.h"
 #include "predict.h"
@@ -205,16 +204,6 @@ void world_log_failures(const struct logger *lg, const struct world_failures *c)
  * partly filled.
  */
 void world_done(struct world *w);
-
-/**
- * world_btrfs_mountpoint:
- * @tb: a mount table (NULL: none)
- * @fs: a btrfs filesystem of the inventory
- *
- * Returns: the first mount point in @tb of a btrfs mount whose source is
- * one of @fs's members (borrowed from @tb), or NULL when it is not mounted.
- */
-const char *world_btrfs_mountpoint(struct libmnt_table *tb, const struct btrfs_filesystem *fs);
 
 /**
  * world_note_warnings:
