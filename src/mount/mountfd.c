@@ -205,33 +205,6 @@ void mountfd_opts_done(struct mountfd_opts *o)
 	*o = (struct mountfd_opts){ 0 };
 }
 
-void mountfd_opts_memo_done(struct mountfd_opts_memo *m)
-{
-	free(m->options);
-	mountfd_opts_done(&m->o);
-	*m = (struct mountfd_opts_memo){ 0 };
-}
-
-int mountfd_parse_options_memo(struct mountfd_opts_memo *m, const char *options, struct mountfd_opts *ret)
-{
-	if (!m)
-		return mountfd_parse_options(options, ret);
-	if (!m->options || !streq(m->options, options ? options : "")) {
-		mountfd_opts_memo_done(m);
-		m->r = mountfd_parse_options(options, &m->o);
-		m->options = m->r == -ENOMEM ? NULL : strdup(options ? options : "");
-		if (!m->options) {
-			mountfd_opts_memo_done(m);
-			return mountfd_parse_options(options, ret);
-		}
-	}
-	*ret = m->o;
-	ret->fs = NULL;
-	if (m->r == 0 && m->o.fs && !(ret->fs = strdup(m->o.fs)))
-		return -ENOMEM;
-	return m->r;
-}
-
 /* ------------------------------------------------------------ mounts */
 
 /* Each filesystem option to fsconfig(2) on its own: "key=value" as a

@@ -80,26 +80,6 @@ struct mountfd_opts {
 int mountfd_parse_options(const char *options, struct mountfd_opts *ret);
 void mountfd_opts_done(struct mountfd_opts *o);
 
-/* The options string split last, kept for a pass whose entries share
- * theirs (libmount's split is most of the CPU time of a tmpfs entry);
- * zero-initialised is empty. */
-struct mountfd_opts_memo {
-	char *options; /* owned; NULL: nothing kept */
-	int r; /* what mountfd_parse_options() returned for it */
-	struct mountfd_opts o;
-};
-
-/**
- * mountfd_parse_options_memo:
- * @m: the pass's memo, or NULL (then as mountfd_parse_options())
- * @options, @ret: as mountfd_parse_options(); *@ret is the caller's own
- *                 copy (free with mountfd_opts_done())
- *
- * Returns: as mountfd_parse_options().
- */
-int mountfd_parse_options_memo(struct mountfd_opts_memo *m, const char *options, struct mountfd_opts *ret);
-void mountfd_opts_memo_done(struct mountfd_opts_memo *m);
-
 /**
  * mountfd_fs:
  * @ops: the system calls (&mountfd_kernel_ops)

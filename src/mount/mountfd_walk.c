@@ -404,7 +404,7 @@ int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt
 	r = open_paths(rq, &w, out->message, sizeof(out->message));
 	if (r < 0)
 		goto out;
-	if (by_new_api(rq) && mountfd_parse_options_memo(rq->opts_memo, rq->options, &o) == 0 &&
+	if (by_new_api(rq) && mountfd_parse_options(rq->options, &o) == 0 &&
 	    (!rq->bind || w.source >= 0)) {
 		r = mount_fs_fast(ops, rq, &w, &o, out);
 		if (r < 0)
