@@ -349,7 +349,6 @@ static void wait_expired(struct run *rn, size_t i)
 	sr->out = OUT_FAILED;
 }
 
-/* Re-check every running wait against one fresh look at the devices. */
 void exec_check_waits(struct run *rn)
 {
 	const struct inventory *initial = rn->initial_inventory;

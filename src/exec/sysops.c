@@ -76,11 +76,6 @@ struct real_job {
 	char *message; /* owned, may be NULL */
 };
 
-static struct real_job *real_job(const struct exec_job *job)
-{
-	return job->priv;
-}
-
 static void real_job_free(struct exec_job *job)
 {
 	struct real_job *rj = job->priv;
@@ -122,7 +117,7 @@ static int real_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t 
 	}
 	timeout = poll_timeout_ms(now, deadline);
 	for (size_t i = 0; i < n; i++)
-		pfd[i] = (struct pollfd){ .fd = real_job(jobs[i])->fd, .events = POLLIN };
+		pfd[i] = (struct pollfd){ .fd = ((struct real_job *)jobs[i]->priv)->fd, .events = POLLIN };
 	pfd[n] = (struct pollfd){ .fd = so->monitor ? udev_monitor_get_fd(so->monitor) : -1,
 				  .events = POLLIN };
 	pfd[n + 1] = (struct pollfd){ .fd = so->sigfd, .events = POLLIN };
@@ -174,7 +169,7 @@ static int real_mount_start(void *ud, const struct fstab_entry *e, const char *o
 static int real_mount_finish(void *ud, struct exec_job *job, char *err, size_t len)
 {
 	struct sysops *so = ud;
-	struct real_job *rj = real_job(job);
+	struct real_job *rj = job->priv;
 	_cleanup_free_ struct mount_reply *rp = NULL;
 	int r;
 
@@ -206,9 +201,10 @@ static int real_mount_finish(void *ud, struct exec_job *job, char *err, size_t l
 static void real_mount_abandon(void *ud, struct exec_job *job)
 {
 	struct sysops *so = ud;
+	struct real_job *rj = job->priv;
 
-	if (real_job(job)->fd >= 0)
-		mount_pool_abandon(&so->mounts, real_job(job)->fd);
+	if (rj->fd >= 0)
+		mount_pool_abandon(&so->mounts, rj->fd);
 	real_job_free(job);
 }
 

@@ -53,14 +53,6 @@ static mode_t mkdir_mode(const char *options)
 	return 0;
 }
 
-static bool has_option(const char *options, const char *name)
-{
-	char *v;
-	size_t n;
-
-	return optstr_get(options, name, &v, &n);
-}
-
 static int open_paths(const struct mountfd_request *rq, struct walked *w, char *msg, size_t len)
 {
 	const struct view_dir *parent = NULL;
@@ -82,7 +74,7 @@ static int open_paths(const struct mountfd_request *rq, struct walked *w, char *
 		return -ENOTDIR;
 	}
 	/* a bind source, or a loop image: checked, and opened, the same way */
-	if ((rq->bind || has_option(rq->options, "loop")) && rq->source[0] == '/') {
+	if ((rq->bind || optstr_get(rq->options, "loop", NULL, NULL)) && rq->source[0] == '/') {
 		/* the walk may let the target's parent go from the cache */
 		parent = NULL;
 		r = view_open(rq->view, rq->source, 0, &w->source, NULL, why, sizeof(why));
@@ -103,7 +95,7 @@ static int open_paths(const struct mountfd_request *rq, struct walked *w, char *
  * mount helper, whose options it takes. */
 static bool by_new_api(const struct mountfd_request *rq)
 {
-	if (has_option(rq->options, "loop"))
+	if (optstr_get(rq->options, "loop", NULL, NULL))
 		return false;
 	return rq->bind || (rq->no_helper &&
 			    (strcmp(rq->fstype, "tmpfs") == 0 || strcmp(rq->fstype, "ramfs") == 0));

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unmounting by recorded identity (umount.h).  The mount table is read
- * only through mount_table(), so that one pass's view of the system can
- * later hand it in.
+ * Unmounting by recorded identity (umount.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,15 +18,9 @@
 #include "view.h"
 #include "shared/util.h"
 
-/* what the mount table says now (caller unrefs) */
-static struct libmnt_table *mount_table(void)
-{
-	return view_read_table(VIEW_MOUNTINFO);
-}
-
 int mount_id_target(uint64_t id, char **ret)
 {
-	struct libmnt_table *tb = mount_table();
+	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
 	struct libmnt_fs *fs = tb ? view_find_id(tb, id) : NULL;
 	int r = !tb ? -ENOMEM : !fs || !mnt_fs_get_target(fs) ? -ESTALE : 0;
 
@@ -235,7 +227,7 @@ static int umount_submounts(struct libmnt_table *tb, struct libmnt_fs *parent, c
 
 static int umount_below(uint64_t mount_id, char *err, size_t len)
 {
-	struct libmnt_table *tb = mount_table();
+	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
 	struct libmnt_fs *top = tb ? view_find_id(tb, mount_id) : NULL;
 	int r = -ESTALE;
 
@@ -252,7 +244,7 @@ static int umount_below(uint64_t mount_id, char *err, size_t len)
 /* the ID of the mount on top of @mp, or 0 */
 static uint64_t top_id_at(const char *mp)
 {
-	struct libmnt_table *tb = mount_table();
+	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
 	struct libmnt_fs *top = tb ? mnt_table_find_target(tb, mp, MNT_ITER_BACKWARD) : NULL;
 	int id = top ? mnt_fs_get_id(top) : 0;
 
