@@ -272,16 +272,6 @@ static int umount_path(const char *mp, char *err, size_t len)
 	return -EBUSY;
 }
 
-/* An rbind of a shared source is in its peer group: unmounting the
- * copies would unmount the source's own submounts too. */
-static void make_private(const struct logger *lg, const char *mp, uint64_t id)
-{
-	int r = umount_make_private(id);
-
-	if (r < 0)
-		log_warning(lg, "%s: cannot make the rbind private before undoing it: %s", mp, strerror(-r));
-}
-
 int umount_recorded(const struct logger *lg, const char *mp, const struct mount_identity *rec,
 		    bool recursive, char *err, size_t len)
 {
@@ -293,7 +283,10 @@ int umount_recorded(const struct logger *lg, const char *mp, const struct mount_
 	if (!id.id && !(id.id = top_id_at(mp)))
 		return umount_path(mp, err, len);
 	if (recursive) {
-		make_private(lg, mp, id.id);
+		/* an rbind of a shared source is in its peer group: unmounting
+		 * the copies would unmount the source's own submounts too */
+		if ((r = umount_make_private(id.id)) < 0)
+			log_warning(lg, "%s: cannot make the rbind private before undoing it: %s", mp, strerror(-r));
 		if ((r = umount_below(id.id, err, len)) < 0)
 			return r == -ESTALE ? r : -EBUSY;
 	}

@@ -212,14 +212,6 @@ static int load_facts(struct world *w, bool local_only, struct view *v)
 	return 0;
 }
 
-/* Lines of the fstab that other tools own (swap, ...) are left alone: a
- * note with -v and in check, never an error. */
-static void log_skipped(const struct fstab *f, const struct logger *lg)
-{
-	for (size_t i = 0; i < f->n_skipped; i++)
-		log_debug(lg, "%s:%u: %s", f->file, f->skipped[i].line, f->skipped[i].why);
-}
-
 /* ------------------------------------------------------------ devices, mounts, areas */
 
 /* Is @devnode one of @fs's members (by the device it leads to)? */
@@ -507,7 +499,9 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 		log_error(lg, "cannot resolve the fstab's paths: %s", strerror(-r));
 		goto out;
 	}
-	log_skipped(&w->fstab, lg);
+	/* lines of the fstab that other tools own (swap, ...): a note with -v */
+	for (size_t i = 0; i < w->fstab.n_skipped; i++)
+		log_debug(lg, "%s:%u: %s", w->fstab.file, w->fstab.skipped[i].line, w->fstab.skipped[i].why);
 	devices = plan_needs_devices(&w->fstab);
 	r = devices ? world_load_devices(s, lg, w) : 0;
 	if (r < 0) {
