@@ -15,14 +15,12 @@
  * included, goes through cx->ops.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "exec.h"
 #include "exec_internal.h"
-#include "parse/area_facts.h"
 #include "parse/units.h"
 #include "status/status_live.h"
 

@@ -4,7 +4,6 @@
  * as they are found, each wait checked against the inventory when it starts
  * and on every block device event, until its deadline.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 

@@ -6,8 +6,6 @@
  * readiness files, the service manager's status.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,29 +13,24 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libmount.h>
 #include <libudev.h>
 
 #include "area/area.h"
-#include "plan/area_size.h"
 #include "devices/btrfs.h"
 #include "devices/btrfs_scrub.h"
 #include "devices/udev_change.h"
 #include "cli/daemon.h"
 #include "mount/mount_pool.h"
-#include "mount/mountfd.h"
 #include "mount/umount.h"
 #include "mount/view.h"
 #include "state/state.h"
 #include "status/status_live.h"
 #include "status/status_prom.h"
 #include "sysops.h"
-#include "parse/units.h"
 
 static int real_register(void *ud, const char *devnode)
 {

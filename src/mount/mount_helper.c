@@ -2,10 +2,8 @@
 /* Mount helpers as libmount runs them (mount_helper.h). */
 #include <errno.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <libmount.h>
 

@@ -25,7 +25,6 @@
 #include <libmount.h>
 
 #include "mount_pool.h"
-#include "mount_helper.h"
 #include "mountfd_walk.h"
 #include "view.h"
 #include "shared/optstr.h"

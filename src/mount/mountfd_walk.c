@@ -2,7 +2,6 @@
 /* Walk, then mount on what the walk opened (mountfd_walk.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,8 +4,6 @@
  * files and devices but changes nothing.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +15,6 @@
 #include "area/area.h"
 #include "devices/btrfs_scrub.h"
 #include "state/atomic_file.h"
-#include "parse/fsfacts.h"
 #include "mount/safepath.h"
 #include "mount/view.h"
 #include "status/status_btrfs.h"
