@@ -229,16 +229,15 @@ static int real_mount_inspect(void *ud, const struct state_record *rec, struct m
 {
 	const char *mp = rec->mountpoint ? rec->mountpoint : rec->id;
 	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
-	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
 	struct mount_view v = { 0 };
-	struct libmnt_fs *fs, *top, *child = NULL;
-	int r = tb && itr ? 0 : -ENOMEM;
+	struct libmnt_fs *fs = NULL, *top, *child = NULL;
+	int r = tb ? 0 : -ENOMEM;
 
 	/* at its mount point: an ID found elsewhere was freed and reused,
 	 * unless its identity says it is the one storaged made */
-	while (r == 0 && !v.recorded_present && mnt_table_next_fs(tb, itr, &fs) == 0)
-		v.recorded_present = strcmp(mnt_fs_get_target(fs), mp) == 0 &&
-				     (!rec->mount_id || mnt_fs_get_id(fs) == (int)rec->mount_id);
+	if (tb)
+		fs = rec->mount_id ? view_find_id(tb, rec->mount_id) : mnt_table_find_target(tb, mp, MNT_ITER_FORWARD);
+	v.recorded_present = fs && streq(mnt_fs_get_target(fs), mp);
 	if (r == 0 && !v.recorded_present && (mp = live_mount_moved(tb, rec))) {
 		v.recorded_present = true;
 		v.location = strdup(mp);
@@ -259,7 +258,6 @@ static int real_mount_inspect(void *ud, const struct state_record *rec, struct m
 		r = -ENOMEM;
 	if (child && r == 0 && !(v.child_target = strdup(mnt_fs_get_target(child))))
 		r = -ENOMEM;
-	mnt_free_iter(itr);
 	mnt_unref_table(tb);
 	if (r == 0)
 		*ret = v;
