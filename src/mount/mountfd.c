@@ -365,8 +365,7 @@ int mountfd_id(const struct mountfd_ops *ops, int fd, uint64_t *ret_id, uint64_t
 	r = ops->statx(ops->userdata, fd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx);
 	if (r < 0)
 		return r;
-	if (stx.stx_mask & STATX_MNT_ID)
-		*ret_id = stx.stx_mnt_id;
+	*ret_id = stx.stx_mnt_id;
 	if (ret_unique_id &&
 	    ops->statx(ops->userdata, fd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE,
 		       &stx) == 0 &&
@@ -454,9 +453,7 @@ int mountfd_open_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags)
 	if (fd < 0)
 		return fd;
 	r = ops->statx(ops->userdata, fd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx);
-	if (r == 0 && (!(stx.stx_mask & STATX_MNT_ID) || stx.stx_mnt_id != mnt_id ||
-		       !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
-		       !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT)))
+	if (r == 0 && (stx.stx_mnt_id != mnt_id || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT)))
 		r = -ESTALE;
 	return r < 0 ? r : TAKE_FD(fd);
 }

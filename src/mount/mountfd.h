@@ -180,7 +180,7 @@ int mountfd_set_propagation(const struct mountfd_ops *ops, int mnt_fd, unsigned 
 /**
  * mountfd_id:
  * @fd: any descriptor
- * @ret_id: statx(2) STATX_MNT_ID of the mount @fd is on (Linux 5.8), or 0
+ * @ret_id: statx(2) STATX_MNT_ID of the mount @fd is on (Linux 5.8); 0 on error
  * @ret_unique_id: STATX_MNT_ID_UNIQUE (Linux 6.8), or 0
  *
  * Returns: 0; negative errno from statx(2).

@@ -43,8 +43,7 @@ int mount_identity_at(const struct mountfd_ops *ops, int dirfd, const char *name
 	r = ops->statx(ops->userdata, dirfd, name, at, STATX_MNT_ID | STATX_INO | STATX_BTIME, &stx);
 	if (r < 0)
 		return r;
-	if (!(stx.stx_mask & STATX_MNT_ID) || !stx.stx_mnt_id ||
-	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+	if (!stx.stx_mnt_id || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
 		return -ESTALE;
 	ret->id = stx.stx_mnt_id;
 	ret->root_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);

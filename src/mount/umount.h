@@ -61,8 +61,7 @@ int mount_id_target(uint64_t id, char **ret);
  * statx(2) through @ops, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT.
  *
  * Returns: 0; -ESTALE when it is not the root of a mount
- * (STATX_ATTR_MOUNT_ROOT) or the kernel gives no mount ID (Linux < 5.8);
- * negative errno from statx(2).
+ * (STATX_ATTR_MOUNT_ROOT); negative errno from statx(2).
  */
 int mount_identity_at(const struct mountfd_ops *ops, int dirfd, const char *name,
 		      struct mount_identity *ret);

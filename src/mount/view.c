@@ -240,9 +240,8 @@ static int view_root(struct view *v)
 		return v->rootfd >= 0 ? 0 : -EREMOTE;
 	v->root_checked = true;
 	v->rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (v->rootfd < 0 ||
-	    statx(v->rootfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID) || !view_mount_is_local(v, stx.stx_mnt_id)) {
+	if (v->rootfd < 0 || statx(v->rootfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
+	    !view_mount_is_local(v, stx.stx_mnt_id)) {
 		v->rootfd = safe_close(v->rootfd);
 		return -EREMOTE;
 	}
@@ -319,11 +318,10 @@ static int walk_component(struct walk *w, const char *name, size_t n, const char
 	/* the directory's mount, then the name's: cached attributes only,
 	 * no automount, so that no server is ever asked */
 	if (statx(w->dirfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID) || !view_mount_is_local(w->v, stx.stx_mnt_id))
+	    !view_mount_is_local(w->v, stx.stx_mnt_id))
 		return 0;
 	if (statx(w->dirfd, nm, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
-		  STATX_TYPE | STATX_MNT_ID, &stx) < 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID) || !view_mount_is_local(w->v, stx.stx_mnt_id))
+		  STATX_TYPE | STATX_MNT_ID, &stx) < 0 || !view_mount_is_local(w->v, stx.stx_mnt_id))
 		return 0;
 	if (S_ISLNK(stx.stx_mode)) {
 		k = readlinkat(w->dirfd, nm, tgt, sizeof(tgt) - 1);
@@ -447,7 +445,7 @@ static const struct view_dir *resolve_dir(struct view *v, const char *path, size
 		/* cached attributes, no automount: no server is asked */
 		if (statx(p->fd, nm, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
 			  STATX_TYPE | STATX_MNT_ID, &stx) == 0) {
-			if (S_ISLNK(stx.stx_mode) || !(stx.stx_mask & STATX_MNT_ID))
+			if (S_ISLNK(stx.stx_mode))
 				return NULL;
 			if (S_ISDIR(stx.stx_mode) &&
 			    (fd = openat(p->fd, nm, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC)) < 0)
