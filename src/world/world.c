@@ -498,7 +498,8 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	}
 	/* lines of the fstab that other tools own (swap, ...): a note with -v */
 	for (size_t i = 0; i < w->fstab.n_skipped; i++)
-		log_debug(lg, "%s:%u: %s", w->fstab.file, w->fstab.skipped[i].line, w->fstab.skipped[i].why);
+		log_debug(lg, "%s:%u: %s", w->fstab.file, w->fstab.skipped[i].line,
+			  w->fstab.skipped[i].why);
 	devices = plan_needs_devices(&w->fstab);
 	r = devices ? world_load_devices(s, lg, w) : 0;
 	if (r < 0) {
@@ -534,8 +535,9 @@ out:
 	return r;
 }
 
-enum world_failure world_count_failure(const struct plan *p, const bool *needed, size_t i,
-				       struct world_failures *c)
+/* How step @i of @p is counted in @c (@needed: plan_boot_needs()). */
+static enum world_failure count_failure(const struct plan *p, const bool *needed, size_t i,
+					struct world_failures *c)
 {
 	const struct plan_step *s = &p->steps[i];
 
@@ -554,7 +556,8 @@ enum world_failure world_count_failure(const struct plan *p, const bool *needed,
 	return WORLD_FAILURE_COUNTED;
 }
 
-int world_predicted_failures(const struct plan *p, struct world_failures *ret)
+int world_predicted_failures(const struct plan *p, struct world_failures *ret,
+			     void (*each)(void *userdata, size_t i, enum world_failure how), void *userdata)
 {
 	_cleanup_free_ bool *needed = calloc(p->n_steps ? p->n_steps : 1, sizeof(*needed));
 
@@ -562,8 +565,12 @@ int world_predicted_failures(const struct plan *p, struct world_failures *ret)
 	if (!needed)
 		return -ENOMEM;
 	plan_boot_needs(p, needed);
-	for (size_t i = 0; i < p->n_steps; i++)
-		world_count_failure(p, needed, i, ret);
+	for (size_t i = 0; i < p->n_steps; i++) {
+		enum world_failure how = count_failure(p, needed, i, ret);
+
+		if (each && how != WORLD_FAILURE_NONE)
+			each(userdata, i, how);
+	}
 	return 0;
 }
 
