@@ -275,14 +275,8 @@ static int attach(const struct mountfd_ops *ops, int mfd, int target_fd, unsigne
 }
 
 int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *source,
-	       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd, int *ret_mnt_fd)
-{
-	return mountfd_fs_why(ops, fstype, source, o, extra_attr, target_fd, ret_mnt_fd, NULL, 0);
-}
-
-int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char *source,
-		   const struct mountfd_opts *o, unsigned int extra_attr, int target_fd,
-		   int *ret_mnt_fd, char *why, size_t whylen)
+	       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd,
+	       int *ret_mnt_fd, char *why, size_t whylen)
 {
 	/* a mount never attached dies with its last descriptor */
 	_cleanup_close_ int fsfd = -EBADF, mfd = -EBADF;

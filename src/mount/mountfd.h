@@ -91,6 +91,9 @@ void mountfd_opts_done(struct mountfd_opts *o);
  * @target_fd: the mount point, opened by the safe walk (O_PATH is enough)
  * @ret_mnt_fd: the new mount's root, O_PATH|O_CLOEXEC (caller closes);
  *              NULL when not wanted.
+ * @why, @whylen: on failure, the messages the filesystem logged on the
+ *                fsopen(2) context (kernlog_fs_context()), "" when none;
+ *                NULL: not wanted
  *
  * fsopen, fsconfig (source, then each option, then FSCONFIG_CMD_CREATE),
  * fsmount with the attributes, move_mount(MOVE_MOUNT_F_EMPTY_PATH |
@@ -101,18 +104,8 @@ void mountfd_opts_done(struct mountfd_opts *o);
  * is left mounted: the detached mount is freed with its descriptor).
  */
 int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *source,
-	       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd, int *ret_mnt_fd);
-
-/**
- * mountfd_fs_why:
- * @why: on failure, the messages the filesystem logged on the fsopen(2)
- *       context (kernlog_fs_context()), "" when none; may be NULL
- *
- * mountfd_fs(), telling the kernel's reason for a failure.
- */
-int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char *source,
-		   const struct mountfd_opts *o, unsigned int extra_attr, int target_fd,
-		   int *ret_mnt_fd, char *why, size_t whylen);
+	       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd,
+	       int *ret_mnt_fd, char *why, size_t whylen);
 
 /**
  * mountfd_fs_at:
@@ -136,7 +129,7 @@ int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char
  * Returns: 0, @ret zeroed when what @name leads to is not a mount's root;
  * -EAGAIN when these options need mountfd_fs() (a propagation flag, a
  * quoted value); negative errno of mount(2) (nothing is mounted: the
- * caller may ask mountfd_fs_why() for the kernel's reason).
+ * caller may ask mountfd_fs() for the kernel's reason).
  */
 int mountfd_fs_at(const struct mountfd_ops *ops, const char *fstype, const char *source,
 		  const struct mountfd_opts *o, int parent_fd, const char *name, int target_fd,

@@ -124,8 +124,7 @@ static int mount_new_api(const struct mountfd_ops *ops, const struct mountfd_req
 	if (rq->bind)
 		r = mountfd_bind(ops, w->source, w->target, o->rbind, o->attr, o->propagation, ret_mnt_fd);
 	else
-		r = mountfd_fs_why(ops, rq->fstype, rq->source, o, 0, w->target, ret_mnt_fd, why,
-				   sizeof(why));
+		r = mountfd_fs(ops, rq->fstype, rq->source, o, 0, w->target, ret_mnt_fd, why, sizeof(why));
 	if (r < 0)
 		snprintf(msg, len, "mounting %s on '%s': %s%s%s", rq->bind ? rq->source : rq->fstype,
 			 rq->target, strerror(-r), why[0] ? "; the kernel says: " : "", why);
@@ -395,8 +394,7 @@ int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt
 	r = open_paths(rq, &w, out->message, sizeof(out->message));
 	if (r < 0)
 		goto out;
-	if (by_new_api(rq) && mountfd_parse_options(rq->options, &o) == 0 &&
-	    (!rq->bind || w.source >= 0)) {
+	if (by_new_api(rq) && mountfd_parse_options(rq->options, &o) == 0 && (!rq->bind || w.source >= 0)) {
 		r = mount_fs_fast(ops, rq, &w, &o, out);
 		if (r < 0)
 			r = mount_new_api(ops, rq, &w, &o, &mfd, out->message, sizeof(out->message));

@@ -202,7 +202,7 @@ static void test_fs_options_one_by_one(void **unused)
 	assert_int_equal(mountfd_parse_options("size=1M,mode=0755,nosuid,nodev,noauto,x-storaged,X-mount.mkdir,huge",
 					       &o),
 			 0);
-	assert_int_equal(mountfd_fs(&ops, "tmpfs", "storaged-x", &o, MOUNT_ATTR_NOEXEC, t, &m), 0);
+	assert_int_equal(mountfd_fs(&ops, "tmpfs", "storaged-x", &o, MOUNT_ATTR_NOEXEC, t, &m, NULL, 0), 0);
 	assert_fd(m);
 	assert_string_equal(fk.log, "fsopen tmpfs\n"
 				    "fsconfig 1 source=storaged-x\n"
@@ -241,7 +241,7 @@ static void test_ro_is_sb_and_mount(void **unused)
 	int t = new_fd();
 
 	assert_int_equal(mountfd_parse_options("ro,rprivate", &o), 0);
-	assert_int_equal(mountfd_fs(&ops, "ramfs", "r", &o, 0, t, NULL), 0);
+	assert_int_equal(mountfd_fs(&ops, "ramfs", "r", &o, 0, t, NULL, NULL, 0), 0);
 	assert_non_null(strstr(fk.log, "fsconfig 0 ro=-\n"));
 	assert_non_null(strstr(fk.log, "fsmount attr=0x1\n"));
 	assert_non_null(strstr(fk.log, "move_mount\nmount_setattr set=0 prop=0x40000\n"));
