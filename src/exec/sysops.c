@@ -236,7 +236,8 @@ static int real_mount_inspect(void *ud, const struct state_record *rec, struct m
 	/* at its mount point: an ID found elsewhere was freed and reused,
 	 * unless its identity says it is the one storaged made */
 	if (tb)
-		fs = rec->mount_id ? view_find_id(tb, rec->mount_id) : mnt_table_find_target(tb, mp, MNT_ITER_FORWARD);
+		fs = rec->mount_id ? view_find_id(tb, rec->mount_id)
+				   : mnt_table_find_target(tb, mp, MNT_ITER_FORWARD);
 	v.recorded_present = fs && streq(mnt_fs_get_target(fs), mp);
 	if (r == 0 && !v.recorded_present && (mp = live_mount_moved(tb, rec))) {
 		v.recorded_present = true;

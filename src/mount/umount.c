@@ -284,7 +284,8 @@ int umount_recorded(const struct logger *lg, const char *mp, const struct mount_
 		/* an rbind of a shared source is in its peer group: unmounting
 		 * the copies would unmount the source's own submounts too */
 		if ((r = umount_make_private(id.id)) < 0)
-			log_warning(lg, "%s: cannot make the rbind private before undoing it: %s", mp, strerror(-r));
+			log_warning(lg, "%s: cannot make the rbind private before undoing it: %s",
+				    mp, strerror(-r));
 		if ((r = umount_below(id.id, err, len)) < 0)
 			return r == -ESTALE ? r : -EBUSY;
 	}

@@ -240,7 +240,8 @@ static int view_root(struct view *v)
 		return v->rootfd >= 0 ? 0 : -EREMOTE;
 	v->root_checked = true;
 	v->rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (v->rootfd < 0 || statx(v->rootfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
+	if (v->rootfd < 0 ||
+	    statx(v->rootfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
 	    !view_mount_is_local(v, stx.stx_mnt_id)) {
 		v->rootfd = safe_close(v->rootfd);
 		return -EREMOTE;
@@ -321,7 +322,8 @@ static int walk_component(struct walk *w, const char *name, size_t n, const char
 	    !view_mount_is_local(w->v, stx.stx_mnt_id))
 		return 0;
 	if (statx(w->dirfd, nm, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
-		  STATX_TYPE | STATX_MNT_ID, &stx) < 0 || !view_mount_is_local(w->v, stx.stx_mnt_id))
+		  STATX_TYPE | STATX_MNT_ID, &stx) < 0 ||
+	    !view_mount_is_local(w->v, stx.stx_mnt_id))
 		return 0;
 	if (S_ISLNK(stx.stx_mode)) {
 		k = readlinkat(w->dirfd, nm, tgt, sizeof(tgt) - 1);
