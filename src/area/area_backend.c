@@ -86,7 +86,7 @@ static int area_fs_mount(struct setup *s, const char *fstype, const char *opts)
 	r = mountfd_parse_options(opts, &o);
 	if (r == 0)
 		r = mountfd_fs(&mountfd_kernel_ops, fstype, s->st.device, &o, area_mount_attr(s->a),
-			       dfd, &s->area_fd);
+			       dfd, &s->area_fd, NULL, 0);
 	mountfd_opts_done(&o);
 	close(dfd);
 	if (r == 0)

@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -15,44 +14,31 @@
 #include "world/load.h"
 #include "world/world.h"
 
+struct check_log {
+	const struct logger *lg;
+	const struct plan *p;
+};
+
 /* Each step the plan shows will fail, logged at the level that says how
- * start counts it (world_count_failure()): an error when it is a failure
- * (the boot needs it, see plan_boot_needs()), a warning when only nofail
- * entries need it, a notice for a wait for devices (its failure is that
- * of the steps waiting on it, each logged on its own).  Returns: 0;
- * -ENOMEM. */
-static int log_predicted_failures(const struct logger *lg, const struct plan *p, struct world_failures *c)
+ * start counts it: an error when it is a failure, a warning when only
+ * nofail entries need it, a notice for a wait for devices (its failure is
+ * that of the steps waiting on it, each logged on its own). */
+static void log_predicted_failure(void *userdata, size_t i, enum world_failure how)
 {
-	_cleanup_free_ bool *needed = calloc(p->n_steps ? p->n_steps : 1, sizeof(*needed));
+	const struct check_log *cl = userdata;
+	const struct plan_step *s = &cl->p->steps[i];
+	const char *be = plan_step_predicted_skip(s) ? "be " : "fail: ";
+	char what[512];
 
-	if (!needed)
-		return -ENOMEM;
-	plan_boot_needs(p, needed);
-	for (size_t i = 0; i < p->n_steps; i++) {
-		const struct plan_step *s = &p->steps[i];
-		const char *how = plan_step_predicted_skip(s) ? "be " : "fail: ";
-		char what[512];
-
-		switch (world_count_failure(p, needed, i, c)) {
-		case WORLD_FAILURE_NONE:
-			continue;
-		case WORLD_FAILURE_COUNTED:
-			plan_step_describe(s, what, sizeof(what));
-			log_error(lg, "step %zu, %s: will %s%s", i + 1, what, how, plan_step_will_fail(s));
-			break;
-		case WORLD_FAILURE_TOLERATED:
-			plan_step_describe(s, what, sizeof(what));
-			log_warning(lg, "step %zu, %s: will %s%s (nofail: not counted as a failure)", i + 1, what,
-				    how, plan_step_will_fail(s));
-			break;
-		case WORLD_FAILURE_AT_WAITERS:
-			plan_step_describe(s, what, sizeof(what));
-			log_notice(lg, "step %zu, %s: will fail: %s (counted at the steps that wait for it)", i + 1,
-				   what, plan_step_will_fail(s));
-			break;
-		}
-	}
-	return 0;
+	plan_step_describe(s, what, sizeof(what));
+	if (how == WORLD_FAILURE_COUNTED)
+		log_error(cl->lg, "step %zu, %s: will %s%s", i + 1, what, be, plan_step_will_fail(s));
+	else if (how == WORLD_FAILURE_TOLERATED)
+		log_warning(cl->lg, "step %zu, %s: will %s%s (nofail: not counted as a failure)",
+			    i + 1, what, be, plan_step_will_fail(s));
+	else
+		log_notice(cl->lg, "step %zu, %s: will fail: %s (counted at the steps that wait for it)",
+			   i + 1, what, plan_step_will_fail(s));
 }
 
 /* Does [btrfs ...] section @b name a filesystem of @l? */
@@ -109,7 +95,8 @@ int cmd_check(const struct options *o, const struct logger *lg)
 	if (r == 0)
 		r = warn_unmatched_sections(&src, lg, &w);
 	if (r == 0)
-		r = log_predicted_failures(lg, &w.plan, &c);
+		r = world_predicted_failures(&w.plan, &c, log_predicted_failure,
+					     &(struct check_log){ lg, &w.plan });
 	if (r == 0)
 		world_log_failures(lg, &c);
 	if (r == -EINVAL)

@@ -347,7 +347,6 @@ static void last_sync_words(const char *state_dir, const char *name, struct prom
 	snprintf(buf, len, "; last sync %s %s", when, s->ok ? "ok" : "failed");
 }
 
-/* The areas' own states come from area_status_list() (area_status.c). */
 /* The area's figures as JSON numbers (null when it was not measured). */
 static int area_numbers(struct libscols_line *ln, const struct area_status *a, bool full)
 {

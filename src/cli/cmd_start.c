@@ -38,7 +38,7 @@ static int render_plan(const struct options *o, const struct logger *lg, const s
 
 	fflush(stdout);
 	if (r == 0)
-		r = world_predicted_failures(p, &c);
+		r = world_predicted_failures(p, &c, NULL, NULL);
 	if (r < 0)
 		return r;
 	world_log_failures(lg, &c);

@@ -15,14 +15,12 @@
  * included, goes through cx->ops.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "exec.h"
 #include "exec_internal.h"
-#include "parse/area_facts.h"
 #include "parse/units.h"
 #include "status/status_live.h"
 
@@ -135,11 +133,6 @@ static const struct plan_dep *dep_with(const struct run *rn, const struct plan_s
 			return &s->deps[d];
 	}
 	return NULL;
-}
-
-static const struct plan_dep *failed_dep(const struct run *rn, const struct plan_step *s)
-{
-	return dep_with(rn, s, OUT_FAILED, OUT_SKIPPED);
 }
 
 /* no_wait: @i stays waiting, quietly, because of dependency @d. */
@@ -335,8 +328,6 @@ static void mount_already_there(struct run *rn, size_t i)
 		state_put(rn->cx->state, STATE_MOUNT, r->id, r->source, r->fstype, STATE_DONE, NULL, false);
 }
 
-/* "area NAME: tmpfs on PATH (size=16M nr_inodes=1024)", the values as the
- * dry run shows them; how they were derived only with -v. */
 /* ------------------------------------------------------------------ */
 /* Scheduling */
 
@@ -379,7 +370,7 @@ static bool try_start(struct run *rn, size_t i)
 		defer_step(rn, i, fd);
 		return true;
 	}
-	fd = failed_dep(rn, s);
+	fd = dep_with(rn, s, OUT_FAILED, OUT_SKIPPED);
 	if (fd && s->kind == PLAN_MOUNT && plan_step_waits_for_own_device(s, step(rn, fd->step))) {
 		/* its own device never came (or is ambiguous): the entry failed,
 		 * for the reason the wait found, as `mount -a` says of it */

@@ -4,7 +4,6 @@
  * as they are found, each wait checked against the inventory when it starts
  * and on every block device event, until its deadline.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,22 +13,26 @@
 /* ------------------------------------------------------------------ */
 /* Registration and device waits */
 
-/* Register @devnode unless this run already did; failures are warnings: the
- * wait that follows reports what is really missing. */
-static void exec_register_once(struct run *rn, const char *devnode)
+/* @devnode's registration by @how returned @r: recorded as registered, or
+ * a warning (the wait that follows reports what is really missing).
+ * Returns: true when registered. */
+static bool note_registered(struct run *rn, const char *devnode, int r, const char *how)
 {
-	int r;
-
-	if (strv_contains(rn->registered, devnode))
-		return;
-	r = rn->cx->ops->register_device(rn->cx->ud, devnode);
 	if (r < 0) {
 		log_warning(rn->cx->log, "%s: cannot register btrfs member: %s", devnode, strerror(-r));
-		return;
+		return false;
 	}
-	log_debug(rn->cx->log, "%s: registered btrfs member", devnode);
+	log_debug(rn->cx->log, "%s: registered btrfs member%s", devnode, how);
 	if (strv_extend(&rn->registered, devnode) < 0)
 		log_warning(rn->cx->log, "out of memory tracking registered members");
+	return true;
+}
+
+/* Register @devnode unless this run already did. */
+static void exec_register_once(struct run *rn, const char *devnode)
+{
+	if (!strv_contains(rn->registered, devnode))
+		note_registered(rn, devnode, rn->cx->ops->register_device(rn->cx->ud, devnode), "");
 }
 
 /*
@@ -59,7 +62,7 @@ void exec_register_step(struct run *rn, const struct plan_step *s)
  * total_devices.  A single-device filesystem is scanned but not registered
  * (Linux 6.7+, btrfs_skip_registration()), with either ioctl alike: its
  * mount registers it.  A device not yet registered by this run is recorded
- * as registered, or warned about as exec_register_once() would.
+ * as registered, or warned about (note_registered()).
  * Returns: true when the kernel says every member is known.
  */
 static bool ready_registers(struct run *rn, const char *devnode)
@@ -67,15 +70,8 @@ static bool ready_registers(struct run *rn, const char *devnode)
 	bool known = strv_contains(rn->registered, devnode);
 	int r = rn->cx->ops->devices_ready(rn->cx->ud, devnode);
 
-	if (known)
-		return r == 1;
-	if (r < 0) {
-		log_warning(rn->cx->log, "%s: cannot register btrfs member: %s", devnode, strerror(-r));
+	if (!known && !note_registered(rn, devnode, r, " (by BTRFS_IOC_DEVICES_READY)"))
 		return false;
-	}
-	log_debug(rn->cx->log, "%s: registered btrfs member (by BTRFS_IOC_DEVICES_READY)", devnode);
-	if (strv_extend(&rn->registered, devnode) < 0)
-		log_warning(rn->cx->log, "out of memory tracking registered members");
 	return r == 1;
 }
 
@@ -349,7 +345,6 @@ static void wait_expired(struct run *rn, size_t i)
 	sr->out = OUT_FAILED;
 }
 
-/* Re-check every running wait against one fresh look at the devices. */
 void exec_check_waits(struct run *rn)
 {
 	const struct inventory *initial = rn->initial_inventory;

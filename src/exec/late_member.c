@@ -10,7 +10,6 @@
 
 #include "late_member.h"
 #include "status/status_live.h"
-#include "shared/util.h"
 
 /* Where @fsid is mounted degraded by storaged (a mount record whose
  * source the inventory resolves to a member of it), or NULL. */

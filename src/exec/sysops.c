@@ -6,8 +6,6 @@
  * readiness files, the service manager's status.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,29 +13,24 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libmount.h>
 #include <libudev.h>
 
 #include "area/area.h"
-#include "plan/area_size.h"
 #include "devices/btrfs.h"
 #include "devices/btrfs_scrub.h"
 #include "devices/udev_change.h"
 #include "cli/daemon.h"
 #include "mount/mount_pool.h"
-#include "mount/mountfd.h"
 #include "mount/umount.h"
 #include "mount/view.h"
 #include "state/state.h"
 #include "status/status_live.h"
 #include "status/status_prom.h"
 #include "sysops.h"
-#include "parse/units.h"
 
 static int real_register(void *ud, const char *devnode)
 {
@@ -75,11 +68,6 @@ struct real_job {
 	int result;
 	char *message; /* owned, may be NULL */
 };
-
-static struct real_job *real_job(const struct exec_job *job)
-{
-	return job->priv;
-}
 
 static void real_job_free(struct exec_job *job)
 {
@@ -122,7 +110,7 @@ static int real_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t 
 	}
 	timeout = poll_timeout_ms(now, deadline);
 	for (size_t i = 0; i < n; i++)
-		pfd[i] = (struct pollfd){ .fd = real_job(jobs[i])->fd, .events = POLLIN };
+		pfd[i] = (struct pollfd){ .fd = ((struct real_job *)jobs[i]->priv)->fd, .events = POLLIN };
 	pfd[n] = (struct pollfd){ .fd = so->monitor ? udev_monitor_get_fd(so->monitor) : -1,
 				  .events = POLLIN };
 	pfd[n + 1] = (struct pollfd){ .fd = so->sigfd, .events = POLLIN };
@@ -174,7 +162,7 @@ static int real_mount_start(void *ud, const struct fstab_entry *e, const char *o
 static int real_mount_finish(void *ud, struct exec_job *job, char *err, size_t len)
 {
 	struct sysops *so = ud;
-	struct real_job *rj = real_job(job);
+	struct real_job *rj = job->priv;
 	_cleanup_free_ struct mount_reply *rp = NULL;
 	int r;
 
@@ -206,9 +194,10 @@ static int real_mount_finish(void *ud, struct exec_job *job, char *err, size_t l
 static void real_mount_abandon(void *ud, struct exec_job *job)
 {
 	struct sysops *so = ud;
+	struct real_job *rj = job->priv;
 
-	if (real_job(job)->fd >= 0)
-		mount_pool_abandon(&so->mounts, real_job(job)->fd);
+	if (rj->fd >= 0)
+		mount_pool_abandon(&so->mounts, rj->fd);
 	real_job_free(job);
 }
 
@@ -240,16 +229,16 @@ static int real_mount_inspect(void *ud, const struct state_record *rec, struct m
 {
 	const char *mp = rec->mountpoint ? rec->mountpoint : rec->id;
 	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
-	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
 	struct mount_view v = { 0 };
-	struct libmnt_fs *fs, *top, *child = NULL;
-	int r = tb && itr ? 0 : -ENOMEM;
+	struct libmnt_fs *fs = NULL, *top, *child = NULL;
+	int r = tb ? 0 : -ENOMEM;
 
 	/* at its mount point: an ID found elsewhere was freed and reused,
 	 * unless its identity says it is the one storaged made */
-	while (r == 0 && !v.recorded_present && mnt_table_next_fs(tb, itr, &fs) == 0)
-		v.recorded_present = strcmp(mnt_fs_get_target(fs), mp) == 0 &&
-				     (!rec->mount_id || mnt_fs_get_id(fs) == (int)rec->mount_id);
+	if (tb)
+		fs = rec->mount_id ? view_find_id(tb, rec->mount_id)
+				   : mnt_table_find_target(tb, mp, MNT_ITER_FORWARD);
+	v.recorded_present = fs && streq(mnt_fs_get_target(fs), mp);
 	if (r == 0 && !v.recorded_present && (mp = live_mount_moved(tb, rec))) {
 		v.recorded_present = true;
 		v.location = strdup(mp);
@@ -270,7 +259,6 @@ static int real_mount_inspect(void *ud, const struct state_record *rec, struct m
 		r = -ENOMEM;
 	if (child && r == 0 && !(v.child_target = strdup(mnt_fs_get_target(child))))
 		r = -ENOMEM;
-	mnt_free_iter(itr);
 	mnt_unref_table(tb);
 	if (r == 0)
 		*ret = v;

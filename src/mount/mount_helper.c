@@ -2,10 +2,8 @@
 /* Mount helpers as libmount runs them (mount_helper.h). */
 #include <errno.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <libmount.h>
 
@@ -39,15 +37,9 @@ int mount_helper_options(const char *options, char **ret)
  * given to a new mount meanwhile has, in practice, another mount point). */
 static bool was_there(struct libmnt_table *before, struct libmnt_fs *fs)
 {
-	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *old;
-	bool there = false;
+	struct libmnt_fs *old = view_find_id(before, (uint64_t)mnt_fs_get_id(fs));
 
-	while (it && !there && mnt_table_next_fs(before, it, &old) == 0)
-		there = mnt_fs_get_id(old) == mnt_fs_get_id(fs) &&
-			streq(mnt_fs_get_target(old) ?: "", mnt_fs_get_target(fs) ?: "");
-	mnt_free_iter(it);
-	return there;
+	return old && streq(mnt_fs_get_target(old) ?: "", mnt_fs_get_target(fs) ?: "");
 }
 
 int mount_helper_mounted_elsewhere(struct libmnt_table *before, const char *source,

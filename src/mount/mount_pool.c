@@ -25,7 +25,6 @@
 #include <libmount.h>
 
 #include "mount_pool.h"
-#include "mount_helper.h"
 #include "mountfd_walk.h"
 #include "view.h"
 #include "shared/optstr.h"
@@ -212,7 +211,6 @@ static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, con
 		.options = options ? options : "",
 		.no_helper = true, /* runs_here() checked */
 		.view = &pool->view,
-		.opts_memo = &pool->opts_memo,
 	};
 
 	out->error = 0;
@@ -514,7 +512,6 @@ void mount_pool_close(struct mount_pool *pool)
 	free(pool->abandoned);
 	free(pool->v);
 	view_done(&pool->view);
-	mountfd_opts_memo_done(&pool->opts_memo);
 	mnt_free_context(pool->cxt);
 	*pool = (struct mount_pool){ 0 };
 }

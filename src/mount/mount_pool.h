@@ -40,7 +40,6 @@ struct mount_pool {
 	/* the pass's mount table, local mounts and the directories the mounts
 	 * run here walked to (dropped when a mount may cover them) */
 	struct view view;
-	struct mountfd_opts_memo opts_memo; /* for the mounts run here */
 };
 
 /* mount_reply.error of a reply that is not the last: the helper exited 0

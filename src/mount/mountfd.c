@@ -205,33 +205,6 @@ void mountfd_opts_done(struct mountfd_opts *o)
 	*o = (struct mountfd_opts){ 0 };
 }
 
-void mountfd_opts_memo_done(struct mountfd_opts_memo *m)
-{
-	free(m->options);
-	mountfd_opts_done(&m->o);
-	*m = (struct mountfd_opts_memo){ 0 };
-}
-
-int mountfd_parse_options_memo(struct mountfd_opts_memo *m, const char *options, struct mountfd_opts *ret)
-{
-	if (!m)
-		return mountfd_parse_options(options, ret);
-	if (!m->options || !streq(m->options, options ? options : "")) {
-		mountfd_opts_memo_done(m);
-		m->r = mountfd_parse_options(options, &m->o);
-		m->options = m->r == -ENOMEM ? NULL : strdup(options ? options : "");
-		if (!m->options) {
-			mountfd_opts_memo_done(m);
-			return mountfd_parse_options(options, ret);
-		}
-	}
-	*ret = m->o;
-	ret->fs = NULL;
-	if (m->r == 0 && m->o.fs && !(ret->fs = strdup(m->o.fs)))
-		return -ENOMEM;
-	return m->r;
-}
-
 /* ------------------------------------------------------------ mounts */
 
 /* Each filesystem option to fsconfig(2) on its own: "key=value" as a
@@ -302,14 +275,8 @@ static int attach(const struct mountfd_ops *ops, int mfd, int target_fd, unsigne
 }
 
 int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *source,
-	       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd, int *ret_mnt_fd)
-{
-	return mountfd_fs_why(ops, fstype, source, o, extra_attr, target_fd, ret_mnt_fd, NULL, 0);
-}
-
-int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char *source,
-		   const struct mountfd_opts *o, unsigned int extra_attr, int target_fd,
-		   int *ret_mnt_fd, char *why, size_t whylen)
+	       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd,
+	       int *ret_mnt_fd, char *why, size_t whylen)
 {
 	/* a mount never attached dies with its last descriptor */
 	_cleanup_close_ int fsfd = -EBADF, mfd = -EBADF;
@@ -392,8 +359,7 @@ int mountfd_id(const struct mountfd_ops *ops, int fd, uint64_t *ret_id, uint64_t
 	r = ops->statx(ops->userdata, fd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx);
 	if (r < 0)
 		return r;
-	if (stx.stx_mask & STATX_MNT_ID)
-		*ret_id = stx.stx_mnt_id;
+	*ret_id = stx.stx_mnt_id;
 	if (ret_unique_id &&
 	    ops->statx(ops->userdata, fd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT, STATX_MNT_ID_UNIQUE,
 		       &stx) == 0 &&
@@ -481,9 +447,7 @@ int mountfd_open_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags)
 	if (fd < 0)
 		return fd;
 	r = ops->statx(ops->userdata, fd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx);
-	if (r == 0 && (!(stx.stx_mask & STATX_MNT_ID) || stx.stx_mnt_id != mnt_id ||
-		       !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
-		       !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT)))
+	if (r == 0 && (stx.stx_mnt_id != mnt_id || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT)))
 		r = -ESTALE;
 	return r < 0 ? r : TAKE_FD(fd);
 }

@@ -80,26 +80,6 @@ struct mountfd_opts {
 int mountfd_parse_options(const char *options, struct mountfd_opts *ret);
 void mountfd_opts_done(struct mountfd_opts *o);
 
-/* The options string split last, kept for a pass whose entries share
- * theirs (libmount's split is most of the CPU time of a tmpfs entry);
- * zero-initialised is empty. */
-struct mountfd_opts_memo {
-	char *options; /* owned; NULL: nothing kept */
-	int r; /* what mountfd_parse_options() returned for it */
-	struct mountfd_opts o;
-};
-
-/**
- * mountfd_parse_options_memo:
- * @m: the pass's memo, or NULL (then as mountfd_parse_options())
- * @options, @ret: as mountfd_parse_options(); *@ret is the caller's own
- *                 copy (free with mountfd_opts_done())
- *
- * Returns: as mountfd_parse_options().
- */
-int mountfd_parse_options_memo(struct mountfd_opts_memo *m, const char *options, struct mountfd_opts *ret);
-void mountfd_opts_memo_done(struct mountfd_opts_memo *m);
-
 /**
  * mountfd_fs:
  * @ops: the system calls (&mountfd_kernel_ops)
@@ -111,6 +91,9 @@ void mountfd_opts_memo_done(struct mountfd_opts_memo *m);
  * @target_fd: the mount point, opened by the safe walk (O_PATH is enough)
  * @ret_mnt_fd: the new mount's root, O_PATH|O_CLOEXEC (caller closes);
  *              NULL when not wanted.
+ * @why, @whylen: on failure, the messages the filesystem logged on the
+ *                fsopen(2) context (kernlog_fs_context()), "" when none;
+ *                NULL: not wanted
  *
  * fsopen, fsconfig (source, then each option, then FSCONFIG_CMD_CREATE),
  * fsmount with the attributes, move_mount(MOVE_MOUNT_F_EMPTY_PATH |
@@ -121,18 +104,8 @@ void mountfd_opts_memo_done(struct mountfd_opts_memo *m);
  * is left mounted: the detached mount is freed with its descriptor).
  */
 int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *source,
-	       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd, int *ret_mnt_fd);
-
-/**
- * mountfd_fs_why:
- * @why: on failure, the messages the filesystem logged on the fsopen(2)
- *       context (kernlog_fs_context()), "" when none; may be NULL
- *
- * mountfd_fs(), telling the kernel's reason for a failure.
- */
-int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char *source,
-		   const struct mountfd_opts *o, unsigned int extra_attr, int target_fd,
-		   int *ret_mnt_fd, char *why, size_t whylen);
+	       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd,
+	       int *ret_mnt_fd, char *why, size_t whylen);
 
 /**
  * mountfd_fs_at:
@@ -156,7 +129,7 @@ int mountfd_fs_why(const struct mountfd_ops *ops, const char *fstype, const char
  * Returns: 0, @ret zeroed when what @name leads to is not a mount's root;
  * -EAGAIN when these options need mountfd_fs() (a propagation flag, a
  * quoted value); negative errno of mount(2) (nothing is mounted: the
- * caller may ask mountfd_fs_why() for the kernel's reason).
+ * caller may ask mountfd_fs() for the kernel's reason).
  */
 int mountfd_fs_at(const struct mountfd_ops *ops, const char *fstype, const char *source,
 		  const struct mountfd_opts *o, int parent_fd, const char *name, int target_fd,
@@ -200,7 +173,7 @@ int mountfd_set_propagation(const struct mountfd_ops *ops, int mnt_fd, unsigned 
 /**
  * mountfd_id:
  * @fd: any descriptor
- * @ret_id: statx(2) STATX_MNT_ID of the mount @fd is on (Linux 5.8), or 0
+ * @ret_id: statx(2) STATX_MNT_ID of the mount @fd is on (Linux 5.8); 0 on error
  * @ret_unique_id: STATX_MNT_ID_UNIQUE (Linux 6.8), or 0
  *
  * Returns: 0; negative errno from statx(2).

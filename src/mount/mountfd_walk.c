@@ -2,7 +2,6 @@
 /* Walk, then mount on what the walk opened (mountfd_walk.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,14 +52,6 @@ static mode_t mkdir_mode(const char *options)
 	return 0;
 }
 
-static bool has_option(const char *options, const char *name)
-{
-	char *v;
-	size_t n;
-
-	return optstr_get(options, name, &v, &n);
-}
-
 static int open_paths(const struct mountfd_request *rq, struct walked *w, char *msg, size_t len)
 {
 	const struct view_dir *parent = NULL;
@@ -82,7 +73,7 @@ static int open_paths(const struct mountfd_request *rq, struct walked *w, char *
 		return -ENOTDIR;
 	}
 	/* a bind source, or a loop image: checked, and opened, the same way */
-	if ((rq->bind || has_option(rq->options, "loop")) && rq->source[0] == '/') {
+	if ((rq->bind || optstr_get(rq->options, "loop", NULL, NULL)) && rq->source[0] == '/') {
 		/* the walk may let the target's parent go from the cache */
 		parent = NULL;
 		r = view_open(rq->view, rq->source, 0, &w->source, NULL, why, sizeof(why));
@@ -103,7 +94,7 @@ static int open_paths(const struct mountfd_request *rq, struct walked *w, char *
  * mount helper, whose options it takes. */
 static bool by_new_api(const struct mountfd_request *rq)
 {
-	if (has_option(rq->options, "loop"))
+	if (optstr_get(rq->options, "loop", NULL, NULL))
 		return false;
 	return rq->bind || (rq->no_helper &&
 			    (strcmp(rq->fstype, "tmpfs") == 0 || strcmp(rq->fstype, "ramfs") == 0));
@@ -133,8 +124,7 @@ static int mount_new_api(const struct mountfd_ops *ops, const struct mountfd_req
 	if (rq->bind)
 		r = mountfd_bind(ops, w->source, w->target, o->rbind, o->attr, o->propagation, ret_mnt_fd);
 	else
-		r = mountfd_fs_why(ops, rq->fstype, rq->source, o, 0, w->target, ret_mnt_fd, why,
-				   sizeof(why));
+		r = mountfd_fs(ops, rq->fstype, rq->source, o, 0, w->target, ret_mnt_fd, why, sizeof(why));
 	if (r < 0)
 		snprintf(msg, len, "mounting %s on '%s': %s%s%s", rq->bind ? rq->source : rq->fstype,
 			 rq->target, strerror(-r), why[0] ? "; the kernel says: " : "", why);
@@ -404,8 +394,7 @@ int mountfd_walk_mount(const struct mountfd_ops *ops, struct libmnt_context *cxt
 	r = open_paths(rq, &w, out->message, sizeof(out->message));
 	if (r < 0)
 		goto out;
-	if (by_new_api(rq) && mountfd_parse_options_memo(rq->opts_memo, rq->options, &o) == 0 &&
-	    (!rq->bind || w.source >= 0)) {
+	if (by_new_api(rq) && mountfd_parse_options(rq->options, &o) == 0 && (!rq->bind || w.source >= 0)) {
 		r = mount_fs_fast(ops, rq, &w, &o, out);
 		if (r < 0)
 			r = mount_new_api(ops, rq, &w, &o, &mfd, out->message, sizeof(out->message));

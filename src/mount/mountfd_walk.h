@@ -36,8 +36,6 @@ struct mountfd_request {
 	/* the pass's view (view_open(): its kept directories), or NULL; the
 	 * caller tells it of the mount after (view_mounted()) */
 	struct view *view;
-	/* the pass's last split of an options string, or NULL */
-	struct mountfd_opts_memo *opts_memo;
 };
 
 /**

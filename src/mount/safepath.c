@@ -312,10 +312,7 @@ static int stat_local(int dirfd, const char *rel, int flags, const struct safepa
 	if (statx(dirfd, rel, flags | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
 		  STATX_TYPE | STATX_MNT_ID, &stx) < 0)
 		return -errno;
-	if (!(stx.stx_mask & STATX_MNT_ID) || !local->is_local(local->userdata, stx.stx_mnt_id) ||
-	    S_ISLNK(stx.stx_mode))
-		return 0;
-	return 1;
+	return local->is_local(local->userdata, stx.stx_mnt_id) && !S_ISLNK(stx.stx_mode);
 }
 
 int safepath_is_local(const char *path, const struct safepath_local *local)

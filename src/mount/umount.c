@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unmounting by recorded identity (umount.h).  The mount table is read
- * only through mount_table(), so that one pass's view of the system can
- * later hand it in.
+ * Unmounting by recorded identity (umount.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +10,6 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
 
 #include <libmount.h>
 
@@ -20,15 +17,9 @@
 #include "view.h"
 #include "shared/util.h"
 
-/* what the mount table says now (caller unrefs) */
-static struct libmnt_table *mount_table(void)
-{
-	return view_read_table(VIEW_MOUNTINFO);
-}
-
 int mount_id_target(uint64_t id, char **ret)
 {
-	struct libmnt_table *tb = mount_table();
+	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
 	struct libmnt_fs *fs = tb ? view_find_id(tb, id) : NULL;
 	int r = !tb ? -ENOMEM : !fs || !mnt_fs_get_target(fs) ? -ESTALE : 0;
 
@@ -52,8 +43,7 @@ int mount_identity_at(const struct mountfd_ops *ops, int dirfd, const char *name
 	r = ops->statx(ops->userdata, dirfd, name, at, STATX_MNT_ID | STATX_INO | STATX_BTIME, &stx);
 	if (r < 0)
 		return r;
-	if (!(stx.stx_mask & STATX_MNT_ID) || !stx.stx_mnt_id ||
-	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+	if (!stx.stx_mnt_id || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
 		return -ESTALE;
 	ret->id = stx.stx_mnt_id;
 	ret->root_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
@@ -104,7 +94,14 @@ int umount_at(const struct mountfd_ops *ops, int parent_fd, const char *name,
 	return ops->umount2(ops->userdata, p, flags | UMOUNT_NOFOLLOW);
 }
 
-int umount_identity(const struct mountfd_ops *ops, const struct mount_identity *rec, int flags)
+/* Unmounts the mount @rec wherever it is now (a user may have renamed the
+ * directory it covers): its mount point is read from the mount table, the
+ * parent directory opened without following any link, and umount_at()
+ * checks the identity there.  Returns: 0; -ESTALE when no mount has @rec's
+ * ID (nothing to do) or the path leads to another mount; -EINVAL for "/";
+ * -ELOOP when the path to it now holds a link (refused, nothing
+ * unmounted); negative errno of umount2(2). */
+static int umount_identity(const struct mountfd_ops *ops, const struct mount_identity *rec, int flags)
 {
 	_cleanup_free_ char *dir = NULL;
 	_cleanup_close_ int parent = -EBADF;
@@ -228,7 +225,7 @@ static int umount_submounts(struct libmnt_table *tb, struct libmnt_fs *parent, c
 
 static int umount_below(uint64_t mount_id, char *err, size_t len)
 {
-	struct libmnt_table *tb = mount_table();
+	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
 	struct libmnt_fs *top = tb ? view_find_id(tb, mount_id) : NULL;
 	int r = -ESTALE;
 
@@ -245,7 +242,7 @@ static int umount_below(uint64_t mount_id, char *err, size_t len)
 /* the ID of the mount on top of @mp, or 0 */
 static uint64_t top_id_at(const char *mp)
 {
-	struct libmnt_table *tb = mount_table();
+	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
 	struct libmnt_fs *top = tb ? mnt_table_find_target(tb, mp, MNT_ITER_BACKWARD) : NULL;
 	int id = top ? mnt_fs_get_id(top) : 0;
 
@@ -273,16 +270,6 @@ static int umount_path(const char *mp, char *err, size_t len)
 	return -EBUSY;
 }
 
-/* An rbind of a shared source is in its peer group: unmounting the
- * copies would unmount the source's own submounts too. */
-static void make_private(const struct logger *lg, const char *mp, uint64_t id)
-{
-	int r = umount_make_private(id);
-
-	if (r < 0)
-		log_warning(lg, "%s: cannot make the rbind private before undoing it: %s", mp, strerror(-r));
-}
-
 int umount_recorded(const struct logger *lg, const char *mp, const struct mount_identity *rec,
 		    bool recursive, char *err, size_t len)
 {
@@ -294,7 +281,11 @@ int umount_recorded(const struct logger *lg, const char *mp, const struct mount_
 	if (!id.id && !(id.id = top_id_at(mp)))
 		return umount_path(mp, err, len);
 	if (recursive) {
-		make_private(lg, mp, id.id);
+		/* an rbind of a shared source is in its peer group: unmounting
+		 * the copies would unmount the source's own submounts too */
+		if ((r = umount_make_private(id.id)) < 0)
+			log_warning(lg, "%s: cannot make the rbind private before undoing it: %s",
+				    mp, strerror(-r));
 		if ((r = umount_below(id.id, err, len)) < 0)
 			return r == -ESTALE ? r : -EBUSY;
 	}

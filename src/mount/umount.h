@@ -61,8 +61,7 @@ int mount_id_target(uint64_t id, char **ret);
  * statx(2) through @ops, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT.
  *
  * Returns: 0; -ESTALE when it is not the root of a mount
- * (STATX_ATTR_MOUNT_ROOT) or the kernel gives no mount ID (Linux < 5.8);
- * negative errno from statx(2).
+ * (STATX_ATTR_MOUNT_ROOT); negative errno from statx(2).
  */
 int mount_identity_at(const struct mountfd_ops *ops, int dirfd, const char *name,
 		      struct mount_identity *ret);
@@ -112,23 +111,16 @@ int umount_at(const struct mountfd_ops *ops, int parent_fd, const char *name,
 	      const struct mount_identity *rec, int flags);
 
 /**
- * umount_identity:
- * @rec: the mount's identity as recorded when it was made
+ * umount_id:
+ * @mnt_id: a mount's ID as recorded when it was made
  * @flags: as umount_at()
  *
- * Unmounts the mount @rec wherever it is now (a user may have renamed the
- * directory it covers): its mount point is read from the mount table, the
- * parent directory opened without following any link
- * (mountfd_open_nofollow()), and umount_at() checks the identity there.
- *
- * Returns: 0; -ESTALE when no mount has @rec's ID (nothing to do) or what
- * the path leads to is another mount; -EINVAL for "/"; -ELOOP when the
- * path to it now holds a link (refused, nothing unmounted); negative errno
- * of umount2(2).
+ * Unmounts the mount @mnt_id wherever it is now: its mount point read from
+ * the mount table, the parent opened without following any link
+ * (mountfd_open_nofollow()), umount_at() there.  Returns: 0; -ESTALE when
+ * no mount has @mnt_id; -ELOOP when the path to it holds a link now;
+ * negative errno of umount2(2).
  */
-int umount_identity(const struct mountfd_ops *ops, const struct mount_identity *rec, int flags);
-
-/** umount_id: umount_identity() of a mount known by its ID alone. */
 int umount_id(uint64_t mnt_id, int flags);
 
 /**

@@ -129,7 +129,12 @@ struct libmnt_table *view_table(struct view *v)
 	return v->tb ? v->tb : table_read(v);
 }
 
-bool view_mount_is_local(struct view *v, uint64_t id)
+/* Is the mount with @id (STATX_MNT_ID) one where a lookup never waits for
+ * a server or an automount?  An ID the snapshot does not hold (a mount
+ * made since it was read) refreshes it once; one still unknown is taken
+ * as not local.  A binary search: a pass asks for every ancestor of every
+ * entry. */
+static bool view_mount_is_local(struct view *v, uint64_t id)
 {
 	struct view_mount *m;
 
@@ -237,7 +242,7 @@ static int view_root(struct view *v)
 	v->rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (v->rootfd < 0 ||
 	    statx(v->rootfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID) || !view_mount_is_local(v, stx.stx_mnt_id)) {
+	    !view_mount_is_local(v, stx.stx_mnt_id)) {
 		v->rootfd = safe_close(v->rootfd);
 		return -EREMOTE;
 	}
@@ -314,11 +319,11 @@ static int walk_component(struct walk *w, const char *name, size_t n, const char
 	/* the directory's mount, then the name's: cached attributes only,
 	 * no automount, so that no server is ever asked */
 	if (statx(w->dirfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID) || !view_mount_is_local(w->v, stx.stx_mnt_id))
+	    !view_mount_is_local(w->v, stx.stx_mnt_id))
 		return 0;
 	if (statx(w->dirfd, nm, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
 		  STATX_TYPE | STATX_MNT_ID, &stx) < 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID) || !view_mount_is_local(w->v, stx.stx_mnt_id))
+	    !view_mount_is_local(w->v, stx.stx_mnt_id))
 		return 0;
 	if (S_ISLNK(stx.stx_mode)) {
 		k = readlinkat(w->dirfd, nm, tgt, sizeof(tgt) - 1);
@@ -442,7 +447,7 @@ static const struct view_dir *resolve_dir(struct view *v, const char *path, size
 		/* cached attributes, no automount: no server is asked */
 		if (statx(p->fd, nm, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
 			  STATX_TYPE | STATX_MNT_ID, &stx) == 0) {
-			if (S_ISLNK(stx.stx_mode) || !(stx.stx_mask & STATX_MNT_ID))
+			if (S_ISLNK(stx.stx_mode))
 				return NULL;
 			if (S_ISDIR(stx.stx_mode) &&
 			    (fd = openat(p->fd, nm, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC)) < 0)

@@ -117,17 +117,6 @@ int view_watch_open(void);
 struct libmnt_table *view_table(struct view *v);
 
 /**
- * view_mount_is_local:
- * @id: a mount ID (statx STATX_MNT_ID, linux/stat.h, Linux 5.8)
- *
- * Is the mount with @id one where a lookup never waits for a server or an
- * automount?  An ID the snapshot does not hold (a mount made since it was
- * read) refreshes it once; one still unknown is taken as not local.
- * A binary search: a pass asks for every ancestor of every entry.
- */
-bool view_mount_is_local(struct view *v, uint64_t id);
-
-/**
  * view_mounted:
  * @id: the mount table ID of a mount the pass just made, 0 when unknown
  * @local: whether it is local (a tmpfs, a bind of a local directory)

@@ -35,8 +35,6 @@
 
 /* ------------------------------------------------------------ recording */
 
-/* Step @i fails, because of the printf-formatted text.  Returns: 1, or
- * -ENOMEM. */
 int predict__record(struct predictor *pr, size_t i, const char *fmt, ...)
 {
 	char *why = NULL, **v;
@@ -59,7 +57,6 @@ int predict__record(struct predictor *pr, size_t i, const char *fmt, ...)
 	return 1;
 }
 
-/* The fstab's name as diagnostics give it ("fstab:3" names file:line). */
 const char *predict__fstab_file(const struct predictor *pr)
 {
 	return pr->in->fstab && pr->in->fstab->file ? pr->in->fstab->file : "fstab";

@@ -4,8 +4,6 @@
  * files and devices but changes nothing.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +15,6 @@
 #include "area/area.h"
 #include "devices/btrfs_scrub.h"
 #include "state/atomic_file.h"
-#include "parse/fsfacts.h"
 #include "mount/safepath.h"
 #include "mount/view.h"
 #include "status/status_btrfs.h"
@@ -212,14 +209,6 @@ static int load_facts(struct world *w, bool local_only, struct view *v)
 	return 0;
 }
 
-/* Lines of the fstab that other tools own (swap, ...) are left alone: a
- * note with -v and in check, never an error. */
-static void log_skipped(const struct fstab *f, const struct logger *lg)
-{
-	for (size_t i = 0; i < f->n_skipped; i++)
-		log_debug(lg, "%s:%u: %s", f->file, f->skipped[i].line, f->skipped[i].why);
-}
-
 /* ------------------------------------------------------------ devices, mounts, areas */
 
 /* Is @devnode one of @fs's members (by the device it leads to)? */
@@ -235,7 +224,9 @@ static bool is_member(const struct btrfs_filesystem *fs, const char *devnode)
 	return false;
 }
 
-const char *world_btrfs_mountpoint(struct libmnt_table *tb, const struct btrfs_filesystem *fs)
+/* The first mount point in @tb (NULL: none) of a btrfs mount whose source
+ * is one of @fs's members (borrowed from @tb), or NULL. */
+static const char *world_btrfs_mountpoint(struct libmnt_table *tb, const struct btrfs_filesystem *fs)
 {
 	struct libmnt_iter *it = tb ? mnt_new_iter(MNT_ITER_FORWARD) : NULL;
 	struct libmnt_fs *m;
@@ -505,7 +496,10 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 		log_error(lg, "cannot resolve the fstab's paths: %s", strerror(-r));
 		goto out;
 	}
-	log_skipped(&w->fstab, lg);
+	/* lines of the fstab that other tools own (swap, ...): a note with -v */
+	for (size_t i = 0; i < w->fstab.n_skipped; i++)
+		log_debug(lg, "%s:%u: %s", w->fstab.file, w->fstab.skipped[i].line,
+			  w->fstab.skipped[i].why);
 	devices = plan_needs_devices(&w->fstab);
 	r = devices ? world_load_devices(s, lg, w) : 0;
 	if (r < 0) {
@@ -541,8 +535,9 @@ out:
 	return r;
 }
 
-enum world_failure world_count_failure(const struct plan *p, const bool *needed, size_t i,
-				       struct world_failures *c)
+/* How step @i of @p is counted in @c (@needed: plan_boot_needs()). */
+static enum world_failure count_failure(const struct plan *p, const bool *needed, size_t i,
+					struct world_failures *c)
 {
 	const struct plan_step *s = &p->steps[i];
 
@@ -561,7 +556,8 @@ enum world_failure world_count_failure(const struct plan *p, const bool *needed,
 	return WORLD_FAILURE_COUNTED;
 }
 
-int world_predicted_failures(const struct plan *p, struct world_failures *ret)
+int world_predicted_failures(const struct plan *p, struct world_failures *ret,
+			     void (*each)(void *userdata, size_t i, enum world_failure how), void *userdata)
 {
 	_cleanup_free_ bool *needed = calloc(p->n_steps ? p->n_steps : 1, sizeof(*needed));
 
@@ -569,8 +565,12 @@ int world_predicted_failures(const struct plan *p, struct world_failures *ret)
 	if (!needed)
 		return -ENOMEM;
 	plan_boot_needs(p, needed);
-	for (size_t i = 0; i < p->n_steps; i++)
-		world_count_failure(p, needed, i, ret);
+	for (size_t i = 0; i < p->n_steps; i++) {
+		enum world_failure how = count_failure(p, needed, i, ret);
+
+		if (each && how != WORLD_FAILURE_NONE)
+			each(userdata, i, how);
+	}
 	return 0;
 }
 

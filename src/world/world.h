@@ -26,7 +26,6 @@
 #include "parse/diag.h"
 #include "parse/fstab.h"
 #include "devices/inventory.h"
-#include "mount/view.h"
 #include "shared/log.h"
 #include "plan/plan.h"
 #include "predict.h"
@@ -165,31 +164,21 @@ enum world_failure {
 };
 
 /**
- * world_count_failure:
- * @p: a predicted plan
- * @needed: plan_boot_needs() of @p
- * @i: a step of @p
- * @c: counts to add step @i to
- *
- * How start will count step @i when it fails as plan_step_will_fail()
- * says: a step the boot needs is a failure (a skip too, counted apart
- * among them); a nofail entry, or a step only nofail entries need, is
- * tolerated; and a
- * wait for devices is not counted (start fails or skips the mounts
- * waiting on it instead, and those are counted).
- *
- * Returns: how step @i was counted.
- */
-enum world_failure world_count_failure(const struct plan *p, const bool *needed, size_t i,
-				       struct world_failures *c);
-
-/**
  * world_predicted_failures:
- * @ret: every step of @p counted by world_count_failure()
+ * @p: a predicted plan
+ * @ret: the steps of @p counted as start will count each when it fails as
+ *       plan_step_will_fail() says: a step the boot needs
+ *       (plan_boot_needs()) is a failure (a skip too, counted apart among
+ *       them); a nofail entry, or a step only nofail entries need, is
+ *       tolerated; and a wait for devices is not counted (start fails or
+ *       skips the mounts waiting on it instead, and those are counted)
+ * @each: NULL, or told how each step was counted (check logs them)
  *
  * Returns: 0; -ENOMEM (@ret zeroed).
  */
-int world_predicted_failures(const struct plan *p, struct world_failures *ret);
+int world_predicted_failures(const struct plan *p, struct world_failures *ret,
+			     void (*each)(void *userdata, size_t i, enum world_failure how),
+			     void *userdata);
 
 /**
  * world_log_failures:
@@ -205,16 +194,6 @@ void world_log_failures(const struct logger *lg, const struct world_failures *c)
  * partly filled.
  */
 void world_done(struct world *w);
-
-/**
- * world_btrfs_mountpoint:
- * @tb: a mount table (NULL: none)
- * @fs: a btrfs filesystem of the inventory
- *
- * Returns: the first mount point in @tb of a btrfs mount whose source is
- * one of @fs's members (borrowed from @tb), or NULL when it is not mounted.
- */
-const char *world_btrfs_mountpoint(struct libmnt_table *tb, const struct btrfs_filesystem *fs);
 
 /**
  * world_note_warnings:

@@ -145,7 +145,7 @@ static void test_clone_refused(void **state)
 	assert_int_equal(count_kind(&w, PLAN_REGISTER), 0);
 	assert_int_equal(count_kind(&w, PLAN_ASSEMBLE), 0);
 	assert_int_equal(count_kind(&w, PLAN_WAIT_DEVICE), 0);
-	assert_int_equal(world_predicted_failures(&w.plan, &fails), 0);
+	assert_int_equal(world_predicted_failures(&w.plan, &fails, NULL, NULL), 0);
 	assert_int_equal(fails.failed, 1);
 	assert_int_equal(fails.skipped, 0);
 	world_free(&w);

@@ -202,7 +202,7 @@ static void test_fs_options_one_by_one(void **unused)
 	assert_int_equal(mountfd_parse_options("size=1M,mode=0755,nosuid,nodev,noauto,x-storaged,X-mount.mkdir,huge",
 					       &o),
 			 0);
-	assert_int_equal(mountfd_fs(&ops, "tmpfs", "storaged-x", &o, MOUNT_ATTR_NOEXEC, t, &m), 0);
+	assert_int_equal(mountfd_fs(&ops, "tmpfs", "storaged-x", &o, MOUNT_ATTR_NOEXEC, t, &m, NULL, 0), 0);
 	assert_fd(m);
 	assert_string_equal(fk.log, "fsopen tmpfs\n"
 				    "fsconfig 1 source=storaged-x\n"
@@ -241,7 +241,7 @@ static void test_ro_is_sb_and_mount(void **unused)
 	int t = new_fd();
 
 	assert_int_equal(mountfd_parse_options("ro,rprivate", &o), 0);
-	assert_int_equal(mountfd_fs(&ops, "ramfs", "r", &o, 0, t, NULL), 0);
+	assert_int_equal(mountfd_fs(&ops, "ramfs", "r", &o, 0, t, NULL, NULL, 0), 0);
 	assert_non_null(strstr(fk.log, "fsconfig 0 ro=-\n"));
 	assert_non_null(strstr(fk.log, "fsmount attr=0x1\n"));
 	assert_non_null(strstr(fk.log, "move_mount\nmount_setattr set=0 prop=0x40000\n"));
@@ -443,28 +443,26 @@ static void test_walk_fast_tmpfs(void **unused)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* A pass's entries mostly share their options: split once, each caller
- * given its own copy. */
-static void test_options_memo(void **unused)
+/* A pass's entries mostly share their options: each mount is given its
+ * own copy of the split. */
+static void test_options_each_own(void **unused)
 {
-	struct mountfd_opts_memo m = { 0 };
 	struct mountfd_opts a, b, c;
 
-	assert_int_equal(mountfd_parse_options_memo(&m, "size=1M,nosuid,noauto", &a), 0);
-	assert_int_equal(mountfd_parse_options_memo(&m, "size=1M,nosuid,noauto", &b), 0);
+	assert_int_equal(mountfd_parse_options("size=1M,nosuid,noauto", &a), 0);
+	assert_int_equal(mountfd_parse_options("size=1M,nosuid,noauto", &b), 0);
 	assert_string_equal(a.fs, "size=1M");
 	assert_true(a.fs != b.fs); /* each its own */
 	assert_int_equal(a.attr, MOUNT_ATTR_NOSUID);
 	mountfd_opts_done(&a);
 	assert_string_equal(b.fs, "size=1M");
-	assert_int_equal(mountfd_parse_options_memo(&m, "ro", &c), 0);
+	assert_int_equal(mountfd_parse_options("ro", &c), 0);
 	assert_null(c.fs);
 	assert_int_equal(c.attr, MOUNT_ATTR_RDONLY);
-	assert_int_equal(mountfd_parse_options_memo(&m, "remount", &a), -EINVAL);
-	assert_int_equal(mountfd_parse_options_memo(&m, "remount", &a), -EINVAL);
+	assert_int_equal(mountfd_parse_options("remount", &a), -EINVAL);
+	assert_int_equal(mountfd_parse_options("remount", &a), -EINVAL);
 	mountfd_opts_done(&b);
 	mountfd_opts_done(&c);
-	mountfd_opts_memo_done(&m);
 }
 
 /* A helper gets the options mount(8) would hand on, but none of
@@ -566,7 +564,7 @@ int main(void)
 		cmocka_unit_test_setup(test_bind_adds_to_source_flags, reset),
 		cmocka_unit_test_setup(test_walk_then_mount, reset),
 		cmocka_unit_test_setup(test_walk_fast_tmpfs, reset),
-		cmocka_unit_test(test_options_memo),
+		cmocka_unit_test(test_options_each_own),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
