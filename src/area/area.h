@@ -190,6 +190,16 @@ struct area_status {
 bool area_status_use(const struct area_status *a, unsigned *ret_bytes_pct, unsigned *ret_inodes_pct);
 
 /**
+ * area_status_full:
+ * @a: an area's status
+ *
+ * Pure.  Returns: true when @a was measured with no byte available (as
+ * df(1) counts them) or every inode used: a write that needs one fails
+ * with ENOSPC now (df's 100 %, rounded up, may still leave one).
+ */
+bool area_status_full(const struct area_status *a);
+
+/**
  * area_status_list:
  * @state_dir: state directory
  * @self: the command the areas' state_why tell the user to run (as for
