@@ -572,7 +572,7 @@ static int sync_uncovered(const struct area_dirs *d, int recfd, struct state_are
 	diag_warning(m, NULL, 0,
 		     "area '%s': %s: syncing it back, keeping what was written to '%s' meanwhile", st->name,
 		     why, st->path);
-	return area_sync_locked(d, recfd, st, m);
+	return area_sync_locked(d, recfd, st, NULL, m);
 }
 
 /* The record says a stop is under way (@begins) or that it failed and
@@ -605,7 +605,7 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	merged = st->persist && do_sync && f.recorded && !area_mounts_syncable(&f) &&
 		 area_mounts_mergeable(&f); /* says the bind is gone */
 	if (st->persist && do_sync && f.recorded)
-		r = area_mounts_syncable(&f)	? area_sync_locked(d, recfd, st, m)
+		r = area_mounts_syncable(&f)	? area_sync_locked(d, recfd, st, NULL, m)
 		    : area_mounts_mergeable(&f) ? sync_uncovered(d, recfd, st, &f, m)
 						: unsyncable(d, recfd, st, &f, &lost, m);
 	/* committed, with entries changed on both sides kept twice in the
@@ -617,8 +617,7 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		goto out;
 	/* only a sync that ran says so: stop's "removed" alone is no sync */
 	if (st->persist && do_sync && f.recorded && !lost)
-		diag_info(m, NULL, 0, "area '%s': synced back into '%s'%s", st->name, st->path,
-			  both ? " (with entries changed on both sides: see above)" : "");
+		area_note_synced(st, both, m);
 	if (!lost && !merged && f.recorded && area_mounts_state(&f) == AREA_STATE_GONE) {
 		char why[PATH_MAX + 128];
 

@@ -90,7 +90,9 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
  * @self: the command @msgs tell the user to run, before its verb (log_self():
  *        "storaged" and the options in use); NULL for "storaged"
  * @name: area name
- * @msgs: one diag_error on failure
+ * @msgs: one diag_error on failure; on success, one diag_info "synced
+ *        back" only when the sync put, deleted or kept an entry (a sync
+ *        that found nothing changed adds nothing: quiet on success)
  *
  * Copies the area back into its directory (through the private lower bind),
  * under an exclusive flock() on the state file, crash-safe (see the comment
@@ -186,6 +188,16 @@ struct area_status {
  * false (and 0 %) when @a was not measured.
  */
 bool area_status_use(const struct area_status *a, unsigned *ret_bytes_pct, unsigned *ret_inodes_pct);
+
+/**
+ * area_status_full:
+ * @a: an area's status
+ *
+ * Pure.  Returns: true when @a was measured with no byte available (as
+ * df(1) counts them) or every inode used: a write that needs one fails
+ * with ENOSPC now (df's 100 %, rounded up, may still leave one).
+ */
+bool area_status_full(const struct area_status *a);
 
 /**
  * area_status_list:

@@ -250,8 +250,16 @@ int area_sync_dir_check(int dirfd, const char *entry, const char *area, bool rec
 int area_recover_sync(int dirfd, dev_t dev, const char *area, const char *recorded);
 
 /* area_sync() with the record locked already: @recfd, read into @st, whose
- * sync_dir it records in place (state_area_write_fd()).  Returns: 0 or
- * negative errno, with one diag_error. */
-int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st, struct diag_list *m);
+ * sync_dir it records in place (state_area_write_fd()).  *@ret_changes
+ * (may be NULL): the entries the committed sync put, deleted or kept into
+ * the directory (struct copy_result), 0 when it found nothing changed.
+ * Returns: 0 or negative errno, with one diag_error. */
+int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st, size_t *ret_changes,
+		     struct diag_list *m);
+
+/* The diag_info of a sync back of @st that ran: the one wording of `sync`
+ * and `stop`; @both: entries changed on both sides were kept twice (said
+ * before, in an error). */
+void area_note_synced(const struct state_area *st, bool both, struct diag_list *m);
 
 #endif

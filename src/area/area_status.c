@@ -175,6 +175,12 @@ bool area_status_use(const struct area_status *a, unsigned *ret_bytes_pct, unsig
 	return *ret_bytes_pct >= AREA_NEARLY_FULL_PERCENT || *ret_inodes_pct >= AREA_NEARLY_FULL_PERCENT;
 }
 
+bool area_status_full(const struct area_status *a)
+{
+	return a->measured && ((a->size_bytes && !a->avail_bytes) ||
+			       (a->inodes_total && a->inodes_used >= a->inodes_total));
+}
+
 int area_status_list(const char *state_dir, const char *self, struct area_status **ret, size_t *ret_n)
 {
 	struct state_area *v;

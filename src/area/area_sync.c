@@ -234,7 +234,8 @@ static int sync_dir_create(int lowerfd, int recfd, struct state_area *st, char *
  * The sync reports success only after the commit point.  @recfd, @st: the
  * area's record, locked; its sync_dir is rewritten in place.
  */
-int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st, struct diag_list *m)
+int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st,
+		     size_t *ret_changes, struct diag_list *m)
 {
 	_cleanup_close_ int lowerfd = -EBADF, areafd = -EBADF, workfd = -EBADF;
 	int r;
@@ -260,6 +261,8 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 	r = copy_spawn_sync(areafd, lowerfd, workfd, d->area, d->lower, name, copy_spawn_jobs(), &c);
 	if (r < 0 && r != -COPY_SYNC_KEPT_BOTH)
 		goto out;
+	if (ret_changes)
+		*ret_changes = c.n_put + c.n_deleted + c.n_kept;
 	/* committed, entries kept twice: that alone is to be said */
 	if ((kept = r) < 0)
 		diag_error(m, NULL, 0,
@@ -279,10 +282,17 @@ out:
 	return r;
 }
 
+void area_note_synced(const struct state_area *st, bool both, struct diag_list *m)
+{
+	diag_info(m, NULL, 0, "area '%s': synced back into '%s'%s", st->name, st->path,
+		  both ? " (with entries changed on both sides: see above)" : "");
+}
+
 int area_sync(const char *state_dir, const char *self, const char *name, struct diag_list *msgs)
 {
 	struct area_dirs d;
 	struct state_area st;
+	size_t changes = 0;
 	int fd, r;
 
 	if ((r = area_dirs_init(&d, state_dir, name, self)) < 0) {
@@ -302,7 +312,11 @@ int area_sync(const char *state_dir, const char *self, const char *name, struct 
 	}
 	/* by the mounts' IDs: unmounted, moved or covered by someone else */
 	if ((r = area_check_syncable(&d, &st, msgs)) == 0)
-		r = area_sync_locked(&d, fd, &st, msgs);
+		r = area_sync_locked(&d, fd, &st, &changes, msgs);
+	/* quiet on success: a sync that changed nothing says nothing (the
+	 * resident's periodic one, storaged-sync.service's) */
+	if (r == 0 && changes > 0)
+		area_note_synced(&st, false, msgs);
 	state_area_done(&st);
 	close(fd);
 out:

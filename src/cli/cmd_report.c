@@ -247,6 +247,8 @@ static const struct json_column status_cols[] = {
 	{ "WAITED_MS", 1, 0, SCOLS_JSON_NUMBER },
 	/* members back after a degraded mount (state_record.late) */
 	{ "LATE", 1, 0, SCOLS_JSON_STRING },
+	/* areas: no byte or no inode left (area_status_full()) */
+	{ "FULL", 1, 0, SCOLS_JSON_BOOLEAN },
 };
 #define STATUS_TEXT_COLS 5
 
@@ -348,27 +350,35 @@ static void last_sync_words(const char *state_dir, const char *name, struct prom
 }
 
 /* The area's figures as JSON numbers (null when it was not measured). */
-static int area_numbers(struct libscols_line *ln, const struct area_status *a, bool full)
+static int area_numbers(struct libscols_line *ln, const struct area_status *a, bool nearly)
 {
 	if (!a->measured)
 		return 0;
 	if (set_u64(ln, 11, a->size_bytes) || set_u64(ln, 12, a->used_bytes) ||
 	    set_u64(ln, 13, a->avail_bytes) || set_u64(ln, 14, a->inodes_total) ||
-	    set_u64(ln, 15, a->inodes_used) || scols_line_set_data(ln, 16, full ? "1" : "0"))
+	    set_u64(ln, 15, a->inodes_used) || scols_line_set_data(ln, 16, nearly ? "1" : "0") ||
+	    scols_line_set_data(ln, 22, area_status_full(a) ? "1" : "0"))
 		return -ENOMEM;
 	return 0;
 }
 
-/* A warning for an area nearly full, with what to do: the kernel's ENOSPC
- * says nothing of which limit it hit.  Returns: true when nearly full. */
+/* A warning for an area full or nearly full, with what to do: the
+ * kernel's ENOSPC says nothing of which limit it hit.  Returns: true when
+ * nearly full (full among it). */
 static bool warn_nearly_full(const struct area_status *a, const struct logger *lg)
 {
 	unsigned bytes, inodes;
+	bool full = area_status_full(a);
+	char why[64];
 
 	if (!area_status_use(a, &bytes, &inodes))
 		return false;
-	log_warning(lg, "area '%s' on %s is nearly full: %u%% of its bytes and %u%% of its inodes used (warned from %u%%); raise %s in its [area] section, then `%s stop` and `%s start`",
-		    a->name, a->path, bytes, inodes, AREA_NEARLY_FULL_PERCENT,
+	if (full)
+		snprintf(why, sizeof(why), "writes to it fail with ENOSPC");
+	else
+		snprintf(why, sizeof(why), "warned from %u%%", AREA_NEARLY_FULL_PERCENT);
+	log_warning(lg, "area '%s' on %s is %s: %u%% of its bytes and %u%% of its inodes used (%s); raise %s in its [area] section, then `%s stop` and `%s start`",
+		    a->name, a->path, full ? "full" : "nearly full", bytes, inodes, why,
 		    bytes >= AREA_NEARLY_FULL_PERCENT && inodes >= AREA_NEARLY_FULL_PERCENT ? "size= and inodes="
 		    : bytes >= AREA_NEARLY_FULL_PERCENT					 ? "size="
 											 : "inodes=",
@@ -410,7 +420,10 @@ static int status_area(struct libscols_table *tb, const char *state_dir, const s
 			 units_format_size(a->used_bytes, used, sizeof(used)),
 			 units_format_size(a->size_bytes, total, sizeof(total)),
 			 (unsigned long long)a->inodes_used, (unsigned long long)a->inodes_total,
-			 full ? " (NEARLY FULL)" : "", a->persist ? ", persist" : "", synced);
+			 !full		       ? ""
+			 : area_status_full(a) ? " (FULL)"
+					       : " (NEARLY FULL)",
+			 a->persist ? ", persist" : "", synced);
 	if (json && area_numbers(ln, a, full) < 0)
 		return -ENOMEM;
 	if (scols_line_set_data(ln, 0, "area") || scols_line_set_data(ln, 1, a->name) ||

@@ -62,9 +62,9 @@ static int sync_one(const struct options *o, const struct logger *lg, const char
 	diag_list_done(&dl);
 	if (r == -ENOENT)
 		return r; /* not set up: nothing in RAM, nothing to record */
-	if (r == 0)
-		log_info(lg, "area %s: synced back", name);
-	else if (!said)
+	/* what synced said so itself (area_sync()), and only when the sync
+	 * changed something */
+	if (r < 0 && !said)
 		log_error(lg, "area %s: the sync back failed (%s): what it did not sync (the entries named above, or "
 			      "every change since the last sync) is only in the area, in RAM; "
 			      "fix what the messages above say and run `%s sync %s`",

@@ -15,10 +15,16 @@
 struct copy_sys;
 
 /* The outcome of a copy: err is 0 or a negative errno, msg says what
- * failed (the entry's path below the source) when err is set. */
+ * failed (the entry's path below the source) when err is set.  After a
+ * sync back that committed (copy_sync_fd()), what it did to the lower
+ * directory, in entries: put (added or replaced, a directory whose own
+ * metadata changed among them), deleted, and newly kept in the
+ * directory's version; all 0 after a sync that found nothing changed, and
+ * after any other copy. */
 struct copy_result {
 	int err;
 	char msg[1024];
+	size_t n_put, n_deleted, n_kept;
 };
 
 struct copy_opts {

@@ -92,7 +92,19 @@ unsigned copy_spawn_jobs(void)
 	return n >= 2 ? 16 : 8;
 }
 
-/* "ERRNO MESSAGE\n" from the helper, or why there is none */
+/* "PUT DELETED KEPT" of the helper's success line into @res; a line
+ * without them counts as one entry put: that the sync changed nothing
+ * is said only when the helper says so */
+static void helper_counts(const char *msg, struct copy_result *res)
+{
+	if (sscanf(msg, "%zu %zu %zu", &res->n_put, &res->n_deleted, &res->n_kept) != 3) {
+		res->n_put = 1;
+		res->n_deleted = res->n_kept = 0;
+	}
+}
+
+/* "ERRNO MESSAGE\n" from the helper (on success "0 PUT DELETED KEPT\n"),
+ * or why there is none */
 static int helper_outcome(const char *prog, char *line, int st, struct copy_result *res)
 {
 	char *msg = strchr(line, ' '), why[64];
@@ -102,8 +114,10 @@ static int helper_outcome(const char *prog, char *line, int st, struct copy_resu
 	if (msg)
 		*msg++ = '\0';
 	if (msg && units_parse_uint(line, 4095, &err) == 0) {
-		if (err == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		if (err == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+			helper_counts(msg, res);
 			return 0;
+		}
 		if (err != 0)
 			return fail(res, (int)err, "%s", msg);
 	}

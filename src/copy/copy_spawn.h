@@ -78,7 +78,9 @@ int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const
  *
  * Runs the incremental, crash-consistent sync back copy_sync_fd() in
  * storaged-copy, as copy_spawn_run() runs a copy.  On success everything
- * is on disk (syncfs); @workfd then holds only what is no longer live.
+ * is on disk (syncfs); @workfd then holds only what is no longer live,
+ * and @res counts what the sync did (struct copy_result; from a helper
+ * that does not say, one entry put).
  *
  * Returns: as copy_spawn_run().
  */

@@ -602,6 +602,18 @@ static int sync_tasks(struct sync_ctx *c)
 	return r < 0 ? r : c->res->err;
 }
 
+/* what the committed sync did, into @res (copy.h) */
+static void sync_count(const struct sync_ctx *c, struct copy_result *res)
+{
+	for (size_t i = 0; i < c->nops; i++)
+		if (c->ops[i].kind == OP_DELETE)
+			res->n_deleted++;
+		else
+			res->n_put++;
+	res->n_put += c->ndirs;
+	res->n_kept = c->sh->nkept_new;
+}
+
 int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		 const struct copy_sys *sys, struct copy_result *ret)
 {
@@ -661,6 +673,8 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		r = sync_fail(&c, errno, "", "", "syncing");
 	if (r == 0 && (sh.skipped.n || sh.both.n))
 		r = sync_partial_result(&c);
+	if (r == 0 || r == -COPY_SYNC_KEPT_BOTH)
+		sync_count(&c, ret);
 	/* after the commit point only: a failed sync keeps the old base, so
 	 * that the next one copies again what this one may not have (an
 	 * entry skipped keeps its ctime, newer than the old base) */

@@ -17,8 +17,10 @@
  * instead, working in that directory (copy_sync_fd()).
  *
  * On a terminal, stderr shows a progress line.  The outcome goes to FD as
- * one line "ERRNO MESSAGE\n" (ERRNO 0: success), so that storaged can tell
- * ENOSPC from other failures; without --status-fd, errors go to stderr.
+ * one line "ERRNO MESSAGE\n", so that storaged can tell ENOSPC from other
+ * failures, or on success "0 PUT DELETED KEPT\n" (what a sync back did,
+ * struct copy_result: a sync that changed nothing is not reported as one
+ * that did); without --status-fd, errors go to stderr.
  * Exit status: 0 copied, 1 the copy failed, 2 usage.
  *
  * The helper (its copy threads with it) dies with its parent
@@ -169,11 +171,13 @@ int main(int argc, char **argv)
 		r = copy_sync_fd(sfd, dfd, a.work_fd, &a.o, &copy_sys_libc, &res);
 	else if (r >= 0)
 		r = copy(sfd, dfd, &a.o, &res);
-	if (a.status_fd >= 0)
+	if (a.status_fd >= 0 && r < 0)
 		/* the line carries a positive errno (copy_spawn.c) */
 		/* on one line: a name's newline escaped (util.h) */
-		dprintf(a.status_fd, "%d %s\n", r < 0 ? -res.err : 0,
-			r < 0 ? text_escape_controls(res.msg, esc, sizeof(esc)) : "");
+		dprintf(a.status_fd, "%d %s\n", -res.err, text_escape_controls(res.msg, esc, sizeof(esc)));
+	else if (a.status_fd >= 0)
+		/* success: what it did (copy_spawn.c reads it into the result) */
+		dprintf(a.status_fd, "0 %zu %zu %zu\n", res.n_put, res.n_deleted, res.n_kept);
 	else if (r < 0)
 		fprintf(stderr, "storaged-copy: copying '%s' into '%s': %s\n", a.src, a.dst, res.msg);
 	return r < 0 ? 1 : 0;

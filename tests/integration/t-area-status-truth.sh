@@ -2,8 +2,9 @@
 # What `status` says of an area is what the kernel says of it: size, use
 # and inodes in --json are df's numbers (statvfs), an area at 90 % or more
 # of its bytes or inodes is warned about with the limit to raise and makes
-# status exit 1, the last sync's time and result are shown, and stop says
-# "synced back" exactly when it synced (the directory then has the change).
+# status exit 1 (NEARLY FULL; FULL once none is left and writes fail), the
+# last sync's time and result are shown, and stop says "synced back"
+# exactly when it synced (the directory then has the change).
 . "$(dirname "$0")/lib.sh"
 setup
 command -v python3 >/dev/null || skip "python3 missing (reads the JSON)"
@@ -60,7 +61,34 @@ ipct=$(df --output=ipcent "$P" | tail -n 1 | tr -dc 0-9)
 run_sd 1 status
 expect_out "$ipct% of its inodes"
 expect_out "raise inodes="
-rm -f "$P"/f*
+expect_out "(NEARLY FULL)"
+expect_no_out "(FULL)"
+[ "$(field full)" = False ] || fail "JSON: full with inodes left"
+
+note "every inode used (writes fail, ENOSPC): FULL, not nearly"
+i=0
+while { : >"$P/g$i"; } 2>/dev/null; do i=$((i + 1)); [ $i -lt 1000 ] || fail "no ENOSPC after 1000 files"; done
+[ "$(df --output=iavail "$P" | tail -n 1 | tr -d ' ')" = 0 ] || fail "ENOSPC with inodes left"
+run_sd 1 status
+expect_out "area 'a' on $P is full: [0-9]*% of its bytes and 100% of its inodes used (writes to it fail with ENOSPC); raise inodes="
+expect_out "(FULL)"
+expect_no_out "NEARLY FULL"
+expect_no_out "nearly full"
+[ "$(field full)" = True ] || fail "JSON: not full with no inode left"
+[ "$(field nearly_full)" = True ] || fail "JSON: nearly_full (90 % or more) false when full"
+rm -f "$P"/f* "$P"/g*
+
+note "every byte used: FULL, raise size="
+head -c 2000000 /dev/zero >"$P/big" 2>/dev/null && fail "a 2 MB file fits a 1M area"
+[ "$(df -B1 --output=avail "$P" | tail -n 1 | tr -d ' ')" = 0 ] || fail "ENOSPC with bytes left"
+run_sd 1 status
+expect_out "area 'a' on $P is full: 100% of its bytes and [0-9]*% of its inodes used (writes to it fail with ENOSPC); raise size= in"
+expect_out "(FULL)"
+expect_no_out "NEARLY FULL"
+[ "$(field full)" = True ] || fail "JSON: not full with no byte left"
+rm -f "$P/big"
+run_sd 0 status
+[ "$(field full)" = False ] || fail "JSON: full once emptied"
 
 note "the last sync: time and result in the table and the JSON"
 echo kept >"$P/kept"

@@ -3,7 +3,8 @@
 # A persist area is synced back every sync-interval by a resident storaged,
 # without any stop: a power cut loses at most one interval.  An area with
 # sync-interval = 0 is not; `storaged sync` without a name syncs every
-# persist area; status and status --json say when the last sync was.
+# persist area; status and status --json say when the last sync was.  An
+# interval that finds nothing changed prints nothing.
 . "$(dirname "$0")/lib-area.sh"
 
 P=$SCRATCH/work
@@ -57,6 +58,21 @@ echo again >"$P/file"
 for _ in $(seq 60); do [ "$(cat "$RUN/areas/keep/lower/file")" = again ] && break; sleep 0.1; done
 [ "$(cat "$RUN/areas/keep/lower/file")" = again ] || fail "the second interval did not sync"
 pass "periodic sync: again one interval later"
+
+# quiet on success: the intervals that find nothing changed say nothing
+# (the line of the sync that brought "again" follows its renames: counted
+# once the log stood still for 1.5 s)
+said=$(grep -c "synced back" "$SCRATCH/resident.log")
+for _ in $(seq 10); do
+	sleep 1.5
+	[ "$(grep -c "synced back" "$SCRATCH/resident.log")" = "$said" ] && break
+	said=$(grep -c "synced back" "$SCRATCH/resident.log")
+done
+[ "$said" -ge 1 ] || { cat "$SCRATCH/resident.log"; fail "the periodic sync of a change said nothing"; }
+sleep 5 # two intervals and more, nothing changed
+[ "$(grep -c "synced back" "$SCRATCH/resident.log")" = "$said" ] ||
+	{ cat "$SCRATCH/resident.log"; fail "the periodic sync printed 'synced back' though nothing changed"; }
+pass "periodic sync: silent when nothing changed"
 
 expect_rc 0 sync
 [ "$(cat "$RUN/areas/other/lower/file")" = not-yet ] || fail "sync without a name did not sync 'other'"

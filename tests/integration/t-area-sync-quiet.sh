@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Quiet on success, as mount -a is: `sync` and `sync NAME` say "synced
+# back" (in stop's words) only for an area whose sync copied, deleted or
+# kept something; a sync that found nothing changed prints nothing, and
+# exits 0.  A resident's periodic sync is silent likewise.
+. "$(dirname "$0")/lib-area.sh"
+
+P=$SCRATCH/work
+Q=$SCRATCH/other
+mkdir -p "$P" "$Q"
+echo before >"$P/file"
+echo before >"$Q/file"
+write_conf <<EOT
+[storaged]
+sync-interval = 0
+
+[area a]
+path = $P
+backend = tmpfs
+size = 16M
+persist = yes
+
+[area b]
+path = $Q
+backend = tmpfs
+size = 16M
+persist = yes
+EOT
+expect_rc 0 start
+
+# silent: nothing but the exit status, not even an info line
+quiet() {
+	expect_rc 0 "$@"
+	[ ! -s "$OUT" ] || { cat "$OUT"; fail "storaged $* printed this, though nothing changed since the last sync"; }
+}
+
+note_synced() { grep -qF "area '$1': synced back into '$2'" "$OUT" || { cat "$OUT"; fail "$3: no 'synced back into' line for '$1'"; }; }
+
+quiet sync a
+quiet sync
+pass "a sync of unchanged areas prints nothing"
+
+echo changed >"$P/file"
+expect_rc 0 sync a
+note_synced a "$P" "sync a after a change"
+[ "$(wc -l <"$OUT")" = 1 ] || { cat "$OUT"; fail "sync a printed more than its one line"; }
+[ "$(cat "$RUN/areas/a/lower/file")" = changed ] || fail "the change is not in the directory"
+quiet sync a
+pass "sync a says it synced, in stop's words, when it copied; then nothing"
+
+rm "$Q/file"
+expect_rc 0 sync
+note_synced b "$Q" "sync after a deletion in b"
+! grep -q "area 'a'" "$OUT" || { cat "$OUT"; fail "sync spoke of 'a', which did not change"; }
+[ ! -e "$RUN/areas/b/lower/file" ] || fail "the deletion is not in the directory"
+quiet sync
+pass "sync says which area it synced a deletion of, and only that one"
+
+expect_rc 0 stop
+note_synced a "$P" "stop"
+note_synced b "$Q" "stop"
+pass "stop says 'synced back into' in the same words"
