@@ -165,8 +165,10 @@ int sync_area_changed(struct sync_ctx *c, int afd, const char *name, const struc
 
 /* for the area entry @name (@st) of @afd that the lower directory lacks:
  * notes it changed on both sides when it was there at the baseline (so
- * deleted in the directory) and changed since in the area.
- * Returns: 0; negative errno of the walk below it. */
+ * deleted in the directory; copy_sync_kept.c was_there()) and changed
+ * since in the area.
+ * Returns: 0; negative errno of fstat() of the lower directory, or of the
+ * walk below the entry. */
 int sync_lower_deleted(struct sync_ctx *c, int afd, const char *name, const struct stat *st);
 
 /* for the lower entry @name (@lst) of @lfd, changed there, that the area

@@ -233,18 +233,48 @@ static bool born_since(int fd, const char *name, const struct timespec *base, bo
 			  base, true);
 }
 
-/* An entry of one side was there at the last sync (and so on the other
- * side too) when its directory's names did not change since the baseline
- * (mtime) and it is older than that (btime: not made since by a tar(1)
- * that set the mtime back). */
+/*
+ * Whether the entry @name (@st) of the directory @fd (@dir) of one side,
+ * which the other side lacks, was there under this name at the last sync
+ * (and so on the other side too, which deleted it since), by the side's
+ * baseline @base and the other side's directory @other (@obase):
+ *  - made since (btime; a tar(1) may set the mtime back, not the btime):
+ *    new; where the filesystem keeps no btime, new when the directory's
+ *    names changed since (its mtime);
+ *  - the other side's directory removed no name since (its mtime): it
+ *    did not delete this one, which came by a rename on this side;
+ *  - moved since by its ctime alone, not its mtime (a rename moves the
+ *    ctime only; a change of its data, or of a directory's names, both),
+ *    in a directory whose names changed: it may have been renamed in;
+ *  - else it was there.
+ * Only the directory's own names count, not its mtime alone: any name
+ * added beside the entry (the lower root's is moved by every sync, which
+ * makes its working directory there) would hide every conflict in it.
+ * A rename on this side that also changed the entry, where the other
+ * side removed names too, looks like one that was there: reported, while
+ * nothing of either side is lost.
+ */
+static bool was_there(int fd, const struct stat *dir, const char *name, const struct stat *st,
+		      const struct timespec *base, const struct stat *other, const struct timespec *obase)
+{
+	bool names = sync_since(&dir->st_mtim, base, true);
+
+	if (born_since(fd, name, base, names) || !sync_since(&other->st_mtim, obase, true))
+		return false;
+	return !(names && sync_since(&st->st_ctim, base, true) && !sync_since(&st->st_mtim, base, true));
+}
 
 int sync_lower_deleted(struct sync_ctx *c, int afd, const char *name, const struct stat *st)
 {
 	const struct stat *dir = &((struct sync_level *)dirstack_top(&c->s)->extra)->st;
+	struct stat ldir;
 	int r;
 
-	if (c->lbase.tv_sec < 0 || sync_since(&dir->st_mtim, &c->base, true) ||
-	    born_since(afd, name, &c->base, false))
+	if (c->lbase.tv_sec < 0)
+		return 0;
+	if (fstat(dirstack_top(&c->s)->fd[1], &ldir) < 0)
+		return -errno;
+	if (!was_there(afd, dir, name, st, &c->base, &ldir, &c->lbase))
 		return 0;
 	if ((r = sync_area_changed(c, afd, name, st)) > 0)
 		sync_both(c, name, "deleted in the directory, changed in the area: the area's version is back; delete it again if it should go");
@@ -253,12 +283,12 @@ int sync_lower_deleted(struct sync_ctx *c, int afd, const char *name, const stru
 
 void sync_area_deleted(struct sync_ctx *c, int lfd, const char *name, const struct stat *lst)
 {
+	const struct stat *adir = &((struct sync_level *)dirstack_top(&c->s)->extra)->st;
 	struct stat dir;
 
 	/* a directory not changed itself, only below it, was there */
 	if (sync_since(&lst->st_ctim, &c->lbase, false) &&
-	    (fstat(lfd, &dir) < 0 || sync_since(&dir.st_mtim, &c->lbase, false) ||
-	     born_since(lfd, name, &c->lbase, true)))
+	    (fstat(lfd, &dir) < 0 || !was_there(lfd, &dir, name, lst, &c->lbase, adir, &c->base)))
 		return; /* made, renamed or changed in the directory since: may be new */
 	sync_both(c, name, "deleted in the area, changed in the directory: the directory's version is kept; delete it there if it should go");
 }
