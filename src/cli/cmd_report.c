@@ -5,6 +5,7 @@
  * status_live.h), as tables or JSON through libsmartcols.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -101,15 +102,31 @@ static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *f
 	return 0;
 }
 
-/* JSON: the devices that could not be read, with why and which reported
- * filesystems they could be a missing member of. */
+/* JSON: the devices that could not be read, with why, what they hold and
+ * who says so ("udev", "mounts"; null when nobody does), and which
+ * reported filesystems they could be a missing member of. */
 static const struct json_column unreadable_cols[] = {
 	{ "DEVICE", 0.2, 0, SCOLS_JSON_STRING },
 	{ "STAGE", 5, 0, SCOLS_JSON_STRING },
 	{ "ERROR", 0.3, 0, SCOLS_JSON_STRING },
 	{ "TYPE", 5, 0, SCOLS_JSON_STRING },
 	{ "COULD_BE_MEMBER_OF", 0.3, 0, SCOLS_JSON_ARRAY_STRING },
+	{ "SOURCE", 5, 0, SCOLS_JSON_STRING },
 };
+
+/* Who said what @d holds, as JSON's SOURCE; NULL when nobody did. */
+static const char *unreadable_source_word(const struct unreadable_device *d)
+{
+	switch (d->source) {
+	case UNREADABLE_BY_UDEV:
+		return "udev";
+	case UNREADABLE_BY_MOUNTS:
+		return "mounts";
+	case UNREADABLE_SAYS_NOTHING:
+		break;
+	}
+	return NULL;
+}
 
 /* The incomplete filesystems of @l that @d could be a member of, @sep
  * between their fsids, in @buf (empty when none).  Returns: how many. */
@@ -140,28 +157,43 @@ static int unreadable_line(struct libscols_table *tb, const struct unreadable_de
 	if (scols_line_set_data(ln, 0, d->devnode) ||
 	    scols_line_set_data(ln, 1, d->probing ? "probe" : "open") ||
 	    scols_line_set_data(ln, 2, strerror(d->err)) || scols_line_set_data(ln, 3, d->fs_type) ||
-	    scols_line_set_data(ln, 4, of[0] ? of : NULL))
+	    scols_line_set_data(ln, 4, of[0] ? of : NULL) ||
+	    scols_line_set_data(ln, 5, unreadable_source_word(d)))
 		return -ENOMEM;
 	return 0;
+}
+
+/* What @d->source says @d holds, in words: "udev says ext4 UUID",
+ * "the mount table says ext4 (mounted on /)", in @buf. */
+static const char *unreadable_says(const struct unreadable_device *d, char *buf, size_t len)
+{
+	bool mounts = d->source == UNREADABLE_BY_MOUNTS;
+
+	snprintf(buf, len, "%s says %s%s%s%s%s%s", mounts ? "the mount table" : "udev", d->fs_type,
+		 d->fs_uuid ? " " : "", d->fs_uuid ?: "", mounts ? " (mounted on " : "",
+		 mounts ? d->mountpoint : "", mounts ? ")" : "");
+	return buf;
 }
 
 /* One line of text per device that could not be read: why, and whether it
  * could be a missing member of a filesystem the table shows. */
 static void print_unreadable(const struct unreadable_device *d, const struct btrfs_fs_list *l)
 {
-	char of[1024];
+	char of[1024], says[PATH_MAX + 256];
 	unsigned n = could_be_member_of(d, l, of, sizeof(of), ", ");
 
 	printf("'%s' could not be read (%s: %s); ", d->devnode,
 	       d->probing ? "libblkid cannot probe it" : "cannot open", strerror(d->err));
-	if (n)
-		printf("%s: it could be a missing member of %s\n",
-		       d->fs_type ? "udev says btrfs of that fsid" : "its type is unknown", of);
-	else if (d->fs_type)
-		printf("udev says %s%s%s: not a missing member\n", d->fs_type, d->fs_uuid ? " " : "",
-		       d->fs_uuid ?: "");
+	if (!d->fs_type)
+		printf("its type is unknown%s%s\n", n ? ": it could be a missing member of " : ", but no filesystem shown lacks a member",
+		       n ? of : "");
+	else if (n)
+		printf("%s: it could be a missing member of %s\n", unreadable_says(d, says, sizeof(says)), of);
+	else if (d->source == UNREADABLE_BY_MOUNTS && d->fs_uuid && btrfs_fs_list_find(l, d->fs_uuid))
+		printf("%s: a member the kernel has mounted, not a missing one\n",
+		       unreadable_says(d, says, sizeof(says)));
 	else
-		printf("its type is unknown, but no filesystem shown lacks a member\n");
+		printf("%s: not a missing member\n", unreadable_says(d, says, sizeof(says)));
 }
 
 static int scan_print(const struct options *o, const struct world *w, unsigned *ret_problems)

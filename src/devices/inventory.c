@@ -54,6 +54,7 @@ void inventory_done(struct inventory *inv)
 		free(inv->skipped[i].devnode);
 		free(inv->skipped[i].fs_type);
 		free(inv->skipped[i].fs_uuid);
+		free(inv->skipped[i].mountpoint);
 	}
 	free(inv->skipped);
 	memset(inv, 0, sizeof(*inv));
@@ -327,10 +328,12 @@ static int add_unreadable(struct inventory *inv, struct scan_item *it)
 	/* the strings move from @it to the record */
 	nv[inv->n_skipped++] = (struct unreadable_device){
 		.devnode = it->d.devnode,
+		.devno = it->d.devno,
 		.err = it->open_err ? it->open_err : -it->r,
 		.probing = !it->open_err,
 		.fs_type = it->udev_fs_type,
 		.fs_uuid = it->udev_fs_uuid,
+		.source = it->udev_fs_type ? UNREADABLE_BY_UDEV : UNREADABLE_SAYS_NOTHING,
 	};
 	it->d.devnode = it->udev_fs_type = it->udev_fs_uuid = NULL;
 	return 0;

@@ -31,16 +31,28 @@ struct block_device {
 	struct btrfs_sb_info btrfs; /* valid when is_btrfs */
 };
 
+/* Who said what an unreadable device holds. */
+enum unreadable_source {
+	UNREADABLE_SAYS_NOTHING,
+	UNREADABLE_BY_UDEV, /* udev's database: ID_FS_TYPE, ID_FS_UUID */
+	/* the live mount table (the device is mounted): its fstype, and for
+	 * btrfs the fsid whose <sysfs>/fs/btrfs/<fsid>/devices/ holds it */
+	UNREADABLE_BY_MOUNTS,
+};
+
 /* A device that could not be opened or probed: it is in no list of
  * members, yet it may be one. */
 struct unreadable_device {
 	char *devnode; /* owned */
+	dev_t devno; /* from sysfs, 0 when unknown */
 	int err; /* positive errno of open(2) or of the libblkid probe */
 	bool probing; /* the probe failed, not the open */
-	/* what udev's database says the device holds (ID_FS_TYPE, ID_FS_UUID),
-	 * owned, NULL when it says nothing (no udevd, or never probed) */
+	/* what @source says the device holds (type, and for btrfs the
+	 * fsid), owned, NULL when it says nothing */
 	char *fs_type;
 	char *fs_uuid;
+	enum unreadable_source source;
+	char *mountpoint; /* owned; where it is mounted (UNREADABLE_BY_MOUNTS) */
 };
 
 struct inventory {
@@ -55,8 +67,9 @@ struct inventory {
  * @d: a device that could not be read
  * @fsid: a btrfs filesystem's fsid (string, any case)
  *
- * Pure.  Returns: true unless udev's database says @d holds something
- * else: another type, or btrfs with another fsid.
+ * Pure.  Returns: true unless what @d->source says rules it out: another
+ * type, btrfs with another fsid, or (the mount table) btrfs of @fsid that
+ * is mounted: a member the kernel has, not a missing one.
  */
 bool inventory_could_be_member(const struct unreadable_device *d, const char *fsid);
 

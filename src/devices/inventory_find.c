@@ -16,7 +16,9 @@ bool inventory_could_be_member(const struct unreadable_device *d, const char *fs
 		return true;
 	if (strcmp(d->fs_type, "btrfs") != 0)
 		return false;
-	return !d->fs_uuid || strcasecmp(d->fs_uuid, fsid) == 0;
+	if (!d->fs_uuid)
+		return true;
+	return strcasecmp(d->fs_uuid, fsid) == 0 && d->source != UNREADABLE_BY_MOUNTS;
 }
 
 /* ----------------------------------------------------------------- finding */

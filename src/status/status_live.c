@@ -144,9 +144,7 @@ static unsigned format_devids(const struct live_members *lm, bool missing, char 
 	return n;
 }
 
-/* The fsid whose <sysfs>/<fsid>/devices/ holds the device @source
- * ("/dev/loop3"), in @buf.  Returns: false when none does. */
-static bool fsid_of_device(const char *sysfs, const char *source, char *buf, size_t len)
+bool live_fsid_of_device(const char *sysfs, const char *source, char *buf, size_t len)
 {
 	char real[PATH_MAX], path[PATH_MAX * 2];
 	const char *name;
@@ -182,7 +180,7 @@ const char *live_btrfs_mountpoint(const struct live_input *in, const char *fsid)
 
 	while (it && !found && mnt_table_next_fs(in->mountinfo, it, &fs) == 0)
 		if (streq(mnt_fs_get_fstype(fs), "btrfs") &&
-		    fsid_of_device(in->sysfs_btrfs, mnt_fs_get_srcpath(fs), id, sizeof(id)) &&
+		    live_fsid_of_device(in->sysfs_btrfs, mnt_fs_get_srcpath(fs), id, sizeof(id)) &&
 		    strcasecmp(id, fsid) == 0)
 			found = mnt_fs_get_target(fs);
 	mnt_free_iter(it);
@@ -354,7 +352,7 @@ static enum live_status check_mount(const struct live_input *in, const struct st
 		return LIVE_REPLACED;
 	}
 	if (streq(mnt_fs_get_fstype(ours), "btrfs") &&
-	    fsid_of_device(in->sysfs_btrfs, mnt_fs_get_source(ours), fsid, sizeof(fsid)))
+	    live_fsid_of_device(in->sysfs_btrfs, mnt_fs_get_source(ours), fsid, sizeof(fsid)))
 		return check_btrfs(in, fsid, detail, len);
 	return LIVE_AS_RECORDED;
 }

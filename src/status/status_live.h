@@ -123,6 +123,19 @@ struct mount_identity live_recorded_identity(const struct state_record *rec);
 bool live_id_taken_over(const struct state_record *rec, const char *mp, unsigned table_id);
 
 /**
+ * live_fsid_of_device:
+ * @sysfs: SYSFS_BTRFS, or a test's copy
+ * @source: a device path ("/dev/loop3"; links are resolved)
+ * @buf: the fsid, text, set only on success
+ *
+ * The fsid whose <sysfs>/<fsid>/devices/ holds @source: the filesystem
+ * the kernel has it open for (fs/btrfs/sysfs.c btrfs_sysfs_add_device()).
+ *
+ * Returns: false when none does.
+ */
+bool live_fsid_of_device(const char *sysfs, const char *source, char *buf, size_t len);
+
+/**
  * live_btrfs_mountpoint:
  * @in: the system now
  * @fsid: a btrfs filesystem UUID, text

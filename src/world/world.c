@@ -291,6 +291,55 @@ static void warn_stale(const struct sources *s, const struct logger *lg, const s
 	mnt_unref_table(tb);
 }
 
+/* What the mount table @tb says of @d, mounted (by device number; a btrfs
+ * mount shows an anonymous one, so also by source path).  Returns: 0
+ * (nothing said when it is not mounted), -ENOMEM. */
+static int unreadable_mounted(const struct sources *s, struct libmnt_table *tb, struct unreadable_device *d)
+{
+	struct libmnt_fs *fs;
+	struct stat st;
+	char fsid[64];
+	dev_t devno = d->devno;
+
+	if (!devno && stat(d->devnode, &st) == 0 && S_ISBLK(st.st_mode))
+		devno = st.st_rdev;
+	fs = devno ? mnt_table_find_devno(tb, devno, MNT_ITER_FORWARD) : NULL;
+	if (!fs)
+		fs = mnt_table_find_srcpath(tb, d->devnode, MNT_ITER_FORWARD);
+	if (!fs || !mnt_fs_get_fstype(fs))
+		return 0;
+	d->fs_type = strdup(mnt_fs_get_fstype(fs));
+	d->mountpoint = strdup(mnt_fs_get_target(fs) ?: "?");
+	if (!d->fs_type || !d->mountpoint)
+		return -ENOMEM;
+	d->source = UNREADABLE_BY_MOUNTS;
+	if (streq(d->fs_type, "btrfs") && live_fsid_of_device(s->sysfs_btrfs, d->devnode, fsid, sizeof(fsid)) &&
+	    !(d->fs_uuid = strdup(fsid)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Where udev's database says nothing of a device that could not be read
+ * (no udevd: early boot, a container), the mount table may: a mounted
+ * device holds what it is mounted as, not a missing member.  The table
+ * is read here, once, and kept as the world's.  Returns: 0, -ENOMEM;
+ * a table that cannot be read says nothing. */
+static int unreadable_from_mounts(const struct sources *s, struct world *w)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < w->inv.n_skipped; i++) {
+		struct unreadable_device *d = &w->inv.skipped[i];
+
+		if (d->source != UNREADABLE_SAYS_NOTHING)
+			continue;
+		if (!w->mountinfo && !(w->mountinfo = view_read_table(s->mountinfo_path)))
+			return 0;
+		r = unreadable_mounted(s, w->mountinfo, d);
+	}
+	return r;
+}
+
 /* Devices that cannot be opened (a CD drive without media, a device the
  * sandbox denies) are skipped: logged with -v, counted by `storaged scan`.
  * A fixture's problems are the test's own: logged as they are. */
@@ -307,6 +356,8 @@ int world_load_devices(const struct sources *s, const struct logger *lg, struct 
 		log_diags_at(lg, &dl, LOG_DEBUG);
 	}
 	diag_list_done(&dl);
+	if (r == 0)
+		r = unreadable_from_mounts(s, w);
 	if (r < 0)
 		return r;
 	r = btrfs_group(&w->inv, &w->btrfs, &dl);
@@ -510,7 +561,9 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	/* The table the links were resolved on is the plan's too when nothing
 	 * ran in between (the device listing may wait on udev): one read of
 	 * /proc/self/mountinfo less a start (bench/README.md, third pass). */
-	if (!devices && streq(s->mountinfo_path, VIEW_MOUNTINFO) && (tb = view_table(&w->view))) {
+	if (w->mountinfo) {
+		/* world_load_devices() read it for a device it could not read */
+	} else if (!devices && streq(s->mountinfo_path, VIEW_MOUNTINFO) && (tb = view_table(&w->view))) {
 		mnt_ref_table(tb);
 		w->mountinfo = tb;
 	} else {

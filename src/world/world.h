@@ -121,7 +121,9 @@ int world_load_config(const struct sources *s, struct world *w, struct diag_list
  * world_load_devices:
  * @s: sources (@s->inventory_fixture, or the system's block devices)
  * @lg: devices skipped are logged at debug level, btrfs problems as they are
- * @w: zeroed; its inv and btrfs are filled (free with world_done())
+ * @w: zeroed; its inv and btrfs are filled (free with world_done()), and
+ *     its mountinfo when a device that could not be read is looked up in
+ *     the mount table (udev's database says nothing of it)
  *
  * The block device inventory and the btrfs filesystems grouped from it.
  *

@@ -294,7 +294,14 @@ static void test_fs_problems(void **state)
 	struct unreadable_device unknown = { .devnode = (char *)"/dev/vda" },
 				 ext4 = { .fs_type = (char *)"ext4" },
 				 other = { .fs_type = (char *)"btrfs", .fs_uuid = (char *)FSID_B },
-				 same = { .fs_type = (char *)"btrfs", .fs_uuid = (char *)FSID_A };
+				 same = { .fs_type = (char *)"btrfs", .fs_uuid = (char *)FSID_A },
+				 /* the mount table: what is mounted is present */
+				 mounted_ext4 = { .fs_type = (char *)"ext4", .source = UNREADABLE_BY_MOUNTS },
+				 mounted_other = { .fs_type = (char *)"btrfs", .fs_uuid = (char *)FSID_B,
+						   .source = UNREADABLE_BY_MOUNTS },
+				 mounted_same = { .fs_type = (char *)"btrfs", .fs_uuid = (char *)FSID_A,
+						  .source = UNREADABLE_BY_MOUNTS },
+				 mounted_btrfs = { .fs_type = (char *)"btrfs", .source = UNREADABLE_BY_MOUNTS };
 
 	add_member(&inv, "/dev/sdb", FSID_A, 1, 2, 12, NULL, SYS_12);
 	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
@@ -320,6 +327,11 @@ static void test_fs_problems(void **state)
 	assert_false(inventory_could_be_member(&ext4, FSID_A));
 	assert_false(inventory_could_be_member(&other, FSID_A));
 	assert_true(inventory_could_be_member(&same, FSID_A));
+	assert_false(inventory_could_be_member(&mounted_ext4, FSID_A));
+	assert_false(inventory_could_be_member(&mounted_other, FSID_A));
+	assert_false(inventory_could_be_member(&mounted_same, FSID_A));
+	/* a mounted btrfs whose fsid sysfs did not tell */
+	assert_true(inventory_could_be_member(&mounted_btrfs, FSID_A));
 }
 
 /* num_devices and label come from the newest superblock (device added). */
