@@ -309,8 +309,14 @@ static void finish_mount(struct run *rn, size_t i, bool overdue)
 	rn->sum.n_degraded += sr->degraded;
 	record_mount(rn, i, sr->degraded ? STATE_DEGRADED : STATE_DONE,
 		     sr->degraded ? sr->why_degraded : NULL, false);
-	log_info(rn->cx->log, "mounted %s on %s%s", s->entry->source, s->entry->target,
-		 sr->degraded ? " (DEGRADED)" : "");
+	/* where the mount is, as findmnt shows it: the mount point's links
+	 * resolved, the fstab's spelling beside it */
+	if (s->facts && s->facts->target_real)
+		log_info(rn->cx->log, "mounted %s on %s ('%s' leads there)%s", s->entry->source,
+			 s->facts->target_real, s->entry->target, sr->degraded ? " (DEGRADED)" : "");
+	else
+		log_info(rn->cx->log, "mounted %s on %s%s", s->entry->source, s->entry->target,
+			 sr->degraded ? " (DEGRADED)" : "");
 	if (sr->degraded && incomplete_dep(rn, s) != SIZE_MAX)
 		exec_announce_degraded(rn, rn->texts[incomplete_dep(rn, s)].fsid);
 }

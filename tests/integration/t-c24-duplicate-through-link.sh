@@ -26,6 +26,8 @@ note "one line only: mounted once, and a second start sees it mounted"
 sed -i 2d "$FSTAB"
 run_sd 0 start
 [ "$(mount_snapshot | awk -v t="$SCRATCH/c24/run" '$2 == t' | wc -l)" = 1 ] || fail "not mounted once on $SCRATCH/c24/run"
+# what start says names where the mount is, as findmnt shows it
+expect_out "^storaged: mounted tmpfs on $SCRATCH/c24/run ('$SCRATCH/c24/var/run' leads there)$"
 run_sd 0 start
 [ "$(mount_snapshot | awk -v t="$SCRATCH/c24/run" '$2 == t' | wc -l)" = 1 ] || fail "second start stacked a mount"
 run_sd 0 stop
