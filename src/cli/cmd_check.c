@@ -64,7 +64,7 @@ static int warn_unmatched_sections(const struct sources *src, const struct logge
 
 	if (w->cfg.n_btrfs == 0)
 		return 0;
-	if (!plan_needs_devices(&w->fstab) && (r = world_load_devices(src, lg, w)) < 0) {
+	if (!plan_needs_devices(&w->fstab) && (r = world_load_devices(src, INVENTORY_FULL, lg, w)) < 0) {
 		log_warning(lg, "cannot list block devices to match the [btrfs] sections: %s", strerror(-r));
 		return r == -ENOMEM ? r : 0;
 	}

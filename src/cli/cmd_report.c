@@ -233,7 +233,7 @@ int cmd_scan(const struct options *o, const struct logger *lg)
 	int r;
 
 	sources_init(&src, o);
-	r = world_load_devices(&src, lg, &w);
+	r = world_load_devices(&src, INVENTORY_FULL, lg, &w);
 	if (r < 0)
 		log_error(lg, "cannot list block devices: %s", strerror(-r));
 	else
@@ -516,7 +516,7 @@ static const struct btrfs_fs_list *read_btrfs(const struct sources *src, const s
 	for (size_t i = 0; i < st->n && !any; i++)
 		any = st->v[i].kind == STATE_BTRFS;
 	quiet.max_level = LOG_ERR;
-	return any && world_load_devices(src, &quiet, w) == 0 ? &w->btrfs : NULL;
+	return any && world_load_devices(src, INVENTORY_FULL, &quiet, w) == 0 ? &w->btrfs : NULL;
 }
 
 bool state_dir_missing(const struct options *o, const struct logger *lg)

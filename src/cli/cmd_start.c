@@ -255,6 +255,7 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 		log_warning(lg, "cannot leave nofail entries waiting in the background; waiting for them");
 	/* a resident pass leaves SIGINT/SIGTERM to the resident loop */
 	sysops_open(&so, lg, o->state_dir, !no_wait);
+	so.scan_depth = w->inv.depth;
 	/* one view a pass: the table and the directories the loader read serve the mounts */
 	so.mounts.view = w->view;
 	w->view = (struct view){ 0 };

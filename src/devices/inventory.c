@@ -123,14 +123,18 @@ int inventory_read_btrfs_sb(int fd, struct btrfs_sb_info *ret)
 }
 
 /* A valid btrfs superblock: the libblkid values from it, no libblkid probe
- * (one 4 KiB read instead of ~45 reads and ~1 MiB).  Returns: 0, -ENOMEM, or
- * 1 when this is not a btrfs member. */
+ * (one 4 KiB read instead of ~45 reads and ~1 MiB).  Returns: 0, -ENOMEM;
+ * 1 when this is not a btrfs member: 2 when there is no btrfs magic at all
+ * (or the device ends before the superblock). */
 static int probe_btrfs_first(int fd, struct block_device *d)
 {
 	char sub[37];
 	const uint8_t *u;
+	int r = inventory_read_btrfs_sb(fd, &d->btrfs);
 
-	if (inventory_read_btrfs_sb(fd, &d->btrfs) < 0)
+	if (r == -ENODATA || r == -EIO)
+		return 2;
+	if (r < 0)
 		return 1;
 	u = d->btrfs.dev_uuid;
 	snprintf(sub, sizeof(sub), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
@@ -168,7 +172,8 @@ static void probe_prefetch(int fd)
 		(void)posix_fadvise(fd, end - PREFETCH_TAIL, PREFETCH_TAIL, POSIX_FADV_WILLNEED);
 }
 
-int inventory_probe_fd(int fd, struct block_device *d, int *ret_sb_err, bool partition)
+int inventory_probe_fd(int fd, struct block_device *d, int *ret_sb_err, bool partition,
+		       enum inventory_depth depth)
 {
 	static char *no_zfs[] = { "zfs_member", NULL };
 	blkid_probe pr;
@@ -181,6 +186,10 @@ int inventory_probe_fd(int fd, struct block_device *d, int *ret_sb_err, bool par
 	if (r <= 0)
 		return r;
 	memset(&d->btrfs, 0, sizeof(d->btrfs));
+	if (r == 2 && depth == INVENTORY_BTRFS_ONLY) {
+		d->unprobed = true;
+		return 0;
+	}
 	probe_prefetch(fd);
 	pr = blkid_new_probe();
 	if (!pr)
@@ -272,6 +281,7 @@ struct scan_item {
 	char *syspath; /* from the enumeration */
 	struct block_device d;
 	bool partition;
+	enum inventory_depth depth;
 	int collect; /* scan_collect()'s result: 0 probed, 1 not a device to probe, -errno */
 	int open_err; /* errno of open(2), 0 when it opened */
 	int r; /* inventory_probe_fd()'s result */
@@ -288,7 +298,7 @@ static void scan_probe(struct scan_item *it)
 		it->open_err = errno;
 		return;
 	}
-	it->r = inventory_probe_fd(fd, &it->d, &it->sb_err, it->partition);
+	it->r = inventory_probe_fd(fd, &it->d, &it->sb_err, it->partition, it->depth);
 }
 
 /* The warnings of @it's probe, in the words of the serial scan.
@@ -579,9 +589,9 @@ static int scan_enumerate(struct udev *udev, struct scan_queue *q)
 	return r;
 }
 
-int inventory_scan(struct inventory *ret, struct diag_list *diags)
+int inventory_scan(struct inventory *ret, enum inventory_depth depth, struct diag_list *diags)
 {
-	struct inventory inv = { 0 };
+	struct inventory inv = { .depth = depth };
 	struct scan_queue q = { 0 };
 	struct udev *udev;
 	size_t i;
@@ -593,6 +603,8 @@ int inventory_scan(struct inventory *ret, struct diag_list *diags)
 	r = scan_enumerate(udev, &q);
 	if (r < 0)
 		goto out;
+	for (i = 0; i < q.n; i++)
+		q.items[i].depth = depth;
 	scan_probe_all(&q);
 	/* in enumeration order, as a serial scan would report and list them */
 	for (i = 0; i < q.n && r >= 0; i++) {

@@ -28,6 +28,10 @@ struct block_device {
 		       (what fstab's ID= names); without udevd's database,
 		       the names udev would give, from sysfs (inventory_sysfs_ids()) */
 	bool is_btrfs; /* btrfs superblock read and valid */
+	/* libblkid was not asked (INVENTORY_BTRFS_ONLY, no btrfs magic):
+	 * type, uuid and label are NULL for want of a look, not of a
+	 * filesystem */
+	bool unprobed;
 	struct btrfs_sb_info btrfs; /* valid when is_btrfs */
 };
 
@@ -55,7 +59,18 @@ struct unreadable_device {
 	char *mountpoint; /* owned; where it is mounted (UNREADABLE_BY_MOUNTS) */
 };
 
+/* How much inventory_scan() asks of a device. */
+enum inventory_depth {
+	INVENTORY_FULL, /* libblkid's TYPE, UUID, LABEL of every device */
+	/* the btrfs superblock alone: a device without the btrfs magic is
+	 * listed unprobed.  One 4 KiB read a device instead of libblkid's
+	 * ~45 (bench/README.md, "Scan"): for a plan that needs only btrfs
+	 * filesystems by fsid (plan_devices_by_fsid_only()) */
+	INVENTORY_BTRFS_ONLY,
+};
+
 struct inventory {
+	enum inventory_depth depth; /* how it was scanned */
 	struct block_device *devs;
 	size_t n_devs;
 	struct unreadable_device *skipped; /* owned, n_skipped of them */
@@ -76,6 +91,10 @@ bool inventory_could_be_member(const struct unreadable_device *d, const char *fs
 /**
  * inventory_scan:
  * @ret: filled on success (caller frees with inventory_done())
+ * @depth: INVENTORY_FULL, or INVENTORY_BTRFS_ONLY (partitions and devices
+ *         with the btrfs magic but an unusable superblock are still
+ *         probed in full: PARTUUID= needs the table, and the warning below
+ *         needs libblkid's word)
  * @diags: one warning per device skipped (could not open or probe: device
  *         and errno text), no error
  *
@@ -89,7 +108,7 @@ bool inventory_could_be_member(const struct unreadable_device *d, const char *fs
  *
  * Returns: 0; -ENOMEM; negative errno when enumeration itself fails.
  */
-int inventory_scan(struct inventory *ret, struct diag_list *diags);
+int inventory_scan(struct inventory *ret, enum inventory_depth depth, struct diag_list *diags);
 
 /* inventory_scan() opens and probes devices on several threads: on a cold
  * cache every read is a round trip through the device (a loop device's
@@ -130,13 +149,16 @@ int inventory_read_btrfs_sb(int fd, struct btrfs_sb_info *ret);
  * @partition: probe the partition table too (PART_ENTRY_UUID/NAME); without
  *             it a valid btrfs superblock is read first and libblkid is not
  *             asked at all (one 4 KiB read instead of ~45 reads)
+ * @depth: INVENTORY_BTRFS_ONLY: no libblkid either where there is no btrfs
+ *         magic (@d->unprobed); ignored for a partition
  *
  * Probes with libblkid (TYPE, UUID, UUID_SUB, LABEL, partition tags) and, for
  * btrfs, reads the primary superblock with inventory_read_btrfs_sb().
  *
  * Returns: 0, -ENOMEM, or -EIO when probing fails.
  */
-int inventory_probe_fd(int fd, struct block_device *d, int *ret_sb_err, bool partition);
+int inventory_probe_fd(int fd, struct block_device *d, int *ret_sb_err, bool partition,
+		       enum inventory_depth depth);
 
 /**
  * inventory_load_fixture:

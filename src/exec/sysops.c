@@ -44,7 +44,9 @@ static int real_devices_ready(void *ud, const char *devnode)
 
 static int real_rescan(void *ud, struct inventory *ret, struct diag_list *dl)
 {
-	return inventory_scan(ret, dl);
+	struct sysops *so = ud;
+
+	return inventory_scan(ret, so->scan_depth, dl);
 }
 
 static uint64_t real_now(void *ud)

@@ -28,6 +28,7 @@ struct sysops {
 	struct mount_pool mounts; /* the pass's mount workers */
 	sigset_t old_mask;
 	struct notify_extender extend; /* the manager's start/stop timeout, kept ahead of waits */
+	enum inventory_depth scan_depth; /* of a wait's rescan: the plan's own scan's */
 };
 
 extern const struct ops sysops_ops;

@@ -274,7 +274,7 @@ int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret)
 		return -EINVAL;
 	memcpy(&sb, buf, sizeof(sb));
 	if (le64toh(sb.magic) != BTRFS_MAGIC)
-		return -EINVAL;
+		return -ENODATA;
 	r = sb_check_csum(&sb);
 	if (r < 0)
 		return r;

@@ -41,8 +41,8 @@ struct btrfs_sb_info {
  * 1 <= devid and 1 <= num_devices, and that sys_chunk_array_size fits; walks
  * sys_chunk_array without reading past it.
  *
- * Returns: 0; -EINVAL not a btrfs superblock or inconsistent; -EBADMSG bad
- * checksum.
+ * Returns: 0; -ENODATA no btrfs magic (no btrfs here); -EINVAL too short or
+ * inconsistent; -EBADMSG bad checksum.
  */
 int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret);
 

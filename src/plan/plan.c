@@ -66,6 +66,20 @@ bool plan_needs_devices(const struct fstab *fstab)
 	return false;
 }
 
+bool plan_devices_by_fsid_only(const struct fstab *fstab)
+{
+	for (size_t i = 0; fstab && i < fstab->n_entries; i++) {
+		const struct fstab_entry *e = &fstab->entries[i];
+
+		if (entry_needs_device(e) && !(streq(e->fstype, "btrfs") && has_prefix(e->source, "UUID=")))
+			return false;
+		for (size_t k = 0; k < e->n_requires; k++)
+			if (fsfacts_spec_is_device(e->requires[k].value))
+				return false;
+	}
+	return true;
+}
+
 uint64_t plan__entry_device_timeout(const struct plan_input *in, const struct fstab_entry *e)
 {
 	return e->device_timeout_usec != USEC_UNSET ? e->device_timeout_usec

@@ -287,6 +287,23 @@ int plan_render_json(const struct plan *p, FILE *out);
 bool plan_needs_devices(const struct fstab *fstab);
 
 /**
+ * plan_devices_by_fsid_only:
+ * @fstab: deferred entries
+ *
+ * Pure.  Tells whether every device the entries need is a btrfs
+ * filesystem named by its fsid (fs_vfstype btrfs, fs_spec UUID=) and no
+ * requires= names a device: then btrfs superblocks alone find them, and
+ * the scan need not ask libblkid of the other devices
+ * (INVENTORY_BTRFS_ONLY).  A LABEL=, a path or another type wants the
+ * full probe: labels are shared by accident, and a path's device may hold
+ * anything.  A non-btrfs filesystem given a btrfs fsid on purpose
+ * (`tune2fs -U`) is not looked for.
+ *
+ * Returns: true when the btrfs superblocks suffice.
+ */
+bool plan_devices_by_fsid_only(const struct fstab *fstab);
+
+/**
  * plan_step_will_fail:
  * @s: a step of a plan
  *

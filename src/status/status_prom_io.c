@@ -112,7 +112,7 @@ static void fs_kernel_members(const char *sysfs, const struct btrfs_filesystem *
 static int collect_btrfs(struct prom_collect *c, const struct sources *src, const struct logger *lg)
 {
 	const struct btrfs_fs_list *l = &c->w.btrfs;
-	int r = world_load_devices(src, lg, &c->w);
+	int r = world_load_devices(src, INVENTORY_FULL, lg, &c->w);
 
 	if (r < 0)
 		return r;

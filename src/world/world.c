@@ -340,10 +340,29 @@ static int unreadable_from_mounts(const struct sources *s, struct world *w)
 	return r;
 }
 
+static size_t count_unprobed(const struct inventory *inv)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < inv->n_devs; i++)
+		n += inv->devs[i].unprobed;
+	return n;
+}
+
+/* Every UUID= of @f is on a device of @inv. */
+static bool uuids_found(const struct fstab *f, const struct inventory *inv)
+{
+	for (size_t i = 0; i < f->n_entries; i++)
+		if (has_prefix(f->entries[i].source, "UUID=") && !inventory_find(inv, f->entries[i].source))
+			return false;
+	return true;
+}
+
 /* Devices that cannot be opened (a CD drive without media, a device the
  * sandbox denies) are skipped: logged with -v, counted by `storaged scan`.
  * A fixture's problems are the test's own: logged as they are. */
-int world_load_devices(const struct sources *s, const struct logger *lg, struct world *w)
+int world_load_devices(const struct sources *s, enum inventory_depth depth, const struct logger *lg,
+		       struct world *w)
 {
 	struct diag_list dl = { 0 };
 	int r;
@@ -352,8 +371,19 @@ int world_load_devices(const struct sources *s, const struct logger *lg, struct 
 		r = inventory_load_fixture(&w->inv, s->inventory_fixture, &dl);
 		log_diags(lg, &dl);
 	} else {
-		r = inventory_scan(&w->inv, &dl);
+		r = inventory_scan(&w->inv, depth, &dl);
+		/* a UUID= the btrfs superblocks do not hold is looked for on
+		 * every device: another type holding it makes the mount say
+		 * what it meets, rather than a wait until device-timeout */
+		if (r == 0 && depth == INVENTORY_BTRFS_ONLY && !uuids_found(&w->fstab, &w->inv)) {
+			inventory_done(&w->inv);
+			diag_list_done(&dl);
+			r = inventory_scan(&w->inv, INVENTORY_FULL, &dl);
+		}
 		log_diags_at(lg, &dl, LOG_DEBUG);
+		if (r == 0 && w->inv.depth == INVENTORY_BTRFS_ONLY)
+			log_debug(lg, "block devices: %zu without btrfs magic left unprobed (the entries need btrfs filesystems by UUID= alone)",
+				  count_unprobed(&w->inv));
 	}
 	diag_list_done(&dl);
 	if (r == 0)
@@ -552,7 +582,11 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 		log_debug(lg, "%s:%u: %s", w->fstab.file, w->fstab.skipped[i].line,
 			  w->fstab.skipped[i].why);
 	devices = plan_needs_devices(&w->fstab);
-	r = devices ? world_load_devices(s, lg, w) : 0;
+	r = devices ? world_load_devices(s,
+					 plan_devices_by_fsid_only(&w->fstab) ? INVENTORY_BTRFS_ONLY
+									       : INVENTORY_FULL,
+					 lg, w)
+		    : 0;
 	if (r < 0) {
 		log_error(lg, "cannot list block devices: %s", strerror(-r));
 		r = r == -ENOMEM ? r : -EIO;

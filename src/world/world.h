@@ -120,6 +120,9 @@ int world_load_config(const struct sources *s, struct world *w, struct diag_list
 /**
  * world_load_devices:
  * @s: sources (@s->inventory_fixture, or the system's block devices)
+ * @depth: how much to ask of each device (inventory_scan()); with
+ *         INVENTORY_BTRFS_ONLY, a UUID= of @w's fstab that no btrfs
+ *         superblock holds makes it INVENTORY_FULL
  * @lg: devices skipped are logged at debug level, btrfs problems as they are
  * @w: zeroed; its inv and btrfs are filled (free with world_done()), and
  *     its mountinfo when a device that could not be read is looked up in
@@ -129,7 +132,8 @@ int world_load_config(const struct sources *s, struct world *w, struct diag_list
  *
  * Returns: 0 or negative errno (not logged).
  */
-int world_load_devices(const struct sources *s, const struct logger *lg, struct world *w);
+int world_load_devices(const struct sources *s, enum inventory_depth depth, const struct logger *lg,
+		       struct world *w);
 
 /**
  * world_load:

@@ -186,10 +186,10 @@ static void test_bad_magic_and_length(void **state)
 	assert_int_equal(btrfs_sb_parse(sb, sizeof(sb) - 1, &info), -EINVAL);
 	sb[OFF_MAGIC] ^= 1;
 	sb_fix_csum(sb);
-	assert_int_equal(btrfs_sb_parse(sb, sizeof(sb), &info), -EINVAL);
+	assert_int_equal(btrfs_sb_parse(sb, sizeof(sb), &info), -ENODATA);
 	assert_int_equal(info.devid, 42); /* untouched on failure */
 	memset(sb, 0, sizeof(sb));
-	assert_int_equal(btrfs_sb_parse(sb, sizeof(sb), &info), -EINVAL);
+	assert_int_equal(btrfs_sb_parse(sb, sizeof(sb), &info), -ENODATA);
 }
 
 static void test_bad_checksum(void **state)
@@ -489,7 +489,7 @@ static int inventory_probe(const char *path, struct block_device *ret)
 	d.devnode = strdup(path);
 	if (!d.devnode)
 		goto out;
-	r = inventory_probe_fd(fd, &d, &sb_err, true);
+	r = inventory_probe_fd(fd, &d, &sb_err, true, INVENTORY_FULL);
 	if (r < 0)
 		goto out;
 	*ret = d;
@@ -586,12 +586,31 @@ static void test_scan_smoke(void **state)
 	struct inventory inv = { 0 };
 	struct diag_list diags = { 0 };
 
-	assert_int_equal(inventory_scan(&inv, &diags), 0);
+	struct inventory fast = { 0 };
+
+	assert_int_equal(inventory_scan(&inv, INVENTORY_FULL, &diags), 0);
 	for (size_t i = 0; i < inv.n_devs; i++) {
 		assert_non_null(inv.devs[i].devnode);
 		assert_true(inv.devs[i].devno != 0);
+		assert_false(inv.devs[i].unprobed);
 	}
 	assert_int_equal(diag_count(&diags, DIAG_ERROR), 0);
+	/* the btrfs superblocks alone: the same devices and btrfs members;
+	 * the others unprobed, with nothing said of what they hold */
+	assert_int_equal(inventory_scan(&fast, INVENTORY_BTRFS_ONLY, &diags), 0);
+	assert_int_equal(fast.depth, INVENTORY_BTRFS_ONLY);
+	assert_int_equal(fast.n_devs, inv.n_devs);
+	for (size_t i = 0; i < fast.n_devs; i++) {
+		const struct block_device *f = &fast.devs[i], *d = &inv.devs[i];
+
+		assert_string_equal(f->devnode, d->devnode);
+		assert_int_equal(f->is_btrfs, d->is_btrfs);
+		if (f->unprobed)
+			assert_true(!f->type && !f->uuid && !f->label && !d->is_btrfs);
+		else
+			assert_string_equal(f->type ?: "", d->type ?: "");
+	}
+	inventory_done(&fast);
 	inventory_done(&inv);
 	diag_list_done(&diags);
 }

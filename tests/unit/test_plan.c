@@ -322,6 +322,34 @@ static void test_id_source_waits(void **state)
 	world_done(&w);
 }
 
+/* The scan may skip libblkid only when btrfs superblocks find every
+ * device the entries need: btrfs by UUID= (binds, nodev types and
+ * requires= of paths need no device); a LABEL=, a path, another type or a
+ * requires= naming a device wants every device probed. */
+static void test_devices_by_fsid_only(void **state)
+{
+	struct fstab_require by_label[] = { { "x-storaged.requires", (char *)"LABEL=keys" } };
+	struct fstab_require by_path[] = { { "x-storaged.requires", (char *)"/srv" } };
+	struct fstab_entry ok[] = { entry(1, "UUID=5e81c2a4-0000-4000-8000-000000000001", "/a", "btrfs"),
+				    entry(2, "tmpfs", "/t", "tmpfs"), entry(3, "/srv/x", "/b", "none") };
+	struct fstab_entry label = entry(1, "LABEL=data", "/a", "btrfs");
+	struct fstab_entry ext4 = entry(1, "UUID=5e81c2a4-0000-4000-8000-000000000001", "/a", "ext4");
+	struct fstab_entry path = entry(1, "/dev/sdb", "/a", "btrfs");
+	struct fstab_entry req = ok[0];
+
+	ok[2].bind = true;
+	ok[2].requires = by_path;
+	ok[2].n_requires = 1;
+	assert_true(plan_devices_by_fsid_only(&(struct fstab){ .entries = ok, .n_entries = 3 }));
+	assert_true(plan_devices_by_fsid_only(&(struct fstab){ 0 }));
+	assert_false(plan_devices_by_fsid_only(&(struct fstab){ .entries = &label, .n_entries = 1 }));
+	assert_false(plan_devices_by_fsid_only(&(struct fstab){ .entries = &ext4, .n_entries = 1 }));
+	assert_false(plan_devices_by_fsid_only(&(struct fstab){ .entries = &path, .n_entries = 1 }));
+	req.requires = by_label;
+	req.n_requires = 1;
+	assert_false(plan_devices_by_fsid_only(&(struct fstab){ .entries = &req, .n_entries = 1 }));
+}
+
 /* requires= by path, by a path below a mount point, by a systemd unit name. */
 static void test_requires_paths(void **state)
 {
@@ -679,6 +707,7 @@ int main(void)
 		cmocka_unit_test(test_btrfs_register_first),
 		cmocka_unit_test(test_wait_device_shared),
 		cmocka_unit_test(test_id_source_waits),
+		cmocka_unit_test(test_devices_by_fsid_only),
 		cmocka_unit_test(test_requires_paths),
 		cmocka_unit_test(test_requires_cycle),
 		cmocka_unit_test(test_before_orders_the_named_entry),
