@@ -60,6 +60,12 @@ bench_cleanup() {
 				losetup -d "$d" 2>/dev/null
 			done <"$W/loops"
 		fi
+		# nodes that came into being while we ran, now free: removed
+		# (LOOP_CTL_REMOVE, linux/loop.h; fails harmlessly on a busy one)
+		if [ -f "$W/loop-nodes" ]; then
+			bench_loop_nodes | grep -vxF -f "$W/loop-nodes" | sed 's/^loop//' |
+				perl -e 'open(my $c, "+<", "/dev/loop-control") or exit; while (<STDIN>) { ioctl($c, 0x4C81, int($_)) }'
+		fi
 		if [ -f "$W/own-files" ]; then
 			while read -r f; do rm -f "$f"; done <"$W/own-files"
 		fi
@@ -78,6 +84,7 @@ bench_setup() {
 	trap bench_cleanup EXIT
 	trap 'exit 130' INT TERM
 	W=$(mktemp -d "/tmp/storaged-bench-$BENCH_NAME.XXXXXX")
+	bench_loop_nodes >"$W/loop-nodes"
 	# NICE=-10: run this script and what it times at a higher priority, for
 	# steadier figures on a machine that is busy with other work (both
 	# sides of every comparison get the same priority).
@@ -88,13 +95,18 @@ bench_setup() {
 }
 
 # bench_loop IMAGE: attach IMAGE, record the device for cleanup, print it.
-# (`losetup -f` creates /dev/loopN beyond loop7 on demand.)
+# (`losetup -f` creates /dev/loopN beyond loop7 on demand; a node made so is
+# recorded too and removed at exit: a thousand idle nodes left behind slow
+# every later scan of the machine's block devices.)
 bench_loop() {
 	local d
 	d=$(losetup -f --show "$1") || bench_die "losetup -f $1 failed"
 	echo "$d" >>"$W/loops"
 	echo "$d"
 }
+
+# bench_loop_nodes: the loop device nodes of the machine, one a line.
+bench_loop_nodes() { ls /sys/block | grep '^loop[0-9]' || true; }
 
 # bench_unloop DEV...: forget and detach devices this script attached.
 bench_unloop() {
