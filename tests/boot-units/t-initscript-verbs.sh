@@ -14,11 +14,7 @@ INIT=$SCRATCH/init.d/storaged
 mkdir -p "$SCRATCH/init.d"
 initscript "$INIT"
 
-A=$(mkloop a 300M)
-B=$(mkloop b 300M)
-mkfs.btrfs -q -f -L bootunits -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
-FSID=$(blkid -o value -s UUID "$A")
-forget "$A" "$B"
+mkraid1 bootunits 300M
 mkdir -p "$SCRATCH/data" "$SCRATCH/tmp"
 cat >"$FSTAB" <<EOT
 UUID=$FSID  $SCRATCH/data  btrfs  noatime,noauto,x-storaged  0 0

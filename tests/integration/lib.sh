@@ -116,6 +116,22 @@ detach() {
 	mv "$SCRATCH/loops.new" "$SCRATCH/loops"
 }
 
+# mkraid1 LABEL SIZE: a two-device btrfs RAID1 (data and metadata) labelled
+# LABEL (none when empty) on two new loop devices of SIZE, images a and b.
+# Sets A and B (devids 1 and 2) and FSID (its UUID) for the caller, and
+# leaves neither member registered: the kernel forgets both, as a test wants
+# that starts from a boot where udev has not scanned them yet.  A test that
+# wants another profile, a third device or the members registered does its
+# own mkfs.btrfs or scan.
+mkraid1() {
+	A=$(mkloop a "$2") || exit 1
+	B=$(mkloop b "$2") || exit 1
+	mkfs.btrfs -q -f -L "$1" -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
+	FSID=$(blkid -o value -s UUID "$A")
+	[ -n "$FSID" ] || fail "no btrfs UUID on $A"
+	forget "$A" "$B"
+}
+
 # notify_listen SOCKET NOTES: a service manager's notification socket
 # (sd_notify(3)) bound at SOCKET by a python3 listener in the background
 # ($LISTENER; ended by the test's CLEANUP_HOOK): each datagram is appended

@@ -12,11 +12,7 @@
 setup
 command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
 
-A=$(mkloop a 512M)
-B=$(mkloop b 512M)
-mkfs.btrfs -q -f -L ro-pol -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
-FSID=$(blkid -o value -s UUID "$A")
-forget "$A" "$B"
+mkraid1 ro-pol 512M
 detach "$B"
 mkdir -p "$SCRATCH/data"
 echo "UUID=$FSID  $SCRATCH/data  btrfs  rw,noatime,noauto,x-storaged  0 0" >"$FSTAB"

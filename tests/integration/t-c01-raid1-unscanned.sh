@@ -5,11 +5,7 @@
 setup
 command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
 
-A=$(mkloop a 512M)
-B=$(mkloop b 512M)
-mkfs.btrfs -q -f -L c01 -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
-FSID=$(blkid -o value -s UUID "$A")
-forget "$A" "$B"
+mkraid1 c01 512M
 mkdir -p "$SCRATCH/data" "$SCRATCH/probe"
 
 note "the fault: without storaged, the mount fails"

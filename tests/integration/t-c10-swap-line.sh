@@ -9,13 +9,9 @@ setup
 command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
 command -v mkswap >/dev/null || skip "mkswap missing (util-linux)"
 
-A=$(mkloop a 256M)
-B=$(mkloop b 256M)
+mkraid1 c10raid 256M
 SWAP=$(mkloop swap 16M)
-mkfs.btrfs -q -f -L c10raid -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
 mkswap -q "$SWAP" >/dev/null || fail "mkswap"
-FSID=$(blkid -s UUID -o value "$A")
-forget "$A" "$B"
 mkdir -p "$SCRATCH/raid"
 
 # no peer fault: systemd makes a swap unit of the line, swapon(8) activates it

@@ -15,11 +15,7 @@ command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
 command -v python3 >/dev/null || skip "python3 missing (reads status --json)"
 S=$SCRATCH
 
-A=$(mkloop a 512M)
-B=$(mkloop b 512M)
-mkfs.btrfs -q -f -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
-FSID=$(blkid -o value -s UUID "$A")
-forget "$A" "$B"
+mkraid1 "" 512M
 detach "$B"
 mkdir -p "$S/typo" "$S/ok" "$S/bt" "$S/nf" "$S/lab" "$S/req" "$S/bind" "$S/mode" "$S/area-big"
 

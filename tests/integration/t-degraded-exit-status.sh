@@ -8,11 +8,7 @@
 setup
 command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
 
-A=$(mkloop a 512M)
-B=$(mkloop b 512M)
-mkfs.btrfs -q -f -L dgx -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
-FSID=$(blkid -o value -s UUID "$A")
-forget "$A" "$B"
+mkraid1 dgx 512M
 detach "$B"
 NOWHERE=$(cat /proc/sys/kernel/random/uuid)
 blkid -U "$NOWHERE" >/dev/null 2>&1 && fail "random UUID $NOWHERE exists"

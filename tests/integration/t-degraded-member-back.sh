@@ -13,11 +13,7 @@ setup
 command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
 command -v btrfs >/dev/null || skip "btrfs missing (btrfs-progs)"
 
-A=$(mkloop a 512M)
-B=$(mkloop b 512M)
-mkfs.btrfs -q -f -L back -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
-FSID=$(blkid -o value -s UUID "$A")
-forget "$A" "$B"
+mkraid1 back 512M
 MP=$SCRATCH/data
 mkdir -p "$MP"
 echo "UUID=$FSID  $MP  btrfs  noauto,x-storaged  0 0" >"$FSTAB"

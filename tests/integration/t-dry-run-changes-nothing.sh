@@ -15,11 +15,7 @@
 setup
 command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
 
-A=$(mkloop a 512M)
-B=$(mkloop b 512M)
-mkfs.btrfs -q -f -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
-FSID=$(blkid -o value -s UUID "$A")
-forget "$A" "$B"
+mkraid1 "" 512M
 mkdir -p "$SCRATCH/srv/data" "$SCRATCH/srv/build" "$SCRATCH/probe"
 cat >"$FSTAB" <<EOT
 $SCRATCH/srv/data/build  $SCRATCH/srv/build  none  bind,noauto,x-storaged  0 0

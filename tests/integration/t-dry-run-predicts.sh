@@ -168,12 +168,8 @@ run_sd 0 stop
 
 if command -v mkfs.btrfs >/dev/null; then
 	note "a btrfs RAID1 with a member missing, degraded = no"
-	A=$(mkloop a 512M)
-	B=$(mkloop b 512M)
-	mkfs.btrfs -q -f -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
-	FSID=$(blkid -o value -s UUID "$A")
+	mkraid1 "" 512M
 	detach "$B"
-	forget "$A"
 	echo "UUID=$FSID  $SCRATCH/mnt  btrfs  noauto,x-storaged  0 0" >"$FSTAB"
 	printf '[storaged]\ndevice-timeout = 1s\ndegraded = no\n' >"$CONF"
 	predict_then_start "devid 2 missing (1/2 members present) and degraded = no" "devid 2 missing"

@@ -12,11 +12,7 @@ setup
 command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
 command -v python3 >/dev/null || skip "python3 missing (the NOTIFY_SOCKET listener)"
 
-A=$(mkloop a 512M)
-B=$(mkloop b 512M)
-mkfs.btrfs -q -f -L ext-timeout -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
-FSID=$(blkid -o value -s UUID "$A")
-forget "$A" "$B"
+mkraid1 ext-timeout 512M
 detach "$B"
 cat >"$FSTAB" <<EOT
 UUID=$FSID  $SCRATCH/m/data  btrfs  noatime,noauto,x-storaged,X-mount.mkdir  0 0

@@ -14,11 +14,7 @@ HELPER=${STORAGED_ROOT_HELPER:-$(dirname "$STORAGED")/initramfs/storaged-root}
 [ -x "$HELPER" ] || fail "no $HELPER (build first, or set STORAGED_ROOT_HELPER)"
 export STORAGED STORAGED_ROOT_DIR=$SCRATCH/root
 
-A=$(mkloop a 512M)
-B=$(mkloop b 512M)
-mkfs.btrfs -q -f -L rootfs -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
-FSID=$(blkid -o value -s UUID "$A")
-forget "$A" "$B"
+mkraid1 rootfs 512M
 mkdir -p "$SCRATCH/sysroot"
 
 helper() { # CMDLINE EXPECTED_EXIT

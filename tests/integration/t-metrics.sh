@@ -34,11 +34,7 @@ expect_metric() {
 	grep -Eq -- "$2" "$1" || { grep -v '^#' "$1" | sed 's/^/  | /'; fail "$1 lacks /$2/"; }
 }
 
-A=$(mkloop a 512M)
-B=$(mkloop b 512M)
-mkfs.btrfs -q -f -L metrics -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
-FSID=$(blkid -o value -s UUID "$A")
-forget "$A" "$B"
+mkraid1 metrics 512M
 D=$SCRATCH/data
 K=$SCRATCH/keep
 TF=$SCRATCH/textfile/storaged.prom

@@ -9,12 +9,8 @@ setup
 command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
 command -v python3 >/dev/null || skip "python3 missing (notify socket listener)"
 
-A=$(mkloop a 512M)
-B=$(mkloop b 512M)
-mkfs.btrfs -q -f -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
-FSID=$(blkid -o value -s UUID "$A")
+mkraid1 "" 512M
 detach "$B"
-forget "$A"
 mkdir -p "$SCRATCH/data" "$SCRATCH/late"
 echo "UUID=$FSID  $SCRATCH/data  btrfs  noatime,noauto,x-storaged,x-storaged.device-timeout=20s  0 0" >"$FSTAB"
 

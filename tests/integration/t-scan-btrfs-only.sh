@@ -11,11 +11,7 @@ setup
 command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
 command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 missing (e2fsprogs)"
 
-A=$(mkloop a 256M)
-B=$(mkloop b 256M)
-mkfs.btrfs -q -f -L onlyfs -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
-FSID=$(blkid -o value -s UUID "$A")
-forget "$A" "$B"
+mkraid1 onlyfs 256M
 E=$(mkloop e 32M)
 mkfs.ext4 -q -F -L onlyfs "$E" || fail "mkfs.ext4"
 EXT=$(blkid -o value -s UUID "$E")

@@ -10,12 +10,8 @@ setup
 command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
 command -v python3 >/dev/null || skip "python3 missing (reads the JSON)"
 
-A=$(mkloop a 256M)
-B=$(mkloop b 256M)
+mkraid1 truth 256M
 C=$(mkloop c 64M)
-mkfs.btrfs -q -f -L truth -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
-FSID=$(blkid -o value -s UUID "$A")
-forget "$A" "$B"
 
 # scan_json LIST KEY VALUE FIELD: FIELD of the entry of LIST
 # ("filesystems", "unreadable") in scan --json whose KEY is VALUE, as text

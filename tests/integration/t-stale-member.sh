@@ -10,11 +10,7 @@
 setup
 command -v mkfs.btrfs >/dev/null || skip "mkfs.btrfs missing (btrfs-progs)"
 
-A=$(mkloop a 512M)
-B=$(mkloop b 512M)
-mkfs.btrfs -q -f -L stale -d raid1 -m raid1 "$A" "$B" >/dev/null || fail "mkfs.btrfs"
-FSID=$(blkid -o value -s UUID "$A")
-forget "$A" "$B"
+mkraid1 stale 512M
 # btrfs-progs records each scrub in /var/lib/btrfs/scrub.status.FSID
 # (which status reads): this filesystem's record goes with it
 [ -d /var/lib/btrfs ] && SCRUB_DIR_WAS=1 || SCRUB_DIR_WAS=
