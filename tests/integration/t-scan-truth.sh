@@ -35,7 +35,8 @@ total=$(btrfs inspect-internal dump-super "$A" | awk '$1 == "num_devices" { prin
 [ "$(own present)" = 2 ] || fail "scan shows $(own present) members present"
 [ "$(own members)" = "$A $B" ] || fail "scan's members '$(own members)' are not '$A $B'"
 [ -z "$(own problems)" ] || fail "problems listed for a sound filesystem: $(own problems)"
-shown=$(btrfs filesystem show "$FSID" 2>/dev/null | awk '$1 == "devid" { print $NF }' | sort | tr '\n' ' ')
+# by devid (A is 1, B is 2): a name sort puts /dev/loop10 before /dev/loop9
+shown=$(btrfs filesystem show "$FSID" 2>/dev/null | awk '$1 == "devid" { print $2, $NF }' | sort -n | awk '{ print $2 }' | tr '\n' ' ')
 [ "$shown" = "$A $B " ] || fail "btrfs filesystem show lists '$shown', scan '$A $B'"
 
 # deny DEV: storaged cannot open DEV (EACCES), as a host disk an LSM or a
