@@ -115,8 +115,8 @@ int inventory_read_btrfs_sb(int fd, struct btrfs_sb_info *ret)
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO; /* 0: the device ends first */
+		if (n <= 0) /* 0: the device ends first, so it holds none */
+			return n < 0 ? -errno : -ENODATA;
 		got += (size_t)n;
 	}
 	return btrfs_sb_parse(buf, sizeof(buf), ret);
@@ -124,15 +124,16 @@ int inventory_read_btrfs_sb(int fd, struct btrfs_sb_info *ret)
 
 /* A valid btrfs superblock: the libblkid values from it, no libblkid probe
  * (one 4 KiB read instead of ~45 reads and ~1 MiB).  Returns: 0, -ENOMEM;
- * 1 when this is not a btrfs member: 2 when there is no btrfs magic at all
- * (or the device ends before the superblock). */
+ * 1 when this is not a btrfs member: 2 when there is no btrfs superblock
+ * at all (no magic, or the device ends before it); a read error is 1, for
+ * libblkid to try and the scan to report. */
 static int probe_btrfs_first(int fd, struct block_device *d)
 {
 	char sub[37];
 	const uint8_t *u;
 	int r = inventory_read_btrfs_sb(fd, &d->btrfs);
 
-	if (r == -ENODATA || r == -EIO)
+	if (r == -ENODATA)
 		return 2;
 	if (r < 0)
 		return 1;

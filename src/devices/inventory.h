@@ -135,7 +135,8 @@ size_t inventory_scan_threads(size_t n_devs);
  * Reads the primary superblock, BTRFS_SB_SIZE bytes at BTRFS_SB_OFFSET
  * (parse/btrfs_sb.h), and parses it with btrfs_sb_parse().
  *
- * Returns: as btrfs_sb_parse(); -EIO on a short read; -errno from pread(2).
+ * Returns: as btrfs_sb_parse() (-ENODATA: no btrfs magic); -ENODATA too
+ * when the device ends before the superblock does; -errno from pread(2).
  */
 int inventory_read_btrfs_sb(int fd, struct btrfs_sb_info *ret);
 

@@ -41,45 +41,6 @@ const char *plan_fsid_short(const char *fsid, char *buf, size_t len)
 	return buf;
 }
 
-/* Does @e's source name a block device that must be present? */
-static bool entry_needs_device(const struct fstab_entry *e)
-{
-	if (e->bind || e->loop || fsfacts_is_nodev(e->fstype))
-		return false;
-	return fsfacts_spec_is_device(e->source);
-}
-
-/* True when some deferred entry needs the block device inventory: a device
- * source (tag or /dev/ path, not a bind, loop or nodev type) or a
- * requires= naming a device.  Without one, storaged need not scan. */
-bool plan_needs_devices(const struct fstab *fstab)
-{
-	for (size_t i = 0; fstab && i < fstab->n_entries; i++) {
-		const struct fstab_entry *e = &fstab->entries[i];
-
-		if (entry_needs_device(e))
-			return true;
-		for (size_t k = 0; k < e->n_requires; k++)
-			if (fsfacts_spec_is_device(e->requires[k].value))
-				return true;
-	}
-	return false;
-}
-
-bool plan_devices_by_fsid_only(const struct fstab *fstab)
-{
-	for (size_t i = 0; fstab && i < fstab->n_entries; i++) {
-		const struct fstab_entry *e = &fstab->entries[i];
-
-		if (entry_needs_device(e) && !(streq(e->fstype, "btrfs") && has_prefix(e->source, "UUID=")))
-			return false;
-		for (size_t k = 0; k < e->n_requires; k++)
-			if (fsfacts_spec_is_device(e->requires[k].value))
-				return false;
-	}
-	return true;
-}
-
 uint64_t plan__entry_device_timeout(const struct plan_input *in, const struct fstab_entry *e)
 {
 	return e->device_timeout_usec != USEC_UNSET ? e->device_timeout_usec
@@ -392,7 +353,7 @@ static int add_device_steps(struct builder *b, size_t i)
 	size_t from = b->entry_step[i], idx;
 	int r;
 
-	if (b->steps[from].done || !entry_needs_device(e))
+	if (b->steps[from].done || !plan__entry_needs_device(e))
 		return 0;
 	if (b->in->inventory)
 		dev = inventory_find(b->in->inventory, e->source);

@@ -2,7 +2,9 @@
 /*
  * Device identity in the plan (see plan_identity.h).  Called by plan.c for
  * each entry that needs a device, after the device and its btrfs filesystem
- * were looked up in the inventory; strings only, no I/O.
+ * were looked up in the inventory; strings only, no I/O.  At the end, what
+ * the plan needs of the device inventory at all (plan_needs_devices(),
+ * plan_devices_by_fsid_only()), which the loader asks before it scans.
  *
  * Why refuse rather than pick: after a disk is cloned, both copies carry
  * the same tags (and for btrfs the same fsid and devid).  The kernel keeps
@@ -16,6 +18,7 @@
 
 #include "parse/fsfacts.h"
 #include "plan_identity.h"
+#include "plan_internal.h"
 
 static int conflict(struct plan_step *s, char *note)
 {
@@ -114,4 +117,44 @@ int plan_identity_check(const struct plan_input *in, const struct fstab_entry *e
 	free(s->devnode);
 	s->devnode = strdup(node);
 	return s->devnode ? 0 : -ENOMEM;
+}
+
+/* ---------------------------------------- what the plan needs of the devices */
+
+bool plan__entry_needs_device(const struct fstab_entry *e)
+{
+	if (e->bind || e->loop || fsfacts_is_nodev(e->fstype))
+		return false;
+	return fsfacts_spec_is_device(e->source);
+}
+
+/* True when some deferred entry needs the block device inventory: a device
+ * source (tag or /dev/ path, not a bind, loop or nodev type) or a
+ * requires= naming a device.  Without one, storaged need not scan. */
+bool plan_needs_devices(const struct fstab *fstab)
+{
+	for (size_t i = 0; fstab && i < fstab->n_entries; i++) {
+		const struct fstab_entry *e = &fstab->entries[i];
+
+		if (plan__entry_needs_device(e))
+			return true;
+		for (size_t k = 0; k < e->n_requires; k++)
+			if (fsfacts_spec_is_device(e->requires[k].value))
+				return true;
+	}
+	return false;
+}
+
+bool plan_devices_by_fsid_only(const struct fstab *fstab)
+{
+	for (size_t i = 0; fstab && i < fstab->n_entries; i++) {
+		const struct fstab_entry *e = &fstab->entries[i];
+
+		if (plan__entry_needs_device(e) && !(streq(e->fstype, "btrfs") && has_prefix(e->source, "UUID=")))
+			return false;
+		for (size_t k = 0; k < e->n_requires; k++)
+			if (fsfacts_spec_is_device(e->requires[k].value))
+				return false;
+	}
+	return true;
 }

@@ -57,6 +57,9 @@ int plan__builder_add_step(struct builder *b, enum plan_step_kind kind, size_t *
 int plan__builder_add_edge(struct builder *b, size_t from, size_t to, enum edge_kind kind,
 		     const char *fmt, ...) _printf_(5, 6);
 const struct fstab_entry *plan__builder_entry(const struct builder *b, size_t i);
+/* Does @e's source name a block device that must be present (a tag or a
+ * /dev path; not a bind, a loop file or a nodev type)? */
+bool plan__entry_needs_device(const struct fstab_entry *e);
 /* The loader's facts about entry @i (an empty set when it gave none). */
 const struct entry_facts *plan__builder_facts(const struct builder *b, size_t i);
 /* Mount points spelt apart that lead to one directory: an error on the

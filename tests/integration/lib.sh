@@ -28,8 +28,12 @@ skip() {
 	exit 77
 }
 
+# In a subshell (A=$(mkloop ...)) exit alone would end only the subshell
+# and the test would go on with an empty name: the test's own shell is
+# told too (setup's USR1 trap), and ends failed.
 fail() {
 	echo "FAIL: $TEST_NAME: $*" >&2
+	[ "$BASH_SUBSHELL" -gt 0 ] && kill -USR1 $$ 2>/dev/null
 	exit 1
 }
 
@@ -72,6 +76,7 @@ setup() {
 	SCRATCH=$(mktemp -d "/tmp/storaged-$TEST_NAME.XXXXXX") || fail "mktemp"
 	trap cleanup EXIT
 	trap 'exit 130' INT TERM
+	trap 'exit 1' USR1
 	mkdir -p "$SCRATCH/img"
 	CONF=$SCRATCH/storaged.conf
 	FSTAB=$SCRATCH/fstab
