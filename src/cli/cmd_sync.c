@@ -13,6 +13,7 @@
 #include "area/area.h"
 #include "status/status_prom.h"
 #include "exec/sysops.h"
+#include "world/statedir.h"
 #include "world/world.h"
 
 /* Is @name an [area] of the configuration?  Returns: 0; -ENOENT when not
@@ -105,6 +106,10 @@ int cmd_sync(const struct options *o, const struct logger *lg)
 		log_error(lg, "sync: --dry-run is not supported");
 		return EXIT_CONFIG;
 	}
+	/* the area records name what root copies where: trusted first, as
+	 * start, stop and status trust them */
+	if (statedir_check(o->state_dir, lg) < 0)
+		return EXIT_STATE;
 	if (o->arg && area_configured(o, lg, o->arg) < 0)
 		return EXIT_CONFIG;
 	r = o->arg ? sync_one(o, lg, o->arg) : sync_all(o, lg);

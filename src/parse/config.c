@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <strings.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <ini.h>
 
@@ -238,6 +237,8 @@ static enum section_kind begin_btrfs(struct parser *p, const char *name)
 static void end_section(struct parser *p)
 {
 	const struct area_config *a;
+	const char *why;
+	unsigned fixed;
 
 	if (p->in != SECTION_AREA)
 		return;
@@ -252,16 +253,10 @@ static void end_section(struct parser *p)
 		parser_error(p, a->line, "[area %s] sets %s, which only backend = zram has (this area's backend is %s); remove it or set backend = zram",
 			     a->name, a->compression ? "compression-algorithm" : "writeback-device",
 			     area_backend_facts(a->backend)->name);
-	/* tmpfs keeps all of mode= on its root (mm/shmem.c: "mode" masked
-	 * with 07777, the root made S_IFDIR | mode), as chmod(2) does on any
-	 * filesystem; on a directory the set-group-ID bit gives new entries
-	 * its group and the sticky bit restricts deletion (fs/inode.c
-	 * inode_init_owner(), fs/namei.c check_sticky()), while nothing in
-	 * Linux reads the set-user-ID bit of a directory */
-	if (a->mode_set && (a->mode & S_ISUID))
+	why = a->mode_set ? units_dir_mode_refusal(a->mode, &fixed) : NULL;
+	if (why)
 		parser_error(p, p->seen[config_key_find(SECTION_AREA, "mode") - config_keys],
-			     "[area %s] mode = %04o sets the set-user-ID bit (4000), which Linux ignores on a directory (files made in the area are not given its owner); write mode = %04o",
-			     a->name, a->mode, a->mode & ~(unsigned)S_ISUID);
+			     "[area %s] mode = %04o %s; write mode = %04o", a->name, a->mode, why, fixed);
 	if (p->seen[config_key_find(SECTION_AREA, "path") - config_keys])
 		return;
 	parser_error(p, a->line, "[area %s] has no path; add 'path = /persistent/dir'", a->name);

@@ -38,6 +38,7 @@ enum opt_kind {
 	OPT_BIND,
 	OPT_LOOP,
 	OPT_MKDIR,
+	OPT_MOUNT_MODE, /* X-mount.mode=: noted, and a mode no directory takes refused */
 	OPT_NETDEV,
 	OPT_DEGRADED_MOUNT, /* "degraded": the administrator's consent */
 	OPT_NOTED, /* read and named (its note), nothing set in the entry */

@@ -94,7 +94,7 @@ static const struct fstab__option opt_table[] = {
 	  "storaged does not change the mount point's owner: it is the mounted filesystem's", false },
 	{ "X-mount.group", OPT_NOTED, false,
 	  "storaged does not change the mount point's group: it is the mounted filesystem's", false },
-	{ "X-mount.mode", OPT_NOTED, false,
+	{ "X-mount.mode", OPT_MOUNT_MODE, false,
 	  "storaged does not change the mount point's mode: it is the mounted filesystem's", false },
 	{ "X-mount.auto-fstypes", OPT_NOTED, false,
 	  "storaged does not limit the types tried: it mounts with the type the line or libblkid gives", false },
@@ -237,6 +237,21 @@ static int opt_mkdir(struct fstab_parser *p, struct fstab_entry *e, const char *
 	return 0;
 }
 
+/* libmount 2.39 and later (hook_owner.c) chmod(2) the mount point to
+ * X-mount.mode= after the mount, whatever storaged does itself: a mode a
+ * directory does not take is refused by the rule an area's mode = has.  A
+ * value that is no octal mode is libmount's to judge. */
+static int opt_mount_mode(struct fstab_parser *p, const char *value)
+{
+	unsigned mode, fixed;
+	const char *why;
+
+	if (!value || units_parse_mode(value, &mode) < 0)
+		return 0;
+	why = units_dir_mode_refusal(mode, &fixed);
+	return why ? line_error(p, "X-mount.mode=%s %s; write X-mount.mode=%04o", value, why, fixed) : 0;
+}
+
 /* A row storaged cannot give its meaning: say so, and what it does instead. */
 static int opt_tell_note(struct fstab_parser *p, const struct fstab__option *d)
 {
@@ -346,6 +361,8 @@ static int opt_apply(struct fstab_parser *p, struct fstab_entry *e, struct opt_s
 		return 0;
 	case OPT_MKDIR:
 		return opt_mkdir(p, e, value);
+	case OPT_MOUNT_MODE:
+		return opt_mount_mode(p, value);
 	case OPT_NETDEV:
 		e->netdev = true;
 		return 0;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "units.h"
 #include "shared/util.h"
@@ -354,6 +355,20 @@ int units_parse_mode(const char *s, unsigned *ret)
 		return -ERANGE;
 	*ret = v;
 	return 0;
+}
+
+/* chmod(2) keeps all of 07777 on a directory, as tmpfs does on its root
+ * (mm/shmem.c: "mode" masked with 07777, the root made S_IFDIR | mode);
+ * on a directory the set-group-ID bit gives new entries its group and the
+ * sticky bit restricts deletion (fs/inode.c inode_init_owner(),
+ * fs/namei.c check_sticky()), while nothing in Linux reads the
+ * set-user-ID bit of a directory: asking for it is a mistake. */
+const char *units_dir_mode_refusal(unsigned mode, unsigned *ret_fixed)
+{
+	if (!(mode & S_ISUID))
+		return NULL;
+	*ret_fixed = mode & ~(unsigned)S_ISUID;
+	return "sets the set-user-ID bit (4000), which Linux ignores on a directory (files made in it are not given its owner)";
 }
 
 char *units_format_size(uint64_t bytes, char *buf, size_t len)

@@ -93,6 +93,19 @@ int units_parse_factor(const char *s, double *ret);
 int units_parse_mode(const char *s, unsigned *ret);
 
 /**
+ * units_dir_mode_refusal:
+ * @mode: a mode (at most 07777) to be given to a directory: an area's
+ *        root (mode =), a mount point (fstab X-mount.mode=)
+ * @ret_fixed: set, when refused, to the mode to write instead
+ *
+ * The one rule for the special bits of a directory's mode: the sticky
+ * and set-group-ID bits are kept, the set-user-ID bit is refused.
+ * Returns: NULL when @mode is kept; else why it is not, a static string
+ * to follow what the user wrote ("mode = 4755 <why>; write ...").
+ */
+const char *units_dir_mode_refusal(unsigned mode, unsigned *ret_fixed);
+
+/**
  * units_format_size:
  * @bytes: size in bytes
  * @buf: output buffer, at least 16 bytes

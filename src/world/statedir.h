@@ -2,7 +2,7 @@
 /*
  * The state directory as the commands use it: its lock, and its run state
  * read with every reason it cannot be trusted spelled out.  Shared by
- * start, stop and status, none of which calls another.
+ * start, stop, status and sync, none of which calls another.
  */
 #ifndef STORAGED_STATEDIR_H
 #define STORAGED_STATEDIR_H

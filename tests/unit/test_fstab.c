@@ -450,6 +450,48 @@ static void test_option_without_name(void **state)
 	diag_list_done(&dl);
 }
 
+/* X-mount.mode= (libmount 2.39 and later chmod the mount point to it) with
+ * the set-user-ID bit, which nothing in Linux reads on a directory: refused
+ * at its line as an area's mode = is, with the mode without it; the sticky
+ * and set-group-ID bits mean something there and are kept. */
+static void test_mount_mode_bits(void **state)
+{
+	static const char *const good[] = { "0755", "1777", "2775", "3777", "0700", "0" };
+	static const struct {
+		const char *mode, *advice;
+	} bad[] = { { "4755", "write X-mount.mode=0755" }, { "04755", "write X-mount.mode=0755" },
+		    { "6777", "write X-mount.mode=2777" }, { "5777", "write X-mount.mode=1777" },
+		    { "7777", "write X-mount.mode=3777" }, { "4000", "write X-mount.mode=0000" } };
+	struct diag_list dl = { 0 };
+	struct fstab f = { 0 };
+	char text[128];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(text, sizeof(text), "tmpfs /t tmpfs x-storaged,X-mount.mode=%s 0 0\n", good[i]);
+		assert_int_equal(parse_str(&f, text, NULL, &dl), 0);
+		assert_int_equal(diag_count(&dl, DIAG_ERROR), 0);
+		fstab_done(&f);
+		diag_list_done(&dl);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "tmpfs /s tmpfs x-storaged 0 0\ntmpfs /t tmpfs x-storaged,X-mount.mode=%s 0 0\n",
+			 bad[i].mode);
+		assert_int_equal(parse_str(&f, text, NULL, &dl), -EINVAL);
+		assert_int_equal(diag_count(&dl, DIAG_ERROR), 1);
+		for (size_t k = 0; k < dl.n; k++)
+			if (dl.v[k].level == DIAG_ERROR) {
+				assert_int_equal(dl.v[k].line, 2);
+				assert_string_equal(dl.v[k].file, "test.fstab");
+				if (!strstr(dl.v[k].msg, "set-user-ID") || !strstr(dl.v[k].msg, bad[i].mode) ||
+				    !strstr(dl.v[k].msg, bad[i].advice))
+					fail_msg("X-mount.mode=%s: '%s' does not say what and '%s'", bad[i].mode,
+						 dl.v[k].msg, bad[i].advice);
+			}
+		fstab_done(&f);
+		diag_list_done(&dl);
+	}
+}
+
 /* A swap line is swapon(8)'s: with x-storaged on it, a warning that
  * names the line says so (storaged leaves it alone and does not count it);
  * with _netdev alone (swap on iSCSI, as systemd reads it) a note only. */
@@ -703,6 +745,7 @@ int main(void)
 		cmocka_unit_test(test_errors_one_pass),
 		cmocka_unit_test(test_error_lines_add_up),
 		cmocka_unit_test(test_option_without_name),
+		cmocka_unit_test(test_mount_mode_bits),
 		cmocka_unit_test(test_swap_line),
 		cmocka_unit_test(test_duplicates),
 		cmocka_unit_test(test_systemd_options_named),
