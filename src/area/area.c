@@ -564,7 +564,7 @@ static int unsyncable(const struct area_dirs *d, int recfd, struct state_area *s
  * of copy_sync_fd(): an entry changed in the directory only is kept, one
  * changed on both sides is kept twice).  Returns: as area_sync_locked(). */
 static int sync_uncovered(const struct area_dirs *d, int recfd, struct state_area *st,
-			  const struct area_mounts *f, struct diag_list *m)
+			  const struct area_mounts *f, size_t *ret_changes, struct diag_list *m)
 {
 	char why[PATH_MAX + 128];
 
@@ -572,7 +572,7 @@ static int sync_uncovered(const struct area_dirs *d, int recfd, struct state_are
 	diag_warning(m, NULL, 0,
 		     "area '%s': %s: syncing it back, keeping what was written to '%s' meanwhile", st->name,
 		     why, st->path);
-	return area_sync_locked(d, recfd, st, NULL, m);
+	return area_sync_locked(d, recfd, st, ret_changes, m);
 }
 
 /* The record says a stop is under way (@begins) or that it failed and
@@ -591,7 +591,7 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	struct area_carried_keep *keep;
 	struct area_mounts f;
 	bool lost = false, both = false, merged;
-	size_t n_keep;
+	size_t n_keep, changes = 0;
 	int r = area_mounts_probe(d, st, &f);
 
 	if (r < 0) {
@@ -605,8 +605,8 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	merged = st->persist && do_sync && f.recorded && !area_mounts_syncable(&f) &&
 		 area_mounts_mergeable(&f); /* says the bind is gone */
 	if (st->persist && do_sync && f.recorded)
-		r = area_mounts_syncable(&f)	? area_sync_locked(d, recfd, st, NULL, m)
-		    : area_mounts_mergeable(&f) ? sync_uncovered(d, recfd, st, &f, m)
+		r = area_mounts_syncable(&f)	? area_sync_locked(d, recfd, st, &changes, m)
+		    : area_mounts_mergeable(&f) ? sync_uncovered(d, recfd, st, &f, &changes, m)
 						: unsyncable(d, recfd, st, &f, &lost, m);
 	/* committed, with entries changed on both sides kept twice in the
 	 * directory (said): nothing of the area is left only in it */
@@ -615,8 +615,9 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		r = 0;
 	if (r < 0)
 		goto out;
-	/* only a sync that ran says so: stop's "removed" alone is no sync */
-	if (st->persist && do_sync && f.recorded && !lost)
+	/* only a sync that carried something says so, as `sync` does: a
+	 * stop after a quiet boot prints nothing of it */
+	if (st->persist && do_sync && f.recorded && !lost && (changes > 0 || both))
 		area_note_synced(st, both, m);
 	if (!lost && !merged && f.recorded && area_mounts_state(&f) == AREA_STATE_GONE) {
 		char why[PATH_MAX + 128];

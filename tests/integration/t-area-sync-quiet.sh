@@ -57,7 +57,14 @@ note_synced b "$Q" "sync after a deletion in b"
 quiet sync
 pass "sync says which area it synced a deletion of, and only that one"
 
+echo at-stop >"$P/file"
 expect_rc 0 stop
 note_synced a "$P" "stop"
-note_synced b "$Q" "stop"
-pass "stop says 'synced back into' in the same words"
+! grep -q "synced back into '$Q'" "$OUT" || { cat "$OUT"; fail "stop says it synced b, which did not change"; }
+[ "$(cat "$P/file")" = at-stop ] || fail "stop did not carry a's change into '$P'"
+pass "stop says 'synced back into' in the same words, of the area that changed only"
+
+expect_rc 0 start
+expect_rc 0 stop
+! grep -q "synced back" "$OUT" || { cat "$OUT"; fail "a stop after a boot that changed nothing says it synced"; }
+pass "a stop after a boot that changed nothing says nothing of a sync"
