@@ -123,10 +123,10 @@ int inventory_read_btrfs_sb(int fd, struct btrfs_sb_info *ret)
 }
 
 /* A valid btrfs superblock: the libblkid values from it, no libblkid probe
- * (one 4 KiB read instead of ~45 reads and ~1 MiB).  Returns: 0, -ENOMEM;
- * 1 when this is not a btrfs member: 2 when there is no btrfs superblock
- * at all (no magic, or the device ends before it); a read error is 1, for
- * libblkid to try and the scan to report. */
+ * (one 4 KiB read instead of ~45 reads and ~1 MiB).  Returns: 0; -ENOMEM;
+ * 1 when there is no usable one (damaged, or a read error: libblkid is
+ * asked, and the scan reports what it says); 2 when there is none at all
+ * (no magic, or the device ends before the superblock). */
 static int probe_btrfs_first(int fd, struct block_device *d)
 {
 	char sub[37];
