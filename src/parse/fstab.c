@@ -13,7 +13,8 @@
  *
  * Steps of fstab_parse_buf(), per line:
  *   1. skip blank and comment lines, still counting them
- *   2. check_fields(): what libmount would let through or misread
+ *   2. check_fields(): what libmount would let through or misread, such
+ *      as an escaped NUL ("\000") that cuts a field short
  *   3. parse_line(): libmount parses the line alone
  *   4. is_selected(): only entries with a select option go further;
  *      owned_elsewhere(): a line of another tool (swap, ...) is noted only
@@ -117,6 +118,53 @@ static int check_field_count(struct fstab_parser *p, size_t n)
 	return 0;
 }
 
+static bool is_octal(char c)
+{
+	return c >= '0' && c <= '7';
+}
+
+/*
+ * libmount decodes "\NNN" in the first four fields into one byte, keeping
+ * the low 8 bits of the octal value (util-linux lib/mangle.c,
+ * unmangle_to_buffer()): "\000" and "\400" become a NUL, which ends the C
+ * string and silently cuts the field there.  Escapes are decoded left to
+ * right, so "\134000" is a backslash and "000", no NUL.
+ * Returns: the escape's backslash in @s, or NULL.
+ */
+static const char *find_nul_escape(const char *s, size_t n)
+{
+	for (size_t i = 0; i + 3 < n; i++) {
+		unsigned v;
+
+		if (s[i] != '\\' || !is_octal(s[i + 1]) || !is_octal(s[i + 2]) || !is_octal(s[i + 3]))
+			continue;
+		v = (unsigned)(s[i + 1] - '0') * 64 + (unsigned)(s[i + 2] - '0') * 8 +
+		    (unsigned)(s[i + 3] - '0');
+		if ((v & 0xff) == 0)
+			return s + i;
+		i += 3;
+	}
+	return NULL;
+}
+
+static int check_nul_escapes(struct fstab_parser *p, const struct raw_fields *rf)
+{
+	static const char *const names[] = { "fs_spec", "fs_file", "fs_vfstype", "fs_mntops" };
+	static const char *const what[] = { "a device path or tag", "a path", "a type", "an option" };
+	int r = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(names) && i < rf->n; i++) {
+		const char *e = find_nul_escape(rf->start[i], rf->len[i]);
+
+		if (e)
+			r = line_error(p, "%s '%.*s' holds %.4s, a NUL: %s cannot hold one, and libmount would cut the field there; remove the escape",
+				       names[i], (int)rf->len[i], rf->start[i], e, what[i]);
+		if (r == -ENOMEM)
+			return r;
+	}
+	return r;
+}
+
 static int check_fields(struct fstab_parser *p, const char *s, size_t n)
 {
 	static const char *const names[] = { [4] = "freq", [5] = "passno" };
@@ -127,6 +175,8 @@ static int check_fields(struct fstab_parser *p, const char *s, size_t n)
 		return line_error(p, "malformed line: it contains a NUL byte; remove it");
 	split_fields(s, n, &rf);
 	r = check_field_count(p, rf.n);
+	if (r == 0)
+		r = check_nul_escapes(p, &rf);
 	if (r < 0)
 		return r;
 	for (size_t i = 4; i < rf.n; i++)

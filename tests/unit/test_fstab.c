@@ -251,6 +251,44 @@ static void test_nul_byte(void **state)
 	diag_list_done(&dl);
 }
 
+/* libmount decodes "\NNN" to the low 8 bits of its value (util-linux
+ * lib/mangle.c): "\000" and "\400" are a NUL that would cut the field. */
+static void test_nul_escape(void **state)
+{
+	static const struct {
+		const char *text;
+		const char *needle;
+	} bad[] = {
+		{ "tmpfs /mnt/y\\000zzz tmpfs noauto,x-storaged 0 0\n",
+		  "fs_file '/mnt/y\\000zzz' holds \\000, a NUL: a path cannot hold one" },
+		{ "/dev/a\\000 /a ext4 x-storaged 0 0\n", "fs_spec '/dev/a\\000' holds \\000, a NUL" },
+		{ "tmpfs /a tmp\\000fs x-storaged 0 0\n", "fs_vfstype 'tmp\\000fs' holds \\000, a NUL" },
+		{ "tmpfs /a tmpfs x-storaged,mode=0\\400 0 0\n",
+		  "fs_mntops 'x-storaged,mode=0\\400' holds \\400, a NUL" },
+		{ "tmpfs /a/\\0000 tmpfs x-storaged 0 0\n", "fs_file '/a/\\0000' holds \\000" },
+		/* a line storaged does not mount is refused as a malformed one is */
+		{ "/dev/sda\\000 none swap sw 0 0\n", "fs_spec '/dev/sda\\000' holds \\000" },
+	};
+	struct diag_list dl = { 0 };
+	struct fstab f = { 0 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_int_equal(parse_str(&f, bad[i].text, NULL, &dl), -EINVAL);
+		assert_int_equal(dl.n, 1);
+		assert_error(&dl, 0, 1, bad[i].needle);
+		diag_list_done(&dl);
+	}
+	/* "\134" is the backslash: "\134000" is a directory named "\000";
+	 * "\0" without three digits is no escape. */
+	assert_int_equal(parse_str(&f, "tmpfs /a\\134000 tmpfs x-storaged 0 0\ntmpfs /b\\0 tmpfs x-storaged 0 0\n",
+				   NULL, &dl),
+			 0);
+	assert_int_equal(dl.n, 0);
+	must_find(&f, "/a\\000");
+	must_find(&f, "/b\\0");
+	fstab_done(&f);
+}
+
 /* ------------------------------------------------------------ options */
 
 static void test_option_stripping(void **state)
@@ -737,6 +775,7 @@ int main(void)
 		cmocka_unit_test(test_c07_malformed_with_nofail),
 		cmocka_unit_test(test_malformed_lines),
 		cmocka_unit_test(test_nul_byte),
+		cmocka_unit_test(test_nul_escape),
 		cmocka_unit_test(test_option_stripping),
 		cmocka_unit_test(test_requires_in_order),
 		cmocka_unit_test(test_durations),
