@@ -20,7 +20,8 @@
  *      owned_elsewhere(): a line of another tool (swap, ...) is noted only
  *   5. entry_fill(): source, target (normalised), type, storaged's
  *      options, mount options, the paths the entry uses (fstab_paths.c)
- *   6. check_target()
+ *   6. check_source_tag(): a tag in the wrong case or without a value;
+ *      check_target()
  * and once every line is read:
  *   7. check_duplicates(): one deferred entry per mount point
  */
@@ -35,6 +36,7 @@
 #include <libmount.h>
 
 #include "fstab.h"
+#include "fsfacts.h"
 #include "fstab_internal.h"
 #include "units.h"
 #include "shared/optstr.h"
@@ -308,6 +310,34 @@ static char *source_string(struct libmnt_fs *fs)
 	return strdup(src ?: "none");
 }
 
+static bool is_empty_value(const char *v)
+{
+	return streq(v, "") || streq(v, "\"\"") || streq(v, "''");
+}
+
+/*
+ * A tag in the wrong case is no tag to libmount or systemd's
+ * fstab-generator, but a relative path that no device has; an empty tag
+ * value is no tag either ("UUID=" is a path too), and no device would ever
+ * carry it.  Both would only fail at boot.
+ */
+static int check_source_tag(struct fstab_parser *p, const char *src)
+{
+	const char *dir, *name = fsfacts_tag_name_any_case(src, &dir);
+	size_t n;
+
+	if (!name)
+		return 0;
+	n = strlen(name);
+	if (strncmp(src, name, n) != 0)
+		return line_error(p, "'%s' is not a tag: tags are upper case (%s%s); libmount and systemd read it as a path that no device has, so write the tag as shown",
+				  src, name, src + n);
+	if (is_empty_value(src + n))
+		return line_error(p, "%s needs a value: the name of the device to mount, as listed in %s; write e.g. %s<name>",
+				  name, dir, name);
+	return 0;
+}
+
 static int entry_fill(struct fstab_parser *p, struct libmnt_fs *fs, struct fstab_entry *ret)
 {
 	struct fstab_entry e = {
@@ -331,7 +361,9 @@ static int entry_fill(struct fstab_parser *p, struct libmnt_fs *fs, struct fstab
 	path_normalize(e.target);
 	if (!fsfacts_is_network(e.fstype, e.source))
 		path_normalize(e.source);
-	r = check_target(p, &e);
+	r = check_source_tag(p, mnt_fs_get_source(fs));
+	if (r != -ENOMEM)
+		r = check_target(p, &e) ?: r;
 	if (r == -ENOMEM)
 		goto fail;
 	/* Options are checked even after a bad target: every problem in one pass. */
