@@ -95,6 +95,30 @@ enum fsfacts_tag fsfacts_tag_from_path(const char *path, const char **ret_value)
 	return FSFACTS_TAG_NONE;
 }
 
+/* ASCII only: strncasecmp(3) follows the locale, where a Turkish one
+ * lowers 'I' to a dotless i. */
+static bool has_prefix_ascii_nocase(const char *s, const char *upper)
+{
+	for (; *upper; s++, upper++) {
+		char c = *s >= 'a' && *s <= 'z' ? (char)(*s - 'a' + 'A') : *s;
+
+		if (c != *upper)
+			return false;
+	}
+	return true;
+}
+
+const char *fsfacts_tag_name_any_case(const char *spec, const char **ret_dir)
+{
+	for (size_t i = 0; spec && i < ARRAY_SIZE(tags); i++)
+		if (has_prefix_ascii_nocase(spec, tags[i].name)) {
+			if (ret_dir)
+				*ret_dir = tags[i].dir;
+			return tags[i].name;
+		}
+	return NULL;
+}
+
 bool fsfacts_spec_is_tag(const char *spec)
 {
 	const char *v;

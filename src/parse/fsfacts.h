@@ -46,6 +46,22 @@ enum fsfacts_tag fsfacts_tag_parse(const char *spec, const char **ret_value);
 enum fsfacts_tag fsfacts_tag_from_path(const char *path, const char **ret_value);
 
 /**
+ * fsfacts_tag_name_any_case:
+ * @spec: an fs_spec, or NULL
+ * @ret_dir: udev's link directory for the tag ("/dev/disk/by-uuid/",
+ *           static), set only when a name is returned; may be NULL
+ *
+ * libmount (mnt_valid_tagname) and systemd's fstab-generator take the tag
+ * names in upper case only; "uuid=X" is to them a relative path.  This
+ * finds the tag @spec was meant to be, whatever its case, so that the
+ * parser can tell a wrong case and an empty value apart from a tag.
+ *
+ * Returns: the tag's name as fstab(5) spells it ("UUID=", static) when
+ * @spec starts with it in any case, else NULL.
+ */
+const char *fsfacts_tag_name_any_case(const char *spec, const char **ret_dir);
+
+/**
  * fsfacts_spec_is_tag:
  * Returns: true when @spec is one of the tags with a non-empty value.
  */

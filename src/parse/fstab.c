@@ -13,13 +13,15 @@
  *
  * Steps of fstab_parse_buf(), per line:
  *   1. skip blank and comment lines, still counting them
- *   2. check_fields(): what libmount would let through or misread
+ *   2. check_fields(): what libmount would let through or misread, such
+ *      as an escaped NUL ("\000") that cuts a field short
  *   3. parse_line(): libmount parses the line alone
  *   4. is_selected(): only entries with a select option go further;
  *      owned_elsewhere(): a line of another tool (swap, ...) is noted only
  *   5. entry_fill(): source, target (normalised), type, storaged's
  *      options, mount options, the paths the entry uses (fstab_paths.c)
- *   6. check_target()
+ *   6. check_source_tag(): a tag in the wrong case or without a value;
+ *      check_target()
  * and once every line is read:
  *   7. check_duplicates(): one deferred entry per mount point
  */
@@ -34,6 +36,7 @@
 #include <libmount.h>
 
 #include "fstab.h"
+#include "fsfacts.h"
 #include "fstab_internal.h"
 #include "units.h"
 #include "shared/optstr.h"
@@ -117,6 +120,53 @@ static int check_field_count(struct fstab_parser *p, size_t n)
 	return 0;
 }
 
+static bool is_octal(char c)
+{
+	return c >= '0' && c <= '7';
+}
+
+/*
+ * libmount decodes "\NNN" in the first four fields into one byte, keeping
+ * the low 8 bits of the octal value (util-linux lib/mangle.c,
+ * unmangle_to_buffer()): "\000" and "\400" become a NUL, which ends the C
+ * string and silently cuts the field there.  Escapes are decoded left to
+ * right, so "\134000" is a backslash and "000", no NUL.
+ * Returns: the escape's backslash in @s, or NULL.
+ */
+static const char *find_nul_escape(const char *s, size_t n)
+{
+	for (size_t i = 0; i + 3 < n; i++) {
+		unsigned v;
+
+		if (s[i] != '\\' || !is_octal(s[i + 1]) || !is_octal(s[i + 2]) || !is_octal(s[i + 3]))
+			continue;
+		v = (unsigned)(s[i + 1] - '0') * 64 + (unsigned)(s[i + 2] - '0') * 8 +
+		    (unsigned)(s[i + 3] - '0');
+		if ((v & 0xff) == 0)
+			return s + i;
+		i += 3;
+	}
+	return NULL;
+}
+
+static int check_nul_escapes(struct fstab_parser *p, const struct raw_fields *rf)
+{
+	static const char *const names[] = { "fs_spec", "fs_file", "fs_vfstype", "fs_mntops" };
+	static const char *const what[] = { "a device path or tag", "a path", "a type", "an option" };
+	int r = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(names) && i < rf->n; i++) {
+		const char *e = find_nul_escape(rf->start[i], rf->len[i]);
+
+		if (e)
+			r = line_error(p, "%s '%.*s' holds %.4s, a NUL: %s cannot hold one, and libmount would cut the field there; remove the escape",
+				       names[i], (int)rf->len[i], rf->start[i], e, what[i]);
+		if (r == -ENOMEM)
+			return r;
+	}
+	return r;
+}
+
 static int check_fields(struct fstab_parser *p, const char *s, size_t n)
 {
 	static const char *const names[] = { [4] = "freq", [5] = "passno" };
@@ -127,6 +177,8 @@ static int check_fields(struct fstab_parser *p, const char *s, size_t n)
 		return line_error(p, "malformed line: it contains a NUL byte; remove it");
 	split_fields(s, n, &rf);
 	r = check_field_count(p, rf.n);
+	if (r == 0)
+		r = check_nul_escapes(p, &rf);
 	if (r < 0)
 		return r;
 	for (size_t i = 4; i < rf.n; i++)
@@ -258,6 +310,34 @@ static char *source_string(struct libmnt_fs *fs)
 	return strdup(src ?: "none");
 }
 
+static bool is_empty_value(const char *v)
+{
+	return streq(v, "") || streq(v, "\"\"") || streq(v, "''");
+}
+
+/*
+ * A tag in the wrong case is no tag to libmount or systemd's
+ * fstab-generator, but a relative path that no device has; an empty tag
+ * value is no tag either ("UUID=" is a path too), and no device would ever
+ * carry it.  Both would only fail at boot.
+ */
+static int check_source_tag(struct fstab_parser *p, const char *src)
+{
+	const char *dir, *name = fsfacts_tag_name_any_case(src, &dir);
+	size_t n;
+
+	if (!name)
+		return 0;
+	n = strlen(name);
+	if (strncmp(src, name, n) != 0)
+		return line_error(p, "'%s' is not a tag: tags are upper case (%s%s); libmount and systemd read it as a path that no device has, so write the tag as shown",
+				  src, name, src + n);
+	if (is_empty_value(src + n))
+		return line_error(p, "%s needs a value: the name of the device to mount, as listed in %s; write e.g. %s<name>",
+				  name, dir, name);
+	return 0;
+}
+
 static int entry_fill(struct fstab_parser *p, struct libmnt_fs *fs, struct fstab_entry *ret)
 {
 	struct fstab_entry e = {
@@ -281,7 +361,9 @@ static int entry_fill(struct fstab_parser *p, struct libmnt_fs *fs, struct fstab
 	path_normalize(e.target);
 	if (!fsfacts_is_network(e.fstype, e.source))
 		path_normalize(e.source);
-	r = check_target(p, &e);
+	r = check_source_tag(p, mnt_fs_get_source(fs));
+	if (r != -ENOMEM)
+		r = check_target(p, &e) ?: r;
 	if (r == -ENOMEM)
 		goto fail;
 	/* Options are checked even after a bad target: every problem in one pass. */

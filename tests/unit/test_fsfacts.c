@@ -47,6 +47,29 @@ static void test_tags(void **state)
 	(void)state;
 }
 
+/* The tag a spec was meant to be, whatever its case; ASCII only. */
+static void test_tag_any_case(void **state)
+{
+	const char *dir = NULL;
+
+	assert_string_equal(fsfacts_tag_name_any_case("uuid=x", &dir), "UUID=");
+	assert_string_equal(dir, "/dev/disk/by-uuid/");
+	assert_string_equal(fsfacts_tag_name_any_case("UUID=", NULL), "UUID=");
+	assert_string_equal(fsfacts_tag_name_any_case("PartLabel=p", &dir), "PARTLABEL=");
+	assert_string_equal(dir, "/dev/disk/by-partlabel/");
+	assert_string_equal(fsfacts_tag_name_any_case("partuuid=1", NULL), "PARTUUID=");
+	assert_string_equal(fsfacts_tag_name_any_case("Id=wwn", NULL), "ID=");
+	assert_string_equal(fsfacts_tag_name_any_case("label=", NULL), "LABEL=");
+	assert_null(fsfacts_tag_name_any_case("uuid", NULL));
+	assert_null(fsfacts_tag_name_any_case("identity=x", NULL));
+	assert_null(fsfacts_tag_name_any_case("/dev/disk/by-uuid/x", NULL));
+	/* a dotless i, U+0131, where a Turkish locale would lower 'I' */
+	assert_null(fsfacts_tag_name_any_case("\304\261d=x", NULL));
+	assert_null(fsfacts_tag_name_any_case("", NULL));
+	assert_null(fsfacts_tag_name_any_case(NULL, NULL));
+	(void)state;
+}
+
 static void test_tag_paths(void **state)
 {
 	const char *v = NULL;
@@ -113,8 +136,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_network_units), cmocka_unit_test(test_tags),
-		cmocka_unit_test(test_tag_paths),     cmocka_unit_test(test_spec_kinds),
-		cmocka_unit_test(test_types),
+		cmocka_unit_test(test_tag_any_case),  cmocka_unit_test(test_tag_paths),
+		cmocka_unit_test(test_spec_kinds),    cmocka_unit_test(test_types),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

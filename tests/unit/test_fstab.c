@@ -37,6 +37,18 @@ static void assert_error(const struct diag_list *dl, size_t i, unsigned line, co
 			 dl->v[i].line, dl->v[i].msg, line, needle);
 }
 
+/* @text is refused with one error, on @line, containing @needle. */
+static void assert_refused(const char *text, unsigned line, const char *needle)
+{
+	struct diag_list dl = { 0 };
+	struct fstab f = { 0 };
+
+	assert_int_equal(parse_str(&f, text, NULL, &dl), -EINVAL);
+	assert_int_equal(dl.n, 1);
+	assert_error(&dl, 0, line, needle);
+	diag_list_done(&dl);
+}
+
 /* The deferred entry mounted on @target, or NULL. */
 static const struct fstab_entry *fstab_find_target(const struct fstab *f, const char *target)
 {
@@ -249,6 +261,91 @@ static void test_nul_byte(void **state)
 	assert_int_equal(dl.n, 1);
 	assert_error(&dl, 0, 2, "NUL byte");
 	diag_list_done(&dl);
+}
+
+/* libmount decodes "\NNN" to the low 8 bits of its value (util-linux
+ * lib/mangle.c): "\000" and "\400" are a NUL that would cut the field. */
+static void test_nul_escape(void **state)
+{
+	static const struct {
+		const char *text;
+		const char *needle;
+	} bad[] = {
+		{ "tmpfs /mnt/y\\000zzz tmpfs noauto,x-storaged 0 0\n",
+		  "fs_file '/mnt/y\\000zzz' holds \\000, a NUL: a path cannot hold one" },
+		{ "/dev/a\\000 /a ext4 x-storaged 0 0\n", "fs_spec '/dev/a\\000' holds \\000, a NUL" },
+		{ "tmpfs /a tmp\\000fs x-storaged 0 0\n", "fs_vfstype 'tmp\\000fs' holds \\000, a NUL" },
+		{ "tmpfs /a tmpfs x-storaged,mode=0\\400 0 0\n",
+		  "fs_mntops 'x-storaged,mode=0\\400' holds \\400, a NUL" },
+		{ "tmpfs /a/\\0000 tmpfs x-storaged 0 0\n", "fs_file '/a/\\0000' holds \\000" },
+		/* a line storaged does not mount is refused as a malformed one is */
+		{ "/dev/sda\\000 none swap sw 0 0\n", "fs_spec '/dev/sda\\000' holds \\000" },
+	};
+	struct diag_list dl = { 0 };
+	struct fstab f = { 0 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		assert_refused(bad[i].text, 1, bad[i].needle);
+	/* "\134" is the backslash: "\134000" is a directory named "\000";
+	 * "\0" without three digits is no escape. */
+	assert_int_equal(parse_str(&f, "tmpfs /a\\134000 tmpfs x-storaged 0 0\ntmpfs /b\\0 tmpfs x-storaged 0 0\n",
+				   NULL, &dl),
+			 0);
+	assert_int_equal(dl.n, 0);
+	must_find(&f, "/a\\000");
+	must_find(&f, "/b\\0");
+	fstab_done(&f);
+}
+
+/* Tags are upper case to libmount and systemd: "uuid=X" is a path. */
+static void test_tag_case(void **state)
+{
+	static const struct {
+		const char *spec, *needle;
+	} bad[] = {
+		{ "uuid=1642d9cd-4a1e",
+		  "'uuid=1642d9cd-4a1e' is not a tag: tags are upper case (UUID=1642d9cd-4a1e)" },
+		{ "Label=data", "'Label=data' is not a tag: tags are upper case (LABEL=data)" },
+		{ "partuuid=1-2", "(PARTUUID=1-2)" },
+		{ "PartLabel=p", "(PARTLABEL=p)" },
+		{ "id=wwn-0x5", "(ID=wwn-0x5)" },
+		{ "uuid=", "(UUID=)" },
+	};
+	struct diag_list dl = { 0 };
+	struct fstab f = { 0 };
+	char text[128];
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		snprintf(text, sizeof(text), "%s /a btrfs noauto,x-storaged 0 0\n", bad[i].spec);
+		assert_refused(text, 1, bad[i].needle);
+	}
+	/* Paths and server specs holding a tag's name are no tags. */
+	assert_int_equal(parse_str(&f,
+				   "UUID=1642d9cd /a btrfs x-storaged 0 0\n"
+				   "/srv/uuid=x /b none bind,x-storaged 0 0\n"
+				   "server:/label=x /c nfs x-storaged 0 0\n"
+				   "identity /d tmpfs x-storaged 0 0\n",
+				   NULL, &dl),
+			 0);
+	assert_int_equal(dl.n, 0);
+	assert_int_equal(f.n_entries, 4);
+	fstab_done(&f);
+}
+
+/* An empty tag value names no device; libmount takes "UUID=" as a path. */
+static void test_empty_tag(void **state)
+{
+	static const char *const specs[] = { "UUID=", "LABEL=",	    "PARTUUID=", "PARTLABEL=",
+					     "ID=",   "LABEL=\"\"", "UUID=''" };
+	char text[128], needle[64];
+
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+		snprintf(text, sizeof(text),
+			 "/dev/ok /ok ext4 x-storaged 0 0\n%s /a btrfs x-storaged 0 0\n", specs[i]);
+		snprintf(needle, sizeof(needle), "%.*s needs a value",
+			 (int)(strchr(specs[i], '=') - specs[i] + 1), specs[i]);
+		assert_refused(text, 2, needle);
+	}
 }
 
 /* ------------------------------------------------------------ options */
@@ -737,6 +834,9 @@ int main(void)
 		cmocka_unit_test(test_c07_malformed_with_nofail),
 		cmocka_unit_test(test_malformed_lines),
 		cmocka_unit_test(test_nul_byte),
+		cmocka_unit_test(test_nul_escape),
+		cmocka_unit_test(test_tag_case),
+		cmocka_unit_test(test_empty_tag),
 		cmocka_unit_test(test_option_stripping),
 		cmocka_unit_test(test_requires_in_order),
 		cmocka_unit_test(test_durations),
