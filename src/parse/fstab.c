@@ -361,7 +361,8 @@ static int entry_fill(struct fstab_parser *p, struct libmnt_fs *fs, struct fstab
 	path_normalize(e.target);
 	if (!fsfacts_is_network(e.fstype, e.source))
 		path_normalize(e.source);
-	r = check_source_tag(p, mnt_fs_get_source(fs));
+	/* a nodev type's source is a free name ("label=x" is a tmpfs's) */
+	r = fsfacts_is_nodev(e.fstype) ? 0 : check_source_tag(p, mnt_fs_get_source(fs));
 	if (r != -ENOMEM)
 		r = check_target(p, &e) ?: r;
 	if (r == -ENOMEM)

@@ -319,16 +319,18 @@ static void test_tag_case(void **state)
 		snprintf(text, sizeof(text), "%s /a btrfs noauto,x-storaged 0 0\n", bad[i].spec);
 		assert_refused(text, 1, bad[i].needle);
 	}
-	/* Paths and server specs holding a tag's name are no tags. */
+	/* Paths and server specs holding a tag's name are no tags, nor is a
+	 * nodev type's source, a free name. */
 	assert_int_equal(parse_str(&f,
 				   "UUID=1642d9cd /a btrfs x-storaged 0 0\n"
 				   "/srv/uuid=x /b none bind,x-storaged 0 0\n"
 				   "server:/label=x /c nfs x-storaged 0 0\n"
-				   "identity /d tmpfs x-storaged 0 0\n",
+				   "identity /d tmpfs x-storaged 0 0\n"
+				   "label=scratch /e tmpfs x-storaged 0 0\n",
 				   NULL, &dl),
 			 0);
 	assert_int_equal(dl.n, 0);
-	assert_int_equal(f.n_entries, 4);
+	assert_int_equal(f.n_entries, 5);
 	fstab_done(&f);
 }
 
