@@ -269,7 +269,10 @@ int main(int argc, char **argv)
 	if (r >= 0)
 		return r;
 	if (o.state_dir[0] != '/') {
-		fprintf(stderr, "storaged: --state-dir '%s': must be an absolute path\n", o.state_dir);
+		_cleanup_free_ char *abs = path_absolute(o.state_dir);
+
+		fprintf(stderr, "storaged: --state-dir '%s': must be an absolute path%s%s%s\n", o.state_dir,
+			abs ? " (here: '" : "", abs ? abs : "", abs ? "')" : "");
 		return EXIT_CONFIG;
 	}
 	log_init(&lg, level, LOG_TARGET_STDERR);

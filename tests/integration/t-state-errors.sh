@@ -91,4 +91,12 @@ run_sd 4 start
 expect_out "$STATE"
 is_mountpoint "$SCRATCH/mnt" && fail "start mounted with a read-only state directory"
 umount "$STATE"
+
+note "a relative --state-dir: a usage error that names the absolute path it meant"
+OUT=$(cd "$SCRATCH" && "$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir rel start 2>&1)
+rc=$?
+printf '%s\n' "$OUT" | sed 's/^/  | /'
+[ "$rc" = 2 ] || fail "a relative --state-dir exited $rc, expected 2"
+expect_out "--state-dir 'rel': must be an absolute path (here: '$SCRATCH/rel')"
+[ ! -e "$SCRATCH/rel" ] || fail "a relative --state-dir was created"
 exit 0
