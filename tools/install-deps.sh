@@ -22,6 +22,9 @@ PACKAGES=(
 	# the peer of the sync back: bench/sync-back.sh, t-area-sync-incremental.sh,
 	# tests/boot/t-powercut-qemu.sh
 	rsync
+	# the kill at each step of a sync's commit (strace's fault injection):
+	# tests/integration/t-c32-kill-at-every-step.sh
+	strace
 	# LUKS members of a btrfs RAID1: tests/integration/t-luks-raid1.sh
 	cryptsetup-bin
 )

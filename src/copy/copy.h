@@ -149,6 +149,15 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
  * the baselines say, until the area is torn down (copy_sync_kept.c) */
 #define COPY_SYNC_KEPT_XATTR "trusted.storaged.kept"
 
+/* the sync's intent record, on the area's root: "SEC.NSEC", the start of
+ * the sync (as COPY_SYNCED_XATTR), set (after the list of kept entries is
+ * written) before its first rename into the directory and removed once
+ * both baselines moved past its commit.  Found by the next sync, it says
+ * that a sync was cut after it began to change the directory: what
+ * changed there since the lower baseline may be that sync's own doing, and
+ * the next one completes it (copy_sync.c, sync_recover()). */
+#define COPY_SYNC_INTENT_XATTR "trusted.storaged.committing"
+
 /* the errno of a sync back that committed everything, but found entries
  * changed both in the area and in the lower directory: the lower one's is
  * in place, the area's beside it (or the one side's deletion not carried

@@ -21,13 +21,25 @@
  *     itself changes in this step;
  *  2. the new subtrees are copied into W in parallel (copy_trees_fd());
  *  3. syncfs(): everything in W is on disk before any of it is linked in;
- *  4. each noted entry is moved into place in one atomic rename: W/n<N>
+ *  4. the intent: the list of entries kept the directory's, then the
+ *     intent record (COPY_SYNC_INTENT_XATTR), both on the area's root;
+ *     then each noted entry is moved into place in one atomic rename: W/n<N>
  *     over lower/DIR/NAME (RENAME_EXCHANGE when there is one: the old
  *     version ends up in W), deletions renamed into W (W/d<N>);
  *  5. the metadata of every directory that changed, deepest first, the
  *     root's last;
  *  6. syncfs(): the commit point; then the area's baseline moves to the
- *     start of this sync (COPY_SYNCED_XATTR on the area's root).
+ *     start of this sync (COPY_SYNCED_XATTR on the area's root), the
+ *     directory's past the renames (COPY_LOWER_SYNCED_XATTR), and the
+ *     intent record goes.
+ * A kill between the intent and its removal leaves the directory with
+ * renames of this sync's that its baseline does not cover: by their times
+ * alone the next sync would take them for changes made in the directory
+ * and put the area's versions beside them.  The next sync finds the intent
+ * and first completes the cut one (sync_recover()): the directory's
+ * baseline moves past what it did; the area's stays where it was, so every
+ * entry the cut sync may not have carried is compared again.  A power cut
+ * takes the area (RAM) with its records: there is nothing to complete.
  * A crash anywhere leaves each entry of the lower directory its complete
  * old or its complete new version (a file is never torn, a directory that
  * appears appears whole), and W holding only what is no longer live; the
@@ -614,6 +626,34 @@ static void sync_count(const struct sync_ctx *c, struct copy_result *res)
 	res->n_kept = c->sh->nkept_new;
 }
 
+/* completes a sync cut after its intent (step 4 above): the directory's
+ * baseline moves past everything it may have done; negative errno */
+static int sync_recover(int areafd)
+{
+	struct timespec now;
+	int r;
+
+	if (fgetxattr(areafd, COPY_SYNC_INTENT_XATTR, NULL, 0) < 0)
+		return errno == ENODATA || errno == EOPNOTSUPP ? 0 : -errno;
+	if ((r = copy_sync_base_past_writes(&now)) < 0 ||
+	    (r = copy_sync_base_write(areafd, COPY_LOWER_SYNCED_XATTR, &now)) < 0)
+		return r;
+	return fremovexattr(areafd, COPY_SYNC_INTENT_XATTR) < 0 && errno != ENODATA ? -errno : 0;
+}
+
+/* step 4's intent, before the first rename: the kept list (an entry kept
+ * but never renamed loses nothing: it is the directory's), then the record */
+static int sync_intent(struct sync_ctx *c, int areafd, const struct timespec *start)
+{
+	int r = sync_kept_write(c->sh, areafd);
+
+	if (r == 0)
+		r = copy_sync_base_write(areafd, COPY_SYNC_INTENT_XATTR, start);
+	if (r == -EOPNOTSUPP)
+		r = 0; /* no trusted xattrs: no baselines either, nothing to complete */
+	return r < 0 ? sync_fail(c, -r, "", "", "recording the sync's intent") : 0;
+}
+
 int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		 const struct copy_sys *sys, struct copy_result *ret)
 {
@@ -635,6 +675,10 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	}
 	c.adev = ast.st_dev;
 	c.ldev = lst.st_dev;
+	if ((r = sync_recover(areafd)) < 0) {
+		r = sync_fail(&c, -r, "", "", "completing an interrupted sync");
+		goto out;
+	}
 	if (copy_sync_base_read(areafd, COPY_SYNCED_XATTR, &c.base) < 0)
 		c.base.tv_sec = -1; /* no baseline: only what is the same is kept */
 	if (c.base.tv_sec < 0 || copy_sync_base_read(areafd, COPY_LOWER_SYNCED_XATTR, &c.lbase) < 0)
@@ -666,6 +710,8 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	close(lfd);
 	if (r == 0)
 		r = sync_trees(&c);
+	if (r == 0)
+		r = sync_intent(&c, areafd, &start);
 	applied = r == 0;
 	if (r == 0)
 		r = sync_apply(&c, &ast);
@@ -682,11 +728,11 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		copy_sync_base_write(areafd, COPY_SYNCED_XATTR, &start);
 	/* once step 4 began, what changed in the lower directory is this
 	 * sync's own doing, even when it failed after: not to be kept as
-	 * the directory's at the next one; and it moves past what was kept
-	 * the directory's only once the list says so: else, by their times
-	 * alone, the next sync would take the area's versions as newer */
-	if (applied && sync_kept_write(&sh, areafd) == 0 && copy_sync_base_past_writes(&start) == 0)
-		copy_sync_base_write(areafd, COPY_LOWER_SYNCED_XATTR, &start);
+	 * the directory's at the next one (the kept list, written with the
+	 * intent, already says which entries are the directory's) */
+	if (applied && copy_sync_base_past_writes(&start) == 0 &&
+	    copy_sync_base_write(areafd, COPY_LOWER_SYNCED_XATTR, &start) == 0)
+		fremovexattr(areafd, COPY_SYNC_INTENT_XATTR);
 out:
 	sync_ctx_done(&c);
 	sync_shared_done(&sh);
