@@ -158,6 +158,11 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
  * the next one completes it (copy_sync.c, sync_recover()). */
 #define COPY_SYNC_INTENT_XATTR "trusted.storaged.committing"
 
+/* the inode numbers of the area's files that were mapped shared at the
+ * last sync, decimal, space-separated: compared by content at the next
+ * one (copy_sync_changed.c) */
+#define COPY_SYNC_MAPPED_XATTR "trusted.storaged.mapped"
+
 /* the errno of a sync back that committed everything, but found entries
  * changed both in the area and in the lower directory: the lower one's is
  * in place, the area's beside it (or the one side's deletion not carried

@@ -148,8 +148,10 @@ static bool same_time(const struct timespec *a, const struct timespec *l)
 	return a->tv_sec == l->tv_sec && (a->tv_nsec == l->tv_nsec || l->tv_nsec == 0);
 }
 
-/* whether the lower copy @l of the area entry @a is still up to date */
-static bool unchanged(const struct sync_ctx *c, const struct stat *a, const struct stat *l)
+/* whether the lower copy @l of the area entry @a is alike in what
+ * fstatat() shows: type, owner, mode, mtime, and but for a directory
+ * size, link count, device number */
+static bool same_meta(const struct stat *a, const struct stat *l)
 {
 	if ((a->st_mode & S_IFMT) != (l->st_mode & S_IFMT) || a->st_uid != l->st_uid ||
 	    a->st_gid != l->st_gid || !same_time(&a->st_mtim, &l->st_mtim))
@@ -158,14 +160,40 @@ static bool unchanged(const struct sync_ctx *c, const struct stat *a, const stru
 		return false;
 	if (!S_ISDIR(a->st_mode) && (a->st_size != l->st_size || a->st_nlink != l->st_nlink))
 		return false;
-	if ((S_ISCHR(a->st_mode) || S_ISBLK(a->st_mode)) && a->st_rdev != l->st_rdev)
-		return false;
+	return !(S_ISCHR(a->st_mode) || S_ISBLK(a->st_mode)) || a->st_rdev == l->st_rdev;
+}
+
+enum verdict { SAME, CHANGED, ASK_CONTENT };
+
+/* what the times say of the area entry @a against its lower copy @l */
+static enum verdict by_times(const struct sync_ctx *c, const struct stat *a, const struct stat *l)
+{
+	struct timespec end = { c->base.tv_sec + c->sh->tick.tv_sec, c->base.tv_nsec + c->sh->tick.tv_nsec };
+	bool mapped = S_ISREG(a->st_mode) && sync_mapped_has(&c->sh->mapped, a->st_ino);
+
+	if (!same_meta(a, l) || c->base.tv_sec < 0)
+		return CHANGED;
 	/* every change of data, metadata, xattrs or links moves the ctime
 	 * (inode(7)) to at least the coarse clock, which the base was read
-	 * from; ties count as changed */
-	if (c->base.tv_sec < 0 || a->st_ctim.tv_sec > c->base.tv_sec)
-		return false;
-	return a->st_ctim.tv_sec < c->base.tv_sec || a->st_ctim.tv_nsec < c->base.tv_nsec;
+	 * from: older is unchanged, but for a write through a mapping */
+	if (!sync_since(&a->st_ctim, &c->base, true))
+		return mapped ? ASK_CONTENT : SAME;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	/* in the tick the base was read in: before or after it, no time says */
+	return mapped || !sync_since(&a->st_ctim, &end, true) ? ASK_CONTENT : CHANGED;
+}
+
+/* whether the lower copy @l of the area entry @name of @afd (@a), which
+ * is @name of @lfd, is still up to date */
+static bool unchanged(const struct sync_ctx *c, int afd, int lfd, const char *name, const struct stat *a,
+		      const struct stat *l)
+{
+	enum verdict v = by_times(c, a, l);
+
+	return v == SAME || (v == ASK_CONTENT && sync_same_content(afd, lfd, name, a, l) == 1);
 }
 
 /* step 1 for a changed non-directory: written once per area inode; its
@@ -277,7 +305,16 @@ static int push_pair(struct sync_ctx *c, int fds[2], const char *name, const str
 		return r;
 	lv = dirstack_top(&c->s)->extra;
 	lv->st = *st;
-	lv->changed = !unchanged(c, st, lst);
+	switch (by_times(c, st, lst)) {
+	case SAME:
+		lv->changed = false;
+		break;
+	case ASK_CONTENT: /* a directory's own content: its xattrs */
+		lv->changed = sync_same_open(dirstack_top(&c->s)->fd[0], dirstack_top(&c->s)->fd[1], st) != 1;
+		break;
+	default:
+		lv->changed = true;
+	}
 	return dirstack_list(&c->s, true);
 }
 
@@ -325,7 +362,7 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 	have = fstatat(lfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
 	if (!have && errno != ENOENT)
 		return -errno;
-	if (S_ISSOCK(st.st_mode) || (have && !S_ISDIR(st.st_mode) && unchanged(c, &st, &lst)))
+	if (S_ISSOCK(st.st_mode) || (have && !S_ISDIR(st.st_mode) && unchanged(c, afd, lfd, name, &st, &lst)))
 		return 0;
 	/* the three-way rule, by the two baselines: an entry the directory
 	 * itself changed (it was uncovered; for a directory the area has as
@@ -377,7 +414,7 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 		r = enter_pair(c, fd, &st, lfd, name, &lst);
 	else if (S_ISDIR(st.st_mode))
 		r = put_dir(c, fd, &st, name);
-	else if (!have || !unchanged(c, &st, &lst)) {
+	else if (!have || !unchanged(c, afd, lfd, orig, &st, &lst)) {
 		r = put_node(c, fd, &st, name);
 		if (r < 0 && entry_own(r)) {
 			char rel[PATH_MAX / 4];
@@ -683,6 +720,10 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		c.base.tv_sec = -1; /* no baseline: only what is the same is kept */
 	if (c.base.tv_sec < 0 || copy_sync_base_read(areafd, COPY_LOWER_SYNCED_XATTR, &c.lbase) < 0)
 		c.lbase.tv_sec = -1; /* none: the directory is taken as unchanged */
+	if ((r = sync_mapped_setup(&sh, areafd)) < 0) {
+		r = sync_fail(&c, -r, "", "", "reading which files are mapped");
+		goto out;
+	}
 	if ((r = sync_kept_read(&sh, areafd)) < 0) {
 		r = sync_fail(&c, -r, "", "", "reading the entries kept in the directory");
 		goto out;
@@ -733,9 +774,14 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	if (applied && copy_sync_base_past_writes(&start) == 0 &&
 	    copy_sync_base_write(areafd, COPY_LOWER_SYNCED_XATTR, &start) == 0)
 		fremovexattr(areafd, COPY_SYNC_INTENT_XATTR);
+	/* the next sync compares what is mapped now; after a failure, what
+	 * this one was to compare too */
+	sync_mapped_write(r == 0 || r == -COPY_SYNC_KEPT_BOTH ? &sh.mapped_now : &sh.mapped, areafd);
 out:
 	sync_ctx_done(&c);
 	sync_shared_done(&sh);
 	sync_kept_done(&sh);
+	sync_mapped_done(&sh.mapped);
+	sync_mapped_done(&sh.mapped_now);
 	return r;
 }
