@@ -7,15 +7,17 @@
  *    from the coarse clock, so such a change and the baseline tie, and the
  *    tie alone says nothing either way (before: every tie was taken for a
  *    change, and a sync right after a change copied it again);
- *  - a file mapped shared: a write through such a mapping moves no time
- *    on tmpfs (shmem has no page_mkwrite, which is where other
- *    filesystems move mtime: mm/shmem.c, mm/filemap.c
- *    filemap_page_mkwrite()), nor the size.  The mappings of the area's
- *    files are read from /proc/PID/maps at each sync, and the set is kept
- *    on the area's root (COPY_SYNC_MAPPED_XATTR) for the next one: a file
- *    mapped at one sync is compared at that one and at the next, so writes
- *    made through a mapping that was there at a sync and gone at the next
- *    are seen too.
+ *  - a file mapped shared: for a filesystem without page_mkwrite (tmpfs)
+ *    the kernel moves the times at the first write fault of each page of
+ *    a mapping only (mm/memory.c, fault_dirty_shared_page()); the page
+ *    then stays writable, and later writes through it move nothing, nor
+ *    the size.  So a write moves no time only through a mapping that had
+ *    written the page before: one that was there when a sync read the
+ *    file.  The mappings of the area's files are read from /proc/PID/maps
+ *    at each sync and the set is kept on the area's root
+ *    (COPY_SYNC_MAPPED_XATTR) for the next one: a file mapped at one sync
+ *    is compared at that one and at the next, which sees the writes of a
+ *    mapping gone by then.
  *
  * Both are decided by content: the area's entry against the directory's
  * (data, link target, xattrs), read, never by a time.
