@@ -24,7 +24,7 @@
 #include "world/statedir.h"
 #include "status_prom.h"
 #include "status_live.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "shared/util.h"
 #include "world/world.h"
 #include "mount/view.h"

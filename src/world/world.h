@@ -23,7 +23,7 @@
 #include "cli/commands.h"
 #include "mount/view.h"
 #include "parse/config.h"
-#include "parse/diag.h"
+#include "shared/diag.h"
 #include "parse/fstab.h"
 #include "devices/inventory.h"
 #include "shared/log.h"
