@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/commands.h"
+#include "shared/invocation.h"
 #include "status_live.h"
 #include "mount/umount.h"
 #include "shared/util.h"

@@ -181,7 +181,7 @@ bool live_mounted_ro(struct libmnt_table *tb, const char *mp);
 /** live_status_name: "gone", "replaced", "degraded"; NULL when as recorded. */
 const char *live_status_name(enum live_status st);
 
-/* What `status` adds up to, for its exit status (commands.h); the same
+/* What `status` adds up to, for its exit status (invocation.h); the same
  * sum for every output format. */
 struct status_sum {
 	unsigned bad; /* failed (not nofail), gone, replaced; areas gone */
@@ -206,7 +206,7 @@ void status_sum_area(struct status_sum *sum, enum area_state st);
 /**
  * status_sum_exit:
  * Returns: EXIT_STEP_FAILED when something is bad, else EXIT_DEGRADED when
- * something is degraded, else 0 (commands.h, storaged(8) EXIT STATUS).
+ * something is degraded, else 0 (invocation.h, storaged(8) EXIT STATUS).
  */
 int status_sum_exit(const struct status_sum *sum);
 

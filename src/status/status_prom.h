@@ -20,7 +20,7 @@
 #include <stdio.h>
 
 #include "area/area.h"
-#include "cli/commands.h"
+#include "shared/invocation.h"
 #include "shared/log.h"
 #include "state/state.h"
 #include "status_live.h"

@@ -20,7 +20,7 @@
 
 #include "plan/area_size.h"
 #include "devices/btrfs.h"
-#include "cli/commands.h"
+#include "shared/invocation.h"
 #include "mount/view.h"
 #include "parse/config.h"
 #include "shared/diag.h"
