@@ -24,7 +24,7 @@
 #include "parse/area_facts.h"
 #include "shared/sysinfo.h"
 #include "state/atomic_file.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "shared/util.h"
 
 /* @mem: what /proc/meminfo says (all 0: unknown, no check) */

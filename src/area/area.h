@@ -25,7 +25,7 @@
 
 #include "plan/area_size.h"
 #include "parse/config.h"
-#include "parse/diag.h"
+#include "shared/diag.h"
 
 /**
  * area_survey_path:

@@ -27,7 +27,7 @@
 #include "parse/area_facts.h"
 #include "mount/mountfd.h"
 #include "shared/spawn_helper.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "shared/util.h"
 
 #define ZRAM_CONTROL "/sys/class/zram-control"

@@ -16,7 +16,7 @@
 
 #include "area_internal.h"
 #include "shared/dirstack.h"
-#include "parse/units.h"
+#include "shared/units.h"
 
 struct survey_link {
 	dev_t dev;

@@ -24,7 +24,7 @@
 #include "status/status_live.h"
 #include "world/statedir.h"
 #include "status/status_prom.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "world/world.h"
 #include "mount/view.h"
 

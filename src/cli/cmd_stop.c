@@ -22,7 +22,7 @@
 #include "status/status_prom.h"
 #include "exec/sysops.h"
 #include "exec/undo.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "shared/util.h"
 
 /* stop ends a resident storaged first: it would mount again what stop

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,49 +10,6 @@
 #include "shared/log.h"
 #include "state/atomic_file.h"
 #include "shared/util.h"
-
-int daemon_monitor_open(struct udev **ret_udev, struct udev_monitor **ret_monitor)
-{
-	const char *source = access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel";
-	struct udev *udev = udev_new();
-	struct udev_monitor *mon = udev ? udev_monitor_new_from_netlink(udev, source) : NULL;
-	int r = 0;
-
-	if (!mon)
-		r = errno ? -errno : -ENOMEM;
-	else if (udev_monitor_filter_add_match_subsystem_devtype(mon, "block", NULL) < 0 ||
-		 udev_monitor_enable_receiving(mon) < 0)
-		r = errno ? -errno : -EIO;
-	if (r < 0) {
-		daemon_monitor_close(udev, mon);
-		return r;
-	}
-	*ret_udev = udev;
-	*ret_monitor = mon;
-	return 0;
-}
-
-void daemon_monitor_drain(struct udev_monitor *mon)
-{
-	for (struct udev_device *d; mon && (d = udev_monitor_receive_device(mon));)
-		udev_device_unref(d);
-}
-
-void daemon_monitor_close(struct udev *udev, struct udev_monitor *mon)
-{
-	udev_monitor_unref(mon);
-	udev_unref(udev);
-}
-
-int daemon_signal_fd(const sigset_t *mask, sigset_t *ret_old)
-{
-	int fd;
-
-	if (sigprocmask(SIG_BLOCK, mask, ret_old) < 0)
-		return -errno;
-	fd = signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	return fd < 0 ? -errno : fd;
-}
 
 static int waiting_path(const char *state_dir, char **ret)
 {

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What a running storaged listens to and tells: block device events,
- * signals through a signalfd, readiness for the service manager.  The start
- * executor's operations (sysops.c) and the resident loop (resident.c) open
- * their event sources here, the same way.
+ * What a running storaged tells: its pid, and the hand-over between a
+ * waiting `start` and the next command.  What it listens to is opened the
+ * same way by the start executor's operations (sysops.c) and the resident
+ * loop (resident.c), from below: block device events with
+ * udev_change_monitor_open() (devices/udev_change.h), signals with
+ * sigfd_open() (shared/sigfd.h).
  */
 #ifndef STORAGED_DAEMON_H
 #define STORAGED_DAEMON_H
@@ -11,38 +13,9 @@
 #include <signal.h>
 #include <stdbool.h>
 
-#include <libudev.h>
-
 #include "shared/log.h"
 #include "shared/notify.h"
 #include "shared/util.h"
-
-/**
- * daemon_monitor_open:
- * @ret_udev: the udev context (release with daemon_monitor_close())
- * @ret_monitor: a monitor of the "block" subsystem, receiving: udev's own
- *               events where udevd runs (its rules have created the node
- *               then), the kernel's uevents where it does not
- *
- * Returns: 0; negative errno (nothing to release then).
- */
-int daemon_monitor_open(struct udev **ret_udev, struct udev_monitor **ret_monitor);
-
-/** daemon_monitor_drain: reads and drops every pending event of @mon (a
- * burst is one "a device may have appeared"). */
-void daemon_monitor_drain(struct udev_monitor *mon);
-
-/** daemon_monitor_close: releases both; either may be NULL. */
-void daemon_monitor_close(struct udev *udev, struct udev_monitor *mon);
-
-/**
- * daemon_signal_fd:
- * @mask: the signals to take through the descriptor; they are blocked
- * @ret_old: the signal mask before (for sigprocmask(SIG_SETMASK)), or NULL
- *
- * Returns: a non-blocking, close-on-exec signalfd, or negative errno.
- */
-int daemon_signal_fd(const sigset_t *mask, sigset_t *ret_old);
 
 /**
  * daemon_write_pid:

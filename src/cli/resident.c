@@ -19,6 +19,8 @@
 
 #include "daemon.h"
 #include "resident.h"
+#include "devices/udev_change.h"
+#include "shared/sigfd.h"
 #include "state/atomic_file.h"
 #include "shared/util.h"
 
@@ -105,7 +107,7 @@ static void loop_done(struct loop *l)
 	l->sigfd = safe_close(l->sigfd);
 	l->timerfd = safe_close(l->timerfd);
 	l->synctimerfd = safe_close(l->synctimerfd);
-	daemon_monitor_close(l->udev, l->monitor);
+	udev_change_monitor_close(l->udev, l->monitor);
 }
 
 static int watch(struct loop *l, int fd)
@@ -139,10 +141,10 @@ static int loop_init(struct loop *l)
 	*l = (struct loop){ .epfd = -1, .sigfd = -1, .timerfd = -1, .synctimerfd = -1,
 			    .since = (uint64_t)time(NULL) };
 	resident_signals(&mask);
-	l->sigfd = daemon_signal_fd(&mask, NULL);
+	l->sigfd = sigfd_open(&mask, NULL);
 	if (l->sigfd < 0)
 		return l->sigfd;
-	r = daemon_monitor_open(&l->udev, &l->monitor);
+	r = udev_change_monitor_open(&l->udev, &l->monitor);
 	if (r < 0)
 		return r;
 	l->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -163,7 +165,7 @@ static void settle_later(struct loop *l, uint64_t usec)
 		.it_value = { .tv_sec = usec / USEC_PER_SEC, .tv_nsec = (usec % USEC_PER_SEC) * 1000 },
 	};
 
-	daemon_monitor_drain(l->monitor);
+	udev_change_monitor_drain(l->monitor);
 	timerfd_settime(l->timerfd, 0, &its, NULL);
 }
 

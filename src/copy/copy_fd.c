@@ -17,7 +17,7 @@
 
 #include "copy.h"
 #include "copy_fd.h"
-#include "parse/units.h"
+#include "shared/units.h"
 
 #define FFLAGS_KEPT \
 	(FS_APPEND_FL | FS_IMMUTABLE_FL | FS_NODUMP_FL | FS_NOATIME_FL | FS_SYNC_FL | \

@@ -19,7 +19,7 @@
 #include "copy_spawn.h"
 #include "shared/notify.h"
 #include "shared/spawn_helper.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "shared/util.h"
 
 #define HELPER_INSTALLED LIBEXECDIR "/storaged/" COPY_HELPER

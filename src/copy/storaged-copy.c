@@ -43,7 +43,7 @@
 
 #include "copy.h"
 #include "copy_fd.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "shared/util.h"
 
 struct args {

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "parse/diag.h"
+#include "shared/diag.h"
 #include "inventory.h"
 
 #define BTRFS_CONTROL_PATH "/dev/btrfs-control"

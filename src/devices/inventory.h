@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #include "parse/btrfs_sb.h"
-#include "parse/diag.h"
+#include "shared/diag.h"
 #include "parse/fsfacts.h"
 
 struct block_device {

@@ -25,7 +25,7 @@
 #include "parse/ini_reader.h"
 #include "shared/input.h"
 #include "inventory.h"
-#include "parse/units.h"
+#include "shared/units.h"
 
 struct fixture_ctx {
 	const char *path;

@@ -60,3 +60,36 @@ int udev_change_btrfs_members(const char *fsid)
 		return r;
 	return told == 0 && first_error ? first_error : told;
 }
+
+int udev_change_monitor_open(struct udev **ret_udev, struct udev_monitor **ret_monitor)
+{
+	const char *source = access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel";
+	struct udev *udev = udev_new();
+	struct udev_monitor *mon = udev ? udev_monitor_new_from_netlink(udev, source) : NULL;
+	int r = 0;
+
+	if (!mon)
+		r = errno ? -errno : -ENOMEM;
+	else if (udev_monitor_filter_add_match_subsystem_devtype(mon, "block", NULL) < 0 ||
+		 udev_monitor_enable_receiving(mon) < 0)
+		r = errno ? -errno : -EIO;
+	if (r < 0) {
+		udev_change_monitor_close(udev, mon);
+		return r;
+	}
+	*ret_udev = udev;
+	*ret_monitor = mon;
+	return 0;
+}
+
+void udev_change_monitor_drain(struct udev_monitor *mon)
+{
+	for (struct udev_device *d; mon && (d = udev_monitor_receive_device(mon));)
+		udev_device_unref(d);
+}
+
+void udev_change_monitor_close(struct udev *udev, struct udev_monitor *mon)
+{
+	udev_monitor_unref(mon);
+	udev_unref(udev);
+}

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Telling udev, and through it systemd, that a btrfs filesystem it holds
- * "not ready" is usable: the same "change" events `udevadm trigger` makes.
+ * Block device change events, both ways: telling udev, and through it
+ * systemd, that a btrfs filesystem it holds "not ready" is usable (the
+ * same "change" events `udevadm trigger` makes), and listening for the
+ * events of block devices that appear or change (the start executor's
+ * wait for members, the resident loop).
  */
 #ifndef STORAGED_UDEV_CHANGE_H
 #define STORAGED_UDEV_CHANGE_H
+
+#include <libudev.h>
 
 /**
  * udev_change_btrfs_members:
@@ -34,5 +39,23 @@
  * written (the first such error).
  */
 int udev_change_btrfs_members(const char *fsid);
+
+/**
+ * udev_change_monitor_open:
+ * @ret_udev: the udev context (release with udev_change_monitor_close())
+ * @ret_monitor: a monitor of the "block" subsystem, receiving: udev's own
+ *               events where udevd runs (its rules have created the node
+ *               then), the kernel's uevents where it does not
+ *
+ * Returns: 0; negative errno (nothing to release then).
+ */
+int udev_change_monitor_open(struct udev **ret_udev, struct udev_monitor **ret_monitor);
+
+/** udev_change_monitor_drain: reads and drops every pending event of @mon (a
+ * burst is one "a device may have appeared"). */
+void udev_change_monitor_drain(struct udev_monitor *mon);
+
+/** udev_change_monitor_close: releases both; either may be NULL. */
+void udev_change_monitor_close(struct udev *udev, struct udev_monitor *mon);
 
 #endif

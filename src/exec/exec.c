@@ -21,7 +21,7 @@
 
 #include "exec.h"
 #include "exec_internal.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "status/status_live.h"
 
 /* @compact: rewrite the whole file, as at the end of a run, instead of

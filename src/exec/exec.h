@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "parse/diag.h"
+#include "shared/diag.h"
 #include "devices/inventory.h"
 #include "shared/log.h"
 #include "plan/plan.h"

@@ -12,8 +12,8 @@
 #include "ops.h"
 #include "parse/area_facts.h"
 #include "parse/config.h"
-#include "parse/diag.h"
-#include "parse/units.h"
+#include "shared/diag.h"
+#include "shared/units.h"
 #include "shared/log.h"
 #include "state/state.h"
 

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "exec.h"
-#include "parse/units.h"
+#include "shared/units.h"
 
 enum outcome {
 	OUT_PENDING,

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "late_member.h"
-#include "status/status_live.h"
+#include "devices/btrfs_live.h"
 
 /* Where @fsid is mounted degraded by storaged (a mount record whose
  * source the inventory resolves to a member of it), or NULL. */
@@ -28,7 +28,7 @@ static const char *degraded_mount_of(const struct state *st, const struct invent
 	return NULL;
 }
 
-static const struct live_devid *live_devid_of(const struct live_members *lm, uint64_t devid)
+static const struct btrfs_live_devid *live_devid_of(const struct btrfs_live_members *lm, uint64_t devid)
 {
 	for (size_t k = 0; k < lm->n; k++)
 		if (lm->v[k].devid == devid)
@@ -41,11 +41,11 @@ static const struct live_devid *live_devid_of(const struct live_members *lm, uin
 static void tell(struct state *st, struct state_record *r, const struct btrfs_member *m, const char *sysfs,
 		 const char *mp, const char *by, const struct logger *lg)
 {
-	const struct live_devid *now = NULL;
-	struct live_members lm;
+	const struct btrfs_live_devid *now = NULL;
+	struct btrfs_live_members lm;
 	char what[256], fix[4096];
 
-	if (live_btrfs_members(sysfs, r->id, &lm) < 0 || !(now = live_devid_of(&lm, m->devid)))
+	if (btrfs_live_members(sysfs, r->id, &lm) < 0 || !(now = live_devid_of(&lm, m->devid)))
 		snprintf(what, sizeof(what), "the filesystem is not mounted any more");
 	else if (now->missing)
 		snprintf(what, sizeof(what), "the kernel still reports it missing");
@@ -89,18 +89,18 @@ unsigned exec_late_members(struct state *st, const struct inventory *inv, const 
 	for (size_t i = 0; i < st->n; i++) {
 		struct state_record *r = &st->v[i];
 		const struct btrfs_filesystem *fs;
-		struct live_members lm;
+		struct btrfs_live_members lm;
 		const char *mp;
 
 		if (r->kind != STATE_BTRFS || (r->decision != DECISION_DEGRADED && r->decision != DECISION_READ_ONLY))
 			continue;
 		fs = btrfs_fs_list_find(l, r->id);
 		mp = fs ? degraded_mount_of(st, inv, r->id) : NULL;
-		if (!mp || live_btrfs_members(sysfs, r->id, &lm) < 0 || (!lm.n_missing && !lm.n_unused))
+		if (!mp || btrfs_live_members(sysfs, r->id, &lm) < 0 || (!lm.n_missing && !lm.n_unused))
 			continue;
 		for (size_t k = 0; k < fs->n_members; k++) {
 			const struct btrfs_member *m = &fs->members[k];
-			const struct live_devid *was = live_devid_of(&lm, m->devid);
+			const struct btrfs_live_devid *was = live_devid_of(&lm, m->devid);
 			int e;
 
 			if (!was)

@@ -23,7 +23,8 @@
  *      completes the repair
  *
  * A member present in @inv whose devid the kernel reports missing in a
- * mounted filesystem (status_live.h) is registered (BTRFS_IOC_SCAN_DEV).
+ * mounted filesystem (devices/btrfs_live.h) is registered
+ * (BTRFS_IOC_SCAN_DEV).
  * Linux (fs/btrfs/volumes.c device_list_add(), the branch "When FS is
  * already mounted": a device found by devid and uuid with no name, the
  * one the degraded mount added as missing) gives it its path and clears

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "parse/diag.h"
+#include "shared/diag.h"
 #include "mount/umount.h"
 #include "devices/inventory.h"
 

@@ -23,7 +23,7 @@
 #include "devices/btrfs.h"
 #include "devices/btrfs_scrub.h"
 #include "devices/udev_change.h"
-#include "cli/daemon.h"
+#include "shared/sigfd.h"
 #include "mount/mount_pool.h"
 #include "mount/umount.h"
 #include "mount/view.h"
@@ -56,7 +56,7 @@ static uint64_t real_now(void *ud)
 
 static void monitor_open(struct sysops *so)
 {
-	int r = daemon_monitor_open(&so->udev, &so->monitor);
+	int r = udev_change_monitor_open(&so->udev, &so->monitor);
 
 	if (r < 0)
 		log_warning(so->lg, "cannot listen for device events (%s); devices are rechecked every second",
@@ -133,7 +133,7 @@ static int real_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t 
 		jobs[i]->finished = pfd[i].revents != 0;
 	*ret_event = so->monitor ? pfd[n].revents != 0 : true;
 	if (so->monitor && pfd[n].revents)
-		daemon_monitor_drain(so->monitor);
+		udev_change_monitor_drain(so->monitor);
 	return 0;
 }
 
@@ -363,7 +363,7 @@ static int interrupt_fd(sigset_t *ret_old)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
-	return daemon_signal_fd(&mask, ret_old);
+	return sigfd_open(&mask, ret_old);
 }
 
 void sysops_open(struct sysops *so, const struct logger *lg, const char *state_dir, bool catch_signals)
@@ -396,5 +396,5 @@ void sysops_close(struct sysops *so)
 		sigprocmask(SIG_SETMASK, &so->old_mask, NULL);
 	}
 	mount_pool_close(&so->mounts);
-	daemon_monitor_close(so->udev, so->monitor);
+	udev_change_monitor_close(so->udev, so->monitor);
 }

@@ -44,6 +44,31 @@ struct libmnt_fs *view_find_child(struct libmnt_table *tb, uint64_t id, const ch
 	return found;
 }
 
+struct libmnt_fs *view_find_top(struct libmnt_table *tb, const char *target, unsigned id,
+				struct libmnt_fs **ret_ours)
+{
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs, *top = NULL;
+
+	*ret_ours = NULL;
+	while (it && mnt_table_next_fs(tb, it, &fs) == 0) {
+		if (!streq(mnt_fs_get_target(fs), target))
+			continue;
+		top = fs;
+		if (id && (unsigned)mnt_fs_get_id(fs) == id)
+			*ret_ours = fs;
+	}
+	mnt_free_iter(it);
+	return top;
+}
+
+bool view_mounted_ro(struct libmnt_table *tb, const char *mp)
+{
+	struct libmnt_fs *ours, *top = mp ? view_find_top(tb, mp, 0, &ours) : NULL;
+
+	return top && mnt_optstr_get_option(mnt_fs_get_vfs_options(top), "ro", NULL, NULL) == 0;
+}
+
 char *view_fs_text(struct libmnt_fs *fs)
 {
 	const char *src = mnt_fs_get_source(fs), *type = mnt_fs_get_fstype(fs);

@@ -96,6 +96,21 @@ struct libmnt_fs *view_find_id(struct libmnt_table *tb, uint64_t id);
  * umount(2) of @id fail EBUSY (fs/namespace.c propagate_mount_busy()). */
 struct libmnt_fs *view_find_child(struct libmnt_table *tb, uint64_t id, const char *target);
 
+/* The topmost mount on @target (the last one in @tb), borrowed, or NULL;
+ * @ret_ours: the one with the ID @id (0: none asked), on @target, if any. */
+struct libmnt_fs *view_find_top(struct libmnt_table *tb, const char *target, unsigned id,
+				struct libmnt_fs **ret_ours);
+
+/**
+ * view_mounted_ro:
+ * @tb: the mount table now
+ * @mp: a mount point, or NULL
+ *
+ * Returns: whether the topmost mount on @mp is read-only (its VFS "ro");
+ * false when nothing is mounted there or @mp is NULL.
+ */
+bool view_mounted_ro(struct libmnt_table *tb, const char *mp);
+
 /* "SOURCE (FSTYPE)" of @fs as the mount table shows it ("none", "?" for
  * what it lacks), owned; NULL on -ENOMEM. */
 char *view_fs_text(struct libmnt_fs *fs);

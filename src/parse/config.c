@@ -30,7 +30,7 @@
 #include "area_facts.h"
 #include "config_keys.h"
 #include "ini_reader.h"
-#include "units.h"
+#include "shared/units.h"
 #include "shared/util.h"
 
 #define KEY_NAME_MAX 64

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "diag.h"
+#include "shared/diag.h"
 
 #define CONFIG_DEFAULT_PATH "/etc/storaged.conf"
 #define CONFIG_DEFAULT_FSTAB "/etc/fstab"

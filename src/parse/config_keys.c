@@ -12,7 +12,7 @@
 
 #include "config_keys.h"
 #include "fstab.h"
-#include "units.h"
+#include "shared/units.h"
 #include "shared/util.h"
 
 #define FS_NAME_MAX 16

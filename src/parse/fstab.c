@@ -38,7 +38,7 @@
 #include "fstab.h"
 #include "fsfacts.h"
 #include "fstab_internal.h"
-#include "units.h"
+#include "shared/units.h"
 #include "shared/optstr.h"
 
 #define FSTAB_MAX_FIELDS 6

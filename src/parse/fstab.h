@@ -11,7 +11,7 @@
 #include <sys/types.h>
 #include <stdint.h>
 
-#include "diag.h"
+#include "shared/diag.h"
 #include "fsfacts.h"
 
 /* One path an entry uses besides its mount point (ordering rule 2): it

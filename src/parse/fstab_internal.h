@@ -7,7 +7,7 @@
 #ifndef STORAGED_FSTAB_INTERNAL_H
 #define STORAGED_FSTAB_INTERNAL_H
 
-#include "diag.h"
+#include "shared/diag.h"
 #include "fstab.h"
 
 struct fstab_parser {

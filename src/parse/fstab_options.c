@@ -15,7 +15,7 @@
 
 #include "fsfacts.h"
 #include "fstab_internal.h"
-#include "units.h"
+#include "shared/units.h"
 #include "shared/optstr.h"
 #include "shared/util.h"
 

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "diag.h"
+#include "shared/diag.h"
 
 struct ini_lines {
 	const char *file; /* name used in diagnostics */

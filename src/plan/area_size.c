@@ -22,7 +22,7 @@
 
 #include "area_size.h"
 #include "parse/area_facts.h"
-#include "parse/units.h"
+#include "shared/units.h"
 
 #define MIB (UINT64_C(1) << 20)
 #define AUTO_MIN_BYTES (16 * MIB)

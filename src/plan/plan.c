@@ -30,7 +30,7 @@
 #include "plan.h"
 #include "plan_identity.h"
 #include "plan_internal.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "shared/optstr.h"
 
 /* ------------------------------------------------------------ small helpers */

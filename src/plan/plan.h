@@ -17,7 +17,7 @@
 #include "area_size.h"
 #include "devices/btrfs.h"
 #include "parse/config.h"
-#include "parse/diag.h"
+#include "shared/diag.h"
 #include "parse/fstab.h"
 #include "devices/inventory.h"
 

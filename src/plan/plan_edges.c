@@ -12,7 +12,7 @@
 
 #include "parse/fsfacts.h"
 #include "plan_internal.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "shared/util.h"
 
 /* ------------------------------------------------------------ step 4: edges */

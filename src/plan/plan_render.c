@@ -13,7 +13,7 @@
 #include "parse/area_facts.h"
 #include "shared/json_out.h"
 #include "plan.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "shared/optstr.h"
 #include "shared/util.h"
 

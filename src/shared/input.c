@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "input.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "util.h"
 
 static int too_big(const char *path, size_t max, struct diag_list *diags)

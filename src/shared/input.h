@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "parse/diag.h"
+#include "shared/diag.h"
 
 /**
  * input_read:

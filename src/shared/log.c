@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "util.h"
 
 bool log_stream_is_journal(const char *journal_stream, const struct stat *st)

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <syslog.h>
 
-#include "parse/diag.h"
+#include "shared/diag.h"
 #include "util.h"
 
 enum log_target {

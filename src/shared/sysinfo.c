@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "sysinfo.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "util.h"
 
 /* "MemTotal:       24576000 kB" (proc(5)): the value in bytes, or 0 */

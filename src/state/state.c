@@ -13,7 +13,7 @@
 #include "shared/input.h"
 #include "state.h"
 #include "state_internal.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "shared/util.h"
 
 static void record_done(struct state_record *r)

@@ -16,7 +16,7 @@
 #include "atomic_file.h"
 #include "state.h"
 #include "state_internal.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "shared/util.h"
 
 /*

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "devices/btrfs_scrub.h"
+#include "mount/view.h"
 #include "status_btrfs.h"
 
 /* Appends "; @a@sep@b" to @buf. */
@@ -18,32 +19,13 @@ static void append(char *buf, size_t len, const char *a, const char *sep, const 
 		snprintf(buf + off, len - off, "; %s%s%s", a, sep, b);
 }
 
-unsigned status_stale_how(const char *sysfs, struct libmnt_table *tb, const char *mp,
-			const struct btrfs_filesystem *fs)
-{
-	unsigned how = 0;
-	struct live_members lm;
-
-	if (!mp)
-		return 0;
-	if (live_mounted_ro(tb, mp))
-		how |= STALE_MOUNTED_RO;
-	if (live_btrfs_members(sysfs, fs->fsid, &lm) < 0)
-		return how;
-	for (size_t k = 0; k < lm.n; k++)
-		for (size_t i = 0; i < fs->n_members; i++)
-			if (fs->members[i].devid == lm.v[k].devid && btrfs_member_stale(fs, &fs->members[i]) &&
-			    (lm.v[k].missing || lm.v[k].unused))
-				how |= STALE_MEMBER_UNUSED;
-	return how;
-}
-
 char *status_btrfs_reason(const struct live_input *in, const struct btrfs_fs_list *l,
 			  const struct state_record *rec, char *buf, size_t len)
 {
 	const struct btrfs_filesystem *fs = btrfs_fs_list_find(l, rec->id);
 	const char *mp = live_btrfs_mountpoint(in, rec->id);
 	char facts[1024], advice[PATH_MAX * 4 + 200];
+	unsigned how;
 
 	if (!fs) {
 		snprintf(buf, len, "no member of it is present now (%llu/%llu members when assembled)",
@@ -51,9 +33,9 @@ char *status_btrfs_reason(const struct live_input *in, const struct btrfs_fs_lis
 		return buf;
 	}
 	snprintf(buf, len, "%zu/%llu members", fs->n_members, (unsigned long long)fs->num_devices);
-	btrfs_stale_advice(mp, status_stale_how(in->sysfs_btrfs, in->mountinfo, mp, fs) |
-				       (rec->scrub_started_usec ? STALE_SCRUB_STARTED : 0),
-			   in->self, advice, sizeof(advice));
+	how = mp ? btrfs_live_stale_how(in->sysfs_btrfs, view_mounted_ro(in->mountinfo, mp), fs) : 0;
+	btrfs_stale_advice(mp, how | (rec->scrub_started_usec ? STALE_SCRUB_STARTED : 0), in->self,
+			   advice, sizeof(advice));
 	if (btrfs_format_stale(fs, facts, sizeof(facts))[0])
 		append(buf, len, facts, ": ", advice);
 	/* caught up (a read-write mount wrote every superblock), not repaired

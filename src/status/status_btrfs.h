@@ -34,21 +34,4 @@
 char *status_btrfs_reason(const struct live_input *in, const struct btrfs_fs_list *l,
 			  const struct state_record *rec, char *buf, size_t len);
 
-/**
- * status_stale_how:
- * @sysfs: SYSFS_BTRFS, or a test's copy
- * @tb: the mount table now
- * @mp: where @fs is mounted, or NULL
- * @fs: a btrfs filesystem of the devices now, with a stale member
- *
- * How the mount stands for a scrub of @fs: read-only, or a stale member
- * the kernel does not use (missing, or back after a degraded mount:
- * live_btrfs_members()).
- *
- * Returns: enum btrfs_stale_mount flags for btrfs_stale_advice(); 0 when
- * @mp is NULL.
- */
-unsigned status_stale_how(const char *sysfs, struct libmnt_table *tb, const char *mp,
-			  const struct btrfs_filesystem *fs);
-
 #endif

@@ -13,9 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/commands.h"
+#include "shared/invocation.h"
 #include "status_live.h"
 #include "mount/umount.h"
+#include "mount/view.h"
 #include "shared/util.h"
 
 const char *live_status_name(enum live_status st)
@@ -33,102 +34,8 @@ const char *live_status_name(enum live_status st)
 	}
 }
 
-/* The topmost mount on @target (the last one in the table), or NULL;
- * @ret_ours: the one with @id, on @target, if any. */
-static struct libmnt_fs *mounts_on(struct libmnt_table *tb, const char *target, unsigned id,
-				   struct libmnt_fs **ret_ours)
-{
-	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *fs, *top = NULL;
-
-	*ret_ours = NULL;
-	while (it && mnt_table_next_fs(tb, it, &fs) == 0) {
-		if (!streq(mnt_fs_get_target(fs), target))
-			continue;
-		top = fs;
-		if (id && (unsigned)mnt_fs_get_id(fs) == id)
-			*ret_ours = fs;
-	}
-	mnt_free_iter(it);
-	return top;
-}
-
-/* The first character of <dir>/<name>, or 0 when it cannot be read. */
-static char read_flag(const char *dir, const char *name)
-{
-	char file[PATH_MAX], v[8] = "";
-	FILE *f;
-
-	snprintf(file, sizeof(file), "%s/%s", dir, name);
-	f = fopen(file, "re");
-	if (!f)
-		return 0;
-	if (!fgets(v, sizeof(v), f))
-		v[0] = 0;
-	fclose(f);
-	return v[0];
-}
-
-/* Entries of directory @path but "." and "..": -1 when it cannot be read. */
-static int count_entries(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
-int live_btrfs_members(const char *sysfs, const char *fsid, struct live_members *ret)
-{
-	char path[PATH_MAX], dev[PATH_MAX + 300];
-	unsigned candidates = 0;
-	struct dirent *de;
-	int n_open;
-	DIR *d;
-
-	*ret = (struct live_members){ 0 };
-	snprintf(path, sizeof(path), "%s/%s/devinfo", sysfs, fsid);
-	d = opendir(path);
-	if (!d)
-		return -ENOENT;
-	while ((de = readdir(d)) && ret->n < LIVE_DEVIDS_MAX) {
-		struct live_devid *m = &ret->v[ret->n];
-		unsigned long long devid;
-		char *end;
-
-		if (de->d_name[0] == '.')
-			continue;
-		devid = strtoull(de->d_name, &end, 10);
-		if (*end)
-			continue;
-		snprintf(dev, sizeof(dev), "%s/%s", path, de->d_name);
-		*m = (struct live_devid){ .devid = devid, .missing = read_flag(dev, "missing") == '1' };
-		/* a candidate for unused; replace_target: a replace's new disk */
-		m->unused = !m->missing && read_flag(dev, "writeable") == '0' && read_flag(dev, "replace_target") != '1';
-		ret->n_missing += m->missing;
-		candidates += m->unused;
-		ret->n++;
-	}
-	closedir(d);
-	snprintf(path, sizeof(path), "%s/%s/devices", sysfs, fsid);
-	n_open = count_entries(path);
-	if (n_open < 0 || candidates == 0 || (size_t)n_open >= ret->n - ret->n_missing) {
-		for (size_t k = 0; k < ret->n; k++)
-			ret->v[k].unused = false;
-		return 0;
-	}
-	ret->n_unused = candidates;
-	return 0;
-}
-
 /* "devid 2, 3" of the members with @missing (else: unused) in @buf. */
-static unsigned format_devids(const struct live_members *lm, bool missing, char *buf, size_t len)
+static unsigned format_devids(const struct btrfs_live_members *lm, bool missing, char *buf, size_t len)
 {
 	unsigned n = 0;
 	size_t off = 0;
@@ -144,33 +51,6 @@ static unsigned format_devids(const struct live_members *lm, bool missing, char 
 	return n;
 }
 
-bool live_fsid_of_device(const char *sysfs, const char *source, char *buf, size_t len)
-{
-	char real[PATH_MAX], path[PATH_MAX * 2];
-	const char *name;
-	struct dirent *de;
-	bool found = false;
-	DIR *d;
-
-	if (!source || !realpath(source, real))
-		return false;
-	name = strrchr(real, '/') + 1;
-	d = opendir(sysfs);
-	if (!d)
-		return false;
-	while (!found && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/devices/%s", sysfs, de->d_name, name);
-		if (access(path, F_OK) == 0) {
-			snprintf(buf, len, "%.36s", de->d_name); /* a UUID */
-			found = true;
-		}
-	}
-	closedir(d);
-	return found;
-}
-
 const char *live_btrfs_mountpoint(const struct live_input *in, const char *fsid)
 {
 	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
@@ -180,7 +60,7 @@ const char *live_btrfs_mountpoint(const struct live_input *in, const char *fsid)
 
 	while (it && !found && mnt_table_next_fs(in->mountinfo, it, &fs) == 0)
 		if (streq(mnt_fs_get_fstype(fs), "btrfs") &&
-		    live_fsid_of_device(in->sysfs_btrfs, mnt_fs_get_srcpath(fs), id, sizeof(id)) &&
+		    btrfs_live_fsid_of_device(in->sysfs_btrfs, mnt_fs_get_srcpath(fs), id, sizeof(id)) &&
 		    strcasecmp(id, fsid) == 0)
 			found = mnt_fs_get_target(fs);
 	mnt_free_iter(it);
@@ -211,24 +91,17 @@ char *live_degraded_advice(const char *mountpoint, const char *fsid, uint64_t de
 	return buf;
 }
 
-bool live_mounted_ro(struct libmnt_table *tb, const char *mp)
-{
-	struct libmnt_fs *ours, *top = mp ? mounts_on(tb, mp, 0, &ours) : NULL;
-
-	return top && mnt_optstr_get_option(mnt_fs_get_vfs_options(top), "ro", NULL, NULL) == 0;
-}
-
 /* The kernel's view of a mounted btrfs: a member it marks missing, or one
  * back but not in use; each said with what takes it back. */
 static enum live_status check_btrfs(const struct live_input *in, const char *fsid, char *detail, size_t len)
 {
 	const char *mp = live_btrfs_mountpoint(in, fsid);
 	char missing[256] = "", unused[256] = "", q[PATH_MAX * 4 + 3] = "its mount point", fix[2048];
-	bool ro = live_mounted_ro(in->mountinfo, mp);
+	bool ro = view_mounted_ro(in->mountinfo, mp);
 	unsigned long long first = 0;
-	struct live_members lm;
+	struct btrfs_live_members lm;
 
-	if (live_btrfs_members(in->sysfs_btrfs, fsid, &lm) < 0 || (!lm.n_missing && !lm.n_unused))
+	if (btrfs_live_members(in->sysfs_btrfs, fsid, &lm) < 0 || (!lm.n_missing && !lm.n_unused))
 		return LIVE_AS_RECORDED;
 	if (mp)
 		shell_quote(mp, q, sizeof(q));
@@ -315,7 +188,7 @@ static enum live_status check_mount(const struct live_input *in, const struct st
 	const char *moved;
 	char fsid[64];
 
-	top = mounts_on(in->mountinfo, mp, rec->status == STATE_PRESENT ? 0 : rec->mount_id, &ours);
+	top = view_find_top(in->mountinfo, mp, rec->status == STATE_PRESENT ? 0 : rec->mount_id, &ours);
 	if (!rec->mount_id)
 		ours = top; /* a record of an older storaged: no ID to compare */
 	if (rec->status == STATE_PRESENT) {
@@ -352,7 +225,7 @@ static enum live_status check_mount(const struct live_input *in, const struct st
 		return LIVE_REPLACED;
 	}
 	if (streq(mnt_fs_get_fstype(ours), "btrfs") &&
-	    live_fsid_of_device(in->sysfs_btrfs, mnt_fs_get_source(ours), fsid, sizeof(fsid)))
+	    btrfs_live_fsid_of_device(in->sysfs_btrfs, mnt_fs_get_source(ours), fsid, sizeof(fsid)))
 		return check_btrfs(in, fsid, detail, len);
 	return LIVE_AS_RECORDED;
 }

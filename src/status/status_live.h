@@ -13,34 +13,15 @@
 #include <libmount.h>
 
 #include "area/area.h"
+#include "devices/btrfs_live.h"
 #include "mount/umount.h"
 #include "state/state.h"
-
-#define SYSFS_BTRFS "/sys/fs/btrfs"
 
 enum live_status {
 	LIVE_AS_RECORDED, /* the record still describes the system */
 	LIVE_GONE, /* storaged's mount is no longer in the mount table */
 	LIVE_REPLACED, /* another mount is on its mount point */
 	LIVE_DEGRADED, /* the btrfs has a member the kernel marks missing */
-};
-
-/* What the kernel says of one member of a mounted btrfs filesystem. */
-struct live_devid {
-	uint64_t devid;
-	bool missing; /* devinfo/<devid>/missing: not found at mount */
-	/* registered (not missing) but not opened: a member scanned after a
-	 * degraded mount, which the kernel takes into its list of devices
-	 * (fs/btrfs/volumes.c device_list_add() clears its MISSING bit) and
-	 * leaves without a block device, unused, until the next mount */
-	bool unused;
-};
-
-#define LIVE_DEVIDS_MAX 64
-struct live_members {
-	struct live_devid v[LIVE_DEVIDS_MAX]; /* by devid, as sysfs lists them */
-	size_t n;
-	unsigned n_missing, n_unused;
 };
 
 struct btrfs_fs_list;
@@ -57,20 +38,6 @@ struct live_input {
 	/* the command advice names, as log_self() gives it; NULL: "storaged" */
 	const char *self;
 };
-
-/**
- * live_btrfs_members:
- * @sysfs: SYSFS_BTRFS, or a test's copy
- * @fsid: a mounted btrfs filesystem's UUID
- * @ret: its members as the kernel sees them: devinfo/<devid>/missing and
- *       writeable, and the opened devices linked in devices/
- *       (Documentation/ABI/testing/sysfs-fs-btrfs).  A member not missing
- *       and not writeable is unused when fewer devices are open than are
- *       not missing (a write-protected disk is writeable 0 too, but open).
- *
- * Returns: 0; -ENOENT when @fsid is not mounted (no sysfs directory).
- */
-int live_btrfs_members(const char *sysfs, const char *fsid, struct live_members *ret);
 
 /**
  * live_check:
@@ -123,19 +90,6 @@ struct mount_identity live_recorded_identity(const struct state_record *rec);
 bool live_id_taken_over(const struct state_record *rec, const char *mp, unsigned table_id);
 
 /**
- * live_fsid_of_device:
- * @sysfs: SYSFS_BTRFS, or a test's copy
- * @source: a device path ("/dev/loop3"; links are resolved)
- * @buf: the fsid, text, set only on success
- *
- * The fsid whose <sysfs>/<fsid>/devices/ holds @source: the filesystem
- * the kernel has it open for (fs/btrfs/sysfs.c btrfs_sysfs_add_device()).
- *
- * Returns: false when none does.
- */
-bool live_fsid_of_device(const char *sysfs, const char *source, char *buf, size_t len);
-
-/**
  * live_btrfs_mountpoint:
  * @in: the system now
  * @fsid: a btrfs filesystem UUID, text
@@ -168,20 +122,10 @@ const char *live_btrfs_mountpoint(const struct live_input *in, const char *fsid)
 char *live_degraded_advice(const char *mountpoint, const char *fsid, uint64_t devid, bool read_only,
 			   const char *self, char *buf, size_t len);
 
-/**
- * live_mounted_ro:
- * @tb: the mount table now
- * @mp: a mount point, or NULL
- *
- * Returns: whether the topmost mount on @mp is read-only (its VFS "ro");
- * false when nothing is mounted there or @mp is NULL.
- */
-bool live_mounted_ro(struct libmnt_table *tb, const char *mp);
-
 /** live_status_name: "gone", "replaced", "degraded"; NULL when as recorded. */
 const char *live_status_name(enum live_status st);
 
-/* What `status` adds up to, for its exit status (commands.h); the same
+/* What `status` adds up to, for its exit status (invocation.h); the same
  * sum for every output format. */
 struct status_sum {
 	unsigned bad; /* failed (not nofail), gone, replaced; areas gone */
@@ -206,7 +150,7 @@ void status_sum_area(struct status_sum *sum, enum area_state st);
 /**
  * status_sum_exit:
  * Returns: EXIT_STEP_FAILED when something is bad, else EXIT_DEGRADED when
- * something is degraded, else 0 (commands.h, storaged(8) EXIT STATUS).
+ * something is degraded, else 0 (invocation.h, storaged(8) EXIT STATUS).
  */
 int status_sum_exit(const struct status_sum *sum);
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "status_prom.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "shared/util.h"
 
 char *status_prom_escape(const char *in, char *buf, size_t len)

@@ -20,7 +20,7 @@
 #include <stdio.h>
 
 #include "area/area.h"
-#include "cli/commands.h"
+#include "shared/invocation.h"
 #include "shared/log.h"
 #include "state/state.h"
 #include "status_live.h"
@@ -35,7 +35,7 @@ struct prom_fs {
 	bool mounted;
 	bool degraded; /* mounted with -o degraded */
 	/* mounted: members back but unused until mounted again, and members
-	 * the kernel reports missing (status_live.h live_btrfs_members()) */
+	 * the kernel reports missing (devices/btrfs_live.h btrfs_live_members()) */
 	uint64_t unused, missing;
 };
 

@@ -24,7 +24,7 @@
 #include "world/statedir.h"
 #include "status_prom.h"
 #include "status_live.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "shared/util.h"
 #include "world/world.h"
 #include "mount/view.h"
@@ -101,9 +101,9 @@ static void fs_mount_state(const char *path, const struct btrfs_filesystem *f, s
 /* What the kernel says of the members of a mounted filesystem. */
 static void fs_kernel_members(const char *sysfs, const struct btrfs_filesystem *f, struct prom_fs *p)
 {
-	struct live_members lm;
+	struct btrfs_live_members lm;
 
-	if (!p->mounted || live_btrfs_members(sysfs, f->fsid, &lm) < 0)
+	if (!p->mounted || btrfs_live_members(sysfs, f->fsid, &lm) < 0)
 		return;
 	p->missing = lm.n_missing;
 	p->unused = lm.n_unused;

@@ -27,7 +27,7 @@
 #include "copy/copy.h"
 #include "copy/copy_spawn.h"
 #include "parse/area_facts.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "plan/area_size.h"
 #include "predict_internal.h"
 #include "shared/optstr.h"

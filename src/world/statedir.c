@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "statedir.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "shared/notify.h"
 #include "shared/util.h"
 

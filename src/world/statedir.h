@@ -14,7 +14,8 @@
  * Every function here logs what is wrong with the remedy, and returns
  * -EPERM for any problem of the state directory or its state file
  * (untrusted, a symbolic link, damaged, unreadable, unwritable), which
- * every command reports with one exit status (EXIT_STATE, commands.h).
+ * every command reports with one exit status (EXIT_STATE,
+ * shared/invocation.h).
  */
 
 /**

@@ -13,12 +13,11 @@
 #include <unistd.h>
 
 #include "area/area.h"
+#include "devices/btrfs_live.h"
 #include "devices/btrfs_scrub.h"
 #include "state/atomic_file.h"
 #include "mount/safepath.h"
 #include "mount/view.h"
-#include "status/status_btrfs.h"
-#include "status/status_live.h"
 #include "shared/sysinfo.h"
 #include "load.h"
 #include "world.h"
@@ -275,7 +274,7 @@ static void warn_stale(const struct sources *s, const struct logger *lg, const s
 		mp = world_btrfs_mountpoint(tb, fs);
 		e = mp ? NULL : fstab_entry_of(&w->fstab, fs);
 		target = e ? e->target : NULL;
-		how = mp ? status_stale_how(s->sysfs_btrfs, tb, mp, fs)
+		how = mp ? btrfs_live_stale_how(s->sysfs_btrfs, view_mounted_ro(tb, mp), fs)
 			 : e && optstr_get(e->mount_options, "ro", NULL, NULL) ? STALE_MOUNTED_RO : 0;
 		if (target && w->cfg.stale_member == STALE_MEMBER_SCRUB)
 			snprintf(advice, sizeof(advice), "storaged starts a scrub once it has mounted it on %s (stale-member = scrub)",
@@ -313,7 +312,8 @@ static int unreadable_mounted(const struct sources *s, struct libmnt_table *tb, 
 	if (!d->fs_type || !d->mountpoint)
 		return -ENOMEM;
 	d->source = UNREADABLE_BY_MOUNTS;
-	if (streq(d->fs_type, "btrfs") && live_fsid_of_device(s->sysfs_btrfs, d->devnode, fsid, sizeof(fsid)) &&
+	if (streq(d->fs_type, "btrfs") &&
+	    btrfs_live_fsid_of_device(s->sysfs_btrfs, d->devnode, fsid, sizeof(fsid)) &&
 	    !(d->fs_uuid = strdup(fsid)))
 		return -ENOMEM;
 	return 0;

@@ -20,10 +20,10 @@
 
 #include "plan/area_size.h"
 #include "devices/btrfs.h"
-#include "cli/commands.h"
+#include "shared/invocation.h"
 #include "mount/view.h"
 #include "parse/config.h"
-#include "parse/diag.h"
+#include "shared/diag.h"
 #include "parse/fstab.h"
 #include "devices/inventory.h"
 #include "shared/log.h"

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "parse/units.h"
+#include "shared/units.h"
 #include "shared/util.h"
 
 #define SENTINEL UINT64_C(0x5a5a5a5a5a5a5a5a)

@@ -16,8 +16,8 @@
 
 /* "config.h" alone would find autoconf's config.h in the build directory */
 #include "parse/config.h"
-#include "parse/diag.h"
-#include "parse/units.h"
+#include "shared/diag.h"
+#include "shared/units.h"
 #include "shared/util.h"
 #include "world/load.h"
 

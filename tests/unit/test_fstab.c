@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "parse/diag.h"
+#include "shared/diag.h"
 #include "parse/fstab.h"
 #include "world/load.h"
 

@@ -16,10 +16,10 @@
 
 #include <cmocka.h>
 
-#include "parse/diag.h"
+#include "shared/diag.h"
 #include "parse/fstab.h"
 #include "parse/fstab_internal.h"
-#include "parse/units.h"
+#include "shared/units.h"
 
 static bool has_require(const struct fstab_entry *e, const char *option, bool before)
 {

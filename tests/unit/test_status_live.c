@@ -121,7 +121,7 @@ static void test_btrfs(void **state)
 static void test_btrfs_back_unused(void **state)
 {
 	struct fixture *fx = *state;
-	struct live_members lm;
+	struct btrfs_live_members lm;
 	char p[1024], why[512];
 
 	snprintf(p, sizeof(p), "%s/sys/" FSID "/devinfo/2/missing", fx->dir);
@@ -130,7 +130,7 @@ static void test_btrfs_back_unused(void **state)
 	put(p, "0\n");
 	snprintf(p, sizeof(p), "%s/sys/" FSID "/devinfo/1/writeable", fx->dir);
 	put(p, "1\n");
-	assert_int_equal(live_btrfs_members(fx->in.sysfs_btrfs, FSID, &lm), 0);
+	assert_int_equal(btrfs_live_members(fx->in.sysfs_btrfs, FSID, &lm), 0);
 	assert_int_equal(lm.n, 2);
 	assert_int_equal(lm.n_missing, 0);
 	assert_int_equal(lm.n_unused, 1);
@@ -139,10 +139,11 @@ static void test_btrfs_back_unused(void **state)
 	assert_non_null(strstr(why, "mount it again to take it back"));
 	snprintf(p, sizeof(p), "%s/sys/" FSID "/devices/null2", fx->dir);
 	put(p, "");
-	assert_int_equal(live_btrfs_members(fx->in.sysfs_btrfs, FSID, &lm), 0);
+	assert_int_equal(btrfs_live_members(fx->in.sysfs_btrfs, FSID, &lm), 0);
 	assert_int_equal(lm.n_unused, 0);
 	assert_int_equal(check(state, "/srv/b", 60, STATE_DONE, why), LIVE_AS_RECORDED);
-	assert_int_equal(live_btrfs_members(fx->in.sysfs_btrfs, "00000000-0000-0000-0000-000000000000", &lm), -ENOENT);
+	assert_int_equal(btrfs_live_members(fx->in.sysfs_btrfs, "00000000-0000-0000-0000-000000000000", &lm),
+			 -ENOENT);
 	/* as the fixture was */
 	unlink(p);
 	snprintf(p, sizeof(p), "%s/sys/" FSID "/devinfo/2/missing", fx->dir);

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "parse/units.h"
+#include "shared/units.h"
 #include "shared/util.h"
 
 #define KiB UINT64_C(1024)

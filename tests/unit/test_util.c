@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "parse/diag.h"
+#include "shared/diag.h"
 #include "shared/invocation.h"
 #include "shared/util.h"
 
