@@ -363,7 +363,8 @@ static int setup_steps(struct setup *s, const char *state_dir, struct diag_list 
 		goto out;
 	s->path_bound = true;
 	s->st.covered = true;
-	if ((r = area_carry(s, below, fds, m)) < 0)
+	/* subvolumes first: a filesystem mounted inside one lands on its clone */
+	if ((r = area_carry_subvolumes(s, m)) < 0 || (r = area_carry(s, below, fds, m)) < 0)
 		goto out;
 	r = state_area_write(s->d.state, &s->st);
 	if (r < 0)

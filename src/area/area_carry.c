@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The filesystems mounted below an area's directory, carried onto the
- * area: each is bound, with what is mounted below it, at its path on the
- * bind over the directory, so that it stays visible where it was; stop
- * detaches these clones by their recorded IDs, and the originals, under
- * the area all along, stay mounted where they were.
+ * The filesystems mounted below an area's directory, and its btrfs
+ * subvolumes, carried onto the area: each is bound, with what is mounted
+ * below it, at its path on the bind over the directory, so that it stays
+ * visible where it was; stop detaches these clones by their recorded IDs,
+ * and the originals, under the area all along, stay where they were.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +55,42 @@ static int carry_target(int cover, const char *rel)
 	return dir;
 }
 
+/* Binds @fd at @rel below the area's bind @cover (with what is mounted
+ * below it when @recursive) and records the clone's ID in s->st.carried.
+ * Returns: 0 or negative errno (nothing left bound). */
+static int carry_one(struct setup *s, int cover, int fd, const char *rel, bool recursive)
+{
+	uint64_t id = 0, *nv = realloc(s->st.carried, (s->st.n_carried + 1) * sizeof(*nv));
+	_cleanup_close_ int dst = nv ? carry_target(cover, rel) : -ENOMEM;
+	_cleanup_close_ int mfd = -EBADF;
+	int r;
+
+	if (nv)
+		s->st.carried = nv;
+	r = dst < 0 ? dst : mountfd_bind(&mountfd_kernel_ops, fd, dst, recursive, 0, 0, &mfd);
+	if (r == 0)
+		r = mountfd_id(&mountfd_kernel_ops, mfd, &id, NULL);
+	if (r == 0)
+		s->st.carried[s->st.n_carried++] = id;
+	else if (mfd >= 0) {
+		/* bound, but stop could not find it; private first, as
+		 * area_carried_release() */
+		mountfd_set_propagation(&mountfd_kernel_ops, mfd, MS_PRIVATE, true);
+		umount_fd_detached(mfd);
+	}
+	return r;
+}
+
+static int open_cover(struct setup *s, struct diag_list *m)
+{
+	int cover = mountfd_open_id(&mountfd_kernel_ops, s->st.cover_id, O_PATH | O_DIRECTORY);
+
+	if (cover < 0)
+		diag_errno(m, cover, NULL, 0, "area '%s': opening its bind over '%s': %s",
+			   s->a->name, s->a->path, strerror(-cover));
+	return cover;
+}
+
 /* Each filesystem mounted below the directory is bound, with what is
  * mounted below it (AT_RECURSIVE), at its path on the area just bound over
  * the directory: it stays visible where it was, writes land on it, and
@@ -69,33 +105,61 @@ int area_carry(struct setup *s, char **targets, const int *fds, struct diag_list
 
 	if (!targets)
 		return 0;
-	cover = mountfd_open_id(&mountfd_kernel_ops, s->st.cover_id, O_PATH | O_DIRECTORY);
-	if (cover < 0)
-		return diag_errno(m, cover, NULL, 0, "area '%s': opening its bind over '%s': %s",
-				  s->a->name, s->a->path, strerror(-cover));
-	for (size_t i = 0; r == 0 && targets[i]; i++) {
-		uint64_t id = 0, *nv = realloc(s->st.carried, (i + 1) * sizeof(*nv));
-		_cleanup_close_ int dst = nv ? carry_target(cover, targets[i] + plen + 1) : -ENOMEM;
-		_cleanup_close_ int mfd = -EBADF;
-
-		if (nv)
-			s->st.carried = nv;
-		r = dst < 0 ? dst : mountfd_bind(&mountfd_kernel_ops, fds[i], dst, true, 0, 0, &mfd);
-		if (r == 0)
-			r = mountfd_id(&mountfd_kernel_ops, mfd, &id, NULL);
-		if (r == 0)
-			s->st.carried[s->st.n_carried++] = id;
-		else if (mfd >= 0) {
-			/* bound, but stop could not find it; private first, as
-			 * area_carried_release() */
-			mountfd_set_propagation(&mountfd_kernel_ops, mfd, MS_PRIVATE, true);
-			umount_fd_detached(mfd);
-		}
-		if (r < 0)
+	if ((cover = open_cover(s, m)) < 0)
+		return cover;
+	for (size_t i = 0; r == 0 && targets[i]; i++)
+		if ((r = carry_one(s, cover, fds[i], targets[i] + plen + 1, true)) < 0)
 			diag_error(m, NULL, 0,
 				   "area '%s': carrying '%s', mounted below '%s', onto the area: %s; unmount it or correct path=",
 				   s->a->name, targets[i], s->a->path, strerror(-r));
-	}
+	return r;
+}
+
+struct carry_subvols {
+	struct setup *s;
+	int cover;
+	struct diag_list *m;
+};
+
+static int carry_subvol(void *userdata, int fd, const char *rel)
+{
+	struct carry_subvols *c = userdata;
+	int r = carry_one(c->s, c->cover, fd, rel, false);
+
+	if (r < 0)
+		diag_error(c->m, NULL, 0,
+			   "area '%s': carrying the subvolume '%s/%s' onto the area: %s; the area would hide it: move it out of '%s' or correct path=",
+			   c->s->a->name, c->s->a->path, rel, c->s->a->path, strerror(-r));
+	return r;
+}
+
+/* The btrfs subvolumes and snapshots below the directory are not mounts,
+ * but the seed and the sync leave them out as they do mounts (another
+ * device: copy.h): each is carried as a mounted filesystem is, bound at
+ * its place on the area from the directory's private view s->d.lower (the
+ * one the seed read: found after the seed, every directory it left empty
+ * is found, and one made since as well), before the mounts below the
+ * directory are (area_carry(): one mounted inside a subvolume lands on
+ * the subvolume's clone, not under it).  What is written there goes
+ * straight to the disk, as into a mounted filesystem below the directory:
+ * nothing of it waits for a sync, nothing is lost at stop. */
+int area_carry_subvolumes(struct setup *s, struct diag_list *m)
+{
+	_cleanup_close_ int lower = area_open_nofollow(s->d.lower, O_RDONLY | O_DIRECTORY);
+	struct carry_subvols c = { .s = s, .cover = -EBADF, .m = m };
+	size_t n0 = diag_count(m, DIAG_ERROR);
+	int r;
+
+	if (lower < 0)
+		return diag_errno(m, lower, NULL, 0, "area '%s': opening '%s': %s", s->a->name,
+				  s->d.lower, strerror(-lower));
+	if ((c.cover = open_cover(s, m)) < 0)
+		return c.cover;
+	r = area_subvolumes(lower, carry_subvol, &c);
+	if (r < 0 && diag_count(m, DIAG_ERROR) == n0)
+		diag_error(m, NULL, 0, "area '%s': looking for subvolumes below '%s': %s", s->a->name,
+			   s->a->path, strerror(-r));
+	close(c.cover);
 	return r;
 }
 
@@ -140,7 +204,9 @@ void area_carried_restore(struct state_area *st, struct area_carried_keep *k, si
 						      : mountfd_open_nofollow(AT_FDCWD, k[i].target, O_PATH | O_DIRECTORY);
 		uint64_t id = 0;
 
-		/* only onto the area's own directory there: its bind is still on top */
+		/* only onto the area's own directory there: its bind is still on
+		 * top (a mount inside a carried subvolume came back with the
+		 * subvolume's copy, AT_RECURSIVE: it is not put back twice) */
 		if (dst >= 0 && mountfd_id(ops, dst, &id, NULL) == 0 && id == st->cover_id &&
 		    ops->move_mount(ops->userdata, k[i].fd, "", dst, "",
 				    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0 &&

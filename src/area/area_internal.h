@@ -172,6 +172,13 @@ int area_carry_open(const struct setup *s, char **targets, int *ret_fds, struct 
  * negative errno, with one diag_error naming the submount. */
 int area_carry(struct setup *s, char **targets, const int *fds, struct diag_list *m);
 
+/* Binds each btrfs subvolume below the directory (area_subvolumes() of its
+ * private view s->d.lower) at its place on the bind over the directory,
+ * making the directory in the area where it has none; called after the
+ * seed and before area_carry().  The new mounts' IDs go to s->st.carried.
+ * Returns: 0 or negative errno, with one diag_error naming the subvolume. */
+int area_carry_subvolumes(struct setup *s, struct diag_list *m);
+
 /* Detaches the carried clones of @st by their IDs and empties the list. */
 void area_carried_release(struct state_area *st);
 
@@ -226,6 +233,20 @@ int area_backend_release(const struct state_area *st, struct diag_list *m);
  * has its working directory under @path (it stays in the covered directory
  * once the area is bound over it) */
 void area_warn_open_files(const char *name, const char *path, struct diag_list *m);
+
+/* Called with each subvolume found (an O_PATH descriptor, borrowed, and
+ * its path relative to the walk's root); returns 0 or negative errno,
+ * which ends the walk. */
+typedef int (*area_subvol_fn)(void *userdata, int fd, const char *rel);
+
+/* The directories below @rootfd that are in its mount (STATX_MNT_ID) but
+ * on another device: btrfs subvolumes and snapshots, which are not mounts
+ * but have a device number of their own.  Each is handed to @found and not
+ * entered (what is below it comes along with it); another mount is neither
+ * handed nor entered (the mount table lists it); only directories are
+ * looked at (dirstack_list_dirs()).
+ * Returns: 0, negative errno of the walk or of @found. */
+int area_subvolumes(int rootfd, area_subvol_fn found, void *userdata);
 
 /* ---------------------------------------------------------------- area_sync.c */
 

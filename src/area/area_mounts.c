@@ -87,7 +87,7 @@ void area_mounts_describe(const struct area_mounts *f, const char *path, char *b
 		snprintf(buf, len, "its private %s was unmounted by someone else",
 			 !f->area_mounted ? "mount" : "view of the directory");
 	else if (f->carried_missing)
-		snprintf(buf, len, "%zu filesystem(s) carried onto it from below %s were unmounted",
+		snprintf(buf, len, "%zu filesystem(s) or subvolume(s) carried onto it from below %s were unmounted",
 			 f->carried_missing, path);
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What is in and what holds an area's directory: the survey that sizes an
- * area (bytes and inodes, hard links once) and the scan of /proc/<pid>/fd
- * for processes with files open, or their working directory, under it.
+ * area (bytes and inodes, hard links once), the subvolumes below it, and
+ * the scan of /proc/<pid>/fd for processes with files open, or their
+ * working directory, under it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -64,6 +65,8 @@ static int survey_entry(struct survey_walk *w, int dirfd, const char *name, int 
 		return survey_add_link(w, &st);
 	w->s->inodes++;
 	w->s->bytes += (uint64_t)st.st_blocks * 512;
+	/* another device: a mount, or a btrfs subvolume; both are carried
+	 * onto the area (area_carry.c), neither takes room in it */
 	if (!S_ISDIR(st.st_mode) || st.st_dev != w->dev)
 		return 0;
 	*ret_fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -131,6 +134,77 @@ out:
 	if (r < 0)
 		s.bytes = s.inodes = 0;
 	*ret = s;
+	return r;
+}
+
+/* ------------------------------------------------------------ subvolumes */
+
+enum { SUBVOL_SKIP, SUBVOL_ENTER, SUBVOL_FOUND };
+
+/* What the entry @name of @dirfd is to the tree of @root, told from the
+ * inode opened (nothing is looked up twice): SUBVOL_ENTER, a directory of
+ * the tree (opened to read into *@ret_fd); SUBVOL_FOUND, a directory of
+ * the same mount on another device (O_PATH into *@ret_fd); SUBVOL_SKIP,
+ * anything else: not a directory, gone, or another mount, which is the
+ * mount table's (area_submounts()); or negative errno. */
+static int subvol_entry(int dirfd, const char *name, const struct statx *root, int *ret_fd)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct statx x;
+
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? SUBVOL_SKIP : -errno;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT, STATX_TYPE | STATX_MNT_ID, &x) < 0)
+		return -errno;
+	if ((x.stx_mask & root->stx_mask & STATX_MNT_ID) && x.stx_mnt_id != root->stx_mnt_id)
+		return SUBVOL_SKIP;
+	if (x.stx_dev_major != root->stx_dev_major || x.stx_dev_minor != root->stx_dev_minor) {
+		*ret_fd = TAKE_FD(fd);
+		return SUBVOL_FOUND;
+	}
+	*ret_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return *ret_fd < 0 ? -errno : SUBVOL_ENTER;
+}
+
+/* @name of the walk's current level, found a subvolume: handed to @found */
+static int subvol_found(const struct dirstack *s, const char *name, int fd, area_subvol_fn found,
+			void *userdata)
+{
+	_cleanup_free_ char *rel = dirstack_path_dup(s, "", name);
+
+	return rel ? found(userdata, fd, rel) : -ENOMEM;
+}
+
+int area_subvolumes(int rootfd, area_subvol_fn found, void *userdata)
+{
+	struct dirstack s;
+	struct statx root;
+	const char *name;
+	int r, fd;
+
+	if (statx(rootfd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT, STATX_TYPE | STATX_MNT_ID, &root) < 0)
+		return -errno;
+	fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dirstack_init(&s, 1, 0, SURVEY_HELD_LEVELS);
+	r = dirstack_push(&s, &fd, "");
+	if (r == 0)
+		r = dirstack_list_dirs(&s);
+	while (r == 0 && s.depth > 0) {
+		if (!(name = dirstack_next(&s))) {
+			r = dirstack_pop(&s);
+			continue;
+		}
+		r = subvol_entry(dirstack_top(&s)->fd[0], name, &root, &fd);
+		if (r == SUBVOL_ENTER && (r = dirstack_push(&s, &fd, name)) == 0)
+			r = dirstack_list_dirs(&s);
+		else if (r == SUBVOL_FOUND) {
+			r = subvol_found(&s, name, fd, found, userdata);
+			close(fd);
+		}
+	}
+	dirstack_free(&s);
 	return r;
 }
 

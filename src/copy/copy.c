@@ -172,7 +172,10 @@ static int copy_dir(struct copy_ctx *c, struct walk *w, struct entry *e)
 		goto fail;
 	}
 	if (e->st.st_dev != c->dev) {
-		/* another filesystem's root: its directory is copied, empty */
+		/* another device: in an area's seed (from the directory's
+		 * private view, which shows no mount) a btrfs subvolume or
+		 * snapshot, carried onto the area here (area_carry.c); else a
+		 * mount point: its directory is copied, empty */
 		r = copy_meta_fd(dfd, &m.st, &m.xa, m.fflags);
 		close(dfd);
 		goto fail;

@@ -43,13 +43,15 @@ struct copy_opts {
  * Copies owner (numeric), mode, times (atime, mtime), xattrs (POSIX ACLs
  * among them), file flags, hard links, device nodes, fifos, symbolic
  * links (as links), sparse files (holes stay holes); sockets are not
- * copied, other filesystems below @src are not entered (their mount point
- * directories are copied, empty); every name is copied, none is taken for
- * storaged's own (the sync back's working directory is never below a
- * source).  @src may be changed while it is copied by a user who owns it:
- * every entry is looked up once, as one name below its directory's
- * descriptor, following no symbolic link, and copied from that descriptor
- * (copy_fd.h); nothing outside @src is ever read.  The copy in @dst stays
+ * copied, directories on another device than @src (mount points, btrfs
+ * subvolumes and snapshots, which are not mounts) are not entered but
+ * copied empty (an area carries both onto itself: area_carry.c); every
+ * name is copied, none is taken for storaged's own (the sync back's
+ * working directory is never below a source).  @src may be changed while
+ * it is copied by a user who owns it: every entry is looked up once, as
+ * one name below its directory's descriptor, following no symbolic link,
+ * and copied from that descriptor (copy_fd.h); nothing outside @src is
+ * ever read.  The copy in @dst stays
  * root-owned 0700 directories until the end, when directories get their
  * metadata (after their contents), the root last.  A failure leaves a
  * partial copy in @dst for the caller to remove.
@@ -121,9 +123,11 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
  * every successful sync; without one, whatever differs in type, size,
  * mtime, mode or owner).  Each entry is replaced in one atomic rename,
  * deleted entries too; directories' metadata last.  The lower root gets
- * the area root's owner, mode and times.  Other filesystems below either
- * root are not entered (nor deleted).  Crash-consistent on power loss: see
- * copy_sync.c.  The area is reached by descriptor only.
+ * the area root's owner, mode and times.  Directories on another device
+ * than their root are not entered (nor deleted): below an area's private
+ * views, btrfs subvolumes, which the area carries (area_carry.c).
+ * Crash-consistent on power loss: see copy_sync.c.  The area is reached
+ * by descriptor only.
  *
  * Returns: 0 once everything is on disk; negative errno of the first
  * failure (-ENOSPC), the lower copy then holding complete old or new

@@ -55,7 +55,7 @@ struct copy_ctx {
 	const struct copy_opts *o;
 	const struct copy_sys *sys;
 	int dstroot;
-	dev_t dev; /* the source's filesystem: no other is entered */
+	dev_t dev; /* the source's device: no directory on another is entered */
 	unsigned jobs;
 	uint64_t started_usec;
 	atomic_uint_fast64_t files, bytes, last_usec;

@@ -406,7 +406,7 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 		goto out;
 	}
 	if (have && lst.st_dev != c->ldev)
-		goto out; /* another filesystem mounted in the lower copy */
+		goto out; /* another device: a subvolume, carried onto the area */
 	if (S_ISDIR(st.st_mode) && have && S_ISDIR(lst.st_mode) && c->defer) {
 		if ((r = task_add(c->sh, fd, &st, &lst, name)) == 0)
 			fd = -1; /* the task's */
@@ -453,7 +453,7 @@ static int sync_deletions(struct sync_ctx *c)
 			continue;
 		}
 		if (st.st_dev != c->ldev || (st.st_ino == c->work.st_ino && st.st_dev == c->work.st_dev))
-			continue; /* another filesystem's mount point, or W itself */
+			continue; /* another device (a carried subvolume), or W itself */
 		if (S_ISSOCK(st.st_mode))
 			continue; /* never copied: not the area's */
 		if (sync_kept_has(c, key))

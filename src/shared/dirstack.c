@@ -108,7 +108,9 @@ static int blob_add(char **blob, size_t *len, size_t *cap, const char *name)
 	return 0;
 }
 
-int dirstack_list(struct dirstack *s, bool sorted)
+/* the names of the top level's directory; only those readdir() says may
+ * be directories when @dirs_only */
+static int list_names(struct dirstack *s, bool sorted, bool dirs_only)
 {
 	struct dirstack_frame *f = dirstack_top(s);
 	int fd = fcntl(f->fd[0], F_DUPFD_CLOEXEC, 3);
@@ -126,6 +128,8 @@ int dirstack_list(struct dirstack *s, bool sorted)
 	rewinddir(d); /* the offset is shared with the frame's descriptor */
 	while (r == 0 && (errno = 0, de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (dirs_only && de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
 			continue;
 		if ((r = blob_add(&f->blob, &len, &cap, de->d_name)) == 0)
 			n++;
@@ -148,6 +152,16 @@ int dirstack_list(struct dirstack *s, bool sorted)
 	if (sorted && n)
 		qsort(f->names, n, sizeof(*f->names), cmp_name);
 	return 0;
+}
+
+int dirstack_list(struct dirstack *s, bool sorted)
+{
+	return list_names(s, sorted, false);
+}
+
+int dirstack_list_dirs(struct dirstack *s)
+{
+	return list_names(s, false, true);
 }
 
 const char *dirstack_next(struct dirstack *s)

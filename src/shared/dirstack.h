@@ -78,6 +78,18 @@ int dirstack_push(struct dirstack *s, const int *fds, const char *name);
  */
 int dirstack_list(struct dirstack *s, bool sorted);
 
+/**
+ * dirstack_list_dirs:
+ * @s: the stack
+ *
+ * As dirstack_list() unsorted, keeping only the names readdir(3) gives as
+ * directories (DT_DIR) or does not type (DT_UNKNOWN: the caller stats
+ * them): a walk for directories alone stats no file.
+ *
+ * Returns: as dirstack_list().
+ */
+int dirstack_list_dirs(struct dirstack *s);
+
 /** dirstack_next: the top level's next name from dirstack_list(), NULL after the last */
 const char *dirstack_next(struct dirstack *s);
 

@@ -165,6 +165,32 @@ static void test_replaced_level_refused(void **state)
 	assert_int_equal(walk(&deepest, &fds, 100, replace_parent), -ESTALE);
 }
 
+/* dirstack_list_dirs(): the directories of a level, none of its files,
+ * links or fifos (a walk for subvolumes stats no file) */
+static void test_list_dirs_only(void **state)
+{
+	struct dirstack s;
+	int fd = open(top, O_RDONLY | O_DIRECTORY);
+	const char *name;
+	size_t n = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(mknodat(fd, "file", S_IFREG | 0600, 0), 0);
+	assert_int_equal(mkfifoat(fd, "fifo", 0600), 0);
+	assert_int_equal(symlinkat("d", fd, "link"), 0);
+	assert_int_equal(mkdirat(fd, "e", 0700), 0);
+	dirstack_init(&s, 1, 0, CAP);
+	assert_int_equal(dirstack_push(&s, &fd, ""), 0);
+	assert_int_equal(dirstack_list_dirs(&s), 0);
+	while ((name = dirstack_next(&s))) {
+		assert_true(!strcmp(name, "d") || !strcmp(name, "e"));
+		n++;
+	}
+	assert_int_equal(n, 2);
+	dirstack_free(&s);
+}
+
 static void test_path_cut_at_front(void **state)
 {
 	struct dirstack s;
@@ -189,6 +215,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_deep_chain_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_moved_level_by_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replaced_level_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_dirs_only, setup, teardown),
 		cmocka_unit_test(test_path_cut_at_front),
 	};
 
