@@ -135,5 +135,5 @@ row() { # NAME GOAL PEER-ARRAY-NAME...
 echo
 echo "| sync | storaged ms (min-max) | rsync ms | rsync+syncfs ms | storaged / rsync+syncfs | storaged / rsync |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
-row "1% changed (goal <= 0.5)" 0.5 inc_sd inc_rs inc_rss
+row "1% changed (goal <= 0.4)" 0.4 inc_sd inc_rs inc_rss
 row "full (goal <= 1.0)" 1.0 full_sd full_rs full_rss
