@@ -167,8 +167,10 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 	int r;
 
 	w_name(c, w, 'n');
+	/* each inode is charged once, before it is written; a link is free */
 	if (st->st_nlink < 2)
-		r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags);
+		r = copy_budget_charge(c->o->budget, st)
+			?: copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags);
 	else {
 		/* under the lock: a link is never made to a copy not yet there */
 		pthread_mutex_lock(&c->sh->lock);
@@ -177,7 +179,8 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 				break;
 		if (l)
 			r = c->sys->linkat(c->workfd, l->w, c->workfd, w, 0) < 0 ? -errno : 0;
-		else if ((r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags)) == 0 &&
+		else if ((r = copy_budget_charge(c->o->budget, st)) == 0 &&
+			 (r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags)) == 0 &&
 			 !(l = calloc(1, sizeof(*l))))
 			r = -ENOMEM;
 		else if (r == 0) {
@@ -199,6 +202,8 @@ static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char
 	int sfd, dfd, r;
 
 	w_name(c, w, 'n');
+	if ((r = copy_budget_charge(c->o->budget, st)) < 0)
+		return r;
 	if (c->sys->mkdirat(c->workfd, w, 0700) < 0)
 		return -errno;
 	sfd = c->sys->openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
@@ -614,12 +619,22 @@ static void sync_count(const struct sync_ctx *c, struct copy_result *res)
 	res->n_kept = c->sh->nkept_new;
 }
 
+/* a sync the budget stopped: the numbers, not the bare errno (the first
+ * failure is the refusal; what failed after it, ECANCELED, is not said) */
+static void budget_explain(const struct shared *sh, struct copy_result *ret)
+{
+	if (sh->budget.err && ret->err == sh->budget.err)
+		snprintf(ret->msg, sizeof(ret->msg), "%s", copy_budget_why(&sh->budget));
+}
+
 int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		 const struct copy_sys *sys, struct copy_result *ret)
 {
 	struct shared sh = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	/* what is written into W is charged to the owners' room (copy_budget.h) */
+	struct copy_opts opts = *o;
 	struct sync_ctx c = {
-		.sh = &sh, .defer = true, .o = o, .sys = sys, .lowerfd = lowerfd, .workfd = workfd, .res = ret
+		.sh = &sh, .defer = true, .o = &opts, .sys = sys, .lowerfd = lowerfd, .workfd = workfd, .res = ret
 	};
 	struct timespec start;
 	struct stat ast, lst;
@@ -635,6 +650,11 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	}
 	c.adev = ast.st_dev;
 	c.ldev = lst.st_dev;
+	if ((r = copy_budget_init(&sh.budget, lowerfd)) < 0) {
+		r = sync_fail(&c, -r, "", "", "reading the directory's free space");
+		goto out;
+	}
+	opts.budget = &sh.budget;
 	if (copy_sync_base_read(areafd, COPY_SYNCED_XATTR, &c.base) < 0)
 		c.base.tv_sec = -1; /* no baseline: only what is the same is kept */
 	if (c.base.tv_sec < 0 || copy_sync_base_read(areafd, COPY_LOWER_SYNCED_XATTR, &c.lbase) < 0)
@@ -688,6 +708,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	if (applied && sync_kept_write(&sh, areafd) == 0 && copy_sync_base_past_writes(&start) == 0)
 		copy_sync_base_write(areafd, COPY_LOWER_SYNCED_XATTR, &start);
 out:
+	budget_explain(&sh, ret);
 	sync_ctx_done(&c);
 	sync_shared_done(&sh);
 	sync_kept_done(&sh);

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "copy.h"
+#include "copy_budget.h"
 #include "copy_fd.h"
 #include "shared/dirstack.h"
 #include "shared/util.h"
@@ -99,6 +100,9 @@ struct shared {
 	char **kept_new;
 	size_t nkept_new, kept_newcap;
 	bool kept_lost; /* an addition failed (memory): the list is incomplete */
+	/* the owners' room on the directory's filesystem, charged before
+	 * anything is written into W (copy_opts.budget points here) */
+	struct copy_budget budget;
 };
 
 /* one walking thread's state; the lists are merged when all are done */
