@@ -129,9 +129,14 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
  * root are not entered (nor deleted).  Crash-consistent on power loss: see
  * copy_sync.c.  The area is reached by descriptor only.
  *
+ * Everything written into @workfd is first charged against what its
+ * owner could write on that filesystem (copy_budget.h: not root's
+ * reserve, not past a quota).
+ *
  * Returns: 0 once everything is on disk; negative errno of the first
- * failure (-ENOSPC), the lower copy then holding complete old or new
- * versions of every entry.
+ * failure (-ENOSPC, -EDQUOT: the changes do not fit in that room, and
+ * @ret's message says by how much), the lower copy then holding complete
+ * old or new versions of every entry.
  */
 int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		 const struct copy_sys *sys, struct copy_result *ret);

@@ -117,7 +117,7 @@ int copy_budget_charge(struct copy_budget *b, const struct stat *st)
 	pthread_mutex_lock(&b->lock);
 	cost = entry_cost(b, st);
 	/* the first names go in the blocks the directories have */
-	if (++b->names % NAMES_PER_BLOCK == 0)
+	if ((b->names + 1) % NAMES_PER_BLOCK == 0)
 		cost += b->bsize;
 	/* a user may not allocate what the filesystem reserves for root */
 	limit = st->st_uid == 0 ? b->free_root : b->free_users;
@@ -130,14 +130,16 @@ int copy_budget_charge(struct copy_budget *b, const struct stat *st)
 	else {
 		o->used += cost;
 		b->used += cost;
+		b->names++;
 	}
 	pthread_mutex_unlock(&b->lock);
 	return r;
 }
 
-const char *copy_budget_why(const struct copy_budget *b)
+void copy_budget_explain(const struct copy_budget *b, struct copy_result *ret)
 {
-	return b->why;
+	if (b->err && ret->err == b->err)
+		snprintf(ret->msg, sizeof(ret->msg), "%s", b->why);
 }
 
 void copy_budget_done(struct copy_budget *b)

@@ -64,13 +64,17 @@ int copy_budget_init(struct copy_budget *b, int fd);
  *
  * Returns: 0; -ENOSPC when it does not fit in what the owner may use of
  * the filesystem (f_bavail; root: f_bfree), -EDQUOT past the owner's
- * quota; -ENOMEM.  A refusal is recorded once (copy_budget_why()) and the
- * charge is not kept.
+ * quota; -ENOMEM.  The first refusal is recorded (copy_budget_explain())
+ * and no refused charge is kept.
  */
 int copy_budget_charge(struct copy_budget *b, const struct stat *st);
 
-/* the first refusal in words (the numbers; "" when none), for the result */
-const char *copy_budget_why(const struct copy_budget *b);
+struct copy_result;
+
+/* When the first failure of a copy (@ret) is the budget's refusal (what
+ * failed after it was cancelled), its message becomes the refusal's
+ * numbers (copy.h COPY_NO_ROOM ...) instead of the bare errno. */
+void copy_budget_explain(const struct copy_budget *b, struct copy_result *ret);
 
 void copy_budget_done(struct copy_budget *b);
 

@@ -167,8 +167,7 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 	int r;
 
 	w_name(c, w, 'n');
-	/* each inode is charged once, before it is written; a link is free */
-	if (st->st_nlink < 2)
+	if (st->st_nlink < 2) /* charged once per inode, before it is written */
 		r = copy_budget_charge(c->o->budget, st)
 			?: copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags);
 	else {
@@ -202,10 +201,8 @@ static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char
 	int sfd, dfd, r;
 
 	w_name(c, w, 'n');
-	if ((r = copy_budget_charge(c->o->budget, st)) < 0)
-		return r;
-	if (c->sys->mkdirat(c->workfd, w, 0700) < 0)
-		return -errno;
+	if ((r = copy_budget_charge(c->o->budget, st)) < 0 || c->sys->mkdirat(c->workfd, w, 0700) < 0)
+		return r < 0 ? r : -errno;
 	sfd = c->sys->openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (sfd < 0)
 		return -errno;
@@ -619,20 +616,11 @@ static void sync_count(const struct sync_ctx *c, struct copy_result *res)
 	res->n_kept = c->sh->nkept_new;
 }
 
-/* a sync the budget stopped: the numbers, not the bare errno (the first
- * failure is the refusal; what failed after it, ECANCELED, is not said) */
-static void budget_explain(const struct shared *sh, struct copy_result *ret)
-{
-	if (sh->budget.err && ret->err == sh->budget.err)
-		snprintf(ret->msg, sizeof(ret->msg), "%s", copy_budget_why(&sh->budget));
-}
-
 int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		 const struct copy_sys *sys, struct copy_result *ret)
 {
 	struct shared sh = { .lock = PTHREAD_MUTEX_INITIALIZER };
-	/* what is written into W is charged to the owners' room (copy_budget.h) */
-	struct copy_opts opts = *o;
+	struct copy_opts opts = *o; /* with the budget: what W may take */
 	struct sync_ctx c = {
 		.sh = &sh, .defer = true, .o = &opts, .sys = sys, .lowerfd = lowerfd, .workfd = workfd, .res = ret
 	};
@@ -644,16 +632,12 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	*ret = (struct copy_result){ 0 };
 	copy_raise_nofile();
 	if (fstat(areafd, &ast) < 0 || fstat(lowerfd, &lst) < 0 || fstat(workfd, &c.work) < 0 ||
-	    (r = copy_sync_base_now(&start)) < 0) {
+	    (r = copy_sync_base_now(&start)) < 0 || copy_budget_init(&sh.budget, lowerfd) < 0) {
 		r = sync_fail(&c, errno, "", "", "reading the roots");
 		goto out;
 	}
 	c.adev = ast.st_dev;
 	c.ldev = lst.st_dev;
-	if ((r = copy_budget_init(&sh.budget, lowerfd)) < 0) {
-		r = sync_fail(&c, -r, "", "", "reading the directory's free space");
-		goto out;
-	}
 	opts.budget = &sh.budget;
 	if (copy_sync_base_read(areafd, COPY_SYNCED_XATTR, &c.base) < 0)
 		c.base.tv_sec = -1; /* no baseline: only what is the same is kept */
@@ -708,7 +692,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	if (applied && sync_kept_write(&sh, areafd) == 0 && copy_sync_base_past_writes(&start) == 0)
 		copy_sync_base_write(areafd, COPY_LOWER_SYNCED_XATTR, &start);
 out:
-	budget_explain(&sh, ret);
+	copy_budget_explain(&sh.budget, ret);
 	sync_ctx_done(&c);
 	sync_shared_done(&sh);
 	sync_kept_done(&sh);
