@@ -27,6 +27,9 @@ PACKAGES=(
 	strace
 	# LUKS members of a btrfs RAID1: tests/integration/t-luks-raid1.sh
 	cryptsetup-bin
+	# setquota: a sync back within a user's disk quota
+	# (tests/integration/t-c33-sync-footprint.sh)
+	quota
 )
 # The qemu boot tests and the guest suite (tests/boot/, tests/guest/), which
 # the full run (CI=true) sets off: run-tests.sh builds their images while

@@ -147,6 +147,11 @@ static void status_fill(const char *state_dir, const char *self, struct state_ar
 	o->state = area_state_of(&d, st, why, sizeof(why));
 	if (o->state != AREA_STATE_GONE && interrupted(&d, st, o->name, why, sizeof(why)))
 		o->state = AREA_STATE_INTERRUPTED;
+	else if (o->state == AREA_STATE_ACTIVE && st->sync_failed)
+		/* a sync that failed, and removed what it wrote (area_sync.c) */
+		snprintf(why, sizeof(why),
+			 "its last sync back into '%s' failed %s; the area holds every change: run `%s sync %s` once that is fixed",
+			 o->path, st->sync_failed, area_self(&d), o->name);
 	st->path = NULL;
 	if (why[0])
 		o->state_why = strdup(why);

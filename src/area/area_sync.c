@@ -209,6 +209,22 @@ static int sync_dir_create(int lowerfd, int recfd, struct state_area *st, char *
 	return TAKE_FD(fd);
 }
 
+/* Keeps why the sync failed (@cause, while @step) in the record @recfd,
+ * @st, for `status`; a sync that did not fail (@cause NULL) clears it.
+ * Best effort: the sync's own messages say it too. */
+static void sync_failed_record(int recfd, struct state_area *st, const char *step, const char *cause)
+{
+	char *why = NULL;
+
+	if (cause && asprintf(&why, "while %s: %s", step, cause) < 0)
+		return;
+	if (!why && !st->sync_failed)
+		return;
+	free(st->sync_failed);
+	st->sync_failed = why;
+	state_area_write_fd(recfd, st);
+}
+
 /*
  * Sync back, incremental and crash-consistent.  Everything happens inside
  * the covered directory's own filesystem, reached through the private bind
@@ -231,6 +247,13 @@ static int sync_dir_create(int lowerfd, int recfd, struct state_area *st, char *
  *     step 0 may delete it.
  *  3. delete W.  Not synced: losing that deletion loses nothing, the next
  *     sync or start deletes W again (step 0).
+ * A sync that fails deletes W too, whatever step it reached: W holds
+ * only what is not live (the new versions not renamed into place yet,
+ * which the area still has and the next sync copies again, and the old
+ * versions replaced), and what it holds would otherwise take the room of
+ * the directory's filesystem until the next sync.  Only a sync that is
+ * killed leaves W, to step 0 of the next.  What storaged-copy writes into
+ * W is bounded by what the owners could write themselves (copy_budget.h).
  * The sync reports success only after the commit point.  @recfd, @st: the
  * area's record, locked; its sync_dir is rewritten in place.
  */
@@ -242,6 +265,7 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 	struct copy_result c = { 0 };
 	char work[SYNC_DIR_NAME_MAX] = "";
 	const char *step = "opening", *name = st->name;
+	char cause[sizeof(c.msg) + 80];
 	struct stat lst;
 	int kept;
 
@@ -271,14 +295,21 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 	step = "removing its working directory";
 	if ((r = sync_dir_remove(lowerfd, work, workfd, lst.st_dev)) == 0)
 		r = kept;
+	workfd = safe_close(workfd);
 out:
-	if (r < 0 && r != -COPY_SYNC_KEPT_BOTH)
+	/* what a failed sync wrote does not outlive it (see above) */
+	if (r < 0 && workfd >= 0)
+		sync_dir_remove(lowerfd, work, workfd, lst.st_dev);
+	if (r < 0 && r != -COPY_SYNC_KEPT_BOTH) {
+		snprintf(cause, sizeof(cause), "%s%s", c.msg[0] ? c.msg : strerror(-r),
+			 (r == -ENOSPC || r == -EDQUOT) && !strstr(c.msg, COPY_NO_ROOM)
+				 ? " (the directory's filesystem needs room for the changed files)"
+				 : "");
 		diag_error(m, NULL, 0,
-			   "area '%s': sync back into '%s' failed while %s: %s%s; the directory holds complete old or new versions of every file and the area, with every file not synced, is left in place over '%s': fix this and run `%s sync %s`",
-			   name, d->lower, step, c.msg[0] ? c.msg : strerror(-r),
-			   r == -ENOSPC ? " (the directory's filesystem needs room for the changed files)"
-					: "",
-			   st->path, area_self(d), name);
+			   "area '%s': sync back into '%s' failed while %s: %s; the directory holds complete old or new versions of every file and the area, with every file not synced, is left in place over it: fix this and run `%s sync %s`",
+			   name, st->path, step, cause, area_self(d), name);
+	}
+	sync_failed_record(recfd, st, step, r < 0 && r != -COPY_SYNC_KEPT_BOTH ? cause : NULL);
 	return r;
 }
 

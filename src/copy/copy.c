@@ -45,6 +45,7 @@
 #include <linux/fs.h>
 
 #include "copy.h"
+#include "copy_budget.h"
 #include "copy_fd.h"
 #include "shared/dirstack.h"
 #include "shared/util.h"
@@ -160,7 +161,8 @@ static int copy_dir(struct copy_ctx *c, struct walk *w, struct entry *e)
 	if (sfd < 0)
 		return -errno;
 	m.fflags = copy_fflags_get(sfd);
-	if ((r = copy_xattrs_read(sfd, false, &m.xa)) < 0)
+	if ((r = copy_xattrs_read(sfd, false, &m.xa)) < 0 ||
+	    (r = copy_budget_charge(c->o->budget, &e->st)) < 0)
 		goto fail;
 	if (c->sys->mkdirat(e->dd, e->name, 0700) < 0 && errno != EEXIST) {
 		r = -errno;

@@ -13,6 +13,7 @@
 #include <time.h>
 
 struct copy_sys;
+struct copy_budget;
 
 /* The outcome of a copy: err is 0 or a negative errno, msg says what
  * failed (the entry's path below the source) when err is set.  After a
@@ -31,6 +32,9 @@ struct copy_opts {
 	const char *label; /* for the progress line, e.g. the area's name */
 	bool progress; /* print a progress line on stderr (a terminal) */
 	unsigned jobs; /* worker threads; 0 or 1: copy in the calling thread */
+	/* each inode and directory is charged to it before it is written
+	 * (copy_budget.h; the sync back's); NULL: no limit */
+	struct copy_budget *budget;
 };
 
 /**
@@ -129,9 +133,14 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
  * Crash-consistent on power loss: see copy_sync.c.  The area is reached
  * by descriptor only.
  *
+ * Everything written into @workfd is first charged against what its
+ * owner could write on that filesystem (copy_budget.h: not root's
+ * reserve, not past a quota).
+ *
  * Returns: 0 once everything is on disk; negative errno of the first
- * failure (-ENOSPC), the lower copy then holding complete old or new
- * versions of every entry.
+ * failure (-ENOSPC, -EDQUOT: the changes do not fit in that room, and
+ * @ret's message says by how much), the lower copy then holding complete
+ * old or new versions of every entry.
  */
 int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		 const struct copy_sys *sys, struct copy_result *ret);
@@ -172,6 +181,10 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
  * in place, the area's beside it (or the one side's deletion not carried
  * over); the message names each and what became of it */
 #define COPY_SYNC_KEPT_BOTH ENOTUNIQ
+
+/* how the message of a sync back that the owners' room stopped begins
+ * (copy_budget.h): the numbers follow */
+#define COPY_NO_ROOM "no room for the changed files"
 
 /* the suffix of the name the area's version of such an entry gets */
 #define COPY_SYNC_AREA_SUFFIX ".storaged-area"

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "copy_budget.h"
 #include "copy_internal.h"
 #include "shared/util.h"
 
@@ -29,8 +30,11 @@ static int create_file(struct copy_ctx *c, struct entry *e)
 /* creates @e's name in the destination, by type (the first link of an inode) */
 static int make_node(struct copy_ctx *c, struct entry *e)
 {
-	int r;
+	/* charged once per inode, before a byte of it is written */
+	int r = copy_budget_charge(c->o->budget, &e->st);
 
+	if (r < 0)
+		return r;
 	if (S_ISREG(e->st.st_mode))
 		return create_file(c, e);
 	if (S_ISLNK(e->st.st_mode))

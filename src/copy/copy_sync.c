@@ -207,8 +207,9 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 	int r;
 
 	w_name(c, w, 'n');
-	if (st->st_nlink < 2)
-		r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags);
+	if (st->st_nlink < 2) /* charged once per inode, before it is written */
+		r = copy_budget_charge(c->o->budget, st)
+			?: copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags);
 	else {
 		/* under the lock: a link is never made to a copy not yet there */
 		pthread_mutex_lock(&c->sh->lock);
@@ -217,7 +218,8 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 				break;
 		if (l)
 			r = c->sys->linkat(c->workfd, l->w, c->workfd, w, 0) < 0 ? -errno : 0;
-		else if ((r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags)) == 0 &&
+		else if ((r = copy_budget_charge(c->o->budget, st)) == 0 &&
+			 (r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags)) == 0 &&
 			 !(l = calloc(1, sizeof(*l))))
 			r = -ENOMEM;
 		else if (r == 0) {
@@ -239,8 +241,8 @@ static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char
 	int sfd, dfd, r;
 
 	w_name(c, w, 'n');
-	if (c->sys->mkdirat(c->workfd, w, 0700) < 0)
-		return -errno;
+	if ((r = copy_budget_charge(c->o->budget, st)) < 0 || c->sys->mkdirat(c->workfd, w, 0700) < 0)
+		return r < 0 ? r : -errno;
 	sfd = c->sys->openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (sfd < 0)
 		return -errno;
@@ -695,8 +697,9 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		 const struct copy_sys *sys, struct copy_result *ret)
 {
 	struct shared sh = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct copy_opts opts = *o; /* with the budget: what W may take */
 	struct sync_ctx c = {
-		.sh = &sh, .defer = true, .o = o, .sys = sys, .lowerfd = lowerfd, .workfd = workfd, .res = ret
+		.sh = &sh, .defer = true, .o = &opts, .sys = sys, .lowerfd = lowerfd, .workfd = workfd, .res = ret
 	};
 	struct timespec start;
 	struct stat ast, lst;
@@ -706,7 +709,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	*ret = (struct copy_result){ 0 };
 	copy_raise_nofile();
 	if (fstat(areafd, &ast) < 0 || fstat(lowerfd, &lst) < 0 || fstat(workfd, &c.work) < 0 ||
-	    (r = copy_sync_base_now(&start)) < 0) {
+	    (r = copy_sync_base_now(&start)) < 0 || copy_budget_init(&sh.budget, lowerfd) < 0) {
 		r = sync_fail(&c, errno, "", "", "reading the roots");
 		goto out;
 	}
@@ -716,6 +719,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		r = sync_fail(&c, -r, "", "", "completing an interrupted sync");
 		goto out;
 	}
+	opts.budget = &sh.budget;
 	if (copy_sync_base_read(areafd, COPY_SYNCED_XATTR, &c.base) < 0)
 		c.base.tv_sec = -1; /* no baseline: only what is the same is kept */
 	if (c.base.tv_sec < 0 || copy_sync_base_read(areafd, COPY_LOWER_SYNCED_XATTR, &c.lbase) < 0)
@@ -778,6 +782,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	 * this one was to compare too */
 	sync_mapped_write(r == 0 || r == -COPY_SYNC_KEPT_BOTH ? &sh.mapped_now : &sh.mapped, areafd);
 out:
+	copy_budget_explain(&sh.budget, ret);
 	sync_ctx_done(&c);
 	sync_shared_done(&sh);
 	sync_kept_done(&sh);

@@ -324,6 +324,7 @@ void sync_shared_done(struct shared *sh)
 		free(sh->tasks[i].name);
 	}
 	free(sh->tasks);
+	copy_budget_done(&sh->budget);
 	pthread_mutex_destroy(&sh->lock);
 }
 

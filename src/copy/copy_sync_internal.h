@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "copy.h"
+#include "copy_budget.h"
 #include "copy_fd.h"
 #include "shared/dirstack.h"
 #include "shared/util.h"
@@ -109,6 +110,9 @@ struct shared {
 	 * and those of now alone, the next sync's */
 	struct mapped_set mapped, mapped_now;
 	struct timespec tick; /* the coarse clock's resolution */
+	/* the owners' room on the directory's filesystem, charged before
+	 * anything is written into W (copy_opts.budget points here) */
+	struct copy_budget budget;
 };
 
 /* one walking thread's state; the lists are merged when all are done */

@@ -245,6 +245,9 @@ struct state_area {
 			   written before it is created (area_sync.c), so
 			   that a sync killed before the directory carries
 			   its mark is still recovered */
+	char *sync_failed; /* owned, may be NULL: why the last sync back
+			      failed ("while STEP: CAUSE"), for `status`;
+			      a sync back that succeeds clears it */
 	uint64_t *carried; /* owned: mount IDs (STATX_MNT_ID) of the clones
 			      of the filesystems mounted below the directory,
 			      carried onto the area; stop detaches them */

@@ -41,6 +41,7 @@ void state_area_done(struct state_area *a)
 	free(a->fs);
 	free(a->device);
 	free(a->sync_dir);
+	free(a->sync_failed);
 	free(a->carried);
 	state_area_init(a);
 }
@@ -61,6 +62,8 @@ static int area_print(FILE *f, const struct state_area *a)
 		r = state_write_kv(f, "device", a->device);
 	if (!r)
 		r = state_write_kv(f, "sync_dir", a->sync_dir);
+	if (!r)
+		r = state_write_kv(f, "sync_failed", a->sync_failed);
 	for (size_t i = 0; !r && i < a->n_carried; i++)
 		r = state_write_uint(f, "carried", a->carried[i]);
 	if (!r && a->sync_refused)
@@ -154,6 +157,8 @@ static char **area_string(struct state_area *a, const char *name, bool *append)
 		return &a->device;
 	if (len == 8 && strncmp(name, "sync_dir", 8) == 0)
 		return &a->sync_dir;
+	if (len == 11 && strncmp(name, "sync_failed", 11) == 0)
+		return &a->sync_failed;
 	return NULL;
 }
 

@@ -337,6 +337,11 @@ static void test_records(void **ctx)
 	st.carried[1] = 78;
 	st.n_carried = 2;
 	st.sync_refused = true;
+	/* why the last sync failed: long, with spaces, quotes and a newline */
+	st.sync_failed = calloc(1, 701);
+	assert_non_null(st.sync_failed);
+	memset(st.sync_failed, 'x', 700);
+	memcpy(st.sync_failed, "while copying: no room in '/a b'\n", 33);
 	assert_int_equal(state_area_write_fd(fd, &st), 0);
 	state_area_done(&st);
 	assert_int_equal(state_area_read_fd(fd, &st), 0);
@@ -344,6 +349,9 @@ static void test_records(void **ctx)
 	assert_int_equal(st.carried[0], 77);
 	assert_int_equal(st.carried[1], 78);
 	assert_true(st.sync_refused);
+	assert_non_null(st.sync_failed);
+	assert_int_equal(strlen(st.sync_failed), 700);
+	assert_memory_equal(st.sync_failed, "while copying: no room in '/a b'\n", 33);
 	state_area_done(&st);
 	assert_int_equal(
 		state_area_parse("[area]\nname=x\npath=/x\nfs=tmpfs\ndevice=d\ncarried=0\ncomplete=yes\n",
