@@ -334,11 +334,11 @@ static int resident_pass(void *userdata, const struct logger *lg, bool no_wait)
 /* The periodic syncs, and the metrics-textfile rewritten at least every
  * METRICS_REFRESH_SEC between passes: metrics that are not rewritten
  * while storaged runs are what storaged-alerts.yml calls stale. */
-static uint64_t resident_sync(void *userdata, const struct logger *lg, uint64_t since, bool on_timer)
+static uint64_t resident_sync(void *userdata, const struct logger *lg, uint64_t since_usec, bool on_timer)
 {
 	uint64_t next = 0;
 
-	if (sync_due_areas(userdata, lg, since, &next) < 0)
+	if (sync_due_areas(userdata, lg, since_usec, &next) < 0)
 		next = 0; /* the next pass reports what cannot be read */
 	if (on_timer)
 		status_prom_after_pass(userdata, lg);

@@ -94,7 +94,7 @@ static int detach(const char *state_dir, struct logger *child_lg)
 struct loop {
 	int epfd, sigfd, timerfd;
 	int synctimerfd; /* the next periodic sync, disarmed when none */
-	uint64_t since; /* CLOCK_REALTIME seconds when the loop began */
+	uint64_t since; /* CLOCK_MONOTONIC µs when the loop began */
 	struct udev *udev;
 	struct udev_monitor *monitor;
 };
@@ -137,7 +137,7 @@ static int loop_init(struct loop *l)
 	int r;
 
 	*l = (struct loop){ .epfd = -1, .sigfd = -1, .timerfd = -1, .synctimerfd = -1,
-			    .since = (uint64_t)time(NULL) };
+			    .since = now_monotonic_usec() };
 	resident_signals(&mask);
 	l->sigfd = daemon_signal_fd(&mask, NULL);
 	if (l->sigfd < 0)
