@@ -18,6 +18,7 @@
 #include <libudev.h>
 
 #include "daemon.h"
+#include "liveness.h"
 #include "resident.h"
 #include "state/atomic_file.h"
 #include "shared/util.h"
@@ -28,22 +29,21 @@
 /* ------------------------------------------------------------ lock and pid file */
 
 /* One resident per state directory: it holds an exclusive lock on
- * DIR/resident for its lifetime.  Returns: the locked fd; -EWOULDBLOCK
- * when another resident holds it; other negative errno. */
+ * DIR/resident for its lifetime (liveness.h: `stop` and `status` know it
+ * alive from that lock, not from its pid file).  Returns: the locked fd;
+ * -EWOULDBLOCK when another resident holds it; other negative errno. */
 static int lock_resident(const char *state_dir)
 {
 	_cleanup_free_ char *path = NULL;
-	_cleanup_close_ int fd = -EBADF;
 
 	if (asprintf(&path, "%s/resident", state_dir) < 0)
 		return -ENOMEM;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
-		return -errno;
-	return TAKE_FD(fd);
+	return liveness_take(path);
 }
 
-/* `storaged stop` never reads half a pid (daemon_write_pid()). */
+/* For messages and signals: `storaged stop` never reads half a pid
+ * (daemon_write_pid()) and believes it only while the lock is held by
+ * the process it names (liveness_pid()). */
 static int write_pidfile(const char *state_dir, pid_t pid)
 {
 	_cleanup_free_ char *path = NULL;
