@@ -326,15 +326,19 @@ static const char *record_reason(const struct live_input *in, const struct state
 	return rec->reason;
 }
 
-/* A record of a step under way ("waiting", "mounting") while no storaged
- * is at work: the run that was at it was killed, nothing waits or mounts
- * (C36).  Words @why, which is "" when the live check found nothing. */
+/* A record of a step under way while no storaged is at work: the run
+ * that was at it was killed, nothing waits or mounts.  A btrfs waiting for
+ * its members, and a mount begun ("mounting"), are under way only while a
+ * run is; a mount "waiting" may be left so at rest (start --local leaves
+ * network entries for the start after the network).  Words @why, which
+ * is "" when the live check found nothing. */
 static bool left_by_a_killed_run(const struct live_input *in, const struct state_record *rec, char *why,
 				 size_t len)
 {
 	const char *self = in->self ? in->self : "storaged";
 
-	if (!in->nobody_at_work || (rec->status != STATE_WAITING && rec->status != STATE_MOUNTING))
+	if (!in->nobody_at_work ||
+	    !((rec->status == STATE_WAITING && rec->kind == STATE_BTRFS) || rec->status == STATE_MOUNTING))
 		return false;
 	snprintf(why, len, "no storaged is at it: the run that was %s was killed; `%s start` completes it, `%s stop` undoes it",
 		 rec->status == STATE_WAITING ? "waiting" : "mounting", self, self);

@@ -57,8 +57,8 @@ struct live_input {
 	/* the command advice names, as log_self() gives it; NULL: "storaged" */
 	const char *self;
 	/* no storaged process is at work on the state directory (none holds
-	 * its lock or the resident's: cli/liveness.h): a record still
-	 * "waiting" or "mounting" was left by a run that was killed */
+	 * its lock or the resident's: cli/liveness.h): a btrfs still
+	 * "waiting" or a mount "mounting" was left by a run that was killed */
 	bool nobody_at_work;
 };
 
