@@ -17,6 +17,7 @@
 #include "area/area.h"
 #include "devices/btrfs.h"
 #include "commands.h"
+#include "liveness.h"
 #include "devices/inventory.h"
 #include "shared/json_out.h"
 #include "state/state.h"
@@ -325,6 +326,25 @@ static const char *record_reason(const struct live_input *in, const struct state
 	return rec->reason;
 }
 
+/* A record of a step under way while no storaged is at work: the run
+ * that was at it was killed, nothing waits or mounts.  A btrfs waiting for
+ * its members, and a mount begun ("mounting"), are under way only while a
+ * run is; a mount "waiting" may be left so at rest (start --local leaves
+ * network entries for the start after the network).  Words @why, which
+ * is "" when the live check found nothing. */
+static bool left_by_a_killed_run(const struct live_input *in, const struct state_record *rec, char *why,
+				 size_t len)
+{
+	const char *self = in->self ? in->self : "storaged";
+
+	if (!in->nobody_at_work ||
+	    !((rec->status == STATE_WAITING && rec->kind == STATE_BTRFS) || rec->status == STATE_MOUNTING))
+		return false;
+	snprintf(why, len, "no storaged is at it: the run that was %s was killed; `%s start` completes it, `%s stop` undoes it",
+		 rec->status == STATE_WAITING ? "waiting" : "mounting", self, self);
+	return true;
+}
+
 static int status_record(struct libscols_table *tb, const struct live_input *in,
 			 const struct state_record *rec, bool json, struct status_sum *sum)
 {
@@ -338,6 +358,10 @@ static int status_record(struct libscols_table *tb, const struct live_input *in,
 	if (!ln)
 		return -ENOMEM;
 	status_sum_record(sum, rec, live);
+	if (!word && left_by_a_killed_run(in, rec, live_why, sizeof(live_why))) {
+		word = "interrupted";
+		sum->bad++;
+	}
 	status_detail(detail, sizeof(detail), live_why, record_reason(in, rec, reason, sizeof(reason)),
 		      rec->nofail, ms ? units_format_duration(ms * USEC_PER_MSEC, dur, sizeof(dur)) : NULL);
 	r = scols_line_set_data(ln, 0, state_kind_name(rec->kind));
@@ -530,6 +554,37 @@ bool state_dir_missing(const struct options *o, const struct logger *lg)
 	return true;
 }
 
+/* Is a storaged process at work on @dir: a start or stop (its lock), or
+ * a resident between two passes (its own)?  From the locks the kernel
+ * holds for them (liveness.h), never from a pid file. */
+static bool at_work(const char *dir)
+{
+	_cleanup_free_ char *lock = NULL, *resident = NULL;
+
+	if (asprintf(&lock, "%s/lock", dir) < 0 || asprintf(&resident, "%s/resident", dir) < 0)
+		return true; /* not known: claim nothing */
+	return liveness_held(lock) != 0 || liveness_held(resident) != 0;
+}
+
+/* A line after the table when a resident storaged holds the state
+ * directory (its lock held: liveness.h); nothing when none does, whatever
+ * a pid file left behind says. */
+static void print_resident(const char *dir)
+{
+	_cleanup_free_ char *lock = NULL, *pidfile = NULL;
+	pid_t pid;
+
+	if (asprintf(&lock, "%s/resident", dir) < 0 || asprintf(&pidfile, "%s/storaged.pid", dir) < 0 ||
+	    liveness_held(lock) <= 0)
+		return;
+	pid = liveness_pid(lock, pidfile);
+	if (pid > 0)
+		printf("resident storaged: pid %d handles devices as they appear and the periodic syncs\n", (int)pid);
+	else
+		printf("resident storaged: running (holds '%s'; '%s' names no process that has it open)\n", lock,
+		       pidfile);
+}
+
 int cmd_status(const struct options *o, const struct logger *lg)
 {
 	struct sources src;
@@ -557,6 +612,7 @@ int cmd_status(const struct options *o, const struct logger *lg)
 		n_areas = 0;
 	in.areas = areas;
 	in.n_areas = n_areas;
+	in.nobody_at_work = !at_work(o->state_dir);
 	in.mountinfo = view_read_table(src.mountinfo_path);
 	if (!in.mountinfo) {
 		log_error(lg, "cannot read %s: %s", src.mountinfo_path, strerror(errno));
@@ -567,6 +623,8 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	} else {
 		r = status_table(o, lg, &in, &st, areas, n_areas, &sum);
 	}
+	if (r == 0 && !o->json)
+		print_resident(o->state_dir);
 	mnt_unref_table(in.mountinfo);
 	area_status_free(areas, n_areas);
 	world_done(&w);

@@ -53,6 +53,7 @@ struct boot_tell {
 	bool background; /* nofail entries may go on waiting (exec_background_waits()) */
 	unsigned degraded_before; /* btrfs mounted degraded before this pass (still_degraded()) */
 	int parent_fd; /* SysV: the pipe to the `start` that returns then; -1 */
+	int waiting_fd; /* the lock of daemon_mark_waiting(); -1 */
 };
 
 /* The STATUS= words of READY=1 for a pass's exit status @status. */
@@ -79,8 +80,9 @@ static void tell_boot_done(void *userdata, const struct exec_summary *sum)
 			 sum->n_background == 1 ? "its device" : "their devices");
 	/* the next start or stop may end this wait instead of finding the
 	 * state directory locked (daemon_take_over()) */
-	if (bt->background && daemon_mark_waiting(bt->state_dir, true) < 0)
-		log_debug(bt->lg, "cannot write %s/waiting.pid", bt->state_dir);
+	if (bt->background && bt->waiting_fd < 0 &&
+	    (bt->waiting_fd = daemon_mark_waiting(bt->state_dir)) < 0)
+		log_debug(bt->lg, "cannot mark '%s/waiting': %s", bt->state_dir, strerror(-bt->waiting_fd));
 	if (bt->parent_fd >= 0) {
 		if (write(bt->parent_fd, &code, 1) < 0)
 			log_debug(bt->lg, "the waiting start is gone: %s", strerror(errno));
@@ -215,7 +217,7 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	struct sysops so;
 	struct state st = { 0 };
 	struct exec_summary sum = { 0 };
-	struct boot_tell bt = { .lg = lg, .state_dir = o->state_dir, .parent_fd = -1 };
+	struct boot_tell bt = { .lg = lg, .state_dir = o->state_dir, .parent_fd = -1, .waiting_fd = -1 };
 	struct exec_ctx cx = {
 		.boot_done = tell_boot_done,
 		.boot_userdata = &bt,
@@ -264,8 +266,7 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	if (r == 0)
 		exec_late_members(&st, &w->inv, &w->btrfs, sysfs, &sysops_ops, &so, lg);
 	safe_close(bt.parent_fd);
-	if (bt.background)
-		daemon_mark_waiting(o->state_dir, false);
+	daemon_unmark_waiting(o->state_dir, bt.waiting_fd);
 	sysops_close(&so);
 	/* the run's own saves only warn: what is on disk must hold it all */
 	saved = r == 0 ? statedir_save_state(o->state_dir, lg, &st) : 0;
@@ -334,11 +335,11 @@ static int resident_pass(void *userdata, const struct logger *lg, bool no_wait)
 /* The periodic syncs, and the metrics-textfile rewritten at least every
  * METRICS_REFRESH_SEC between passes: metrics that are not rewritten
  * while storaged runs are what storaged-alerts.yml calls stale. */
-static uint64_t resident_sync(void *userdata, const struct logger *lg, uint64_t since, bool on_timer)
+static uint64_t resident_sync(void *userdata, const struct logger *lg, uint64_t since_usec, bool on_timer)
 {
 	uint64_t next = 0;
 
-	if (sync_due_areas(userdata, lg, since, &next) < 0)
+	if (sync_due_areas(userdata, lg, since_usec, &next) < 0)
 		next = 0; /* the next pass reports what cannot be read */
 	if (on_timer)
 		status_prom_after_pass(userdata, lg);

@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "daemon.h"
+#include "liveness.h"
 #include "state/state.h"
 #include "world/statedir.h"
 #include "status/status_prom.h"
@@ -26,33 +27,30 @@
 #include "shared/util.h"
 
 /* stop ends a resident storaged first: it would mount again what stop
- * undoes.  Waits until it has left (its lock, resident.c's, is free). */
+ * undoes.  Alive is its lock held (liveness.h), never a pid file alone: a
+ * killed resident's file may name a pid the kernel gave to another
+ * process.  Waits until it has left (its lock is free). */
 static void end_resident(const struct options *o, const struct logger *lg)
 {
 	_cleanup_free_ char *path = NULL, *pidfile = NULL;
-	char buf[32] = "";
-	uint64_t pid = 0;
-	_cleanup_fclose_ FILE *f = NULL;
 	_cleanup_close_ int fd = -EBADF;
+	pid_t pid;
 
 	if (asprintf(&path, "%s/resident", o->state_dir) < 0 ||
 	    asprintf(&pidfile, "%s/storaged.pid", o->state_dir) < 0)
 		return;
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return;
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
+	if (liveness_held(path) <= 0)
 		return; /* nobody resident */
-	f = fopen(pidfile, "re");
-	if (f && fgets(buf, sizeof(buf), f))
-		buf[strcspn(buf, "\n")] = '\0';
-	if (units_parse_uint(buf, INT32_MAX, &pid) < 0 || pid == 0 || kill((pid_t)pid, SIGTERM) < 0) {
-		log_warning(lg, "a resident storaged holds '%s' but '%s' names no process to stop; stop it by hand",
-			    path, pidfile);
+	pid = liveness_pid(path, pidfile);
+	if (pid <= 0 || kill(pid, SIGTERM) < 0) {
+		log_warning(lg, "a resident storaged holds '%s' but '%s' names no process that has it open; find it with `fuser -v %s` and stop it",
+			    path, pidfile, path);
 		return;
 	}
-	log_info(lg, "stopping the resident storaged (pid %llu)", (unsigned long long)pid);
-	flock(fd, LOCK_EX); /* it leaves on SIGTERM between two passes */
+	log_info(lg, "stopping the resident storaged (pid %d)", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0)
+		flock(fd, LOCK_SH); /* it leaves on SIGTERM between two passes */
 }
 
 /* The closing line, as start's (cmd_start.c log_summary()): the counts

@@ -7,9 +7,9 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
 #include "commands.h"
+#include "state/sync_due.h"
 #include "area/area.h"
 #include "status/status_prom.h"
 #include "exec/sysops.h"
@@ -117,55 +117,60 @@ int cmd_sync(const struct options *o, const struct logger *lg)
 	return r < 0 ? EXIT_STEP_FAILED : 0;
 }
 
-/* When @name is due, in CLOCK_REALTIME seconds: @interval_sec after its
- * last sync, or after @since when it was never synced. */
-static uint64_t sync_due_at(const char *state_dir, const char *name, uint64_t interval_sec, uint64_t since)
+/* µs until @name is due (sync_wait_usec(): from its last sync in this
+ * boot on the monotonic clock, never from the wall clock). */
+static uint64_t sync_wait(const char *state_dir, const char *name, uint64_t interval_usec, uint64_t since_usec,
+			  const char *boot_id)
 {
 	struct prom_sync last;
+	bool have = status_prom_read_sync(state_dir, name, &last) == 0;
 
-	if (status_prom_read_sync(state_dir, name, &last) == 0 && last.time_sec > since)
-		since = last.time_sec;
-	return since + interval_sec;
+	return sync_wait_usec(have ? &last.mark : NULL, boot_id, since_usec, interval_usec,
+			      now_monotonic_usec());
 }
 
-/* The area's sync-interval in seconds; 0 when off or not configured. */
+/* The area's sync-interval in µs; 0 when off or not configured. */
 static uint64_t interval_of(const struct config *c, const char *name)
 {
 	for (size_t i = 0; i < c->n_areas; i++)
 		if (strcmp(c->areas[i].name, name) == 0)
-			return config_area_sync_interval(c, &c->areas[i]) / USEC_PER_SEC;
+			return config_area_sync_interval(c, &c->areas[i]);
 	return 0;
 }
 
-int sync_due_areas(const struct options *o, const struct logger *lg, uint64_t since, uint64_t *ret_next_sec)
+int sync_due_areas(const struct options *o, const struct logger *lg, uint64_t since_usec, uint64_t *ret_next_sec)
 {
 	struct sources src;
 	struct world w = { 0 };
 	struct diag_list dl = { 0 };
 	struct area_status *areas = NULL;
+	char boot_id[SYNC_BOOT_ID_LEN];
+	uint64_t next_usec = 0;
 	size_t n = 0;
 	int r;
 
 	*ret_next_sec = 0;
+	sync_read_boot_id(SYNC_BOOT_ID_PATH, boot_id); /* "": every area counts from @since_usec */
 	sources_init(&src, o);
 	r = world_load_config(&src, &w, &dl); /* its errors are the pass's to report */
 	diag_list_done(&dl);
 	if (r == 0)
 		r = area_status_list(o->state_dir, log_self(lg), &areas, &n);
 	for (size_t i = 0; r == 0 && i < n; i++) {
-		uint64_t every = areas[i].persist ? interval_of(&w.cfg, areas[i].name) : 0;
-		uint64_t now = (uint64_t)time(NULL), due;
+		uint64_t every = areas[i].persist ? interval_of(&w.cfg, areas[i].name) : 0, wait;
 
 		if (every == 0)
 			continue;
-		due = sync_due_at(o->state_dir, areas[i].name, every, since);
-		if (due <= now) {
+		wait = sync_wait(o->state_dir, areas[i].name, every, since_usec, boot_id);
+		if (wait == 0) {
 			sync_one(o, lg, areas[i].name); /* a failure is logged and tried again */
-			due = (uint64_t)time(NULL) + every;
+			wait = every;
 		}
-		if (*ret_next_sec == 0 || due - now < *ret_next_sec)
-			*ret_next_sec = due > now ? due - now : 1;
+		if (next_usec == 0 || wait < next_usec)
+			next_usec = wait;
 	}
+	/* whole seconds, rounded up: the timer never fires before the due time */
+	*ret_next_sec = next_usec ? (next_usec + USEC_PER_SEC - 1) / USEC_PER_SEC : 0;
 	area_status_free(areas, n);
 	world_done(&w);
 	return r;

@@ -46,18 +46,19 @@ int cmd_sync(const struct options *o, const struct logger *lg);
 
 /**
  * sync_due_areas:
- * @since: CLOCK_REALTIME seconds from which an area never synced counts
- *         (when the resident began)
+ * @since_usec: CLOCK_MONOTONIC µs from which an area not synced in this
+ *              boot counts (when the resident began)
  * @ret_next_sec: seconds until the next area is due; 0 when none has a
  *                sync-interval
  *
  * Syncs back, as `storaged sync NAME` does, every active persist area
- * whose sync-interval has passed since its last sync (a failure is logged
+ * whose sync-interval has passed since its last sync, on the monotonic
+ * clock (sync_due.h: a wall-clock step moves no sync; a failure is logged
  * at error level, recorded, and tried again an interval later).
  * Returns: 0; negative errno when the configuration or the areas cannot
  * be read (nothing synced).
  */
-int sync_due_areas(const struct options *o, const struct logger *lg, uint64_t since, uint64_t *ret_next_sec);
+int sync_due_areas(const struct options *o, const struct logger *lg, uint64_t since_usec, uint64_t *ret_next_sec);
 /* cmd_generator.c: drop-ins ordering the RAM areas' mounts. */
 int cmd_systemd_generator(const struct options *o, const struct logger *lg);
 

@@ -3,18 +3,13 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon.h"
+#include "liveness.h"
 #include "shared/log.h"
 #include "state/atomic_file.h"
 #include "shared/util.h"
-
-static int waiting_path(const char *state_dir, char **ret)
-{
-	return asprintf(ret, "%s/waiting.pid", state_dir) < 0 ? -ENOMEM : 0;
-}
 
 static int print_pid(FILE *f, const void *pid)
 {
@@ -28,49 +23,64 @@ int daemon_write_pid(const char *path, pid_t pid)
 	return file_write_atomic(path, 0644, print_pid, &p);
 }
 
-int daemon_mark_waiting(const char *state_dir, bool set)
+/* DIR/waiting, the lock, and DIR/waiting.pid, for messages and signals. */
+static int waiting_paths(const char *state_dir, char **ret_lock, char **ret_pid)
 {
-	_cleanup_free_ char *path = NULL;
-	int r = waiting_path(state_dir, &path);
+	if (asprintf(ret_lock, "%s/waiting", state_dir) < 0)
+		return -ENOMEM;
+	if (asprintf(ret_pid, "%s/waiting.pid", state_dir) < 0) {
+		free(*ret_lock);
+		*ret_lock = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int daemon_mark_waiting(const char *state_dir)
+{
+	_cleanup_free_ char *lock = NULL, *pidfile = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	int r = waiting_paths(state_dir, &lock, &pidfile);
 
 	if (r < 0)
 		return r;
-	if (!set)
-		return file_atomic_remove(path);
-	return daemon_write_pid(path, getpid());
+	fd = liveness_take(lock);
+	if (fd < 0)
+		return fd;
+	r = daemon_write_pid(pidfile, getpid());
+	return r < 0 ? r : TAKE_FD(fd);
 }
 
-/* @pid runs this same program (its /proc/PID/exe is ours). */
-static bool same_program(pid_t pid)
+void daemon_unmark_waiting(const char *state_dir, int fd)
 {
-	char p[64];
-	struct stat a, b;
+	_cleanup_free_ char *lock = NULL, *pidfile = NULL;
 
-	snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
-	return stat(p, &a) == 0 && stat("/proc/self/exe", &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino;
+	if (fd < 0)
+		return;
+	if (waiting_paths(state_dir, &lock, &pidfile) == 0)
+		file_atomic_remove(pidfile);
+	close(fd);
 }
 
 int daemon_take_over(const char *state_dir, const struct logger *lg)
 {
-	_cleanup_free_ char *path = NULL;
-	FILE *f;
-	int pid = 0, r = waiting_path(state_dir, &path);
+	_cleanup_free_ char *lock = NULL, *pidfile = NULL;
+	int r = waiting_paths(state_dir, &lock, &pidfile);
+	pid_t pid;
 
 	if (r < 0)
 		return r;
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
-	r = fscanf(f, "%d", &pid);
-	fclose(f);
-	if (r != 1 || pid <= 1 || pid == getpid() || kill(pid, 0) < 0 || !same_program(pid))
+	r = liveness_held(lock);
+	if (r <= 0)
+		return r; /* nobody waits: a waiting.pid left by a killed start names nobody */
+	pid = liveness_pid(lock, pidfile);
+	if (pid <= 0 || pid == getpid())
 		return 0;
-	log_info(lg, "ending the start (pid %d) that still waits for nofail entries' devices", pid);
+	log_info(lg, "ending the start (pid %d) that still waits for nofail entries' devices", (int)pid);
 	if (kill(pid, SIGTERM) < 0)
 		return -errno;
-	/* not our child: gone once kill(2) finds no such process (init reaps it) */
-	for (int i = 0; i < 50 && kill(pid, 0) == 0 && same_program(pid); i++)
+	/* gone, or done waiting, once the kernel has dropped its lock */
+	for (int i = 0; i < 50 && liveness_held(lock) > 0; i++)
 		usleep(100 * 1000);
 	return 1;
 }

@@ -32,23 +32,35 @@ int daemon_write_pid(const char *path, pid_t pid);
 /**
  * daemon_mark_waiting:
  * @state_dir: storaged's state directory (trusted: checked by statedir_lock())
- * @set: write (true) or remove (false) @state_dir/waiting.pid
  *
  * A `start` whose boot steps are done and that goes on waiting for nofail
- * entries' devices says so with its pid, so that the next `start`
- * or `stop` can take over (daemon_take_over()) instead of finding the
- * state directory locked for a device timeout.
+ * entries' devices says so, so that the next `start` or `stop` can take
+ * over (daemon_take_over()) instead of finding the state directory locked
+ * for a device timeout: it takes the lock @state_dir/waiting, held until
+ * daemon_unmark_waiting() or its death (liveness.h), and writes its pid to
+ * @state_dir/waiting.pid for the signal.
  *
- * Returns: 0 or negative errno.
+ * Returns: the lock's descriptor, for daemon_unmark_waiting(); negative
+ * errno.
  */
-int daemon_mark_waiting(const char *state_dir, bool set);
+int daemon_mark_waiting(const char *state_dir);
+
+/**
+ * daemon_unmark_waiting:
+ * @fd: as daemon_mark_waiting() returned it, or negative: nothing to do
+ *
+ * Removes @state_dir/waiting.pid and drops the lock.
+ */
+void daemon_unmark_waiting(const char *state_dir, int fd);
 
 /**
  * daemon_take_over:
- * Ends a `start` marked by daemon_mark_waiting() that still runs: SIGTERM
- * (it records its nofail entries as interrupted and unlocks the state
- * directory), then waits up to 5 s for it to exit.  A pid that is not a
- * storaged of this same program (/proc/PID/exe) is left alone.  Call
+ * Ends a `start` marked by daemon_mark_waiting() that still waits: alive
+ * is its lock held, and the pid of waiting.pid is believed only when that
+ * process has the lock open (liveness_pid()), so a pid file left by a
+ * killed start never sends a signal to a process that took its pid.
+ * SIGTERM (it records its nofail entries as interrupted and unlocks the
+ * state directory), then waits up to 5 s for its lock to be free.  Call
  * before statedir_lock().
  *
  * Returns: 1 when one was ended, 0 when none waited, negative errno.

@@ -18,6 +18,7 @@
 #include <libudev.h>
 
 #include "daemon.h"
+#include "liveness.h"
 #include "resident.h"
 #include "devices/udev_change.h"
 #include "shared/sigfd.h"
@@ -30,22 +31,21 @@
 /* ------------------------------------------------------------ lock and pid file */
 
 /* One resident per state directory: it holds an exclusive lock on
- * DIR/resident for its lifetime.  Returns: the locked fd; -EWOULDBLOCK
- * when another resident holds it; other negative errno. */
+ * DIR/resident for its lifetime (liveness.h: `stop` and `status` know it
+ * alive from that lock, not from its pid file).  Returns: the locked fd;
+ * -EWOULDBLOCK when another resident holds it; other negative errno. */
 static int lock_resident(const char *state_dir)
 {
 	_cleanup_free_ char *path = NULL;
-	_cleanup_close_ int fd = -EBADF;
 
 	if (asprintf(&path, "%s/resident", state_dir) < 0)
 		return -ENOMEM;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
-		return -errno;
-	return TAKE_FD(fd);
+	return liveness_take(path);
 }
 
-/* `storaged stop` never reads half a pid (daemon_write_pid()). */
+/* For messages and signals: `storaged stop` never reads half a pid
+ * (daemon_write_pid()) and believes it only while the lock is held by
+ * the process it names (liveness_pid()). */
 static int write_pidfile(const char *state_dir, pid_t pid)
 {
 	_cleanup_free_ char *path = NULL;
@@ -96,7 +96,7 @@ static int detach(const char *state_dir, struct logger *child_lg)
 struct loop {
 	int epfd, sigfd, timerfd;
 	int synctimerfd; /* the next periodic sync, disarmed when none */
-	uint64_t since; /* CLOCK_REALTIME seconds when the loop began */
+	uint64_t since; /* CLOCK_MONOTONIC µs when the loop began */
 	struct udev *udev;
 	struct udev_monitor *monitor;
 };
@@ -139,7 +139,7 @@ static int loop_init(struct loop *l)
 	int r;
 
 	*l = (struct loop){ .epfd = -1, .sigfd = -1, .timerfd = -1, .synctimerfd = -1,
-			    .since = (uint64_t)time(NULL) };
+			    .since = now_monotonic_usec() };
 	resident_signals(&mask);
 	l->sigfd = sigfd_open(&mask, NULL);
 	if (l->sigfd < 0)

@@ -30,7 +30,7 @@ typedef int (*resident_pass_fn)(void *userdata, const struct logger *lg, bool no
  * resident_sync_fn:
  * @userdata: as given to resident_stay()
  * @lg: the logger to use
- * @since: CLOCK_REALTIME seconds when the resident began
+ * @since: CLOCK_MONOTONIC µs when the resident began
  * @on_timer: the timer the last return armed fired (not a call after a
  *            pass, which has just done what a timer call would refresh)
  *

@@ -37,6 +37,10 @@ struct live_input {
 	size_t n_areas;
 	/* the command advice names, as log_self() gives it; NULL: "storaged" */
 	const char *self;
+	/* no storaged process is at work on the state directory (none holds
+	 * its lock or the resident's: cli/liveness.h): a btrfs still
+	 * "waiting" or a mount "mounting" was left by a run that was killed */
+	bool nobody_at_work;
 };
 
 /**

@@ -21,6 +21,7 @@
 
 #include "area/area.h"
 #include "shared/invocation.h"
+#include "state/sync_due.h"
 #include "shared/log.h"
 #include "state/state.h"
 #include "status_live.h"
@@ -43,8 +44,11 @@ struct prom_fs {
  * resident's periodic sync). */
 struct prom_sync {
 	const char *area; /* borrowed */
-	uint64_t time_sec; /* when it ended, CLOCK_REALTIME seconds */
+	uint64_t time_sec; /* when it ended, CLOCK_REALTIME seconds: for
+			      people and the metrics, never for a schedule */
 	bool ok;
+	struct sync_mark mark; /* when it ended, on the monotonic clock: for
+				  the resident's schedule (sync_due.h) */
 };
 
 /* Everything the exposition shows; all borrowed. */
@@ -120,8 +124,11 @@ void status_prom_after_pass(const struct options *o, const struct logger *lg);
  * @area: area name (one path component)
  * @ok: whether the sync succeeded
  *
- * Records the end of a sync of @area now in @state_dir/last-sync/@area
- * ("SECONDS ok|failed"), atomically, for storaged_area_last_sync_*.
+ * Records the end of a sync of @area now in @state_dir/last-sync/@area,
+ * atomically: "SECONDS ok|failed MONOTONIC_USEC BOOT_ID", the wall clock
+ * for `status` and storaged_area_last_sync_*, the monotonic clock and
+ * this boot's id for the resident's schedule (the last two left out when
+ * the boot id cannot be read).
  *
  * Returns: 0; -EINVAL for an invalid @area; negative errno.
  */
@@ -148,7 +155,9 @@ int status_prom_forget_sync(const char *state_dir, const char *area);
  *       (ret->area is left NULL)
  *
  * Returns: 0; -ENOENT when the area was never synced; -EBADMSG for a
- * record that is not "SECONDS ok|failed"; -EINVAL; other negative errno.
+ * record that is not "SECONDS ok|failed[ MONOTONIC_USEC BOOT_ID]" (the
+ * short form, from an older storaged, leaves ret->mark zero); -EINVAL;
+ * other negative errno.
  */
 int status_prom_read_sync(const char *state_dir, const char *name, struct prom_sync *ret);
 

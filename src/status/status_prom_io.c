@@ -141,10 +141,33 @@ static bool area_name_ok(const char *name)
 	return name[0] && name[0] != '.' && !strchr(name, '/') && strlen(name) <= NAME_MAX - 16;
 }
 
+/* "MONOTONIC_USEC BOOT_ID" after the status word, or nothing.  Returns:
+ * 0; -EBADMSG. */
+static int parse_mark(const char *s, struct sync_mark *ret)
+{
+	char num[24];
+	const char *sp = strchr(s, ' ');
+	uint64_t mono;
+
+	*ret = (struct sync_mark){ 0 };
+	if (!*s)
+		return 0;
+	if (!sp || (size_t)(sp - s) >= sizeof(num) || strlen(sp + 1) != SYNC_BOOT_ID_LEN - 1)
+		return -EBADMSG;
+	memcpy(num, s, (size_t)(sp - s));
+	num[sp - s] = '\0';
+	if (units_parse_uint(num, UINT64_MAX, &mono) < 0)
+		return -EBADMSG;
+	ret->mono_usec = mono;
+	memcpy(ret->boot_id, sp + 1, SYNC_BOOT_ID_LEN);
+	return 0;
+}
+
 int status_prom_read_sync(const char *state_dir, const char *name, struct prom_sync *ret)
 {
 	_cleanup_free_ char *path = NULL;
-	char buf[64] = "", *sp;
+	char buf[128] = "", *sp, *word, *rest;
+	struct sync_mark mark;
 	uint64_t t;
 	FILE *f;
 
@@ -162,11 +185,15 @@ int status_prom_read_sync(const char *state_dir, const char *name, struct prom_s
 	sp = strchr(buf, ' ');
 	if (!sp)
 		return -EBADMSG;
-	*sp++ = '\0';
-	if (units_parse_uint(buf, UINT64_MAX, &t) < 0 ||
-	    (strcmp(sp, "ok") != 0 && strcmp(sp, "failed") != 0))
+	*sp = '\0';
+	word = sp + 1;
+	rest = word + strcspn(word, " ");
+	if (*rest)
+		*rest++ = '\0';
+	if (units_parse_uint(buf, UINT64_MAX, &t) < 0 || (strcmp(word, "ok") != 0 && strcmp(word, "failed") != 0) ||
+	    parse_mark(rest, &mark) < 0)
 		return -EBADMSG;
-	*ret = (struct prom_sync){ .time_sec = t, .ok = strcmp(sp, "ok") == 0 };
+	*ret = (struct prom_sync){ .time_sec = t, .ok = strcmp(word, "ok") == 0, .mark = mark };
 	return 0;
 }
 
@@ -309,7 +336,12 @@ static int write_sync(FILE *f, const void *ud)
 {
 	const bool *ok = ud;
 
-	fprintf(f, "%lld %s\n", (long long)time(NULL), *ok ? "ok" : "failed");
+	char boot_id[SYNC_BOOT_ID_LEN];
+
+	fprintf(f, "%lld %s", (long long)time(NULL), *ok ? "ok" : "failed");
+	if (sync_read_boot_id(SYNC_BOOT_ID_PATH, boot_id) == 0)
+		fprintf(f, " %llu %s", (unsigned long long)now_monotonic_usec(), boot_id);
+	fputc('\n', f);
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -81,10 +81,12 @@ verb 0 restart
 all_mounted
 verb 0 stop
 
-note "a resident storaged (pidfile): reload sends SIGHUP, stop SIGTERM"
+note "a resident storaged (its lock held, its pidfile): reload sends SIGHUP, stop SIGTERM"
 # the stand-in takes the signals' default actions even where this test
-# was started with them ignored (nohup: SIGHUP)
-sleep300() { env --default-signal=HUP,TERM sleep 300 & }
+# was started with them ignored (nohup: SIGHUP), and holds the resident's
+# lock beside the pid file for its lifetime, as a resident does (fd 9
+# stays open across the exec)
+sleep300() { (exec 9>"$SCRATCH/resident" && flock -n 9 && exec env --default-signal=HUP,TERM sleep 300) & }
 sleep300
 RES=$!
 echo "$RES" >"$SCRATCH/none.pid"
@@ -98,6 +100,16 @@ RES=$!
 echo "$RES" >"$SCRATCH/none.pid"
 verb 0 stop
 kill -0 "$RES" 2>/dev/null && fail "stop left the resident process"
+wait "$RES" 2>/dev/null
+rm -f "$SCRATCH/none.pid"
+
+note "a pid file left by a killed resident, its pid now another process's: not signalled"
+env --default-signal=HUP,TERM sleep 300 &
+RES=$!
+echo "$RES" >"$SCRATCH/none.pid"
+verb 0 stop
+kill -0 "$RES" 2>/dev/null || fail "stop signalled a process that only a stale pid file named"
+kill "$RES"
 wait "$RES" 2>/dev/null
 rm -f "$SCRATCH/none.pid"
 

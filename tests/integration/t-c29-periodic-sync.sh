@@ -59,6 +59,27 @@ for _ in $(seq 60); do [ "$(cat "$RUN/areas/keep/lower/file")" = again ] && brea
 [ "$(cat "$RUN/areas/keep/lower/file")" = again ] || fail "the second interval did not sync"
 pass "periodic sync: again one interval later"
 
+# The schedule is on the monotonic clock: the record's wall-clock time is
+# for people.  A wall clock stepped back a day after a sync (NTP, a CMOS
+# clock) makes that sync look a day ahead; the next sync still comes one
+# interval after it.  The record keeps the monotonic time and the boot.
+read -r _ word mono boot <"$RUN/last-sync/keep"
+[ "$word" = ok ] && [ -n "$mono" ] && [ "$boot" = "$(cat /proc/sys/kernel/random/boot_id)" ] ||
+	fail "the last-sync record has no monotonic time of this boot: $(cat "$RUN/last-sync/keep")"
+ahead=$(($(date +%s) + 86400))
+printf '%s ok %s %s\n' "$ahead" "$mono" "$boot" >"$RUN/last-sync/keep"
+echo stepped >"$P/file"
+for _ in $(seq 60); do [ "$(cat "$RUN/areas/keep/lower/file")" = stepped ] && break; sleep 0.1; done
+[ "$(cat "$RUN/areas/keep/lower/file")" = stepped ] ||
+	{ cat "$SCRATCH/resident.log"; fail "a last sync whose wall clock is a day ahead stopped the periodic sync"; }
+# a record of an older storaged (no monotonic time), a day ahead: due at once
+printf '%s ok\n' "$ahead" >"$RUN/last-sync/keep"
+echo stepped-again >"$P/file"
+for _ in $(seq 60); do [ "$(cat "$RUN/areas/keep/lower/file")" = stepped-again ] && break; sleep 0.1; done
+[ "$(cat "$RUN/areas/keep/lower/file")" = stepped-again ] ||
+	{ cat "$SCRATCH/resident.log"; fail "an older record a day ahead stopped the periodic sync"; }
+pass "periodic sync: a wall clock a day ahead moves no sync"
+
 # quiet on success: the intervals that find nothing changed say nothing
 # (the line of the sync that brought "again" follows its renames: counted
 # once the log stood still for 1.5 s)
@@ -95,5 +116,5 @@ pass "status and --json show the last sync"
 kill "$SD"
 wait "$SD" 2>/dev/null
 expect_rc 0 stop
-[ "$(cat "$P/file")" = again ] && [ "$(cat "$Q/file")" = not-yet ] || fail "stop lost the data"
+[ "$(cat "$P/file")" = stepped-again ] && [ "$(cat "$Q/file")" = not-yet ] || fail "stop lost the data"
 pass "stop after periodic syncs"

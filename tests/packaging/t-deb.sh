@@ -56,6 +56,7 @@ expect_files "$SCRATCH/files" \
 	/lib/systemd/system/storaged-sync.service \
 	/lib/systemd/system/storaged-sync.timer \
 	/lib/systemd/system-generators/storaged-generator \
+	/lib/systemd/system-sleep/storaged \
 	/etc/init.d/storaged \
 	/etc/default/storaged \
 	/etc/storaged.conf \

@@ -81,6 +81,7 @@ expect_files "$SCRATCH/files" \
 	/usr/lib/systemd/system/storaged-sync.service \
 	/usr/lib/systemd/system/storaged-sync.timer \
 	/usr/lib/systemd/system-generators/storaged-generator \
+	/usr/lib/systemd/system-sleep/storaged \
 	/etc/storaged.conf \
 	/etc/sysconfig/storaged \
 	/usr/share/bash-completion/completions/storaged
