@@ -23,7 +23,7 @@ struct copy_sys;
  * after any other copy. */
 struct copy_result {
 	int err;
-	char msg[1024];
+	char msg[2048];
 	size_t n_put, n_deleted, n_kept;
 };
 

@@ -677,8 +677,10 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		sync_count(&c, ret);
 	/* after the commit point only: a failed sync keeps the old base, so
 	 * that the next one copies again what this one may not have (an
-	 * entry skipped keeps its ctime, newer than the old base) */
-	if (r == 0)
+	 * entry skipped keeps its ctime, newer than the old base); one that
+	 * kept entries changed on both sides committed them all (the kept
+	 * list holds them the directory's) */
+	if (r == 0 || r == -COPY_SYNC_KEPT_BOTH)
 		copy_sync_base_write(areafd, COPY_SYNCED_XATTR, &start);
 	/* once step 4 began, what changed in the lower directory is this
 	 * sync's own doing, even when it failed after: not to be kept as

@@ -183,8 +183,11 @@ void sync_both(struct sync_ctx *c, const char *name, const char *what);
 /* a conflict on @name: the name for the area's version beside it into
  * @beside, and the note: @name.storaged-area, else .1, .2 ..., the first
  * that the area directory @afd lacks and the lower one @lfd lacks too
- * (or holds as an earlier sync's copy, kept and not changed since).
- * Returns: 0; -ENAMETOOLONG; -EEXIST (no free one in 1000). */
+ * (or holds as an earlier sync's copy, kept and not changed since) and
+ * this sync put nothing else at; where that is over NAME_MAX, @name is
+ * cut at a character boundary (a byte when it is not UTF-8) and followed
+ * by ~ and 8 hex digits of its hash, so that the whole fits.
+ * Returns: 0; -EEXIST (no free one in 1000). */
 int sync_beside(struct sync_ctx *c, int afd, int lfd, const char *name, char beside[NAME_MAX + 1]);
 
 /* records the first failure in the result (negative errno; @rel/@name: the
