@@ -25,12 +25,23 @@ struct copy_result {
 	int err;
 	char msg[2048];
 	size_t n_put, n_deleted, n_kept;
+	/* copy_trees_fd() with attrs_optional: entries copied without an
+	 * attribute the destination refused, the first one's path and what */
+	size_t n_lost;
+	char lost_path[512], lost_what[400];
 };
 
 struct copy_opts {
 	const char *label; /* for the progress line, e.g. the area's name */
 	bool progress; /* print a progress line on stderr (a terminal) */
 	unsigned jobs; /* worker threads; 0 or 1: copy in the calling thread */
+	/* an xattr or file flags the destination refuses are left out and
+	 * counted in the result (n_lost), not a failure (struct copy_lost) */
+	bool attrs_optional;
+	/* copy_sync_fd(): the name of the directory, new, below the lower
+	 * root's COPY_RESCUE_DIR, where the area's version of each entry the
+	 * sync could not carry is kept; NULL: nowhere */
+	const char *rescue;
 };
 
 /**
@@ -125,8 +136,26 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
  * root are not entered (nor deleted).  Crash-consistent on power loss: see
  * copy_sync.c.  The area is reached by descriptor only.
  *
- * Returns: 0 once everything is on disk; negative errno of the first
- * failure (-ENOSPC), the lower copy then holding complete old or new
+ * One entry's failure is that entry's: one the area cannot give (a
+ * permission, a lease not broken in time) or the directory's filesystem
+ * cannot take (a name, a size, a permission: EPERM renaming over an
+ * immutable file) is left out, its old version stays in the directory,
+ * its area version in the area, and every other change is committed; an
+ * xattr or the file flags that filesystem refuses are left out alone (the
+ * entry is synced).  With @o->rescue, the area's version of each entry
+ * left out is then kept in that directory, made below @lowerfd (and
+ * below its ".storaged-rescue", both 0700 and @lowerfd's owner's): 1, 2,
+ * ..., and "index", a line "N<tab>PATH" each (PATH below the roots,
+ * escaped as messages are), regular files with their data whatever
+ * metadata the filesystem refuses.
+ *
+ * Returns: 0 once everything is on disk (ret->msg then names what was
+ * synced without an attribute, or is empty); -COPY_SYNC_KEPT_BOTH;
+ * -COPY_SYNC_RESCUED (entries left out, every one kept in @o->rescue);
+ * the first left-out entry's negative errno (all else committed, the
+ * message names each; with @o->rescue, keeping them failed and what it
+ * wrote is gone); negative errno of the first failure that is not one
+ * entry's (-ENOSPC), the lower copy then holding complete old or new
  * versions of every entry.
  */
 int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
@@ -154,6 +183,15 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
  * in place, the area's beside it (or the one side's deletion not carried
  * over); the message names each and what became of it */
 #define COPY_SYNC_KEPT_BOTH ENOTUNIQ
+
+/* the errno of a sync back that committed everything but some entries
+ * (skipped: copy_sync_fd()), and kept the area's version of each in the
+ * rescue directory (copy_opts.rescue) */
+#define COPY_SYNC_RESCUED ENOTNAM
+
+/* where a stop's rescue directories are made (copy_opts.rescue), below
+ * the lower root */
+#define COPY_RESCUE_DIR ".storaged-rescue"
 
 /* the suffix of the name the area's version of such an entry gets */
 #define COPY_SYNC_AREA_SUFFIX ".storaged-area"

@@ -70,7 +70,9 @@ struct copy_ctx {
 	pthread_mutex_t llock; /* links */
 	struct link *links[LINK_BUCKETS];
 
-	pthread_mutex_t dlock; /* dirs */
+	pthread_mutex_t dlock; /* dirs, lost */
+	size_t n_lost; /* entries that lost an attribute (attrs_optional) */
+	char lost_path[512], lost_what[400]; /* the first one */
 	struct copy_dirmeta *dirs;
 	size_t ndirs, dircap;
 };
@@ -86,7 +88,19 @@ struct entry {
 	char *target; /* symbolic links */
 	struct copy_xattrs xa;
 	unsigned fflags;
+	struct copy_lost lost;
 };
+
+/* where the copy of one entry notes the attributes it could not keep:
+ * NULL (they fail the copy, but for an xattr namespace the destination
+ * has not) unless the options make them optional */
+static inline struct copy_lost *copy__lost(const struct copy_ctx *c, struct copy_lost *l)
+{
+	return c->o->attrs_optional ? l : NULL;
+}
+
+/* records the losses @l of the entry @rel in the copy's result */
+void copy__lost_note(struct copy_ctx *c, const char *rel, const struct copy_lost *l);
 
 /*
  * copy__nondir:

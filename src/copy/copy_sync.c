@@ -63,15 +63,6 @@
 
 #include "copy_sync_internal.h"
 
-/* whether the failure @err of copying one entry is that entry's (it cannot
- * be read: a permission, a lease, an I/O error of the area) rather than
- * the lower filesystem's or the helper's, which no other entry escapes */
-static bool entry_own(int err)
-{
-	return err != -ENOSPC && err != -EDQUOT && err != -ENOMEM && err != -EROFS && err != -EMFILE &&
-	       err != -ENFILE && err != -ECANCELED;
-}
-
 /* the path of the walk's current directory, for a message */
 static const char *here(struct sync_ctx *c, char *buf, size_t len)
 {
@@ -161,14 +152,15 @@ static bool unchanged(const struct sync_ctx *c, const struct stat *a, const stru
 static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const char *name)
 {
 	size_t h = ((size_t)st->st_ino * 31 + (size_t)st->st_dev) % HL_BUCKETS;
+	struct copy_lost lost = { 0 };
 	struct hl *l = NULL;
 	unsigned fflags = 0;
-	char w[16];
+	char w[16], rel[PATH_MAX / 4];
 	int r;
 
 	w_name(c, w, 'n');
 	if (st->st_nlink < 2)
-		r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags);
+		r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags, &lost);
 	else {
 		/* under the lock: a link is never made to a copy not yet there */
 		pthread_mutex_lock(&c->sh->lock);
@@ -177,7 +169,7 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 				break;
 		if (l)
 			r = c->sys->linkat(c->workfd, l->w, c->workfd, w, 0) < 0 ? -errno : 0;
-		else if ((r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags)) == 0 &&
+		else if ((r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags, &lost)) == 0 &&
 			 !(l = calloc(1, sizeof(*l))))
 			r = -ENOMEM;
 		else if (r == 0) {
@@ -187,6 +179,8 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 		}
 		pthread_mutex_unlock(&c->sh->lock);
 	}
+	if (r == 0 && lost.n)
+		sync_lost(c, here(c, rel, sizeof(rel)), name, &lost);
 	return r < 0 ? r : op_add(c, name, OP_PUT, w, fflags);
 }
 
@@ -195,7 +189,8 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char *name)
 {
 	struct copy_xattrs xa = { 0 };
-	char w[16];
+	struct copy_lost lost = { 0 };
+	char w[16], rel[PATH_MAX / 4];
 	int sfd, dfd, r;
 
 	w_name(c, w, 'n');
@@ -218,7 +213,9 @@ static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char
 	dfd = c->sys->openat(c->workfd, w, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
 	r = dfd < 0 ? -errno : copy_xattrs_read(sfd, false, &xa);
 	if (r == 0)
-		r = copy_meta_fd(dfd, st, &xa, copy_fflags_get(sfd));
+		r = copy_meta_fd(dfd, st, &xa, copy_fflags_get(sfd), &lost);
+	if (r == 0 && lost.n)
+		sync_lost(c, here(c, rel, sizeof(rel)), name, &lost);
 	free(xa.buf);
 	close(sfd);
 	if (dfd >= 0)
@@ -367,10 +364,11 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 		r = put_dir(c, fd, &st, name);
 	else if (!have || !unchanged(c, &st, &lst)) {
 		r = put_node(c, fd, &st, name);
-		if (r < 0 && entry_own(r)) {
+		if (r < 0 && sync_entry_own(r)) {
 			char rel[PATH_MAX / 4];
 
-			sync_skip(c, r, here(c, rel, sizeof(rel)), name, "reading");
+			sync_skip(c, r, here(c, rel, sizeof(rel)), name, "copying",
+				  dirstack_path_dup(&c->s, c->basename, orig), NULL);
 			r = 0;
 		}
 	}
@@ -619,7 +617,8 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 {
 	struct shared sh = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct sync_ctx c = {
-		.sh = &sh, .defer = true, .o = o, .sys = sys, .lowerfd = lowerfd, .workfd = workfd, .res = ret
+		.sh = &sh, .defer = true, .o = o, .sys = sys, .lowerfd = lowerfd, .workfd = workfd, .res = ret,
+		.areafd = areafd
 	};
 	struct timespec start;
 	struct stat ast, lst;
@@ -671,7 +670,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		r = sync_apply(&c, &ast);
 	if (r == 0 && syncfs(lowerfd) < 0)
 		r = sync_fail(&c, errno, "", "", "syncing");
-	if (r == 0 && (sh.skipped.n || sh.both.n))
+	if (r == 0 && (sh.skipped.n || sh.both.n || sh.lost.n))
 		r = sync_partial_result(&c);
 	if (r == 0 || r == -COPY_SYNC_KEPT_BOTH)
 		sync_count(&c, ret);
