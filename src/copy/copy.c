@@ -52,16 +52,26 @@
 #include "copy_internal.h"
 
 
-/* Records the failure unless an earlier one was recorded; returns -@err. */
-static int copy_fail(struct copy_ctx *c, int err, const char *rel, const char *what)
+/* Records the failure unless an earlier one was recorded, in the tree
+ * whose root is @root below the destination root (NULL: none); returns
+ * -@err. */
+static int copy_fail_in(struct copy_ctx *c, int err, const char *root, const char *rel, const char *what)
 {
 	int none = 0;
 
 	if (err == 0)
 		err = EIO;
-	if (atomic_compare_exchange_strong(&c->err, &none, err))
+	if (atomic_compare_exchange_strong(&c->err, &none, err)) {
 		snprintf(c->msg, sizeof(c->msg), "'%s': %s: %s", *rel ? rel : ".", what, strerror(err));
+		snprintf(c->err_root, sizeof(c->err_root), "%.*s", root ? (int)strcspn(root, "/") : 0,
+			 root ? root : "");
+	}
 	return -err;
+}
+
+static int copy_fail(struct copy_ctx *c, int err, const char *rel, const char *what)
+{
+	return copy_fail_in(c, err, NULL, rel, what);
 }
 
 void copy__lost_note(struct copy_ctx *c, const char *rel, const struct copy_lost *l)
@@ -121,7 +131,7 @@ static int walk_fail(struct copy_ctx *c, const struct walk *w, int err, const ch
 {
 	char p[sizeof(c->msg)];
 
-	return copy_fail(c, err, walk_path(w, name, p, sizeof(p)), what);
+	return copy_fail_in(c, err, w->t->rel, walk_path(w, name, p, sizeof(p)), what);
 }
 
 /* hands the directory to a waiting thread; false: none waits, or it is
@@ -593,6 +603,7 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
 		close(dfd[i]);
 	}
 	copy_progress(c, atomic_load(&c->files), true);
+	memcpy(ret->err_root, c->err_root, sizeof(ret->err_root));
 	ret->n_lost = c->n_lost;
 	memcpy(ret->lost_path, c->lost_path, sizeof(ret->lost_path));
 	memcpy(ret->lost_what, c->lost_what, sizeof(ret->lost_what));

@@ -29,6 +29,9 @@ struct copy_result {
 	 * attribute the destination refused, the first one's path and what */
 	size_t n_lost;
 	char lost_path[512], lost_what[400];
+	/* copy_trees_fd() failed in the tree of this root (one of its
+	 * @rels, "" when none) */
+	char err_root[256];
 };
 
 struct copy_opts {

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -61,6 +62,7 @@ struct copy_ctx {
 	atomic_uint_fast64_t files, bytes, last_usec;
 	atomic_int err; /* errno of the first failure; 0: none yet */
 	char msg[256]; /* written only by the thread that set err */
+	char err_root[NAME_MAX + 1]; /* and the root of the tree it was in */
 
 	pthread_mutex_t qlock; /* queue, queued, busy */
 	pthread_cond_t qcond;

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -432,6 +433,57 @@ static void trees_lost(struct sync_ctx *c, const struct copy_result *r2)
 	sync_note(c, &c->sh->lost, 0, *name ? "" : rel, *name ? name : "", text);
 }
 
+/* drops the new subtree @k of step 2 and its op @i */
+static void tree_drop(struct sync_ctx *c, size_t k, size_t i)
+{
+	close(c->tsrc[k]);
+	free(c->trel[k]);
+	memmove(c->tsrc + k, c->tsrc + k + 1, (c->ntrees - k - 1) * sizeof(*c->tsrc));
+	memmove(c->trel + k, c->trel + k + 1, (c->ntrees - k - 1) * sizeof(*c->trel));
+	c->ntrees--;
+	free(c->ops[i].name);
+	memmove(c->ops + i, c->ops + i + 1, (c->nops - i - 1) * sizeof(*c->ops));
+	c->nops--;
+}
+
+/* A new subtree of step 2 that failed (@err, @r2) for a reason of one
+ * entry in it is left out whole, as an entry of step 1 is (sync_skip()):
+ * the area keeps it, a stop keeps it apart.  The others get new, empty
+ * copies in W (what the failed run wrote stays there, removed with W).
+ * Returns: whether it was left out (false: the failure is the sync's). */
+static bool tree_skip(struct sync_ctx *c, int err, const struct copy_result *r2)
+{
+	const char *in = strchr(r2->msg, '\''), *end = in ? strstr(in + 1, "': ") : NULL;
+	char rel[PATH_MAX / 4], what[PATH_MAX / 4 + 96], *path = NULL;
+	size_t k = 0, i = 0, wl = strlen(r2->err_root);
+
+	while (k < c->ntrees && strcmp(c->trel[k], r2->err_root))
+		k++;
+	while (i < c->nops && strcmp(c->ops[i].w, r2->err_root))
+		i++;
+	if (!sync_entry_own(err) || !wl || k == c->ntrees || i == c->nops)
+		return false;
+	node_path(c, c->ops[i].node, rel, sizeof(rel));
+	if (end && (size_t)(end - in - 1) >= wl && !strncmp(in + 1, r2->err_root, wl))
+		snprintf(what, sizeof(what), "copying '%s%.*s' (the whole new directory is left out)", c->ops[i].name,
+			 (int)(end - in - 1 - (ptrdiff_t)wl), in + 1 + wl);
+	else
+		snprintf(what, sizeof(what), "copying the new directory");
+	if (asprintf(&path, "%s%s%s", rel, *rel ? "/" : "", c->ops[i].name) < 0)
+		path = NULL;
+	sync_skip(c, err, rel, c->ops[i].name, what, path, NULL);
+	tree_drop(c, k, i);
+	for (k = 0; k < c->ntrees; k++) {
+		for (i = 0; i < c->nops && strcmp(c->ops[i].w, c->trel[k]); i++)
+			;
+		snprintf(c->ops[i].w, sizeof(c->ops[i].w), "n%u", atomic_fetch_add(&c->sh->nw, 1));
+		free(c->trel[k]);
+		if (!(c->trel[k] = strdup(c->ops[i].w)) || c->sys->mkdirat(c->workfd, c->trel[k], 0700) < 0)
+			return false;
+	}
+	return true;
+}
+
 /* steps 2 and 3; the inodes step 1 wrote are linked to, not copied again */
 int sync_trees(struct sync_ctx *c)
 {
@@ -450,9 +502,12 @@ int sync_trees(struct sync_ctx *c)
 		free(l);
 		return sync_fail(c, -r, "", "", "copying");
 	}
-	if (c->ntrees)
-		r = copy_trees_fd(c->workfd, c->tsrc, (const char *const *)c->trel, c->ntrees, l, n,
-				  &o, c->sys, &r2);
+	/* each run that fails in one tree for that tree's reason leaves it
+	 * out: at most one run per tree */
+	while (c->ntrees && (r = copy_trees_fd(c->workfd, c->tsrc, (const char *const *)c->trel, c->ntrees, l,
+					       n, &o, c->sys, &r2)) < 0 &&
+	       tree_skip(c, r, &r2))
+		r = 0;
 	free(l);
 	if (r < 0) {
 		*c->res = r2;

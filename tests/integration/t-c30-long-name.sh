@@ -14,7 +14,8 @@
 # Then the write side, with the directory on a loop ext4 of 1 KiB blocks
 # without extents (files of at most 16 GiB, xattrs of at most a block):
 # an immutable file there (the rename over it fails, EPERM), a 20 GiB
-# sparse file (EFBIG), an xattr larger than a block (ENOSPC: that
+# sparse file (EFBIG), alone and in a new directory (left out whole), an
+# xattr larger than a block (ENOSPC: that
 # attribute alone is lost, with a warning); every other change is synced;
 # stop keeps the area's versions of what the sync could not carry in
 # '.storaged-rescue/AREA-TIME' of the directory and unmounts, or, when even
@@ -148,6 +149,8 @@ set_xattr "$P/xattr" user.small s || skip "no user xattrs on this kernel's tmpfs
 set_xattr "$P/xattr" user.big "$(rep y 6000)"
 echo new-work >"$P/sub/work"
 echo new >"$P/new"
+mkdir -p "$P/newdir/in" && echo ok >"$P/newdir/ok" && truncate -s 20G "$P/newdir/in/huge"
+mkdir -p "$P/newdir2" && echo ok2 >"$P/newdir2/ok"
 
 expect_rc 1 sync w
 cat "$OUT"
@@ -157,7 +160,10 @@ cat "$OUT"
 [ "$(cat "$P/imm")" = area-imm ] && [ "$(stat -c %s "$P/big")" = 21474836480 ] || fail "the area lost a refused entry"
 grep "'imm'" "$OUT" | grep -q "not permitted" || fail "the error does not name 'imm' and why"
 grep "'big'" "$OUT" | grep -q "too large" || fail "the error does not name 'big' and why"
-pass "an immutable file (EPERM) and a file too large (EFBIG): skipped, named, kept in the area; the rest synced"
+[ ! -e "$LOWER/newdir" ] || fail "a new directory was synced without its file"
+grep "'newdir'" "$OUT" | grep -q "newdir/in/huge" || fail "the error does not name the file of the new directory that failed"
+[ "$(cat "$LOWER/newdir2/ok")" = ok2 ] || fail "a new directory beside the failed one was not synced"
+pass "an immutable file (EPERM), a file too large (EFBIG), a new directory holding one: skipped, named, kept in the area; the rest synced"
 [ "$(cat "$LOWER/xattr")" = area-xattr ] || fail "an xattr the directory refuses cost the file"
 [ "$(get_xattr "$LOWER/xattr" user.small)" = s ] || fail "the xattr the directory takes was lost"
 grep "'xattr'" "$OUT" | grep -q "user.big" || fail "no warning names the file and the xattr lost"
@@ -169,7 +175,7 @@ is_mountpoint "$P" || fail "stop unmounted the area while a file of it could be 
 grep -q "'big'" "$OUT" || fail "stop does not say what it could not keep"
 pass "stop: an entry even the rescue cannot keep (20 GiB): the area stays mounted, said (exit 1)"
 
-rm "$P/big"
+rm "$P/big" "$P/newdir/in/huge"
 expect_rc 1 stop
 cat "$OUT"
 is_mountpoint "$P" && fail "stop left the area mounted"
@@ -181,4 +187,5 @@ n=$(awk -F '\t' '$2 == "imm" { print $1 }' "$R/index")
 [ "$(stat -c '%a %u' "$P/.storaged-rescue")" = "700 $(stat -c %u "$P")" ] || fail "the rescue directory is not the directory owner's, 0700"
 [ "$(cat "$P/imm")" = old ] && [ "$(cat "$P/sub/work")" = new-work ] || fail "stop changed what the sync had done"
 [ ! -e "$P/big" ] || fail "the deletion of 'big' was not synced"
+[ "$(cat "$P/newdir/ok")" = ok ] || fail "the new directory was not synced once it could be"
 pass "stop keeps the area's version of what it could not sync in '$R' (index: number, path) and unmounts"
