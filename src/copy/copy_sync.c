@@ -367,7 +367,7 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 		if (r < 0 && sync_entry_own(r)) {
 			char rel[PATH_MAX / 4];
 
-			sync_skip(c, r, here(c, rel, sizeof(rel)), name, "copying",
+			sync_skip(c, r, here(c, rel, sizeof(rel)), name, "copying", true,
 				  dirstack_path_dup(&c->s, c->basename, orig), NULL);
 			r = 0;
 		}
@@ -403,6 +403,8 @@ static int sync_deletions(struct sync_ctx *c)
 		}
 		if (st.st_dev != c->ldev || (st.st_ino == c->work.st_ino && st.st_dev == c->work.st_dev))
 			continue; /* another filesystem's mount point, or W itself */
+		if (c->s.depth == 1 && !*c->basename && !strcmp(key, COPY_RESCUE_DIR))
+			continue; /* what a stop kept apart (copy.h): never the area's to delete */
 		if (S_ISSOCK(st.st_mode))
 			continue; /* never copied: not the area's */
 		if (sync_kept_has(c, key))

@@ -54,18 +54,18 @@ void sync_note(struct sync_ctx *c, struct entry_list *l, int err, const char *re
 
 /* notes the entry @rel/@name that failed with @err: it is left out, its
  * old version stays in the lower copy, the sync goes on */
-void sync_skip(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what, char *path,
-	       const char *w)
+void sync_skip(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what, bool keep,
+	       char *path, const char *w)
 {
 	struct shared *sh = c->sh;
-	char why[160];
+	char why[PATH_MAX / 4 + 160];
 
 	snprintf(why, sizeof(why), ": %s: %s", what, strerror(-err));
 	sync_note(c, &sh->skipped, err, rel, name, why);
-	if (!path)
+	if (!keep)
 		return;
 	pthread_mutex_lock(&sh->lock);
-	if (grow_array(&sh->skipv, &sh->skipvcap, sh->nskipv, sizeof(*sh->skipv)) < 0) {
+	if (!path || grow_array(&sh->skipv, &sh->skipvcap, sh->nskipv, sizeof(*sh->skipv)) < 0) {
 		sh->skipv_lost = true;
 		free(path);
 	} else {
@@ -106,8 +106,11 @@ int sync_partial_result(struct sync_ctx *c)
 	size_t len = sizeof(c->res->msg);
 	int n = 0, rescued = -1;
 
-	if (sh->skipped.n && c->o->rescue) {
-		rescued = sh->skipv_lost || sh->nskipv < sh->skipped.n ? -ENOMEM : sync_rescue(c);
+	/* only deletions not carried: the area has nothing to keep */
+	if (sh->skipped.n && c->o->rescue && !sh->nskipv && !sh->skipv_lost)
+		rescued = 1;
+	else if (sh->skipped.n && c->o->rescue) {
+		rescued = sh->skipv_lost ? -ENOMEM : sync_rescue(c);
 		/* where: said by the caller, which knows the directory's path */
 		if (rescued < 0)
 			snprintf(where, sizeof(where), "; keeping the area's versions apart failed: %s",
@@ -124,7 +127,8 @@ int sync_partial_result(struct sync_ctx *c)
 		snprintf(m + n, len - (size_t)n, "%s%zu %s synced without what the directory's filesystem refused: %s",
 			 n ? "; " : "", sh->lost.n, sh->lost.n == 1 ? "entry was" : "entries were",
 			 list_text(&sh->lost));
-	c->res->err = rescued == 0 ? -COPY_SYNC_RESCUED
+	c->res->err = rescued == 0   ? -COPY_SYNC_RESCUED
+		      : rescued == 1 ? -COPY_SYNC_KEPT_BOTH
 		      : sh->skipped.n ? sh->skipped.err
 		      : sh->both.n    ? -COPY_SYNC_KEPT_BOTH
 				      : 0;
@@ -239,7 +243,7 @@ static int apply_ops(struct sync_ctx *c, struct dirstack *s, const struct node_i
 		if (r < 0 && op_own(r)) {
 			/* the W copy stays there for a stop to keep (sync_rescue()) */
 			sync_skip(c, r, dirstack_path(s, "", NULL, rel, sizeof(rel)), o->name,
-				  put ? "moving into place" : "deleting", put ? dirstack_path_dup(s, "", o->name) : NULL,
+				  put ? "moving into place" : "deleting", put, put ? dirstack_path_dup(s, "", o->name) : NULL,
 				  put ? o->w : NULL);
 			r = 0;
 		} else if (r < 0)
@@ -471,7 +475,7 @@ static bool tree_skip(struct sync_ctx *c, int err, const struct copy_result *r2)
 		snprintf(what, sizeof(what), "copying the new directory");
 	if (asprintf(&path, "%s%s%s", rel, *rel ? "/" : "", c->ops[i].name) < 0)
 		path = NULL;
-	sync_skip(c, err, rel, c->ops[i].name, what, path, NULL);
+	sync_skip(c, err, rel, c->ops[i].name, what, true, path, NULL);
 	tree_drop(c, k, i);
 	for (k = 0; k < c->ntrees; k++) {
 		for (i = 0; i < c->nops && strcmp(c->ops[i].w, c->trel[k]); i++)

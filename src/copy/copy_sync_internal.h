@@ -222,11 +222,11 @@ static inline bool sync_entry_own(int err)
 
 /* notes the entry @rel/@name that failed with @err while @what: it is
  * left out, its old version stays in the lower copy, the sync goes on;
- * @path (taken, may be NULL: nothing to keep) is its path below the
- * roots, @w its complete copy in W or NULL, for a stop to keep the
- * area's version (sync_rescue()) */
-void sync_skip(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what, char *path,
-	       const char *w);
+ * @keep: the area has a version of it (not a deletion), which a stop
+ * keeps (sync_rescue()) from @w, its complete copy in W, or else from
+ * the area at @path (taken; below the roots; NULL without memory) */
+void sync_skip(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what, bool keep,
+	       char *path, const char *w);
 
 /* notes the attributes @l the entry @rel/@name was synced without */
 void sync_lost(struct sync_ctx *c, const char *rel, const char *name, const struct copy_lost *l);

@@ -13,7 +13,8 @@
 # would be the same, a long name that is not UTF-8 (cut at a byte).
 # Then the write side, with the directory on a loop ext4 of 1 KiB blocks
 # without extents (files of at most 16 GiB, xattrs of at most a block):
-# an immutable file there (the rename over it fails, EPERM), a 20 GiB
+# an immutable file there (the rename over it fails, EPERM; deleting
+# another fails too: nothing of the area to keep), a 20 GiB
 # sparse file (EFBIG), alone and in a new directory (left out whole), an
 # xattr larger than a block (ENOSPC: that
 # attribute alone is lost, with a warning); every other change is synced;
@@ -24,7 +25,7 @@
 
 LOOP=""
 c30_cleanup() {
-	[ -n "${IMM:-}" ] && chattr -i "$IMM" 2>/dev/null
+	[ -n "${IMM:-}" ] && chattr -i "$IMM" "$IMM"2 2>/dev/null
 	cleanup
 	[ -n "$LOOP" ] && losetup -d "$LOOP"
 }
@@ -133,16 +134,18 @@ mount -t ext4 "$LOOP" "$SCRATCH/ext4" || fail "mounting the ext4"
 P=$SCRATCH/ext4/dir
 mkdir -p "$P/sub"
 echo old >"$P/imm"
+echo old >"$P/imm2"
 echo old >"$P/big"
 echo old >"$P/xattr"
 echo old-work >"$P/sub/work"
-chattr +i "$P/imm" || skip "no immutable flag on ext4"
+chattr +i "$P/imm" "$P/imm2" || skip "no immutable flag on ext4"
 IMM=$P/imm
 printf '[area w]\npath = %s\nbackend = tmpfs\nsize = 64M\npersist = yes\n' "$P" | write_conf
 LOWER=$RUN/areas/w/lower
 expect_rc 0 start
 sleep 0.1
 chattr -i "$P/imm" && echo area-imm >"$P/imm"
+chattr -i "$P/imm2" && rm "$P/imm2"
 truncate -s 20G "$P/big"
 echo area-xattr >"$P/xattr"
 set_xattr "$P/xattr" user.small s || skip "no user xattrs on this kernel's tmpfs"
@@ -160,6 +163,8 @@ cat "$OUT"
 [ "$(cat "$P/imm")" = area-imm ] && [ "$(stat -c %s "$P/big")" = 21474836480 ] || fail "the area lost a refused entry"
 grep "'imm'" "$OUT" | grep -q "not permitted" || fail "the error does not name 'imm' and why"
 grep "'big'" "$OUT" | grep -q "too large" || fail "the error does not name 'big' and why"
+[ "$(cat "$LOWER/imm2")" = old ] || fail "an immutable file deleted in the area is gone"
+grep "'imm2'" "$OUT" | grep -q "deleting" || fail "the error does not name 'imm2', whose deletion failed"
 [ ! -e "$LOWER/newdir" ] || fail "a new directory was synced without its file"
 grep "'newdir'" "$OUT" | grep -q "newdir/in/huge" || fail "the error does not name the file of the new directory that failed"
 [ "$(cat "$LOWER/newdir2/ok")" = ok2 ] || fail "a new directory beside the failed one was not synced"
@@ -184,6 +189,8 @@ R=$(echo "$P"/.storaged-rescue/w-*)
 grep -qF "$R" "$OUT" || fail "stop does not say where it kept the area's versions"
 n=$(awk -F '\t' '$2 == "imm" { print $1 }' "$R/index")
 [ -n "$n" ] && [ "$(cat "$R/$n")" = area-imm ] || fail "the area's version of 'imm' is not in the rescue directory: $(cat "$R/index")"
+[ "$(wc -l <"$R/index")" = 1 ] || fail "the rescue directory holds more than 'imm' (a deletion has nothing to keep): $(cat "$R/index")"
+[ "$(cat "$P/imm2")" = old ] || fail "stop lost the immutable file whose deletion failed"
 [ "$(stat -c '%a %u' "$P/.storaged-rescue")" = "700 $(stat -c %u "$P")" ] || fail "the rescue directory is not the directory owner's, 0700"
 [ "$(cat "$P/imm")" = old ] && [ "$(cat "$P/sub/work")" = new-work ] || fail "stop changed what the sync had done"
 [ ! -e "$P/big" ] || fail "the deletion of 'big' was not synced"
