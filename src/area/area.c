@@ -573,7 +573,7 @@ static int sync_uncovered(const struct area_dirs *d, int recfd, struct state_are
 	diag_warning(m, NULL, 0,
 		     "area '%s': %s: syncing it back, keeping what was written to '%s' meanwhile", st->name,
 		     why, st->path);
-	return area_sync_locked(d, recfd, st, ret_changes, m);
+	return area_sync_locked(d, recfd, st, ret_changes, true, m);
 }
 
 /* The record says a stop is under way (@begins) or that it failed and
@@ -606,7 +606,7 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	merged = st->persist && do_sync && f.recorded && !area_mounts_syncable(&f) &&
 		 area_mounts_mergeable(&f); /* says the bind is gone */
 	if (st->persist && do_sync && f.recorded)
-		r = area_mounts_syncable(&f)	? area_sync_locked(d, recfd, st, &changes, m)
+		r = area_mounts_syncable(&f)	? area_sync_locked(d, recfd, st, &changes, true, m)
 		    : area_mounts_mergeable(&f) ? sync_uncovered(d, recfd, st, &f, &changes, m)
 						: unsyncable(d, recfd, st, &f, &lost, m);
 	/* committed, with entries changed on both sides kept twice in the

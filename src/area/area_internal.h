@@ -274,9 +274,13 @@ int area_recover_sync(int dirfd, dev_t dev, const char *area, const char *record
  * sync_dir it records in place (state_area_write_fd()).  *@ret_changes
  * (may be NULL): the entries the committed sync put, deleted or kept into
  * the directory (struct copy_result), 0 when it found nothing changed.
- * Returns: 0 or negative errno, with one diag_error. */
+ * @at_stop: the area is unmounted next: the area's version of each entry
+ * the sync could not carry is kept in the directory's
+ * .storaged-rescue/AREA-TIME (copy.h), said in one line.
+ * Returns: 0 or negative errno, with one diag_error; -COPY_SYNC_KEPT_BOTH:
+ * committed, with entries kept beside or rescued (said). */
 int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st, size_t *ret_changes,
-		     struct diag_list *m);
+		     bool at_stop, struct diag_list *m);
 
 /* The diag_info of a sync back of @st that ran: the one wording of `sync`
  * and `stop`; @both: entries changed on both sides were kept twice (said

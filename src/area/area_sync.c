@@ -257,9 +257,34 @@ static void sync_failed_record(int recfd, struct state_area *st, const char *ste
  * The sync reports success only after the commit point.  @recfd, @st: the
  * area's record, locked; its sync_dir is rewritten in place.
  */
-int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st,
-		     size_t *ret_changes, struct diag_list *m)
+/* the name of a stop's rescue directory below the directory's
+ * COPY_RESCUE_DIR (copy.h) that is not there yet: the area's name (cut
+ * at a character to leave room) and the time, UTC; "" when none is free */
+static void rescue_name(int lowerfd, const char *area, char name[NAME_MAX + 1])
 {
+	const unsigned char *a = (const unsigned char *)area;
+	char ts[32], path[NAME_MAX + 32];
+	struct tm tm;
+	time_t now = time(NULL);
+	size_t n = 0;
+	struct stat s;
+
+	while (a[n] && utf8_char_len(a + n) && n + utf8_char_len(a + n) <= 200)
+		n += utf8_char_len(a + n);
+	strftime(ts, sizeof(ts), "%Y%m%dT%H%M%SZ", gmtime_r(&now, &tm));
+	for (int i = 1; i < 100; i++) {
+		snprintf(name, NAME_MAX + 1, i > 1 ? "%.*s-%s-%d" : "%.*s-%s", (int)n, area, ts, i);
+		snprintf(path, sizeof(path), "%s/%s", COPY_RESCUE_DIR, name);
+		if (fstatat(lowerfd, path, &s, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			return;
+	}
+	name[0] = '\0';
+}
+
+int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st,
+		     size_t *ret_changes, bool at_stop, struct diag_list *m)
+{
+	char rescue[NAME_MAX + 1] = "";
 	_cleanup_close_ int lowerfd = -EBADF, areafd = -EBADF, workfd = -EBADF;
 	int r;
 	struct copy_result c = { 0 };
@@ -282,16 +307,28 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 	if ((workfd = r = sync_dir_create(lowerfd, recfd, st, work)) < 0)
 		goto out;
 	step = "copying";
-	r = copy_spawn_sync(areafd, lowerfd, workfd, d->area, d->lower, name, copy_spawn_jobs(), &c);
-	if (r < 0 && r != -COPY_SYNC_KEPT_BOTH)
+	if (at_stop)
+		rescue_name(lowerfd, name, rescue);
+	r = copy_spawn_sync(areafd, lowerfd, workfd, d->area, d->lower, name, copy_spawn_jobs(),
+			    rescue[0] ? rescue : NULL, &c);
+	if (r < 0 && r != -COPY_SYNC_KEPT_BOTH && r != -COPY_SYNC_RESCUED)
 		goto out;
 	if (ret_changes)
 		*ret_changes = c.n_put + c.n_deleted + c.n_kept;
-	/* committed, entries kept twice: that alone is to be said */
+	/* committed, what it did without an attribute: a warning */
+	if (r == 0 && c.msg[0])
+		diag_warning(m, NULL, 0, "area '%s': synced back into '%s', but %s", name, st->path, c.msg);
+	/* committed, entries kept twice or kept apart: that alone is to be said */
 	if ((kept = r) < 0)
 		diag_error(m, NULL, 0,
 			   "area '%s': synced back into '%s', but %s: compare the two and keep what you need",
 			   name, st->path, c.msg);
+	if (r == -COPY_SYNC_RESCUED) {
+		diag_error(m, NULL, 0,
+			   "area '%s': the area's version of each entry not synced is kept in '%s/%s/%s' (its file 'index' names each)",
+			   name, st->path, COPY_RESCUE_DIR, rescue);
+		kept = -COPY_SYNC_KEPT_BOTH; /* torn down as with entries kept twice */
+	}
 	step = "removing its working directory";
 	if ((r = sync_dir_remove(lowerfd, work, workfd, lst.st_dev)) == 0)
 		r = kept;
@@ -316,7 +353,7 @@ out:
 void area_note_synced(const struct state_area *st, bool both, struct diag_list *m)
 {
 	diag_info(m, NULL, 0, "area '%s': synced back into '%s'%s", st->name, st->path,
-		  both ? " (with entries changed on both sides: see above)" : "");
+		  both ? " (with entries changed on both sides or kept apart: see above)" : "");
 }
 
 int area_sync(const char *state_dir, const char *self, const char *name, struct diag_list *msgs)
@@ -343,7 +380,7 @@ int area_sync(const char *state_dir, const char *self, const char *name, struct 
 	}
 	/* by the mounts' IDs: unmounted, moved or covered by someone else */
 	if ((r = area_check_syncable(&d, &st, msgs)) == 0)
-		r = area_sync_locked(&d, fd, &st, &changes, msgs);
+		r = area_sync_locked(&d, fd, &st, &changes, false, msgs);
 	/* quiet on success: a sync that changed nothing says nothing (the
 	 * resident's periodic one, storaged-sync.service's) */
 	if (r == 0 && changes > 0)

@@ -53,16 +53,38 @@
 #include "copy_internal.h"
 
 
-/* Records the failure unless an earlier one was recorded; returns -@err. */
-static int copy_fail(struct copy_ctx *c, int err, const char *rel, const char *what)
+/* Records the failure unless an earlier one was recorded, in the tree
+ * whose root is @root below the destination root (NULL: none); returns
+ * -@err. */
+static int copy_fail_in(struct copy_ctx *c, int err, const char *root, const char *rel, const char *what)
 {
 	int none = 0;
 
 	if (err == 0)
 		err = EIO;
-	if (atomic_compare_exchange_strong(&c->err, &none, err))
+	if (atomic_compare_exchange_strong(&c->err, &none, err)) {
 		snprintf(c->msg, sizeof(c->msg), "'%s': %s: %s", *rel ? rel : ".", what, strerror(err));
+		snprintf(c->err_root, sizeof(c->err_root), "%.*s", root ? (int)strcspn(root, "/") : 0,
+			 root ? root : "");
+	}
 	return -err;
+}
+
+static int copy_fail(struct copy_ctx *c, int err, const char *rel, const char *what)
+{
+	return copy_fail_in(c, err, NULL, rel, what);
+}
+
+void copy__lost_note(struct copy_ctx *c, const char *rel, const struct copy_lost *l)
+{
+	if (!l->n)
+		return;
+	pthread_mutex_lock(&c->dlock);
+	if (!c->n_lost++) {
+		snprintf(c->lost_path, sizeof(c->lost_path), "%s", *rel ? rel : ".");
+		copy_lost_text(l, c->lost_what, sizeof(c->lost_what));
+	}
+	pthread_mutex_unlock(&c->dlock);
 }
 
 /* a line at most every 0.5 s, from 2 s on, and only on a terminal */
@@ -110,7 +132,7 @@ static int walk_fail(struct copy_ctx *c, const struct walk *w, int err, const ch
 {
 	char p[sizeof(c->msg)];
 
-	return copy_fail(c, err, walk_path(w, name, p, sizeof(p)), what);
+	return copy_fail_in(c, err, w->t->rel, walk_path(w, name, p, sizeof(p)), what);
 }
 
 /* hands the directory to a waiting thread; false: none waits, or it is
@@ -178,7 +200,12 @@ static int copy_dir(struct copy_ctx *c, struct walk *w, struct entry *e)
 		 * private view, which shows no mount) a btrfs subvolume or
 		 * snapshot, carried onto the area here (area_carry.c); else a
 		 * mount point: its directory is copied, empty */
-		r = copy_meta_fd(dfd, &m.st, &m.xa, m.fflags);
+		struct copy_lost l = { 0 };
+		char p[512];
+
+		r = copy_meta_fd(dfd, &m.st, &m.xa, m.fflags, copy__lost(c, &l));
+		if (l.n)
+			copy__lost_note(c, walk_path(w, e->name, p, sizeof(p)), &l);
 		close(dfd);
 		goto fail;
 	}
@@ -220,6 +247,11 @@ static int copy_one(struct copy_ctx *c, struct walk *w, const char *name)
 		r = copy__nondir(c, &e, w->buf);
 	if (r < 0)
 		walk_fail(c, w, -r, name, "copying");
+	else if (e.lost.n) {
+		char p[512];
+
+		copy__lost_note(c, walk_path(w, name, p, sizeof(p)), &e.lost);
+	}
 	copy_progress(c, atomic_fetch_add(&c->files, 1) + 1, false);
 out:
 	if (e.fd >= 0)
@@ -244,11 +276,16 @@ static int leave_dir(struct copy_ctx *c, struct walk *w)
 	int r = 0;
 
 	if (m) {
-		r = copy_meta_fd(f->fd[1], &m->st, &m->xa, m->fflags);
+		struct copy_lost l = { 0 };
+		char p[512];
+
+		r = copy_meta_fd(f->fd[1], &m->st, &m->xa, m->fflags, copy__lost(c, &l));
 		free(m->xa.buf);
 		m->xa.buf = NULL;
 		if (r < 0)
 			walk_fail(c, w, -r, NULL, "setting the directory's metadata");
+		if (l.n)
+			copy__lost_note(c, walk_path(w, NULL, p, sizeof(p)), &l);
 	}
 	if (r == 0 && (r = dirstack_pop(&w->s)) < 0)
 		walk_fail(c, w, -r, NULL,
@@ -404,9 +441,11 @@ static int copy_finish(struct copy_ctx *c)
 	/* the roots, the only directories whose metadata waits for the end */
 	for (size_t i = c->ndirs; r == 0 && i-- > 0;) {
 		struct copy_dirmeta *m = &c->dirs[i];
+		struct copy_lost l = { 0 };
 
 		fd = copy_open_beneath(c->sys, c->dstroot, m->rel);
-		r = fd < 0 ? fd : copy_meta_fd(fd, &m->st, &m->xa, m->fflags);
+		r = fd < 0 ? fd : copy_meta_fd(fd, &m->st, &m->xa, m->fflags, copy__lost(c, &l));
+		copy__lost_note(c, m->rel, &l);
 		if (fd >= 0)
 			close(fd);
 		if (r < 0)
@@ -426,9 +465,12 @@ static int copy_finish(struct copy_ctx *c)
 				     : c->sys->openat(fd, slash ? slash + 1 : l->rel,
 						      O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 			r = fd < 0 ? fd : ffd < 0 ? -errno : 0;
-			if (ffd >= 0 && ioctl(ffd, FS_IOC_SETFLAGS, &(int){ (int)l->fflags }) < 0 &&
-			    errno != EOPNOTSUPP && errno != ENOTTY && errno != EINVAL)
-				r = -errno;
+			if (ffd >= 0) {
+				struct copy_lost lf = { 0 };
+
+				r = copy_fflags_add(ffd, l->fflags, copy__lost(c, &lf));
+				copy__lost_note(c, l->rel, &lf);
+			}
 			if (ffd >= 0)
 				close(ffd);
 			if (fd >= 0)
@@ -566,6 +608,10 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
 		close(dfd[i]);
 	}
 	copy_progress(c, atomic_load(&c->files), true);
+	memcpy(ret->err_root, c->err_root, sizeof(ret->err_root));
+	ret->n_lost = c->n_lost;
+	memcpy(ret->lost_path, c->lost_path, sizeof(ret->lost_path));
+	memcpy(ret->lost_what, c->lost_what, sizeof(ret->lost_what));
 	if (r < 0 || atomic_load(&c->err)) {
 		ret->err = -(atomic_load(&c->err) ?: -r);
 		snprintf(ret->msg, sizeof(ret->msg), "%s", c->msg[0] ? c->msg : strerror(-ret->err));

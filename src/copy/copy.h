@@ -24,8 +24,15 @@ struct copy_budget;
  * after any other copy. */
 struct copy_result {
 	int err;
-	char msg[1024];
+	char msg[2048];
 	size_t n_put, n_deleted, n_kept;
+	/* copy_trees_fd() with attrs_optional: entries copied without an
+	 * attribute the destination refused, the first one's path and what */
+	size_t n_lost;
+	char lost_path[512], lost_what[400];
+	/* copy_trees_fd() failed in the tree of this root (one of its
+	 * @rels, "" when none) */
+	char err_root[256];
 };
 
 struct copy_opts {
@@ -35,6 +42,13 @@ struct copy_opts {
 	/* each inode and directory is charged to it before it is written
 	 * (copy_budget.h; the sync back's); NULL: no limit */
 	struct copy_budget *budget;
+	/* an xattr or file flags the destination refuses are left out and
+	 * counted in the result (n_lost), not a failure (struct copy_lost) */
+	bool attrs_optional;
+	/* copy_sync_fd(): the name of the directory, new, below the lower
+	 * root's COPY_RESCUE_DIR, where the area's version of each entry the
+	 * sync could not carry is kept; NULL: nowhere */
+	const char *rescue;
 };
 
 /**
@@ -137,10 +151,28 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
  * owner could write on that filesystem (copy_budget.h: not root's
  * reserve, not past a quota).
  *
- * Returns: 0 once everything is on disk; negative errno of the first
- * failure (-ENOSPC, -EDQUOT: the changes do not fit in that room, and
- * @ret's message says by how much), the lower copy then holding complete
- * old or new versions of every entry.
+ * One entry's failure is that entry's: one the area cannot give (a
+ * permission, a lease not broken in time) or the directory's filesystem
+ * cannot take (a name, a size, a permission: EPERM renaming over an
+ * immutable file) is left out, its old version stays in the directory,
+ * its area version in the area, and every other change is committed; an
+ * xattr or the file flags that filesystem refuses are left out alone (the
+ * entry is synced).  With @o->rescue, the area's version of each entry
+ * left out is then kept in that directory, made below @lowerfd (and
+ * below its ".storaged-rescue", both 0700 and @lowerfd's owner's): 1, 2,
+ * ..., and "index", a line "N<tab>PATH" each (PATH below the roots,
+ * escaped as messages are), regular files with their data whatever
+ * metadata the filesystem refuses.
+ *
+ * Returns: 0 once everything is on disk (ret->msg then names what was
+ * synced without an attribute, or is empty); -COPY_SYNC_KEPT_BOTH;
+ * -COPY_SYNC_RESCUED (entries left out, every one kept in @o->rescue);
+ * the first left-out entry's negative errno (all else committed, the
+ * message names each; with @o->rescue, keeping them failed and what it
+ * wrote is gone); negative errno of the first failure that is not one
+ * entry's (-ENOSPC), the lower copy then holding complete old or new
+ * versions of every entry (-ENOSPC, -EDQUOT: the changes do not fit in
+ * the owners' room, and @ret's message says by how much).
  */
 int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		 const struct copy_sys *sys, struct copy_result *ret);
@@ -185,6 +217,15 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 /* how the message of a sync back that the owners' room stopped begins
  * (copy_budget.h): the numbers follow */
 #define COPY_NO_ROOM "no room for the changed files"
+
+/* the errno of a sync back that committed everything but some entries
+ * (skipped: copy_sync_fd()), and kept the area's version of each in the
+ * rescue directory (copy_opts.rescue) */
+#define COPY_SYNC_RESCUED ENOTNAM
+
+/* where a stop's rescue directories are made (copy_opts.rescue), below
+ * the lower root */
+#define COPY_RESCUE_DIR ".storaged-rescue"
 
 /* the suffix of the name the area's version of such an entry gets */
 #define COPY_SYNC_AREA_SUFFIX ".storaged-area"

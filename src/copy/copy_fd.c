@@ -208,7 +208,33 @@ int copy_xattrs_prune(int fd, const struct copy_xattrs *xa)
 	return 0;
 }
 
-int copy_xattrs_write(int fd, bool viaproc, const struct copy_xattrs *xa)
+void copy_lost_add(struct copy_lost *lost, int err, const char *what, const char *name)
+{
+	if (!lost->n++) {
+		lost->err = err;
+		snprintf(lost->what, sizeof(lost->what), name ? "%s '%s'" : "%s", what, name);
+	}
+}
+
+const char *copy_lost_text(const struct copy_lost *lost, char *buf, size_t len)
+{
+	char more[48] = "";
+
+	if (lost->n > 1)
+		snprintf(more, sizeof(more), " (and %u more)", lost->n - 1);
+	snprintf(buf, len, "%s not kept: %s%s", lost->what, strerror(-lost->err), more);
+	return buf;
+}
+
+/* whether a failed fsetxattr()'s errno @e is the destination refusing
+ * that attribute (not room for data, not an I/O error) */
+static bool xattr_refused(int e)
+{
+	return e == EOPNOTSUPP || e == ENOTSUP || e == E2BIG || e == ENOSPC || e == EDQUOT || e == EPERM ||
+	       e == EACCES || e == EINVAL || e == ERANGE;
+}
+
+int copy_xattrs_write(int fd, bool viaproc, const struct copy_xattrs *xa, struct copy_lost *lost)
 {
 	const char *p = xa ? xa->buf : NULL, *end = p ? p + xa->len : NULL;
 	uint32_t vlen;
@@ -219,8 +245,12 @@ int copy_xattrs_write(int fd, bool viaproc, const struct copy_xattrs *xa)
 		p += strlen(p) + 1;
 		memcpy(&vlen, p, sizeof(vlen));
 		p += sizeof(vlen);
-		if (x_set(fd, viaproc, name, p, vlen) < 0 && errno != EOPNOTSUPP && errno != ENOTSUP)
-			return -errno;
+		if (x_set(fd, viaproc, name, p, vlen) < 0) {
+			if (lost && xattr_refused(errno))
+				copy_lost_add(lost, -errno, "extended attribute", name);
+			else if (errno != EOPNOTSUPP && errno != ENOTSUP)
+				return -errno;
+		}
 		p += vlen;
 	}
 	return 0;
@@ -291,32 +321,40 @@ unsigned copy_fflags_get(int fd)
 	return (unsigned)f & FFLAGS_KEPT;
 }
 
-/* adds @want to the flags of @fd; a filesystem that has not some of
- * them (tmpfs has few) keeps what it can, as libarchive did */
-static int fflags_set(int fd, unsigned want)
+int copy_fflags_add(int fd, unsigned want, struct copy_lost *lost)
 {
 	int f = 0;
 
-	if (!want || ioctl(fd, FS_IOC_GETFLAGS, &f) < 0)
+	if (!want)
 		return 0;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &f) < 0) {
+		if (lost)
+			copy_lost_add(lost, errno == ENOTTY ? -EOPNOTSUPP : -errno, "file flags", NULL);
+		return 0;
+	}
 	f |= (int)want;
-	if (ioctl(fd, FS_IOC_SETFLAGS, &f) < 0 && errno != EOPNOTSUPP && errno != ENOTTY && errno != EINVAL)
+	if (ioctl(fd, FS_IOC_SETFLAGS, &f) == 0)
+		return 0;
+	if (errno != EOPNOTSUPP && errno != ENOTTY && errno != EINVAL && !(lost && errno == EPERM))
 		return -errno;
+	if (lost)
+		copy_lost_add(lost, errno == ENOTTY ? -EOPNOTSUPP : -errno, "file flags", NULL);
 	return 0;
 }
 
-int copy_meta_fd(int fd, const struct stat *st, const struct copy_xattrs *xa, unsigned fflags)
+int copy_meta_fd(int fd, const struct stat *st, const struct copy_xattrs *xa, unsigned fflags,
+		 struct copy_lost *lost)
 {
 	struct timespec ts[2] = { st->st_atim, st->st_mtim };
 	int r;
 
 	if (fchown(fd, st->st_uid, st->st_gid) < 0)
 		return -errno;
-	if ((r = copy_xattrs_write(fd, false, xa)) < 0)
+	if ((r = copy_xattrs_write(fd, false, xa, lost)) < 0)
 		return r;
 	if (fchmod(fd, st->st_mode & 07777) < 0 || futimens(fd, ts) < 0)
 		return -errno;
-	return fflags_set(fd, fflags);
+	return copy_fflags_add(fd, fflags, lost);
 }
 
 int copy_open_beneath(const struct copy_sys *sys, int rootfd, const char *rel)
@@ -436,7 +474,7 @@ int copy_open_data(const struct copy_sys *sys, int fd)
  * but its file flags (returned in *@fflags: an immutable file could not
  * be renamed into place) */
 int copy_node_fd(const struct copy_sys *sys, int fd, const struct stat *st, int dirfd,
-		 const char *w, char *buf, size_t bufsize, unsigned *fflags)
+		 const char *w, char *buf, size_t bufsize, unsigned *fflags, struct copy_lost *lost)
 {
 	struct timespec ts[2] = { st->st_atim, st->st_mtim };
 	struct copy_xattrs xa = { 0 };
@@ -464,7 +502,7 @@ int copy_node_fd(const struct copy_sys *sys, int fd, const struct stat *st, int 
 				      (off_t)st->st_blocks * 512 < st->st_size);
 		}
 		if (r == 0)
-			r = copy_meta_fd(out, st, &xa, 0);
+			r = copy_meta_fd(out, st, &xa, 0, lost);
 		goto out;
 	}
 	if (S_ISLNK(st->st_mode)) {
@@ -484,7 +522,7 @@ int copy_node_fd(const struct copy_sys *sys, int fd, const struct stat *st, int 
 		r = -errno;
 	if (r == 0 && xa.len) {
 		out = sys->openat(dirfd, w, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
-		r = out < 0 ? -errno : copy_xattrs_write(out, true, &xa);
+		r = out < 0 ? -errno : copy_xattrs_write(out, true, &xa, lost);
 	}
 	if (r == 0 && !S_ISLNK(st->st_mode) && sys->fchmodat(dirfd, w, st->st_mode & 07777, 0) < 0)
 		r = -errno;

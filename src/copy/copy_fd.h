@@ -54,6 +54,25 @@ struct copy_xattrs {
 	size_t len;
 };
 
+/* What a copy of one entry could not keep because the destination's
+ * filesystem refused it (an xattr: EOPNOTSUPP, E2BIG, ENOSPC of the xattr
+ * block, EPERM/EACCES for a trusted.* or security.* name, EINVAL, ERANGE;
+ * file flags): the entry is copied without it, and this says so, for a
+ * warning.  Zeroed by the caller. */
+struct copy_lost {
+	unsigned n; /* attributes lost */
+	int err; /* the first one's, negative */
+	char what[300]; /* the first one: "extended attribute 'NAME'", "file flags" */
+};
+
+/* notes the attribute @what (followed by @name quoted, unless NULL) lost
+ * with @err (negative) */
+void copy_lost_add(struct copy_lost *lost, int err, const char *what, const char *name);
+
+/* "extended attribute 'user.x' not kept: No space left on device (and N
+ * more)" into @buf, for a message */
+const char *copy_lost_text(const struct copy_lost *lost, char *buf, size_t len);
+
 /* What a directory's copy gets once everything below it is written
  * (copy.c's last step): times, mode, owner, xattrs, file flags. */
 struct copy_dirmeta {
@@ -106,11 +125,13 @@ int copy_xattrs_prune(int fd, const struct copy_xattrs *xa);
  * copy_xattrs_write:
  * @fd: open descriptor of the copy, or O_PATH one when @viaproc
  * @xa: from copy_xattrs_read()
+ * @lost: NULL, or where an xattr the destination refuses is noted (then
+ *        skipped: struct copy_lost says which errors)
  *
  * Returns: 0; negative errno of the first failed fsetxattr() (a
  * destination that takes no xattrs of a namespace, -EOPNOTSUPP, is skipped).
  */
-int copy_xattrs_write(int fd, bool viaproc, const struct copy_xattrs *xa);
+int copy_xattrs_write(int fd, bool viaproc, const struct copy_xattrs *xa, struct copy_lost *lost);
 
 /**
  * copy_data:
@@ -142,6 +163,8 @@ unsigned copy_fflags_get(int fd);
  * @st: the source's fstat()
  * @xa: its xattrs, or NULL
  * @fflags: from copy_fflags_get()
+ * @lost: NULL, or where an xattr or the file flags the destination
+ *        refuses are noted (struct copy_lost), and the copy goes on
  *
  * Sets, in this order: owner, xattrs (after chown, which drops
  * security.capability), mode with setuid/setgid (after chown, which drops
@@ -149,7 +172,21 @@ unsigned copy_fflags_get(int fd);
  *
  * Returns: 0; negative errno.
  */
-int copy_meta_fd(int fd, const struct stat *st, const struct copy_xattrs *xa, unsigned fflags);
+int copy_meta_fd(int fd, const struct stat *st, const struct copy_xattrs *xa, unsigned fflags,
+		 struct copy_lost *lost);
+
+/**
+ * copy_fflags_add:
+ * @fd: open (not O_PATH) descriptor of the copy
+ * @want: FS_IOC_GETFLAGS bits to add
+ * @lost: NULL, or where flags the filesystem has not are noted
+ *
+ * A filesystem that has not some of them (tmpfs has few) keeps what it
+ * can, as libarchive did.
+ *
+ * Returns: 0; negative errno of FS_IOC_SETFLAGS other than "not supported".
+ */
+int copy_fflags_add(int fd, unsigned want, struct copy_lost *lost);
 
 /**
  * copy_open_data:
@@ -178,6 +215,7 @@ int copy_open_data(const struct copy_sys *sys, int fd);
  * @fflags: receives the source's file flags, which are NOT set on the
  *          copy (an immutable or append-only file could not be renamed
  *          or linked into place): the caller sets them last
+ * @lost: as for copy_meta_fd()
  *
  * Copies a regular file (data, holes), symbolic link, device node or fifo
  * with its owner, xattrs, mode and times, from the descriptor alone.
@@ -185,7 +223,7 @@ int copy_open_data(const struct copy_sys *sys, int fd);
  * Returns: 0; negative errno.
  */
 int copy_node_fd(const struct copy_sys *sys, int fd, const struct stat *st, int dirfd,
-		 const char *w, char *buf, size_t bufsize, unsigned *fflags);
+		 const char *w, char *buf, size_t bufsize, unsigned *fflags, struct copy_lost *lost);
 
 /**
  * copy_open_beneath:

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -61,6 +62,7 @@ struct copy_ctx {
 	atomic_uint_fast64_t files, bytes, last_usec;
 	atomic_int err; /* errno of the first failure; 0: none yet */
 	char msg[256]; /* written only by the thread that set err */
+	char err_root[NAME_MAX + 1]; /* and the root of the tree it was in */
 
 	pthread_mutex_t qlock; /* queue, queued, busy */
 	pthread_cond_t qcond;
@@ -70,7 +72,9 @@ struct copy_ctx {
 	pthread_mutex_t llock; /* links */
 	struct link *links[LINK_BUCKETS];
 
-	pthread_mutex_t dlock; /* dirs */
+	pthread_mutex_t dlock; /* dirs, lost */
+	size_t n_lost; /* entries that lost an attribute (attrs_optional) */
+	char lost_path[512], lost_what[400]; /* the first one */
 	struct copy_dirmeta *dirs;
 	size_t ndirs, dircap;
 };
@@ -86,7 +90,19 @@ struct entry {
 	char *target; /* symbolic links */
 	struct copy_xattrs xa;
 	unsigned fflags;
+	struct copy_lost lost;
 };
+
+/* where the copy of one entry notes the attributes it could not keep:
+ * NULL (they fail the copy, but for an xattr namespace the destination
+ * has not) unless the options make them optional */
+static inline struct copy_lost *copy__lost(const struct copy_ctx *c, struct copy_lost *l)
+{
+	return c->o->attrs_optional ? l : NULL;
+}
+
+/* records the losses @l of the entry @rel in the copy's result */
+void copy__lost_note(struct copy_ctx *c, const char *rel, const struct copy_lost *l);
 
 /*
  * copy__nondir:

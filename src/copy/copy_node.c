@@ -117,7 +117,7 @@ static int finish_node(struct copy_ctx *c, struct entry *e, char *buf)
 	if (S_ISREG(e->st.st_mode)) {
 		r = copy_data(e->in, e->out, e->st.st_size, buf, COPY_BUF_SIZE, &c->bytes,
 			      (off_t)e->st.st_blocks * 512 < e->st.st_size);
-		return r < 0 ? r : copy_meta_fd(e->out, &e->st, &e->xa, e->fflags);
+		return r < 0 ? r : copy_meta_fd(e->out, &e->st, &e->xa, e->fflags, copy__lost(c, &e->lost));
 	}
 	if (c->sys->fchownat(e->dd, e->name, e->st.st_uid, e->st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
@@ -125,7 +125,7 @@ static int finish_node(struct copy_ctx *c, struct entry *e, char *buf)
 		nfd = c->sys->openat(e->dd, e->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 		if (nfd < 0)
 			return -errno;
-		r = copy_xattrs_write(nfd, true, &e->xa);
+		r = copy_xattrs_write(nfd, true, &e->xa, copy__lost(c, &e->lost));
 		close(nfd);
 	}
 	if (r == 0 && !S_ISLNK(e->st.st_mode) &&

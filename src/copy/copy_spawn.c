@@ -92,15 +92,18 @@ unsigned copy_spawn_jobs(void)
 	return n >= 2 ? 16 : 8;
 }
 
-/* "PUT DELETED KEPT" of the helper's success line into @res; a line
- * without them counts as one entry put: that the sync changed nothing
- * is said only when the helper says so */
+/* "PUT DELETED KEPT [WARNING]" of the helper's success line into @res; a
+ * line without them counts as one entry put: that the sync changed
+ * nothing is said only when the helper says so */
 static void helper_counts(const char *msg, struct copy_result *res)
 {
-	if (sscanf(msg, "%zu %zu %zu", &res->n_put, &res->n_deleted, &res->n_kept) != 3) {
+	int end = 0;
+
+	if (sscanf(msg, "%zu %zu %zu%n", &res->n_put, &res->n_deleted, &res->n_kept, &end) != 3) {
 		res->n_put = 1;
 		res->n_deleted = res->n_kept = 0;
-	}
+	} else if (msg[end] == ' ')
+		snprintf(res->msg, sizeof(res->msg), "%s", msg + end + 1);
 }
 
 /* "ERRNO MESSAGE\n" from the helper (on success "0 PUT DELETED KEPT\n"),
@@ -200,13 +203,14 @@ static int reopen_dir(int fd)
 
 /* copy_spawn_run(), or with @workfd >= 0 copy_spawn_sync() */
 static int spawn_copy(int srcfd, int dstfd, int workfd, const char *src, const char *dst,
-		      const char *label, unsigned jobs, struct copy_result *res)
+		      const char *label, unsigned jobs, const char *rescue, struct copy_result *res)
 {
-	char prog[PATH_MAX], fdarg[16], jobarg[16], line[sizeof(res->msg) + 16];
+	char prog[PATH_MAX], fdarg[16], jobarg[16], line[sizeof(res->msg) + 64];
 	char sfdarg[16], dfdarg[16], wfdarg[16];
 	char *argv[] = { COPY_HELPER, "--jobs",	   jobarg, "--label",  (char *)label, "--status-fd",
 			 fdarg,	      "--src-fd",  sfdarg, "--dst-fd", dfdarg,	      "--",
-			 (char *)src, (char *)dst, NULL,   NULL,       NULL,	      NULL };
+			 (char *)src, (char *)dst, NULL,   NULL,       NULL,	      NULL,
+			 NULL,	      NULL };
 	struct spawn_fd fds[4];
 	_cleanup_close_ int sfd = -EBADF, dfd = -EBADF, kfd = -EBADF, rd = -EBADF, wr = -EBADF, wfd = -EBADF;
 	int p[2], st = 0, r;
@@ -221,12 +225,18 @@ static int spawn_copy(int srcfd, int dstfd, int workfd, const char *src, const c
 	snprintf(dfdarg, sizeof(dfdarg), "%d", DST_FD);
 	snprintf(wfdarg, sizeof(wfdarg), "%d", WORK_FD);
 	snprintf(jobarg, sizeof(jobarg), "%u", jobs);
-	if (workfd >= 0) { /* "--work-fd N" before the "--" */
-		argv[11] = "--work-fd";
-		argv[12] = wfdarg;
-		argv[13] = "--";
-		argv[14] = (char *)src;
-		argv[15] = (char *)dst;
+	if (workfd >= 0) { /* "--work-fd N [--rescue NAME]" before the "--" */
+		size_t k = 11;
+
+		argv[k++] = "--work-fd";
+		argv[k++] = wfdarg;
+		if (rescue) {
+			argv[k++] = "--rescue";
+			argv[k++] = (char *)rescue;
+		}
+		argv[k++] = "--";
+		argv[k++] = (char *)src;
+		argv[k++] = (char *)dst;
 	}
 	if ((sfd = reopen_dir(srcfd)) < 0 || (dfd = reopen_dir(dstfd)) < 0) {
 		r = sfd < 0 ? sfd : dfd;
@@ -267,11 +277,11 @@ static int spawn_copy(int srcfd, int dstfd, int workfd, const char *src, const c
 int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const char *label,
 		   unsigned jobs, struct copy_result *res)
 {
-	return spawn_copy(srcfd, dstfd, -1, src, dst, label, jobs, res);
+	return spawn_copy(srcfd, dstfd, -1, src, dst, label, jobs, NULL, res);
 }
 
 int copy_spawn_sync(int areafd, int lowerfd, int workfd, const char *area, const char *lower,
-		    const char *label, unsigned jobs, struct copy_result *res)
+		    const char *label, unsigned jobs, const char *rescue, struct copy_result *res)
 {
-	return spawn_copy(areafd, lowerfd, workfd, area, lower, label, jobs, res);
+	return spawn_copy(areafd, lowerfd, workfd, area, lower, label, jobs, rescue, res);
 }

@@ -75,16 +75,21 @@ int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const
  *          copy_sync_fd() in copy.h); not closed
  * @area, @lower: their names in messages (never looked up)
  * @label, @jobs, @res: as for copy_spawn_run()
+ * @rescue: NULL, or the rescue directory's name (copy_opts.rescue): at
+ *          stop, where the area's version of each entry the sync could
+ *          not carry is kept
  *
  * Runs the incremental, crash-consistent sync back copy_sync_fd() in
  * storaged-copy, as copy_spawn_run() runs a copy.  On success everything
  * is on disk (syncfs); @workfd then holds only what is no longer live,
  * and @res counts what the sync did (struct copy_result; from a helper
- * that does not say, one entry put).
+ * that does not say, one entry put) and, in res->msg, names what was
+ * synced without an attribute (a warning; empty when none).
  *
- * Returns: as copy_spawn_run().
+ * Returns: as copy_spawn_run(); the errors of copy_sync_fd()
+ * (-COPY_SYNC_KEPT_BOTH, -COPY_SYNC_RESCUED, one entry's).
  */
 int copy_spawn_sync(int areafd, int lowerfd, int workfd, const char *area, const char *lower,
-		    const char *label, unsigned jobs, struct copy_result *res);
+		    const char *label, unsigned jobs, const char *rescue, struct copy_result *res);
 
 #endif

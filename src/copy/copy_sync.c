@@ -75,15 +75,6 @@
 
 #include "copy_sync_internal.h"
 
-/* whether the failure @err of copying one entry is that entry's (it cannot
- * be read: a permission, a lease, an I/O error of the area) rather than
- * the lower filesystem's or the helper's, which no other entry escapes */
-static bool entry_own(int err)
-{
-	return err != -ENOSPC && err != -EDQUOT && err != -ENOMEM && err != -EROFS && err != -EMFILE &&
-	       err != -ENFILE && err != -ECANCELED;
-}
-
 /* the path of the walk's current directory, for a message */
 static const char *here(struct sync_ctx *c, char *buf, size_t len)
 {
@@ -201,15 +192,16 @@ static bool unchanged(const struct sync_ctx *c, int afd, int lfd, const char *na
 static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const char *name)
 {
 	size_t h = ((size_t)st->st_ino * 31 + (size_t)st->st_dev) % HL_BUCKETS;
+	struct copy_lost lost = { 0 };
 	struct hl *l = NULL;
 	unsigned fflags = 0;
-	char w[16];
+	char w[16], rel[PATH_MAX / 4];
 	int r;
 
 	w_name(c, w, 'n');
 	if (st->st_nlink < 2) /* charged once per inode, before it is written */
 		r = copy_budget_charge(c->o->budget, st)
-			?: copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags);
+			?: copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags, &lost);
 	else {
 		/* under the lock: a link is never made to a copy not yet there */
 		pthread_mutex_lock(&c->sh->lock);
@@ -219,7 +211,7 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 		if (l)
 			r = c->sys->linkat(c->workfd, l->w, c->workfd, w, 0) < 0 ? -errno : 0;
 		else if ((r = copy_budget_charge(c->o->budget, st)) == 0 &&
-			 (r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags)) == 0 &&
+			 (r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags, &lost)) == 0 &&
 			 !(l = calloc(1, sizeof(*l))))
 			r = -ENOMEM;
 		else if (r == 0) {
@@ -229,6 +221,8 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 		}
 		pthread_mutex_unlock(&c->sh->lock);
 	}
+	if (r == 0 && lost.n)
+		sync_lost(c, here(c, rel, sizeof(rel)), name, &lost);
 	return r < 0 ? r : op_add(c, name, OP_PUT, w, fflags);
 }
 
@@ -237,7 +231,8 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char *name)
 {
 	struct copy_xattrs xa = { 0 };
-	char w[16];
+	struct copy_lost lost = { 0 };
+	char w[16], rel[PATH_MAX / 4];
 	int sfd, dfd, r;
 
 	w_name(c, w, 'n');
@@ -260,7 +255,9 @@ static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char
 	dfd = c->sys->openat(c->workfd, w, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
 	r = dfd < 0 ? -errno : copy_xattrs_read(sfd, false, &xa);
 	if (r == 0)
-		r = copy_meta_fd(dfd, st, &xa, copy_fflags_get(sfd));
+		r = copy_meta_fd(dfd, st, &xa, copy_fflags_get(sfd), &lost);
+	if (r == 0 && lost.n)
+		sync_lost(c, here(c, rel, sizeof(rel)), name, &lost);
 	free(xa.buf);
 	close(sfd);
 	if (dfd >= 0)
@@ -418,10 +415,11 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 		r = put_dir(c, fd, &st, name);
 	else if (!have || !unchanged(c, afd, lfd, orig, &st, &lst)) {
 		r = put_node(c, fd, &st, name);
-		if (r < 0 && entry_own(r)) {
+		if (r < 0 && sync_entry_own(r)) {
 			char rel[PATH_MAX / 4];
 
-			sync_skip(c, r, here(c, rel, sizeof(rel)), name, "reading");
+			sync_skip(c, r, here(c, rel, sizeof(rel)), name, "copying", true,
+				  dirstack_path_dup(&c->s, c->basename, orig), NULL);
 			r = 0;
 		}
 	}
@@ -456,6 +454,8 @@ static int sync_deletions(struct sync_ctx *c)
 		}
 		if (st.st_dev != c->ldev || (st.st_ino == c->work.st_ino && st.st_dev == c->work.st_dev))
 			continue; /* another device (a carried subvolume), or W itself */
+		if (c->s.depth == 1 && !*c->basename && !strcmp(key, COPY_RESCUE_DIR))
+			continue; /* what a stop kept apart (copy.h): never the area's to delete */
 		if (S_ISSOCK(st.st_mode))
 			continue; /* never copied: not the area's */
 		if (sync_kept_has(c, key))
@@ -699,7 +699,8 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	struct shared sh = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct copy_opts opts = *o; /* with the budget: what W may take */
 	struct sync_ctx c = {
-		.sh = &sh, .defer = true, .o = &opts, .sys = sys, .lowerfd = lowerfd, .workfd = workfd, .res = ret
+		.sh = &sh, .defer = true, .o = &opts, .sys = sys, .lowerfd = lowerfd, .workfd = workfd, .res = ret,
+		.areafd = areafd
 	};
 	struct timespec start;
 	struct stat ast, lst;
@@ -762,14 +763,16 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		r = sync_apply(&c, &ast);
 	if (r == 0 && syncfs(lowerfd) < 0)
 		r = sync_fail(&c, errno, "", "", "syncing");
-	if (r == 0 && (sh.skipped.n || sh.both.n))
+	if (r == 0 && (sh.skipped.n || sh.both.n || sh.lost.n))
 		r = sync_partial_result(&c);
 	if (r == 0 || r == -COPY_SYNC_KEPT_BOTH)
 		sync_count(&c, ret);
 	/* after the commit point only: a failed sync keeps the old base, so
 	 * that the next one copies again what this one may not have (an
-	 * entry skipped keeps its ctime, newer than the old base) */
-	if (r == 0)
+	 * entry skipped keeps its ctime, newer than the old base); one that
+	 * kept entries changed on both sides committed them all (the kept
+	 * list holds them the directory's) */
+	if (r == 0 || r == -COPY_SYNC_KEPT_BOTH)
 		copy_sync_base_write(areafd, COPY_SYNCED_XATTR, &start);
 	/* once step 4 began, what changed in the lower directory is this
 	 * sync's own doing, even when it failed after: not to be kept as

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -53,12 +54,37 @@ void sync_note(struct sync_ctx *c, struct entry_list *l, int err, const char *re
 
 /* notes the entry @rel/@name that failed with @err: it is left out, its
  * old version stays in the lower copy, the sync goes on */
-void sync_skip(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what)
+void sync_skip(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what, bool keep,
+	       char *path, const char *w)
 {
-	char why[160];
+	struct shared *sh = c->sh;
+	char why[PATH_MAX / 4 + 160];
 
 	snprintf(why, sizeof(why), ": %s: %s", what, strerror(-err));
-	sync_note(c, &c->sh->skipped, err, rel, name, why);
+	sync_note(c, &sh->skipped, err, rel, name, why);
+	if (!keep)
+		return;
+	pthread_mutex_lock(&sh->lock);
+	if (!path || grow_array(&sh->skipv, &sh->skipvcap, sh->nskipv, sizeof(*sh->skipv)) < 0) {
+		sh->skipv_lost = true;
+		free(path);
+	} else {
+		sh->skipv[sh->nskipv] = (struct sync_skipped){ .path = path };
+		snprintf(sh->skipv[sh->nskipv++].w, sizeof(sh->skipv->w), "%s", w ? w : "");
+	}
+	pthread_mutex_unlock(&sh->lock);
+}
+
+
+void sync_lost(struct sync_ctx *c, const char *rel, const char *name, const struct copy_lost *l)
+{
+	char text[sizeof(l->what) + 120];
+
+	copy_lost_text(l, text + 2, sizeof(text) - 3);
+	text[0] = ' ';
+	text[1] = '(';
+	strcat(text, ")");
+	sync_note(c, &c->sh->lost, l->err, rel, name, text);
 }
 
 
@@ -70,32 +96,60 @@ static const char *list_text(struct entry_list *l)
 }
 
 
-/* the result of a sync that committed all but the skipped entries, and
- * kept both versions of the entries changed on both sides */
+/* the result of a sync that committed all but the skipped entries, kept
+ * both versions of the entries changed on both sides, and synced some
+ * without an attribute */
 int sync_partial_result(struct sync_ctx *c)
 {
 	struct shared *sh = c->sh;
-	char *m = c->res->msg;
+	char *m = c->res->msg, where[128] = "";
 	size_t len = sizeof(c->res->msg);
-	int n = 0;
+	int n = 0, rescued = -1;
 
+	/* only deletions not carried: the area has nothing to keep */
+	if (sh->skipped.n && c->o->rescue && !sh->nskipv && !sh->skipv_lost)
+		rescued = 1;
+	else if (sh->skipped.n && c->o->rescue) {
+		rescued = sh->skipv_lost ? -ENOMEM : sync_rescue(c);
+		/* where: said by the caller, which knows the directory's path */
+		if (rescued < 0)
+			snprintf(where, sizeof(where), "; keeping the area's versions apart failed: %s",
+				 strerror(-rescued));
+	}
 	if (sh->skipped.n)
-		n = snprintf(m, len, "%zu %s not synced, every other change was: %s", sh->skipped.n,
-			     sh->skipped.n == 1 ? "entry was" : "entries were", list_text(&sh->skipped));
+		n = snprintf(m, len, "%zu %s not synced, every other change was: %s%s", sh->skipped.n,
+			     sh->skipped.n == 1 ? "entry was" : "entries were", list_text(&sh->skipped), where);
 	if (sh->both.n && n >= 0 && (size_t)n < len)
-		snprintf(m + n, len - (size_t)n,
-			 "%s%zu %s changed both in the directory (while uncovered, or through another path to it) and in the area: %s",
-			 n ? "; " : "", sh->both.n, sh->both.n == 1 ? "entry" : "entries",
-			 list_text(&sh->both));
-	c->res->err = sh->skipped.n ? sh->skipped.err : -COPY_SYNC_KEPT_BOTH;
+		n += snprintf(m + n, len - (size_t)n,
+			      "%s%zu %s changed both in the directory (while uncovered, or through another path to it) and in the area: %s",
+			      n ? "; " : "", sh->both.n, sh->both.n == 1 ? "entry" : "entries", list_text(&sh->both));
+	if (sh->lost.n && n >= 0 && (size_t)n < len)
+		snprintf(m + n, len - (size_t)n, "%s%zu %s synced without what the directory's filesystem refused: %s",
+			 n ? "; " : "", sh->lost.n, sh->lost.n == 1 ? "entry was" : "entries were",
+			 list_text(&sh->lost));
+	c->res->err = rescued == 0   ? -COPY_SYNC_RESCUED
+		      : rescued == 1 ? -COPY_SYNC_KEPT_BOTH
+		      : sh->skipped.n ? sh->skipped.err
+		      : sh->both.n    ? -COPY_SYNC_KEPT_BOTH
+				      : 0;
 	return c->res->err;
 }
 
 
-/* step 4 for one op, in the lower directory @dfd */
-static int apply_op(struct sync_ctx *c, int dfd, const struct op *o)
+/* whether the failure @err of moving one entry into place (or out, for a
+ * deletion) is that entry's: a name or a permission the directory refuses
+ * (EPERM for an immutable file), not the filesystem's (EIO, EXDEV) */
+static bool op_own(int err)
 {
-	int fd, r = 0, f = 0;
+	return sync_entry_own(err) && err != -EIO && err != -EXDEV && err != -ESTALE;
+}
+
+
+/* step 4 for one op, in the lower directory @dfd; the file flags the
+ * filesystem refuses into @lost */
+static int apply_op(struct sync_ctx *c, int dfd, const struct op *o, struct copy_lost *lost)
+{
+	int fd, r;
 
 	if (o->kind == OP_DELETE) {
 		if (renameat2(dfd, o->name, c->workfd, o->w, RENAME_NOREPLACE) < 0 && errno != ENOENT)
@@ -110,12 +164,7 @@ static int apply_op(struct sync_ctx *c, int dfd, const struct op *o)
 	fd = openat(dfd, o->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (ioctl(fd, FS_IOC_GETFLAGS, &f) == 0) {
-		f |= (int)o->fflags;
-		if (ioctl(fd, FS_IOC_SETFLAGS, &f) < 0 && errno != EOPNOTSUPP && errno != ENOTTY &&
-		    errno != EINVAL)
-			r = -errno;
-	}
+	r = copy_fflags_add(fd, o->fflags, lost);
 	close(fd);
 	return r;
 }
@@ -187,9 +236,20 @@ static int apply_ops(struct sync_ctx *c, struct dirstack *s, const struct node_i
 
 	for (size_t j = x->opstart[k]; r == 0 && j < x->opstart[k + 1]; j++) {
 		const struct op *o = &c->ops[x->oporder[j]];
+		struct copy_lost lost = { 0 };
+		bool put = o->kind == OP_PUT;
 
-		if ((r = apply_op(c, f->fd[0], o)) < 0)
+		r = apply_op(c, f->fd[0], o, &lost);
+		if (r < 0 && op_own(r)) {
+			/* the W copy stays there for a stop to keep (sync_rescue()) */
+			sync_skip(c, r, dirstack_path(s, "", NULL, rel, sizeof(rel)), o->name,
+				  put ? "moving into place" : "deleting", put, put ? dirstack_path_dup(s, "", o->name) : NULL,
+				  put ? o->w : NULL);
+			r = 0;
+		} else if (r < 0)
 			sync_fail(c, -r, dirstack_path(s, "", NULL, rel, sizeof(rel)), o->name, "moving into place");
+		else if (lost.n)
+			sync_lost(c, dirstack_path(s, "", NULL, rel, sizeof(rel)), o->name, &lost);
 	}
 	return r;
 }
@@ -199,6 +259,7 @@ static int apply_dmeta(struct sync_ctx *c, struct dirstack *s, const struct node
 {
 	const struct dirstack_frame *f = dirstack_top(s);
 	size_t k = ((struct apply_level *)f->extra)->node;
+	struct copy_lost lost = { 0 };
 	const struct dmeta *m;
 	char rel[PATH_MAX / 4];
 	int r;
@@ -208,10 +269,14 @@ static int apply_dmeta(struct sync_ctx *c, struct dirstack *s, const struct node
 	m = &c->dirs[x->dmeta[k]];
 	r = copy_xattrs_prune(f->fd[0], &m->xa);
 	if (r == 0)
-		r = copy_meta_fd(f->fd[0], &m->st, &m->xa, m->fflags);
-	if (r < 0)
-		sync_fail(c, -r, dirstack_path(s, "", NULL, rel, sizeof(rel)), "", "setting the directory's metadata");
-	return r;
+		r = copy_meta_fd(f->fd[0], &m->st, &m->xa, m->fflags, &lost);
+	if (r < 0 && op_own(r)) /* its entries are in place: the directory is */
+		copy_lost_add(&lost, r, "its owner, mode or times", NULL);
+	else if (r < 0)
+		return sync_fail(c, -r, dirstack_path(s, "", NULL, rel, sizeof(rel)), "", "setting the directory's metadata");
+	if (lost.n)
+		sync_lost(c, dirstack_path(s, "", NULL, rel, sizeof(rel)), "", &lost);
+	return 0;
 }
 
 /* enters the node @k, a child of the top of @s */
@@ -275,8 +340,14 @@ int sync_apply(struct sync_ctx *c, const struct stat *root)
 	ts[0] = root->st_atim;
 	ts[1] = root->st_mtim;
 	if (r == 0 && (fchown(c->lowerfd, root->st_uid, root->st_gid) < 0 ||
-		       fchmod(c->lowerfd, root->st_mode & 07777) < 0 || futimens(c->lowerfd, ts) < 0))
-		r = sync_fail(c, errno, "", "", "setting the root's metadata");
+		       fchmod(c->lowerfd, root->st_mode & 07777) < 0 || futimens(c->lowerfd, ts) < 0)) {
+		struct copy_lost lost = { 0 };
+
+		if (!op_own(-errno))
+			return sync_fail(c, errno, "", "", "setting the root's metadata");
+		copy_lost_add(&lost, -errno, "its owner, mode or times", NULL);
+		sync_lost(c, "", ".", &lost);
+	}
 	return r;
 }
 
@@ -325,18 +396,109 @@ void sync_shared_done(struct shared *sh)
 	}
 	free(sh->tasks);
 	copy_budget_done(&sh->budget);
+	for (size_t i = 0; i < sh->nskipv; i++)
+		free(sh->skipv[i].path);
+	free(sh->skipv);
 	pthread_mutex_destroy(&sh->lock);
 }
 
 
+/* the path in the lower directory of the node @k into @buf */
+static void node_path(const struct sync_ctx *c, size_t k, char *buf, size_t len)
+{
+	char tmp[PATH_MAX / 4];
+
+	buf[0] = '\0';
+	for (; k > 0; k = c->nodes[k].parent) {
+		snprintf(tmp, sizeof(tmp), "%s%s%s", c->nodes[k].name, *buf ? "/" : "", buf);
+		snprintf(buf, len, "%s", tmp);
+	}
+}
+
+/* notes what the new subtrees of step 2 were copied without, named by
+ * their place in the lower directory rather than in W ("n<N>/...") */
+static void trees_lost(struct sync_ctx *c, const struct copy_result *r2)
+{
+	size_t wl = strcspn(r2->lost_path, "/");
+	char rel[PATH_MAX / 4] = "", text[sizeof(r2->lost_what) + 64];
+	const char *name = r2->lost_path;
+
+	for (size_t i = 0; i < c->nops; i++)
+		if (strlen(c->ops[i].w) == wl && !strncmp(c->ops[i].w, r2->lost_path, wl)) {
+			node_path(c, c->ops[i].node, rel, sizeof(rel));
+			snprintf(text, sizeof(text), "%s%s%s", *rel ? "/" : "", c->ops[i].name, r2->lost_path + wl);
+			snprintf(rel + strlen(rel), sizeof(rel) - strlen(rel), "%s", text);
+			name = "";
+			break;
+		}
+	if (r2->n_lost > 1)
+		snprintf(text, sizeof(text), " (%s; and %zu more entries)", r2->lost_what, r2->n_lost - 1);
+	else
+		snprintf(text, sizeof(text), " (%s)", r2->lost_what);
+	sync_note(c, &c->sh->lost, 0, *name ? "" : rel, *name ? name : "", text);
+}
+
+/* drops the new subtree @k of step 2 and its op @i */
+static void tree_drop(struct sync_ctx *c, size_t k, size_t i)
+{
+	close(c->tsrc[k]);
+	free(c->trel[k]);
+	memmove(c->tsrc + k, c->tsrc + k + 1, (c->ntrees - k - 1) * sizeof(*c->tsrc));
+	memmove(c->trel + k, c->trel + k + 1, (c->ntrees - k - 1) * sizeof(*c->trel));
+	c->ntrees--;
+	free(c->ops[i].name);
+	memmove(c->ops + i, c->ops + i + 1, (c->nops - i - 1) * sizeof(*c->ops));
+	c->nops--;
+}
+
+/* A new subtree of step 2 that failed (@err, @r2) for a reason of one
+ * entry in it is left out whole, as an entry of step 1 is (sync_skip()):
+ * the area keeps it, a stop keeps it apart.  The others get new, empty
+ * copies in W (what the failed run wrote stays there, removed with W).
+ * Returns: whether it was left out (false: the failure is the sync's). */
+static bool tree_skip(struct sync_ctx *c, int err, const struct copy_result *r2)
+{
+	const char *in = strchr(r2->msg, '\''), *end = in ? strstr(in + 1, "': ") : NULL;
+	char rel[PATH_MAX / 4], what[PATH_MAX / 4 + 96], *path = NULL;
+	size_t k = 0, i = 0, wl = strlen(r2->err_root);
+
+	while (k < c->ntrees && strcmp(c->trel[k], r2->err_root))
+		k++;
+	while (i < c->nops && strcmp(c->ops[i].w, r2->err_root))
+		i++;
+	if (!sync_entry_own(err) || !wl || k == c->ntrees || i == c->nops)
+		return false;
+	node_path(c, c->ops[i].node, rel, sizeof(rel));
+	if (end && (size_t)(end - in - 1) >= wl && !strncmp(in + 1, r2->err_root, wl))
+		snprintf(what, sizeof(what), "copying '%s%.*s' (the whole new directory is left out)", c->ops[i].name,
+			 (int)(end - in - 1 - (ptrdiff_t)wl), in + 1 + wl);
+	else
+		snprintf(what, sizeof(what), "copying the new directory");
+	if (asprintf(&path, "%s%s%s", rel, *rel ? "/" : "", c->ops[i].name) < 0)
+		path = NULL;
+	sync_skip(c, err, rel, c->ops[i].name, what, true, path, NULL);
+	tree_drop(c, k, i);
+	for (k = 0; k < c->ntrees; k++) {
+		for (i = 0; i < c->nops && strcmp(c->ops[i].w, c->trel[k]); i++)
+			;
+		snprintf(c->ops[i].w, sizeof(c->ops[i].w), "n%u", atomic_fetch_add(&c->sh->nw, 1));
+		free(c->trel[k]);
+		if (!(c->trel[k] = strdup(c->ops[i].w)) || c->sys->mkdirat(c->workfd, c->trel[k], 0700) < 0)
+			return false;
+	}
+	return true;
+}
+
 /* steps 2 and 3; the inodes step 1 wrote are linked to, not copied again */
 int sync_trees(struct sync_ctx *c)
 {
+	struct copy_opts o = *c->o;
 	struct copy_result r2 = { 0 };
 	struct copy_link *l = NULL;
 	size_t n = 0, cap = 0;
 	int r = 0;
 
+	o.attrs_optional = true;
 	for (size_t h = 0; r == 0 && h < HL_BUCKETS; h++)
 		for (struct hl *e = c->sh->hl[h]; r == 0 && e; e = e->next)
 			if ((r = grow_array(&l, &cap, n, sizeof(*l))) == 0)
@@ -345,14 +507,19 @@ int sync_trees(struct sync_ctx *c)
 		free(l);
 		return sync_fail(c, -r, "", "", "copying");
 	}
-	if (c->ntrees)
-		r = copy_trees_fd(c->workfd, c->tsrc, (const char *const *)c->trel, c->ntrees, l, n,
-				  c->o, c->sys, &r2);
+	/* each run that fails in one tree for that tree's reason leaves it
+	 * out: at most one run per tree */
+	while (c->ntrees && (r = copy_trees_fd(c->workfd, c->tsrc, (const char *const *)c->trel, c->ntrees, l,
+					       n, &o, c->sys, &r2)) < 0 &&
+	       tree_skip(c, r, &r2))
+		r = 0;
 	free(l);
 	if (r < 0) {
 		*c->res = r2;
 		return r;
 	}
+	if (r2.n_lost)
+		trees_lost(c, &r2);
 	if (syncfs(c->lowerfd) < 0)
 		r = sync_fail(c, errno, "", "", "syncing the copy");
 	return r;

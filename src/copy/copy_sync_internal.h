@@ -7,6 +7,7 @@
 #ifndef STORAGED_COPY_SYNC_INTERNAL_H
 #define STORAGED_COPY_SYNC_INTERNAL_H
 
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -98,7 +99,16 @@ struct shared {
 		size_t n;
 		int err; /* the first one's, negative */
 		char text[sizeof(((struct copy_result *)0)->msg) / 2 - 100];
-	} skipped, both;
+	} skipped, both, lost;
+	/* the entries skipped whose area version a stop keeps elsewhere
+	 * (copy_sync_rescue.c): the path below the roots, its copy in W
+	 * when complete ("" when not: copied from the area) */
+	struct sync_skipped {
+		char *path;
+		char w[16];
+	} *skipv;
+	size_t nskipv, skipvcap;
+	bool skipv_lost; /* an addition failed (memory): the list is incomplete */
 	/* the entries kept the directory's (copy_sync_kept.c): the list
 	 * read from the area (sorted, in kept_buf), and what this sync adds */
 	char **kept_old, *kept_buf;
@@ -121,7 +131,7 @@ struct sync_ctx {
 	bool defer; /* the root: its directories become tasks */
 	const struct copy_opts *o;
 	const struct copy_sys *sys;
-	int lowerfd, workfd;
+	int lowerfd, workfd, areafd;
 	dev_t adev, ldev;
 	struct stat work;
 	struct timespec base; /* changed: ctime >= base; tv_sec < 0: no base */
@@ -222,8 +232,11 @@ void sync_both(struct sync_ctx *c, const char *name, const char *what);
 /* a conflict on @name: the name for the area's version beside it into
  * @beside, and the note: @name.storaged-area, else .1, .2 ..., the first
  * that the area directory @afd lacks and the lower one @lfd lacks too
- * (or holds as an earlier sync's copy, kept and not changed since).
- * Returns: 0; -ENAMETOOLONG; -EEXIST (no free one in 1000). */
+ * (or holds as an earlier sync's copy, kept and not changed since) and
+ * this sync put nothing else at; where that is over NAME_MAX, @name is
+ * cut at a character boundary (a byte when it is not UTF-8) and followed
+ * by ~ and 8 hex digits of its hash, so that the whole fits.
+ * Returns: 0; -EEXIST (no free one in 1000). */
 int sync_beside(struct sync_ctx *c, int afd, int lfd, const char *name, char beside[NAME_MAX + 1]);
 
 /* records the first failure in the result (negative errno; @rel/@name: the
@@ -235,14 +248,40 @@ int sync_fail(struct sync_ctx *c, int err, const char *rel, const char *name, co
 void sync_note(struct sync_ctx *c, struct entry_list *l, int err, const char *rel, const char *name,
 	       const char *what);
 
+/* whether the failure @err of one entry, reading it from the area or
+ * writing it into the directory, is that entry's (a permission, a name or
+ * a size the directory's filesystem refuses, an I/O error of the area)
+ * rather than the lower filesystem's or the helper's, which no other
+ * entry escapes (room, memory, descriptors, read-only, cancelled) */
+static inline bool sync_entry_own(int err)
+{
+	return err != -ENOSPC && err != -EDQUOT && err != -ENOMEM && err != -EROFS && err != -EMFILE &&
+	       err != -ENFILE && err != -ECANCELED;
+}
+
 /* notes the entry @rel/@name that failed with @err while @what: it is
- * left out, its old version stays in the lower copy, the sync goes on */
-void sync_skip(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what);
+ * left out, its old version stays in the lower copy, the sync goes on;
+ * @keep: the area has a version of it (not a deletion), which a stop
+ * keeps (sync_rescue()) from @w, its complete copy in W, or else from
+ * the area at @path (taken; below the roots; NULL without memory) */
+void sync_skip(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what, bool keep,
+	       char *path, const char *w);
+
+/* notes the attributes @l the entry @rel/@name was synced without */
+void sync_lost(struct sync_ctx *c, const char *rel, const char *name, const struct copy_lost *l);
 
 /* the result once everything else is committed, when entries were
- * skipped or kept on both sides: their list in the message; returns the
- * first skipped entry's errno, else -COPY_SYNC_KEPT_BOTH */
+ * skipped, kept on both sides or synced without an attribute: their list
+ * in the message; returns the first skipped entry's errno (or
+ * -COPY_SYNC_RESCUED when @o->rescue kept each one: sync_rescue()), else
+ * -COPY_SYNC_KEPT_BOTH, else 0 (the message a warning) */
 int sync_partial_result(struct sync_ctx *c);
+
+/* Keeps the area's version of each skipped entry in the directory
+ * @c->o->rescue below the lower root: 1, 2, ... and an index file of
+ * "N<tab>PATH" lines (the path escaped as messages are); see copy.h.
+ * Returns: 0; negative errno (what it wrote is removed). */
+int sync_rescue(struct sync_ctx *c);
 
 /* steps 2 and 3: the new subtrees into W, then syncfs(); negative errno */
 int sync_trees(struct sync_ctx *c);

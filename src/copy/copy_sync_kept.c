@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,8 +97,11 @@ bool sync_kept_has(const struct sync_ctx *c, const char *name)
 void sync_kept_add(struct sync_ctx *c, const char *name)
 {
 	struct shared *sh = c->sh;
-	char *key = dirstack_path_dup(&c->s, c->basename, name);
+	char *key;
 
+	if (kept_find(c, name, false))
+		return; /* kept by an earlier sync: not new, and written again */
+	key = dirstack_path_dup(&c->s, c->basename, name);
 	pthread_mutex_lock(&sh->lock);
 	if (!key || grow_array(&sh->kept_new, &sh->kept_newcap, sh->nkept_new, sizeof(char *)) < 0) {
 		sh->kept_lost = true;
@@ -198,6 +202,66 @@ int sync_area_changed(struct sync_ctx *c, int afd, const char *name, const struc
 	return S_ISDIR(st->st_mode) ? tree_changed(afd, name, &c->base, c->adev) : 0;
 }
 
+/* the bytes of @name kept in a shortened name of at most @max bytes: cut
+ * at a character boundary when @name is UTF-8 (never inside a sequence),
+ * else at a byte */
+static size_t cut_at(const char *name, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)name;
+	size_t i = 0, k;
+
+	for (k = 0; s[k]; k += utf8_char_len(s + k))
+		if (!utf8_char_len(s + k))
+			return max; /* not UTF-8 */
+	while (s[i] && i + utf8_char_len(s + i) <= max)
+		i += utf8_char_len(s + i);
+	return i;
+}
+
+/* FNV-1a of @name: a shortened name beside stays the same for the same
+ * entry (an earlier sync's copy is reused) and differs from another
+ * entry's of the same beginning */
+static uint32_t name_hash(const char *name)
+{
+	uint32_t h = 2166136261u;
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h;
+}
+
+/* the @i-th candidate beside @name into @beside: NAME.storaged-area[.I],
+ * or, where that would be over NAME_MAX, NAME cut to fit, then ~HASH */
+static void beside_name(const char *name, unsigned i, char beside[NAME_MAX + 1])
+{
+	char tail[64];
+	size_t n = strlen(name), t;
+
+	t = (size_t)(i ? snprintf(tail, sizeof(tail), "%s.%u", COPY_SYNC_AREA_SUFFIX, i)
+		       : snprintf(tail, sizeof(tail), "%s", COPY_SYNC_AREA_SUFFIX));
+	if (n + t <= NAME_MAX) {
+		snprintf(beside, NAME_MAX + 1, "%s%s", name, tail);
+		return;
+	}
+	n = cut_at(name, NAME_MAX - t - 9);
+	snprintf(beside, NAME_MAX + 1, "%.*s~%08x%s", (int)n, name, name_hash(name), tail);
+}
+
+/* whether this sync put another entry's version beside under @beside in
+ * the walk's current directory (not on the disk before step 4) */
+static bool beside_taken(struct sync_ctx *c, const char *beside)
+{
+	char *key = dirstack_path_dup(&c->s, c->basename, beside);
+	bool found = !key; /* without memory: taken, another name is tried */
+
+	pthread_mutex_lock(&c->sh->lock);
+	for (size_t i = 0; key && !found && i < c->sh->nkept_new; i++)
+		found = !strcmp(c->sh->kept_new[i], key);
+	pthread_mutex_unlock(&c->sh->lock);
+	free(key);
+	return found;
+}
+
 int sync_beside(struct sync_ctx *c, int afd, int lfd, const char *name, char beside[NAME_MAX + 1])
 {
 	char rel[PATH_MAX / 4], what[sizeof(rel) + NAME_MAX + 80];
@@ -206,10 +270,11 @@ int sync_beside(struct sync_ctx *c, int afd, int lfd, const char *name, char bes
 	for (unsigned i = 0;; i++) {
 		if (i == 1000)
 			return -EEXIST;
-		if (snprintf(beside, NAME_MAX + 1, i ? "%s%s.%u" : "%s%s", name, COPY_SYNC_AREA_SUFFIX, i) > NAME_MAX)
-			return -ENAMETOOLONG;
+		beside_name(name, i, beside);
 		if (fstatat(afd, beside, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
 			continue; /* an entry of the area's */
+		if (beside_taken(c, beside))
+			continue;
 		if (fstatat(lfd, beside, &st, AT_SYMLINK_NOFOLLOW) < 0 ? errno == ENOENT
 		    : sync_kept_has(c, beside) && !sync_since(&st.st_ctim, &c->lbase, false))
 			break; /* free, or an earlier sync's copy, untouched since */

@@ -6,7 +6,7 @@
  * (copy_spawn.c):
  *
  *   storaged-copy [--jobs N] [--label NAME] [--status-fd FD]
- *                 [--src-fd FD] [--dst-fd FD] [--work-fd FD] SRC DST
+ *                 [--src-fd FD] [--dst-fd FD] [--work-fd FD [--rescue NAME]] SRC DST
  *
  * SRC and DST are opened once each (O_NOFOLLOW) and copied by descriptor
  * (copy.h); with --src-fd / --dst-fd the caller's open directories are
@@ -14,11 +14,13 @@
  * A copy stamps DST with the time it ended (copy_sync_base_write(): the
  * seed's baseline for the next incremental sync).  With --work-fd, the
  * incremental sync back of the area SRC into its lower directory DST
- * instead, working in that directory (copy_sync_fd()).
+ * instead, working in that directory (copy_sync_fd()); with --rescue, the
+ * area's version of each entry it could not carry is kept in
+ * DST/.storaged-rescue/NAME (copy_opts.rescue).
  *
  * On a terminal, stderr shows a progress line.  The outcome goes to FD as
  * one line "ERRNO MESSAGE\n", so that storaged can tell ENOSPC from other
- * failures, or on success "0 PUT DELETED KEPT\n" (what a sync back did,
+ * failures, or on success "0 PUT DELETED KEPT[ WARNING]\n" (what a sync back did,
  * struct copy_result: a sync that changed nothing is not reported as one
  * that did); without --status-fd, errors go to stderr.
  * Exit status: 0 copied, 1 the copy failed, 2 usage.
@@ -63,6 +65,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "src-fd", required_argument, NULL, 'S' },
 		{ "dst-fd", required_argument, NULL, 'D' },
 		{ "work-fd", required_argument, NULL, 'W' },
+		{ "rescue", required_argument, NULL, 'R' },
 		{ 0 },
 	};
 	uint64_t n;
@@ -84,6 +87,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->dst_fd = (int)n;
 		else if (c == 'W' && units_parse_uint(optarg, INT_MAX, &n) == 0 && n > 2)
 			a->work_fd = (int)n;
+		else if (c == 'R' && *optarg && !strchr(optarg, '/') && strcmp(optarg, ".") && strcmp(optarg, ".."))
+			a->o.rescue = optarg;
 		else
 			return -EINVAL;
 	}
@@ -157,7 +162,7 @@ int main(int argc, char **argv)
 	int r, sfd, dfd = -1;
 
 	if (parse_args(argc, argv, &a) < 0) {
-		fputs("Usage: storaged-copy [--jobs N] [--label NAME] [--status-fd FD] [--src-fd FD] [--dst-fd FD] [--work-fd FD] SRC DST\n",
+		fputs("Usage: storaged-copy [--jobs N] [--label NAME] [--status-fd FD] [--src-fd FD] [--dst-fd FD] [--work-fd FD [--rescue NAME]] SRC DST\n",
 		      stderr);
 		return 2;
 	}
@@ -176,8 +181,10 @@ int main(int argc, char **argv)
 		/* on one line: a name's newline escaped (util.h) */
 		dprintf(a.status_fd, "%d %s\n", -res.err, text_escape_controls(res.msg, esc, sizeof(esc)));
 	else if (a.status_fd >= 0)
-		/* success: what it did (copy_spawn.c reads it into the result) */
-		dprintf(a.status_fd, "0 %zu %zu %zu\n", res.n_put, res.n_deleted, res.n_kept);
+		/* success: what it did, and what it did without (copy_spawn.c
+		 * reads it into the result) */
+		dprintf(a.status_fd, "0 %zu %zu %zu%s%s\n", res.n_put, res.n_deleted, res.n_kept,
+			res.msg[0] ? " " : "", text_escape_controls(res.msg, esc, sizeof(esc)));
 	else if (r < 0)
 		fprintf(stderr, "storaged-copy: copying '%s' into '%s': %s\n", a.src, a.dst, res.msg);
 	return r < 0 ? 1 : 0;

@@ -168,7 +168,7 @@ static int undo_area(const struct undo_ctx *cx, const char *name, const char *pa
 	else if (r == -ENODATA) /* torn down, but its content was lost: said above */
 		log_error(cx->log, "area %s: removed, without its content (not synced back)", name);
 	else if (r == -COPY_SYNC_KEPT_BOTH) /* torn down, entries kept twice: said above */
-		log_error(cx->log, "area %s: removed from %s, with entries changed on both sides (above); `%s status` shows this until the next stop or start",
+		log_error(cx->log, "area %s: removed from %s, with entries changed on both sides or kept apart (above); `%s status` shows this until the next stop or start",
 			  name, path ?: "its directory", log_self(cx->log));
 	return r;
 }

@@ -86,7 +86,7 @@ static void log_write(const struct logger *lg, int prio, const char *msg)
 
 void log_msg(const struct logger *lg, int prio, const char *fmt, ...)
 {
-	char buf[2048], line[4 * sizeof(buf)];
+	char buf[4096], line[4 * sizeof(buf)];
 	va_list ap;
 
 	if (!lg || prio > lg->max_level)
