@@ -25,7 +25,7 @@ struct sysops {
 	struct udev_monitor *monitor; /* block device events, or NULL */
 	int sigfd; /* SIGINT/SIGTERM while a first pass runs, or -1 */
 	bool interrupted; /* sysops_close() found SIGINT/SIGTERM pending */
-	struct mount_pool mounts; /* the pass's mount workers */
+	struct mount_pool mounts; /* the pass's mount children */
 	sigset_t old_mask;
 	struct notify_extender extend; /* the manager's start/stop timeout, kept ahead of waits */
 	enum inventory_depth scan_depth; /* of a wait's rescan: the plan's own scan's */

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Mount workers (mount_pool.h).  Request, one SOCK_SEQPACKET message:
- * a flag byte ('b' for a bind entry, '-' otherwise), then source, target,
- * fstype ("" for auto) and options ("" for none), each NUL-terminated
- * (paths cannot hold a NUL).  Reply: struct reply_head, then the mount point
- * and the message, each NUL-terminated.
+ * Mount children (mount_pool.h).  The child is forked for its one mount
+ * and inherits the entry; its reply is one SOCK_SEQPACKET message, a
+ * struct mount_reply (two for a helper that goes on in the background:
+ * MOUNT_REPLY_PENDING first).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +17,6 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,90 +29,63 @@
 #include "shared/spawn_helper.h"
 #include "shared/util.h"
 
-#define REQUEST_MAX (4 * PATH_MAX + 65536)
+/* ------------------------------------------------------------ in the child */
 
-struct reply_head {
-	int32_t error;
-	struct mount_identity mount;
-};
+/* The child's socket (child_main()). */
+#define REPLY_FD 3
 
-/* ------------------------------------------------------------ in the worker */
-
-static int parse_request(char *buf, size_t n, struct mountfd_request *rq)
+static void send_reply(const struct mount_reply *out)
 {
-	const char **field[] = { &rq->source, &rq->target, &rq->fstype, &rq->options };
-	size_t off = 1;
-
-	if (n < 1 || buf[n - 1] != '\0')
-		return -EBADMSG;
-	rq->bind = buf[0] == 'b';
-	for (size_t i = 0; i < ARRAY_SIZE(field); i++) {
-		if (off >= n)
-			return -EBADMSG;
-		*field[i] = buf + off;
-		off += strlen(buf + off) + 1;
-	}
-	return 0;
-}
-
-static int send_reply(int fd, const struct mount_reply *out)
-{
-	struct reply_head h;
-	struct iovec iov[3] = {
-		{ &h, sizeof(h) },
-		{ (void *)out->mountpoint, strlen(out->mountpoint) + 1 },
-		{ (void *)out->message, strlen(out->message) + 1 },
-	};
-
-	/* the padding after .error goes over the socket too: zeroed, not
-	 * whatever the stack held */
-	memset(&h, 0, sizeof(h));
-	h.error = out->error;
-	h.mount = out->mount;
-	return writev(fd, iov, 3) < 0 ? -errno : 0;
+	send(REPLY_FD, out, sizeof(*out), MSG_NOSIGNAL);
 }
 
 /* mountfd_request.pending: a reply before the last one. */
 static void send_pending(void *userdata, const char *msg)
 {
-	struct mount_reply *r = malloc(sizeof(*r));
+	struct mount_reply *r = calloc(1, sizeof(*r)); /* padding too: zeroed */
 
 	if (!r)
 		return;
-	*r = (struct mount_reply){ .error = MOUNT_REPLY_PENDING };
+	r->error = MOUNT_REPLY_PENDING;
 	snprintf(r->message, sizeof(r->message), "%s", msg);
-	send_reply(3, r);
+	send_reply(r);
 	free(r);
 }
 
-static void serve(int fd, char *buf, struct mount_reply *out)
+static const char *fstype_of(const struct fstab_entry *e)
 {
-	struct mountfd_request rq;
-	char helper[PATH_MAX];
-	ssize_t n;
-
-	while ((n = recv(fd, buf, REQUEST_MAX, 0)) > 0) {
-		out->mount = (struct mount_identity){ 0 };
-		out->mountpoint[0] = out->message[0] = '\0';
-		rq = (struct mountfd_request){ 0 }; /* no view of its own: each walk from "/" */
-		out->error = parse_request(buf, (size_t)n, &rq);
-		if (out->error == 0) {
-			/* a helper for the type makes libmount run it, as before */
-			if (mount_helper_find(NULL, rq.fstype, helper, sizeof(helper)) == 0)
-				rq.helper = helper;
-			rq.no_helper = rq.fstype[0] && !rq.helper;
-			/* only a helper told to go on in the background may exit 0
-			 * before its mount is there (mount.nfs `bg`) */
-			if (optstr_get(rq.options, "bg", NULL, NULL))
-				rq.pending = send_pending; /* fd is 3 (worker_main) */
-			mountfd_walk_mount(&mountfd_kernel_ops, NULL, &rq, out);
-		}
-		if (send_reply(fd, out) < 0)
-			break;
-	}
+	return e->fstype && strcmp(e->fstype, "auto") != 0 ? e->fstype : "";
 }
 
-/* SIGTERM, or storaged gone (PR_SET_PDEATHSIG): the worker ends with
+/* The one mount of the child, walked from "/" (no view of its own). */
+static void run_mount(const struct fstab_entry *e, const char *options)
+{
+	struct mount_reply *out = calloc(1, sizeof(*out));
+	char helper[PATH_MAX];
+	struct mountfd_request rq = {
+		.bind = e->bind,
+		.source = e->source,
+		.target = e->target,
+		.fstype = fstype_of(e),
+		.options = options ? options : "",
+	};
+
+	if (!out)
+		return;
+	/* a helper for the type makes libmount run it, as mount(8) does */
+	if (mount_helper_find(NULL, rq.fstype, helper, sizeof(helper)) == 0)
+		rq.helper = helper;
+	rq.no_helper = rq.fstype[0] && !rq.helper;
+	/* only a helper told to go on in the background may exit 0 before
+	 * its mount is there (mount.nfs `bg`) */
+	if (optstr_get(rq.options, "bg", NULL, NULL))
+		rq.pending = send_pending;
+	mountfd_walk_mount(&mountfd_kernel_ops, NULL, &rq, out);
+	send_reply(out);
+	free(out);
+}
+
+/* SIGTERM, or storaged gone (PR_SET_PDEATHSIG): the child ends with
  * its whole process group, the mount helper it runs included. */
 static void kill_descendants(pid_t root);
 
@@ -124,34 +95,31 @@ static void end_with_group(int sig)
 	kill(0, SIGKILL);
 }
 
-/* The worker keeps only stdin/stdout/stderr and its socket: it must not hold
+/* The child keeps only stdin/stdout/stderr and its socket: it must not hold
  * storaged's lock, monitor or signalfd open after storaged is gone. */
-static _Noreturn void worker_main(int fd, pid_t parent)
+static _Noreturn void child_main(int fd, pid_t parent, const struct fstab_entry *e, const char *options)
 {
-	struct mount_reply *out = malloc(sizeof(*out));
-	char *buf = malloc(REQUEST_MAX);
 	sigset_t none;
 
-	/* its own process group, so that a deadline kills the mount helpers it
+	/* its own process group, so that a deadline kills the mount helper it
 	 * runs along with it (storaged sets it too: no race) */
 	setpgid(0, 0);
 	/* what the helper starts in a session of its own (a FUSE daemon,
-	 * mount.nfs retrying in the background) stays below the worker when
-	 * its parent dies, for kill_tree() to find */
+	 * mount.nfs retrying in the background) stays below the child when
+	 * its parent dies, for kill_descendants() to find */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	signal(SIGTERM, end_with_group);
 	signal(SIGINT, end_with_group);
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
 		_exit(1);
-	/* storaged blocks SIGINT/SIGTERM for its signalfd: a worker, and the
-	 * mount helpers it runs, must not inherit that. */
+	/* storaged blocks SIGINT/SIGTERM for its signalfd: a child, and the
+	 * mount helper it runs, must not inherit that. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (fd != 3 && (dup2(fd, 3) < 0 || close(fd) < 0))
+	if (fd != REPLY_FD && (dup2(fd, REPLY_FD) < 0 || close(fd) < 0))
 		_exit(1);
-	close_range(4, ~0U, 0);
-	if (buf && out)
-		serve(3, buf, out);
+	close_range(REPLY_FD + 1, ~0U, 0);
+	run_mount(e, options);
 	_exit(0);
 }
 
@@ -184,8 +152,8 @@ static size_t here_type(const struct fstab_entry *e)
 /*
  * A tmpfs, a ramfs or a bind mount whose paths lead only through local
  * filesystems, with no mount helper, cannot hang: storaged runs it itself,
- * which saves the round trip to a worker (most of the time a mount of that
- * kind takes).  Anything else, or any doubt, goes to a worker.
+ * which saves the fork of a child (most of the time a mount of that
+ * kind takes).  Anything else, or any doubt, goes to a child.
  */
 static bool runs_here(struct mount_pool *pool, const struct fstab_entry *e)
 {
@@ -207,7 +175,7 @@ static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, con
 		.bind = e->bind,
 		.source = e->source,
 		.target = e->target,
-		.fstype = e->fstype && strcmp(e->fstype, "auto") != 0 ? e->fstype : "",
+		.fstype = fstype_of(e),
 		.options = options ? options : "",
 		.no_helper = true, /* runs_here() checked */
 		.view = &pool->view,
@@ -247,16 +215,20 @@ static void worker_remove(struct mount_pool *pool, struct mount_worker *w)
 	*w = pool->v[--pool->n];
 }
 
-/* A worker that died or cannot be talked to: reaped and removed, so that
- * the next mount forks a new one. */
-static void worker_discard(struct mount_pool *pool, struct mount_worker *w)
+/* A child that ended (@kill: or cannot be talked to) is reaped and
+ * removed. */
+static void worker_reap(struct mount_pool *pool, struct mount_worker *w, bool kill_it)
 {
-	kill(-w->pid, SIGKILL);
-	waitpid(w->pid, NULL, 0);
+	if (kill_it)
+		kill(-w->pid, SIGKILL);
+	while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
+		;
 	worker_remove(pool, w);
 }
 
-static int worker_spawn(struct mount_pool *pool, struct mount_worker **ret)
+/* A child of its own for the mount of @e. */
+static int worker_spawn(struct mount_pool *pool, const struct fstab_entry *e, const char *options,
+			struct mount_worker **ret)
 {
 	struct mount_worker *nv = realloc(pool->v, (pool->n + 1) * sizeof(*nv));
 	int sv[2];
@@ -276,7 +248,7 @@ static int worker_spawn(struct mount_pool *pool, struct mount_worker **ret)
 		return r;
 	}
 	if (pid == 0)
-		worker_main(sv[1], parent);
+		child_main(sv[1], parent, e, options);
 	setpgid(pid, pid);
 	close(sv[1]);
 	pool->v[pool->n] = (struct mount_worker){ .pid = pid, .fd = sv[0] };
@@ -284,103 +256,53 @@ static int worker_spawn(struct mount_pool *pool, struct mount_worker **ret)
 	return 0;
 }
 
-static int worker_idle(struct mount_pool *pool, struct mount_worker **ret)
-{
-	for (size_t i = 0; i < pool->n; i++)
-		if (!pool->v[i].busy) {
-			*ret = &pool->v[i];
-			return 0;
-		}
-	return worker_spawn(pool, ret);
-}
-
-static int format_request(const struct fstab_entry *e, const char *options, char **ret, size_t *ret_len)
-{
-	const char *fstype = e->fstype && strcmp(e->fstype, "auto") != 0 ? e->fstype : "";
-	int n = asprintf(ret, "%c%s%c%s%c%s%c%s", e->bind ? 'b' : '-', e->source, '\0', e->target,
-			 '\0', fstype, '\0', options ? options : "");
-
-	if (n < 0)
-		return -ENOMEM;
-	*ret_len = (size_t)n + 1;
-	return *ret_len > REQUEST_MAX ? -E2BIG : 0;
-}
-
 int mount_pool_start(struct mount_pool *pool, const struct fstab_entry *e, const char *options,
 		     int *ret_fd, pid_t *ret_pid, struct mount_reply *ret_here)
 {
-	_cleanup_free_ char *req = NULL;
 	struct mount_worker *w = NULL;
-	size_t len;
 	int r;
 
 	if (runs_here(pool, e)) {
 		mount_here(pool, e, options, ret_here);
 		return 1;
 	}
-	/* a worker's mount may cover any kept directory, while it runs */
+	/* the child's mount may cover any kept directory, while it runs */
 	view_dirs_forget(&pool->view.dirs, NULL);
-	r = format_request(e, options, &req, &len);
+	r = worker_spawn(pool, e, options, &w);
 	if (r < 0)
 		return r;
-	r = worker_idle(pool, &w);
-	if (r < 0)
-		return r;
-	if (send(w->fd, req, len, MSG_NOSIGNAL) < 0) {
-		r = -errno; /* the worker died while idle */
-		worker_discard(pool, w);
-		return r;
-	}
-	w->busy = true;
 	*ret_fd = w->fd;
 	*ret_pid = w->pid;
-	return 0;
-}
-
-static int parse_reply(const char *buf, size_t n, struct mount_reply *ret)
-{
-	struct reply_head h;
-	const char *mp = buf + sizeof(h), *msg;
-
-	if (n < sizeof(h) + 2 || buf[n - 1] != '\0')
-		return -EIO;
-	memcpy(&h, buf, sizeof(h));
-	msg = mp + strnlen(mp, n - sizeof(h)) + 1;
-	if (msg >= buf + n)
-		return -EIO;
-	ret->error = h.error > 0 && h.error != MOUNT_REPLY_PENDING ? -EIO : h.error;
-	ret->mount = h.mount;
-	snprintf(ret->mountpoint, sizeof(ret->mountpoint), "%s", mp);
-	snprintf(ret->message, sizeof(ret->message), "%s", msg);
 	return 0;
 }
 
 int mount_pool_finish(struct mount_pool *pool, int fd, struct mount_reply *ret)
 {
 	struct mount_worker *w = worker_by_fd(pool, fd);
-	char buf[sizeof(struct reply_head) + sizeof(ret->mountpoint) + sizeof(ret->message)];
 	ssize_t n;
-	int r;
 
 	ret->error = 0;
 	view_dirs_forget(&pool->view.dirs, NULL);
 	if (!w)
 		return -EBADF;
 	do
-		n = recv(fd, buf, sizeof(buf), 0);
+		n = recv(fd, ret, sizeof(*ret), 0);
 	while (n < 0 && errno == EINTR);
-	r = n > 0 ? parse_reply(buf, (size_t)n, ret) : -EIO;
-	if (r < 0) { /* died: killed, out of memory */
-		worker_discard(pool, w);
-		return r;
+	if (n != (ssize_t)sizeof(*ret)) { /* died: killed, out of memory */
+		worker_reap(pool, w, true);
+		return -EIO;
 	}
-	/* a reply before the last one: the mount goes on */
-	w->busy = ret->error == MOUNT_REPLY_PENDING;
+	if (ret->error > 0 && ret->error != MOUNT_REPLY_PENDING)
+		ret->error = -EIO;
+	ret->mountpoint[sizeof(ret->mountpoint) - 1] = ret->message[sizeof(ret->message) - 1] = '\0';
+	/* the last reply: the child exits after it */
+	if (ret->error != MOUNT_REPLY_PENDING)
+		worker_reap(pool, w, false);
 	return 0;
 }
 
 /*
- * Killing a worker's whole tree.  This also runs in the worker's signal
+ * Killing a child's whole tree.  This also runs in the child's signal
  * handler (storaged gone: PR_SET_PDEATHSIG), so it uses only
  * async-signal-safe calls: no stdio, no malloc, no opendir().
  */
@@ -465,7 +387,7 @@ static size_t kill_below(pid_t root)
 }
 
 /* SIGKILL to every process below @root, also those that left its process
- * group (setsid): the worker is a subreaper, so orphans stay below it until
+ * group (setsid): the child is a subreaper, so orphans stay below it until
  * it dies.  A few rounds catch what forked meanwhile. */
 static void kill_descendants(pid_t root)
 {
@@ -480,7 +402,7 @@ void mount_pool_abandon(struct mount_pool *pool, int fd)
 
 	if (!w)
 		return;
-	/* the worker and the helper it runs (a mount.nfs retrying): a helper
+	/* the child and the helper it runs (a mount.nfs retrying): a helper
 	 * left behind could still mount after the entry was declared failed */
 	kill_descendants(w->pid);
 	kill(-w->pid, SIGKILL);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Mount workers: child processes that run mounts for the executor, one at a
- * time each, and stay for the next mount.  A mount runs outside storaged so
- * that one that hangs (a dead server, a helper that never returns) can be
- * killed at its deadline; keeping the worker saves a fork per mount, which
- * is most of the cost of mounting hundreds of tmpfs and bind entries.
+ * Mounts that can hang (a network filesystem, FUSE, a device that may not
+ * answer) run in a child of their own, forked for that one mount and
+ * killed at its deadline with its process group, as systemd runs a mount
+ * unit.  The mounts that cannot hang (a tmpfs, a bind of local
+ * directories) run in storaged itself: a fork would be most of what they
+ * cost.
  */
 #ifndef STORAGED_MOUNT_POOL_H
 #define STORAGED_MOUNT_POOL_H
@@ -19,23 +20,23 @@
 
 #include "parse/fstab.h"
 
+/* A child running one mount. */
 struct mount_worker {
 	pid_t pid;
-	int fd; /* SOCK_SEQPACKET to the worker: readable when a reply is there */
-	bool busy;
+	int fd; /* SOCK_SEQPACKET to the child: readable when a reply is there */
 };
 
 #define MOUNT_HERE_TYPES 2 /* tmpfs, ramfs */
 
 struct libmnt_context;
 
-/* The workers of one executor pass; zero-initialised is an empty pool. */
+/* The mount children of one executor pass; zero-initialised is empty. */
 struct mount_pool {
 	struct mount_worker *v;
 	size_t n;
 	struct libmnt_context *cxt; /* for the mounts run here */
 	bool helper_checked[MOUNT_HERE_TYPES], helper_found[MOUNT_HERE_TYPES];
-	pid_t *abandoned; /* killed workers not reaped yet */
+	pid_t *abandoned; /* killed children not reaped yet */
 	size_t n_abandoned;
 	/* the pass's mount table, local mounts and the directories the mounts
 	 * run here walked to (dropped when a mount may cover them) */
@@ -43,10 +44,10 @@ struct mount_pool {
 };
 
 /* mount_reply.error of a reply that is not the last: the helper exited 0
- * with nothing mounted yet, and the worker watches for the mount */
+ * with nothing mounted yet, and the child watches for the mount */
 #define MOUNT_REPLY_PENDING 1
 
-/* What a worker says about one mount. */
+/* What a child says about one mount (sent whole: zero it first). */
 struct mount_reply {
 	int error; /* 0, a negative errno, or MOUNT_REPLY_PENDING */
 	struct mount_identity mount; /* of the new mount; id 0 when unknown */
@@ -56,50 +57,51 @@ struct mount_reply {
 
 /**
  * mount_pool_start:
- * @pool: the pool (an idle worker is reused, else one is forked)
- * @e: the entry; its source, target and type are sent to the worker
+ * @pool: the pool
+ * @e: the entry (the child inherits it)
  * @options: mount options (NULL for none)
- * @ret_fd: the worker's socket, readable when the mount ended (borrowed:
+ * @ret_fd: the child's socket, readable when the mount ended (borrowed:
  *          valid until mount_pool_finish() or mount_pool_abandon())
- * @ret_pid: the worker's pid
+ * @ret_pid: the child's pid
  * @ret_here: the result when the mount ran here (returns 1)
  *
  * A mount that cannot hang (a tmpfs, ramfs or bind mount with no mount
  * helper whose paths lead only through local filesystems, checked with
  * view_is_local() without asking any remote filesystem) runs here,
- * at once; any other goes to a worker, where the mount point and a bind
- * source must pass safepath_check().  Either way the mount runs through
- * libmount with /etc/fstab ignored.
+ * at once; any other runs in a child forked for it, where the mount point
+ * and a bind source must pass safepath_check().  Either way the mount runs
+ * through libmount with /etc/fstab ignored.
  *
- * Returns: 0 when a worker runs the mount; 1 when it ran here (@ret_here,
- * whose ->error is the mount's result); -E2BIG when the request does not
- * fit one message; negative errno from fork(2) or socketpair(2).
+ * Returns: 0 when a child runs the mount; 1 when it ran here (@ret_here,
+ * whose ->error is the mount's result); negative errno from fork(2) or
+ * socketpair(2).
  */
 int mount_pool_start(struct mount_pool *pool, const struct fstab_entry *e, const char *options,
 		     int *ret_fd, pid_t *ret_pid, struct mount_reply *ret_here);
 
 /**
  * mount_pool_finish:
- * Reads the reply of the worker on @fd into @ret and makes the worker idle;
- * a reply with ->error MOUNT_REPLY_PENDING (->message says why) leaves it
- * busy: its socket becomes readable again when the mount ends.
+ * Reads the reply of the child on @fd into @ret and reaps the child (it
+ * exits after its reply); a reply with ->error MOUNT_REPLY_PENDING
+ * (->message says why) leaves it running: its socket becomes readable
+ * again when the mount ends.
  *
  * Returns: 0 when a reply was read (the mount's own result is
- * @ret->error); -EIO when the worker died (it is reaped and removed).
+ * @ret->error); -EIO when the child died (it is reaped and removed).
  */
 int mount_pool_finish(struct mount_pool *pool, int fd, struct mount_reply *ret);
 
 /**
  * mount_pool_abandon:
- * Kills the worker on @fd and every process of its process group (the
+ * Kills the child on @fd and every process of its process group (the
  * mount helper it runs) with SIGKILL, and removes it from the pool.  A
- * worker stuck in the kernel may not die at once: it is reaped when it
+ * child stuck in the kernel may not die at once: it is reaped when it
  * does, at mount_pool_close() or when storaged exits.
  */
 void mount_pool_abandon(struct mount_pool *pool, int fd);
 
-/** mount_pool_close: ends the idle workers (they exit when their socket
- * closes), reaps them and frees the pool. */
+/** mount_pool_close: waits for the children still running (a pass ends
+ * with each abandoned or finished) and frees the pool. */
 void mount_pool_close(struct mount_pool *pool);
 
 /**

@@ -9,10 +9,73 @@
 #include <unistd.h>
 
 #include "safepath.h"
-#include "view.h"
 #include "shared/util.h"
 
 #define MAX_LINKS 40 /* include/linux/namei.h MAXSYMLINKS */
+
+/* ------------------------------------------------------------ kept directories */
+
+const struct view_dir *view_dirs_find(const struct view_dirs *d, const char *path, size_t n, bool or_below,
+				      bool walked)
+{
+	const struct view_dir *best = NULL;
+	size_t best_len = 0;
+
+	for (size_t i = 0; i < VIEW_DIRS_MAX; i++) {
+		const struct view_dir *c = &d->v[i];
+		size_t cn;
+
+		if (!c->path || c->walked != walked)
+			continue;
+		cn = strlen(c->path);
+		if (cn == n && strncmp(c->path, path, n) == 0)
+			return c;
+		/* an ancestor: "/" of everything, else a prefix ending at a '/' */
+		if (or_below && cn < n && strncmp(c->path, path, cn) == 0 &&
+		    (path[cn] == '/' || cn == 1) && cn > best_len) {
+			best = c;
+			best_len = cn;
+		}
+	}
+	return best;
+}
+
+static void dir_drop(struct view_dir *c)
+{
+	if (c->path) {
+		free(c->path);
+		safe_close(c->fd);
+	}
+	*c = (struct view_dir){ .fd = -1 };
+}
+
+const struct view_dir *view_dirs_keep(struct view_dirs *d, const char *dir, size_t n, int fd,
+				      const struct view_dir *proto)
+{
+	struct view_dir *c = &d->v[d->next];
+	char *copy = strndup(dir, n);
+
+	if (!copy) {
+		safe_close(fd);
+		return NULL;
+	}
+	dir_drop(c);
+	*c = *proto;
+	c->path = copy;
+	c->fd = fd;
+	d->next = (d->next + 1) % VIEW_DIRS_MAX;
+	return c;
+}
+
+void view_dirs_forget(struct view_dirs *d, const char *path)
+{
+	for (size_t i = 0; d && i < VIEW_DIRS_MAX; i++)
+		if (d->v[i].path &&
+		    (!path || strcmp(d->v[i].path, path) == 0 || path_is_below(d->v[i].path, path)))
+			dir_drop(&d->v[i]);
+}
+
+/* ------------------------------------------------------------ the walk */
 
 static bool dir_is_trusted(const struct stat *st)
 {
@@ -36,21 +99,33 @@ static int check_link(int dirfd, const struct stat *lst, const char *shown, char
 }
 
 /*
- * Walk state: @rest is what is left to resolve (owned, modified in place);
- * @dirfd the directory reached so far; @links the links followed.
+ * One walker, component by component, never following a link by name:
+ *   WALK_OPEN    each name is opened (O_PATH|O_NOFOLLOW) before it is
+ *                examined through its descriptor, and a link is followed
+ *                only when root's (check_link()): a mount is made on what
+ *                the walk opened;
+ *   WALK_LOOKUP  each name is looked up with statx(2) on cached attributes
+ *                and without automount, and only on local mounts (the walk
+ *                stops at the first that is not) before it is opened:
+ *                where a path leads, without asking a server.  It follows
+ *                any link (@follow): whether the mount may go through one
+ *                is WALK_OPEN's question.
  */
-struct walk {
-	int dirfd;
-	bool borrowed; /* dirfd is the caller's (a cached directory): not closed */
-	unsigned links;
-	struct safepath_trust trust; /* of the path walked so far */
-	char shown[PATH_MAX]; /* the path as walked so far, for messages */
-};
+enum walk_how { WALK_OPEN, WALK_LOOKUP };
 
-/* How a walk ended, for the cache. */
-struct walk_end {
+struct walk {
+	enum walk_how how;
+	const struct safepath_local *local; /* WALK_LOOKUP */
+	bool follow; /* WALK_LOOKUP: follow links; else one stops the walk */
+	bool dir_local; /* WALK_LOOKUP: @dirfd's mount was found local */
+	int dirfd;
+	bool borrowed; /* dirfd is the caller's (a kept directory): not closed */
 	unsigned links; /* links followed */
-	struct safepath_trust trust;
+	struct safepath_trust trust; /* WALK_OPEN: of the path walked so far */
+	enum safepath_end end;
+	mode_t type; /* WALK_LOOKUP: the type of what @done names */
+	char *rest; /* owned: what is left to walk, as written */
+	char done[PATH_MAX]; /* the path of @dirfd, links resolved ("" for "/") */
 };
 
 /* The walk enters a directory (or ends at a name) with the status @st. */
@@ -61,24 +136,48 @@ static void trust_enter(struct safepath_trust *t, const struct stat *st)
 	t->sticky = st->st_uid == 0 && (st->st_mode & S_ISVTX);
 }
 
-/* The walk moves on to @fd; the directory it leaves is closed unless it is
- * borrowed. */
-static void walk_enter(struct walk *w, int fd)
+/* The walk moves on to @fd (taken), reached by @name ("..": up); the
+ * directory it leaves is closed unless it is borrowed.  Returns: 1. */
+static int walk_enter(struct walk *w, int fd, const char *name)
 {
+	size_t n = strlen(w->done);
+
 	if (!w->borrowed)
 		safe_close(w->dirfd);
 	w->borrowed = false;
 	w->dirfd = fd;
+	if (streq(name, "..")) {
+		char *slash = strrchr(w->done, '/');
+
+		if (slash)
+			*slash = '\0'; /* the kernel stops at "/", and so does this */
+	} else if (name[0]) {
+		snprintf(w->done + n, sizeof(w->done) - n, "/%s", name);
+	}
+	return 1;
+}
+
+/* What is left to walk becomes "@front/@back".  Returns: 0 or -ENOMEM. */
+static int rest_set(struct walk *w, const char *front, const char *back)
+{
+	char *joined;
+
+	if (asprintf(&joined, "%s/%s", front, back) < 0)
+		return -ENOMEM; /* never "safe" for want of memory */
+	free(w->rest);
+	w->rest = joined;
+	return 0;
 }
 
 /* Follows the link opened as @linkfd (O_PATH|O_NOFOLLOW): its target goes
- * in front of @rest.  readlinkat(2) with an empty name reads the link the
- * descriptor refers to (Linux 2.6.39). */
-static int walk_link(struct walk *w, int linkfd, char **rest)
+ * in front of what is left.  readlinkat(2) with an empty name reads the
+ * link the descriptor refers to (Linux 2.6.39).  Returns: 1, or negative
+ * errno. */
+static int walk_link(struct walk *w, int linkfd)
 {
 	char target[PATH_MAX];
 	ssize_t n = readlinkat(linkfd, "", target, sizeof(target) - 1);
-	char *joined;
+	int root, r;
 
 	if (n < 0)
 		return -errno;
@@ -87,51 +186,50 @@ static int walk_link(struct walk *w, int linkfd, char **rest)
 	target[n] = '\0';
 	if (++w->links > MAX_LINKS)
 		return -ELOOP;
-	if (asprintf(&joined, "%s/%s", target, *rest ? *rest : "") < 0)
-		return -ENOMEM;
-	free(*rest);
-	*rest = joined;
+	r = rest_set(w, target, w->rest);
+	if (r < 0)
+		return r;
 	w->trust.fixed = false; /* a walk through a link is never kept */
-	if (target[0] == '/') {
-		int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-		if (root < 0)
-			return -errno;
-		walk_enter(w, root);
-	}
-	return 0;
+	if (target[0] != '/')
+		return 1;
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -errno;
+	w->done[0] = '\0';
+	w->dir_local = false;
+	return walk_enter(w, root, "");
 }
 
-/* ".." in a link's target: the parent of the directory reached so far (the
- * kernel stops at "/", and so does this). */
-static int walk_up(struct walk *w)
+/* The walk stops before the name it was given.  Returns: 0. */
+static int walk_stop(struct walk *w, enum safepath_end end)
 {
-	int fd = openat(w->dirfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	char *slash = strrchr(w->shown, '/');
-
-	if (fd < 0)
-		return -errno;
-	walk_enter(w, fd);
-	if (slash)
-		*slash = '\0';
+	w->end = end;
 	return 0;
 }
 
 /*
- * Resolve one component @name below w->dirfd.  The name is opened first
- * (O_PATH|O_NOFOLLOW: a link is opened itself, never followed) and what
- * was opened is examined through its descriptor: a user who swaps the name
- * between a look and the open cannot make the walk check one thing and keep
- * another.  With @mkdir_mode set, a missing directory is made (mkdirat(2)
- * in the directory walked to, never by name from "/").
- * Returns: 1 walked, 0 missing.
+ * WALK_OPEN: resolve one component @name below w->dirfd.  The name is
+ * opened first (O_PATH|O_NOFOLLOW: a link is opened itself, never
+ * followed) and what was opened is examined through its descriptor: a user
+ * who swaps the name between a look and the open cannot make the walk
+ * check one thing and keep another.  With @mkdir_mode set, a missing
+ * directory is made (mkdirat(2) in the directory walked to, never by name
+ * from "/").  ".." comes only from a link's target (the path given is
+ * normalised).  Returns: 1 walked, 0 missing, negative errno.
  */
-static int walk_one(struct walk *w, const char *name, char **rest, mode_t mkdir_mode, char *why, size_t len)
+static int walk_one(struct walk *w, const char *name, mode_t mkdir_mode, char *why, size_t len)
 {
+	char shown[PATH_MAX + NAME_MAX + 2];
 	struct stat st;
 	_cleanup_close_ int fd = -EBADF;
 	int r;
 
+	if (streq(name, "..")) {
+		if (w->links == 0)
+			return -EINVAL;
+		fd = openat(w->dirfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		return fd < 0 ? -errno : walk_enter(w, TAKE_FD(fd), "..");
+	}
 	fd = openat(w->dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && mkdir_mode) {
 		if (mkdirat(w->dirfd, name, mkdir_mode) < 0 && errno != EEXIST)
@@ -139,20 +237,88 @@ static int walk_one(struct walk *w, const char *name, char **rest, mode_t mkdir_
 		fd = openat(w->dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
+		return errno == ENOENT ? walk_stop(w, SAFEPATH_MISSING) : -errno;
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	snprintf(w->shown + strlen(w->shown), sizeof(w->shown) - strlen(w->shown), "/%s", name);
 	if (S_ISLNK(st.st_mode)) {
 		/* the link read is the one checked: through its descriptor */
-		r = check_link(w->dirfd, &st, w->shown, why, len);
-		if (r == 0)
-			r = walk_link(w, fd, rest);
-		return r < 0 ? r : 1;
+		snprintf(shown, sizeof(shown), "%s/%s", w->done, name);
+		r = check_link(w->dirfd, &st, shown, why, len);
+		return r < 0 ? r : walk_link(w, fd);
 	}
 	trust_enter(&w->trust, &st);
-	walk_enter(w, TAKE_FD(fd));
-	return 1;
+	return walk_enter(w, TAKE_FD(fd), name);
+}
+
+/* WALK_LOOKUP: is the mount the walk stands on local?  Asked once for the
+ * start and after a jump ("/" of an absolute link); a name looked up is
+ * checked on its own mount. */
+static bool walk_dir_local(struct walk *w)
+{
+	struct statx stx;
+
+	if (!w->dir_local)
+		w->dir_local = statx(w->dirfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
+			       w->local->is_local(w->local->userdata, stx.stx_mnt_id);
+	return w->dir_local;
+}
+
+/*
+ * WALK_LOOKUP: one component @name below w->dirfd, on local mounts only:
+ * statx(2) with cached attributes and no automount before anything is
+ * opened, so that no server is ever asked.  The walk stops at a missing
+ * name (SAFEPATH_MISSING), at one on a mount that is not local, at a
+ * non-directory with more to walk, and at a link unless it follows links
+ * (SAFEPATH_STOPPED).  Returns: 1 walked, 0 stopped, negative errno.
+ */
+static int look_one(struct walk *w, const char *name)
+{
+	const int flags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC;
+	bool more = w->rest[strspn(w->rest, "/")] != '\0';
+	struct statx stx;
+	_cleanup_close_ int fd = -EBADF;
+
+	if (!walk_dir_local(w))
+		return walk_stop(w, SAFEPATH_STOPPED);
+	if (statx(w->dirfd, name, flags, STATX_TYPE | STATX_MNT_ID, &stx) < 0)
+		return walk_stop(w, errno == ENOENT ? SAFEPATH_MISSING : SAFEPATH_STOPPED);
+	if (!w->local->is_local(w->local->userdata, stx.stx_mnt_id) ||
+	    (S_ISLNK(stx.stx_mode) ? !w->follow : !S_ISDIR(stx.stx_mode) && more))
+		return walk_stop(w, SAFEPATH_STOPPED);
+	fd = openat(w->dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return walk_stop(w, SAFEPATH_STOPPED);
+	if (S_ISLNK(stx.stx_mode))
+		return walk_link(w, fd);
+	w->type = stx.stx_mode & S_IFMT;
+	return walk_enter(w, TAKE_FD(fd), name);
+}
+
+/* Walks what is left, one component a round; a link puts its target in
+ * front of what remains, a stop puts back the name it stopped at.
+ * Returns: 0 (w->end), negative errno. */
+static int walk_rest(struct walk *w, mode_t mkdir_mode, char *why, size_t len)
+{
+	char name[NAME_MAX + 1];
+	int r = 1;
+
+	w->end = SAFEPATH_FOUND;
+	while (r > 0) {
+		const char *c = w->rest + strspn(w->rest, "/");
+		size_t n = strcspn(c, "/");
+
+		if (n == 0)
+			return 0;
+		if (n > NAME_MAX)
+			return -ENAMETOOLONG;
+		memcpy(name, c, n);
+		name[n] = '\0';
+		memmove(w->rest, c + n, strlen(c + n) + 1);
+		if (streq(name, "."))
+			continue;
+		r = w->how == WALK_LOOKUP ? look_one(w, name) : walk_one(w, name, mkdir_mode, why, len);
+	}
+	return r < 0 ? r : rest_set(w, name, w->rest);
 }
 
 /* "/" for a walk from the top: fixed, as nothing is above it. */
@@ -169,132 +335,120 @@ static int open_root(struct walk *w)
 }
 
 /*
- * The walk of @rel (relative, may be "") from @start, a directory the
- * caller walked to as @shown (borrowed: not closed) with the trust
- * @start_trust (NULL: none), or from "/" when @start is -1.  @end: NULL,
- * or how the walk ended.
+ * Walks @rel (relative, as written) from @start, a directory the caller
+ * walked to as @path (borrowed: not closed), or from "/" when @start is
+ * -1.  The caller sets w->how (and for WALK_LOOKUP ->local, ->follow,
+ * ->dir_local), and ->trust when it starts below "/".  The walk stands at
+ * the last name it reached after (walk_free() it).
  */
-static int walk_from(int start, const struct safepath_trust *start_trust, const char *shown,
-		     const char *rel, mode_t mkdir_mode, int *ret_fd, struct walk_end *end,
+static int walk_from(struct walk *w, int start, const char *path, const char *rel, mode_t mkdir_mode,
 		     char *why, size_t len)
 {
-	struct walk w = { .dirfd = start, .borrowed = start >= 0 };
-	char *rest = NULL, *name, *save = NULL;
-	bool missing = false;
-	int r = 0;
-
-	if (ret_fd)
-		*ret_fd = -1;
-	if (start_trust)
-		w.trust = *start_trust;
-	snprintf(w.shown, sizeof(w.shown), "%s", shown);
-	if (start < 0)
-		w.dirfd = open_root(&w);
-	rest = strdup(rel);
-	if (w.dirfd < 0 || !rest) {
-		r = w.dirfd < 0 ? -errno : -ENOMEM;
-		goto out;
-	}
-	/* Each round takes the first component off @rest; a link puts its
-	 * target in front of what remains. */
-	while (r >= 0 && rest && rest[0]) {
-		char *tail;
-
-		name = strtok_r(rest, "/", &save);
-		if (!name)
-			break;
-		tail = save && *save ? strdup(save) : NULL;
-		if (save && *save && !tail) {
-			r = -ENOMEM; /* never "safe" for want of memory */
-		} else if (strcmp(name, ".") == 0) {
-			r = 0;
-		} else if (strcmp(name, "..") == 0) {
-			/* only a link's target may go up: the path given is normalised */
-			r = w.links > 0 ? walk_up(&w) : -EINVAL;
-		} else {
-			char *n = strdup(name);
-
-			free(rest);
-			rest = tail;
-			tail = NULL;
-			r = n ? walk_one(&w, n, &rest, mkdir_mode, why, len) : -ENOMEM;
-			free(n);
-			if (r == 0) {
-				missing = true;
-				break; /* the rest does not exist yet */
-			}
-			continue;
-		}
-		free(rest);
-		rest = tail;
-	}
-	if (r >= 0 && ret_fd) {
-		if (missing) {
-			r = -ENOENT;
-		} else if (w.borrowed) { /* nothing walked: the start itself */
-			r = *ret_fd = fcntl(w.dirfd, F_DUPFD_CLOEXEC, 3);
-			r = r < 0 ? -errno : 0;
-		} else {
-			*ret_fd = TAKE_FD(w.dirfd);
-		}
-	}
-	if (end)
-		*end = (struct walk_end){ .links = w.links, .trust = w.trust };
-out:
-	free(rest);
-	if (!w.borrowed)
-		safe_close(w.dirfd);
-	return r < 0 ? r : 0;
+	w->dirfd = start;
+	w->borrowed = start >= 0;
+	w->type = S_IFDIR;
+	snprintf(w->done, sizeof(w->done), "%s", streq(path, "/") ? "" : path);
+	if (start < 0 && (w->dirfd = open_root(w)) < 0)
+		return -errno;
+	w->rest = strdup(rel);
+	if (!w->rest)
+		return -ENOMEM;
+	return walk_rest(w, mkdir_mode, why, len);
 }
 
-int safepath_open(const char *path, mode_t mkdir_mode, int *ret_fd, char *why, size_t len)
+static void walk_free(struct walk *w)
 {
-	if (ret_fd)
-		*ret_fd = -1;
+	free(w->rest);
+	if (!w->borrowed)
+		safe_close(w->dirfd);
+}
+
+/*
+ * @path (absolute, normalised, not "/") with its parent directory walked
+ * once a pass: from the parent kept in @d (the kept directories of w->how's
+ * kind), else from its deepest kept ancestor, or "/".  A parent reached
+ * without a link is kept (its path names it); the last name is walked
+ * afresh each time.  @ret_kept: the parent kept, or NULL.
+ */
+static int walk_cached(struct view_dirs *d, struct walk *w, const char *path, mode_t mkdir_mode,
+		       const struct view_dir **ret_kept, char *why, size_t len)
+{
+	const bool walked = w->how == WALK_OPEN;
+	const char *last = strrchr(path, '/') + 1;
+	size_t pn = (size_t)(last - 1 - path), off;
+	const struct view_dir *c = view_dirs_find(d, path, pn, true, walked);
+	_cleanup_free_ char *rel = NULL;
+	int keep, r;
+
+	*ret_kept = NULL;
+	off = c ? strlen(c->path) : 0;
+	if (c) {
+		w->trust = c->trust;
+		w->dir_local = true; /* kept only when found local */
+	}
+	rel = strndup(path + off, pn - off);
+	if (!rel)
+		return -ENOMEM;
+	r = walk_from(w, c ? c->fd : -1, c ? c->path : "/", rel, mkdir_mode, why, len);
+	if (r < 0)
+		return r;
+	if (w->end != SAFEPATH_FOUND)
+		return rest_set(w, w->rest, last);
+	if (c && off == pn)
+		*ret_kept = c;
+	else if (w->links == 0 && (keep = fcntl(w->dirfd, F_DUPFD_CLOEXEC, 3)) >= 0)
+		*ret_kept = view_dirs_keep(d, path, pn, keep, &(struct view_dir){ .walked = walked, .trust = w->trust });
+	free(w->rest);
+	w->rest = strdup(last);
+	if (!w->rest)
+		return -ENOMEM;
+	return walk_rest(w, mkdir_mode, why, len);
+}
+
+/* @path walked through the cache @d when it can be (walk_cached()), else
+ * from "/". */
+static int walk_path(struct view_dirs *d, struct walk *w, const char *path, mode_t mkdir_mode,
+		     const struct view_dir **ret_kept, char *why, size_t len)
+{
+	*ret_kept = NULL;
 	if (path[0] != '/')
 		return -EINVAL;
-	return walk_from(-1, NULL, "", path + 1, mkdir_mode, ret_fd, NULL, why, len);
+	if (d && path_is_normalized(path) && strrchr(path, '/') != path)
+		return walk_cached(d, w, path, mkdir_mode, ret_kept, why, len);
+	return walk_from(w, -1, "/", path + 1, mkdir_mode, why, len);
 }
 
-/* ------------------------------------------------------------ the cache */
+/* ------------------------------------------------------------ the modes */
 
 int safepath_open_cached(struct view_dirs *d, const char *path, mode_t mkdir_mode, int *ret_fd,
 			 const struct view_dir **ret_parent, char *why, size_t len)
 {
-	_cleanup_free_ char *parent = NULL;
-	const char *slash = strrchr(path, '/');
-	const struct view_dir *c, *kept = NULL;
-	struct walk_end up = { 0 }, last = { 0 };
-	_cleanup_close_ int pfd = -EBADF;
-	int keep, r;
+	struct walk w = { .how = WALK_OPEN, .dirfd = -1 };
+	const struct view_dir *kept;
+	int r;
 
-	*ret_fd = -1;
+	if (ret_fd)
+		*ret_fd = -1;
 	if (ret_parent)
 		*ret_parent = NULL;
-	if (!d || path[0] != '/' || !path_is_normalized(path) || slash == path)
-		return safepath_open(path, mkdir_mode, ret_fd, why, len);
-	parent = strndup(path, (size_t)(slash - path));
-	if (!parent)
-		return -ENOMEM;
-	/* the parent, walked once a pass: from the deepest cached ancestor */
-	c = view_dirs_find(d, parent, strlen(parent), true, true);
-	if (c && streq(c->path, parent)) {
-		kept = c;
-	} else {
-		r = walk_from(c ? c->fd : -1, c ? &c->trust : NULL, c ? c->path : "",
-			      parent + (c ? strlen(c->path) + 1 : 1), mkdir_mode, &pfd, &up, why, len);
-		if (r < 0)
-			return r;
-		/* only a walk without links: its path names the directory */
-		if (up.links == 0 && (keep = fcntl(pfd, F_DUPFD_CLOEXEC, 3)) >= 0)
-			kept = view_dirs_keep(d, parent, strlen(parent), keep,
-					      &(struct view_dir){ .walked = true, .trust = up.trust });
+	r = walk_path(d, &w, path, mkdir_mode, &kept, why, len);
+	if (r == 0 && ret_fd && w.end == SAFEPATH_MISSING)
+		r = -ENOENT;
+	if (r == 0 && ret_fd && w.borrowed) { /* nothing walked: the start itself */
+		*ret_fd = fcntl(w.dirfd, F_DUPFD_CLOEXEC, 3);
+		r = *ret_fd < 0 ? -errno : 0;
+	} else if (r == 0 && ret_fd) {
+		*ret_fd = TAKE_FD(w.dirfd);
 	}
-	r = walk_from(kept ? kept->fd : pfd, kept ? &kept->trust : NULL, parent, slash + 1, mkdir_mode,
-		      ret_fd, &last, why, len);
-	if (r == 0 && ret_parent && last.links == 0 && last.trust.fixed)
+	if (r == 0 && ret_parent && kept && w.links == 0 && w.trust.fixed)
 		*ret_parent = kept;
+	walk_free(&w);
 	return r;
+}
+
+int safepath_open(const char *path, mode_t mkdir_mode, int *ret_fd, char *why, size_t len)
+{
+	return safepath_open_cached(NULL, path, mkdir_mode, ret_fd, NULL, why, len);
 }
 
 int safepath_check(const char *path, char *why, size_t len)
@@ -302,60 +456,42 @@ int safepath_check(const char *path, char *why, size_t len)
 	return safepath_open(path, 0, NULL, why, len);
 }
 
-/* statx(2) that cannot make a remote filesystem ask its server: cached
- * attributes, no automount, and a lookup relative to @dirfd (an absolute
- * one would let the last name be revalidated). */
-static int stat_local(int dirfd, const char *rel, int flags, const struct safepath_local *local)
+int safepath_lookup(struct view_dirs *d, const char *path, const struct safepath_local *local,
+		    char buf[static PATH_MAX], mode_t *ret_mode)
 {
-	struct statx stx;
+	struct walk w = { .how = WALK_LOOKUP, .local = local, .follow = true, .dirfd = -1 };
+	const struct view_dir *kept;
+	const char *rest;
+	int r;
 
-	if (statx(dirfd, rel, flags | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
-		  STATX_TYPE | STATX_MNT_ID, &stx) < 0)
-		return -errno;
-	return local->is_local(local->userdata, stx.stx_mnt_id) && !S_ISLNK(stx.stx_mode);
+	*ret_mode = 0;
+	r = walk_path(d, &w, path, 0, &kept, NULL, 0);
+	rest = w.rest ? w.rest + strspn(w.rest, "/") : "";
+	if (r == 0 && (size_t)snprintf(buf, PATH_MAX, "%s/%s", w.done, rest) >= PATH_MAX)
+		r = -ENAMETOOLONG;
+	if (r == 0)
+		r = path_normalize(buf);
+	if (r == 0 && w.end == SAFEPATH_FOUND)
+		*ret_mode = w.type;
+	walk_free(&w);
+	return r < 0 ? r : (int)w.end;
 }
 
 int safepath_is_local(const char *path, const struct safepath_local *local)
 {
-	const struct view_dir *kept = NULL;
-	char rel[PATH_MAX];
-	int base, r = 1;
+	const struct view_dir *c = NULL;
+	struct walk w = { .how = WALK_LOOKUP, .local = local, .dirfd = -1 };
+	int r;
 
 	if (path[0] != '/' || !path_is_normalized(path))
 		return -EINVAL;
-	if (local->known && (kept = view_dirs_find(local->known, path, strlen(path), true, true)) &&
-	    streq(kept->path, path))
-		return 1;
-	/* below the deepest directory kept, or below "/" */
-	if ((size_t)snprintf(rel, sizeof(rel), "%s", path + (kept ? strlen(kept->path) + 1 : 1)) >=
-	    sizeof(rel))
-		return -ENAMETOOLONG;
-	base = kept		  ? kept->fd
-	       : local->have_root ? local->rootfd
-				  : open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (base < 0)
-		return -errno;
-	if (!kept && !local->have_root)
-		r = stat_local(base, "", AT_EMPTY_PATH, local);
-	/* Each ancestor in turn, from the top: "a", "a/b", "a/b/c"; the
-	 * kernel walks the ones already found local and link-free again. */
-	for (char *p = rel; r == 1 && *rel;) {
-		char *slash = strchr(p, '/');
-
-		if (slash)
-			*slash = '\0';
-		r = stat_local(base, rel, 0, local);
-		if (slash)
-			*slash = '/';
-		if (r == -ENOENT) {
-			r = 1; /* the rest does not exist yet: made in a local directory */
-			break;
-		}
-		if (!slash)
-			break;
-		p = slash + 1;
-	}
-	if (!kept && !local->have_root)
-		close(base);
-	return r;
+	/* from the deepest directory kept (all of paths found local), or "/" */
+	if (local->known)
+		c = view_dirs_find(local->known, path, strlen(path), true, true);
+	w.dir_local = c != NULL;
+	r = walk_from(&w, c ? c->fd : -1, c ? c->path : "/",
+		      path + (c ? strlen(c->path) : 0), 0, NULL, 0);
+	walk_free(&w);
+	/* a missing rest counts: it would be made in a local directory */
+	return r < 0 ? r : w.end != SAFEPATH_STOPPED;
 }

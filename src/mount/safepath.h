@@ -3,10 +3,18 @@
  * Mount points and area paths must not lead through a symbolic link that a
  * user other than root could have planted: a link in a directory others can
  * write would let them redirect a root-owned mount anywhere.
+ *
+ * One walker resolves a path component by component, never following a
+ * link by name, in two modes: it opens each name before examining it
+ * (safepath_open(): a mount is made on what the walk opened), or it looks
+ * names up on local mounts only (safepath_lookup(), safepath_is_local():
+ * no server is asked).  The directories it walks to are kept for the next
+ * walks of a pass (struct view_dirs, the view's cache: view.h).
  */
 #ifndef STORAGED_SAFEPATH_H
 #define STORAGED_SAFEPATH_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -66,8 +74,52 @@ struct safepath_trust {
 	bool sticky; /* the directory is root's and sticky */
 };
 
-struct view_dirs;
-struct view_dir;
+#define VIEW_DIRS_MAX 16
+
+/*
+ * A directory a walk reached without following a link, kept for the next
+ * walks of the pass: the entries of an fstab are mostly siblings or
+ * nested, and a path below a kept directory costs one lookup where a walk
+ * from "/" costs one per component.
+ */
+struct view_dir {
+	char *path; /* absolute, normalised, as walked; NULL: a free slot */
+	int fd; /* O_PATH of it */
+	/* kept by an opening walk (safepath_open_cached()), examined through
+	 * @fd: @trust is what that walk found.  Else kept by a lookup
+	 * (safepath_lookup(): found on a local mount), which an opening walk
+	 * never takes as checked. */
+	bool walked;
+	struct safepath_trust trust; /* (@walked only) */
+};
+
+struct view_dirs {
+	struct view_dir v[VIEW_DIRS_MAX];
+	size_t next; /* the slot the next directory takes (the oldest) */
+};
+
+/*
+ * view_dirs_find: the directory named by the first @n bytes of @path, else
+ * (@or_below) its deepest kept ancestor, among those kept by the walk
+ * @walked says (struct view_dir); borrowed until the cache changes, or NULL.
+ * view_dirs_keep: keeps @fd (taken: closed on failure) as @dir with
+ * @proto's facts, the oldest slot making room; returns the entry, or NULL
+ * (no memory: nothing kept).
+ */
+const struct view_dir *view_dirs_find(const struct view_dirs *d, const char *path, size_t n, bool or_below,
+				      bool walked);
+const struct view_dir *view_dirs_keep(struct view_dirs *d, const char *dir, size_t n, int fd,
+				      const struct view_dir *proto);
+
+/**
+ * view_dirs_forget:
+ * @d: the cache, or NULL
+ * @path: a mount point just mounted on; NULL for everything
+ *
+ * Drops the kept directories that are @path or below it (a mount on @path
+ * covers them), closing their descriptors.
+ */
+void view_dirs_forget(struct view_dirs *d, const char *path);
 
 /**
  * safepath_open_cached:
@@ -99,10 +151,6 @@ struct safepath_local {
 	 * filesystem: a lookup there never waits for a server */
 	bool (*is_local)(void *userdata, uint64_t mnt_id);
 	void *userdata;
-	/* optional: "/" opened O_PATH by the caller, its mount found local,
-	 * so that a pass of many walks opens and checks it once */
-	bool have_root;
-	int rootfd;
 	/* optional: the pass's cache of walked directories, when the caller
 	 * keeps there only directories of paths it found local (each was
 	 * reached without a link): the statx(2) of each ancestor starts below
@@ -110,23 +158,52 @@ struct safepath_local {
 	const struct view_dirs *known;
 };
 
+/* How a lookup ended. */
+enum safepath_end {
+	SAFEPATH_FOUND, /* at the end of the path */
+	SAFEPATH_MISSING, /* at a name that does not exist */
+	SAFEPATH_STOPPED, /* at a name it may not look up: on a mount that is
+			     not local, below a non-directory, a link (for
+			     safepath_is_local()), or one statx(2) refused */
+};
+
+/**
+ * safepath_lookup:
+ * @d: the pass's kept directories (the lookups' own kind), or NULL
+ * @path: absolute path
+ * @local: which mounts are local (->is_local only)
+ * @buf: where @path leads: every link met resolved (trusted or not: that
+ *       is safepath_check()'s question), what the walk did not reach kept
+ *       as written; normalised
+ * @ret_mode: the type of what @path names (S_IFDIR, ...) when found; else 0
+ *
+ * The walk of safepath_open() as a lookup: each name is looked up with
+ * statx(2) AT_STATX_DONT_SYNC|AT_NO_AUTOMOUNT (cached attributes, no
+ * automount) before it is opened, and only in directories on mounts
+ * @local calls local, so that no server is asked.  A normalised path's
+ * parent is walked once a pass, as in safepath_open_cached().
+ *
+ * Returns: enum safepath_end and @buf; negative errno (-ELOOP, -EINVAL for
+ * a relative path, ...).
+ */
+int safepath_lookup(struct view_dirs *d, const char *path, const struct safepath_local *local,
+		    char buf[static PATH_MAX], mode_t *ret_mode);
+
 /**
  * safepath_is_local:
  * @path: absolute, normalised path (need not exist entirely)
  * @local: which mounts are local
  *
  * Tells, without any risk of waiting for a server, whether resolving @path
- * stays on local filesystems and meets no symbolic link: "/" and each
- * ancestor of @path, from the top, is looked up relative to "/" with
- * statx(2) AT_STATX_DONT_SYNC|AT_NO_AUTOMOUNT (cached attributes, no
- * automount), so a remote filesystem is never asked, and the walk stops at
- * the first name on a mount @local does not call local.  A path without
- * links needs no link check (safepath_check()).
+ * stays on local filesystems and meets no symbolic link: the lookup of
+ * safepath_lookup() from the deepest directory @local knows (or "/"),
+ * stopping at the first link.  A path without links needs no link check
+ * (safepath_check()).
  *
  * Returns: 1 local and link-free (a missing rest counts: it would be made
- * in a local directory); 0 not (a link, a remote or unknown mount);
- * -EINVAL for a path that is not absolute and normalised; negative errno
- * from statx(2).
+ * in a local directory); 0 not (a link, a remote or unknown mount, a
+ * non-directory on the way); -EINVAL for a path that is not absolute and
+ * normalised; negative errno.
  */
 int safepath_is_local(const char *path, const struct safepath_local *local);
 

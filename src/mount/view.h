@@ -9,7 +9,8 @@
  * without following a link a user planted.  Answered each by its own
  * module, each kept its own copy of the mount table, its own set of local
  * mount IDs and its own cache of walked directories.  Here there is one of
- * each per pass, and three walks over them:
+ * each per pass, and safepath's one walker (safepath.h) asks three
+ * questions over them:
  *   view_resolve()  where a path leads, looking names up only on local
  *                   mounts (for the plan: no server is asked);
  *   view_open()     the safe walk of safepath_open(), each name opened
@@ -43,37 +44,11 @@ struct view_mount {
 	bool local;
 };
 
-#define VIEW_DIRS_MAX 16
-
-/*
- * A directory a walk reached without following a link, kept for the next
- * walks of the pass: the entries of an fstab are mostly siblings or
- * nested, and a path below a kept directory costs one lookup where a walk
- * from "/" costs one per component.
- */
-struct view_dir {
-	char *path; /* absolute, normalised, as walked; NULL: a free slot */
-	int fd; /* O_PATH of it; -1: it does not exist (view_resolve() only) */
-	/* opened by safepath's walk and examined through @fd: @trust is
-	 * what that walk found.  Else found by view_resolve()'s statx(2)
-	 * lookups, which view_open() never takes as checked. */
-	bool walked;
-	bool local; /* (view_resolve() only) on a local mount: its names may be looked up */
-	struct safepath_trust trust; /* (@walked only) */
-};
-
-struct view_dirs {
-	struct view_dir v[VIEW_DIRS_MAX];
-	size_t next; /* the slot the next directory takes (the oldest) */
-};
-
 /* The view of one pass; zero-initialised is empty (nothing read yet). */
 struct view {
 	struct libmnt_table *tb; /* the snapshot, owned; NULL: not read yet */
 	struct view_mount *mounts; /* owned, sorted by ID */
 	size_t n_mounts, cap_mounts;
-	bool root_checked; /* rootfd was opened and checked */
-	int rootfd; /* "/" O_PATH, on a local mount; -1 when not local */
 	struct view_dirs dirs;
 };
 
@@ -151,15 +126,15 @@ void view_mounted(struct view *v, uint64_t id, bool local, const char *mountpoin
  * @ret_mode: the type of what @path names (S_IFDIR, ...); 0 when it does not
  *            exist or is not known
  *
- * For planning: names are looked up only in directories on local mounts
- * (statx(2) AT_STATX_DONT_SYNC|AT_NO_AUTOMOUNT), through the kept
- * directories first, then one component at a time from "/".  With
- * @kernel, a path the kept directories cannot answer is first looked up
- * whole (open(2) O_PATH, which follows links the kernel's way: on a
- * remote mount, a server may be asked).
+ * For planning: safepath_lookup() with the view's local mounts and kept
+ * directories (names looked up only on local mounts, no server asked).
+ * With @kernel, a path that lookup stops short of (a mount that is not
+ * local on the way) is then looked up whole (open(2) O_PATH, which
+ * follows links the kernel's way: on a remote mount, a server may be
+ * asked).
  *
- * Returns: 0 and @buf (*@ret_mode known only when the kept directories
- * answered); negative errno when nothing is known (@buf is @path then).
+ * Returns: 0 and @buf (*@ret_mode known when the lookup reached the end);
+ * negative errno when nothing is known (@buf is @path then).
  */
 int view_resolve(struct view *v, const char *path, bool kernel, char buf[static PATH_MAX], mode_t *ret_mode);
 
@@ -177,37 +152,13 @@ int view_open(struct view *v, const char *path, mode_t mkdir_mode, int *ret_fd,
  * view_is_local:
  * @path: absolute, normalised path (need not exist entirely)
  *
- * safepath_is_local() with the view's local mounts, "/" opened once a pass
- * and the directories the view's walks kept.
+ * safepath_is_local() with the view's local mounts and the directories
+ * the view's opening walks kept.
  *
  * Returns: 1 local and link-free; 0 not, or "/" is not local; negative
  * errno as safepath_is_local().
  */
 int view_is_local(struct view *v, const char *path);
-
-/*
- * The kept directories, for the walks (view.c, safepath.c).
- * view_dirs_find: the directory named by the first @n bytes of @path, else
- * (@or_below) its deepest kept ancestor, among those kept by the walk
- * @walked says (struct view_dir); borrowed until the cache changes, or NULL.
- * view_dirs_keep: keeps @fd (taken: closed on failure; -1 for a missing
- * directory) as @dir with @proto's facts, the oldest slot making room;
- * returns the entry, or NULL (no memory: nothing kept).
- */
-const struct view_dir *view_dirs_find(const struct view_dirs *d, const char *path, size_t n, bool or_below,
-				      bool walked);
-const struct view_dir *view_dirs_keep(struct view_dirs *d, const char *dir, size_t n, int fd,
-				      const struct view_dir *proto);
-
-/**
- * view_dirs_forget:
- * @d: the cache, or NULL
- * @path: a mount point just mounted on; NULL for everything
- *
- * Drops the kept directories that are @path or below it (a mount on @path
- * covers them), closing their descriptors.
- */
-void view_dirs_forget(struct view_dirs *d, const char *path);
 
 /** view_done: frees the view; it is empty again. */
 void view_done(struct view *v);

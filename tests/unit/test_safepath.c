@@ -3,6 +3,7 @@
  * safepath_check on real directories: root-owned links in root-only
  * directories are followed; links that another user owns, or that sit in a
  * directory others can write, are refused.  Needs root for lchown().
+ * The same walk as a lookup (safepath_lookup(), safepath_is_local()).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -268,6 +269,22 @@ static uint64_t mount_id_of(const char *path)
 	return stx.stx_mnt_id;
 }
 
+/* A tmpfs on "remote" with a directory "x", that the tests call remote
+ * (their locality): its mount ID; @ret_depth: the names in its path. */
+static uint64_t mount_remote(const struct dirs *d, char *mnt, size_t len, unsigned *ret_depth)
+{
+	char p[256];
+
+	sub(d, "remote", mnt, len);
+	assert_int_equal(mkdir(mnt, 0755), 0);
+	assert_int_equal(mount("test", mnt, "tmpfs", 0, "size=64k"), 0);
+	sub(d, "remote/x", p, sizeof(p));
+	assert_int_equal(mkdir(p, 0755), 0);
+	for (const char *c = mnt; *c; c++)
+		*ret_depth += *c == '/';
+	return mount_id_of(mnt);
+}
+
 static void test_is_local_plain_missing_and_bad(void **state)
 {
 	struct dirs *d = *state;
@@ -360,20 +377,104 @@ static void test_is_local_stops_at_remote(void **state)
 
 	if (geteuid() != 0)
 		skip();
-	sub(d, "remote", mnt, sizeof(mnt));
-	assert_int_equal(mkdir(mnt, 0755), 0);
-	assert_int_equal(mount("test", mnt, "tmpfs", 0, "size=64k"), 0);
-	sub(d, "remote/x", p, sizeof(p));
-	assert_int_equal(mkdir(p, 0755), 0);
-	l = (struct locality){ .remote_id = mount_id_of(mnt) };
+	l = (struct locality){ .remote_id = mount_remote(d, mnt, sizeof(mnt), &depth) };
 	sub(d, "remote/x/y", p, sizeof(p));
 	assert_int_equal(safepath_is_local(p, &local), 0);
-	for (const char *c = mnt; *c; c++)
-		depth += *c == '/';
 	assert_int_equal(l.calls, depth + 1); /* "/", then each name up to mnt */
 	l = (struct locality){ .remote_id = UINT64_MAX };
 	assert_int_equal(safepath_is_local(p, &local), 1);
 	assert_int_equal(umount(mnt), 0);
+}
+
+/* safepath_lookup() of @rel, below the test's directory, without a cache:
+ * it ends as @end, at @want (below the test's directory too), of type
+ * @mode. */
+static void expect_lookup(const struct dirs *d, const struct safepath_local *local, const char *rel,
+			  int end, const char *want, mode_t mode)
+{
+	char p[256], w[256], buf[PATH_MAX];
+	mode_t got;
+
+	sub(d, rel, p, sizeof(p));
+	sub(d, want, w, sizeof(w));
+	assert_int_equal(safepath_lookup(NULL, p, local, buf, &got), end);
+	assert_string_equal(buf, w);
+	assert_int_equal(got, mode);
+}
+
+/* The lookup mode: where a path leads, every link followed (trusted or
+ * not), the part that does not exist kept as written. */
+static void test_lookup_follows_links(void **state)
+{
+	struct dirs *d = *state;
+	struct locality l = { .remote_id = UINT64_MAX };
+	const struct safepath_local local = { .is_local = fake_is_local, .userdata = &l };
+	char p[256], tgt[256], buf[PATH_MAX];
+	mode_t mode;
+	int fd;
+
+	sub(d, "link", p, sizeof(p));
+	assert_int_equal(symlink("real", p), 0);
+	expect_lookup(d, &local, "link/not/yet", SAFEPATH_MISSING, "real/not/yet", 0);
+	expect_lookup(d, &local, "link", SAFEPATH_FOUND, "real", S_IFDIR);
+	/* an absolute target that goes up, to a file */
+	sub(d, "real/f", p, sizeof(p));
+	fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	sub(d, "real/../real", tgt, sizeof(tgt));
+	sub(d, "abs", p, sizeof(p));
+	assert_int_equal(symlink(tgt, p), 0);
+	expect_lookup(d, &local, "abs/f", SAFEPATH_FOUND, "real/f", S_IFREG);
+	/* nothing is looked up below a file */
+	expect_lookup(d, &local, "link/f/x", SAFEPATH_STOPPED, "real/f/x", 0);
+	assert_int_equal(safepath_lookup(NULL, "relative", &local, buf, &mode), -EINVAL);
+}
+
+/* A lookup stops at the first name on a mount that is not local, through a
+ * link too: nothing inside it is looked up, the rest is kept as written. */
+static void test_lookup_stops_at_remote(void **state)
+{
+	struct dirs *d = *state;
+	struct locality l;
+	const struct safepath_local local = { .is_local = fake_is_local, .userdata = &l };
+	char mnt[256], p[256];
+	unsigned depth = 0;
+
+	if (geteuid() != 0)
+		skip();
+	l = (struct locality){ .remote_id = mount_remote(d, mnt, sizeof(mnt), &depth) };
+	sub(d, "to-remote", p, sizeof(p));
+	assert_int_equal(symlink("remote/x", p), 0);
+	expect_lookup(d, &local, "to-remote/y", SAFEPATH_STOPPED, "remote/x/y", 0);
+	/* "/", each name up to the link, the link, "remote" */
+	assert_int_equal(l.calls, depth + 2);
+	assert_int_equal(umount(mnt), 0);
+}
+
+/* A lookup keeps the parent it walked to, of its own kind: the next lookup
+ * of a sibling looks up one name; an opening walk never starts from it. */
+static void test_lookup_keeps_parent(void **state)
+{
+	struct dirs *d = *state;
+	struct locality l = { .remote_id = UINT64_MAX };
+	const struct safepath_local local = { .is_local = fake_is_local, .userdata = &l };
+	struct view_dirs c = { 0 };
+	char p[256], buf[PATH_MAX];
+	mode_t mode;
+
+	sub(d, "real/a", p, sizeof(p));
+	assert_int_equal(safepath_lookup(&c, p, &local, buf, &mode), SAFEPATH_MISSING);
+	assert_string_equal(buf, p);
+	assert_non_null(view_dirs_find(&c, d->path, strlen(d->path), false, false));
+	assert_null(view_dirs_find(&c, d->path, strlen(d->path), false, true));
+	l.calls = 0;
+	sub(d, "real/b", p, sizeof(p));
+	assert_int_equal(safepath_lookup(&c, p, &local, buf, &mode), SAFEPATH_MISSING);
+	assert_int_equal(l.calls, 0); /* "b" is missing: no mount asked of */
+	assert_int_equal(safepath_lookup(&c, d->path, &local, buf, &mode), SAFEPATH_FOUND);
+	assert_string_equal(buf, d->path);
+	view_dirs_forget(&c, NULL);
 }
 
 int main(void)
@@ -391,6 +492,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_is_local_plain_missing_and_bad, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_is_local_refuses_links, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_is_local_stops_at_remote, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lookup_follows_links, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lookup_stops_at_remote, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lookup_keeps_parent, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
