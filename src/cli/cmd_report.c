@@ -115,14 +115,6 @@ static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *f
 	return 0;
 }
 
-/* One line of text per stranger: what it claims and why it is no member. */
-static void print_strangers(const struct btrfs_filesystem *fs)
-{
-	char msg[1024];
-
-	for (size_t k = 0; k < fs->n_strangers; k++)
-		printf("%s\n", btrfs_format_stranger(fs, &fs->strangers[k], msg, sizeof(msg)));
-}
 
 /* JSON: the devices that could not be read, with why, what they hold and
  * who says so ("udev", "mounts"; null when nobody does), and which
@@ -240,8 +232,6 @@ static int scan_print(const struct options *o, const struct world *w, unsigned *
 		r = scols_print_table(tbs[0]);
 	else if (r == 0)
 		printf("no btrfs filesystem found on %zu block device(s)\n", w->inv.n_devs);
-	for (size_t i = 0; r == 0 && !o->json && i < w->btrfs.n; i++)
-		print_strangers(&w->btrfs.v[i]);
 	for (size_t i = 0; r == 0 && !o->json && i < w->inv.n_skipped; i++)
 		print_unreadable(&w->inv.skipped[i], &w->btrfs);
 	scols_unref_table(tbs[0]);

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Multi-device btrfs: which members of which filesystem are present (pure,
- * from the superblocks in the inventory), and the three control ioctls of
- * /dev/btrfs-control (include/uapi/linux/btrfs.h; kernel fs/btrfs/super.c,
- * btrfs_control_ioctl()).
+ * from the superblocks and chunk trees in the inventory).  The control
+ * ioctls are in btrfs_control.c.
  *
  * Steps of btrfs_group():
  *   1. collect the btrfs members of the inventory;
@@ -19,17 +18,12 @@
  *      generation is behind the newest member's (stale).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
-
-#include <linux/btrfs.h>
 
 #include "btrfs.h"
 #include "shared/util.h"
@@ -635,70 +629,4 @@ void btrfs_fs_list_done(struct btrfs_fs_list *l)
 	free(l->v);
 	l->v = NULL;
 	l->n = 0;
-}
-
-/* ------------------------------------------------------------------ ioctls */
-
-/*
- * Issue @request with @devnode in btrfs_ioctl_vol_args.name.
- * The kernel NUL-terminates name at BTRFS_PATH_NAME_MAX, so longer names are
- * refused here rather than truncated there.
- * Returns: the ioctl's non-negative result, or negative errno.
- */
-static int control_ioctl(unsigned long request, const char *devnode)
-{
-	struct btrfs_ioctl_vol_args args;
-	size_t n = strlen(devnode);
-	_cleanup_close_ int fd = -EBADF;
-	int r;
-
-	if (n > BTRFS_PATH_NAME_MAX)
-		return -ENAMETOOLONG;
-	memset(&args, 0, sizeof(args));
-	memcpy(args.name, devnode, n);
-	fd = open(BTRFS_CONTROL_PATH, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	r = ioctl(fd, request, &args);
-	return r < 0 ? -errno : r;
-}
-
-int btrfs_register_device(const char *devnode)
-{
-	int r;
-
-	if (!devnode || !*devnode)
-		return -EINVAL;
-	r = control_ioctl(BTRFS_IOC_SCAN_DEV, devnode);
-	return r < 0 ? r : 0;
-}
-
-int btrfs_forget_device(const char *devnode)
-{
-	int r;
-
-	if (!devnode || !*devnode)
-		return -EINVAL;
-	r = control_ioctl(BTRFS_IOC_FORGET_DEV, devnode);
-	return r < 0 ? r : 0;
-}
-
-/*
- * fs/btrfs/super.c btrfs_control_ioctl(): BTRFS_IOC_DEVICES_READY scans
- * (registers) the device, then returns
- * !(fs_devices->num_devices == fs_devices->total_devices): 0 when every
- * member is known, 1 when some are not.  It also returns 0 when the kernel
- * declines to register a single-device filesystem (Linux 6.7+).  systemd's
- * udev builtin "btrfs ready" reads it the same way (ID_BTRFS_READY = r == 0).
- */
-int btrfs_devices_ready(const char *devnode)
-{
-	int r;
-
-	if (!devnode || !*devnode)
-		return -EINVAL;
-	r = control_ioctl(BTRFS_IOC_DEVICES_READY, devnode);
-	if (r < 0)
-		return r;
-	return r == 0;
 }
