@@ -163,7 +163,8 @@ static bool entry_is_seed(const struct btrfs_sb_info *rec, const struct btrfs_sb
 
 /* How well @src's record is borne out by the present devices. */
 struct record_score {
-	size_t support; /* devices it names that do not name another set */
+	size_t support; /* present devices it names that agree with it (endorses()) */
+	size_t against; /* present devices it names that do not */
 	bool complete; /* every device it names is present */
 	uint64_t generation;
 };
@@ -195,28 +196,38 @@ static struct record_score record_score(const struct block_device *src, const st
 			if (!dev_is(d, e))
 				continue;
 			found = true;
-			sc.support += endorses(d, e, src);
+			if (endorses(d, e, src))
+				sc.support++;
+			else
+				sc.against++;
 		}
 		sc.complete = sc.complete && found;
 	}
 	return sc;
 }
 
+/* A record that names devices which do not name it back loses one for
+ * each: a made-up record cannot win by naming the real members. */
+static int64_t score_net(const struct record_score *a)
+{
+	return (int64_t)a->support - (int64_t)a->against;
+}
+
 static bool score_better(const struct record_score *a, const struct record_score *b)
 {
-	if (a->support != b->support)
-		return a->support > b->support;
+	if (score_net(a) != score_net(b))
+		return score_net(a) > score_net(b);
 	if (a->complete != b->complete)
 		return a->complete;
 	return a->generation > b->generation;
 }
 
 /* Step 3a: the record that decides among the @n devices @devs of one fsid;
- * NULL when none can, or when two that name different devices are borne
- * out as well (two filesystems with one fsid: which is meant cannot be
- * told). */
+ * NULL when none can.  *@ret_rival: a device whose record names other
+ * devices and is borne out as well (two filesystems with one fsid: which
+ * is meant cannot be told), else NULL. */
 static const struct block_device *fs_pick_record(const struct inventory *inv, const struct block_device **devs,
-						 size_t n)
+						 size_t n, const struct block_device **ret_rival)
 {
 	const struct block_device *best = NULL;
 	struct record_score bs = { 0 };
@@ -238,11 +249,30 @@ static const struct block_device *fs_pick_record(const struct inventory *inv, co
 		if (devs[i] == best || !record_usable(devs[i]))
 			continue;
 		sc = record_score(devs[i], inv, devs, n);
-		if (sc.support == bs.support && sc.complete == bs.complete &&
-		    !(record_names(&best->btrfs, devs[i]) && record_names(&devs[i]->btrfs, best)))
-			return NULL;
+		if (score_net(&sc) == score_net(&bs) && sc.complete == bs.complete &&
+		    !(record_names(&best->btrfs, devs[i]) && record_names(&devs[i]->btrfs, best))) {
+			*ret_rival = devs[i];
+			break;
+		}
 	}
 	return best;
+}
+
+/* Step 3b: two records as well borne out name different devices: no device
+ * is a member (btrfs_filesystem.split). */
+static int fs_split(struct btrfs_filesystem *fs, const struct block_device *a, const struct block_device *b,
+		    struct diag_list *diags)
+{
+	char msg[1024];
+
+	fs->members = calloc(1, sizeof(*fs->members));
+	fs->clones = calloc(1, sizeof(*fs->clones));
+	if (!fs->members || !fs->clones)
+		return -ENOMEM;
+	fs->split[0] = a;
+	fs->split[1] = b;
+	fs->num_devices = a->btrfs.n_devs;
+	return diag_warning(diags, NULL, 0, "%s", btrfs_format_clones(fs, msg, sizeof(msg))) < 0 ? -ENOMEM : 0;
 }
 
 /* Appends the device(s) @e names to @fs: a member, a clone pair, or a
@@ -288,7 +318,7 @@ static void fs_find_strangers(struct btrfs_filesystem *fs, const struct btrfs_sb
 	}
 }
 
-/* Step 3b: @fs's members, clones, missing devids and strangers as @src's
+/* Step 3c: @fs's members, clones, missing devids and strangers as @src's
  * record names them: the filesystem's own devices by devid, then its seeds. */
 static int fs_members_from_record(struct btrfs_filesystem *fs, const struct block_device *src,
 				  const struct inventory *inv, const struct block_device **devs, size_t n,
@@ -347,13 +377,15 @@ static int fs_members_by_devid(struct btrfs_filesystem *fs, const struct block_d
 static int fs_build(struct btrfs_filesystem *fs, const struct inventory *inv, const struct block_device **devs,
 		    size_t n, struct diag_list *diags)
 {
-	const struct block_device *src = fs_pick_record(inv, devs, n);
+	const struct block_device *rival = NULL, *src = fs_pick_record(inv, devs, n, &rival);
 	const struct btrfs_sb_info *newest = NULL;
 	int r;
 
 	memcpy(fs->fsid, devs[0]->btrfs.fsid_str, sizeof(fs->fsid));
 	fs->fsid[sizeof(fs->fsid) - 1] = '\0';
-	if (src)
+	if (rival)
+		r = fs_split(fs, src, rival, diags);
+	else if (src)
 		r = fs_members_from_record(fs, src, inv, devs, n, diags);
 	else
 		r = fs_members_by_devid(fs, devs, n, diags);
@@ -421,9 +453,14 @@ const struct btrfs_filesystem *btrfs_fs_list_find(const struct btrfs_fs_list *l,
 	return NULL;
 }
 
+bool btrfs_fs_ambiguous(const struct btrfs_filesystem *fs)
+{
+	return fs->n_clones || fs->split[0];
+}
+
 bool btrfs_filesystem_complete(const struct btrfs_filesystem *fs)
 {
-	return fs->n_missing == 0 && fs->n_unknown_missing == 0 && fs->n_clones == 0;
+	return fs->n_missing == 0 && fs->n_unknown_missing == 0 && !btrfs_fs_ambiguous(fs);
 }
 
 /* Append to @buf of @len at *@pos, never past its end. */
@@ -491,7 +528,7 @@ unsigned btrfs_fs_problems(const struct btrfs_filesystem *fs)
 		p |= BTRFS_FS_INCOMPLETE;
 	if (btrfs_first_stale(fs))
 		p |= BTRFS_FS_STALE;
-	if (fs->n_clones)
+	if (btrfs_fs_ambiguous(fs))
 		p |= BTRFS_FS_AMBIGUOUS;
 	return p;
 }
@@ -503,6 +540,12 @@ char *btrfs_format_clones(const struct btrfs_filesystem *fs, char *buf, size_t l
 	if (!len)
 		return buf;
 	buf[0] = '\0';
+	if (fs->split[0]) {
+		snprintf(buf, len, "btrfs %s: two sets of devices carry its fsid, each a whole filesystem by its own record ('%s', devid %" PRIu64 ", generation %" PRIu64 ", and '%s', devid %" PRIu64 ", generation %" PRIu64 "): which one is meant cannot be told (a filesystem made with the same fsid?); storaged registers none of them and does not mount this filesystem: detach the devices that do not belong, or give them a new fsid (btrfstune -u)",
+			 fs->fsid, fs->split[0]->devnode, fs->split[0]->btrfs.devid, fs->split[0]->btrfs.generation,
+			 fs->split[1]->devnode, fs->split[1]->btrfs.devid, fs->split[1]->btrfs.generation);
+		return buf;
+	}
 	if (!fs->n_clones)
 		return buf;
 	buf_append(buf, len, &pos, "btrfs %s: ", fs->fsid);

@@ -66,6 +66,10 @@ struct btrfs_filesystem {
 	 * told by fsid and devid alone, and a devid two devices claim is a
 	 * clone) */
 	const struct block_device *record_from;
+	/* two sets of devices carry the fsid, each named by a record that is
+	 * borne out as well as the other's (filesystems made with one fsid):
+	 * one device of each; then no device is a member, none is registered */
+	const struct block_device *split[2];
 };
 
 struct btrfs_fs_list {
@@ -79,18 +83,21 @@ struct btrfs_fs_list {
  * @ret: filled on success, sorted by fsid; free with btrfs_fs_list_done()
  * @diags: a warning when two devices are the same device of one filesystem
  *         (a cloned disk or a multipath leftover): neither of them becomes
- *         a member (fs->clones lists them); a warning per stranger
- *         (btrfs_format_stranger())
+ *         a member (fs->clones lists them), or for a split; a warning per
+ *         stranger (btrfs_format_stranger())
  *
  * Which devices are members is decided by the filesystem's own record of
  * its devices, as the kernel decides it when it mounts (fs/btrfs/volumes.c
  * read_one_dev(): a device item's devid, dev_uuid and fsid): among the
  * records that the devices carrying an fsid hold (inventory_read_btrfs_devs()),
- * the one whose devices are present the most (then: all of them present,
- * the newest generation) names the members, seeds included (a device item
- * with another fsid: found in the whole inventory); a device of the fsid it
- * does not name is a stranger.  Two records that name different devices
- * and are as well present, or none at all: the old rule, by fsid and devid.
+ * the one borne out best (each present device it names counts for it when
+ * that device's own record names it back, against it when not; then: all
+ * of them present, the newest generation) names the members, seeds
+ * included (a device item with another fsid: found in the whole
+ * inventory); a device of the fsid it does not name is a stranger.  Two
+ * records that name different devices and are borne out as well: a split
+ * (btrfs_filesystem.split, no member).  No record at all: the old rule,
+ * by fsid and devid.
  *
  * Pure.  Returns: 0 or -ENOMEM.
  */
@@ -103,9 +110,17 @@ int btrfs_group(const struct inventory *inv, struct btrfs_fs_list *ret, struct d
 const struct btrfs_filesystem *btrfs_fs_list_find(const struct btrfs_fs_list *l, const char *fsid);
 
 /**
+ * btrfs_fs_ambiguous:
+ * Returns: true when which devices are @fs cannot be told: two devices are
+ * one member (btrfs_filesystem.clones), or two sets of devices are each a
+ * whole filesystem of its fsid (btrfs_filesystem.split).
+ */
+bool btrfs_fs_ambiguous(const struct btrfs_filesystem *fs);
+
+/**
  * btrfs_filesystem_complete:
- * Returns: true when every expected member is present, and no devid is
- * claimed by two devices (btrfs_filesystem.clones).
+ * Returns: true when every expected member is present, and @fs is not
+ * ambiguous (btrfs_fs_ambiguous()).
  */
 bool btrfs_filesystem_complete(const struct btrfs_filesystem *fs);
 
@@ -130,7 +145,7 @@ bool btrfs_member_stale(const struct btrfs_filesystem *fs, const struct btrfs_me
 enum {
 	BTRFS_FS_INCOMPLETE = 1 << 0, /* fewer members present than num_devices, or a devid missing */
 	BTRFS_FS_STALE = 1 << 1, /* a member's generation behind the newest (btrfs_member_stale()) */
-	BTRFS_FS_AMBIGUOUS = 1 << 2, /* two devices claim one devid (fs->clones) */
+	BTRFS_FS_AMBIGUOUS = 1 << 2, /* btrfs_fs_ambiguous(): fs->clones, fs->split */
 };
 
 /**
@@ -153,8 +168,8 @@ const struct btrfs_member *btrfs_first_stale(const struct btrfs_filesystem *fs);
  * btrfs_format_clones:
  * @fs: filesystem
  * @buf: output, e.g. "btrfs 5e81…: '/dev/loop0' and '/dev/loop1' both claim
- *       devid 1 (generations 7 and 7): a cloned disk? ..."; empty when
- *       @fs has no clones
+ *       devid 1 (generations 7 and 7): a cloned disk? ..."; for a split,
+ *       the two sets; empty when @fs is not ambiguous
  * Returns: @buf.
  */
 char *btrfs_format_clones(const struct btrfs_filesystem *fs, char *buf, size_t len);

@@ -333,7 +333,7 @@ static bool wait_check(struct run *rn, size_t i, const struct inventory *inv, co
 
 		follow_members(rn, i, before, note_arrivals(rn, i, fs));
 	}
-	if (fs && fs->n_clones) { /* a clone appeared meanwhile: register neither */
+	if (fs && btrfs_fs_ambiguous(fs)) { /* a clone appeared meanwhile: register neither */
 		btrfs_format_clones(fs, tx->msg, sizeof(tx->msg));
 		sr->out = OUT_FAILED;
 		return true;

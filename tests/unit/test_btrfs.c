@@ -116,14 +116,21 @@ static void add_recorded(struct inventory *inv, const char *devnode, const char 
 	inv->devs[inv->n_devs - 1] = d;
 }
 
-#define REC_AB { { 1, 0xa1, FSID_A }, { 2, 0xa2, FSID_A }, { 0, 0, NULL } }
+/* The real RAID1 of FSID_A: /dev/sda and /dev/sdb, devids 1 and 2, dev_uuids
+ * 0xa1.. and 0xa2.., generation 7, each holding the record of both. */
+static const struct rec_entry rec_ab[] = { { 1, 0xa1, FSID_A }, { 2, 0xa2, FSID_A }, { 0, 0, NULL } };
+
+static void add_real_raid1(struct inventory *inv)
+{
+	add_recorded(inv, "/dev/sda", FSID_A, 1, 0xa1, 7, rec_ab);
+	add_recorded(inv, "/dev/sdb", FSID_A, 2, 0xa2, 7, rec_ab);
+}
 
 /* C37: devid 2 of another filesystem made with the same fsid, and devid 3
  * of it with a higher generation: strangers; the RAID1 is complete and
  * current, and nothing is a clone. */
 static void test_stranger_other_filesystem(void **state)
 {
-	static const struct rec_entry ab[] = REC_AB;
 	static const struct rec_entry x[] = { { 1, 0x11, FSID_A }, { 2, 0x12, FSID_A }, { 3, 0x13, FSID_A }, { 0, 0, NULL } };
 	struct inventory inv = { 0 };
 	struct btrfs_fs_list l = { 0 };
@@ -132,8 +139,7 @@ static void test_stranger_other_filesystem(void **state)
 
 	add_recorded(&inv, "/dev/sdx2", FSID_A, 2, 0x12, 50, x);
 	add_recorded(&inv, "/dev/sdx3", FSID_A, 3, 0x13, 50, x);
-	add_recorded(&inv, "/dev/sda", FSID_A, 1, 0xa1, 7, ab);
-	add_recorded(&inv, "/dev/sdb", FSID_A, 2, 0xa2, 7, ab);
+	add_real_raid1(&inv);
 	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
 	assert_int_equal(l.n, 1);
 	assert_int_equal(l.v[0].n_members, 2);
@@ -160,13 +166,11 @@ static void test_stranger_other_filesystem(void **state)
  * its own) is a stranger; a true copy of devid 2 is a clone, as before. */
 static void test_stranger_forged_and_clone(void **state)
 {
-	static const struct rec_entry ab[] = REC_AB;
 	struct inventory inv = { 0 };
 	struct btrfs_fs_list l = { 0 };
 	struct diag_list diags = { 0 };
 
-	add_recorded(&inv, "/dev/sda", FSID_A, 1, 0xa1, 7, ab);
-	add_recorded(&inv, "/dev/sdb", FSID_A, 2, 0xa2, 7, ab);
+	add_real_raid1(&inv);
 	add_recorded(&inv, "/dev/sdf", FSID_A, 2, 0xa1, 7, NULL);
 	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
 	assert_int_equal(l.v[0].n_members, 2);
@@ -175,7 +179,7 @@ static void test_stranger_forged_and_clone(void **state)
 	btrfs_fs_list_done(&l);
 	diag_list_done(&diags);
 
-	add_recorded(&inv, "/dev/sdc", FSID_A, 2, 0xa2, 7, ab);
+	add_recorded(&inv, "/dev/sdc", FSID_A, 2, 0xa2, 7, rec_ab);
 	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
 	assert_int_equal(l.v[0].n_clones, 1);
 	assert_int_equal(l.v[0].clones[0].devid, 2);
@@ -188,7 +192,7 @@ static void test_stranger_forged_and_clone(void **state)
 }
 
 /* Two whole single-device filesystems with one fsid: which one is meant
- * cannot be told, whatever the generations: refused as before. */
+ * cannot be told, whatever the generations: neither is mounted. */
 static void test_two_whole_filesystems(void **state)
 {
 	static const struct rec_entry a[] = { { 1, 0xa1, FSID_A }, { 0, 0, NULL } };
@@ -196,13 +200,51 @@ static void test_two_whole_filesystems(void **state)
 	struct inventory inv = { 0 };
 	struct btrfs_fs_list l = { 0 };
 	struct diag_list diags = { 0 };
+	char buf[1024];
 
 	add_recorded(&inv, "/dev/sda", FSID_A, 1, 0xa1, 7, a);
 	add_recorded(&inv, "/dev/sdx", FSID_A, 1, 0x11, 90, x);
 	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
-	assert_int_equal(l.v[0].n_clones, 1);
 	assert_int_equal(l.v[0].n_members, 0);
-	assert_null(l.v[0].record_from);
+	assert_non_null(l.v[0].split[0]);
+	assert_true(btrfs_fs_ambiguous(&l.v[0]));
+	assert_false(btrfs_filesystem_complete(&l.v[0]));
+	assert_true(btrfs_fs_problems(&l.v[0]) & BTRFS_FS_AMBIGUOUS);
+	assert_non_null(strstr(btrfs_format_clones(&l.v[0], buf, sizeof(buf)), "two sets of devices carry its fsid"));
+	assert_int_equal(diags.n, 1);
+	btrfs_fs_list_done(&l);
+	diag_list_done(&diags);
+	inventory_done(&inv);
+}
+
+/* Made-up devices whose own records name the real members and themselves:
+ * the real members do not name them back, so the made-up record loses one
+ * for each real member it names, and they are strangers. */
+static void test_made_up_record(void **state)
+{
+	static const struct rec_entry abx[] = { { 1, 0xa1, FSID_A }, { 2, 0xa2, FSID_A }, { 3, 0x13, FSID_A },
+						{ 4, 0x14, FSID_A }, { 5, 0x15, FSID_A }, { 0, 0, NULL } };
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+
+	add_real_raid1(&inv);
+	add_recorded(&inv, "/dev/sdx3", FSID_A, 3, 0x13, 99, abx);
+	add_recorded(&inv, "/dev/sdx4", FSID_A, 4, 0x14, 99, abx);
+	add_recorded(&inv, "/dev/sdx5", FSID_A, 5, 0x15, 99, abx);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	/* 3 - 2 against 2 - 0: the real record decides */
+	assert_int_equal(l.v[0].n_members, 2);
+	assert_int_equal(l.v[0].n_strangers, 3);
+	assert_true(btrfs_filesystem_complete(&l.v[0]));
+	btrfs_fs_list_done(&l);
+	diag_list_done(&diags);
+
+	/* one more made-up device: as well borne out, and a split */
+	add_recorded(&inv, "/dev/sdx6", FSID_A, 3, 0x13, 99, abx);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_true(btrfs_fs_ambiguous(&l.v[0]));
+	assert_int_equal(l.v[0].n_members, 0);
 	btrfs_fs_list_done(&l);
 	diag_list_done(&diags);
 	inventory_done(&inv);
@@ -213,14 +255,13 @@ static void test_two_whole_filesystems(void **state)
  * stranger, not a third member. */
 static void test_removed_device_back(void **state)
 {
-	static const struct rec_entry ab[] = REC_AB;
 	static const struct rec_entry abc[] = { { 1, 0xa1, FSID_A }, { 2, 0xa2, FSID_A }, { 3, 0xa3, FSID_A }, { 0, 0, NULL } };
 	struct inventory inv = { 0 };
 	struct btrfs_fs_list l = { 0 };
 	struct diag_list diags = { 0 };
 
-	add_recorded(&inv, "/dev/sda", FSID_A, 1, 0xa1, 20, ab);
-	add_recorded(&inv, "/dev/sdb", FSID_A, 2, 0xa2, 20, ab);
+	add_recorded(&inv, "/dev/sda", FSID_A, 1, 0xa1, 20, rec_ab);
+	add_recorded(&inv, "/dev/sdb", FSID_A, 2, 0xa2, 20, rec_ab);
 	add_recorded(&inv, "/dev/sdc", FSID_A, 3, 0xa3, 9, abc);
 	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
 	assert_int_equal(l.v[0].n_members, 2);
@@ -739,6 +780,7 @@ int main(void)
 		cmocka_unit_test(test_stranger_other_filesystem),
 		cmocka_unit_test(test_stranger_forged_and_clone),
 		cmocka_unit_test(test_two_whole_filesystems),
+		cmocka_unit_test(test_made_up_record),
 		cmocka_unit_test(test_removed_device_back),
 		cmocka_unit_test(test_seed_sprout),
 		cmocka_unit_test(test_group_empty),
