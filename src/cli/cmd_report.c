@@ -48,9 +48,13 @@ static const struct json_column scan_cols[] = {
 	{ "DEVIDS", 3, 0, SCOLS_JSON_ARRAY_NUMBER },
 	{ "MISSING", 0.2, 0, SCOLS_JSON_ARRAY_NUMBER },
 	{ "PROBLEMS", 0.2, 0, SCOLS_JSON_ARRAY_STRING },
+	{ "SEEDS", 3, 0, SCOLS_JSON_ARRAY_NUMBER },
+	{ "STRANGERS", 0.2, 0, SCOLS_JSON_ARRAY_STRING },
 };
 
-/* JSON only: "problems", what makes the exit status 1 (btrfs_fs_problems()). */
+/* JSON only: "problems", what makes the exit status 1 (btrfs_fs_problems());
+ * "seeds", the devids of the members that are seeds; "strangers", the
+ * devices that carry the fsid but are not its devices (btrfs_group()). */
 #define SCAN_TEXT_COLS 7
 
 /* The BTRFS_FS_* bits of @p as words, @sep between them, in @buf. */
@@ -76,17 +80,24 @@ static void append_u64(char *buf, size_t len, uint64_t v, const char *sep)
 static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *fs, bool json)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
-	char members[4096] = "", devids[512] = "", missing[512] = "", problems[64];
+	char members[4096] = "", devids[512] = "", missing[512] = "", problems[64], seeds[512] = "";
+	char strangers[4096] = "";
 	const char *sep = json ? "\n" : " ";
 	size_t off = 0;
 
 	if (!ln)
 		return -ENOMEM;
 	for (size_t m = 0; m < fs->n_members && off < sizeof(members); m++) {
-		off += snprintf(members + off, sizeof(members) - off, "%s%s", m ? sep : "",
-				fs->members[m].dev->devnode);
+		off += snprintf(members + off, sizeof(members) - off, "%s%s%s", m ? sep : "",
+				fs->members[m].dev->devnode, fs->members[m].seed && !json ? " (seed)" : "");
 		append_u64(devids, sizeof(devids), fs->members[m].devid, sep);
+		if (fs->members[m].seed)
+			append_u64(seeds, sizeof(seeds), fs->members[m].devid, sep);
 	}
+	off = 0;
+	for (size_t k = 0; k < fs->n_strangers && off < sizeof(strangers); k++)
+		off += snprintf(strangers + off, sizeof(strangers) - off, "%s%s", k ? sep : "",
+				fs->strangers[k].dev->devnode);
 	if (json)
 		for (size_t k = 0; k < fs->n_missing; k++)
 			append_u64(missing, sizeof(missing), fs->missing[k], sep);
@@ -98,10 +109,13 @@ static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *f
 	    scols_line_set_data(ln, 6, missing[0] ? missing : NULL))
 		return -ENOMEM;
 	problem_words(btrfs_fs_problems(fs), problems, sizeof(problems), "\n");
-	if (json && scols_line_set_data(ln, 7, problems[0] ? problems : NULL))
+	if (json && (scols_line_set_data(ln, 7, problems[0] ? problems : NULL) ||
+		     scols_line_set_data(ln, 8, seeds[0] ? seeds : NULL) ||
+		     scols_line_set_data(ln, 9, strangers[0] ? strangers : NULL)))
 		return -ENOMEM;
 	return 0;
 }
+
 
 /* JSON: the devices that could not be read, with why, what they hold and
  * who says so ("udev", "mounts"; null when nobody does), and which

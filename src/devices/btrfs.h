@@ -18,6 +18,20 @@
 struct btrfs_member {
 	uint64_t devid;
 	const struct block_device *dev; /* borrowed from the inventory */
+	/* a seed device of this (sprout) filesystem: it carries the seed's own
+	 * fsid, and the filesystem's record names it (btrfs(5), SEEDING
+	 * DEVICE) */
+	bool seed;
+};
+
+/* A device that carries the filesystem's fsid but is not one of its devices
+ * by the filesystem's own record (the chunk tree's device items, or the
+ * sys_chunk_array's stripes): storaged neither counts nor registers it. */
+struct btrfs_stranger {
+	const struct block_device *dev; /* borrowed */
+	/* the record's device of the devid @dev claims: its dev_uuid; all
+	 * zero when the record has no such devid */
+	uint8_t record_uuid[16];
 };
 
 /* Two devices that claim one devid of one filesystem: a cloned disk (dd, a
@@ -31,7 +45,10 @@ struct btrfs_filesystem {
 	char fsid[37]; /* lower-case uuid string */
 	char *label; /* owned, NULL when none */
 	uint64_t num_devices; /* members expected */
-	struct btrfs_member *members; /* present members, sorted by devid */
+	/* present members: the filesystem's own devices by devid, then its
+	 * seeds by devid (members[0] carries the filesystem's fsid when any
+	 * does: the device to mount) */
+	struct btrfs_member *members;
 	size_t n_members;
 	uint64_t *missing; /* devids known missing (from sys_chunk_array), sorted */
 	size_t n_missing;
@@ -40,7 +57,19 @@ struct btrfs_filesystem {
 	 * them is registered), nor counted missing */
 	struct btrfs_clone *clones;
 	size_t n_clones;
-	uint64_t generation; /* the newest superblock generation of the members */
+	uint64_t generation; /* the newest superblock generation of the members (seeds aside) */
+	struct btrfs_stranger *strangers; /* n_strangers of them */
+	size_t n_strangers;
+	size_t n_seeds; /* members that are seeds (listed last in members) */
+	/* the device whose record of the filesystem's devices decided which
+	 * devices are members, NULL when none could be read (then members are
+	 * told by fsid and devid alone, and a devid two devices claim is a
+	 * clone) */
+	const struct block_device *record_from;
+	/* two sets of devices carry the fsid, each named by a record that is
+	 * borne out as well as the other's (filesystems made with one fsid):
+	 * one device of each; then no device is a member, none is registered */
+	const struct block_device *split[2];
 };
 
 struct btrfs_fs_list {
@@ -52,10 +81,23 @@ struct btrfs_fs_list {
  * btrfs_group:
  * @inv: inventory (must outlive @ret: members borrow its devices)
  * @ret: filled on success, sorted by fsid; free with btrfs_fs_list_done()
- * @diags: a warning when two devices claim the same fsid and devid (a cloned
- *         disk or a multipath leftover): neither of them becomes a member
- *         (fs->clones lists them); a warning per stale member (its
- *         superblock generation behind the newest member's)
+ * @diags: a warning when two devices are the same device of one filesystem
+ *         (a cloned disk or a multipath leftover): neither of them becomes
+ *         a member (fs->clones lists them), or for a split; a warning per
+ *         stranger (btrfs_format_stranger())
+ *
+ * Which devices are members is decided by the filesystem's own record of
+ * its devices, as the kernel decides it when it mounts (fs/btrfs/volumes.c
+ * read_one_dev(): a device item's devid, dev_uuid and fsid): among the
+ * records that the devices carrying an fsid hold (inventory_read_btrfs_devs()),
+ * the one borne out best (each present device it names counts for it when
+ * that device's own record names it back, against it when not; then: all
+ * of them present, the newest generation) names the members, seeds
+ * included (a device item with another fsid: found in the whole
+ * inventory); a device of the fsid it does not name is a stranger.  Two
+ * records that name different devices and are borne out as well: a split
+ * (btrfs_filesystem.split, no member).  No record at all: the old rule,
+ * by fsid and devid.
  *
  * Pure.  Returns: 0 or -ENOMEM.
  */
@@ -68,9 +110,17 @@ int btrfs_group(const struct inventory *inv, struct btrfs_fs_list *ret, struct d
 const struct btrfs_filesystem *btrfs_fs_list_find(const struct btrfs_fs_list *l, const char *fsid);
 
 /**
+ * btrfs_fs_ambiguous:
+ * Returns: true when which devices are @fs cannot be told: two devices are
+ * one member (btrfs_filesystem.clones), or two sets of devices are each a
+ * whole filesystem of its fsid (btrfs_filesystem.split).
+ */
+bool btrfs_fs_ambiguous(const struct btrfs_filesystem *fs);
+
+/**
  * btrfs_filesystem_complete:
- * Returns: true when every expected member is present, and no devid is
- * claimed by two devices (btrfs_filesystem.clones).
+ * Returns: true when every expected member is present, and @fs is not
+ * ambiguous (btrfs_fs_ambiguous()).
  */
 bool btrfs_filesystem_complete(const struct btrfs_filesystem *fs);
 
@@ -95,7 +145,7 @@ bool btrfs_member_stale(const struct btrfs_filesystem *fs, const struct btrfs_me
 enum {
 	BTRFS_FS_INCOMPLETE = 1 << 0, /* fewer members present than num_devices, or a devid missing */
 	BTRFS_FS_STALE = 1 << 1, /* a member's generation behind the newest (btrfs_member_stale()) */
-	BTRFS_FS_AMBIGUOUS = 1 << 2, /* two devices claim one devid (fs->clones) */
+	BTRFS_FS_AMBIGUOUS = 1 << 2, /* btrfs_fs_ambiguous(): fs->clones, fs->split */
 };
 
 /**
@@ -118,11 +168,33 @@ const struct btrfs_member *btrfs_first_stale(const struct btrfs_filesystem *fs);
  * btrfs_format_clones:
  * @fs: filesystem
  * @buf: output, e.g. "btrfs 5e81…: '/dev/loop0' and '/dev/loop1' both claim
- *       devid 1 (generations 7 and 7): a cloned disk? ..."; empty when
- *       @fs has no clones
+ *       devid 1 (generations 7 and 7): a cloned disk? ..."; for a split,
+ *       the two sets; empty when @fs is not ambiguous
  * Returns: @buf.
  */
 char *btrfs_format_clones(const struct btrfs_filesystem *fs, char *buf, size_t len);
+
+/**
+ * btrfs_format_stranger:
+ * @fs: filesystem
+ * @st: one of @fs->strangers
+ * @buf: output, e.g. "'/dev/loop2' carries btrfs 5e81…'s fsid and claims
+ *       devid 2 (dev_uuid …, generation 9), but the filesystem's own record
+ *       names devid 2 as dev_uuid …: not one of its devices, ignored"
+ * Returns: @buf.
+ */
+char *btrfs_format_stranger(const struct btrfs_filesystem *fs, const struct btrfs_stranger *st, char *buf,
+			    size_t len);
+
+/**
+ * btrfs_format_states:
+ * @fs: filesystem
+ * @buf: output: the members in a state of btrfs's own and the strangers,
+ *       e.g. "devid 1 ('/dev/loop0') is its seed (btrfs f49d…); '/dev/loop2'
+ *       carries its fsid but is not one of its devices"; empty when none
+ * Returns: @buf.
+ */
+char *btrfs_format_states(const struct btrfs_filesystem *fs, char *buf, size_t len);
 
 /**
  * btrfs_format_stale:
@@ -173,6 +245,21 @@ void btrfs_fs_list_done(struct btrfs_fs_list *l);
  * from open/ioctl (-EINVAL: not a btrfs device).
  */
 int btrfs_register_device(const char *devnode);
+
+/**
+ * btrfs_forget_device:
+ * @devnode: block device the kernel may have been told of (udev's
+ *           64-btrfs.rules scans every btrfs device that appears)
+ *
+ * BTRFS_IOC_FORGET_DEV (Linux 5.0+): the kernel drops @devnode from the
+ * unmounted filesystem it counted it in (fs/btrfs/volumes.c
+ * btrfs_forget_devices()), so that a stranger carrying a filesystem's fsid
+ * is neither counted by BTRFS_IOC_DEVICES_READY nor opened by the mount.
+ *
+ * Returns: 0; -ENOENT when the kernel did not have it; -EBUSY when its
+ * filesystem is mounted; other negative errno as btrfs_register_device().
+ */
+int btrfs_forget_device(const char *devnode);
 
 /**
  * btrfs_devices_ready:

@@ -6,7 +6,7 @@
  * (no udevd needed; udev properties such as DM_MULTIPATH_DEVICE_PATH are
  * only seen where udevd keeps its database).  Each device is opened once,
  * probed by libblkid, and for btrfs the same descriptor is used to read the
- * superblock (inventory_read_btrfs_sb()).
+ * superblock and the chunk tree (inventory_btrfs.c).
  *
  * Fixtures standing in for a scan are read by inventory_fixture.c.
  */
@@ -105,23 +105,6 @@ static int probe_values(blkid_probe pr, struct block_device *d)
 	return r;
 }
 
-int inventory_read_btrfs_sb(int fd, struct btrfs_sb_info *ret)
-{
-	uint8_t buf[BTRFS_SB_SIZE];
-	size_t got = 0;
-
-	while (got < sizeof(buf)) {
-		ssize_t n = pread(fd, buf + got, sizeof(buf) - got, BTRFS_SB_OFFSET + (off_t)got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) /* 0: the device ends first, so it holds none */
-			return n < 0 ? -errno : -ENODATA;
-		got += (size_t)n;
-	}
-	return btrfs_sb_parse(buf, sizeof(buf), ret);
-}
-
 /* A valid btrfs superblock: the libblkid values from it, no libblkid probe
  * (one 4 KiB read instead of ~45 reads and ~1 MiB).  Returns: 0; -ENOMEM;
  * 1 when there is no usable one (damaged, or a read error: libblkid is
@@ -137,6 +120,8 @@ static int probe_btrfs_first(int fd, struct block_device *d)
 		return 2;
 	if (r < 0)
 		return 1;
+	/* a device whose chunk tree this one does not hold is named by another's */
+	(void)inventory_read_btrfs_devs(fd, &d->btrfs);
 	u = d->btrfs.dev_uuid;
 	snprintf(sub, sizeof(sub), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
@@ -218,6 +203,8 @@ int inventory_probe_fd(int fd, struct block_device *d, int *ret_sb_err, bool par
 		goto out;
 	*ret_sb_err = inventory_read_btrfs_sb(fd, &d->btrfs);
 	d->is_btrfs = *ret_sb_err == 0;
+	if (d->is_btrfs)
+		(void)inventory_read_btrfs_devs(fd, &d->btrfs);
 out:
 	blkid_free_probe(pr);
 	return r;

@@ -141,6 +141,23 @@ size_t inventory_scan_threads(size_t n_devs);
 int inventory_read_btrfs_sb(int fd, struct btrfs_sb_info *ret);
 
 /**
+ * inventory_read_btrfs_devs:
+ * @fd: the device @sb was read from
+ * @sb: its parsed superblock; on success sb->devs lists the device items of
+ *      the filesystem's chunk tree and sb->devs_from_tree is set
+ *
+ * Reads the chunk tree from this device's own copy of it (the sys_chunk_array
+ * maps its blocks: btrfs_sb_map_sys()), at most 64 blocks: the record the
+ * kernel itself reads a filesystem's devices from (fs/btrfs/volumes.c,
+ * btrfs_read_chunk_tree(), read_one_dev()).
+ *
+ * Returns: 0; -ENOENT when the chunk tree has no copy on this device (a
+ * third device of a RAID1); -EOPNOTSUPP when its chunk is striped; other
+ * negative errno (I/O, a malformed block).  On failure sb->n_devs is 0.
+ */
+int inventory_read_btrfs_devs(int fd, struct btrfs_sb_info *sb);
+
+/**
  * inventory_probe_fd:
  * @fd: open block device or regular image file
  * @d: filled in (devnode and devno are the caller's to set); on failure it

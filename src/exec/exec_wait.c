@@ -75,6 +75,26 @@ static bool ready_registers(struct run *rn, const char *devnode)
 	return r == 1;
 }
 
+/* The strangers of @fs that the kernel was told of (udev scans every
+ * btrfs device that appears) are dropped from its count: with them, the
+ * kernel counts more devices than the filesystem has (DEVICES_READY never
+ * says ready) and its mount opens them too, and takes the superblock of
+ * the newest generation among them all (fs/btrfs/volumes.c
+ * open_fs_devices()): a stranger's. */
+static void forget_strangers(struct run *rn, const struct btrfs_filesystem *fs)
+{
+	for (size_t i = 0; rn->cx->ops->forget_device && i < fs->n_strangers; i++) {
+		const char *devnode = fs->strangers[i].dev->devnode;
+		int r = rn->cx->ops->forget_device(rn->cx->ud, devnode);
+
+		if (r == 0)
+			log_debug(rn->cx->log, "%s: made the kernel forget it (not a member of btrfs %s)", devnode,
+				  fs->fsid);
+		else if (r != -ENOENT)
+			log_debug(rn->cx->log, "%s: cannot make the kernel forget it: %s", devnode, strerror(-r));
+	}
+}
+
 /* Register the members of @fsid present in @l; true when all are there
  * and the kernel agrees (BTRFS_IOC_DEVICES_READY, which registers the
  * member it is asked about: see ready_registers()). */
@@ -87,14 +107,20 @@ static bool assemble_check(struct run *rn, const struct btrfs_fs_list *l, const 
 	if (!fs)
 		return false;
 	complete = btrfs_filesystem_complete(fs) && fs->n_members > 0;
-	/* when complete, members[0] is registered by the readiness check below */
-	for (size_t m = complete ? 1 : 0; m < fs->n_members; m++)
+	forget_strangers(rn, fs);
+	/* when complete, members[0] is registered by the readiness check
+	 * below; the kernel's count for a sprout leaves its seeds out (they
+	 * are registered under their own fsid), so its readiness never comes:
+	 * the filesystem's own record, which named them, is the word */
+	for (size_t m = complete && !fs->n_seeds ? 1 : 0; m < fs->n_members; m++)
 		exec_register_once(rn, fs->members[m].dev->devnode);
 	seen->present = fs->n_members;
 	seen->expected = fs->num_devices;
 	btrfs_format_missing(fs, seen->missing, sizeof(seen->missing));
 	seen->first_missing = fs->n_missing ? fs->missing[0] : 0;
 	btrfs_format_stale(fs, seen->stale, sizeof(seen->stale));
+	if (complete && fs->n_seeds)
+		return true;
 	return complete && ready_registers(rn, fs->members[0].dev->devnode);
 }
 
@@ -307,7 +333,7 @@ static bool wait_check(struct run *rn, size_t i, const struct inventory *inv, co
 
 		follow_members(rn, i, before, note_arrivals(rn, i, fs));
 	}
-	if (fs && fs->n_clones) { /* a clone appeared meanwhile: register neither */
+	if (fs && btrfs_fs_ambiguous(fs)) { /* a clone appeared meanwhile: register neither */
 		btrfs_format_clones(fs, tx->msg, sizeof(tx->msg));
 		sr->out = OUT_FAILED;
 		return true;

@@ -80,6 +80,9 @@ struct ops {
 	int (*register_device)(void *ud, const char *devnode);
 	/* BTRFS_IOC_DEVICES_READY: 1 ready, 0 not, negative errno. */
 	int (*devices_ready)(void *ud, const char *devnode);
+	/* BTRFS_IOC_FORGET_DEV on @devnode: the kernel drops an unmounted
+	 * device it was told of; NULL where there is none to drop. */
+	int (*forget_device)(void *ud, const char *devnode);
 	/* A fresh inventory of block devices (caller frees @ret). */
 	int (*rescan)(void *ud, struct inventory *ret, struct diag_list *diags);
 

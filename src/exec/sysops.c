@@ -42,6 +42,11 @@ static int real_devices_ready(void *ud, const char *devnode)
 	return btrfs_devices_ready(devnode);
 }
 
+static int real_forget(void *ud, const char *devnode)
+{
+	return btrfs_forget_device(devnode);
+}
+
 static int real_rescan(void *ud, struct inventory *ret, struct diag_list *dl)
 {
 	struct sysops *so = ud;
@@ -335,6 +340,7 @@ static int real_scrub_start(void *ud, const char *mountpoint)
 const struct ops sysops_ops = {
 	.register_device = real_register,
 	.devices_ready = real_devices_ready,
+	.forget_device = real_forget,
 	.rescan = real_rescan,
 	.mount_start = real_mount_start,
 	.mount_finish = real_mount_finish,

@@ -15,7 +15,11 @@
  *   1. check the length and the magic;
  *   2. verify the checksum (crc32c only);
  *   3. copy the scalar fields and check devid/num_devices;
- *   4. walk sys_chunk_array and collect the devids of its stripes.
+ *   4. walk sys_chunk_array and collect its stripes and their devids.
+ *
+ * btrfs_chunk_block_parse() reads one block of the chunk tree (its device
+ * items: the filesystem's own list of its devices), which the caller
+ * found with btrfs_sb_map_sys().
  */
 #include <endian.h>
 #include <errno.h>
@@ -30,6 +34,13 @@
 #define BTRFS_CSUM_TYPE_CRC32 0
 #define BTRFS_SYSTEM_CHUNK_ARRAY_SIZE 2048
 #define BTRFS_CHUNK_ITEM_KEY 228 /* btrfs_tree.h */
+#define BTRFS_DEV_ITEM_KEY 216
+#define BTRFS_DEV_ITEMS_OBJECTID 1
+#define BTRFS_CHUNK_TREE_OBJECTID 3
+#define BTRFS_INCOMPAT_METADATA_UUID (UINT64_C(1) << 10)
+/* striped profiles: a stripe holds part of the chunk, not a copy */
+#define BTRFS_BLOCK_GROUP_STRIPED (UINT64_C(8) | UINT64_C(64) | UINT64_C(128) | UINT64_C(256))
+#define BTRFS_MAX_LEVEL 8
 
 /* struct btrfs_dev_item, 98 bytes */
 struct sb_dev_item {
@@ -129,6 +140,38 @@ _Static_assert(offsetof(struct sb_disk, csum_type) == 196, "csum_type");
 _Static_assert(offsetof(struct sb_disk, dev_item) == 201, "dev_item");
 _Static_assert(offsetof(struct sb_disk, label) == 299, "label");
 _Static_assert(offsetof(struct sb_disk, sys_chunk_array) == 811, "sys_chunk_array");
+/* struct btrfs_header, 101 bytes: the start of every tree block */
+struct tb_header {
+	uint8_t csum[BTRFS_CSUM_SIZE];
+	uint8_t fsid[16];
+	uint64_t bytenr;
+	uint64_t flags;
+	uint8_t chunk_tree_uuid[16];
+	uint64_t generation;
+	uint64_t owner;
+	uint32_t nritems;
+	uint8_t level;
+} __attribute__((packed));
+
+/* struct btrfs_item, 25 bytes: a leaf's item; data at header end + offset */
+struct tb_item {
+	struct sb_disk_key key;
+	uint32_t offset;
+	uint32_t size;
+} __attribute__((packed));
+
+/* struct btrfs_key_ptr, 33 bytes: a node's pointer to a child block */
+struct tb_key_ptr {
+	struct sb_disk_key key;
+	uint64_t blockptr;
+	uint64_t generation;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct tb_header) == 101, "btrfs_header size");
+_Static_assert(sizeof(struct tb_item) == 25, "btrfs_item size");
+_Static_assert(sizeof(struct tb_key_ptr) == 33, "btrfs_key_ptr size");
+_Static_assert(offsetof(struct sb_disk, metadata_uuid) == 571, "metadata_uuid");
+_Static_assert(offsetof(struct sb_disk, chunk_root) == 88, "chunk_root");
 _Static_assert(sizeof(struct sb_disk_key) == 17, "btrfs_disk_key size");
 _Static_assert(sizeof(struct sb_chunk) == 48, "btrfs_chunk size");
 _Static_assert(offsetof(struct sb_chunk, num_stripes) == 44, "chunk.num_stripes");
@@ -220,16 +263,26 @@ static long sys_chunk_parse(const uint8_t *p, size_t len, struct btrfs_sb_info *
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		struct sb_stripe st;
+		struct btrfs_sb_stripe *out;
 		uint64_t devid;
 		int r;
 
 		memcpy(&st, p + sizeof(key) + sizeof(chunk) + i * sizeof(st), sizeof(st));
 		devid = le64toh(st.devid);
-		if (devid == 0)
+		if (devid == 0 || info->n_sys_stripes == BTRFS_SB_MAX_SYS_STRIPES)
 			return -EINVAL;
 		r = sys_devids_add(info, devid);
 		if (r < 0)
 			return r;
+		out = &info->sys_stripes[info->n_sys_stripes++];
+		*out = (struct btrfs_sb_stripe){
+			.logical = le64toh(key.offset),
+			.length = le64toh(chunk.length),
+			.type = le64toh(chunk.type),
+			.devid = devid,
+			.offset = le64toh(st.offset),
+		};
+		memcpy(out->dev_uuid, st.dev_uuid, sizeof(out->dev_uuid));
 	}
 	return (long)need;
 }
@@ -262,6 +315,16 @@ static void sb_copy_fields(const struct sb_disk *sb, struct btrfs_sb_info *info)
 	info->total_bytes = le64toh(sb->total_bytes);
 	memcpy(info->label, sb->label, sizeof(info->label));
 	info->label[sizeof(info->label) - 1] = '\0';
+	if (le64toh(sb->incompat_flags) & BTRFS_INCOMPAT_METADATA_UUID)
+		memcpy(info->meta_fsid, sb->metadata_uuid, sizeof(info->meta_fsid));
+	else
+		memcpy(info->meta_fsid, sb->fsid, sizeof(info->meta_fsid));
+	memcpy(info->dev_fsid, sb->dev_item.fsid, sizeof(info->dev_fsid));
+	info->seeding = (le64toh(sb->flags) & BTRFS_SUPER_FLAG_SEEDING) != 0;
+	info->csum_type = le16toh(sb->csum_type);
+	info->nodesize = le32toh(sb->nodesize);
+	info->chunk_root = le64toh(sb->chunk_root);
+	info->chunk_root_level = sb->chunk_root_level;
 }
 
 int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret)
@@ -286,4 +349,121 @@ int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret)
 		return r;
 	*ret = info;
 	return 0;
+}
+
+/* ------------------------------------------------------------ chunk tree */
+
+int btrfs_sb_map_sys(const struct btrfs_sb_info *info, uint64_t logical, uint64_t len, uint64_t devid,
+		     const uint8_t dev_uuid[16], uint64_t *ret_offset)
+{
+	int r = -ENOENT;
+
+	for (size_t i = 0; i < info->n_sys_stripes && i < BTRFS_SB_MAX_SYS_STRIPES; i++) {
+		const struct btrfs_sb_stripe *st = &info->sys_stripes[i];
+
+		if (logical < st->logical || logical - st->logical >= st->length ||
+		    len > st->length - (logical - st->logical))
+			continue;
+		if (st->type & BTRFS_BLOCK_GROUP_STRIPED) {
+			r = -EOPNOTSUPP;
+			continue;
+		}
+		if (st->devid != devid || memcmp(st->dev_uuid, dev_uuid, 16) != 0)
+			continue;
+		if (st->offset > UINT64_MAX - (logical - st->logical))
+			continue;
+		*ret_offset = st->offset + (logical - st->logical);
+		return 0;
+	}
+	return r;
+}
+
+static int tb_check_header(const uint8_t *buf, size_t len, const struct btrfs_sb_info *info,
+			   uint64_t logical, struct tb_header *h)
+{
+	if (len < sizeof(*h) || len != info->nodesize)
+		return -EINVAL;
+	memcpy(h, buf, sizeof(*h));
+	if (info->csum_type == BTRFS_CSUM_TYPE_CRC32) {
+		uint32_t want;
+
+		memcpy(&want, h->csum, sizeof(want));
+		if (le32toh(want) != btrfs_sb_crc32c(buf + BTRFS_CSUM_SIZE, len - BTRFS_CSUM_SIZE))
+			return -EBADMSG;
+	}
+	if (le64toh(h->bytenr) != logical || le64toh(h->owner) != BTRFS_CHUNK_TREE_OBJECTID ||
+	    h->level >= BTRFS_MAX_LEVEL)
+		return -EINVAL;
+	return 0;
+}
+
+/* A leaf's device items into info->devs; other items are skipped. */
+static int tb_leaf_devs(const uint8_t *buf, size_t len, uint32_t n, struct btrfs_sb_info *info)
+{
+	const size_t data = sizeof(struct tb_header);
+
+	if (n > (len - data) / sizeof(struct tb_item))
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		struct tb_item it;
+		struct sb_dev_item di;
+		size_t off, size;
+
+		memcpy(&it, buf + data + i * sizeof(it), sizeof(it));
+		off = le32toh(it.offset);
+		size = le32toh(it.size);
+		if (off > len - data || size > len - data - off)
+			return -EINVAL;
+		if (it.key.type != BTRFS_DEV_ITEM_KEY || le64toh(it.key.objectid) != BTRFS_DEV_ITEMS_OBJECTID)
+			continue;
+		if (size < sizeof(di))
+			return -EINVAL;
+		if (info->n_devs == BTRFS_SB_MAX_DEVS)
+			return -E2BIG;
+		memcpy(&di, buf + data + off, sizeof(di));
+		if (le64toh(di.devid) == 0 || le64toh(di.devid) != le64toh(it.key.offset))
+			return -EINVAL;
+		info->devs[info->n_devs].devid = le64toh(di.devid);
+		memcpy(info->devs[info->n_devs].dev_uuid, di.uuid, 16);
+		memcpy(info->devs[info->n_devs].fsid, di.fsid, 16);
+		info->n_devs++;
+	}
+	return 0;
+}
+
+/* A node's children into @ret. */
+static int tb_node_children(const uint8_t *buf, size_t len, uint32_t n, struct btrfs_chunk_block *ret)
+{
+	const size_t data = sizeof(struct tb_header);
+
+	if (n > (len - data) / sizeof(struct tb_key_ptr))
+		return -EINVAL;
+	if (n > BTRFS_CHUNK_TREE_MAX_CHILDREN)
+		return -E2BIG;
+	for (uint32_t i = 0; i < n; i++) {
+		struct tb_key_ptr kp;
+
+		memcpy(&kp, buf + data + i * sizeof(kp), sizeof(kp));
+		ret->children[i] = le64toh(kp.blockptr);
+	}
+	ret->n_children = n;
+	return 0;
+}
+
+int btrfs_chunk_block_parse(const void *buf, size_t len, struct btrfs_sb_info *info, uint64_t logical,
+			    struct btrfs_chunk_block *ret)
+{
+	struct tb_header h;
+	int r;
+
+	if (!buf || !info || !ret)
+		return -EINVAL;
+	r = tb_check_header(buf, len, info, logical, &h);
+	if (r < 0)
+		return r;
+	ret->level = h.level;
+	ret->n_children = 0;
+	if (h.level == 0)
+		return tb_leaf_devs(buf, len, le32toh(h.nritems), info);
+	return tb_node_children(buf, len, le32toh(h.nritems), ret);
 }

@@ -8,12 +8,38 @@
 #ifndef STORAGED_BTRFS_SB_H
 #define STORAGED_BTRFS_SB_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
 #define BTRFS_SB_OFFSET 65536 /* primary superblock, bytes from device start */
 #define BTRFS_SB_SIZE 4096 /* bytes */
 #define BTRFS_SB_MAX_SYS_DEVIDS 64
+#define BTRFS_SB_MAX_SYS_STRIPES 64 /* a 2048-byte sys_chunk_array holds at most 21 chunks, 61 stripes */
+#define BTRFS_SB_MAX_DEVS 64 /* device items kept from the chunk tree */
+#define BTRFS_SUPER_FLAG_SEEDING (UINT64_C(1) << 32) /* ctree.h: a seed device */
+#define BTRFS_CHUNK_TREE_MAX_CHILDREN 512 /* child pointers kept from one chunk tree node */
+
+/* One stripe of a system chunk (struct btrfs_stripe, with its chunk's extent):
+ * the chunk's bytes [logical, logical + length) are on device devid/dev_uuid
+ * from byte offset on, when the chunk is mirrored (btrfs_sb_map_sys()). */
+struct btrfs_sb_stripe {
+	uint64_t logical; /* the chunk's first logical byte */
+	uint64_t length; /* the chunk's length, bytes */
+	uint64_t type; /* the chunk's BTRFS_BLOCK_GROUP_* flags */
+	uint64_t devid;
+	uint64_t offset; /* bytes from the device's start */
+	uint8_t dev_uuid[16];
+};
+
+/* One device of the filesystem as its own record names it: a device item
+ * of the chunk tree (struct btrfs_dev_item: devid, uuid, fsid), or a
+ * stripe of the sys_chunk_array (fsid unknown: zero). */
+struct btrfs_sb_dev {
+	uint64_t devid;
+	uint8_t dev_uuid[16];
+	uint8_t fsid[16]; /* the fsid the device carries: a seed's own fsid for a seed device */
+};
 
 struct btrfs_sb_info {
 	uint8_t fsid[16];
@@ -28,6 +54,32 @@ struct btrfs_sb_info {
 	 * sys_chunk_array, sorted, unique: lets storaged name missing devids */
 	uint64_t sys_devids[BTRFS_SB_MAX_SYS_DEVIDS];
 	size_t n_sys_devids;
+	/* the fsid the filesystem's device items carry (dev_item.fsid of its
+	 * own devices): metadata_uuid when the METADATA_UUID incompat flag is
+	 * set, else fsid (kernel fs/btrfs/volumes.c read_one_dev()) */
+	uint8_t meta_fsid[16];
+	uint8_t dev_fsid[16]; /* this device's dev_item.fsid */
+	bool seeding; /* BTRFS_SUPER_FLAG_SEEDING: a seed device */
+	uint16_t csum_type;
+	uint32_t nodesize; /* bytes of a tree block */
+	uint64_t chunk_root; /* logical address of the chunk tree's root */
+	uint8_t chunk_root_level;
+	struct btrfs_sb_stripe sys_stripes[BTRFS_SB_MAX_SYS_STRIPES];
+	size_t n_sys_stripes;
+	/* the filesystem's own list of its devices: the chunk tree's device
+	 * items when devs_from_tree (read by inventory_read_btrfs_devs(),
+	 * btrfs_chunk_block_parse()), else empty */
+	struct btrfs_sb_dev devs[BTRFS_SB_MAX_DEVS];
+	size_t n_devs;
+	bool devs_from_tree;
+};
+
+/* What btrfs_chunk_block_parse() found in one chunk tree block. */
+struct btrfs_chunk_block {
+	uint8_t level; /* 0: a leaf */
+	/* a node's child blocks, logical addresses */
+	uint64_t children[BTRFS_CHUNK_TREE_MAX_CHILDREN];
+	size_t n_children;
 };
 
 /**
@@ -45,6 +97,43 @@ struct btrfs_sb_info {
  * inconsistent; -EBADMSG bad checksum.
  */
 int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret);
+
+/**
+ * btrfs_sb_map_sys:
+ * @info: a parsed superblock
+ * @logical: a logical address inside a system chunk (the chunk tree's blocks)
+ * @len: bytes wanted from @logical on
+ * @devid: the device to read from, and @dev_uuid its uuid
+ * @ret_offset: set only on success: bytes from that device's start
+ *
+ * Pure.  Maps through the sys_chunk_array: only chunks whose every stripe
+ * holds a whole copy (single, DUP, RAID1, RAID1C3/4) are mapped; striped
+ * profiles (RAID0/10/5/6) are not.
+ *
+ * Returns: 0; -ENOENT when no such chunk has a stripe on that device;
+ * -EOPNOTSUPP when the chunk is striped.
+ */
+int btrfs_sb_map_sys(const struct btrfs_sb_info *info, uint64_t logical, uint64_t len, uint64_t devid,
+		     const uint8_t dev_uuid[16], uint64_t *ret_offset);
+
+/**
+ * btrfs_chunk_block_parse:
+ * @buf: one tree block of the chunk tree, @len bytes (must be info->nodesize)
+ * @info: the superblock it belongs to (nodesize, csum_type); a leaf's device
+ *        items are appended to info->devs (at most BTRFS_SB_MAX_DEVS)
+ * @logical: the address it was read for (the header's bytenr must match)
+ * @ret: the block's level and, for a node, its children
+ *
+ * Pure.  Checks the header (bytenr, owner: the chunk tree, level no higher
+ * than the root's), the crc32c checksum when csum_type is crc32c, and that
+ * every item lies inside the block.  Layout: struct btrfs_header,
+ * btrfs_item, btrfs_key_ptr, btrfs_dev_item (btrfs_tree.h).
+ *
+ * Returns: 0; -EINVAL malformed; -EBADMSG bad checksum; -E2BIG more
+ * devices or children than kept.
+ */
+int btrfs_chunk_block_parse(const void *buf, size_t len, struct btrfs_sb_info *info, uint64_t logical,
+			    struct btrfs_chunk_block *ret);
 
 /**
  * btrfs_sb_crc32c:

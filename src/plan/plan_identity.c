@@ -102,7 +102,7 @@ int plan_identity_check(const struct plan_input *in, const struct fstab_entry *e
 		other = inventory_find_other(in->inventory, e->source, dev);
 	if (other)
 		return duplicate_tag(e, dev, other, s);
-	if (fs && fs->n_clones)
+	if (fs && btrfs_fs_ambiguous(fs))
 		return conflict(s, strdup(btrfs_format_clones(fs, clones, sizeof(clones))));
 	if (fs && btrfs_first_stale(fs) && fs_stale_policy(in->config, fs) == STALE_MEMBER_REFUSE)
 		return refuse_stale(fs, s);

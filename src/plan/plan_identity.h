@@ -20,8 +20,9 @@
  *
  * Pure.  The step becomes a conflict (s->conflict, s->note naming both
  * devices) when @e's tag names two devices that are not members of one
- * btrfs filesystem, when two devices claim one devid of @fs (clones:
- * btrfs_filesystem.clones), or when a member of @fs is stale and the
+ * btrfs filesystem, when which devices are @fs cannot be told
+ * (btrfs_fs_ambiguous(): two devices that are one member, or two sets of
+ * devices that are each a whole filesystem of its fsid), or when a member of @fs is stale and the
  * filesystem's stale-member (its [btrfs] section's, else
  * [storaged]'s) is refuse.  Otherwise, for a source given as a
  * tag (LABEL=, UUID=, PARTUUID=, PARTLABEL=, ID= or a /dev/disk/by-* path),

@@ -33,6 +33,8 @@ char *status_btrfs_reason(const struct live_input *in, const struct btrfs_fs_lis
 		return buf;
 	}
 	snprintf(buf, len, "%zu/%llu members", fs->n_members, (unsigned long long)fs->num_devices);
+	if (btrfs_format_states(fs, facts, sizeof(facts))[0])
+		append(buf, len, facts, "", "");
 	how = mp ? btrfs_live_stale_how(in->sysfs_btrfs, view_mounted_ro(in->mountinfo, mp), fs) : 0;
 	btrfs_stale_advice(mp, how | (rec->scrub_started_usec ? STALE_SCRUB_STARTED : 0), in->self,
 			   advice, sizeof(advice));

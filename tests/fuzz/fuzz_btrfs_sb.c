@@ -11,6 +11,11 @@
  * success; on success devid >= 1, num_devices >= 1, sys_devids sorted,
  * unique, non-zero and at most BTRFS_SB_MAX_SYS_DEVIDS, fsid_str and label
  * NUL-terminated.
+ *
+ * The same bytes are then a chunk tree block of a 4096-byte nodesize
+ * (btrfs_chunk_block_parse(), at the bytenr its header claims; the
+ * checksum fix covers it too): 0, -EINVAL, -EBADMSG or -E2BIG; never more
+ * devices or children than kept, and device items with devid >= 1.
  */
 #include <errno.h>
 #include <string.h>
@@ -42,6 +47,31 @@ static void check_info(const struct btrfs_sb_info *info)
 	}
 }
 
+static void check_chunk_block(const uint8_t *blk)
+{
+	struct btrfs_sb_info *ci = calloc(1, sizeof(*ci));
+	struct btrfs_chunk_block *out = calloc(1, sizeof(*out));
+	uint64_t bytenr = 0;
+	int r;
+
+	if (!ci || !out)
+		goto out;
+	for (int i = 7; i >= 0; i--)
+		bytenr = bytenr << 8 | blk[48 + i];
+	ci->nodesize = BTRFS_SB_SIZE;
+	r = btrfs_chunk_block_parse(blk, BTRFS_SB_SIZE, ci, bytenr, out);
+	fuzz_assert(r == 0 || r == -EINVAL || r == -EBADMSG || r == -E2BIG);
+	fuzz_assert(ci->n_devs <= BTRFS_SB_MAX_DEVS);
+	for (size_t i = 0; i < ci->n_devs; i++)
+		fuzz_assert(ci->devs[i].devid >= 1);
+	if (r == 0)
+		fuzz_assert(out->n_children <= BTRFS_CHUNK_TREE_MAX_CHILDREN && (out->level || !out->n_children));
+	fuzz_assert(btrfs_chunk_block_parse(blk, BTRFS_SB_SIZE - 1, ci, bytenr, out) == -EINVAL);
+out:
+	free(ci);
+	free(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *sb = calloc(1, BTRFS_SB_SIZE); /* heap: ASan sees an overread */
@@ -62,6 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < sizeof(info); i++)
 			fuzz_assert(((const uint8_t *)&info)[i] == 0xa5);
 	}
+	check_chunk_block(sb);
 	/* Too short a buffer is refused, never read past. */
 	fuzz_assert(btrfs_sb_parse(sb, BTRFS_SB_SIZE - 1, &info) == -EINVAL);
 	free(sb);

@@ -78,6 +78,246 @@ static void add_plain(struct inventory *inv, const char *devnode, const char *ty
 
 static const uint64_t SYS_1[] = { 1, 0 }, SYS_12[] = { 1, 2, 0 }, SYS_23[] = { 2, 3, 0 };
 
+
+/* ------------------------------------------- membership from the record */
+
+/* One device item of a record: devid, a dev_uuid of 16 bytes @u, the fsid
+ * it carries. */
+struct rec_entry {
+	uint64_t devid;
+	uint8_t u;
+	const char *fsid;
+};
+
+/* A btrfs device of @fsid, devid @devid, dev_uuid sixteen @u bytes,
+ * generation @gen, carrying @rec (0-devid-terminated; NULL: no chunk tree
+ * read from it). */
+static void add_recorded(struct inventory *inv, const char *devnode, const char *fsid, uint64_t devid,
+			 uint8_t u, uint64_t gen, const struct rec_entry *rec)
+{
+	struct block_device d = { 0 };
+	size_t n = 0;
+
+	for (const struct rec_entry *e = rec; e && e->devid; e++)
+		n++;
+	add_member(inv, devnode, fsid, devid, n ? n : 1, gen, NULL, NULL);
+	d = inv->devs[inv->n_devs - 1];
+	memset(d.btrfs.dev_uuid, u, 16);
+	memcpy(d.btrfs.meta_fsid, d.btrfs.fsid, 16);
+	memcpy(d.btrfs.dev_fsid, d.btrfs.fsid, 16);
+	for (const struct rec_entry *e = rec; e && e->devid; e++) {
+		struct btrfs_sb_dev *x = &d.btrfs.devs[d.btrfs.n_devs++];
+
+		x->devid = e->devid;
+		memset(x->dev_uuid, e->u, 16);
+		fsid_bytes(e->fsid, x->fsid);
+	}
+	d.btrfs.devs_from_tree = rec != NULL;
+	inv->devs[inv->n_devs - 1] = d;
+}
+
+/* The real RAID1 of FSID_A: /dev/sda and /dev/sdb, devids 1 and 2, dev_uuids
+ * 0xa1.. and 0xa2.., generation 7, each holding the record of both. */
+static const struct rec_entry rec_ab[] = { { 1, 0xa1, FSID_A }, { 2, 0xa2, FSID_A }, { 0, 0, NULL } };
+
+static void add_real_raid1(struct inventory *inv)
+{
+	add_recorded(inv, "/dev/sda", FSID_A, 1, 0xa1, 7, rec_ab);
+	add_recorded(inv, "/dev/sdb", FSID_A, 2, 0xa2, 7, rec_ab);
+}
+
+/* C37: devid 2 of another filesystem made with the same fsid, and devid 3
+ * of it with a higher generation: strangers; the RAID1 is complete and
+ * current, and nothing is a clone. */
+static void test_stranger_other_filesystem(void **state)
+{
+	static const struct rec_entry x[] = { { 1, 0x11, FSID_A }, { 2, 0x12, FSID_A }, { 3, 0x13, FSID_A }, { 0, 0, NULL } };
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+	char buf[1024];
+
+	add_recorded(&inv, "/dev/sdx2", FSID_A, 2, 0x12, 50, x);
+	add_recorded(&inv, "/dev/sdx3", FSID_A, 3, 0x13, 50, x);
+	add_real_raid1(&inv);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.v[0].n_members, 2);
+	assert_string_equal(l.v[0].members[0].dev->devnode, "/dev/sda");
+	assert_string_equal(l.v[0].members[1].dev->devnode, "/dev/sdb");
+	assert_int_equal(l.v[0].n_clones, 0);
+	assert_int_equal(l.v[0].n_strangers, 2);
+	assert_int_equal(l.v[0].num_devices, 2);
+	assert_int_equal(l.v[0].generation, 7);
+	assert_true(btrfs_filesystem_complete(&l.v[0]));
+	assert_int_equal(btrfs_fs_problems(&l.v[0]), 0);
+	assert_int_equal(diags.n, 2);
+	btrfs_format_stranger(&l.v[0], &l.v[0].strangers[0], buf, sizeof(buf));
+	assert_non_null(strstr(buf, "'/dev/sdx2' carries its fsid and claims devid 2"));
+	assert_non_null(strstr(buf, "names devid 2 as dev_uuid a2a2a2a2-a2a2-a2a2-a2a2-a2a2a2a2a2a2"));
+	btrfs_format_stranger(&l.v[0], &l.v[0].strangers[1], buf, sizeof(buf));
+	assert_non_null(strstr(buf, "has no devid 3 (its devices: devids 1, 2)"));
+	btrfs_fs_list_done(&l);
+	diag_list_done(&diags);
+	inventory_done(&inv);
+}
+
+/* A forged copy (devid 1's superblock, devid 2 written in: no chunk tree of
+ * its own) is a stranger; a true copy of devid 2 is a clone, as before. */
+static void test_stranger_forged_and_clone(void **state)
+{
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+
+	add_real_raid1(&inv);
+	add_recorded(&inv, "/dev/sdf", FSID_A, 2, 0xa1, 7, NULL);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(l.v[0].n_members, 2);
+	assert_int_equal(l.v[0].n_strangers, 1);
+	assert_string_equal(l.v[0].strangers[0].dev->devnode, "/dev/sdf");
+	btrfs_fs_list_done(&l);
+	diag_list_done(&diags);
+
+	add_recorded(&inv, "/dev/sdc", FSID_A, 2, 0xa2, 7, rec_ab);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(l.v[0].n_clones, 1);
+	assert_int_equal(l.v[0].clones[0].devid, 2);
+	assert_int_equal(l.v[0].n_members, 1);
+	assert_false(btrfs_filesystem_complete(&l.v[0]));
+	assert_true(btrfs_fs_problems(&l.v[0]) & BTRFS_FS_AMBIGUOUS);
+	btrfs_fs_list_done(&l);
+	diag_list_done(&diags);
+	inventory_done(&inv);
+}
+
+/* Two whole single-device filesystems with one fsid: which one is meant
+ * cannot be told, whatever the generations: neither is mounted. */
+static void test_two_whole_filesystems(void **state)
+{
+	static const struct rec_entry a[] = { { 1, 0xa1, FSID_A }, { 0, 0, NULL } };
+	static const struct rec_entry x[] = { { 1, 0x11, FSID_A }, { 0, 0, NULL } };
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+	char buf[1024];
+
+	add_recorded(&inv, "/dev/sda", FSID_A, 1, 0xa1, 7, a);
+	add_recorded(&inv, "/dev/sdx", FSID_A, 1, 0x11, 90, x);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(l.v[0].n_members, 0);
+	assert_non_null(l.v[0].split[0]);
+	assert_true(btrfs_fs_ambiguous(&l.v[0]));
+	assert_false(btrfs_filesystem_complete(&l.v[0]));
+	assert_true(btrfs_fs_problems(&l.v[0]) & BTRFS_FS_AMBIGUOUS);
+	assert_non_null(strstr(btrfs_format_clones(&l.v[0], buf, sizeof(buf)), "two sets of devices carry its fsid"));
+	assert_int_equal(diags.n, 1);
+	btrfs_fs_list_done(&l);
+	diag_list_done(&diags);
+	inventory_done(&inv);
+}
+
+/* Made-up devices whose own records name the real members and themselves:
+ * the real members do not name them back, so the made-up record loses one
+ * for each real member it names, and they are strangers. */
+static void test_made_up_record(void **state)
+{
+	static const struct rec_entry abx[] = { { 1, 0xa1, FSID_A }, { 2, 0xa2, FSID_A }, { 3, 0x13, FSID_A },
+						{ 4, 0x14, FSID_A }, { 5, 0x15, FSID_A }, { 0, 0, NULL } };
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+
+	add_real_raid1(&inv);
+	add_recorded(&inv, "/dev/sdx3", FSID_A, 3, 0x13, 99, abx);
+	add_recorded(&inv, "/dev/sdx4", FSID_A, 4, 0x14, 99, abx);
+	add_recorded(&inv, "/dev/sdx5", FSID_A, 5, 0x15, 99, abx);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	/* 3 - 2 against 2 - 0: the real record decides */
+	assert_int_equal(l.v[0].n_members, 2);
+	assert_int_equal(l.v[0].n_strangers, 3);
+	assert_true(btrfs_filesystem_complete(&l.v[0]));
+	btrfs_fs_list_done(&l);
+	diag_list_done(&diags);
+
+	/* one more made-up device: as well borne out, and a split */
+	add_recorded(&inv, "/dev/sdx6", FSID_A, 3, 0x13, 99, abx);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_true(btrfs_fs_ambiguous(&l.v[0]));
+	assert_int_equal(l.v[0].n_members, 0);
+	btrfs_fs_list_done(&l);
+	diag_list_done(&diags);
+	inventory_done(&inv);
+}
+
+/* A device removed while it was away comes back with the older record
+ * that still names it: the members' own records do not, so it is a
+ * stranger, not a third member. */
+static void test_removed_device_back(void **state)
+{
+	static const struct rec_entry abc[] = { { 1, 0xa1, FSID_A }, { 2, 0xa2, FSID_A }, { 3, 0xa3, FSID_A }, { 0, 0, NULL } };
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+
+	add_recorded(&inv, "/dev/sda", FSID_A, 1, 0xa1, 20, rec_ab);
+	add_recorded(&inv, "/dev/sdb", FSID_A, 2, 0xa2, 20, rec_ab);
+	add_recorded(&inv, "/dev/sdc", FSID_A, 3, 0xa3, 9, abc);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(l.v[0].n_members, 2);
+	assert_int_equal(l.v[0].n_strangers, 1);
+	assert_string_equal(l.v[0].strangers[0].dev->devnode, "/dev/sdc");
+	assert_true(btrfs_filesystem_complete(&l.v[0]));
+	btrfs_fs_list_done(&l);
+	diag_list_done(&diags);
+	inventory_done(&inv);
+}
+
+/* C38: a sprout's record names its seed with the seed's fsid: the seed is a
+ * member (listed last, never stale), the sprout's own device is members[0]. */
+static void test_seed_sprout(void **state)
+{
+	static const struct rec_entry seed[] = { { 1, 0x51, FSID_B }, { 0, 0, NULL } };
+	static const struct rec_entry sprout[] = { { 1, 0x51, FSID_B }, { 2, 0xa2, FSID_A }, { 0, 0, NULL } };
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+	const struct btrfs_filesystem *fs;
+	char buf[512];
+
+	add_recorded(&inv, "/dev/sds", FSID_B, 1, 0x51, 5, seed);
+	inv.devs[0].btrfs.seeding = true;
+	add_recorded(&inv, "/dev/sdp", FSID_A, 2, 0xa2, 30, sprout);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_int_equal(diags.n, 0);
+	fs = btrfs_fs_list_find(&l, FSID_A);
+	assert_non_null(fs);
+	assert_int_equal(fs->n_members, 2);
+	assert_int_equal(fs->n_seeds, 1);
+	assert_string_equal(fs->members[0].dev->devnode, "/dev/sdp");
+	assert_false(fs->members[0].seed);
+	assert_string_equal(fs->members[1].dev->devnode, "/dev/sds");
+	assert_true(fs->members[1].seed);
+	assert_int_equal(fs->num_devices, 2);
+	assert_int_equal(btrfs_fs_problems(fs), 0);
+	assert_null(btrfs_first_stale(fs));
+	assert_non_null(strstr(btrfs_format_states(fs, buf, sizeof(buf)), "devid 1 ('/dev/sds') is its seed (btrfs " FSID_B ")"));
+	/* the seed is a filesystem of its own too */
+	assert_int_equal(btrfs_fs_list_find(&l, FSID_B)->n_members, 1);
+	btrfs_fs_list_done(&l);
+
+	/* without the seed: devid 1 missing */
+	block_device_done(&inv.devs[0]);
+	inv.devs[0] = inv.devs[1];
+	inv.n_devs = 1;
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_false(btrfs_filesystem_complete(&l.v[0]));
+	assert_string_equal(btrfs_format_missing(&l.v[0], buf, sizeof(buf)), "devid 1 missing");
+	btrfs_fs_list_done(&l);
+	diag_list_done(&diags);
+	inventory_done(&inv);
+}
+
 static void test_group_two_filesystems(void **state)
 {
 	struct inventory inv = { 0 };
@@ -537,6 +777,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_group_two_filesystems),
+		cmocka_unit_test(test_stranger_other_filesystem),
+		cmocka_unit_test(test_stranger_forged_and_clone),
+		cmocka_unit_test(test_two_whole_filesystems),
+		cmocka_unit_test(test_made_up_record),
+		cmocka_unit_test(test_removed_device_back),
+		cmocka_unit_test(test_seed_sprout),
 		cmocka_unit_test(test_group_empty),
 		cmocka_unit_test(test_missing),
 		cmocka_unit_test(test_format_truncates),

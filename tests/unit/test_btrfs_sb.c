@@ -449,6 +449,93 @@ static void test_mkfs_raid1(void **state)
 	assert_int_equal(a.sys_devids[0], 1);
 	assert_int_equal(a.sys_devids[1], 2);
 	assert_int_equal(b.n_sys_devids, 2);
+	/* each member's own copy of the chunk tree names both, by dev_uuid */
+	for (int i = 0; i < 2; i++) {
+		struct btrfs_sb_info *x = i ? &b : &a;
+		int fd = open(im->raid[i], O_RDONLY | O_CLOEXEC);
+
+		assert_true(fd >= 0);
+		assert_int_equal(inventory_read_btrfs_devs(fd, x), 0);
+		close(fd);
+		assert_true(x->devs_from_tree);
+		assert_int_equal(x->n_devs, 2);
+		assert_int_equal(x->devs[0].devid, 1);
+		assert_memory_equal(x->devs[0].dev_uuid, a.dev_uuid, 16);
+		assert_memory_equal(x->devs[1].dev_uuid, b.dev_uuid, 16);
+		assert_memory_equal(x->devs[1].fsid, a.fsid, 16);
+		assert_false(x->seeding);
+	}
+}
+
+/* A chunk tree leaf of @nodesize bytes at @logical holding one device item
+ * (devid 3, dev_uuid 0x33.., fsid 0x44..) after a chunk item. */
+static void make_leaf(uint8_t *buf, size_t nodesize, uint64_t logical)
+{
+	size_t hdr = 101, dev_at = nodesize - hdr - 98, chunk_at = dev_at - 80;
+
+	memset(buf, 0, nodesize);
+	put_le64(buf + 48, logical); /* bytenr */
+	put_le64(buf + 88, 3); /* owner: the chunk tree */
+	put_le32(buf + 96, 2); /* nritems */
+	buf[100] = 0; /* level */
+	/* item 0: a chunk item, skipped */
+	put_le64(buf + hdr, 256);
+	buf[hdr + 8] = 228;
+	put_le32(buf + hdr + 17, (uint32_t)chunk_at);
+	put_le32(buf + hdr + 21, 80);
+	/* item 1: DEV_ITEMS_OBJECTID DEV_ITEM devid 3 */
+	put_le64(buf + hdr + 25, 1);
+	buf[hdr + 25 + 8] = 216;
+	put_le64(buf + hdr + 25 + 9, 3);
+	put_le32(buf + hdr + 25 + 17, (uint32_t)dev_at);
+	put_le32(buf + hdr + 25 + 21, 98);
+	put_le64(buf + hdr + dev_at, 3);
+	memset(buf + hdr + dev_at + 66, 0x33, 16);
+	memset(buf + hdr + dev_at + 82, 0x44, 16);
+	put_le32(buf, btrfs_sb_crc32c(buf + 32, nodesize - 32));
+}
+
+static void test_chunk_block(void **state)
+{
+	enum { NODESIZE = 4096 };
+	static uint8_t buf[NODESIZE];
+	struct btrfs_sb_info info = { .nodesize = NODESIZE };
+	struct btrfs_chunk_block blk;
+	uint64_t off;
+
+	make_leaf(buf, NODESIZE, 1 << 20);
+	assert_int_equal(btrfs_chunk_block_parse(buf, NODESIZE, &info, 1 << 20, &blk), 0);
+	assert_int_equal(blk.level, 0);
+	assert_int_equal(info.n_devs, 1);
+	assert_int_equal(info.devs[0].devid, 3);
+	assert_int_equal(info.devs[0].dev_uuid[15], 0x33);
+	assert_int_equal(info.devs[0].fsid[0], 0x44);
+	info.n_devs = 0;
+	/* read for another address, short, a bad checksum, hostile counts */
+	assert_int_equal(btrfs_chunk_block_parse(buf, NODESIZE, &info, 2 << 20, &blk), -EINVAL);
+	assert_int_equal(btrfs_chunk_block_parse(buf, NODESIZE - 1, &info, 1 << 20, &blk), -EINVAL);
+	buf[500] ^= 1;
+	assert_int_equal(btrfs_chunk_block_parse(buf, NODESIZE, &info, 1 << 20, &blk), -EBADMSG);
+	make_leaf(buf, NODESIZE, 1 << 20);
+	put_le32(buf + 96, 0xFFFFFFFFu);
+	put_le32(buf, btrfs_sb_crc32c(buf + 32, NODESIZE - 32));
+	assert_int_equal(btrfs_chunk_block_parse(buf, NODESIZE, &info, 1 << 20, &blk), -EINVAL);
+	make_leaf(buf, NODESIZE, 1 << 20);
+	put_le32(buf + 101 + 25 + 17, NODESIZE); /* the device item's data past the end */
+	put_le32(buf, btrfs_sb_crc32c(buf + 32, NODESIZE - 32));
+	assert_int_equal(btrfs_chunk_block_parse(buf, NODESIZE, &info, 1 << 20, &blk), -EINVAL);
+	/* mapped through a mirrored system chunk; a striped one is not */
+	info.n_sys_stripes = 1;
+	info.sys_stripes[0] = (struct btrfs_sb_stripe){ .logical = 1 << 20, .length = 8 << 20, .type = 2 | 16,
+							.devid = 2, .offset = 5 << 20 };
+	memset(info.sys_stripes[0].dev_uuid, 0x22, 16);
+	memset(info.dev_uuid, 0x22, 16);
+	assert_int_equal(btrfs_sb_map_sys(&info, (1 << 20) + 4096, 4096, 2, info.dev_uuid, &off), 0);
+	assert_int_equal(off, (5 << 20) + 4096);
+	assert_int_equal(btrfs_sb_map_sys(&info, (1 << 20) + 4096, 4096, 1, info.dev_uuid, &off), -ENOENT);
+	assert_int_equal(btrfs_sb_map_sys(&info, (9 << 20) - 100, 4096, 2, info.dev_uuid, &off), -ENOENT);
+	info.sys_stripes[0].type = 2 | 8; /* RAID0 */
+	assert_int_equal(btrfs_sb_map_sys(&info, 1 << 20, 4096, 2, info.dev_uuid, &off), -EOPNOTSUPP);
 }
 
 static void test_mkfs_single(void **state)
@@ -637,6 +724,7 @@ int main(void)
 		cmocka_unit_test(test_bad_checksum),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_stops_at_array_size),
+		cmocka_unit_test(test_chunk_block),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_scan_smoke),
 		cmocka_unit_test(test_scan_threads),
