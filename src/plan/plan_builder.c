@@ -249,14 +249,14 @@ int plan__check_resolved_duplicates(const struct plan_input *in, struct diag_lis
 	for (size_t i = 0; in->facts && i < t->n_entries; i++) {
 		const struct fstab_entry *a = &t->entries[i];
 
-		if (!in->facts[i].target_real)
+		if (!in->facts[i].target_real || a->refused)
 			continue;
 		for (size_t j = 0; j < t->n_entries; j++) {
 			const struct fstab_entry *b = &t->entries[j];
 			const struct fstab_entry *first = a->line < b->line ? a : b, *later = first == a ? b : a;
 			int k;
 
-			if (j == i || streq(a->target, b->target) ||
+			if (j == i || b->refused || streq(a->target, b->target) ||
 			    !streq(resolved_target(in, i), resolved_target(in, j)))
 				continue;
 			/* a pair of two linked spellings is met twice: report it once */

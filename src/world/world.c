@@ -115,8 +115,9 @@ int world_load_config(const struct sources *s, struct world *w, struct diag_list
 	if (r == 0 && s->config_given && !w->cfg.file)
 		diag_error(dl, s->config_path, 0, "cannot read configuration: %s", strerror(ENOENT));
 	fstab = s->fstab_path ? s->fstab_path : w->cfg.fstab;
+	/* every line, the refused ones too: start refuses them one by one */
 	if (r == 0 || r == -EINVAL)
-		fstab_load(&w->fstab, fstab, w->cfg.select, true, dl);
+		fstab_load_all(&w->fstab, fstab, w->cfg.select, true, dl);
 	return diag_count(dl, DIAG_ERROR) ? -EINVAL : 0;
 }
 
@@ -202,7 +203,7 @@ static int load_facts(struct world *w, bool local_only, struct view *v)
 	if (!w->facts)
 		return -ENOMEM;
 	for (size_t i = 0; i < w->fstab.n_entries; i++)
-		if (!(local_only && w->fstab.entries[i].remote) &&
+		if (!(local_only && w->fstab.entries[i].remote) && !w->fstab.entries[i].refused &&
 		    entry_facts_load(v, &w->fstab.entries[i], &w->facts[i]) < 0)
 			return -ENOMEM;
 	return 0;
@@ -457,10 +458,69 @@ static void warn_auto(const struct fstab *f, struct diag_list *dl)
 	for (size_t i = 0; i < f->n_entries; i++) {
 		const struct fstab_entry *e = &f->entries[i];
 
-		if (!optstr_get(e->options, "noauto", NULL, NULL))
+		if (!e->refused && !optstr_get(e->options, "noauto", NULL, NULL))
 			diag_warning(dl, f->file, e->line,
 				     "'%s' is handed to storaged but has no noauto: systemd-fstab-generator and `mount -a` mount it too, racing storaged; add noauto to its options",
 				     e->target);
+	}
+}
+
+/* The errors of @dl from @from on refuse the items they point into
+ * (refuse.c), so that planning goes on without them: a lenient pass
+ * (start) sets up the rest; a strict one (check, --dry-run) only reports
+ * every problem, the planner's too, and stops after the plan.  @ret_new:
+ * items newly refused, or NULL.  Returns: 0; -EINVAL when an error lies
+ * within no item (a lenient pass says so in one line); -ENOMEM. */
+static int refuse_items(const struct sources *s, const struct logger *lg, struct world *w,
+			struct diag_list *dl, size_t from, size_t *ret_new)
+{
+	size_t fresh;
+	int left = world_refuse_items(w, dl, from, s->lenient, &fresh);
+
+	if (left < 0)
+		return left;
+	if (ret_new)
+		*ret_new = fresh;
+	if (left == 0)
+		return 0;
+	if (s->lenient)
+		world_log_unusable(lg, w, left);
+	return -EINVAL;
+}
+
+/* plan_build() into @w->plan.  The planner's errors (a mount point spelt
+ * through a link, an area over a mount point, a cycle) refuse their
+ * items too (refuse_items()), and the plan is built again without them:
+ * each round refuses one item at least, or stops.  The warnings are those
+ * of the last round.  Returns: 0; -EINVAL; -ENOMEM. */
+static int build_plan(const struct sources *s, const struct logger *lg, struct world *w,
+		      const struct plan_input *in, struct diag_list *dl)
+{
+	for (;;) {
+		struct diag_list pdl = { 0 };
+		size_t from = dl->n, fresh = 0;
+		int r = plan_build(in, &w->plan, &pdl);
+
+		if (r == -ENOMEM || (r == 0 && !diag_count(&pdl, DIAG_ERROR))) {
+			r = r < 0 ? r : diag_move(dl, &pdl);
+			diag_list_done(&pdl);
+			return r;
+		}
+		if (r == 0)
+			plan_done(&w->plan);
+		r = diag_move(dl, &pdl);
+		diag_list_done(&pdl);
+		if (r == 0)
+			r = refuse_items(s, lg, w, dl, from, &fresh);
+		if (r < 0)
+			return r;
+		if (fresh == 0) {
+			if (s->lenient)
+				world_log_unusable(lg, w, 1);
+			return -EINVAL;
+		}
+		/* the errors of an earlier round are kept; its warnings go */
+		diag_drop_warnings(dl, from);
 	}
 }
 
@@ -474,6 +534,7 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 		.helper_dirs = s->helper_dirs,
 		.system_paths = strcmp(s->mountinfo_path, VIEW_MOUNTINFO) == 0,
 	};
+	size_t from;
 	struct plan_input in = {
 		.config = &w->cfg,
 		.fstab = &w->fstab,
@@ -489,12 +550,19 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 	read_memory(s, lg, &ps.mem);
 	in.ram_bytes = ps.mem.total;
 	warn_auto(&w->fstab, dl);
+	from = dl->n;
 	if ((r = predict_area_fstypes(&w->cfg, &ps, dl)) < 0) {
 		log_error(lg, "cannot check the areas' filesystem types: %s", strerror(-r));
 		return r;
 	}
-	if (diag_count(dl, DIAG_ERROR) || plan_build(&in, &w->plan, dl) < 0 || diag_count(dl, DIAG_ERROR))
-		return -EINVAL;
+	r = refuse_items(s, lg, w, dl, from, NULL);
+	if (r == 0)
+		r = build_plan(s, lg, w, &in, dl);
+	/* strict: every problem is reported, and none is acted on */
+	if (r == 0 && !s->lenient && diag_count(dl, DIAG_ERROR))
+		r = -EINVAL;
+	if (r < 0)
+		return r;
 	r = predict_plan(&in, &ps, &w->plan, &w->predictions);
 	if (r < 0)
 		log_error(lg, "cannot predict the plan's failures: %s", strerror(-r));
@@ -570,6 +638,8 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	int r;
 
 	r = world_load_config(s, w, &dl);
+	if (r == -EINVAL)
+		r = refuse_items(s, lg, w, &dl, 0, NULL);
 	if (r < 0)
 		goto out;
 	r = load_facts(w, s->local_only, &w->view);

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * At boot a bad line costs that line: an error of the configuration or
+ * the fstab that lies within one fstab line, one [area] section or one
+ * [btrfs] section refuses that item alone (its plan step fails with the
+ * error, and what waits on it is skipped), as systemd-fstab-generator,
+ * `mount -a`, zram-generator and mdadm skip what they cannot use and bring
+ * up the rest.  check and --dry-run stay strict: they never get here.
+ *
+ * Which item an error is of is told by where it points (FILE:LINE): the
+ * parsers and the planner already name the line of the item at fault.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "world.h"
+
+/* Appends "FILE:LINE: MSG" to the owned text @what ("refused, " first).
+ * Returns: 1 when @what was NULL (newly refused), 0, -ENOMEM. */
+static int refuse_add(char **what, const struct diag *d)
+{
+	char *s;
+	int r = *what ? asprintf(&s, "%s; %s:%u: %s", *what, d->file, d->line, d->msg)
+		      : asprintf(&s, "refused, %s:%u: %s", d->file, d->line, d->msg);
+	bool fresh = !*what;
+
+	if (r < 0)
+		return -ENOMEM;
+	free(*what);
+	*what = s;
+	return fresh;
+}
+
+/* The fstab entry of line @line, or NULL. */
+static struct fstab_entry *entry_at(struct fstab *f, unsigned line)
+{
+	for (size_t i = 0; i < f->n_entries; i++)
+		if (f->entries[i].line == line)
+			return &f->entries[i];
+	return NULL;
+}
+
+static bool in_section(const char *file, unsigned first, unsigned last, const struct diag *d)
+{
+	return file && streq(file, d->file) && d->line >= first && d->line <= last;
+}
+
+/* The owned "refused" text of the item @d points into, or NULL;
+ * @ret_said: the item's step will say it (an fstab line, an area; not a
+ * [btrfs] section, which no step of its own says). */
+static char **item_of(struct world *w, const struct diag *d, bool *ret_said)
+{
+	struct fstab_entry *e;
+
+	*ret_said = true;
+	if (!d->file || !d->line)
+		return NULL;
+	if (w->fstab.file && streq(w->fstab.file, d->file)) {
+		e = entry_at(&w->fstab, d->line);
+		if (e && !e->refused_at && asprintf(&e->refused_at, "%s:%u", d->file, d->line) < 0)
+			e->refused_at = NULL; /* the caller sees -ENOMEM through refused */
+		return e && e->refused_at ? &e->refused : NULL;
+	}
+	for (size_t i = 0; i < w->cfg.n_areas; i++) {
+		struct area_config *a = &w->cfg.areas[i];
+
+		if (in_section(a->file, a->line, a->last_line, d))
+			return &a->refused;
+	}
+	*ret_said = false;
+	for (size_t i = 0; i < w->cfg.n_btrfs; i++) {
+		struct btrfs_policy *b = &w->cfg.btrfs[i];
+
+		if (in_section(b->file, b->line, b->last_line, d))
+			return &b->refused;
+	}
+	return NULL;
+}
+
+int world_refuse_items(struct world *w, struct diag_list *dl, size_t from, bool drop_said, size_t *ret_new)
+{
+	size_t k = from;
+	int left = 0, r = 0;
+
+	*ret_new = 0;
+	for (size_t i = from; i < dl->n; i++) {
+		struct diag *d = &dl->v[i];
+		char **what = NULL;
+		bool said = false;
+
+		if (d->level == DIAG_ERROR && r >= 0 && !(what = item_of(w, d, &said)))
+			left++;
+		if (what && (r = refuse_add(what, d)) > 0)
+			*ret_new += 1;
+		if (what && r >= 0 && said && drop_said) {
+			free(d->file);
+			free(d->msg);
+			continue;
+		}
+		dl->v[k++] = *d;
+	}
+	dl->n = k;
+	return r < 0 ? r : left;
+}
+
+void world_log_unusable(const struct logger *lg, const struct world *w, int left)
+{
+	log_error(lg, "%s: %d %s not within one fstab line, [area] or [btrfs] section: the configuration as a whole cannot be used, so nothing is set up; `%s check` lists every problem",
+		  w->cfg.file ?: w->fstab.file ?: "the configuration", left, left == 1 ? "error" : "errors",
+		  log_self(lg));
+}
