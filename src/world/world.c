@@ -470,8 +470,8 @@ static void warn_auto(const struct fstab *f, struct diag_list *dl)
  * (start) sets up the rest; a strict one (check, --dry-run) only reports
  * every problem, the planner's too, and stops after the plan.  @ret_new:
  * items newly refused, or NULL.  Returns: 0; -EINVAL when an error lies
- * within no item (a lenient pass says so in one line); -ENOMEM. */
-static int refuse_items(const struct sources *s, const struct logger *lg, struct world *w,
+ * within no item (counted in @w->unusable); -ENOMEM. */
+static int refuse_items(const struct sources *s, struct world *w,
 			struct diag_list *dl, size_t from, size_t *ret_new)
 {
 	size_t fresh;
@@ -483,8 +483,7 @@ static int refuse_items(const struct sources *s, const struct logger *lg, struct
 		*ret_new = fresh;
 	if (left == 0)
 		return 0;
-	if (s->lenient)
-		world_log_unusable(lg, w, left);
+	w->unusable = left;
 	return -EINVAL;
 }
 
@@ -493,7 +492,7 @@ static int refuse_items(const struct sources *s, const struct logger *lg, struct
  * items too (refuse_items()), and the plan is built again without them:
  * each round refuses one item at least, or stops.  The warnings are those
  * of the last round.  Returns: 0; -EINVAL; -ENOMEM. */
-static int build_plan(const struct sources *s, const struct logger *lg, struct world *w,
+static int build_plan(const struct sources *s, struct world *w,
 		      const struct plan_input *in, struct diag_list *dl)
 {
 	for (;;) {
@@ -511,12 +510,11 @@ static int build_plan(const struct sources *s, const struct logger *lg, struct w
 		r = diag_move(dl, &pdl);
 		diag_list_done(&pdl);
 		if (r == 0)
-			r = refuse_items(s, lg, w, dl, from, &fresh);
+			r = refuse_items(s, w, dl, from, &fresh);
 		if (r < 0)
 			return r;
 		if (fresh == 0) {
-			if (s->lenient)
-				world_log_unusable(lg, w, 1);
+			w->unusable = 1;
 			return -EINVAL;
 		}
 		/* the errors of an earlier round are kept; its warnings go */
@@ -555,9 +553,9 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 		log_error(lg, "cannot check the areas' filesystem types: %s", strerror(-r));
 		return r;
 	}
-	r = refuse_items(s, lg, w, dl, from, NULL);
+	r = refuse_items(s, w, dl, from, NULL);
 	if (r == 0)
-		r = build_plan(s, lg, w, &in, dl);
+		r = build_plan(s, w, &in, dl);
 	/* strict: every problem is reported, and none is acted on */
 	if (r == 0 && !s->lenient && diag_count(dl, DIAG_ERROR))
 		r = -EINVAL;
@@ -639,7 +637,7 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 
 	r = world_load_config(s, w, &dl);
 	if (r == -EINVAL)
-		r = refuse_items(s, lg, w, &dl, 0, NULL);
+		r = refuse_items(s, w, &dl, 0, NULL);
 	if (r < 0)
 		goto out;
 	r = load_facts(w, s->local_only, &w->view);
@@ -689,6 +687,9 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 out:
 	log_config_diags(s, lg, w, &dl);
 	diag_list_done(&dl);
+	/* after the errors it sums up */
+	if (s->lenient && w->unusable)
+		world_log_unusable(lg, w, w->unusable);
 	return r;
 }
 

@@ -105,6 +105,9 @@ struct world {
 	 * "file:line: message" per line, owned; NULL when out of memory */
 	char *warnings;
 	bool warnings_repeated; /* the same as @warned_path holds: not printed */
+	/* errors within no fstab line, [area] or [btrfs] section: the
+	 * configuration as a whole cannot be used (refuse.c) */
+	int unusable;
 };
 
 /**
