@@ -79,35 +79,64 @@ static char **item_of(struct world *w, const struct diag *d, bool *ret_said)
 	return NULL;
 }
 
-int world_refuse_items(struct world *w, struct diag_list *dl, size_t from, bool drop_said, size_t *ret_new)
+int world_refuse_items(struct world *w, const struct diag_list *dl, size_t from, size_t *ret_new)
 {
-	size_t k = from;
 	int left = 0, r = 0;
 
 	*ret_new = 0;
-	for (size_t i = from; i < dl->n; i++) {
-		struct diag *d = &dl->v[i];
-		char **what = NULL;
-		bool said = false;
+	for (size_t i = from; i < dl->n && r >= 0; i++) {
+		const struct diag *d = &dl->v[i];
+		char **what;
+		bool said;
 
-		if (d->level == DIAG_ERROR && r >= 0 && !(what = item_of(w, d, &said)))
-			left++;
-		if (what && (r = refuse_add(what, d)) > 0)
-			*ret_new += 1;
-		if (what && r >= 0 && said && drop_said) {
-			free(d->file);
-			free(d->msg);
+		if (d->level != DIAG_ERROR)
 			continue;
-		}
-		dl->v[k++] = *d;
+		what = item_of(w, d, &said);
+		if (!what)
+			left++;
+		else if ((r = refuse_add(what, d)) > 0)
+			*ret_new += 1;
 	}
-	dl->n = k;
 	return r < 0 ? r : left;
 }
 
-void world_log_unusable(const struct logger *lg, const struct world *w, int left)
+/* Is @d an error of a refused fstab line or area, which its step says? */
+static bool said_by_step(const struct world *w, const struct diag *d)
 {
-	log_error(lg, "%s: %d %s not within one fstab line, [area] or [btrfs] section: the configuration as a whole cannot be used, so nothing is set up; `%s check` lists every problem",
-		  w->cfg.file ?: w->fstab.file ?: "the configuration", left, left == 1 ? "error" : "errors",
-		  log_self(lg));
+	if (d->level != DIAG_ERROR || !d->file || !d->line)
+		return false;
+	if (w->fstab.file && streq(w->fstab.file, d->file)) {
+		for (size_t i = 0; i < w->fstab.n_entries; i++)
+			if (w->fstab.entries[i].line == d->line)
+				return w->fstab.entries[i].refused;
+		return false;
+	}
+	for (size_t i = 0; i < w->cfg.n_areas; i++) {
+		const struct area_config *a = &w->cfg.areas[i];
+
+		if (in_section(a->file, a->line, a->last_line, d))
+			return a->refused;
+	}
+	return false;
+}
+
+void world_drop_said(const struct world *w, struct diag_list *dl)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < dl->n; i++) {
+		if (said_by_step(w, &dl->v[i])) {
+			free(dl->v[i].file);
+			free(dl->v[i].msg);
+			continue;
+		}
+		dl->v[k++] = dl->v[i];
+	}
+	dl->n = k;
+}
+
+void world_log_unusable(const struct logger *lg, int left)
+{
+	log_error(lg, "%d %s above not within one fstab line, [area] or [btrfs] section: the configuration as a whole cannot be used, so nothing is set up; `%s check` lists every problem",
+		  left, left == 1 ? "error" : "errors", log_self(lg));
 }

@@ -471,11 +471,11 @@ static void warn_auto(const struct fstab *f, struct diag_list *dl)
  * every problem, the planner's too, and stops after the plan.  @ret_new:
  * items newly refused, or NULL.  Returns: 0; -EINVAL when an error lies
  * within no item (counted in @w->unusable); -ENOMEM. */
-static int refuse_items(const struct sources *s, struct world *w,
-			struct diag_list *dl, size_t from, size_t *ret_new)
+static int refuse_items(struct world *w,
+			const struct diag_list *dl, size_t from, size_t *ret_new)
 {
 	size_t fresh;
-	int left = world_refuse_items(w, dl, from, s->lenient, &fresh);
+	int left = world_refuse_items(w, dl, from, &fresh);
 
 	if (left < 0)
 		return left;
@@ -510,7 +510,7 @@ static int build_plan(const struct sources *s, struct world *w,
 		r = diag_move(dl, &pdl);
 		diag_list_done(&pdl);
 		if (r == 0)
-			r = refuse_items(s, w, dl, from, &fresh);
+			r = refuse_items(w, dl, from, &fresh);
 		if (r < 0)
 			return r;
 		if (fresh == 0) {
@@ -553,7 +553,7 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 		log_error(lg, "cannot check the areas' filesystem types: %s", strerror(-r));
 		return r;
 	}
-	r = refuse_items(s, w, dl, from, NULL);
+	r = refuse_items(w, dl, from, NULL);
 	if (r == 0)
 		r = build_plan(s, w, &in, dl);
 	/* strict: every problem is reported, and none is acted on */
@@ -637,7 +637,7 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 
 	r = world_load_config(s, w, &dl);
 	if (r == -EINVAL)
-		r = refuse_items(s, w, &dl, 0, NULL);
+		r = refuse_items(w, &dl, 0, NULL);
 	if (r < 0)
 		goto out;
 	r = load_facts(w, s->local_only, &w->view);
@@ -685,11 +685,14 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	}
 	r = plan_and_predict(s, lg, w, &dl);
 out:
+	/* a pass that goes on says a refused line's errors in its step */
+	if (r == 0 && s->lenient)
+		world_drop_said(w, &dl);
 	log_config_diags(s, lg, w, &dl);
 	diag_list_done(&dl);
 	/* after the errors it sums up */
 	if (s->lenient && w->unusable)
-		world_log_unusable(lg, w, w->unusable);
+		world_log_unusable(lg, w->unusable);
 	return r;
 }
 

@@ -206,8 +206,6 @@ void world_log_failures(const struct logger *lg, const struct world_failures *c)
  * world_refuse_items:
  * @w: a world whose config and fstab are loaded (world_load_config())
  * @dl: diagnostics; the errors from index @from on are looked at
- * @drop_said: errors of an fstab line or an area leave @dl (the failed
- *             step of that item says them, once); a lenient pass's
  * @ret_new: how many items were refused that were not before
  *
  * Refuses the item each error points into (FILE:LINE): the fstab entry
@@ -219,14 +217,22 @@ void world_log_failures(const struct logger *lg, const struct world_failures *c)
  * Returns: the number of errors within no such item (the configuration
  * as a whole cannot be used); -ENOMEM.
  */
-int world_refuse_items(struct world *w, struct diag_list *dl, size_t from, bool drop_said, size_t *ret_new);
+int world_refuse_items(struct world *w, const struct diag_list *dl, size_t from, size_t *ret_new);
+
+/**
+ * world_drop_said:
+ * Frees the errors of @dl that a refused fstab line or area of @w says
+ * in its failed step: a pass that goes on says each once.  Defined in
+ * refuse.c.
+ */
+void world_drop_said(const struct world *w, struct diag_list *dl);
 
 /**
  * world_log_unusable:
  * The one line that says a lenient pass stops: @left errors lie within
  * no item it could refuse alone.
  */
-void world_log_unusable(const struct logger *lg, const struct world *w, int left);
+void world_log_unusable(const struct logger *lg, int left);
 
 /**
  * world_done:
