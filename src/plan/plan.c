@@ -348,20 +348,6 @@ static int edge_to_assemble(struct builder *b, size_t from, const struct btrfs_f
 				plan_fsid_short(fs->fsid, sh, sizeof(sh)), fs->n_members, fs->num_devices);
 }
 
-/* The filesystem's [btrfs] section is refused (world/refuse.c): its
- * policy is not known, so its mounts fail with the section's errors,
- * and what waits on them is skipped.  Returns: 0 or -ENOMEM. */
-static int refused_section(struct plan_step *s, const struct btrfs_policy *sec)
-{
-	s->conflict = true;
-	free(s->note);
-	if (asprintf(&s->note, "its [btrfs %s] section is %s", sec->name, sec->refused) < 0) {
-		s->note = NULL;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 /* Rule 3: a device entry waits for its btrfs filesystem or its device. */
 static int add_device_steps(struct builder *b, size_t i)
 {
@@ -380,7 +366,7 @@ static int add_device_steps(struct builder *b, size_t i)
 	fs = entry_btrfs(b, e, dev);
 	entry_btrfs_policy(b->in, e, fs, &pol);
 	if (pol.section && pol.section->refused)
-		return refused_section(&b->steps[from], pol.section);
+		return plan__refused_section(&b->steps[from], pol.section);
 	timeout = entry_fs_device_timeout(e, &pol);
 	set_degraded_policy(&b->steps[from], e, &pol);
 	r = plan_identity_check(b->in, e, dev, fs, &b->steps[from]);
@@ -405,21 +391,6 @@ static int add_device_steps(struct builder *b, size_t i)
 }
 
 /* ------------------------------------------------------------ step 3: areas */
-
-/* An area the boot refuses (world/refuse.c) fails alone; what lies in it
- * waits on it and is skipped. */
-static int add_refused_area_step(struct builder *b, size_t i)
-{
-	size_t idx;
-	int r = plan__builder_add_step(b, PLAN_AREA, &idx);
-
-	if (r < 0)
-		return r;
-	b->steps[idx].area = &b->in->config->areas[i];
-	b->steps[idx].conflict = true;
-	b->area_step[i] = idx;
-	return (b->steps[idx].note = strdup(b->in->config->areas[i].refused)) ? 0 : -ENOMEM;
-}
 
 static int add_deferred_area_step(struct builder *b, size_t i)
 {
@@ -471,7 +442,7 @@ static int add_area_step(struct builder *b, size_t i)
 	int r;
 
 	if (a->refused)
-		return add_refused_area_step(b, i);
+		return plan__add_refused_area_step(b, i);
 	/* On a filesystem that is not mounted yet, the directory (if any)
 	 * is the bare one underneath: size the area when it runs. */
 	holder = plan__deepest_entry_above(b, a->path, true, NONE);

@@ -272,3 +272,34 @@ int plan__check_resolved_duplicates(const struct plan_input *in, struct diag_lis
 	}
 	return r;
 }
+
+/* ------------------------------------------------------------ refused items */
+
+/* The filesystem's [btrfs] section is refused (world/refuse.c): its
+ * policy is not known, so its mounts fail with the section's errors,
+ * and what waits on them is skipped.  Returns: 0 or -ENOMEM. */
+int plan__refused_section(struct plan_step *s, const struct btrfs_policy *sec)
+{
+	s->conflict = true;
+	free(s->note);
+	if (asprintf(&s->note, "its [btrfs %s] section is %s", sec->name, sec->refused) < 0) {
+		s->note = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* An area the boot refuses (world/refuse.c) fails alone; what lies in it
+ * waits on it and is skipped. */
+int plan__add_refused_area_step(struct builder *b, size_t i)
+{
+	size_t idx;
+	int r = plan__builder_add_step(b, PLAN_AREA, &idx);
+
+	if (r < 0)
+		return r;
+	b->steps[idx].area = &b->in->config->areas[i];
+	b->steps[idx].conflict = true;
+	b->area_step[i] = idx;
+	return (b->steps[idx].note = strdup(b->in->config->areas[i].refused)) ? 0 : -ENOMEM;
+}

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "refuse.h"
 #include "world.h"
 
 /* Appends "FILE:LINE: MSG" to the owned text @what ("refused, " first).
@@ -139,4 +140,59 @@ void world_log_unusable(const struct logger *lg, int left)
 {
 	log_error(lg, "%d %s above not within one fstab line, [area] or [btrfs] section: the configuration as a whole cannot be used, so nothing is set up; `%s check` lists every problem",
 		  left, left == 1 ? "error" : "errors", log_self(lg));
+}
+
+/* The errors of @dl from @from on refuse the items they point into
+ * (refuse.c), so that planning goes on without them: a lenient pass
+ * (start) sets up the rest; a strict one (check, --dry-run) only reports
+ * every problem, the planner's too, and stops after the plan.  @ret_new:
+ * items newly refused, or NULL.  Returns: 0; -EINVAL when an error lies
+ * within no item (counted in @w->unusable); -ENOMEM. */
+int world_refuse_new(struct world *w, const struct diag_list *dl, size_t from, size_t *ret_new)
+{
+	size_t fresh;
+	int left = world_refuse_items(w, dl, from, &fresh);
+
+	if (left < 0)
+		return left;
+	if (ret_new)
+		*ret_new = fresh;
+	if (left == 0)
+		return 0;
+	w->unusable = left;
+	return -EINVAL;
+}
+
+/* plan_build() into @w->plan.  The planner's errors (a mount point spelt
+ * through a link, an area over a mount point, a cycle) refuse their
+ * items too (world_refuse_new()), and the plan is built again without them:
+ * each round refuses one item at least, or stops.  The warnings are those
+ * of the last round.  Returns: 0; -EINVAL; -ENOMEM. */
+int world_build_plan(struct world *w, const struct plan_input *in, struct diag_list *dl)
+{
+	for (;;) {
+		struct diag_list pdl = { 0 };
+		size_t from = dl->n, fresh = 0;
+		int r = plan_build(in, &w->plan, &pdl);
+
+		if (r == -ENOMEM || (r == 0 && !diag_count(&pdl, DIAG_ERROR))) {
+			r = r < 0 ? r : diag_move(dl, &pdl);
+			diag_list_done(&pdl);
+			return r;
+		}
+		if (r == 0)
+			plan_done(&w->plan);
+		r = diag_move(dl, &pdl);
+		diag_list_done(&pdl);
+		if (r == 0)
+			r = world_refuse_new(w, dl, from, &fresh);
+		if (r < 0)
+			return r;
+		if (fresh == 0) {
+			w->unusable = 1;
+			return -EINVAL;
+		}
+		/* the errors of an earlier round are kept; its warnings go */
+		diag_drop_warnings(dl, from);
+	}
 }

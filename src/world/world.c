@@ -20,6 +20,7 @@
 #include "mount/view.h"
 #include "shared/sysinfo.h"
 #include "load.h"
+#include "refuse.h"
 #include "world.h"
 #include "shared/optstr.h"
 
@@ -465,63 +466,6 @@ static void warn_auto(const struct fstab *f, struct diag_list *dl)
 	}
 }
 
-/* The errors of @dl from @from on refuse the items they point into
- * (refuse.c), so that planning goes on without them: a lenient pass
- * (start) sets up the rest; a strict one (check, --dry-run) only reports
- * every problem, the planner's too, and stops after the plan.  @ret_new:
- * items newly refused, or NULL.  Returns: 0; -EINVAL when an error lies
- * within no item (counted in @w->unusable); -ENOMEM. */
-static int refuse_items(struct world *w,
-			const struct diag_list *dl, size_t from, size_t *ret_new)
-{
-	size_t fresh;
-	int left = world_refuse_items(w, dl, from, &fresh);
-
-	if (left < 0)
-		return left;
-	if (ret_new)
-		*ret_new = fresh;
-	if (left == 0)
-		return 0;
-	w->unusable = left;
-	return -EINVAL;
-}
-
-/* plan_build() into @w->plan.  The planner's errors (a mount point spelt
- * through a link, an area over a mount point, a cycle) refuse their
- * items too (refuse_items()), and the plan is built again without them:
- * each round refuses one item at least, or stops.  The warnings are those
- * of the last round.  Returns: 0; -EINVAL; -ENOMEM. */
-static int build_plan(const struct sources *s, struct world *w,
-		      const struct plan_input *in, struct diag_list *dl)
-{
-	for (;;) {
-		struct diag_list pdl = { 0 };
-		size_t from = dl->n, fresh = 0;
-		int r = plan_build(in, &w->plan, &pdl);
-
-		if (r == -ENOMEM || (r == 0 && !diag_count(&pdl, DIAG_ERROR))) {
-			r = r < 0 ? r : diag_move(dl, &pdl);
-			diag_list_done(&pdl);
-			return r;
-		}
-		if (r == 0)
-			plan_done(&w->plan);
-		r = diag_move(dl, &pdl);
-		diag_list_done(&pdl);
-		if (r == 0)
-			r = refuse_items(w, dl, from, &fresh);
-		if (r < 0)
-			return r;
-		if (fresh == 0) {
-			w->unusable = 1;
-			return -EINVAL;
-		}
-		/* the errors of an earlier round are kept; its warnings go */
-		diag_drop_warnings(dl, from);
-	}
-}
-
 /* plan_build(), then predict_plan() on the plan.  Returns: 0; -EINVAL
  * for plan errors (in @dl); -ENOMEM (logged). */
 static int plan_and_predict(const struct sources *s, const struct logger *lg, struct world *w,
@@ -553,9 +497,9 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 		log_error(lg, "cannot check the areas' filesystem types: %s", strerror(-r));
 		return r;
 	}
-	r = refuse_items(w, dl, from, NULL);
+	r = world_refuse_new(w, dl, from, NULL);
 	if (r == 0)
-		r = build_plan(s, w, &in, dl);
+		r = world_build_plan(w, &in, dl);
 	/* strict: every problem is reported, and none is acted on */
 	if (r == 0 && !s->lenient && diag_count(dl, DIAG_ERROR))
 		r = -EINVAL;
@@ -637,7 +581,7 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 
 	r = world_load_config(s, w, &dl);
 	if (r == -EINVAL)
-		r = refuse_items(w, &dl, 0, NULL);
+		r = world_refuse_new(w, &dl, 0, NULL);
 	if (r < 0)
 		goto out;
 	r = load_facts(w, s->local_only, &w->view);
