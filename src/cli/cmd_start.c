@@ -204,6 +204,32 @@ static unsigned still_degraded(const struct world *w)
 	return n;
 }
 
+/* The state name of mount step @s's record (exec.c, record_mount()). */
+static const char *mount_record_id(const struct plan_step *s)
+{
+	return s->entry->refused_at ?: s->entry->target;
+}
+
+/* A refused line (world/refuse.c) that this plan no longer has: fixed or
+ * removed since.  Its failure, recorded under FILE:LINE, undoes nothing,
+ * and status must not go on showing it. */
+static void forget_fixed_lines(struct state *st, const struct plan *p)
+{
+	for (size_t i = st->n; i-- > 0;) {
+		const struct state_record *r = &st->v[i];
+		bool planned = false;
+		_cleanup_free_ char *id = NULL;
+
+		if (r->kind != STATE_MOUNT || r->seq || r->mount_id || r->status != STATE_FAILED || !r->reason ||
+		    !has_prefix(r->reason, "refused, "))
+			continue;
+		for (size_t k = 0; k < p->n_steps && !planned; k++)
+			planned = p->steps[k].kind == PLAN_MOUNT && streq(mount_record_id(&p->steps[k]), r->id);
+		if (!planned && (id = strdup(r->id)))
+			state_remove(st, STATE_MOUNT, id);
+	}
+}
+
 /* The plan through the executor and the real operations, under the state
  * directory's lock.  @ret_failed: steps that failed; @ret_degraded:
  * btrfs mounts made degraded.  Returns: 0; -EINTR
@@ -244,8 +270,10 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 	/* the state is written before the first step: a state that cannot
 	 * be written stops the run before it mounts what stop could not find */
 	r = statedir_load_state(o->state_dir, lg, &st);
-	if (r == 0)
+	if (r == 0) {
+		forget_fixed_lines(&st, &w->plan);
 		r = statedir_save_state(o->state_dir, lg, &st);
+	}
 	if (r < 0) {
 		state_done(&st);
 		return r;
@@ -302,6 +330,9 @@ static int start_pass(const struct options *o, const struct logger *lg, bool no_
 	int r;
 
 	sources_init(&src, o);
+	/* the boot refuses a bad line, area or [btrfs] section alone and
+	 * sets up the rest; --dry-run is as strict as check */
+	src.lenient = !o->dry_run;
 	/* the configuration's warnings once per boot and configuration: a
 	 * start that changes nothing prints nothing (storaged(8), start) */
 	if (!o->dry_run && asprintf(&warned, "%s/" STATEDIR_WARNED, o->state_dir) >= 0)

@@ -84,7 +84,10 @@ static void record_mount(struct run *rn, size_t i, enum state_status st, const c
 	const struct fstab_entry *e = step(rn, i)->entry;
 	struct state_record *r;
 
-	r = state_put(rn->cx->state, STATE_MOUNT, e->target, e->source, e->fstype, st, reason, undoable);
+	/* a refused line by its FILE:LINE: on a duplicate's mount point the
+	 * first line's record is the mount's */
+	r = state_put(rn->cx->state, STATE_MOUNT, e->refused_at ?: e->target, e->source, e->fstype, st, reason,
+		      undoable);
 	if (!r)
 		return;
 	r->nofail = e->nofail;

@@ -20,6 +20,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <strings.h>
 #include <string.h>
@@ -294,8 +295,20 @@ static enum section_kind section_kind(struct parser *p, const char *raw)
 	return SECTION_SKIP;
 }
 
+/* The section being read ends at @last (its errors are its own: an area
+ * or a [btrfs] section refused alone at boot, world/refuse.c).  A [btrfs]
+ * section that goes on from an earlier file keeps that file's range. */
+static void section_ends(struct parser *p, unsigned last)
+{
+	if (p->in == SECTION_AREA)
+		p->c->areas[p->area].last_line = last;
+	else if (p->in == SECTION_BTRFS && streq(p->c->btrfs[p->btrfs].file, p->filename))
+		p->c->btrfs[p->btrfs].last_line = last;
+}
+
 static void begin_section(struct parser *p, const char *raw)
 {
+	section_ends(p, section_line(p) - 1);
 	end_section(p);
 	memset(p->seen, 0, sizeof(p->seen));
 	p->in = section_kind(p, raw);
@@ -480,6 +493,7 @@ int config_parse_buf(struct config *c, const char *text, size_t len, const char 
 	/* inih goes on after such a line, but returns only the first one */
 	if (ret > 0)
 		parser_error(&p, (unsigned)ret, "not a section, key = value or comment");
+	section_ends(&p, UINT_MAX);
 	end_section(&p);
 	check_areas(&p);
 	if (p.r < 0)
@@ -566,11 +580,13 @@ void config_done(struct config *c)
 		free(a->fs);
 		free(a->compression);
 		free(a->writeback_device);
+		free(a->refused);
 	}
 	free(c->areas);
 	for (size_t i = 0; i < c->n_btrfs; i++) {
 		free(c->btrfs[i].name);
 		free(c->btrfs[i].file);
+		free(c->btrfs[i].refused);
 	}
 	free(c->btrfs);
 	free(c->file);

@@ -80,6 +80,13 @@ struct area_config {
 	 * microseconds, 0: only at stop and by hand; unset: [storaged]'s */
 	uint64_t sync_interval_usec;
 	bool sync_interval_set;
+	/* the last line of the section in @file (the next header's line - 1;
+	 * UINT_MAX: to the end of the file), for the loader to tell which
+	 * errors are this area's (world/refuse.c) */
+	unsigned last_line;
+	/* the boot refuses the area: its errors, "FILE:LINE: message; ..."
+	 * (owned), set by the loader (world/refuse.c); NULL: not refused */
+	char *refused;
 };
 
 /*
@@ -101,6 +108,8 @@ struct btrfs_policy {
 	bool settle_set;
 	uint64_t settle_limit_usec; /* µs */
 	bool settle_limit_set;
+	unsigned last_line; /* as area_config.last_line, in @file only */
+	char *refused; /* as area_config.refused: the filesystem is not mounted */
 };
 
 /* What applies to one btrfs filesystem: config_btrfs_policy(). */

@@ -264,6 +264,8 @@ static void entry_done(struct fstab_entry *e)
 	for (size_t i = 0; i < e->n_paths; i++)
 		free(e->paths[i].path);
 	free(e->paths);
+	free(e->refused);
+	free(e->refused_at);
 }
 
 /* mount(2) would fail with ENAMETOOLONG: refuse the line now, not at boot. */
@@ -369,15 +371,17 @@ static int entry_fill(struct fstab_parser *p, struct libmnt_fs *fs, struct fstab
 		goto fail;
 	/* Options are checked even after a bad target: every problem in one pass. */
 	r = fstab__parse_options(p, &e) ?: r;
-	if (r < 0)
+	if (r == -ENOMEM)
 		goto fail;
 	e.remote = e.remote || fsfacts_is_network(e.fstype, e.source);
 	e.netdev = e.netdev || fsfacts_spec_on_network(e.source);
-	r = fstab_entry_collect_paths(&e);
-	if (r < 0)
+	if (fstab_entry_collect_paths(&e) < 0) {
+		r = -ENOMEM;
 		goto fail;
+	}
+	/* a refused line is still filled: fstab_parse_buf_all() keeps it */
 	*ret = e;
-	return 0;
+	return r;
 fail:
 	entry_done(&e);
 	return r;
@@ -465,11 +469,13 @@ static int warn_claimed_swap(struct fstab_parser *p, struct libmnt_fs *fs)
 			    "a swap line: activating swap is not storaged's job (swapon(8) and systemd's swap units do it), so storaged leaves it alone; remove x-storaged from it");
 }
 
+/* Returns: 0; -EINVAL (the line is refused: with keep_refused, its entry
+ * is kept all the same); -ENOMEM. */
 static int handle_fs(struct fstab_parser *p, struct fstab *f, size_t *cap, struct libmnt_fs *fs)
 {
 	struct fstab_entry e;
 	const char *why;
-	int r;
+	int r, k;
 
 	if (!is_selected(mnt_fs_get_options(fs), p->select)) {
 		f->n_total++;
@@ -481,15 +487,55 @@ static int handle_fs(struct fstab_parser *p, struct fstab *f, size_t *cap, struc
 		return r < 0 ? r : note_skipped(p, f, mnt_fs_get_source(fs), why);
 	}
 	r = entry_fill(p, fs, &e);
-	if (r < 0)
+	if (r == -ENOMEM)
 		return r;
-	r = entries_append(f, cap, &e);
-	if (r < 0) {
+	if (r == -EINVAL && !p->keep_refused) {
 		entry_done(&e);
 		return r;
 	}
+	k = entries_append(f, cap, &e);
+	if (k < 0) {
+		entry_done(&e);
+		return k;
+	}
 	f->n_total++;
-	return 0;
+	return r;
+}
+
+/* Raw field @i of @rf (escapes as written), or @none when the line has none. */
+static char *field_dup(const struct raw_fields *rf, size_t i, const char *none)
+{
+	return i < rf->n && i < FSTAB_MAX_FIELDS ? strndup(rf->start[i], rf->len[i]) : strdup(none);
+}
+
+/*
+ * A line refused before libmount could read it (too few or many fields, a
+ * NUL): an entry of its raw fields, so that the boot can fail that line
+ * as one step (fstab_parse_buf_all()).  Its mount point is the second
+ * field when that is an absolute path, so that what lies below it waits
+ * for it; else "-", which holds nothing.  Returns: 0 or -ENOMEM.
+ */
+static int keep_unreadable(struct fstab_parser *p, struct fstab *f, size_t *cap, const char *s, size_t n)
+{
+	struct fstab_entry e = { .line = p->line, .device_timeout_usec = USEC_UNSET,
+				 .mount_timeout_usec = USEC_UNSET };
+	struct raw_fields rf;
+	int r;
+
+	split_fields(s, memchr(s, '\0', n) ? (size_t)((const char *)memchr(s, '\0', n) - s) : n, &rf);
+	e.source = field_dup(&rf, 0, "-");
+	e.target = rf.n > 1 && rf.start[1][0] == '/' ? field_dup(&rf, 1, "-") : strdup("-");
+	e.fstype = field_dup(&rf, 2, "-");
+	e.options = strdup("");
+	if (!e.source || !e.target || !e.fstype || !e.options) {
+		entry_done(&e);
+		return -ENOMEM;
+	}
+	path_normalize(e.target);
+	r = entries_append(f, cap, &e);
+	if (r < 0)
+		entry_done(&e);
+	return r;
 }
 
 /* Returns 0 (the line may have been rejected with a diagnostic) or -ENOMEM. */
@@ -507,6 +553,8 @@ static int parse_one(struct fstab_parser *p, struct fstab *f, size_t *cap, const
 		r = parse_line(p, s, n, &fs);
 	if (r == 0)
 		r = handle_fs(p, f, cap, fs);
+	else if (r == -EINVAL && p->keep_refused)
+		r = keep_unreadable(p, f, cap, s, n);
 	mnt_unref_fs(fs);
 	return r == -EINVAL ? 0 : r;
 }
@@ -563,10 +611,11 @@ out:
 
 /* ------------------------------------------------------------ public */
 
-int fstab_parse_buf(struct fstab *ret, const char *text, size_t len, const char *filename,
-		    char *const *select, struct diag_list *diags)
+static int parse_buf(struct fstab *ret, const char *text, size_t len, const char *filename,
+		     char *const *select, bool keep_refused, struct diag_list *diags)
 {
-	struct fstab_parser p = { .file = filename, .select = select ?: default_select, .diags = diags };
+	struct fstab_parser p = { .file = filename, .select = select ?: default_select, .diags = diags,
+				  .keep_refused = keep_refused };
 	size_t errors = diag_count(diags, DIAG_ERROR), cap = 0;
 	const char *s = text, *end = text ? text + len : NULL;
 	struct fstab f = { 0 };
@@ -592,6 +641,10 @@ int fstab_parse_buf(struct fstab *ret, const char *text, size_t len, const char 
 	r = check_duplicates(&p, &f);
 	if (r == 0 && diag_count(diags, DIAG_ERROR) > errors)
 		r = -EINVAL;
+	if (r == -EINVAL && keep_refused) {
+		*ret = f;
+		return r;
+	}
 	if (r < 0)
 		goto fail;
 	*ret = f;
@@ -599,6 +652,18 @@ int fstab_parse_buf(struct fstab *ret, const char *text, size_t len, const char 
 fail:
 	fstab_done(&f);
 	return r;
+}
+
+int fstab_parse_buf(struct fstab *ret, const char *text, size_t len, const char *filename,
+		    char *const *select, struct diag_list *diags)
+{
+	return parse_buf(ret, text, len, filename, select, false, diags);
+}
+
+int fstab_parse_buf_all(struct fstab *ret, const char *text, size_t len, const char *filename,
+			char *const *select, struct diag_list *diags)
+{
+	return parse_buf(ret, text, len, filename, select, true, diags);
 }
 
 void fstab_done(struct fstab *f)

@@ -69,6 +69,13 @@ struct fstab_entry {
 				     mount point, in option order; NULL when
 				     none (fstab_paths.c) */
 	size_t n_paths;
+	/* A line the boot refuses (an error confined to it): what is wrong,
+	 * every error of the line, "FILE:LINE: message; ..." (owned), and
+	 * "FILE:LINE", the name its failure is recorded under; NULL when
+	 * the line is not refused.  The parser never sets them: the loader
+	 * does (world/refuse.c), for start, which fails that line alone. */
+	char *refused;
+	char *refused_at;
 };
 
 /* A line another tool owns (swap, "ignore", a "none" type that is no
@@ -114,6 +121,21 @@ struct fstab {
  */
 int fstab_parse_buf(struct fstab *ret, const char *text, size_t len, const char *filename,
 		    char *const *select, struct diag_list *diags);
+
+/**
+ * fstab_parse_buf_all:
+ *
+ * As fstab_parse_buf(), but on -EINVAL @ret is filled all the same (free
+ * it with fstab_done()), with an entry for each line that has an error,
+ * in file order among the others: what libmount could read of it, or
+ * for a line it could not read its raw fields (mount point "-" unless
+ * the second field is an absolute path).  For a boot that refuses the
+ * bad lines one by one and mounts the rest (world/refuse.c).
+ *
+ * Returns: as fstab_parse_buf().
+ */
+int fstab_parse_buf_all(struct fstab *ret, const char *text, size_t len, const char *filename,
+			char *const *select, struct diag_list *diags);
 
 /**
  * fstab_done:

@@ -15,6 +15,7 @@ struct fstab_parser {
 	char *const *select;
 	struct diag_list *diags;
 	unsigned line; /* 1-based line being parsed */
+	bool keep_refused; /* fstab_parse_buf_all(): a refused line's entry is kept */
 };
 
 /*

@@ -186,6 +186,13 @@ static int add_mount_step(struct builder *b, size_t i)
 	s->degraded_allowed = b->in->config->degraded != DEGRADED_NO || e->degraded_ok;
 	s->degraded_read_only = !e->degraded_ok && b->in->config->degraded == DEGRADED_READ_ONLY;
 	s->is_btrfs = streq(e->fstype, "btrfs");
+	b->entry_step[i] = idx;
+	/* a line the boot refuses fails alone, whatever is mounted there:
+	 * on a duplicate's mount point, the first line's mount */
+	if (e->refused) {
+		s->conflict = true;
+		return (s->note = strdup(e->refused)) ? 0 : -ENOMEM;
+	}
 	/* no canonicalisation, which could touch the filesystem (the table
 	 * has no cache): the loader resolved links into target_real */
 	fs = b->in->mountinfo ? mnt_table_find_target(b->in->mountinfo, f->target_real ?: e->target,
@@ -198,7 +205,6 @@ static int add_mount_step(struct builder *b, size_t i)
 		if (!(s->note = strdup(f->refused)))
 			return -ENOMEM;
 	}
-	b->entry_step[i] = idx;
 	return 0;
 }
 
@@ -353,12 +359,14 @@ static int add_device_steps(struct builder *b, size_t i)
 	size_t from = b->entry_step[i], idx;
 	int r;
 
-	if (b->steps[from].done || !plan__entry_needs_device(e))
+	if (b->steps[from].done || e->refused || !plan__entry_needs_device(e))
 		return 0;
 	if (b->in->inventory)
 		dev = inventory_find(b->in->inventory, e->source);
 	fs = entry_btrfs(b, e, dev);
 	entry_btrfs_policy(b->in, e, fs, &pol);
+	if (pol.section && pol.section->refused)
+		return plan__refused_section(&b->steps[from], pol.section);
 	timeout = entry_fs_device_timeout(e, &pol);
 	set_degraded_policy(&b->steps[from], e, &pol);
 	r = plan_identity_check(b->in, e, dev, fs, &b->steps[from]);
@@ -433,6 +441,8 @@ static int add_area_step(struct builder *b, size_t i)
 	size_t idx, holder;
 	int r;
 
+	if (a->refused)
+		return plan__add_refused_area_step(b, i);
 	/* On a filesystem that is not mounted yet, the directory (if any)
 	 * is the bare one underneath: size the area when it runs. */
 	holder = plan__deepest_entry_above(b, a->path, true, NONE);

@@ -249,14 +249,14 @@ int plan__check_resolved_duplicates(const struct plan_input *in, struct diag_lis
 	for (size_t i = 0; in->facts && i < t->n_entries; i++) {
 		const struct fstab_entry *a = &t->entries[i];
 
-		if (!in->facts[i].target_real)
+		if (!in->facts[i].target_real || a->refused)
 			continue;
 		for (size_t j = 0; j < t->n_entries; j++) {
 			const struct fstab_entry *b = &t->entries[j];
 			const struct fstab_entry *first = a->line < b->line ? a : b, *later = first == a ? b : a;
 			int k;
 
-			if (j == i || streq(a->target, b->target) ||
+			if (j == i || b->refused || streq(a->target, b->target) ||
 			    !streq(resolved_target(in, i), resolved_target(in, j)))
 				continue;
 			/* a pair of two linked spellings is met twice: report it once */
@@ -271,4 +271,35 @@ int plan__check_resolved_duplicates(const struct plan_input *in, struct diag_lis
 		}
 	}
 	return r;
+}
+
+/* ------------------------------------------------------------ refused items */
+
+/* The filesystem's [btrfs] section is refused (world/refuse.c): its
+ * policy is not known, so its mounts fail with the section's errors,
+ * and what waits on them is skipped.  Returns: 0 or -ENOMEM. */
+int plan__refused_section(struct plan_step *s, const struct btrfs_policy *sec)
+{
+	s->conflict = true;
+	free(s->note);
+	if (asprintf(&s->note, "its [btrfs %s] section is %s", sec->name, sec->refused) < 0) {
+		s->note = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* An area the boot refuses (world/refuse.c) fails alone; what lies in it
+ * waits on it and is skipped. */
+int plan__add_refused_area_step(struct builder *b, size_t i)
+{
+	size_t idx;
+	int r = plan__builder_add_step(b, PLAN_AREA, &idx);
+
+	if (r < 0)
+		return r;
+	b->steps[idx].area = &b->in->config->areas[i];
+	b->steps[idx].conflict = true;
+	b->area_step[i] = idx;
+	return (b->steps[idx].note = strdup(b->in->config->areas[i].refused)) ? 0 : -ENOMEM;
 }

@@ -82,6 +82,9 @@ static int add_area_edges(struct builder *b)
 	for (size_t i = 0; i < c->n_areas; i++) {
 		size_t p;
 
+		/* a refused area fails for its own errors, not as a dependant */
+		if (c->areas[i].refused)
+			continue;
 		if ((r = area_on_mount_point(b, &c->areas[i])) < 0)
 			return r;
 		if (b->area_step[i] == NONE || b->steps[b->area_step[i]].done)
@@ -307,7 +310,8 @@ int plan__add_edges(struct builder *b)
 	int r;
 
 	for (size_t i = 0; i < b->in->fstab->n_entries; i++) {
-		if (b->steps[b->entry_step[i]].done)
+		/* a refused line fails for its own errors, not as a dependant */
+		if (b->steps[b->entry_step[i]].done || plan__builder_entry(b, i)->refused)
 			continue;
 		r = add_path_edges(b, i);
 		if (r >= 0)

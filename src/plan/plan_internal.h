@@ -97,4 +97,14 @@ size_t plan__order_steps(const struct builder *b, size_t *pending, bool *placed,
  * Returns: -ELOOP, or -ENOMEM. */
 int plan__diagnose_cycle(struct builder *b, const size_t *pending);
 
+/* plan__refused_section (plan_builder.c): mount step @s fails with the
+ * errors of its filesystem's refused [btrfs] section.  Returns: 0 or
+ * -ENOMEM. */
+int plan__refused_section(struct plan_step *s, const struct btrfs_policy *sec);
+
+/* plan__add_refused_area_step (plan_builder.c): the step of area @i, which
+ * the boot refuses: it fails with the area's errors.  Returns: 0 or
+ * -ENOMEM. */
+int plan__add_refused_area_step(struct builder *b, size_t i);
+
 #endif

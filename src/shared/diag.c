@@ -84,3 +84,35 @@ void diag_list_done(struct diag_list *dl)
 	dl->v = NULL;
 	dl->n = 0;
 }
+
+int diag_move(struct diag_list *to, struct diag_list *from)
+{
+	struct diag *v;
+
+	if (!from->n)
+		return 0;
+	v = reallocarray(to->v, to->n + from->n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memcpy(v + to->n, from->v, from->n * sizeof(*v));
+	to->v = v;
+	to->n += from->n;
+	free(from->v);
+	*from = (struct diag_list){ 0 };
+	return 0;
+}
+
+void diag_drop_warnings(struct diag_list *dl, size_t from)
+{
+	size_t k = from;
+
+	for (size_t i = from; i < dl->n; i++) {
+		if (dl->v[i].level == DIAG_ERROR) {
+			dl->v[k++] = dl->v[i];
+			continue;
+		}
+		free(dl->v[i].file);
+		free(dl->v[i].msg);
+	}
+	dl->n = k;
+}

@@ -76,6 +76,20 @@ size_t diag_count(const struct diag_list *dl, enum diag_level level);
 void diag_print(const struct diag_list *dl, FILE *out);
 
 /**
+ * diag_move:
+ * Appends every diagnostic of @from to @to, in order; @from is left
+ * empty.  Returns: 0, or -ENOMEM (both lists untouched).
+ */
+int diag_move(struct diag_list *to, struct diag_list *from);
+
+/**
+ * diag_drop_warnings:
+ * Frees the diagnostics from index @from on that are not errors; the
+ * errors keep their order.
+ */
+void diag_drop_warnings(struct diag_list *dl, size_t from);
+
+/**
  * diag_list_done:
  * Frees every diagnostic; @dl is empty and reusable afterwards.
  */

@@ -360,8 +360,8 @@ int config_load(struct config *c, const char *path, bool check_owner, struct dia
 	return config_visit(path, check_owner, parse_one, &ctx, diags);
 }
 
-int fstab_load(struct fstab *ret, const char *path, char *const *select, bool check_owner,
-	       struct diag_list *diags)
+static int load_fstab(struct fstab *ret, const char *path, char *const *select, bool check_owner,
+		      bool all, struct diag_list *diags)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
@@ -375,5 +375,18 @@ int fstab_load(struct fstab *ret, const char *path, char *const *select, bool ch
 				  strerror(ENOENT));
 	if (r < 0)
 		return r;
-	return fstab_parse_buf(ret, buf, len, path, select, diags);
+	return all ? fstab_parse_buf_all(ret, buf, len, path, select, diags)
+		   : fstab_parse_buf(ret, buf, len, path, select, diags);
+}
+
+int fstab_load(struct fstab *ret, const char *path, char *const *select, bool check_owner,
+	       struct diag_list *diags)
+{
+	return load_fstab(ret, path, select, check_owner, false, diags);
+}
+
+int fstab_load_all(struct fstab *ret, const char *path, char *const *select, bool check_owner,
+		   struct diag_list *diags)
+{
+	return load_fstab(ret, path, select, check_owner, true, diags);
 }

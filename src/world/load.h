@@ -80,4 +80,13 @@ int config_load(struct config *c, const char *path, bool check_owner, struct dia
 int fstab_load(struct fstab *ret, const char *path, char *const *select, bool check_owner,
 	       struct diag_list *diags);
 
+/**
+ * fstab_load_all:
+ * As fstab_load(), through fstab_parse_buf_all(): on -EINVAL from the
+ * parser @ret holds every line, the refused ones too (free it with
+ * fstab_done()).  A file that cannot be read fills nothing.
+ */
+int fstab_load_all(struct fstab *ret, const char *path, char *const *select, bool check_owner,
+		   struct diag_list *diags);
+
 #endif

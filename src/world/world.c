@@ -20,6 +20,7 @@
 #include "mount/view.h"
 #include "shared/sysinfo.h"
 #include "load.h"
+#include "refuse.h"
 #include "world.h"
 #include "shared/optstr.h"
 
@@ -115,8 +116,9 @@ int world_load_config(const struct sources *s, struct world *w, struct diag_list
 	if (r == 0 && s->config_given && !w->cfg.file)
 		diag_error(dl, s->config_path, 0, "cannot read configuration: %s", strerror(ENOENT));
 	fstab = s->fstab_path ? s->fstab_path : w->cfg.fstab;
+	/* every line, the refused ones too: start refuses them one by one */
 	if (r == 0 || r == -EINVAL)
-		fstab_load(&w->fstab, fstab, w->cfg.select, true, dl);
+		fstab_load_all(&w->fstab, fstab, w->cfg.select, true, dl);
 	return diag_count(dl, DIAG_ERROR) ? -EINVAL : 0;
 }
 
@@ -202,7 +204,7 @@ static int load_facts(struct world *w, bool local_only, struct view *v)
 	if (!w->facts)
 		return -ENOMEM;
 	for (size_t i = 0; i < w->fstab.n_entries; i++)
-		if (!(local_only && w->fstab.entries[i].remote) &&
+		if (!(local_only && w->fstab.entries[i].remote) && !w->fstab.entries[i].refused &&
 		    entry_facts_load(v, &w->fstab.entries[i], &w->facts[i]) < 0)
 			return -ENOMEM;
 	return 0;
@@ -457,7 +459,7 @@ static void warn_auto(const struct fstab *f, struct diag_list *dl)
 	for (size_t i = 0; i < f->n_entries; i++) {
 		const struct fstab_entry *e = &f->entries[i];
 
-		if (!optstr_get(e->options, "noauto", NULL, NULL))
+		if (!e->refused && !optstr_get(e->options, "noauto", NULL, NULL))
 			diag_warning(dl, f->file, e->line,
 				     "'%s' is handed to storaged but has no noauto: systemd-fstab-generator and `mount -a` mount it too, racing storaged; add noauto to its options",
 				     e->target);
@@ -474,6 +476,7 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 		.helper_dirs = s->helper_dirs,
 		.system_paths = strcmp(s->mountinfo_path, VIEW_MOUNTINFO) == 0,
 	};
+	size_t from;
 	struct plan_input in = {
 		.config = &w->cfg,
 		.fstab = &w->fstab,
@@ -489,12 +492,19 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 	read_memory(s, lg, &ps.mem);
 	in.ram_bytes = ps.mem.total;
 	warn_auto(&w->fstab, dl);
+	from = dl->n;
 	if ((r = predict_area_fstypes(&w->cfg, &ps, dl)) < 0) {
 		log_error(lg, "cannot check the areas' filesystem types: %s", strerror(-r));
 		return r;
 	}
-	if (diag_count(dl, DIAG_ERROR) || plan_build(&in, &w->plan, dl) < 0 || diag_count(dl, DIAG_ERROR))
-		return -EINVAL;
+	r = world_refuse_new(w, dl, from, NULL);
+	if (r == 0)
+		r = world_build_plan(w, &in, dl);
+	/* strict: every problem is reported, and none is acted on */
+	if (r == 0 && !s->lenient && diag_count(dl, DIAG_ERROR))
+		r = -EINVAL;
+	if (r < 0)
+		return r;
 	r = predict_plan(&in, &ps, &w->plan, &w->predictions);
 	if (r < 0)
 		log_error(lg, "cannot predict the plan's failures: %s", strerror(-r));
@@ -570,6 +580,8 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	int r;
 
 	r = world_load_config(s, w, &dl);
+	if (r == -EINVAL)
+		r = world_refuse_new(w, &dl, 0, NULL);
 	if (r < 0)
 		goto out;
 	r = load_facts(w, s->local_only, &w->view);
@@ -617,8 +629,14 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 	}
 	r = plan_and_predict(s, lg, w, &dl);
 out:
+	/* a pass that goes on says a refused line's errors in its step */
+	if (r == 0 && s->lenient)
+		world_drop_said(w, &dl);
 	log_config_diags(s, lg, w, &dl);
 	diag_list_done(&dl);
+	/* after the errors it sums up */
+	if (s->lenient && w->unusable)
+		world_log_unusable(lg, w->unusable);
 	return r;
 }
 

@@ -53,6 +53,11 @@ struct sources {
 	 * again are logged at debug level only (world_load()); NULL: always
 	 * printed (check, --dry-run) */
 	const char *warned_path;
+	/* start (the boot, the resident, the initramfs helper): an error
+	 * within one fstab line, [area] or [btrfs] section refuses that item
+	 * alone, as a failed step (refuse.c); false (check, --dry-run): any
+	 * error stops the pass */
+	bool lenient;
 };
 
 /**
@@ -100,6 +105,9 @@ struct world {
 	 * "file:line: message" per line, owned; NULL when out of memory */
 	char *warnings;
 	bool warnings_repeated; /* the same as @warned_path holds: not printed */
+	/* errors within no fstab line, [area] or [btrfs] section: the
+	 * configuration as a whole cannot be used (refuse.c) */
+	int unusable;
 };
 
 /**
@@ -193,6 +201,38 @@ int world_predicted_failures(const struct plan *p, struct world_failures *ret,
  * warning level when only nofail steps fail, nothing when none does.
  */
 void world_log_failures(const struct logger *lg, const struct world_failures *c);
+
+/**
+ * world_refuse_items:
+ * @w: a world whose config and fstab are loaded (world_load_config())
+ * @dl: diagnostics; the errors from index @from on are looked at
+ * @ret_new: how many items were refused that were not before
+ *
+ * Refuses the item each error points into (FILE:LINE): the fstab entry
+ * of that line (fstab_entry.refused, .refused_at), the [area] or the
+ * [btrfs] section whose lines hold it (area_config.refused,
+ * btrfs_policy.refused), each text "refused, FILE:LINE: message; ...".
+ * Defined in refuse.c.
+ *
+ * Returns: the number of errors within no such item (the configuration
+ * as a whole cannot be used); -ENOMEM.
+ */
+int world_refuse_items(struct world *w, const struct diag_list *dl, size_t from, size_t *ret_new);
+
+/**
+ * world_drop_said:
+ * Frees the errors of @dl that a refused fstab line or area of @w says
+ * in its failed step: a pass that goes on says each once.  Defined in
+ * refuse.c.
+ */
+void world_drop_said(const struct world *w, struct diag_list *dl);
+
+/**
+ * world_log_unusable:
+ * The one line that says a lenient pass stops: @left errors lie within
+ * no item it could refuse alone.
+ */
+void world_log_unusable(const struct logger *lg, int left);
 
 /**
  * world_done:

@@ -4,8 +4,9 @@
 # itself: the area is bound over the entry's filesystem once it is mounted,
 # and the next start finds "something else mounted" there (the area), fails
 # the entry and lost the record of its mount: stop left it mounted.  Such a
-# configuration is refused before anything is done (check, --dry-run and
-# start exit 2 naming the area's file:line and the entry's), whatever the
+# configuration is refused before anything is done (check and --dry-run
+# exit 2 naming the area's file:line and the entry's; start refuses that
+# area alone, exit 1, and mounts the entry, C35), whatever the
 # filesystem, and however the mount point is spelt.
 #
 # And what storaged mounted in one pass stays storaged's to undo when a
@@ -20,17 +21,25 @@ mkdir -p "$SCRATCH/m" "$SCRATCH/real/l"
 ln -s real "$SCRATCH/link"
 before=$(mount_snapshot)
 
-# refuse CONF_LINE FSTAB_LINE: check, --dry-run and start exit 2, with
-# the area's file:line, the entry's and what to do, and change nothing
+# refuse CONF_LINE FSTAB_LINE: check and --dry-run exit 2, with the
+# area's file:line, the entry's and what to do, and change nothing; start
+# fails the area alone (exit 1, the same words) and binds nothing over the
+# entry, which its stop undoes
 refuse() {
 	local cmd
-	for cmd in check --dry-run start; do
+	for cmd in check --dry-run; do
 		run_sd 2 $cmd
 		expect_out "$CONF:$1: .*area 'on'.*$FSTAB:$2"
 		expect_out "directory below the mount point"
 		[ "$(mount_snapshot)" = "$before" ] || fail "storaged $cmd changed the mounts"
 		[ ! -e "$STATE" ] || fail "storaged $cmd made the state directory"
 	done
+	run_sd 1 start
+	expect_out "refused, $CONF:$1: .*area 'on'.*$FSTAB:$2"
+	findmnt -rn -o SOURCE | grep -qx "storaged-on" && fail "start set up the refused area"
+	sd stop >/dev/null 2>&1
+	[ "$(mount_snapshot)" = "$before" ] || fail "start and stop changed the mounts"
+	rm -rf "$STATE"
 }
 
 note "an area on an x-storaged tmpfs's mount point"

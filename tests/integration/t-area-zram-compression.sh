@@ -72,13 +72,15 @@ grep -q "compression-algorithm = nosuchzip: not a compressor it has; this kernel
 expect_rc 0 stop
 pass "an unknown compressor: named by check and start, nothing left"
 
-# tmpfs has no compressor: a configuration error, nothing done
+# tmpfs has no compressor: a configuration error, nothing done (check
+# refuses it; start fails that area alone, C35)
 write_conf <<EOT
 [area zc]
 path = $SCRATCH/data
 compression-algorithm = $alg
 EOT
-expect_rc 2 start
+expect_rc 2 check
+expect_rc 1 start
 grep -q "sets compression-algorithm, which only backend = zram has (this area's backend is tmpfs)" "$OUT" ||
 	{ cat "$OUT"; fail "no configuration error for a tmpfs compressor"; }
 [ -z "$(scratch_mounts)" ] || fail "mounted despite the configuration error"

@@ -50,7 +50,9 @@ cat >"$FSTAB" <<EOT
 tmpfs  $SCRATCH/a  tmpfs  size=8M,noauto,x-storaged,x-storaged.requires=$SCRATCH/b  0 0
 tmpfs  $SCRATCH/b  tmpfs  size=8M,noauto,x-storaged,x-storaged.requires=$SCRATCH/a  0 0
 EOT
-run_sd 2 start
+# the cycle is refused at one of its lines (C35): the other waits on it
+run_sd 1 start
+is_mountpoint "$SCRATCH/a" && fail "an entry of a cycle was mounted"
 expect_out "cycle"
 expect_out "$SCRATCH/a"
 expect_out "$SCRATCH/b"
@@ -58,21 +60,30 @@ run_sd 2 check
 
 note "a bad option value in fstab"
 echo "tmpfs  $SCRATCH/a  tmpfs  noauto,x-storaged,x-storaged.device-timeout=soon  0 0" >"$FSTAB"
-run_sd 2 start
+run_sd 2 check
 expect_out "$FSTAB:1"
+run_sd 1 start
+expect_out "refused, $FSTAB:1"
 
 note "an area's unknown fs = type: a config error at the fs = line, in check and start"
 mkdir -p "$SCRATCH/zarea"
 printf '[storaged]\n[area z]\npath = %s/zarea\nbackend = zram\nsize = 16M\nseed = no\nfs = ext5\n' "$SCRATCH" >"$CONF"
 : >"$FSTAB"
-for cmd in check start --dry-run; do
+sd stop >/dev/null 2>&1
+rm -rf "$STATE" # the starts above recorded their refused lines
+for cmd in check --dry-run; do
 	run_sd 2 $cmd
 	expect_out "^storaged: error: $CONF:7: fs: 'ext5' is not a filesystem type the kernel can put on \[area z\]'s zram device"
 	expect_no_out "will fail"
 	expect_no_out "$CONF:2:"
 done
+[ ! -e "$STATE" ] || fail "state directory created by check or --dry-run"
+# start fails that area alone (C35), with the same words
+run_sd 1 start
+expect_out "^storaged: error: area z .*: refused, $CONF:7: fs: 'ext5' is not a filesystem type the kernel can put on \[area z\]'s zram device"
 is_mountpoint "$SCRATCH/zarea" && fail "an area with an unknown fs was set up"
-[ ! -e "$STATE" ] || fail "state directory created for a bad config"
+sd stop >/dev/null 2>&1
+rm -rf "$STATE"
 
 note "cat-config prints a configuration check rejects, then the errors, exit 1"
 printf '[storaged]\ndevice-timout = 5s\n' >"$CONF"

@@ -37,8 +37,10 @@ grep -q "^$SWAP " /proc/swaps && fail "storaged activated the swap line"
 run_sd 0 stop
 is_mountpoint "$SCRATCH/raid" && fail "stop left the RAID1 mounted"
 
-note "a line storaged cannot read is still an error"
+note "a line storaged cannot read is still an error: check refuses it, start fails that line alone (C35)"
 echo "/dev/null $SCRATCH/broken line ext4 x-storaged 0 0" >>"$FSTAB"
-run_sd 2 start
+run_sd 2 check
 expect_out "$FSTAB:5"
+run_sd 1 start
+expect_out "refused, $FSTAB:5"
 exit 0

@@ -7,7 +7,7 @@
 # present), a missing copy helper, an unknown filesystem type, a btrfs
 # with a member missing under degraded = no, a missing mount point, a mount
 # point X-mount.mkdir cannot make, a missing bind source; every cycle
-# (exit 2: no plan can be made, by check, --dry-run and start alike); a
+# (exit 2 by check and --dry-run; start refuses one line of each, exit 1); a
 # zram ext4 area mke2fs has no room for, a fs = without its mkfs, brd
 # without its driver, an option tmpfs does not take, an area inside a
 # tmpfs mounted empty, an ext4 source device that is absent.
@@ -142,7 +142,7 @@ note "a bind whose source does not exist"
 echo "$SCRATCH/gone  $SCRATCH/mnt  none  bind,noauto,x-storaged  0 0" >"$FSTAB"
 predict_then_start "bind source '$SCRATCH/gone'" "$SCRATCH/gone"
 
-note "every cycle is named, by check, --dry-run and start (exit 2)"
+note "every cycle is named, by check and --dry-run (exit 2) and start (exit 1: each cycle refused at one line, C35)"
 mkdir -p "$SCRATCH/a" "$SCRATCH/b" "$SCRATCH/c" "$SCRATCH/d"
 cat >"$FSTAB" <<EOT
 tmpfs  $SCRATCH/a  tmpfs  noauto,x-storaged,x-storaged.requires=$SCRATCH/b  0 0
@@ -151,11 +151,13 @@ tmpfs  $SCRATCH/c  tmpfs  noauto,x-storaged,x-storaged.requires=$SCRATCH/d  0 0
 tmpfs  $SCRATCH/d  tmpfs  noauto,x-storaged,x-storaged.requires=$SCRATCH/c  0 0
 EOT
 for cmd in check --dry-run start; do
-	run_sd 2 $cmd
+	run_sd $([ $cmd = start ] && echo 1 || echo 2) $cmd
 	expect_out "fstab:1: dependency cycle: $SCRATCH/a"
 	expect_out "fstab:3: dependency cycle: $SCRATCH/c"
 done
 is_mountpoint "$SCRATCH/a" && fail "start mounted an entry of a cycle"
+is_mountpoint "$SCRATCH/b" && fail "start mounted an entry of a cycle"
+run_sd 0 stop
 
 note "the noauto trap: warned about by check, --dry-run and start"
 echo "tmpfs  $SCRATCH/mnt  tmpfs  x-storaged,size=1M  0 0" >"$FSTAB"
