@@ -179,20 +179,28 @@ bool copy_xattr_is_own(const char *name)
 	return strncmp(name, COPY_OWN_XATTRS, strlen(COPY_OWN_XATTRS)) == 0;
 }
 
-/* whether @xa has an xattr called @name */
-static bool x_has(const struct copy_xattrs *xa, const char *name)
+bool copy_xattrs_next(struct copy_xattr_iter *it, const char **ret_name, const char **ret_val,
+		      uint32_t *ret_vlen)
 {
-	const char *p = xa ? xa->buf : NULL, *end = p ? p + xa->len : NULL;
-	uint32_t vlen;
+	if (!it->p || it->p >= it->end)
+		return false;
+	*ret_name = it->p;
+	it->p += strlen(it->p) + 1;
+	memcpy(ret_vlen, it->p, sizeof(*ret_vlen));
+	*ret_val = it->p + sizeof(*ret_vlen);
+	it->p = *ret_val + *ret_vlen;
+	return true;
+}
 
-	while (p && p < end) {
-		if (!strcmp(p, name))
-			return true;
-		p += strlen(p) + 1;
-		memcpy(&vlen, p, sizeof(vlen));
-		p += sizeof(vlen) + vlen;
-	}
-	return false;
+const char *copy_xattrs_find(const struct copy_xattrs *xa, const char *name, uint32_t *ret_vlen)
+{
+	struct copy_xattr_iter it = copy_xattr_iter_of(xa);
+	const char *key, *val;
+
+	while (copy_xattrs_next(&it, &key, &val, ret_vlen))
+		if (!strcmp(key, name))
+			return val;
+	return NULL;
 }
 
 int copy_xattrs_prune(int fd, const struct copy_xattrs *xa)
@@ -203,7 +211,7 @@ int copy_xattrs_prune(int fd, const struct copy_xattrs *xa)
 	if (n < 0)
 		return errno == EOPNOTSUPP || errno == ENOTSUP ? 0 : -errno;
 	for (char *p = names; p < names + n; p += strlen(p) + 1)
-		if (!copy_xattr_is_own(p) && !x_has(xa, p) && fremovexattr(fd, p) < 0 && errno != ENODATA)
+		if (!copy_xattr_is_own(p) && !copy_xattrs_find(xa, p, &(uint32_t){ 0 }) && fremovexattr(fd, p) < 0 && errno != ENODATA)
 			return -errno;
 	return 0;
 }
@@ -236,23 +244,17 @@ static bool xattr_refused(int e)
 
 int copy_xattrs_write(int fd, bool viaproc, const struct copy_xattrs *xa, struct copy_lost *lost)
 {
-	const char *p = xa ? xa->buf : NULL, *end = p ? p + xa->len : NULL;
+	struct copy_xattr_iter it = copy_xattr_iter_of(xa);
+	const char *name, *val;
 	uint32_t vlen;
 
-	while (p && p < end) {
-		const char *name = p;
-
-		p += strlen(p) + 1;
-		memcpy(&vlen, p, sizeof(vlen));
-		p += sizeof(vlen);
-		if (x_set(fd, viaproc, name, p, vlen) < 0) {
+	while (copy_xattrs_next(&it, &name, &val, &vlen))
+		if (x_set(fd, viaproc, name, val, vlen) < 0) {
 			if (lost && xattr_refused(errno))
 				copy_lost_add(lost, -errno, "extended attribute", name);
 			else if (errno != EOPNOTSUPP && errno != ENOTSUP)
 				return -errno;
 		}
-		p += vlen;
-	}
 	return 0;
 }
 

@@ -95,6 +95,26 @@ struct copy_dirmeta {
  */
 int copy_xattrs_read(int fd, bool viaproc, struct copy_xattrs *ret);
 
+/* a walk over the xattrs of a struct copy_xattrs, in its order */
+struct copy_xattr_iter {
+	const char *p, *end;
+};
+
+static inline struct copy_xattr_iter copy_xattr_iter_of(const struct copy_xattrs *xa)
+{
+	return (struct copy_xattr_iter){ xa ? xa->buf : NULL, xa && xa->buf ? xa->buf + xa->len : NULL };
+}
+
+/* The next xattr of the walk @it: its name, its value (not NUL-ended) and
+ * the value's length in bytes, pointing into the struct copy_xattrs.
+ * Returns: false past the last. */
+bool copy_xattrs_next(struct copy_xattr_iter *it, const char **ret_name, const char **ret_val,
+		      uint32_t *ret_vlen);
+
+/* The value of the xattr @name in @xa (not NUL-ended; its length in
+ * *@ret_vlen), or NULL when @xa has none of that name. */
+const char *copy_xattrs_find(const struct copy_xattrs *xa, const char *name, uint32_t *ret_vlen);
+
 /* storaged's own xattrs (the sync's working directory mark, the area's
  * sync baseline): only root may set trusted.* (xattr(7)); never copied */
 #define COPY_OWN_XATTRS "trusted.storaged."

@@ -208,44 +208,19 @@ static int same_data(int a, int b, off_t size)
 	return r;
 }
 
-/* whether the xattr @name with @vlen bytes @v is in @xa */
-static bool xattr_in(const struct copy_xattrs *xa, const char *name, const char *v, uint32_t vlen)
-{
-	const char *p = xa->buf, *end = p ? p + xa->len : NULL;
-	uint32_t n;
-
-	while (p && p < end) {
-		const char *key = p;
-
-		p += strlen(p) + 1;
-		memcpy(&n, p, sizeof(n));
-		p += sizeof(n);
-		if (!strcmp(key, name))
-			return n == vlen && !memcmp(p, v, n);
-		p += n;
-	}
-	return false;
-}
-
 /* whether @a and @b hold the same xattrs, in whatever order each
  * filesystem lists them */
 static bool same_xattrs(const struct copy_xattrs *a, const struct copy_xattrs *b)
 {
-	const char *p = a->buf, *end = p ? p + a->len : NULL;
-	uint32_t n;
+	struct copy_xattr_iter it = copy_xattr_iter_of(a);
+	const char *name, *val, *other;
+	uint32_t n, k;
 
 	if (a->len != b->len)
 		return false;
-	while (p && p < end) {
-		const char *key = p;
-
-		p += strlen(p) + 1;
-		memcpy(&n, p, sizeof(n));
-		p += sizeof(n);
-		if (!xattr_in(b, key, p, n))
+	while (copy_xattrs_next(&it, &name, &val, &n))
+		if (!(other = copy_xattrs_find(b, name, &k)) || k != n || memcmp(val, other, n))
 			return false;
-		p += n;
-	}
 	return true;
 }
 
