@@ -126,7 +126,9 @@ static int write_automounts(const struct options *o, const struct logger *lg, co
 	return r;
 }
 
-int cmd_systemd_generator(const struct options *o, const struct logger *lg)
+/* The drop-ins of every area read, and the automounts.  Returns: how many
+ * items failed (each logged). */
+static int generate(const struct options *o, const struct logger *lg)
 {
 	struct config cfg = { 0 };
 	struct diag_list dl = { 0 };
@@ -137,23 +139,48 @@ int cmd_systemd_generator(const struct options *o, const struct logger *lg)
 		r = config_load(&cfg, o->config_path, true, &dl);
 	log_diags(lg, &dl);
 	diag_list_done(&dl);
-	if (r < 0 && r != -ENOENT) {
+	/* -EINVAL: errors in some lines, each logged; the areas read are
+	 * still ordered before storaged (a persist area's sync needs it) */
+	if (r < 0 && r != -ENOENT && r != -EINVAL) {
+		log_error(lg, "'%s': %s; no area's mounts are ordered before storaged's units: fix it, then `systemctl daemon-reload`",
+			  o->config_path ? o->config_path : "configuration", strerror(-r));
 		config_done(&cfg);
-		return EXIT_CONFIG;
+		return 1;
 	}
+	failed += r == -EINVAL;
 	for (size_t i = 0; i < cfg.n_areas; i++) {
 		const struct area_config *a = &cfg.areas[i];
 		_cleanup_free_ char *area = NULL, *lower = NULL;
+		/* an area whose section had errors may lack its path */
+		int k = a->path ? area_private_mounts(o->state_dir, a->name, &area, &lower) : -EINVAL;
 
-		if (area_private_mounts(o->state_dir, a->name, &area, &lower) < 0) {
+		if (k == 0)
+			k = write_dropin(lg, o->arg, a->path, a->name);
+		if (k == 0)
+			k = write_dropin(lg, o->arg, area, a->name);
+		if (k == 0)
+			k = write_dropin(lg, o->arg, lower, a->name);
+		if (k < 0) {
+			log_error(lg, "area '%s': its mounts are not ordered before storaged's units (%s): at shutdown they may go before its sync; fix the area, then `systemctl daemon-reload`",
+				  a->name, strerror(-k));
 			failed++;
-			continue;
 		}
-		failed += write_dropin(lg, o->arg, a->path, a->name) < 0;
-		failed += write_dropin(lg, o->arg, area, a->name) < 0;
-		failed += write_dropin(lg, o->arg, lower, a->name) < 0;
 	}
 	failed += write_automounts(o, lg, &cfg) < 0;
 	config_done(&cfg);
-	return failed ? EXIT_STEP_FAILED : 0;
+	return failed;
+}
+
+/* systemd.generator(7): a generator logs to the kernel log (its stderr
+ * goes nowhere at boot) and never holds up the boot: what failed is
+ * logged, the exit status is 0. */
+int cmd_systemd_generator(const struct options *o, const struct logger *lg)
+{
+	struct logger klg;
+
+	log_init_kmsg(&klg, lg->max_level, "storaged-generator");
+	klg.self = lg->self;
+	generate(o, &klg);
+	log_close(&klg);
+	return 0;
 }

@@ -320,6 +320,10 @@ static void finish_mount(struct run *rn, size_t i, bool overdue)
 	else
 		log_info(rn->cx->log, "mounted %s on %s%s", s->entry->source, s->entry->target,
 			 sr->degraded ? " (DEGRADED)" : "");
+	/* libmount's word on a mount it made otherwise than asked (a
+	 * write-protected device mounted read-only), as mount(8) prints it */
+	if (err[0])
+		log_warning(rn->cx->log, "%s: %s", s->entry->target, err);
 	if (sr->degraded && incomplete_dep(rn, s) != SIZE_MAX)
 		exec_announce_degraded(rn, rn->texts[incomplete_dep(rn, s)].fsid);
 }

@@ -25,6 +25,7 @@
 #include "devices/udev_change.h"
 #include "shared/sigfd.h"
 #include "mount/mount_pool.h"
+#include "mount/mountopt.h"
 #include "mount/umount.h"
 #include "mount/view.h"
 #include "state/state.h"
@@ -142,14 +143,41 @@ static int real_wait(void *ud, struct exec_job *const *jobs, size_t n, uint64_t 
 	return 0;
 }
 
+/* A mount that failed before it was started: @job finished, with @why. */
+static int mount_refused(struct exec_job *job, int err, const char *why)
+{
+	struct real_job *rj = calloc(1, sizeof(*rj));
+
+	if (!rj)
+		return -ENOMEM;
+	rj->fd = -1;
+	rj->result = err;
+	rj->message = strdup(why);
+	job->priv = rj;
+	job->finished = true;
+	return 0;
+}
+
+/* libmount's userspace steps (mountopt.h) are done here, before the mount
+ * pool: the new mount API takes the options as they are, and libmount
+ * finds nothing left to do. */
 static int real_mount_start(void *ud, const struct fstab_entry *e, const char *options, struct exec_job *job)
 {
 	struct sysops *so = ud;
 	_cleanup_free_ struct mount_reply *here = malloc(sizeof(*here));
+	_cleanup_free_ char *fixed = NULL;
 	struct real_job *rj = calloc(1, sizeof(*rj));
+	char why[512] = "";
 	pid_t pid = 0;
-	int r = here && rj ? mount_pool_start(&so->mounts, e, options, &rj->fd, &pid, here) : -ENOMEM;
+	int r = here && rj ? mountopt_userspace(options, mountopt_lsm_running(), &fixed, why, sizeof(why))
+			   : -ENOMEM;
 
+	if (r == -ENOENT) {
+		free(rj);
+		return mount_refused(job, r, why);
+	}
+	if (r == 0)
+		r = mount_pool_start(&so->mounts, e, fixed, &rj->fd, &pid, here);
 	if (r < 0) {
 		free(rj);
 		return r;

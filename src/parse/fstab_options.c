@@ -69,7 +69,7 @@ static const struct fstab__option opt_table[] = {
 	{ "x-systemd.validatefs", OPT_NOTED, false,
 	  "storaged does not check the filesystem's recorded mount point or GPT type before mounting", false },
 	{ "x-systemd.rw-only", OPT_NOTED, false,
-	  "storaged never retries a failed mount read-only, with or without this option", false },
+	  "storaged cannot forbid the read-only retry: a device mounted through libmount whose read-write mount fails with EROFS or EACCES (write-protected) is mounted read-only, with mount(8)'s warning, as 'mount' without -w does; a tmpfs or a bind is never retried", false },
 	{ "x-systemd.graceful-option", OPT_NOTED, false,
 	  "storaged does not probe the kernel for the option: the mount is made without it", false },
 	{ "x-initrd.mount", OPT_NOTED, false,

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,8 @@ void log_init(struct logger *lg, int max_level, enum log_target target)
 	lg->max_level = max_level;
 	lg->target = target;
 	lg->journal_prefix = false;
+	lg->kmsg_fd = -1;
+	lg->ident = "storaged";
 	/* lg->self is the caller's: a detached resident keeps its parent's */
 	if (target == LOG_TARGET_SYSLOG)
 		openlog("storaged", LOG_PID | LOG_CONS, LOG_DAEMON);
@@ -39,10 +43,43 @@ void log_init(struct logger *lg, int max_level, enum log_target target)
 		lg->journal_prefix = log_stream_is_journal(getenv("JOURNAL_STREAM"), &st);
 }
 
+int log_init_kmsg(struct logger *lg, int max_level, const char *ident)
+{
+	int fd = isatty(STDERR_FILENO) ? -ENOTTY : open("/dev/kmsg", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0) {
+		int r = fd == -ENOTTY ? fd : -errno;
+
+		log_init(lg, max_level, LOG_TARGET_STDERR);
+		return r;
+	}
+	log_init(lg, max_level, LOG_TARGET_KMSG);
+	lg->kmsg_fd = fd;
+	lg->ident = ident;
+	return 0;
+}
+
 void log_close(struct logger *lg)
 {
 	if (lg->target == LOG_TARGET_SYSLOG)
 		closelog();
+	if (lg->target == LOG_TARGET_KMSG && lg->kmsg_fd >= 0)
+		close(lg->kmsg_fd);
+	lg->kmsg_fd = -1;
+}
+
+/* One record, one write(2): the kernel takes each write as a record. */
+static void kmsg_write(const struct logger *lg, int prio, const char *msg)
+{
+	char rec[1024];
+	int n = snprintf(rec, sizeof(rec), "<%d>%s: %s\n", LOG_DAEMON | LOG_PRI(prio), lg->ident, msg);
+
+	if (n >= (int)sizeof(rec)) {
+		n = (int)sizeof(rec) - 1;
+		rec[n - 1] = '\n';
+	}
+	if (n > 0 && write(lg->kmsg_fd, rec, (size_t)n) < 0)
+		fprintf(stderr, "%s: %s\n", lg->ident, msg);
 }
 
 static const char *level_name(int prio)
@@ -69,6 +106,9 @@ static void log_write(const struct logger *lg, int prio, const char *msg)
 	switch (lg->target) {
 	case LOG_TARGET_SYSLOG:
 		syslog(prio, "%s", msg);
+		break;
+	case LOG_TARGET_KMSG:
+		kmsg_write(lg, prio, msg);
 		break;
 	default:
 		/* sd-daemon.h's SD_ERR and the like: "<3>".  The journal

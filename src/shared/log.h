@@ -16,6 +16,7 @@
 enum log_target {
 	LOG_TARGET_STDERR, /* interactive use, tests, early boot */
 	LOG_TARGET_SYSLOG, /* resident daemon */
+	LOG_TARGET_KMSG, /* a systemd generator: the kernel log (log_init_kmsg()) */
 };
 
 struct logger {
@@ -29,6 +30,9 @@ struct logger {
 	 * "storaged" and the -c, -f, --state-dir in use (invocation.h);
 	 * borrowed, NULL for "storaged" alone (log_self()) */
 	const char *self;
+	/* LOG_TARGET_KMSG only: /dev/kmsg, and the name each record starts with */
+	int kmsg_fd;
+	const char *ident;
 };
 
 /**
@@ -43,6 +47,22 @@ struct logger {
  * "storaged: LEVEL: " one the journal would repeat.
  */
 void log_init(struct logger *lg, int max_level, enum log_target target);
+
+/**
+ * log_init_kmsg:
+ * @lg: logger to set up
+ * @max_level: as log_init()
+ * @ident: the name each record starts with ("storaged-generator"; borrowed)
+ *
+ * Where a generator must log (systemd.generator(7): its stderr goes
+ * nowhere at boot): each message one record "<PRI>IDENT: message" written
+ * to /dev/kmsg, the facility LOG_DAEMON.  When /dev/kmsg cannot be opened
+ * for writing, or stderr is a terminal (someone runs the generator by
+ * hand), it is log_init(LOG_TARGET_STDERR).  Close with log_close().
+ *
+ * Returns: 0 logging to the kernel; negative errno of open(2) (stderr it is).
+ */
+int log_init_kmsg(struct logger *lg, int max_level, const char *ident);
 
 /**
  * log_stream_is_journal:

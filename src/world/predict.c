@@ -26,6 +26,7 @@
 
 #include "copy/copy.h"
 #include "copy/copy_spawn.h"
+#include "mount/mountopt.h"
 #include "parse/area_facts.h"
 #include "shared/units.h"
 #include "plan/area_size.h"
@@ -235,6 +236,19 @@ static int rule_tmpfs_options(struct predictor *pr, size_t i)
 	return 0;
 }
 
+/* libmount turns a uid= or gid= name into its number (of any filesystem,
+ * context_mount.c fix_optstr()), as storaged does (mountopt.h): a name in
+ * no database fails the mount before the kernel sees it. */
+static int rule_id_names(struct predictor *pr, size_t i)
+{
+	const struct fstab_entry *e = pr->p->steps[i].entry;
+	char why[512];
+
+	if (!mountopt_unknown_id(e->mount_options, why, sizeof(why)))
+		return 0;
+	return predict__record(pr, i, "%s (%s:%u)", why, predict__fstab_file(pr), e->line);
+}
+
 static bool has_layer(const struct fstab_entry *e, const char *option)
 {
 	for (size_t k = 0; k < e->n_paths; k++)
@@ -366,6 +380,8 @@ static const struct predict_rule rules[] = {
 	  "Linux mm/shmem.c shmem_parse_one() with lib/cmdline.c memparse(): size=, nr_blocks=, nr_inodes= (EINVAL \"Bad value\"), 5.4-6.18" },
 	{ "degraded-btrfs-only", PLAN_MOUNT, false, rule_degraded,
 	  "Linux fs/fs_context.c vfs_parse_fs_param(): a parameter no filesystem takes is EINVAL \"Unknown parameter\"; only fs/btrfs/super.c takes degraded, 5.1-6.18" },
+	{ "id-names", PLAN_MOUNT, true, rule_id_names,
+	  "util-linux libmount/src/context_mount.c fix_optstr(): uid= and gid= names through getpwnam_r(3)/getgrnam_r(3), a name in neither fails the mount (MNT_ERR_MOUNTOPT), 2.38-2.41" },
 	{ "tmpfs-options", PLAN_MOUNT, false, rule_tmpfs_options,
 	  "Linux mm/shmem.c shmem_fs_parameters[], fs/fs_context.c vfs_parse_fs_param(): \"Unknown parameter\" (EINVAL), 5.4-6.18; util-linux libmount mnt_split_optstr(), 2.38-2.41" },
 	{ "btrfs-members", PLAN_MOUNT, false, rule_btrfs_members,

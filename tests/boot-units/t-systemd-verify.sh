@@ -154,6 +154,10 @@ done
 lacks "$S" 'RestrictAddressFamilies=.*AF_INET'
 lacks "$Y" 'RestrictAddressFamilies=.*AF_INET'
 has "$R" 'CapabilityBoundingSet=.*\bCAP_NET_BIND_SERVICE\b'
+# the units that mount read the kernel's reason for a failed one back
+# (dmesg_restrict=1 hides it without CAP_SYSLOG; t-unit-capabilities)
+has "$S" 'CapabilityBoundingSet=.*\bCAP_SYSLOG\b'
+has "$R" 'CapabilityBoundingSet=.*\bCAP_SYSLOG\b'
 # What systemd makes of them (verify parsed them above without a word):
 # the sandbox as `systemd-analyze security` scores it, for the log.
 if systemd-analyze security --help 2>/dev/null | grep -q -- '--offline'; then
