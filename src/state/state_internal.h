@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "shared/kv_record.h"
 #include "state.h"
 
 /* Writes "key = value" (nothing for a NULL @value), mangled as
@@ -36,17 +37,13 @@ int state_append_str(char **dst, const char *more);
 /* mkdir(@dir, 0755), an existing one accepted.  Returns: 0 or negative errno. */
 int state_mkdir(const char *dir);
 
-/* state_btrfs.c: the members and decision fields of a btrfs record, as
- * "key = value" lines.  Returns: as state_write_kv(). */
-int state_write_members(FILE *f, const struct state_record *rec);
+/* state_btrfs.c: the fields of a run state's record, in the order written
+ * (the loader reads "kind" and "complete" itself). */
+#define STATE_RECORD_N_FIELDS 26
+extern const struct kv_field state_record_fields[STATE_RECORD_N_FIELDS];
 
-/* state_btrfs.c: the status and the kind named @name.  Returns: it, as
- * an int; -EINVAL for an unknown name. */
-int state_status_from_name(const char *name);
+/* state_btrfs.c: the kind named @name.  Returns: it, as an int; -EINVAL
+ * for an unknown name. */
 int state_kind_from_name(const char *name);
-
-/* The decision named @name, DECISION_NONE for a word this storaged does
- * not know (a newer one's). */
-enum btrfs_decision state_decision_from_name(const char *name);
 
 #endif
