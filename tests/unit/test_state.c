@@ -121,8 +121,6 @@ static void test_mount_root_facts(void **ctx)
 	state_done(&t);
 }
 
-/* The text written, byte for byte: a plain record, and one whose escaped
- * id goes through state_write_kv() between buffered lines. */
 /* The text written, byte for byte: a plain record, and one with an
  * escaped id. */
 static void test_saved_text(void **ctx)
