@@ -56,50 +56,29 @@ struct kv_field {
 	const char *expect; /* what a valid value looks like, for messages */
 };
 
-/**
- * kv_find:
- * The row of @table (@n rows) for the key @name; when @append is not NULL,
- * "name+" finds it too, and *@append says whether the "+" was there.
- *
- * Returns: the row (static), or NULL for a key not in the table.
- */
+/* The row of @table (@n rows) for the key @name, or NULL; when @append is
+ * not NULL, "name+" finds a KV_STR row too, and *@append says so. */
 const struct kv_field *kv_find(const struct kv_field *table, size_t n, const char *name, bool *append);
 
-/**
- * kv_set:
- * Stores @v, a value of the row @f, into the struct at @base; @append
- * (KV_STR only) adds it to the value before, which must exist.
- *
- * Returns: 0; -EINVAL or -ERANGE for a value of the wrong form (0 for a
- * KV_LAX row, @base unchanged); -ENOMEM.
- */
+/* Stores @v, a value of the row @f, into the struct at @base; @append adds
+ * it to the string before, which must exist.  Returns: 0; -EINVAL or
+ * -ERANGE for a value of the wrong form (0 for a KV_LAX row, @base
+ * unchanged); -ENOMEM. */
 int kv_set(const struct kv_field *f, void *base, const char *v, bool append);
 
-/**
- * kv_unmangle:
- * Returns: @raw as the state format's writer mangled it, turned back
- * (owned, "" for ""), or NULL on -ENOMEM.
- */
+/* Returns: @raw, a value kv_write() mangled, turned back (owned), or NULL
+ * on -ENOMEM. */
 char *kv_unmangle(const char *raw);
 
-/**
- * kv_write_fields:
- * Writes the fields of the struct at @base, in the order of @table (@n
- * rows), as kv_write() does.
- *
- * Returns: 0; -EIO when @f is in error (ferror: also an earlier write's).
- */
+/* The fields of the struct at @base, in the order of @table (@n rows), as
+ * kv_write() writes one.  Returns: 0; -EIO when @f is in error (ferror:
+ * also an earlier write's). */
 int kv_write_fields(FILE *f, const void *base, const struct kv_field *table, size_t n);
 
-/*
- * kv_write:
- * Writes "key = value" (nothing for a NULL @value), mangled as
- * mnt_unmangle() reads it back (also the bytes inih would trim or take for
- * a comment) and split into "key+ = ..." lines of at most 120 bytes of
- * value for inih's 200-byte lines.
- *
- * Returns: as kv_write_fields().
- */
+/* "key = value" (nothing for a NULL @value), mangled as mnt_unmangle()
+ * reads it back (also the bytes inih would trim or take for a comment),
+ * on "key+ = ..." lines of at most 120 bytes of value for inih's 200-byte
+ * lines.  Returns: as kv_write_fields(). */
 int kv_write(FILE *f, const char *key, const char *value);
 
 /* *@dst = a copy of @src (NULL: NULL), the old value freed.  Returns: 0 or -ENOMEM. */
