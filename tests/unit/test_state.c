@@ -176,7 +176,7 @@ static void test_previous_state_loads(void **ctx)
 	char *old = slurp(FIXTURES "/state/previous.state", &len), *now;
 
 	assert_int_equal(state_parse(old, len, &s, NULL), 0);
-	assert_int_equal(s.n, 7);
+	assert_int_equal(s.n, 8);
 	assert_int_equal(s.last_seq, 3);
 	r = state_find(&s, STATE_BTRFS, "0b7c3a2e-5d1f-4e0a-9c55-2f6a1d3e4b70");
 	assert_non_null(r);
@@ -187,6 +187,10 @@ static void test_previous_state_loads(void **ctx)
 	assert_string_equal(r->source, "/dev/vdb /dev/vdc");
 	assert_string_equal(r->late, "devid 2 /dev/vdc at +12s: added back");
 	assert_int_equal(r->stale_usec, 1765000000100000ULL);
+	r = state_find(&s, STATE_BTRFS, "5e1d0c4b-3a29-4f18-8e07-6d5c4b3a2918");
+	assert_non_null(r);
+	assert_int_equal(r->decision, DECISION_COMPLETE);
+	assert_true(r->members_present == 2 && r->waited_usec == 0 && !r->late);
 	r = state_find(&s, STATE_MOUNT, "/srv/data");
 	assert_non_null(r);
 	assert_true(r->nofail);
