@@ -24,6 +24,7 @@
 
 #include "parse/ini_reader.h"
 #include "shared/input.h"
+#include "shared/kv_record.h"
 #include "inventory.h"
 #include "shared/units.h"
 
@@ -58,27 +59,17 @@ static void fixture_error(struct fixture_ctx *c, unsigned line, const char *fmt,
 		c->fatal = -ENOMEM;
 }
 
-/* An empty value is no value: "type =" is how a disk without a signature
- * is written (inih does not report a section without keys). */
-static int set_string(const char *v, char **dst)
+static int set_label(const char *v, void *base, const struct kv_field *f)
 {
-	free(*dst);
-	*dst = NULL;
-	if (!*v)
-		return 0;
-	*dst = strdup(v);
-	return *dst ? 0 : -ENOMEM;
-}
+	struct block_device *d = base;
 
-static int set_label(struct fixture_ctx *c, const char *v)
-{
-	if (strlen(v) >= sizeof(c->cur.btrfs.label))
+	if (strlen(v) >= sizeof(d->btrfs.label))
 		return -ERANGE;
-	snprintf(c->cur.btrfs.label, sizeof(c->cur.btrfs.label), "%s", v);
-	return set_string(v, &c->cur.label);
+	snprintf(d->btrfs.label, sizeof(d->btrfs.label), "%s", v);
+	return kv_replace_str(&d->label, *v ? v : NULL);
 }
 
-static int set_devno(struct fixture_ctx *c, const char *v)
+static int set_devno(const char *v, void *base, const struct kv_field *f)
 {
 	char major_s[16], minor_s[16];
 	uint64_t ma, mi;
@@ -94,27 +85,17 @@ static int set_devno(struct fixture_ctx *c, const char *v)
 	r = r ?: units_parse_uint(minor_s, (1u << 20) - 1, &mi);
 	if (r < 0)
 		return r;
-	c->cur.devno = makedev((unsigned)ma, (unsigned)mi);
+	((struct block_device *)base)->devno = makedev((unsigned)ma, (unsigned)mi);
 	return 0;
 }
 
-static int set_devid(struct fixture_ctx *c, const char *v)
+/* devid, num_devices: a count from 1 */
+static int set_count(const char *v, void *base, const struct kv_field *f)
 {
-	int r = units_parse_uint(v, UINT64_MAX, &c->cur.btrfs.devid);
+	uint64_t *dst = (uint64_t *)((char *)base + f->off);
+	int r = units_parse_uint(v, UINT64_MAX, dst);
 
-	return r ?: (c->cur.btrfs.devid ? 0 : -ERANGE);
-}
-
-static int set_num_devices(struct fixture_ctx *c, const char *v)
-{
-	int r = units_parse_uint(v, UINT64_MAX, &c->cur.btrfs.num_devices);
-
-	return r ?: (c->cur.btrfs.num_devices ? 0 : -ERANGE);
-}
-
-static int set_generation(struct fixture_ctx *c, const char *v)
-{
-	return units_parse_uint(v, UINT64_MAX, &c->cur.btrfs.generation);
+	return r ?: (*dst ? 0 : -ERANGE);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -124,9 +105,9 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int set_sys_devids(struct fixture_ctx *c, const char *v)
+static int set_sys_devids(const char *v, void *base, const struct kv_field *f)
 {
-	struct btrfs_sb_info *b = &c->cur.btrfs;
+	struct btrfs_sb_info *b = &((struct block_device *)base)->btrfs;
 	char tok[32];
 	size_t n = 0;
 
@@ -152,8 +133,9 @@ static int set_sys_devids(struct fixture_ctx *c, const char *v)
 }
 
 /* ID= names, space-separated (udev's by-id names have no spaces). */
-static int set_ids(struct fixture_ctx *c, const char *v)
+static int set_ids(const char *v, void *base, const struct kv_field *f)
 {
+	struct block_device *d = base;
 	char tok[256];
 
 	while (*(v += strspn(v, " \t"))) {
@@ -164,7 +146,7 @@ static int set_ids(struct fixture_ctx *c, const char *v)
 			return -ERANGE;
 		memcpy(tok, v, len);
 		tok[len] = '\0';
-		r = strv_contains(c->cur.ids, tok) ? 0 : strv_extend(&c->cur.ids, tok);
+		r = strv_contains(d->ids, tok) ? 0 : strv_extend(&d->ids, tok);
 		if (r < 0)
 			return r;
 		v += len;
@@ -180,25 +162,28 @@ enum {
 	KEYS_BTRFS = KEY_DEVID | KEY_NUM_DEVICES | KEY_GENERATION | KEY_SYS_DEVIDS,
 };
 
-/* @set parses the value; without one, it is the string at @field of cur */
-static const struct fixture_key {
-	const char *name;
-	int (*set)(struct fixture_ctx *c, const char *v);
-	const char *expect; /* what a valid value looks like */
-	size_t field;
-} fixture_keys[] = {
-	{ "type", NULL, "a filesystem type", offsetof(struct block_device, type) },
-	{ "uuid", NULL, "a uuid", offsetof(struct block_device, uuid) },
-	{ "uuid_sub", NULL, "a uuid", offsetof(struct block_device, uuid_sub) },
-	{ "label", set_label, "a label of at most 255 bytes", 0 },
-	{ "partuuid", NULL, "a uuid", offsetof(struct block_device, partuuid) },
-	{ "partlabel", NULL, "a label", offsetof(struct block_device, partlabel) },
-	{ "devno", set_devno, "MAJOR:MINOR", 0 },
-	{ "devid", set_devid, "a devid >= 1", 0 },
-	{ "num_devices", set_num_devices, "a count >= 1", 0 },
-	{ "generation", set_generation, "a number", 0 },
-	{ "sys_devids", set_sys_devids, "space-separated devids >= 1 (at most 64)", 0 },
-	{ "ids", set_ids, "space-separated /dev/disk/by-id/ names of at most 255 bytes", 0 },
+#define STR(key, what) \
+	{ .name = #key, .off = offsetof(struct block_device, key), .type = KV_STR, \
+	  .flags = KV_EMPTY_NONE, .expect = what }
+#define SET(key, fn, what, ...) { .name = #key, .type = KV_CUSTOM, .parse = fn, .expect = what, __VA_ARGS__ }
+#define BTRFS(key) offsetof(struct block_device, btrfs.key)
+
+/* The fields of a device, in the order of the KEY_* bits above; an empty
+ * string is no value: "type =" is how a disk without a signature is
+ * written (inih does not report a section without keys). */
+static const struct kv_field fixture_keys[] = {
+	STR(type, "a filesystem type"),
+	STR(uuid, "a uuid"),
+	STR(uuid_sub, "a uuid"),
+	SET(label, set_label, "a label of at most 255 bytes"),
+	STR(partuuid, "a uuid"),
+	STR(partlabel, "a label"),
+	SET(devno, set_devno, "MAJOR:MINOR"),
+	SET(devid, set_count, "a devid >= 1", .off = BTRFS(devid)),
+	SET(num_devices, set_count, "a count >= 1", .off = BTRFS(num_devices)),
+	{ .name = "generation", .off = BTRFS(generation), .type = KV_U64, .expect = "a number" },
+	SET(sys_devids, set_sys_devids, "space-separated devids >= 1 (at most 64)"),
+	SET(ids, set_ids, "space-separated /dev/disk/by-id/ names of at most 255 bytes"),
 };
 
 _Static_assert(ARRAY_SIZE(fixture_keys) == 12, "KEY_* bits follow fixture_keys order");
@@ -309,6 +294,7 @@ static void fixture_section_begin(struct fixture_ctx *c, const char *name)
 static int fixture_handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct fixture_ctx *c = user;
+	const struct kv_field *k;
 	size_t i;
 	int r;
 
@@ -330,20 +316,18 @@ static int fixture_handler(void *user, const char *section, const char *name, co
 		fixture_error(c, c->lines.lineno, "key '%s' outside a '[device /dev/NAME]' section", name);
 		return 1;
 	}
-	for (i = 0; i < ARRAY_SIZE(fixture_keys); i++)
-		if (strcmp(fixture_keys[i].name, name) == 0)
-			break;
-	if (i == ARRAY_SIZE(fixture_keys)) {
+	k = kv_find(fixture_keys, ARRAY_SIZE(fixture_keys), name, NULL);
+	if (!k) {
 		fixture_error(c, c->lines.lineno, "unknown key '%s'", name);
 		return 1;
 	}
+	i = (size_t)(k - fixture_keys);
 	if (c->seen & (1u << i)) {
 		fixture_error(c, c->lines.lineno, "key '%s' given twice in this section", name);
 		return 1;
 	}
 	c->seen |= 1u << i;
-	r = fixture_keys[i].set ? fixture_keys[i].set(c, value)
-				: set_string(value, (char **)((char *)&c->cur + fixture_keys[i].field));
+	r = kv_set(k, &c->cur, value, false);
 	if (r == -ENOMEM)
 		c->fatal = r;
 	else if (r < 0)

@@ -7,13 +7,11 @@
 #include <unistd.h>
 
 #include <ini.h>
-#include <libmount.h>
 
 #include "atomic_file.h"
 #include "shared/input.h"
 #include "state.h"
 #include "state_internal.h"
-#include "shared/units.h"
 #include "shared/util.h"
 
 static void record_done(struct state_record *r)
@@ -182,8 +180,8 @@ struct state_record *state_put(struct state *s, enum state_kind kind, const char
 
 	if (!r && !(r = record_new(s, kind, id)))
 		return NULL;
-	if (state_replace_str(&r->source, source) < 0 ||
-	    state_replace_str(&r->fstype, fstype) < 0 || state_replace_str(&r->reason, reason) < 0)
+	if (kv_replace_str(&r->source, source) < 0 ||
+	    kv_replace_str(&r->fstype, fstype) < 0 || kv_replace_str(&r->reason, reason) < 0)
 		return NULL;
 	r->status = status;
 	r->members_present = r->members_expected = r->waited_usec = r->scrub_started_usec = r->stale_usec = 0;
@@ -230,35 +228,6 @@ struct load_ctx {
 	struct state_record *cur; /* the last record of s, until "complete" */
 	int error;
 };
-
-/* The string field @name ("id", "source+", …) of @r, or NULL. */
-static char **string_field(struct state_record *r, const char *name, bool *append)
-{
-	size_t len = strlen(name);
-
-	*append = len > 0 && name[len - 1] == '+';
-	if (*append)
-		len--;
-	if (strncmp(name, "id", len) == 0 && len == 2)
-		return &r->id;
-	if (strncmp(name, "source", len) == 0 && len == 6)
-		return &r->source;
-	if (strncmp(name, "fstype", len) == 0 && len == 6)
-		return &r->fstype;
-	if (strncmp(name, "reason", len) == 0 && len == 6)
-		return &r->reason;
-	if (strncmp(name, "mountpoint", len) == 0 && len == 10)
-		return &r->mountpoint;
-	if (strncmp(name, "members_note", len) == 0 && len == 12)
-		return &r->members_note;
-	if (strncmp(name, "wait_policy", len) == 0 && len == 11)
-		return &r->wait_policy;
-	if (strncmp(name, "arrivals", len) == 0 && len == 8)
-		return &r->arrivals;
-	if (strncmp(name, "late", len) == 0 && len == 4)
-		return &r->late;
-	return NULL;
-}
 
 /*
  * A record counts once its last key, "complete", is read: an appended
@@ -350,12 +319,10 @@ static int parse_records(struct load_ctx *c, char *buf, size_t len)
 
 static int load_value(struct load_ctx *c, const char *name, const char *raw)
 {
-	/* mnt_unmangle() has no answer for "" */
-	_cleanup_free_ char *v = raw[0] ? mnt_unmangle(raw) : strdup("");
+	_cleanup_free_ char *v = kv_unmangle(raw);
 	struct state_record *r = c->cur;
+	const struct kv_field *f;
 	bool append;
-	char **field;
-	uint64_t u;
 	int k;
 
 	if (!v)
@@ -372,54 +339,13 @@ static int load_value(struct load_ctx *c, const char *name, const char *raw)
 		return -EINVAL;
 	if (strcmp(name, "complete") == 0) /* anything else: cut short */
 		return strcmp(v, "yes") == 0 ? record_commit(c) : 0;
-	field = string_field(r, name, &append);
-	if (field)
-		return append ? state_append_str(field, v) : state_replace_str(field, v);
-	if (strcmp(name, "status") == 0) {
-		k = state_status_from_name(v);
-		if (k < 0)
-			return k;
-		r->status = (enum state_status)k;
-		return 0;
-	}
-	if (strcmp(name, "decision") == 0) {
-		r->decision = state_decision_from_name(v);
-		return 0;
-	}
-	if (strcmp(name, "nofail") == 0)
-		return units_parse_bool(v, &r->nofail);
-	if (strcmp(name, "recursive") == 0)
-		return units_parse_bool(v, &r->recursive);
-	if (units_parse_uint(v, UINT64_MAX, &u) < 0)
+	f = kv_find(state_record_fields, STATE_RECORD_N_FIELDS, name, &append);
+	if (!f)
 		return 0; /* unknown or newer keys are ignored */
-	if (strcmp(name, "seq") == 0 && u <= UINT32_MAX) {
-		r->seq = (unsigned)u;
-		if (r->seq > c->s->last_seq)
-			c->s->last_seq = r->seq;
-	} else if (strcmp(name, "duration_usec") == 0) {
-		r->duration_usec = u;
-	} else if (strcmp(name, "mount_id") == 0 && u <= UINT32_MAX) {
-		r->mount_id = (unsigned)u;
-	} else if (strcmp(name, "mount_unique_id") == 0) {
-		r->mount_unique_id = u;
-	} else if (strcmp(name, "mount_root_dev") == 0) {
-		r->mount_root_dev = u;
-	} else if (strcmp(name, "mount_root_ino") == 0) {
-		r->mount_root_ino = u;
-	} else if (strcmp(name, "mount_root_btime_ns") == 0) {
-		r->mount_root_btime_ns = u;
-	} else if (strcmp(name, "members_present") == 0) {
-		r->members_present = u;
-	} else if (strcmp(name, "members_expected") == 0) {
-		r->members_expected = u;
-	} else if (strcmp(name, "waited_usec") == 0) {
-		r->waited_usec = u;
-	} else if (strcmp(name, "scrub_started_usec") == 0) {
-		r->scrub_started_usec = u;
-	} else if (strcmp(name, "stale_usec") == 0) {
-		r->stale_usec = u;
-	}
-	return 0;
+	k = kv_set(f, r, v, append);
+	if (r->seq > c->s->last_seq)
+		c->s->last_seq = r->seq;
+	return k;
 }
 
 static int load_handler(void *user, const char *section, const char *name, const char *value)
@@ -493,49 +419,16 @@ int state_load(const char *dir, struct state *ret, unsigned *ret_line)
 	return state_parse(buf, len, ret, ret_line);
 }
 
-/* One "[record]" section.  Returns: 0 or negative errno (state_write_kv()). */
+/* One "[record]" section.  Returns: 0 or negative errno (kv_write()). */
 static int write_record(FILE *f, const struct state_record *rec)
 {
 	int r;
 
 	fputs("\n[record]\n", f);
-	r = state_write_kv(f, "kind", state_kind_name(rec->kind));
-	if (!r)
-		r = state_write_kv(f, "id", rec->id);
-	if (!r)
-		r = state_write_kv(f, "source", rec->source);
-	if (!r)
-		r = state_write_kv(f, "fstype", rec->fstype);
-	if (!r)
-		r = state_write_kv(f, "reason", rec->reason);
-	if (!r)
-		r = state_write_kv(f, "mountpoint", rec->mountpoint);
-	if (!r)
-		r = state_write_kv(f, "status", state_status_name(rec->status));
-	if (!r)
-		r = state_write_uint(f, "seq", rec->seq);
-	if (!r)
-		r = state_write_uint(f, "duration_usec", rec->duration_usec);
-	if (!r)
-		r = state_write_bool(f, "nofail", rec->nofail);
-	if (!r)
-		r = state_write_bool(f, "recursive", rec->recursive);
-	if (!r)
-		r = state_write_uint(f, "mount_id", rec->mount_id);
-	if (!r)
-		r = state_write_uint(f, "mount_unique_id", rec->mount_unique_id);
-	if (!r && rec->mount_root_ino) { /* only a mount storaged made has them */
-		r = state_write_uint(f, "mount_root_dev", rec->mount_root_dev);
-		if (!r)
-			r = state_write_uint(f, "mount_root_ino", rec->mount_root_ino);
-		if (!r)
-			r = state_write_uint(f, "mount_root_btime_ns", rec->mount_root_btime_ns);
-	}
-	if (!r && rec->members_expected)
-		r = state_write_members(f, rec);
+	r = kv_write_fields(f, rec, state_record_fields, STATE_RECORD_N_FIELDS);
 	if (r)
 		return r; /* no "complete": the loader drops what was written */
-	return state_write_kv(f, "complete", "yes");
+	return kv_write(f, "complete", "yes");
 }
 
 static int write_records(FILE *f, const struct state *s)

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The record of one RAM area (struct state_area, state.h), in the format of
- * the run state: state_format.c's writer and inih.
+ * the run state: a table of the keyed-record codec (shared/kv_record.h).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <ini.h>
-#include <libmount.h>
 
 #include "atomic_file.h"
 #include "state.h"
@@ -46,6 +46,74 @@ void state_area_done(struct state_area *a)
 	state_area_init(a);
 }
 
+/* storaged wrote it, but a damaged file must not turn into a wrong device
+ * number: -1 or 0..INT32_MAX */
+static int resource_parse(const char *v, void *base, const struct kv_field *f)
+{
+	int *ret = (int *)((char *)base + f->off);
+	uint64_t u;
+
+	if (strcmp(v, "-1") == 0) {
+		*ret = -1;
+		return 0;
+	}
+	if (units_parse_uint(v, INT32_MAX, &u) < 0)
+		return -EINVAL;
+	*ret = (int)u;
+	return 0;
+}
+
+static const char *resource_format(const void *base, const struct kv_field *f, char *buf, size_t len)
+{
+	int id = *(const int *)((const char *)base + f->off);
+
+	if (id < 0)
+		return NULL;
+	snprintf(buf, len, "%d", id);
+	return buf;
+}
+
+static int backend_parse(const char *v, void *base, const struct kv_field *f)
+{
+	return config_backend_from_name(v, (enum area_backend *)((char *)base + f->off));
+}
+
+static const char *backend_format(const void *base, const struct kv_field *f, char *buf, size_t len)
+{
+	(void)buf;
+	(void)len;
+	return config_backend_name(*(const enum area_backend *)((const char *)base + f->off));
+}
+
+#define ROW(key, member, kv_type, ...) \
+	{ .name = key, .off = offsetof(struct state_area, member), .type = kv_type, __VA_ARGS__ }
+
+/* In the order written; every value must be valid (the file is replaced
+ * whole: a damaged one was not written by storaged). */
+static const struct kv_field area_fields[] = {
+	ROW("name", name, KV_STR),
+	ROW("path", path, KV_STR),
+	ROW("fs", fs, KV_STR),
+	ROW("device", device, KV_STR),
+	ROW("sync_dir", sync_dir, KV_STR),
+	ROW("sync_failed", sync_failed, KV_STR),
+	/* a record of storaged's holds few: one per filesystem mounted below
+	 * the directory */
+	ROW("carried", carried, KV_U64_LIST, .n_off = offsetof(struct state_area, n_carried),
+	    .max = STATE_AREA_CARRIED_MAX),
+	ROW("sync_refused", sync_refused, KV_BOOL, .flags = KV_NONZERO),
+	ROW("stop_started_usec", stop_started_usec, KV_U64, .flags = KV_NONZERO),
+	ROW("backend", backend, KV_CUSTOM, .parse = backend_parse, .format = backend_format),
+	ROW("resource", resource_id, KV_CUSTOM, .parse = resource_parse, .format = resource_format),
+	ROW("persist", persist, KV_BOOL),
+	ROW("seeded", seeded, KV_BOOL),
+	ROW("covered", covered, KV_BOOL),
+	ROW("size", size_bytes, KV_U64),
+	ROW("nr_inodes", nr_inodes, KV_U64),
+	ROW("started_usec", started_usec, KV_U64),
+	ROW("cover_id", cover_id, KV_U64),
+};
+
 /* the text of the record @a into @f; returns 0 or negative errno */
 static int area_print(FILE *f, const struct state_area *a)
 {
@@ -53,44 +121,8 @@ static int area_print(FILE *f, const struct state_area *a)
 
 	fputs("# storaged area: written by storaged, read by `storaged stop`, `sync` and `status`\n[area]\n",
 	      f);
-	r = state_write_kv(f, "name", a->name);
-	if (!r)
-		r = state_write_kv(f, "path", a->path);
-	if (!r)
-		r = state_write_kv(f, "fs", a->fs);
-	if (!r)
-		r = state_write_kv(f, "device", a->device);
-	if (!r)
-		r = state_write_kv(f, "sync_dir", a->sync_dir);
-	if (!r)
-		r = state_write_kv(f, "sync_failed", a->sync_failed);
-	for (size_t i = 0; !r && i < a->n_carried; i++)
-		r = state_write_uint(f, "carried", a->carried[i]);
-	if (!r && a->sync_refused)
-		r = state_write_bool(f, "sync_refused", true);
-	if (!r && a->stop_started_usec)
-		r = state_write_uint(f, "stop_started_usec", a->stop_started_usec);
-	if (!r)
-		r = state_write_kv(f, "backend", config_backend_name(a->backend));
-	if (!r && a->resource_id >= 0)
-		r = state_write_uint(f, "resource", (uint64_t)a->resource_id);
-	if (!r)
-		r = state_write_bool(f, "persist", a->persist);
-	if (!r)
-		r = state_write_bool(f, "seeded", a->seeded);
-	if (!r)
-		r = state_write_bool(f, "covered", a->covered);
-	if (!r)
-		r = state_write_uint(f, "size", a->size_bytes);
-	if (!r)
-		r = state_write_uint(f, "nr_inodes", a->nr_inodes);
-	if (!r)
-		r = state_write_uint(f, "started_usec", a->started_usec);
-	if (!r)
-		r = state_write_uint(f, "cover_id", a->cover_id);
-	if (!r)
-		r = state_write_kv(f, "complete", "yes");
-	return r;
+	r = kv_write_fields(f, a, area_fields, ARRAY_SIZE(area_fields));
+	return r ?: kv_write(f, "complete", "yes");
 }
 
 static int area_print_cb(FILE *f, const void *a)
@@ -130,115 +162,46 @@ int state_area_write_fd(int fd, const struct state_area *a)
 	return r;
 }
 
-struct area_ctx {
-	struct state_area *a;
-	bool complete;
-	int error;
-	/* the keys of a record written before the backend table: zram_id,
-	 * kept as the resource only when zram_created says storaged made it */
+/* The keys of a record written before the backend table: zram_id, kept
+ * as the resource only when zram_created says storaged made it. */
+struct zram_compat {
 	int zram_id;
 	bool zram_created;
 };
 
-static char **area_string(struct state_area *a, const char *name, bool *append)
-{
-	size_t len = strlen(name);
+static const struct kv_field zram_compat_fields[] = {
+	{ .name = "zram_id", .off = offsetof(struct zram_compat, zram_id), .type = KV_CUSTOM,
+	  .parse = resource_parse },
+	{ .name = "zram_created", .off = offsetof(struct zram_compat, zram_created), .type = KV_BOOL },
+};
 
-	*append = len > 0 && name[len - 1] == '+';
-	if (*append)
-		len--;
-	if (len == 4 && strncmp(name, "name", 4) == 0)
-		return &a->name;
-	if (len == 4 && strncmp(name, "path", 4) == 0)
-		return &a->path;
-	if (len == 2 && strncmp(name, "fs", 2) == 0)
-		return &a->fs;
-	if (len == 6 && strncmp(name, "device", 6) == 0)
-		return &a->device;
-	if (len == 8 && strncmp(name, "sync_dir", 8) == 0)
-		return &a->sync_dir;
-	if (len == 11 && strncmp(name, "sync_failed", 11) == 0)
-		return &a->sync_failed;
-	return NULL;
-}
-
-/* one more "carried = ID" line; a record of storaged's holds few (one per
- * filesystem mounted below the directory), a damaged one is refused */
-static int state_area_add_carried(struct state_area *a, const char *v)
-{
-	uint64_t id, *nv;
-
-	if (units_parse_uint(v, UINT64_MAX, &id) < 0 || id == 0 || a->n_carried >= STATE_AREA_CARRIED_MAX)
-		return -EINVAL;
-	nv = realloc(a->carried, (a->n_carried + 1) * sizeof(*nv));
-	if (!nv)
-		return -ENOMEM;
-	nv[a->n_carried++] = id;
-	a->carried = nv;
-	return 0;
-}
-
-/* storaged wrote it, but a damaged file must not turn into a wrong device
- * number: -1 or 0..INT32_MAX */
-static int resource_id_parse(const char *v, int *ret)
-{
-	uint64_t u;
-
-	if (strcmp(v, "-1") == 0) {
-		*ret = -1;
-		return 0;
-	}
-	if (units_parse_uint(v, INT32_MAX, &u) < 0)
-		return -EINVAL;
-	*ret = (int)u;
-	return 0;
-}
+struct area_ctx {
+	struct state_area *a;
+	bool complete;
+	int error;
+	struct zram_compat old;
+};
 
 static int area_value(struct area_ctx *c, const char *name, const char *raw)
 {
-	_cleanup_free_ char *v = raw[0] ? mnt_unmangle(raw) : strdup("");
-	struct state_area *a = c->a;
-	bool append, *flag = NULL;
-	char **field;
+	_cleanup_free_ char *v = kv_unmangle(raw);
+	const struct kv_field *f;
+	bool append;
 
 	if (!v)
 		return -ENOMEM;
 	if (c->complete) /* nothing follows the end of the record */
 		return -EINVAL;
-	field = area_string(a, name, &append);
-	if (field)
-		return append ? (*field ? state_append_str(field, v) : -EINVAL)
-			      : state_replace_str(field, v);
 	if (strcmp(name, "complete") == 0) {
 		c->complete = strcmp(v, "yes") == 0;
 		return c->complete ? 0 : -EINVAL;
 	}
-	if (strcmp(name, "backend") == 0)
-		return config_backend_from_name(v, &a->backend);
-	if (strcmp(name, "resource") == 0)
-		return resource_id_parse(v, &a->resource_id);
-	if (strcmp(name, "zram_id") == 0)
-		return resource_id_parse(v, &c->zram_id);
-	flag = strcmp(name, "zram_created") == 0   ? &c->zram_created
-	       : strcmp(name, "persist") == 0	   ? &a->persist
-	       : strcmp(name, "seeded") == 0	   ? &a->seeded
-	       : strcmp(name, "covered") == 0	   ? &a->covered
-	       : strcmp(name, "sync_refused") == 0 ? &a->sync_refused
-						   : NULL;
-	if (flag)
-		return units_parse_bool(v, flag);
-	if (strcmp(name, "size") == 0)
-		return units_parse_uint(v, UINT64_MAX, &a->size_bytes);
-	if (strcmp(name, "nr_inodes") == 0)
-		return units_parse_uint(v, UINT64_MAX, &a->nr_inodes);
-	if (strcmp(name, "started_usec") == 0)
-		return units_parse_uint(v, UINT64_MAX, &a->started_usec);
-	if (strcmp(name, "cover_id") == 0)
-		return units_parse_uint(v, UINT64_MAX, &a->cover_id);
-	if (strcmp(name, "stop_started_usec") == 0)
-		return units_parse_uint(v, UINT64_MAX, &a->stop_started_usec);
-	if (strcmp(name, "carried") == 0)
-		return state_area_add_carried(a, v);
+	f = kv_find(area_fields, ARRAY_SIZE(area_fields), name, &append);
+	if (f)
+		return kv_set(f, c->a, v, append);
+	f = kv_find(zram_compat_fields, ARRAY_SIZE(zram_compat_fields), name, NULL);
+	if (f)
+		return kv_set(f, &c->old, v, false);
 	return 0; /* unknown or newer keys are ignored */
 }
 
@@ -258,7 +221,7 @@ static int area_handler(void *user, const char *section, const char *name, const
 
 int state_area_parse(const char *buf, size_t len, struct state_area *ret)
 {
-	struct area_ctx c = { .a = ret, .zram_id = -1 };
+	struct area_ctx c = { .a = ret, .old.zram_id = -1 };
 	FILE *f;
 	int r;
 
@@ -276,8 +239,8 @@ int state_area_parse(const char *buf, size_t len, struct state_area *ret)
 		state_area_done(ret);
 		return c.error == -ENOMEM || r == -2 ? -ENOMEM : -EBADMSG;
 	}
-	if (ret->resource_id < 0 && c.zram_created && c.zram_id >= 0)
-		ret->resource_id = c.zram_id;
+	if (ret->resource_id < 0 && c.old.zram_created && c.old.zram_id >= 0)
+		ret->resource_id = c.old.zram_id;
 	return 0;
 }
 

@@ -121,8 +121,6 @@ static void test_mount_root_facts(void **ctx)
 	state_done(&t);
 }
 
-/* The text written, byte for byte: a plain record, and one whose escaped
- * id goes through state_write_kv() between buffered lines. */
 /* The text written, byte for byte: a plain record, and one with an
  * escaped id. */
 static void test_saved_text(void **ctx)
@@ -151,6 +149,101 @@ static void test_saved_text(void **ctx)
 				 "recursive = no\nmount_id = 42\nmount_unique_id = 2147483648\n"
 				 "complete = yes\n");
 	state_done(&s);
+}
+
+/* The whole file @path, NUL-terminated (owned); its length in *@len. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 1 << 16);
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	*len = fread(buf, 1, (1 << 16) - 1, f);
+	fclose(f);
+	return buf;
+}
+
+/* A run state written by the storaged before the record codec
+ * (tests/fixtures/state/README) loads with every field, and is written
+ * back byte for byte. */
+static void test_previous_state_loads(void **ctx)
+{
+	struct fixture *f = *ctx;
+	struct state s = { 0 };
+	struct state_record *r;
+	size_t len, len2;
+	char *old = slurp(FIXTURES "/state/previous.state", &len), *now;
+
+	assert_int_equal(state_parse(old, len, &s, NULL), 0);
+	assert_int_equal(s.n, 8);
+	assert_int_equal(s.last_seq, 3);
+	r = state_find(&s, STATE_BTRFS, "0b7c3a2e-5d1f-4e0a-9c55-2f6a1d3e4b70");
+	assert_non_null(r);
+	assert_int_equal(r->status, STATE_DEGRADED);
+	assert_int_equal(r->decision, DECISION_DEGRADED);
+	assert_int_equal(r->members_expected, 2);
+	assert_int_equal(r->waited_usec, 5000000);
+	assert_string_equal(r->source, "/dev/vdb /dev/vdc");
+	assert_string_equal(r->late, "devid 2 /dev/vdc at +12s: added back");
+	assert_int_equal(r->stale_usec, 1765000000100000ULL);
+	r = state_find(&s, STATE_BTRFS, "5e1d0c4b-3a29-4f18-8e07-6d5c4b3a2918");
+	assert_non_null(r);
+	assert_int_equal(r->decision, DECISION_COMPLETE);
+	assert_true(r->members_present == 2 && r->waited_usec == 0 && !r->late);
+	r = state_find(&s, STATE_MOUNT, "/srv/data");
+	assert_non_null(r);
+	assert_true(r->nofail);
+	assert_int_equal(r->mount_id, 412);
+	assert_int_equal(r->mount_root_btime_ns, 1765000000123456789ULL);
+	r = state_find(&s, STATE_MOUNT, "/srv/with space\tand#hash;semi");
+	assert_non_null(r);
+	assert_true(r->recursive);
+	assert_string_equal(r->mountpoint, "/srv/with space\tand#hash;semi");
+	r = state_find(&s, STATE_MOUNT, "/srv/empty-reason");
+	assert_non_null(r);
+	assert_string_equal(r->reason, "");
+	assert_int_equal(state_save(f->dir, &s), 0);
+	now = slurp(f->file, &len2);
+	assert_string_equal(now, old);
+	free(now);
+	free(old);
+	state_done(&s);
+}
+
+/* Area records written by the storaged before the record codec load, and
+ * are written back byte for byte. */
+static void test_previous_area_loads(void **ctx)
+{
+	static const char *const names[] = { "previous-area-zram.state", "previous-area-tmpfs.state" };
+	struct fixture *f = *ctx;
+	struct state_area a;
+
+	for (size_t i = 0; i < 2; i++) {
+		char path[512], *old, *now;
+		size_t len, len2;
+
+		snprintf(path, sizeof(path), "%s/state/%s", FIXTURES, names[i]);
+		old = slurp(path, &len);
+		assert_int_equal(state_area_parse(old, len, &a), 0);
+		if (i == 0) {
+			assert_int_equal(a.backend, AREA_ZRAM);
+			assert_int_equal(a.resource_id, 1);
+			assert_int_equal(a.n_carried, 2);
+			assert_int_equal(a.carried[1], 813);
+			assert_true(a.sync_refused && a.persist && a.covered);
+			assert_string_equal(a.sync_failed, "while copying 'a b': No space left on device");
+		} else {
+			assert_int_equal(a.resource_id, -1);
+			assert_int_equal(a.size_bytes, 1048576);
+		}
+		assert_int_equal(state_area_write(f->file, &a), 0);
+		now = slurp(f->file, &len2);
+		assert_string_equal(now, old);
+		free(now);
+		free(old);
+		state_area_done(&a);
+	}
 }
 
 /* What a btrfs wait found is kept as fields, read back as written; a
@@ -699,6 +792,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_file_without_markers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untrusted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_saved_text, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_previous_state_loads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_previous_area_loads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_append_error_leaves_no_complete_record, setup, teardown),
 	};
 
