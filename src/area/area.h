@@ -148,8 +148,9 @@ enum area_state {
 	AREA_STATE_DEGRADED, /* bound, but a private mount of it or a
 				filesystem carried onto it is missing, or
 				its setup did not finish */
-	AREA_STATE_INTERRUPTED, /* a stop or a sync back was killed midway
-				   (area_status_list() only): a stop run
+	AREA_STATE_INTERRUPTED, /* a setup, a stop or a sync back was
+				   killed midway (area_status_list() only):
+				   a start (setup) or a stop run
 				   again finishes it */
 };
 #define AREA_STATE_LAST AREA_STATE_INTERRUPTED
@@ -204,13 +205,20 @@ bool area_status_full(const struct area_status *a);
  * @state_dir: state directory
  * @self: the command the areas' state_why tell the user to run (as for
  *        area_sync()); NULL for "storaged"
+ * @killed: no storaged is at work on @state_dir (cli/liveness.h): an
+ *          area directory without a record but with the area or the
+ *          directory's private bind mounted was left by a setup that was
+ *          killed, and is listed after the others, "interrupted", with what
+ *          is mounted and the commands that finish or undo it; false: such
+ *          directories are a setup under way, and not listed
  * @ret: owned array, in setup order; free with area_status_free()
  * @ret_n: number of entries
  *
  * Returns: 0 (an empty list when no area is active); -ENOMEM; other
  * negative errno when the state directory cannot be read.
  */
-int area_status_list(const char *state_dir, const char *self, struct area_status **ret, size_t *ret_n);
+int area_status_list(const char *state_dir, const char *self, bool killed, struct area_status **ret,
+		     size_t *ret_n);
 void area_status_free(struct area_status *v, size_t n);
 
 /**

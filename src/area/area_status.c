@@ -14,7 +14,11 @@
 #include <fcntl.h>
 #include <sys/file.h>
 
+#include <libmount.h>
+
 #include "area_internal.h"
+#include "mount/view.h"
+#include "shared/units.h"
 #include "shared/util.h"
 
 static int area_record_load(const char *state_dir, const char *name, struct state_area *st)
@@ -186,7 +190,113 @@ bool area_status_full(const struct area_status *a)
 			       (a->inodes_total && a->inodes_used >= a->inodes_total));
 }
 
-int area_status_list(const char *state_dir, const char *self, struct area_status **ret, size_t *ret_n)
+/* The directory @lower (a setup's private bind of an area's directory)
+ * is a bind of, by its name in the mount table now: the mount of its
+ * filesystem whose root holds it, its mount point and the rest of the
+ * bind's root, checked by stat(2) (same device and inode).  Returns: an
+ * owned path, or NULL when no name leads there. */
+static char *bound_from(const char *lower)
+{
+	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
+	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs, *bind = tb ? mnt_table_find_target(tb, lower, MNT_ITER_BACKWARD) : NULL;
+	const char *root = bind ? mnt_fs_get_root(bind) : NULL;
+	struct stat want, got;
+	char *found = NULL;
+
+	if (!itr || !root || stat(lower, &want) < 0)
+		goto out;
+	while (!found && mnt_table_next_fs(tb, itr, &fs) == 0) {
+		const char *r = mnt_fs_get_root(fs), *t = mnt_fs_get_target(fs), *rest;
+		size_t n = r && !streq(r, "/") ? strlen(r) : 0;
+
+		if (fs == bind || !t || !r || mnt_fs_get_devno(fs) != mnt_fs_get_devno(bind) ||
+		    strncmp(root, r, n) != 0 || (root[n] != '/' && root[n] != '\0'))
+			continue;
+		rest = root + n;
+		if (asprintf(&found, "%s%s", streq(t, "/") ? "" : t, rest) < 0)
+			found = NULL;
+		else if (stat(found, &got) < 0 || got.st_dev != want.st_dev || got.st_ino != want.st_ino) {
+			free(found);
+			found = NULL;
+		}
+	}
+out:
+	mnt_free_iter(itr);
+	mnt_unref_table(tb);
+	return found;
+}
+
+/*
+ * The area directory @name without a record: a setup killed before it
+ * wrote one (area.c, setup_cover()) leaves the area mounted, maybe seeded
+ * in part, and the directory's private bind; the directory is not covered
+ * yet.  Returns: 1 and @o filled when something of it is mounted; 0 when
+ * nothing is (nothing to say); negative errno.
+ */
+static int status_unrecorded(const char *state_dir, const char *self, const char *name,
+			     struct area_status *o)
+{
+	struct area_dirs d;
+	struct statvfs v;
+	char why[PATH_MAX * 3 + 512], used[16];
+	bool area = false, lower = false;
+	int r;
+
+	if ((r = area_dirs_init(&d, state_dir, name, self)) < 0)
+		return r;
+	if (access(d.state, F_OK) == 0 || !((area = area_is_mount_of(d.area, NULL)) | (lower = area_is_mount_of(d.lower, NULL)))) {
+		area_dirs_done(&d);
+		return 0;
+	}
+	*o = (struct area_status){ .state = AREA_STATE_INTERRUPTED };
+	o->name = strdup(name);
+	o->path = lower ? bound_from(d.lower) : NULL;
+	o->backend = strdup("unknown");
+	if (area && statvfs(d.area, &v) == 0) {
+		o->size_bytes = (uint64_t)v.f_blocks * v.f_frsize;
+		o->used_bytes = (uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize;
+		o->avail_bytes = (uint64_t)v.f_bavail * v.f_frsize;
+		o->inodes_total = v.f_files;
+		o->inodes_used = v.f_files - v.f_ffree;
+		o->measured = true;
+	}
+	snprintf(why, sizeof(why),
+		 "a `start` was killed while it set the area up: %s%s%s%s%s%s%s%s%s, and nothing covers its directory yet; `%s start` sets it up again, `%s stop` undoes it",
+		 area ? "its filesystem is mounted on '" : "", area ? d.area : "", area ? "' (" : "",
+		 area ? units_format_size(o->used_bytes, used, sizeof(used)) : "", area ? " used)" : "",
+		 area && lower ? " and " : "", lower ? "its directory is bound on '" : "", lower ? d.lower : "",
+		 lower ? "'" : "", area_self(&d), area_self(&d));
+	area_dirs_done(&d);
+	if (!o->name || !o->backend || !(o->state_why = strdup(why)))
+		return -ENOMEM;
+	if (!o->path)
+		o->path = strdup("?");
+	return o->path ? 1 : -ENOMEM;
+}
+
+/* Appends the areas left by killed setups (status_unrecorded()) to @o. */
+static int list_unrecorded(const char *state_dir, const char *self, struct area_status **o, size_t *n)
+{
+	_cleanup_strv_free_ char **names = NULL;
+	int r = area_list_names(state_dir, &names);
+
+	for (size_t i = 0; r == 0 && names[i]; i++) {
+		struct area_status *nv = realloc(*o, (*n + 1) * sizeof(**o));
+
+		if (!nv)
+			return -ENOMEM;
+		*o = nv;
+		r = status_unrecorded(state_dir, self, names[i], &nv[*n]);
+		if (r > 0)
+			(*n)++;
+		r = r > 0 ? 0 : r;
+	}
+	return r;
+}
+
+int area_status_list(const char *state_dir, const char *self, bool killed, struct area_status **ret,
+		     size_t *ret_n)
 {
 	struct state_area *v;
 	struct area_status *o;
@@ -203,6 +313,10 @@ int area_status_list(const char *state_dir, const char *self, struct area_status
 	free(v);
 	if (!o)
 		return -ENOMEM;
+	if (killed && (r = list_unrecorded(state_dir, self, &o, &n)) < 0) {
+		area_status_free(o, n);
+		return r;
+	}
 	*ret = o;
 	*ret_n = n;
 	return 0;

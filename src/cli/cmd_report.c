@@ -340,25 +340,6 @@ static const char *record_reason(const struct live_input *in, const struct state
 	return rec->reason;
 }
 
-/* A record of a step under way while no storaged is at work: the run
- * that was at it was killed, nothing waits or mounts.  A btrfs waiting for
- * its members, and a mount begun ("mounting"), are under way only while a
- * run is; a mount "waiting" may be left so at rest (start --local leaves
- * network entries for the start after the network).  Words @why, which
- * is "" when the live check found nothing. */
-static bool left_by_a_killed_run(const struct live_input *in, const struct state_record *rec, char *why,
-				 size_t len)
-{
-	const char *self = in->self ? in->self : "storaged";
-
-	if (!in->nobody_at_work ||
-	    !((rec->status == STATE_WAITING && rec->kind == STATE_BTRFS) || rec->status == STATE_MOUNTING))
-		return false;
-	snprintf(why, len, "no storaged is at it: the run that was %s was killed; `%s start` completes it, `%s stop` undoes it",
-		 rec->status == STATE_WAITING ? "waiting" : "mounting", self, self);
-	return true;
-}
-
 static int status_record(struct libscols_table *tb, const struct live_input *in,
 			 const struct state_record *rec, bool json, struct status_sum *sum)
 {
@@ -372,10 +353,6 @@ static int status_record(struct libscols_table *tb, const struct live_input *in,
 	if (!ln)
 		return -ENOMEM;
 	status_sum_record(sum, rec, live);
-	if (!word && left_by_a_killed_run(in, rec, live_why, sizeof(live_why))) {
-		word = "interrupted";
-		sum->bad++;
-	}
 	status_detail(detail, sizeof(detail), live_why, record_reason(in, rec, reason, sizeof(reason)),
 		      rec->nofail, ms ? units_format_duration(ms * USEC_PER_MSEC, dur, sizeof(dur)) : NULL);
 	r = scols_line_set_data(ln, 0, state_kind_name(rec->kind));
@@ -616,17 +593,17 @@ int cmd_status(const struct options *o, const struct logger *lg)
 				  .self = log_self(lg) };
 	/* --format=prometheus, all of it in status_prom*.c */
 	if (o->prometheus)
-		return cmd_status_prometheus(o, lg);
+		return cmd_status_prometheus(o, lg, !at_work(o->state_dir));
 	if (state_dir_missing(o, lg))
 		return EXIT_STATE;
 	if (statedir_load_state(o->state_dir, lg, &st) < 0)
 		return EXIT_STATE;
 	in.btrfs = read_btrfs(&src, lg, &st, &w);
-	if (area_status_list(o->state_dir, log_self(lg), &areas, &n_areas) < 0)
+	in.nobody_at_work = !at_work(o->state_dir);
+	if (area_status_list(o->state_dir, log_self(lg), in.nobody_at_work, &areas, &n_areas) < 0)
 		n_areas = 0;
 	in.areas = areas;
 	in.n_areas = n_areas;
-	in.nobody_at_work = !at_work(o->state_dir);
 	in.mountinfo = view_read_table(src.mountinfo_path);
 	if (!in.mountinfo) {
 		log_error(lg, "cannot read %s: %s", src.mountinfo_path, strerror(errno));

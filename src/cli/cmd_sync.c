@@ -82,7 +82,7 @@ static int sync_all(const struct options *o, const struct logger *lg)
 {
 	struct area_status *areas;
 	size_t n;
-	int r = area_status_list(o->state_dir, log_self(lg), &areas, &n);
+	int r = area_status_list(o->state_dir, log_self(lg), false, &areas, &n);
 
 	if (r < 0) {
 		log_error(lg, "cannot list the areas in '%s/areas': %s", o->state_dir, strerror(-r));
@@ -155,7 +155,7 @@ int sync_due_areas(const struct options *o, const struct logger *lg, uint64_t si
 	r = world_load_config(&src, &w, &dl); /* its errors are the pass's to report */
 	diag_list_done(&dl);
 	if (r == 0)
-		r = area_status_list(o->state_dir, log_self(lg), &areas, &n);
+		r = area_status_list(o->state_dir, log_self(lg), false, &areas, &n);
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		uint64_t every = areas[i].persist ? interval_of(&w.cfg, areas[i].name) : 0, wait;
 

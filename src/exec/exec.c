@@ -433,6 +433,8 @@ static bool try_start(struct run *rn, size_t i)
 	return true;
 }
 
+static void record_waiting_mounts(struct run *rn);
+
 /* Start what can start; waits that just started get their first look. */
 static void start_ready(struct run *rn)
 {
@@ -453,6 +455,8 @@ static void start_ready(struct run *rn)
 			exec_check_waits(rn);
 			if (rn->cx->no_wait)
 				defer_waits(rn);
+			else
+				record_waiting_mounts(rn);
 			new_waits = false;
 			changed = true;
 		}
@@ -599,6 +603,28 @@ static const struct plan_step *device_wait_of(const struct run *rn, const struct
 			return w;
 	}
 	return NULL;
+}
+
+/* The mounts whose device wait goes on after its first look are recorded
+ * as waiting, with what for: a run killed while it waits leaves them in
+ * the state, which `status` shows as interrupted, not as never planned. */
+static void record_waiting_mounts(struct run *rn)
+{
+	char why[256];
+
+	for (size_t i = 0; i < rn->plan->n_steps; i++) {
+		const struct plan_step *s = step(rn, i), *w;
+		const struct state_record *r;
+
+		if (s->kind != PLAN_MOUNT || rn->steps[i].out != OUT_PENDING || !(w = device_wait_of(rn, s)) ||
+		    rn->steps[w - rn->plan->steps].out != OUT_RUNNING)
+			continue;
+		r = state_find(rn->cx->state, STATE_MOUNT, s->entry->refused_at ?: s->entry->target);
+		if (r && r->status == STATE_WAITING)
+			continue;
+		snprintf(why, sizeof(why), "waiting for %s", w->kind == PLAN_WAIT_DEVICE ? w->spec : "its btrfs members");
+		record_mount(rn, i, STATE_WAITING, why, false);
+	}
 }
 
 /* Once every step the boot needs has ended: the nofail entries still

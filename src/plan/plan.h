@@ -228,6 +228,14 @@ void plan_done(struct plan *p);
 const char *plan_later_reason(const struct plan_step *s);
 
 /**
+ * plan_is_later_reason:
+ * Returns: whether @reason (a record's, may be NULL) is one of
+ * plan_later_reason()'s: a step `start --local` left for the start after
+ * the network, which waits at rest with no storaged at work.
+ */
+bool plan_is_later_reason(const char *reason);
+
+/**
  * plan_fsid_short:
  * @fsid: a filesystem UUID as text, "5e81a1b2-..."
  * @buf: output, at least 12 bytes

@@ -159,15 +159,6 @@ static void sizing_how(FILE *f, const char *key, const char *how)
 
 /* The step's own details, as in the text's first parenthesis and the JSON
  * "note" column; written to @f, nothing when there are none. */
-const char *plan_later_reason(const struct plan_step *s)
-{
-	if (s->kind == PLAN_MOUNT && s->entry->remote)
-		return "needs the network, left for the start after it is up";
-	if (s->kind == PLAN_MOUNT || s->kind == PLAN_AREA || s->kind == PLAN_SCRUB)
-		return "waits on a step left for the start after the network is up";
-	return "only steps left for the start after the network is up need it";
-}
-
 static void step_detail(const struct plan *p, size_t i, FILE *f)
 {
 	const struct plan_step *s = &p->steps[i];

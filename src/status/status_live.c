@@ -17,6 +17,7 @@
 #include "status_live.h"
 #include "mount/umount.h"
 #include "mount/view.h"
+#include "plan/plan.h"
 #include "shared/util.h"
 
 const char *live_status_name(enum live_status st)
@@ -28,6 +29,8 @@ const char *live_status_name(enum live_status st)
 		return "replaced";
 	case LIVE_DEGRADED:
 		return "degraded";
+	case LIVE_INTERRUPTED:
+		return "interrupted";
 	case LIVE_AS_RECORDED:
 	default:
 		return NULL;
@@ -230,10 +233,26 @@ static enum live_status check_mount(const struct live_input *in, const struct st
 	return LIVE_AS_RECORDED;
 }
 
+bool live_left_by_a_killed_run(const struct live_input *in, const struct state_record *rec, char *why,
+			       size_t len)
+{
+	const char *self = in->self ? in->self : "storaged";
+	bool waiting = rec->status == STATE_WAITING &&
+		       (rec->kind == STATE_BTRFS || (rec->kind == STATE_MOUNT && !plan_is_later_reason(rec->reason)));
+
+	if (!in->nobody_at_work || !(waiting || rec->status == STATE_MOUNTING))
+		return false;
+	snprintf(why, len, "no storaged is at it: the run that was %s was killed; `%s start` completes it, `%s stop` undoes it",
+		 waiting ? "waiting" : "mounting", self, self);
+	return true;
+}
+
 enum live_status live_check(const struct live_input *in, const struct state_record *rec,
 			    char *detail, size_t len)
 {
 	detail[0] = '\0';
+	if (live_left_by_a_killed_run(in, rec, detail, len))
+		return LIVE_INTERRUPTED;
 	if (rec->status != STATE_DONE && rec->status != STATE_DEGRADED && rec->status != STATE_PRESENT)
 		return LIVE_AS_RECORDED;
 	switch (rec->kind) {
@@ -249,7 +268,7 @@ enum live_status live_check(const struct live_input *in, const struct state_reco
 
 void status_sum_record(struct status_sum *sum, const struct state_record *rec, enum live_status live)
 {
-	if (live == LIVE_GONE || live == LIVE_REPLACED)
+	if (live == LIVE_GONE || live == LIVE_REPLACED || live == LIVE_INTERRUPTED)
 		sum->bad++;
 	else if (live == LIVE_DEGRADED || rec->status == STATE_DEGRADED)
 		sum->degraded++;

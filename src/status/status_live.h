@@ -22,6 +22,10 @@ enum live_status {
 	LIVE_GONE, /* storaged's mount is no longer in the mount table */
 	LIVE_REPLACED, /* another mount is on its mount point */
 	LIVE_DEGRADED, /* the btrfs has a member the kernel marks missing */
+	/* a step recorded under way (a btrfs or a mount waiting for its
+	 * devices, a mount begun) while no storaged is at work: the run at it
+	 * was killed (live_left_by_a_killed_run()) */
+	LIVE_INTERRUPTED,
 };
 
 struct btrfs_fs_list;
@@ -44,14 +48,33 @@ struct live_input {
 };
 
 /**
+ * live_left_by_a_killed_run:
+ * @in: the system now (in->nobody_at_work)
+ * @rec: a state record
+ * @why: what was found, with the commands that complete or undo it
+ *
+ * Is @rec a step under way with no storaged at it?  A btrfs waiting for
+ * its members, a mount waiting for its devices or begun ("mounting"), are
+ * under way only while a run is; a mount `start --local` left for the
+ * start after the network (plan_is_later_reason()) waits at rest.
+ *
+ * Returns: true when the run at it was killed (@why set); false, @why
+ * untouched, otherwise.
+ */
+bool live_left_by_a_killed_run(const struct live_input *in, const struct state_record *rec, char *why,
+			       size_t len);
+
+/**
  * live_check:
  * @in: the system now
  * @rec: a state record
  * @detail: what was found, e.g. "unmounted since storaged mounted it"
  *          (empty when as recorded)
  *
- * Only records of something storaged set up or found in place (done,
- * degraded, present) are checked; the others are as recorded.
+ * Records of something storaged set up or found in place (done,
+ * degraded, present) are checked against the mount table and sysfs;
+ * records of a step under way, against the liveness of storaged
+ * (live_left_by_a_killed_run()); the others are as recorded.
  *
  * Returns: the live status.
  */
@@ -126,13 +149,14 @@ const char *live_btrfs_mountpoint(const struct live_input *in, const char *fsid)
 char *live_degraded_advice(const char *mountpoint, const char *fsid, uint64_t devid, bool read_only,
 			   const char *self, char *buf, size_t len);
 
-/** live_status_name: "gone", "replaced", "degraded"; NULL when as recorded. */
+/** live_status_name: "gone", "replaced", "degraded", "interrupted"; NULL when as recorded. */
 const char *live_status_name(enum live_status st);
 
 /* What `status` adds up to, for its exit status (invocation.h); the same
  * sum for every output format. */
 struct status_sum {
-	unsigned bad; /* failed (not nofail), gone, replaced; areas gone */
+	unsigned bad; /* failed (not nofail), gone, replaced, interrupted;
+			 areas gone or interrupted */
 	unsigned degraded;
 };
 

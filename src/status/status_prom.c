@@ -246,7 +246,7 @@ static const enum state_status all_status[] = {
 	STATE_WAITING,	  STATE_MOUNTING, STATE_DONE,	STATE_DEGRADED,
 	STATE_INCOMPLETE, STATE_PRESENT,  STATE_FAILED, STATE_SKIPPED,
 };
-static const enum live_status all_live[] = { LIVE_GONE, LIVE_REPLACED };
+static const enum live_status all_live[] = { LIVE_GONE, LIVE_REPLACED, LIVE_INTERRUPTED };
 
 /* The state word of record @i as `storaged status` shows it. */
 static const char *entry_word(const struct prom_data *d, size_t i)

@@ -94,12 +94,15 @@ char *status_prom_escape(const char *in, char *buf, size_t len);
 /**
  * cmd_status_prometheus:
  * `storaged status --format=prometheus`: the exposition on stdout.
+ * @nobody_at_work: no storaged is at work on the state directory
+ *          (live_input.nobody_at_work): a step recorded under way is
+ *          "interrupted"
  *
  * Returns: the exit status of `storaged status` (status_sum_exit(): 1
  * when something failed or is gone, 3 when degraded), or EXIT_STEP_FAILED
  * when the state or the mount table cannot be read (logged).
  */
-int cmd_status_prometheus(const struct options *o, const struct logger *lg);
+int cmd_status_prometheus(const struct options *o, const struct logger *lg, bool nobody_at_work);
 
 /* How often, at the least, the metrics-textfile is rewritten while
  * storaged runs: by a resident storaged between its passes, and by

@@ -224,11 +224,14 @@ static int collect_syncs(struct prom_collect *c, const char *state_dir)
 /* The live check of every record and area, summed as `status` does
  * (status_live.h).  Returns: 0; -ENOMEM; -EIO (logged) when the mount
  * table cannot be read. */
-static int collect_live(struct prom_collect *c, const struct sources *src, const struct logger *lg)
+static int collect_live(struct prom_collect *c, const struct sources *src, const struct logger *lg,
+			bool nobody_at_work)
 {
-	struct live_input in = {
-		.sysfs_btrfs = src->sysfs_btrfs, .areas = c->areas, .n_areas = c->n_areas, .self = log_self(lg)
-	};
+	struct live_input in = { .sysfs_btrfs = src->sysfs_btrfs,
+				 .areas = c->areas,
+				 .n_areas = c->n_areas,
+				 .self = log_self(lg),
+				 .nobody_at_work = nobody_at_work };
 	char why[1536];
 
 	c->live = calloc(c->st.n ?: 1, sizeof(*c->live));
@@ -252,7 +255,8 @@ static int collect_live(struct prom_collect *c, const struct sources *src, const
 
 /* Returns: 0; -EPERM (logged) when the state cannot be read; other
  * negative errno (logged). */
-static int collect(const struct options *o, const struct logger *lg, struct prom_collect *c)
+static int collect(const struct options *o, const struct logger *lg, bool nobody_at_work,
+		   struct prom_collect *c)
 {
 	struct sources src;
 	int r;
@@ -264,11 +268,11 @@ static int collect(const struct options *o, const struct logger *lg, struct prom
 	c->d.state = &c->st;
 	c->d.collected_sec = (int64_t)time(NULL);
 	/* the areas before the live check, which sums their states too */
-	if (area_status_list(o->state_dir, log_self(lg), &c->areas, &c->n_areas) < 0)
+	if (area_status_list(o->state_dir, log_self(lg), nobody_at_work, &c->areas, &c->n_areas) < 0)
 		c->n_areas = 0; /* as `status` does */
 	c->d.areas = c->areas;
 	c->d.n_areas = c->n_areas;
-	r = collect_live(c, &src, lg);
+	r = collect_live(c, &src, lg, nobody_at_work);
 	if (r == 0)
 		r = collect_syncs(c, o->state_dir);
 	if (r == 0 && (r = collect_btrfs(c, &src, lg)) < 0)
@@ -276,10 +280,10 @@ static int collect(const struct options *o, const struct logger *lg, struct prom
 	return r;
 }
 
-int cmd_status_prometheus(const struct options *o, const struct logger *lg)
+int cmd_status_prometheus(const struct options *o, const struct logger *lg, bool nobody_at_work)
 {
 	struct prom_collect c;
-	int r = collect(o, lg, &c);
+	int r = collect(o, lg, nobody_at_work, &c);
 
 	int ret;
 
@@ -324,7 +328,9 @@ void status_prom_after_pass(const struct options *o, const struct logger *lg)
 	if (!path)
 		return;
 	quiet.max_level = LOG_ERR;
-	r = collect(o, &quiet, &c);
+	/* written by the run that just recorded its steps: none was left
+	 * under way by a killed one */
+	r = collect(o, &quiet, false, &c);
 	if (r == 0)
 		r = file_write_atomic(path, 0644, write_exposition, &c.d);
 	if (r < 0)

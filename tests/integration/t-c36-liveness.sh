@@ -8,8 +8,9 @@
 #   by `stop`;
 # - a waiting.pid naming a live storaged that does not wait (another
 #   state directory's resident) is not ended by the next `start`;
-# - a `start` killed while it waits for a btrfs member: its record shows
-#   as "interrupted", exit 1, not "waiting" for ever.
+# - a `start` killed while it waits for a btrfs member: its record, and
+#   the fstab entry's that waits for it, show as "interrupted", exit 1,
+#   not "waiting" for ever nor unlisted (table, --json, metrics).
 . "$(dirname "$0")/lib.sh"
 setup
 SLEEP=
@@ -82,6 +83,12 @@ wait "$SD" 2>/dev/null
 run_sd 1 status
 expect_out "interrupted"
 expect_out "start\` completes it"
+# the fstab entry that waited is listed, interrupted too (C36)
+expect_out "^mount  *$SCRATCH/data .*interrupted"
 run_sd 1 status --json
 expect_out '"status": "interrupted"'
+expect_out "\"what\": \"$SCRATCH/data\""
+run_sd 1 status --format=prometheus
+expect_out "storaged_entry_state{kind=\"mount\",entry=\"$SCRATCH/data\",state=\"interrupted\"} 1"
+expect_out "storaged_entry_state{kind=\"btrfs\",entry=\"$FSID\",state=\"interrupted\"} 1"
 run_sd 0 stop

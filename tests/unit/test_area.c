@@ -272,7 +272,7 @@ static void test_records(void **ctx)
 	assert_int_equal(area_list_names(f->top, &names), 0);
 	assert_null(names[0]);
 	strv_free(names);
-	assert_int_equal(area_status_list(f->top, NULL, &v, &n), 0);
+	assert_int_equal(area_status_list(f->top, NULL, true, &v, &n), 0);
 	assert_int_equal(n, 0);
 	area_status_free(v, n);
 
@@ -292,7 +292,7 @@ static void test_records(void **ctx)
 	strv_free(names);
 
 	/* setup order; unreadable records left out */
-	assert_int_equal(area_status_list(f->top, NULL, &v, &n), 0);
+	assert_int_equal(area_status_list(f->top, NULL, true, &v, &n), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(v[0].name, "early");
 	assert_string_equal(v[1].name, "late");

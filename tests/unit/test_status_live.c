@@ -227,6 +227,37 @@ static void test_sum(void **state)
 	assert_int_equal(status_sum_exit(&sum), 1);
 }
 
+/* A step recorded under way with no storaged at work was left by a killed
+ * run; a mount start --local left for later waits at rest. */
+static void test_killed_run(void **state)
+{
+	struct state_record btrfs = { .kind = STATE_BTRFS, .id = FSID, .status = STATE_WAITING };
+	struct state_record waiting = { .kind = STATE_MOUNT, .id = "/a", .status = STATE_WAITING,
+					.reason = "waiting for its btrfs members" };
+	struct state_record mounting = { .kind = STATE_MOUNT, .id = "/b", .status = STATE_MOUNTING };
+	struct state_record later = { .kind = STATE_MOUNT, .id = "/c", .status = STATE_WAITING,
+				      .reason = "needs the network, left for the start after it is up" };
+	struct live_input in = { .nobody_at_work = true, .self = "storaged -c x" };
+	struct status_sum sum = { 0 };
+	char why[512];
+
+	(void)state;
+	assert_int_equal(live_check(&in, &btrfs, why, sizeof(why)), LIVE_INTERRUPTED);
+	assert_non_null(strstr(why, "`storaged -c x start` completes it, `storaged -c x stop` undoes it"));
+	assert_int_equal(live_check(&in, &waiting, why, sizeof(why)), LIVE_INTERRUPTED);
+	assert_non_null(strstr(why, "the run that was waiting was killed"));
+	assert_int_equal(live_check(&in, &mounting, why, sizeof(why)), LIVE_INTERRUPTED);
+	assert_non_null(strstr(why, "the run that was mounting was killed"));
+	assert_int_equal(live_check(&in, &later, why, sizeof(why)), LIVE_AS_RECORDED);
+	assert_string_equal(why, "");
+	assert_string_equal(live_status_name(LIVE_INTERRUPTED), "interrupted");
+	status_sum_record(&sum, &waiting, LIVE_INTERRUPTED);
+	assert_int_equal(status_sum_exit(&sum), 1);
+	in.nobody_at_work = false;
+	assert_int_equal(live_check(&in, &btrfs, why, sizeof(why)), LIVE_AS_RECORDED);
+	assert_int_equal(live_check(&in, &waiting, why, sizeof(why)), LIVE_AS_RECORDED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_btrfs_member_back),
 		cmocka_unit_test(test_detail),
 		cmocka_unit_test(test_sum),
+		cmocka_unit_test(test_killed_run),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

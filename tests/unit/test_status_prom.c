@@ -132,7 +132,7 @@ static void test_render(void **state)
 		t, "storaged_entry_state{kind=\"mount\",entry=\"/srv/a\\nb\",state=\"degraded\"} 1\n"));
 	assert_non_null(strstr(
 		t, "storaged_entry_state{kind=\"mount\",entry=\"/srv/a\\nb\",state=\"done\"} 0\n"));
-	assert_int_equal(count_lines(t, "storaged_entry_state{kind=\"mount\""), 10);
+	assert_int_equal(count_lines(t, "storaged_entry_state{kind=\"mount\""), 11);
 	assert_non_null(strstr(t, "storaged_entry_state{kind=\"btrfs\",entry=\"0f3c9e2a-1b7d-4c55-8e21-9a6b5c4d3e2f\","
 				  "state=\"incomplete\"} 1\n"));
 	assert_non_null(strstr(
@@ -190,8 +190,8 @@ static void test_render_live(void **state)
 	t = render(&d);
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
 		assert_non_null(strstr(t, want[i]));
-	/* ten states per entry: eight recorded, gone, replaced */
-	assert_int_equal(count_lines(t, "storaged_entry_state{"), 30);
+	/* eleven states per entry: eight recorded, gone, replaced, interrupted */
+	assert_int_equal(count_lines(t, "storaged_entry_state{"), 33);
 	assert_int_equal(count_ending(t, "storaged_entry_state{", " 1"), 3);
 	/* active, gone, covered, degraded, interrupted */
 	assert_int_equal(count_lines(t, "storaged_area_state{"), 5);

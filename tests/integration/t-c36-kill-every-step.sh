@@ -1,0 +1,142 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# C36: whatever instant `start` is killed at, `status` tells the truth and
+# the next `start` and `stop` follow the live system.  A start (a tmpfs
+# fstab entry, a bind below it, a persist area seeded with a few files) is
+# killed (SIGKILL, by strace's fault injection: the process that enters
+# the system call dies before the call is made) at each call in turn of
+# those that make a start's effects: the mount API's, mkdir, the state
+# files' writes, fsyncs and renames, and the copy helper's work.  After
+# each kill:
+# - `status` reports every mount the live mount table shows below the
+#   test's directory, as mounted or half set up (interrupted), never as
+#   waiting, and never says "set up nothing" over a live mount; it exits
+#   non-zero unless the live mounts are the ones a whole start makes;
+#   `--json` and the metrics say "interrupted" where the table does;
+# - the next `start` exits 0 with the mounts an uninterrupted start makes
+#   (findmnt of the test's paths equal);
+# - `stop` exits 0 and leaves nothing mounted, and the area's directory
+#   holds what it held.
+. "$(dirname "$0")/lib-area.sh"
+command -v strace >/dev/null || skip "strace missing (tools/install-deps.sh installs it)"
+command -v python3 >/dev/null || skip "python3 missing (reads the JSON)"
+strace -qq -o /dev/null -e inject=getpid:error=EPERM true 2>/dev/null ||
+	skip "strace cannot inject faults here (no ptrace)"
+
+P=$SCRATCH/data
+M=$SCRATCH/mnt
+mkdir -p "$P/d" "$M" "$SCRATCH/bsrc"
+for i in 1 2 3 4 5; do
+	echo "file $i" >"$P/f$i"
+	echo "deep $i" >"$P/d/g$i"
+done
+echo "bound" >"$SCRATCH/bsrc/f"
+cat >"$FSTAB" <<EOT
+tmpfs  $M  tmpfs  size=16M,noauto,x-storaged  0 0
+$SCRATCH/bsrc  $M/b  none  bind,noauto,x-storaged,x-mount.mkdir  0 0
+EOT
+write_conf <<EOT
+[storaged]
+sync-interval = 0
+
+[area k]
+path = $P
+backend = tmpfs
+size = 16M
+persist = yes
+EOT
+sums() { (cd "$P" && find . -type f -exec md5sum {} + | LC_ALL=C sort -k 2); }
+sums >"$SCRATCH/sums"
+
+# live: the mounts below the scratch directory, as findmnt shows them
+live() { findmnt -rn -o TARGET,FSTYPE,FSROOT | awk -v p="$SCRATCH/" 'index($1, p) == 1' | LC_ALL=C sort; }
+
+expect_rc 0 start
+live >"$SCRATCH/whole"
+[ "$(wc -l <"$SCRATCH/whole")" = 5 ] || { cat "$SCRATCH/whole"; fail "an uninterrupted start made not the 5 mounts expected"; }
+expect_rc 0 stop
+[ -z "$(live)" ] || fail "stop left mounts: $(live)"
+
+# check_status WHERE: status against the live mount table
+check_status() {
+	local where=$1 rc
+	live >"$SCRATCH/now"
+	sd status
+	rc=$?
+	cp "$OUT" "$SCRATCH/status.txt"
+	if [ -s "$SCRATCH/now" ] && grep -q "set up nothing" "$SCRATCH/status.txt"; then
+		cat "$SCRATCH/now" "$SCRATCH/status.txt"
+		fail "$where: status says nothing is set up over live mounts"
+	fi
+	if [ "$rc" = 0 ] && ! cmp -s "$SCRATCH/now" "$SCRATCH/whole" && [ -s "$SCRATCH/now" ]; then
+		cat "$SCRATCH/now" "$SCRATCH/status.txt"
+		fail "$where: status exits 0 over a start half done"
+	fi
+	sd status --json
+	python3 - "$OUT" "$SCRATCH/now" "$SCRATCH/" "$RUN/areas/" "$P" <<'EOF' || { cat "$SCRATCH/now" "$SCRATCH/status.txt" "$OUT"; fail "$where: status --json against the live mount table"; }
+import json, sys
+out, now, scratch, areas, path = sys.argv[1:]
+text = open(out).read()
+rows = json.loads(text)["status"] if text.strip() else []
+bad = []
+for r in rows:
+    if r["status"] in ("waiting", "mounting"):
+        bad.append("%s %s is %s with no storaged at work" % (r["kind"], r["what"], r["status"]))
+for line in open(now):
+    target = line.split(" ")[0]
+    if target.startswith(areas) or target == path:
+        name = target[len(areas):].split("/")[0] if target.startswith(areas) else None
+        ok = [r for r in rows if r["kind"] == "area" and (r["what"] == name or r["source"] == path)
+              and r["status"] in ("active", "interrupted", "degraded")]
+    else:
+        ok = [r for r in rows if r["kind"] == "mount" and r["what"] == target
+              and r["status"] in ("done", "interrupted", "degraded")]
+    if not ok:
+        bad.append("%s is mounted, status does not say so" % target)
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+EOF
+	# a setup killed before it wrote the area's record: said so, with
+	# what is mounted and what to run
+	if grep -q "^$RUN/areas/k/area " "$SCRATCH/now" && [ ! -e "$RUN/areas/k/state" ]; then
+		unrecorded=$((unrecorded + 1))
+		grep -q "a \`start\` was killed while it set the area up: its filesystem is mounted on '$RUN/areas/k/area'" "$SCRATCH/status.txt" &&
+			grep -q "\`$(sd_self) start\` sets it up again, \`$(sd_self) stop\` undoes it" "$SCRATCH/status.txt" ||
+			{ cat "$SCRATCH/status.txt"; fail "$where: status does not say the area's setup was killed"; }
+	fi
+	if grep -q "interrupted" "$SCRATCH/status.txt"; then
+		sd status --format=prometheus
+		grep -q 'state="interrupted"} 1' "$OUT" ||
+			{ cat "$SCRATCH/status.txt" "$OUT"; fail "$where: the metrics do not say interrupted"; }
+	fi
+}
+
+kills=0
+unrecorded=0
+# NAME:MAX for each call: MAX bounds the count tried (a start makes fewer)
+for sc in fsopen:6 fsconfig:10 fsmount:6 move_mount:6 open_tree:5 mount_setattr:5 mount:5 mkdir:12 mkdirat:4 \
+	rename:8 fsync:14 pwrite64:12 fsetxattr:3 fchown:6 utimensat:6 clone3:6; do
+	name=${sc%%:*}
+	for when in $(seq 1 "${sc##*:}"); do
+		# in a subshell: bash says nothing of the strace the kill ends
+		rc=$(
+			strace -f -qq -o /dev/null -e trace="$name" -e inject="$name":signal=KILL:when="$when" \
+				"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" start >"$SCRATCH/killed.out" 2>&1
+			echo $?
+		)
+		[ "$rc" != 0 ] && kills=$((kills + 1))
+		check_status "killed at $name #$when (exit $rc)"
+		expect_rc 0 start
+		live | diff "$SCRATCH/whole" - >"$SCRATCH/diff" ||
+			{ cat "$SCRATCH/diff"; fail "the start after a kill at $name #$when did not reach the whole start's mounts"; }
+		expect_rc 0 stop
+		[ -z "$(live)" ] || fail "stop after a kill at $name #$when left mounts: $(live)"
+		sums | diff "$SCRATCH/sums" - >/dev/null || fail "after a kill at $name #$when the area's directory lost its files"
+		# the start ran to its end before the call came this often
+		[ "$rc" != 0 ] || break
+	done
+done
+[ "$unrecorded" -ge 1 ] || fail "no kill left an area set up in part without its record: the seed was not cut"
+[ "$kills" -ge 30 ] || fail "only $kills starts were killed: the steps were not cut where they should be"
+pass "start killed at $kills system calls ($unrecorded in an area's setup before its record): status told the live mounts each time, the next start and stop followed"
