@@ -614,6 +614,13 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	both = r == -COPY_SYNC_KEPT_BOTH;
 	if (both)
 		r = 0;
+	if (r == 0 && st->persist && do_sync && st->sync_kept_both && !lost) {
+		/* an earlier sync's, said then once: the last word on them */
+		diag_error(m, NULL, 0,
+			   "area '%s': an earlier sync back into '%s' found %s: compare the two and keep what you need",
+			   st->name, st->path, st->sync_kept_both);
+		both = true;
+	}
 	if (r < 0)
 		goto out;
 	/* only a sync that carried something says so, as `sync` does: a

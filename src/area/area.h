@@ -170,6 +170,7 @@ struct area_status {
 	bool measured; /* the figures are statvfs(3)'s of the mounted area */
 	bool persist;
 	bool seeded; /* seeded from path */
+	bool kept_both; /* a sync since start kept entries on both sides */
 	char *fs; /* filesystem on a ramdisk ("tmpfs" for tmpfs) */
 	uint64_t cover_id; /* mount ID of its bind over the directory, 0: unknown */
 };

@@ -281,6 +281,25 @@ static void rescue_name(int lowerfd, const char *area, char name[NAME_MAX + 1])
 	name[0] = '\0';
 }
 
+/* Adds what a committed sync kept on both sides (@msg) to the record
+ * @recfd, @st: one sync reports such entries once, and the baseline moves
+ * past them; `status` and `stop` go on saying them until the area is torn
+ * down.  Best effort, as sync_failed_record(); at most about 4 KiB kept. */
+static void kept_both_record(int recfd, struct state_area *st, const char *msg)
+{
+	char *all = NULL;
+
+	if (st->sync_kept_both && strstr(st->sync_kept_both, msg))
+		return;
+	if (st->sync_kept_both && strlen(st->sync_kept_both) > 4096)
+		return; /* the first ones stand; the sync said the others */
+	if (asprintf(&all, "%s%s%s", st->sync_kept_both ?: "", st->sync_kept_both ? "; " : "", msg) < 0)
+		return;
+	free(st->sync_kept_both);
+	st->sync_kept_both = all;
+	state_area_write_fd(recfd, st);
+}
+
 int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st,
 		     size_t *ret_changes, bool at_stop, struct diag_list *m)
 {
@@ -319,6 +338,8 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 	if (r == 0 && c.msg[0])
 		diag_warning(m, NULL, 0, "area '%s': synced back into '%s', but %s", name, st->path, c.msg);
 	/* committed, entries kept twice or kept apart: that alone is to be said */
+	if (r == -COPY_SYNC_KEPT_BOTH)
+		kept_both_record(recfd, st, c.msg);
 	if ((kept = r) < 0)
 		diag_error(m, NULL, 0,
 			   "area '%s': synced back into '%s', but %s: compare the two and keep what you need",

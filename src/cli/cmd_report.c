@@ -451,7 +451,9 @@ static int status_area(struct libscols_table *tb, const char *state_dir, const s
 	sum->bad += full;
 	last_sync_words(state_dir, a->name, &last, synced, sizeof(synced));
 	/* what that sync did not bring back (or kept twice) wants a look */
-	if (a->state == AREA_STATE_ACTIVE && last.time_sec && !last.ok) {
+	/* entries kept on both sides want a look until stop (the detail) */
+	sum->bad += a->state == AREA_STATE_ACTIVE && a->kept_both;
+	if (a->state == AREA_STATE_ACTIVE && last.time_sec && !last.ok && !a->kept_both) {
 		sum->bad++;
 		log_warning(lg, "area '%s': its last sync back failed (the sync's messages said why and what to do); fix that and run `%s sync %s`",
 			    a->name, log_self(lg), a->name);

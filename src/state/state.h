@@ -248,6 +248,10 @@ struct state_area {
 	char *sync_failed; /* owned, may be NULL: why the last sync back
 			      failed ("while STEP: CAUSE"), for `status`;
 			      a sync back that succeeds clears it */
+	char *sync_kept_both; /* owned, may be NULL: what the syncs since the
+				 area was set up kept on both sides (their
+				 messages, "; "-joined): said by status and
+				 by stop until the area is torn down */
 	uint64_t *carried; /* owned: mount IDs (STATX_MNT_ID) of the clones
 			      of the filesystems mounted below the directory,
 			      carried onto the area; stop detaches them */

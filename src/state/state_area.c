@@ -42,6 +42,7 @@ void state_area_done(struct state_area *a)
 	free(a->device);
 	free(a->sync_dir);
 	free(a->sync_failed);
+	free(a->sync_kept_both);
 	free(a->carried);
 	state_area_init(a);
 }
@@ -97,6 +98,7 @@ static const struct kv_field area_fields[] = {
 	ROW("device", device, KV_STR),
 	ROW("sync_dir", sync_dir, KV_STR),
 	ROW("sync_failed", sync_failed, KV_STR),
+	ROW("sync_kept_both", sync_kept_both, KV_STR),
 	/* a record of storaged's holds few: one per filesystem mounted below
 	 * the directory */
 	ROW("carried", carried, KV_U64_LIST, .n_off = offsetof(struct state_area, n_carried),

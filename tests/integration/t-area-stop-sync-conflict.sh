@@ -99,9 +99,10 @@ umount "$SCRATCH/alt"
 expect_rc 1 sync both
 grep -q "'sub/f'.*sub/f.storaged-area" "$OUT" || { cat "$OUT"; fail "sync's error does not name the entry"; }
 grep -q "sync back failed\|not unique" "$OUT" && { cat "$OUT"; fail "sync calls a committed sync with a conflict failed"; }
-# status says so until a sync goes through: exit 1, as for any failure
+# status says so until the area is stopped: exit 1, naming the entry
 expect_rc 1 status
-grep -q "area 'both': its last sync back failed" "$OUT" || { cat "$OUT"; fail "status does not warn of the failed last sync"; }
+grep -q "found 1 entry changed both.*sub/f.storaged-area" "$OUT" || { cat "$OUT"; fail "status does not name the entry kept on both sides"; }
+grep -q "its last sync back failed" "$OUT" && { cat "$OUT"; fail "status tells to fix a sync that only kept an entry on both sides"; }
 sleep 0.1
 echo "area again" >"$P/sub/f" # the area goes on with it
 # the stop after it keeps the directory's version (the conflict is open

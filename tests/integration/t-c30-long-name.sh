@@ -106,9 +106,13 @@ grep -F "'$L244'" "$OUT" | grep -F "'$BESIDE'" >/dev/null ||
 	fail "the message does not name the entry and where the area's version went"
 pass "C30: a 244-byte name changed on both sides: 'work' is synced, the area's version beside as '$BESIDE' (exit 1, said)"
 
+BESIDE244=$BESIDE
 expect_rc 0 sync long
 [ -s "$OUT" ] && { cat "$OUT"; fail "the next sync was not quiet"; }
 pass "the baseline moved on: the next sync is quiet (exit 0)"
+expect_rc 1 status
+grep -F "$BESIDE" "$OUT" >/dev/null || { cat "$OUT"; fail "status no longer says where the area's version went"; }
+pass "status goes on naming the entry kept on both sides (exit 1) until stop"
 
 both_sides "$L255" "$LDIR" "$LA" "$LB" "$LX"
 expect_rc 1 sync long
@@ -118,7 +122,9 @@ for n in "$L255" "$LDIR" "$LA" "$LB" "$LX"; do check_beside "$n"; done
 pass "a name of 255 bytes, a directory, shortened names that would collide, a non-UTF-8 name: each area version beside under a name that fits"
 
 echo newer-work >"$P/work"
-expect_rc 0 stop
+expect_rc 1 stop
+grep -F "an earlier sync back" "$OUT" | grep -F "$BESIDE244" >/dev/null ||
+	{ cat "$OUT"; fail "stop does not say again what an earlier sync kept on both sides"; }
 is_mountpoint "$P" && fail "stop left the area mounted"
 [ "$(cat "$P/work")" = newer-work ] && [ "$(cat "$P/$L244")" = "dir $L244" ] || fail "stop lost a change"
 pass "stop syncs and unmounts the area"
