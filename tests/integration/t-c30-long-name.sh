@@ -154,8 +154,9 @@ chattr -i "$P/imm" && echo area-imm >"$P/imm"
 chattr -i "$P/imm2" && rm "$P/imm2"
 truncate -s 20G "$P/big"
 echo area-xattr >"$P/xattr"
-set_xattr "$P/xattr" user.small s || skip "no user xattrs on this kernel's tmpfs"
-set_xattr "$P/xattr" user.big "$(rep y 6000)"
+# user.* xattrs on tmpfs came with Linux 6.6: before, that part alone is left out
+XATTRS=yes
+set_xattr "$P/xattr" user.small s && set_xattr "$P/xattr" user.big "$(rep y 6000)" || XATTRS=
 echo new-work >"$P/sub/work"
 echo new >"$P/new"
 mkdir -p "$P/newdir/in" && echo ok >"$P/newdir/ok" && truncate -s 20G "$P/newdir/in/huge"
@@ -175,10 +176,14 @@ grep "'imm2'" "$OUT" | grep -q "deleting" || fail "the error does not name 'imm2
 grep "'newdir'" "$OUT" | grep -q "newdir/in/huge" || fail "the error does not name the file of the new directory that failed"
 [ "$(cat "$LOWER/newdir2/ok")" = ok2 ] || fail "a new directory beside the failed one was not synced"
 pass "an immutable file (EPERM), a file too large (EFBIG), a new directory holding one: skipped, named, kept in the area; the rest synced"
-[ "$(cat "$LOWER/xattr")" = area-xattr ] || fail "an xattr the directory refuses cost the file"
-[ "$(get_xattr "$LOWER/xattr" user.small)" = s ] || fail "the xattr the directory takes was lost"
-grep "'xattr'" "$OUT" | grep -q "user.big" || fail "no warning names the file and the xattr lost"
-pass "an xattr larger than the directory's filesystem takes: that xattr alone is lost, with a warning"
+if [ -n "$XATTRS" ]; then
+	[ "$(cat "$LOWER/xattr")" = area-xattr ] || fail "an xattr the directory refuses cost the file"
+	[ "$(get_xattr "$LOWER/xattr" user.small)" = s ] || fail "the xattr the directory takes was lost"
+	grep "'xattr'" "$OUT" | grep -q "user.big" || fail "no warning names the file and the xattr lost"
+	pass "an xattr larger than the directory's filesystem takes: that xattr alone is lost, with a warning"
+else
+	echo "# no user xattrs on this kernel's tmpfs (before Linux 6.6): the refused xattr is not tried"
+fi
 
 expect_rc 1 stop
 cat "$OUT"
