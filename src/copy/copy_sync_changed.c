@@ -53,8 +53,9 @@ static int mapped_add(struct mapped_set *m, ino_t ino)
 	return 0;
 }
 
-/* the shared mappings of one process's maps (@f) of files on @dev */
-static int maps_read(FILE *f, dev_t dev, struct mapped_set *m)
+/* the shared mappings of one process's maps (@f) of files on @dev,
+ * whose field in maps is @devfield */
+static int maps_read(FILE *f, dev_t dev, const char *devfield, struct mapped_set *m)
 {
 	char *line = NULL, perms[8];
 	unsigned maj, min;
@@ -62,9 +63,12 @@ static int maps_read(FILE *f, dev_t dev, struct mapped_set *m)
 	size_t len = 0;
 	int r = 0;
 
-	/* "start-end perms offset major:minor inode path" (proc(5)) */
+	/* "start-end perms offset major:minor inode path" (proc(5)); a
+	 * browser maps thousands of files: only lines of this device are
+	 * parsed */
 	while (r == 0 && getline(&line, &len, f) > 0)
-		if (sscanf(line, "%*s %7s %*s %x:%x %ju", perms, &maj, &min, &ino) == 4 && perms[3] == 's' &&
+		if (strstr(line, devfield) &&
+		    sscanf(line, "%*s %7s %*s %x:%x %ju", perms, &maj, &min, &ino) == 4 && perms[3] == 's' &&
 		    ino && makedev(maj, min) == dev)
 			r = mapped_add(m, (ino_t)ino);
 	free(line);
@@ -75,10 +79,13 @@ static int mapped_scan(struct mapped_set *m, dev_t dev)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
+	char devfield[32];
 	int r = 0;
 
 	if (!d)
 		return -errno;
+	/* as the kernel prints it: show_map_vma(), "%02x:%02x" */
+	snprintf(devfield, sizeof(devfield), " %02x:%02x ", major(dev), minor(dev));
 	while (r == 0 && (de = readdir(d))) {
 		char path[NAME_MAX + 8];
 		FILE *f;
@@ -95,7 +102,7 @@ static int mapped_scan(struct mapped_set *m, dev_t dev)
 			r = -ENOMEM;
 			break;
 		}
-		r = maps_read(f, dev, m);
+		r = maps_read(f, dev, devfield, m);
 		fclose(f);
 	}
 	closedir(d);
