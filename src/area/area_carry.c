@@ -177,18 +177,32 @@ void area_carried_release(struct state_area *st)
 	st->n_carried = 0;
 }
 
-struct area_carried_keep *area_carried_keep(const struct state_area *st)
+/* A detached copy of the carried clone @id, with what is mounted below
+ * it, made private: a copy joins its original's peer groups, and where
+ * the clones are shared (systemd: "/" is) area_carried_release()
+ * detaching the clone of a mount inside a carried subvolume would
+ * propagate to the subvolume copy's peer and unmount the copy's child
+ * too; the subvolume would come back without it.  Returns: the copy's
+ * fd or negative errno. */
+static int carried_copy(uint64_t id)
 {
 	const struct mountfd_ops *ops = &mountfd_kernel_ops;
+	_cleanup_close_ int fd = mountfd_open_id(ops, id, O_PATH | O_DIRECTORY);
+	_cleanup_close_ int copy = fd < 0 ? fd
+					  : ops->open_tree(ops->userdata, fd, "",
+							   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+								   AT_RECURSIVE);
+	int r = copy < 0 ? copy : mountfd_set_propagation(ops, copy, MS_PRIVATE, true);
+
+	return r < 0 ? r : TAKE_FD(copy);
+}
+
+struct area_carried_keep *area_carried_keep(const struct state_area *st)
+{
 	struct area_carried_keep *k = calloc(st->n_carried ? st->n_carried : 1, sizeof(*k));
 
 	for (size_t i = 0; k && i < st->n_carried; i++) {
-		_cleanup_close_ int fd = mountfd_open_id(ops, st->carried[i], O_PATH | O_DIRECTORY);
-
-		k[i].fd = fd < 0 ? -1
-				 : ops->open_tree(ops->userdata, fd, "",
-						  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-							  AT_EMPTY_PATH | AT_RECURSIVE);
+		k[i].fd = carried_copy(st->carried[i]);
 		if (k[i].fd >= 0 && mount_id_target(st->carried[i], &k[i].target) < 0)
 			k[i].fd = safe_close(k[i].fd);
 	}

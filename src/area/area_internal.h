@@ -182,12 +182,12 @@ int area_carry_subvolumes(struct setup *s, struct diag_list *m);
 /* Detaches the carried clones of @st by their IDs and empties the list. */
 void area_carried_release(struct state_area *st);
 
-/* A detached copy (open_tree(2) OPEN_TREE_CLONE|AT_RECURSIVE) of a carried
- * clone, and where it was: put back when the bind over the directory turns
+/* A detached copy (open_tree(2) OPEN_TREE_CLONE|AT_RECURSIVE, made private)
+ * of a carried clone, and where it was: put back when the bind over the directory turns
  * out busy after the clones were detached, so that the filesystems below
  * stay visible as long as the area does. */
 struct area_carried_keep {
-	int fd; /* -1: none */
+	int fd; /* negative: none */
 	char *target; /* owned */
 };
 

@@ -28,6 +28,9 @@ LOOP=$(losetup -f --show "$SCRATCH/btrfs.img") || skip "cannot attach a loop dev
 mkfs.btrfs -q -f "$LOOP" >/dev/null || fail "mkfs.btrfs"
 mkdir -p "$SCRATCH/m"
 mount "$LOOP" "$SCRATCH/m" || skip "cannot mount a btrfs here"
+# shared, as every mount is under systemd ("/" shared): the carried clones
+# then sit in peer groups, and a busy stop's restore has to cope with that
+mount --make-shared "$SCRATCH/m" || fail "cannot make $SCRATCH/m shared"
 
 # subvol? PATH: a subvolume's root has inode 256 (BTRFS_FIRST_FREE_OBJECTID)
 subvol() { [ "$(stat -c %i "$1")" = 256 ]; }
