@@ -88,6 +88,14 @@ static bool is_name(const char *s, size_t max)
 	return n > 0 && n <= max && s[n] == '\0';
 }
 
+/* An area's name becomes a directory entry (its state, its sync's working
+ * names): ".", ".." are not entries of their own, and a name of dots only
+ * reads as one of them to every tool a user points at it. */
+static bool is_area_name(const char *s)
+{
+	return is_name(s, AREA_NAME_MAX) && s[strspn(s, ".")] != '\0';
+}
+
 static const char *section_label(const struct parser *p, char *buf, size_t len)
 {
 	if (p->in == SECTION_AREA)
@@ -146,8 +154,8 @@ static enum section_kind begin_area(struct parser *p, const char *name)
 		parser_error(p, line, "section [area] needs a name: [area NAME]");
 		return SECTION_SKIP;
 	}
-	if (!is_name(name, AREA_NAME_MAX)) {
-		parser_error(p, line, "'%s' is not an area name (letters, digits, '_', '.', '-', at most %d)",
+	if (!is_area_name(name)) {
+		parser_error(p, line, "'%s' is not an area name (letters, digits, '_', '.', '-', not dots only, at most %d)",
 			     name, AREA_NAME_MAX);
 		return SECTION_SKIP;
 	}

@@ -85,6 +85,19 @@ is_mountpoint "$SCRATCH/zarea" && fail "an area with an unknown fs was set up"
 sd stop >/dev/null 2>&1
 rm -rf "$STATE"
 
+note "area names that cannot be a directory entry are refused at check, at their line"
+mkdir -p "$SCRATCH/darea"
+for name in . .. ...; do
+	printf '[storaged]\n[area %s]\npath = %s/darea\nsize = 8M\nseed = no\n' "$name" "$SCRATCH" >"$CONF"
+	run_sd 2 check
+	expect_out "^storaged: error: $CONF:2: '$name' is not an area name"
+	# start's exit status for an unusable section is C35's business
+	sd start >/dev/null 2>&1
+	is_mountpoint "$SCRATCH/darea" && fail "area '$name' was set up"
+	sd stop >/dev/null 2>&1
+	rm -rf "$STATE"
+done
+
 note "cat-config prints a configuration check rejects, then the errors, exit 1"
 printf '[storaged]\ndevice-timout = 5s\n' >"$CONF"
 OUT=$(sd cat-config 2>"$SCRATCH/cat.err")
