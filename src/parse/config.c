@@ -246,7 +246,7 @@ static enum section_kind begin_btrfs(struct parser *p, const char *name)
 static void end_section(struct parser *p)
 {
 	const struct area_config *a;
-	const char *why;
+	const char *why, *zram_key;
 	unsigned fixed;
 
 	if (p->in != SECTION_AREA)
@@ -258,10 +258,12 @@ static void end_section(struct parser *p)
 		parser_error(p, a->line,
 			     "[area %s] has persist = yes and seed = no: its first sync back would delete everything '%s' holds; set seed = yes (or persist = no)",
 			     a->name, a->path ? a->path : "the directory");
+	/* at the key's line: the section's header may be far above */
+	zram_key = a->compression ? "compression-algorithm" : "writeback-device";
 	if (a->backend != AREA_ZRAM && (a->compression || a->writeback_device))
-		parser_error(p, a->line, "[area %s] sets %s, which only backend = zram has (this area's backend is %s); remove it or set backend = zram",
-			     a->name, a->compression ? "compression-algorithm" : "writeback-device",
-			     area_backend_facts(a->backend)->name);
+		parser_error(p, p->seen[config_key_find(SECTION_AREA, zram_key) - config_keys],
+			     "[area %s] sets %s, which only backend = zram has (this area's backend is %s); remove it or set backend = zram",
+			     a->name, zram_key, area_backend_facts(a->backend)->name);
 	why = a->mode_set ? units_dir_mode_refusal(a->mode, &fixed) : NULL;
 	if (why)
 		parser_error(p, p->seen[config_key_find(SECTION_AREA, "mode") - config_keys],
@@ -397,6 +399,8 @@ static void apply_key(struct parser *p, const char *key, const char *value)
 		p->c->areas[p->area].fs_line = line;
 	if (r == 0 && p->in == SECTION_AREA && strcmp(k->key, "path") == 0)
 		p->c->areas[p->area].path_line = line;
+	if (r == 0 && p->in == SECTION_AREA && strcmp(k->key, "compression-algorithm") == 0)
+		p->c->areas[p->area].compression_line = line;
 }
 
 /* inih names the section with each key: a new name starts a section. */

@@ -69,6 +69,7 @@ struct area_config {
 	 * kernel's default; a block device that pages the kernel writes back
 	 * go to (backing_dev), NULL: none */
 	char *compression;
+	unsigned compression_line; /* line of "compression-algorithm =", 0 when not set */
 	char *writeback_device;
 	unsigned mode; /* root mode of the area; default: that of path */
 	bool mode_set;

@@ -490,7 +490,8 @@ int predict__zram_compression(struct predictor *pr, size_t i)
 	for (char **v = pr->zram_compressors; *v; v++)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", v == pr->zram_compressors ? "" : " ", *v);
 	return predict__record(pr, i, "area '%s': compression-algorithm = %s: this kernel's zram has %s; choose one of them (%s:%u)",
-			       a->name, a->compression, list, a->file ? a->file : "storaged.conf", a->line);
+			       a->name, a->compression, list, a->file ? a->file : "storaged.conf",
+			       a->compression_line ? a->compression_line : a->line);
 }
 
 /* ------------------------------------------------------------ area backends */

@@ -61,8 +61,9 @@ size = 32M
 compression-algorithm = nosuchzip
 EOT
 expect_rc 1 check
-grep -q "compression-algorithm = nosuchzip: this kernel's zram has ${kernel_list[*]}; choose one of them ($CONF:" "$OUT" ||
-	{ cat "$OUT"; fail "check does not name the kernel's compressors"; }
+key_line=$(grep -n '^compression-algorithm' "$CONF" | cut -d: -f1)
+grep -q "compression-algorithm = nosuchzip: this kernel's zram has ${kernel_list[*]}; choose one of them ($CONF:$key_line)" "$OUT" ||
+	{ cat "$OUT"; fail "check does not name the kernel's compressors at the key's line $key_line"; }
 before=$(ls /sys/block | grep -c '^zram')
 expect_rc 1 start
 grep -q "compression-algorithm = nosuchzip: not a compressor it has; this kernel's zram has: " "$OUT" ||
@@ -83,6 +84,10 @@ expect_rc 2 check
 expect_rc 1 start
 grep -q "sets compression-algorithm, which only backend = zram has (this area's backend is tmpfs)" "$OUT" ||
 	{ cat "$OUT"; fail "no configuration error for a tmpfs compressor"; }
+expect_rc 2 check
+key_line=$(grep -n '^compression-algorithm' "$CONF" | cut -d: -f1)
+grep -q "$CONF:$key_line: \[area zc\] sets compression-algorithm" "$OUT" ||
+	{ cat "$OUT"; fail "the tmpfs compressor error is not at the key's line $key_line"; }
 [ -z "$(scratch_mounts)" ] || fail "mounted despite the configuration error"
 
 # writeback: a loop device of this test's as the backing device
