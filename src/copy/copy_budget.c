@@ -68,6 +68,9 @@ static uint64_t entry_cost(const struct copy_budget *b, const struct stat *st)
 /* the owner's quota record, read at its first charge (under the lock) */
 static struct budget_owner *owner_of(struct copy_budget *b, uid_t uid)
 {
+	/* QCMD() shifts Q_GETQUOTA (0x800007), an int, past INT_MAX: the
+	 * same bits, computed unsigned (quotactl(2)) */
+	const int GETQUOTA_USR = (int)(((unsigned)Q_GETQUOTA << SUBCMDSHIFT) | (USRQUOTA & SUBCMDMASK));
 	struct if_dqblk q = { 0 };
 	struct budget_owner *o;
 
@@ -80,7 +83,7 @@ static struct budget_owner *owner_of(struct copy_budget *b, uid_t uid)
 	*o = (struct budget_owner){ .uid = uid };
 	/* ENOSYS (before 5.14), ESRCH (quotas off), ENOTSUP, ...: no limit
 	 * that storaged can know of */
-	if (uid != 0 && syscall(SYS_quotactl_fd, b->fd, QCMD(Q_GETQUOTA, USRQUOTA), uid, &q) == 0 &&
+	if (uid != 0 && syscall(SYS_quotactl_fd, b->fd, GETQUOTA_USR, uid, &q) == 0 &&
 	    (q.dqb_valid & QIF_BLIMITS) && (q.dqb_valid & QIF_SPACE))
 		o->limited = copy_budget_quota_room(q.dqb_bhardlimit * QIF_DQBLKSIZE,
 						    q.dqb_bsoftlimit * QIF_DQBLKSIZE, q.dqb_curspace,
