@@ -230,7 +230,7 @@ static int scan_print(const struct options *o, const struct world *w, unsigned *
 	if (r == 0 && o->json)
 		r = json_print_tables(tbs, 2, stdout);
 	else if (r == 0 && w->btrfs.n)
-		r = text_print_table(tbs[0]);
+		r = scols_print_table(tbs[0]);
 	else if (r == 0)
 		printf("no btrfs filesystem found on %zu block device(s)\n", w->inv.n_devs);
 	for (size_t i = 0; r == 0 && !o->json && i < w->inv.n_skipped; i++)
@@ -515,7 +515,7 @@ static int status_table(const struct options *o, const struct logger *lg, const 
 	if (!tb)
 		r = -ENOMEM;
 	else if (r == 0)
-		r = o->json ? json_print_table(tb, stdout) : text_print_table(tb);
+		r = o->json ? json_print_table(tb, stdout) : scols_print_table(tb);
 	scols_unref_table(tb);
 	return r;
 }
