@@ -118,6 +118,17 @@ static bool interrupted(const struct area_dirs *d, const struct state_area *st, 
 	return true;
 }
 
+/* the figures of the mounted area @o from its statvfs(3) @v */
+static void measure(struct area_status *o, const struct statvfs *v)
+{
+	o->size_bytes = (uint64_t)v->f_blocks * v->f_frsize;
+	o->used_bytes = (uint64_t)(v->f_blocks - v->f_bfree) * v->f_frsize;
+	o->avail_bytes = (uint64_t)v->f_bavail * v->f_frsize;
+	o->inodes_total = v->f_files;
+	o->inodes_used = v->f_files - v->f_ffree;
+	o->measured = true;
+}
+
 static void status_fill(const char *state_dir, const char *self, struct state_area *st, struct area_status *o)
 {
 	struct area_dirs d;
@@ -138,14 +149,8 @@ static void status_fill(const char *state_dir, const char *self, struct state_ar
 		o->state = AREA_STATE_DEGRADED;
 		return;
 	}
-	if (area_is_mount_of(d.area, NULL) && statvfs(d.area, &v) == 0) {
-		o->size_bytes = (uint64_t)v.f_blocks * v.f_frsize;
-		o->used_bytes = (uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize;
-		o->avail_bytes = (uint64_t)v.f_bavail * v.f_frsize;
-		o->inodes_total = v.f_files;
-		o->inodes_used = v.f_files - v.f_ffree;
-		o->measured = true;
-	}
+	if (area_is_mount_of(d.area, NULL) && statvfs(d.area, &v) == 0)
+		measure(o, &v);
 	/* the path is the record's, read before st->path moved to @o */
 	st->path = o->path;
 	o->state = area_state_of(&d, st, why, sizeof(why));
@@ -258,14 +263,8 @@ static int status_unrecorded(const char *state_dir, const char *self, const char
 	o->name = strdup(name);
 	o->path = lower ? bound_from(d.lower) : NULL;
 	o->backend = strdup("unknown");
-	if (area && statvfs(d.area, &v) == 0) {
-		o->size_bytes = (uint64_t)v.f_blocks * v.f_frsize;
-		o->used_bytes = (uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize;
-		o->avail_bytes = (uint64_t)v.f_bavail * v.f_frsize;
-		o->inodes_total = v.f_files;
-		o->inodes_used = v.f_files - v.f_ffree;
-		o->measured = true;
-	}
+	if (area && statvfs(d.area, &v) == 0)
+		measure(o, &v);
 	snprintf(why, sizeof(why),
 		 "a `start` was killed while it set the area up: %s%s%s%s%s%s%s%s%s, and nothing covers its directory yet; `%s start` sets it up again, `%s stop` undoes it",
 		 area ? "its filesystem is mounted on '" : "", area ? d.area : "", area ? "' (" : "",
