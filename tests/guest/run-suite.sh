@@ -58,8 +58,10 @@ boot_install_deb "$IMG/root" "$R" guest
 O=$R/opt/storaged-tests
 mkdir -p "$O/tests"
 cp -a "$TOPSRCDIR/tests/integration" "$TOPSRCDIR/tests/fixtures" "$O/tests/"
-mkdir -p "$O/conf"
+mkdir -p "$O/conf" "$O/systemd"
 cp -a "$TOPSRCDIR/conf/." "$O/conf/"
+# t-unit-capabilities reads the units' CapabilityBoundingSet= from the sources
+cp -a "$TOPSRCDIR/systemd/." "$O/systemd/"
 cp "$BUILDDIR/tests/integration/c20-swap" "$O/c20-swap"
 cp "$BUILDDIR/tests/integration/deny-open" "$O/deny-open"
 cp "$BUILDDIR/tests/race/swapper" "$O/swapper"
