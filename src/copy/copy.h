@@ -201,7 +201,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
  * both baselines moved past its commit.  Found by the next sync, it says
  * that a sync was cut after it began to change the directory: what
  * changed there since the lower baseline may be that sync's own doing, and
- * the next one completes it (copy_sync.c, sync_recover()). */
+ * the next one completes it (copy_sync.c, intent_complete()). */
 #define COPY_SYNC_INTENT_XATTR "trusted.storaged.committing"
 
 /* the inode numbers of the area's files that were mapped shared at the

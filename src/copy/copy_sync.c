@@ -36,7 +36,7 @@
  * renames of this sync's that its baseline does not cover: by their times
  * alone the next sync would take them for changes made in the directory
  * and put the area's versions beside them.  The next sync finds the intent
- * and first completes the cut one (sync_recover()): the directory's
+ * and first completes the cut one (intent_complete()): the directory's
  * baseline moves past what it did; the area's stays where it was, so every
  * entry the cut sync may not have carried is compared again.  A power cut
  * takes the area (RAM) with its records: there is nothing to complete.
@@ -639,9 +639,9 @@ static void sync_count(const struct sync_ctx *c, struct copy_result *res)
 	res->n_kept = c->sh->nkept_new;
 }
 
-/* completes a sync cut after its intent (step 4 above): the directory's
- * baseline moves past everything it may have done; negative errno */
-static int sync_recover(int areafd)
+/* step 6's end of the intent, this sync's or that of one cut after it:
+ * the directory's baseline past all it did, then the record goes */
+static int intent_complete(int areafd)
 {
 	struct timespec now;
 	int r;
@@ -690,7 +690,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	}
 	c.adev = ast.st_dev;
 	c.ldev = lst.st_dev;
-	if ((r = sync_recover(areafd)) < 0) {
+	if ((r = intent_complete(areafd)) < 0) {
 		r = sync_fail(&c, -r, "", "", "completing an interrupted sync");
 		goto out;
 	}
@@ -752,9 +752,8 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	 * sync's own doing, even when it failed after: not to be kept as
 	 * the directory's at the next one (the kept list, written with the
 	 * intent, already says which entries are the directory's) */
-	if (applied && copy_sync_base_past_writes(&start) == 0 &&
-	    copy_sync_base_write(areafd, COPY_LOWER_SYNCED_XATTR, &start) == 0)
-		fremovexattr(areafd, COPY_SYNC_INTENT_XATTR);
+	if (applied)
+		intent_complete(areafd);
 	/* the next sync compares what is mapped now; after a failure, what
 	 * this one was to compare too */
 	sync_mapped_write(r == 0 || r == -COPY_SYNC_KEPT_BOTH ? &sh.mapped_now : &sh.mapped, areafd);
