@@ -250,7 +250,8 @@ int sync_same_content(int afd, int lfd, const char *name, const struct stat *ast
 	if ((a = open_same(afd, name, ast)) < 0)
 		return a;
 	r = l = open_same(lfd, name, lst);
-	if (r >= 0 && (r = copy_xattrs_read(a, false, &ax)) == 0 && (r = copy_xattrs_read(l, false, &lx)) == 0)
+	if (r >= 0 && (r = copy_xattrs_read(a, false, &ax)) == 0 &&
+	    (r = copy_xattrs_read(l, false, &lx)) == 0)
 		r = same_xattrs(&ax, &lx);
 	if (r == 1)
 		r = same_data(a, l, ast->st_size);
