@@ -225,38 +225,6 @@ static void sync_failed_record(int recfd, struct state_area *st, const char *ste
 	state_area_write_fd(recfd, st);
 }
 
-/*
- * Sync back, incremental and crash-consistent.  Everything happens inside
- * the covered directory's own filesystem, reached through the private bind
- * areas/<name>/lower:
- *
- *  0. recover: delete the working directories left by an interrupted run
- *     (always safe, see 2.): the one the record names, and every
- *     .storaged-sync.<32 hex> that is root's, 0700 and marked for this area
- *     (area_sync_dir_check(); never a user's entry, whatever its name), or
- *     root's, 0700, unmarked and empty (remove_unmarked_empty(): cut off
- *     before its mark was on the disk)
- *  1. record a new random name W, create <lower>/W (0700, root's, a new
- *     name: nothing of the user's is reused) and mark it (SYNC_XATTR)
- *  2. storaged-copy brings lower up to date (copy_sync_fd(), copy.h): what
- *     changed since the area's baseline is written complete into W, synced
- *     (syncfs), moved into place one atomic rename per entry (replaced and
- *     deleted versions end up in W), directories' metadata last, synced
- *     again: the commit point.  A crash at any point leaves every entry of
- *     lower complete, old or new, and W holding only what is not live:
- *     step 0 may delete it.
- *  3. delete W.  Not synced: losing that deletion loses nothing, the next
- *     sync or start deletes W again (step 0).
- * A sync that fails deletes W too, whatever step it reached: W holds
- * only what is not live (the new versions not renamed into place yet,
- * which the area still has and the next sync copies again, and the old
- * versions replaced), and what it holds would otherwise take the room of
- * the directory's filesystem until the next sync.  Only a sync that is
- * killed leaves W, to step 0 of the next.  What storaged-copy writes into
- * W is bounded by what the owners could write themselves (copy_budget.h).
- * The sync reports success only after the commit point.  @recfd, @st: the
- * area's record, locked; its sync_dir is rewritten in place.
- */
 /* the name of a stop's rescue directory below the directory's
  * COPY_RESCUE_DIR (copy.h) that is not there yet: the area's name (cut
  * at a character to leave room) and the time, UTC; "" when none is free */
@@ -300,6 +268,38 @@ static void kept_both_record(int recfd, struct state_area *st, const char *msg)
 	state_area_write_fd(recfd, st);
 }
 
+/*
+ * Sync back, incremental and crash-consistent.  Everything happens inside
+ * the covered directory's own filesystem, reached through the private bind
+ * areas/<name>/lower:
+ *
+ *  0. recover: delete the working directories left by an interrupted run
+ *     (always safe, see 2.): the one the record names, and every
+ *     .storaged-sync.<32 hex> that is root's, 0700 and marked for this area
+ *     (area_sync_dir_check(); never a user's entry, whatever its name), or
+ *     root's, 0700, unmarked and empty (remove_unmarked_empty(): cut off
+ *     before its mark was on the disk)
+ *  1. record a new random name W, create <lower>/W (0700, root's, a new
+ *     name: nothing of the user's is reused) and mark it (SYNC_XATTR)
+ *  2. storaged-copy brings lower up to date (copy_sync_fd(), copy.h): what
+ *     changed since the area's baseline is written complete into W, synced
+ *     (syncfs), moved into place one atomic rename per entry (replaced and
+ *     deleted versions end up in W), directories' metadata last, synced
+ *     again: the commit point.  A crash at any point leaves every entry of
+ *     lower complete, old or new, and W holding only what is not live:
+ *     step 0 may delete it.
+ *  3. delete W.  Not synced: losing that deletion loses nothing, the next
+ *     sync or start deletes W again (step 0).
+ * A sync that fails deletes W too, whatever step it reached: W holds
+ * only what is not live (the new versions not renamed into place yet,
+ * which the area still has and the next sync copies again, and the old
+ * versions replaced), and what it holds would otherwise take the room of
+ * the directory's filesystem until the next sync.  Only a sync that is
+ * killed leaves W, to step 0 of the next.  What storaged-copy writes into
+ * W is bounded by what the owners could write themselves (copy_budget.h).
+ * The sync reports success only after the commit point.  @recfd, @st: the
+ * area's record, locked; its sync_dir is rewritten in place.
+ */
 int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st,
 		     size_t *ret_changes, bool at_stop, struct diag_list *m)
 {

@@ -177,8 +177,9 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
 int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		 const struct copy_sys *sys, struct copy_result *ret);
 
-/* the area's sync baseline: "SEC.NSEC" of CLOCK_REALTIME_COARSE read at
- * the start of the last successful sync back, or at the end of the seed */
+/* the area's sync baseline: "SEC.NSEC" of CLOCK_REALTIME_COARSE past
+ * every file time set before the last successful sync back began, or
+ * before the seed ended (copy_sync_base_past_writes()) */
 #define COPY_SYNCED_XATTR "trusted.storaged.synced"
 
 /* the lower directory's baseline, also on the area's root: "SEC.NSEC" of
@@ -200,7 +201,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
  * both baselines moved past its commit.  Found by the next sync, it says
  * that a sync was cut after it began to change the directory: what
  * changed there since the lower baseline may be that sync's own doing, and
- * the next one completes it (copy_sync.c, sync_recover()). */
+ * the next one completes it (copy_sync.c, intent_complete()). */
 #define COPY_SYNC_INTENT_XATTR "trusted.storaged.committing"
 
 /* the inode numbers of the area's files that were mapped shared at the
@@ -243,14 +244,6 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 int copy_sync_base_read(int fd, const char *xattr, struct timespec *ts);
 
 /**
- * copy_sync_base_now:
- * @ts: receives the coarse realtime clock, the one file times come from
- *
- * Returns: 0; negative errno.
- */
-int copy_sync_base_now(struct timespec *ts);
-
-/**
  * copy_sync_base_past_writes:
  * @ts: receives a baseline later than every file time set so far
  *
@@ -272,9 +265,9 @@ int copy_sync_base_past_writes(struct timespec *ts);
  * copy_sync_base_write:
  * @fd: open area root
  * @xattr: COPY_SYNCED_XATTR or COPY_LOWER_SYNCED_XATTR
- * @ts: from copy_sync_base_now() taken before the copy began (the area's
- *      baseline), or from copy_sync_base_past_writes() (the lower
- *      directory's, and the area's after a seed)
+ * @ts: from copy_sync_base_past_writes(), taken before the sync began
+ *      (the area's baseline), past its renames (the lower directory's),
+ *      or after a seed
  *
  * Records @ts as that baseline: everything with an older ctime is in the
  * lower copy (the area's), is what the area holds (the lower one's).

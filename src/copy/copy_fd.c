@@ -410,14 +410,6 @@ int copy_sync_base_read(int fd, const char *xattr, struct timespec *ts)
 	return 0;
 }
 
-int copy_sync_base_now(struct timespec *ts)
-{
-	/* file times come from the coarse clock (current_time(), and the
-	 * floor of multigrain timestamps): a change after this reading has a
-	 * ctime at least this */
-	return clock_gettime(CLOCK_REALTIME_COARSE, ts) < 0 ? -errno : 0;
-}
-
 static bool ts_after(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
@@ -439,7 +431,9 @@ int copy_sync_base_past_writes(struct timespec *ts)
 	if (clock_gettime(CLOCK_REALTIME, &end) < 0)
 		return -errno;
 	for (int i = 0; i < 100; i++) {
-		if (copy_sync_base_now(ts) < 0)
+		/* file times come from the coarse clock (current_time(), and
+		 * the floor of multigrain timestamps) */
+		if (clock_gettime(CLOCK_REALTIME_COARSE, ts) < 0)
 			return -errno;
 		if (ts_after(ts, &end))
 			return 0;

@@ -36,7 +36,7 @@
  * renames of this sync's that its baseline does not cover: by their times
  * alone the next sync would take them for changes made in the directory
  * and put the area's versions beside them.  The next sync finds the intent
- * and first completes the cut one (sync_recover()): the directory's
+ * and first completes the cut one (intent_complete()): the directory's
  * baseline moves past what it did; the area's stays where it was, so every
  * entry the cut sync may not have carried is compared again.  A power cut
  * takes the area (RAM) with its records: there is nothing to complete.
@@ -154,37 +154,20 @@ static bool same_meta(const struct stat *a, const struct stat *l)
 	return !(S_ISCHR(a->st_mode) || S_ISBLK(a->st_mode)) || a->st_rdev == l->st_rdev;
 }
 
-enum verdict { SAME, CHANGED, ASK_CONTENT };
-
-/* what the times say of the area entry @a against its lower copy @l */
-static enum verdict by_times(const struct sync_ctx *c, const struct stat *a, const struct stat *l)
-{
-	struct timespec end = { c->base.tv_sec + c->sh->tick.tv_sec, c->base.tv_nsec + c->sh->tick.tv_nsec };
-	bool mapped = S_ISREG(a->st_mode) && sync_mapped_has(&c->sh->mapped, a->st_ino);
-
-	if (!same_meta(a, l) || c->base.tv_sec < 0)
-		return CHANGED;
-	/* every change of data, metadata, xattrs or links moves the ctime
-	 * (inode(7)) to at least the coarse clock, which the base was read
-	 * from: older is unchanged, but for a write through a mapping */
-	if (!sync_since(&a->st_ctim, &c->base, true))
-		return mapped ? ASK_CONTENT : SAME;
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
-	/* in the tick the base was read in: before or after it, no time says */
-	return mapped || !sync_since(&a->st_ctim, &end, true) ? ASK_CONTENT : CHANGED;
-}
-
 /* whether the lower copy @l of the area entry @name of @afd (@a), which
- * is @name of @lfd, is still up to date */
+ * is @name of @lfd, is still up to date: every change of data, metadata,
+ * xattrs or links moves the ctime (inode(7)) past the base, which is
+ * later than every write before the sync began
+ * (copy_sync_base_past_writes()); but a write through a mapping moves no
+ * time (copy_sync_changed.c): such a file is compared by content */
 static bool unchanged(const struct sync_ctx *c, int afd, int lfd, const char *name, const struct stat *a,
 		      const struct stat *l)
 {
-	enum verdict v = by_times(c, a, l);
-
-	return v == SAME || (v == ASK_CONTENT && sync_same_content(afd, lfd, name, a, l) == 1);
+	if (!same_meta(a, l) || c->base.tv_sec < 0)
+		return false;
+	if (S_ISREG(a->st_mode) && sync_mapped_has(&c->sh->mapped, a->st_ino))
+		return sync_same_content(afd, lfd, name, a, l) == 1;
+	return !sync_since(&a->st_ctim, &c->base, true);
 }
 
 /* step 1 for a changed non-directory: written once per area inode; its
@@ -304,16 +287,7 @@ static int push_pair(struct sync_ctx *c, int fds[2], const char *name, const str
 		return r;
 	lv = dirstack_top(&c->s)->extra;
 	lv->st = *st;
-	switch (by_times(c, st, lst)) {
-	case SAME:
-		lv->changed = false;
-		break;
-	case ASK_CONTENT: /* a directory's own content: its xattrs */
-		lv->changed = sync_same_open(dirstack_top(&c->s)->fd[0], dirstack_top(&c->s)->fd[1], st) != 1;
-		break;
-	default:
-		lv->changed = true;
-	}
+	lv->changed = !unchanged(c, -1, -1, name, st, lst); /* a directory: by its times alone */
 	return dirstack_list(&c->s, true);
 }
 
@@ -665,9 +639,9 @@ static void sync_count(const struct sync_ctx *c, struct copy_result *res)
 	res->n_kept = c->sh->nkept_new;
 }
 
-/* completes a sync cut after its intent (step 4 above): the directory's
- * baseline moves past everything it may have done; negative errno */
-static int sync_recover(int areafd)
+/* step 6's end of the intent, this sync's or that of one cut after it:
+ * the directory's baseline past all it did, then the record goes */
+static int intent_complete(int areafd)
 {
 	struct timespec now;
 	int r;
@@ -710,13 +684,13 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	*ret = (struct copy_result){ 0 };
 	copy_raise_nofile();
 	if (fstat(areafd, &ast) < 0 || fstat(lowerfd, &lst) < 0 || fstat(workfd, &c.work) < 0 ||
-	    (r = copy_sync_base_now(&start)) < 0 || copy_budget_init(&sh.budget, lowerfd) < 0) {
+	    (r = copy_sync_base_past_writes(&start)) < 0 || copy_budget_init(&sh.budget, lowerfd) < 0) {
 		r = sync_fail(&c, errno, "", "", "reading the roots");
 		goto out;
 	}
 	c.adev = ast.st_dev;
 	c.ldev = lst.st_dev;
-	if ((r = sync_recover(areafd)) < 0) {
+	if ((r = intent_complete(areafd)) < 0) {
 		r = sync_fail(&c, -r, "", "", "completing an interrupted sync");
 		goto out;
 	}
@@ -778,9 +752,8 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	 * sync's own doing, even when it failed after: not to be kept as
 	 * the directory's at the next one (the kept list, written with the
 	 * intent, already says which entries are the directory's) */
-	if (applied && copy_sync_base_past_writes(&start) == 0 &&
-	    copy_sync_base_write(areafd, COPY_LOWER_SYNCED_XATTR, &start) == 0)
-		fremovexattr(areafd, COPY_SYNC_INTENT_XATTR);
+	if (applied)
+		intent_complete(areafd);
 	/* the next sync compares what is mapped now; after a failure, what
 	 * this one was to compare too */
 	sync_mapped_write(r == 0 || r == -COPY_SYNC_KEPT_BOTH ? &sh.mapped_now : &sh.mapped, areafd);

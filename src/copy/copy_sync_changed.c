@@ -1,26 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * "Changed since the last sync" where an entry's times cannot tell
- * (copy_sync.c, unchanged()):
- *
- *  - a change in the clock tick the baseline was read in: file times come
- *    from the coarse clock, so such a change and the baseline tie, and the
- *    tie alone says nothing either way (before: every tie was taken for a
- *    change, and a sync right after a change copied it again);
- *  - a file mapped shared: for a filesystem without page_mkwrite (tmpfs)
- *    the kernel moves the times at the first write fault of each page of
- *    a mapping only (mm/memory.c, fault_dirty_shared_page()); the page
- *    then stays writable, and later writes through it move nothing, nor
- *    the size.  So a write moves no time only through a mapping that had
- *    written the page before: one that was there when a sync read the
- *    file.  The mappings of the area's files are read from /proc/PID/maps
- *    at each sync and the set is kept on the area's root
- *    (COPY_SYNC_MAPPED_XATTR) for the next one: a file mapped at one sync
- *    is compared at that one and at the next, which sees the writes of a
- *    mapping gone by then.
- *
- * Both are decided by content: the area's entry against the directory's
- * (data, link target, xattrs), read, never by a time.
+ * (copy_sync.c, unchanged()): a file mapped shared.  For a filesystem
+ * without page_mkwrite (tmpfs) the kernel moves the times at the first
+ * write fault of each page of a mapping only (mm/memory.c,
+ * fault_dirty_shared_page()); the page then stays writable, and later
+ * writes through it move nothing, nor the size.  So a write moves no time
+ * only through a mapping that had written the page before: one that was
+ * there when a sync read the file.  The mappings of the area's files are
+ * read from /proc/PID/maps at each sync and the set is kept on the area's
+ * root (COPY_SYNC_MAPPED_XATTR) for the next one: a file mapped at one
+ * sync is compared at that one and at the next, which sees the writes of
+ * a mapping gone by then.  The compare is by content: the area's entry
+ * against the directory's (data, link target, xattrs), read.
+ * (A change in the clock tick the baseline was read in needs no compare:
+ * the baseline is past every write before the sync began,
+ * copy_sync_base_past_writes().)
  */
 #include <dirent.h>
 #include <errno.h>
@@ -145,7 +140,7 @@ int sync_mapped_setup(struct shared *sh, int areafd)
 	struct stat st;
 	int r;
 
-	if (fstat(areafd, &st) < 0 || clock_getres(CLOCK_REALTIME_COARSE, &sh->tick) < 0)
+	if (fstat(areafd, &st) < 0)
 		return -errno;
 	if ((r = mapped_scan(&sh->mapped_now, st.st_dev)) < 0 || (r = mapped_read(&sh->mapped, areafd)) < 0)
 		return r;
@@ -231,16 +226,14 @@ static bool same_xattrs(const struct copy_xattrs *a, const struct copy_xattrs *b
 	return true;
 }
 
-/* the entry @name of @dirfd, opened to be read, checked to be @st's inode */
+/* the regular file @name of @dirfd, opened to be read (the atime stays),
+ * checked to be @st's inode */
 static int open_same(int dirfd, const char *name, const struct stat *st)
 {
-	int flags = O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
 	struct stat now;
-	int fd;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOATIME | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
-	/* what is read for a compare leaves the atime as it was */
-	flags |= S_ISREG(st->st_mode) || S_ISDIR(st->st_mode) ? O_RDONLY | O_NOATIME : O_PATH;
-	if ((fd = openat(dirfd, name, flags)) < 0)
+	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &now) < 0 || now.st_ino != st->st_ino || now.st_dev != st->st_dev) {
 		close(fd);
@@ -249,46 +242,23 @@ static int open_same(int dirfd, const char *name, const struct stat *st)
 	return fd;
 }
 
-static int same_target(int afd, int lfd, const char *name)
-{
-	char a[PATH_MAX], l[PATH_MAX];
-	ssize_t n = readlinkat(afd, name, a, sizeof(a)), k = readlinkat(lfd, name, l, sizeof(l));
-
-	if (n < 0 || k < 0)
-		return -errno;
-	return n == k && !memcmp(a, l, (size_t)n);
-}
-
-int sync_same_open(int a, int l, const struct stat *st)
-{
-	struct copy_xattrs ax = { 0 }, lx = { 0 };
-	bool viaproc = !S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode);
-	int r = copy_xattrs_read(a, viaproc, &ax);
-
-	if (r == 0)
-		r = copy_xattrs_read(l, viaproc, &lx);
-	if (r == 0)
-		r = same_xattrs(&ax, &lx);
-	if (r == 1 && S_ISREG(st->st_mode))
-		r = same_data(a, l, st->st_size);
-	free(ax.buf);
-	free(lx.buf);
-	return r;
-}
-
 int sync_same_content(int afd, int lfd, const char *name, const struct stat *ast, const struct stat *lst)
 {
+	struct copy_xattrs ax = { 0 }, lx = { 0 };
 	int a, l, r;
 
-	if (S_ISLNK(ast->st_mode))
-		return same_target(afd, lfd, name); /* a link's xattrs are trusted.* or security.* only */
 	if ((a = open_same(afd, name, ast)) < 0)
 		return a;
 	r = l = open_same(lfd, name, lst);
-	if (l >= 0) {
-		r = sync_same_open(a, l, ast);
+	if (r >= 0 && (r = copy_xattrs_read(a, false, &ax)) == 0 &&
+	    (r = copy_xattrs_read(l, false, &lx)) == 0)
+		r = same_xattrs(&ax, &lx);
+	if (r == 1)
+		r = same_data(a, l, ast->st_size);
+	free(ax.buf);
+	free(lx.buf);
+	if (l >= 0)
 		close(l);
-	}
 	close(a);
 	return r;
 }

@@ -34,7 +34,6 @@ int sync_fail(struct sync_ctx *c, int err, const char *rel, const char *name, co
 	return -err;
 }
 
-
 /* adds the entry @rel/@name to @l, saying @what of it */
 void sync_note(struct sync_ctx *c, struct entry_list *l, int err, const char *rel,
 		       const char *name, const char *what)
@@ -50,7 +49,6 @@ void sync_note(struct sync_ctx *c, struct entry_list *l, int err, const char *re
 			 *rel ? "/" : "", name, what);
 	pthread_mutex_unlock(&c->sh->lock);
 }
-
 
 /* notes the entry @rel/@name that failed with @err: it is left out, its
  * old version stays in the lower copy, the sync goes on */
@@ -75,7 +73,6 @@ void sync_skip(struct sync_ctx *c, int err, const char *rel, const char *name, c
 	pthread_mutex_unlock(&sh->lock);
 }
 
-
 void sync_lost(struct sync_ctx *c, const char *rel, const char *name, const struct copy_lost *l)
 {
 	char text[sizeof(l->what) + 120];
@@ -87,14 +84,12 @@ void sync_lost(struct sync_ctx *c, const char *rel, const char *name, const stru
 	sync_note(c, &c->sh->lost, l->err, rel, name, text);
 }
 
-
 static const char *list_text(struct entry_list *l)
 {
 	if (strlen(l->text) + 8 >= sizeof(l->text))
 		snprintf(l->text + sizeof(l->text) - 8, 8, "; ...");
 	return l->text;
 }
-
 
 /* the result of a sync that committed all but the skipped entries, kept
  * both versions of the entries changed on both sides, and synced some
@@ -135,7 +130,6 @@ int sync_partial_result(struct sync_ctx *c)
 	return c->res->err;
 }
 
-
 /* whether the failure @err of moving one entry into place (or out, for a
  * deletion) is that entry's: a name or a permission the directory refuses
  * (EPERM for an immutable file), not the filesystem's (EIO, EXDEV) */
@@ -143,7 +137,6 @@ static bool op_own(int err)
 {
 	return sync_entry_own(err) && err != -EIO && err != -EXDEV && err != -ESTALE;
 }
-
 
 /* step 4 for one op, in the lower directory @dfd; the file flags the
  * filesystem refuses into @lost */
@@ -168,7 +161,6 @@ static int apply_op(struct sync_ctx *c, int dfd, const struct op *o, struct copy
 	close(fd);
 	return r;
 }
-
 
 /* a level of the walk of steps 4 and 5 over the nodes (dirstack extra) */
 struct apply_level {
@@ -351,7 +343,6 @@ int sync_apply(struct sync_ctx *c, const struct stat *root)
 	return r;
 }
 
-
 int sync_nodes_init(struct sync_ctx *c)
 {
 	if (grow_array(&c->nodes, &c->nodecap, 0, sizeof(*c->nodes)) < 0)
@@ -360,7 +351,6 @@ int sync_nodes_init(struct sync_ctx *c)
 	c->nnodes = 1;
 	return 0;
 }
-
 
 void sync_ctx_done(struct sync_ctx *c)
 {
@@ -382,7 +372,6 @@ void sync_ctx_done(struct sync_ctx *c)
 	free(c->buf);
 }
 
-
 void sync_shared_done(struct shared *sh)
 {
 	for (size_t h = 0; h < HL_BUCKETS; h++)
@@ -401,7 +390,6 @@ void sync_shared_done(struct shared *sh)
 	free(sh->skipv);
 	pthread_mutex_destroy(&sh->lock);
 }
-
 
 /* the path in the lower directory of the node @k into @buf */
 static void node_path(const struct sync_ctx *c, size_t k, char *buf, size_t len)

@@ -119,7 +119,6 @@ struct shared {
 	/* the area's files mapped shared now or at the last sync, sorted;
 	 * and those of now alone, the next sync's */
 	struct mapped_set mapped, mapped_now;
-	struct timespec tick; /* the coarse clock's resolution */
 	/* the owners' room on the directory's filesystem, charged before
 	 * anything is written into W (copy_opts.budget points here) */
 	struct copy_budget budget;
@@ -173,7 +172,7 @@ void sync_kept_done(struct shared *sh);
 /* The area's files mapped shared now (on @areafd's device, by
  * /proc/PID/maps, proc(5)) into @sh->mapped_now; those and the ones the
  * last sync recorded on @areafd (COPY_SYNC_MAPPED_XATTR) into @sh->mapped;
- * both sorted; and the coarse clock's tick into @sh->tick.
+ * both sorted.
  * Returns: 0; -ENOMEM; negative errno of opening /proc, of fgetxattr(). */
 int sync_mapped_setup(struct shared *sh, int areafd);
 
@@ -184,16 +183,12 @@ int sync_mapped_write(const struct mapped_set *m, int areafd);
 bool sync_mapped_has(const struct mapped_set *m, ino_t ino);
 void sync_mapped_done(struct mapped_set *m);
 
-/* Whether the area entry @name of @afd (@ast) and the directory's of
- * @lfd (@lst), alike in type, size, owner, mode and mtime, hold the same:
- * data, link target, xattrs other than storaged's own.  Reads both; the
+/* Whether the area's regular file @name of @afd (@ast) and the
+ * directory's of @lfd (@lst), alike in size, owner, mode and mtime, hold
+ * the same: data, xattrs other than storaged's own.  Reads both; the
  * atime stays.  Returns: 1, 0; negative errno (-ESTALE: replaced since
  * @ast or @lst was read). */
 int sync_same_content(int afd, int lfd, const char *name, const struct stat *ast, const struct stat *lst);
-
-/* sync_same_content() of the open entries @a and @l (not O_PATH, but for
- * a device node or fifo), alike as @st */
-int sync_same_open(int a, int l, const struct stat *st);
 
 /* whether @t is at or past the baseline @base; with no baseline, @none */
 static inline bool sync_since(const struct timespec *t, const struct timespec *base, bool none)
