@@ -4,9 +4,9 @@
  * runs, made here on the same facts, so that --dry-run and check show the
  * failure with start's own reason.  The rules are the rows of rules[]
  * below, each citing the kernel, libmount or mkfs code it follows:
- *   - areas: size against RAM + swap, ext inode tables
- *     against size, the copy helper for seed or persist areas, a zram
- *     compressor the kernel has;
+ *   - areas: start's own checks (area_precheck(): size against RAM +
+ *     swap, the copy helper, the brd driver), ext inode tables against
+ *     size, mkfs, a zram compressor the kernel has;
  *   - waits: a device not present fails at its deadline;
  *   - mounts, from the options alone: the filesystem type, overlay's
  *     layers, tmpfs's numbers, "degraded" off btrfs, btrfs members
@@ -24,8 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "copy/copy.h"
-#include "copy/copy_spawn.h"
+#include "area/area_precheck.h"
 #include "mount/mountopt.h"
 #include "parse/area_facts.h"
 #include "shared/units.h"
@@ -72,19 +71,18 @@ static bool area_sized(const struct plan_step *s)
 	return !s->sizing_deferred && !(s->area->seed && !s->sizing.fits);
 }
 
-/* The same test as area.c's check_memory(), on the same meminfo facts. */
-static int rule_area_memory(struct predictor *pr, size_t i)
+/* start's own checks before it sets an area up, called as they are
+ * (area_precheck()), on the same facts; while the size is not known, all
+ * but the memory check. */
+static int rule_area_precheck(struct predictor *pr, size_t i)
 {
 	const struct plan_step *s = &pr->p->steps[i];
-	const struct area_config *a = s->area;
-	uint64_t avail = sysinfo_memory_room(&pr->ps->mem);
-	char x[24], y[24];
+	char why[512];
 
-	if (!area_sized(s) || a->force || !avail || s->sizing.size_bytes <= avail)
-		return 0;
-	return predict__record(pr, i, "area '%s': size %s is above RAM + swap (%s): lower size= or set force = yes",
-			       a->name, units_format_size(s->sizing.size_bytes, x, sizeof(x)),
-			       units_format_size(avail, y, sizeof(y)));
+	if ((!s->sizing_deferred && s->area->seed && !s->sizing.fits) ||
+	    area_precheck(s->area, s->sizing_deferred ? NULL : &s->sizing, &pr->ps->mem, why, sizeof(why)) == 0)
+		return 0; /* a seed that does not fit is said first (the plan shows it) */
+	return predict__record(pr, i, "%s", why);
 }
 
 /* mke2fs refuses more inodes than 2^32 - 1, or inode tables that leave no
@@ -106,19 +104,6 @@ static int rule_area_ext_inodes(struct predictor *pr, size_t i)
 		a->name, s->sizing.nr_inodes,
 		units_format_size(s->sizing.nr_inodes * AREA_EXT_INODE_SIZE, x, sizeof(x)),
 		AREA_EXT_INODE_SIZE, units_format_size(s->sizing.size_bytes, y, sizeof(y)));
-}
-
-/* A seed or persist area copies with storaged-copy, found as start finds it. */
-static int rule_area_copy_helper(struct predictor *pr, size_t i)
-{
-	const struct plan_step *s = &pr->p->steps[i];
-	const struct area_config *a = s->area;
-	struct copy_result res = { 0 };
-	char prog[4096];
-
-	if (!area_sized(s) || !(a->seed || a->persist) || copy_spawn_find(prog, sizeof(prog), &res) >= 0)
-		return 0;
-	return predict__record(pr, i, "area '%s': %s", a->name, res.msg);
 }
 
 static int rule_wait_device(struct predictor *pr, size_t i)
@@ -356,18 +341,14 @@ struct predict_rule {
 };
 
 static const struct predict_rule rules[] = {
-	{ "area-memory", PLAN_AREA, false, rule_area_memory,
-	  "storaged area.c check_memory(): MemTotal + SwapTotal of /proc/meminfo (Linux Documentation/filesystems/proc.rst), the measure of N% sizes" },
+	{ "area-precheck", PLAN_AREA, false, rule_area_precheck,
+	  "storaged area/area_precheck.c area_precheck(), start's own code: MemTotal + SwapTotal of /proc/meminfo (Linux Documentation/filesystems/proc.rst), the copy helper, /sys/module/brd (Linux drivers/block/brd.c, built in or loaded)" },
 	{ "area-ext-inodes", PLAN_AREA, false, rule_area_ext_inodes,
 	  "e2fsprogs misc/mke2fs.c: at most 2^32-1 inodes, inode tables inside the filesystem (1.46-1.47)" },
 	{ "area-mkfs", PLAN_AREA, false, predict__mkfs,
 	  "storaged area/area_backend.c make_fs(): mkfs.FS by spawn_find_program(); e2fsprogs misc/mke2fs.c -n computes the layout it would make (\"Not enough space to build proposed filesystem\"), 1.46-1.47" },
-	{ "area-brd-driver", PLAN_AREA, false, predict__brd_driver,
-	  "storaged area/area_backend.c brd_pick(): /sys/module/brd (Linux drivers/block/brd.c, built in or loaded), no module loaded by start" },
 	{ "area-in-fresh-ram", PLAN_AREA, false, predict__area_in_fresh_ram,
 	  "storaged area/area.c: the area's directory must exist; Linux mm/shmem.c: a new tmpfs holds only its root" },
-	{ "area-copy-helper", PLAN_AREA, false, rule_area_copy_helper,
-	  "storaged copy/copy_spawn.c copy_spawn_find(), as area.c runs the copy" },
 	{ "zram-compression", PLAN_AREA, false, predict__zram_compression,
 	  "Linux drivers/block/zram/zram_drv.c comp_algorithm_show()/comp_algorithm_store(): the compressors built in, the current one in brackets; another name is EINVAL, 6.1-6.18" },
 	{ "wait-device", PLAN_WAIT_DEVICE, false, rule_wait_device,

@@ -48,9 +48,8 @@ int predict__block_source(struct predictor *pr, size_t i);
 int predict__overlay_dirs(struct predictor *pr, size_t i);
 /* ... and of area step @i: a zram compressor this kernel does not have */
 int predict__zram_compression(struct predictor *pr, size_t i);
-/* ... a brd driver missing, a mkfs missing or refusing the layout, a
- * directory inside a tmpfs a step mounts empty */
-int predict__brd_driver(struct predictor *pr, size_t i);
+/* ... a mkfs missing or refusing the layout, a directory inside a tmpfs
+ * a step mounts empty */
 int predict__mkfs(struct predictor *pr, size_t i);
 int predict__area_in_fresh_ram(struct predictor *pr, size_t i);
 

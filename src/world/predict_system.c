@@ -18,7 +18,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "area/area_mkfs.h"
+#include "area/area_precheck.h"
 #include "parse/area_facts.h"
 #include "parse/config.h"
 #include "parse/fsfacts.h"
@@ -495,21 +495,6 @@ int predict__zram_compression(struct predictor *pr, size_t i)
 }
 
 /* ------------------------------------------------------------ area backends */
-
-/* start loads no module: area_backend.c's brd_pick() fails without brd */
-int predict__brd_driver(struct predictor *pr, size_t i)
-{
-	const struct plan_step *s = &pr->p->steps[i];
-	char hint[256];
-
-	if (s->area->backend != AREA_BRD || area_brd_present())
-		return 0;
-	if (s->sizing_deferred)
-		return predict__record(pr, i, "area '%s': brd driver not present: load it (modprobe brd) or use backend = tmpfs or backend = zram",
-				       s->area->name);
-	return predict__record(pr, i, "area '%s': brd driver not present: %s", s->area->name,
-			       area_brd_hint(hint, sizeof(hint), s->sizing.size_bytes));
-}
 
 /* The mkfs start runs for a zram or brd area: installed, and for an ext
  * filesystem of a zram device (whose size is the area's), the layout
