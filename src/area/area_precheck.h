@@ -5,7 +5,7 @@
  * area_precheck(); and the mkfs command of a zram or brd area, run by
  * start and as a trial (mke2fs -n) by the predictor, so that --dry-run and
  * check meet mkfs's own refusal.  Shared by area.c, area_backend.c and
- * world/predict_system.c.
+ * world/predict.c.
  */
 #ifndef STORAGED_AREA_PRECHECK_H
 #define STORAGED_AREA_PRECHECK_H
