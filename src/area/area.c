@@ -18,46 +18,14 @@
 #include <unistd.h>
 
 #include "area_internal.h"
+#include "area_precheck.h"
 #include "copy/copy_spawn.h"
 #include "mount/mountfd.h"
 #include "mount/umount.h"
 #include "parse/area_facts.h"
 #include "shared/sysinfo.h"
 #include "state/atomic_file.h"
-#include "shared/units.h"
 #include "shared/util.h"
-
-/* @mem: what /proc/meminfo says (all 0: unknown, no check) */
-static int check_memory(const struct area_config *a, const struct area_sizing *sz,
-			const struct sysinfo_memory *mem, struct diag_list *m)
-{
-	uint64_t avail = sysinfo_memory_room(mem);
-	char x[24], y[24];
-
-	if (a->force || avail == 0 || sz->size_bytes <= avail)
-		return 0;
-	diag_error(m, NULL, 0,
-		   "area '%s': size %s is above RAM + swap (%s): lower size= or set force = yes",
-		   a->name, units_format_size(sz->size_bytes, x, sizeof(x)),
-		   units_format_size(avail, y, sizeof(y)));
-	return -ENOMEM;
-}
-
-/* before anything is set up: an area that cannot be seeded or synced back
- * must not be half made, nor one whose changes stop could not save */
-static int check_helper(const struct area_config *a, struct diag_list *m)
-{
-	struct copy_result res;
-	char prog[PATH_MAX];
-	int r;
-
-	if (!a->seed && !a->persist)
-		return 0;
-	r = copy_spawn_find(prog, sizeof(prog), &res);
-	if (r < 0)
-		diag_error(m, NULL, 0, "area '%s': %s", a->name, res.msg);
-	return r;
-}
 
 /* ---------------------------------------------------------------- setup */
 
@@ -412,6 +380,7 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 	size_t n0 = diag_count(msgs, DIAG_ERROR);
 	struct sysinfo_memory mem;
 	struct area_sizing now;
+	char why[512];
 	int r;
 
 	sysinfo_memory(NULL, &mem); /* unreadable: all 0, unknown */
@@ -431,8 +400,10 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 		r = -ENOSPC;
 		goto out;
 	}
-	if ((r = check_memory(a, sz, &mem, msgs)) < 0 || (r = check_helper(a, msgs)) < 0)
+	if ((r = area_precheck(a, sz, &mem, why, sizeof(why))) < 0) {
+		diag_error(msgs, NULL, 0, "%s", why);
 		goto out;
+	}
 	s.path_fd = area_open_nofollow(a->path, O_PATH | O_DIRECTORY);
 	if (s.path_fd < 0) {
 		r = s.path_fd;

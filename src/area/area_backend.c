@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "area_internal.h"
-#include "area_mkfs.h"
+#include "area_precheck.h"
 #include "parse/area_facts.h"
 #include "mount/mountfd.h"
 #include "shared/spawn_helper.h"
@@ -288,17 +288,13 @@ static int zram_create(struct setup *s, const struct stat *root, struct diag_lis
 	return r;
 }
 
-/* the first /dev/ramN nobody holds open, at least @size bytes */
+/* the first /dev/ramN nobody holds open, at least @size bytes (the
+ * driver is there: area_precheck()) */
 static int brd_pick(struct setup *s, struct diag_list *m)
 {
 	uint64_t kib = (s->sz->size_bytes + 1023) / 1024, bytes = 0;
 	char dev[32], hint[256];
 
-	if (!area_brd_present()) {
-		diag_error(m, NULL, 0, "area '%s': brd driver not present: %s", s->a->name,
-			   area_brd_hint(hint, sizeof(hint), s->sz->size_bytes));
-		return -ENODEV;
-	}
 	for (int i = 0; i < 256; i++) {
 		int fd;
 

@@ -63,7 +63,7 @@ int predict_plan(const struct plan_input *in, const struct predict_sources *ps, 
  * @dl: one error per zram or brd area whose "fs =" names a type the
  *      kernel cannot mount from a device, at that line
  *
- * The kernel's types as predict__fstype() reads them: /proc/filesystems
+ * The kernel's types as predict.c reads them: /proc/filesystems
  * without nodev, else a module of modules.alias.  A type that cannot be
  * read is no error (nothing to tell).
  *

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "area/area_precheck.h"
 #include "shared/json_out.h"
 #include "world/predict.h"
 #include "shared/util.h"
@@ -322,6 +323,39 @@ static void test_block_source(void **state)
 	rmdir(dir);
 }
 
+/* area_precheck(), which start and the predictor both call: memory first,
+ * force = yes and an unknown size (the predictor's deferred sizing) skip
+ * it; a brd area without its driver says how to load it, with the size
+ * when known. */
+static void test_area_precheck(void **state)
+{
+	struct area_config a = { .name = "big", .backend = AREA_TMPFS };
+	struct area_sizing sz = { .size_bytes = 64ull << 30, .fits = true };
+	struct sysinfo_memory mem = { .total = 8ull << 30, .swap_total = 8ull << 30 };
+	char why[512] = "";
+	bool brd = access(AREA_BRD_SYSFS, F_OK) == 0;
+
+	(void)state;
+	assert_int_equal(area_precheck(&a, &sz, &mem, why, sizeof(why)), -ENOMEM);
+	assert_string_equal(why, "area 'big': size 64G is above RAM + swap (16G): lower size= or set force = yes");
+	why[0] = '\0';
+	assert_int_equal(area_precheck(&a, NULL, &mem, why, sizeof(why)), 0);
+	assert_string_equal(why, "");
+	a.force = true;
+	assert_int_equal(area_precheck(&a, &sz, &mem, why, sizeof(why)), 0);
+	mem = (struct sysinfo_memory){ 0 }; /* unknown: no check */
+	a.force = false;
+	assert_int_equal(area_precheck(&a, &sz, &mem, why, sizeof(why)), 0);
+	if (brd)
+		return;
+	a.backend = AREA_BRD;
+	sz.size_bytes = 16u << 20;
+	assert_int_equal(area_precheck(&a, &sz, &mem, why, sizeof(why)), -ENODEV);
+	assert_non_null(strstr(why, "area 'big': brd driver not present: load it with 'modprobe brd rd_nr=1 rd_size=16384'"));
+	assert_int_equal(area_precheck(&a, NULL, &mem, why, sizeof(why)), -ENODEV);
+	assert_string_equal(why, "area 'big': brd driver not present: load it (modprobe brd) or use backend = tmpfs or backend = zram");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,7 +364,7 @@ int main(void)
 		cmocka_unit_test(test_fstype_in),      cmocka_unit_test(test_json_empty_arrays),
 		cmocka_unit_test(test_json_non_utf8),  cmocka_unit_test(test_overlay_dirs),
 		cmocka_unit_test(test_overlay_layers), cmocka_unit_test(test_tmpfs_numbers),
-		cmocka_unit_test(test_block_source),
+		cmocka_unit_test(test_block_source),   cmocka_unit_test(test_area_precheck),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

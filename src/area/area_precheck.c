@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The mkfs command of a zram or brd area and its trial (area_mkfs.h).
+ * What start checks before it sets an area up, and the mkfs command of a
+ * zram or brd area and its trial (area_precheck.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,10 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "area_mkfs.h"
+#include "area_precheck.h"
+#include "copy/copy_spawn.h"
 #include "parse/area_facts.h"
-#include "plan/area_size.h"
 #include "shared/spawn_helper.h"
+#include "shared/units.h"
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
@@ -88,18 +90,44 @@ int area_run_helper(char *const argv[], char *err, size_t errlen)
 	return r;
 }
 
-bool area_brd_present(void)
-{
-	return access(AREA_BRD_SYSFS, F_OK) == 0;
-}
-
 char *area_brd_hint(char *buf, size_t len, uint64_t size_bytes)
 {
 	uint64_t kib = (size_bytes + 1023) / 1024;
 
-	snprintf(buf, len,
-		 "load it with 'modprobe brd rd_nr=1 rd_size=%" PRIu64
-		 "' or boot with ramdisk_size=%" PRIu64 "; or use backend = tmpfs or backend = zram",
-		 kib, kib);
+	if (!size_bytes)
+		snprintf(buf, len, "load it (modprobe brd) or use backend = tmpfs or backend = zram");
+	else
+		snprintf(buf, len,
+			 "load it with 'modprobe brd rd_nr=1 rd_size=%" PRIu64
+			 "' or boot with ramdisk_size=%" PRIu64 "; or use backend = tmpfs or backend = zram",
+			 kib, kib);
 	return buf;
+}
+
+int area_precheck(const struct area_config *a, const struct area_sizing *sz,
+		  const struct sysinfo_memory *mem, char *why, size_t len)
+{
+	uint64_t avail = sysinfo_memory_room(mem);
+	struct copy_result res;
+	char prog[PATH_MAX], x[24], y[24];
+	int r;
+
+	if (sz && !a->force && avail && sz->size_bytes > avail) {
+		snprintf(why, len, "area '%s': size %s is above RAM + swap (%s): lower size= or set force = yes",
+			 a->name, units_format_size(sz->size_bytes, x, sizeof(x)),
+			 units_format_size(avail, y, sizeof(y)));
+		return -ENOMEM;
+	}
+	/* an area that cannot be seeded or synced back must not be half
+	 * made, nor one whose changes stop could not save */
+	if ((a->seed || a->persist) && (r = copy_spawn_find(prog, sizeof(prog), &res)) < 0) {
+		snprintf(why, len, "area '%s': %s", a->name, res.msg);
+		return r;
+	}
+	if (a->backend == AREA_BRD && access(AREA_BRD_SYSFS, F_OK) < 0) {
+		snprintf(why, len, "area '%s': brd driver not present: %s", a->name,
+			 area_brd_hint(prog, sizeof(prog), sz ? sz->size_bytes : 0));
+		return -ENODEV;
+	}
+	return 0;
 }

@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The filesystem of a zram or brd area: the mkfs command start runs, and
- * the same command run as a trial (mke2fs -n) by the predictor, so that
- * --dry-run and check meet mkfs's own refusal; and whether the brd driver
- * is there.  Shared by area_backend.c and world/predict_system.c.
+ * What start checks before it sets an area up, made by the same code for
+ * --dry-run and check (world/predict.c), so that the two cannot drift:
+ * area_precheck(); and the mkfs command of a zram or brd area, run by
+ * start and as a trial (mke2fs -n) by the predictor, so that --dry-run and
+ * check meet mkfs's own refusal.  Shared by area.c, area_backend.c and
+ * world/predict.c.
  */
-#ifndef STORAGED_AREA_MKFS_H
-#define STORAGED_AREA_MKFS_H
+#ifndef STORAGED_AREA_PRECHECK_H
+#define STORAGED_AREA_PRECHECK_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "parse/config.h"
+#include "plan/area_size.h"
+#include "shared/sysinfo.h"
 
 /* "/sys/module/brd": Linux drivers/block/brd.c, built in or loaded */
 #define AREA_BRD_SYSFS "/sys/module/brd"
@@ -48,16 +54,31 @@ void area_mkfs_init(struct area_mkfs *c, const char *fs, uint64_t nr_inodes, con
  */
 int area_run_helper(char *const argv[], char *err, size_t errlen);
 
-/** area_brd_present: is the brd driver there (AREA_BRD_SYSFS)?  start
- * loads no module: a missing one fails the area. */
-bool area_brd_present(void);
-
 /**
  * area_brd_hint:
  * @buf: "load it with 'modprobe brd ...' ..."
- * @size_bytes: the area's size
+ * @size_bytes: the area's size; 0 when not known yet
  * Returns: @buf.
  */
 char *area_brd_hint(char *buf, size_t len, uint64_t size_bytes);
+
+/**
+ * area_precheck:
+ * @sz: the area's size; NULL while it is not known (the predictor's
+ *      deferred sizing): no memory check then
+ * @mem: as sysinfo_memory() read it (all 0: unknown, no memory check)
+ * @why: the reason of the first check that fails, for the user
+ *       ("area 'NAME': ..."); untouched when all pass
+ *
+ * The checks area_setup() makes before it changes anything, in its order:
+ * the size against RAM + swap (unless force = yes), the copy helper of a
+ * seed or persist area (copy_spawn_find()), the brd driver of a brd area
+ * (start loads no module).  Called by start and by the predictor alike.
+ *
+ * Returns: 0; -ENOMEM above RAM + swap; copy_spawn_find()'s negative
+ * errno; -ENODEV no brd driver.
+ */
+int area_precheck(const struct area_config *a, const struct area_sizing *sz,
+		  const struct sysinfo_memory *mem, char *why, size_t len);
 
 #endif
