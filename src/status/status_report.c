@@ -4,6 +4,7 @@
  * that `status`, `status --json` and the metrics make, done once.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +13,10 @@
 
 #include <libmount.h>
 
+#include "devices/btrfs_scrub.h"
+#include "mount/view.h"
 #include "shared/units.h"
 #include "shared/util.h"
-#include "status_btrfs.h"
 #include "status_report.h"
 #include "world/statedir.h"
 
@@ -116,9 +118,66 @@ static int btrfs_facts(struct status_report *rep, const struct live_input *in)
 	return 0;
 }
 
+/* Appends "; @a@sep@b" to @buf, cut where it does not fit (no printf:
+ * inlined, the compiler sees the sizes and warns of the cut). */
+static void append(char *buf, size_t len, const char *a, const char *sep, const char *b)
+{
+	const char *part[] = { "; ", a, sep, b };
+	size_t off = strlen(buf);
+
+	for (size_t i = 0; i < ARRAY_SIZE(part) && off + 1 < len; i++) {
+		size_t n = strnlen(part[i], len - off - 1);
+
+		memcpy(buf + off, part[i], n);
+		off += n;
+		buf[off] = '\0';
+	}
+}
+
+/*
+ * A done btrfs record's DETAIL from the devices now rather than from what
+ * start recorded, e.g. "2/2 members; devid 2 ('/dev/loop1') is stale:
+ * generation 8 against 11 of the others; it was away while the filesystem
+ * was written to: only a scrub rewrites what it missed: run `btrfs scrub
+ * start /srv/data`".  A member stale at start whose generation has caught
+ * up since (a read-write mount writes every member's superblock) is still
+ * said: only a scrub rewrote what it missed; a scrub storaged started is
+ * said instead of advice.  The kernel's view (missing, not in use) is
+ * live_check()'s.  Returns: @buf.
+ */
+static char *btrfs_reason(const struct live_input *in, const struct state_record *rec, char *buf, size_t len)
+{
+	const struct btrfs_filesystem *fs = btrfs_fs_list_find(in->btrfs, rec->id);
+	const char *mp = live_btrfs_mountpoint(in, rec->id);
+	char facts[1024], advice[PATH_MAX * 4 + 200];
+	unsigned how;
+
+	if (!fs) {
+		snprintf(buf, len, "no member of it is present now (%llu/%llu members when assembled)",
+			 (unsigned long long)rec->members_present,
+			 (unsigned long long)rec->members_expected);
+		return buf;
+	}
+	snprintf(buf, len, "%zu/%llu members", fs->n_members, (unsigned long long)fs->num_devices);
+	if (btrfs_format_states(fs, facts, sizeof(facts))[0])
+		append(buf, len, facts, "", "");
+	how = mp ? btrfs_live_stale_how(in->sysfs_btrfs, view_mounted_ro(in->mountinfo, mp), fs) : 0;
+	btrfs_stale_advice(mp, how | (rec->scrub_started_usec ? STALE_SCRUB_STARTED : 0), in->self,
+			   advice, sizeof(advice));
+	if (btrfs_format_stale(fs, facts, sizeof(facts))[0])
+		append(buf, len, facts, ": ", advice);
+	/* caught up (a read-write mount wrote every superblock), not repaired
+	 * until a scrub rewrote what it missed */
+	else if (rec->members_note && strstr(rec->members_note, " is stale: ") &&
+		 !btrfs_scrub_finished_since(in->scrub_status_dir, rec->id, rec->stale_usec))
+		append(buf, len, rec->members_note,
+		       " (when assembled); its generation has caught up since: ", advice);
+	return buf;
+}
+
 /*
  * Why @rec is as it is, in words: a btrfs filesystem's members as the
- * devices show them now (status_btrfs_reason(), when they were read), or
+ * devices show them now (btrfs_reason(), when they were read), or
  * as the wait found them ("2/2 members", "1 of 2 members present after
  * 1m30s, devid 2 missing"), else the recorded reason (a failure's message; the words of
  * an older storaged's record).  Returns: @buf or rec->reason (borrowed),
@@ -137,7 +196,7 @@ static const char *record_reason(const struct live_input *in, const struct state
 		snprintf(why, sizeof(why), "; decision %s%s%.300s", decision, rec->late ? "; " : "",
 			 rec->late ? rec->late : "");
 	if (rec->status == STATE_DONE && in->btrfs) {
-		size_t off = strlen(status_btrfs_reason(in, in->btrfs, rec, buf, len));
+		size_t off = strlen(btrfs_reason(in, rec, buf, len));
 
 		if (off < len)
 			snprintf(buf + off, len - off, "%s", why);
