@@ -486,10 +486,11 @@ static int umount_cover(const struct state_area *st, const struct area_dirs *d,
 /* A persist area that cannot be synced back (someone uncovered its
  * directory, or unmounted a private mount of it): the first stop keeps it
  * and says where its content is; the next one discards it.  When its
- * content is gone already, that is said.  Returns: 0 to go on with the
- * teardown, < 0 to stop here; *@lost: report an error at the end. */
+ * content is gone already, that is said.  Returns: 0 when the changes are
+ * lost (said): the teardown goes on and reports an error at the end;
+ * -ESTALE when they are kept: stop here. */
 static int unsyncable(const struct area_dirs *d, int recfd, struct state_area *st,
-		      const struct area_mounts *f, bool *lost, struct diag_list *m)
+		      const struct area_mounts *f, struct diag_list *m)
 {
 	char why[PATH_MAX + 128];
 	const char *where = f->area_mounted    ? d->area
@@ -499,14 +500,12 @@ static int unsyncable(const struct area_dirs *d, int recfd, struct state_area *s
 
 	area_mounts_describe(f, st->path, why, sizeof(why));
 	if (!where) {
-		*lost = true;
 		diag_error(m, NULL, 0,
 			   "area '%s': %s, and its private mount too: the changes made in it since start are lost, not synced back into '%s'",
 			   st->name, why, st->path);
 		return 0;
 	}
 	if (st->sync_refused) {
-		*lost = true;
 		diag_error(m, NULL, 0,
 			   "area '%s': %s: its content was discarded, not synced back into '%s' (the previous stop kept it in '%s' for you to copy)",
 			   st->name, why, st->path, where);
@@ -562,7 +561,8 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 {
 	struct area_carried_keep *keep;
 	struct area_mounts f;
-	bool lost = false, both = false, merged;
+	enum area_sync_how how;
+	bool lost = false, both;
 	size_t n_keep, changes = 0;
 	int r = area_mounts_probe(d, st, &f);
 
@@ -572,14 +572,15 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	}
 	if (do_sync && (r = stop_begins(recfd, st, true)) < 0)
 		goto out;
-	/* Never sync an area nobody could write to: a setup killed while
-	 * seeding holds a partial copy, and syncing it would delete files. */
-	merged = st->persist && do_sync && f.recorded && !area_mounts_syncable(&f) &&
-		 area_mounts_mergeable(&f); /* says the bind is gone */
-	if (st->persist && do_sync && f.recorded)
-		r = area_mounts_syncable(&f)	? area_sync_locked(d, recfd, st, &changes, true, m)
-		    : area_mounts_mergeable(&f) ? sync_uncovered(d, recfd, st, &f, &changes, m)
-						: unsyncable(d, recfd, st, &f, &lost, m);
+	how = st->persist && do_sync ? area_mounts_sync_how(&f) : AREA_SYNC_NONE;
+	if (how == AREA_SYNC_LOCKED)
+		r = area_sync_locked(d, recfd, st, &changes, true, m);
+	else if (how == AREA_SYNC_UNCOVERED)
+		r = sync_uncovered(d, recfd, st, &f, &changes, m);
+	else if (how == AREA_SYNC_UNSYNCABLE)
+		r = unsyncable(d, recfd, st, &f, m);
+	/* unsyncable() returns 0 only once it said the changes are lost */
+	lost = how == AREA_SYNC_UNSYNCABLE && r == 0;
 	/* committed, with entries changed on both sides kept twice in the
 	 * directory (said): nothing of the area is left only in it */
 	both = r == -COPY_SYNC_KEPT_BOTH;
@@ -596,9 +597,9 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		goto out;
 	/* only a sync that carried something says so, as `sync` does: a
 	 * stop after a quiet boot prints nothing of it */
-	if (st->persist && do_sync && f.recorded && !lost && (changes > 0 || both))
+	if ((how == AREA_SYNC_LOCKED || how == AREA_SYNC_UNCOVERED) && (changes > 0 || both))
 		area_note_synced(st, both, m);
-	if (!lost && !merged && f.recorded && area_mounts_state(&f) == AREA_STATE_GONE) {
+	if (!lost && how != AREA_SYNC_UNCOVERED && f.recorded && area_mounts_state(&f) == AREA_STATE_GONE) {
 		char why[PATH_MAX + 128];
 
 		area_mounts_describe(&f, st->path, why, sizeof(why));

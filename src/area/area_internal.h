@@ -126,10 +126,21 @@ enum area_state area_mounts_state(const struct area_mounts *f);
  * there. */
 bool area_mounts_syncable(const struct area_mounts *f);
 
-/* Pure: true when the area can be synced back by the three-way rule
- * (copy_sync_fd()): both private mounts are there, the bind over the
- * directory is not, or not at its path. */
-bool area_mounts_mergeable(const struct area_mounts *f);
+/* How a stop brings a persist area's changes back into its directory. */
+enum area_sync_how {
+	AREA_SYNC_NONE, /* not persist, a stop that does not sync, or its setup did not finish */
+	AREA_SYNC_LOCKED, /* area_mounts_syncable(): area_sync_locked() */
+	/* both private mounts are there, the bind over the directory is not,
+	 * or not at its path: the three-way rule of copy_sync_fd() */
+	AREA_SYNC_UNCOVERED,
+	AREA_SYNC_UNSYNCABLE, /* a private mount is gone: nothing to sync from */
+};
+
+/* Pure: how a stop that syncs brings the area of @f back (never
+ * AREA_SYNC_NONE for a recorded setup).  Never sync an area nobody could
+ * write to: a setup killed while seeding holds a partial copy, and
+ * syncing it would delete files. */
+enum area_sync_how area_mounts_sync_how(const struct area_mounts *f);
 
 /* Pure: what is wrong, for a message ("its bind over P was moved to Q by
  * someone else"); "" when active.  @path: the area's directory. */

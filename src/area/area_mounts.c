@@ -65,9 +65,13 @@ bool area_mounts_syncable(const struct area_mounts *f)
 	return f->recorded && f->cover_present && f->cover_at_path && f->area_mounted && f->lower_mounted;
 }
 
-bool area_mounts_mergeable(const struct area_mounts *f)
+enum area_sync_how area_mounts_sync_how(const struct area_mounts *f)
 {
-	return f->recorded && f->area_mounted && f->lower_mounted;
+	if (!f->recorded)
+		return AREA_SYNC_NONE;
+	if (area_mounts_syncable(f))
+		return AREA_SYNC_LOCKED;
+	return f->area_mounted && f->lower_mounted ? AREA_SYNC_UNCOVERED : AREA_SYNC_UNSYNCABLE;
 }
 
 void area_mounts_describe(const struct area_mounts *f, const char *path, char *buf, size_t len)

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libsmartcols.h>
@@ -21,13 +20,9 @@
 #include "devices/inventory.h"
 #include "shared/json_out.h"
 #include "state/state.h"
-#include "status/status_btrfs.h"
-#include "status/status_live.h"
-#include "world/statedir.h"
-#include "status/status_prom.h"
+#include "status/status_report.h"
 #include "shared/units.h"
 #include "world/world.h"
-#include "mount/view.h"
 
 static int set_u64(struct libscols_line *ln, size_t col, uint64_t v)
 {
@@ -299,67 +294,22 @@ static const struct json_column status_cols[] = {
 };
 #define STATUS_TEXT_COLS 5
 
-/*
- * Why @rec is as it is, in words: a btrfs filesystem's members as the
- * devices show them now (status_btrfs_reason(), when they were read), or
- * as the wait found them ("2/2 members", "1 of 2 members present after
- * 1m30s, devid 2 missing"), else the recorded reason (a failure's message; the words of
- * an older storaged's record).  Returns: @buf or rec->reason (borrowed),
- * NULL when there is none.
- */
-static const char *record_reason(const struct live_input *in, const struct state_record *rec, char *buf,
-				 size_t len)
+/* Row @i of the state (@rep->entries[i].row). */
+static int status_record(struct libscols_table *tb, const struct status_report *rep, size_t i, bool json)
 {
-	const char *note = rec->members_note ? rec->members_note : "";
-	const char *decision = state_decision_name(rec->decision);
-	char dur[32], why[400] = "";
-
-	if (rec->kind != STATE_BTRFS || !rec->members_expected)
-		return rec->reason;
-	if (decision)
-		snprintf(why, sizeof(why), "; decision %s%s%.300s", decision, rec->late ? "; " : "",
-			 rec->late ? rec->late : "");
-	if (rec->status == STATE_DONE && in->btrfs) {
-		size_t off = strlen(status_btrfs_reason(in, in->btrfs, rec, buf, len));
-
-		if (off < len)
-			snprintf(buf + off, len - off, "%s", why);
-		return buf;
-	}
-	if (rec->status == STATE_DONE) {
-		snprintf(buf, len, "%llu/%llu members%s%.400s%s", (unsigned long long)rec->members_present,
-			 (unsigned long long)rec->members_expected, note[0] ? "; " : "", note, why);
-		return buf;
-	}
-	if (rec->status == STATE_INCOMPLETE) {
-		snprintf(buf, len, "%llu of %llu members present after %s%s%s%s",
-			 (unsigned long long)rec->members_present, (unsigned long long)rec->members_expected,
-			 units_format_duration(rec->waited_usec, dur, sizeof(dur)), note[0] ? ", " : "", note, why);
-		return buf;
-	}
-	return rec->reason;
-}
-
-static int status_record(struct libscols_table *tb, const struct live_input *in,
-			 const struct state_record *rec, bool json, struct status_sum *sum)
-{
+	const struct state_record *rec = &rep->st.v[i];
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
-	char detail[3072], dur[32], live_why[1536], reason[1536];
-	enum live_status live = live_check(in, rec, live_why, sizeof(live_why));
-	const char *word = live_status_name(live);
+	const char *word = live_status_name(rep->live[i]);
 	uint64_t ms = rec->duration_usec / USEC_PER_MSEC;
 	int r;
 
 	if (!ln)
 		return -ENOMEM;
-	status_sum_record(sum, rec, live);
-	status_detail(detail, sizeof(detail), live_why, record_reason(in, rec, reason, sizeof(reason)),
-		      rec->nofail, ms ? units_format_duration(ms * USEC_PER_MSEC, dur, sizeof(dur)) : NULL);
 	r = scols_line_set_data(ln, 0, state_kind_name(rec->kind));
 	r = r ? r : scols_line_set_data(ln, 1, rec->id);
 	r = r ? r : scols_line_set_data(ln, 2, rec->source);
 	r = r ? r : scols_line_set_data(ln, 3, word ? word : state_status_name(rec->status));
-	r = r ? r : scols_line_set_data(ln, 4, detail[0] ? detail : NULL);
+	r = r ? r : scols_line_set_data(ln, 4, rep->entries[i].detail);
 	if (json) {
 		r = r ? r : scols_line_set_data(ln, 5, word ? state_status_name(rec->status) : NULL);
 		r = r ? r : scols_line_set_data(ln, 6, rec->nofail ? "1" : "0");
@@ -376,26 +326,6 @@ static int status_record(struct libscols_table *tb, const struct live_input *in,
 	return r ? -ENOMEM : 0;
 }
 
-/* "; last sync 2026-12-01T22:50:01Z ok" (UTC, as the metric's seconds),
- * or "" when @a was never synced while mounted. */
-static void last_sync_words(const char *state_dir, const char *name, struct prom_sync *s, char *buf,
-			    size_t len)
-{
-	time_t t;
-	struct tm tm;
-	char when[32];
-
-	buf[0] = '\0';
-	if (status_prom_read_sync(state_dir, name, s) < 0) {
-		s->time_sec = 0;
-		return;
-	}
-	t = (time_t)s->time_sec;
-	if (!gmtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm))
-		snprintf(when, sizeof(when), "@%llu", (unsigned long long)s->time_sec);
-	snprintf(buf, len, "; last sync %s %s", when, s->ok ? "ok" : "failed");
-}
-
 /* The area's figures as JSON numbers (null when it was not measured). */
 static int area_numbers(struct libscols_line *ln, const struct area_status *a, bool nearly)
 {
@@ -410,16 +340,14 @@ static int area_numbers(struct libscols_line *ln, const struct area_status *a, b
 }
 
 /* A warning for an area full or nearly full, with what to do: the
- * kernel's ENOSPC says nothing of which limit it hit.  Returns: true when
- * nearly full (full among it). */
-static bool warn_nearly_full(const struct area_status *a, const struct logger *lg)
+ * kernel's ENOSPC says nothing of which limit it hit. */
+static void warn_nearly_full(const struct area_status *a, const struct logger *lg)
 {
 	unsigned bytes, inodes;
 	bool full = area_status_full(a);
 	char why[64];
 
-	if (!area_status_use(a, &bytes, &inodes))
-		return false;
+	area_status_use(a, &bytes, &inodes);
 	if (full)
 		snprintf(why, sizeof(why), "writes to it fail with ENOSPC");
 	else
@@ -430,88 +358,58 @@ static bool warn_nearly_full(const struct area_status *a, const struct logger *l
 		    : bytes >= AREA_NEARLY_FULL_PERCENT					 ? "size="
 											 : "inodes=",
 		    log_self(lg), log_self(lg));
-	return true;
 }
 
-/* @rec: the area's record in the run state, or NULL: failed while the
- * area is set up, what a refused stop left (undo.c), which says why. */
-static int status_area(struct libscols_table *tb, const char *state_dir, const struct area_status *a,
-		       const struct state_record *rec, const struct logger *lg, bool json,
-		       struct status_sum *sum)
+/* What `status` warns of its areas, before the table. */
+static void warn_areas(const struct status_report *rep, const struct logger *lg)
 {
+	for (size_t i = 0; i < rep->n_areas; i++) {
+		const struct area_status *a = &rep->areas[i];
+
+		if (rep->area_rows[i].nearly_full)
+			warn_nearly_full(a, lg);
+		if (rep->area_rows[i].sync_failed)
+			log_warning(lg, "area '%s': its last sync back failed (the sync's messages said why and what to do); fix that and run `%s sync %s`",
+				    a->name, log_self(lg), a->name);
+	}
+}
+
+static int status_area(struct libscols_table *tb, const struct status_report *rep, size_t i, bool json)
+{
+	const struct area_status *a = &rep->areas[i];
+	const struct status_area *row = &rep->area_rows[i];
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
-	char detail[768], used[16], total[16], synced[64];
-	struct prom_sync last;
-	bool full;
 
 	if (!ln)
 		return -ENOMEM;
-	status_sum_area(sum, a->state);
-	full = a->state == AREA_STATE_ACTIVE && warn_nearly_full(a, lg);
-	sum->bad += full;
-	last_sync_words(state_dir, a->name, &last, synced, sizeof(synced));
-	/* what that sync did not bring back (or kept twice) wants a look */
-	/* entries kept on both sides want a look until stop (the detail) */
-	sum->bad += a->state == AREA_STATE_ACTIVE && a->kept_both;
-	if (a->state == AREA_STATE_ACTIVE && last.time_sec && !last.ok && !a->kept_both) {
-		sum->bad++;
-		log_warning(lg, "area '%s': its last sync back failed (the sync's messages said why and what to do); fix that and run `%s sync %s`",
-			    a->name, log_self(lg), a->name);
-	}
-	if (a->state == AREA_STATE_ACTIVE && rec && rec->seq && rec->status == STATE_FAILED && rec->reason) {
-		sum->bad++;
-		snprintf(detail, sizeof(detail), "%s", rec->reason);
-	} else if (a->state_why)
-		snprintf(detail, sizeof(detail), "%s%s", a->state_why, synced);
-	else
-		snprintf(detail, sizeof(detail), "%s%s%s: %s of %s used, %llu of %llu inodes%s%s%s", a->backend,
-			 a->device ? " " : "", a->device ? a->device : "",
-			 units_format_size(a->used_bytes, used, sizeof(used)),
-			 units_format_size(a->size_bytes, total, sizeof(total)),
-			 (unsigned long long)a->inodes_used, (unsigned long long)a->inodes_total,
-			 !full		       ? ""
-			 : area_status_full(a) ? " (FULL)"
-					       : " (NEARLY FULL)",
-			 a->persist ? ", persist" : "", synced);
-	if (json && area_numbers(ln, a, full) < 0)
+	if (json && area_numbers(ln, a, row->nearly_full) < 0)
 		return -ENOMEM;
 	if (scols_line_set_data(ln, 0, "area") || scols_line_set_data(ln, 1, a->name) ||
 	    scols_line_set_data(ln, 2, a->path) || scols_line_set_data(ln, 3, area_state_name(a->state)) ||
-	    scols_line_set_data(ln, 4, detail) || (json && scols_line_set_data(ln, 6, "0")))
+	    scols_line_set_data(ln, 4, row->detail) || (json && scols_line_set_data(ln, 6, "0")))
 		return -ENOMEM;
-	if (json && last.time_sec &&
-	    (set_u64(ln, 9, last.time_sec) || scols_line_set_data(ln, 10, last.ok ? "true" : "false")))
+	if (json && row->last && row->last->time_sec &&
+	    (set_u64(ln, 9, row->last->time_sec) || scols_line_set_data(ln, 10, row->last->ok ? "true" : "false")))
 		return -ENOMEM;
 	return 0;
 }
 
-static bool area_listed(const struct area_status *areas, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (streq(areas[i].name, name))
-			return true;
-	return false;
-}
-
-static int status_table(const struct options *o, const struct logger *lg, const struct live_input *in,
-			struct state *st, struct area_status *areas, size_t n_areas, struct status_sum *sum)
+/* The records' rows, the areas', then those of areas that failed or were
+ * skipped (status_entry.row). */
+static int status_table(const struct options *o, const struct status_report *rep)
 {
 	size_t ncols = o->json ? ARRAY_SIZE(status_cols) : STATUS_TEXT_COLS;
 	struct libscols_table *tb = json_table_new("status", status_cols, ncols, o->json);
 	int r = 0;
 
-	for (size_t i = 0; tb && r == 0 && i < st->n; i++)
-		if (st->v[i].kind != STATE_AREA)
-			r = status_record(tb, in, &st->v[i], o->json, sum);
-	for (size_t i = 0; tb && r == 0 && i < n_areas; i++)
-		r = status_area(tb, o->state_dir, &areas[i], state_find(st, STATE_AREA, areas[i].name), lg,
-				o->json, sum);
-	/* areas that failed or were skipped, unless set up (by an earlier
-	 * pass): then their own records above say what is there */
-	for (size_t i = 0; tb && r == 0 && i < st->n; i++)
-		if (st->v[i].kind == STATE_AREA && st->v[i].status != STATE_DONE &&
-		    !area_listed(areas, n_areas, st->v[i].id))
-			r = status_record(tb, in, &st->v[i], o->json, sum);
+	for (size_t i = 0; tb && r == 0 && i < rep->st.n; i++)
+		if (rep->entries[i].row && rep->st.v[i].kind != STATE_AREA)
+			r = status_record(tb, rep, i, o->json);
+	for (size_t i = 0; tb && r == 0 && i < rep->n_areas; i++)
+		r = status_area(tb, rep, i, o->json);
+	for (size_t i = 0; tb && r == 0 && i < rep->st.n; i++)
+		if (rep->entries[i].row && rep->st.v[i].kind == STATE_AREA)
+			r = status_record(tb, rep, i, o->json);
 	if (!tb)
 		r = -ENOMEM;
 	else if (r == 0)
@@ -519,23 +417,6 @@ static int status_table(const struct options *o, const struct logger *lg, const 
 	scols_unref_table(tb);
 	return r;
 }
-
-/* The btrfs filesystems of the devices now, when the state has a btrfs
- * record (status words them from the superblocks, not from the record);
- * what the listing warns of is start's and scan's to say.  Returns: the
- * list (in @w), or NULL. */
-static const struct btrfs_fs_list *read_btrfs(const struct sources *src, const struct logger *lg,
-					      const struct state *st, struct world *w)
-{
-	struct logger quiet = *lg;
-	bool any = false;
-
-	for (size_t i = 0; i < st->n && !any; i++)
-		any = st->v[i].kind == STATE_BTRFS;
-	quiet.max_level = LOG_ERR;
-	return any && world_load_devices(src, INVENTORY_FULL, &quiet, w) == 0 ? &w->btrfs : NULL;
-}
-
 bool state_dir_missing(const struct options *o, const struct logger *lg)
 {
 	struct stat st;
@@ -578,51 +459,44 @@ static void print_resident(const char *dir)
 		       pidfile);
 }
 
-int cmd_status(const struct options *o, const struct logger *lg)
+/* @rep as the options ask: the metrics, or the table or its JSON (with
+ * the areas' warnings first and, after the table, the resident). */
+static int status_print(const struct options *o, const struct logger *lg, const struct status_report *rep)
 {
-	struct sources src;
-	struct state st = { 0 };
-	struct area_status *areas = NULL;
-	struct status_sum sum = { 0 };
-	struct live_input in;
-	struct world w = { 0 };
-	size_t n_areas = 0;
-	int r;
+	struct prom_data d = status_report_prom(rep);
+	int r = 0;
 
-	sources_init(&src, o);
-	in = (struct live_input){ .sysfs_btrfs = src.sysfs_btrfs,
-				  .scrub_status_dir = src.scrub_status_dir,
-				  .self = log_self(lg) };
-	/* --format=prometheus, all of it in status_prom*.c */
-	if (o->prometheus)
-		return cmd_status_prometheus(o, lg, !at_work(o->state_dir));
-	if (state_dir_missing(o, lg))
-		return EXIT_STATE;
-	if (statedir_load_state(o->state_dir, lg, &st) < 0)
-		return EXIT_STATE;
-	in.btrfs = read_btrfs(&src, lg, &st, &w);
-	in.nobody_at_work = !at_work(o->state_dir);
-	if (area_status_list(o->state_dir, log_self(lg), in.nobody_at_work, &areas, &n_areas) < 0)
-		n_areas = 0;
-	in.areas = areas;
-	in.n_areas = n_areas;
-	in.mountinfo = view_read_table(src.mountinfo_path);
-	if (!in.mountinfo) {
-		log_error(lg, "cannot read %s: %s", src.mountinfo_path, strerror(errno));
-		r = -EIO;
-	} else if (st.n == 0 && n_areas == 0 && !o->json) {
-		printf("storaged has set up nothing (state directory %s)\n", o->state_dir);
-		r = 0;
-	} else {
-		r = status_table(o, lg, &in, &st, areas, n_areas, &sum);
+	if (o->prometheus) {
+		r = status_prom_render(&d, stdout);
+		if (r < 0)
+			log_error(lg, "writing the metrics: %s", strerror(-r));
+		return r;
 	}
+	warn_areas(rep, lg);
+	if (rep->st.n == 0 && rep->n_areas == 0 && !o->json)
+		printf("storaged has set up nothing (state directory %s)\n", o->state_dir);
+	else
+		r = status_table(o, rep);
 	if (r == 0 && !o->json)
 		print_resident(o->state_dir);
-	mnt_unref_table(in.mountinfo);
-	area_status_free(areas, n_areas);
-	world_done(&w);
-	state_done(&st);
-	if (r < 0)
-		return EXIT_STEP_FAILED;
-	return status_sum_exit(&sum);
+	return r;
+}
+
+int cmd_status(const struct options *o, const struct logger *lg)
+{
+	/* the metrics show every btrfs filesystem; the table words those it
+	 * has records of */
+	enum status_devices dev = o->prometheus ? STATUS_DEVICES_ALL : STATUS_DEVICES_FOR_RECORDS;
+	struct status_report rep;
+	int r, ret;
+
+	if (state_dir_missing(o, lg))
+		return EXIT_STATE;
+	r = status_report_build(o, lg, !at_work(o->state_dir), dev, &rep);
+	if (r == 0)
+		r = status_print(o, lg, &rep);
+	/* storaged(8), EXIT STATUS: the same for every format */
+	ret = r == -EPERM ? EXIT_STATE : r < 0 ? EXIT_STEP_FAILED : status_sum_exit(&rep.sum);
+	status_report_done(&rep);
+	return ret;
 }

@@ -35,7 +35,7 @@ struct live_input {
 	const char *sysfs_btrfs; /* SYSFS_BTRFS, or a test's copy */
 	const char *scrub_status_dir; /* BTRFS_SCRUB_STATUS_DIR, or a test's copy */
 	const struct btrfs_fs_list *btrfs; /* the devices' btrfs filesystems
-					      now (status_btrfs.h); NULL:
+					      now (status_report.c); NULL:
 					      not read */
 	const struct area_status *areas; /* storaged's areas (area_status_list()) */
 	size_t n_areas;

@@ -3,9 +3,9 @@
  * storaged's status for Prometheus: `storaged status --format=prometheus`
  * prints it in the text exposition format, and after each start, stop and
  * sync pass it is written atomically to the file that metrics-textfile =
- * names (for node_exporter's textfile collector).  Same sources as
- * `status`: the state directory, the areas' records, plus the block
- * devices and the mount table for the btrfs filesystems.
+ * names (for node_exporter's textfile collector).  What it shows is a
+ * view of the snapshot `status` renders (status_report.h), with the
+ * btrfs filesystems of every block device.
  *
  * Metric names follow https://prometheus.io/docs/practices/naming/:
  * storaged_ prefix, base units (bytes, seconds) in the name, no _total on
@@ -90,19 +90,6 @@ int status_prom_render(const struct prom_data *d, FILE *out);
  * Returns: @buf.
  */
 char *status_prom_escape(const char *in, char *buf, size_t len);
-
-/**
- * cmd_status_prometheus:
- * `storaged status --format=prometheus`: the exposition on stdout.
- * @nobody_at_work: no storaged is at work on the state directory
- *          (live_input.nobody_at_work): a step recorded under way is
- *          "interrupted"
- *
- * Returns: the exit status of `storaged status` (status_sum_exit(): 1
- * when something failed or is gone, 3 when degraded), or EXIT_STEP_FAILED
- * when the state or the mount table cannot be read (logged).
- */
-int cmd_status_prometheus(const struct options *o, const struct logger *lg, bool nobody_at_work);
 
 /* How often, at the least, the metrics-textfile is rewritten while
  * storaged runs: by a resident storaged between its passes, and by
