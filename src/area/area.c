@@ -583,6 +583,18 @@ static int sync_uncovered(const struct area_dirs *d, int recfd, struct state_are
 static int stop_begins(int recfd, struct state_area *st, bool begins)
 {
 	st->stop_started_usec = begins ? realtime_usec() : 0;
+	st->stop_synced = false;
+	return state_area_write_fd(recfd, st);
+}
+
+/* The stop's sync back is done and the bind over the directory goes
+ * next: a stop killed after that finds the bind gone by its own doing,
+ * and nothing written since (the area's filesystem is reachable only
+ * through storaged's own private mount then).  Returns: as
+ * state_area_write_fd(). */
+static int stop_synced(int recfd, struct state_area *st)
+{
+	st->stop_synced = true;
 	return state_area_write_fd(recfd, st);
 }
 
@@ -591,7 +603,7 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 {
 	struct area_carried_keep *keep;
 	struct area_mounts f;
-	bool lost = false, both = false, merged;
+	bool lost = false, both = false, merged, synced;
 	size_t n_keep, changes = 0;
 	int r = area_mounts_probe(d, st, &f);
 
@@ -599,13 +611,16 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		diag_error(m, NULL, 0, "area '%s': reading the mount table: %s", st->name, strerror(-r));
 		goto out;
 	}
-	if (do_sync && (r = stop_begins(recfd, st, true)) < 0)
+	/* a stop killed after its sync back removed the bind itself: all
+	 * there is to do is the rest of the teardown */
+	synced = do_sync && st->stop_synced && !f.cover_present;
+	if (do_sync && !synced && (r = stop_begins(recfd, st, true)) < 0)
 		goto out;
 	/* Never sync an area nobody could write to: a setup killed while
 	 * seeding holds a partial copy, and syncing it would delete files. */
-	merged = st->persist && do_sync && f.recorded && !area_mounts_syncable(&f) &&
+	merged = st->persist && do_sync && f.recorded && !synced && !area_mounts_syncable(&f) &&
 		 area_mounts_mergeable(&f); /* says the bind is gone */
-	if (st->persist && do_sync && f.recorded)
+	if (st->persist && do_sync && f.recorded && !synced)
 		r = area_mounts_syncable(&f)	? area_sync_locked(d, recfd, st, &changes, true, m)
 		    : area_mounts_mergeable(&f) ? sync_uncovered(d, recfd, st, &f, &changes, m)
 						: unsyncable(d, recfd, st, &f, &lost, m);
@@ -627,7 +642,7 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	 * stop after a quiet boot prints nothing of it */
 	if (st->persist && do_sync && f.recorded && !lost && (changes > 0 || both))
 		area_note_synced(st, both, m);
-	if (!lost && !merged && f.recorded && area_mounts_state(&f) == AREA_STATE_GONE) {
+	if (!lost && !merged && !synced && f.recorded && area_mounts_state(&f) == AREA_STATE_GONE) {
 		char why[PATH_MAX + 128];
 
 		area_mounts_describe(&f, st->path, why, sizeof(why));
@@ -639,6 +654,8 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		r = -EBUSY;
 		goto out;
 	}
+	if (do_sync && !synced && f.cover_present && (r = stop_synced(recfd, st)) < 0)
+		goto out;
 	n_keep = st->n_carried;
 	keep = area_carried_keep(st);
 	area_carried_release(st);
