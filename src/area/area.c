@@ -553,6 +553,18 @@ static int sync_uncovered(const struct area_dirs *d, int recfd, struct state_are
 static int stop_begins(int recfd, struct state_area *st, bool begins)
 {
 	st->stop_started_usec = begins ? realtime_usec() : 0;
+	st->stop_synced = false;
+	return state_area_write_fd(recfd, st);
+}
+
+/* The stop's sync back is done and the bind over the directory goes
+ * next: a stop killed after that finds the bind gone by its own doing,
+ * and nothing written since (the area's filesystem is reachable only
+ * through storaged's own private mount then).  Returns: as
+ * state_area_write_fd(). */
+static int stop_synced(int recfd, struct state_area *st)
+{
+	st->stop_synced = true;
 	return state_area_write_fd(recfd, st);
 }
 
@@ -562,7 +574,7 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	struct area_carried_keep *keep;
 	struct area_mounts f;
 	enum area_sync_how how;
-	bool lost = false, both;
+	bool lost = false, both, synced;
 	size_t n_keep, changes = 0;
 	int r = area_mounts_probe(d, st, &f);
 
@@ -570,9 +582,12 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		diag_error(m, NULL, 0, "area '%s': reading the mount table: %s", st->name, strerror(-r));
 		goto out;
 	}
-	if (do_sync && (r = stop_begins(recfd, st, true)) < 0)
+	/* a stop killed after its sync back removed the bind itself: all
+	 * there is to do is the rest of the teardown */
+	synced = do_sync && st->stop_synced && !f.cover_present;
+	if (do_sync && !synced && (r = stop_begins(recfd, st, true)) < 0)
 		goto out;
-	how = st->persist && do_sync ? area_mounts_sync_how(&f) : AREA_SYNC_NONE;
+	how = st->persist && do_sync && !synced ? area_mounts_sync_how(&f) : AREA_SYNC_NONE;
 	if (how == AREA_SYNC_LOCKED)
 		r = area_sync_locked(d, recfd, st, &changes, true, m);
 	else if (how == AREA_SYNC_UNCOVERED)
@@ -599,7 +614,8 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	 * stop after a quiet boot prints nothing of it */
 	if ((how == AREA_SYNC_LOCKED || how == AREA_SYNC_UNCOVERED) && (changes > 0 || both))
 		area_note_synced(st, both, m);
-	if (!lost && how != AREA_SYNC_UNCOVERED && f.recorded && area_mounts_state(&f) == AREA_STATE_GONE) {
+	if (!lost && !synced && how != AREA_SYNC_UNCOVERED && f.recorded &&
+	    area_mounts_state(&f) == AREA_STATE_GONE) {
 		char why[PATH_MAX + 128];
 
 		area_mounts_describe(&f, st->path, why, sizeof(why));
@@ -611,6 +627,8 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		r = -EBUSY;
 		goto out;
 	}
+	if (do_sync && !synced && f.cover_present && (r = stop_synced(recfd, st)) < 0)
+		goto out;
 	n_keep = st->n_carried;
 	keep = area_carried_keep(st);
 	area_carried_release(st);

@@ -90,9 +90,11 @@ static bool record_busy(const struct area_dirs *d)
  * stop_begins()); a sync back killed midway, its working directory in
  * the covered directory (area_sync.c), which the next sync or stop
  * removes.  Either way the area is still there and a stop run again
- * finishes: @why says so (@name: the area's).  Returns: true when one was interrupted. */
+ * finishes: @why says so (@name: the area's; @uncovered: its bind over
+ * the directory is gone, which a stop does after its sync back).
+ * Returns: true when one was interrupted. */
 static bool interrupted(const struct area_dirs *d, const struct state_area *st, const char *name,
-			char *why, size_t len)
+			bool uncovered, char *why, size_t len)
 {
 	_cleanup_free_ char *work = NULL;
 	bool sync_left;
@@ -104,7 +106,11 @@ static bool interrupted(const struct area_dirs *d, const struct state_area *st, 
 	sync_left = work && access(work, F_OK) == 0;
 	if ((!st->stop_started_usec && !sync_left) || record_busy(d))
 		return false;
-	if (st->stop_started_usec)
+	if (st->stop_started_usec && uncovered)
+		snprintf(why, len,
+			 "a `storaged stop` was interrupted while it tore it down: its bind over '%s' is undone, its filesystem still mounted; run `%s stop` again to finish",
+			 st->path, area_self(d));
+	else if (st->stop_started_usec)
 		snprintf(why, len,
 			 "a `storaged stop` was interrupted while it %s: the area is still over '%s'%s; run `%s stop` again to finish",
 			 st->persist ? "synced it back and tore it down" : "tore it down", st->path,
@@ -154,7 +160,9 @@ static void status_fill(const char *state_dir, const char *self, struct state_ar
 	/* the path is the record's, read before st->path moved to @o */
 	st->path = o->path;
 	o->state = area_state_of(&d, st, why, sizeof(why));
-	if (o->state != AREA_STATE_GONE && interrupted(&d, st, o->name, why, sizeof(why)))
+	/* gone while a stop was under way: that stop's own doing */
+	if ((o->state != AREA_STATE_GONE || st->stop_started_usec) &&
+	    interrupted(&d, st, o->name, o->state == AREA_STATE_GONE, why, sizeof(why)))
 		o->state = AREA_STATE_INTERRUPTED;
 	else if (o->state == AREA_STATE_ACTIVE && st->sync_failed)
 		/* a sync that failed, and removed what it wrote (area_sync.c) */

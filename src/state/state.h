@@ -263,6 +263,10 @@ struct state_area {
 				       did, or one failed and said why: a
 				       record that keeps it was left by a
 				       stop that was killed */
+	bool stop_synced; /* that stop's sync back finished and it goes on
+			     to unmount the bind over the directory: a stop
+			     run again after a kill that finds the bind gone
+			     tears down without syncing (area.c) */
 };
 
 /** state_area_init: an empty record (resource_id -1), ready for state_area_done(). */

@@ -105,6 +105,7 @@ static const struct kv_field area_fields[] = {
 	    .max = STATE_AREA_CARRIED_MAX),
 	ROW("sync_refused", sync_refused, KV_BOOL, .flags = KV_NONZERO),
 	ROW("stop_started_usec", stop_started_usec, KV_U64, .flags = KV_NONZERO),
+	ROW("stop_synced", stop_synced, KV_BOOL, .flags = KV_NONZERO),
 	ROW("backend", backend, KV_CUSTOM, .parse = backend_parse, .format = backend_format),
 	ROW("resource", resource_id, KV_CUSTOM, .parse = resource_parse, .format = resource_format),
 	ROW("persist", persist, KV_BOOL),
