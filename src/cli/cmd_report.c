@@ -20,6 +20,7 @@
 #include "liveness.h"
 #include "devices/inventory.h"
 #include "shared/json_out.h"
+#include "shared/table_out.h"
 #include "state/state.h"
 #include "status/status_btrfs.h"
 #include "status/status_live.h"
@@ -52,10 +53,26 @@ static const struct json_column scan_cols[] = {
 	{ "STRANGERS", 0.2, 0, SCOLS_JSON_ARRAY_STRING },
 };
 
-/* JSON only: "problems", what makes the exit status 1 (btrfs_fs_problems());
- * "seeds", the devids of the members that are seeds; "strangers", the
- * devices that carry the fsid but are not its devices (btrfs_group()). */
+/* Not in the default table (-o picks them): "problems", what makes the
+ * exit status 1 (btrfs_fs_problems()); "seeds", the devids of the members
+ * that are seeds; "strangers", the devices that carry the fsid but are
+ * not its devices (btrfs_group()). */
 #define SCAN_TEXT_COLS 7
+
+/* --help's words for each of scan_cols (table_columns_usage()) */
+static const char *const scan_help[] = {
+	"filesystem UUID (fsid)",
+	"filesystem label",
+	"members present",
+	"members the filesystem has",
+	"member devices, a seed marked (seed)",
+	"the members' devids",
+	"devids known to be missing",
+	"incomplete, stale, ambiguous",
+	"devids of the members that are seeds",
+	"devices with the fsid that are not its devices",
+};
+_Static_assert(ARRAY_SIZE(scan_help) == ARRAY_SIZE(scan_cols), "a help line for each scan column");
 
 /* The BTRFS_FS_* bits of @p as words, @sep between them, in @buf. */
 static void problem_words(unsigned p, char *buf, size_t len, const char *sep)
@@ -108,10 +125,10 @@ static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *f
 	    scols_line_set_data(ln, 4, members) || scols_line_set_data(ln, 5, devids) ||
 	    scols_line_set_data(ln, 6, missing[0] ? missing : NULL))
 		return -ENOMEM;
-	problem_words(btrfs_fs_problems(fs), problems, sizeof(problems), "\n");
-	if (json && (scols_line_set_data(ln, 7, problems[0] ? problems : NULL) ||
-		     scols_line_set_data(ln, 8, seeds[0] ? seeds : NULL) ||
-		     scols_line_set_data(ln, 9, strangers[0] ? strangers : NULL)))
+	problem_words(btrfs_fs_problems(fs), problems, sizeof(problems), sep);
+	if (scols_line_set_data(ln, 7, problems[0] ? problems : NULL) ||
+	    scols_line_set_data(ln, 8, seeds[0] ? seeds : NULL) ||
+	    scols_line_set_data(ln, 9, strangers[0] ? strangers : NULL))
 		return -ENOMEM;
 	return 0;
 }
@@ -211,11 +228,39 @@ static void print_unreadable(const struct unreadable_device *d, const struct btr
 		printf("%s: not a missing member\n", unreadable_says(d, says, sizeof(says)));
 }
 
-static int scan_print(const struct options *o, const struct world *w, unsigned *ret_problems)
+/* -o, or the default columns (the text's, or with --json all of them);
+ * a name that is no column is a usage error, logged with the names.
+ * Returns: 0, or -EINVAL (logged). */
+static int pick_columns(const struct options *o, const struct logger *lg, const struct json_column *cols,
+			size_t n, size_t n_text, struct table_pick *ret)
 {
-	size_t ncols = o->json ? ARRAY_SIZE(scan_cols) : SCAN_TEXT_COLS;
+	const char *bad = NULL;
+	size_t bad_len = 0;
+	char names[512];
+	int r = table_pick_parse(o->output, cols, n, o->json ? n : n_text, ret, &bad, &bad_len);
+
+	if (r == -ENOENT || r == -EEXIST)
+		log_error(lg, "%s: -o '%.*s': %s; the columns: %s (see 'storaged --help')", o->command,
+			  (int)bad_len, bad, r == -ENOENT ? "no such column" : "named twice",
+			  table_columns_join(cols, n, names, sizeof(names)));
+	else if (r < 0)
+		log_error(lg, "%s: -o '%s': an empty column name; give a list such as -o %s,%s", o->command,
+			  o->output, cols[0].name, cols[1].name);
+	return r < 0 ? -EINVAL : 0;
+}
+
+/* --raw and --noheadings are for scripts: the table alone, without the
+ * lines of prose before or after it. */
+static bool table_only(const struct options *o)
+{
+	return o->raw || o->noheadings;
+}
+
+static int scan_print(const struct options *o, const struct world *w, const struct table_pick *pick,
+		      unsigned *ret_problems)
+{
 	struct libscols_table *tbs[2] = {
-		json_table_new("filesystems", scan_cols, ncols, o->json),
+		json_table_new("filesystems", scan_cols, ARRAY_SIZE(scan_cols), o->json),
 		json_table_new("unreadable", unreadable_cols, ARRAY_SIZE(unreadable_cols), true),
 	};
 	int r = tbs[0] && tbs[1] ? 0 : -ENOMEM;
@@ -227,13 +272,15 @@ static int scan_print(const struct options *o, const struct world *w, unsigned *
 	}
 	for (size_t i = 0; r == 0 && i < w->inv.n_skipped; i++)
 		r = unreadable_line(tbs[1], &w->inv.skipped[i], &w->btrfs);
+	if (r == 0)
+		r = table_pick_apply(tbs[0], pick, o->raw, o->noheadings);
 	if (r == 0 && o->json)
 		r = json_print_tables(tbs, 2, stdout);
-	else if (r == 0 && w->btrfs.n)
+	else if (r == 0 && (w->btrfs.n || table_only(o)))
 		r = scols_print_table(tbs[0]);
 	else if (r == 0)
 		printf("no btrfs filesystem found on %zu block device(s)\n", w->inv.n_devs);
-	for (size_t i = 0; r == 0 && !o->json && i < w->inv.n_skipped; i++)
+	for (size_t i = 0; r == 0 && !o->json && !table_only(o) && i < w->inv.n_skipped; i++)
 		print_unreadable(&w->inv.skipped[i], &w->btrfs);
 	scols_unref_table(tbs[0]);
 	scols_unref_table(tbs[1]);
@@ -244,15 +291,18 @@ int cmd_scan(const struct options *o, const struct logger *lg)
 {
 	struct sources src;
 	struct world w = { 0 };
+	struct table_pick pick;
 	unsigned problems = 0;
 	int r;
 
+	if (pick_columns(o, lg, scan_cols, ARRAY_SIZE(scan_cols), SCAN_TEXT_COLS, &pick) < 0)
+		return EXIT_CONFIG;
 	sources_init(&src, o);
 	r = world_load_devices(&src, INVENTORY_FULL, lg, &w);
 	if (r < 0)
 		log_error(lg, "cannot list block devices: %s", strerror(-r));
 	else
-		r = scan_print(o, &w, &problems);
+		r = scan_print(o, &w, &pick, &problems);
 	world_done(&w);
 	/* storaged(8), EXIT STATUS: 1 unless every filesystem shown is
 	 * complete, current and unambiguous; a device that could not be read
@@ -299,6 +349,34 @@ static const struct json_column status_cols[] = {
 };
 #define STATUS_TEXT_COLS 5
 
+/* --help's words for each of status_cols (table_columns_usage()) */
+static const char *const status_help[] = {
+	"mount, area or btrfs",
+	"mount point, area name or fsid",
+	"what is mounted (device, area directory)",
+	"as recorded, or what the live check found",
+	"why, in words",
+	"the recorded status where STATUS differs",
+	"1 for a nofail entry, else 0",
+	"the mount ID storaged recorded",
+	"how long the step took, in ms",
+	"area: end of its last sync back, epoch seconds",
+	"area: true or false (the last sync's outcome)",
+	"area: its size in bytes (statvfs)",
+	"area: bytes used",
+	"area: bytes available",
+	"area: its inodes",
+	"area: inodes used",
+	"area: 1 when 90% or more is used",
+	"btrfs: what was decided when the wait ended",
+	"btrfs: the wait for the members, in words",
+	"btrfs: which member arrived when",
+	"btrfs: how long it waited, in ms",
+	"btrfs: members back after a degraded mount",
+	"area: 1 when no byte or no inode is left",
+};
+_Static_assert(ARRAY_SIZE(status_help) == ARRAY_SIZE(status_cols), "a help line for each status column");
+
 /*
  * Why @rec is as it is, in words: a btrfs filesystem's members as the
  * devices show them now (status_btrfs_reason(), when they were read), or
@@ -341,7 +419,7 @@ static const char *record_reason(const struct live_input *in, const struct state
 }
 
 static int status_record(struct libscols_table *tb, const struct live_input *in,
-			 const struct state_record *rec, bool json, struct status_sum *sum)
+			 const struct state_record *rec, struct status_sum *sum)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
 	char detail[3072], dur[32], live_why[1536], reason[1536];
@@ -360,19 +438,18 @@ static int status_record(struct libscols_table *tb, const struct live_input *in,
 	r = r ? r : scols_line_set_data(ln, 2, rec->source);
 	r = r ? r : scols_line_set_data(ln, 3, word ? word : state_status_name(rec->status));
 	r = r ? r : scols_line_set_data(ln, 4, detail[0] ? detail : NULL);
-	if (json) {
-		r = r ? r : scols_line_set_data(ln, 5, word ? state_status_name(rec->status) : NULL);
-		r = r ? r : scols_line_set_data(ln, 6, rec->nofail ? "1" : "0");
-		r = r ? r : (rec->mount_id ? set_u64(ln, 7, rec->mount_id) : 0);
-		r = r ? r : (ms ? set_u64(ln, 8, ms) : 0);
-		r = r ? r : scols_line_set_data(ln, 17, state_decision_name(rec->decision));
-		r = r ? r : scols_line_set_data(ln, 18, rec->wait_policy);
-		r = r ? r : scols_line_set_data(ln, 19, rec->arrivals);
-		r = r ? r : (rec->kind == STATE_BTRFS && rec->members_expected
-				     ? set_u64(ln, 20, rec->waited_usec / USEC_PER_MSEC)
-				     : 0);
-		r = r ? r : scols_line_set_data(ln, 21, rec->late);
-	}
+	/* the columns the default table leaves out (-o, --json) */
+	r = r ? r : scols_line_set_data(ln, 5, word ? state_status_name(rec->status) : NULL);
+	r = r ? r : scols_line_set_data(ln, 6, rec->nofail ? "1" : "0");
+	r = r ? r : (rec->mount_id ? set_u64(ln, 7, rec->mount_id) : 0);
+	r = r ? r : (ms ? set_u64(ln, 8, ms) : 0);
+	r = r ? r : scols_line_set_data(ln, 17, state_decision_name(rec->decision));
+	r = r ? r : scols_line_set_data(ln, 18, rec->wait_policy);
+	r = r ? r : scols_line_set_data(ln, 19, rec->arrivals);
+	r = r ? r : (rec->kind == STATE_BTRFS && rec->members_expected
+			     ? set_u64(ln, 20, rec->waited_usec / USEC_PER_MSEC)
+			     : 0);
+	r = r ? r : scols_line_set_data(ln, 21, rec->late);
 	return r ? -ENOMEM : 0;
 }
 
@@ -436,8 +513,7 @@ static bool warn_nearly_full(const struct area_status *a, const struct logger *l
 /* @rec: the area's record in the run state, or NULL: failed while the
  * area is set up, what a refused stop left (undo.c), which says why. */
 static int status_area(struct libscols_table *tb, const char *state_dir, const struct area_status *a,
-		       const struct state_record *rec, const struct logger *lg, bool json,
-		       struct status_sum *sum)
+		       const struct state_record *rec, const struct logger *lg, struct status_sum *sum)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
 	char detail[768], used[16], total[16], synced[64];
@@ -473,13 +549,13 @@ static int status_area(struct libscols_table *tb, const char *state_dir, const s
 			 : area_status_full(a) ? " (FULL)"
 					       : " (NEARLY FULL)",
 			 a->persist ? ", persist" : "", synced);
-	if (json && area_numbers(ln, a, full) < 0)
+	if (area_numbers(ln, a, full) < 0)
 		return -ENOMEM;
 	if (scols_line_set_data(ln, 0, "area") || scols_line_set_data(ln, 1, a->name) ||
 	    scols_line_set_data(ln, 2, a->path) || scols_line_set_data(ln, 3, area_state_name(a->state)) ||
-	    scols_line_set_data(ln, 4, detail) || (json && scols_line_set_data(ln, 6, "0")))
+	    scols_line_set_data(ln, 4, detail) || scols_line_set_data(ln, 6, "0"))
 		return -ENOMEM;
-	if (json && last.time_sec &&
+	if (last.time_sec &&
 	    (set_u64(ln, 9, last.time_sec) || scols_line_set_data(ln, 10, last.ok ? "true" : "false")))
 		return -ENOMEM;
 	return 0;
@@ -494,27 +570,28 @@ static bool area_listed(const struct area_status *areas, size_t n, const char *n
 }
 
 static int status_table(const struct options *o, const struct logger *lg, const struct live_input *in,
-			struct state *st, struct area_status *areas, size_t n_areas, struct status_sum *sum)
+			struct state *st, struct area_status *areas, size_t n_areas, const struct table_pick *pick,
+			struct status_sum *sum)
 {
-	size_t ncols = o->json ? ARRAY_SIZE(status_cols) : STATUS_TEXT_COLS;
-	struct libscols_table *tb = json_table_new("status", status_cols, ncols, o->json);
+	struct libscols_table *tb = json_table_new("status", status_cols, ARRAY_SIZE(status_cols), o->json);
 	int r = 0;
 
 	for (size_t i = 0; tb && r == 0 && i < st->n; i++)
 		if (st->v[i].kind != STATE_AREA)
-			r = status_record(tb, in, &st->v[i], o->json, sum);
+			r = status_record(tb, in, &st->v[i], sum);
 	for (size_t i = 0; tb && r == 0 && i < n_areas; i++)
-		r = status_area(tb, o->state_dir, &areas[i], state_find(st, STATE_AREA, areas[i].name), lg,
-				o->json, sum);
+		r = status_area(tb, o->state_dir, &areas[i], state_find(st, STATE_AREA, areas[i].name), lg, sum);
 	/* areas that failed or were skipped, unless set up (by an earlier
 	 * pass): then their own records above say what is there */
 	for (size_t i = 0; tb && r == 0 && i < st->n; i++)
 		if (st->v[i].kind == STATE_AREA && st->v[i].status != STATE_DONE &&
 		    !area_listed(areas, n_areas, st->v[i].id))
-			r = status_record(tb, in, &st->v[i], o->json, sum);
+			r = status_record(tb, in, &st->v[i], sum);
 	if (!tb)
 		r = -ENOMEM;
 	else if (r == 0)
+		r = table_pick_apply(tb, pick, o->raw, o->noheadings);
+	if (r == 0)
 		r = o->json ? json_print_table(tb, stdout) : scols_print_table(tb);
 	scols_unref_table(tb);
 	return r;
@@ -586,6 +663,7 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	struct status_sum sum = { 0 };
 	struct live_input in;
 	struct world w = { 0 };
+	struct table_pick pick;
 	size_t n_areas = 0;
 	int r;
 
@@ -596,6 +674,8 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	/* --format=prometheus, all of it in status_prom*.c */
 	if (o->prometheus)
 		return cmd_status_prometheus(o, lg, !at_work(o->state_dir));
+	if (pick_columns(o, lg, status_cols, ARRAY_SIZE(status_cols), STATUS_TEXT_COLS, &pick) < 0)
+		return EXIT_CONFIG;
 	if (state_dir_missing(o, lg))
 		return EXIT_STATE;
 	if (statedir_load_state(o->state_dir, lg, &st) < 0)
@@ -610,13 +690,13 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	if (!in.mountinfo) {
 		log_error(lg, "cannot read %s: %s", src.mountinfo_path, strerror(errno));
 		r = -EIO;
-	} else if (st.n == 0 && n_areas == 0 && !o->json) {
+	} else if (st.n == 0 && n_areas == 0 && !o->json && !table_only(o)) {
 		printf("storaged has set up nothing (state directory %s)\n", o->state_dir);
 		r = 0;
 	} else {
-		r = status_table(o, lg, &in, &st, areas, n_areas, &sum);
+		r = status_table(o, lg, &in, &st, areas, n_areas, &pick, &sum);
 	}
-	if (r == 0 && !o->json)
+	if (r == 0 && !o->json && !table_only(o))
 		print_resident(o->state_dir);
 	mnt_unref_table(in.mountinfo);
 	area_status_free(areas, n_areas);
@@ -625,4 +705,12 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	if (r < 0)
 		return EXIT_STEP_FAILED;
 	return status_sum_exit(&sum);
+}
+
+void report_columns_usage(FILE *out)
+{
+	table_columns_usage(out, "Columns of status (-o; * the default ones, --json has all)", status_cols,
+			    status_help, ARRAY_SIZE(status_cols), STATUS_TEXT_COLS);
+	table_columns_usage(out, "Columns of scan (-o)", scan_cols, scan_help, ARRAY_SIZE(scan_cols),
+			    SCAN_TEXT_COLS);
 }
