@@ -19,6 +19,7 @@
 #include "liveness.h"
 #include "devices/inventory.h"
 #include "shared/json_out.h"
+#include "shared/table_out.h"
 #include "state/state.h"
 #include "status/status_report.h"
 #include "shared/units.h"
@@ -47,10 +48,26 @@ static const struct json_column scan_cols[] = {
 	{ "STRANGERS", 0.2, 0, SCOLS_JSON_ARRAY_STRING },
 };
 
-/* JSON only: "problems", what makes the exit status 1 (btrfs_fs_problems());
- * "seeds", the devids of the members that are seeds; "strangers", the
- * devices that carry the fsid but are not its devices (btrfs_group()). */
+/* Not in the default table (-o picks them): "problems", what makes the
+ * exit status 1 (btrfs_fs_problems()); "seeds", the devids of the members
+ * that are seeds; "strangers", the devices that carry the fsid but are
+ * not its devices (btrfs_group()). */
 #define SCAN_TEXT_COLS 7
+
+/* --help's words for each of scan_cols (table_columns_usage()) */
+static const char *const scan_help[] = {
+	"filesystem UUID (fsid)",
+	"filesystem label",
+	"members present",
+	"members the filesystem has",
+	"member devices, a seed marked (seed)",
+	"the members' devids",
+	"devids known to be missing",
+	"incomplete, stale, ambiguous",
+	"devids of the members that are seeds",
+	"devices with the fsid that are not its devices",
+};
+_Static_assert(ARRAY_SIZE(scan_help) == ARRAY_SIZE(scan_cols), "a help line for each scan column");
 
 /* The BTRFS_FS_* bits of @p as words, @sep between them, in @buf. */
 static void problem_words(unsigned p, char *buf, size_t len, const char *sep)
@@ -103,10 +120,10 @@ static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *f
 	    scols_line_set_data(ln, 4, members) || scols_line_set_data(ln, 5, devids) ||
 	    scols_line_set_data(ln, 6, missing[0] ? missing : NULL))
 		return -ENOMEM;
-	problem_words(btrfs_fs_problems(fs), problems, sizeof(problems), "\n");
-	if (json && (scols_line_set_data(ln, 7, problems[0] ? problems : NULL) ||
-		     scols_line_set_data(ln, 8, seeds[0] ? seeds : NULL) ||
-		     scols_line_set_data(ln, 9, strangers[0] ? strangers : NULL)))
+	problem_words(btrfs_fs_problems(fs), problems, sizeof(problems), sep);
+	if (scols_line_set_data(ln, 7, problems[0] ? problems : NULL) ||
+	    scols_line_set_data(ln, 8, seeds[0] ? seeds : NULL) ||
+	    scols_line_set_data(ln, 9, strangers[0] ? strangers : NULL))
 		return -ENOMEM;
 	return 0;
 }
@@ -206,11 +223,39 @@ static void print_unreadable(const struct unreadable_device *d, const struct btr
 		printf("%s: not a missing member\n", unreadable_says(d, says, sizeof(says)));
 }
 
-static int scan_print(const struct options *o, const struct world *w, unsigned *ret_problems)
+/* -o, or the default columns (the text's, or with --json all of them);
+ * a name that is no column is a usage error, logged with the names.
+ * Returns: 0, or -EINVAL (logged). */
+static int pick_columns(const struct options *o, const struct logger *lg, const struct json_column *cols,
+			size_t n, size_t n_text, struct table_pick *ret)
 {
-	size_t ncols = o->json ? ARRAY_SIZE(scan_cols) : SCAN_TEXT_COLS;
+	const char *bad = NULL;
+	size_t bad_len = 0;
+	char names[512];
+	int r = table_pick_parse(o->output, cols, n, o->json ? n : n_text, ret, &bad, &bad_len);
+
+	if (r == -ENOENT || r == -EEXIST)
+		log_error(lg, "%s: -o '%.*s': %s; the columns: %s (see 'storaged --help')", o->command,
+			  (int)bad_len, bad, r == -ENOENT ? "no such column" : "named twice",
+			  table_columns_join(cols, n, names, sizeof(names)));
+	else if (r < 0)
+		log_error(lg, "%s: -o '%s': an empty column name; give a list such as -o %s,%s", o->command,
+			  o->output, cols[0].name, cols[1].name);
+	return r < 0 ? -EINVAL : 0;
+}
+
+/* --raw and --noheadings are for scripts: the table alone, without the
+ * lines of prose before or after it. */
+static bool table_only(const struct options *o)
+{
+	return o->raw || o->noheadings;
+}
+
+static int scan_print(const struct options *o, const struct world *w, const struct table_pick *pick,
+		      unsigned *ret_problems)
+{
 	struct libscols_table *tbs[2] = {
-		json_table_new("filesystems", scan_cols, ncols, o->json),
+		json_table_new("filesystems", scan_cols, ARRAY_SIZE(scan_cols), o->json),
 		json_table_new("unreadable", unreadable_cols, ARRAY_SIZE(unreadable_cols), true),
 	};
 	int r = tbs[0] && tbs[1] ? 0 : -ENOMEM;
@@ -222,13 +267,15 @@ static int scan_print(const struct options *o, const struct world *w, unsigned *
 	}
 	for (size_t i = 0; r == 0 && i < w->inv.n_skipped; i++)
 		r = unreadable_line(tbs[1], &w->inv.skipped[i], &w->btrfs);
+	if (r == 0)
+		r = table_pick_apply(tbs[0], pick, o->raw, o->noheadings);
 	if (r == 0 && o->json)
 		r = json_print_tables(tbs, 2, stdout);
-	else if (r == 0 && w->btrfs.n)
+	else if (r == 0 && (w->btrfs.n || table_only(o)))
 		r = scols_print_table(tbs[0]);
 	else if (r == 0)
 		printf("no btrfs filesystem found on %zu block device(s)\n", w->inv.n_devs);
-	for (size_t i = 0; r == 0 && !o->json && i < w->inv.n_skipped; i++)
+	for (size_t i = 0; r == 0 && !o->json && !table_only(o) && i < w->inv.n_skipped; i++)
 		print_unreadable(&w->inv.skipped[i], &w->btrfs);
 	scols_unref_table(tbs[0]);
 	scols_unref_table(tbs[1]);
@@ -239,15 +286,18 @@ int cmd_scan(const struct options *o, const struct logger *lg)
 {
 	struct sources src;
 	struct world w = { 0 };
+	struct table_pick pick;
 	unsigned problems = 0;
 	int r;
 
+	if (pick_columns(o, lg, scan_cols, ARRAY_SIZE(scan_cols), SCAN_TEXT_COLS, &pick) < 0)
+		return EXIT_CONFIG;
 	sources_init(&src, o);
 	r = world_load_devices(&src, INVENTORY_FULL, lg, &w);
 	if (r < 0)
 		log_error(lg, "cannot list block devices: %s", strerror(-r));
 	else
-		r = scan_print(o, &w, &problems);
+		r = scan_print(o, &w, &pick, &problems);
 	world_done(&w);
 	/* storaged(8), EXIT STATUS: 1 unless every filesystem shown is
 	 * complete, current and unambiguous; a device that could not be read
@@ -294,8 +344,36 @@ static const struct json_column status_cols[] = {
 };
 #define STATUS_TEXT_COLS 5
 
+/* --help's words for each of status_cols (table_columns_usage()) */
+static const char *const status_help[] = {
+	"mount, area or btrfs",
+	"mount point, area name or fsid",
+	"what is mounted (device, area directory)",
+	"as recorded, or what the live check found",
+	"why, in words",
+	"the recorded status where STATUS differs",
+	"1 for a nofail entry, else 0",
+	"the mount ID storaged recorded",
+	"how long the step took, in ms",
+	"area: end of its last sync back, epoch seconds",
+	"area: true or false (the last sync's outcome)",
+	"area: its size in bytes (statvfs)",
+	"area: bytes used",
+	"area: bytes available",
+	"area: its inodes",
+	"area: inodes used",
+	"area: 1 when 90% or more is used",
+	"btrfs: what was decided when the wait ended",
+	"btrfs: the wait for the members, in words",
+	"btrfs: which member arrived when",
+	"btrfs: how long it waited, in ms",
+	"btrfs: members back after a degraded mount",
+	"area: 1 when no byte or no inode is left",
+};
+_Static_assert(ARRAY_SIZE(status_help) == ARRAY_SIZE(status_cols), "a help line for each status column");
+
 /* Row @i of the state (@rep->entries[i].row). */
-static int status_record(struct libscols_table *tb, const struct status_report *rep, size_t i, bool json)
+static int status_record(struct libscols_table *tb, const struct status_report *rep, size_t i)
 {
 	const struct state_record *rec = &rep->st.v[i];
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
@@ -310,19 +388,18 @@ static int status_record(struct libscols_table *tb, const struct status_report *
 	r = r ? r : scols_line_set_data(ln, 2, rec->source);
 	r = r ? r : scols_line_set_data(ln, 3, word ? word : state_status_name(rec->status));
 	r = r ? r : scols_line_set_data(ln, 4, rep->entries[i].detail);
-	if (json) {
-		r = r ? r : scols_line_set_data(ln, 5, word ? state_status_name(rec->status) : NULL);
-		r = r ? r : scols_line_set_data(ln, 6, rec->nofail ? "1" : "0");
-		r = r ? r : (rec->mount_id ? set_u64(ln, 7, rec->mount_id) : 0);
-		r = r ? r : (ms ? set_u64(ln, 8, ms) : 0);
-		r = r ? r : scols_line_set_data(ln, 17, state_decision_name(rec->decision));
-		r = r ? r : scols_line_set_data(ln, 18, rec->wait_policy);
-		r = r ? r : scols_line_set_data(ln, 19, rec->arrivals);
-		r = r ? r : (rec->kind == STATE_BTRFS && rec->members_expected
-				     ? set_u64(ln, 20, rec->waited_usec / USEC_PER_MSEC)
-				     : 0);
-		r = r ? r : scols_line_set_data(ln, 21, rec->late);
-	}
+	/* the columns the default table leaves out (-o, --json) */
+	r = r ? r : scols_line_set_data(ln, 5, word ? state_status_name(rec->status) : NULL);
+	r = r ? r : scols_line_set_data(ln, 6, rec->nofail ? "1" : "0");
+	r = r ? r : (rec->mount_id ? set_u64(ln, 7, rec->mount_id) : 0);
+	r = r ? r : (ms ? set_u64(ln, 8, ms) : 0);
+	r = r ? r : scols_line_set_data(ln, 17, state_decision_name(rec->decision));
+	r = r ? r : scols_line_set_data(ln, 18, rec->wait_policy);
+	r = r ? r : scols_line_set_data(ln, 19, rec->arrivals);
+	r = r ? r : (rec->kind == STATE_BTRFS && rec->members_expected
+			     ? set_u64(ln, 20, rec->waited_usec / USEC_PER_MSEC)
+			     : 0);
+	r = r ? r : scols_line_set_data(ln, 21, rec->late);
 	return r ? -ENOMEM : 0;
 }
 
@@ -374,7 +451,7 @@ static void warn_areas(const struct status_report *rep, const struct logger *lg)
 	}
 }
 
-static int status_area(struct libscols_table *tb, const struct status_report *rep, size_t i, bool json)
+static int status_area(struct libscols_table *tb, const struct status_report *rep, size_t i)
 {
 	const struct area_status *a = &rep->areas[i];
 	const struct status_area *row = &rep->area_rows[i];
@@ -382,13 +459,13 @@ static int status_area(struct libscols_table *tb, const struct status_report *re
 
 	if (!ln)
 		return -ENOMEM;
-	if (json && area_numbers(ln, a, row->nearly_full) < 0)
+	if (area_numbers(ln, a, row->nearly_full) < 0)
 		return -ENOMEM;
 	if (scols_line_set_data(ln, 0, "area") || scols_line_set_data(ln, 1, a->name) ||
 	    scols_line_set_data(ln, 2, a->path) || scols_line_set_data(ln, 3, area_state_name(a->state)) ||
-	    scols_line_set_data(ln, 4, row->detail) || (json && scols_line_set_data(ln, 6, "0")))
+	    scols_line_set_data(ln, 4, row->detail) || scols_line_set_data(ln, 6, "0"))
 		return -ENOMEM;
-	if (json && row->last && row->last->time_sec &&
+	if (row->last && row->last->time_sec &&
 	    (set_u64(ln, 9, row->last->time_sec) || scols_line_set_data(ln, 10, row->last->ok ? "true" : "false")))
 		return -ENOMEM;
 	return 0;
@@ -396,23 +473,25 @@ static int status_area(struct libscols_table *tb, const struct status_report *re
 
 /* The records' rows, the areas', then those of areas that failed or were
  * skipped (status_entry.row). */
-static int status_table(const struct options *o, const struct status_report *rep)
+static int status_table(const struct options *o, const struct status_report *rep,
+			const struct table_pick *pick)
 {
-	size_t ncols = o->json ? ARRAY_SIZE(status_cols) : STATUS_TEXT_COLS;
-	struct libscols_table *tb = json_table_new("status", status_cols, ncols, o->json);
+	struct libscols_table *tb = json_table_new("status", status_cols, ARRAY_SIZE(status_cols), o->json);
 	int r = 0;
 
 	for (size_t i = 0; tb && r == 0 && i < rep->st.n; i++)
 		if (rep->entries[i].row && rep->st.v[i].kind != STATE_AREA)
-			r = status_record(tb, rep, i, o->json);
+			r = status_record(tb, rep, i);
 	for (size_t i = 0; tb && r == 0 && i < rep->n_areas; i++)
-		r = status_area(tb, rep, i, o->json);
+		r = status_area(tb, rep, i);
 	for (size_t i = 0; tb && r == 0 && i < rep->st.n; i++)
 		if (rep->entries[i].row && rep->st.v[i].kind == STATE_AREA)
-			r = status_record(tb, rep, i, o->json);
+			r = status_record(tb, rep, i);
 	if (!tb)
 		r = -ENOMEM;
 	else if (r == 0)
+		r = table_pick_apply(tb, pick, o->raw, o->noheadings);
+	if (r == 0)
 		r = o->json ? json_print_table(tb, stdout) : scols_print_table(tb);
 	scols_unref_table(tb);
 	return r;
@@ -461,7 +540,8 @@ static void print_resident(const char *dir)
 
 /* @rep as the options ask: the metrics, or the table or its JSON (with
  * the areas' warnings first and, after the table, the resident). */
-static int status_print(const struct options *o, const struct logger *lg, const struct status_report *rep)
+static int status_print(const struct options *o, const struct logger *lg, const struct status_report *rep,
+			const struct table_pick *pick)
 {
 	struct prom_data d = status_report_prom(rep);
 	int r = 0;
@@ -473,11 +553,11 @@ static int status_print(const struct options *o, const struct logger *lg, const 
 		return r;
 	}
 	warn_areas(rep, lg);
-	if (rep->st.n == 0 && rep->n_areas == 0 && !o->json)
+	if (rep->st.n == 0 && rep->n_areas == 0 && !o->json && !table_only(o))
 		printf("storaged has set up nothing (state directory %s)\n", o->state_dir);
 	else
-		r = status_table(o, rep);
-	if (r == 0 && !o->json)
+		r = status_table(o, rep, pick);
+	if (r == 0 && !o->json && !table_only(o))
 		print_resident(o->state_dir);
 	return r;
 }
@@ -488,15 +568,26 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	 * has records of */
 	enum status_devices dev = o->prometheus ? STATUS_DEVICES_ALL : STATUS_DEVICES_FOR_RECORDS;
 	struct status_report rep;
+	struct table_pick pick;
 	int r, ret;
 
+	if (!o->prometheus && pick_columns(o, lg, status_cols, ARRAY_SIZE(status_cols), STATUS_TEXT_COLS, &pick) < 0)
+		return EXIT_CONFIG;
 	if (state_dir_missing(o, lg))
 		return EXIT_STATE;
 	r = status_report_build(o, lg, !at_work(o->state_dir), dev, &rep);
 	if (r == 0)
-		r = status_print(o, lg, &rep);
+		r = status_print(o, lg, &rep, &pick);
 	/* storaged(8), EXIT STATUS: the same for every format */
 	ret = r == -EPERM ? EXIT_STATE : r < 0 ? EXIT_STEP_FAILED : status_sum_exit(&rep.sum);
 	status_report_done(&rep);
 	return ret;
+}
+
+void report_columns_usage(FILE *out)
+{
+	table_columns_usage(out, "Columns of status (-o; * the default ones, --json has all)", status_cols,
+			    status_help, ARRAY_SIZE(status_cols), STATUS_TEXT_COLS);
+	table_columns_usage(out, "Columns of scan (-o)", scan_cols, scan_help, ARRAY_SIZE(scan_cols),
+			    SCAN_TEXT_COLS);
 }

@@ -33,6 +33,9 @@ bool state_dir_missing(const struct options *o, const struct logger *lg);
 int cmd_scan(const struct options *o, const struct logger *lg);
 /* cmd_report.c: what storaged set up, what is pending or failed. */
 int cmd_status(const struct options *o, const struct logger *lg);
+/* cmd_report.c: the columns of status and scan for --help, what each
+ * shows, the default ones marked. */
+void report_columns_usage(FILE *out);
 /* cmd_check.c: load and plan, change nothing, list every problem. */
 int cmd_check(const struct options *o, const struct logger *lg);
 /* cmd_check.c: print each configuration file in effect (config_visit()),

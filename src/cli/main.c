@@ -21,6 +21,7 @@ enum {
 	OPT_LOCAL,
 	OPT_VERSION,
 	OPT_FORMAT,
+	OPT_NOHEADINGS,
 };
 
 /* The options that change what a command does; one a command would
@@ -31,6 +32,7 @@ enum {
 	TAKES_LOCAL = 1 << 2,
 	TAKES_RESIDENT = 1 << 3, /* --foreground, --daemon */
 	TAKES_FORMAT = 1 << 4,
+	TAKES_TABLE = 1 << 5, /* -o, --raw, --noheadings */
 };
 
 struct command {
@@ -43,8 +45,8 @@ struct command {
 static const struct command commands[] = {
 	{ "start", cmd_start, 0, 0, TAKES_JSON | TAKES_DRY_RUN | TAKES_LOCAL | TAKES_RESIDENT },
 	{ "stop", cmd_stop, 0, 0, TAKES_DRY_RUN },
-	{ "scan", cmd_scan, 0, 0, TAKES_JSON },
-	{ "status", cmd_status, 0, 0, TAKES_JSON | TAKES_FORMAT },
+	{ "scan", cmd_scan, 0, 0, TAKES_JSON | TAKES_TABLE },
+	{ "status", cmd_status, 0, 0, TAKES_JSON | TAKES_FORMAT | TAKES_TABLE },
 	{ "check", cmd_check, 0, 0, TAKES_LOCAL },
 	{ "cat-config", cmd_cat_config, 0, 0, 0 },
 	{ "sync", cmd_sync, 0, 1, TAKES_DRY_RUN },
@@ -85,9 +87,13 @@ static void usage(FILE *out)
 	      "                        them) for a later start, after the network is up\n"
 	      "      --format=prometheus\n"
 	      "                        status: the Prometheus text exposition format\n"
+	      "  -o, --output LIST     status, scan: the columns to print, comma-separated\n"
+	      "                        (+LIST: the default ones and LIST; see below)\n"
+	      "  -r, --raw             status, scan: raw table, blanks escaped (\\x20)\n"
+	      "      --noheadings      status, scan: no heading line\n"
 	      "  -v, --verbose         more messages\n"
 	      "  -q, --quiet           errors only\n"
-	      "      --version         print the version\n"
+	      "  -V, --version         print the version\n"
 	      "  -h, --help            this help\n"
 	      "\n"
 	      "Exit status (every command, see storaged(8)): 0 all done; 1 some step failed,\n"
@@ -95,6 +101,7 @@ static void usage(FILE *out)
 	      "configuration error; 3 all done, but some btrfs is mounted degraded; 4 the\n"
 	      "state directory cannot be used.\n",
 	      out);
+	report_columns_usage(out);
 }
 
 /* The first option in @o that @cmd would ignore, or NULL. */
@@ -111,6 +118,9 @@ static const char *ignored_option(const struct command *cmd, const struct option
 		{ o->foreground, TAKES_RESIDENT, "--foreground" },
 		{ o->daemonize, TAKES_RESIDENT, "--daemon" },
 		{ o->prometheus, TAKES_FORMAT, "--format=prometheus" },
+		{ o->output, TAKES_TABLE, "-o/--output" },
+		{ o->raw, TAKES_TABLE, "--raw" },
+		{ o->noheadings, TAKES_TABLE, "--noheadings" },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
@@ -139,6 +149,14 @@ static int check_options(const struct command *cmd, const struct options *o, con
 	if (o->json && o->prometheus) {
 		fprintf(stderr, "storaged %s: --json and --format=prometheus are two formats; give one\n",
 			cmd->name);
+		return EXIT_CONFIG;
+	}
+	/* --json chooses columns with -o, as lsblk does, but has no
+	 * headings and is not raw; prometheus has no table at all */
+	if ((o->json || o->prometheus) && (o->raw || o->noheadings || (o->prometheus && o->output))) {
+		fprintf(stderr, "storaged %s: %s is for the table; %s has none\n", cmd->name,
+			o->raw ? "--raw" : o->noheadings ? "--noheadings" : "-o/--output",
+			o->json ? "--json" : "--format=prometheus");
 		return EXIT_CONFIG;
 	}
 	if (o->dry_run && (o->foreground || o->daemonize)) {
@@ -173,10 +191,13 @@ static int parse_options(int argc, char **argv, struct options *o, int *level)
 						  { "version", no_argument, NULL, OPT_VERSION },
 						  { "help", no_argument, NULL, 'h' },
 						  { "format", required_argument, NULL, OPT_FORMAT },
+						  { "output", required_argument, NULL, 'o' },
+						  { "raw", no_argument, NULL, 'r' },
+						  { "noheadings", no_argument, NULL, OPT_NOHEADINGS },
 						  {} };
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:f:nvqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:f:nvqVho:r", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o->config_path = optarg;
@@ -211,6 +232,16 @@ static int parse_options(int argc, char **argv, struct options *o, int *level)
 		case 'q':
 			*level = LOG_ERR;
 			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'r':
+			o->raw = true;
+			break;
+		case OPT_NOHEADINGS:
+			o->noheadings = true;
+			break;
+		case 'V':
 		case OPT_VERSION:
 			puts(PACKAGE_STRING);
 			return 0;

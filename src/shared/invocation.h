@@ -64,6 +64,11 @@ struct options {
 	/* --format=prometheus: status in the Prometheus text
 	 * exposition format (status_prom.h) */
 	bool prometheus;
+	/* scan and status, as findmnt and lsblk: -o LIST (NULL: the default
+	 * columns), --raw, --noheadings (table_out.h) */
+	const char *output;
+	bool raw;
+	bool noheadings;
 };
 
 /**

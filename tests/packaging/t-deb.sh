@@ -3,7 +3,10 @@
 # and debian/, `dpkg-buildpackage -us -uc` (debhelper's dh sequence; lib.sh,
 # deb_build), then lintian --pedantic on the .changes, source and binary
 # (no error, warning, info or pedantic tag; the ones kept are overridden in
-# debian/ with the reason),
+# debian/ with the reason, and none of them is an error tag), what a
+# distribution expects of the source (the systemd-dev | systemd build
+# dependency, debian/upstream/metadata, a debian/copyright that names
+# every file with a copyright notice),
 # and the package's contents: binary, copy helper, units, generator, init
 # script, man pages, completion, the conffiles, and maintainer scripts that
 # enable storaged both the systemd and the SysV way without starting it.
@@ -44,6 +47,33 @@ grep -v '^running with root' "$SCRATCH/lintian.log" | sed 's/^/    /'
 grep -Eq '^[EWIP]: ' "$SCRATCH/lintian.log" && fail "lintian reports tags (the E:, W:, I:, P: lines above)"
 [ "$lrc" = 0 ] || fail "lintian exited $lrc"
 note "lintian: $(($(date +%s) - t0))s"
+# No error tag is overridden (an error is fixed, not explained): every
+# tag the overrides name, and every one lintian listed as overridden (O:),
+# is of another severity in lintian's own tag descriptions.
+for tag in $(sed -n 's/^O: [^:]*: \([^ ]*\).*/\1/p' "$SCRATCH/lintian.log"; \
+	sed -n 's/^\([a-z0-9][a-z0-9.+-]*\)\( .*\)\{0,1\}$/\1/p' "$TOPSRCDIR"/debian/*lintian-overrides \
+		"$TOPSRCDIR"/debian/source/lintian-overrides); do
+	f=$(find /usr/share/lintian/tags -name "$tag.tag" | head -n 1)
+	[ -n "$f" ] || fail "lintian knows no tag '$tag' (overridden in debian/)"
+	grep -qx 'Severity: error' "$f" && fail "the error tag '$tag' is overridden"
+done
+
+# What a distribution expects of the source package: the build dependency
+# for systemd.pc from Debian 13 on, DEP-12 upstream metadata, and a
+# debian/copyright that names every file of the tarball that carries a
+# copyright notice (those not storaged's own: Autoconf's, Automake's).
+grep -Eq '^ +systemd-dev \| systemd,' "$TOPSRCDIR/debian/control" ||
+	fail "debian/control: no 'systemd-dev | systemd' build dependency"
+grep -q '^Name: storaged$' "$TOPSRCDIR/debian/upstream/metadata" 2>/dev/null ||
+	fail "no debian/upstream/metadata naming storaged"
+dist_tarball
+mkdir -p "$SCRATCH/orig"
+tar -xzf "$TARBALL" -C "$SCRATCH/orig" --strip-components=1 || fail "unpacking $TARBALL"
+(cd "$SCRATCH/orig" && grep -rlI -E '^[#/*dnl ]*Copyright (\(C\)|©) [0-9]' . | sed 's|^\./||' | grep -vx COPYING) |
+	while read -r f; do
+		grep -Eq "^(Files: +| +)$f\$" "$TOPSRCDIR/debian/copyright" ||
+			fail "$f has a copyright notice that debian/copyright does not name"
+	done || exit 1
 
 dpkg-deb -c "$deb" | awk '{ sub(/^\./, "", $6); print $6 }' | sed -e 's|/$||' -e '/^$/d' >"$SCRATCH/files"
 note "files:"

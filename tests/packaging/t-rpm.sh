@@ -8,6 +8,9 @@
 # source and the binary RPMs (no error but the false positives of this
 # environment that tests/packaging/rpmlintrc filters, each with the
 # reason), the file lists, the configuration files and the scriptlets.
+# With %fedora or %rhel defined (rpmspec, no build) the spec makes no SysV
+# init script subpackage: Fedora's guidelines forbid SysV scripts.  The
+# dracut module's directories are owned, dracut not required.
 . "$(dirname "$0")/lib.sh"
 package_opt_in RPM
 need_tool rpmbuild rpm
@@ -33,6 +36,18 @@ case $src0 in
 *) fail "Source0 is not a URL of storaged-$v.tar.gz: '$src0'" ;;
 esac
 [ -n "$(rpmspec -q --qf '%{URL}\n' "$spec" 2>/dev/null | head -n 1)" ] || fail "no URL: in storaged.spec"
+# Fedora forbids SysV init scripts: there (and on RHEL) no sysvinit
+# subpackage and no script in the main one; elsewhere (this build: Debian's
+# rpm defines neither) the subpackage, unless --without sysvinit.
+pkgs() { rpmspec -q --qf '%{NAME}\n' "$@" "$spec" 2>/dev/null | sort | tr '\n' ' '; }
+for def in 'fedora 41' 'rhel 9'; do
+	[ "$(pkgs --define "$def")" = "storaged " ] ||
+		fail "with %$def, storaged.spec makes the packages '$(pkgs --define "$def")', not storaged alone"
+	rpmspec -P --define "$def" "$spec" 2>/dev/null | grep -q '^rm -f .*/init\.d/storaged$' ||
+		fail "with %$def, %install does not remove the init script make install put"
+done
+[ "$(pkgs --without sysvinit)" = "storaged " ] || fail "--without sysvinit still makes '$(pkgs --without sysvinit)'"
+[ "$(pkgs)" = "storaged storaged-sysvinit " ] || fail "without %fedora, storaged.spec makes '$(pkgs)'"
 # The build root's post-processing as on Fedora: Debian's rpm runs its
 # brp-* scripts with /bin/sh, dash there, and brp-compress (a bash script
 # in all but its first line: `read -d`) fails on every file ("Illegal
@@ -94,6 +109,10 @@ initscript=$(grep -Ex '/etc/(rc\.d/)?init\.d/storaged' "$SCRATCH/sysv-files") ||
 # The licence as %license; no initramfs-tools files (Fedora has none); the
 # init script subpackage holds no binary.
 grep -Eqx '/usr/share/licenses/storaged(-[0-9.]+)?/COPYING' "$SCRATCH/files" || fail "no %license COPYING"
+# The dracut module's directories are owned (storaged does not require
+# dracut, so nothing else need own them where it is not installed).
+expect_files "$SCRATCH/files" /usr/lib/dracut /usr/lib/dracut/modules.d /usr/lib/dracut/modules.d/90storaged
+rpm -qp --requires "$rpm" 2>/dev/null | grep -q '^dracut' && fail "storaged requires dracut"
 grep -q initramfs-tools "$SCRATCH/files" && fail "initramfs-tools files in the RPM: $(grep initramfs-tools "$SCRATCH/files")"
 [ "$(rpm -qp --qf '%{ARCH}' "$sysv" 2>/dev/null)" = noarch ] || fail "the sysvinit subpackage is not noarch"
 

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * -o/--output, --raw, --noheadings (shared/table_out.c): the column list
+ * as lsblk reads it, hostile lists refused with the name at fault, and
+ * the table libsmartcols prints with the columns picked, hidden, moved
+ * (their cells with them), raw and without headings.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shared/table_out.h"
+#include "shared/util.h"
+
+static const struct json_column cols[] = {
+	{ "KIND", 5, 0, SCOLS_JSON_STRING },
+	{ "WHAT", 5, 0, SCOLS_JSON_STRING },
+	{ "NOFAIL", 1, 0, SCOLS_JSON_BOOLEAN },
+	{ "MOUNT_ID", 1, 0, SCOLS_JSON_NUMBER },
+};
+
+/* parse LIST with KIND and WHAT the defaults; the indexes as "0,1,3" */
+static int pick(const char *list, char *buf, size_t len, const char **bad, size_t *bad_len)
+{
+	struct table_pick p = { .n = 99 };
+	int r = table_pick_parse(list, cols, ARRAY_SIZE(cols), 2, &p, bad, bad_len);
+
+	buf[0] = '\0';
+	for (size_t i = 0; r == 0 && i < p.n; i++)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%zu", i ? "," : "", p.idx[i]);
+	return r;
+}
+
+static void test_parse(void **unused)
+{
+	const char *bad = NULL;
+	size_t bad_len = 0;
+	char got[64];
+
+	assert_int_equal(pick(NULL, got, sizeof(got), &bad, &bad_len), 0);
+	assert_string_equal(got, "0,1");
+	assert_int_equal(pick("MOUNT_ID,KIND", got, sizeof(got), &bad, &bad_len), 0);
+	assert_string_equal(got, "3,0");
+	assert_int_equal(pick("+nofail", got, sizeof(got), &bad, &bad_len), 0);
+	assert_string_equal(got, "0,1,2");
+	assert_int_equal(pick("Kind", got, sizeof(got), &bad, &bad_len), 0);
+	assert_string_equal(got, "0");
+}
+
+static void test_parse_refused(void **unused)
+{
+	static const char *const empty[] = { "", "+", ",", "KIND,", ",KIND", "KIND,,WHAT" };
+	const char *bad = NULL;
+	size_t bad_len = 0;
+	char got[64];
+
+	for (size_t i = 0; i < ARRAY_SIZE(empty); i++)
+		assert_int_equal(pick(empty[i], got, sizeof(got), &bad, &bad_len), -EINVAL);
+	assert_int_equal(pick("KIND,MOUNT", got, sizeof(got), &bad, &bad_len), -ENOENT);
+	assert_int_equal(bad_len, 5);
+	assert_memory_equal(bad, "MOUNT", 5);
+	/* a prefix of a name is not the name */
+	assert_int_equal(pick("KIN", got, sizeof(got), &bad, &bad_len), -ENOENT);
+	assert_int_equal(pick("WHAT,what", got, sizeof(got), &bad, &bad_len), -EEXIST);
+	assert_memory_equal(bad, "what", 4);
+	/* +KIND: KIND is among the defaults already */
+	assert_int_equal(pick("+KIND", got, sizeof(got), &bad, &bad_len), -EEXIST);
+}
+
+/* The table as libsmartcols prints it, from two lines of cells. */
+static char *print(const char *list, bool json, bool raw, bool noheadings)
+{
+	struct libscols_table *tb = json_table_new("t", cols, ARRAY_SIZE(cols), json);
+	static const char *const cells[2][4] = { { "area", "my build", "0", NULL },
+						 { "mount", "/srv", "1", "42" } };
+	struct table_pick p;
+	const char *bad;
+	size_t bad_len, sz = 0;
+	char *buf = NULL;
+	FILE *m = open_memstream(&buf, &sz);
+
+	assert_non_null(tb);
+	assert_non_null(m);
+	for (size_t l = 0; l < 2; l++) {
+		struct libscols_line *ln = scols_table_new_line(tb, NULL);
+
+		for (size_t c = 0; c < 4; c++)
+			assert_int_equal(scols_line_set_data(ln, c, cells[l][c]), 0);
+	}
+	assert_int_equal(table_pick_parse(list, cols, ARRAY_SIZE(cols), 2, &p, &bad, &bad_len), 0);
+	assert_int_equal(table_pick_apply(tb, &p, raw, noheadings), 0);
+	scols_table_set_stream(tb, m);
+	assert_int_equal(scols_print_table(tb), 0);
+	fclose(m);
+	scols_unref_table(tb);
+	return buf;
+}
+
+static void test_apply(void **unused)
+{
+	char *s;
+
+	s = print(NULL, false, true, false);
+	assert_string_equal(s, "KIND WHAT\narea my\\x20build\nmount /srv\n");
+	free(s);
+	/* moved with their cells; the empty MOUNT_ID of the first line stays empty */
+	s = print("MOUNT_ID,kind", false, true, true);
+	assert_string_equal(s, " area\n42 mount\n");
+	free(s);
+	s = print("+NOFAIL", false, false, true);
+	assert_string_equal(s, "area  my build 0\nmount /srv     1\n");
+	free(s);
+	s = print("what,mount_id", true, false, false);
+	assert_non_null(strstr(s, "\"what\": \"/srv\",\n         \"mount_id\": 42"));
+	assert_null(strstr(s, "kind"));
+	assert_null(strstr(s, "nofail"));
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_parse_refused),
+		cmocka_unit_test(test_apply),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
