@@ -3,6 +3,7 @@
  * storaged: assemble multi-device btrfs, RAM areas and deferred fstab
  * entries at boot.  See storaged(8).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <locale.h>
 #include <stdio.h>
@@ -233,10 +234,34 @@ static int parse_options(int argc, char **argv, struct options *o, int *level)
 	return -1;
 }
 
+/* One rule for -c, -f and --state-dir: a relative path is made absolute
+ * against the working directory, before any command runs, so that
+ * status and stop run from elsewhere, a resident storaged (which changes
+ * to /) and the advice all name the same files.  @abs: the three
+ * strings made, owned by the caller.  Returns: -1 to go on; an exit
+ * status. */
+static int make_absolute(struct options *o, char *abs[3])
+{
+	const char **paths[3] = { &o->config_path, &o->fstab_path, &o->state_dir };
+
+	for (size_t i = 0; i < 3; i++) {
+		if (!*paths[i] || !(*paths[i])[0] || (*paths[i])[0] == '/')
+			continue;
+		abs[i] = path_absolute(*paths[i]);
+		if (!abs[i]) {
+			fprintf(stderr, "storaged: cannot make '%s' absolute: %s\n", *paths[i], strerror(errno));
+			return EXIT_CONFIG;
+		}
+		*paths[i] = abs[i];
+	}
+	o->state_dir_given = o->state_dir_given && strcmp(o->state_dir, STATE_DIR_DEFAULT) != 0;
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { .config_path = CONFIG_DEFAULT_PATH, .state_dir = STATE_DIR_DEFAULT };
-	_cleanup_free_ char *self = NULL;
+	_cleanup_free_ char *self = NULL, *abs[3] = { NULL };
 	const struct command *cmd;
 	struct logger lg = { 0 };
 	int level = LOG_INFO, r;
@@ -261,6 +286,9 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	o.arg = optind < argc ? argv[optind] : NULL;
+	r = make_absolute(&o, abs);
+	if (r >= 0)
+		return r;
 	/* NULL (no memory, no working directory for a relative path): the
 	 * advice names plain "storaged" (log_self()), the command still runs */
 	self = invocation_format(o.config_given ? o.config_path : NULL, o.fstab_path,
@@ -268,13 +296,6 @@ int main(int argc, char **argv)
 	r = check_options(cmd, &o, self ? self : "storaged");
 	if (r >= 0)
 		return r;
-	if (o.state_dir[0] != '/') {
-		_cleanup_free_ char *abs = path_absolute(o.state_dir);
-
-		fprintf(stderr, "storaged: --state-dir '%s': must be an absolute path%s%s%s\n", o.state_dir,
-			abs ? " (here: '" : "", abs ? abs : "", abs ? "')" : "");
-		return EXIT_CONFIG;
-	}
 	log_init(&lg, level, LOG_TARGET_STDERR);
 	lg.self = self;
 	r = cmd->run(&o, &lg);
