@@ -390,7 +390,7 @@ static int start_pass(const struct options *o, const struct logger *lg, bool no_
 
 /* What a resident storaged keeps from one pass to the next. */
 struct resident_memory {
-	const struct options *o; /* -c, -f, --state-dir absolute (main.c) */
+	const struct options *o; /* -c, -f, --state-dir absolute (stay_resident()) */
 	unsigned waiting_said; /* log_summary() */
 };
 
@@ -422,11 +422,21 @@ static uint64_t resident_sync(void *userdata, const struct logger *lg, uint64_t 
 }
 
 /* The resident process changes to / and reads -c and -f again at each
- * pass (SIGHUP): main() made them absolute.  Returns: as resident_stay(). */
+ * pass (SIGHUP): it gets them as absolute paths (main() made --state-dir
+ * absolute).  Returns: as resident_stay(); -ENOMEM. */
 static int stay_resident(const struct options *o, bool in_background, const struct logger *lg)
 {
-	struct resident_memory mem = { .o = o };
+	struct options ro = *o;
+	struct resident_memory mem = { .o = &ro };
+	_cleanup_free_ char *config = path_absolute(o->config_path);
+	_cleanup_free_ char *fstab = o->fstab_path ? path_absolute(o->fstab_path) : NULL;
 
+	if (!config || (o->fstab_path && !fstab)) {
+		log_error(lg, "cannot make -c/-f absolute for the resident storaged: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	ro.config_path = config;
+	ro.fstab_path = fstab;
 	return resident_stay(o->state_dir, in_background, lg, resident_pass, resident_sync, &mem);
 }
 

@@ -234,34 +234,33 @@ static int parse_options(int argc, char **argv, struct options *o, int *level)
 	return -1;
 }
 
-/* One rule for -c, -f and --state-dir: a relative path is made absolute
- * against the working directory, before any command runs, so that
- * status and stop run from elsewhere, a resident storaged (which changes
- * to /) and the advice all name the same files.  @abs: the three
- * strings made, owned by the caller.  Returns: -1 to go on; an exit
- * status. */
-static int make_absolute(struct options *o, char *abs[3])
+/* One rule for -c, -f and --state-dir: a relative path is taken against
+ * the working directory (a relative --state-dir was refused).  -c and -f
+ * stay as given, so that their FILE:LINE messages read as the user typed
+ * them; the resident storaged, which changes to /, makes them absolute
+ * (cmd_start.c) and the advice names them absolute (invocation.h).  The
+ * state directory is made absolute here: every command, the resident and
+ * the children of a start use it.  @ret_abs: the string made, owned by
+ * the caller.  Returns: -1 to go on; an exit status. */
+static int state_dir_absolute(struct options *o, char **ret_abs)
 {
-	const char **paths[3] = { &o->config_path, &o->fstab_path, &o->state_dir };
-
-	for (size_t i = 0; i < 3; i++) {
-		if (!*paths[i] || !(*paths[i])[0] || (*paths[i])[0] == '/')
-			continue;
-		abs[i] = path_absolute(*paths[i]);
-		if (!abs[i]) {
-			fprintf(stderr, "storaged: cannot make '%s' absolute: %s\n", *paths[i], strerror(errno));
-			return EXIT_CONFIG;
-		}
-		*paths[i] = abs[i];
+	if (!o->state_dir[0] || o->state_dir[0] == '/')
+		return -1;
+	*ret_abs = path_absolute(o->state_dir);
+	if (!*ret_abs) {
+		fprintf(stderr, "storaged: --state-dir '%s': cannot make it absolute: %s\n", o->state_dir,
+			strerror(errno));
+		return EXIT_CONFIG;
 	}
-	o->state_dir_given = o->state_dir_given && strcmp(o->state_dir, STATE_DIR_DEFAULT) != 0;
+	o->state_dir = *ret_abs;
+	o->state_dir_given = strcmp(o->state_dir, STATE_DIR_DEFAULT) != 0;
 	return -1;
 }
 
 int main(int argc, char **argv)
 {
 	struct options o = { .config_path = CONFIG_DEFAULT_PATH, .state_dir = STATE_DIR_DEFAULT };
-	_cleanup_free_ char *self = NULL, *abs[3] = { NULL };
+	_cleanup_free_ char *self = NULL, *state_abs = NULL;
 	const struct command *cmd;
 	struct logger lg = { 0 };
 	int level = LOG_INFO, r;
@@ -286,7 +285,7 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	o.arg = optind < argc ? argv[optind] : NULL;
-	r = make_absolute(&o, abs);
+	r = state_dir_absolute(&o, &state_abs);
 	if (r >= 0)
 		return r;
 	/* NULL (no memory, no working directory for a relative path): the
