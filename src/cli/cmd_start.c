@@ -54,6 +54,7 @@ struct boot_tell {
 	const char *state_dir;
 	bool background; /* nofail entries may go on waiting (exec_background_waits()) */
 	unsigned degraded_before; /* btrfs mounted degraded before this pass (still_degraded()) */
+	size_t planned; /* the plan's steps, for log_summary() */
 	int parent_fd; /* SysV: the pipe to the `start` that returns then; -1 */
 	int waiting_fd; /* the lock of daemon_mark_waiting(); -1 */
 };
@@ -84,6 +85,9 @@ static const char *ready_words(int status)
 	return status == EXIT_DEGRADED ? "all done, some btrfs mounted degraded" : "some steps failed";
 }
 
+static void log_summary(const struct logger *lg, size_t planned, const struct exec_summary *sum,
+			unsigned *waiting_said);
+
 static void tell_boot_done(void *userdata, const struct exec_summary *sum)
 {
 	struct boot_tell *bt = userdata;
@@ -100,6 +104,11 @@ static void tell_boot_done(void *userdata, const struct exec_summary *sum)
 			 sum->n_failed ? " (some failed)" : "", sum->n_background,
 			 sum->n_background == 1 ? "entry goes" : "entries go",
 			 sum->n_background == 1 ? "its device" : "their devices");
+	/* the start that returns now ends its output with its own closing
+	 * line, the counts so far: the one at the end of the wait goes to
+	 * syslog (leave_callers_output()) */
+	if (bt->parent_fd >= 0)
+		log_summary(bt->lg, bt->planned, sum, NULL);
 	/* the next start or stop may end this wait instead of finding the
 	 * state directory locked (daemon_take_over()) */
 	if (bt->background && bt->waiting_fd < 0 &&
@@ -278,7 +287,9 @@ static int run_plan(const struct options *o, const struct logger *caller_lg, str
 	struct exec_summary sum = { 0 };
 	struct logger plg = *caller_lg; /* the pass's: see struct boot_tell */
 	const struct logger *lg = &plg;
-	struct boot_tell bt = { .lg = &plg, .state_dir = o->state_dir, .parent_fd = -1, .waiting_fd = -1 };
+	struct boot_tell bt = {
+		.lg = &plg, .state_dir = o->state_dir, .planned = w->plan.n_steps, .parent_fd = -1, .waiting_fd = -1
+	};
 	struct exec_ctx cx = {
 		.boot_done = tell_boot_done,
 		.boot_userdata = &bt,

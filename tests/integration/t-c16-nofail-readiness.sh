@@ -101,7 +101,8 @@ note "start returned $rc after $e ms, its output read to its end"
 [ "$rc" = 0 ] || fail "start exited $rc"
 [ "$e" -lt $((800 * TIME_SCALE)) ] || fail "reading start's output took $e ms: the background wait (1 s) held it"
 printf '%s\n' "$out" | grep -q "1 nofail entry goes on waiting for its device" ||
-	fail "start's output lacks its closing words"
+	fail "start's output does not say the nofail entry goes on waiting"
+printf '%s\n' "$out" | tail -n 1 | grep -q "1 mounted" || fail "start's output does not end with its closing count"
 bg_done && fail "the background start ended before the device timeout: nothing tested"
 wait_for 10 bg_done || fail "the background start did not end"
 sd status 2>&1 | grep -q "not found after 1s" || { sd status; fail "status does not say why the nofail entry failed"; }
