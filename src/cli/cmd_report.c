@@ -50,11 +50,14 @@ static const struct json_column scan_cols[] = {
 	{ "PROBLEMS", 0.2, 0, SCOLS_JSON_ARRAY_STRING },
 	{ "SEEDS", 3, 0, SCOLS_JSON_ARRAY_NUMBER },
 	{ "STRANGERS", 0.2, 0, SCOLS_JSON_ARRAY_STRING },
+	{ "REPLACE_TARGET", 0.2, 0, SCOLS_JSON_STRING },
 };
 
 /* JSON only: "problems", what makes the exit status 1 (btrfs_fs_problems());
  * "seeds", the devids of the members that are seeds; "strangers", the
- * devices that carry the fsid but are not its devices (btrfs_group()). */
+ * devices that carry the fsid but are not its devices (btrfs_group());
+ * "replace_target", the target of a replace in progress, or null (the text
+ * lists it among the members). */
 #define SCAN_TEXT_COLS 7
 
 /* The BTRFS_FS_* bits of @p as words, @sep between them, in @buf. */
@@ -94,6 +97,9 @@ static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *f
 		if (fs->members[m].seed)
 			append_u64(seeds, sizeof(seeds), fs->members[m].devid, sep);
 	}
+	if (fs->replace_target && !json && off < sizeof(members))
+		off += snprintf(members + off, sizeof(members) - off, "%s%s (replace target)", off ? sep : "",
+				fs->replace_target->devnode);
 	off = 0;
 	for (size_t k = 0; k < fs->n_strangers && off < sizeof(strangers); k++)
 		off += snprintf(strangers + off, sizeof(strangers) - off, "%s%s", k ? sep : "",
@@ -111,7 +117,8 @@ static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *f
 	problem_words(btrfs_fs_problems(fs), problems, sizeof(problems), "\n");
 	if (json && (scols_line_set_data(ln, 7, problems[0] ? problems : NULL) ||
 		     scols_line_set_data(ln, 8, seeds[0] ? seeds : NULL) ||
-		     scols_line_set_data(ln, 9, strangers[0] ? strangers : NULL)))
+		     scols_line_set_data(ln, 9, strangers[0] ? strangers : NULL) ||
+		     scols_line_set_data(ln, 10, fs->replace_target ? fs->replace_target->devnode : NULL)))
 		return -ENOMEM;
 	return 0;
 }

@@ -342,7 +342,7 @@ int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret)
 	if (r < 0)
 		return r;
 	sb_copy_fields(&sb, &info);
-	if (info.devid == 0 || info.num_devices == 0)
+	if (info.num_devices == 0)
 		return -EINVAL;
 	r = sys_chunk_array_walk(&sb, &info);
 	if (r < 0)

@@ -18,6 +18,9 @@
 #define BTRFS_SB_MAX_SYS_STRIPES 64 /* a 2048-byte sys_chunk_array holds at most 21 chunks, 61 stripes */
 #define BTRFS_SB_MAX_DEVS 64 /* device items kept from the chunk tree */
 #define BTRFS_SUPER_FLAG_SEEDING (UINT64_C(1) << 32) /* ctree.h: a seed device */
+/* the devid of the target of a `btrfs replace` in progress, until it takes
+ * the replaced device's (fs/btrfs/volumes.h BTRFS_DEV_REPLACE_DEVID) */
+#define BTRFS_DEV_REPLACE_DEVID 0
 #define BTRFS_CHUNK_TREE_MAX_CHILDREN 512 /* child pointers kept from one chunk tree node */
 
 /* One stripe of a system chunk (struct btrfs_stripe, with its chunk's extent):
@@ -90,7 +93,8 @@ struct btrfs_chunk_block {
  *
  * Checks the magic "_BHRfS_M", the crc32c checksum when csum_type is
  * crc32c (other checksum types are accepted unverified), that
- * 1 <= devid and 1 <= num_devices, and that sys_chunk_array_size fits; walks
+ * 1 <= num_devices, and that sys_chunk_array_size fits (devid 0 is the
+ * target of a replace in progress, BTRFS_DEV_REPLACE_DEVID); walks
  * sys_chunk_array without reading past it.
  *
  * Returns: 0; -ENODATA no btrfs magic (no btrfs here); -EINVAL too short or
