@@ -304,17 +304,28 @@ static void fs_add_entry(struct btrfs_filesystem *fs, const struct btrfs_sb_dev 
 	}
 }
 
+/* A replace that the kernel resumes at mount (linux/btrfs.h
+ * BTRFS_IOCTL_DEV_REPLACE_STATE_STARTED, _SUSPENDED). */
+static bool replace_resumed(uint64_t state)
+{
+	return state == 1 || state == 4;
+}
+
 /* @d is the target of a replace that @rec's filesystem has in progress,
- * as the kernel takes it at mount: devid 0 among the devices of its fsid,
- * its device item of the filesystem's own fsid, and written at the
- * commit of @rec or a later one (the target's superblock is written with
- * the others' at every commit while the replace runs; one left from an
- * older replace is behind). */
+ * as the kernel takes it at mount (fs/btrfs/dev-replace.c
+ * btrfs_init_dev_replace()): devid 0 among the devices of its fsid, its
+ * device item of the filesystem's own fsid, and the device tree's replace
+ * item (read from a member, inventory_read_btrfs_replace()) saying the
+ * replace is to be resumed; where that item could not be read, written at
+ * the commit of @rec or a later one (the target's superblock is written
+ * with the others' at every commit while the replace runs; one left from
+ * an older replace is behind). */
 static bool is_replace_target(const struct btrfs_sb_info *rec, const struct block_device *d)
 {
-	return d->btrfs.devid == BTRFS_DEV_REPLACE_DEVID &&
-	       memcmp(d->btrfs.dev_fsid, rec->meta_fsid, sizeof(rec->meta_fsid)) == 0 &&
-	       d->btrfs.generation >= rec->generation;
+	const struct btrfs_sb_info *b = &d->btrfs;
+
+	return b->devid == BTRFS_DEV_REPLACE_DEVID && memcmp(b->dev_fsid, rec->meta_fsid, sizeof(rec->meta_fsid)) == 0 &&
+	       (b->replace_known ? replace_resumed(b->replace_state) : b->generation >= rec->generation);
 }
 
 /* The devices of @devs that @rec does not name: the replace target, then
@@ -629,8 +640,11 @@ char *btrfs_format_states(const struct btrfs_filesystem *fs, char *buf, size_t l
 			buf_append(buf, len, &pos, "%sdevid %" PRIu64 " ('%s') is its seed (btrfs %s)", n++ ? "; " : "",
 				   fs->members[i].devid, fs->members[i].dev->devnode,
 				   fs->members[i].dev->btrfs.fsid_str);
-	if (fs->replace_target)
-		buf_append(buf, len, &pos, "%s'%s' is the target of a `btrfs replace` in progress (devid 0): the kernel resumes the replace at mount; `btrfs replace status` on the mount point shows how far it is",
+	if (fs->replace_target && fs->replace_target->btrfs.replace_known)
+		buf_append(buf, len, &pos, "%s'%s' is the target of a `btrfs replace` of devid %" PRIu64 " in progress (devid 0 until it ends): the kernel resumes the replace at mount; `btrfs replace status` on the mount point shows how far it is",
+			   n++ ? "; " : "", fs->replace_target->devnode, fs->replace_target->btrfs.replace_src_devid);
+	else if (fs->replace_target)
+		buf_append(buf, len, &pos, "%s'%s' is the target of a `btrfs replace` in progress (devid 0 until it ends): the kernel resumes the replace at mount; `btrfs replace status` on the mount point shows how far it is",
 			   n++ ? "; " : "", fs->replace_target->devnode);
 	for (size_t i = 0; i < fs->n_strangers; i++)
 		buf_append(buf, len, &pos, "%s'%s' carries its fsid but is not one of its devices (claims devid %" PRIu64 ")",

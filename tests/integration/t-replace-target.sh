@@ -45,7 +45,13 @@ echo "UUID=$FSID  $SCRATCH/data  btrfs  noatime,noauto,x-storaged,x-storaged.dev
 
 note "scan: two members and the replace target, no stranger"
 run_sd 0 scan
-expect_out "$C (replace target)"
+expect_out "$C (replace target of devid 2)"
+run_sd 0 scan --json
+printf '%s\n' "$OUT" | python3 -c '
+import json, sys
+fs = json.load(sys.stdin)["filesystems"][0]
+sys.exit(0 if fs["replace_target"] == sys.argv[1] and fs["replace_of"] == 2 and not fs["strangers"] else 1)' "$C" ||
+	fail "scan --json does not name the replace target of devid 2"
 printf '%s\n' "$OUT" | grep -q "carries .*fsid.*not one of its devices" && fail "scan calls the replace target a stranger"
 note "start: the target registered, the filesystem mounted, the kernel resumes the replace"
 run_sd 0 start

@@ -302,7 +302,7 @@ static void test_replace_target(void **state)
 		assert_int_equal(btrfs_fs_problems(&l.v[0]), 0);
 		assert_int_equal(diags.n, 0);
 		btrfs_format_states(&l.v[0], buf, sizeof(buf));
-		assert_non_null(strstr(buf, "'/dev/sdc' is the target of a `btrfs replace` in progress (devid 0)"));
+		assert_non_null(strstr(buf, "'/dev/sdc' is the target of a `btrfs replace` in progress (devid 0 until it ends)"));
 		btrfs_fs_list_done(&l);
 		diag_list_done(&diags);
 		inventory_done(&inv);
@@ -315,6 +315,24 @@ static void test_replace_target(void **state)
 	add_recorded(&inv, "/dev/sda", FSID_A, 1, 0xa1, 9, rec_ab);
 	add_recorded(&inv, "/dev/sdb", FSID_A, 2, 0xa2, 9, rec_ab);
 	add_recorded(&inv, "/dev/sdc", FSID_A, BTRFS_DEV_REPLACE_DEVID, 0xc0, 7, NULL);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_null(l.v[0].replace_target);
+	assert_int_equal(l.v[0].n_strangers, 1);
+	btrfs_fs_list_done(&l);
+	diag_list_done(&diags);
+
+	/* the device tree read from a member decides: started (1), of devid
+	 * 2, whatever the generation; finished (2): a stranger */
+	inv.devs[2].btrfs.replace_known = true;
+	inv.devs[2].btrfs.replace_src_devid = 2;
+	inv.devs[2].btrfs.replace_state = 1;
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_non_null(l.v[0].replace_target);
+	btrfs_format_states(&l.v[0], buf, sizeof(buf));
+	assert_non_null(strstr(buf, "'/dev/sdc' is the target of a `btrfs replace` of devid 2 in progress"));
+	btrfs_fs_list_done(&l);
+	inv.devs[2].btrfs.replace_state = 2;
+	inv.devs[2].btrfs.generation = 9;
 	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
 	assert_null(l.v[0].replace_target);
 	assert_int_equal(l.v[0].n_strangers, 1);
