@@ -85,8 +85,8 @@ static const char *ready_words(int status)
 	return status == EXIT_DEGRADED ? "all done, some btrfs mounted degraded" : "some steps failed";
 }
 
-static void log_summary(const struct logger *lg, size_t planned, const struct exec_summary *sum,
-			unsigned *waiting_said);
+static void log_closing(const struct logger *lg, size_t planned, const struct exec_summary *sum,
+			unsigned degraded_before, unsigned *waiting_said);
 
 static void tell_boot_done(void *userdata, const struct exec_summary *sum)
 {
@@ -108,7 +108,7 @@ static void tell_boot_done(void *userdata, const struct exec_summary *sum)
 	 * line, the counts so far: the one at the end of the wait goes to
 	 * syslog (leave_callers_output()) */
 	if (bt->parent_fd >= 0)
-		log_summary(bt->lg, bt->planned, sum, NULL);
+		log_closing(bt->lg, bt->planned, sum, bt->degraded_before, NULL);
 	/* the next start or stop may end this wait instead of finding the
 	 * state directory locked (daemon_take_over()) */
 	if (bt->background && bt->waiting_fd < 0 &&
@@ -209,6 +209,18 @@ static void log_summary(const struct logger *lg, size_t planned, const struct ex
 		log_warning(lg, "%s; see `%s status`", line, log_self(lg));
 	else if (line[0])
 		log_info(lg, "%s", line);
+}
+
+/* The closing line, then the btrfs filesystems mounted degraded before the
+ * pass (@degraded_before, still_degraded()) that still are. */
+static void log_closing(const struct logger *lg, size_t planned, const struct exec_summary *sum,
+			unsigned degraded_before, unsigned *waiting_said)
+{
+	log_summary(lg, planned, sum, waiting_said);
+	if (degraded_before)
+		log_warning(lg, "%u btrfs %s mounted earlier %s still DEGRADED: see `%s status`", degraded_before,
+			    degraded_before == 1 ? "filesystem" : "filesystems", degraded_before == 1 ? "is" : "are",
+			    log_self(lg));
 }
 
 /* btrfs filesystems of @w's plan that were mounted before this pass and are
@@ -350,16 +362,11 @@ static int run_plan(const struct options *o, const struct logger *caller_lg, str
 		return -EINTR;
 	if (r < 0)
 		return r;
-	log_summary(lg, w->plan.n_steps, &sum, waiting_said);
+	log_closing(lg, w->plan.n_steps, &sum, bt.degraded_before, waiting_said);
 	if (saved < 0)
 		return saved;
 	*ret_failed = sum.n_failed;
 	*ret_degraded = sum.n_degraded + bt.degraded_before;
-	if (*ret_degraded > sum.n_degraded)
-		log_warning(lg, "%u btrfs %s mounted earlier %s still DEGRADED: see `%s status`",
-			    *ret_degraded - sum.n_degraded,
-			    *ret_degraded - sum.n_degraded == 1 ? "filesystem" : "filesystems",
-			    *ret_degraded - sum.n_degraded == 1 ? "is" : "are", log_self(lg));
 	return 0;
 }
 
