@@ -53,8 +53,8 @@ expect_out "$C (replace target of devid 2)"
 run_sd 0 scan --json
 printf '%s\n' "$OUT" | python3 -c '
 import json, sys
-fs = json.load(sys.stdin)["filesystems"][0]
-sys.exit(0 if fs["replace_target"] == sys.argv[1] and fs["replace_of"] == 2 and not fs["strangers"] else 1)' "$C" ||
+fs = [f for f in json.load(sys.stdin)["filesystems"] if f["fsid"] == sys.argv[2]][0]
+sys.exit(0 if fs["replace_target"] == sys.argv[1] and fs["replace_of"] == 2 and not fs["strangers"] else 1)' "$C" "$FSID" ||
 	fail "scan --json does not name the replace target of devid 2"
 printf '%s\n' "$OUT" | grep -q "carries .*fsid.*not one of its devices" && fail "scan calls the replace target a stranger"
 note "start: the target registered, the filesystem mounted, the kernel resumes the replace"
