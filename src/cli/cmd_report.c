@@ -5,6 +5,7 @@
  * status_live.h), as tables or JSON through libsmartcols.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -46,12 +47,16 @@ static const struct json_column scan_cols[] = {
 	{ "PROBLEMS", 0.2, 0, SCOLS_JSON_ARRAY_STRING },
 	{ "SEEDS", 3, 0, SCOLS_JSON_ARRAY_NUMBER },
 	{ "STRANGERS", 0.2, 0, SCOLS_JSON_ARRAY_STRING },
+	{ "REPLACE_TARGET", 0.2, 0, SCOLS_JSON_STRING },
+	{ "REPLACE_OF", 3, 0, SCOLS_JSON_NUMBER },
 };
 
 /* Not in the default table (-o picks them): "problems", what makes the
  * exit status 1 (btrfs_fs_problems()); "seeds", the devids of the members
  * that are seeds; "strangers", the devices that carry the fsid but are
- * not its devices (btrfs_group()). */
+ * not its devices (btrfs_group()); "replace_target", the target of a
+ * replace in progress, or null (the text lists it among the members), and
+ * "replace_of", the devid it replaces, or null when not known. */
 #define SCAN_TEXT_COLS 7
 
 /* --help's words for each of scan_cols (table_columns_usage()) */
@@ -66,6 +71,8 @@ static const char *const scan_help[] = {
 	"incomplete, stale, ambiguous",
 	"devids of the members that are seeds",
 	"devices with the fsid that are not its devices",
+	"the target of a replace in progress",
+	"the devid a replace target replaces",
 };
 _Static_assert(ARRAY_SIZE(scan_help) == ARRAY_SIZE(scan_cols), "a help line for each scan column");
 
@@ -106,6 +113,16 @@ static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *f
 		if (fs->members[m].seed)
 			append_u64(seeds, sizeof(seeds), fs->members[m].devid, sep);
 	}
+	if (fs->replace_target && !json && off < sizeof(members)) {
+		const struct btrfs_sb_info *t = &fs->replace_target->btrfs;
+
+		off += snprintf(members + off, sizeof(members) - off, "%s%s (replace target", off ? sep : "",
+				fs->replace_target->devnode);
+		if (t->replace_known && off < sizeof(members))
+			off += snprintf(members + off, sizeof(members) - off, " of devid %" PRIu64, t->replace_src_devid);
+		if (off < sizeof(members))
+			off += snprintf(members + off, sizeof(members) - off, ")");
+	}
 	off = 0;
 	for (size_t k = 0; k < fs->n_strangers && off < sizeof(strangers); k++)
 		off += snprintf(strangers + off, sizeof(strangers) - off, "%s%s", k ? sep : "",
@@ -123,7 +140,10 @@ static int scan_line(struct libscols_table *tb, const struct btrfs_filesystem *f
 	problem_words(btrfs_fs_problems(fs), problems, sizeof(problems), sep);
 	if (scols_line_set_data(ln, 7, problems[0] ? problems : NULL) ||
 	    scols_line_set_data(ln, 8, seeds[0] ? seeds : NULL) ||
-	    scols_line_set_data(ln, 9, strangers[0] ? strangers : NULL))
+	    scols_line_set_data(ln, 9, strangers[0] ? strangers : NULL) ||
+	    scols_line_set_data(ln, 10, fs->replace_target ? fs->replace_target->devnode : NULL) ||
+	    (fs->replace_target && fs->replace_target->btrfs.replace_known &&
+	     set_u64(ln, 11, fs->replace_target->btrfs.replace_src_devid)))
 		return -ENOMEM;
 	return 0;
 }

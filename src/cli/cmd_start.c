@@ -48,19 +48,45 @@ static int render_plan(const struct options *o, const struct logger *lg, const s
 
 /* Readiness once the boot's own steps ended (exec_ctx.boot_done). */
 struct boot_tell {
-	const struct logger *lg;
+	/* the pass's own logger: a SysV start's child moves it to syslog
+	 * once the start it answers has returned (leave_callers_output()) */
+	struct logger *lg;
 	const char *state_dir;
 	bool background; /* nofail entries may go on waiting (exec_background_waits()) */
 	unsigned degraded_before; /* btrfs mounted degraded before this pass (still_degraded()) */
+	size_t planned; /* the plan's steps, for log_summary() */
 	int parent_fd; /* SysV: the pipe to the `start` that returns then; -1 */
 	int waiting_fd; /* the lock of daemon_mark_waiting(); -1 */
 };
+
+/* The `start` that forked this process (return_at_boot_done()) has
+ * returned: what is left of the wait is no longer its output.  A caller
+ * reading it (`out=$(storaged start)`) has it whole and is not held until
+ * the nofail entries' wait ends: the standard streams go to /dev/null and
+ * @lg to syslog, as a detached resident's (resident.c). */
+static void leave_callers_output(struct logger *lg)
+{
+	const char *self = lg->self;
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		close(fd);
+	}
+	log_init(lg, lg->max_level, LOG_TARGET_SYSLOG);
+	lg->self = self;
+}
 
 /* The STATUS= words of READY=1 for a pass's exit status @status. */
 static const char *ready_words(int status)
 {
 	return status == EXIT_DEGRADED ? "all done, some btrfs mounted degraded" : "some steps failed";
 }
+
+static void log_closing(const struct logger *lg, size_t planned, const struct exec_summary *sum,
+			unsigned degraded_before, unsigned *waiting_said);
 
 static void tell_boot_done(void *userdata, const struct exec_summary *sum)
 {
@@ -78,15 +104,23 @@ static void tell_boot_done(void *userdata, const struct exec_summary *sum)
 			 sum->n_failed ? " (some failed)" : "", sum->n_background,
 			 sum->n_background == 1 ? "entry goes" : "entries go",
 			 sum->n_background == 1 ? "its device" : "their devices");
+	/* the start that returns now ends its output with its own closing
+	 * line, the counts so far: the one at the end of the wait goes to
+	 * syslog (leave_callers_output()) */
+	if (bt->parent_fd >= 0)
+		log_closing(bt->lg, bt->planned, sum, bt->degraded_before, NULL);
 	/* the next start or stop may end this wait instead of finding the
 	 * state directory locked (daemon_take_over()) */
 	if (bt->background && bt->waiting_fd < 0 &&
 	    (bt->waiting_fd = daemon_mark_waiting(bt->state_dir)) < 0)
 		log_debug(bt->lg, "cannot mark '%s/waiting': %s", bt->state_dir, strerror(-bt->waiting_fd));
 	if (bt->parent_fd >= 0) {
+		fflush(stdout);
+		fflush(stderr);
 		if (write(bt->parent_fd, &code, 1) < 0)
 			log_debug(bt->lg, "the waiting start is gone: %s", strerror(errno));
 		bt->parent_fd = safe_close(bt->parent_fd);
+		leave_callers_output(bt->lg);
 	}
 }
 
@@ -140,10 +174,15 @@ void add_count(char *buf, size_t len, unsigned n, const char *one, const char *m
  * not zero, nothing at all when the pass changed nothing.  Its "failed"
  * are the steps that make the exit status non-zero (exec_summary.n_failed),
  * recorded failed or skipped in the state `status` reads.  With -v, the
- * whole accounting against the steps planned. */
-static void log_summary(const struct logger *lg, size_t planned, const struct exec_summary *sum)
+ * whole accounting against the steps planned.  @waiting_said: a resident's
+ * count of steps left waiting that its last pass said (in/out), NULL for a
+ * one-shot start: passes on events that change nothing do not say the
+ * same "N waiting for devices" again. */
+static void log_summary(const struct logger *lg, size_t planned, const struct exec_summary *sum,
+			unsigned *waiting_said)
 {
 	char line[512] = "", skipped[96] = "";
+	bool waiting_news = !waiting_said || *waiting_said != sum->n_waiting;
 
 	log_debug(lg, "%zu planned: %u mounted (%u degraded), %u areas set up, %u btrfs assembled, %u failed (%u skipped), %u nofail failed, %u waiting for devices, %u left for after the network",
 		  planned, sum->n_mounted, sum->n_degraded, sum->n_areas, sum->n_assembled, sum->n_failed,
@@ -159,7 +198,10 @@ static void log_summary(const struct logger *lg, size_t planned, const struct ex
 	if (strlen(line) + strlen(skipped) < sizeof(line))
 		strcat(line, skipped);
 	add_count(line, sizeof(line), sum->n_tolerated, "failed with nofail", "failed with nofail");
-	add_count(line, sizeof(line), sum->n_waiting, "waiting for its device", "waiting for devices");
+	if (line[0] || waiting_news)
+		add_count(line, sizeof(line), sum->n_waiting, "waiting for its device", "waiting for devices");
+	if (waiting_said)
+		*waiting_said = sum->n_waiting;
 	add_count(line, sizeof(line), sum->n_later, "left for after the network", "left for after the network");
 	if (sum->n_failed)
 		log_error(lg, "%s; see `%s status`", line, log_self(lg));
@@ -167,6 +209,18 @@ static void log_summary(const struct logger *lg, size_t planned, const struct ex
 		log_warning(lg, "%s; see `%s status`", line, log_self(lg));
 	else if (line[0])
 		log_info(lg, "%s", line);
+}
+
+/* The closing line, then the btrfs filesystems mounted degraded before the
+ * pass (@degraded_before, still_degraded()) that still are. */
+static void log_closing(const struct logger *lg, size_t planned, const struct exec_summary *sum,
+			unsigned degraded_before, unsigned *waiting_said)
+{
+	log_summary(lg, planned, sum, waiting_said);
+	if (degraded_before)
+		log_warning(lg, "%u btrfs %s mounted earlier %s still DEGRADED: see `%s status`", degraded_before,
+			    degraded_before == 1 ? "filesystem" : "filesystems", degraded_before == 1 ? "is" : "are",
+			    log_self(lg));
 }
 
 /* btrfs filesystems of @w's plan that were mounted before this pass and are
@@ -237,13 +291,17 @@ static void forget_fixed_lines(struct state *st, const struct plan *p)
  * its state file cannot be used, before the run (nothing done) or after
  * it (the state does not hold what was done); -EIO when another storaged
  * holds the lock; other negative errno (all logged). */
-static int run_plan(const struct options *o, const struct logger *lg, struct world *w, const char *sysfs,
-		    bool no_wait, unsigned *ret_failed, unsigned *ret_degraded)
+static int run_plan(const struct options *o, const struct logger *caller_lg, struct world *w, const char *sysfs,
+		    bool no_wait, unsigned *waiting_said, unsigned *ret_failed, unsigned *ret_degraded)
 {
 	struct sysops so;
 	struct state st = { 0 };
 	struct exec_summary sum = { 0 };
-	struct boot_tell bt = { .lg = lg, .state_dir = o->state_dir, .parent_fd = -1, .waiting_fd = -1 };
+	struct logger plg = *caller_lg; /* the pass's: see struct boot_tell */
+	const struct logger *lg = &plg;
+	struct boot_tell bt = {
+		.lg = &plg, .state_dir = o->state_dir, .planned = w->plan.n_steps, .parent_fd = -1, .waiting_fd = -1
+	};
 	struct exec_ctx cx = {
 		.boot_done = tell_boot_done,
 		.boot_userdata = &bt,
@@ -304,24 +362,20 @@ static int run_plan(const struct options *o, const struct logger *lg, struct wor
 		return -EINTR;
 	if (r < 0)
 		return r;
-	log_summary(lg, w->plan.n_steps, &sum);
+	log_closing(lg, w->plan.n_steps, &sum, bt.degraded_before, waiting_said);
 	if (saved < 0)
 		return saved;
 	*ret_failed = sum.n_failed;
 	*ret_degraded = sum.n_degraded + bt.degraded_before;
-	if (*ret_degraded > sum.n_degraded)
-		log_warning(lg, "%u btrfs %s mounted earlier %s still DEGRADED: see `%s status`",
-			    *ret_degraded - sum.n_degraded,
-			    *ret_degraded - sum.n_degraded == 1 ? "filesystem" : "filesystems",
-			    *ret_degraded - sum.n_degraded == 1 ? "is" : "are", log_self(lg));
 	return 0;
 }
 
 /* One plan-and-run (or plan-and-print) pass over a freshly read world.
+ * @waiting_said: see log_summary().
  * @ret_failed: steps failed, or shown to fail by --dry-run.  Returns: 0;
  * -EINVAL (config, fstab or plan errors: a usage error); -EPERM (the
  * state directory, see run_plan()); other negative errno. */
-static int start_pass(const struct options *o, const struct logger *lg, bool no_wait,
+static int start_pass(const struct options *o, const struct logger *lg, bool no_wait, unsigned *waiting_said,
 		      bool *ret_hotplug, unsigned *ret_failed, unsigned *ret_degraded)
 {
 	struct sources src;
@@ -342,7 +396,8 @@ static int start_pass(const struct options *o, const struct logger *lg, bool no_
 		*ret_hotplug = w.cfg.hotplug;
 	if (r == 0)
 		r = o->dry_run ? render_plan(o, lg, &w.plan, ret_failed)
-			       : run_plan(o, lg, &w, src.sysfs_btrfs, no_wait, ret_failed, ret_degraded);
+			       : run_plan(o, lg, &w, src.sysfs_btrfs, no_wait, waiting_said, ret_failed,
+					  ret_degraded);
 	if (r >= 0 && !o->dry_run)
 		world_note_warnings(&src, &w);
 	world_done(&w);
@@ -351,11 +406,17 @@ static int start_pass(const struct options *o, const struct logger *lg, bool no_
 	return r;
 }
 
+/* What a resident storaged keeps from one pass to the next. */
+struct resident_memory {
+	const struct options *o; /* -c, -f, --state-dir absolute (stay_resident()) */
+	unsigned waiting_said; /* log_summary() */
+};
+
 static int resident_pass(void *userdata, const struct logger *lg, bool no_wait)
 {
-	const struct options *o = userdata;
+	struct resident_memory *mem = userdata;
 	unsigned failed = 0, degraded = 0;
-	int r = start_pass(o, lg, no_wait, NULL, &failed, &degraded);
+	int r = start_pass(mem->o, lg, no_wait, &mem->waiting_said, NULL, &failed, &degraded);
 
 	/* what the pass freed goes back to the kernel: the resident process
 	 * holds only its loop between events */
@@ -368,21 +429,23 @@ static int resident_pass(void *userdata, const struct logger *lg, bool no_wait)
  * while storaged runs are what storaged-alerts.yml calls stale. */
 static uint64_t resident_sync(void *userdata, const struct logger *lg, uint64_t since_usec, bool on_timer)
 {
+	const struct resident_memory *mem = userdata;
 	uint64_t next = 0;
 
-	if (sync_due_areas(userdata, lg, since_usec, &next) < 0)
+	if (sync_due_areas(mem->o, lg, since_usec, &next) < 0)
 		next = 0; /* the next pass reports what cannot be read */
 	if (on_timer)
-		status_prom_after_pass(userdata, lg);
+		status_prom_after_pass(mem->o, lg);
 	return next && next < METRICS_REFRESH_SEC ? next : METRICS_REFRESH_SEC;
 }
 
 /* The resident process changes to / and reads -c and -f again at each
- * pass (SIGHUP): it gets them as absolute paths.  Returns: as
- * resident_stay(); -ENOMEM. */
+ * pass (SIGHUP): it gets them as absolute paths (main() made --state-dir
+ * absolute).  Returns: as resident_stay(); -ENOMEM. */
 static int stay_resident(const struct options *o, bool in_background, const struct logger *lg)
 {
 	struct options ro = *o;
+	struct resident_memory mem = { .o = &ro };
 	_cleanup_free_ char *config = path_absolute(o->config_path);
 	_cleanup_free_ char *fstab = o->fstab_path ? path_absolute(o->fstab_path) : NULL;
 
@@ -392,7 +455,7 @@ static int stay_resident(const struct options *o, bool in_background, const stru
 	}
 	ro.config_path = config;
 	ro.fstab_path = fstab;
-	return resident_stay(o->state_dir, in_background, lg, resident_pass, resident_sync, &ro);
+	return resident_stay(o->state_dir, in_background, lg, resident_pass, resident_sync, &mem);
 }
 
 int cmd_start(const struct options *o, const struct logger *lg)
@@ -409,7 +472,7 @@ int cmd_start(const struct options *o, const struct logger *lg)
 	r = o->dry_run ? 0 : resident_block_signals();
 	if (r < 0)
 		log_debug(lg, "cannot block SIGHUP, SIGTERM, SIGINT: %s", strerror(-r));
-	r = start_pass(o, lg, false, &hotplug, &failed, &degraded);
+	r = start_pass(o, lg, false, NULL, &hotplug, &failed, &degraded);
 	if (r == -EINVAL)
 		return EXIT_CONFIG;
 	if (r == -EPERM)

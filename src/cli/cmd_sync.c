@@ -106,6 +106,10 @@ int cmd_sync(const struct options *o, const struct logger *lg)
 		log_error(lg, "sync: --dry-run is not supported");
 		return EXIT_CONFIG;
 	}
+	/* a mistyped --state-dir is an error, as for status and stop: not
+	 * "nothing to sync" */
+	if (state_dir_missing(o, lg))
+		return EXIT_STATE;
 	/* the area records name what root copies where: trusted first, as
 	 * start, stop and status trust them */
 	if (statedir_check(o->state_dir, lg) < 0)

@@ -3,6 +3,7 @@
  * storaged: assemble multi-device btrfs, RAM areas and deferred fstab
  * entries at boot.  See storaged(8).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <locale.h>
 #include <stdio.h>
@@ -264,10 +265,33 @@ static int parse_options(int argc, char **argv, struct options *o, int *level)
 	return -1;
 }
 
+/* One rule for -c, -f and --state-dir: a relative path is taken against
+ * the working directory (a relative --state-dir was refused).  -c and -f
+ * stay as given, so that their FILE:LINE messages read as the user typed
+ * them; the resident storaged, which changes to /, makes them absolute
+ * (cmd_start.c) and the advice names them absolute (invocation.h).  The
+ * state directory is made absolute here: every command, the resident and
+ * the children of a start use it.  @ret_abs: the string made, owned by
+ * the caller.  Returns: -1 to go on; an exit status. */
+static int state_dir_absolute(struct options *o, char **ret_abs)
+{
+	if (!o->state_dir[0] || o->state_dir[0] == '/')
+		return -1;
+	*ret_abs = path_absolute(o->state_dir);
+	if (!*ret_abs) {
+		fprintf(stderr, "storaged: --state-dir '%s': cannot make it absolute: %s\n", o->state_dir,
+			strerror(errno));
+		return EXIT_CONFIG;
+	}
+	o->state_dir = *ret_abs;
+	o->state_dir_given = strcmp(o->state_dir, STATE_DIR_DEFAULT) != 0;
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { .config_path = CONFIG_DEFAULT_PATH, .state_dir = STATE_DIR_DEFAULT };
-	_cleanup_free_ char *self = NULL;
+	_cleanup_free_ char *self = NULL, *state_abs = NULL;
 	const struct command *cmd;
 	struct logger lg = { 0 };
 	int level = LOG_INFO, r;
@@ -292,6 +316,9 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	o.arg = optind < argc ? argv[optind] : NULL;
+	r = state_dir_absolute(&o, &state_abs);
+	if (r >= 0)
+		return r;
 	/* NULL (no memory, no working directory for a relative path): the
 	 * advice names plain "storaged" (log_self()), the command still runs */
 	self = invocation_format(o.config_given ? o.config_path : NULL, o.fstab_path,
@@ -299,13 +326,6 @@ int main(int argc, char **argv)
 	r = check_options(cmd, &o, self ? self : "storaged");
 	if (r >= 0)
 		return r;
-	if (o.state_dir[0] != '/') {
-		_cleanup_free_ char *abs = path_absolute(o.state_dir);
-
-		fprintf(stderr, "storaged: --state-dir '%s': must be an absolute path%s%s%s\n", o.state_dir,
-			abs ? " (here: '" : "", abs ? abs : "", abs ? "')" : "");
-		return EXIT_CONFIG;
-	}
 	log_init(&lg, level, LOG_TARGET_STDERR);
 	lg.self = self;
 	r = cmd->run(&o, &lg);

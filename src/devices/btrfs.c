@@ -67,8 +67,11 @@ static int fs_pick_members(struct btrfs_filesystem *fs, const struct block_devic
 		uint64_t devid = devs[i]->btrfs.devid;
 
 		for (j = i + 1; j < n && devs[j]->btrfs.devid == devid; j++)
-			fs->clones[fs->n_clones++] = (struct btrfs_clone){ devid, devs[i], devs[j] };
-		if (j == i + 1)
+			if (devid != BTRFS_DEV_REPLACE_DEVID)
+				fs->clones[fs->n_clones++] = (struct btrfs_clone){ devid, devs[i], devs[j] };
+		if (devid == BTRFS_DEV_REPLACE_DEVID) /* no member: the newest is the target */
+			fs->replace_target = devs[i];
+		else if (j == i + 1)
 			fs->members[fs->n_members++] = (struct btrfs_member){ devid, devs[i], false };
 	}
 	if (fs->n_clones) {
@@ -301,7 +304,32 @@ static void fs_add_entry(struct btrfs_filesystem *fs, const struct btrfs_sb_dev 
 	}
 }
 
-/* The devices of @devs that @rec does not name. */
+/* A replace that the kernel resumes at mount (linux/btrfs.h
+ * BTRFS_IOCTL_DEV_REPLACE_STATE_STARTED, _SUSPENDED). */
+static bool replace_resumed(uint64_t state)
+{
+	return state == 1 || state == 4;
+}
+
+/* @d is the target of a replace that @rec's filesystem has in progress,
+ * as the kernel takes it at mount (fs/btrfs/dev-replace.c
+ * btrfs_init_dev_replace()): devid 0 among the devices of its fsid, its
+ * device item of the filesystem's own fsid, and the device tree's replace
+ * item (read from a member, inventory_read_btrfs_replace()) saying the
+ * replace is to be resumed; where that item could not be read, written at
+ * the commit of @rec or a later one (the target's superblock is written
+ * with the others' at every commit while the replace runs; one left from
+ * an older replace is behind). */
+static bool is_replace_target(const struct btrfs_sb_info *rec, const struct block_device *d)
+{
+	const struct btrfs_sb_info *b = &d->btrfs;
+
+	return b->devid == BTRFS_DEV_REPLACE_DEVID && memcmp(b->dev_fsid, rec->meta_fsid, sizeof(rec->meta_fsid)) == 0 &&
+	       (b->replace_known ? replace_resumed(b->replace_state) : b->generation >= rec->generation);
+}
+
+/* The devices of @devs that @rec does not name: the replace target, then
+ * strangers. */
 static void fs_find_strangers(struct btrfs_filesystem *fs, const struct btrfs_sb_info *rec,
 			      const struct block_device **devs, size_t n)
 {
@@ -310,6 +338,10 @@ static void fs_find_strangers(struct btrfs_filesystem *fs, const struct btrfs_sb
 
 		if (record_names(rec, devs[k]))
 			continue;
+		if (!fs->replace_target && is_replace_target(rec, devs[k])) {
+			fs->replace_target = devs[k];
+			continue;
+		}
 		st = &fs->strangers[fs->n_strangers++];
 		*st = (struct btrfs_stranger){ .dev = devs[k] };
 		for (size_t i = 0; i < rec->n_devs && i < BTRFS_SB_MAX_DEVS; i++)
@@ -608,6 +640,12 @@ char *btrfs_format_states(const struct btrfs_filesystem *fs, char *buf, size_t l
 			buf_append(buf, len, &pos, "%sdevid %" PRIu64 " ('%s') is its seed (btrfs %s)", n++ ? "; " : "",
 				   fs->members[i].devid, fs->members[i].dev->devnode,
 				   fs->members[i].dev->btrfs.fsid_str);
+	if (fs->replace_target && fs->replace_target->btrfs.replace_known)
+		buf_append(buf, len, &pos, "%s'%s' is the target of a `btrfs replace` of devid %" PRIu64 " in progress (devid 0 until it ends): the kernel resumes the replace at mount; `btrfs replace status` on the mount point shows how far it is",
+			   n++ ? "; " : "", fs->replace_target->devnode, fs->replace_target->btrfs.replace_src_devid);
+	else if (fs->replace_target)
+		buf_append(buf, len, &pos, "%s'%s' is the target of a `btrfs replace` in progress (devid 0 until it ends): the kernel resumes the replace at mount; `btrfs replace status` on the mount point shows how far it is",
+			   n++ ? "; " : "", fs->replace_target->devnode);
 	for (size_t i = 0; i < fs->n_strangers; i++)
 		buf_append(buf, len, &pos, "%s'%s' carries its fsid but is not one of its devices (claims devid %" PRIu64 ")",
 			   n++ ? "; " : "", fs->strangers[i].dev->devnode, fs->strangers[i].dev->btrfs.devid);

@@ -66,6 +66,14 @@ struct btrfs_filesystem {
 	 * told by fsid and devid alone, and a devid two devices claim is a
 	 * clone) */
 	const struct block_device *record_from;
+	/* the target of a `btrfs replace` that a power cut or an unmount
+	 * interrupted (devid 0, BTRFS_DEV_REPLACE_DEVID, carrying the
+	 * filesystem's fsid and written at its newest commit): not one of
+	 * the devices its record names, not counted in num_devices, but the
+	 * kernel needs it registered to mount the filesystem, and resumes
+	 * the replace at mount (fs/btrfs/dev-replace.c
+	 * btrfs_init_dev_replace()); NULL when none (borrowed) */
+	const struct block_device *replace_target;
 	/* two sets of devices carry the fsid, each named by a record that is
 	 * borne out as well as the other's (filesystems made with one fsid):
 	 * one device of each; then no device is a member, none is registered */
@@ -94,7 +102,9 @@ struct btrfs_fs_list {
  * that device's own record names it back, against it when not; then: all
  * of them present, the newest generation) names the members, seeds
  * included (a device item with another fsid: found in the whole
- * inventory); a device of the fsid it does not name is a stranger.  Two
+ * inventory); a device of the fsid it does not name is a stranger,
+ * unless it is the target of a replace in progress (devid 0, the
+ * record's generation or newer: btrfs_filesystem.replace_target).  Two
  * records that name different devices and are borne out as well: a split
  * (btrfs_filesystem.split, no member).  No record at all: the old rule,
  * by fsid and devid.
@@ -191,6 +201,7 @@ char *btrfs_format_stranger(const struct btrfs_filesystem *fs, const struct btrf
  * @fs: filesystem
  * @buf: output: the members in a state of btrfs's own and the strangers,
  *       e.g. "devid 1 ('/dev/loop0') is its seed (btrfs f49d…); '/dev/loop2'
+ *       is the target of a `btrfs replace` in progress ...; '/dev/loop3'
  *       carries its fsid but is not one of its devices"; empty when none
  * Returns: @buf.
  */

@@ -577,6 +577,26 @@ static int scan_enumerate(struct udev *udev, struct scan_queue *q)
 	return r;
 }
 
+/* A member of @t's filesystem holds the device tree that says which devid
+ * the replace target @t replaces, and whether that replace is still to be
+ * resumed: read from the first member that can tell.  Only where a
+ * devid-0 device is found: no boot reads more than the chunk trees. */
+static void read_replace_source(const struct inventory *inv, struct block_device *t)
+{
+	for (size_t i = 0; i < inv->n_devs && !t->btrfs.replace_known; i++) {
+		const struct block_device *m = &inv->devs[i];
+		_cleanup_close_ int fd = -EBADF;
+
+		if (!m->is_btrfs || m->btrfs.devid == BTRFS_DEV_REPLACE_DEVID || !m->btrfs.devs_from_tree ||
+		    memcmp(m->btrfs.fsid, t->btrfs.fsid, sizeof(t->btrfs.fsid)) != 0 || !m->devnode)
+			continue;
+		fd = open(m->devnode, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd >= 0 && inventory_read_btrfs_replace(fd, &m->btrfs, &t->btrfs.replace_src_devid,
+							    &t->btrfs.replace_state) == 0)
+			t->btrfs.replace_known = true;
+	}
+}
+
 int inventory_scan(struct inventory *ret, enum inventory_depth depth, struct diag_list *diags)
 {
 	struct inventory inv = { .depth = depth };
@@ -607,6 +627,9 @@ int inventory_scan(struct inventory *ret, enum inventory_depth depth, struct dia
 	}
 	if (r < 0)
 		goto out;
+	for (i = 0; i < inv.n_devs; i++)
+		if (inv.devs[i].is_btrfs && inv.devs[i].btrfs.devid == BTRFS_DEV_REPLACE_DEVID)
+			read_replace_source(&inv, &inv.devs[i]);
 	*ret = inv;
 	memset(&inv, 0, sizeof(inv));
 	r = 0;

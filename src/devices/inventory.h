@@ -158,6 +158,25 @@ int inventory_read_btrfs_sb(int fd, struct btrfs_sb_info *ret);
 int inventory_read_btrfs_devs(int fd, struct btrfs_sb_info *sb);
 
 /**
+ * inventory_read_btrfs_replace:
+ * @fd: a member of a btrfs filesystem (not the replace target: no chunk
+ *      names devid 0), opened for reading
+ * @member: its superblock, as inventory_read_btrfs_sb() read it
+ * @ret_src_devid, @ret_state: set only on success: the device tree's
+ *      DEV_REPLACE item (0, BTRFS_DEV_REPLACE_KEY, 0): the devid being
+ *      replaced and the BTRFS_IOCTL_DEV_REPLACE_STATE_* of the replace
+ *
+ * Reads the chunk tree again for the chunks of tree blocks on this device
+ * (at most BTRFS_CHUNK_MAP_MAX), the root tree for the device tree's root
+ * item, and the device tree down to that item, all from this device.
+ *
+ * Returns: 0; -ENOENT when no replace was ever run (no item) or a block is
+ * not on this device; other negative errno.
+ */
+int inventory_read_btrfs_replace(int fd, const struct btrfs_sb_info *member, uint64_t *ret_src_devid,
+				 uint64_t *ret_state);
+
+/**
  * inventory_probe_fd:
  * @fd: open block device or regular image file
  * @d: filled in (devnode and devno are the caller's to set); on failure it

@@ -112,14 +112,20 @@ static bool assemble_check(struct run *rn, const struct btrfs_fs_list *l, const 
 	 * below; the kernel's count for a sprout leaves its seeds out (they
 	 * are registered under their own fsid), so its readiness never comes:
 	 * the filesystem's own record, which named them, is the word */
-	for (size_t m = complete && !fs->n_seeds ? 1 : 0; m < fs->n_members; m++)
+	for (size_t m = complete && !fs->n_seeds && !fs->replace_target ? 1 : 0; m < fs->n_members; m++)
 		exec_register_once(rn, fs->members[m].dev->devnode);
+	/* the kernel refuses to mount while a replace it must resume lacks
+	 * its target (fs/btrfs/dev-replace.c btrfs_init_dev_replace()), and
+	 * counts the target among the registered devices, so that its
+	 * readiness never comes: the record is the word, as for seeds */
+	if (fs->replace_target)
+		exec_register_once(rn, fs->replace_target->devnode);
 	seen->present = fs->n_members;
 	seen->expected = fs->num_devices;
 	btrfs_format_missing(fs, seen->missing, sizeof(seen->missing));
 	seen->first_missing = fs->n_missing ? fs->missing[0] : 0;
 	btrfs_format_stale(fs, seen->stale, sizeof(seen->stale));
-	if (complete && fs->n_seeds)
+	if (complete && (fs->n_seeds || fs->replace_target))
 		return true;
 	return complete && ready_registers(rn, fs->members[0].dev->devnode);
 }

@@ -325,6 +325,8 @@ static void sb_copy_fields(const struct sb_disk *sb, struct btrfs_sb_info *info)
 	info->nodesize = le32toh(sb->nodesize);
 	info->chunk_root = le64toh(sb->chunk_root);
 	info->chunk_root_level = sb->chunk_root_level;
+	info->root = le64toh(sb->root);
+	info->root_level = sb->root_level;
 }
 
 int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret)
@@ -342,7 +344,7 @@ int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret)
 	if (r < 0)
 		return r;
 	sb_copy_fields(&sb, &info);
-	if (info.devid == 0 || info.num_devices == 0)
+	if (info.num_devices == 0)
 		return -EINVAL;
 	r = sys_chunk_array_walk(&sb, &info);
 	if (r < 0)
@@ -356,10 +358,18 @@ int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret)
 int btrfs_sb_map_sys(const struct btrfs_sb_info *info, uint64_t logical, uint64_t len, uint64_t devid,
 		     const uint8_t dev_uuid[16], uint64_t *ret_offset)
 {
+	size_t n = info->n_sys_stripes < BTRFS_SB_MAX_SYS_STRIPES ? info->n_sys_stripes : BTRFS_SB_MAX_SYS_STRIPES;
+
+	return btrfs_stripes_map(info->sys_stripes, n, logical, len, devid, dev_uuid, ret_offset);
+}
+
+int btrfs_stripes_map(const struct btrfs_sb_stripe *v, size_t n, uint64_t logical, uint64_t len, uint64_t devid,
+		      const uint8_t dev_uuid[16], uint64_t *ret_offset)
+{
 	int r = -ENOENT;
 
-	for (size_t i = 0; i < info->n_sys_stripes && i < BTRFS_SB_MAX_SYS_STRIPES; i++) {
-		const struct btrfs_sb_stripe *st = &info->sys_stripes[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct btrfs_sb_stripe *st = &v[i];
 
 		if (logical < st->logical || logical - st->logical >= st->length ||
 		    len > st->length - (logical - st->logical))
@@ -379,7 +389,7 @@ int btrfs_sb_map_sys(const struct btrfs_sb_info *info, uint64_t logical, uint64_
 }
 
 static int tb_check_header(const uint8_t *buf, size_t len, const struct btrfs_sb_info *info,
-			   uint64_t logical, struct tb_header *h)
+			   uint64_t logical, uint64_t owner, struct tb_header *h)
 {
 	if (len < sizeof(*h) || len != info->nodesize)
 		return -EINVAL;
@@ -391,7 +401,7 @@ static int tb_check_header(const uint8_t *buf, size_t len, const struct btrfs_sb
 		if (le32toh(want) != btrfs_sb_crc32c(buf + BTRFS_CSUM_SIZE, len - BTRFS_CSUM_SIZE))
 			return -EBADMSG;
 	}
-	if (le64toh(h->bytenr) != logical || le64toh(h->owner) != BTRFS_CHUNK_TREE_OBJECTID ||
+	if (le64toh(h->bytenr) != logical || le64toh(h->owner) != owner ||
 	    h->level >= BTRFS_MAX_LEVEL)
 		return -EINVAL;
 	return 0;
@@ -458,7 +468,7 @@ int btrfs_chunk_block_parse(const void *buf, size_t len, struct btrfs_sb_info *i
 
 	if (!buf || !info || !ret)
 		return -EINVAL;
-	r = tb_check_header(buf, len, info, logical, &h);
+	r = tb_check_header(buf, len, info, logical, BTRFS_CHUNK_TREE_OBJECTID, &h);
 	if (r < 0)
 		return r;
 	ret->level = h.level;
@@ -466,4 +476,191 @@ int btrfs_chunk_block_parse(const void *buf, size_t len, struct btrfs_sb_info *i
 	if (h.level == 0)
 		return tb_leaf_devs(buf, len, le32toh(h.nritems), info);
 	return tb_node_children(buf, len, le32toh(h.nritems), ret);
+}
+
+/* ------------------------------------------- other trees: the replace item */
+
+/* struct btrfs_root_item: the root block's address and level */
+#define ROOT_ITEM_BYTENR 176
+#define ROOT_ITEM_LEVEL 238
+/* struct btrfs_dev_replace_item: src_devid first, replace_state at 32 */
+#define DEV_REPLACE_ITEM_STATE 32
+#define DEV_REPLACE_ITEM_MIN 40
+/* the chunks a tree block can be in: system and metadata (mixed included) */
+#define BTRFS_BLOCK_GROUP_TREES (UINT64_C(2) | UINT64_C(4))
+
+static uint64_t get_le64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
+}
+
+/* One chunk item of @size bytes at @p, key offset @logical: its stripes on
+ * @info's device into @out. */
+static int chunk_item_stripes(const uint8_t *p, size_t size, uint64_t logical, const struct btrfs_sb_info *info,
+			      struct btrfs_sb_stripe *out, size_t cap, size_t *n)
+{
+	struct sb_chunk chunk;
+	size_t ns;
+
+	if (size < sizeof(chunk))
+		return -EINVAL;
+	memcpy(&chunk, p, sizeof(chunk));
+	ns = le16toh(chunk.num_stripes);
+	if (ns == 0 || ns > (size - sizeof(chunk)) / sizeof(struct sb_stripe))
+		return -EINVAL;
+	if ((le64toh(chunk.type) & BTRFS_BLOCK_GROUP_STRIPED) || !(le64toh(chunk.type) & BTRFS_BLOCK_GROUP_TREES))
+		return 0;
+	for (size_t i = 0; i < ns && *n < cap; i++) {
+		struct sb_stripe st;
+
+		memcpy(&st, p + sizeof(chunk) + i * sizeof(st), sizeof(st));
+		if (le64toh(st.devid) != info->devid || memcmp(st.dev_uuid, info->dev_uuid, 16) != 0)
+			continue;
+		out[*n] = (struct btrfs_sb_stripe){
+			.logical = logical,
+			.length = le64toh(chunk.length),
+			.type = le64toh(chunk.type),
+			.devid = info->devid,
+			.offset = le64toh(st.offset),
+		};
+		memcpy(out[(*n)++].dev_uuid, st.dev_uuid, 16);
+	}
+	return 0;
+}
+
+int btrfs_chunk_block_stripes(const void *buf, size_t len, const struct btrfs_sb_info *info,
+			      struct btrfs_sb_stripe *out, size_t cap, size_t *n)
+{
+	const size_t data = sizeof(struct tb_header);
+	const uint8_t *b = buf;
+	struct tb_header h;
+	uint32_t items;
+
+	if (!buf || len < data || len != info->nodesize)
+		return -EINVAL;
+	memcpy(&h, b, sizeof(h));
+	items = le32toh(h.nritems);
+	if (h.level != 0)
+		return 0;
+	if (items > (len - data) / sizeof(struct tb_item))
+		return -EINVAL;
+	for (uint32_t i = 0; i < items; i++) {
+		struct tb_item it;
+		size_t off, size;
+		int r;
+
+		memcpy(&it, b + data + i * sizeof(it), sizeof(it));
+		off = le32toh(it.offset);
+		size = le32toh(it.size);
+		if (off > len - data || size > len - data - off)
+			return -EINVAL;
+		if (it.key.type != BTRFS_CHUNK_ITEM_KEY)
+			continue;
+		r = chunk_item_stripes(b + data + off, size, le64toh(it.key.offset), info, out, cap, n);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int key_cmp(const struct sb_disk_key *a, const struct btrfs_tree_key *b)
+{
+	uint64_t ao = le64toh(a->objectid), aoff = le64toh(a->offset);
+
+	if (ao != b->objectid)
+		return ao < b->objectid ? -1 : 1;
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	if (aoff != b->offset)
+		return aoff < b->offset ? -1 : 1;
+	return 0;
+}
+
+/* A leaf: the item of @key. */
+static int tb_leaf_find(const uint8_t *buf, size_t len, uint32_t n, const struct btrfs_tree_key *key,
+			struct btrfs_tree_hit *ret)
+{
+	const size_t data = sizeof(struct tb_header);
+
+	if (n > (len - data) / sizeof(struct tb_item))
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		struct tb_item it;
+		size_t off, size;
+
+		memcpy(&it, buf + data + i * sizeof(it), sizeof(it));
+		if (key_cmp(&it.key, key) != 0)
+			continue;
+		off = le32toh(it.offset);
+		size = le32toh(it.size);
+		if (off > len - data || size > len - data - off)
+			return -EINVAL;
+		ret->item_off = data + off;
+		ret->item_size = size;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* A node: the last child whose first key is not above @key. */
+static int tb_node_find(const uint8_t *buf, size_t len, uint32_t n, const struct btrfs_tree_key *key,
+			struct btrfs_tree_hit *ret)
+{
+	const size_t data = sizeof(struct tb_header);
+	bool found = false;
+
+	if (n > (len - data) / sizeof(struct tb_key_ptr))
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		struct tb_key_ptr kp;
+
+		memcpy(&kp, buf + data + i * sizeof(kp), sizeof(kp));
+		if (key_cmp(&kp.key, key) > 0)
+			break;
+		ret->child = le64toh(kp.blockptr);
+		found = true;
+	}
+	return found ? 0 : -ENOENT;
+}
+
+int btrfs_tree_block_search(const void *buf, size_t len, const struct btrfs_sb_info *info, uint64_t logical,
+			    uint64_t owner, const struct btrfs_tree_key *key, struct btrfs_tree_hit *ret)
+{
+	struct tb_header h;
+	int r;
+
+	if (!buf || !info || !key || !ret)
+		return -EINVAL;
+	r = tb_check_header(buf, len, info, logical, owner, &h);
+	if (r < 0)
+		return r;
+	*ret = (struct btrfs_tree_hit){ .level = h.level };
+	if (h.level == 0)
+		return tb_leaf_find(buf, len, le32toh(h.nritems), key, ret);
+	return tb_node_find(buf, len, le32toh(h.nritems), key, ret);
+}
+
+int btrfs_root_item_parse(const void *item, size_t len, uint64_t *ret_bytenr, uint8_t *ret_level)
+{
+	const uint8_t *p = item;
+
+	if (!item || len <= ROOT_ITEM_LEVEL || p[ROOT_ITEM_LEVEL] >= BTRFS_MAX_LEVEL)
+		return -EINVAL;
+	*ret_bytenr = get_le64(p + ROOT_ITEM_BYTENR);
+	*ret_level = p[ROOT_ITEM_LEVEL];
+	return 0;
+}
+
+int btrfs_dev_replace_item_parse(const void *item, size_t len, uint64_t *ret_src_devid, uint64_t *ret_state)
+{
+	const uint8_t *p = item;
+
+	if (!item || len < DEV_REPLACE_ITEM_MIN)
+		return -EINVAL;
+	*ret_src_devid = get_le64(p);
+	*ret_state = get_le64(p + DEV_REPLACE_ITEM_STATE);
+	return 0;
 }

@@ -18,6 +18,9 @@
 #define BTRFS_SB_MAX_SYS_STRIPES 64 /* a 2048-byte sys_chunk_array holds at most 21 chunks, 61 stripes */
 #define BTRFS_SB_MAX_DEVS 64 /* device items kept from the chunk tree */
 #define BTRFS_SUPER_FLAG_SEEDING (UINT64_C(1) << 32) /* ctree.h: a seed device */
+/* the devid of the target of a `btrfs replace` in progress, until it takes
+ * the replaced device's (fs/btrfs/volumes.h BTRFS_DEV_REPLACE_DEVID) */
+#define BTRFS_DEV_REPLACE_DEVID 0
 #define BTRFS_CHUNK_TREE_MAX_CHILDREN 512 /* child pointers kept from one chunk tree node */
 
 /* One stripe of a system chunk (struct btrfs_stripe, with its chunk's extent):
@@ -72,7 +75,36 @@ struct btrfs_sb_info {
 	struct btrfs_sb_dev devs[BTRFS_SB_MAX_DEVS];
 	size_t n_devs;
 	bool devs_from_tree;
+	uint64_t root; /* logical address of the root tree's root */
+	uint8_t root_level;
+	/* devid 0 (a replace target) only: what the filesystem's device tree
+	 * says of the replace, read from a member when replace_known
+	 * (inventory_read_btrfs_replace()): the devid it replaces, and its
+	 * BTRFS_IOCTL_DEV_REPLACE_STATE_* (linux/btrfs.h) */
+	bool replace_known;
+	uint64_t replace_src_devid;
+	uint64_t replace_state;
 };
+
+/* A key of a btrfs tree (struct btrfs_key): objectid, type, offset. */
+struct btrfs_tree_key {
+	uint64_t objectid;
+	uint8_t type;
+	uint64_t offset;
+};
+
+/* What btrfs_tree_block_search() found in one tree block. */
+struct btrfs_tree_hit {
+	uint8_t level; /* 0: a leaf */
+	uint64_t child; /* a node: the child block whose keys may hold the key */
+	size_t item_off, item_size; /* a leaf: the item's data, bytes into the block */
+};
+
+#define BTRFS_ROOT_TREE_OBJECTID 1
+#define BTRFS_DEV_TREE_OBJECTID 4
+#define BTRFS_ROOT_ITEM_KEY 132
+#define BTRFS_DEV_REPLACE_KEY 250 /* (0, DEV_REPLACE, 0) in the device tree */
+#define BTRFS_CHUNK_MAP_MAX 64 /* metadata chunks kept to map a tree's blocks */
 
 /* What btrfs_chunk_block_parse() found in one chunk tree block. */
 struct btrfs_chunk_block {
@@ -90,7 +122,8 @@ struct btrfs_chunk_block {
  *
  * Checks the magic "_BHRfS_M", the crc32c checksum when csum_type is
  * crc32c (other checksum types are accepted unverified), that
- * 1 <= devid and 1 <= num_devices, and that sys_chunk_array_size fits; walks
+ * 1 <= num_devices, and that sys_chunk_array_size fits (devid 0 is the
+ * target of a replace in progress, BTRFS_DEV_REPLACE_DEVID); walks
  * sys_chunk_array without reading past it.
  *
  * Returns: 0; -ENODATA no btrfs magic (no btrfs here); -EINVAL too short or
@@ -134,6 +167,63 @@ int btrfs_sb_map_sys(const struct btrfs_sb_info *info, uint64_t logical, uint64_
  */
 int btrfs_chunk_block_parse(const void *buf, size_t len, struct btrfs_sb_info *info, uint64_t logical,
 			    struct btrfs_chunk_block *ret);
+
+/**
+ * btrfs_chunk_block_stripes:
+ * @buf: one leaf of the chunk tree, checked by btrfs_chunk_block_parse()
+ * @len: its bytes (info->nodesize)
+ * @info: the superblock of the device to read from (devid, dev_uuid)
+ * @out: the stripes of its chunk items of tree blocks (system, metadata)
+ *       that hold a whole copy of their chunk (single, DUP, RAID1*) on that
+ *       device, appended at *@n, at
+ *       most @cap in all (more are left out: not an error)
+ *
+ * Pure.  Layout: struct btrfs_chunk + struct btrfs_stripe (btrfs_tree.h).
+ * Returns: 0; -EINVAL malformed.
+ */
+int btrfs_chunk_block_stripes(const void *buf, size_t len, const struct btrfs_sb_info *info,
+			      struct btrfs_sb_stripe *out, size_t cap, size_t *n);
+
+/**
+ * btrfs_stripes_map:
+ * As btrfs_sb_map_sys() over the @n stripes @v (btrfs_chunk_block_stripes()).
+ */
+int btrfs_stripes_map(const struct btrfs_sb_stripe *v, size_t n, uint64_t logical, uint64_t len, uint64_t devid,
+		      const uint8_t dev_uuid[16], uint64_t *ret_offset);
+
+/**
+ * btrfs_tree_block_search:
+ * @buf: one tree block, @len bytes (must be info->nodesize)
+ * @info: the superblock it belongs to (nodesize, csum_type)
+ * @logical: the address it was read for (the header's bytenr must match)
+ * @owner: the tree it must belong to (BTRFS_ROOT_TREE_OBJECTID, ...)
+ * @key: the key looked for
+ * @ret: a node: the child to descend into; a leaf: where @key's item is
+ *
+ * Pure.  Checks the header, the crc32c checksum when csum_type is crc32c,
+ * and that every item or pointer read lies inside the block.
+ * Returns: 0; -ENOENT (a leaf without @key, a node whose first key is
+ * above it); -EINVAL malformed; -EBADMSG bad checksum.
+ */
+int btrfs_tree_block_search(const void *buf, size_t len, const struct btrfs_sb_info *info, uint64_t logical,
+			    uint64_t owner, const struct btrfs_tree_key *key, struct btrfs_tree_hit *ret);
+
+/**
+ * btrfs_root_item_parse:
+ * @item: a struct btrfs_root_item, @len bytes
+ * @ret_bytenr: its tree's root block (logical address); @ret_level its level
+ * Pure.  Returns: 0; -EINVAL too short or a level above the maximum.
+ */
+int btrfs_root_item_parse(const void *item, size_t len, uint64_t *ret_bytenr, uint8_t *ret_level);
+
+/**
+ * btrfs_dev_replace_item_parse:
+ * @item: a struct btrfs_dev_replace_item, @len bytes
+ * @ret_src_devid: the devid being replaced; @ret_state its
+ *                 BTRFS_IOCTL_DEV_REPLACE_STATE_* (linux/btrfs.h)
+ * Pure.  Returns: 0; -EINVAL too short.
+ */
+int btrfs_dev_replace_item_parse(const void *item, size_t len, uint64_t *ret_src_devid, uint64_t *ret_state);
 
 /**
  * btrfs_sb_crc32c:

@@ -8,14 +8,18 @@
  * and sys_chunk_array checks behind the checksum, which it could not guess.
  *
  * Contract checked (btrfs_sb.h): 0, -EINVAL or -EBADMSG; @ret set only on
- * success; on success devid >= 1, num_devices >= 1, sys_devids sorted,
+ * success; on success num_devices >= 1 (devid 0 is a replace target), sys_devids sorted,
  * unique, non-zero and at most BTRFS_SB_MAX_SYS_DEVIDS, fsid_str and label
  * NUL-terminated.
  *
  * The same bytes are then a chunk tree block of a 4096-byte nodesize
  * (btrfs_chunk_block_parse(), at the bytenr its header claims; the
  * checksum fix covers it too): 0, -EINVAL, -EBADMSG or -E2BIG; never more
- * devices or children than kept, and device items with devid >= 1.
+ * devices or children than kept, and device items with devid >= 1; its
+ * chunk stripes (btrfs_chunk_block_stripes()) never more than asked for;
+ * and a search of it for the device tree's replace item
+ * (btrfs_tree_block_search()) returns 0, -ENOENT, -EINVAL or -EBADMSG,
+ * an item found lying inside the block.
  */
 #include <errno.h>
 #include <string.h>
@@ -36,7 +40,7 @@ static void fix_csum(uint8_t *sb)
 
 static void check_info(const struct btrfs_sb_info *info)
 {
-	fuzz_assert(info->devid >= 1 && info->num_devices >= 1);
+	fuzz_assert(info->num_devices >= 1);
 	fuzz_assert(memchr(info->fsid_str, '\0', sizeof(info->fsid_str)));
 	fuzz_assert(strlen(info->fsid_str) == 36);
 	fuzz_assert(memchr(info->label, '\0', sizeof(info->label)));
@@ -45,6 +49,22 @@ static void check_info(const struct btrfs_sb_info *info)
 		fuzz_assert(info->sys_devids[i] != 0);
 		fuzz_assert(i == 0 || info->sys_devids[i] > info->sys_devids[i - 1]);
 	}
+}
+
+static void check_tree_search(const uint8_t *blk, const struct btrfs_sb_info *ci, uint64_t bytenr)
+{
+	static const struct btrfs_tree_key key = { 0, BTRFS_DEV_REPLACE_KEY, 0 };
+	struct btrfs_sb_stripe map[BTRFS_CHUNK_MAP_MAX];
+	struct btrfs_tree_hit hit;
+	size_t n = 0;
+	int r;
+
+	r = btrfs_chunk_block_stripes(blk, BTRFS_SB_SIZE, ci, map, BTRFS_CHUNK_MAP_MAX, &n);
+	fuzz_assert((r == 0 || r == -EINVAL) && n <= BTRFS_CHUNK_MAP_MAX);
+	r = btrfs_tree_block_search(blk, BTRFS_SB_SIZE, ci, bytenr, BTRFS_DEV_TREE_OBJECTID, &key, &hit);
+	fuzz_assert(r == 0 || r == -ENOENT || r == -EINVAL || r == -EBADMSG);
+	if (r == 0 && hit.level == 0)
+		fuzz_assert(hit.item_off <= BTRFS_SB_SIZE && hit.item_size <= BTRFS_SB_SIZE - hit.item_off);
 }
 
 static void check_chunk_block(const uint8_t *blk)
@@ -67,6 +87,7 @@ static void check_chunk_block(const uint8_t *blk)
 	if (r == 0)
 		fuzz_assert(out->n_children <= BTRFS_CHUNK_TREE_MAX_CHILDREN && (out->level || !out->n_children));
 	fuzz_assert(btrfs_chunk_block_parse(blk, BTRFS_SB_SIZE - 1, ci, bytenr, out) == -EINVAL);
+	check_tree_search(blk, ci, bytenr);
 out:
 	free(ci);
 	free(out);

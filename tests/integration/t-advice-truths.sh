@@ -95,6 +95,10 @@ persist = yes
 EOT
 echo "tmpfs  $SCRATCH/nowhere/m  tmpfs  size=1M,noauto,x-storaged  0 0" >"$FSTAB"
 chmod 0644 "$CONF" "$FSTAB"
+# a --state-dir that does not exist: exit 4 for sync as for status and stop
+run_sd 4 sync keep
+expect_out "--state-dir '$SCRATCH/it's here/run state': no such directory"
+mkdir "$STATE"
 run_sd 1 sync keep
 expect_out "(\`storaged -c '$SCRATCH/it'\\\\''s here/my storaged.conf' -f '$SCRATCH/it'\\\\''s here/fs tab' --state-dir '$SCRATCH/it'\\\\''s here/run state' start\` sets it up)"
 paste_advice "$(advised start)" 1

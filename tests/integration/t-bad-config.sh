@@ -45,6 +45,16 @@ printf '%s\n' "$OUT" | grep -q "^storaged: error: --state-dir '$SCRATCH/no-such-
 printf '%s\n' "$OUT" | grep -q "set up nothing" && fail "a missing --state-dir reported as nothing set up"
 [ -e "$SCRATCH/no-such-state" ] && fail "status made the state directory"
 
+note "sync and stop with that missing --state-dir fail as status does, exit 4"
+for cmd in sync stop; do
+	OUT=$("$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$SCRATCH/no-such-state" $cmd 2>&1)
+	rc=$?
+	[ "$rc" = 4 ] || fail "$cmd with a missing --state-dir exited $rc, expected 4: $OUT"
+	printf '%s\n' "$OUT" | grep -q "^storaged: error: --state-dir '$SCRATCH/no-such-state': no such directory" ||
+		fail "$cmd: no error naming the missing state directory: $OUT"
+	[ -e "$SCRATCH/no-such-state" ] && fail "$cmd made the state directory"
+done
+
 note "a dependency cycle names every entry"
 cat >"$FSTAB" <<EOT
 tmpfs  $SCRATCH/a  tmpfs  size=8M,noauto,x-storaged,x-storaged.requires=$SCRATCH/b  0 0
@@ -123,10 +133,16 @@ note "sync of an area that is configured but not set up: nothing in RAM to lose"
 printf '[storaged]\n[area idle]\npath = %s/idle\n' "$SCRATCH" >"$CONF"
 : >"$FSTAB" # (the bad option above is another test's)
 mkdir -p "$SCRATCH/idle"
+# no state directory: misspelt or never started, exit 4 as for status and stop
+run_sd 4 sync idle
+expect_out "no such directory"
+[ ! -e "$STATE" ] || fail "a sync of an inactive area made the state directory"
+mkdir -m 0755 "$STATE"
 run_sd 1 sync idle
 expect_out "area 'idle' is not active: there is nothing to sync back"
 expect_no_out "only in RAM"
 expect_no_out "cannot record"
-[ ! -e "$STATE" ] || fail "a sync of an inactive area made the state directory"
+[ -z "$(ls -A "$STATE")" ] || fail "a sync of an inactive area wrote into the state directory: $(ls -A "$STATE")"
+rmdir "$STATE"
 [ "$(mount_snapshot)" = "$before" ] || fail "bad input changed the mount table"
 exit 0

@@ -92,11 +92,19 @@ expect_out "$STATE"
 is_mountpoint "$SCRATCH/mnt" && fail "start mounted with a read-only state directory"
 umount "$STATE"
 
-note "a relative --state-dir: a usage error that names the absolute path it meant"
-OUT=$(cd "$SCRATCH" && "$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir rel start 2>&1)
+note "a relative --state-dir: made absolute against the working directory, as -c and -f are"
+printf '[storaged]\n' >"$CONF"
+: >"$FSTAB"
+mkdir -p "$SCRATCH/cwd"
+OUT=$(cd "$SCRATCH/cwd" && "$STORAGED" -c "../$(basename "$CONF")" -f "../$(basename "$FSTAB")" --state-dir rel start 2>&1)
 rc=$?
 printf '%s\n' "$OUT" | sed 's/^/  | /'
-[ "$rc" = 2 ] || fail "a relative --state-dir exited $rc, expected 2"
-expect_out "--state-dir 'rel': must be an absolute path (here: '$SCRATCH/rel')"
-[ ! -e "$SCRATCH/rel" ] || fail "a relative --state-dir was created"
+[ "$rc" = 0 ] || fail "a relative --state-dir exited $rc, expected 0"
+[ -d "$SCRATCH/cwd/rel" ] || fail "a relative --state-dir was not made in the working directory"
+note "the advice names the three absolute paths, pasted from anywhere"
+OUT=$(cd "$SCRATCH/cwd" && "$STORAGED" -c "../$(basename "$CONF")" -f "../$(basename "$FSTAB")" --state-dir rel sync nosuch 2>&1)
+printf '%s\n' "$OUT" | sed 's/^/  | /'
+expect_out "storaged -c $SCRATCH/cwd/../$(basename "$CONF") -f $SCRATCH/cwd/../$(basename "$FSTAB") --state-dir $SCRATCH/cwd/rel"
+OUT=$(cd / && "$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$SCRATCH/cwd/rel" stop 2>&1) ||
+	fail "stop with the absolute state directory failed: $OUT"
 exit 0

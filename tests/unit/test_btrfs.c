@@ -273,6 +273,74 @@ static void test_removed_device_back(void **state)
 	inventory_done(&inv);
 }
 
+/* A `btrfs replace` cut by a power cut: its target carries devid 0 and the
+ * fsid, written at the members' last commit.  It is the replace target
+ * (registered, not counted, no warning), not a stranger; one left behind
+ * by an older commit is a stranger; without a record, the same. */
+static void test_replace_target(void **state)
+{
+	char buf[1024];
+
+	for (int with_record = 1; with_record >= 0; with_record--) {
+		struct inventory inv = { 0 };
+		struct btrfs_fs_list l = { 0 };
+		struct diag_list diags = { 0 };
+
+		add_recorded(&inv, "/dev/sda", FSID_A, 1, 0xa1, 7, with_record ? rec_ab : NULL);
+		add_recorded(&inv, "/dev/sdb", FSID_A, 2, 0xa2, 7, with_record ? rec_ab : NULL);
+		add_recorded(&inv, "/dev/sdc", FSID_A, BTRFS_DEV_REPLACE_DEVID, 0xc0, 7, NULL);
+		for (size_t i = 0; i < inv.n_devs; i++) /* the superblocks' count */
+			inv.devs[i].btrfs.num_devices = 2;
+		assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+		assert_int_equal(l.n, 1);
+		assert_int_equal(l.v[0].n_members, 2);
+		assert_int_equal(l.v[0].num_devices, 2);
+		assert_int_equal(l.v[0].n_strangers, 0);
+		assert_non_null(l.v[0].replace_target);
+		assert_string_equal(l.v[0].replace_target->devnode, "/dev/sdc");
+		assert_true(btrfs_filesystem_complete(&l.v[0]));
+		assert_int_equal(btrfs_fs_problems(&l.v[0]), 0);
+		assert_int_equal(diags.n, 0);
+		btrfs_format_states(&l.v[0], buf, sizeof(buf));
+		assert_non_null(strstr(buf, "'/dev/sdc' is the target of a `btrfs replace` in progress (devid 0 until it ends)"));
+		btrfs_fs_list_done(&l);
+		diag_list_done(&diags);
+		inventory_done(&inv);
+	}
+
+	struct inventory inv = { 0 };
+	struct btrfs_fs_list l = { 0 };
+	struct diag_list diags = { 0 };
+
+	add_recorded(&inv, "/dev/sda", FSID_A, 1, 0xa1, 9, rec_ab);
+	add_recorded(&inv, "/dev/sdb", FSID_A, 2, 0xa2, 9, rec_ab);
+	add_recorded(&inv, "/dev/sdc", FSID_A, BTRFS_DEV_REPLACE_DEVID, 0xc0, 7, NULL);
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_null(l.v[0].replace_target);
+	assert_int_equal(l.v[0].n_strangers, 1);
+	btrfs_fs_list_done(&l);
+	diag_list_done(&diags);
+
+	/* the device tree read from a member decides: started (1), of devid
+	 * 2, whatever the generation; finished (2): a stranger */
+	inv.devs[2].btrfs.replace_known = true;
+	inv.devs[2].btrfs.replace_src_devid = 2;
+	inv.devs[2].btrfs.replace_state = 1;
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_non_null(l.v[0].replace_target);
+	btrfs_format_states(&l.v[0], buf, sizeof(buf));
+	assert_non_null(strstr(buf, "'/dev/sdc' is the target of a `btrfs replace` of devid 2 in progress"));
+	btrfs_fs_list_done(&l);
+	inv.devs[2].btrfs.replace_state = 2;
+	inv.devs[2].btrfs.generation = 9;
+	assert_int_equal(btrfs_group(&inv, &l, &diags), 0);
+	assert_null(l.v[0].replace_target);
+	assert_int_equal(l.v[0].n_strangers, 1);
+	btrfs_fs_list_done(&l);
+	diag_list_done(&diags);
+	inventory_done(&inv);
+}
+
 /* C38: a sprout's record names its seed with the seed's fsid: the seed is a
  * member (listed last, never stale), the sprout's own device is members[0]. */
 static void test_seed_sprout(void **state)
@@ -778,6 +846,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_group_two_filesystems),
 		cmocka_unit_test(test_stranger_other_filesystem),
+		cmocka_unit_test(test_replace_target),
 		cmocka_unit_test(test_stranger_forged_and_clone),
 		cmocka_unit_test(test_two_whole_filesystems),
 		cmocka_unit_test(test_made_up_record),

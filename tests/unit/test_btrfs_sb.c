@@ -249,9 +249,15 @@ static void test_hostile(void **state)
 	make_sb(sb); /* stripe on devid 0 */
 	put_le64(sb + OFF_SYS_ARRAY + KEY_SIZE + CHUNK_SIZE, 0);
 	expect_einval_after(sb);
-	make_sb(sb);
+	make_sb(sb); /* devid 0: the target of a replace in progress, read */
 	put_le64(sb + OFF_DEVID, 0);
-	expect_einval_after(sb);
+	sb_fix_csum(sb);
+	{
+		struct btrfs_sb_info info;
+
+		assert_int_equal(btrfs_sb_parse(sb, BTRFS_SB_SIZE, &info), 0);
+		assert_int_equal(info.devid, BTRFS_DEV_REPLACE_DEVID);
+	}
 	make_sb(sb);
 	put_le64(sb + OFF_NUM_DEVICES, 0);
 	expect_einval_after(sb);
@@ -319,6 +325,52 @@ static void test_fuzz(void **state)
 }
 
 /* ------------------------------------------------------- image files */
+
+/* The root and replace items, and a tree block search over hostile bytes:
+ * short items refused, a random block never read past its end. */
+static void test_tree_items(void **state)
+{
+	uint8_t item[256] = { 0 }, blk[4096];
+	struct btrfs_sb_info info = { .nodesize = sizeof(blk), .csum_type = 1 };
+	struct btrfs_tree_key key = { 0, BTRFS_DEV_REPLACE_KEY, 0 };
+	struct btrfs_tree_hit hit;
+	uint64_t bytenr, src, st;
+	uint8_t level;
+	int found = 0, checked = 0;
+
+	(void)state;
+	put_le64(item + 176, 123456);
+	item[238] = 2;
+	assert_int_equal(btrfs_root_item_parse(item, 239, &bytenr, &level), 0);
+	assert_int_equal(bytenr, 123456);
+	assert_int_equal(level, 2);
+	assert_int_equal(btrfs_root_item_parse(item, 238, &bytenr, &level), -EINVAL);
+	item[238] = 8;
+	assert_int_equal(btrfs_root_item_parse(item, 239, &bytenr, &level), -EINVAL);
+	put_le64(item, 2);
+	put_le64(item + 32, 1);
+	assert_int_equal(btrfs_dev_replace_item_parse(item, 72, &src, &st), 0);
+	assert_int_equal(src, 2);
+	assert_int_equal(st, 1);
+	assert_int_equal(btrfs_dev_replace_item_parse(item, 39, &src, &st), -EINVAL);
+	srand(43);
+	for (int round = 0; round < 2000; round++) {
+		for (size_t i = 0; i < sizeof(blk); i++)
+			blk[i] = (uint8_t)rand();
+		put_le64(blk + 48, 1 << 20); /* bytenr */
+		put_le64(blk + 88, BTRFS_DEV_TREE_OBJECTID); /* owner */
+		blk[100] = (uint8_t)(round % 2); /* level */
+		put_le32(blk + 96, (uint32_t)(rand() % 300)); /* nritems */
+		int r = btrfs_tree_block_search(blk, sizeof(blk), &info, 1 << 20, BTRFS_DEV_TREE_OBJECTID, &key, &hit);
+		assert_true(r == 0 || r == -ENOENT || r == -EINVAL);
+		if (r == 0 && hit.level == 0)
+			assert_true(hit.item_off + hit.item_size <= sizeof(blk));
+		found += r == 0;
+		checked += r != -EINVAL || blk[100] != 0;
+	}
+	assert_true(checked > 0); /* the headers passed: items and pointers were read */
+	(void)found;
+}
 
 struct images {
 	char dir[64];
@@ -424,6 +476,30 @@ static void read_image(const char *path, struct btrfs_sb_info *info)
 	assert_true(fd >= 0);
 	assert_int_equal(inventory_read_btrfs_sb(fd, info), 0);
 	close(fd);
+}
+
+/* A filesystem where no replace ever ran: the walk from the superblock
+ * through the chunk tree (its chunks of tree blocks), the root tree (the
+ * device tree's root item) to the device tree's first leaf works on a
+ * real mkfs image, and finds no DEV_REPLACE item. */
+static void test_mkfs_no_replace(void **state)
+{
+	struct images *im = *state;
+
+	if (!im->have_mkfs)
+		skip();
+	for (int i = 0; i < 2; i++) {
+		struct btrfs_sb_info a;
+		uint64_t src = 99, st = 99;
+		int fd;
+
+		read_image(im->raid[i], &a);
+		fd = open(im->raid[i], O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(inventory_read_btrfs_replace(fd, &a, &src, &st), -ENOENT);
+		close(fd);
+		assert_int_equal(src, 99); /* untouched */
+	}
 }
 
 static void test_mkfs_raid1(void **state)
@@ -725,12 +801,14 @@ int main(void)
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_stops_at_array_size),
 		cmocka_unit_test(test_chunk_block),
+		cmocka_unit_test(test_tree_items),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_scan_smoke),
 		cmocka_unit_test(test_scan_threads),
 	};
 	const struct CMUnitTest images[] = {
 		cmocka_unit_test(test_mkfs_raid1),
+		cmocka_unit_test(test_mkfs_no_replace),
 		cmocka_unit_test(test_mkfs_single),
 		cmocka_unit_test(test_probe_images),
 		cmocka_unit_test(test_probe_not_btrfs),
