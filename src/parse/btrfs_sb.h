@@ -82,8 +82,7 @@ struct btrfs_chunk_block {
 	size_t n_children;
 };
 
-/**
- * btrfs_sb_parse:
+/*
  * @buf: the BTRFS_SB_SIZE bytes read at BTRFS_SB_OFFSET
  * @len: bytes in @buf (must be >= BTRFS_SB_SIZE)
  * @ret: set only on success
@@ -98,9 +97,7 @@ struct btrfs_chunk_block {
  */
 int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret);
 
-/**
- * btrfs_sb_map_sys:
- * @info: a parsed superblock
+/*
  * @logical: a logical address inside a system chunk (the chunk tree's blocks)
  * @len: bytes wanted from @logical on
  * @devid: the device to read from, and @dev_uuid its uuid
@@ -116,8 +113,7 @@ int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret);
 int btrfs_sb_map_sys(const struct btrfs_sb_info *info, uint64_t logical, uint64_t len, uint64_t devid,
 		     const uint8_t dev_uuid[16], uint64_t *ret_offset);
 
-/**
- * btrfs_chunk_block_parse:
+/*
  * @buf: one tree block of the chunk tree, @len bytes (must be info->nodesize)
  * @info: the superblock it belongs to (nodesize, csum_type); a leaf's device
  *        items are appended to info->devs (at most BTRFS_SB_MAX_DEVS)
@@ -135,15 +131,10 @@ int btrfs_sb_map_sys(const struct btrfs_sb_info *info, uint64_t logical, uint64_
 int btrfs_chunk_block_parse(const void *buf, size_t len, struct btrfs_sb_info *info, uint64_t logical,
 			    struct btrfs_chunk_block *ret);
 
-/**
- * btrfs_sb_crc32c:
- * @buf: bytes, @len of them
- *
+/*
  * crc32c (Castagnoli, reflected polynomial 0x82F63B78, seed ~0, result
  * inverted) as btrfs checksums a superblock from byte 32 to its end and
  * stores the result little endian in the first 4 bytes of csum.
- *
- * Returns: the checksum.
  */
 uint32_t btrfs_sb_crc32c(const void *buf, size_t len);
 
