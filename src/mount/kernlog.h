@@ -14,8 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/**
- * kernlog_open:
+/*
  * Opens /dev/kmsg positioned after its last record (SEEK_END), non-blocking:
  * kernlog_collect() then reads only what was logged since.  Needs
  * CAP_SYSLOG where dmesg_restrict is set.
@@ -24,10 +23,8 @@
  */
 int kernlog_open(void);
 
-/**
- * kernlog_match:
+/*
  * @record: one /dev/kmsg record, "PRIO,SEQ,USEC,FLAGS;TEXT\n[ KEY=VALUE\n]..."
- * @n: its length in bytes
  * @device: the kernel's name of the mount's device ("loop5", "sda1",
  *          "dm-3"), or NULL
  * @fstype: the filesystem type ("btrfs"), or NULL
@@ -44,8 +41,7 @@ int kernlog_open(void);
 bool kernlog_match(const char *record, size_t n, const char *device, const char *fstype,
 		   const char **ret_text, size_t *ret_len);
 
-/**
- * kernlog_collect:
+/*
  * @fd: from kernlog_open()
  * @device, @fstype: as kernlog_match()
  * @buf: the matching lines, joined by "; " (NUL-terminated, cut to @len)
@@ -56,8 +52,7 @@ bool kernlog_match(const char *record, size_t n, const char *device, const char 
  */
 unsigned kernlog_collect(int fd, const char *device, const char *fstype, char *buf, size_t len);
 
-/**
- * kernlog_fs_context:
+/*
  * @fsfd: an fsopen(2) descriptor after a failed fsconfig(2)
  * @buf: its error and warning messages ("e ..." and "w ..." without the
  *       prefix), joined by "; "
@@ -66,8 +61,7 @@ unsigned kernlog_collect(int fd, const char *device, const char *fstype, char *b
  */
 unsigned kernlog_fs_context(int fsfd, char *buf, size_t len);
 
-/**
- * kernlog_device_name:
+/*
  * @source: a mount source, "/dev/loop5", "/dev/mapper/vg-home",
  *          "/dev/disk/by-uuid/..."
  * @buf: the kernel's name of the device: the basename of the resolved
@@ -81,8 +75,7 @@ struct kernlog_stderr {
 	int saved; /* the real fd 2, or -1 */
 };
 
-/**
- * kernlog_stderr_begin:
+/*
  * Makes fd 2 a memfd (memfd_create(2)) that a helper run meanwhile
  * inherits; the real stderr is kept.  Not thread-safe: for a mount worker.
  *
@@ -90,8 +83,7 @@ struct kernlog_stderr {
  */
 int kernlog_stderr_begin(struct kernlog_stderr *c);
 
-/**
- * kernlog_stderr_end:
+/*
  * @buf: what was written meanwhile, its lines joined by "; " ("" for none)
  *
  * Restores fd 2 and writes there what was captured, so that it still

@@ -19,8 +19,7 @@
 struct libmnt_table;
 
 
-/**
- * mount_helper_options:
+/*
  * @options: the options storaged hands to libmount (storaged's own and
  *           x-systemd.* already stripped)
  * @ret: those options without X-mount.* and x-mount.* (caller frees); NULL
@@ -34,8 +33,7 @@ struct libmnt_table;
  */
 int mount_helper_options(const char *options, char **ret);
 
-/**
- * mount_helper_mounted_elsewhere:
+/*
  * @before: the mount table read before the helper ran (view_read_table())
  * @source: the source the helper was given, as the mount table shows a
  *          network or FUSE source ("server:/export", "//host/share")

@@ -55,22 +55,16 @@ struct mount_reply {
 	char message[1024]; /* for the user, or "" */
 };
 
-/**
- * mount_pool_start:
- * @pool: the pool
+/*
  * @e: the entry (the child inherits it)
  * @options: mount options (NULL for none)
  * @ret_fd: the child's socket, readable when the mount ended (borrowed:
  *          valid until mount_pool_finish() or mount_pool_abandon())
- * @ret_pid: the child's pid
  * @ret_here: the result when the mount ran here (returns 1)
  *
- * A mount that cannot hang (a tmpfs, ramfs or bind mount with no mount
- * helper whose paths lead only through local filesystems, checked with
- * view_is_local() without asking any remote filesystem) runs here,
- * at once; any other runs in a child forked for it, where the mount point
- * and a bind source must pass safepath_check().  Either way the mount runs
- * through libmount with /etc/fstab ignored.
+ * A mount that cannot hang (mount_pool.c, runs_here()) runs here, at
+ * once; any other runs in a child forked for it.  Either way the mount
+ * goes through mountfd_walk_mount().
  *
  * Returns: 0 when a child runs the mount; 1 when it ran here (@ret_here,
  * whose ->error is the mount's result); negative errno from fork(2) or
@@ -79,8 +73,7 @@ struct mount_reply {
 int mount_pool_start(struct mount_pool *pool, const struct fstab_entry *e, const char *options,
 		     int *ret_fd, pid_t *ret_pid, struct mount_reply *ret_here);
 
-/**
- * mount_pool_finish:
+/*
  * Reads the reply of the child on @fd into @ret and reaps the child (it
  * exits after its reply); a reply with ->error MOUNT_REPLY_PENDING
  * (->message says why) leaves it running: its socket becomes readable
@@ -91,8 +84,7 @@ int mount_pool_start(struct mount_pool *pool, const struct fstab_entry *e, const
  */
 int mount_pool_finish(struct mount_pool *pool, int fd, struct mount_reply *ret);
 
-/**
- * mount_pool_abandon:
+/*
  * Kills the child on @fd and every process of its process group (the
  * mount helper it runs) with SIGKILL, and removes it from the pool.  A
  * child stuck in the kernel may not die at once: it is reaped when it
@@ -100,12 +92,11 @@ int mount_pool_finish(struct mount_pool *pool, int fd, struct mount_reply *ret);
  */
 void mount_pool_abandon(struct mount_pool *pool, int fd);
 
-/** mount_pool_close: waits for the children still running (a pass ends
- * with each abandoned or finished) and frees the pool. */
+/* Waits for the children still running (a pass ends with each abandoned
+ * or finished) and frees the pool. */
 void mount_pool_close(struct mount_pool *pool);
 
-/**
- * mount_pool_forget_dirs:
+/*
  * Drops the directories the pass's walks kept open: a mount made elsewhere
  * than by mount_pool_start() (an area) may cover them.
  */

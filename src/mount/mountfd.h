@@ -63,8 +63,7 @@ struct mountfd_opts {
 	char *fs; /* the filesystem's own options, "a=1,b" (owned; NULL for none) */
 };
 
-/**
- * mountfd_parse_options:
+/*
  * @options: an fstab options string (NULL for none)
  * @ret: filled; free with mountfd_opts_done()
  *
@@ -80,8 +79,7 @@ struct mountfd_opts {
 int mountfd_parse_options(const char *options, struct mountfd_opts *ret);
 void mountfd_opts_done(struct mountfd_opts *o);
 
-/**
- * mountfd_fs:
+/*
  * @ops: the system calls (&mountfd_kernel_ops)
  * @fstype: "tmpfs", "ramfs", ...
  * @source: the source shown in the mount table ("tmpfs", "storaged-NAME")
@@ -107,8 +105,7 @@ int mountfd_fs(const struct mountfd_ops *ops, const char *fstype, const char *so
 	       const struct mountfd_opts *o, unsigned int extra_attr, int target_fd,
 	       int *ret_mnt_fd, char *why, size_t whylen);
 
-/**
- * mountfd_fs_at:
+/*
  * @ops, @fstype, @source, @o: as mountfd_fs() (a tmpfs or a ramfs)
  * @parent_fd: the directory that holds the mount point, opened by the safe
  *             walk, where only root can rename or replace the mount point
@@ -135,8 +132,7 @@ int mountfd_fs_at(const struct mountfd_ops *ops, const char *fstype, const char 
 		  const struct mountfd_opts *o, int parent_fd, const char *name, int target_fd,
 		  struct mount_identity *ret);
 
-/**
- * mountfd_bind:
+/*
  * @source_fd: the directory (or file) to bind, opened by the safe walk
  * @target_fd: the mount point, opened by the safe walk
  * @recursive: rbind: the mounts below @source_fd come along (AT_RECURSIVE)
@@ -158,30 +154,25 @@ int mountfd_fs_at(const struct mountfd_ops *ops, const char *fstype, const char 
 int mountfd_bind(const struct mountfd_ops *ops, int source_fd, int target_fd, bool recursive,
 		 unsigned int attr, unsigned long propagation, int *ret_mnt_fd);
 
-/**
- * mountfd_set_propagation:
+/*
  * @mnt_fd: the root of a mount (its descriptor from mountfd_fs()/_bind(),
  *          or the mount point opened after the mount)
  * @propagation: MS_PRIVATE, MS_SHARED, MS_SLAVE or MS_UNBINDABLE
- * @recursive: the mounts below too
  *
  * mount_setattr(2) with AT_EMPTY_PATH.
  */
 int mountfd_set_propagation(const struct mountfd_ops *ops, int mnt_fd, unsigned long propagation,
 			    bool recursive);
 
-/**
- * mountfd_id:
- * @fd: any descriptor
- * @ret_id: statx(2) STATX_MNT_ID of the mount @fd is on (Linux 5.8); 0 on error
- * @ret_unique_id: STATX_MNT_ID_UNIQUE (Linux 6.8), or 0
+/*
+ * @ret_id: statx(2) STATX_MNT_ID of the mount @fd is on; 0 on error
+ * @ret_unique_id: STATX_MNT_ID_UNIQUE (umount.h), or 0
  *
  * Returns: 0; negative errno from statx(2).
  */
 int mountfd_id(const struct mountfd_ops *ops, int fd, uint64_t *ret_id, uint64_t *ret_unique_id);
 
-/**
- * mountfd_top_id:
+/*
  * @target_fd: a directory (a mount point), opened by the safe walk
  * @ret_id: the ID of the topmost mount stacked on that directory, or 0
  *
@@ -196,8 +187,7 @@ int mountfd_id(const struct mountfd_ops *ops, int fd, uint64_t *ret_id, uint64_t
  */
 int mountfd_top_id(const struct mountfd_ops *ops, int target_fd, uint64_t *ret_id);
 
-/**
- * mountfd_open_id:
+/*
  * @mnt_id: a mount's ID as recorded when it was made
  * @flags: open flags (O_PATH | O_DIRECTORY); O_NOFOLLOW and O_CLOEXEC are added
  *
@@ -213,9 +203,7 @@ int mountfd_top_id(const struct mountfd_ops *ops, int target_fd, uint64_t *ret_i
  */
 int mountfd_open_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags);
 
-/**
- * mountfd_open_nofollow:
- * @dirfd: AT_FDCWD or a directory
+/*
  * @path: resolved below @dirfd without following any link, magic links
  *        included (openat2(2) RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS,
  *        Linux 5.6)

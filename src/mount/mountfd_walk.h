@@ -38,44 +38,30 @@ struct mountfd_request {
 	struct view *view;
 };
 
-/**
- * mountfd_walk_mount:
+/*
  * @ops: the system calls (&mountfd_kernel_ops; a recording fake in tests)
  * @cxt: a libmount context ready for a mount (fresh or reset by the
  *       caller, helpers disabled or not), or NULL for a new one
- * @rq: the mount
  * @out: the result: ->error, ->message, and on success ->mountpoint (the
  *       mount point's path as the walked descriptor names it now) and the
  *       mount's IDs
  *
- * The mount point is opened with safepath_open() (X-mount.mkdir makes the
- * missing directories with mkdirat(2) on the walked descriptors), a bind
- * source too; a link the walk does not trust refuses the mount, with the
- * message of the old check ("refusing to mount: mount point '...': ...").
- * Then:
- *  - tmpfs, ramfs and binds whose options the new mount API takes: mounted
- *    by mountfd_fs() / mountfd_bind() onto the descriptors;
- *  - a mount helper (@rq->helper): libmount runs it as mount(8) does,
- *    "SOURCE MOUNTPOINT -o OPTIONS" with the entry's own names (it checks
- *    them, writes them to utab and prints them), canonicalisation off and
- *    libmount's X-mount.* left out (mount_helper_options()).  The helper
- *    resolves the name itself: when its mount is not on the walked
- *    directory afterwards, a mount of the entry's source that appeared
- *    elsewhere meanwhile is its own and is unmounted (only when it is the
- *    only one: mount_helper_mounted_elsewhere()), and the mount fails;
- *  - any other (a block device, a loop image): libmount, with
- *    "/proc/self/fd/N" as the target (and the bind source),
- *    canonicalisation off: the kernel's mount(2) reaches the walked
- *    directory through the magic link.  A loop image is checked by the
- *    walk but opened by libmount by its name.
+ * The mount point (and a bind source) is opened with safepath_open(),
+ * X-mount.mkdir making what is missing: a link the walk does not trust
+ * refuses the mount ("refusing to mount: mount point '...': ...").  Then
+ * tmpfs, ramfs and binds whose options the new mount API takes are
+ * mounted onto the descriptors (mountfd.h); a mount helper (@rq->helper)
+ * is run by libmount with the entry's own names, and a mount of its that
+ * went elsewhere is undone (mountfd_walk.c, helper_went_elsewhere());
+ * anything else (a block device, a loop image) goes through libmount with
+ * "/proc/self/fd/N" as the target.  A loop image is checked by the walk
+ * but opened by libmount by its name.
  *
- * The mount table is the fact: a mount by libmount counts only when a new
- * mount is on the walked directory afterwards (mountfd_top_id(): its
- * parent is the mount the descriptor is on, its mount point the
- * descriptor's directory).  A helper that exits 0 with nothing mounted
- * fails at once, naming the helper and the mount point, unless @rq->pending
- * is set (see there).  `bg` is dropped from the options, so that a helper
- * mounts in the foreground (as systemd does).
+ * A mount by libmount counts only when a new mount is on the walked
+ * directory afterwards (mountfd_top_id()).  A helper that exits 0 with
+ * nothing mounted fails at once unless @rq->pending is set.  `bg` is
+ * dropped from the options, so that a helper mounts in the foreground (as
+ * systemd does).
  *
  * Returns: @out->error (0 or negative errno).
  */

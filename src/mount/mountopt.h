@@ -23,8 +23,7 @@ struct mountopt_lsm {
 /** mountopt_lsm_running: the running kernel's (struct mountopt_lsm). */
 struct mountopt_lsm mountopt_lsm_running(void);
 
-/**
- * mountopt_userspace:
+/*
  * @options: an fstab options string (storaged's own options stripped), or NULL
  * @lsm: mountopt_lsm_running(), or a test's answer
  * @ret: @options with libmount's userspace steps done (caller frees); NULL
@@ -50,8 +49,7 @@ struct mountopt_lsm mountopt_lsm_running(void);
  */
 int mountopt_userspace(const char *options, struct mountopt_lsm lsm, char **ret, char *why, size_t whylen);
 
-/**
- * mountopt_unknown_id:
+/*
  * @options: an fstab options string, or NULL
  * @why, @whylen: as mountopt_userspace()
  *

@@ -99,17 +99,9 @@ static int check_link(int dirfd, const struct stat *lst, const char *shown, char
 }
 
 /*
- * One walker, component by component, never following a link by name:
- *   WALK_OPEN    each name is opened (O_PATH|O_NOFOLLOW) before it is
- *                examined through its descriptor, and a link is followed
- *                only when root's (check_link()): a mount is made on what
- *                the walk opened;
- *   WALK_LOOKUP  each name is looked up with statx(2) on cached attributes
- *                and without automount, and only on local mounts (the walk
- *                stops at the first that is not) before it is opened:
- *                where a path leads, without asking a server.  It follows
- *                any link (@follow): whether the mount may go through one
- *                is WALK_OPEN's question.
+ * The walker's two modes (safepath.h): WALK_OPEN follows a link only when
+ * root's (check_link()); WALK_LOOKUP follows any (@follow): whether the
+ * mount may go through one is WALK_OPEN's question.
  */
 enum walk_how { WALK_OPEN, WALK_LOOKUP };
 
@@ -208,14 +200,10 @@ static int walk_stop(struct walk *w, enum safepath_end end)
 }
 
 /*
- * WALK_OPEN: resolve one component @name below w->dirfd.  The name is
- * opened first (O_PATH|O_NOFOLLOW: a link is opened itself, never
- * followed) and what was opened is examined through its descriptor: a user
- * who swaps the name between a look and the open cannot make the walk
- * check one thing and keep another.  With @mkdir_mode set, a missing
- * directory is made (mkdirat(2) in the directory walked to, never by name
- * from "/").  ".." comes only from a link's target (the path given is
- * normalised).  Returns: 1 walked, 0 missing, negative errno.
+ * WALK_OPEN: one component @name below w->dirfd, opened (O_PATH|O_NOFOLLOW)
+ * before it is examined, as safepath_open() says why.  ".." comes only from
+ * a link's target (the path given is normalised).  Returns: 1 walked, 0
+ * missing, negative errno.
  */
 static int walk_one(struct walk *w, const char *name, mode_t mkdir_mode, char *why, size_t len)
 {
@@ -264,12 +252,10 @@ static bool walk_dir_local(struct walk *w)
 }
 
 /*
- * WALK_LOOKUP: one component @name below w->dirfd, on local mounts only:
- * statx(2) with cached attributes and no automount before anything is
- * opened, so that no server is ever asked.  The walk stops at a missing
- * name (SAFEPATH_MISSING), at one on a mount that is not local, at a
- * non-directory with more to walk, and at a link unless it follows links
- * (SAFEPATH_STOPPED).  Returns: 1 walked, 0 stopped, negative errno.
+ * WALK_LOOKUP: one component @name below w->dirfd, as safepath_lookup()
+ * says.  Stops at a missing name (SAFEPATH_MISSING), at one on a mount that
+ * is not local, at a non-directory with more to walk, and at a link unless
+ * @follow (SAFEPATH_STOPPED).  Returns: 1 walked, 0 stopped, negative errno.
  */
 static int look_one(struct walk *w, const char *name)
 {

@@ -20,12 +20,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/**
- * safepath_check:
+/*
  * @path: absolute path (need not exist entirely: the walk stops at the
  *        first missing component, which X-mount.mkdir may create)
  * @why: on refusal, a message naming the offending component and its owner
- * @len: size of @why in bytes
  *
  * Walks @path from "/" one component at a time with O_PATH|O_NOFOLLOW
  * (openat(2)), and refuses a symbolic link unless it and the directory it
@@ -39,9 +37,7 @@
  */
 int safepath_check(const char *path, char *why, size_t len);
 
-/**
- * safepath_open:
- * @path: absolute path
+/*
  * @mkdir_mode: 0, or the mode of the directories to make where @path does
  *              not exist yet (X-mount.mkdir): each is made with mkdirat(2)
  *              in the directory the walk reached, never by name from "/"
@@ -111,8 +107,7 @@ const struct view_dir *view_dirs_find(const struct view_dirs *d, const char *pat
 const struct view_dir *view_dirs_keep(struct view_dirs *d, const char *dir, size_t n, int fd,
 				      const struct view_dir *proto);
 
-/**
- * view_dirs_forget:
+/*
  * @d: the cache, or NULL
  * @path: a mount point just mounted on; NULL for everything
  *
@@ -121,8 +116,7 @@ const struct view_dir *view_dirs_keep(struct view_dirs *d, const char *dir, size
  */
 void view_dirs_forget(struct view_dirs *d, const char *path);
 
-/**
- * safepath_open_cached:
+/*
  * @d: the cache of the pass (view.h), or NULL (then as safepath_open())
  * @path, @mkdir_mode, @ret_fd, @why, @len: as safepath_open()
  * @ret_parent: NULL, or where to say which cached directory the last
@@ -167,10 +161,8 @@ enum safepath_end {
 			     safepath_is_local()), or one statx(2) refused */
 };
 
-/**
- * safepath_lookup:
+/*
  * @d: the pass's kept directories (the lookups' own kind), or NULL
- * @path: absolute path
  * @local: which mounts are local (->is_local only)
  * @buf: where @path leads: every link met resolved (trusted or not: that
  *       is safepath_check()'s question), what the walk did not reach kept
@@ -189,10 +181,8 @@ enum safepath_end {
 int safepath_lookup(struct view_dirs *d, const char *path, const struct safepath_local *local,
 		    char buf[static PATH_MAX], mode_t *ret_mode);
 
-/**
- * safepath_is_local:
+/*
  * @path: absolute, normalised path (need not exist entirely)
- * @local: which mounts are local
  *
  * Tells, without any risk of waiting for a server, whether resolving @path
  * stays on local filesystems and meets no symbolic link: the lookup of

@@ -36,14 +36,13 @@
 
 struct mount_identity {
 	uint64_t id; /* STATX_MNT_ID: the mount table's, reused once freed */
-	uint64_t unique_id; /* STATX_MNT_ID_UNIQUE (Linux 6.8), 0 when unknown */
+	uint64_t unique_id; /* STATX_MNT_ID_UNIQUE, 0 when unknown */
 	uint64_t root_dev; /* makedev(stx_dev_major, stx_dev_minor) of its root */
 	uint64_t root_ino; /* stx_ino of its root; 0: no root facts (an older record) */
 	uint64_t root_btime_ns; /* stx_btime of its root in ns, 0 when not reported */
 };
 
-/**
- * mount_id_target:
+/*
  * @id: a mount ID (STATX_MNT_ID)
  * @ret: the mount point of the mount with @id, as the mount table
  *       (/proc/self/mountinfo) names it now (caller frees)
@@ -52,8 +51,7 @@ struct mount_identity {
  */
 int mount_id_target(uint64_t id, char **ret);
 
-/**
- * mount_identity_at:
+/*
  * @dirfd: a directory, or the mount itself with @name ""
  * @name: one component in @dirfd, not followed if a link; "" for @dirfd
  * @ret: the identity of the mount whose root @name is (zeroed on error)
@@ -66,8 +64,7 @@ int mount_id_target(uint64_t id, char **ret);
 int mount_identity_at(const struct mountfd_ops *ops, int dirfd, const char *name,
 		      struct mount_identity *ret);
 
-/**
- * mount_identity_path:
+/*
  * @path: an absolute path, its last component not followed if a link
  *
  * mount_identity_at() of the topmost mount on @path, for reading only
@@ -75,8 +72,7 @@ int mount_identity_at(const struct mountfd_ops *ops, int dirfd, const char *name
  */
 int mount_identity_path(const char *path, struct mount_identity *ret);
 
-/**
- * mount_identity_is:
+/*
  * @now: a mount found now
  * @rec: what was recorded of storaged's mount
  *
@@ -86,8 +82,7 @@ int mount_identity_path(const char *path, struct mount_identity *ret);
  */
 bool mount_identity_is(const struct mount_identity *now, const struct mount_identity *rec);
 
-/**
- * umount_at:
+/*
  * @parent_fd: the directory that holds the mount point, opened by the safe
  *             walk (it is never looked up again)
  * @name: the mount point's name in it: one component, no '/'
@@ -110,8 +105,7 @@ bool mount_identity_is(const struct mount_identity *now, const struct mount_iden
 int umount_at(const struct mountfd_ops *ops, int parent_fd, const char *name,
 	      const struct mount_identity *rec, int flags);
 
-/**
- * umount_id:
+/*
  * @mnt_id: a mount's ID as recorded when it was made
  * @flags: as umount_at()
  *
@@ -123,10 +117,7 @@ int umount_at(const struct mountfd_ops *ops, int parent_fd, const char *name,
  */
 int umount_id(uint64_t mnt_id, int flags);
 
-/**
- * umount_make_private:
- * @mnt_id: a mount's ID as recorded when it was made
- *
+/*
  * Makes the mount @mnt_id and every mount below it private
  * (mount_setattr(2), MS_PRIVATE, AT_RECURSIVE): each leaves the peer
  * group it was in, so that unmounting it no longer propagates.  A clone
@@ -143,9 +134,7 @@ int umount_id(uint64_t mnt_id, int flags);
  */
 int umount_make_private(uint64_t mnt_id);
 
-/**
- * umount_id_private:
- * @mnt_id: a mount's ID as recorded when it was made
+/*
  * @flags: as umount_at()
  *
  * umount_id() of a mount made private first (umount_make_private()): for
@@ -157,8 +146,7 @@ int umount_make_private(uint64_t mnt_id);
  */
 int umount_id_private(uint64_t mnt_id, int flags);
 
-/**
- * umount_fd_detached:
+/*
  * @mnt_fd: a descriptor of a mount just made (the new mount API)
  *
  * Detaches (MNT_DETACH: the descriptor holds it) the mount @mnt_fd is
@@ -167,8 +155,7 @@ int umount_id_private(uint64_t mnt_id, int flags);
  */
 void umount_fd_detached(int mnt_fd);
 
-/**
- * umount_private_path:
+/*
  * @path: a mount point in storaged's own state directory, root's alone,
  *        whose name no one else can make lead elsewhere
  * @flags: umount2(2) flags (MNT_DETACH); UMOUNT_NOFOLLOW is always added
@@ -178,8 +165,7 @@ void umount_fd_detached(int mnt_fd);
  */
 int umount_private_path(const char *path, int flags);
 
-/**
- * umount_recorded:
+/*
  * @lg: where a warning goes (the rbind that could not be made private)
  * @mp: where the mount was made, for a record without an ID and messages
  * @rec: its recorded identity; rec->id 0 for a record of a storaged

@@ -4,13 +4,9 @@
  * local, the directories walked, and the walks that read them.
  *
  * A pass (the loader's, or the executor's) asks the same questions many
- * times: is the mount this directory is on local (a lookup there never
- * waits for a server)?  Where does this path lead?  Open this mount point
- * without following a link a user planted.  Answered each by its own
- * module, each kept its own copy of the mount table, its own set of local
- * mount IDs and its own cache of walked directories.  Here there is one of
- * each per pass, and safepath's one walker (safepath.h) asks three
- * questions over them:
+ * times, so it keeps one mount table, one set of local mount IDs and one
+ * cache of walked directories, over which safepath's walker (safepath.h)
+ * answers three questions:
  *   view_resolve()  where a path leads, looking names up only on local
  *                   mounts (for the plan: no server is asked);
  *   view_open()     the safe walk of safepath_open(), each name opened
@@ -52,8 +48,7 @@ struct view {
 	struct view_dirs dirs;
 };
 
-/**
- * view_read_table:
+/*
  * @path: a mountinfo(5) file: VIEW_MOUNTINFO, or a test's fixture
  *
  * The one reader of the mount table (libmount mnt_new_table_from_file()).
@@ -76,9 +71,7 @@ struct libmnt_fs *view_find_child(struct libmnt_table *tb, uint64_t id, const ch
 struct libmnt_fs *view_find_top(struct libmnt_table *tb, const char *target, unsigned id,
 				struct libmnt_fs **ret_ours);
 
-/**
- * view_mounted_ro:
- * @tb: the mount table now
+/*
  * @mp: a mount point, or NULL
  *
  * Returns: whether the topmost mount on @mp is read-only (its VFS "ro");
@@ -94,10 +87,7 @@ char *view_fs_text(struct libmnt_fs *fs);
  * mount table (fs/proc_namespace.c mounts_poll()), owned; -1 with errno. */
 int view_watch_open(void);
 
-/**
- * view_table:
- * @v: the pass's view
- *
+/*
  * The snapshot of /proc/self/mountinfo, read at the first question.
  *
  * Returns: borrowed until the view is refreshed (a walk meets an unknown
@@ -106,8 +96,7 @@ int view_watch_open(void);
  */
 struct libmnt_table *view_table(struct view *v);
 
-/**
- * view_mounted:
+/*
  * @id: the mount table ID of a mount the pass just made, 0 when unknown
  * @local: whether it is local (a tmpfs, a bind of a local directory)
  * @mountpoint: where it was made (as walked, or as the kernel gives it);
@@ -118,8 +107,7 @@ struct libmnt_table *view_table(struct view *v);
  */
 void view_mounted(struct view *v, uint64_t id, bool local, const char *mountpoint);
 
-/**
- * view_resolve:
+/*
  * @path: absolute path as the fstab writes it
  * @buf: where @path leads: every link that exists now resolved; the part
  *       that does not exist yet kept as written
@@ -138,18 +126,11 @@ void view_mounted(struct view *v, uint64_t id, bool local, const char *mountpoin
  */
 int view_resolve(struct view *v, const char *path, bool kernel, char buf[static PATH_MAX], mode_t *ret_mode);
 
-/**
- * view_open:
- * @path, @mkdir_mode, @ret_fd, @ret_parent, @why, @len: as
- *                                                   safepath_open_cached()
- *
- * safepath_open_cached() on the view's directories.
- */
+/* safepath_open_cached() on the view's directories. */
 int view_open(struct view *v, const char *path, mode_t mkdir_mode, int *ret_fd,
 	      const struct view_dir **ret_parent, char *why, size_t len);
 
-/**
- * view_is_local:
+/*
  * @path: absolute, normalised path (need not exist entirely)
  *
  * safepath_is_local() with the view's local mounts and the directories
@@ -160,7 +141,6 @@ int view_open(struct view *v, const char *path, mode_t mkdir_mode, int *ret_fd,
  */
 int view_is_local(struct view *v, const char *path);
 
-/** view_done: frees the view; it is empty again. */
 void view_done(struct view *v);
 
 #endif

@@ -24,16 +24,14 @@ struct area_backend_facts {
 	const char *inodes_key;
 };
 
-/**
- * area_backend_facts:
+/*
  * Returns: the row of @b (static); NULL for a number outside enum
  * area_backend.  The other functions take a valid backend (config.c and
  * state_area.c accept no other).
  */
 const struct area_backend_facts *area_backend_facts(enum area_backend b);
 
-/**
- * area_fstype:
+/*
  * Returns: the filesystem area @a is mounted as: its backend's own
  * ("tmpfs"), else @a->fs (borrowed; static or @a's).
  */
@@ -42,8 +40,7 @@ const char *area_fstype(const struct area_config *a);
 /** area_is_ramdisk: true when @a's backend is a block device with an fs made by mkfs. */
 bool area_is_ramdisk(const struct area_config *a);
 
-/**
- * area_fstype_is_ext:
+/*
  * True for ext2, ext3 and ext4 (the geometry of area_size.c and mkfs.ext*
  * of area_backend.c), false for anything else and NULL.
  */

@@ -178,12 +178,11 @@ _Static_assert(offsetof(struct sb_chunk, num_stripes) == 44, "chunk.num_stripes"
 _Static_assert(sizeof(struct sb_stripe) == 32, "btrfs_stripe size");
 
 /*
- * crc32c (Castagnoli, reflected polynomial 0x82F63B78), as btrfs stores it:
- * seed ~0, result inverted, written little endian in the first 4 bytes of
- * csum.  Four bits at a time from a 16-entry table (entry i: the bitwise
- * crc32c step applied four times to i): a scan checksums every btrfs
- * device's 4 KiB superblock, and the bitwise loop cost ~145k instructions
- * each (a third of a warm 200-device scan's CPU, bench/README.md "Scan").
+ * crc32c (btrfs_sb.h) four bits at a time from a 16-entry table (entry i:
+ * the bitwise crc32c step applied four times to i): a scan checksums every
+ * btrfs device's 4 KiB superblock, and the bitwise loop cost ~145k
+ * instructions each (a third of a warm 200-device scan's CPU,
+ * bench/README.md "Scan").
  */
 static const uint32_t crc32c_nibble[16] = {
 	0x00000000, 0x105ec76f, 0x20bd8ede, 0x30e349b1, 0x417b1dbc, 0x5125dad3,

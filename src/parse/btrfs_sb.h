@@ -114,8 +114,7 @@ struct btrfs_chunk_block {
 	size_t n_children;
 };
 
-/**
- * btrfs_sb_parse:
+/*
  * @buf: the BTRFS_SB_SIZE bytes read at BTRFS_SB_OFFSET
  * @len: bytes in @buf (must be >= BTRFS_SB_SIZE)
  * @ret: set only on success
@@ -131,9 +130,7 @@ struct btrfs_chunk_block {
  */
 int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret);
 
-/**
- * btrfs_sb_map_sys:
- * @info: a parsed superblock
+/*
  * @logical: a logical address inside a system chunk (the chunk tree's blocks)
  * @len: bytes wanted from @logical on
  * @devid: the device to read from, and @dev_uuid its uuid
@@ -149,8 +146,7 @@ int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret);
 int btrfs_sb_map_sys(const struct btrfs_sb_info *info, uint64_t logical, uint64_t len, uint64_t devid,
 		     const uint8_t dev_uuid[16], uint64_t *ret_offset);
 
-/**
- * btrfs_chunk_block_parse:
+/*
  * @buf: one tree block of the chunk tree, @len bytes (must be info->nodesize)
  * @info: the superblock it belongs to (nodesize, csum_type); a leaf's device
  *        items are appended to info->devs (at most BTRFS_SB_MAX_DEVS)
@@ -168,72 +164,48 @@ int btrfs_sb_map_sys(const struct btrfs_sb_info *info, uint64_t logical, uint64_
 int btrfs_chunk_block_parse(const void *buf, size_t len, struct btrfs_sb_info *info, uint64_t logical,
 			    struct btrfs_chunk_block *ret);
 
-/**
- * btrfs_chunk_block_stripes:
- * @buf: one leaf of the chunk tree, checked by btrfs_chunk_block_parse()
- * @len: its bytes (info->nodesize)
- * @info: the superblock of the device to read from (devid, dev_uuid)
- * @out: the stripes of its chunk items of tree blocks (system, metadata)
- *       that hold a whole copy of their chunk (single, DUP, RAID1*) on that
- *       device, appended at *@n, at
- *       most @cap in all (more are left out: not an error)
- *
- * Pure.  Layout: struct btrfs_chunk + struct btrfs_stripe (btrfs_tree.h).
- * Returns: 0; -EINVAL malformed.
+/*
+ * The stripes of the chunk items in @buf (one leaf of the chunk tree,
+ * checked by btrfs_chunk_block_parse(), info->nodesize bytes) of tree
+ * blocks (system, metadata) that hold a whole copy of their chunk
+ * (single, DUP, RAID1*) on the device @info describes (devid, dev_uuid):
+ * appended to @out at *@n, at most @cap in all (more are left out: not an
+ * error).  Pure.  Layout: struct btrfs_chunk + struct btrfs_stripe
+ * (btrfs_tree.h).  Returns: 0; -EINVAL malformed.
  */
 int btrfs_chunk_block_stripes(const void *buf, size_t len, const struct btrfs_sb_info *info,
 			      struct btrfs_sb_stripe *out, size_t cap, size_t *n);
 
-/**
- * btrfs_stripes_map:
- * As btrfs_sb_map_sys() over the @n stripes @v (btrfs_chunk_block_stripes()).
- */
+/* As btrfs_sb_map_sys() over the @n stripes @v (btrfs_chunk_block_stripes()). */
 int btrfs_stripes_map(const struct btrfs_sb_stripe *v, size_t n, uint64_t logical, uint64_t len, uint64_t devid,
 		      const uint8_t dev_uuid[16], uint64_t *ret_offset);
 
-/**
- * btrfs_tree_block_search:
- * @buf: one tree block, @len bytes (must be info->nodesize)
- * @info: the superblock it belongs to (nodesize, csum_type)
- * @logical: the address it was read for (the header's bytenr must match)
- * @owner: the tree it must belong to (BTRFS_ROOT_TREE_OBJECTID, ...)
- * @key: the key looked for
- * @ret: a node: the child to descend into; a leaf: where @key's item is
- *
- * Pure.  Checks the header, the crc32c checksum when csum_type is crc32c,
- * and that every item or pointer read lies inside the block.
- * Returns: 0; -ENOENT (a leaf without @key, a node whose first key is
- * above it); -EINVAL malformed; -EBADMSG bad checksum.
+/*
+ * Looks for @key in the tree block @buf (info->nodesize bytes, read at
+ * @logical, which its header's bytenr must match) of the tree @owner
+ * (BTRFS_ROOT_TREE_OBJECTID, ...).  *@ret: in a node, the child to
+ * descend into; in a leaf, where @key's item is.  Pure.  Checks the
+ * header, the crc32c checksum when csum_type is crc32c, and that every
+ * item or pointer read lies inside the block.  Returns: 0; -ENOENT (a
+ * leaf without @key, a node whose first key is above it); -EINVAL
+ * malformed; -EBADMSG bad checksum.
  */
 int btrfs_tree_block_search(const void *buf, size_t len, const struct btrfs_sb_info *info, uint64_t logical,
 			    uint64_t owner, const struct btrfs_tree_key *key, struct btrfs_tree_hit *ret);
 
-/**
- * btrfs_root_item_parse:
- * @item: a struct btrfs_root_item, @len bytes
- * @ret_bytenr: its tree's root block (logical address); @ret_level its level
- * Pure.  Returns: 0; -EINVAL too short or a level above the maximum.
- */
+/* A struct btrfs_root_item's tree root block (logical address) and level.
+ * Pure.  Returns: 0; -EINVAL too short or a level above the maximum. */
 int btrfs_root_item_parse(const void *item, size_t len, uint64_t *ret_bytenr, uint8_t *ret_level);
 
-/**
- * btrfs_dev_replace_item_parse:
- * @item: a struct btrfs_dev_replace_item, @len bytes
- * @ret_src_devid: the devid being replaced; @ret_state its
- *                 BTRFS_IOCTL_DEV_REPLACE_STATE_* (linux/btrfs.h)
- * Pure.  Returns: 0; -EINVAL too short.
- */
+/* A struct btrfs_dev_replace_item's devid being replaced and its state
+ * (BTRFS_IOCTL_DEV_REPLACE_STATE_*, linux/btrfs.h).  Pure.  Returns: 0;
+ * -EINVAL too short. */
 int btrfs_dev_replace_item_parse(const void *item, size_t len, uint64_t *ret_src_devid, uint64_t *ret_state);
 
-/**
- * btrfs_sb_crc32c:
- * @buf: bytes, @len of them
- *
+/*
  * crc32c (Castagnoli, reflected polynomial 0x82F63B78, seed ~0, result
  * inverted) as btrfs checksums a superblock from byte 32 to its end and
  * stores the result little endian in the first 4 bytes of csum.
- *
- * Returns: the checksum.
  */
 uint32_t btrfs_sb_crc32c(const void *buf, size_t len);
 

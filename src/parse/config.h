@@ -159,8 +159,7 @@ struct config {
  * unchanged area costs one walk of its tree. */
 #define CONFIG_DEFAULT_SYNC_INTERVAL_USEC (3600ULL * 1000000ULL)
 
-/**
- * config_area_sync_interval:
+/*
  * How often @a is synced back while mounted: its own sync-interval, else
  * the [storaged] default of @c.  Only persist areas are synced.
  * Returns: microseconds; 0 when off.
@@ -170,9 +169,7 @@ static inline uint64_t config_area_sync_interval(const struct config *c, const s
 	return a->sync_interval_set ? a->sync_interval_usec : c->sync_interval_usec;
 }
 
-/**
- * config_btrfs_policy:
- * @c: a parsed config
+/*
  * @fsid: the filesystem's UUID as text ("5e81a1b2-…", any case), or NULL
  * @label: its label, or NULL when it has none
  * @ret: device-timeout, settle-time, settle-limit, degraded and
@@ -184,32 +181,27 @@ static inline uint64_t config_area_sync_interval(const struct config *c, const s
 void config_btrfs_policy(const struct config *c, const char *fsid, const char *label,
 			 struct btrfs_fs_policy *ret);
 
-/**
- * config_degraded_name:
+/*
  * Returns: "no", "after-timeout" or "read-only", as the key takes it (static).
  */
 const char *config_degraded_name(enum degraded_policy d);
 
-/**
- * config_init:
+/*
  * @c: config to fill with the built-in defaults (owned strings allocated)
  *
  * Returns: 0, or -ENOMEM.
  */
 int config_init(struct config *c);
 
-/**
- * config_done:
+/*
  * Frees everything @c owns.  Accepts a zeroed struct.
  */
 void config_done(struct config *c);
 
-/**
- * config_parse_buf:
+/*
  * @c: config initialised by config_init(); values read override defaults
  * @text: ini text, @len bytes (need not be NUL-terminated; NUL bytes inside
  *        are an error)
- * @filename: name used in diagnostics
  * @diags: every problem is appended as "filename:line: message"
  *
  * Pure: reads no file, except that owner/group names are resolved through
@@ -225,17 +217,14 @@ void config_done(struct config *c);
 int config_parse_buf(struct config *c, const char *text, size_t len, const char *filename,
 		     struct diag_list *diags);
 
-/**
- * config_backend_name:
+/*
  * The backend's name from its row in area_facts.c.
  * Returns: "tmpfs", "zram" or "brd" (static string).
  */
 const char *config_backend_name(enum area_backend b);
 
-/**
- * config_backend_from_name:
+/*
  * @name: "tmpfs", "zram" or "brd" (as config_backend_name() returns them)
- * @ret: the backend
  *
  * Returns: 0; -EINVAL for any other name (@ret untouched).
  */

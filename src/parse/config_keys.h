@@ -37,14 +37,12 @@ struct key_def {
 
 extern const struct key_def config_keys[CONFIG_N_KEYS];
 
-/**
- * config_key_find:
+/*
  * Returns: the entry for @key in sections of kind @in, or NULL.
  */
 const struct key_def *config_key_find(enum section_kind in, const char *key);
 
-/**
- * config_key_list:
+/*
  * Writes the keys accepted in @in, comma-separated, into @buf (@len bytes,
  * cut if too small).  Returns: @buf.
  */

@@ -21,9 +21,7 @@ enum fsfacts_tag {
 	FSFACTS_TAG_ID, /* udev's by-id link name (ID_SERIAL, wwn-...), /dev/disk/by-id/ */
 };
 
-/**
- * fsfacts_tag_parse:
- * @spec: an fs_spec, or NULL
+/*
  * @ret_value: where the value after "TAG=" starts (borrowed from @spec),
  *             set only when a tag is returned; may be NULL
  *
@@ -34,8 +32,7 @@ enum fsfacts_tag {
  */
 enum fsfacts_tag fsfacts_tag_parse(const char *spec, const char **ret_value);
 
-/**
- * fsfacts_tag_from_path:
+/*
  * @path: a path such as "/dev/disk/by-uuid/X"
  * @ret_value: the escaped link name after the directory (borrowed), set
  *             only when a tag is returned; may be NULL
@@ -45,9 +42,7 @@ enum fsfacts_tag fsfacts_tag_parse(const char *spec, const char **ret_value);
  */
 enum fsfacts_tag fsfacts_tag_from_path(const char *path, const char **ret_value);
 
-/**
- * fsfacts_tag_name_any_case:
- * @spec: an fs_spec, or NULL
+/*
  * @ret_dir: udev's link directory for the tag ("/dev/disk/by-uuid/",
  *           static), set only when a name is returned; may be NULL
  *
@@ -61,23 +56,18 @@ enum fsfacts_tag fsfacts_tag_from_path(const char *path, const char **ret_value)
  */
 const char *fsfacts_tag_name_any_case(const char *spec, const char **ret_dir);
 
-/**
- * fsfacts_spec_is_tag:
+/*
  * Returns: true when @spec is one of the tags with a non-empty value.
  */
 bool fsfacts_spec_is_tag(const char *spec);
 
-/**
- * fsfacts_spec_is_device:
+/*
  * Returns: true when @spec names a block device: a tag (even with an empty
  * value: the device is then never found) or a path below /dev/.
  */
 bool fsfacts_spec_is_device(const char *spec);
 
-/**
- * fs_spec_is_name:
- * @spec: an fs_spec
- *
+/*
  * Returns: true when @spec is neither a path nor a tag (UUID=, LABEL=, ...)
  * but a name such as "tmpfs" or "server:/export": no device stands for it,
  * so a mounted filesystem is the same one only when its source is the same
@@ -85,15 +75,13 @@ bool fsfacts_spec_is_device(const char *spec);
  */
 bool fs_spec_is_name(const char *spec);
 
-/**
- * fsfacts_is_nodev:
+/*
  * Returns: true for a filesystem type that never sits on a block device
  * (kernel-internal, network, FUSE), whatever its source says.
  */
 bool fsfacts_is_nodev(const char *fstype);
 
-/**
- * fsfacts_is_network:
+/*
  * @fstype: fstab type, e.g. "nfs4" or "fuse.sshfs"
  * @source: its fs_spec, for the old "sshfs#user@host:/dir" FUSE spelling
  *
@@ -105,16 +93,14 @@ bool fsfacts_is_nodev(const char *fstype);
  */
 bool fsfacts_is_network(const char *fstype, const char *source);
 
-/**
- * fsfacts_is_local:
+/*
  * Returns: true for a type whose lookups and mounts never wait for a server
  * or a user space daemon: kernel-internal ones and those on local block
  * devices.
  */
 bool fsfacts_is_local(const char *fstype);
 
-/**
- * fsfacts_unit_is_network:
+/*
  * @unit: a systemd unit name from x-systemd.requires= or x-systemd.after=
  *
  * The units that stand for the network or what comes only after it
@@ -126,10 +112,7 @@ bool fsfacts_is_local(const char *fstype);
  */
 bool fsfacts_unit_is_network(const char *unit);
 
-/**
- * fsfacts_spec_on_network:
- * @spec: an fs_spec
- *
+/*
  * Returns: true for a device path whose device comes over the network and
  * so may appear only after it (/dev/disk/by-path/ip-… iSCSI, /dev/nbd*,
  * /dev/rbd*, /dev/etherd/…, /dev/drbd*), as if the line said `_netdev`.

@@ -94,10 +94,8 @@ struct fstab {
 	size_t n_skipped;
 };
 
-/**
- * fstab_parse_buf:
+/*
  * @ret: filled on success (caller frees with fstab_done())
- * @text: fstab text, @len bytes
  * @filename: name used in diagnostics and stored in @ret->file
  * @select: strv of options that mark an entry as storaged's; NULL means the
  *          default { "x-storaged", "_netdev" }
@@ -122,9 +120,7 @@ struct fstab {
 int fstab_parse_buf(struct fstab *ret, const char *text, size_t len, const char *filename,
 		    char *const *select, struct diag_list *diags);
 
-/**
- * fstab_parse_buf_all:
- *
+/*
  * As fstab_parse_buf(), but on -EINVAL @ret is filled all the same (free
  * it with fstab_done()), with an entry for each line that has an error,
  * in file order among the others: what libmount could read of it, or
@@ -137,14 +133,12 @@ int fstab_parse_buf(struct fstab *ret, const char *text, size_t len, const char 
 int fstab_parse_buf_all(struct fstab *ret, const char *text, size_t len, const char *filename,
 			char *const *select, struct diag_list *diags);
 
-/**
- * fstab_done:
+/*
  * Frees everything @f owns.  Accepts a zeroed struct.
  */
 void fstab_done(struct fstab *f);
 
-/**
- * fstab_entry_collect_paths:
+/*
  * @e: an entry whose source, fstype, options and requires are filled
  *
  * Fills @e->paths (fstab_paths.c): each overlay layer (lowerdir=, split at
@@ -161,8 +155,7 @@ void fstab_done(struct fstab *f);
  */
 int fstab_entry_collect_paths(struct fstab_entry *e);
 
-/**
- * fstab_glob_dir_len:
+/*
  * @pattern: an absolute glob(7) pattern ("/mnt/disk*")
  *
  * Returns: the length in bytes of the directory the pattern's first
@@ -170,8 +163,7 @@ int fstab_entry_collect_paths(struct fstab_entry *e);
  */
 size_t fstab_glob_dir_len(const char *pattern);
 
-/**
- * fstab_option_is_passed:
+/*
  * @name: the name of an option of an entry's mount_options (without its
  *        "=value"), @len bytes, not NUL-terminated
  *

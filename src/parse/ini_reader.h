@@ -27,8 +27,7 @@ struct ini_lines {
 	int r; /* -ENOMEM while appending a diagnostic: reading stops */
 };
 
-/**
- * ini_lines_read:
+/*
  * @str: inih's line buffer, @num bytes (its build-time INI_MAX_LINE)
  * @stream: a struct ini_lines
  *

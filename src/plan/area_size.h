@@ -36,14 +36,11 @@ struct area_sizing {
 	char why[256]; /* when !fits: which limit is short and by how much */
 };
 
-/**
- * area_size_resolve:
- * @a: area config
+/*
  * @survey: the survey of the directory the area covers: auto sizes are
  *          what it holds times headroom, and with a->seed the seed must
  *          fit; NULL when not surveyed
  * @ram_bytes: MemTotal, bytes (for N% sizes)
- * @ret: result
  *
  * Pure.  Returns: 0; -EINVAL when a size cannot be resolved (survey missing
  * for auto).

@@ -108,10 +108,7 @@ struct plan_step {
 /* The start of a prediction that a step is skipped, not failed. */
 #define PLAN_PREDICTED_SKIP "skipped: "
 
-/**
- * plan_step_predicted_skip:
- * @s: a step of a predicted plan
- *
+/*
  * Returns: true when predict_plan() (world/predict.h) found that start
  * skips @s because a step it waits on will fail (start counts it as
  * skipped, not failed).  Here, so that the renderer tells the two apart
@@ -122,8 +119,7 @@ static inline bool plan_step_predicted_skip(const struct plan_step *s)
 	return s->predicted && strncmp(s->predicted, PLAN_PREDICTED_SKIP, sizeof(PLAN_PREDICTED_SKIP) - 1) == 0;
 }
 
-/**
- * plan_step_is_device_wait:
+/*
  * Returns: true for a wait for a device or for a btrfs filesystem's
  * members.  Start counts no such step: its failure is that of the steps
  * that wait on it (plan_step_waits_for_own_device()).
@@ -133,8 +129,7 @@ static inline bool plan_step_is_device_wait(const struct plan_step *s)
 	return s->kind == PLAN_WAIT_DEVICE || s->kind == PLAN_ASSEMBLE;
 }
 
-/**
- * plan_step_waits_for_own_device:
+/*
  * @s: a mount step
  * @w: a step @s depends on
  *
@@ -194,8 +189,7 @@ struct plan_input {
 			    depends on them for a later pass (start --local) */
 };
 
-/**
- * plan_build:
+/*
  * @in: inputs, all read-only and owned by the caller
  * @ret: the plan (free with plan_done()); borrows from @in, which must
  *       outlive it
@@ -220,23 +214,20 @@ int plan_build(const struct plan_input *in, struct plan *ret, struct diag_list *
 
 void plan_done(struct plan *p);
 
-/**
- * plan_later_reason:
+/*
  * Returns: why the step @s (with ->later set) is left for later, as static
  * text for the user.
  */
 const char *plan_later_reason(const struct plan_step *s);
 
-/**
- * plan_is_later_reason:
+/*
  * Returns: whether @reason (a record's, may be NULL) is one of
  * plan_later_reason()'s: a step `start --local` left for the start after
  * the network, which waits at rest with no storaged at work.
  */
 bool plan_is_later_reason(const char *reason);
 
-/**
- * plan_fsid_short:
+/*
  * @fsid: a filesystem UUID as text, "5e81a1b2-..."
  * @buf: output, at least 12 bytes
  *
@@ -247,16 +238,13 @@ bool plan_is_later_reason(const char *reason);
  */
 const char *plan_fsid_short(const char *fsid, char *buf, size_t len);
 
-/**
- * plan_step_describe:
- * @s: step
+/*
  * @buf: output, e.g. "mount UUID=… on /srv/data", "register /dev/loop1"
  * Returns: @buf.
  */
 char *plan_step_describe(const struct plan_step *s, char *buf, size_t len);
 
-/**
- * plan_wait_words:
+/*
  * @s: a PLAN_ASSEMBLE or PLAN_WAIT_DEVICE step
  * @buf: output, e.g. "up to 5s", "up to 10s after the first member, 2s
  *       after the last arrival (at most 40s)", "without a time limit"
@@ -266,25 +254,20 @@ char *plan_step_describe(const struct plan_step *s, char *buf, size_t len);
  */
 char *plan_wait_words(const struct plan_step *s, char *buf, size_t len);
 
-/**
- * plan_render_text:
+/*
  * Prints numbered steps with the reason for each edge, e.g.
  *   3 mount UUID=… on /srv/data  (after: 2 btrfs 5e81… ready, 2/2 members)
  * Returns: 0 or negative errno from writing.
  */
 int plan_render_text(const struct plan *p, FILE *out);
 
-/**
- * plan_render_json:
+/*
  * The same plan as JSON through libsmartcols.
  * Returns: 0 or negative errno.
  */
 int plan_render_json(const struct plan *p, FILE *out);
 
-/**
- * plan_needs_devices:
- * @fstab: deferred entries
- *
+/*
  * Pure.  Tells whether planning needs the block device inventory: some
  * entry has a device source (a tag or a /dev path; not a bind, a loop file
  * or a nodev type) or a requires= naming a device.  Without one, storaged
@@ -294,10 +277,7 @@ int plan_render_json(const struct plan *p, FILE *out);
  */
 bool plan_needs_devices(const struct fstab *fstab);
 
-/**
- * plan_devices_by_fsid_only:
- * @fstab: deferred entries
- *
+/*
  * Pure.  Tells whether every device the entries need is a btrfs
  * filesystem named by its fsid (fs_vfstype btrfs, fs_spec UUID=) and no
  * requires= names a device: then btrfs superblocks alone find them, and
@@ -311,21 +291,15 @@ bool plan_needs_devices(const struct fstab *fstab);
  */
 bool plan_devices_by_fsid_only(const struct fstab *fstab);
 
-/**
- * plan_step_will_fail:
- * @s: a step of a plan
- *
+/*
  * A step the plan knows will fail: something else on its mount point, an
  * untrusted link, a seed that does not fit its area, or a prediction.
- *
- * Defined in plan_render.c.
  *
  * Returns: why (borrowed from @s), or NULL.
  */
 const char *plan_step_will_fail(const struct plan_step *s);
 
-/**
- * plan_boot_needs:
+/*
  * @p: a plan (steps in dependency order, as plan_build() makes them)
  * @needed: p->n_steps flags, zeroed by the caller; set for each step the
  *          boot needs

@@ -9,8 +9,7 @@
 
 #include "plan.h"
 
-/**
- * plan_identity_check:
+/*
  * @in: the planner's inputs (inventory, config's stale-member policy)
  * @e: a deferred entry that needs a device
  * @dev: the device @e's source names in the inventory (inventory_find()),

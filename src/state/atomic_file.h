@@ -9,12 +9,10 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-/**
- * file_write_atomic:
+/*
  * @path: the file to replace (or create)
  * @mode: its mode, set with fchmod (the umask does not apply)
  * @write_fn: writes the new text to @f; returns 0 or negative errno
- * @ud: passed to @write_fn
  *
  * Writes into a temporary file beside @path, "@path.XXXXXX" made with
  * O_EXCL by mkostemp(3) (so that whoever may write to the directory cannot
@@ -28,8 +26,7 @@
 int file_write_atomic(const char *path, mode_t mode, int (*write_fn)(FILE *f, const void *ud),
 		      const void *ud);
 
-/**
- * file_atomic_remove:
+/*
  * @path: a file written by file_write_atomic()
  *
  * Removes @path and the temporary files a file_write_atomic() of it that

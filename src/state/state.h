@@ -64,7 +64,7 @@ struct state_record {
 	uint64_t duration_usec; /* how long the step took */
 	bool nofail;
 	unsigned mount_id; /* STATE_MOUNT done by storaged: the mount table's ID */
-	uint64_t mount_unique_id; /* and its never-reused ID (Linux 6.8+), or 0 */
+	uint64_t mount_unique_id; /* and its never-reused ID, or 0 */
 	/* and what statx(2) said of its root when it was made (struct
 	 * mount_identity, mount/umount.h), which tells it from a later mount
 	 * given the same ID where there is no never-reused one; 0: unknown */
@@ -113,9 +113,7 @@ struct state {
 	void *index; /* state.c's lookup index and dirty list of v[] (owned), or NULL */
 };
 
-/**
- * state_load:
- * @dir: state directory
+/*
  * @ret: records from <dir>/state; empty when the file does not exist
  * @ret_line: on -EBADMSG, the first line that could not be read
  *
@@ -133,10 +131,8 @@ struct state {
  */
 int state_load(const char *dir, struct state *ret, unsigned *ret_line);
 
-/**
- * state_parse:
+/*
  * @buf: the text of a state file, NUL-terminated at @len (not changed)
- * @len: its length in bytes
  * @ret, @ret_line: as for state_load()
  *
  * The parser of state_load(), without the file and its trust checks.
@@ -145,8 +141,7 @@ int state_load(const char *dir, struct state *ret, unsigned *ret_line);
  */
 int state_parse(char *buf, size_t len, struct state *ret, unsigned *ret_line);
 
-/**
- * state_save:
+/*
  * Writes <dir>/state atomically (temporary file, fsync, rename), mode 0644,
  * creating @dir (0755) when missing; every record counts as saved after.
  *
@@ -154,8 +149,7 @@ int state_parse(char *buf, size_t len, struct state *ret, unsigned *ret_line);
  */
 int state_save(const char *dir, struct state *s);
 
-/**
- * state_append:
+/*
  * Appends the records changed since the last save (->dirty) to <dir>/state,
  * on a file kept open until state_save() or state_done(): a
  * cost per changed record, not per record, for the saves the executor makes
@@ -172,14 +166,12 @@ int state_save(const char *dir, struct state *s);
  */
 int state_append(const char *dir, struct state *s);
 
-/**
- * state_find:
+/*
  * Returns: the record of @kind and @id, or NULL (borrowed).
  */
 struct state_record *state_find(struct state *s, enum state_kind kind, const char *id);
 
-/**
- * state_put:
+/*
  * Creates or updates the record of @kind/@id.  Strings are copied; a NULL
  * @reason clears the reason, and the members fields are cleared (the
  * caller sets them after).  When @undoable, the record gets the next seq.
@@ -190,15 +182,13 @@ struct state_record *state_put(struct state *s, enum state_kind kind, const char
 			       const char *source, const char *fstype, enum state_status status,
 			       const char *reason, bool undoable);
 
-/**
- * state_touch:
+/*
  * @r: a record of @s changed in place (a field state_put() does not set)
  * Marks it changed, so that the next state_append() writes it.
  */
 void state_touch(struct state *s, struct state_record *r);
 
-/**
- * state_decision_name:
+/*
  * Returns: "complete", "degraded-by-policy", "read-only-by-policy",
  * "refused", "stale-refused", or NULL for DECISION_NONE (static).
  */
@@ -275,10 +265,8 @@ void state_area_init(struct state_area *a);
 /** state_area_done: frees the strings of @a and empties it (state_area_init()). */
 void state_area_done(struct state_area *a);
 
-/**
- * state_area_write:
+/*
  * @file: path of the record (areas/<name>/state)
- * @a: the record
  *
  * Writes @file atomically with file_write_atomic() (atomic_file.h), mode
  * 0644: a crash leaves the old or the new record, and maybe a temporary
@@ -288,10 +276,8 @@ void state_area_done(struct state_area *a);
  */
 int state_area_write(const char *file, const struct state_area *a);
 
-/**
- * state_area_write_fd:
+/*
  * @fd: the record, open for writing and locked (flock) by the caller
- * @a: the record
  *
  * Rewrites the record in place (pwrite at 0, ftruncate, fsync), so that the
  * caller's lock stays on the file others open: a rename would put an
@@ -303,10 +289,8 @@ int state_area_write(const char *file, const struct state_area *a);
  */
 int state_area_write_fd(int fd, const struct state_area *a);
 
-/**
- * state_area_parse:
+/*
  * @buf: the text of a record (need not be NUL-terminated)
- * @len: its length in bytes
  * @ret: filled on success; free with state_area_done()
  *
  * Returns: 0; -EBADMSG when a key is missing or a value is invalid (an
@@ -315,8 +299,7 @@ int state_area_write_fd(int fd, const struct state_area *a);
  */
 int state_area_parse(const char *buf, size_t len, struct state_area *ret);
 
-/**
- * state_area_read_fd:
+/*
  * @fd: the record file, open for reading (its offset does not matter and
  *      is not changed for other users of @fd: pread)
  * @ret: as for state_area_parse()

@@ -27,11 +27,9 @@ struct sync_mark {
 	char boot_id[SYNC_BOOT_ID_LEN]; /* the boot @mono_usec belongs to */
 };
 
-/**
- * sync_wait_usec:
+/*
  * @last: the area's last sync, NULL when it has none (never synced, or a
  *        record without a monotonic time)
- * @boot_id: this boot's id
  * @since_usec: CLOCK_MONOTONIC µs from which an area with no last sync in
  *              this boot counts (when the resident began)
  * @interval_usec: the area's sync-interval, > 0
@@ -47,8 +45,7 @@ struct sync_mark {
 uint64_t sync_wait_usec(const struct sync_mark *last, const char *boot_id, uint64_t since_usec,
 			uint64_t interval_usec, uint64_t now_usec);
 
-/**
- * sync_read_boot_id:
+/*
  * @path: SYNC_BOOT_ID_PATH, or a test's file
  * @buf: receives the id, NUL-terminated, SYNC_BOOT_ID_LEN bytes
  *

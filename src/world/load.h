@@ -14,8 +14,7 @@
 #include "parse/config.h"
 #include "parse/fstab.h"
 
-/**
- * config_visit_fn:
+/*
  * @path: the file's name, for messages
  * @buf: its contents (borrowed for the call), or NULL for a drop-in masked
  *       by a link to /dev/null (@len 0)
@@ -25,9 +24,7 @@
  */
 typedef int (*config_visit_fn)(void *userdata, const char *path, const char *buf, size_t len);
 
-/**
- * config_visit:
- * @path: main file
+/*
  * @check_owner: refuse a file not owned by root or writable by group or
  *               others, and the same of the directories the files are in
  *
@@ -50,24 +47,18 @@ typedef int (*config_visit_fn)(void *userdata, const char *path, const char *buf
 int config_visit(const char *path, bool check_owner, config_visit_fn fn, void *userdata,
 		 struct diag_list *diags);
 
-/**
- * config_load:
+/*
  * @c: config initialised by config_init()
  * @path: main file, read with its drop-ins as config_visit() lists them;
  *        @c->file is set to @path when that file was read
  * @check_owner: as for config_visit()
- * @diags: problems, with file and line
  *
  * Returns: 0; -ENOENT when there is no file at all (nothing appended);
  * -EINVAL when errors were appended; other errors as config_visit().
  */
 int config_load(struct config *c, const char *path, bool check_owner, struct diag_list *diags);
 
-/**
- * fstab_load:
- * @check_owner: refuse an fstab not owned by root or writable by group or
- *               others (see input_read(), shared/input.h)
- *
+/*
  * Reads @path (at most 4 MiB, a regular file) as the main config file is
  * read: not through a symbolic link in any component, and with
  * @check_owner from a root-owned directory group and others cannot write
@@ -80,8 +71,7 @@ int config_load(struct config *c, const char *path, bool check_owner, struct dia
 int fstab_load(struct fstab *ret, const char *path, char *const *select, bool check_owner,
 	       struct diag_list *diags);
 
-/**
- * fstab_load_all:
+/*
  * As fstab_load(), through fstab_parse_buf_all(): on -EINVAL from the
  * parser @ret holds every line, the refused ones too (free it with
  * fstab_done()).  A file that cannot be read fills nothing.

@@ -3,17 +3,7 @@
  * Predictions (predict.h): each rule is a check start makes when the step
  * runs, made here on the same facts, so that --dry-run and check show the
  * failure with start's own reason.  The rules are the rows of rules[]
- * below, each citing the kernel, libmount or mkfs code it follows:
- *   - areas: start's own checks (area_precheck(): size against RAM +
- *     swap, the copy helper, the brd driver), ext inode tables against
- *     size, mkfs, a zram compressor the kernel has;
- *   - waits: a device not present fails at its deadline;
- *   - mounts, from the options alone: the filesystem type (the kernel's
- *     /proc/filesystems, modules.alias, the mount helpers installed),
- *     overlay's layers, tmpfs's numbers, "degraded" off btrfs, btrfs
- *     members missing under degraded = no;
- *   - mounts, on this machine's paths: the mount point, a bind or loop
- *     source, a block device's source, the directories of an overlay.
+ * below, each citing the kernel, libmount or mkfs code it follows.
  * Only paths not below another step's mount point or area are checked:
  * what lies below those is not there before the step runs.
  */
@@ -322,8 +312,6 @@ static int rule_area_precheck(struct predictor *pr, size_t i)
 	return record(pr, i, "%s", why);
 }
 
-/* mke2fs refuses more inodes than 2^32 - 1, or inode tables that leave no
- * room for the filesystem. */
 static int rule_area_ext_inodes(struct predictor *pr, size_t i)
 {
 	const struct plan_step *s = &pr->p->steps[i];
@@ -501,8 +489,6 @@ static bool tmpfs_number_ok(const char *v, size_t n, bool percent)
 	return *end == '\0';
 }
 
-/* tmpfs's size=, nr_blocks= and nr_inodes= as the kernel reads them
- * (mm/shmem.c, shmem_parse_one()): a value it refuses fails the mount. */
 static int rule_tmpfs_numbers(struct predictor *pr, size_t i)
 {
 	static const char *const names[] = { "size", "nr_blocks", "nr_inodes" };
@@ -545,9 +531,6 @@ static bool tmpfs_knows(const char *name, size_t n)
 	return false;
 }
 
-/* An option tmpfs does not take fails the mount: libmount hands every
- * option that is neither a mount flag nor userspace's (mnt_split_optstr())
- * to the kernel, which says "tmpfs: Unknown parameter" (EINVAL). */
 static int rule_tmpfs_options(struct predictor *pr, size_t i)
 {
 	const struct fstab_entry *e = pr->p->steps[i].entry;
@@ -586,10 +569,6 @@ static bool has_layer(const struct fstab_entry *e, const char *option)
 	return false;
 }
 
-/* Layers the kernel requires, known from the options alone: overlayfs
- * refuses a mount without a lower layer ("missing 'lowerdir'") and an upper
- * layer without a work directory ("missing 'workdir'"), with EINVAL
- * (fs/overlayfs/params.c, ovl_fs_params_verify()). */
 static int rule_overlay_layers(struct predictor *pr, size_t i)
 {
 	const struct fstab_entry *e = pr->p->steps[i].entry;

@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Predictions: the failures start would meet that can be known before it
- * runs, found by looking at the system the plan will run on (memory, the
- * copy helper, the filesystem types the kernel and the mount helpers
- * know, btrfs members missing under the degraded policy, mount points).
- * Run after plan_build(), by world_load(): --dry-run and check show each
- * as a step that will fail, and exit 1.  One rule per row of predict.c's
- * rules[], each citing the kernel, libmount or mkfs code it follows.  The executor does not act on
- * them (start meets the failure itself, with the same reason).
+ * runs, one rule per row of predict.c's rules[].  Run after plan_build(),
+ * by world_load(): --dry-run and check show each as a step that will fail,
+ * and exit 1.  The executor does not act on them (start meets the failure
+ * itself, with the same reason).
  */
 #ifndef STORAGED_PREDICT_H
 #define STORAGED_PREDICT_H
@@ -37,8 +34,7 @@ struct predictions {
 	size_t n;
 };
 
-/**
- * predict_plan:
+/*
  * @in: the inputs the plan was built from
  * @ps: where to look
  * @p: the plan; each step start will fail gets ->predicted
@@ -56,8 +52,7 @@ struct predictions {
 int predict_plan(const struct plan_input *in, const struct predict_sources *ps, struct plan *p,
 		 struct predictions *ret);
 
-/**
- * predict_area_fstypes:
+/*
  * @c: a loaded configuration
  * @ps: where to look (filesystems_path)
  * @dl: one error per zram or brd area whose "fs =" names a type the
@@ -71,15 +66,13 @@ int predict_plan(const struct plan_input *in, const struct predict_sources *ps, 
  */
 int predict_area_fstypes(const struct config *c, const struct predict_sources *ps, struct diag_list *dl);
 
-/**
- * predictions_done:
+/*
  * Frees the reasons @pp owns (the plan's steps borrow them).  Accepts a
  * zeroed struct.
  */
 void predictions_done(struct predictions *pp);
 
-/**
- * predict_parse_filesystems_buf:
+/*
  * @buf: /proc/filesystems text ("nodev\tproc\n\text4\n"), NUL-terminated
  * @types: strv the type names are appended to (nodev ones too)
  * @dev_types: strv the names of the types without "nodev" (they mount a
@@ -89,8 +82,7 @@ void predictions_done(struct predictions *pp);
  */
 int predict_parse_filesystems_buf(const char *buf, char ***types, char ***dev_types);
 
-/**
- * predict_parse_zram_compressors_buf:
+/*
  * @buf: a zram device's comp_algorithm ("lzo [lzo-rle] lz4 zstd\n": the
  *       compressors built in, the current one in brackets;
  *       drivers/block/zram/zcomp.c zcomp_available_show()), NUL-terminated
@@ -100,8 +92,7 @@ int predict_parse_filesystems_buf(const char *buf, char ***types, char ***dev_ty
  */
 int predict_parse_zram_compressors_buf(const char *buf, char ***names);
 
-/**
- * predict_parse_modules_alias_buf:
+/*
  * @buf: modules.alias text (modprobe.d(5) "alias fs-xfs xfs" lines)
  * @types: strv the TYPE of each "alias fs-TYPE" is appended to
  *
@@ -109,11 +100,9 @@ int predict_parse_zram_compressors_buf(const char *buf, char ***names);
  */
 int predict_parse_modules_alias_buf(const char *buf, char ***types);
 
-/**
- * predict_fstype_in:
+/*
  * @fstype: an fstab type: "ext4", "fuse.sshfs" (its main type counts, as
  *          libmount and the kernel take it) or a list "ext4,xfs" (any one)
- * @types: the names known
  *
  * Pure.  Returns: true when @fstype names a type in @types.
  */

@@ -18,9 +18,7 @@
  * shared/invocation.h).
  */
 
-/**
- * statedir_check:
- * @dir: the state directory
+/*
  * @lg: why it cannot be used, with the remedy
  *
  * @dir must be a directory, not a symbolic link, owned by root, that
@@ -40,22 +38,18 @@ int statedir_check(const char *dir, const struct logger *lg);
  * default start timeout (DefaultTimeoutStartSec=90s). */
 #define STATEDIR_LOCK_WAIT_SEC 90U
 
-/**
- * statedir_lock_wait_sec:
- *
+/*
  * Returns: STATEDIR_LOCK_WAIT_SEC, or the seconds STORAGED_TEST_LOCK_WAIT
  * says (0..3600, read with secure_getenv(3): tests only).
  */
 unsigned statedir_lock_wait_sec(void);
 
-/**
- * statedir_lock:
+/*
  * @dir: the state directory (absolute), created (0755) when missing
  * @wait_sec: how long to wait for another storaged that holds the lock
  * @lg: why it failed, with the remedy; after a second of waiting, whom it
  *      waits for (info)
  *
- * Nothing is made before statedir_check() passed on the path.
  * One storaged at a time changes the system: takes an exclusive flock(2)
  * on @dir/lock, once statedir_check() passed, waiting up to @wait_sec for
  * the one that holds it (named by its pid from /proc/locks).  Under a
@@ -69,23 +63,17 @@ unsigned statedir_lock_wait_sec(void);
  */
 int statedir_lock(const char *dir, unsigned wait_sec, const struct logger *lg);
 
-/**
- * statedir_load_state:
- * @dir: the state directory
+/*
  * @lg: why the state cannot be used and what to do about it; a warning
  *      for a torn last record
- * @st: filled by state_load()
  *
  * Returns: 0; -EPERM (statedir_check(), or any error of state_load());
  * -ENOMEM.
  */
 int statedir_load_state(const char *dir, const struct logger *lg, struct state *st);
 
-/**
- * statedir_save_state:
- * @dir: the state directory
+/*
  * @lg: why the state could not be written
- * @st: what to write (state_save())
  *
  * Returns: 0; -EPERM when it could not be written.
  */

@@ -60,28 +60,13 @@ struct sources {
 	bool lenient;
 };
 
-/**
- * sources_init:
+/*
  * @s: filled from @o and the environment
- * @o: the command line
  *
- * Test-only inputs, read with secure_getenv(3) (ignored in a set-user-ID
- * or otherwise secure execution), each naming a file read instead of the
- * system's own; documented in storaged(8), ENVIRONMENT:
- *   STORAGED_MOUNTINFO   a mountinfo(5)-format file instead of
- *                        /proc/self/mountinfo (what is mounted already)
- *   STORAGED_INVENTORY   an inventory_load_fixture() ini file instead of
- *                        scanning the block devices
- *   STORAGED_MEMINFO     a /proc/meminfo-format file whose MemTotal is the
- *                        RAM size (for size = N%), instead of sysinfo(2)
- *   STORAGED_SURVEYS     one "BYTES INODES" line per [area] in config order
- *                        instead of walking each area's directory
- *   STORAGED_FILESYSTEMS a /proc/filesystems-format file: every filesystem
- *                        type the kernel can mount (instead of
- *                        /proc/filesystems and its modules.alias)
- *   STORAGED_MOUNT_HELPERS  ':'-separated directories searched for
- *                        mount.TYPE helpers instead of MOUNT_HELPER_DIRS
- *   STORAGED_SYSFS_BTRFS a directory read instead of /sys/fs/btrfs (status)
+ * Test-only inputs (STORAGED_MOUNTINFO, _INVENTORY, _MEMINFO, _SURVEYS,
+ * _FILESYSTEMS, _MOUNT_HELPERS, _SYSFS_BTRFS; storaged(8), ENVIRONMENT),
+ * each a file read instead of the system's own, are read with
+ * secure_getenv(3): ignored in a set-user-ID or otherwise secure execution.
  * With STORAGED_MOUNTINFO set, the plan's paths are a test's, not this
  * machine's: mount points are not checked (predict_plan()).
  * An empty value counts as unset.
@@ -110,8 +95,7 @@ struct world {
 	int unusable;
 };
 
-/**
- * world_load_config:
+/*
  * @s: where the config and fstab are
  * @w: zeroed; its cfg and fstab are filled (free with world_done() in any
  *     case)
@@ -125,8 +109,7 @@ struct world {
  */
 int world_load_config(const struct sources *s, struct world *w, struct diag_list *dl);
 
-/**
- * world_load_devices:
+/*
  * @s: sources (@s->inventory_fixture, or the system's block devices)
  * @depth: how much to ask of each device (inventory_scan()); with
  *         INVENTORY_BTRFS_ONLY, a UUID= of @w's fstab that no btrfs
@@ -143,10 +126,7 @@ int world_load_config(const struct sources *s, struct world *w, struct diag_list
 int world_load_devices(const struct sources *s, enum inventory_depth depth, const struct logger *lg,
 		       struct world *w);
 
-/**
- * world_load:
- * @s: sources
- * @lg: every diagnostic is logged here
+/*
  * @w: zeroed; filled (free with world_done() in any case)
  *
  * Config and fstab, the real paths of mount points and bind sources (I/O:
@@ -177,8 +157,7 @@ enum world_failure {
 	WORLD_FAILURE_AT_WAITERS, /* a wait for devices: counted at the steps waiting on it */
 };
 
-/**
- * world_predicted_failures:
+/*
  * @p: a predicted plan
  * @ret: the steps of @p counted as start will count each when it fails as
  *       plan_step_will_fail() says: a step the boot needs
@@ -194,16 +173,14 @@ int world_predicted_failures(const struct plan *p, struct world_failures *ret,
 			     void (*each)(void *userdata, size_t i, enum world_failure how),
 			     void *userdata);
 
-/**
- * world_log_failures:
+/*
  * The closing line of check and --dry-run, of the counts in @c: only the
  * counts that are not zero, at error level when a failure counts, at
  * warning level when only nofail steps fail, nothing when none does.
  */
 void world_log_failures(const struct logger *lg, const struct world_failures *c);
 
-/**
- * world_refuse_items:
+/*
  * @w: a world whose config and fstab are loaded (world_load_config())
  * @dl: diagnostics; the errors from index @from on are looked at
  * @ret_new: how many items were refused that were not before
@@ -212,37 +189,31 @@ void world_log_failures(const struct logger *lg, const struct world_failures *c)
  * of that line (fstab_entry.refused, .refused_at), the [area] or the
  * [btrfs] section whose lines hold it (area_config.refused,
  * btrfs_policy.refused), each text "refused, FILE:LINE: message; ...".
- * Defined in refuse.c.
  *
  * Returns: the number of errors within no such item (the configuration
  * as a whole cannot be used); -ENOMEM.
  */
 int world_refuse_items(struct world *w, const struct diag_list *dl, size_t from, size_t *ret_new);
 
-/**
- * world_drop_said:
+/*
  * Frees the errors of @dl that a refused fstab line or area of @w says
- * in its failed step: a pass that goes on says each once.  Defined in
- * refuse.c.
+ * in its failed step: a pass that goes on says each once.
  */
 void world_drop_said(const struct world *w, struct diag_list *dl);
 
-/**
- * world_log_unusable:
+/*
  * The one line that says a lenient pass stops: @left errors lie within
  * no item it could refuse alone.
  */
 void world_log_unusable(const struct logger *lg, int left);
 
-/**
- * world_done:
+/*
  * Frees everything world_load() or world_load_config() filled; @w may be
  * partly filled.
  */
 void world_done(struct world *w);
 
-/**
- * world_note_warnings:
+/*
  * @s: its warned_path, when set, is rewritten (file_write_atomic()) with
  *     @w->warnings, unless they were repeated
  * @w: a loaded world
