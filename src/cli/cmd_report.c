@@ -25,7 +25,9 @@
 #include "status/status_live.h"
 #include "world/statedir.h"
 #include "status/status_prom.h"
+#include "shared/sysinfo.h"
 #include "shared/units.h"
+#include "world/load.h"
 #include "world/world.h"
 #include "mount/view.h"
 
@@ -296,6 +298,16 @@ static const struct json_column status_cols[] = {
 	{ "LATE", 1, 0, SCOLS_JSON_STRING },
 	/* areas: no byte or no inode left (area_status_full()) */
 	{ "FULL", 1, 0, SCOLS_JSON_BOOLEAN },
+	/* areas: which limit is hit, "bytes", "inodes" or "bytes,inodes"
+	 * (area_status_full_words()) */
+	{ "FULL_LIMIT", 1, 0, SCOLS_JSON_STRING },
+	/* areas: the limits it was set up with; grow = yes, and how far it
+	 * can grow now (area_grow_fill()) */
+	{ "START_SIZE_BYTES", 1, 0, SCOLS_JSON_NUMBER },
+	{ "START_INODES", 1, 0, SCOLS_JSON_NUMBER },
+	{ "GROW", 1, 0, SCOLS_JSON_BOOLEAN },
+	{ "CEILING_BYTES", 1, 0, SCOLS_JSON_NUMBER },
+	{ "CEILING_INODES", 1, 0, SCOLS_JSON_NUMBER },
 };
 #define STATUS_TEXT_COLS 5
 
@@ -399,14 +411,39 @@ static void last_sync_words(const char *state_dir, const char *name, struct prom
 /* The area's figures as JSON numbers (null when it was not measured). */
 static int area_numbers(struct libscols_line *ln, const struct area_status *a, bool nearly)
 {
+	const char *limit;
+	char words[128];
+
+	if (set_u64(ln, 24, a->start_size_bytes) || set_u64(ln, 25, a->start_inodes) ||
+	    scols_line_set_data(ln, 26, a->grow ? "1" : "0"))
+		return -ENOMEM;
 	if (!a->measured)
 		return 0;
+	area_status_full_words(a, words, sizeof(words), &limit);
 	if (set_u64(ln, 11, a->size_bytes) || set_u64(ln, 12, a->used_bytes) ||
 	    set_u64(ln, 13, a->avail_bytes) || set_u64(ln, 14, a->inodes_total) ||
 	    set_u64(ln, 15, a->inodes_used) || scols_line_set_data(ln, 16, nearly ? "1" : "0") ||
-	    scols_line_set_data(ln, 22, area_status_full(a) ? "1" : "0"))
+	    scols_line_set_data(ln, 22, area_status_full(a) ? "1" : "0") || scols_line_set_data(ln, 23, limit))
+		return -ENOMEM;
+	if (a->grow && (set_u64(ln, 27, a->ceiling_bytes) || set_u64(ln, 28, a->ceiling_inodes)))
 		return -ENOMEM;
 	return 0;
+}
+
+/* "; grows: started at 32M and 1024 inodes, ceiling 18.2G and 19M
+ * inodes", or "" for an area that does not grow.  @resident: a resident
+ * storaged is there to grow it. */
+static void grow_words(const struct area_status *a, bool resident, char *buf, size_t len)
+{
+	char start[16], ceiling[16];
+
+	buf[0] = '\0';
+	if (!a->grow)
+		return;
+	snprintf(buf, len, "; grows: started at %s and %llu inodes, ceiling %s and %llu inodes%s",
+		 units_format_size(a->start_size_bytes, start, sizeof(start)), (unsigned long long)a->start_inodes,
+		 units_format_size(a->ceiling_bytes, ceiling, sizeof(ceiling)), (unsigned long long)a->ceiling_inodes,
+		 resident ? "" : " (no resident storaged runs to grow it: start it with --daemon or hotplug = yes)");
 }
 
 /* A warning for an area full or nearly full, with what to do: the
@@ -416,14 +453,23 @@ static bool warn_nearly_full(const struct area_status *a, const struct logger *l
 {
 	unsigned bytes, inodes;
 	bool full = area_status_full(a);
-	char why[64];
+	char why[160], words[128];
 
 	if (!area_status_use(a, &bytes, &inodes))
 		return false;
 	if (full)
-		snprintf(why, sizeof(why), "writes to it fail with ENOSPC");
+		snprintf(why, sizeof(why), "%s: writers see 'No space left on device'",
+			 area_status_full_words(a, words, sizeof(words), NULL));
 	else
 		snprintf(why, sizeof(why), "warned from %u%%", AREA_NEARLY_FULL_PERCENT);
+	/* a growing area this full is at the ceiling memory-reserve sets */
+	if (a->grow) {
+		log_warning(lg, "area '%s' on %s is %s: %u%% of its bytes and %u%% of its inodes used (%s); it grows no further than memory-reserve allows (ceiling %s and %llu inodes now): lower memory-reserve in [storaged] and reload the resident storaged (SIGHUP), or free memory",
+			    a->name, a->path, full ? "full" : "nearly full", bytes, inodes, why,
+			    units_format_size(a->ceiling_bytes, words, sizeof(words)),
+			    (unsigned long long)a->ceiling_inodes);
+		return true;
+	}
 	log_warning(lg, "area '%s' on %s is %s: %u%% of its bytes and %u%% of its inodes used (%s); raise %s in its [area] section, then `%s stop` and `%s start`",
 		    a->name, a->path, full ? "full" : "nearly full", bytes, inodes, why,
 		    bytes >= AREA_NEARLY_FULL_PERCENT && inodes >= AREA_NEARLY_FULL_PERCENT ? "size= and inodes="
@@ -433,6 +479,15 @@ static bool warn_nearly_full(const struct area_status *a, const struct logger *l
 	return true;
 }
 
+/* Is a resident storaged holding @state_dir (liveness.h), to grow the
+ * areas that say grow = yes? */
+static bool resident_runs(const char *state_dir)
+{
+	_cleanup_free_ char *lock = NULL;
+
+	return asprintf(&lock, "%s/resident", state_dir) >= 0 && liveness_held(lock) > 0;
+}
+
 /* @rec: the area's record in the run state, or NULL: failed while the
  * area is set up, what a refused stop left (undo.c), which says why. */
 static int status_area(struct libscols_table *tb, const char *state_dir, const struct area_status *a,
@@ -440,7 +495,7 @@ static int status_area(struct libscols_table *tb, const char *state_dir, const s
 		       struct status_sum *sum)
 {
 	struct libscols_line *ln = scols_table_new_line(tb, NULL);
-	char detail[768], used[16], total[16], synced[64];
+	char detail[1024], used[16], total[16], synced[64], grows[256], words[128];
 	struct prom_sync last;
 	bool full;
 
@@ -463,16 +518,19 @@ static int status_area(struct libscols_table *tb, const char *state_dir, const s
 		snprintf(detail, sizeof(detail), "%s", rec->reason);
 	} else if (a->state_why)
 		snprintf(detail, sizeof(detail), "%s%s", a->state_why, synced);
-	else
-		snprintf(detail, sizeof(detail), "%s%s%s: %s of %s used, %llu of %llu inodes%s%s%s", a->backend,
+	else {
+		grow_words(a, resident_runs(state_dir), grows, sizeof(grows));
+		snprintf(detail, sizeof(detail), "%s%s%s: %s of %s used, %llu of %llu inodes%s%s%s%s%s%s", a->backend,
 			 a->device ? " " : "", a->device ? a->device : "",
 			 units_format_size(a->used_bytes, used, sizeof(used)),
 			 units_format_size(a->size_bytes, total, sizeof(total)),
 			 (unsigned long long)a->inodes_used, (unsigned long long)a->inodes_total,
 			 !full		       ? ""
-			 : area_status_full(a) ? " (FULL)"
+			 : area_status_full(a) ? " (FULL: "
 					       : " (NEARLY FULL)",
-			 a->persist ? ", persist" : "", synced);
+			 full && area_status_full(a) ? area_status_full_words(a, words, sizeof(words), NULL) : "",
+			 full && area_status_full(a) ? ")" : "", a->persist ? ", persist" : "", grows, synced);
+	}
 	if (json && area_numbers(ln, a, full) < 0)
 		return -ENOMEM;
 	if (scols_line_set_data(ln, 0, "area") || scols_line_set_data(ln, 1, a->name) ||
@@ -578,6 +636,23 @@ static void print_resident(const char *dir)
 		       pidfile);
 }
 
+/* Which areas grow (grow = yes) and how far they can now, from the
+ * configuration and /proc/meminfo; a configuration that cannot be read
+ * shows none growing (its errors are check's and start's to report). */
+static void fill_grow(const struct options *o, struct area_status *areas, size_t n)
+{
+	struct diag_list dl = { 0 };
+	struct sysinfo_memory m;
+	struct config c;
+
+	if (!n || config_init(&c) < 0)
+		return;
+	if (config_load(&c, o->config_path, true, &dl) == 0 && sysinfo_memory(NULL, &m) == 0)
+		area_grow_fill(areas, n, &c, m.available, m.total);
+	diag_list_done(&dl);
+	config_done(&c);
+}
+
 int cmd_status(const struct options *o, const struct logger *lg)
 {
 	struct sources src;
@@ -604,6 +679,7 @@ int cmd_status(const struct options *o, const struct logger *lg)
 	in.nobody_at_work = !at_work(o->state_dir);
 	if (area_status_list(o->state_dir, log_self(lg), in.nobody_at_work, &areas, &n_areas) < 0)
 		n_areas = 0;
+	fill_grow(o, areas, n_areas);
 	in.areas = areas;
 	in.n_areas = n_areas;
 	in.mountinfo = view_read_table(src.mountinfo_path);
