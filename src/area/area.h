@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "plan/area_size.h"
 #include "parse/config.h"
@@ -173,6 +174,13 @@ struct area_status {
 	bool kept_both; /* a sync since start kept entries on both sides */
 	char *fs; /* filesystem on a ramdisk ("tmpfs" for tmpfs) */
 	uint64_t cover_id; /* mount ID of its bind over the directory, 0: unknown */
+	/* the limits it was set up with (its record): where a growing area
+	 * started */
+	uint64_t start_size_bytes, start_inodes;
+	/* grow = yes, set by area_grow_fill() (not by area_status_list()):
+	 * the most it can grow to now within memory-reserve */
+	bool grow;
+	uint64_t ceiling_bytes, ceiling_inodes;
 };
 
 /* `status` warns, and exits 1, from this use of bytes or inodes on. */
@@ -200,6 +208,76 @@ bool area_status_use(const struct area_status *a, unsigned *ret_bytes_pct, unsig
  * with ENOSPC now (df's 100 %, rounded up, may still leave one).
  */
 bool area_status_full(const struct area_status *a);
+
+/**
+ * area_status_measure:
+ * @o: an area's status
+ * @v: statvfs(3) of the mounted area
+ *
+ * Pure.  Sets the figures of @o (size, used, available bytes; inodes and
+ * inodes used) from @v, and @o->measured.
+ */
+struct statvfs;
+void area_status_measure(struct area_status *o, const struct statvfs *v);
+
+/**
+ * area_status_full_words:
+ * @a: an area's status
+ * @buf: receives which limit @a hit, in the words `status` and the
+ *       resident's log use: "out of inodes (300000 of 300000)", "out of
+ *       bytes (32M of 32M)", or both joined by "and"
+ * @ret_limit: NULL, or set to "bytes", "inodes" or "bytes,inodes" (static),
+ *             as `status --json` and the metrics name it
+ *
+ * Pure.  Returns: @buf; NULL (and *@ret_limit NULL) when @a is not full
+ * (area_status_full()).
+ */
+const char *area_status_full_words(const struct area_status *a, char *buf, size_t len, const char **ret_limit);
+
+/**
+ * area_grow_fill:
+ * @v: the areas (area_status_list()), @n of them
+ * @c: the configuration: which areas have grow = yes, the memory-reserve
+ * @available: MemAvailable, bytes
+ * @total: MemTotal, bytes (what memory-reserve = N% is a share of)
+ *
+ * Pure.  Sets grow, ceiling_bytes and ceiling_inodes of each active,
+ * measured tmpfs area whose [area] section says grow = yes: how far it can
+ * grow now (area_grow_decide() with the others' unfilled parts).
+ */
+void area_grow_fill(struct area_status *v, size_t n, const struct config *c, uint64_t available, uint64_t total);
+
+/**
+ * area_grow_budget:
+ * @v: the areas, with grow set (area_grow_fill())
+ * @i: the one growing
+ * @available, @reserve: MemAvailable and memory-reserve, bytes
+ * @ret: the budget of @v[@i]: the other growing areas' unfilled parts
+ *       counted (plan/area_grow.h)
+ *
+ * Pure.
+ */
+struct grow_budget;
+void area_grow_budget(const struct area_status *v, size_t n, size_t i, uint64_t available, uint64_t reserve,
+		      struct grow_budget *ret);
+
+/**
+ * area_grow_remount:
+ * @area_dir: where the area is mounted privately (area_private_mounts())
+ * @dev: its st_dev as last seen (0: not checked): a directory that is no
+ *       longer that mount is left alone
+ * @size: the new size=, bytes; @inodes: the new nr_inodes=
+ *
+ * Raises the limits of the tmpfs mounted on @area_dir: fspick(2) of its
+ * superblock, fsconfig(2) size= and nr_inodes=, FSCONFIG_CMD_RECONFIGURE.
+ * Every mount of it (the bind over the directory as well) has the new
+ * limits at once; its content and the mounts' flags stay as they are.
+ *
+ * Returns: 0; -ESTALE when @area_dir is no longer a tmpfs mount root of
+ * @dev; negative errno of the system calls (-EINVAL: the kernel refused
+ * the values).
+ */
+int area_grow_remount(const char *area_dir, dev_t dev, uint64_t size, uint64_t inodes);
 
 /**
  * area_status_list:

@@ -124,8 +124,7 @@ static bool interrupted(const struct area_dirs *d, const struct state_area *st, 
 	return true;
 }
 
-/* the figures of the mounted area @o from its statvfs(3) @v */
-static void measure(struct area_status *o, const struct statvfs *v)
+void area_status_measure(struct area_status *o, const struct statvfs *v)
 {
 	o->size_bytes = (uint64_t)v->f_blocks * v->f_frsize;
 	o->used_bytes = (uint64_t)(v->f_blocks - v->f_bfree) * v->f_frsize;
@@ -148,15 +147,15 @@ static void status_fill(const char *state_dir, const char *self, struct state_ar
 	o->fs = st->fs;
 	o->backend = strdup(config_backend_name(st->backend));
 	st->name = st->path = st->device = st->fs = NULL;
-	o->size_bytes = st->size_bytes;
-	o->inodes_total = st->nr_inodes;
+	o->size_bytes = o->start_size_bytes = st->size_bytes;
+	o->inodes_total = o->start_inodes = st->nr_inodes;
 	o->cover_id = st->cover_id;
 	if (area_dirs_init(&d, state_dir, o->name, self) < 0) {
 		o->state = AREA_STATE_DEGRADED;
 		return;
 	}
 	if (area_is_mount_of(d.area, NULL) && statvfs(d.area, &v) == 0)
-		measure(o, &v);
+		area_status_measure(o, &v);
 	/* the path is the record's, read before st->path moved to @o */
 	st->path = o->path;
 	o->state = area_state_of(&d, st, why, sizeof(why));
@@ -206,6 +205,29 @@ bool area_status_full(const struct area_status *a)
 {
 	return a->measured && ((a->size_bytes && !a->avail_bytes) ||
 			       (a->inodes_total && a->inodes_used >= a->inodes_total));
+}
+
+const char *area_status_full_words(const struct area_status *a, char *buf, size_t len, const char **ret_limit)
+{
+	bool bytes = a->measured && a->size_bytes && !a->avail_bytes;
+	bool inodes = a->measured && a->inodes_total && a->inodes_used >= a->inodes_total;
+	char used[16], size[16];
+
+	if (ret_limit)
+		*ret_limit = bytes && inodes ? "bytes,inodes" : bytes ? "bytes" : inodes ? "inodes" : NULL;
+	if (!bytes && !inodes)
+		return NULL;
+	units_format_size(a->used_bytes, used, sizeof(used));
+	units_format_size(a->used_bytes + a->avail_bytes, size, sizeof(size));
+	if (bytes && inodes)
+		snprintf(buf, len, "out of bytes (%s of %s) and of inodes (%llu of %llu)", used, size,
+			 (unsigned long long)a->inodes_used, (unsigned long long)a->inodes_total);
+	else if (bytes)
+		snprintf(buf, len, "out of bytes (%s of %s)", used, size);
+	else
+		snprintf(buf, len, "out of inodes (%llu of %llu)", (unsigned long long)a->inodes_used,
+			 (unsigned long long)a->inodes_total);
+	return buf;
 }
 
 /* The directory @lower (a setup's private bind of an area's directory)
@@ -272,7 +294,7 @@ static int status_unrecorded(const char *state_dir, const char *self, const char
 	o->path = lower ? bound_from(d.lower) : NULL;
 	o->backend = strdup("unknown");
 	if (area && statvfs(d.area, &v) == 0)
-		measure(o, &v);
+		area_status_measure(o, &v);
 	snprintf(why, sizeof(why),
 		 "a `start` was killed while it set the area up: %s%s%s%s%s%s%s%s%s, and nothing covers its directory yet; `%s start` sets it up again, `%s stop` undoes it",
 		 area ? "its filesystem is mounted on '" : "", area ? d.area : "", area ? "' (" : "",

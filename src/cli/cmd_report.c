@@ -361,6 +361,16 @@ static const struct json_column status_cols[] = {
 	{ "LATE", 1, 0, SCOLS_JSON_STRING },
 	/* areas: no byte or no inode left (area_status_full()) */
 	{ "FULL", 1, 0, SCOLS_JSON_BOOLEAN },
+	/* areas: which limit is hit, "bytes", "inodes" or "bytes,inodes"
+	 * (area_status_full_words()) */
+	{ "FULL_LIMIT", 1, 0, SCOLS_JSON_STRING },
+	/* areas: the limits it was set up with; grow = yes, and how far it
+	 * can grow now (area_grow_fill()) */
+	{ "START_SIZE_BYTES", 1, 0, SCOLS_JSON_NUMBER },
+	{ "START_INODES", 1, 0, SCOLS_JSON_NUMBER },
+	{ "GROW", 1, 0, SCOLS_JSON_BOOLEAN },
+	{ "CEILING_BYTES", 1, 0, SCOLS_JSON_NUMBER },
+	{ "CEILING_INODES", 1, 0, SCOLS_JSON_NUMBER },
 };
 #define STATUS_TEXT_COLS 5
 
@@ -389,6 +399,12 @@ static const char *const status_help[] = {
 	"btrfs: how long it waited, in ms",
 	"btrfs: members back after a degraded mount",
 	"area: 1 when no byte or no inode is left",
+	"area: the limit it hit: bytes, inodes or bytes,inodes",
+	"area: its size when set up, in bytes",
+	"area: its inodes when set up",
+	"area: 1 for grow = yes",
+	"area: the size it can grow to now, in bytes",
+	"area: the inodes it can grow to now",
 };
 _Static_assert(ARRAY_SIZE(status_help) == ARRAY_SIZE(status_cols), "a help line for each status column");
 
@@ -426,12 +442,21 @@ static int status_record(struct libscols_table *tb, const struct status_report *
 /* The area's figures as JSON numbers (null when it was not measured). */
 static int area_numbers(struct libscols_line *ln, const struct area_status *a, bool nearly)
 {
+	const char *limit;
+	char words[128];
+
+	if (set_u64(ln, 24, a->start_size_bytes) || set_u64(ln, 25, a->start_inodes) ||
+	    scols_line_set_data(ln, 26, a->grow ? "1" : "0"))
+		return -ENOMEM;
 	if (!a->measured)
 		return 0;
+	area_status_full_words(a, words, sizeof(words), &limit);
 	if (set_u64(ln, 11, a->size_bytes) || set_u64(ln, 12, a->used_bytes) ||
 	    set_u64(ln, 13, a->avail_bytes) || set_u64(ln, 14, a->inodes_total) ||
 	    set_u64(ln, 15, a->inodes_used) || scols_line_set_data(ln, 16, nearly ? "1" : "0") ||
-	    scols_line_set_data(ln, 22, area_status_full(a) ? "1" : "0"))
+	    scols_line_set_data(ln, 22, area_status_full(a) ? "1" : "0") || scols_line_set_data(ln, 23, limit))
+		return -ENOMEM;
+	if (a->grow && (set_u64(ln, 27, a->ceiling_bytes) || set_u64(ln, 28, a->ceiling_inodes)))
 		return -ENOMEM;
 	return 0;
 }
@@ -442,13 +467,22 @@ static void warn_nearly_full(const struct area_status *a, const struct logger *l
 {
 	unsigned bytes, inodes;
 	bool full = area_status_full(a);
-	char why[64];
+	char why[160], words[128];
 
 	area_status_use(a, &bytes, &inodes);
 	if (full)
-		snprintf(why, sizeof(why), "writes to it fail with ENOSPC");
+		snprintf(why, sizeof(why), "%s: writers see 'No space left on device'",
+			 area_status_full_words(a, words, sizeof(words), NULL));
 	else
 		snprintf(why, sizeof(why), "warned from %u%%", AREA_NEARLY_FULL_PERCENT);
+	/* a growing area this full is at the ceiling memory-reserve sets */
+	if (a->grow) {
+		log_warning(lg, "area '%s' on %s is %s: %u%% of its bytes and %u%% of its inodes used (%s); it grows no further than memory-reserve allows (ceiling %s and %llu inodes now): lower memory-reserve in [storaged] and reload the resident storaged (SIGHUP), or free memory",
+			    a->name, a->path, full ? "full" : "nearly full", bytes, inodes, why,
+			    units_format_size(a->ceiling_bytes, words, sizeof(words)),
+			    (unsigned long long)a->ceiling_inodes);
+		return;
+	}
 	log_warning(lg, "area '%s' on %s is %s: %u%% of its bytes and %u%% of its inodes used (%s); raise %s in its [area] section, then `%s stop` and `%s start`",
 		    a->name, a->path, full ? "full" : "nearly full", bytes, inodes, why,
 		    bytes >= AREA_NEARLY_FULL_PERCENT && inodes >= AREA_NEARLY_FULL_PERCENT ? "size= and inodes="
@@ -457,11 +491,26 @@ static void warn_nearly_full(const struct area_status *a, const struct logger *l
 		    log_self(lg), log_self(lg));
 }
 
-/* What `status` warns of its areas, before the table. */
-static void warn_areas(const struct status_report *rep, const struct logger *lg)
+/* Is a resident storaged holding @state_dir (liveness.h), to grow the
+ * areas that say grow = yes? */
+static bool resident_runs(const char *state_dir)
 {
+	_cleanup_free_ char *lock = NULL;
+
+	return asprintf(&lock, "%s/resident", state_dir) >= 0 && liveness_held(lock) > 0;
+}
+
+/* What `status` warns of its areas, before the table. */
+static void warn_areas(const struct status_report *rep, const char *state_dir, const struct logger *lg)
+{
+	bool resident = resident_runs(state_dir);
+
 	for (size_t i = 0; i < rep->n_areas; i++) {
 		const struct area_status *a = &rep->areas[i];
+
+		if (a->grow && !resident && a->state == AREA_STATE_ACTIVE)
+			log_warning(lg, "area '%s' says grow = yes, but no resident storaged runs to grow it: start storaged with --daemon, or hotplug = yes",
+				    a->name);
 
 		if (rep->area_rows[i].nearly_full)
 			warn_nearly_full(a, lg);
@@ -572,7 +621,7 @@ static int status_print(const struct options *o, const struct logger *lg, const 
 			log_error(lg, "writing the metrics: %s", strerror(-r));
 		return r;
 	}
-	warn_areas(rep, lg);
+	warn_areas(rep, o->state_dir, lg);
 	if (rep->st.n == 0 && rep->n_areas == 0 && !o->json && !table_only(o))
 		printf("storaged has set up nothing (state directory %s)\n", o->state_dir);
 	else

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "area_watch.h"
 #include "commands.h"
 #include "daemon.h"
 #include "exec/exec.h"
@@ -408,15 +409,16 @@ static int start_pass(const struct options *o, const struct logger *lg, bool no_
 
 /* What a resident storaged keeps from one pass to the next. */
 struct resident_memory {
-	const struct options *o; /* -c, -f, --state-dir absolute (stay_resident()) */
+	struct options o; /* -c, -f, --state-dir absolute (stay_resident()) */
 	unsigned waiting_said; /* log_summary() */
+	struct area_watch watch; /* grow = yes, full areas (area_watch.h) */
 };
 
 static int resident_pass(void *userdata, const struct logger *lg, bool no_wait)
 {
 	struct resident_memory *mem = userdata;
 	unsigned failed = 0, degraded = 0;
-	int r = start_pass(mem->o, lg, no_wait, &mem->waiting_said, NULL, &failed, &degraded);
+	int r = start_pass(&mem->o, lg, no_wait, &mem->waiting_said, NULL, &failed, &degraded);
 
 	/* what the pass freed goes back to the kernel: the resident process
 	 * holds only its loop between events */
@@ -426,16 +428,19 @@ static int resident_pass(void *userdata, const struct logger *lg, bool no_wait)
 
 /* The periodic syncs, and the metrics-textfile rewritten at least every
  * METRICS_REFRESH_SEC between passes: metrics that are not rewritten
- * while storaged runs are what storaged-alerts.yml calls stale. */
+ * while storaged runs are what storaged-alerts.yml calls stale.  The area
+ * watch gets the configuration as the pass read it (and starts, in the
+ * process that stays, the first time). */
 static uint64_t resident_sync(void *userdata, const struct logger *lg, uint64_t since_usec, bool on_timer)
 {
-	const struct resident_memory *mem = userdata;
+	struct resident_memory *mem = userdata;
 	uint64_t next = 0;
 
-	if (sync_due_areas(mem->o, lg, since_usec, &next) < 0)
+	area_watch_update(&mem->watch, &mem->o, lg);
+	if (sync_due_areas(&mem->o, lg, since_usec, &next) < 0)
 		next = 0; /* the next pass reports what cannot be read */
 	if (on_timer)
-		status_prom_after_pass(mem->o, lg);
+		status_prom_after_pass(&mem->o, lg);
 	return next && next < METRICS_REFRESH_SEC ? next : METRICS_REFRESH_SEC;
 }
 
@@ -444,18 +449,25 @@ static uint64_t resident_sync(void *userdata, const struct logger *lg, uint64_t 
  * absolute).  Returns: as resident_stay(); -ENOMEM. */
 static int stay_resident(const struct options *o, bool in_background, const struct logger *lg)
 {
-	struct options ro = *o;
-	struct resident_memory mem = { .o = &ro };
+	struct resident_memory mem = { .o = *o };
 	_cleanup_free_ char *config = path_absolute(o->config_path);
 	_cleanup_free_ char *fstab = o->fstab_path ? path_absolute(o->fstab_path) : NULL;
+	int r;
 
 	if (!config || (o->fstab_path && !fstab)) {
 		log_error(lg, "cannot make -c/-f absolute for the resident storaged: %s", strerror(errno));
 		return -ENOMEM;
 	}
-	ro.config_path = config;
-	ro.fstab_path = fstab;
-	return resident_stay(o->state_dir, in_background, lg, resident_pass, resident_sync, &mem);
+	mem.o.config_path = config;
+	mem.o.fstab_path = fstab;
+	r = area_watch_init(&mem.watch);
+	if (r < 0) {
+		log_error(lg, "cannot watch the areas (grow = yes, full areas): %s", strerror(-r));
+		return r;
+	}
+	r = resident_stay(o->state_dir, in_background, lg, resident_pass, resident_sync, mem.watch.event_fd, &mem);
+	area_watch_done(&mem.watch);
+	return r;
 }
 
 int cmd_start(const struct options *o, const struct logger *lg)

@@ -96,6 +96,7 @@ static int detach(const char *state_dir, struct logger *child_lg)
 struct loop {
 	int epfd, sigfd, timerfd;
 	int synctimerfd; /* the next periodic sync, disarmed when none */
+	int wakefd; /* borrowed: resident_stay()'s @wake_fd, -1: none */
 	uint64_t since; /* CLOCK_MONOTONIC µs when the loop began */
 	struct udev *udev;
 	struct udev_monitor *monitor;
@@ -133,12 +134,12 @@ int resident_block_signals(void)
 	return sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ? -errno : 0;
 }
 
-static int loop_init(struct loop *l)
+static int loop_init(struct loop *l, int wake_fd)
 {
 	sigset_t mask;
 	int r;
 
-	*l = (struct loop){ .epfd = -1, .sigfd = -1, .timerfd = -1, .synctimerfd = -1,
+	*l = (struct loop){ .epfd = -1, .sigfd = -1, .timerfd = -1, .synctimerfd = -1, .wakefd = wake_fd,
 			    .since = now_monotonic_usec() };
 	resident_signals(&mask);
 	l->sigfd = sigfd_open(&mask, NULL);
@@ -153,7 +154,7 @@ static int loop_init(struct loop *l)
 	if (l->timerfd < 0 || l->synctimerfd < 0 || l->epfd < 0)
 		return -errno;
 	if (watch(l, l->sigfd) < 0 || watch(l, l->timerfd) < 0 || watch(l, l->synctimerfd) < 0 ||
-	    watch(l, udev_monitor_get_fd(l->monitor)) < 0)
+	    watch(l, udev_monitor_get_fd(l->monitor)) < 0 || (wake_fd >= 0 && watch(l, wake_fd) < 0))
 		return -errno;
 	return 0;
 }
@@ -202,12 +203,13 @@ static int on_signal(struct loop *l, const struct logger *lg, resident_pass_fn p
 
 /* Returns: 0 after SIGTERM/SIGINT; negative errno when the loop cannot be
  * set up (logged). */
-static int run_loop(const struct logger *lg, resident_pass_fn pass, resident_sync_fn sync, void *userdata)
+static int run_loop(const struct logger *lg, resident_pass_fn pass, resident_sync_fn sync, int wake_fd,
+		    void *userdata)
 {
 	struct loop l;
 	int go = 1, r;
 
-	r = loop_init(&l);
+	r = loop_init(&l, wake_fd);
 	if (r < 0) {
 		log_error(lg, "cannot stay resident: %s", strerror(-r));
 		loop_done(&l);
@@ -221,8 +223,8 @@ static int run_loop(const struct logger *lg, resident_pass_fn pass, resident_syn
 	settle_later(&l, 1);
 	sync_then_rearm(&l, lg, sync, userdata, false);
 	while (go) {
-		struct epoll_event ev[4];
-		int n = epoll_wait(l.epfd, ev, 4, -1);
+		struct epoll_event ev[8];
+		int n = epoll_wait(l.epfd, ev, 8, -1);
 		uint64_t ticks;
 
 		if (n < 0 && errno != EINTR)
@@ -237,8 +239,8 @@ static int run_loop(const struct logger *lg, resident_pass_fn pass, resident_syn
 					pass(userdata, lg, true);
 					sync_then_rearm(&l, lg, sync, userdata, false);
 				}
-			} else if (ev[k].data.fd == l.synctimerfd) {
-				if (read(l.synctimerfd, &ticks, sizeof(ticks)) == sizeof(ticks))
+			} else if (ev[k].data.fd == l.synctimerfd || ev[k].data.fd == l.wakefd) {
+				if (read(ev[k].data.fd, &ticks, sizeof(ticks)) == sizeof(ticks))
 					sync_then_rearm(&l, lg, sync, userdata, true);
 			} else {
 				settle_later(&l, SETTLE_USEC);
@@ -252,7 +254,7 @@ static int run_loop(const struct logger *lg, resident_pass_fn pass, resident_syn
 /* ------------------------------------------------------------ staying */
 
 int resident_stay(const char *state_dir, bool in_background, const struct logger *lg,
-		  resident_pass_fn pass, resident_sync_fn sync, void *userdata)
+		  resident_pass_fn pass, resident_sync_fn sync, int wake_fd, void *userdata)
 {
 	struct logger child_lg;
 	/* in the parent of a detached child: closed, the child keeps the lock */
@@ -281,7 +283,7 @@ int resident_stay(const char *state_dir, bool in_background, const struct logger
 	} else {
 		write_pidfile(state_dir, getpid());
 	}
-	r = run_loop(lg, pass, sync, userdata);
+	r = run_loop(lg, pass, sync, wake_fd, userdata);
 	remove_pidfile(state_dir);
 	lock = safe_close(lock);
 	if (in_background)

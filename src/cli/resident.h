@@ -66,6 +66,9 @@ int resident_block_signals(void);
  *        most, makes one pass) and on SIGHUP
  * @sync: run when the time it last returned has passed, and after each
  *        @pass (which may have changed the areas or their intervals)
+ * @wake_fd: an eventfd (or -1): when it is readable it is read and @sync
+ *           is run as on its timer (the area watch: an area filled or grew,
+ *           the metrics want rewriting)
  * @userdata: passed to @pass and @sync
  *
  * Stays resident in one epoll loop over a udev monitor (kernel uevents
@@ -79,6 +82,6 @@ int resident_block_signals(void);
  * cannot stay (logged): -EWOULDBLOCK is never returned.
  */
 int resident_stay(const char *state_dir, bool in_background, const struct logger *lg,
-		  resident_pass_fn pass, resident_sync_fn sync, void *userdata);
+		  resident_pass_fn pass, resident_sync_fn sync, int wake_fd, void *userdata);
 
 #endif

@@ -264,6 +264,12 @@ static void end_section(struct parser *p)
 		parser_error(p, p->seen[config_key_find(SECTION_AREA, zram_key) - config_keys],
 			     "[area %s] sets %s, which only backend = zram has (this area's backend is %s); remove it or set backend = zram",
 			     a->name, zram_key, area_backend_facts(a->backend)->name);
+	/* a ramdisk's device has its size from the moment it is made, and
+	 * its filesystem the inodes mkfs gave it */
+	if (a->grow && a->backend != AREA_TMPFS)
+		parser_error(p, p->seen[config_key_find(SECTION_AREA, "grow") - config_keys],
+			     "[area %s] sets grow = yes, but a %s area cannot grow: its device's size and its filesystem's inodes are fixed when it is made; set backend = tmpfs, or remove grow and size the area (size =, inodes =)",
+			     a->name, area_backend_facts(a->backend)->name);
 	why = a->mode_set ? units_dir_mode_refusal(a->mode, &fixed) : NULL;
 	if (why)
 		parser_error(p, p->seen[config_key_find(SECTION_AREA, "mode") - config_keys],
@@ -570,6 +576,7 @@ int config_init(struct config *c)
 		.degraded = DEGRADED_NO,
 		.mount_timeout_usec = 90 * USEC_PER_SEC,
 		.sync_interval_usec = CONFIG_DEFAULT_SYNC_INTERVAL_USEC,
+		.memory_reserve = { .kind = AREA_SIZE_PERCENT, .value = CONFIG_DEFAULT_MEMORY_RESERVE_PERCENT },
 		.jobs = 4,
 	};
 	c->fstab = strdup(CONFIG_DEFAULT_FSTAB);

@@ -63,6 +63,9 @@ struct area_config {
 	 * also when built in code, zeroed */
 	bool allow_suid, allow_dev;
 	bool force; /* allow a size above RAM + swap; default false */
+	/* tmpfs only: a resident storaged raises size= and nr_inodes= before
+	 * either runs out, within [storaged]'s memory-reserve; default false */
+	bool grow;
 	char *fs; /* zram/brd filesystem, default "ext4" */
 	unsigned fs_line; /* line of "fs =", 0 when not set */
 	/* zram only: the compressor (the device's comp_algorithm), NULL: the
@@ -148,11 +151,36 @@ struct config {
 	/* sync-interval of the areas that set none, in microseconds, 0: off;
 	 * default CONFIG_DEFAULT_SYNC_INTERVAL_USEC */
 	uint64_t sync_interval_usec;
+	/* what the resident leaves to the rest of the system when it grows an
+	 * area (grow = yes): bytes, or percent of MemTotal; default
+	 * CONFIG_DEFAULT_MEMORY_RESERVE_PERCENT % (config_memory_reserve()) */
+	struct area_size memory_reserve;
 	struct btrfs_policy *btrfs; /* [btrfs ...] sections, in the order read */
 	size_t n_btrfs;
 };
 
 #define CONFIG_DEFAULT_SETTLE_LIMIT_USEC (30ULL * 1000000ULL)
+
+/* A fifth of RAM: twice the MemAvailable at which earlyoom (-m 10) starts
+ * to kill, so that an area grown to its ceiling and filled leaves the
+ * build that fills it room for its own processes before any OOM killer
+ * acts; see storaged.conf(5), memory-reserve. */
+#define CONFIG_DEFAULT_MEMORY_RESERVE_PERCENT 20
+
+/**
+ * config_memory_reserve:
+ * @c: a parsed config
+ * @mem_total: MemTotal, bytes
+ *
+ * Returns: the memory-reserve of @c in bytes (a percentage taken of
+ * @mem_total).
+ */
+static inline uint64_t config_memory_reserve(const struct config *c, uint64_t mem_total)
+{
+	if (c->memory_reserve.kind == AREA_SIZE_PERCENT)
+		return mem_total / 100 * c->memory_reserve.value + mem_total % 100 * c->memory_reserve.value / 100;
+	return c->memory_reserve.value;
+}
 
 /* One hour, as profile-sync-daemon's psd-resync.timer (OnUnitActiveSec=1h):
  * a power cut loses at most an hour, and an incremental sync of an

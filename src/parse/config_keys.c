@@ -385,6 +385,30 @@ static int parse_sync_interval(const char *v, void *base, const struct key_def *
 	return r;
 }
 
+/* memory-reserve = 2G or 20%: what growing areas leave to the rest of
+ * the system; 0 (and 0%) leaves nothing, 100% lets nothing grow */
+static int parse_memory_reserve(const char *v, void *base, const struct key_def *k)
+{
+	struct area_size *sz = field(base, k);
+	uint64_t bytes;
+	unsigned pct;
+	int r;
+
+	if (strchr(v, '%')) {
+		if (strcmp(v, "0%") == 0)
+			pct = 0;
+		else if ((r = units_parse_percent(v, &pct)) < 0)
+			return r;
+		*sz = (struct area_size){ .kind = AREA_SIZE_PERCENT, .value = pct };
+		return 0;
+	}
+	r = units_parse_size(v, &bytes);
+	if (r < 0)
+		return r;
+	*sz = (struct area_size){ .kind = AREA_SIZE_BYTES, .value = bytes };
+	return 0;
+}
+
 #define SYNC_INTERVAL_EXPECT "a duration of at least 1s (e.g. 15min, 1h), or 0 for no periodic sync"
 #define DURATION_EXPECT "a duration (e.g. 90s, 2min, infinity)"
 #define BOOL_EXPECT "a boolean (yes/no, true/false, on/off, 1/0)"
@@ -437,6 +461,10 @@ const struct key_def config_keys[] = {
 	{ SECTION_STORAGED, "sync-interval", parse_sync_interval, S(sync_interval_usec), 0, SYNC_INTERVAL_EXPECT },
 	{ SECTION_AREA, "sync-interval", parse_sync_interval, A(sync_interval_usec), A(sync_interval_set),
 	  SYNC_INTERVAL_EXPECT },
+	/* a tmpfs area grown by the resident within the memory reserve */
+	{ SECTION_AREA, "grow", parse_bool, A(grow), 0, BOOL_EXPECT },
+	{ SECTION_STORAGED, "memory-reserve", parse_memory_reserve, S(memory_reserve), 0,
+	  "a size (e.g. 2G, 512M) or a share of RAM (0%..100%)" },
 	/* one btrfs filesystem's policy, over [storaged]'s */
 	{ SECTION_BTRFS, "device-timeout", parse_duration, B(device_timeout_usec), B(device_timeout_set),
 	  DURATION_EXPECT },

@@ -33,7 +33,7 @@ struct key_def {
 	const char *expect; /* "is not ..." completion for messages */
 };
 
-#define CONFIG_N_KEYS 34
+#define CONFIG_N_KEYS 36
 
 extern const struct key_def config_keys[CONFIG_N_KEYS];
 

@@ -222,6 +222,20 @@ static void render_areas(const struct prom_data *d, FILE *out)
 			       u64(area_value(&d->areas[i], (enum area_field)k), v));
 		}
 	}
+	family(out, "storaged_area_full", "gauge",
+	       "1 when the RAM area has no byte (limit=\"bytes\") or no inode (limit=\"inodes\") left: writers see ENOSPC.");
+	for (size_t i = 0; i < d->n_areas; i++) {
+		const char *limit = NULL;
+		char words[128];
+
+		area_status_full_words(&d->areas[i], words, sizeof(words), &limit);
+		for (size_t k = 0; k < 2; k++) {
+			const char *which = k ? "inodes" : "bytes";
+			const char *const labels[6] = { "area", d->areas[i].name, "path", d->areas[i].path, "limit", which };
+
+			sample(out, "storaged_area_full", labels, limit && strstr(limit, which) ? "1" : "0");
+		}
+	}
 	render_syncs(d, out, false);
 	render_syncs(d, out, true);
 	family(out, "storaged_area_state", "gauge",

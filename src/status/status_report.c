@@ -15,9 +15,11 @@
 
 #include "devices/btrfs_scrub.h"
 #include "mount/view.h"
+#include "shared/sysinfo.h"
 #include "shared/units.h"
 #include "shared/util.h"
 #include "status_report.h"
+#include "world/load.h"
 #include "world/statedir.h"
 
 /* Is the mount @fs (btrfs) one of @f's members?  By device number, or by
@@ -263,11 +265,27 @@ static void last_sync_words(const struct prom_sync *s, char *buf, size_t len)
 	snprintf(buf, len, "; last sync %s %s", when, s->ok ? "ok" : "failed");
 }
 
+/* "; grows: started at 32M and 1024 inodes, ceiling 18.2G and 19M
+ * inodes", or "" for an area that does not grow (`status` warns when no
+ * resident storaged runs to grow it). */
+static void grow_words(const struct area_status *a, char *buf, size_t len)
+{
+	char start[16], ceiling[16];
+
+	buf[0] = '\0';
+	if (!a->grow)
+		return;
+	snprintf(buf, len, "; grows: started at %s and %llu inodes, ceiling %s and %llu inodes",
+		 units_format_size(a->start_size_bytes, start, sizeof(start)), (unsigned long long)a->start_inodes,
+		 units_format_size(a->ceiling_bytes, ceiling, sizeof(ceiling)), (unsigned long long)a->ceiling_inodes);
+}
+
 /* The DETAIL of area @a: its record's failure while it is set up, why it
  * is not active, or its figures. */
 static char *area_detail(const struct area_status *a, const struct status_area *row)
 {
-	char *detail = NULL, used[16], total[16], synced[64];
+	char *detail = NULL, used[16], total[16], synced[64], grows[256], words[128];
+	bool full = row->nearly_full && area_status_full(a);
 	bool failed = a->state == AREA_STATE_ACTIVE && row->rec && row->rec->seq &&
 		      row->rec->status == STATE_FAILED && row->rec->reason;
 	int r;
@@ -277,16 +295,19 @@ static char *area_detail(const struct area_status *a, const struct status_area *
 		r = asprintf(&detail, "%s", row->rec->reason);
 	else if (a->state_why)
 		r = asprintf(&detail, "%s%s", a->state_why, synced);
-	else
-		r = asprintf(&detail, "%s%s%s: %s of %s used, %llu of %llu inodes%s%s%s",
+	else {
+		grow_words(a, grows, sizeof(grows));
+		r = asprintf(&detail, "%s%s%s: %s of %s used, %llu of %llu inodes%s%s%s%s%s%s",
 			     a->backend, a->device ? " " : "", a->device ? a->device : "",
 			     units_format_size(a->used_bytes, used, sizeof(used)),
 			     units_format_size(a->size_bytes, total, sizeof(total)),
 			     (unsigned long long)a->inodes_used, (unsigned long long)a->inodes_total,
-			     !row->nearly_full	   ? ""
-			     : area_status_full(a) ? " (FULL)"
-						   : " (NEARLY FULL)",
-			     a->persist ? ", persist" : "", synced);
+			     !row->nearly_full ? ""
+			     : full	       ? " (FULL: "
+					       : " (NEARLY FULL)",
+			     full ? area_status_full_words(a, words, sizeof(words), NULL) : "", full ? ")" : "",
+			     a->persist ? ", persist" : "", grows, synced);
+	}
 	return r < 0 ? NULL : detail;
 }
 
@@ -361,6 +382,23 @@ static int check_live(struct status_report *rep, const struct sources *src, cons
 	return r;
 }
 
+/* Which areas grow (grow = yes) and how far they can now, from the
+ * configuration and /proc/meminfo; a configuration that cannot be read
+ * shows none growing (its errors are check's and start's to report). */
+static void fill_grow(const struct options *o, struct area_status *areas, size_t n)
+{
+	struct diag_list dl = { 0 };
+	struct sysinfo_memory m;
+	struct config c;
+
+	if (!n || config_init(&c) < 0)
+		return;
+	if (config_load(&c, o->config_path, true, &dl) == 0 && sysinfo_memory(NULL, &m) == 0)
+		area_grow_fill(areas, n, &c, m.available, m.total);
+	diag_list_done(&dl);
+	config_done(&c);
+}
+
 int status_report_build(const struct options *o, const struct logger *lg, bool nobody_at_work,
 			enum status_devices dev, struct status_report *ret)
 {
@@ -374,6 +412,7 @@ int status_report_build(const struct options *o, const struct logger *lg, bool n
 	/* the areas before the live check, which looks at their binds */
 	if (area_status_list(o->state_dir, log_self(lg), nobody_at_work, &ret->areas, &ret->n_areas) < 0)
 		ret->n_areas = 0;
+	fill_grow(o, ret->areas, ret->n_areas);
 	ret->live = calloc(ret->st.n ?: 1, sizeof(*ret->live));
 	ret->entries = calloc(ret->st.n ?: 1, sizeof(*ret->entries));
 	ret->area_rows = calloc(ret->n_areas ?: 1, sizeof(*ret->area_rows));

@@ -62,7 +62,7 @@ run_sd 1 status
 expect_out "$ipct% of its inodes"
 expect_out "raise inodes="
 expect_out "(NEARLY FULL)"
-expect_no_out "(FULL)"
+expect_no_out "(FULL"
 [ "$(field full)" = False ] || fail "JSON: full with inodes left"
 
 note "every inode used (writes fail, ENOSPC): FULL, not nearly"
@@ -70,8 +70,8 @@ i=0
 while { : >"$P/g$i"; } 2>/dev/null; do i=$((i + 1)); [ $i -lt 1000 ] || fail "no ENOSPC after 1000 files"; done
 [ "$(df --output=iavail "$P" | tail -n 1 | tr -d ' ')" = 0 ] || fail "ENOSPC with inodes left"
 run_sd 1 status
-expect_out "area 'a' on $P is full: [0-9]*% of its bytes and 100% of its inodes used (writes to it fail with ENOSPC); raise inodes="
-expect_out "(FULL)"
+expect_out "area 'a' on $P is full: [0-9]*% of its bytes and 100% of its inodes used (out of inodes (100 of 100): writers see 'No space left on device'); raise inodes="
+expect_out "(FULL: out of inodes (100 of 100))"
 expect_no_out "NEARLY FULL"
 expect_no_out "nearly full"
 [ "$(field full)" = True ] || fail "JSON: not full with no inode left"
@@ -82,8 +82,8 @@ note "every byte used: FULL, raise size="
 head -c 2000000 /dev/zero >"$P/big" 2>/dev/null && fail "a 2 MB file fits a 1M area"
 [ "$(df -B1 --output=avail "$P" | tail -n 1 | tr -d ' ')" = 0 ] || fail "ENOSPC with bytes left"
 run_sd 1 status
-expect_out "area 'a' on $P is full: 100% of its bytes and [0-9]*% of its inodes used (writes to it fail with ENOSPC); raise size= in"
-expect_out "(FULL)"
+expect_out "area 'a' on $P is full: 100% of its bytes and [0-9]*% of its inodes used (out of bytes (1M of 1M): writers see 'No space left on device'); raise size= in"
+expect_out "(FULL: out of bytes (1M of 1M))"
 expect_no_out "NEARLY FULL"
 [ "$(field full)" = True ] || fail "JSON: not full with no byte left"
 rm -f "$P/big"

@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "plan/area_grow.h"
 #include "plan/area_size.h"
 
 #define MIB (UINT64_C(1) << 20)
@@ -272,6 +273,124 @@ static void test_huge(void **state)
 	assert_true(r.fits);
 }
 
+/* ---------------------------------------------------------------- grow */
+
+static const struct grow_budget plenty = { .available = 16 * GIB, .reserve = 2 * GIB };
+
+/* Below half of both limits and filling slowly: nothing to do, and the
+ * ceilings are what memory allows on top of what is unfilled. */
+static void test_grow_quiet(void **state)
+{
+	struct grow_sample now = { .size = 32 * MIB, .used = MIB, .inodes = 1024, .inodes_used = 10, .usec = 1 };
+	struct grow_step g;
+	uint64_t room;
+
+	(void)state;
+	area_grow_decide(NULL, &now, &plenty, &g);
+	assert_false(g.grow);
+	assert_false(g.barred);
+	assert_int_equal(g.size, 32 * MIB);
+	assert_int_equal(g.inodes, 1024);
+	room = 14 * GIB - (31 * MIB + 1014 * AREA_GROW_INODE_BYTES);
+	assert_int_equal(g.ceiling_size, 32 * MIB + room);
+	assert_int_equal(g.ceiling_inodes, 1024 + room / AREA_GROW_INODE_BYTES);
+}
+
+/* Half of the inodes used: they double, the bytes stay. */
+static void test_grow_at_half(void **state)
+{
+	struct grow_sample now = { .size = 32 * MIB, .used = 10 * MIB, .inodes = 1024, .inodes_used = 600 };
+	struct grow_step g;
+
+	(void)state;
+	area_grow_decide(NULL, &now, &plenty, &g);
+	assert_true(g.grow);
+	assert_false(g.barred);
+	assert_int_equal(g.size, 32 * MIB);
+	assert_int_equal(g.inodes, 2048);
+	now.used = 20 * MIB;
+	now.inodes_used = 100;
+	area_grow_decide(NULL, &now, &plenty, &g);
+	assert_int_equal(g.size, 64 * MIB);
+	assert_int_equal(g.inodes, 1024);
+}
+
+/* A writer at disk speed: the limit grows ahead of what the last
+ * interval's rate fills in AREA_GROW_HORIZON_USEC, though the area is a
+ * quarter full. */
+static void test_grow_rate(void **state)
+{
+	struct grow_sample prev = { .size = 64 * MIB, .used = 0, .inodes = 1024, .inodes_used = 1, .usec = 1000000 };
+	struct grow_sample now = prev;
+	struct grow_step g;
+
+	(void)state;
+	now.used = 16 * MIB; /* in 100 ms: 160 MiB/s */
+	now.usec += 100000;
+	area_grow_decide(&prev, &now, &plenty, &g);
+	assert_true(g.grow);
+	assert_true(g.size >= 16 * MIB + 2 * 320 * MIB);
+	assert_int_equal(g.size % 4096, 0);
+	assert_int_equal(g.inodes, 1024);
+}
+
+/* memory-reserve takes all MemAvailable: nothing grows, the ceilings are
+ * the limits. */
+static void test_grow_barred(void **state)
+{
+	struct grow_sample now = { .size = 32 * MIB, .used = 32 * MIB, .inodes = 1024, .inodes_used = 1024 };
+	struct grow_budget b = { .available = GIB, .reserve = GIB };
+	struct grow_step g;
+
+	(void)state;
+	area_grow_decide(NULL, &now, &b, &g);
+	assert_false(g.grow);
+	assert_true(g.barred);
+	assert_int_equal(g.ceiling_size, 32 * MIB);
+	assert_int_equal(g.ceiling_inodes, 1024);
+	/* the other growing areas' unfilled part counts as taken */
+	b = (struct grow_budget){ .available = 4 * GIB, .reserve = GIB, .others = 3 * GIB };
+	area_grow_decide(NULL, &now, &b, &g);
+	assert_false(g.grow);
+	assert_true(g.barred);
+}
+
+/* Memory for part of it: both limits get their share, within the room. */
+static void test_grow_partial(void **state)
+{
+	struct grow_sample now = { .size = 32 * MIB, .used = 32 * MIB, .inodes = 1024, .inodes_used = 1024 };
+	struct grow_budget b = { .available = 2 * GIB + 20 * MIB, .reserve = 2 * GIB };
+	struct grow_step g;
+	uint64_t spent;
+
+	(void)state;
+	area_grow_decide(NULL, &now, &b, &g);
+	assert_true(g.grow);
+	assert_true(g.barred);
+	assert_true(g.size > 32 * MIB && g.size < 64 * MIB);
+	assert_true(g.inodes > 1024 && g.inodes < 2048);
+	spent = (g.size - now.size) + (g.inodes - now.inodes) * AREA_GROW_INODE_BYTES;
+	assert_true(spent <= 20 * MIB);
+	assert_int_equal(g.ceiling_size, 52 * MIB);
+	/* a crumb of room is not worth a remount, unless the area is full */
+	b.available = 2 * GIB + 512 * 1024;
+	now.used = 20 * MIB;
+	now.inodes_used = 100;
+	now.size = 32 * MIB;
+	area_grow_decide(NULL, &now, &b, &g);
+	assert_false(g.grow);
+}
+
+static void test_grow_unfilled(void **state)
+{
+	struct grow_sample s = { .size = 10, .used = 20, .inodes = 5, .inodes_used = 3 };
+
+	(void)state;
+	assert_int_equal(area_grow_unfilled(&s), 2 * AREA_GROW_INODE_BYTES);
+	s.inodes = UINT64_MAX;
+	assert_int_equal(area_grow_unfilled(&s), UINT64_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +401,9 @@ int main(void)
 		cmocka_unit_test(test_both_short),	 cmocka_unit_test(test_zram_ext4),
 		cmocka_unit_test(test_zram_other_fs),	 cmocka_unit_test(test_no_seed),
 		cmocka_unit_test(test_survey_missing),	 cmocka_unit_test(test_huge),
+		cmocka_unit_test(test_grow_quiet),	 cmocka_unit_test(test_grow_at_half),
+		cmocka_unit_test(test_grow_rate),	 cmocka_unit_test(test_grow_barred),
+		cmocka_unit_test(test_grow_partial),	 cmocka_unit_test(test_grow_unfilled),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -493,7 +493,7 @@ static void test_small_cases(void **state)
 		{ "[storaged]\nfoo\n", 2, "not a section, key = value or comment" },
 		/* inih's rules: ':' separates too, text after ']' is ignored */
 		{ "[storaged]\nfoo: bar\n", 2,
-		  "unknown key 'foo' in [storaged] (accepted: fstab, select, device-timeout, settle-time, settle-limit, degraded, mount-timeout, jobs, hotplug, stale-member, metrics-textfile, sync-interval)" },
+		  "unknown key 'foo' in [storaged] (accepted: fstab, select, device-timeout, settle-time, settle-limit, degraded, mount-timeout, jobs, hotplug, stale-member, metrics-textfile, sync-interval, memory-reserve)" },
 		{ "[storaged\n", 1, "not a section, key = value or comment" },
 		{ "[storaged] x\njobs = 0\n", 2,
 		  "jobs: '0' is out of range; expected a number of parallel jobs, 1..64" },
@@ -891,6 +891,53 @@ static void test_zram_keys(void **state)
 	config_done(&c);
 }
 
+/* grow = yes: tmpfs only, refused at its own line for zram and brd;
+ * memory-reserve: bytes or a share of RAM, 20 % by default. */
+static void test_grow_keys(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	(void)state;
+	assert_int_equal(parse_str(&c, "[area t]\npath = /t\ngrow = yes\n", &dl), 0);
+	assert_true(c.areas[0].grow);
+	assert_int_equal(c.memory_reserve.kind, AREA_SIZE_PERCENT);
+	assert_int_equal(c.memory_reserve.value, CONFIG_DEFAULT_MEMORY_RESERVE_PERCENT);
+	assert_int_equal(config_memory_reserve(&c, 1000), 200);
+	config_done(&c);
+
+	assert_int_equal(parse_str(&c, "[storaged]\nmemory-reserve = 2G\n[area t]\npath = /t\n", &dl), 0);
+	assert_false(c.areas[0].grow);
+	assert_int_equal(config_memory_reserve(&c, 1000), UINT64_C(2) << 30);
+	config_done(&c);
+	assert_int_equal(parse_str(&c, "[storaged]\nmemory-reserve = 0%\n", &dl), 0);
+	assert_int_equal(config_memory_reserve(&c, UINT64_MAX), 0);
+	config_done(&c);
+	assert_int_equal(parse_str(&c, "[storaged]\nmemory-reserve = 100%\n", &dl), 0);
+	assert_int_equal(config_memory_reserve(&c, UINT64_MAX), UINT64_MAX);
+	config_done(&c);
+	assert_int_equal(dl.n, 0);
+
+	assert_int_equal(parse_str(&c,
+				   "[storaged]\nmemory-reserve = 101%\n"
+				   "[area z]\npath = /z\nbackend = zram\n\ngrow = yes\n"
+				   "[area b]\npath = /b\nbackend = brd\ngrow = on\n"
+				   "[area t]\npath = /t\ngrow = maybe\n",
+				   &dl),
+			 -EINVAL);
+	assert_int_equal(dl.n, 4);
+	assert_int_equal(dl.v[0].line, 2);
+	assert_non_null(strstr(dl.v[0].msg, "memory-reserve: '101%' is out of range"));
+	assert_int_equal(dl.v[1].line, 7);
+	assert_non_null(strstr(dl.v[1].msg, "[area z] sets grow = yes, but a zram area cannot grow"));
+	assert_int_equal(dl.v[2].line, 11);
+	assert_non_null(strstr(dl.v[2].msg, "[area b] sets grow = yes, but a brd area cannot grow"));
+	assert_int_equal(dl.v[3].line, 14);
+	assert_non_null(strstr(dl.v[3].msg, "grow: 'maybe' is not a boolean"));
+	diag_list_done(&dl);
+	config_done(&c);
+}
+
 /* [btrfs FSID] and [btrfs LABEL=NAME]: each key over [storaged]'s, the
  * FSID section over the LABEL= one, keys not set are [storaged]'s. */
 static void test_btrfs_sections(void **state)
@@ -1169,6 +1216,7 @@ int main(void)
 		cmocka_unit_test(test_btrfs_section_errors),
 		cmocka_unit_test(test_btrfs_dropin),
 		cmocka_unit_test(test_zram_keys),
+		cmocka_unit_test(test_grow_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

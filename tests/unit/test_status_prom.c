@@ -86,8 +86,19 @@ static void test_render(void **state)
 		  .path = "/var/build",
 		  .size_bytes = 33554432,
 		  .used_bytes = 4096,
+		  .avail_bytes = 33550336,
 		  .inodes_total = 1000,
-		  .inodes_used = 52 },
+		  .inodes_used = 52,
+		  .measured = true },
+		/* out of inodes: writers see ENOSPC, the metric names the limit */
+		{ .name = "full",
+		  .path = "/var/full",
+		  .size_bytes = 1048576,
+		  .used_bytes = 65536,
+		  .avail_bytes = 983040,
+		  .inodes_total = 300000,
+		  .inodes_used = 300000,
+		  .measured = true },
 		{ .name = "keep", .path = "/var/keep", .size_bytes = 16777216 },
 	};
 	struct prom_sync syncs[] = { { .area = "keep", .time_sec = 1764532800, .ok = false } };
@@ -103,7 +114,7 @@ static void test_render(void **state)
 	};
 	struct state st = { .v = recs, .n = 3 };
 	struct prom_data d = {
-		.fs = fs, .n_fs = 2, .state = &st, .areas = areas, .n_areas = 2, .syncs = syncs, .n_syncs = 1,
+		.fs = fs, .n_fs = 2, .state = &st, .areas = areas, .n_areas = 3, .syncs = syncs, .n_syncs = 1,
 		.collected_sec = 1764633600,
 	};
 	char *t;
@@ -122,6 +133,11 @@ static void test_render(void **state)
 	assert_non_null(strstr(t, "storaged_area_used_bytes{area=\"build\",path=\"/var/build\"} 4096\n"));
 	assert_non_null(strstr(t, "storaged_area_inodes{area=\"build\",path=\"/var/build\"} 1000\n"));
 	assert_non_null(strstr(t, "storaged_area_inodes_used{area=\"build\",path=\"/var/build\"} 52\n"));
+	assert_non_null(strstr(t, "storaged_area_full{area=\"full\",path=\"/var/full\",limit=\"inodes\"} 1\n"));
+	assert_non_null(strstr(t, "storaged_area_full{area=\"full\",path=\"/var/full\",limit=\"bytes\"} 0\n"));
+	assert_non_null(strstr(t, "storaged_area_full{area=\"build\",path=\"/var/build\",limit=\"inodes\"} 0\n"));
+	assert_int_equal(count_ending(t, "storaged_area_full{", " 1"), 1);
+	assert_int_equal(count_lines(t, "storaged_area_full{"), 6);
 	/* a sync only where one was recorded */
 	assert_non_null(strstr(t, "storaged_area_last_sync_timestamp_seconds{area=\"keep\",path=\"/var/keep\"} "
 				  "1764532800\n"));
@@ -148,8 +164,8 @@ static void test_render(void **state)
 	assert_int_equal(count_lines(t, "storaged_btrfs_decision{"), 5);
 	assert_non_null(strstr(t, "storaged_btrfs_wait_seconds{fsid=\"0f3c9e2a-1b7d-4c55-8e21-9a6b5c4d3e2f\"} 5.250\n"));
 	assert_int_equal(count_lines(t, "storaged_btrfs_wait_seconds{"), 1);
-	assert_int_equal(count_lines(t, "# TYPE "), 20);
-	assert_int_equal(count_lines(t, "# TYPE storaged_"), 20);
+	assert_int_equal(count_lines(t, "# TYPE "), 21);
+	assert_int_equal(count_lines(t, "# TYPE storaged_"), 21);
 	assert_null(strstr(t, "_total"));
 	/* who wrote the metrics and when: what an alert tells stale ones by */
 	assert_non_null(strstr(t, "\nstoraged_build_info{version=\"" PACKAGE_VERSION "\"} 1\n"));
@@ -228,7 +244,7 @@ static void test_render_empty(void **state)
 	t = render(&d);
 	/* families without samples: HELP and TYPE only; build_info always,
 	 * no collection time when it is not known */
-	assert_int_equal(count_lines(t, "# TYPE "), 19);
+	assert_int_equal(count_lines(t, "# TYPE "), 20);
 	assert_int_equal(count_lines(t, "storaged_"), 1);
 	assert_int_equal(count_lines(t, "storaged_build_info{"), 1);
 	assert_null(strstr(t, "storaged_metrics_timestamp_seconds"));
