@@ -6,7 +6,7 @@
  * below, each citing the kernel, libmount or mkfs code it follows:
  *   - areas: size against RAM + swap, ext inode tables
  *     against size, the copy helper for seed or persist areas, a zram
- *     compressor the kernel has;
+ *     compressor the kernel has, a writeback device it can take;
  *   - waits: a device not present fails at its deadline;
  *   - mounts, from the options alone: the filesystem type, overlay's
  *     layers, tmpfs's numbers, "degraded" off btrfs, btrfs members
@@ -370,6 +370,10 @@ static const struct predict_rule rules[] = {
 	  "storaged copy/copy_spawn.c copy_spawn_find(), as area.c runs the copy" },
 	{ "zram-compression", PLAN_AREA, false, predict__zram_compression,
 	  "Linux drivers/block/zram/zram_drv.c comp_algorithm_show()/comp_algorithm_store(): the compressors built in, the current one in brackets; another name is EINVAL, 6.1-6.18" },
+	{ "zram-writeback-device", PLAN_AREA, true, predict__zram_writeback_device,
+	  "Linux drivers/block/zram/zram_drv.c backing_dev_store(): filp_open() of the name (ENOENT), a block device only (ENOTBLK), 4.14-6.18" },
+	{ "zram-writeback", PLAN_AREA, false, predict__zram_writeback,
+	  "Linux drivers/block/zram/zram_drv.c: backing_dev exists only with CONFIG_ZRAM_WRITEBACK (zram_disk_attrs[]), 4.14-6.18" },
 	{ "wait-device", PLAN_WAIT_DEVICE, false, rule_wait_device,
 	  "storaged exec/exec_wait.c: an absent device fails at its device timeout (x-systemd.device-timeout=, systemd.mount(5))" },
 	{ "fstype", PLAN_MOUNT, false, predict__fstype,

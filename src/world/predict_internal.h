@@ -24,6 +24,8 @@ struct predictor {
 	bool fstypes_loaded;
 	bool aliases_loaded; /* modules.alias added to fstypes */
 	char **zram_compressors; /* what a zram device lists, NULL: unknown */
+	/* whether the kernel's zram has writeback, as a zram device shows */
+	enum { ZRAM_WRITEBACK_UNKNOWN, ZRAM_WRITEBACK_YES, ZRAM_WRITEBACK_NO } zram_writeback;
 	bool zram_loaded;
 	/* below_pending(): the mount points and area paths of the steps still
 	 * to run, sorted (strcmp); n_tops SIZE_MAX until built */
@@ -48,6 +50,10 @@ int predict__block_source(struct predictor *pr, size_t i);
 int predict__overlay_dirs(struct predictor *pr, size_t i);
 /* ... and of area step @i: a zram compressor this kernel does not have */
 int predict__zram_compression(struct predictor *pr, size_t i);
+/* ... a writeback-device this kernel's zram cannot take: no writeback, a
+ * device that is missing or not a block device */
+int predict__zram_writeback(struct predictor *pr, size_t i);
+int predict__zram_writeback_device(struct predictor *pr, size_t i);
 /* ... a brd driver missing, a mkfs missing or refusing the layout, a
  * directory inside a tmpfs a step mounts empty */
 int predict__brd_driver(struct predictor *pr, size_t i);
