@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "copy/copy.h"
 #include "copy/copy_spawn.h"
@@ -430,6 +431,15 @@ int predict_plan(const struct plan_input *in, const struct predict_sources *ps, 
 	strv_free(pr.zram_compressors);
 	free(pr.tops);
 	return r < 0 ? r : n;
+}
+
+const char *predict_user_source_lacks(uid_t uid, gid_t gid, mode_t mode, bool nosuid, bool nodev)
+{
+	bool user_writes = uid != 0 || (mode & S_IWOTH) || (S_ISREG(mode) && (mode & S_IWGRP) && gid != 0);
+
+	if (!user_writes || (nosuid && nodev))
+		return NULL;
+	return !nosuid && !nodev ? "nosuid,nodev" : !nosuid ? "nosuid" : "nodev";
 }
 
 void predictions_done(struct predictions *pp)
