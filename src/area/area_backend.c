@@ -202,12 +202,14 @@ static int make_fs(struct setup *s, struct diag_list *m)
 
 static int blockdev_mount(struct setup *s, const struct stat *root, struct diag_list *m)
 {
+	/* a zram device gives a deleted file's memory back when told */
+	const char *opts = area_discard_option(s->a);
 	char lf[PATH_MAX];
 	int r;
 
-	if ((r = area_fs_mount(s, s->st.fs, NULL)) < 0) {
-		diag_error(m, NULL, 0, "%s: mounting %s on '%s': %s", s->st.device + 5, s->st.fs,
-			   s->d.area, strerror(-r));
+	if ((r = area_fs_mount(s, s->st.fs, opts)) < 0) {
+		diag_error(m, NULL, 0, "%s: mounting %s%s%s on '%s': %s", s->st.device + 5, s->st.fs,
+			   opts ? " -o " : "", opts ? opts : "", s->d.area, strerror(-r));
 		return r;
 	}
 	/* lost+found would be synced back into the directory */

@@ -93,7 +93,7 @@ static int check_link(int dirfd, const struct stat *lst, const char *shown, char
 	 * replace root's link */
 	if (lst->st_uid == 0 && (dir_is_trusted(&dst) || (dst.st_uid == 0 && (dst.st_mode & S_ISVTX))))
 		return 0;
-	snprintf(why, len, "'%s' is a symbolic link owned by uid %u in a directory owned by uid %u with mode %04o; a user other than root could redirect the mount: use the link's target in the configuration",
+	snprintf(why, len, "'%s' is a symbolic link owned by uid %u in a directory owned by uid %u with mode %04o; a user other than root could point it elsewhere: use the link's target in the configuration",
 		 shown, (unsigned)lst->st_uid, (unsigned)dst.st_uid, (unsigned)(dst.st_mode & 07777));
 	return -EPERM;
 }

@@ -47,6 +47,27 @@ bool area_is_ramdisk(const struct area_config *a)
 	return !area_backend_facts(a->backend)->fstype;
 }
 
+/* The filesystems whose mount option "discard" frees blocks on the device
+ * as files are deleted (online discard): ext3 and ext4 (fs/ext4/super.c,
+ * ext3 through the ext4 driver), xfs, btrfs (discard=sync), f2fs, vfat,
+ * jfs, nilfs2.  ext2 and the others take no such option: a mount with it
+ * fails ("Unknown parameter"). */
+static const char *const online_discard[] = {
+	"ext3", "ext4", "xfs", "btrfs", "f2fs", "vfat", "jfs", "nilfs2",
+};
+
+const char *area_discard_option(const struct area_config *a)
+{
+	const char *fs = area_fstype(a);
+
+	if (a->backend != AREA_ZRAM || !fs)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(online_discard); i++)
+		if (strcmp(fs, online_discard[i]) == 0)
+			return "discard";
+	return NULL;
+}
+
 bool area_fstype_is_ext(const char *fstype)
 {
 	return fstype && strncmp(fstype, "ext", 3) == 0;

@@ -41,6 +41,19 @@ const char *area_fstype(const struct area_config *a);
 bool area_is_ramdisk(const struct area_config *a);
 
 /*
+ * A zram device frees the memory of the blocks it is told are unused
+ * (REQ_OP_DISCARD: drivers/block/zram/zram_drv.c zram_bio_discard()), so
+ * a zram area is mounted with online discard, as zram-generator's
+ * default "options = discard": deleting a file gives its RAM back, with
+ * no fstrim(8).
+ *
+ * Returns: "discard" (static) for a zram area whose fs takes that mount
+ * option; NULL for another backend, or an fs without online discard
+ * (ext2: its deleted files' RAM stays in use until the area is stopped).
+ */
+const char *area_discard_option(const struct area_config *a);
+
+/*
  * True for ext2, ext3 and ext4 (the geometry of area_size.c and mkfs.ext*
  * of area_backend.c), false for anything else and NULL.
  */

@@ -74,6 +74,7 @@ struct area_config {
 	char *compression;
 	unsigned compression_line; /* line of "compression-algorithm =", 0 when not set */
 	char *writeback_device;
+	unsigned writeback_line; /* line of "writeback-device =", 0 when not set */
 	unsigned mode; /* root mode of the area; default: that of path */
 	bool mode_set;
 	uid_t uid; /* owner (name or number); default: that of path */

@@ -22,6 +22,7 @@
 #include "status_report.h"
 #include "shared/units.h"
 #include "shared/util.h"
+#include "mount/safepath.h"
 
 #define LAST_SYNC_DIR "last-sync"
 
@@ -93,6 +94,36 @@ static int write_exposition(FILE *f, const void *ud)
 	return status_prom_render(&d, f);
 }
 
+/* Writes the exposition of @rep into @path's directory, opened by the
+ * walk of safepath_open() (mount/safepath.h): no link a user could plant
+ * is followed on the way, and the file is made and renamed in the
+ * directory the walk opened (file_write_atomic_at()), so that whoever owns
+ * that directory or one above it cannot have root write it elsewhere, by
+ * a link or by renaming directories while it is written. */
+static void write_textfile(const char *path, const struct status_report *rep, const struct logger *lg)
+{
+	_cleanup_free_ char *dir = strndup(path, (size_t)(strrchr(path, '/') - path));
+	_cleanup_close_ int dfd = -EBADF;
+	char why[512] = "";
+	struct stat st;
+	int r;
+
+	if (!dir)
+		return;
+	r = safepath_open(*dir ? dir : "/", 0, &dfd, why, sizeof(why));
+	if (r == -EPERM) {
+		log_warning(lg, "metrics-textfile '%s': not written: %s", path, why);
+		return;
+	}
+	if (r == 0 && (fstat(dfd, &st) < 0 || !S_ISDIR(st.st_mode)))
+		r = -ENOTDIR;
+	if (r == 0)
+		r = file_write_atomic_at(dfd, strrchr(path, '/') + 1, 0644, write_exposition, rep);
+	if (r < 0)
+		log_warning(lg, "metrics-textfile '%s': cannot write the metrics: %s%s", path, strerror(-r),
+			    r == -ENOENT || r == -ENOTDIR ? " (its directory must exist: storaged does not make it)" : "");
+}
+
 /* The textfile that the configuration at @o names, or NULL (owned). */
 static char *configured_textfile(const struct options *o)
 {
@@ -126,8 +157,8 @@ void status_prom_after_pass(const struct options *o, const struct logger *lg)
 	 * under way by a killed one */
 	r = status_report_build(o, &quiet, false, STATUS_DEVICES_ALL, &rep);
 	if (r == 0)
-		r = file_write_atomic(path, 0644, write_exposition, &rep);
-	if (r < 0)
+		write_textfile(path, &rep, lg);
+	else
 		log_warning(lg, "metrics-textfile '%s': cannot write the metrics: %s", path, strerror(-r));
 	status_report_done(&rep);
 }

@@ -46,6 +46,8 @@ struct predictor {
 	bool fstypes_loaded;
 	bool aliases_loaded; /* modules.alias added to fstypes */
 	char **zram_compressors; /* what a zram device lists, NULL: unknown */
+	/* whether the kernel's zram has writeback, as a zram device shows */
+	enum { ZRAM_WRITEBACK_UNKNOWN, ZRAM_WRITEBACK_YES, ZRAM_WRITEBACK_NO } zram_writeback;
 	bool zram_loaded;
 	/* below_pending(): the mount points and area paths of the steps still
 	 * to run, sorted (strcmp); n_tops SIZE_MAX until built */
@@ -341,24 +343,32 @@ static int rule_wait_device(struct predictor *pr, size_t i)
 		      units_format_duration(s->timeout_usec, w, sizeof(w)));
 }
 
-/* The compressors of the first zram device there is: every device lists
- * the same (the kernel's built-in ones).  None there: unknown, and check
- * does not make one to find out (it changes nothing). */
-static void load_zram_compressors(struct predictor *pr)
+/* What the first zram device there is shows of the kernel's zram: its
+ * compressors (every device lists the same, the kernel's built-in ones)
+ * and whether it has writeback (backing_dev, CONFIG_ZRAM_WRITEBACK).
+ * None there: unknown, and check does not make one to find out (it
+ * changes nothing). */
+static void load_zram(struct predictor *pr)
 {
 	_cleanup_free_ char *buf = NULL;
 	DIR *d = opendir("/sys/block");
 	struct dirent *de;
+	bool found = false;
 
 	pr->zram_loaded = true;
-	while (d && !buf && (de = readdir(d))) {
+	while (d && !found && (de = readdir(d))) {
 		char path[PATH_MAX];
 
 		if (strncmp(de->d_name, "zram", 4) != 0)
 			continue;
 		snprintf(path, sizeof(path), "/sys/block/%s/comp_algorithm", de->d_name);
-		if (read_text(path, &buf) < 0)
+		if (read_text(path, &buf) < 0) {
 			buf = NULL;
+			continue;
+		}
+		found = true;
+		snprintf(path, sizeof(path), "/sys/block/%s/backing_dev", de->d_name);
+		pr->zram_writeback = access(path, F_OK) == 0 ? ZRAM_WRITEBACK_YES : ZRAM_WRITEBACK_NO;
 	}
 	if (d)
 		closedir(d);
@@ -376,7 +386,7 @@ static int rule_zram_compression(struct predictor *pr, size_t i)
 	if (a->backend != AREA_ZRAM || !a->compression)
 		return 0;
 	if (!pr->zram_loaded)
-		load_zram_compressors(pr);
+		load_zram(pr);
 	if (!pr->zram_compressors || strv_contains(pr->zram_compressors, a->compression))
 		return 0;
 	for (char **v = pr->zram_compressors; *v; v++)
@@ -384,6 +394,48 @@ static int rule_zram_compression(struct predictor *pr, size_t i)
 	return record(pr, i, "area '%s': compression-algorithm = %s: this kernel's zram has %s; choose one of them (%s:%u)",
 		      a->name, a->compression, list, a->file ? a->file : "storaged.conf",
 		      a->compression_line ? a->compression_line : a->line);
+}
+
+static const char *writeback_where(const struct area_config *a, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s:%u", a->file ? a->file : "storaged.conf", a->writeback_line ? a->writeback_line : a->line);
+	return buf;
+}
+
+/* area_backend.c zram_configure() writes the device to backing_dev, which
+ * only a kernel with CONFIG_ZRAM_WRITEBACK has */
+static int rule_zram_writeback(struct predictor *pr, size_t i)
+{
+	const struct area_config *a = pr->p->steps[i].area;
+	char where[PATH_MAX + 16];
+
+	if (a->backend != AREA_ZRAM || !a->writeback_device)
+		return 0;
+	if (!pr->zram_loaded)
+		load_zram(pr);
+	if (pr->zram_writeback != ZRAM_WRITEBACK_NO)
+		return 0;
+	return record(pr, i, "area '%s': writeback-device = %s: this kernel's zram has no writeback (CONFIG_ZRAM_WRITEBACK is off: its zram devices have no backing_dev); remove writeback-device, or boot a kernel built with CONFIG_ZRAM_WRITEBACK=y (%s)",
+		      a->name, a->writeback_device, writeback_where(a, where, sizeof(where)));
+}
+
+/* The kernel opens the writeback device (drivers/block/zram/zram_drv.c
+ * backing_dev_store(): filp_open(), then a block device only, ENOTBLK) */
+static int rule_zram_writeback_device(struct predictor *pr, size_t i)
+{
+	const struct area_config *a = pr->p->steps[i].area;
+	char where[PATH_MAX + 16];
+	struct stat st;
+
+	if (a->backend != AREA_ZRAM || !a->writeback_device)
+		return 0;
+	if (stat(a->writeback_device, &st) < 0)
+		return record(pr, i, "area '%s': writeback-device = %s: %s; correct the device's name, or remove writeback-device (%s)",
+			      a->name, a->writeback_device, strerror(errno), writeback_where(a, where, sizeof(where)));
+	if (!S_ISBLK(st.st_mode))
+		return record(pr, i, "area '%s': writeback-device = %s is not a block device (the kernel's zram writes back to a block device only); name a partition or a loop device (%s)",
+			      a->name, a->writeback_device, writeback_where(a, where, sizeof(where)));
+	return 0;
 }
 
 /* The mkfs start runs for a zram or brd area: installed, and for an ext
@@ -889,6 +941,10 @@ static const struct predict_rule rules[] = {
 	  "storaged area/area.c: the area's directory must exist; Linux mm/shmem.c: a new tmpfs holds only its root" },
 	{ "zram-compression", PLAN_AREA, false, rule_zram_compression,
 	  "Linux drivers/block/zram/zram_drv.c comp_algorithm_show()/comp_algorithm_store(): the compressors built in, the current one in brackets; another name is EINVAL, 6.1-6.18" },
+	{ "zram-writeback-device", PLAN_AREA, true, rule_zram_writeback_device,
+	  "Linux drivers/block/zram/zram_drv.c backing_dev_store(): filp_open() of the name (ENOENT), a block device only (ENOTBLK), 4.14-6.18" },
+	{ "zram-writeback", PLAN_AREA, false, rule_zram_writeback,
+	  "Linux drivers/block/zram/zram_drv.c: backing_dev exists only with CONFIG_ZRAM_WRITEBACK (zram_disk_attrs[]), 4.14-6.18" },
 	{ "wait-device", PLAN_WAIT_DEVICE, false, rule_wait_device,
 	  "storaged exec/exec_wait.c: an absent device fails at its device timeout (x-systemd.device-timeout=, systemd.mount(5))" },
 	{ "fstype", PLAN_MOUNT, false, rule_fstype,
@@ -945,6 +1001,15 @@ int predict_plan(const struct plan_input *in, const struct predict_sources *ps, 
 	strv_free(pr.zram_compressors);
 	free(pr.tops);
 	return r < 0 ? r : n;
+}
+
+const char *predict_user_source_lacks(uid_t uid, gid_t gid, mode_t mode, bool nosuid, bool nodev)
+{
+	bool user_writes = uid != 0 || (mode & S_IWOTH) || (S_ISREG(mode) && (mode & S_IWGRP) && gid != 0);
+
+	if (!user_writes || (nosuid && nodev))
+		return NULL;
+	return !nosuid && !nodev ? "nosuid,nodev" : !nosuid ? "nosuid" : "nodev";
 }
 
 void predictions_done(struct predictions *pp)

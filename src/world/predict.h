@@ -10,6 +10,7 @@
 #define STORAGED_PREDICT_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "plan/plan.h"
 #include "shared/sysinfo.h"
@@ -65,6 +66,24 @@ int predict_plan(const struct plan_input *in, const struct predict_sources *ps, 
  * Returns: 0 (errors are in @dl); -ENOMEM.
  */
 int predict_area_fstypes(const struct config *c, const struct predict_sources *ps, struct diag_list *dl);
+
+/*
+ * @uid, @gid, @mode: the owner and st_mode of what an entry mounts (a
+ *                    loop image, a block device) or an area writes back to
+ * @nosuid, @nodev: whether the mount has them
+ *
+ * Pure.  Whoever can write the bytes of a filesystem decides what is in
+ * it: a set-user-ID root shell, a device node of the disks.  Mounted
+ * without nosuid (or nodev), such a file gives its writer root.  Writers
+ * are the owner when not root, everyone for a mode others may write, and
+ * the group for a regular file it may write (a block device's group,
+ * "disk", can write every disk already).
+ *
+ * Returns: what the mount lacks while a user other than root can write
+ * the source: "nosuid,nodev", "nosuid" or "nodev" (static); NULL when
+ * nothing (only root writes it, or both are set).
+ */
+const char *predict_user_source_lacks(uid_t uid, gid_t gid, mode_t mode, bool nosuid, bool nodev);
 
 /*
  * Frees the reasons @pp owns (the plan's steps borrow them).  Accepts a

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -466,6 +467,84 @@ static void warn_auto(const struct fstab *f, struct diag_list *dl)
 	}
 }
 
+/* The mount flags @opts ends with (libmount: "suid" after "nosuid" wins). */
+static void nosuid_nodev(const char *opts, bool *ret_nosuid, bool *ret_nodev)
+{
+	unsigned long fl = 0;
+
+	if (opts)
+		mnt_optstr_get_flags(opts, &fl, mnt_get_builtin_optmap(MNT_LINUX_MAP));
+	*ret_nosuid = fl & MS_NOSUID;
+	*ret_nodev = fl & MS_NODEV;
+}
+
+/* The file or device @path a mount reads (stat(2): links followed), when a
+ * user other than root can write it and the mount lacks nosuid or nodev:
+ * what it lacks (predict_user_source_lacks()), and its owner.  NULL when
+ * none, or @path cannot be looked at (the plan says why). */
+static const char *user_source(const char *path, bool nosuid, bool nodev, struct stat *st)
+{
+	if (!path || path[0] != '/' || stat(path, st) < 0 || !(S_ISREG(st->st_mode) || S_ISBLK(st->st_mode)))
+		return NULL;
+	return predict_user_source_lacks(st->st_uid, st->st_gid, st->st_mode, nosuid, nodev);
+}
+
+/* An area's writeback device holds the area's pages: one a user can
+ * write, under an area that allows suid or dev, is what a user's loop
+ * image is to an fstab entry (warn_user_sources()). */
+static void warn_user_writeback(const struct config *c, struct diag_list *dl)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < c->n_areas; i++) {
+		const struct area_config *a = &c->areas[i];
+		const char *lacks = a->writeback_device
+					    ? user_source(a->writeback_device, !a->allow_suid, !a->allow_dev, &st)
+					    : NULL;
+
+		if (lacks)
+			diag_warning(dl, a->file ? a->file : "storaged.conf", a->writeback_line ? a->writeback_line : a->line,
+				     "[area %s]: writeback-device %s is owned by uid %u, mode %04o, and the area is mounted without %s: whoever writes the device can change the area's files and become root; give the device to root, or set %s",
+				     a->name, a->writeback_device, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), lacks,
+				     streq(lacks, "nosuid,nodev") ? "nosuid = yes and nodev = yes"
+				     : streq(lacks, "nosuid")	  ? "nosuid = yes"
+								  : "nodev = yes");
+	}
+}
+
+/* A loop image or a device a user can write, mounted without nosuid or
+ * nodev, gives that user root (a set-user-ID shell, a device node of the
+ * disks, put in the filesystem's bytes).  mount(8) run by root mounts
+ * such a line without a word, and so does storaged: check and start name
+ * it, at its line, with the options to add.  Entries that need the
+ * network are left alone: their sources are not looked at before it. */
+static void warn_user_sources(const struct world *w, struct diag_list *dl)
+{
+	const struct fstab *f = &w->fstab;
+	bool nosuid, nodev;
+	struct stat st;
+
+	for (size_t i = 0; i < f->n_entries; i++) {
+		const struct fstab_entry *e = &f->entries[i];
+		const struct block_device *d;
+		const char *lacks, *src;
+
+		if (e->refused || e->bind || e->remote || !e->fstype || fsfacts_is_nodev(e->fstype) ||
+		    streq(e->fstype, "swap"))
+			continue;
+		d = e->source[0] == '/' ? NULL : inventory_find(&w->inv, e->source);
+		src = d ? d->devnode : e->source;
+		nosuid_nodev(e->options, &nosuid, &nodev);
+		lacks = user_source(src, nosuid, nodev, &st);
+		if (lacks)
+			diag_warning(dl, f->file, e->line,
+				     "'%s' mounts %s '%s', which a user other than root can write (owner uid %u, mode %04o), without %s: whoever writes it can put a set-user-ID root program or a device node in it and become root; add %s to the options (as mount(8) does for a user's mount)",
+				     e->target, S_ISBLK(st.st_mode) ? "the device" : "the image", src,
+				     (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), lacks, lacks);
+	}
+	warn_user_writeback(&w->cfg, dl);
+}
+
 /* plan_build(), then predict_plan() on the plan.  Returns: 0; -EINVAL
  * for plan errors (in @dl); -ENOMEM (logged). */
 static int plan_and_predict(const struct sources *s, const struct logger *lg, struct world *w,
@@ -492,6 +571,8 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 	read_memory(s, lg, &ps.mem);
 	in.ram_bytes = ps.mem.total;
 	warn_auto(&w->fstab, dl);
+	if (ps.system_paths)
+		warn_user_sources(w, dl);
 	from = dl->n;
 	if ((r = predict_area_fstypes(&w->cfg, &ps, dl)) < 0) {
 		log_error(lg, "cannot check the areas' filesystem types: %s", strerror(-r));

@@ -6,7 +6,9 @@
 # and --dry-run with the kernel's own list, and start fails on it with
 # that list and leaves no device behind; writeback-device = is the
 # device's backing_dev where the kernel has CONFIG_ZRAM_WRITEBACK, and
-# elsewhere a failure that says so.
+# elsewhere a failure that says so, which check foretells at the key's
+# line; a writeback device that is missing or not a block device is named
+# by check.
 . "$(dirname "$0")/lib-area.sh"
 need_zram
 # the writeback device is a loop device of this test's: detached after the
@@ -94,14 +96,21 @@ grep -q "$CONF:$key_line: \[area zc\] sets compression-algorithm" "$OUT" ||
 truncate -s 64M "$SCRATCH/wb.img"
 wb=$(losetup -f --show "$SCRATCH/wb.img") || fail "losetup"
 LOOPS_MINE=$wb
-write_conf <<EOT
+# wb_conf DEVICE: the area with DEVICE as its writeback device; wb_line
+# is the key's line
+wb_conf() {
+	write_conf <<EOT
 [area zc]
 path = $SCRATCH/data
 backend = zram
 size = 32M
-writeback-device = $wb
+writeback-device = $1
 EOT
+	wb_line=$(grep -n '^writeback-device' "$CONF" | cut -d: -f1)
+}
+wb_conf "$wb"
 if [ -e "/sys/block/zram$own/backing_dev" ]; then
+	expect_rc 0 check
 	expect_rc 0 start
 	src=$(findmnt -n -o SOURCE --mountpoint "$SCRATCH/data")
 	id=${src#/dev/zram}
@@ -110,6 +119,12 @@ if [ -e "/sys/block/zram$own/backing_dev" ]; then
 	expect_rc 0 stop
 	pass "writeback-device = $wb: zram$id's backing_dev"
 else
+	# check refuses what start would fail on, at the key's line
+	expect_rc 1 check
+	grep -q "writeback-device = $wb: this kernel's zram has no writeback (CONFIG_ZRAM_WRITEBACK is off: its zram devices have no backing_dev); remove writeback-device, or boot a kernel built with CONFIG_ZRAM_WRITEBACK=y ($CONF:$wb_line)" "$OUT" ||
+		{ cat "$OUT"; fail "check does not refuse writeback-device at $CONF:$wb_line on a kernel without writeback"; }
+	expect_rc 1 --dry-run
+	grep -q "will fail.*CONFIG_ZRAM_WRITEBACK is off" "$OUT" || { cat "$OUT"; fail "the plan does not show the writeback failure"; }
 	expect_rc 1 start
 	grep -q "writeback-device = $wb: this kernel's zram has no writeback (CONFIG_ZRAM_WRITEBACK)" "$OUT" ||
 		{ cat "$OUT"; fail "no CONFIG_ZRAM_WRITEBACK, and start does not say so"; }
@@ -119,3 +134,17 @@ else
 fi
 losetup -d "$wb"
 LOOPS_MINE=
+
+# a writeback device that is missing, or not a block device (/dev/null): the
+# kernel opens a block device only; check names the key's line
+for bad in /dev/storaged-test-no-such-device /dev/null; do
+	wb_conf "$bad"
+	expect_rc 1 check
+	if [ -e "$bad" ]; then
+		want="writeback-device = $bad is not a block device (the kernel's zram writes back to a block device only); name a partition or a loop device ($CONF:$wb_line)"
+	else
+		want="writeback-device = $bad: No such file or directory; correct the device's name, or remove writeback-device ($CONF:$wb_line)"
+	fi
+	grep -qF "$want" "$OUT" || { cat "$OUT"; fail "check does not say: $want"; }
+done
+pass "writeback-device missing or not a block device: refused by check at its line"

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "plan/area_grow.h"
+#include "parse/area_facts.h"
 #include "plan/area_size.h"
 
 #define MIB (UINT64_C(1) << 20)
@@ -222,6 +223,31 @@ static void test_zram_other_fs(void **state)
 	assert_int_equal(r.size_bytes, 20 * MIB);
 }
 
+/* A zram area is mounted with discard where its fs takes the option (it
+ * gives a deleted file's RAM back); ext2 takes none, tmpfs and brd get none. */
+static void test_discard_option(void **state)
+{
+	static const char *const with[] = { "ext4", "ext3", "xfs", "btrfs", "f2fs", "vfat" };
+	static const char *const without[] = { "ext2", "minix", "ext", "ext44", "" };
+	struct area_config a = base();
+
+	a.backend = AREA_ZRAM;
+	for (size_t i = 0; i < sizeof(with) / sizeof(with[0]); i++) {
+		a.fs = (char *)with[i];
+		assert_non_null(area_discard_option(&a));
+		assert_string_equal(area_discard_option(&a), "discard");
+	}
+	for (size_t i = 0; i < sizeof(without) / sizeof(without[0]); i++) {
+		a.fs = (char *)without[i];
+		assert_null(area_discard_option(&a));
+	}
+	a.fs = "ext4";
+	a.backend = AREA_TMPFS;
+	assert_null(area_discard_option(&a));
+	a.backend = AREA_BRD;
+	assert_null(area_discard_option(&a));
+}
+
 static void test_no_seed(void **state)
 {
 	struct area_config a = base();
@@ -404,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_grow_quiet),	 cmocka_unit_test(test_grow_at_half),
 		cmocka_unit_test(test_grow_rate),	 cmocka_unit_test(test_grow_barred),
 		cmocka_unit_test(test_grow_partial),	 cmocka_unit_test(test_grow_unfilled),
+		cmocka_unit_test(test_discard_option),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,29 @@
 #include "world/predict.h"
 #include "shared/util.h"
 
+/* Who can write what an entry mounts decides whether nosuid and nodev
+ * must be there (issue 39 item 5). */
+static void test_user_source(void **state)
+{
+	/* root's image or device, closed to others: nothing to say */
+	assert_null(predict_user_source_lacks(0, 0, S_IFREG | 0644, false, false));
+	assert_null(predict_user_source_lacks(0, 6, S_IFBLK | 0660, false, false));
+	/* a user's image: what is missing, in mount(8)'s spelling */
+	assert_string_equal(predict_user_source_lacks(1000, 1000, S_IFREG | 0600, false, false), "nosuid,nodev");
+	assert_string_equal(predict_user_source_lacks(1000, 1000, S_IFREG | 0600, true, false), "nodev");
+	assert_string_equal(predict_user_source_lacks(1000, 1000, S_IFREG | 0600, false, true), "nosuid");
+	assert_null(predict_user_source_lacks(1000, 1000, S_IFREG | 0600, true, true));
+	/* root's, but others (or a group for a file) may write it */
+	assert_string_equal(predict_user_source_lacks(0, 0, S_IFREG | 0666, false, false), "nosuid,nodev");
+	assert_string_equal(predict_user_source_lacks(0, 100, S_IFREG | 0664, false, false), "nosuid,nodev");
+	assert_null(predict_user_source_lacks(0, 0, S_IFREG | 0664, false, false));
+	/* a device's group ("disk") writes every disk already */
+	assert_null(predict_user_source_lacks(0, 6, S_IFBLK | 0660, false, false));
+	assert_string_equal(predict_user_source_lacks(0, 6, S_IFBLK | 0666, true, false), "nodev");
+	assert_string_equal(predict_user_source_lacks(1000, 6, S_IFBLK | 0600, false, false), "nosuid,nodev");
+	(void)state;
+}
+
 static void test_filesystems(void **state)
 {
 	_cleanup_strv_free_ char **t = NULL, **dev = NULL;
@@ -365,6 +388,7 @@ int main(void)
 		cmocka_unit_test(test_json_non_utf8),  cmocka_unit_test(test_overlay_dirs),
 		cmocka_unit_test(test_overlay_layers), cmocka_unit_test(test_tmpfs_numbers),
 		cmocka_unit_test(test_block_source),   cmocka_unit_test(test_area_precheck),
+		cmocka_unit_test(test_user_source),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
