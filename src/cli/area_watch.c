@@ -8,14 +8,19 @@
  * area that is full, once until it is not.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "area_watch.h"
@@ -28,7 +33,7 @@
 
 #define REFRESH_USEC (2ULL * 1000000ULL)
 
-/* What the thread keeps of one area between two looks. */
+/* What the watch keeps of one area between two looks. */
 struct watched {
 	char *dir; /* where it is mounted privately (owned); NULL: not watched */
 	dev_t dev; /* st_dev of @dir's mount when listed */
@@ -62,23 +67,26 @@ static void tell_main(const struct area_watch *w)
 		return; /* a count already pending says the same */
 }
 
-/* 1. */
-static void take_config(struct watcher *t)
+/* The configuration as it is now (which areas grow, memory-reserve); one
+ * that cannot be read leaves the last one in use (the pass reports its
+ * errors). */
+static void load_config(struct watcher *t)
 {
-	struct config *c;
+	struct diag_list dl = { 0 };
+	struct config c;
 
-	pthread_mutex_lock(&t->w->lock);
-	c = t->w->next;
-	t->w->next = NULL;
-	pthread_mutex_unlock(&t->w->lock);
-	if (!c)
+	if (config_init(&c) < 0)
 		return;
-	if (t->have_cfg)
-		config_done(&t->cfg);
-	t->cfg = *c;
-	t->have_cfg = true;
-	free(c);
-	t->refresh_at = 0; /* grow = yes may have changed */
+	if (config_load(&c, t->w->config_path, true, &dl) < 0) {
+		config_done(&c);
+	} else {
+		if (t->have_cfg)
+			config_done(&t->cfg);
+		t->cfg = c;
+		t->have_cfg = true;
+		t->refresh_at = 0; /* grow = yes may have changed */
+	}
+	diag_list_done(&dl);
 }
 
 static const struct watched *find_old(const struct watcher *t, const char *name)
@@ -326,82 +334,110 @@ static bool look(struct watcher *t)
 	return any_grow;
 }
 
-static void *watch_main(void *arg)
+/* Whether the resident asked for the configuration to be read again
+ * (a byte on @fd), or is gone (end of file): false to leave. */
+static bool resident_says(struct watcher *t, int fd)
 {
-	struct watcher t = { .w = arg };
+	char buf[64];
+	ssize_t k = read(fd, buf, sizeof(buf));
+
+	if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
+		return false;
+	if (k > 0)
+		load_config(t);
+	return true;
+}
+
+static _Noreturn void watch_main(struct area_watch *w, int cmd_fd)
+{
+	struct watcher t = { .w = w };
 	bool grow = false;
 
 	sysinfo_memory(NULL, &t.mem);
+	load_config(&t);
 	for (;;) {
-		struct pollfd p = { .fd = t.w->stop_fd, .events = POLLIN };
+		struct pollfd p = { .fd = cmd_fd, .events = POLLIN };
 		uint64_t now = now_monotonic_usec();
 
-		take_config(&t);
 		if (t.have_cfg && now >= t.refresh_at) {
 			refresh(&t); /* a failure keeps the last list: tried again */
 			t.refresh_at = now + REFRESH_USEC;
 		}
 		if (t.have_cfg)
 			grow = look(&t);
-		if (poll(&p, 1, (int)((grow ? AREA_WATCH_GROW_USEC : AREA_WATCH_IDLE_USEC) / 1000)) > 0)
+		if (poll(&p, 1, (int)((grow ? AREA_WATCH_GROW_USEC : AREA_WATCH_IDLE_USEC) / 1000)) > 0 &&
+		    !resident_says(&t, cmd_fd))
 			break;
 	}
-	area_status_free(t.areas, t.n);
-	watched_free(t.x, t.n);
-	if (t.have_cfg)
-		config_done(&t.cfg);
-	return NULL;
+	_exit(0);
+}
+
+/* The child keeps stdin/stdout/stderr (the resident's log), the read end
+ * of its command pipe and the event counter: never the resident's locks,
+ * monitor or signalfd, which must not outlive it. */
+static _Noreturn void child_main(struct area_watch *w, int cmd_fd, pid_t parent)
+{
+	sigset_t none;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+		_exit(1);
+	/* the resident blocks SIGTERM/SIGINT for its signalfd: not here */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	closelog(); /* syslog(3) connects again at the next message */
+	if (dup2(cmd_fd, 3) < 0 || dup2(w->event_fd, 4) < 0 ||
+	    (w->lg.target == LOG_TARGET_KMSG && w->lg.kmsg_fd >= 0 && dup2(w->lg.kmsg_fd, 5) < 0))
+		_exit(1);
+	w->event_fd = 4;
+	if (w->lg.target == LOG_TARGET_KMSG && w->lg.kmsg_fd >= 0)
+		w->lg.kmsg_fd = 5;
+	close_range(w->lg.target == LOG_TARGET_KMSG ? 6 : 5, ~0U, 0);
+	watch_main(w, 3);
 }
 
 int area_watch_init(struct area_watch *w)
 {
-	*w = (struct area_watch){ .stop_fd = -1 };
+	*w = (struct area_watch){ .cmd_fd = -EBADF, .pid = -1 };
 	w->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->event_fd < 0)
-		return -errno;
-	pthread_mutex_init(&w->lock, NULL);
-	return 0;
+	return w->event_fd < 0 ? -errno : 0;
 }
 
 static int watch_start(struct area_watch *w, const struct options *o, const struct logger *lg)
 {
-	int r;
+	int p[2];
+	pid_t parent = getpid();
 
 	w->lg = *lg;
 	w->state_dir = strdup(o->state_dir);
-	if (!w->state_dir)
+	w->config_path = strdup(o->config_path);
+	if (!w->state_dir || !w->config_path)
 		return -ENOMEM;
-	w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->stop_fd < 0)
+	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
-	r = -pthread_create(&w->thread, NULL, watch_main, w);
-	w->running = r == 0;
-	return r;
+	w->pid = fork();
+	if (w->pid < 0) {
+		safe_close(p[0]);
+		safe_close(p[1]);
+		return -errno;
+	}
+	if (w->pid == 0) {
+		close(p[1]);
+		child_main(w, p[0], parent);
+	}
+	close(p[0]);
+	w->cmd_fd = p[1];
+	return fcntl(w->cmd_fd, F_SETFL, O_NONBLOCK) < 0 ? -errno : 0;
 }
 
 int area_watch_update(struct area_watch *w, const struct options *o, const struct logger *lg)
 {
-	struct diag_list dl = { 0 };
-	struct config *c = calloc(1, sizeof(*c));
-	int r = c ? config_init(c) : -ENOMEM;
+	int r;
 
-	/* its errors are the pass's to report */
-	if (r == 0 && (r = config_load(c, o->config_path, true, &dl)) < 0)
-		config_done(c);
-	diag_list_done(&dl);
-	if (r == 0) {
-		pthread_mutex_lock(&w->lock);
-		if (w->next) {
-			config_done(w->next);
-			free(w->next);
-		}
-		w->next = c;
-		c = NULL;
-		pthread_mutex_unlock(&w->lock);
-	}
-	free(c);
-	if (w->running || r == -ENOMEM)
-		return 0;
+	/* a byte already pending asks the same: EAGAIN is no error */
+	if (w->pid > 0)
+		return write(w->cmd_fd, "r", 1) < 0 && errno != EAGAIN ? -errno : 0;
 	r = watch_start(w, o, lg);
 	if (r < 0)
 		log_error(lg, "cannot watch the areas (grow = yes, full areas): %s", strerror(-r));
@@ -410,19 +446,14 @@ int area_watch_update(struct area_watch *w, const struct options *o, const struc
 
 void area_watch_done(struct area_watch *w)
 {
-	uint64_t one = 1;
-
-	if (w->running && write(w->stop_fd, &one, sizeof(one)) == sizeof(one))
-		pthread_join(w->thread, NULL);
-	w->running = false;
-	w->stop_fd = safe_close(w->stop_fd);
+	/* the end of its pipe tells the child to leave, at once */
+	w->cmd_fd = safe_close(w->cmd_fd);
+	if (w->pid > 0)
+		while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	w->pid = -1;
 	w->event_fd = safe_close(w->event_fd);
-	if (w->next) {
-		config_done(w->next);
-		free(w->next);
-		w->next = NULL;
-	}
 	free(w->state_dir);
-	w->state_dir = NULL;
-	pthread_mutex_destroy(&w->lock);
+	free(w->config_path);
+	w->state_dir = w->config_path = NULL;
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The resident's watch over the mounted areas, on a thread of its own so
- * that a long sync back or a pass waiting for devices never holds it up:
+ * The resident's watch over the mounted areas, in a child process of its
+ * own so that a long sync back or a pass waiting for devices never holds
+ * it up (a process, not a thread: the resident forks mount children,
+ * which a thread holding a lock would leave deadlocked):
  * a few times a second it grows the tmpfs areas that say grow = yes
  * before either limit runs out (plan/area_grow.h), within memory-reserve,
  * and it names the limit of an area that filled, once, as it fills.
@@ -9,7 +11,7 @@
 #ifndef STORAGED_AREA_WATCH_H
 #define STORAGED_AREA_WATCH_H
 
-#include <pthread.h>
+#include <sys/types.h>
 #include <stdbool.h>
 
 #include "parse/config.h"
@@ -24,47 +26,31 @@
 #define AREA_WATCH_IDLE_USEC (1000ULL * 1000ULL)
 
 struct area_watch {
-	bool running;
-	pthread_t thread;
-	int stop_fd; /* eventfd: the thread leaves once it is written */
-	int event_fd; /* eventfd the thread writes when an area filled or
+	pid_t pid; /* the watching child; -1: not started */
+	int cmd_fd; /* write end of its pipe: a byte asks it to read the
+		       configuration again, its end to leave */
+	int event_fd; /* eventfd the child writes when an area filled or
 			 grew: the metrics want rewriting; -1: none */
-	pthread_mutex_t lock;
-	struct config *next; /* a configuration for the thread to take (owned) */
-	struct logger lg; /* the thread's copy */
-	char *state_dir; /* owned */
+	struct logger lg; /* the child's copy */
+	char *state_dir, *config_path; /* owned */
 };
 
-/**
- * area_watch_init:
- * @w: to set up: not running; its event_fd made (eventfd(2), to be
- *     watched before the process forks: it is inherited)
- *
- * Returns: 0 or negative errno.
- */
+/* @w not running, its event_fd made (eventfd(2), for the resident to
+ * watch: the child inherits it).  Returns: 0 or negative errno. */
 int area_watch_init(struct area_watch *w);
 
-/**
- * area_watch_update:
- * @w: as area_watch_init() left it, running or not
- * @o: the command line: the configuration is read again from o->config_path
- * @lg: logger to copy for the thread (a resident's: syslog when detached)
- *
- * Hands the thread the configuration as it is now (which areas grow, the
- * memory-reserve), and starts the thread the first time.  A configuration
- * that cannot be read leaves the thread with the last one (the pass
- * reports the errors).  To be called in the process that stays resident,
- * after it detached.
- *
- * Returns: 0; negative errno when the thread cannot be started (logged).
+/*
+ * Starts the watching child the first time (in the process that stays
+ * resident, after it detached; it logs through a copy of @lg), and asks
+ * it to read o->config_path again afterwards (which areas grow,
+ * memory-reserve): a configuration that cannot be read leaves the child
+ * with the last one (the pass reports the errors).  Returns: 0; negative
+ * errno when the child cannot be started (logged) or asked.
  */
 int area_watch_update(struct area_watch *w, const struct options *o, const struct logger *lg);
 
-/**
- * area_watch_done:
- * Ends the thread (at its next look, at most one interval away), and
- * frees what @w holds.  Accepts a @w never started.
- */
+/* Ends the child (closing its pipe: it leaves at once) and waits for it,
+ * and frees what @w holds.  Accepts a @w never started. */
 void area_watch_done(struct area_watch *w);
 
 #endif
