@@ -472,6 +472,10 @@ static int umount_cover(const struct state_area *st, const struct area_dirs *d,
 	r = umount_id(id, 0);
 	if (r == 0 || r == -ESTALE)
 		return 0; /* ours is gone: whatever is there now is not ours */
+	/* not where its path leads (something mounted over it): no write by
+	 * path reaches it, and the stop names what covers it */
+	if (r == -ESTALE)
+		return 0;
 	if (r == -EBUSY) {
 		area_explain_busy(d, st, true, m);
 		return diag_errno(m, r, NULL, 0,
@@ -591,6 +595,10 @@ static int freeze_cover(const struct area_dirs *d, const struct state_area *st, 
 	 * held open for writing holds it for good */
 	for (int i = 0; (r = umount_set_readonly(st->cover_id, true)) == -EBUSY && i < FREEZE_TRIES; i++)
 		usleep(FREEZE_WAIT_USEC);
+	/* not where its path leads (something mounted over it): no write by
+	 * path reaches it, and the stop names what covers it */
+	if (r == -ESTALE)
+		return 0;
 	if (r == -EBUSY) {
 		area_explain_busy(d, st, true, m);
 		return diag_errno(m, r, NULL, 0,
