@@ -185,7 +185,7 @@ expect_rc 0 stop
 
 # full below its ceiling (no resident to grow it, or a writer faster than
 # its looks): the advice is to start it larger, not memory-reserve
-conf 20%
+grow_conf 20%
 expect_rc 0 start
 writer "$P" 1100 16 10000 >/dev/null
 expect_rc 1 status
