@@ -64,7 +64,7 @@ struct boot_tell {
  * returned: what is left of the wait is no longer its output.  A caller
  * reading it (`out=$(storaged start)`) has it whole and is not held until
  * the nofail entries' wait ends: the standard streams go to /dev/null and
- * @lg to syslog, as a detached resident's (resident.c). */
+ * @lg to syslog or the kernel's log, as a detached resident's (resident.c). */
 static void leave_callers_output(struct logger *lg)
 {
 	const char *self = lg->self;
@@ -76,7 +76,7 @@ static void leave_callers_output(struct logger *lg)
 		dup2(fd, STDERR_FILENO);
 		close(fd);
 	}
-	log_init(lg, lg->max_level, LOG_TARGET_SYSLOG);
+	log_init_detached(lg, lg->max_level);
 	lg->self = self;
 }
 

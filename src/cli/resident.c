@@ -87,7 +87,7 @@ static int detach(const char *state_dir, struct logger *child_lg)
 		dup2(fd, STDERR_FILENO);
 		close(fd);
 	}
-	log_init(child_lg, LOG_INFO, LOG_TARGET_SYSLOG);
+	log_init_detached(child_lg, LOG_INFO);
 	return 0;
 }
 

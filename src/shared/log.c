@@ -59,6 +59,16 @@ int log_init_kmsg(struct logger *lg, int max_level, const char *ident)
 	return 0;
 }
 
+void log_init_detached(struct logger *lg, int max_level)
+{
+	struct stat st;
+
+	if (stat("/dev/log", &st) == 0 && S_ISSOCK(st.st_mode))
+		log_init(lg, max_level, LOG_TARGET_SYSLOG);
+	else
+		(void)log_init_kmsg(lg, max_level, "storaged");
+}
+
 void log_close(struct logger *lg)
 {
 	if (lg->target == LOG_TARGET_SYSLOG)
@@ -72,7 +82,8 @@ void log_close(struct logger *lg)
 static void kmsg_write(const struct logger *lg, int prio, const char *msg)
 {
 	char rec[1024];
-	int n = snprintf(rec, sizeof(rec), "<%d>%s: %s\n", LOG_DAEMON | LOG_PRI(prio), lg->ident, msg);
+	int n = snprintf(rec, sizeof(rec), "<%d>%s[%d]: %s\n", LOG_DAEMON | LOG_PRI(prio), lg->ident,
+			 (int)getpid(), msg);
 
 	if (n >= (int)sizeof(rec)) {
 		n = (int)sizeof(rec) - 1;

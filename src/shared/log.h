@@ -55,7 +55,7 @@ void log_init(struct logger *lg, int max_level, enum log_target target);
  * @ident: the name each record starts with ("storaged-generator"; borrowed)
  *
  * Where a generator must log (systemd.generator(7): its stderr goes
- * nowhere at boot): each message one record "<PRI>IDENT: message" written
+ * nowhere at boot): each message one record "<PRI>IDENT[PID]: message" written
  * to /dev/kmsg, the facility LOG_DAEMON.  When /dev/kmsg cannot be opened
  * for writing, or stderr is a terminal (someone runs the generator by
  * hand), it is log_init(LOG_TARGET_STDERR).  Close with log_close().
@@ -63,6 +63,20 @@ void log_init(struct logger *lg, int max_level, enum log_target target);
  * Returns: 0 logging to the kernel; negative errno of open(2) (stderr it is).
  */
 int log_init_kmsg(struct logger *lg, int max_level, const char *ident);
+
+/**
+ * log_init_detached:
+ * @lg: logger to set up
+ * @max_level: as log_init()
+ *
+ * A process without a terminal or a caller's stderr (a resident after
+ * --daemon, a start that has left its caller): syslog(3) when something
+ * listens on /dev/log (a syslog daemon, or the journal), else the kernel's
+ * log as log_init_kmsg() writes it.  syslog(3) drops what no one listens
+ * for, and a sysvinit machine without rsyslog has no listener; systemd
+ * falls back to the kernel's log the same way without a journal.
+ */
+void log_init_detached(struct logger *lg, int max_level);
 
 /**
  * log_stream_is_journal:

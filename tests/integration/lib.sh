@@ -268,3 +268,26 @@ in_helper_ns() {
 	[ "$rc" = 99 ] && skip "cannot mount an overlay in a private mount namespace here"
 	return $rc
 }
+
+# kmsg_run CMD...: runs CMD; prints "exit N", its stderr, then each kernel
+# log record written meanwhile as "PRIORITY;TEXT"
+kmsg_run() {
+	python3 - "$@" <<'PY'
+import os, subprocess, sys
+fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+os.lseek(fd, 0, os.SEEK_END)
+p = subprocess.run(sys.argv[1:], stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+print("exit", p.returncode)
+for line in p.stderr.decode(errors="replace").splitlines():
+    print("stderr:", line)
+while True:
+    try:
+        rec = os.read(fd, 8192).decode(errors="replace")
+    except BlockingIOError:
+        break
+    except BrokenPipeError:  # overwritten meanwhile: go on from the next
+        continue
+    head, _, text = rec.partition(";")
+    print("kmsg: %d;%s" % (int(head.split(",")[0]) & 7, text.split("\n")[0]))
+PY
+}

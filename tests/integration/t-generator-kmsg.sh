@@ -25,33 +25,10 @@ backend = tmpfs
 size = lots
 EOT
 
-# kmsg_run CMD...: runs CMD; prints "exit N", its stderr, then each kernel
-# log record written meanwhile as "PRIORITY;TEXT"
-kmsg_run() {
-	python3 - "$@" <<'PY'
-import os, subprocess, sys
-fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
-os.lseek(fd, 0, os.SEEK_END)
-p = subprocess.run(sys.argv[1:], stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-print("exit", p.returncode)
-for line in p.stderr.decode(errors="replace").splitlines():
-    print("stderr:", line)
-while True:
-    try:
-        rec = os.read(fd, 8192).decode(errors="replace")
-    except BlockingIOError:
-        break
-    except BrokenPipeError:  # overwritten meanwhile: go on from the next
-        continue
-    head, _, text = rec.partition(";")
-    print("kmsg: %d;%s" % (int(head.split(",")[0]) & 7, text.split("\n")[0]))
-PY
-}
-
 OUT=$(kmsg_run "$STORAGED" -q -c "$CONF" --state-dir "$STATE" systemd-generator "$SCRATCH/out" "$SCRATCH/out" "$SCRATCH/out")
 printf '%s\n' "$OUT" | sed 's/^/  | /'
 expect_out "^exit 0$"
-expect_out "^kmsg: 3;storaged-generator: $CONF:9: .*lots"
+expect_out "^kmsg: 3;storaged-generator\[[0-9]*\]: $CONF:9: .*lots"
 expect_no_out "^stderr:"
 unit=$(systemd-escape --path --suffix=mount "$SCRATCH/good" 2>/dev/null) ||
 	unit=$(printf '%s' "${SCRATCH#/}/good" | sed 's|/|-|g').mount
