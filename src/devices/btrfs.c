@@ -619,7 +619,7 @@ char *btrfs_format_stranger(const struct btrfs_filesystem *fs, const struct btrf
 	for (size_t i = 0; i < fs->n_missing; i++)
 		buf_append(devids, sizeof(devids), &pos, "%s%" PRIu64, pos ? ", " : "", fs->missing[i]);
 	if (memcmp(st->record_uuid, zero, sizeof(zero)) != 0)
-		snprintf(buf, len, "btrfs %s: '%s' carries its fsid and claims devid %" PRIu64 " (dev_uuid %s, generation %" PRIu64 "), but the filesystem's own record names devid %" PRIu64 " as dev_uuid %s: not one of its devices (a device of another filesystem made with the same fsid?); storaged ignores it: detach it, or give it a new fsid (btrfstune -u)",
+		snprintf(buf, len, "btrfs %s: '%s' carries its fsid and claims devid %" PRIu64 " (dev_uuid %s, generation %" PRIu64 "), but the filesystem's own record names devid %" PRIu64 " as dev_uuid %s: not one of its devices (removed from it, its devid given to a device added since, or of another filesystem made with the same fsid?); storaged ignores it: detach it, wipe it (wipefs) if it was removed, or give it a new fsid (btrfstune -u)",
 			 fs->fsid, st->dev->devnode, b->devid, claims, b->generation, b->devid, named);
 	else
 		snprintf(buf, len, "btrfs %s: '%s' carries its fsid and claims devid %" PRIu64 " (dev_uuid %s, generation %" PRIu64 "), but the filesystem's own record has no devid %" PRIu64 " (its devices: devid%s %s): not one of its devices (removed from it, or of another filesystem made with the same fsid?); storaged ignores it: detach it, or wipe it (wipefs) if it was removed",
