@@ -483,7 +483,7 @@ static void warn_nearly_full(const struct area_status *a, const struct logger *l
 		log_warning(lg, "area '%s' on %s is %s: %u%% of its bytes and %u%% of its inodes used (%s); the resident storaged grows it at its next look (every %llu ms, up to %s and %llu inodes now), and a writer faster than that meets 'No space left on device': start it larger (size=, inodes= in its [area] section)",
 			    a->name, a->path, full ? "full" : "nearly full", bytes, inodes, why,
 			    (unsigned long long)(AREA_WATCH_GROW_USEC / 1000),
-			    units_format_size(a->ceiling_bytes, words, sizeof(words)),
+			    units_format_size_human(a->ceiling_bytes, words, sizeof(words)),
 			    (unsigned long long)a->ceiling_inodes);
 		return;
 	}
@@ -491,7 +491,7 @@ static void warn_nearly_full(const struct area_status *a, const struct logger *l
 	if (a->grow) {
 		log_warning(lg, "area '%s' on %s is %s: %u%% of its bytes and %u%% of its inodes used (%s); it grows no further than memory-reserve allows (ceiling %s and %llu inodes now): lower memory-reserve in [storaged] and reload the resident storaged (SIGHUP), or free memory",
 			    a->name, a->path, full ? "full" : "nearly full", bytes, inodes, why,
-			    units_format_size(a->ceiling_bytes, words, sizeof(words)),
+			    units_format_size_human(a->ceiling_bytes, words, sizeof(words)),
 			    (unsigned long long)a->ceiling_inodes);
 		return;
 	}
