@@ -68,8 +68,11 @@ struct libscols_table *json_table_new(const char *name, const struct json_column
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		bool array = json && (cols[i].json_type == SCOLS_JSON_ARRAY_STRING ||
 				      cols[i].json_type == SCOLS_JSON_ARRAY_NUMBER);
-		struct libscols_column *cl = scols_table_new_column(tb, cols[i].name, cols[i].whint,
-								    cols[i].flags | (array ? SCOLS_FL_WRAP : 0));
+		/* numbers and flags right-aligned, as lsblk's SIZE and RO are */
+		bool right = cols[i].json_type == SCOLS_JSON_NUMBER || cols[i].json_type == SCOLS_JSON_BOOLEAN;
+		struct libscols_column *cl =
+			scols_table_new_column(tb, cols[i].name, cols[i].whint,
+					       cols[i].flags | (array ? SCOLS_FL_WRAP : 0) | (right ? SCOLS_FL_RIGHT : 0));
 
 		if (!cl || scols_column_set_json_type(cl, cols[i].json_type) < 0 ||
 		    (array && scols_column_set_wrapfunc(cl, scols_wrapnl_chunksize, scols_wrapnl_nextchunk, NULL) < 0))

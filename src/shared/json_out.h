@@ -29,6 +29,8 @@ struct json_column {
  * @n: how many of @cols
  * @json: print it as JSON (json_print_table()), else as text
  *
+ * A column of numbers or booleans (SCOLS_JSON_NUMBER, _BOOLEAN) is
+ * right-aligned in text, as lsblk's and findmnt's are (SCOLS_FL_RIGHT).
  * A JSON array column's cell holds one element per line (libsmartcols
  * splits a wrapped cell at newlines only with scols_wrapnl_*()).
  *

@@ -50,7 +50,7 @@ is_mountpoint "$P" || fail "the area is not mounted"
 note "status -o: the columns asked for, in that order"
 golden "status -o" status -o STATUS,KIND,WHAT,SIZE_BYTES,INODES,NOFAIL <<'EOT'
 STATUS   KIND  WHAT  SIZE_BYTES INODES NOFAIL
-active   area  build 16777216   1000   0
+active   area  build   16777216   1000      0
 EOT
 note "status -o +LIST: the default columns, then these; names in any case"
 sd status -o +inodes,Full >"$SCRATCH/plus" || fail "status -o +inodes,Full"

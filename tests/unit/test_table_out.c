@@ -115,7 +115,11 @@ static void test_apply(void **unused)
 	assert_string_equal(s, " area\n42 mount\n");
 	free(s);
 	s = print("+NOFAIL", false, false, true);
-	assert_string_equal(s, "area  my build 0\nmount /srv     1\n");
+	assert_string_equal(s, "area  my build      0\nmount /srv          1\n");
+	free(s);
+	/* numbers and flags right-aligned under their headings, as lsblk's */
+	s = print("NOFAIL,MOUNT_ID,KIND", false, false, false);
+	assert_string_equal(s, "NOFAIL MOUNT_ID KIND\n     0          area\n     1       42 mount\n");
 	free(s);
 	s = print("what,mount_id", true, false, false);
 	assert_non_null(strstr(s, "\"what\": \"/srv\",\n         \"mount_id\": 42"));
