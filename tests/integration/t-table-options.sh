@@ -56,6 +56,14 @@ note "status -o +LIST: the default columns, then these; names in any case"
 sd status -o +inodes,Full >"$SCRATCH/plus" || fail "status -o +inodes,Full"
 head -n 1 "$SCRATCH/plus" | grep -Eq '^KIND +WHAT +SOURCE +STATUS +DETAIL +INODES +FULL$' ||
 	fail "status -o +inodes,Full: heading '$(head -n 1 "$SCRATCH/plus")'"
+note "status -o +LIST naming a default column: no error, shown once where it is (lsblk -o +NAME)"
+sd status -o +kind,INODES,Kind >"$SCRATCH/plus" || fail "status -o +kind,INODES,Kind"
+head -n 1 "$SCRATCH/plus" | grep -Eq '^KIND +WHAT +SOURCE +STATUS +DETAIL +INODES$' ||
+	fail "status -o +kind,INODES,Kind: heading '$(head -n 1 "$SCRATCH/plus")'"
+note "status: sizes in DETAIL as lsblk prints them (519.2M, 16M, 0B), never 531616K"
+sd status -o DETAIL >"$SCRATCH/detail" || fail "status -o DETAIL"
+grep -Eq '^tmpfs storaged-build: [0-9]+(\.[0-9])?[BKMGTPE] of 16M used, [0-9]+ of 1000 inodes$' "$SCRATCH/detail" ||
+	{ cat "$SCRATCH/detail"; fail "status: DETAIL's sizes are not lsblk's"; }
 note "status --raw: a blank in a cell is \\x20, one space between cells, no resident line"
 golden "status --raw" status --raw -o KIND,WHAT,SOURCE,STATUS <<'EOT'
 KIND WHAT SOURCE STATUS

@@ -70,8 +70,23 @@ static void test_parse_refused(void **unused)
 	assert_int_equal(pick("KIN", got, sizeof(got), &bad, &bad_len), -ENOENT);
 	assert_int_equal(pick("WHAT,what", got, sizeof(got), &bad, &bad_len), -EEXIST);
 	assert_memory_equal(bad, "what", 4);
-	/* +KIND: KIND is among the defaults already */
-	assert_int_equal(pick("+KIND", got, sizeof(got), &bad, &bad_len), -EEXIST);
+}
+
+/* "+LIST": a column shown already is no error (lsblk -o +NAME); it stays
+ * where it is and is printed once */
+static void test_parse_append_shown(void **unused)
+{
+	const char *bad = NULL;
+	size_t bad_len = 0;
+	char got[64];
+
+	assert_int_equal(pick("+KIND", got, sizeof(got), &bad, &bad_len), 0);
+	assert_string_equal(got, "0,1");
+	assert_int_equal(pick("+what,MOUNT_ID,kind,mount_id", got, sizeof(got), &bad, &bad_len), 0);
+	assert_string_equal(got, "0,1,3");
+	/* still refused: a name that is no column */
+	assert_int_equal(pick("+KIND,NOPE", got, sizeof(got), &bad, &bad_len), -ENOENT);
+	assert_memory_equal(bad, "NOPE", 4);
 }
 
 /* The table as libsmartcols prints it, from two lines of cells. */
@@ -133,6 +148,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_parse_refused),
+		cmocka_unit_test(test_parse_append_shown),
 		cmocka_unit_test(test_apply),
 	};
 
