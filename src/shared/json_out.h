@@ -57,7 +57,9 @@ int json_print_table(struct libscols_table *tb, FILE *out);
  * @out: where to print them
  *
  * Prints one JSON object that holds each table's array under its name
- * ({"a": [...], "b": [...]}).
+ * ({"a": [...], "b": [...]}), laid out as libsmartcols lays out one
+ * table's: each name on its own line, three blanks in, "]," ending all
+ * arrays but the last.
  *
  * Returns: 0, or negative errno (-ENOMEM, -EIO from writing).
  */

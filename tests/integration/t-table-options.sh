@@ -139,9 +139,7 @@ scan_golden "scan --json -o" --json -o fsid,missing <<'EOT'
              2
          ]
       }
-   ]
-,
-
+   ],
    "unreadable": [
 
    ]

@@ -143,6 +143,31 @@ static void test_apply(void **unused)
 	free(s);
 }
 
+/* Two tables as one JSON object, laid out as libsmartcols lays out one:
+ * no blank line, no comma on a line of its own (scan --json) */
+static void test_json_two_tables(void **unused)
+{
+	struct libscols_table *tbs[2] = { json_table_new("a", cols, 2, true), json_table_new("b", cols, 2, true) };
+	struct libscols_line *ln = tbs[0] ? scols_table_new_line(tbs[0], NULL) : NULL;
+	size_t sz = 0;
+	char *buf = NULL;
+	FILE *m = open_memstream(&buf, &sz);
+
+	assert_non_null(ln);
+	assert_non_null(m);
+	assert_int_equal(scols_line_set_data(ln, 0, "area"), 0);
+	assert_int_equal(json_print_tables(tbs, 2, m), 0);
+	fclose(m);
+	assert_non_null(strstr(buf, "\n   ],\n   \"b\": ["));
+	assert_true(strlen(buf) > 8);
+	assert_string_equal(buf + strlen(buf) - 8, "\n   ]\n}\n");
+	assert_null(strstr(buf, "\n,"));
+	assert_int_equal(buf[0], '{');
+	free(buf);
+	scols_unref_table(tbs[0]);
+	scols_unref_table(tbs[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -150,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_parse_refused),
 		cmocka_unit_test(test_parse_append_shown),
 		cmocka_unit_test(test_apply),
+		cmocka_unit_test(test_json_two_tables),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
