@@ -280,6 +280,7 @@ static int scan_print(const struct options *o, const struct world *w, const stru
 		json_table_new("unreadable", unreadable_cols, ARRAY_SIZE(unreadable_cols), true),
 	};
 	int r = tbs[0] && tbs[1] ? 0 : -ENOMEM;
+	char devs[64];
 
 	*ret_problems = 0;
 	for (size_t i = 0; r == 0 && i < w->btrfs.n; i++) {
@@ -295,7 +296,8 @@ static int scan_print(const struct options *o, const struct world *w, const stru
 	else if (r == 0 && (w->btrfs.n || table_only(o)))
 		r = scols_print_table(tbs[0]);
 	else if (r == 0)
-		printf("no btrfs filesystem found on %zu block device(s)\n", w->inv.n_devs);
+		printf("no btrfs filesystem found%s%s\n", w->inv.n_devs ? " on " : ": ",
+		       units_format_count(w->inv.n_devs, "block device", "block devices", devs, sizeof(devs)));
 	for (size_t i = 0; r == 0 && !o->json && !table_only(o) && i < w->inv.n_skipped; i++)
 		print_unreadable(&w->inv.skipped[i], &w->btrfs);
 	scols_unref_table(tbs[0]);

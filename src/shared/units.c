@@ -441,6 +441,15 @@ char *units_format_size_human(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+char *units_format_count(uint64_t n, const char *one, const char *many, char *buf, size_t len)
+{
+	if (n == 0)
+		snprintf(buf, len, "no %s", many);
+	else
+		snprintf(buf, len, "%llu %s", (unsigned long long)n, n == 1 ? one : many);
+	return buf;
+}
+
 /* Largest first; format_duration relies on the order. */
 static const struct time_unit format_units[] = {
 	{ "d", 86400 * USEC_PER_SEC }, { "h", 3600 * USEC_PER_SEC }, { "min", 60 * USEC_PER_SEC },

@@ -129,6 +129,18 @@ char *units_format_size(uint64_t bytes, char *buf, size_t len);
 char *units_format_size_human(uint64_t bytes, char *buf, size_t len);
 
 /**
+ * units_format_count:
+ * @n: how many
+ * @one: the noun for one ("block device")
+ * @many: the noun for none or several ("block devices")
+ * @buf: output buffer
+ *
+ * Writes "no block devices", "1 block device", "2 block devices": a count
+ * in words, never "device(s)".  Returns: @buf.
+ */
+char *units_format_count(uint64_t n, const char *one, const char *many, char *buf, size_t len);
+
+/**
  * units_format_duration:
  * @usec: microseconds (USEC_INFINITY prints "infinity")
  * @buf: output buffer, at least 32 bytes

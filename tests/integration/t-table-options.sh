@@ -147,6 +147,16 @@ scan_golden "scan --json -o" --json -o fsid,missing <<'EOT'
 EOT
 usage_error "-o 'KIND': no such column; the columns: FSID, LABEL, PRESENT," scan -o KIND
 
+note "scan without btrfs: the devices counted in words, never 'device(s)'"
+printf '[device /dev/vda1]\ntype = ext4\nuuid = 3b1d0f62-0d0c-4b7a-9f59-2c7a1d5e8b10\ndevno = 252:1\n' >"$SCRATCH/one.ini"
+: >"$SCRATCH/none.ini"
+STORAGED_INVENTORY=$SCRATCH/one.ini golden "scan, one device" scan <<'EOT'
+no btrfs filesystem found on 1 block device
+EOT
+STORAGED_INVENTORY=$SCRATCH/none.ini golden "scan, no device" scan <<'EOT'
+no btrfs filesystem found: no block devices
+EOT
+
 note "-V and --version; --help lists every column -o takes"
 v=$("$STORAGED" -V) || fail "storaged -V"
 [ "$v" = "$("$STORAGED" --version)" ] || fail "-V prints '$v', --version otherwise"

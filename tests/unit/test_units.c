@@ -372,6 +372,19 @@ static void test_format_size_human(void **state)
 	assert_string_equal(units_format_size_human(UINT64_MAX, buf, sizeof(buf)), "16E");
 }
 
+/* counts in words, never "(s)" */
+static void test_format_count(void **state)
+{
+	char buf[64];
+
+	assert_string_equal(units_format_count(0, "block device", "block devices", buf, sizeof(buf)),
+			    "no block devices");
+	assert_string_equal(units_format_count(1, "block device", "block devices", buf, sizeof(buf)),
+			    "1 block device");
+	assert_string_equal(units_format_count(2, "block device", "block devices", buf, sizeof(buf)),
+			    "2 block devices");
+}
+
 static void test_format_duration(void **state)
 {
 	char buf[32];
@@ -444,6 +457,7 @@ int main(void)
 		cmocka_unit_test(test_mode),
 		cmocka_unit_test(test_format_size),
 		cmocka_unit_test(test_format_size_human),
+		cmocka_unit_test(test_format_count),
 		cmocka_unit_test(test_format_duration),
 		cmocka_unit_test(test_format_roundtrip),
 	};
