@@ -256,12 +256,12 @@ static int pick_columns(const struct options *o, const struct logger *lg, const 
 	int r = table_pick_parse(o->output, cols, n, o->json ? n : n_text, ret, &bad, &bad_len);
 
 	if (r == -ENOENT || r == -EEXIST)
-		log_error(lg, "%s: -o '%.*s': %s; the columns: %s (see 'storaged --help')", o->command,
-			  (int)bad_len, bad, r == -ENOENT ? "no such column" : "named twice",
-			  table_columns_join(cols, n, names, sizeof(names)));
+		log_usage_error(lg, o->command, "-o '%.*s': %s; the columns: %s (see 'storaged --help')",
+				(int)bad_len, bad, r == -ENOENT ? "no such column" : "named twice",
+				table_columns_join(cols, n, names, sizeof(names)));
 	else if (r < 0)
-		log_error(lg, "%s: -o '%s': an empty column name; give a list such as -o %s,%s", o->command,
-			  o->output, cols[0].name, cols[1].name);
+		log_usage_error(lg, o->command, "-o '%s': an empty column name; give a list such as -o %s,%s",
+				o->output, cols[0].name, cols[1].name);
 	return r < 0 ? -EINVAL : 0;
 }
 

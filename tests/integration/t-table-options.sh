@@ -42,6 +42,8 @@ usage_error() {
 	[ "$rc" = 2 ] || fail "storaged $* exited $rc, expected 2"
 	[ -s "$SCRATCH/out" ] && fail "storaged $* printed on stdout: $(cat "$SCRATCH/out")"
 	grep -q -- "$pat" "$SCRATCH/err" || fail "storaged $*: no '$pat' in the message"
+	# one form for every usage error: program, level, command, message
+	grep -q "^storaged: error: " "$SCRATCH/err" || fail "storaged $*: not 'storaged: error: ...'"
 }
 
 run_sd 0 start
@@ -97,11 +99,13 @@ note "usage errors: exit 2, the columns listed"
 usage_error "-o 'SIZE': no such column; the columns: KIND, WHAT, SOURCE, STATUS, DETAIL, RECORDED," status -o KIND,SIZE
 usage_error "-o 'kind': named twice" status -o KIND,kind
 usage_error "-o 'KIND,': an empty column name" status -o KIND,
-usage_error "--raw is for the table; --json has none" status --raw --json
+usage_error "^storaged: error: status: --raw is for the table; --json has none" status --raw --json
 usage_error "--noheadings is for the table; --json has none" status --noheadings --json
 usage_error "-o/--output is for the table; --format=prometheus has none" status -o KIND --format=prometheus
 usage_error "-o/--output does nothing for this command" check -o KIND
-usage_error "--raw does nothing for this command" stop --raw
+usage_error "^storaged: error: stop: --raw does nothing for this command" stop --raw
+usage_error "^storaged: error: status: -o 'NOPE': no such column" status -o NOPE
+usage_error "^storaged: error: unknown command 'stats'" stats
 usage_error "-o 'MEMBERS': no such column; the columns: KIND," status -o MEMBERS
 run_sd 0 stop
 
