@@ -256,12 +256,12 @@ static int pick_columns(const struct options *o, const struct logger *lg, const 
 	int r = table_pick_parse(o->output, cols, n, o->json ? n : n_text, ret, &bad, &bad_len);
 
 	if (r == -ENOENT || r == -EEXIST)
-		log_error(lg, "%s: -o '%.*s': %s; the columns: %s (see 'storaged --help')", o->command,
-			  (int)bad_len, bad, r == -ENOENT ? "no such column" : "named twice",
-			  table_columns_join(cols, n, names, sizeof(names)));
+		log_usage_error(lg, o->command, "-o '%.*s': %s; the columns: %s (see 'storaged --help')",
+				(int)bad_len, bad, r == -ENOENT ? "no such column" : "named twice",
+				table_columns_join(cols, n, names, sizeof(names)));
 	else if (r < 0)
-		log_error(lg, "%s: -o '%s': an empty column name; give a list such as -o %s,%s", o->command,
-			  o->output, cols[0].name, cols[1].name);
+		log_usage_error(lg, o->command, "-o '%s': an empty column name; give a list such as -o %s,%s",
+				o->output, cols[0].name, cols[1].name);
 	return r < 0 ? -EINVAL : 0;
 }
 
@@ -280,6 +280,7 @@ static int scan_print(const struct options *o, const struct world *w, const stru
 		json_table_new("unreadable", unreadable_cols, ARRAY_SIZE(unreadable_cols), true),
 	};
 	int r = tbs[0] && tbs[1] ? 0 : -ENOMEM;
+	char devs[64];
 
 	*ret_problems = 0;
 	for (size_t i = 0; r == 0 && i < w->btrfs.n; i++) {
@@ -295,7 +296,8 @@ static int scan_print(const struct options *o, const struct world *w, const stru
 	else if (r == 0 && (w->btrfs.n || table_only(o)))
 		r = scols_print_table(tbs[0]);
 	else if (r == 0)
-		printf("no btrfs filesystem found on %zu block device(s)\n", w->inv.n_devs);
+		printf("no btrfs filesystem found%s%s\n", w->inv.n_devs ? " on " : ": ",
+		       units_format_count(w->inv.n_devs, "block device", "block devices", devs, sizeof(devs)));
 	for (size_t i = 0; r == 0 && !o->json && !table_only(o) && i < w->inv.n_skipped; i++)
 		print_unreadable(&w->inv.skipped[i], &w->btrfs);
 	scols_unref_table(tbs[0]);
@@ -483,7 +485,7 @@ static void warn_nearly_full(const struct area_status *a, const struct logger *l
 		log_warning(lg, "area '%s' on %s is %s: %u%% of its bytes and %u%% of its inodes used (%s); the resident storaged grows it at its next look (every %llu ms, up to %s and %llu inodes now), and a writer faster than that meets 'No space left on device': start it larger (size=, inodes= in its [area] section)",
 			    a->name, a->path, full ? "full" : "nearly full", bytes, inodes, why,
 			    (unsigned long long)(AREA_WATCH_GROW_USEC / 1000),
-			    units_format_size(a->ceiling_bytes, words, sizeof(words)),
+			    units_format_size_human(a->ceiling_bytes, words, sizeof(words)),
 			    (unsigned long long)a->ceiling_inodes);
 		return;
 	}
@@ -491,7 +493,7 @@ static void warn_nearly_full(const struct area_status *a, const struct logger *l
 	if (a->grow) {
 		log_warning(lg, "area '%s' on %s is %s: %u%% of its bytes and %u%% of its inodes used (%s); it grows no further than memory-reserve allows (ceiling %s and %llu inodes now): lower memory-reserve in [storaged] and reload the resident storaged (SIGHUP), or free memory",
 			    a->name, a->path, full ? "full" : "nearly full", bytes, inodes, why,
-			    units_format_size(a->ceiling_bytes, words, sizeof(words)),
+			    units_format_size_human(a->ceiling_bytes, words, sizeof(words)),
 			    (unsigned long long)a->ceiling_inodes);
 		return;
 	}

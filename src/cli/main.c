@@ -132,37 +132,36 @@ static const char *ignored_option(const struct command *cmd, const struct option
 
 /* @self: the command advice names (invocation_format()).  Returns: -1
  * when @o makes sense for @cmd, else EXIT_CONFIG (said why). */
-static int check_options(const struct command *cmd, const struct options *o, const char *self)
+static int check_options(const struct command *cmd, const struct options *o, const char *self,
+			 const struct logger *lg)
 {
 	const char *ignored = ignored_option(cmd, o);
 
 	if (ignored) {
-		fprintf(stderr, "storaged %s: %s does nothing for this command; see 'storaged --help'\n",
-			cmd->name, ignored);
+		log_usage_error(lg, cmd->name, "%s does nothing for this command; see 'storaged --help'", ignored);
 		return EXIT_CONFIG;
 	}
 	/* start's own messages are its output; --json is the plan's */
 	if (o->json && !o->dry_run && cmd->run == cmd_start) {
-		fprintf(stderr, "storaged %s: --json is for the plan (--dry-run); what start did is in `%s status --json`\n",
-			cmd->name, self);
+		log_usage_error(lg, cmd->name, "--json is for the plan (--dry-run); what start did is in `%s status --json`",
+				self);
 		return EXIT_CONFIG;
 	}
 	if (o->json && o->prometheus) {
-		fprintf(stderr, "storaged %s: --json and --format=prometheus are two formats; give one\n",
-			cmd->name);
+		log_usage_error(lg, cmd->name, "--json and --format=prometheus are two formats; give one");
 		return EXIT_CONFIG;
 	}
 	/* --json chooses columns with -o, as lsblk does, but has no
 	 * headings and is not raw; prometheus has no table at all */
 	if ((o->json || o->prometheus) && (o->raw || o->noheadings || (o->prometheus && o->output))) {
-		fprintf(stderr, "storaged %s: %s is for the table; %s has none\n", cmd->name,
-			o->raw ? "--raw" : o->noheadings ? "--noheadings" : "-o/--output",
-			o->json ? "--json" : "--format=prometheus");
+		log_usage_error(lg, cmd->name, "%s is for the table; %s has none",
+				o->raw ? "--raw" : o->noheadings ? "--noheadings" : "-o/--output",
+				o->json ? "--json" : "--format=prometheus");
 		return EXIT_CONFIG;
 	}
 	if (o->dry_run && (o->foreground || o->daemonize)) {
-		fprintf(stderr, "storaged %s: --dry-run prints the plan and returns; it does not stay resident (%s)\n",
-			cmd->name, o->foreground ? "--foreground" : "--daemon");
+		log_usage_error(lg, cmd->name, "--dry-run prints the plan and returns; it does not stay resident (%s)",
+				o->foreground ? "--foreground" : "--daemon");
 		return EXIT_CONFIG;
 	}
 	return -1;
@@ -177,7 +176,7 @@ static const struct command *find_command(const char *name)
 }
 
 /* Returns: -1 to go on, else an exit status. */
-static int parse_options(int argc, char **argv, struct options *o, int *level)
+static int parse_options(int argc, char **argv, struct options *o, int *level, const struct logger *lg)
 {
 	static const struct option longopts[] = { { "config", required_argument, NULL, 'c' },
 						  { "fstab", required_argument, NULL, 'f' },
@@ -251,8 +250,7 @@ static int parse_options(int argc, char **argv, struct options *o, int *level)
 			return 0;
 		case OPT_FORMAT: /* the one format besides table and --json */
 			if (strcmp(optarg, "prometheus") != 0) {
-				fprintf(stderr, "storaged: --format '%s': only 'prometheus' is known\n",
-					optarg);
+				log_usage_error(lg, NULL, "--format '%s': only 'prometheus' is known", optarg);
 				return EXIT_CONFIG;
 			}
 			o->prometheus = true;
@@ -273,14 +271,14 @@ static int parse_options(int argc, char **argv, struct options *o, int *level)
  * state directory is made absolute here: every command, the resident and
  * the children of a start use it.  @ret_abs: the string made, owned by
  * the caller.  Returns: -1 to go on; an exit status. */
-static int state_dir_absolute(struct options *o, char **ret_abs)
+static int state_dir_absolute(struct options *o, char **ret_abs, const struct logger *lg)
 {
 	if (!o->state_dir[0] || o->state_dir[0] == '/')
 		return -1;
 	*ret_abs = path_absolute(o->state_dir);
 	if (!*ret_abs) {
-		fprintf(stderr, "storaged: --state-dir '%s': cannot make it absolute: %s\n", o->state_dir,
-			strerror(errno));
+		log_usage_error(lg, o->command, "--state-dir '%s': cannot make it absolute: %s", o->state_dir,
+				strerror(errno));
 		return EXIT_CONFIG;
 	}
 	o->state_dir = *ret_abs;
@@ -296,9 +294,13 @@ int main(int argc, char **argv)
 	struct logger lg = { 0 };
 	int level = LOG_INFO, r;
 
-	r = parse_options(argc, argv, &o, &level);
+	/* the usage errors' logger (log_usage_error()); -q and -v set its
+	 * level once the options are read */
+	log_init(&lg, level, LOG_TARGET_STDERR);
+	r = parse_options(argc, argv, &o, &level, &lg);
 	if (r >= 0)
 		return r;
+	lg.max_level = level;
 	o.command = optind < argc ? argv[optind++] : "start";
 	/* libsmartcols prints non-ASCII text (a label, "…") only in a UTF-8
 	 * locale, and escapes it otherwise.  A real start prints no table and
@@ -307,26 +309,25 @@ int main(int argc, char **argv)
 		setlocale(LC_ALL, "");
 	cmd = find_command(o.command);
 	if (!cmd) {
-		fprintf(stderr, "storaged: unknown command '%s'; try 'storaged --help'\n", o.command);
+		log_usage_error(&lg, NULL, "unknown command '%s'; try 'storaged --help'", o.command);
 		return EXIT_CONFIG;
 	}
 	if (argc - optind < cmd->min_args || argc - optind > cmd->max_args) {
-		fprintf(stderr, "storaged: %s: %s; try 'storaged --help'\n", o.command,
-			argc - optind < cmd->min_args ? "missing argument" : "too many arguments");
+		log_usage_error(&lg, o.command, "%s; try 'storaged --help'",
+				argc - optind < cmd->min_args ? "missing argument" : "too many arguments");
 		return EXIT_CONFIG;
 	}
 	o.arg = optind < argc ? argv[optind] : NULL;
-	r = state_dir_absolute(&o, &state_abs);
+	r = state_dir_absolute(&o, &state_abs, &lg);
 	if (r >= 0)
 		return r;
 	/* NULL (no memory, no working directory for a relative path): the
 	 * advice names plain "storaged" (log_self()), the command still runs */
 	self = invocation_format(o.config_given ? o.config_path : NULL, o.fstab_path,
 				 o.state_dir_given ? o.state_dir : NULL);
-	r = check_options(cmd, &o, self ? self : "storaged");
+	r = check_options(cmd, &o, self ? self : "storaged", &lg);
 	if (r >= 0)
 		return r;
-	log_init(&lg, level, LOG_TARGET_STDERR);
 	lg.self = self;
 	r = cmd->run(&o, &lg);
 	log_close(&lg);

@@ -68,8 +68,11 @@ struct libscols_table *json_table_new(const char *name, const struct json_column
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		bool array = json && (cols[i].json_type == SCOLS_JSON_ARRAY_STRING ||
 				      cols[i].json_type == SCOLS_JSON_ARRAY_NUMBER);
-		struct libscols_column *cl = scols_table_new_column(tb, cols[i].name, cols[i].whint,
-								    cols[i].flags | (array ? SCOLS_FL_WRAP : 0));
+		/* numbers and flags right-aligned, as lsblk's SIZE and RO are */
+		bool right = cols[i].json_type == SCOLS_JSON_NUMBER || cols[i].json_type == SCOLS_JSON_BOOLEAN;
+		struct libscols_column *cl =
+			scols_table_new_column(tb, cols[i].name, cols[i].whint,
+					       cols[i].flags | (array ? SCOLS_FL_WRAP : 0) | (right ? SCOLS_FL_RIGHT : 0));
 
 		if (!cl || scols_column_set_json_type(cl, cols[i].json_type) < 0 ||
 		    (array && scols_column_set_wrapfunc(cl, scols_wrapnl_chunksize, scols_wrapnl_nextchunk, NULL) < 0))
@@ -118,21 +121,29 @@ int json_print_tables(struct libscols_table *const *tbs, size_t n, FILE *out)
 	int r = 0;
 
 	for (size_t i = 0; i < n && r == 0; i++) {
-		char *buf = NULL, *open, *close;
+		char *buf = NULL, *open, *close, *from, *to;
 
 		r = table_text(tbs[i], out, &buf);
 		if (r < 0)
 			break;
-		/* one object: the braces of the first opening and of the last
-		 * closing are kept, those between become a comma */
+		/* one object, its members joined as libsmartcols joins them
+		 * ("],\n" then the next name on its own line): the first
+		 * table's opening and the last one's closing are kept, the
+		 * lines between them left out */
 		open = strchr(buf, '{');
 		close = strrchr(buf, '}');
-		if (!open || !close || close < open)
+		to = close ? close : buf;
+		while (to > buf && (to[-1] == '\n' || to[-1] == ' '))
+			to--;
+		if (!open || !close || close < open || to <= open)
 			r = -EIO;
 		else {
+			from = i ? open + 1 + strspn(open + 1, "\n") : buf;
 			if (i + 1 < n)
-				*close = ',';
-			r = json_fputs(i ? open + 1 : buf, out);
+				*to = '\0';
+			r = json_fputs(from, out);
+			if (r == 0 && i + 1 < n && fputs(",\n", out) < 0)
+				r = -EIO;
 		}
 		free(buf);
 	}

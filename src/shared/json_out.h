@@ -29,6 +29,8 @@ struct json_column {
  * @n: how many of @cols
  * @json: print it as JSON (json_print_table()), else as text
  *
+ * A column of numbers or booleans (SCOLS_JSON_NUMBER, _BOOLEAN) is
+ * right-aligned in text, as lsblk's and findmnt's are (SCOLS_FL_RIGHT).
  * A JSON array column's cell holds one element per line (libsmartcols
  * splits a wrapped cell at newlines only with scols_wrapnl_*()).
  *
@@ -55,7 +57,9 @@ int json_print_table(struct libscols_table *tb, FILE *out);
  * @out: where to print them
  *
  * Prints one JSON object that holds each table's array under its name
- * ({"a": [...], "b": [...]}).
+ * ({"a": [...], "b": [...]}), laid out as libsmartcols lays out one
+ * table's: each name on its own line, three blanks in, "]," ending all
+ * arrays but the last.
  *
  * Returns: 0, or negative errno (-ENOMEM, -EIO from writing).
  */

@@ -149,6 +149,20 @@ void log_msg(const struct logger *lg, int prio, const char *fmt, ...)
 	log_write(lg, prio, line);
 }
 
+void log_usage_error(const struct logger *lg, const char *command, const char *fmt, ...)
+{
+	char msg[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (command)
+		log_error(lg, "%s: %s", command, msg);
+	else
+		log_error(lg, "%s", msg);
+}
+
 static void log_diag(const struct logger *lg, const struct diag *d, int prio)
 {
 	if (d->file && d->line)

@@ -108,6 +108,19 @@ void log_close(struct logger *lg);
 void log_msg(const struct logger *lg, int prio, const char *fmt, ...) _printf_(3, 4);
 
 /**
+ * log_usage_error:
+ * @lg: logger, or NULL
+ * @command: the command the options were given to ("status"), or NULL
+ *           before one is known
+ *
+ * The one form of a usage error, whichever check finds it: the program,
+ * the level, the command, the message ("storaged: error: status: -o
+ * 'SIZE': no such column; ..."), as findmnt(8) names itself before what
+ * is wrong.  Logged at LOG_ERR through log_msg().
+ */
+void log_usage_error(const struct logger *lg, const char *command, const char *fmt, ...) _printf_(3, 4);
+
+/**
  * log_diags:
  * Logs every diagnostic of @dl once, errors at LOG_ERR and warnings at
  * LOG_WARNING, as "file:line: message".

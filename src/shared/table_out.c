@@ -30,6 +30,7 @@ int table_pick_parse(const char *list, const struct json_column *cols, size_t n,
 {
 	struct table_pick p = { .n = 0 };
 	const char *s = list;
+	bool append = list && list[0] == '+';
 
 	if (n > TABLE_MAX_COLUMNS || n_default > n)
 		return -EINVAL;
@@ -47,12 +48,16 @@ int table_pick_parse(const char *list, const struct json_column *cols, size_t n,
 
 		if (len == 0)
 			return -EINVAL;
-		if (i < 0 || picked(&p, (size_t)i)) {
+		if (i < 0 || (!append && picked(&p, (size_t)i))) {
 			*ret_bad = s;
 			*ret_bad_len = len;
 			return i < 0 ? -ENOENT : -EEXIST;
 		}
-		p.idx[p.n++] = (size_t)i;
+		/* "+LIST" asks for columns besides those shown: one shown
+		 * already stays where it is (a libsmartcols column is printed
+		 * once; lsblk would print it a second time) */
+		if (!picked(&p, (size_t)i))
+			p.idx[p.n++] = (size_t)i;
 		if (!s[len])
 			break;
 		s += len + 1;

@@ -41,7 +41,9 @@ struct table_pick {
  *
  * Returns: 0; -EINVAL for an empty list or an empty name ("A,,B"),
  * -ENOENT for a name no column has, -EEXIST for a column named twice
- * (libsmartcols prints a column once).
+ * (libsmartcols prints a column once).  In "+LIST" a column already
+ * shown (a default one, or one named before) is no error: it stays where
+ * it is, and the rest are appended.
  */
 int table_pick_parse(const char *list, const struct json_column *cols, size_t n, size_t n_default,
 		     struct table_pick *ret, const char **ret_bad, size_t *ret_bad_len);

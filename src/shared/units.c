@@ -409,6 +409,47 @@ char *units_format_size(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+/* util-linux's size_to_human_string() (lib/strutils.c), as lsblk prints
+ * SIZE: the largest binary unit the value reaches, the tenths rounded half
+ * up, a ".0" left out, "B" below 1K. */
+char *units_format_size_human(uint64_t bytes, char *buf, size_t len)
+{
+	static const char letters[] = "BKMGTPE";
+	unsigned exp = 0;
+	uint64_t whole, tenths = 0;
+
+	while (exp < 60 && bytes >= UINT64_C(1) << (exp + 10))
+		exp += 10;
+	whole = bytes >> exp;
+	if (exp) {
+		uint64_t frac = bytes & ((UINT64_C(1) << exp) - 1);
+
+		/* thousandths, then tenths rounded half up, as util-linux does */
+		frac = frac >= UINT64_MAX / 1000 ? frac / 1024 * 1000 / (UINT64_C(1) << (exp - 10))
+						 : frac * 1000 / (UINT64_C(1) << exp);
+		tenths = (frac + 50) / 100;
+		if (tenths == 10) {
+			whole++;
+			tenths = 0;
+		}
+	}
+	if (tenths)
+		snprintf(buf, len, "%llu.%llu%c", (unsigned long long)whole, (unsigned long long)tenths,
+			 letters[exp / 10]);
+	else
+		snprintf(buf, len, "%llu%c", (unsigned long long)whole, letters[exp / 10]);
+	return buf;
+}
+
+char *units_format_count(uint64_t n, const char *one, const char *many, char *buf, size_t len)
+{
+	if (n == 0)
+		snprintf(buf, len, "no %s", many);
+	else
+		snprintf(buf, len, "%llu %s", (unsigned long long)n, n == 1 ? one : many);
+	return buf;
+}
+
 /* Largest first; format_duration relies on the order. */
 static const struct time_unit format_units[] = {
 	{ "d", 86400 * USEC_PER_SEC }, { "h", 3600 * USEC_PER_SEC }, { "min", 60 * USEC_PER_SEC },

@@ -116,6 +116,31 @@ const char *units_dir_mode_refusal(unsigned mode, unsigned *ret_fixed);
 char *units_format_size(uint64_t bytes, char *buf, size_t len);
 
 /**
+ * units_format_size_human:
+ * @bytes: size in bytes
+ * @buf: output buffer, at least 16 bytes
+ *
+ * Writes @bytes for people to read, as lsblk(8) prints sizes (util-linux's
+ * size_to_human_string()): the largest binary unit @bytes reaches, with
+ * one decimal rounded half up and none when it is 0 ("519.2M", "2.1G",
+ * "16M", "512B").  Not exact: configuration values and the plan use
+ * units_format_size(), machine output the bytes.  Returns: @buf.
+ */
+char *units_format_size_human(uint64_t bytes, char *buf, size_t len);
+
+/**
+ * units_format_count:
+ * @n: how many
+ * @one: the noun for one ("block device")
+ * @many: the noun for none or several ("block devices")
+ * @buf: output buffer
+ *
+ * Writes "no block devices", "1 block device", "2 block devices": a count
+ * in words, never "device(s)".  Returns: @buf.
+ */
+char *units_format_count(uint64_t n, const char *one, const char *many, char *buf, size_t len);
+
+/**
  * units_format_duration:
  * @usec: microseconds (USEC_INFINITY prints "infinity")
  * @buf: output buffer, at least 32 bytes

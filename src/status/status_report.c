@@ -276,8 +276,8 @@ static void grow_words(const struct area_status *a, char *buf, size_t len)
 	if (!a->grow)
 		return;
 	snprintf(buf, len, "; grows: started at %s and %llu inodes, ceiling %s and %llu inodes",
-		 units_format_size(a->start_size_bytes, start, sizeof(start)), (unsigned long long)a->start_inodes,
-		 units_format_size(a->ceiling_bytes, ceiling, sizeof(ceiling)), (unsigned long long)a->ceiling_inodes);
+		 units_format_size_human(a->start_size_bytes, start, sizeof(start)), (unsigned long long)a->start_inodes,
+		 units_format_size_human(a->ceiling_bytes, ceiling, sizeof(ceiling)), (unsigned long long)a->ceiling_inodes);
 }
 
 /* The DETAIL of area @a: its record's failure while it is set up, why it
@@ -299,8 +299,8 @@ static char *area_detail(const struct area_status *a, const struct status_area *
 		grow_words(a, grows, sizeof(grows));
 		r = asprintf(&detail, "%s%s%s: %s of %s used, %llu of %llu inodes%s%s%s%s%s%s",
 			     a->backend, a->device ? " " : "", a->device ? a->device : "",
-			     units_format_size(a->used_bytes, used, sizeof(used)),
-			     units_format_size(a->size_bytes, total, sizeof(total)),
+			     units_format_size_human(a->used_bytes, used, sizeof(used)),
+			     units_format_size_human(a->size_bytes, total, sizeof(total)),
 			     (unsigned long long)a->inodes_used, (unsigned long long)a->inodes_total,
 			     !row->nearly_full ? ""
 			     : full	       ? " (FULL: "

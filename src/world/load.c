@@ -274,8 +274,10 @@ static int read_main_file(const char *path, size_t max, bool name_file, bool che
 			  size_t *ret_len, struct diag_list *diags)
 {
 	const char *slash = strrchr(path, '/');
+	/* a bare name is in the working directory: its messages and the
+	 * chown/chmod they advise name that by its path, not as "." */
 	_cleanup_free_ char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
-					 : strdup(".");
+					 : getcwd(NULL, 0);
 	_cleanup_close_ int dirfd = -EBADF;
 
 	if (!dir)

@@ -21,6 +21,16 @@ run_sd 2 start
 expect_out "$CONF"
 chmod 0644 "$CONF"
 
+note "a bare file name (-c storaged.conf): the refusal names the working directory by its path, not '.'"
+mkdir -m 0777 "$SCRATCH/open"
+chmod 0777 "$SCRATCH/open"
+printf '[storaged]\n' >"$SCRATCH/open/storaged.conf"
+(cd "$SCRATCH/open" && "$STORAGED" check -c storaged.conf -f "$FSTAB" --state-dir "$STATE") >"$SCRATCH/out" 2>&1
+[ $? = 2 ] || { cat "$SCRATCH/out"; fail "check -c storaged.conf in a directory others may write: not exit 2"; }
+grep -q "storaged: error: $SCRATCH/open: owned by uid 0, mode 0777: .*run 'chown root:root $SCRATCH/open; chmod go-w $SCRATCH/open'" "$SCRATCH/out" ||
+	{ cat "$SCRATCH/out"; fail "the refusal does not name '$SCRATCH/open'"; }
+grep -q "error: \.:\|root:root \.;" "$SCRATCH/out" && { cat "$SCRATCH/out"; fail "the refusal names '.'"; }
+
 note "an fstab writable by others is refused too: it decides what root mounts"
 chmod 0666 "$FSTAB"
 run_sd 2 start

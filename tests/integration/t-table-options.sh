@@ -42,6 +42,8 @@ usage_error() {
 	[ "$rc" = 2 ] || fail "storaged $* exited $rc, expected 2"
 	[ -s "$SCRATCH/out" ] && fail "storaged $* printed on stdout: $(cat "$SCRATCH/out")"
 	grep -q -- "$pat" "$SCRATCH/err" || fail "storaged $*: no '$pat' in the message"
+	# one form for every usage error: program, level, command, message
+	grep -q "^storaged: error: " "$SCRATCH/err" || fail "storaged $*: not 'storaged: error: ...'"
 }
 
 run_sd 0 start
@@ -50,12 +52,20 @@ is_mountpoint "$P" || fail "the area is not mounted"
 note "status -o: the columns asked for, in that order"
 golden "status -o" status -o STATUS,KIND,WHAT,SIZE_BYTES,INODES,NOFAIL <<'EOT'
 STATUS   KIND  WHAT  SIZE_BYTES INODES NOFAIL
-active   area  build 16777216   1000   0
+active   area  build   16777216   1000      0
 EOT
 note "status -o +LIST: the default columns, then these; names in any case"
 sd status -o +inodes,Full >"$SCRATCH/plus" || fail "status -o +inodes,Full"
 head -n 1 "$SCRATCH/plus" | grep -Eq '^KIND +WHAT +SOURCE +STATUS +DETAIL +INODES +FULL$' ||
 	fail "status -o +inodes,Full: heading '$(head -n 1 "$SCRATCH/plus")'"
+note "status -o +LIST naming a default column: no error, shown once where it is (lsblk -o +NAME)"
+sd status -o +kind,INODES,Kind >"$SCRATCH/plus" || fail "status -o +kind,INODES,Kind"
+head -n 1 "$SCRATCH/plus" | grep -Eq '^KIND +WHAT +SOURCE +STATUS +DETAIL +INODES$' ||
+	fail "status -o +kind,INODES,Kind: heading '$(head -n 1 "$SCRATCH/plus")'"
+note "status: sizes in DETAIL as lsblk prints them (519.2M, 16M, 0B), never 531616K"
+sd status -o DETAIL >"$SCRATCH/detail" || fail "status -o DETAIL"
+grep -Eq '^tmpfs storaged-build: [0-9]+(\.[0-9])?[BKMGTPE] of 16M used, [0-9]+ of 1000 inodes$' "$SCRATCH/detail" ||
+	{ cat "$SCRATCH/detail"; fail "status: DETAIL's sizes are not lsblk's"; }
 note "status --raw: a blank in a cell is \\x20, one space between cells, no resident line"
 golden "status --raw" status --raw -o KIND,WHAT,SOURCE,STATUS <<'EOT'
 KIND WHAT SOURCE STATUS
@@ -89,11 +99,13 @@ note "usage errors: exit 2, the columns listed"
 usage_error "-o 'SIZE': no such column; the columns: KIND, WHAT, SOURCE, STATUS, DETAIL, RECORDED," status -o KIND,SIZE
 usage_error "-o 'kind': named twice" status -o KIND,kind
 usage_error "-o 'KIND,': an empty column name" status -o KIND,
-usage_error "--raw is for the table; --json has none" status --raw --json
+usage_error "^storaged: error: status: --raw is for the table; --json has none" status --raw --json
 usage_error "--noheadings is for the table; --json has none" status --noheadings --json
 usage_error "-o/--output is for the table; --format=prometheus has none" status -o KIND --format=prometheus
 usage_error "-o/--output does nothing for this command" check -o KIND
-usage_error "--raw does nothing for this command" stop --raw
+usage_error "^storaged: error: stop: --raw does nothing for this command" stop --raw
+usage_error "^storaged: error: status: -o 'NOPE': no such column" status -o NOPE
+usage_error "^storaged: error: unknown command 'stats'" stats
 usage_error "-o 'MEMBERS': no such column; the columns: KIND," status -o MEMBERS
 run_sd 0 stop
 
@@ -131,15 +143,23 @@ scan_golden "scan --json -o" --json -o fsid,missing <<'EOT'
              2
          ]
       }
-   ]
-,
-
+   ],
    "unreadable": [
 
    ]
 }
 EOT
 usage_error "-o 'KIND': no such column; the columns: FSID, LABEL, PRESENT," scan -o KIND
+
+note "scan without btrfs: the devices counted in words, never 'device(s)'"
+printf '[device /dev/vda1]\ntype = ext4\nuuid = 3b1d0f62-0d0c-4b7a-9f59-2c7a1d5e8b10\ndevno = 252:1\n' >"$SCRATCH/one.ini"
+: >"$SCRATCH/none.ini"
+STORAGED_INVENTORY=$SCRATCH/one.ini golden "scan, one device" scan <<'EOT'
+no btrfs filesystem found on 1 block device
+EOT
+STORAGED_INVENTORY=$SCRATCH/none.ini golden "scan, no device" scan <<'EOT'
+no btrfs filesystem found: no block devices
+EOT
 
 note "-V and --version; --help lists every column -o takes"
 v=$("$STORAGED" -V) || fail "storaged -V"

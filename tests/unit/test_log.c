@@ -68,6 +68,8 @@ static const char *capture(bool env_match, bool env_unset, int level)
 	/* UTF-8 stays; a Latin-1 byte and bytes never UTF-8 are escaped */
 	log_error(&lg, "not synced: '%s'", "caf\xc3\xa9/caf\xe9/bad\xff\xfe/cut\xc3");
 	log_warning(&lg, "degraded");
+	log_usage_error(&lg, "status", "-o '%s': no such column", "SIZE");
+	log_usage_error(&lg, NULL, "unknown command '%s'", "stats");
 	log_info(&lg, "%u step(s) done", 3u);
 	log_debug(&lg, "registered");
 	log_close(&lg);
@@ -88,12 +90,16 @@ static void test_prefix_on_journal(void **state)
 	assert_string_equal(capture(true, false, LOG_DEBUG), "<3>cannot mount '/srv/a\\012b'\n"
 							     "<3>not synced: 'caf\xc3\xa9/caf\\351/bad\\377\\376/cut\\303'\n"
 							     "<4>degraded\n"
+							     "<3>status: -o 'SIZE': no such column\n"
+							     "<3>unknown command 'stats'\n"
 							     "<6>3 step(s) done\n"
 							     "<7>registered\n");
 	/* the level still filters */
 	assert_string_equal(capture(true, false, LOG_ERR),
 			    "<3>cannot mount '/srv/a\\012b'\n"
-			    "<3>not synced: 'caf\xc3\xa9/caf\\351/bad\\377\\376/cut\\303'\n");
+			    "<3>not synced: 'caf\xc3\xa9/caf\\351/bad\\377\\376/cut\\303'\n"
+			    "<3>status: -o 'SIZE': no such column\n"
+			    "<3>unknown command 'stats'\n");
 }
 
 static void test_no_prefix_elsewhere(void **state)
@@ -101,6 +107,8 @@ static void test_no_prefix_elsewhere(void **state)
 	static const char plain[] = "storaged: error: cannot mount '/srv/a\\012b'\n"
 				    "storaged: error: not synced: 'caf\xc3\xa9/caf\\351/bad\\377\\376/cut\\303'\n"
 				    "storaged: warning: degraded\n"
+				    "storaged: error: status: -o 'SIZE': no such column\n"
+				    "storaged: error: unknown command 'stats'\n"
 				    "storaged: 3 step(s) done\n";
 
 	(void)state;

@@ -70,8 +70,23 @@ static void test_parse_refused(void **unused)
 	assert_int_equal(pick("KIN", got, sizeof(got), &bad, &bad_len), -ENOENT);
 	assert_int_equal(pick("WHAT,what", got, sizeof(got), &bad, &bad_len), -EEXIST);
 	assert_memory_equal(bad, "what", 4);
-	/* +KIND: KIND is among the defaults already */
-	assert_int_equal(pick("+KIND", got, sizeof(got), &bad, &bad_len), -EEXIST);
+}
+
+/* "+LIST": a column shown already is no error (lsblk -o +NAME); it stays
+ * where it is and is printed once */
+static void test_parse_append_shown(void **unused)
+{
+	const char *bad = NULL;
+	size_t bad_len = 0;
+	char got[64];
+
+	assert_int_equal(pick("+KIND", got, sizeof(got), &bad, &bad_len), 0);
+	assert_string_equal(got, "0,1");
+	assert_int_equal(pick("+what,MOUNT_ID,kind,mount_id", got, sizeof(got), &bad, &bad_len), 0);
+	assert_string_equal(got, "0,1,3");
+	/* still refused: a name that is no column */
+	assert_int_equal(pick("+KIND,NOPE", got, sizeof(got), &bad, &bad_len), -ENOENT);
+	assert_memory_equal(bad, "NOPE", 4);
 }
 
 /* The table as libsmartcols prints it, from two lines of cells. */
@@ -115,7 +130,11 @@ static void test_apply(void **unused)
 	assert_string_equal(s, " area\n42 mount\n");
 	free(s);
 	s = print("+NOFAIL", false, false, true);
-	assert_string_equal(s, "area  my build 0\nmount /srv     1\n");
+	assert_string_equal(s, "area  my build      0\nmount /srv          1\n");
+	free(s);
+	/* numbers and flags right-aligned under their headings, as lsblk's */
+	s = print("NOFAIL,MOUNT_ID,KIND", false, false, false);
+	assert_string_equal(s, "NOFAIL MOUNT_ID KIND\n     0          area\n     1       42 mount\n");
 	free(s);
 	s = print("what,mount_id", true, false, false);
 	assert_non_null(strstr(s, "\"what\": \"/srv\",\n         \"mount_id\": 42"));
@@ -124,12 +143,39 @@ static void test_apply(void **unused)
 	free(s);
 }
 
+/* Two tables as one JSON object, laid out as libsmartcols lays out one:
+ * no blank line, no comma on a line of its own (scan --json) */
+static void test_json_two_tables(void **unused)
+{
+	struct libscols_table *tbs[2] = { json_table_new("a", cols, 2, true), json_table_new("b", cols, 2, true) };
+	struct libscols_line *ln = tbs[0] ? scols_table_new_line(tbs[0], NULL) : NULL;
+	size_t sz = 0;
+	char *buf = NULL;
+	FILE *m = open_memstream(&buf, &sz);
+
+	assert_non_null(ln);
+	assert_non_null(m);
+	assert_int_equal(scols_line_set_data(ln, 0, "area"), 0);
+	assert_int_equal(json_print_tables(tbs, 2, m), 0);
+	fclose(m);
+	assert_non_null(strstr(buf, "\n   ],\n   \"b\": ["));
+	assert_true(strlen(buf) > 8);
+	assert_string_equal(buf + strlen(buf) - 8, "\n   ]\n}\n");
+	assert_null(strstr(buf, "\n,"));
+	assert_int_equal(buf[0], '{');
+	free(buf);
+	scols_unref_table(tbs[0]);
+	scols_unref_table(tbs[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_parse_refused),
+		cmocka_unit_test(test_parse_append_shown),
 		cmocka_unit_test(test_apply),
+		cmocka_unit_test(test_json_two_tables),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

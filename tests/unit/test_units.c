@@ -348,6 +348,43 @@ static void test_format_size(void **state)
 	assert_string_equal(units_format_size(UINT64_MAX - 1023, buf, sizeof(buf)), "16383.9P");
 }
 
+/* lsblk's SIZE for the same bytes (util-linux size_to_human_string()) */
+static void test_format_size_human(void **state)
+{
+	char buf[16];
+
+	assert_string_equal(units_format_size_human(0, buf, sizeof(buf)), "0B");
+	assert_string_equal(units_format_size_human(512, buf, sizeof(buf)), "512B");
+	assert_string_equal(units_format_size_human(1023, buf, sizeof(buf)), "1023B");
+	assert_string_equal(units_format_size_human(1024, buf, sizeof(buf)), "1K");
+	assert_string_equal(units_format_size_human(1536, buf, sizeof(buf)), "1.5K");
+	assert_string_equal(units_format_size_human(16 * MiB, buf, sizeof(buf)), "16M");
+	/* the status a new user saw: 531616K and 2187234K */
+	assert_string_equal(units_format_size_human(531616 * KiB, buf, sizeof(buf)), "519.2M");
+	assert_string_equal(units_format_size_human(UINT64_C(2187234) * KiB, buf, sizeof(buf)), "2.1G");
+	/* rounded half up from the thousandths (util-linux truncates to
+	 * them first: 1.0499G is 1G), and into the next whole number */
+	assert_string_equal(units_format_size_human(GiB + GiB / 20, buf, sizeof(buf)), "1G");
+	assert_string_equal(units_format_size_human(GiB + GiB / 20 + MiB, buf, sizeof(buf)), "1.1G");
+	assert_string_equal(units_format_size_human(2 * MiB - 1, buf, sizeof(buf)), "2M");
+	assert_string_equal(units_format_size_human(GiB - 1, buf, sizeof(buf)), "1024M");
+	assert_string_equal(units_format_size_human(3 * PiB, buf, sizeof(buf)), "3P");
+	assert_string_equal(units_format_size_human(UINT64_MAX, buf, sizeof(buf)), "16E");
+}
+
+/* counts in words, never "(s)" */
+static void test_format_count(void **state)
+{
+	char buf[64];
+
+	assert_string_equal(units_format_count(0, "block device", "block devices", buf, sizeof(buf)),
+			    "no block devices");
+	assert_string_equal(units_format_count(1, "block device", "block devices", buf, sizeof(buf)),
+			    "1 block device");
+	assert_string_equal(units_format_count(2, "block device", "block devices", buf, sizeof(buf)),
+			    "2 block devices");
+}
+
 static void test_format_duration(void **state)
 {
 	char buf[32];
@@ -419,6 +456,8 @@ int main(void)
 		cmocka_unit_test(test_factor),
 		cmocka_unit_test(test_mode),
 		cmocka_unit_test(test_format_size),
+		cmocka_unit_test(test_format_size_human),
+		cmocka_unit_test(test_format_count),
 		cmocka_unit_test(test_format_duration),
 		cmocka_unit_test(test_format_roundtrip),
 	};
