@@ -91,8 +91,9 @@ void area_mounts_describe(const struct area_mounts *f, const char *path, char *b
 		snprintf(buf, len, "its private %s was unmounted by someone else",
 			 !f->area_mounted ? "mount" : "view of the directory");
 	else if (f->carried_missing)
-		snprintf(buf, len, "%zu filesystem(s) or subvolume(s) carried onto it from below %s were unmounted",
-			 f->carried_missing, path);
+		snprintf(buf, len, "%zu %s carried onto it from below %s %s unmounted", f->carried_missing,
+			 f->carried_missing == 1 ? "filesystem or subvolume" : "filesystems or subvolumes", path,
+			 f->carried_missing == 1 ? "was" : "were");
 }
 
 void area_mounts_done(struct area_mounts *f)

@@ -433,8 +433,8 @@ void exec_announce_degraded(struct run *rn, const char *fsid)
 			    fsid, strerror(-r), fsid);
 	else if (r > 0)
 		log_debug(rn->cx->log,
-			  "btrfs %s: mounted degraded; change events sent for its %d member(s) so that udev and systemd take it as ready",
-			  fsid, r);
+			  "btrfs %s: mounted degraded; change events sent for its %d member%s so that udev and systemd take it as ready",
+			  fsid, r, r == 1 ? "" : "s");
 }
 
 void exec_start_wait(struct run *rn, size_t i)
