@@ -13,7 +13,9 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <linux/magic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,6 +58,20 @@ static int check_helper(const struct area_config *a, struct diag_list *m)
 	r = copy_spawn_find(prog, sizeof(prog), &res);
 	if (r < 0)
 		diag_error(m, NULL, 0, "area '%s': %s", a->name, res.msg);
+	return r;
+}
+
+/* seed = overlay needs overlayfs, and a directory that is no overlay */
+static int check_overlay(const struct area_config *a, struct diag_list *m)
+{
+	char why[PATH_MAX + 160];
+	int r;
+
+	if (!a->overlay)
+		return 0;
+	r = area_overlay_refusal(a->path, why, sizeof(why));
+	if (r < 0)
+		diag_error(m, NULL, 0, "area '%s': seed = overlay: %s", a->name, why);
 	return r;
 }
 
@@ -154,14 +170,20 @@ static int bind_fd(int src_fd, int dst_fd, unsigned int attr, bool private, uint
 }
 
 /* The ID of the mount on @path (opened without following any link) when it
- * is the root of a mount of the filesystem of @area; 0 when there is none.
- * For a record of an older storaged, or a setup killed before it wrote
- * the ID. */
-static uint64_t cover_id_at(const char *path, const char *area)
+ * is the root of a mount of the filesystem of @area, or of an overlay
+ * when @overlay (seed = overlay: its upper layer is in the area); 0 when
+ * there is none.  For a record of an older storaged, or a setup killed
+ * before it wrote the ID. */
+static uint64_t cover_id_at(const char *path, const char *area, bool overlay)
 {
 	struct statx a, b;
+	struct statfs f;
 	_cleanup_close_ int fd = mountfd_open_nofollow(AT_FDCWD, path, O_PATH | O_DIRECTORY);
 
+	if (overlay && fd >= 0 && fstatfs(fd, &f) == 0 && f.f_type == OVERLAYFS_SUPER_MAGIC &&
+	    statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &a) == 0 &&
+	    (a.stx_attributes & STATX_ATTR_MOUNT_ROOT) && (a.stx_mask & STATX_MNT_ID))
+		return a.stx_mnt_id;
 	if (fd >= 0 && statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &a) == 0 &&
 	    (a.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
 	    (a.stx_attributes & STATX_ATTR_MOUNT_ROOT) && (a.stx_mask & STATX_MNT_ID) &&
@@ -212,6 +234,7 @@ static int setup_state_init(struct setup *s)
 	s->st.backend = s->a->backend;
 	s->st.persist = s->a->persist;
 	s->st.seeded = s->a->seed;
+	s->st.overlay = s->a->overlay;
 	s->st.size_bytes = s->sz->size_bytes;
 	s->st.nr_inodes = s->sz->nr_inodes;
 	s->st.started_usec = realtime_usec();
@@ -262,7 +285,7 @@ static int recover_interrupted(struct setup *s, struct diag_list *m)
 	if (fd >= 0)
 		state_area_read_fd(fd, &old); /* a damaged record: @old stays empty */
 	/* by its ID, found where the name leads only when no record has it */
-	if (old.cover_id || (old.cover_id = cover_id_at(s->a->path, s->d.area)))
+	if (old.cover_id || (old.cover_id = cover_id_at(s->a->path, s->d.area, old.overlay || s->a->overlay)))
 		umount_id(old.cover_id, 0);
 	if (area_is_mount_of(s->d.lower, NULL) && umount_private_path(s->d.lower, 0) < 0)
 		umount_private_path(s->d.lower, MNT_DETACH);
@@ -313,6 +336,8 @@ static int setup_cover(struct setup *s, const struct stat *root, struct diag_lis
 			   s->d.area, strerror(-r));
 		return r;
 	}
+	if (s->a->overlay && (r = area_overlay_prepare(s, root, m)) < 0)
+		return r;
 	area_warn_open_files(s->a->name, s->a->path, m);
 	/* written ahead of the bind: a setup killed after it is found and
 	 * undone by the next start or by stop (the area is complete here) */
@@ -325,6 +350,8 @@ static int setup_cover(struct setup *s, const struct stat *root, struct diag_lis
 	/* onto the directory that was checked and opened (s->path_fd), never
 	 * onto its name, which a user may have swapped for a link meanwhile;
 	 * the ID is kept so that stop unmounts this mount and no other */
+	if (s->a->overlay)
+		return area_overlay_cover(s, area_mount_attr(s->a), m);
 	r = bind_fd(s->area_fd, s->path_fd, area_mount_attr(s->a), false, &s->st.cover_id);
 	if (r < 0)
 		diag_error(m, NULL, 0, "area '%s': binding the area over '%s': %s", s->a->name,
@@ -431,7 +458,8 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 		r = -ENOSPC;
 		goto out;
 	}
-	if ((r = check_memory(a, sz, &mem, msgs)) < 0 || (r = check_helper(a, msgs)) < 0)
+	if ((r = check_memory(a, sz, &mem, msgs)) < 0 || (r = check_helper(a, msgs)) < 0 ||
+	    (r = check_overlay(a, msgs)) < 0)
 		goto out;
 	s.path_fd = area_open_nofollow(a->path, O_PATH | O_DIRECTORY);
 	if (s.path_fd < 0) {
@@ -493,7 +521,7 @@ static int umount_private(const struct area_dirs *d, const char *name, const cha
 static int umount_cover(const struct state_area *st, const struct area_dirs *d,
 			const struct area_mounts *f, struct diag_list *m)
 {
-	uint64_t id = st->cover_id ? st->cover_id : cover_id_at(st->path, d->area);
+	uint64_t id = st->cover_id ? st->cover_id : cover_id_at(st->path, d->area, st->overlay);
 	int r;
 
 	if (!id || !f->cover_present)
@@ -586,6 +614,30 @@ static int stop_begins(int recfd, struct state_area *st, bool begins)
 	return state_area_write_fd(recfd, st);
 }
 
+/* seed = overlay: the upper layer is applied to the directory once the
+ * overlay is unmounted (a change to the lower layer of a mounted overlay
+ * is undefined: area_overlay.c), from the area and through the private
+ * bind, which must both be there.  Returns: as area_overlay_sync(); 0
+ * with *@lost when they are gone. */
+static int overlay_stop_sync(const struct area_dirs *d, int recfd, struct state_area *st, bool *lost,
+			     struct diag_list *m)
+{
+	size_t changes = 0;
+	int r;
+
+	if (!area_is_mount_of(d->area, NULL) || !area_is_mount_of(d->lower, NULL)) {
+		*lost = true;
+		diag_error(m, NULL, 0,
+			   "area '%s': its private mount '%s' or '%s' is gone: the changes made in it since start are lost, not synced back into '%s'",
+			   st->name, d->area, d->lower, st->path);
+		return 0;
+	}
+	r = area_overlay_sync(d, recfd, st, false, &changes, m);
+	if (r == 0 && changes > 0)
+		area_note_synced(st, false, m);
+	return r;
+}
+
 static int teardown_locked(const struct area_dirs *d, int recfd, struct state_area *st,
 			   bool do_sync, struct diag_list *m)
 {
@@ -603,9 +655,9 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		goto out;
 	/* Never sync an area nobody could write to: a setup killed while
 	 * seeding holds a partial copy, and syncing it would delete files. */
-	merged = st->persist && do_sync && f.recorded && !area_mounts_syncable(&f) &&
+	merged = !st->overlay && st->persist && do_sync && f.recorded && !area_mounts_syncable(&f) &&
 		 area_mounts_mergeable(&f); /* says the bind is gone */
-	if (st->persist && do_sync && f.recorded)
+	if (!st->overlay && st->persist && do_sync && f.recorded)
 		r = area_mounts_syncable(&f)	? area_sync_locked(d, recfd, st, &changes, true, m)
 		    : area_mounts_mergeable(&f) ? sync_uncovered(d, recfd, st, &f, &changes, m)
 						: unsyncable(d, recfd, st, &f, &lost, m);
@@ -647,6 +699,9 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		goto out;
 	}
 	area_carried_keep_free(keep, n_keep);
+	if (st->overlay && st->persist && do_sync && f.recorded &&
+	    (r = overlay_stop_sync(d, recfd, st, &lost, m)) < 0)
+		goto out;
 	if ((r = umount_private(d, st->name, d->lower, false, m)) < 0 ||
 	    (r = umount_private(d, st->name, d->area, false, m)) < 0)
 		goto out;

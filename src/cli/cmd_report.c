@@ -464,8 +464,9 @@ static int status_area(struct libscols_table *tb, const char *state_dir, const s
 	} else if (a->state_why)
 		snprintf(detail, sizeof(detail), "%s%s", a->state_why, synced);
 	else
-		snprintf(detail, sizeof(detail), "%s%s%s: %s of %s used, %llu of %llu inodes%s%s%s", a->backend,
+		snprintf(detail, sizeof(detail), "%s%s%s%s: %s of %s used, %llu of %llu inodes%s%s%s", a->backend,
 			 a->device ? " " : "", a->device ? a->device : "",
+			 a->overlay ? " (overlay's upper layer)" : "",
 			 units_format_size(a->used_bytes, used, sizeof(used)),
 			 units_format_size(a->size_bytes, total, sizeof(total)),
 			 (unsigned long long)a->inodes_used, (unsigned long long)a->inodes_total,

@@ -233,6 +233,8 @@ struct state_area {
 			    (area_backend.c: a zram device's number), which
 			    the backend releases; -1: none */
 	bool persist, seeded;
+	bool overlay; /* seed = overlay: the bind over the directory is an
+			 overlayfs whose upper layer is in the area */
 	bool covered; /* the area was bound over its directory: users may have
 			 written to it, so a persist area is synced back */
 	uint64_t size_bytes, nr_inodes;

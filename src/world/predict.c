@@ -366,6 +366,8 @@ static const struct predict_rule rules[] = {
 	  "storaged area/area_backend.c brd_pick(): /sys/module/brd (Linux drivers/block/brd.c, built in or loaded), no module loaded by start" },
 	{ "area-in-fresh-ram", PLAN_AREA, false, predict__area_in_fresh_ram,
 	  "storaged area/area.c: the area's directory must exist; Linux mm/shmem.c: a new tmpfs holds only its root" },
+	{ "area-overlay", PLAN_AREA, false, predict__area_overlay,
+	  "Linux fs/overlayfs/super.c: get_fs_type(\"overlay\") (/proc/filesystems, else a module), and storaged area/area_overlay.c: a directory on an overlay is refused as a lower layer, 6.1-6.18" },
 	{ "area-copy-helper", PLAN_AREA, false, rule_area_copy_helper,
 	  "storaged copy/copy_spawn.c copy_spawn_find(), as area.c runs the copy" },
 	{ "zram-compression", PLAN_AREA, false, predict__zram_compression,

@@ -53,5 +53,6 @@ int predict__zram_compression(struct predictor *pr, size_t i);
 int predict__brd_driver(struct predictor *pr, size_t i);
 int predict__mkfs(struct predictor *pr, size_t i);
 int predict__area_in_fresh_ram(struct predictor *pr, size_t i);
+int predict__area_overlay(struct predictor *pr, size_t i);
 
 #endif

@@ -10,10 +10,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -230,6 +232,30 @@ int predict__fstype(struct predictor *pr, size_t i)
 		return 0;
 	return predict__record(pr, i, "unknown filesystem type '%s' (%s:%u): the kernel neither lists it (/proc/filesystems) nor has a module for it, and no mount.%s helper is installed; correct the type or install its driver",
 		       e->fstype, predict__fstab_file(pr), e->line, e->fstype);
+}
+
+/* seed = overlay: the kernel has overlayfs (listed, or a module for it),
+ * and the directory is not on an overlay itself (area_overlay.c) */
+int predict__area_overlay(struct predictor *pr, size_t i)
+{
+	const struct area_config *a = pr->p->steps[i].area;
+	struct statfs f;
+	int r;
+
+	if (!a->overlay)
+		return 0;
+	if (!pr->fstypes_loaded && (r = load_fstypes(pr)) < 0 && r != -ENOENT)
+		return r;
+	if (pr->fstypes && !predict_fstype_in("overlay", pr->fstypes) && !pr->aliases_loaded &&
+	    (r = load_module_types(pr)) < 0)
+		return r;
+	if (pr->fstypes && !predict_fstype_in("overlay", pr->fstypes))
+		return predict__record(pr, i, "area '%s': seed = overlay, but this kernel has no overlay filesystem (/proc/filesystems lists none, no module for it): set seed = yes, or install the overlay driver",
+				       a->name);
+	if (statfs(a->path, &f) == 0 && f.f_type == OVERLAYFS_SUPER_MAGIC)
+		return predict__record(pr, i, "area '%s': seed = overlay, but '%s' is itself on an overlay filesystem, which storaged does not take as the lower layer of another: set seed = yes",
+				       a->name, a->path);
+	return 0;
 }
 
 /* ------------------------------------------------------------ paths */
