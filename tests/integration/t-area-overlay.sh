@@ -95,6 +95,7 @@ rm "$P/d001-renamed/f000"                       # ... and a delete in it
 rm "$P/d002/f004" && echo again >"$P/d002/f004" # delete then re-create a file
 rm -r "$P/d003" && mkdir "$P/d003" && echo only >"$P/d003/only" # ... a directory
 mkdir -p "$P/newdir/deep" && echo deep >"$P/newdir/deep/x"     # new directories
+mkdir -p "$P/keep/sub" && echo y >"$P/keep/sub/y" && echo z >"$P/keep/sub/z"
 ln -s ../new-file "$P/d004/link"                # symlink
 chmod 0700 "$P/d005"                            # a directory's mode
 
@@ -116,6 +117,7 @@ pass "sync: every kind of change reached the directory"
 
 # --- changes to what the first sync put in the directory
 rm "$P/newdir/deep/x"                  # a file the sync created, in a directory it created
+rm "$P/keep/sub/y"                     # ... the same in one that stays where it is
 mv "$P/newdir" "$P/newdir2"            # a directory it created, renamed
 rm "$P/new-file" && mkdir "$P/new-file" # a file it created, replaced by a directory
 echo "changed again" >"$P/d000/f000"
