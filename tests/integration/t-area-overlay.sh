@@ -15,6 +15,8 @@
 # on an overlay.
 . "$(dirname "$0")/lib-area.sh"
 
+# a distribution kernel has it as a module, which a mount loads
+grep -qw overlay /proc/filesystems || modprobe -q overlay 2>/dev/null
 grep -qw overlay /proc/filesystems || skip "this kernel has no overlay filesystem"
 command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 missing"
 command -v python3 >/dev/null || skip "python3 missing"
