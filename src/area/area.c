@@ -485,6 +485,10 @@ static int umount_cover(const struct state_area *st, const struct area_dirs *d,
 	r = umount_id(id, 0);
 	if (r == 0 || r == -ESTALE)
 		return 0; /* ours is gone: whatever is there now is not ours */
+	/* not where its path leads (something mounted over it): no write by
+	 * path reaches it, and the stop names what covers it */
+	if (r == -ESTALE)
+		return 0;
 	if (r == -EBUSY) {
 		area_explain_busy(d, st, true, m);
 		return diag_errno(m, r, NULL, 0,
@@ -605,13 +609,53 @@ static int overlay_stop_sync(const struct area_dirs *d, int recfd, struct state_
 	return r;
 }
 
+/* A stop's sync back is its last: from here on, no write through the bind
+ * over the directory may land in the area, where the teardown would
+ * discard it.  The bind is made read-only first (a writer then meets
+ * EROFS, as on a filesystem being unmounted), which the kernel refuses
+ * while a file is open for writing through it: then the stop stops here,
+ * naming who holds it.  Returns: 0 (*@frozen: the bind is read-only now;
+ * false for a record without the bind's ID); -EBUSY (said); negative
+ * errno (said). */
+#define FREEZE_TRIES 20
+#define FREEZE_WAIT_USEC (50 * 1000) /* µs: a second in all */
+
+static int freeze_cover(const struct area_dirs *d, const struct state_area *st, bool *frozen,
+			struct diag_list *m)
+{
+	int r;
+
+	*frozen = false;
+	if (!st->cover_id)
+		return 0; /* an older storaged's record: synced as it was */
+	/* a writer between open and close holds it for an instant: a file
+	 * held open for writing holds it for good */
+	for (int i = 0; (r = umount_set_readonly(st->cover_id, true)) == -EBUSY && i < FREEZE_TRIES; i++)
+		usleep(FREEZE_WAIT_USEC);
+	/* not where its path leads (something mounted over it): no write by
+	 * path reaches it, and the stop names what covers it */
+	if (r == -ESTALE)
+		return 0;
+	if (r == -EBUSY) {
+		area_explain_busy(d, st, true, m);
+		return diag_errno(m, r, NULL, 0,
+				  "area '%s': files in '%s' are open for writing: what they write after the last sync would be lost; close them (what holds them is named above) and run `%s stop` again",
+				  st->name, st->path, area_self(d));
+	}
+	if (r < 0)
+		return diag_errno(m, r, NULL, 0, "area '%s': making its bind over '%s' read-only for the last sync: %s",
+				  st->name, st->path, strerror(-r));
+	*frozen = true;
+	return 0;
+}
+
 static int teardown_locked(const struct area_dirs *d, int recfd, struct state_area *st,
 			   bool do_sync, struct diag_list *m)
 {
 	struct area_carried_keep *keep;
 	struct area_mounts f;
 	enum area_sync_how how;
-	bool lost = false, both, synced, uncovered = false;
+	bool lost = false, both, synced, uncovered = false, frozen = false;
 	/* a stop that was killed, or failed once the overlay was unmounted */
 	bool resumed = st->stop_started_usec != 0;
 	size_t n_keep, changes = 0;
@@ -627,6 +671,8 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	if (do_sync && !synced && (r = stop_begins(recfd, st, true)) < 0)
 		goto out;
 	how = st->persist && do_sync && !synced ? area_mounts_sync_how(&f, st->overlay) : AREA_SYNC_NONE;
+	if (how == AREA_SYNC_LOCKED && (r = freeze_cover(d, st, &frozen, m)) < 0)
+		goto out;
 	if (how == AREA_SYNC_LOCKED)
 		r = area_sync_locked(d, recfd, st, &changes, true, m);
 	else if (how == AREA_SYNC_UNCOVERED)
@@ -689,6 +735,9 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		goto out;
 	r = area_backend_release(st, m);
 out:
+	/* the area stays: writable again, as the failure's message says */
+	if (frozen && r < 0)
+		umount_set_readonly(st->cover_id, false);
 	if (do_sync && r < 0 && r != -ENOMEM && !uncovered)
 		stop_begins(recfd, st, false); /* failed, and said why */
 	area_mounts_done(&f);

@@ -108,8 +108,12 @@ static bool interrupted(const struct area_dirs *d, const struct state_area *st, 
 		return false;
 	if (st->stop_started_usec && uncovered)
 		snprintf(why, len,
-			 "a `storaged stop` was interrupted while it tore it down: its bind over '%s' is undone, its filesystem still mounted; run `%s stop` again to finish",
-			 st->path, area_self(d));
+			 "a `storaged stop` was interrupted while it tore it down: its bind over '%s' is undone%s; run `%s stop` again to finish",
+			 st->path,
+			 area_is_mount_of(d->area, NULL) ? ", its filesystem still mounted"
+			 : area_is_mount_of(d->lower, NULL) ? ", storaged's private view of the directory still mounted"
+							    : " and nothing of it is mounted any more: only its record is left",
+			 area_self(d));
 	else if (st->stop_started_usec)
 		snprintf(why, len,
 			 "a `storaged stop` was interrupted while it %s: the area is still over '%s'%s; run `%s stop` again to finish",

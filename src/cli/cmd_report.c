@@ -17,6 +17,7 @@
 #include "area/area.h"
 #include "devices/btrfs.h"
 #include "commands.h"
+#include "area_watch.h"
 #include "liveness.h"
 #include "devices/inventory.h"
 #include "shared/json_out.h"
@@ -475,6 +476,17 @@ static void warn_nearly_full(const struct area_status *a, const struct logger *l
 			 area_status_full_words(a, words, sizeof(words), NULL));
 	else
 		snprintf(why, sizeof(why), "warned from %u%%", AREA_NEARLY_FULL_PERCENT);
+	/* a growing area below its ceiling: the resident grows it at its next
+	 * look, unless a writer is faster than that */
+	if (a->grow && !((bytes >= AREA_NEARLY_FULL_PERCENT && a->size_bytes >= a->ceiling_bytes) ||
+			 (inodes >= AREA_NEARLY_FULL_PERCENT && a->inodes_total >= a->ceiling_inodes))) {
+		log_warning(lg, "area '%s' on %s is %s: %u%% of its bytes and %u%% of its inodes used (%s); the resident storaged grows it at its next look (every %llu ms, up to %s and %llu inodes now), and a writer faster than that meets 'No space left on device': start it larger (size=, inodes= in its [area] section)",
+			    a->name, a->path, full ? "full" : "nearly full", bytes, inodes, why,
+			    (unsigned long long)(AREA_WATCH_GROW_USEC / 1000),
+			    units_format_size(a->ceiling_bytes, words, sizeof(words)),
+			    (unsigned long long)a->ceiling_inodes);
+		return;
+	}
 	/* a growing area this full is at the ceiling memory-reserve sets */
 	if (a->grow) {
 		log_warning(lg, "area '%s' on %s is %s: %u%% of its bytes and %u%% of its inodes used (%s); it grows no further than memory-reserve allows (ceiling %s and %llu inodes now): lower memory-reserve in [storaged] and reload the resident storaged (SIGHUP), or free memory",

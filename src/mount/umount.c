@@ -134,6 +134,16 @@ int umount_make_private(uint64_t mnt_id)
 	return fd < 0 ? fd : mountfd_set_propagation(&mountfd_kernel_ops, fd, MS_PRIVATE, true);
 }
 
+int umount_set_readonly(uint64_t mnt_id, bool ro)
+{
+	_cleanup_close_ int fd = mountfd_open_id(&mountfd_kernel_ops, mnt_id, O_PATH | O_DIRECTORY);
+	struct mount_attr a = { .attr_set = ro ? MOUNT_ATTR_RDONLY : 0, .attr_clr = ro ? 0 : MOUNT_ATTR_RDONLY };
+
+	if (fd < 0)
+		return fd;
+	return mountfd_kernel_ops.mount_setattr(mountfd_kernel_ops.userdata, fd, "", AT_EMPTY_PATH, &a, sizeof(a));
+}
+
 int umount_id_private(uint64_t mnt_id, int flags)
 {
 	int r = umount_make_private(mnt_id);

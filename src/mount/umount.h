@@ -135,6 +135,17 @@ int umount_id(uint64_t mnt_id, int flags);
 int umount_make_private(uint64_t mnt_id);
 
 /*
+ * Makes the mount @mnt_id read-only (@ro) or writable again
+ * (mount_setattr(2) MOUNT_ATTR_RDONLY on that mount alone: its filesystem
+ * and other mounts of it stay as they are).  The kernel refuses to make a
+ * mount read-only while a file is open for writing through it (fs/namespace.c
+ * mnt_make_readonly(): -EBUSY), so that once it succeeds no write through
+ * the mount can land after it.  Returns: 0; -ESTALE when no mount has
+ * @mnt_id; -EBUSY; negative errno of mount_setattr(2).
+ */
+int umount_set_readonly(uint64_t mnt_id, bool ro);
+
+/*
  * @flags: as umount_at()
  *
  * umount_id() of a mount made private first (umount_make_private()): for

@@ -57,7 +57,8 @@ R=$SCRATCH/root
 boot_install_deb "$IMG/root" "$R" guest
 O=$R/opt/storaged-tests
 mkdir -p "$O/tests"
-cp -a "$TOPSRCDIR/tests/integration" "$TOPSRCDIR/tests/fixtures" "$O/tests/"
+# the integration tests read their fixtures and golden outputs from the source tree
+cp -a "$TOPSRCDIR/tests/integration" "$TOPSRCDIR/tests/fixtures" "$TOPSRCDIR/tests/golden" "$O/tests/"
 mkdir -p "$O/conf" "$O/systemd"
 cp -a "$TOPSRCDIR/conf/." "$O/conf/"
 # t-unit-capabilities reads the units' CapabilityBoundingSet= from the sources

@@ -22,6 +22,10 @@ check_status() {
 		cat "$SCRATCH/now" "$SCRATCH/status.txt"
 		fail "$where: status exits 0 over a start half done"
 	fi
+	if grep -q "its filesystem still mounted" "$SCRATCH/status.txt" && ! grep -q "^$RUN/areas/k/area " "$SCRATCH/now"; then
+		cat "$SCRATCH/now" "$SCRATCH/status.txt"
+		fail "$where: status says the area's filesystem is still mounted, the mount table does not"
+	fi
 	sd status --json
 	python3 - "$OUT" "$SCRATCH/now" "$SCRATCH/" "$RUN/areas/" "$P" <<'EOF' || { cat "$SCRATCH/now" "$SCRATCH/status.txt" "$OUT"; fail "$where: status --json against the live mount table"; }
 import json, sys

@@ -110,7 +110,7 @@ findmnt -n -o OPTIONS --mountpoint "$P" | grep -q "nosuid,nodev" || fail "the gr
 pass "grow = yes: 20000 files / 160M at 2000 a second into 32M and 1k inodes, no ENOSPC"
 
 expect_rc 0 status
-grep -E "^area +build .*grows: started at 32M and 1024 inodes, ceiling [0-9.]+[MGT] and [0-9]+ inodes" "$OUT" ||
+grep -E "^area +build .*grows: started at 32M and 1024 inodes, ceiling [0-9.]+[KMGT]? and [0-9]+ inodes" "$OUT" ||
 	{ cat "$OUT"; fail "status does not show start and ceiling of the growing area"; }
 expect_rc 0 status --json
 python3 - "$OUT" <<'PY' || { cat "$OUT"; fail "status --json: start, current, ceiling"; }
@@ -182,3 +182,18 @@ for _ in $(seq 50); do [ "$(grep -cF "area build: out of inodes" "$SCRATCH/resid
 pass "named again when it fills again"
 leave
 expect_rc 0 stop
+
+# full below its ceiling (no resident to grow it, or a writer faster than
+# its looks): the advice is to start it larger, not memory-reserve
+grow_conf 20%
+expect_rc 0 start
+writer "$P" 1100 16 10000 >/dev/null
+expect_rc 1 status
+grep -q "out of inodes (1024 of 1024): writers see 'No space left on device'); the resident storaged grows it at its next look" "$OUT" &&
+	grep -q "start it larger (size=, inodes= in its \[area\] section)" "$OUT" &&
+	! grep -q "lower memory-reserve" "$OUT" ||
+	{ cat "$OUT"; fail "a full area below its ceiling is blamed on memory-reserve"; }
+grep -q "area 'build' says grow = yes, but no resident storaged runs to grow it" "$OUT" ||
+	{ cat "$OUT"; fail "status does not say no resident runs to grow it"; }
+expect_rc 0 stop
+pass "a full area below its ceiling: start it larger, and no resident said"

@@ -56,12 +56,15 @@ expect_rc 0 stop
 [ -z "$(live)" ] || fail "stop left mounts: $(live)"
 
 kills=0
+# C36_KILL_STRIDE=N tries every Nth call of each kind (the emulated guest
+# takes N times less; the native run tries each)
+stride=${C36_KILL_STRIDE:-1}
 unrecorded=0
 # NAME:MAX for each call: MAX bounds the count tried (a start makes fewer)
 for sc in fsopen:6 fsconfig:10 fsmount:6 move_mount:6 open_tree:5 mount_setattr:5 mount:5 mkdir:12 mkdirat:4 \
 	rename:8 fsync:14 pwrite64:12 fsetxattr:3 fchown:6 utimensat:6 clone3:6; do
 	name=${sc%%:*}
-	for when in $(seq 1 "${sc##*:}"); do
+	for when in $(seq 1 "$stride" "${sc##*:}"); do
 		# in a subshell: bash says nothing of the strace the kill ends
 		rc=$(
 			strace -f -qq -o /dev/null -e trace="$name" -e inject="$name":signal=KILL:when="$when" \
@@ -81,5 +84,5 @@ for sc in fsopen:6 fsconfig:10 fsmount:6 move_mount:6 open_tree:5 mount_setattr:
 	done
 done
 [ "$unrecorded" -ge 1 ] || fail "no kill left an area set up in part without its record: the seed was not cut"
-[ "$kills" -ge 30 ] || fail "only $kills starts were killed: the steps were not cut where they should be"
+[ "$kills" -ge $((30 / stride)) ] || fail "only $kills starts were killed: the steps were not cut where they should be"
 pass "start killed at $kills system calls ($unrecorded in an area's setup before its record): status told the live mounts each time, the next start and stop followed"
