@@ -510,7 +510,10 @@ static int unsyncable(const struct area_dirs *d, int recfd, struct state_area *s
 		      const struct area_mounts *f, struct diag_list *m)
 {
 	char why[PATH_MAX + 128];
-	const char *where = f->area_mounted    ? d->area
+	/* an overlay's upper layer alone is no tree to copy from: its merged
+	 * view is, while it is there */
+	const char *where = st->overlay && f->cover_at_path ? st->path
+			    : f->area_mounted		     ? d->area
 			    : f->cover_at_path ? st->path
 			    : f->cover_present ? f->moved_to
 					       : NULL;
@@ -705,7 +708,15 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		char why[PATH_MAX + 128];
 
 		area_mounts_describe(&f, st->path, why, sizeof(why));
-		diag_warning(m, NULL, 0, "area '%s': %s", st->name, why);
+		if (how == AREA_SYNC_OVERLAY)
+			/* the upper layer holds the area's work: applied, as
+			 * the directory's own writes meanwhile are kept only
+			 * where the area changed nothing */
+			diag_warning(m, NULL, 0,
+				     "area '%s': %s: its upper layer is applied to '%s' all the same; what was written to '%s' meanwhile under a name the area changed too, or in a directory the area deleted and made again, is replaced by the area's version",
+				     st->name, why, st->path, st->path);
+		else
+			diag_warning(m, NULL, 0, "area '%s': %s", st->name, why);
 	}
 	/* a mount made on the area after start would hold it busy: said
 	 * before anything is undone, so that the carried ones stay */

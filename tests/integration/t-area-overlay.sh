@@ -12,7 +12,10 @@
 # after the kernel dropped its cached view of the layers; a sync killed at
 # several points leaves every file its complete old or new version, and
 # the next sync completes it.  `check` refuses a directory that is itself
-# on an overlay.
+# on an overlay.  The overlay unmounted by someone else: stop applies the
+# upper layer all the same and says what that replaces; the private view
+# of the directory unmounted: the first stop keeps the area and names the
+# overlay as where its content is, the next one discards it.
 . "$(dirname "$0")/lib-area.sh"
 
 # a distribution kernel has it as a module, which a mount loads
@@ -223,3 +226,39 @@ grep -q "itself on an overlay" "$OUT" || { cat "$OUT"; fail "check does not say 
 expect_rc 1 start
 grep -q "itself on an overlay" "$OUT" || { cat "$OUT"; fail "start does not say why it refuses a directory on an overlay"; }
 pass "check and start refuse a directory on an overlay"
+
+# --- the overlay unmounted by someone else: stop applies the upper layer
+# all the same, says what that replaces, and keeps the directory's own
+# writes where the area changed nothing
+conf overlay yes
+expect_rc 0 start
+echo area >"$P/d008/f000"
+echo area >"$P/d008/new"
+rm -r "$P/d011" && mkdir "$P/d011" && echo area >"$P/d011/only"
+umount "$P" || fail "cannot unmount the overlay over $P"
+echo dir >"$P/d008/f000"  # under a name the area changed too
+echo dir >"$P/d009/f000"  # where the area changed nothing
+echo dir >"$P/d011/f001"  # in a directory the area made again
+expect_rc 0 stop
+grep -q "was unmounted by someone else: its upper layer is applied to '$P' all the same" "$OUT" ||
+	{ cat "$OUT"; fail "stop does not say the overlay was gone and what applying its upper layer replaces"; }
+[ "$(cat "$P/d008/f000")" = area ] && [ "$(cat "$P/d008/new")" = area ] && [ "$(cat "$P/d011/only")" = area ] ||
+	fail "the area's changes were not applied after the overlay was gone"
+[ "$(cat "$P/d009/f000")" = dir ] || fail "a write to the directory where the area changed nothing was lost"
+[ ! -e "$P/d011/f001" ] || fail "a directory the area made again kept what the directory had in it"
+pass "the overlay gone: stop applied the upper layer, said what it replaced, kept the directory's other writes"
+
+# --- the private view of the directory (the lower layer) unmounted by
+# someone else: the first stop keeps the area and names the overlay's
+# merged view, not the bare upper layer, as where to copy from
+expect_rc 0 start
+echo kept >"$P/d012/f000"
+umount "$LOWER" || fail "cannot unmount $LOWER"
+expect_rc 1 stop
+grep -q "they are kept in '$P': copy what you need from there" "$OUT" ||
+	{ cat "$OUT"; fail "the first stop without the lower layer's view does not name the overlay as where the content is"; }
+[ "$(cat "$P/d012/f000")" = kept ] || fail "the area's content is not in the overlay after the first stop"
+expect_rc 1 stop
+grep -q "its content was discarded" "$OUT" || { cat "$OUT"; fail "the second stop does not say it discarded the content"; }
+findmnt --mountpoint "$P" >/dev/null && fail "something is still mounted on $P after the second stop"
+pass "the lower layer's view gone: the first stop kept the area and named the overlay, the next discarded it"
