@@ -13,7 +13,9 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <linux/magic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -122,14 +124,20 @@ static int bind_fd(int src_fd, int dst_fd, unsigned int attr, bool private, uint
 }
 
 /* The ID of the mount on @path (opened without following any link) when it
- * is the root of a mount of the filesystem of @area; 0 when there is none.
- * For a record of an older storaged, or a setup killed before it wrote
- * the ID. */
-static uint64_t cover_id_at(const char *path, const char *area)
+ * is the root of a mount of the filesystem of @area, or of an overlay
+ * when @overlay (seed = overlay: its upper layer is in the area); 0 when
+ * there is none.  For a record of an older storaged, or a setup killed
+ * before it wrote the ID. */
+static uint64_t cover_id_at(const char *path, const char *area, bool overlay)
 {
 	struct statx a, b;
+	struct statfs f;
 	_cleanup_close_ int fd = mountfd_open_nofollow(AT_FDCWD, path, O_PATH | O_DIRECTORY);
 
+	if (overlay && fd >= 0 && fstatfs(fd, &f) == 0 && f.f_type == OVERLAYFS_SUPER_MAGIC &&
+	    statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &a) == 0 &&
+	    (a.stx_attributes & STATX_ATTR_MOUNT_ROOT) && (a.stx_mask & STATX_MNT_ID))
+		return a.stx_mnt_id;
 	if (fd >= 0 && statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &a) == 0 &&
 	    (a.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
 	    (a.stx_attributes & STATX_ATTR_MOUNT_ROOT) && (a.stx_mask & STATX_MNT_ID) &&
@@ -180,6 +188,7 @@ static int setup_state_init(struct setup *s)
 	s->st.backend = s->a->backend;
 	s->st.persist = s->a->persist;
 	s->st.seeded = s->a->seed;
+	s->st.overlay = s->a->overlay;
 	s->st.size_bytes = s->sz->size_bytes;
 	s->st.nr_inodes = s->sz->nr_inodes;
 	s->st.started_usec = realtime_usec();
@@ -230,7 +239,7 @@ static int recover_interrupted(struct setup *s, struct diag_list *m)
 	if (fd >= 0)
 		state_area_read_fd(fd, &old); /* a damaged record: @old stays empty */
 	/* by its ID, found where the name leads only when no record has it */
-	if (old.cover_id || (old.cover_id = cover_id_at(s->a->path, s->d.area)))
+	if (old.cover_id || (old.cover_id = cover_id_at(s->a->path, s->d.area, old.overlay || s->a->overlay)))
 		umount_id(old.cover_id, 0);
 	if (area_is_mount_of(s->d.lower, NULL) && umount_private_path(s->d.lower, 0) < 0)
 		umount_private_path(s->d.lower, MNT_DETACH);
@@ -281,6 +290,8 @@ static int setup_cover(struct setup *s, const struct stat *root, struct diag_lis
 			   s->d.area, strerror(-r));
 		return r;
 	}
+	if (s->a->overlay && (r = area_overlay_prepare(s, root, m)) < 0)
+		return r;
 	area_warn_open_files(s->a->name, s->a->path, m);
 	/* written ahead of the bind: a setup killed after it is found and
 	 * undone by the next start or by stop (the area is complete here) */
@@ -293,6 +304,8 @@ static int setup_cover(struct setup *s, const struct stat *root, struct diag_lis
 	/* onto the directory that was checked and opened (s->path_fd), never
 	 * onto its name, which a user may have swapped for a link meanwhile;
 	 * the ID is kept so that stop unmounts this mount and no other */
+	if (s->a->overlay)
+		return area_overlay_cover(s, area_mount_attr(s->a), m);
 	r = bind_fd(s->area_fd, s->path_fd, area_mount_attr(s->a), false, &s->st.cover_id);
 	if (r < 0)
 		diag_error(m, NULL, 0, "area '%s': binding the area over '%s': %s", s->a->name,
@@ -464,7 +477,7 @@ static int umount_private(const struct area_dirs *d, const char *name, const cha
 static int umount_cover(const struct state_area *st, const struct area_dirs *d,
 			const struct area_mounts *f, struct diag_list *m)
 {
-	uint64_t id = st->cover_id ? st->cover_id : cover_id_at(st->path, d->area);
+	uint64_t id = st->cover_id ? st->cover_id : cover_id_at(st->path, d->area, st->overlay);
 	int r;
 
 	if (!id || !f->cover_present)
@@ -497,7 +510,10 @@ static int unsyncable(const struct area_dirs *d, int recfd, struct state_area *s
 		      const struct area_mounts *f, struct diag_list *m)
 {
 	char why[PATH_MAX + 128];
-	const char *where = f->area_mounted    ? d->area
+	/* an overlay's upper layer alone is no tree to copy from: its merged
+	 * view is, while it is there */
+	const char *where = st->overlay && f->cover_at_path ? st->path
+			    : f->area_mounted		     ? d->area
 			    : f->cover_at_path ? st->path
 			    : f->cover_present ? f->moved_to
 					       : NULL;
@@ -562,14 +578,38 @@ static int stop_begins(int recfd, struct state_area *st, bool begins)
 }
 
 /* The stop's sync back is done and the bind over the directory goes
- * next: a stop killed after that finds the bind gone by its own doing,
- * and nothing written since (the area's filesystem is reachable only
- * through storaged's own private mount then).  Returns: as
- * state_area_write_fd(). */
+ * next (an overlay's: is gone, AREA_SYNC_OVERLAY): a stop killed after
+ * that finds the bind gone by its own doing, and nothing written since
+ * (the area's filesystem is reachable only through storaged's own
+ * private mount then).  Returns: as state_area_write_fd(). */
 static int stop_synced(int recfd, struct state_area *st)
 {
 	st->stop_synced = true;
 	return state_area_write_fd(recfd, st);
+}
+
+/* seed = overlay: the upper layer is applied to the directory once the
+ * overlay is unmounted (a change to the lower layer of a mounted overlay
+ * is undefined: area_overlay.c), from the area and through the private
+ * bind, which must both be there.  Returns: as area_overlay_sync(); 0
+ * with *@lost when they are gone. */
+static int overlay_stop_sync(const struct area_dirs *d, int recfd, struct state_area *st, bool *lost,
+			     struct diag_list *m)
+{
+	size_t changes = 0;
+	int r;
+
+	if (!area_is_mount_of(d->area, NULL) || !area_is_mount_of(d->lower, NULL)) {
+		*lost = true;
+		diag_error(m, NULL, 0,
+			   "area '%s': its private mount '%s' or '%s' is gone: the changes made in it since start are lost, not synced back into '%s'",
+			   st->name, d->area, d->lower, st->path);
+		return 0;
+	}
+	r = area_overlay_sync(d, recfd, st, false, &changes, m);
+	if (r == 0 && changes > 0)
+		area_note_synced(st, false, m);
+	return r;
 }
 
 /* A stop's sync back is its last: from here on, no write through the bind
@@ -618,7 +658,9 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	struct area_carried_keep *keep;
 	struct area_mounts f;
 	enum area_sync_how how;
-	bool lost = false, both, synced, frozen = false;
+	bool lost = false, both, synced, uncovered = false, frozen = false;
+	/* a stop that was killed, or failed once the overlay was unmounted */
+	bool resumed = st->stop_started_usec != 0;
 	size_t n_keep, changes = 0;
 	int r = area_mounts_probe(d, st, &f);
 
@@ -631,7 +673,7 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	synced = do_sync && st->stop_synced && !f.cover_present;
 	if (do_sync && !synced && (r = stop_begins(recfd, st, true)) < 0)
 		goto out;
-	how = st->persist && do_sync && !synced ? area_mounts_sync_how(&f) : AREA_SYNC_NONE;
+	how = st->persist && do_sync && !synced ? area_mounts_sync_how(&f, st->overlay) : AREA_SYNC_NONE;
 	if (how == AREA_SYNC_LOCKED && (r = freeze_cover(d, st, &frozen, m)) < 0)
 		goto out;
 	if (how == AREA_SYNC_LOCKED)
@@ -660,12 +702,21 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	 * stop after a quiet boot prints nothing of it */
 	if ((how == AREA_SYNC_LOCKED || how == AREA_SYNC_UNCOVERED) && (changes > 0 || both))
 		area_note_synced(st, both, m);
-	if (!lost && !synced && how != AREA_SYNC_UNCOVERED && f.recorded &&
-	    area_mounts_state(&f) == AREA_STATE_GONE) {
+	/* an overlay gone while a stop was under way: that stop's own doing */
+	if (!lost && !synced && how != AREA_SYNC_UNCOVERED && !(how == AREA_SYNC_OVERLAY && resumed) &&
+	    f.recorded && area_mounts_state(&f) == AREA_STATE_GONE) {
 		char why[PATH_MAX + 128];
 
 		area_mounts_describe(&f, st->path, why, sizeof(why));
-		diag_warning(m, NULL, 0, "area '%s': %s", st->name, why);
+		if (how == AREA_SYNC_OVERLAY)
+			/* the upper layer holds the area's work: applied, as
+			 * the directory's own writes meanwhile are kept only
+			 * where the area changed nothing */
+			diag_warning(m, NULL, 0,
+				     "area '%s': %s: its upper layer is applied to '%s' all the same; what was written to '%s' meanwhile under a name the area changed too, or in a directory the area deleted and made again, is replaced by the area's version",
+				     st->name, why, st->path, st->path);
+		else
+			diag_warning(m, NULL, 0, "area '%s': %s", st->name, why);
 	}
 	/* a mount made on the area after start would hold it busy: said
 	 * before anything is undone, so that the carried ones stay */
@@ -673,7 +724,8 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		r = -EBUSY;
 		goto out;
 	}
-	if (do_sync && !synced && f.cover_present && (r = stop_synced(recfd, st)) < 0)
+	if (do_sync && !synced && f.cover_present && how != AREA_SYNC_OVERLAY &&
+	    (r = stop_synced(recfd, st)) < 0)
 		goto out;
 	n_keep = st->n_carried;
 	keep = area_carried_keep(st);
@@ -683,6 +735,12 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 		goto out;
 	}
 	area_carried_keep_free(keep, n_keep);
+	/* from here a stop that fails keeps its mark: the next one knows the
+	 * overlay gone by its doing, and applies the upper layer again */
+	uncovered = how == AREA_SYNC_OVERLAY;
+	if (how == AREA_SYNC_OVERLAY &&
+	    ((r = overlay_stop_sync(d, recfd, st, &lost, m)) < 0 || (r = stop_synced(recfd, st)) < 0))
+		goto out;
 	if ((r = umount_private(d, st->name, d->lower, false, m)) < 0 ||
 	    (r = umount_private(d, st->name, d->area, false, m)) < 0)
 		goto out;
@@ -691,7 +749,7 @@ out:
 	/* the area stays: writable again, as the failure's message says */
 	if (frozen && r < 0)
 		umount_set_readonly(st->cover_id, false);
-	if (do_sync && r < 0 && r != -ENOMEM)
+	if (do_sync && r < 0 && r != -ENOMEM && !uncovered)
 		stop_begins(recfd, st, false); /* failed, and said why */
 	area_mounts_done(&f);
 	return r < 0 ? r : lost ? -ENODATA : both ? -COPY_SYNC_KEPT_BOTH : 0;

@@ -42,6 +42,19 @@
 int area_survey_path(const char *path, struct area_survey *ret);
 
 /**
+ * area_survey_root:
+ * @path: directory, opened as area_survey_path() opens it
+ * @ret: as area_survey_path() fills it, of the directory alone (its
+ *       blocks, 1 inode): nothing below it is walked
+ *
+ * For an area whose sizes are given and that copies nothing at start
+ * (seed = overlay): its start must not cost more for a larger tree.
+ *
+ * Returns: 0; negative errno when it cannot be opened as a directory.
+ */
+int area_survey_root(const char *path, struct area_survey *ret);
+
+/**
  * area_setup:
  * @a: the area's config
  * @sz: sizes from area_size_resolve() (bytes, inodes, and whether the seed
@@ -171,6 +184,7 @@ struct area_status {
 	bool measured; /* the figures are statvfs(3)'s of the mounted area */
 	bool persist;
 	bool seeded; /* seeded from path */
+	bool overlay; /* seed = overlay: the figures are the upper layer's */
 	bool kept_both; /* a sync since start kept entries on both sides */
 	char *fs; /* filesystem on a ramdisk ("tmpfs" for tmpfs) */
 	uint64_t cover_id; /* mount ID of its bind over the directory, 0: unknown */

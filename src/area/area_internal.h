@@ -134,13 +134,17 @@ enum area_sync_how {
 	 * or not at its path: the three-way rule of copy_sync_fd() */
 	AREA_SYNC_UNCOVERED,
 	AREA_SYNC_UNSYNCABLE, /* a private mount is gone: nothing to sync from */
+	/* seed = overlay, both private mounts there: the upper layer is
+	 * applied once the overlay over the directory is unmounted (a change
+	 * to the lower layer of a mounted overlay is undefined) */
+	AREA_SYNC_OVERLAY,
 };
 
 /* Pure: how a stop that syncs brings the area of @f back (never
- * AREA_SYNC_NONE for a recorded setup).  Never sync an area nobody could
- * write to: a setup killed while seeding holds a partial copy, and
- * syncing it would delete files. */
-enum area_sync_how area_mounts_sync_how(const struct area_mounts *f);
+ * AREA_SYNC_NONE for a recorded setup); @overlay: a seed = overlay area.
+ * Never sync an area nobody could write to: a setup killed while seeding
+ * holds a partial copy, and syncing it would delete files. */
+enum area_sync_how area_mounts_sync_how(const struct area_mounts *f, bool overlay);
 
 /* Pure: what is wrong, for a message ("its bind over P was moved to Q by
  * someone else"); "" when active.  @path: the area's directory. */
@@ -293,9 +297,52 @@ int area_recover_sync(int dirfd, dev_t dev, const char *area, const char *record
 int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st, size_t *ret_changes,
 		     bool at_stop, struct diag_list *m);
 
+/* Whether @s has the form of a sync's working directory's name
+ * (".storaged-sync." and 32 hex digits). */
+bool area_sync_is_dir_name(const char *s);
+
+/* Creates the working directory of a sync below @lowerfd under a new
+ * random name (into @name, SYNC_DIR_NAME_MAX bytes), recorded in @st
+ * through the locked record @recfd before it exists and marked once it
+ * does; @hidefd >= 0: a whiteout of that name is made there first (an
+ * overlay's upper layer root: the overlay does not show it).
+ * Returns: the open directory, or negative errno. */
+int area_sync_dir_create(int lowerfd, int recfd, struct state_area *st, char *name, int hidefd);
+
+/* Empties the working directory @fd and removes it from @parent when
+ * @entry still names it.  Returns: 0 or negative errno. */
+int area_sync_dir_remove(int parent, const char *entry, int fd, dev_t dev);
+
 /* The diag_info of a sync back of @st that ran: the one wording of `sync`
  * and `stop`; @both: entries changed on both sides were kept twice (said
  * before, in an error). */
 void area_note_synced(const struct state_area *st, bool both, struct diag_list *m);
+
+/* ---------------------------------------------------------------- area_overlay.c */
+
+/* seed = overlay: the upper and work directories in the mounted area
+ * (s->d.area), the upper one with the owner and mode of the area's root.
+ * Returns: 0 or negative errno, with one diag_error. */
+int area_overlay_prepare(struct setup *s, const struct stat *root, struct diag_list *m);
+
+/* Mounts the overlay (lower: s->d.lower; upper and work in s->d.area;
+ * redirect_dir, metacopy, index and xino off) over the directory
+ * (s->path_fd), source s->st.device, with @attr (MOUNT_ATTR_*); its
+ * mount ID into s->st.cover_id.  Returns: 0 or negative errno, with one
+ * diag_error (the kernel's reason when it logged one). */
+int area_overlay_cover(struct setup *s, unsigned int attr, struct diag_list *m);
+
+/* Applies the upper layer of the overlay area @st to its directory
+ * (d->lower), crash-safe: each entry is copied complete (data on the
+ * disk) into the sync's working directory, then renamed into place; what
+ * is deleted is renamed into the working directory; syncfs; then the
+ * working directory is removed.  @mounted: the overlay is mounted (a
+ * `sync`): directories new to the lower layer are marked opaque in the
+ * upper one first, and only what changed since the last sync that
+ * succeeded is applied; false (stop, the overlay unmounted): all of it.
+ * *@ret_changes: entries put or deleted.  Returns: 0 or negative errno,
+ * with one diag_error naming the entry. */
+int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *st, bool mounted,
+		      size_t *ret_changes, struct diag_list *m);
 
 #endif

@@ -65,13 +65,17 @@ bool area_mounts_syncable(const struct area_mounts *f)
 	return f->recorded && f->cover_present && f->cover_at_path && f->area_mounted && f->lower_mounted;
 }
 
-enum area_sync_how area_mounts_sync_how(const struct area_mounts *f)
+enum area_sync_how area_mounts_sync_how(const struct area_mounts *f, bool overlay)
 {
 	if (!f->recorded)
 		return AREA_SYNC_NONE;
-	if (area_mounts_syncable(f))
-		return AREA_SYNC_LOCKED;
-	return f->area_mounted && f->lower_mounted ? AREA_SYNC_UNCOVERED : AREA_SYNC_UNSYNCABLE;
+	if (!f->area_mounted || !f->lower_mounted)
+		return AREA_SYNC_UNSYNCABLE;
+	/* an overlay's upper layer is applied the same way whether or not
+	 * the overlay is still over the directory: stop unmounts it first */
+	if (overlay)
+		return AREA_SYNC_OVERLAY;
+	return area_mounts_syncable(f) ? AREA_SYNC_LOCKED : AREA_SYNC_UNCOVERED;
 }
 
 void area_mounts_describe(const struct area_mounts *f, const char *path, char *buf, size_t len)
@@ -117,10 +121,25 @@ static uint64_t top_id(const char *path)
 	return id;
 }
 
-/* Is @fs on the area's filesystem?  By device when the area's private mount
- * is there (@dev), else by the source the backend gave it. */
-static bool fs_is_area(struct libmnt_fs *fs, dev_t dev, const struct state_area *st)
+/* seed = overlay: the bind over the directory is an overlay whose upper
+ * layer is in the area (@area/upper, area_overlay.c) */
+static bool fs_is_overlay_of(struct libmnt_fs *fs, const char *area)
 {
+	char *v = NULL;
+	size_t n = 0, len = strlen(area);
+
+	if (!streq(mnt_fs_get_fstype(fs), "overlay") || mnt_fs_get_option(fs, "upperdir", &v, &n) != 0 || !v)
+		return false;
+	return n == len + strlen("/upper") && strncmp(v, area, len) == 0 && strncmp(v + len, "/upper", 6) == 0;
+}
+
+/* Is @fs on the area's filesystem?  By device when the area's private mount
+ * is there (@dev), else by the source the backend gave it; an overlay by
+ * its upper layer. */
+static bool fs_is_area(struct libmnt_fs *fs, dev_t dev, const struct state_area *st, const char *area)
+{
+	if (st->overlay)
+		return fs_is_overlay_of(fs, area);
 	if (dev)
 		return mnt_fs_get_devno(fs) == dev;
 	return streq(mnt_fs_get_source(fs), st->device);
@@ -147,7 +166,7 @@ int area_mounts_probe(const struct area_dirs *d, const struct state_area *st, st
 	 * bind and the record of its ID: the mount on the path, if the area's */
 	if (!cover_id)
 		cover_id = path_top;
-	if (cover_id && (cover = view_find_id(tb, cover_id)) && !fs_is_area(cover, dev, st))
+	if (cover_id && (cover = view_find_id(tb, cover_id)) && !fs_is_area(cover, dev, st, d->area))
 		cover = NULL; /* the ID was freed and given to another mount */
 	ret->recorded = st->covered || st->cover_id || cover;
 	ret->cover_present = cover != NULL;

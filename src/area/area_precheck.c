@@ -9,6 +9,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,6 +111,7 @@ int area_precheck(const struct area_config *a, const struct area_sizing *sz,
 {
 	uint64_t avail = sysinfo_memory_room(mem);
 	struct copy_result res;
+	struct statfs f;
 	char prog[PATH_MAX], x[24], y[24];
 	int r;
 
@@ -128,6 +131,13 @@ int area_precheck(const struct area_config *a, const struct area_sizing *sz,
 		snprintf(why, len, "area '%s': brd driver not present: %s", a->name,
 			 area_brd_hint(prog, sizeof(prog), sz ? sz->size_bytes : 0));
 		return -ENODEV;
+	}
+	/* no overlay over an overlay: a kernel without overlayfs is said
+	 * when the mount fails (mount(2) loads its module first) */
+	if (a->overlay && statfs(a->path, &f) == 0 && f.f_type == OVERLAYFS_SUPER_MAGIC) {
+		snprintf(why, len, "area '%s': seed = overlay: '%s' is itself on an overlay filesystem, which cannot be the lower layer of another here: set seed = yes",
+			 a->name, a->path);
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -73,10 +73,11 @@ char *area_brd_hint(char *buf, size_t len, uint64_t size_bytes);
  * The checks area_setup() makes before it changes anything, in its order:
  * the size against RAM + swap (unless force = yes), the copy helper of a
  * seed or persist area (copy_spawn_find()), the brd driver of a brd area
- * (start loads no module).  Called by start and by the predictor alike.
+ * (start loads no module), the directory of a seed = overlay area on no
+ * overlay itself.  Called by start and by the predictor alike.
  *
  * Returns: 0; -ENOMEM above RAM + swap; copy_spawn_find()'s negative
- * errno; -ENODEV no brd driver.
+ * errno; -ENODEV no brd driver; -EINVAL a directory on an overlay.
  */
 int area_precheck(const struct area_config *a, const struct area_sizing *sz,
 		  const struct sysinfo_memory *mem, char *why, size_t len);

@@ -105,6 +105,20 @@ static int link_cmp(const void *x, const void *y)
 	return a->ino < b->ino ? -1 : a->ino > b->ino;
 }
 
+int area_survey_root(const char *path, struct area_survey *ret)
+{
+	struct stat st;
+	int fd = area_open_nofollow(path, O_RDONLY | O_DIRECTORY), r = 0;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		r = fd < 0 ? fd : -errno;
+	if (fd >= 0)
+		close(fd);
+	*ret = (struct area_survey){ .inodes = r ? 0 : 1, .bytes = r ? 0 : (uint64_t)st.st_blocks * 512,
+				     .valid = r == 0, .error = r };
+	return r;
+}
+
 int area_survey_path(const char *path, struct area_survey *ret)
 {
 	struct area_survey s = { .inodes = 1 };

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,8 +28,7 @@
 #define SYNC_DIR_PREFIX ".storaged-sync."
 #define SYNC_DIR_HEX 32 /* 128 random bits */
 
-/* a name of the form a sync gives its working directory */
-static bool is_sync_name(const char *s)
+bool area_sync_is_dir_name(const char *s)
 {
 	size_t n = strlen(SYNC_DIR_PREFIX);
 
@@ -90,7 +90,7 @@ int area_sync_dir_check(int dirfd, const char *entry, const char *area, bool rec
  * 0700, a user cannot change it) and removes it from @parent when @entry
  * still names it: a user who owns @parent may have renamed it meanwhile,
  * and what has their name then is not removed. */
-static int sync_dir_remove(int parent, const char *entry, int fd, dev_t dev)
+int area_sync_dir_remove(int parent, const char *entry, int fd, dev_t dev)
 {
 	struct stat a, b;
 	struct dirent *de;
@@ -143,7 +143,7 @@ static int recover_one(int dirfd, const char *entry, const char *area, bool reco
 
 	if (r == 0)
 		return remove_unmarked_empty(dirfd, entry);
-	return r < 0 ? r : sync_dir_remove(dirfd, entry, fd, dev);
+	return r < 0 ? r : area_sync_dir_remove(dirfd, entry, fd, dev);
 }
 
 int area_recover_sync(int dirfd, dev_t dev, const char *area, const char *recorded)
@@ -154,7 +154,7 @@ int area_recover_sync(int dirfd, dev_t dev, const char *area, const char *record
 
 	if (fd < 0)
 		return -errno;
-	if (recorded && is_sync_name(recorded))
+	if (recorded && area_sync_is_dir_name(recorded))
 		r = recover_one(fd, recorded, area, true, dev);
 	d = r == 0 ? fdopendir(dup(fd)) : NULL;
 	if (r == 0 && !d)
@@ -162,7 +162,7 @@ int area_recover_sync(int dirfd, dev_t dev, const char *area, const char *record
 	/* the name only picks what to look at: a user's entry of that form
 	 * fails area_sync_dir_check() and stays */
 	while (r == 0 && (de = readdir(d)))
-		if (is_sync_name(de->d_name))
+		if (area_sync_is_dir_name(de->d_name))
 			r = recover_one(fd, de->d_name, area, false, dev);
 	if (d)
 		closedir(d);
@@ -175,7 +175,7 @@ int area_recover_sync(int dirfd, dev_t dev, const char *area, const char *record
  * marked with SYNC_XATTR once it does: however the sync ends, the next one
  * knows it as its own.  Nothing of the user's is reused (EEXIST: another
  * name).  Returns: the open directory, or negative errno. */
-static int sync_dir_create(int lowerfd, int recfd, struct state_area *st, char *name)
+int area_sync_dir_create(int lowerfd, int recfd, struct state_area *st, char *name, int hidefd)
 {
 	struct stat s;
 	_cleanup_close_ int fd = -EBADF;
@@ -189,6 +189,8 @@ static int sync_dir_create(int lowerfd, int recfd, struct state_area *st, char *
 			return -ENOMEM;
 		if ((r = state_area_write_fd(recfd, st)) < 0)
 			return r;
+		if (hidefd >= 0 && mknodat(hidefd, name, S_IFCHR | 0600, makedev(0, 0)) < 0 && errno != EEXIST)
+			return -errno;
 		if (mkdirat(lowerfd, name, 0700) == 0)
 			break;
 		if (errno != EEXIST || i == 8)
@@ -313,6 +315,9 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 	struct stat lst;
 	int kept;
 
+	/* a sync while mounted: stop applies an overlay's after unmounting it */
+	if (st->overlay)
+		return area_overlay_sync(d, recfd, st, true, ret_changes, m);
 	lowerfd = open(d->lower, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	areafd = open(d->area, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (lowerfd < 0 || areafd < 0 || fstat(lowerfd, &lst) < 0) {
@@ -323,7 +328,7 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 	if ((r = area_recover_sync(lowerfd, lst.st_dev, name, st->sync_dir)) < 0)
 		goto out;
 	step = "creating its working directory";
-	if ((workfd = r = sync_dir_create(lowerfd, recfd, st, work)) < 0)
+	if ((workfd = r = area_sync_dir_create(lowerfd, recfd, st, work, -1)) < 0)
 		goto out;
 	step = "copying";
 	if (at_stop)
@@ -351,13 +356,13 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 		kept = -COPY_SYNC_KEPT_BOTH; /* torn down as with entries kept twice */
 	}
 	step = "removing its working directory";
-	if ((r = sync_dir_remove(lowerfd, work, workfd, lst.st_dev)) == 0)
+	if ((r = area_sync_dir_remove(lowerfd, work, workfd, lst.st_dev)) == 0)
 		r = kept;
 	workfd = safe_close(workfd);
 out:
 	/* what a failed sync wrote does not outlive it (see above) */
 	if (r < 0 && workfd >= 0)
-		sync_dir_remove(lowerfd, work, workfd, lst.st_dev);
+		area_sync_dir_remove(lowerfd, work, workfd, lst.st_dev);
 	if (r < 0 && r != -COPY_SYNC_KEPT_BOTH) {
 		snprintf(cause, sizeof(cause), "%s%s", c.msg[0] ? c.msg : strerror(-r),
 			 (r == -ENOSPC || r == -EDQUOT) && !strstr(c.msg, COPY_NO_ROOM)

@@ -254,7 +254,7 @@ static void end_section(struct parser *p)
 	a = &p->c->areas[p->area];
 	/* the sync back makes the directory what the area holds: an area
 	 * that starts empty would delete all the directory held */
-	if (a->persist && !a->seed)
+	if (a->persist && !a->seed && !a->overlay)
 		parser_error(p, a->line,
 			     "[area %s] has persist = yes and seed = no: its first sync back would delete everything '%s' holds; set seed = yes (or persist = no)",
 			     a->name, a->path ? a->path : "the directory");

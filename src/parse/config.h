@@ -57,6 +57,9 @@ struct area_config {
 	uint64_t inodes; /* nr_inodes when !inodes_auto */
 	double headroom; /* default 2.0 */
 	bool seed; /* default true */
+	/* "seed = overlay" (seed is false then): the directory is overlayfs's
+	 * lower layer, the area holds the upper one (area_overlay.c) */
+	bool overlay;
 	bool persist; /* default false */
 	/* "nosuid = no", "nodev = no": set-user-ID bits and device nodes in
 	 * the area take effect.  Default false: an area is mounted nosuid,nodev,

@@ -147,6 +147,21 @@ static int parse_bool(const char *v, void *base, const struct key_def *k)
 
 /* "nosuid = yes" keeps allow_suid false: the key says what is refused, the
  * field what is allowed, so that a zeroed area_config is the safe default */
+/* "seed = overlay": the directory stays as overlayfs's lower layer (seed
+ * false: nothing is copied; overlay true); else a boolean */
+static int parse_seed(const char *v, void *base, const struct key_def *k)
+{
+	struct area_config *a = base;
+
+	(void)k;
+	a->overlay = strcmp(v, "overlay") == 0;
+	if (a->overlay) {
+		a->seed = false;
+		return 0;
+	}
+	return units_parse_bool(v, &a->seed);
+}
+
 static int parse_bool_not(const char *v, void *base, const struct key_def *k)
 {
 	bool *b = field(base, k);
@@ -437,7 +452,7 @@ const struct key_def config_keys[] = {
 	  "a size (e.g. 512M, 12800M, 1.5G), a share of RAM (1%..100%) or auto" },
 	{ SECTION_AREA, "inodes", parse_inodes, 0, 0, "an inode count (e.g. 300000, 300k) or auto" },
 	{ SECTION_AREA, "headroom", parse_headroom, A(headroom), 0, "a factor from 1.0 to 1000 (e.g. 2.0)" },
-	{ SECTION_AREA, "seed", parse_bool, A(seed), 0, BOOL_EXPECT },
+	{ SECTION_AREA, "seed", parse_seed, 0, 0, "a boolean (yes/no, true/false, on/off, 1/0) or overlay" },
 	{ SECTION_AREA, "persist", parse_bool, A(persist), 0, BOOL_EXPECT },
 	{ SECTION_AREA, "nosuid", parse_bool_not, A(allow_suid), 0, BOOL_EXPECT },
 	{ SECTION_AREA, "nodev", parse_bool_not, A(allow_dev), 0, BOOL_EXPECT },

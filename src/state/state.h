@@ -223,6 +223,8 @@ struct state_area {
 			    (area_backend.c: a zram device's number), which
 			    the backend releases; -1: none */
 	bool persist, seeded;
+	bool overlay; /* seed = overlay: the bind over the directory is an
+			 overlayfs whose upper layer is in the area */
 	bool covered; /* the area was bound over its directory: users may have
 			 written to it, so a persist area is synced back */
 	uint64_t size_bytes, nr_inodes;
@@ -254,9 +256,11 @@ struct state_area {
 				       record that keeps it was left by a
 				       stop that was killed */
 	bool stop_synced; /* that stop's sync back finished and it goes on
-			     to unmount the bind over the directory: a stop
-			     run again after a kill that finds the bind gone
-			     tears down without syncing (area.c) */
+			     to unmount the bind over the directory (an
+			     overlay's: has unmounted it, as its sync comes
+			     after): a stop run again after a kill that finds
+			     the bind gone tears down without syncing
+			     (area.c) */
 };
 
 /** state_area_init: an empty record (resource_id -1), ready for state_area_done(). */

@@ -297,8 +297,9 @@ static char *area_detail(const struct area_status *a, const struct status_area *
 		r = asprintf(&detail, "%s%s", a->state_why, synced);
 	else {
 		grow_words(a, grows, sizeof(grows));
-		r = asprintf(&detail, "%s%s%s: %s of %s used, %llu of %llu inodes%s%s%s%s%s%s",
+		r = asprintf(&detail, "%s%s%s%s: %s of %s used, %llu of %llu inodes%s%s%s%s%s%s",
 			     a->backend, a->device ? " " : "", a->device ? a->device : "",
+			     a->overlay ? " (overlay's upper layer)" : "",
 			     units_format_size_human(a->used_bytes, used, sizeof(used)),
 			     units_format_size_human(a->size_bytes, total, sizeof(total)),
 			     (unsigned long long)a->inodes_used, (unsigned long long)a->inodes_total,

@@ -314,6 +314,28 @@ static int rule_area_precheck(struct predictor *pr, size_t i)
 	return record(pr, i, "%s", why);
 }
 
+/* seed = overlay: start mounts an overlay (area_overlay.c), which the
+ * kernel must have, listed or as a module; a directory on an overlay is
+ * area_precheck()'s (rule_area_precheck()) */
+static int rule_area_overlay(struct predictor *pr, size_t i)
+{
+	const struct area_config *a = pr->p->steps[i].area;
+	int r;
+
+	if (!a->overlay)
+		return 0;
+	if (!pr->fstypes_loaded && (r = load_fstypes(pr)) < 0)
+		return r == -ENOENT ? 0 : r;
+	if (!pr->fstypes || predict_fstype_in("overlay", pr->fstypes))
+		return 0;
+	if (!pr->aliases_loaded && (r = load_module_types(pr)) < 0)
+		return r;
+	if (predict_fstype_in("overlay", pr->fstypes))
+		return 0;
+	return record(pr, i, "area '%s': seed = overlay, but this kernel has no overlay filesystem (/proc/filesystems lists none, no module for it): set seed = yes, or install the overlay driver",
+		      a->name);
+}
+
 static int rule_area_ext_inodes(struct predictor *pr, size_t i)
 {
 	const struct plan_step *s = &pr->p->steps[i];
@@ -932,13 +954,15 @@ struct predict_rule {
 
 static const struct predict_rule rules[] = {
 	{ "area-precheck", PLAN_AREA, false, rule_area_precheck,
-	  "storaged area/area_precheck.c area_precheck(), start's own code: MemTotal + SwapTotal of /proc/meminfo (Linux Documentation/filesystems/proc.rst), the copy helper, /sys/module/brd (Linux drivers/block/brd.c, built in or loaded)" },
+	  "storaged area/area_precheck.c area_precheck(), start's own code: MemTotal + SwapTotal of /proc/meminfo (Linux Documentation/filesystems/proc.rst), the copy helper, /sys/module/brd (Linux drivers/block/brd.c, built in or loaded), a seed = overlay directory on an overlay (statfs(2) f_type OVERLAYFS_SUPER_MAGIC)" },
 	{ "area-ext-inodes", PLAN_AREA, false, rule_area_ext_inodes,
 	  "e2fsprogs misc/mke2fs.c: at most 2^32-1 inodes, inode tables inside the filesystem (1.46-1.47)" },
 	{ "area-mkfs", PLAN_AREA, false, rule_area_mkfs,
 	  "storaged area/area_backend.c make_fs(): mkfs.FS by spawn_find_program(); e2fsprogs misc/mke2fs.c -n computes the layout it would make (\"Not enough space to build proposed filesystem\"), 1.46-1.47" },
 	{ "area-in-fresh-ram", PLAN_AREA, false, rule_area_in_fresh_ram,
 	  "storaged area/area.c: the area's directory must exist; Linux mm/shmem.c: a new tmpfs holds only its root" },
+	{ "area-overlay", PLAN_AREA, false, rule_area_overlay,
+	  "Linux fs/filesystems.c get_fs_type(\"overlay\"): /proc/filesystems, else request_module(\"fs-overlay\") (modules.alias), as storaged area/area_overlay.c mounts the overlay, 6.1-6.18" },
 	{ "zram-compression", PLAN_AREA, false, rule_zram_compression,
 	  "Linux drivers/block/zram/zram_drv.c comp_algorithm_show()/comp_algorithm_store(): the compressors built in, the current one in brackets; another name is EINVAL, 6.1-6.18" },
 	{ "zram-writeback-device", PLAN_AREA, true, rule_zram_writeback_device,

@@ -438,7 +438,11 @@ static int survey_areas(const struct sources *s, const struct logger *lg, struct
 		return r;
 	}
 	for (size_t i = 0; i < w->cfg.n_areas; i++) {
-		int r = area_survey_path(w->cfg.areas[i].path, &w->surveys[i]);
+		const struct area_config *a = &w->cfg.areas[i];
+		/* an overlay with its sizes given measures nothing of the tree */
+		bool root_only = a->overlay && a->size.kind != AREA_SIZE_AUTO && !a->inodes_auto;
+		int r = root_only ? area_survey_root(a->path, &w->surveys[i])
+				  : area_survey_path(a->path, &w->surveys[i]);
 
 		if (r < 0) {
 			w->surveys[i].valid = false;

@@ -66,3 +66,88 @@ EOF
 	fi
 }
 
+
+# stop_kill_every_step SEED CALLS: t-c36-stop-kill-every-step.sh's
+# sequence on a persist tmpfs area seeded with SEED (yes, overlay): stop
+# killed at each call of CALLS (NAME:MAX, MAX bounding the count tried;
+# C36_KILL_STRIDE=N tries every Nth), each kill held against the live
+# mount table, the next stop and the directory (what its header says).
+stop_kill_every_step() {
+	local seed=$1 calls=$2 i kills=0 stride=${C36_KILL_STRIDE:-1} round=0 sc name when rc
+	P=$SCRATCH/data
+	local M=$SCRATCH/mnt
+	mkdir -p "$P/d" "$P/o" "$P/r0" "$M" "$SCRATCH/bsrc"
+	for i in 1 2 3 4 5; do
+		echo "file $i" >"$P/f$i"
+		echo "deep $i" >"$P/d/g$i"
+	done
+	echo "bound" >"$SCRATCH/bsrc/f"
+	cat >"$FSTAB" <<EOT
+tmpfs  $M  tmpfs  size=16M,noauto,x-storaged  0 0
+$SCRATCH/bsrc  $M/b  none  bind,noauto,x-storaged,x-mount.mkdir  0 0
+EOT
+	write_conf <<EOT
+[storaged]
+sync-interval = 0
+
+[area k]
+path = $P
+backend = tmpfs
+size = 16M
+seed = $seed
+persist = yes
+EOT
+	expect_rc 0 start
+	live >"$SCRATCH/whole"
+	[ "$(wc -l <"$SCRATCH/whole")" = 5 ] || { cat "$SCRATCH/whole"; fail "an uninterrupted start made not the 5 mounts expected"; }
+	unrecorded=0
+	for sc in $calls; do
+		name=${sc%%:*}
+		for when in $(seq 1 "$stride" "${sc##*:}"); do
+			round=$((round + 1))
+			echo "round $round" >"$P/new$round"
+			echo "more $round" >>"$P/d/g1"
+			rm -f "$P/new$((round - 1))"
+			chmod "$((round % 2 ? 600 : 644))" "$P/f2"
+			# an overlay's: a directory the last stop synced back, renamed
+			# (copied up whole, a whiteout where it was), and one deleted
+			# and made again (an opaque one).  Not a copying seed's yet:
+			# its stop finds a renamed seeded directory that was written
+			# into "deleted in the directory, changed in the area"
+			if [ "$seed" = overlay ]; then
+				mv "$P/r$((round - 1))" "$P/r$round"
+				echo "in r $round" >"$P/r$round/f$round"
+				rm -rf "$P/o" && mkdir "$P/o" && echo "o $round" >"$P/o/x$round"
+			fi
+			stop_tree >"$SCRATCH/want"
+			rc=$(
+				strace -f -qq -o /dev/null -e trace="$name" -e inject="$name":signal=KILL:when="$when" \
+					"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" stop >"$SCRATCH/killed.out" 2>&1
+				echo $?
+			)
+			[ "$rc" != 0 ] && kills=$((kills + 1))
+			cat "$RUN/areas/k/state" >"$SCRATCH/rec" 2>/dev/null
+			check_status "stop killed at $name #$when (exit $rc)"
+			sd stop || { cat "$SCRATCH/rec" "$SCRATCH/killed.out" "$OUT"; fail "the stop after one killed at $name #$when exited $?"; }
+			[ -z "$(live)" ] || fail "the stop after a kill at $name #$when left mounts: $(live)"
+			stop_tree | diff "$SCRATCH/want" - >"$SCRATCH/diff" ||
+				{ cat "$SCRATCH/killed.out" "$SCRATCH/diff"; fail "after a stop killed at $name #$when the directory is not what the area held"; }
+			expect_rc 0 start
+			live | diff "$SCRATCH/whole" - >"$SCRATCH/diff" ||
+				{ cat "$SCRATCH/diff"; fail "the start after a stop killed at $name #$when did not make the whole start's mounts"; }
+			# the stop ran to its end before the call came this often
+			[ "$rc" != 0 ] || break
+		done
+	done
+	expect_rc 0 stop
+	[ "$kills" -ge $((30 / stride)) ] || fail "only $kills stops were killed: the steps were not cut where they should be"
+	pass "seed = $seed: stop killed at $kills system calls: no work lost, status told the live mounts each time, the next stop finished"
+}
+
+# every entry below the directory, with its content: what a user sees
+stop_tree() { (cd "$P" && find . -mindepth 1 \( -type f -printf '%p %m ' -exec md5sum {} \; \) -o -printf '%p %y %m\n' | LC_ALL=C sort); }
+
+# the calls that make a stop's effects: unmounts, the sync's writes,
+# renames, fsyncs and extended attributes, the records' removal
+C36_STOP_CALLS="umount2:8 move_mount:4 open_tree:4 mount_setattr:4 renameat2:8 rename:6 unlink:6 unlinkat:8
+	fsync:14 syncfs:4 fsetxattr:8 fremovexattr:4 removexattr:4 pwrite64:8 write:10 openat:40 clone3:4 rmdir:8"

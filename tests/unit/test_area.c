@@ -398,16 +398,19 @@ static bool exists(const struct fixture *f, const char *rel)
 }
 
 /* without root: nothing a user can make is taken for a working directory */
+/* An active area's mounts, as area_mounts_probe() finds them */
+static const struct area_mounts mounts_active = { .recorded = true,
+						  .cover_present = true,
+						  .cover_at_path = true,
+						  .cover_on_top = true,
+						  .area_mounted = true,
+						  .lower_mounted = true };
+
 /* The state an area's mounts amount to, whether it may be synced, and what
  * the messages say: pure, on facts as area_mounts_probe() finds them. */
 static void test_mount_states(void **ctx)
 {
-	struct area_mounts ok = { .recorded = true,
-				  .cover_present = true,
-				  .cover_at_path = true,
-				  .cover_on_top = true,
-				  .area_mounted = true,
-				  .lower_mounted = true };
+	const struct area_mounts ok = mounts_active;
 	struct area_mounts f;
 	char why[256];
 
@@ -453,6 +456,45 @@ static void test_mount_states(void **ctx)
 	f.recorded = false;
 	assert_int_equal(area_mounts_state(&f), AREA_STATE_DEGRADED);
 	assert_false(area_mounts_syncable(&f));
+}
+
+/* How a stop syncs an area back: an overlay's upper layer is applied
+ * (after the overlay is unmounted) whether or not the overlay is still
+ * over the directory, as long as both private mounts are there; without
+ * one, neither kind has anything to sync from. */
+static void test_sync_how(void **ctx)
+{
+	const struct area_mounts ok = mounts_active;
+	struct area_mounts f;
+
+	(void)ctx;
+	assert_int_equal(area_mounts_sync_how(&ok, false), AREA_SYNC_LOCKED);
+	assert_int_equal(area_mounts_sync_how(&ok, true), AREA_SYNC_OVERLAY);
+	f = ok; /* unmounted by hand, or by a stop killed after */
+	f.cover_present = f.cover_at_path = f.cover_on_top = false;
+	assert_int_equal(area_mounts_sync_how(&f, false), AREA_SYNC_UNCOVERED);
+	assert_int_equal(area_mounts_sync_how(&f, true), AREA_SYNC_OVERLAY);
+	f = ok; /* moved */
+	f.cover_at_path = f.cover_on_top = false;
+	assert_int_equal(area_mounts_sync_how(&f, false), AREA_SYNC_UNCOVERED);
+	assert_int_equal(area_mounts_sync_how(&f, true), AREA_SYNC_OVERLAY);
+	f = ok; /* covered */
+	f.cover_on_top = false;
+	assert_int_equal(area_mounts_sync_how(&f, false), AREA_SYNC_LOCKED);
+	assert_int_equal(area_mounts_sync_how(&f, true), AREA_SYNC_OVERLAY);
+	f = ok;
+	f.lower_mounted = false;
+	assert_int_equal(area_mounts_sync_how(&f, false), AREA_SYNC_UNSYNCABLE);
+	assert_int_equal(area_mounts_sync_how(&f, true), AREA_SYNC_UNSYNCABLE);
+	f = ok;
+	f.area_mounted = false;
+	f.cover_present = false;
+	assert_int_equal(area_mounts_sync_how(&f, false), AREA_SYNC_UNSYNCABLE);
+	assert_int_equal(area_mounts_sync_how(&f, true), AREA_SYNC_UNSYNCABLE);
+	f = ok; /* a setup killed before the bind */
+	f.recorded = false;
+	assert_int_equal(area_mounts_sync_how(&f, false), AREA_SYNC_NONE);
+	assert_int_equal(area_mounts_sync_how(&f, true), AREA_SYNC_NONE);
 }
 
 /* The filesystems below a directory that setup carries onto its area: the
@@ -621,6 +663,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_survey, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_records, setup, teardown),
 		cmocka_unit_test(test_mount_states),
+		cmocka_unit_test(test_sync_how),
 		cmocka_unit_test(test_submounts_top),
 		cmocka_unit_test_setup_teardown(test_sync_dir_user, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_dir_root, setup, teardown),

@@ -1079,6 +1079,31 @@ static void test_btrfs_dropin(void **state)
 	diag_list_done(&dl);
 }
 
+/* seed = overlay (issue 40): no copy, the overlay flag; with persist it is
+ * no configuration error; any other word is refused at its line */
+static void test_seed_overlay(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	(void)state;
+	assert_int_equal(parse_str(&c, "[area a]\npath = /a\nseed = overlay\npersist = yes\n[area b]\npath = /b\nseed = no\n[area d]\npath = /d\n", &dl), 0);
+	assert_false(c.areas[0].seed);
+	assert_true(c.areas[0].overlay);
+	assert_true(c.areas[0].persist);
+	assert_false(c.areas[1].seed);
+	assert_false(c.areas[1].overlay);
+	assert_true(c.areas[2].seed);
+	assert_false(c.areas[2].overlay);
+	assert_int_equal(dl.n, 0);
+	config_done(&c);
+	assert_int_not_equal(parse_str(&c, "[area a]\npath = /a\nseed = overlayfs\n", &dl), 0);
+	assert_true(dl.n > 0);
+	assert_non_null(strstr(dl.v[0].msg, "or overlay"));
+	config_done(&c);
+	diag_list_done(&dl);
+}
+
 static void test_sync_interval(void **state)
 {
 	struct diag_list dl = { 0 };
@@ -1190,6 +1215,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_seed_overlay),
 		cmocka_unit_test(test_design_example),
 		cmocka_unit_test(test_bad_structure),
 		cmocka_unit_test(test_bad_values),

@@ -379,6 +379,43 @@ static void test_area_precheck(void **state)
 	assert_string_equal(why, "area 'big': brd driver not present: load it (modprobe brd) or use backend = tmpfs or backend = zram");
 }
 
+/* A seed = overlay area on a kernel whose list has no overlay (a test's
+ * list is the whole list: no modules.alias) is predicted to fail, with
+ * what to do; one that lists it is not. */
+static void test_area_overlay(void **state)
+{
+	char dir[] = "/tmp/test_predict.XXXXXX", types[4096];
+	struct area_config a = { .name = "ov", .backend = AREA_TMPFS, .overlay = true };
+	struct predict_sources ps = { .filesystems_path = types };
+	struct plan_input in = { 0 };
+	struct plan_step step;
+	struct plan p = { .steps = &step, .n_steps = 1 };
+	struct predictions pp;
+	const char *lists[] = { "nodev\ttmpfs\n\text4\n", "nodev\ttmpfs\nnodev\toverlay\n" };
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	a.path = dir;
+	snprintf(types, sizeof(types), "%s/filesystems", dir);
+	for (size_t k = 0; k < 2; k++) {
+		f = fopen(types, "we");
+		assert_non_null(f);
+		fputs(lists[k], f);
+		fclose(f);
+		step = (struct plan_step){ .kind = PLAN_AREA, .area = &a };
+		assert_int_equal(predict_plan(&in, &ps, &p, &pp), k == 0);
+		if (k == 0)
+			assert_string_equal(step.predicted,
+					    "area 'ov': seed = overlay, but this kernel has no overlay filesystem (/proc/filesystems lists none, no module for it): set seed = yes, or install the overlay driver");
+		else
+			assert_null(step.predicted);
+		predictions_done(&pp);
+	}
+	unlink(types);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,7 +425,7 @@ int main(void)
 		cmocka_unit_test(test_json_non_utf8),  cmocka_unit_test(test_overlay_dirs),
 		cmocka_unit_test(test_overlay_layers), cmocka_unit_test(test_tmpfs_numbers),
 		cmocka_unit_test(test_block_source),   cmocka_unit_test(test_area_precheck),
-		cmocka_unit_test(test_user_source),
+		cmocka_unit_test(test_user_source),    cmocka_unit_test(test_area_overlay),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * seed = overlay: the directory is not copied; it stays where it is as
+ * overlayfs's lower layer (the private bind areas/<name>/lower), the upper
+ * and work directories live in the area (areas/<name>/area/{upper,work}),
+ * and the overlay is what is bound over the directory.  Start costs the
+ * same for 10 files or 10 million; the area holds only what was written.
+ *
+ * The overlay is mounted with redirect_dir=off (a directory that was in
+ * the lower layer is renamed by copying it up whole, as a new opaque or
+ * pure-upper directory, and a whiteout where it was), metacopy=off (a
+ * chmod copies the whole file up), index=off and xino=off: the upper layer
+ * then says everything in plain entries, which is what the sync back
+ * reads (Linux Documentation/filesystems/overlayfs.rst, 6.1-6.18).
+ *
+ * Sync back applies the upper layer to the directory (area_overlay_sync()).
+ * overlayfs.rst calls changes to a layer of a mounted overlay "undefined";
+ * what goes wrong in practice is overlayfs's cached view of the lower
+ * layer disagreeing with it.  A sync while the overlay is mounted changes
+ * only lower names the upper layer hides already (a file or whiteout of
+ * the same name, or a directory that is marked opaque first), so that
+ * what the overlay shows is the same whether it looked at the lower layer
+ * before or after: a directory the upper layer has and the lower one has
+ * not is marked opaque (trusted.overlay.opaque=y) in the upper layer
+ * before it is created in the lower one.  The upper layer is never
+ * cleared while mounted: a sync applies again what changed since the last
+ * one that succeeded (by ctime), and stop, with the overlay unmounted,
+ * applies all of it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "area_internal.h"
+#include "mount/mountfd.h"
+#include "mount/umount.h"
+#include "shared/util.h"
+
+#define OVL_XATTR_PREFIX "trusted.overlay."
+#define OVL_OPAQUE_XATTR "trusted.overlay.opaque"
+/* the time from which the next sync applies entries changed, written in
+ * the area once a sync is on the disk: "SECONDS NANOSECONDS" */
+#define OVL_STAMP "synced"
+#define OVL_BUF_SIZE (128 * 1024)
+
+/* One application of the upper layer onto the directory. */
+struct ovl_apply {
+	int workfd; /* the sync's working directory in the lower layer */
+	dev_t dev; /* the lower layer's filesystem */
+	struct timespec since; /* entries changed before: applied already */
+	bool mounted; /* the overlay is mounted: mark new directories opaque */
+	unsigned long seq; /* names in workfd */
+	size_t changes;
+	char *buf;
+	char rel[PATH_MAX]; /* the entry at work, for the message */
+	const char *step; /* what failed on it */
+};
+
+static bool is_whiteout(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0);
+}
+
+static bool changed_since(const struct stat *st, const struct ovl_apply *c)
+{
+	return st->st_ctim.tv_sec > c->since.tv_sec ||
+	       (st->st_ctim.tv_sec == c->since.tv_sec && st->st_ctim.tv_nsec >= c->since.tv_nsec);
+}
+
+static bool is_opaque(int dirfd)
+{
+	char v[4];
+	ssize_t n = fgetxattr(dirfd, OVL_OPAQUE_XATTR, v, sizeof(v));
+
+	return n == 1 && v[0] == 'y';
+}
+
+/* "/proc/self/fd/FD/NAME": the xattr calls have no *at() form */
+static void proc_path(char *buf, size_t len, int dirfd, const char *name)
+{
+	snprintf(buf, len, "/proc/self/fd/%d/%s", dirfd, name);
+}
+
+/* Copies the xattrs of @src (a path, links not followed) to @dst but
+ * overlayfs's own; removes from @dst those @src has not (a directory that
+ * existed).  Returns: 0 or negative errno. */
+static int copy_xattrs(const char *src, const char *dst)
+{
+	char names[8192], dnames[8192], val[65536];
+	ssize_t n = llistxattr(src, names, sizeof(names)), dn, v;
+
+	if (n < 0)
+		return errno == ENOTSUP ? 0 : -errno;
+	dn = llistxattr(dst, dnames, sizeof(dnames));
+	for (ssize_t i = 0; dn > 0 && i < dn; i += (ssize_t)strlen(dnames + i) + 1)
+		if (strncmp(dnames + i, OVL_XATTR_PREFIX, strlen(OVL_XATTR_PREFIX)) != 0 &&
+		    lgetxattr(src, dnames + i, NULL, 0) < 0 && errno == ENODATA &&
+		    lremovexattr(dst, dnames + i) < 0 && errno != ENODATA)
+			return -errno;
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1) {
+		if (strncmp(names + i, OVL_XATTR_PREFIX, strlen(OVL_XATTR_PREFIX)) == 0)
+			continue;
+		v = lgetxattr(src, names + i, val, sizeof(val));
+		if (v < 0 && errno == ENODATA)
+			continue;
+		if (v < 0 || lsetxattr(dst, names + i, val, (size_t)v, 0) < 0)
+			return errno == ENOTSUP ? 0 : -errno;
+	}
+	return 0;
+}
+
+/* Owner, xattrs, mode (after chown, which drops set-user-ID bits and
+ * security.capability), times of @st onto @name in @dirfd. */
+static int copy_meta(int udir, const char *uname, int ldir, const char *lname, const struct stat *st)
+{
+	char s[64 + NAME_MAX], d[64 + NAME_MAX];
+	struct timespec ts[2] = { st->st_atim, st->st_mtim };
+	int r;
+
+	proc_path(s, sizeof(s), udir, uname);
+	proc_path(d, sizeof(d), ldir, lname);
+	if (fchownat(ldir, lname, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if ((r = copy_xattrs(s, d)) < 0)
+		return r;
+	if (!S_ISLNK(st->st_mode) && fchmodat(ldir, lname, st->st_mode & 07777, 0) < 0)
+		return -errno;
+	if (utimensat(ldir, lname, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	return 0;
+}
+
+static int copy_data(int in, int out, char *buf)
+{
+	ssize_t n, w;
+
+	while ((n = read(in, buf, OVL_BUF_SIZE)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		for (ssize_t off = 0; off < n; off += w) {
+			w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0 && errno != EINTR)
+				return -errno;
+			w = w < 0 ? 0 : w;
+		}
+	}
+	return fsync(out) < 0 ? -errno : 0;
+}
+
+/* The upper entry @name (a file, link, device node or fifo, @st) copied
+ * complete, with its metadata and on the disk, as @tmp in the working
+ * directory. */
+static int make_copy(struct ovl_apply *c, int udir, const char *name, const struct stat *st, const char *tmp)
+{
+	char target[PATH_MAX];
+	_cleanup_close_ int in = -EBADF, out = -EBADF;
+	ssize_t n;
+	int r = 0;
+
+	if (S_ISREG(st->st_mode)) {
+		in = openat(udir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		out = openat(c->workfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		r = in < 0 || out < 0 ? -errno : copy_data(in, out, c->buf);
+	} else if (S_ISLNK(st->st_mode)) {
+		n = readlinkat(udir, name, target, sizeof(target) - 1);
+		if (n >= 0)
+			target[n] = '\0';
+		r = n < 0 || symlinkat(target, c->workfd, tmp) < 0 ? -errno : 0;
+	} else if (mknodat(c->workfd, tmp, st->st_mode & S_IFMT, st->st_rdev) < 0) {
+		r = -errno;
+	}
+	if (r == 0)
+		r = copy_meta(udir, name, c->workfd, tmp, st);
+	/* the metadata too, before the rename makes it the directory's */
+	if (r == 0 && out >= 0 && fsync(out) < 0)
+		r = -errno;
+	return r;
+}
+
+/* Moves the lower entry @name out of the way into the working directory
+ * (one rename: it is there or gone, never half deleted); removed with it. */
+static int move_out(struct ovl_apply *c, int ldir, const char *name)
+{
+	char tmp[32];
+
+	snprintf(tmp, sizeof(tmp), "d%lu", c->seq++);
+	c->step = "deleting";
+	if (renameat(ldir, name, c->workfd, tmp) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	c->changes++;
+	return 0;
+}
+
+/* A file, link, device node or fifo of the upper layer into the lower one:
+ * copied into the working directory, then renamed over the lower entry in
+ * one step (exchanged with a directory of that name, which stays in the
+ * working directory). */
+static int apply_node(struct ovl_apply *c, int udir, int ldir, const char *name, const struct stat *us,
+		      const struct stat *ls)
+{
+	char tmp[32];
+	int r;
+
+	if (!changed_since(us, c))
+		return 0;
+	snprintf(tmp, sizeof(tmp), "n%lu", c->seq++);
+	c->step = "copying";
+	if ((r = make_copy(c, udir, name, us, tmp)) < 0)
+		return r;
+	c->step = "renaming into place";
+	if (ls && S_ISDIR(ls->st_mode))
+		r = renameat2(c->workfd, tmp, ldir, name, RENAME_EXCHANGE);
+	else
+		r = renameat(c->workfd, tmp, ldir, name);
+	if (r < 0)
+		return -errno;
+	c->changes++;
+	return 0;
+}
+
+static int apply_dir(struct ovl_apply *c, int udir, int ldir, bool root, bool changed);
+
+/* A directory of the upper layer: made in the lower one when it is not
+ * there (marked opaque first while mounted, see above), filled, then
+ * given its owner, mode, xattrs and times. */
+static int apply_subdir(struct ovl_apply *c, int udir, int ldir, const char *name, const struct stat *us,
+			const struct stat *ls)
+{
+	_cleanup_close_ int u = -EBADF, l = -EBADF;
+	bool made = false, opaque;
+	size_t before;
+	int r;
+
+	c->step = "opening";
+	u = openat(udir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (u < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (ls && !S_ISDIR(ls->st_mode) && (r = move_out(c, ldir, name)) < 0)
+		return r;
+	if (!ls || !S_ISDIR(ls->st_mode)) {
+		c->step = "marking it opaque in the upper layer";
+		if (c->mounted && !is_opaque(u) && fsetxattr(u, OVL_OPAQUE_XATTR, "y", 1, 0) < 0)
+			return -errno;
+		c->step = "creating";
+		if (mkdirat(ldir, name, 0700) < 0)
+			return -errno;
+		made = true;
+		c->changes++;
+	}
+	c->step = "opening";
+	l = openat(ldir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (l < 0)
+		return -errno;
+	opaque = is_opaque(u);
+	before = c->changes;
+	if ((r = apply_dir(c, u, l, false, opaque && (made || changed_since(us, c)))) < 0)
+		return r;
+	/* the renames into it changed its times too */
+	if (!made && !changed_since(us, c) && c->changes == before)
+		return 0;
+	c->step = "setting owner, mode and times";
+	c->changes += !made && changed_since(us, c);
+	return copy_meta(udir, name, ldir, name, us);
+}
+
+static int apply_entry(struct ovl_apply *c, int udir, int ldir, const char *name, bool root)
+{
+	struct stat us, ls;
+	bool lower;
+
+	if (fstatat(udir, name, &us, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno; /* gone meanwhile: the next sync */
+	/* a whiteout that hides the sync's own working directory (root only) */
+	if (root && is_whiteout(&us) && area_sync_is_dir_name(name))
+		return 0;
+	lower = fstatat(ldir, name, &ls, AT_SYMLINK_NOFOLLOW) == 0;
+	if (!lower && errno != ENOENT)
+		return -errno;
+	/* another filesystem below the directory (a btrfs subvolume): carried,
+	 * never synced */
+	if (lower && ls.st_dev != c->dev)
+		return 0;
+	if (is_whiteout(&us))
+		return lower ? move_out(c, ldir, name) : 0;
+	if (S_ISDIR(us.st_mode))
+		return apply_subdir(c, udir, ldir, name, &us, lower ? &ls : NULL);
+	if (S_ISSOCK(us.st_mode))
+		return 0; /* a socket is no data: the copying sync leaves it too */
+	return apply_node(c, udir, ldir, name, &us, lower ? &ls : NULL);
+}
+
+/* Deletes the entries of the lower directory @ldir that the opaque upper
+ * one @udir has not. */
+static int prune_lower(struct ovl_apply *c, int udir, int ldir, bool root)
+{
+	DIR *d = fdopendir(dup(ldir));
+	struct dirent *de;
+	struct stat s;
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	while (r == 0 && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    (root && area_sync_is_dir_name(de->d_name)))
+			continue;
+		if (fstatat(udir, de->d_name, &s, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+			continue;
+		if (fstatat(ldir, de->d_name, &s, AT_SYMLINK_NOFOLLOW) == 0 && s.st_dev == c->dev)
+			r = move_out(c, ldir, de->d_name);
+	}
+	closedir(d);
+	return r;
+}
+
+/* @changed: @udir is opaque and its entries changed since the last sync:
+ * what the lower one has beside them goes */
+static int apply_dir(struct ovl_apply *c, int udir, int ldir, bool root, bool changed)
+{
+	size_t len = strlen(c->rel);
+	DIR *d = fdopendir(dup(udir));
+	struct dirent *de;
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	while (r == 0 && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(c->rel + len, sizeof(c->rel) - len, "%s%s", len ? "/" : "", de->d_name);
+		r = apply_entry(c, dirfd(d), ldir, de->d_name, root);
+		if (r == 0)
+			c->rel[len] = '\0';
+	}
+	closedir(d);
+	if (r == 0 && changed)
+		r = prune_lower(c, udir, ldir, root);
+	return r;
+}
+
+/* ---------------------------------------------------------------- the stamp */
+
+static void stamp_read(int areafd, struct timespec *ret)
+{
+	char buf[64] = "";
+	long long s = 0, ns = 0;
+	int fd = openat(areafd, OVL_STAMP, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	*ret = (struct timespec){ 0 };
+	if (fd < 0)
+		return;
+	if (read(fd, buf, sizeof(buf) - 1) > 0 && sscanf(buf, "%lld %lld", &s, &ns) == 2)
+		*ret = (struct timespec){ .tv_sec = s, .tv_nsec = ns };
+	close(fd);
+}
+
+static int stamp_write(int areafd, const struct timespec *t)
+{
+	char buf[64];
+	int fd, n = snprintf(buf, sizeof(buf), "%lld %ld\n", (long long)t->tv_sec, t->tv_nsec);
+
+	fd = openat(areafd, OVL_STAMP ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, (size_t)n) != n) {
+		close(fd);
+		return -EIO;
+	}
+	close(fd);
+	return renameat(areafd, OVL_STAMP ".tmp", areafd, OVL_STAMP) < 0 ? -errno : 0;
+}
+
+/* ---------------------------------------------------------------- sync */
+
+/* The sync proper, with the directories open.  Returns: 0 or negative
+ * errno, c->step and c->rel saying where. */
+static int overlay_apply(struct ovl_apply *c, int recfd, struct state_area *st, int upperfd, int lowerfd)
+{
+	char work[SYNC_DIR_NAME_MAX] = "";
+	struct stat lst;
+	int r;
+
+	if (fstat(lowerfd, &lst) < 0)
+		return -errno;
+	c->dev = lst.st_dev;
+	c->step = "removing an interrupted sync";
+	if ((r = area_recover_sync(lowerfd, lst.st_dev, st->name, st->sync_dir)) < 0)
+		return r;
+	c->step = "creating its working directory";
+	/* hidden from the overlay by a whiteout of its name */
+	c->workfd = area_sync_dir_create(lowerfd, recfd, st, work, c->mounted ? upperfd : -1);
+	if (c->workfd < 0)
+		return c->workfd;
+	r = apply_dir(c, upperfd, lowerfd, true, false);
+	c->step = "writing to the disk";
+	if (r == 0 && syncfs(lowerfd) < 0)
+		r = -errno;
+	if (r == 0)
+		c->rel[0] = '\0';
+	/* committed: what is in the working directory is what was replaced */
+	if (area_sync_dir_remove(lowerfd, work, c->workfd, lst.st_dev) == 0 && c->mounted)
+		unlinkat(upperfd, work, 0);
+	c->workfd = safe_close(c->workfd);
+	return r;
+}
+
+int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *st, bool mounted,
+		      size_t *ret_changes, struct diag_list *m)
+{
+	struct ovl_apply c = { .workfd = -1, .mounted = mounted, .step = "opening" };
+	_cleanup_close_ int areafd = -EBADF, upperfd = -EBADF, lowerfd = -EBADF;
+	struct timespec now;
+	int r;
+
+	areafd = open(d->area, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	upperfd = areafd < 0 ? -1 : openat(areafd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	lowerfd = open(d->lower, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	c.buf = malloc(OVL_BUF_SIZE);
+	if (areafd < 0 || upperfd < 0 || lowerfd < 0 || !c.buf) {
+		r = c.buf ? -errno : -ENOMEM;
+		goto out;
+	}
+	/* the coarse clock stamps ctime: what changes from now on is newer;
+	 * a clock set back (now before the stamp) makes this sync whole */
+	clock_gettime(CLOCK_REALTIME_COARSE, &now);
+	now.tv_sec -= 1;
+	if (mounted)
+		stamp_read(areafd, &c.since);
+	if (c.since.tv_sec > now.tv_sec)
+		c.since = (struct timespec){ 0 };
+	r = overlay_apply(&c, recfd, st, upperfd, lowerfd);
+	if (r == 0 && mounted)
+		r = stamp_write(areafd, &now);
+	if (ret_changes)
+		*ret_changes = c.changes;
+out:
+	free(c.buf);
+	if (r < 0)
+		diag_error(m, NULL, 0,
+			   "area '%s': sync back of the overlay's upper layer into '%s' failed while %s%s%s%s: %s; every entry of the directory is its complete old or new version and the area, with every change, is left in place: fix this and run `%s %s%s`",
+			   st->name, st->path, c.step, c.rel[0] ? " '" : "", c.rel, c.rel[0] ? "'" : "",
+			   strerror(-r), area_self(d), mounted ? "sync " : "stop", mounted ? st->name : "");
+	return r;
+}
+
+/* ---------------------------------------------------------------- setup */
+
+int area_overlay_prepare(struct setup *s, const struct stat *root, struct diag_list *m)
+{
+	char upper[PATH_MAX], work[PATH_MAX];
+	int r = 0;
+
+	snprintf(upper, sizeof(upper), "%s/upper", s->d.area);
+	snprintf(work, sizeof(work), "%s/work", s->d.area);
+	if (mkdir(upper, 0700) < 0 || mkdir(work, 0700) < 0)
+		r = -errno;
+	/* the overlay's root is the upper layer's: the directory's owner and mode */
+	if (r == 0)
+		r = area_set_root_owner(upper, s->a, root);
+	if (r < 0)
+		diag_error(m, NULL, 0, "area '%s': creating the overlay's upper and work directories in '%s': %s",
+			   s->a->name, s->d.area, strerror(-r));
+	return r;
+}
+
+int area_overlay_cover(struct setup *s, unsigned int attr, struct diag_list *m)
+{
+	struct mountfd_opts o;
+	_cleanup_free_ char *opts = NULL;
+	_cleanup_close_ int mfd = -EBADF;
+	char why[512] = "";
+	int r;
+
+	/* a ',' or ':' in the state directory would split the options */
+	if (strpbrk(s->d.top, ",:\\")) {
+		diag_error(m, NULL, 0, "area '%s': seed = overlay needs a state directory without ',' ':' or '\\' ('%s')",
+			   s->a->name, s->d.top);
+		return -EINVAL;
+	}
+	if (asprintf(&opts, "lowerdir=%s,upperdir=%s/upper,workdir=%s/work,redirect_dir=off,metacopy=off,index=off,xino=off",
+		     s->d.lower, s->d.area, s->d.area) < 0)
+		return -ENOMEM;
+	r = mountfd_parse_options(opts, &o);
+	if (r == 0)
+		r = mountfd_fs(&mountfd_kernel_ops, "overlay", s->st.device, &o, attr, s->path_fd,
+			       &mfd, why, sizeof(why));
+	mountfd_opts_done(&o);
+	if (r == 0 && (r = mountfd_id(&mountfd_kernel_ops, mfd, &s->st.cover_id, NULL)) < 0)
+		umount_fd_detached(mfd);
+	if (r == -ENODEV)
+		snprintf(why, sizeof(why), "this kernel has no overlay filesystem: set seed = yes");
+	if (r < 0)
+		diag_error(m, NULL, 0, "area '%s': mounting the overlay (%s) over '%s': %s%s%s", s->a->name, opts,
+			   s->a->path, strerror(-r), why[0] ? ": " : "", why);
+	return r;
+}
