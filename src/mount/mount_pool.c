@@ -68,6 +68,7 @@ static void run_mount(const struct fstab_entry *e, const char *options)
 		.target = e->target,
 		.fstype = fstype_of(e),
 		.options = options ? options : "",
+		.rw_only = e->rw_only,
 	};
 
 	if (!out)
@@ -178,6 +179,7 @@ static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, con
 		.fstype = fstype_of(e),
 		.options = options ? options : "",
 		.no_helper = true, /* runs_here() checked */
+		.rw_only = e->rw_only,
 		.view = &pool->view,
 	};
 

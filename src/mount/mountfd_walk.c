@@ -163,6 +163,11 @@ static int failure_reason(struct libmnt_context *cxt, const struct mountfd_reque
 	if (!msg[0] && mnt_context_helper_executed(cxt))
 		snprintf(msg, len, "mount.%s failed with status %d%s%s", rq->fstype[0] ? rq->fstype : "?",
 			 mnt_context_get_helper_status(cxt), helper_said[0] ? ": " : "", helper_said);
+	if (rq->rw_only && (err == EROFS || err == EACCES)) {
+		n = strlen(msg);
+		snprintf(msg + n, len - n, "%s'%s' is write-protected and the entry says x-systemd.rw-only, so it is not mounted read-only: make the device writable (blockdev --setrw) or drop x-systemd.rw-only to mount it read-only",
+			 n ? "; " : "", dev ? dev : rq->source);
+	}
 	kernlog_device_name(dev, device, sizeof(device));
 	if (klog >= 0 && kernlog_collect(klog, device, rq->fstype, kernel, sizeof(kernel)) > 0) {
 		n = strlen(msg);
@@ -240,6 +245,10 @@ static int mount_libmount(struct libmnt_context *cxt, const struct mountfd_reque
 		mnt_optstr_remove_option(&names.opts, "bg");
 	if (names.opts && names.opts[0])
 		mnt_context_set_options(cxt, names.opts);
+	/* libmount's read-only retry of a write-protected device is off, as
+	 * `mount -w` turns it off (systemd passes -w for x-systemd.rw-only);
+	 * set either way: mnt_reset_context() keeps this flag */
+	mnt_context_enable_rwonly_mount(cxt, rq->rw_only);
 	klog = kernlog_open();
 	/* a helper says why on its stderr: kept for the message too */
 	if (rq->no_helper || kernlog_stderr_begin(&helper) < 0)

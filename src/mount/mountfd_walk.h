@@ -22,6 +22,9 @@ struct mountfd_request {
 	const char *source, *target;
 	const char *fstype; /* "" for auto */
 	const char *options; /* "" for none */
+	/* x-systemd.rw-only (mount -w): a write-protected device fails the
+	 * mount with the kernel's EROFS/EACCES, never retried read-only */
+	bool rw_only;
 	bool no_helper; /* no /sbin/mount.TYPE: a tmpfs or ramfs goes by the new API */
 	/* the mount helper libmount runs for the type (mount_helper_find()),
 	 * or NULL: it is given the entry's own names */

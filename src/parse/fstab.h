@@ -52,6 +52,8 @@ struct fstab_entry {
 	bool loop; /* loop option: @source is an image file path */
 	bool mkdir; /* X-mount.mkdir[=mode] (libmount creates the target) */
 	bool degraded_ok; /* x-storaged.degraded */
+	bool rw_only; /* x-systemd.rw-only: a write-protected device fails the
+			 mount instead of being mounted read-only (mount -w) */
 	bool remote; /* needs the network: a network filesystem type
 			(mnt_fstype_is_netfs, ceph, davfs, sshfs, ...) or
 			x-storaged.remote; not _netdev alone (see fsfacts.h) */

@@ -42,6 +42,7 @@ enum opt_kind {
 	OPT_MOUNT_MODE, /* X-mount.mode=: noted, and a mode no directory takes refused */
 	OPT_NETDEV,
 	OPT_DEGRADED_MOUNT, /* "degraded": the administrator's consent */
+	OPT_RW_ONLY, /* x-systemd.rw-only: no read-only retry (mount -w) */
 	OPT_NOTED, /* read and named (its note), nothing set in the entry */
 	OPT_UNKNOWN_OWN, /* an x-storaged* option storaged does not know */
 	OPT_UNKNOWN_SYSTEMD, /* an x-systemd.* option not in systemd.mount(5) */

@@ -68,8 +68,7 @@ static const struct fstab__option opt_table[] = {
 	  "storaged does not measure the filesystem into a TPM PCR", false },
 	{ "x-systemd.validatefs", OPT_NOTED, false,
 	  "storaged does not check the filesystem's recorded mount point or GPT type before mounting", false },
-	{ "x-systemd.rw-only", OPT_NOTED, false,
-	  "storaged cannot forbid the read-only retry: a device mounted through libmount whose read-write mount fails with EROFS or EACCES (write-protected) is mounted read-only, with mount(8)'s warning, as 'mount' without -w does; a tmpfs or a bind is never retried", false },
+	{ "x-systemd.rw-only", OPT_RW_ONLY, false, NULL, false },
 	{ "x-systemd.graceful-option", OPT_NOTED, false,
 	  "storaged does not probe the kernel for the option: the mount is made without it", false },
 	{ "x-initrd.mount", OPT_NOTED, false,
@@ -369,6 +368,9 @@ static int opt_apply(struct fstab_parser *p, struct fstab_entry *e, struct opt_s
 	case OPT_DEGRADED_MOUNT:
 		e->degraded_ok = true;
 		return 0;
+	case OPT_RW_ONLY:
+		e->rw_only = true;
+		return opt_flag_without_value(p, d, value);
 	case OPT_UNKNOWN_OWN:
 		return line_error(p, "unknown option '%s'; storaged knows x-storaged, x-storaged.requires=, x-storaged.device-timeout=, x-storaged.mount-timeout=, x-storaged.degraded and x-storaged.remote",
 				  name);

@@ -15,10 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+
+#include <libmount.h>
 
 #include "area/area_precheck.h"
 #include "mount/mountopt.h"
@@ -869,6 +874,43 @@ static int rule_block_source(struct predictor *pr, size_t i)
 		       e->source, e->fstype, fstab_file(pr), e->line);
 }
 
+/* Whether the block device @dev is write-protected (BLKROGET, as
+ * libmount's read-only retry finds it: the kernel refuses the
+ * read-write mount with EROFS or EACCES). */
+static bool block_read_only(const char *dev)
+{
+	struct stat st;
+	int ro = 0, fd;
+
+	if (stat(dev, &st) < 0 || !S_ISBLK(st.st_mode))
+		return false;
+	fd = open(dev, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	if (ioctl(fd, BLKROGET, &ro) < 0)
+		ro = 0;
+	close(fd);
+	return ro != 0;
+}
+
+/* x-systemd.rw-only on a write-protected device: no read-only retry
+ * (mount -w), so the read-write mount fails.  Without the option the
+ * entry is mounted read-only, with mount(8)'s warning: no failure. */
+static int rule_rw_only(struct predictor *pr, size_t i)
+{
+	const struct fstab_entry *e = pr->p->steps[i].entry;
+	_cleanup_free_ char *dev = NULL;
+
+	if (!e->rw_only || e->bind || e->loop || waits_on_pending_mount(pr->p, i) ||
+	    optstr_get(e->options, "ro", NULL, NULL))
+		return 0;
+	dev = mnt_tag_is_valid(e->source) ? mnt_resolve_spec(e->source, NULL) : strdup(e->source);
+	if (!dev || dev[0] != '/' || below_pending(pr, dev) || !block_read_only(dev))
+		return 0;
+	return record(pr, i, "'%s' is write-protected and the entry says x-systemd.rw-only, so it is not mounted read-only: make the device writable (blockdev --setrw %s) or drop x-systemd.rw-only to mount it read-only (%s:%u)",
+		       dev, dev, fstab_file(pr), e->line);
+}
+
 /* The directories of an overlay (fstab_entry_collect_paths()): the kernel
  * refuses the mount when one is missing, and mount(8) says only "special
  * device overlay does not exist".  What lies below a mount still to be
@@ -991,6 +1033,8 @@ static const struct predict_rule rules[] = {
 	  "Linux fs/namespace.c do_loopback(): kern_path() of the bind source (ENOENT); util-linux libmount/src/hook_loopdev.c setup_loopdev() opens the loop image, 2.39-2.41" },
 	{ "block-source", PLAN_MOUNT, true, rule_block_source,
 	  "Linux fs/super.c get_tree_bdev() -> lookup_bdev(): not a block device (ENOTBLK), 6.1-6.18; util-linux libmount/src/hook_loopdev.c is_loopdev_required() (context_loopdev.c mnt_context_is_loopdev() before 2.39): loop, offset=, sizelimit=, or a regular file over 1 KiB of a type libblkid knows, 2.38-2.41" },
+	{ "rw-only", PLAN_MOUNT, true, rule_rw_only,
+	  "util-linux libmount/src/context_mount.c mnt_context_mount(): a read-write mount failing with EROFS or EACCES is retried read-only unless ro, remount, bind or mnt_context_is_rwonly_mount() (mount -w; systemd passes -w for x-systemd.rw-only), 2.38-2.41; Linux block/ioctl.c BLKROGET" },
 	{ "overlay-dirs", PLAN_MOUNT, true, rule_overlay_dirs,
 	  "Linux fs/overlayfs/params.c ovl_parse_layer() -> kern_path() of each layer (ENOENT), 6.5-6.18; fs/overlayfs/super.c ovl_mount_dir() before 6.5" },
 };

@@ -44,6 +44,7 @@ static bool ok_bind(const struct fstab_entry *e) { return e->bind && !e->rbind; 
 static bool ok_rbind(const struct fstab_entry *e) { return e->bind && e->rbind; }
 static bool ok_loop(const struct fstab_entry *e) { return e->loop; }
 static bool ok_mkdir(const struct fstab_entry *e) { return e->mkdir; }
+static bool ok_rw_only(const struct fstab_entry *e) { return e->rw_only && e->mount_options == NULL; }
 
 /* The honoured rows: the option as written on a line, what it must set,
  * and the test that shows its behaviour on a running system. */
@@ -65,6 +66,7 @@ static const struct honoured {
 	{ "x-systemd.requires-mounts-for", "x-systemd.requires-mounts-for=/c", ok_rmf, "test_plan" },
 	{ "x-systemd.device-timeout", "x-systemd.device-timeout=5s", ok_dev_timeout, "t-c02-member-missing.sh" },
 	{ "x-systemd.mount-timeout", "x-systemd.mount-timeout=5s", ok_mount_timeout, "t-hung-helper.sh" },
+	{ "x-systemd.rw-only", "x-systemd.rw-only", ok_rw_only, "t-c39-rw-only.sh" },
 	{ "nofail", "nofail", ok_nofail, "t-c16-nofail-readiness.sh" },
 	{ "noauto", "noauto", ok_noauto, "t-start-stop.sh" },
 	{ "_netdev", "_netdev", ok_netdev, "t-c17-netdev-early-pass.sh" },
