@@ -1,8 +1,52 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Sourced by the tests that kill a command at every step (t-c36-*.sh),
-# after lib-area.sh: `status` held against the live mount table.  Uses
-# the caller's $P (area k's directory); check_status counts in
-# $unrecorded the kills that left area k mounted without its record.
+# Sourced by the tests that kill a command at every step (t-c32-*.sh,
+# t-c36-*.sh), after lib-area.sh: the fixture they share and `status`
+# held against the live mount table.  Uses the caller's $P (area k's
+# directory); check_status counts in $unrecorded the kills that left
+# area k mounted without its record.
+
+# need_fault_injection: strace kills a process as it enters a system
+# call (-e inject); skip where it is missing or cannot trace
+need_fault_injection() {
+	command -v strace >/dev/null || skip "strace missing (tools/install-deps.sh installs it)"
+	strace -qq -o /dev/null -e inject=getpid:error=EPERM true 2>/dev/null ||
+		skip "strace cannot inject faults here (no ptrace)"
+}
+
+need_python3() {
+	command -v python3 >/dev/null || skip "python3 missing (reads the JSON)"
+}
+
+# live_fixture [SEED]: sets P (area k's directory, seeded with files) and
+# M (a tmpfs fstab entry's mount point, with a bind below it), and writes
+# the fstab and the configuration: area k, tmpfs, seed = SEED (yes),
+# persist, no timed sync
+live_fixture() {
+	local seed=${1:-yes}
+	P=$SCRATCH/data
+	M=$SCRATCH/mnt
+	mkdir -p "$P/d" "$M" "$SCRATCH/bsrc"
+	for i in 1 2 3 4 5; do
+		echo "file $i" >"$P/f$i"
+		echo "deep $i" >"$P/d/g$i"
+	done
+	echo "bound" >"$SCRATCH/bsrc/f"
+	cat >"$FSTAB" <<EOT
+tmpfs  $M  tmpfs  size=16M,noauto,x-storaged  0 0
+$SCRATCH/bsrc  $M/b  none  bind,noauto,x-storaged,x-mount.mkdir  0 0
+EOT
+	write_conf <<EOT
+[storaged]
+sync-interval = 0
+
+[area k]
+path = $P
+backend = tmpfs
+size = 16M
+seed = $seed
+persist = yes
+EOT
+}
 
 # live: the mounts below the scratch directory, as findmnt shows them
 live() { findmnt -rn -o TARGET,FSTYPE,FSROOT | awk -v p="$SCRATCH/" 'index($1, p) == 1' | LC_ALL=C sort; }
@@ -74,29 +118,8 @@ EOF
 # mount table, the next stop and the directory (what its header says).
 stop_kill_every_step() {
 	local seed=$1 calls=$2 i kills=0 stride=${C36_KILL_STRIDE:-1} round=0 sc name when rc
-	P=$SCRATCH/data
-	local M=$SCRATCH/mnt
-	mkdir -p "$P/d" "$P/o" "$P/r0" "$M" "$SCRATCH/bsrc"
-	for i in 1 2 3 4 5; do
-		echo "file $i" >"$P/f$i"
-		echo "deep $i" >"$P/d/g$i"
-	done
-	echo "bound" >"$SCRATCH/bsrc/f"
-	cat >"$FSTAB" <<EOT
-tmpfs  $M  tmpfs  size=16M,noauto,x-storaged  0 0
-$SCRATCH/bsrc  $M/b  none  bind,noauto,x-storaged,x-mount.mkdir  0 0
-EOT
-	write_conf <<EOT
-[storaged]
-sync-interval = 0
-
-[area k]
-path = $P
-backend = tmpfs
-size = 16M
-seed = $seed
-persist = yes
-EOT
+	live_fixture "$seed"
+	mkdir -p "$P/o" "$P/r0"
 	expect_rc 0 start
 	live >"$SCRATCH/whole"
 	[ "$(wc -l <"$SCRATCH/whole")" = 5 ] || { cat "$SCRATCH/whole"; fail "an uninterrupted start made not the 5 mounts expected"; }

@@ -10,9 +10,8 @@
 # nothing reported as changed on both sides, nothing put beside, the
 # directory equal to the area; and `stop` exits 0 with the same tree.
 . "$(dirname "$0")/lib-area.sh"
-command -v strace >/dev/null || skip "strace missing (tools/install-deps.sh installs it)"
-strace -qq -o /dev/null -e inject=getpid:error=EPERM true 2>/dev/null ||
-	skip "strace cannot inject faults here (no ptrace)"
+. "$(dirname "$0")/lib-live.sh"
+need_fault_injection
 
 # the directory on an ext4 of its own (a loop device, gone with the
 # cleanup's unmount): syncfs(2) waits for it alone

@@ -19,33 +19,9 @@
 #   holds what it held.
 . "$(dirname "$0")/lib-area.sh"
 . "$(dirname "$0")/lib-live.sh"
-command -v strace >/dev/null || skip "strace missing (tools/install-deps.sh installs it)"
-command -v python3 >/dev/null || skip "python3 missing (reads the JSON)"
-strace -qq -o /dev/null -e inject=getpid:error=EPERM true 2>/dev/null ||
-	skip "strace cannot inject faults here (no ptrace)"
-
-P=$SCRATCH/data
-M=$SCRATCH/mnt
-mkdir -p "$P/d" "$M" "$SCRATCH/bsrc"
-for i in 1 2 3 4 5; do
-	echo "file $i" >"$P/f$i"
-	echo "deep $i" >"$P/d/g$i"
-done
-echo "bound" >"$SCRATCH/bsrc/f"
-cat >"$FSTAB" <<EOT
-tmpfs  $M  tmpfs  size=16M,noauto,x-storaged  0 0
-$SCRATCH/bsrc  $M/b  none  bind,noauto,x-storaged,x-mount.mkdir  0 0
-EOT
-write_conf <<EOT
-[storaged]
-sync-interval = 0
-
-[area k]
-path = $P
-backend = tmpfs
-size = 16M
-persist = yes
-EOT
+need_fault_injection
+need_python3
+live_fixture
 sums() { (cd "$P" && find . -type f -exec md5sum {} + | LC_ALL=C sort -k 2); }
 sums >"$SCRATCH/sums"
 

@@ -20,9 +20,7 @@
 #   own left in it.
 . "$(dirname "$0")/lib-area.sh"
 . "$(dirname "$0")/lib-live.sh"
-command -v strace >/dev/null || skip "strace missing (tools/install-deps.sh installs it)"
-command -v python3 >/dev/null || skip "python3 missing (reads the JSON)"
-strace -qq -o /dev/null -e inject=getpid:error=EPERM true 2>/dev/null ||
-	skip "strace cannot inject faults here (no ptrace)"
+need_fault_injection
+need_python3
 
 stop_kill_every_step yes "$C36_STOP_CALLS"

@@ -12,10 +12,8 @@
 # nothing of storaged's own left in it.
 . "$(dirname "$0")/lib-area.sh"
 . "$(dirname "$0")/lib-live.sh"
-command -v strace >/dev/null || skip "strace missing (tools/install-deps.sh installs it)"
-command -v python3 >/dev/null || skip "python3 missing (reads the JSON)"
-strace -qq -o /dev/null -e inject=getpid:error=EPERM true 2>/dev/null ||
-	skip "strace cannot inject faults here (no ptrace)"
+need_fault_injection
+need_python3
 grep -qw overlay /proc/filesystems || modprobe -q overlay 2>/dev/null
 grep -qw overlay /proc/filesystems || skip "this kernel has no overlay filesystem"
 
