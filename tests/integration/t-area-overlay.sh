@@ -30,18 +30,24 @@ D=$SCRATCH/disk
 P=$D/tree
 LOWER=$RUN/areas/ov/lower
 
-# 100 directories of 200 files each
-python3 - "$P" <<'EOF'
+# The tree: DIRS directories of 200 files each, of which the kill test
+# rewrites KILL_DIRS (from d010); fewer in the emulated guest
+# (T_AREA_OVERLAY_DIRS, T_AREA_OVERLAY_KILL_DIRS; 100 and 20 natively).
+DIRS=${T_AREA_OVERLAY_DIRS:-100}
+KILL_DIRS=${T_AREA_OVERLAY_KILL_DIRS:-20}
+KILL_FILES=$((KILL_DIRS * 200))
+[ "$DIRS" -ge $((10 + KILL_DIRS)) ] || fail "T_AREA_OVERLAY_DIRS=$DIRS: at least $((10 + KILL_DIRS)) needed"
+python3 - "$P" "$DIRS" <<'EOF'
 import os, sys
 root = sys.argv[1]
-for d in range(100):
+for d in range(int(sys.argv[2])):
     os.makedirs(f"{root}/d{d:03}")
     for f in range(200):
         with open(f"{root}/d{d:03}/f{f:03}", "w") as o:
             o.write(f"old {d}/{f}\n")
 EOF
 n=$(find "$P" -type f | wc -l)
-[ "$n" = 20000 ] || fail "the tree has $n files, not 20000"
+[ "$n" = $((DIRS * 200)) ] || fail "the tree has $n files, not $((DIRS * 200))"
 
 conf() {
 	write_conf <<EOT
@@ -151,11 +157,11 @@ pass "stop: the directory is what the area showed"
 
 # --- a sync killed at several points: each file old or new, then complete
 expect_rc 0 start
-# write_ver VER: 4000 files of the area rewritten, each saying its version
+# write_ver VER: KILL_FILES files of the area rewritten, each saying its version
 write_ver() {
-	python3 - "$P" "$1" <<'EOF'
+	python3 - "$P" "$1" "$KILL_DIRS" <<'EOF'
 import sys
-for d in range(10, 30):
+for d in range(10, 10 + int(sys.argv[3])):
     for f in range(200):
         with open(f"{sys.argv[1]}/d{d:03}/f{f:03}", "w") as o:
             o.write(f"{sys.argv[2]} {d}/{f}\n")
@@ -164,11 +170,11 @@ EOF
 # check_ver OLD NEW: every one of them in the directory is its complete
 # OLD or NEW version; prints how many are NEW
 check_ver() {
-	python3 - "$LOWER" "$1" "$2" <<'EOF'
+	python3 - "$LOWER" "$1" "$2" "$KILL_DIRS" <<'EOF'
 import sys
 root, old, new = sys.argv[1:4]
 n_new, bad = 0, 0
-for d in range(10, 30):
+for d in range(10, 10 + int(sys.argv[4])):
     for f in range(200):
         p = f"{root}/d{d:03}/f{f:03}"
         try:
@@ -186,8 +192,8 @@ EOF
 write_ver v0
 timed expect_rc 0 sync ov
 t_sync=$MS
-[ "$(check_ver old v0)" = 4000 ] || fail "a full sync of 4000 changed files left some old"
-echo "a sync of 4000 changed files takes ${t_sync} ms"
+[ "$(check_ver old v0)" = "$KILL_FILES" ] || fail "a full sync of $KILL_FILES changed files left some old"
+echo "a sync of $KILL_FILES changed files takes ${t_sync} ms"
 prev=v0
 for pct in 10 40 70 95; do
 	write_ver "v$pct"
@@ -199,10 +205,10 @@ for pct in 10 40 70 95; do
 	wait $pid 2>/dev/null
 	res=$(check_ver "$prev" "v$pct") || { echo "$res"; fail "after SIGKILL at ${ms} ms a file is neither old nor new"; }
 	expect_rc 0 sync ov
-	[ "$(check_ver "$prev" "v$pct")" = 4000 ] || fail "the sync after the kill at ${ms} ms did not complete"
+	[ "$(check_ver "$prev" "v$pct")" = "$KILL_FILES" ] || fail "the sync after the kill at ${ms} ms did not complete"
 	ls -A "$LOWER" | grep -q '^\.storaged-sync\.' && fail "a working directory is left after the sync that followed the kill"
 	ls -A "$P" | grep -q '^\.storaged-sync\.' && fail "the area shows a sync's working directory"
-	pass "SIGKILL at ${ms} ms ($how, $(echo "$res" | tail -1) of 4000 new): every file complete; the next sync completed"
+	pass "SIGKILL at ${ms} ms ($how, $(echo "$res" | tail -1) of $KILL_FILES new): every file complete; the next sync completed"
 	prev=v$pct
 done
 want4=$(snap "$P")

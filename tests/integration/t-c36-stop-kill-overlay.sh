@@ -17,9 +17,6 @@ need_python3
 grep -qw overlay /proc/filesystems || modprobe -q overlay 2>/dev/null
 grep -qw overlay /proc/filesystems || skip "this kernel has no overlay filesystem"
 
-# its own stride where told (C36_OVERLAY_KILL_STRIDE): about 200 kills
-# natively, too many for the emulated guest at the copying test's stride
-C36_KILL_STRIDE=${C36_OVERLAY_KILL_STRIDE:-${C36_KILL_STRIDE:-1}}
 # a copying stop's calls, and the apply's own (more of them: it writes
 # each changed entry's copy, renames it into place, sets its metadata)
 stop_kill_every_step overlay "umount2:8 mount_setattr:4 renameat:14 renameat2:4 rename:6 unlink:6
