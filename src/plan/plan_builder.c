@@ -186,9 +186,11 @@ size_t plan__area_above(const struct builder *b, const char *path, bool or_equal
 
 	for (size_t i = 0; i < c->n_areas; i++) {
 		const char *p = c->areas[i].path;
-		bool match = or_equal ? path_is_below_or_equal(path, p) : path_is_below(path, p);
 
-		if (b->area_step[i] != NONE && match)
+		/* a refused area's path may be NULL (path= itself refused) */
+		if (b->area_step[i] == NONE || !p)
+			continue;
+		if (or_equal ? path_is_below_or_equal(path, p) : path_is_below(path, p))
 			return i;
 	}
 	return NONE;

@@ -195,7 +195,7 @@ static void print_cycle_node(const struct builder *b, size_t i, bool first, FILE
 	const struct plan_step *s = &b->steps[i];
 
 	if (s->kind == PLAN_AREA)
-		fprintf(f, "area %s (%s)", s->area->name, s->area->path);
+		fprintf(f, "area %s (%s)", s->area->name, s->area->path ? s->area->path : "no path");
 	else if (s->kind == PLAN_MOUNT)
 		fprintf(f, "%s (%sline %u)", s->entry->target, first ? "fstab " : "", s->entry->line);
 	else

@@ -54,8 +54,9 @@ char *plan_step_describe(const struct plan_step *s, char *buf, size_t len)
 		snprintf(buf, len, "wait for %s", s->spec);
 		break;
 	case PLAN_AREA:
-		snprintf(buf, len, "area %s %s on %s", s->area->name,
-			 config_backend_name(s->area->backend), s->area->path);
+		/* a refused path= leaves none */
+		snprintf(buf, len, "area %s %s%s%s", s->area->name, config_backend_name(s->area->backend),
+			 s->area->path ? " on " : "", s->area->path ? s->area->path : "");
 		break;
 	case PLAN_SCRUB:
 		snprintf(buf, len, "scrub btrfs %s on %s", plan_fsid_short(s->fsid, sh, sizeof(sh)),

@@ -105,6 +105,26 @@ is_mountpoint "$SCRATCH/zarea" && fail "an area with an unknown fs was set up"
 sd stop >/dev/null 2>&1
 rm -rf "$STATE"
 
+note "an area whose path= is refused, beside a deferred entry: the error, no crash; start mounts the entry (C35)"
+# check, --dry-run and start ordered every entry against every area's path,
+# a refused path= (NULL) too, and crashed before printing the error
+mkdir -p "$SCRATCH/a"
+for bad in "path = rel/a" "path = /" "path = $SCRATCH/../x"; do
+	printf '[storaged]\n[area r]\n%s\nsize = 8M\n' "$bad" >"$CONF"
+	echo "tmpfs  $SCRATCH/a  tmpfs  size=8M,noauto,x-storaged  0 0" >"$FSTAB"
+	for cmd in check --dry-run "--dry-run --json"; do
+		run_sd 2 $cmd
+		expect_out "$CONF:3: path: "
+		expect_no_out "(null)"
+	done
+	run_sd 1 start
+	expect_out "^storaged: error: area r tmpfs: refused, $CONF:3: path: "
+	expect_no_out "(null)"
+	is_mountpoint "$SCRATCH/a" || fail "the deferred entry beside the refused area ($bad) was not mounted"
+	sd stop >/dev/null 2>&1
+	rm -rf "$STATE"
+done
+
 note "area names that cannot be a directory entry are refused at check, at their line"
 mkdir -p "$SCRATCH/darea"
 for name in . .. ...; do
