@@ -256,7 +256,7 @@ static void end_section(struct parser *p)
 	 * that starts empty would delete all the directory held */
 	if (a->persist && !a->seed && !a->overlay)
 		parser_error(p, a->line,
-			     "[area %s] has persist = yes and seed = no: its first sync back would delete everything '%s' holds; set seed = yes (or persist = no)",
+			     "[area %s] has persist = yes and seed = no: its first sync back would delete everything '%s' holds; set seed = yes or seed = overlay (or persist = no)",
 			     a->name, a->path ? a->path : "the directory");
 	/* at the key's line: the section's header may be far above */
 	zram_key = a->compression ? "compression-algorithm" : "writeback-device";

@@ -521,7 +521,7 @@ static void test_small_cases(void **state)
 		  "path: '//./' is not an absolute directory other than /, without '..'" },
 		{ "[area x]\nsize = 1G\n", 1, "[area x] has no path; add 'path = /persistent/dir'" },
 		{ "[area x]\npath = /a\npersist = yes\nseed = no\n", 1,
-		  "[area x] has persist = yes and seed = no: its first sync back would delete everything '/a' holds; set seed = yes (or persist = no)" },
+		  "[area x] has persist = yes and seed = no: its first sync back would delete everything '/a' holds; set seed = yes or seed = overlay (or persist = no)" },
 		{ "[area x]\npath = /a\n[area y]\npath = /a/b\n", 3,
 		  "area 'y': path '/a/b' lies inside the path of area 'x' (line 1); areas must not overlap" },
 		{ "[AREA x]\nk = v\n", 1, "unknown section '[AREA x]'; expected [storaged], [area NAME] or [btrfs FSID]" },
