@@ -485,10 +485,6 @@ static int umount_cover(const struct state_area *st, const struct area_dirs *d,
 	r = umount_id(id, 0);
 	if (r == 0 || r == -ESTALE)
 		return 0; /* ours is gone: whatever is there now is not ours */
-	/* not where its path leads (something mounted over it): no write by
-	 * path reaches it, and the stop names what covers it */
-	if (r == -ESTALE)
-		return 0;
 	if (r == -EBUSY) {
 		area_explain_busy(d, st, true, m);
 		return diag_errno(m, r, NULL, 0,
@@ -506,17 +502,24 @@ static int umount_cover(const struct state_area *st, const struct area_dirs *d,
  * content is gone already, that is said.  Returns: 0 when the changes are
  * lost (said): the teardown goes on and reports an error at the end;
  * -ESTALE when they are kept: stop here. */
+/* Where an area that cannot be synced back still shows its content, or
+ * NULL.  An overlay's upper layer alone is no tree to copy from: its
+ * merged view is, while it is there. */
+static const char *content_at(const struct area_dirs *d, const struct state_area *st,
+			      const struct area_mounts *f)
+{
+	if (f->cover_at_path && (st->overlay || !f->area_mounted))
+		return st->path;
+	if (f->area_mounted)
+		return d->area;
+	return f->cover_present ? f->moved_to : NULL;
+}
+
 static int unsyncable(const struct area_dirs *d, int recfd, struct state_area *st,
 		      const struct area_mounts *f, struct diag_list *m)
 {
 	char why[PATH_MAX + 128];
-	/* an overlay's upper layer alone is no tree to copy from: its merged
-	 * view is, while it is there */
-	const char *where = st->overlay && f->cover_at_path ? st->path
-			    : f->area_mounted		     ? d->area
-			    : f->cover_at_path ? st->path
-			    : f->cover_present ? f->moved_to
-					       : NULL;
+	const char *where = content_at(d, st, f);
 
 	area_mounts_describe(f, st->path, why, sizeof(why));
 	if (!where) {
