@@ -145,7 +145,7 @@ static int resolve_size(const struct area_config *a, const struct area_survey *s
 	case AREA_SIZE_BYTES:
 		r->size_bytes = a->size.value;
 		snprintf(r->size_how, sizeof(r->size_how), "%s (configured)",
-			 units_format_size(r->size_bytes, b, sizeof(b)));
+			 units_format_size_exact(r->size_bytes, b, sizeof(b)));
 		return 0;
 	case AREA_SIZE_PERCENT:
 		if (a->size.value < 1 || a->size.value > 100 || ram_bytes == 0)
@@ -154,7 +154,7 @@ static int resolve_size(const struct area_config *a, const struct area_survey *s
 							       : ram_bytes / 100 * a->size.value) /
 				PERCENT_ALIGN * PERCENT_ALIGN;
 		snprintf(r->size_how, sizeof(r->size_how), "%s (%llu%% of RAM)",
-			 units_format_size(r->size_bytes, b, sizeof(b)),
+			 units_format_size_exact(r->size_bytes, b, sizeof(b)),
 			 (unsigned long long)a->size.value);
 		return 0;
 	case AREA_SIZE_AUTO:

@@ -235,7 +235,7 @@ static void area_sizes_how(const struct plan_step *s, FILE *f)
 	if (s->sizing.size_how[0])
 		sizing_how(f, "size", s->sizing.size_how);
 	else
-		fprintf(f, "size=%s", units_format_size(s->sizing.size_bytes, v, sizeof(v)));
+		fprintf(f, "size=%s", units_format_size_exact(s->sizing.size_bytes, v, sizeof(v)));
 	fputc(' ', f);
 	if (s->sizing.inodes_how[0])
 		sizing_how(f, area_inodes_key(s), s->sizing.inodes_how);
@@ -250,7 +250,7 @@ static void area_sizes_values(const struct plan_step *s, FILE *f)
 
 	if (s->sizing_deferred)
 		return;
-	fprintf(f, "size=%s,%s=%" PRIu64, units_format_size(s->sizing.size_bytes, v, sizeof(v)),
+	fprintf(f, "size=%s,%s=%" PRIu64, units_format_size_exact(s->sizing.size_bytes, v, sizeof(v)),
 		area_inodes_key(s), s->sizing.nr_inodes);
 }
 

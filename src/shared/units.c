@@ -371,27 +371,37 @@ const char *units_dir_mode_refusal(unsigned mode, unsigned *ret_fixed)
 	return "sets the set-user-ID bit (4000), which Linux ignores on a directory (files made in it are not given its owner)";
 }
 
+/* The largest binary unit that divides @bytes ("12800M"), when it fits. */
+static bool format_whole_unit(uint64_t bytes, char *buf, size_t len)
+{
+	static const char suffix[] = "KMGTP";
+
+	for (unsigned i = ARRAY_SIZE(suffix) - 1; i > 0; i--) {
+		uint64_t unit = UINT64_C(1) << (10 * i);
+
+		if (bytes && bytes % unit == 0) {
+			int n = snprintf(buf, len, "%llu%c", (unsigned long long)(bytes / unit), suffix[i - 1]);
+
+			return n > 0 && (size_t)n < len;
+		}
+	}
+	return false;
+}
+
+char *units_format_size_exact(uint64_t bytes, char *buf, size_t len)
+{
+	if (!format_whole_unit(bytes, buf, len))
+		snprintf(buf, len, "%llu", (unsigned long long)bytes);
+	return buf;
+}
+
 char *units_format_size(uint64_t bytes, char *buf, size_t len)
 {
 	static const char suffix[] = "KMGTP";
 	unsigned i;
-	int n;
 
-	for (i = ARRAY_SIZE(suffix) - 1; i > 0; i--) {
-		uint64_t unit = UINT64_C(1) << (10 * i);
-
-		if (bytes && bytes % unit == 0) {
-			char tmp[32];
-
-			n = snprintf(tmp, sizeof(tmp), "%llu%c", (unsigned long long)(bytes / unit),
-				     suffix[i - 1]);
-			if (n > 0 && (size_t)n < len) {
-				memcpy(buf, tmp, (size_t)n + 1);
-				return buf;
-			}
-			break; /* exact form too long for @buf: fall back to one decimal */
-		}
-	}
+	if (format_whole_unit(bytes, buf, len))
+		return buf;
 	if (bytes < (UINT64_C(1) << 20)) {
 		snprintf(buf, len, "%llu", (unsigned long long)bytes);
 		return buf;

@@ -111,9 +111,21 @@ const char *units_dir_mode_refusal(unsigned mode, unsigned *ret_fixed);
  * @buf: output buffer, at least 16 bytes
  *
  * Writes the shortest exact form ("12800M", "1G", "4096") when one exists,
- * else one decimal ("1.5G").  Returns: @buf.
+ * else one decimal rounded down ("1.5G"): for messages; what is given to
+ * mount as size= takes units_format_size_exact().  Returns: @buf.
  */
 char *units_format_size(uint64_t bytes, char *buf, size_t len);
+
+/**
+ * units_format_size_exact:
+ * @bytes: size in bytes
+ * @buf: output buffer, at least 21 bytes (UINT64_MAX in bytes)
+ *
+ * Writes @bytes as a mount option takes it: with the largest binary unit
+ * that divides it ("12800M", "4K"), else as bytes ("1395864371").
+ * Returns: @buf.
+ */
+char *units_format_size_exact(uint64_t bytes, char *buf, size_t len);
 
 /**
  * units_format_size_human:

@@ -50,6 +50,19 @@ static void test_bytes_configured(void **state)
 	assert_string_equal(r.why, "");
 }
 
+/* size = 1.3G is no whole number of any unit: the plan shows the bytes
+ * mount is given, never a rounded "1.2G" */
+static void test_bytes_configured_not_whole(void **state)
+{
+	struct area_config a = base();
+	struct area_survey s = survey(MIB, 10);
+	struct area_sizing r;
+
+	a.size = (struct area_size){ AREA_SIZE_BYTES, 1395864371 };
+	assert_int_equal(area_size_resolve(&a, &s, 8 * GIB, &r), 0);
+	assert_string_equal(r.size_how, "1395864371 (configured)");
+}
+
 static void test_percent(void **state)
 {
 	struct area_config a = base();
@@ -420,7 +433,8 @@ static void test_grow_unfilled(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bytes_configured), cmocka_unit_test(test_percent),
+		cmocka_unit_test(test_bytes_configured),
+		cmocka_unit_test(test_bytes_configured_not_whole), cmocka_unit_test(test_percent),
 		cmocka_unit_test(test_auto_size),	 cmocka_unit_test(test_auto_minimums),
 		cmocka_unit_test(test_auto_headroom),	 cmocka_unit_test(test_inodes_configured),
 		cmocka_unit_test(test_c04_inodes_short), cmocka_unit_test(test_c05_bytes_short),

@@ -331,7 +331,7 @@ static void test_mode(void **state)
 
 static void test_format_size(void **state)
 {
-	char buf[16];
+	char buf[16], exact[24];
 
 	assert_string_equal(units_format_size(0, buf, sizeof(buf)), "0");
 	assert_string_equal(units_format_size(1000, buf, sizeof(buf)), "1000");
@@ -343,6 +343,10 @@ static void test_format_size(void **state)
 	assert_string_equal(units_format_size(GiB + GiB / 2 + 1, buf, sizeof(buf)), "1.5G");
 	assert_string_equal(units_format_size(2 * MiB - 1, buf, sizeof(buf)), "1.9M");
 	assert_string_equal(units_format_size(3 * PiB, buf, sizeof(buf)), "3P");
+	/* as a mount option takes it: never rounded */
+	assert_string_equal(units_format_size_exact(GiB + GiB / 2 + 1, exact, sizeof(exact)), "1610612737");
+	assert_string_equal(units_format_size_exact(12800 * MiB, exact, sizeof(exact)), "12800M");
+	assert_string_equal(units_format_size_exact(UINT64_MAX, exact, sizeof(exact)), "18446744073709551615");
 	assert_string_equal(units_format_size(UINT64_MAX, buf, sizeof(buf)), "16383.9P");
 	/* exact in K, but too long for 16 bytes: the decimal form instead */
 	assert_string_equal(units_format_size(UINT64_MAX - 1023, buf, sizeof(buf)), "16383.9P");
