@@ -221,8 +221,8 @@ const char *area_status_full_words(const struct area_status *a, char *buf, size_
 		*ret_limit = bytes && inodes ? "bytes,inodes" : bytes ? "bytes" : inodes ? "inodes" : NULL;
 	if (!bytes && !inodes)
 		return NULL;
-	units_format_size(a->used_bytes, used, sizeof(used));
-	units_format_size(a->used_bytes + a->avail_bytes, size, sizeof(size));
+	units_format_size_human(a->used_bytes, used, sizeof(used));
+	units_format_size_human(a->used_bytes + a->avail_bytes, size, sizeof(size));
 	if (bytes && inodes)
 		snprintf(buf, len, "out of bytes (%s of %s) and of inodes (%llu of %llu)", used, size,
 			 (unsigned long long)a->inodes_used, (unsigned long long)a->inodes_total);
@@ -302,7 +302,7 @@ static int status_unrecorded(const char *state_dir, const char *self, const char
 	snprintf(why, sizeof(why),
 		 "a `start` was killed while it set the area up: %s%s%s%s%s%s%s%s%s, and nothing covers its directory yet; `%s start` sets it up again, `%s stop` undoes it",
 		 area ? "its filesystem is mounted on '" : "", area ? d.area : "", area ? "' (" : "",
-		 area ? units_format_size(o->used_bytes, used, sizeof(used)) : "", area ? " used)" : "",
+		 area ? units_format_size_human(o->used_bytes, used, sizeof(used)) : "", area ? " used)" : "",
 		 area && lower ? " and " : "", lower ? "its directory is bound on '" : "", lower ? d.lower : "",
 		 lower ? "'" : "", area_self(&d), area_self(&d));
 	area_dirs_done(&d);

@@ -204,11 +204,11 @@ static void log_grown(const struct watcher *t, const struct area_status *a, uint
 	char size[16], was[16], start[16], ceiling[16];
 
 	log_info(&t->w->lg,
-		 "area %s: grown to size=%s, nr_inodes=%" PRIu64 " (from %s and %" PRIu64 "; started at %s and %" PRIu64 "; ceiling now %s and %" PRIu64 " inodes)",
-		 a->name, units_format_size(a->size_bytes, size, sizeof(size)), a->inodes_total,
-		 units_format_size(old_size, was, sizeof(was)), old_inodes,
-		 units_format_size(a->start_size_bytes, start, sizeof(start)), a->start_inodes,
-		 units_format_size(a->ceiling_bytes, ceiling, sizeof(ceiling)), a->ceiling_inodes);
+		 "area %s: grown to %s and %" PRIu64 " inodes (from %s and %" PRIu64 "; started at %s and %" PRIu64 "; ceiling now %s and %" PRIu64 " inodes)",
+		 a->name, units_format_size_human(a->size_bytes, size, sizeof(size)), a->inodes_total,
+		 units_format_size_human(old_size, was, sizeof(was)), old_inodes,
+		 units_format_size_human(a->start_size_bytes, start, sizeof(start)), a->start_inodes,
+		 units_format_size_human(a->ceiling_bytes, ceiling, sizeof(ceiling)), a->ceiling_inodes);
 }
 
 /* The remount of 4, and what it tells.  @full: the area was full before

@@ -100,7 +100,7 @@ set -- $out
 [ "$(find "$P" -type f -name 'f*' | wc -l)" = 20000 ] || fail "files missing from the area"
 [ "$(cat "$P/seed")" = seed ] || fail "the seed is gone after growing"
 cmp -s <(head -c 8192 /dev/zero | tr '\0' x) "$P/d019/f19999" || fail "a file's content changed"
-grep -q "area build: grown to size=" "$SCRATCH/resident.log" || { cat "$SCRATCH/resident.log"; fail "no growth logged"; }
+grep -qE "area build: grown to [0-9.]+[KMGT] and [0-9]+ inodes" "$SCRATCH/resident.log" || { cat "$SCRATCH/resident.log"; fail "no growth logged"; }
 grep "area build: grown to" "$SCRATCH/resident.log" | head -3
 ! grep -q "No space left\|before it grew" "$SCRATCH/resident.log" || { cat "$SCRATCH/resident.log"; fail "the area was full between two looks"; }
 # the bind over the directory and the private mount are one superblock:
