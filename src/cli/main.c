@@ -58,6 +58,7 @@ static const struct command commands[] = {
 static void usage(FILE *out)
 {
 	fputs("Usage: storaged [options] [start|stop|scan|status|check|cat-config|sync [NAME]]\n"
+	      "       storaged [options] systemd-generator DIR [DIR DIR]\n"
 	      "\n"
 	      "Assemble multi-device btrfs, set up RAM areas and mount deferred fstab\n"
 	      "entries in dependency order.\n"
