@@ -48,14 +48,14 @@ forget "$A" "$B" "$C"
 cat >"$FSTAB" <<EOT
 UUID=$FSID  $M  btrfs  noauto,x-storaged  0 0
 EOT
-printf '[storaged]\ndevice-timeout = 3s\nstale-member = refuse\n' >"$CONF"
+printf '[storaged]\ndevice-timeout = 10s\nstale-member = refuse\n' >"$CONF"
 
 note "the removed device is back: the RAID1 of devids 1 and 2 mounts whole, at once"
 t0=$(date +%s%N)
 run_sd 0 start
 ms=$((($(date +%s%N) - t0) / 1000000))
 is_mountpoint "$M" || fail "the RAID1 was not mounted"
-[ "$ms" -lt $((2000 * TIME_SCALE)) ] || fail "start took $ms ms: it waited for the removed device"
+[ "$ms" -lt $((5000 * TIME_SCALE)) ] || fail "start took $ms ms: it waited for the removed device"
 findmnt -rn -o OPTIONS --mountpoint "$M" | grep -qw degraded && fail "mounted degraded"
 [ "$(members)" = "$(printf '%s\n' "$A" "$B" | sort)" ] || fail "the mounted filesystem's devices: $(members | tr '\n' ' ')"
 expect_out "'$C' carries its fsid and claims devid 3 .*no devid 3 .*removed from it"
