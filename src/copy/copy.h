@@ -189,6 +189,16 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
  * the sync keeps it (copy_sync.c, the three-way rule). */
 #define COPY_LOWER_SYNCED_XATTR "trusted.storaged.lower-synced"
 
+/* the lower root's mtime, "SEC.NSEC", as storaged left it: before the
+ * seed, or once a sync back deleted its working directory there.  Each
+ * sync makes and deletes that directory in the lower root, which moves
+ * the root's mtime past the lower baseline every time: whether someone
+ * else added or removed a name there is told by this record instead.  The
+ * caller of copy_sync_fd() removes it when the root's mtime differs
+ * before it makes its working directory (area_sync.c): present at the
+ * sync, it says nobody else changed the root's names since. */
+#define COPY_LOWER_ROOT_XATTR "trusted.storaged.lower-root"
+
 /* the entries of the lower directory a sync back kept in the directory's
  * version (changed there, not in the area; or on both sides), as paths
  * below the root, each '\0'-ended: later syncs keep them so, whatever

@@ -699,6 +699,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		c.base.tv_sec = -1; /* no baseline: only what is the same is kept */
 	if (c.base.tv_sec < 0 || copy_sync_base_read(areafd, COPY_LOWER_SYNCED_XATTR, &c.lbase) < 0)
 		c.lbase.tv_sec = -1; /* none: the directory is taken as unchanged */
+	c.lroot_kept = fgetxattr(areafd, COPY_LOWER_ROOT_XATTR, NULL, 0) > 0;
 	if ((r = sync_mapped_setup(&sh, areafd)) < 0) {
 		r = sync_fail(&c, -r, "", "", "reading which files are mapped");
 		goto out;

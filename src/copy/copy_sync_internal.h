@@ -135,6 +135,10 @@ struct sync_ctx {
 	struct stat work;
 	struct timespec base; /* changed: ctime >= base; tv_sec < 0: no base */
 	struct timespec lbase; /* the lower directory's; changed there: ctime >= lbase */
+	/* the lower root's names are as the last sync or the seed left them
+	 * (COPY_LOWER_ROOT_XATTR on the area's root): its mtime, moved by
+	 * this sync's working directory, says nothing; the walk's root only */
+	bool lroot_kept;
 	char *buf;
 	struct dirstack s; /* the walk of step 1 */
 	const char *basename; /* the path of the walk's base level, for messages */

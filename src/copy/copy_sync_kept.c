@@ -298,33 +298,43 @@ static bool born_since(int fd, const char *name, const struct timespec *base, bo
 			  base, true);
 }
 
+/* whether the lower directory @ldir of the walk's current level had names
+ * added or removed since the lower baseline by someone else: by its
+ * mtime, except at the lower root, whose mtime the sync's own working
+ * directory moves at every sync (made there, then deleted); there by the
+ * caller's word (sync_ctx.lroot_kept, COPY_LOWER_ROOT_XATTR) */
+static bool lower_names_changed(const struct sync_ctx *c, const struct stat *ldir)
+{
+	if (c->lroot_kept && c->s.depth == 1 && !*c->basename)
+		return false;
+	return sync_since(&ldir->st_mtim, &c->lbase, true);
+}
+
 /*
- * Whether the entry @name (@st) of the directory @fd (@dir) of one side,
- * which the other side lacks, was there under this name at the last sync
- * (and so on the other side too, which deleted it since), by the side's
- * baseline @base and the other side's directory @other (@obase):
+ * Whether the entry @name (@st) of the directory @fd of one side, which
+ * the other side lacks, was there under this name at the last sync (and
+ * so on the other side too, which deleted it since), by the side's
+ * baseline @base, whether names were added to or removed from that
+ * directory since (@names) and from the other side's (@other_names):
  *  - made since (btime; a tar(1) may set the mtime back, not the btime):
  *    new; where the filesystem keeps no btime, new when the directory's
- *    names changed since (its mtime);
- *  - the other side's directory removed no name since (its mtime): it
- *    did not delete this one, which came by a rename on this side;
+ *    names changed since;
+ *  - the other side's directory removed no name since: it did not delete
+ *    this one, which came by a rename on this side;
  *  - moved since by its ctime alone, not its mtime (a rename moves the
  *    ctime only; a change of its data, or of a directory's names, both),
  *    in a directory whose names changed: it may have been renamed in;
  *  - else it was there.
  * Only the directory's own names count, not its mtime alone: any name
- * added beside the entry (the lower root's is moved by every sync, which
- * makes its working directory there) would hide every conflict in it.
- * A rename on this side that also changed the entry, where the other
- * side removed names too, looks like one that was there: reported, while
- * nothing of either side is lost.
+ * added beside the entry would hide every conflict in it.  A rename on
+ * this side that also changed the entry, where the other side removed
+ * names too, looks like one that was there: reported, while nothing of
+ * either side is lost.
  */
-static bool was_there(int fd, const struct stat *dir, const char *name, const struct stat *st,
-		      const struct timespec *base, const struct stat *other, const struct timespec *obase)
+static bool was_there(int fd, const char *name, const struct stat *st, const struct timespec *base, bool names,
+		      bool other_names)
 {
-	bool names = sync_since(&dir->st_mtim, base, true);
-
-	if (born_since(fd, name, base, names) || !sync_since(&other->st_mtim, obase, true))
+	if (born_since(fd, name, base, names) || !other_names)
 		return false;
 	return !(names && sync_since(&st->st_ctim, base, true) && !sync_since(&st->st_mtim, base, true));
 }
@@ -339,7 +349,8 @@ int sync_lower_deleted(struct sync_ctx *c, int afd, const char *name, const stru
 		return 0;
 	if (fstat(dirstack_top(&c->s)->fd[1], &ldir) < 0)
 		return -errno;
-	if (!was_there(afd, dir, name, st, &c->base, &ldir, &c->lbase))
+	if (!was_there(afd, name, st, &c->base, sync_since(&dir->st_mtim, &c->base, true),
+		       lower_names_changed(c, &ldir)))
 		return 0;
 	if ((r = sync_area_changed(c, afd, name, st)) > 0)
 		sync_both(c, name, "deleted in the directory, changed in the area: the area's version is back; delete it again if it should go");
@@ -353,7 +364,8 @@ void sync_area_deleted(struct sync_ctx *c, int lfd, const char *name, const stru
 
 	/* a directory not changed itself, only below it, was there */
 	if (sync_since(&lst->st_ctim, &c->lbase, false) &&
-	    (fstat(lfd, &dir) < 0 || !was_there(lfd, &dir, name, lst, &c->lbase, adir, &c->base)))
+	    (fstat(lfd, &dir) < 0 || !was_there(lfd, name, lst, &c->lbase, lower_names_changed(c, &dir),
+						 sync_since(&adir->st_mtim, &c->base, true))))
 		return; /* made, renamed or changed in the directory since: may be new */
 	sync_both(c, name, "deleted in the area, changed in the directory: the directory's version is kept; delete it there if it should go");
 }

@@ -12,7 +12,12 @@
 #  2. changed in the area, deleted underneath, with names added in the
 #     area: the area's version comes back, reported (exit 1);
 #  3. both at once among one-side changes, renames on either side and new
-#     names on both: the two conflicts reported, nothing else.
+#     names on both: the two conflicts reported, nothing else;
+#  4. renamed in the area and then changed, nothing changed underneath:
+#     the area's alone, carried, exit 0.  At the root this was reported
+#     as deleted underneath (exit 1): the lower root's mtime, which told
+#     whether a name was removed there, is moved by each sync's own
+#     working directory.
 . "$(dirname "$0")/lib-area.sh"
 
 W=$SCRATCH/work
@@ -27,10 +32,12 @@ size = 64M
 persist = yes
 EOT
 
-# fresh: P holds f1..f13 and sub/f1..f13, V shows P's parent underneath
+# fresh: P holds f1..f13, d/f and the same in sub/, V shows P's parent
+# underneath
 fresh() {
 	umount "$V" 2>/dev/null
-	rm -rf "$P" && mkdir -p "$P/sub"
+	rm -rf "$P" && mkdir -p "$P/d" "$P/sub/d"
+	echo old >"$P/d/f" && echo old >"$P/sub/d/f"
 	for i in $(seq 1 13); do
 		echo "old $i" >"$P/f$i"
 		echo "old $i" >"$P/sub/f$i"
@@ -85,9 +92,14 @@ stop_reports "sub/f13:$DEL_AREA" -- sub/dirnew
 [ "$(cat "$P/sub/dirnew" 2>&1)" = new ] || fail "1b: the directory's new file is lost"
 pass "1b: the same in a directory that had a name added underneath: kept, exit 1"
 
-# 2. changed in the area (which added a name beside it), deleted underneath
-for d in "" sub/; do
+# 2. changed in the area (which added a name beside it), deleted underneath;
+# also after a sync, whose working directory in the lower root moved the
+# root's mtime (the root's names are then told by the record of the mtime
+# the sync left: COPY_LOWER_ROOT_XATTR)
+for d in "" sub/ "sync "{,sub/}; do
 	fresh
+	synced=
+	[ "${d#sync }" = "$d" ] || { expect_rc 0 sync && sleep 0.1 && d=${d#sync } && synced=", after a sync"; }
 	echo areachg >>"$P/${d}f10"
 	echo new >"$P/${d}areanew"
 	sleep 0.1
@@ -95,7 +107,7 @@ for d in "" sub/; do
 	stop_reports "${d}f10:$DEL_DIR" -- "${d}areanew"
 	[ "$(cat "$P/${d}f10" 2>&1)" = "$(printf 'old 10\nareachg')" ] || fail "2: the area's version of ${d}f10 is not back"
 	[ "$(cat "$P/${d}areanew" 2>&1)" = new ] || fail "2: the area's new file ${d}areanew is lost"
-	pass "2: changed in the area beside a new name, deleted underneath (in '${d:-the root}'): restored, exit 1"
+	pass "2: changed in the area beside a new name, deleted underneath (in '${d:-the root}'$synced): restored, exit 1"
 done
 
 # 3. several changes at once, in both directories
@@ -125,4 +137,23 @@ for d in "" sub/; do
 		[ "$(cat "${q}f6d")" = "old 6" ] &&
 		[ "$(cat "${q}dirnew")" = new ] || fail "3: the directory's changes are not all kept"
 	pass "3: several changes at once (in '${d:-the root}'): the two conflicts reported, nothing else, exit 1"
+done
+
+# 4. renamed in the area and changed, nothing changed underneath: at the
+# first stop, and after a sync (which made and deleted its working
+# directory in the lower root)
+for d in "" sub/ "sync "{,sub/}; do
+	fresh
+	synced=
+	[ "${d#sync }" = "$d" ] || { expect_rc 0 sync && sleep 0.1 && d=${d#sync } && synced=", after a sync"; }
+	mv "$P/${d}d" "$P/${d}d2" && echo new >"$P/${d}d2/g"       # a directory renamed, a file added in it
+	mv "$P/${d}f1" "$P/${d}f1b" && echo more >>"$P/${d}f1b" # a file renamed, then changed
+	umount "$V"
+	expect_rc 0 stop
+	[ -z "$(scratch_mounts)" ] || fail "4: stop left mounts: $(scratch_mounts)"
+	[ ! -e "$P/${d}d" ] && [ "$(cat "$P/${d}d2/f")" = old ] && [ "$(cat "$P/${d}d2/g")" = new ] ||
+		fail "4: the renamed directory ${d}d2 is not in the directory as the area had it"
+	[ ! -e "$P/${d}f1" ] && [ "$(cat "$P/${d}f1b")" = "$(printf 'old 1\nmore')" ] ||
+		fail "4: the renamed file ${d}f1b is not in the directory as the area had it"
+	pass "4: renamed and changed in the area (in '${d:-the root}'$synced): carried, exit 0"
 done
