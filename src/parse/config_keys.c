@@ -62,9 +62,14 @@ static int parse_dir(const char *v, void *base, const struct key_def *k)
 	return 0;
 }
 
+/* An area's filesystem is made by mkfs.TYPE and written to: the kernel's
+ * read-only types (images made elsewhere, never mounted rw) cannot be. */
 static int parse_fs(const char *v, void *base, const struct key_def *k)
 {
-	if (strlen(v) > FS_NAME_MAX || v[strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789")] != '\0')
+	static char *const read_only[] = { "erofs", "squashfs", "cramfs", "romfs", "iso9660", NULL };
+
+	if (strlen(v) > FS_NAME_MAX || v[strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789")] != '\0' ||
+	    strv_contains(read_only, v))
 		return -EINVAL;
 	return config_set_string(field(base, k), v);
 }
@@ -458,7 +463,7 @@ const struct key_def config_keys[] = {
 	{ SECTION_AREA, "nodev", parse_bool_not, A(allow_dev), 0, BOOL_EXPECT },
 	{ SECTION_AREA, "force", parse_bool, A(force), 0, BOOL_EXPECT },
 	{ SECTION_AREA, "fs", parse_fs, A(fs), 0,
-	  "a filesystem type in lower case (e.g. ext4, ext2, xfs, btrfs)" },
+	  "a writable filesystem type in lower case (e.g. ext4, ext2, xfs, btrfs; not erofs, squashfs, cramfs, romfs, iso9660)" },
 	{ SECTION_AREA, "compression-algorithm", parse_compression, A(compression), 0,
 	  "a compressor's name as zram lists it (e.g. lzo-rle, lz4, zstd)" },
 	{ SECTION_AREA, "writeback-device", parse_block_device, A(writeback_device), 0,

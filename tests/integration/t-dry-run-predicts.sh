@@ -60,10 +60,11 @@ if [ -e /sys/class/zram-control ] && command -v mkfs.ext4 >/dev/null; then
 		"$SCRATCH/area" >"$CONF"
 	predict_then_start "mkfs.ext4 refuses 16000 inodes in 4194304 bytes (Not enough space to build proposed filesystem" \
 		"mkfs.ext4 failed: .*Not enough space to build proposed filesystem"
-	# a type the kernel knows (fs = ext5 is a configuration error: t-bad-config)
+	# a writable type the kernel knows (fs = ext5 and fs = squashfs are
+	# configuration errors: t-bad-config, test_config)
 	nomkfs=
 	for t in $(grep -v '^nodev' /proc/filesystems); do
-		[ "$t" = fuseblk ] && continue
+		case $t in fuseblk | erofs | squashfs | cramfs | romfs | iso9660) continue ;; esac
 		command -v "mkfs.$t" >/dev/null || [ -e "/sbin/mkfs.$t" ] || [ -e "/usr/sbin/mkfs.$t" ] || {
 			nomkfs=$t
 			break

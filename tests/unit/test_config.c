@@ -254,7 +254,7 @@ static void test_bad_values(void **state)
 		{ 16, "seed: empty value; expected a boolean" },
 		{ 17, "persist: 'nope' is not a boolean" },
 		{ 18, "force: '2' is not a boolean" },
-		{ 19, "fs: 'Ext4!' is not a filesystem type" },
+		{ 19, "fs: 'Ext4!' is not a writable filesystem type" },
 		{ 20, "mode: '0999' is not an octal mode" },
 		{ 21, "owner: 'no-such-user-storaged' is not a user name known to this system" },
 		{ 22, "group: 'no-such-group-storaged' is not a group name known to this system" },
@@ -265,7 +265,8 @@ static void test_bad_values(void **state)
 		{ 28, "mode: '77777' is out of range" },
 		{ 29, "owner: '4294967295' is out of range" },
 		{ 30, "group: '-1' is not" },
-		/* line 31, an empty [storaged]: not seen (inih reports no headers) */
+		{ 31, "fs: 'squashfs' is not a writable filesystem type" },
+		/* line 32, an empty [storaged]: not seen (inih reports no headers) */
 	};
 	struct diag_list dl = { 0 };
 	struct config c;
@@ -512,7 +513,7 @@ static void test_small_cases(void **state)
 		{ "[area x]\npath = /a\nowner = -root\n", 3,
 		  "owner: '-root' is not a user name known to this system or a numeric uid" },
 		{ "[area x]\npath = /a\nfs = averyveryverylongfs\n", 3,
-		  "fs: 'averyveryverylongfs' is not a filesystem type in lower case (e.g. ext4, ext2, xfs, btrfs)" },
+		  "fs: 'averyveryverylongfs' is not a writable filesystem type in lower case (e.g. ext4, ext2, xfs, btrfs; not erofs, squashfs, cramfs, romfs, iso9660)" },
 		{ "[area x]\npath = /a/../b\n", 2,
 		  "path: '/a/../b' is not an absolute directory other than /, without '..'" },
 		{ "[area x]\npath = /\n", 2,
