@@ -270,33 +270,6 @@ static void kept_both_record(int recfd, struct state_area *st, const char *msg)
 	state_area_write_fd(recfd, st);
 }
 
-/* keeps COPY_LOWER_ROOT_XATTR (copy.h) only while it is true: removed
- * when the lower root's mtime @root moved since storaged left it.
- * Returns: 0; negative errno of fremovexattr(). */
-static int lower_root_check(int areafd, const struct stat *root)
-{
-	struct timespec t;
-	int r = copy_sync_base_read(areafd, COPY_LOWER_ROOT_XATTR, &t);
-
-	if (r == -ENODATA || r == -EOPNOTSUPP ||
-	    (r == 0 && t.tv_sec == root->st_mtim.tv_sec && t.tv_nsec == root->st_mtim.tv_nsec))
-		return 0;
-	return fremovexattr(areafd, COPY_LOWER_ROOT_XATTR) < 0 && errno != ENODATA ? -errno : 0;
-}
-
-/* after a sync that reached its end (the lower baseline past its
- * commit) deleted its working directory: the lower root's mtime as it is
- * left.  A name someone else changed there while the sync ran goes
- * unseen by the next one: at worst an entry deleted there that the area
- * changed comes back unreported, nothing is lost. */
-static void lower_root_record(int areafd, int lowerfd)
-{
-	struct stat root;
-
-	if (fstat(lowerfd, &root) == 0)
-		copy_sync_base_write(areafd, COPY_LOWER_ROOT_XATTR, &root.st_mtim);
-}
-
 /*
  * Sync back, incremental and crash-consistent.  Everything happens inside
  * the covered directory's own filesystem, reached through the private bind
@@ -351,9 +324,6 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 		r = -errno;
 		goto out;
 	}
-	step = "reading the directory's baseline";
-	if ((r = lower_root_check(areafd, &lst)) < 0)
-		goto out;
 	step = "removing an interrupted sync";
 	if ((r = area_recover_sync(lowerfd, lst.st_dev, name, st->sync_dir)) < 0)
 		goto out;
@@ -386,10 +356,8 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 		kept = -COPY_SYNC_KEPT_BOTH; /* torn down as with entries kept twice */
 	}
 	step = "removing its working directory";
-	if ((r = area_sync_dir_remove(lowerfd, work, workfd, lst.st_dev)) == 0) {
-		lower_root_record(areafd, lowerfd);
+	if ((r = area_sync_dir_remove(lowerfd, work, workfd, lst.st_dev)) == 0)
 		r = kept;
-	}
 	workfd = safe_close(workfd);
 out:
 	/* what a failed sync wrote does not outlive it (see above) */

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -189,14 +190,12 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
  * the sync keeps it (copy_sync.c, the three-way rule). */
 #define COPY_LOWER_SYNCED_XATTR "trusted.storaged.lower-synced"
 
-/* the lower root's mtime, "SEC.NSEC", as storaged left it: before the
- * seed, or once a sync back deleted its working directory there.  Each
- * sync makes and deletes that directory in the lower root, which moves
- * the root's mtime past the lower baseline every time: whether someone
- * else added or removed a name there is told by this record instead.  The
- * caller of copy_sync_fd() removes it when the root's mtime differs
- * before it makes its working directory (area_sync.c): present at the
- * sync, it says nobody else changed the root's names since. */
+/* the names in the lower root at the lower baseline (the seed's start,
+ * a sync's commit), as a decimal digest (copy_sync_root_record()).  Each
+ * sync makes and deletes its working directory in the lower root, which
+ * moves the root's mtime past the lower baseline every time: whether
+ * someone else added or removed a name there since is told by the names
+ * themselves (copy_sync_kept.c). */
 #define COPY_LOWER_ROOT_XATTR "trusted.storaged.lower-root"
 
 /* the entries of the lower directory a sync back kept in the directory's
@@ -240,6 +239,13 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 
 /* the suffix of the name the area's version of such an entry gets */
 #define COPY_SYNC_AREA_SUFFIX ".storaged-area"
+
+/* Records the names of @lowerfd but its entry @work (the sync's working
+ * directory; NULL: none) on @areafd as COPY_LOWER_ROOT_XATTR; where that
+ * fails, removes the record.  Returns: 0; negative errno of reading
+ * @lowerfd or of fsetxattr() (the record then removed), of fremovexattr()
+ * (a stale record left). */
+int copy_sync_root_record(int areafd, int lowerfd, const struct stat *work);
 
 /**
  * copy_sync_base_read:

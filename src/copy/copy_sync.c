@@ -640,8 +640,9 @@ static void sync_count(const struct sync_ctx *c, struct copy_result *res)
 }
 
 /* step 6's end of the intent, this sync's or that of one cut after it:
- * the directory's baseline past all it did, then the record goes */
-static int intent_complete(int areafd)
+ * the directory's baseline past all it did, with the lower root's names
+ * (but its working directory @work's), then the record goes */
+static int intent_complete(int areafd, int lowerfd, const struct stat *work)
 {
 	struct timespec now;
 	int r;
@@ -651,6 +652,8 @@ static int intent_complete(int areafd)
 	if ((r = copy_sync_base_past_writes(&now)) < 0 ||
 	    (r = copy_sync_base_write(areafd, COPY_LOWER_SYNCED_XATTR, &now)) < 0)
 		return r;
+	/* without it, the next sync tells the root's names by its mtime */
+	(void)copy_sync_root_record(areafd, lowerfd, work);
 	return fremovexattr(areafd, COPY_SYNC_INTENT_XATTR) < 0 && errno != ENODATA ? -errno : 0;
 }
 
@@ -690,7 +693,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	}
 	c.adev = ast.st_dev;
 	c.ldev = lst.st_dev;
-	if ((r = intent_complete(areafd)) < 0) {
+	if ((r = intent_complete(areafd, lowerfd, &c.work)) < 0) {
 		r = sync_fail(&c, -r, "", "", "completing an interrupted sync");
 		goto out;
 	}
@@ -699,7 +702,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		c.base.tv_sec = -1; /* no baseline: only what is the same is kept */
 	if (c.base.tv_sec < 0 || copy_sync_base_read(areafd, COPY_LOWER_SYNCED_XATTR, &c.lbase) < 0)
 		c.lbase.tv_sec = -1; /* none: the directory is taken as unchanged */
-	c.lroot_kept = fgetxattr(areafd, COPY_LOWER_ROOT_XATTR, NULL, 0) > 0;
+	c.lroot_kept = c.lbase.tv_sec >= 0 && sync_root_kept(areafd, lowerfd, &c.work);
 	if ((r = sync_mapped_setup(&sh, areafd)) < 0) {
 		r = sync_fail(&c, -r, "", "", "reading which files are mapped");
 		goto out;
@@ -754,7 +757,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	 * the directory's at the next one (the kept list, written with the
 	 * intent, already says which entries are the directory's) */
 	if (applied)
-		intent_complete(areafd);
+		intent_complete(areafd, lowerfd, &c.work);
 	/* the next sync compares what is mapped now; after a failure, what
 	 * this one was to compare too */
 	sync_mapped_write(r == 0 || r == -COPY_SYNC_KEPT_BOTH ? &sh.mapped_now : &sh.mapped, areafd);

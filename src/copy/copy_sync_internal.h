@@ -135,9 +135,9 @@ struct sync_ctx {
 	struct stat work;
 	struct timespec base; /* changed: ctime >= base; tv_sec < 0: no base */
 	struct timespec lbase; /* the lower directory's; changed there: ctime >= lbase */
-	/* the lower root's names are as the last sync or the seed left them
-	 * (COPY_LOWER_ROOT_XATTR on the area's root): its mtime, moved by
-	 * this sync's working directory, says nothing; the walk's root only */
+	/* the lower root holds the names it held at the lower baseline
+	 * (COPY_LOWER_ROOT_XATTR): its mtime, moved by this sync's working
+	 * directory, says nothing; the walk's root only */
 	bool lroot_kept;
 	char *buf;
 	struct dirstack s; /* the walk of step 1 */
@@ -153,6 +153,10 @@ struct sync_ctx {
 	size_t ntrees, treecap;
 	struct copy_result *res;
 };
+
+/* Whether the names of @lowerfd but @work are those COPY_LOWER_ROOT_XATTR
+ * on @areafd records (false without one, or when reading fails). */
+bool sync_root_kept(int areafd, int lowerfd, const struct stat *work);
 
 /* Reads the area's list of entries kept the directory's
  * (COPY_SYNC_KEPT_XATTR on @areafd) into @sh.  Returns: 0 (none is an

@@ -10,18 +10,22 @@
  * And what the three-way rule needs beyond one entry's own times: whether
  * anything below a directory changed, the free name beside an entry.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
 
 #include "copy.h"
 #include "copy_sync_internal.h"
+#include "shared/units.h"
 
 static int by_name(const void *a, const void *b)
 {
@@ -298,11 +302,86 @@ static bool born_since(int fd, const char *name, const struct timespec *base, bo
 			  base, true);
 }
 
+/* a name's share of root_names(): 64-bit FNV-1a, then splitmix64's
+ * finalizer to spread it over all 64 bits before the shares are added */
+static uint64_t name_share(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ULL;
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+	return h ^ (h >> 31);
+}
+
+/* the digest of the names in @lowerfd but the sync's working directory
+ * @work (NULL: none), into @ret: one added, removed or renamed changes it
+ * (but with a 2^-64 chance).  The names' shares are added, not chained:
+ * readdir(3)'s order may change with the directory.
+ * Returns: 0; negative errno of reading the directory. */
+static int root_names(int lowerfd, const struct stat *work, uint64_t *ret)
+{
+	/* a descriptor of its own: no offset shared with @lowerfd's readers */
+	int fd = openat(lowerfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *de;
+	struct stat st;
+	uint64_t sum = 0;
+	int r = -errno;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	while ((errno = 0, de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (work && de->d_ino == work->st_ino && fstatat(lowerfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    st.st_dev == work->st_dev && st.st_ino == work->st_ino)
+			continue;
+		sum += name_share(de->d_name);
+	}
+	r = errno ? -errno : 0;
+	closedir(d);
+	*ret = sum;
+	return r;
+}
+
+int copy_sync_root_record(int areafd, int lowerfd, const struct stat *work)
+{
+	char v[24];
+	uint64_t sum;
+	int r = root_names(lowerfd, work, &sum);
+
+	if (r == 0) {
+		snprintf(v, sizeof(v), "%" PRIu64, sum);
+		r = fsetxattr(areafd, COPY_LOWER_ROOT_XATTR, v, strlen(v), 0) < 0 ? -errno : 0;
+	}
+	/* none rather than a stale one: the next sync then goes by the mtime */
+	if (r < 0 && fremovexattr(areafd, COPY_LOWER_ROOT_XATTR) < 0 && errno != ENODATA)
+		return -errno;
+	return r;
+}
+
+bool sync_root_kept(int areafd, int lowerfd, const struct stat *work)
+{
+	char v[24];
+	uint64_t rec, sum;
+	ssize_t n = fgetxattr(areafd, COPY_LOWER_ROOT_XATTR, v, sizeof(v) - 1);
+
+	if (n <= 0)
+		return false;
+	v[n] = '\0';
+	return units_parse_uint(v, UINT64_MAX, &rec) == 0 && root_names(lowerfd, work, &sum) == 0 && sum == rec;
+}
+
 /* whether the lower directory @ldir of the walk's current level had names
  * added or removed since the lower baseline by someone else: by its
  * mtime, except at the lower root, whose mtime the sync's own working
- * directory moves at every sync (made there, then deleted); there by the
- * caller's word (sync_ctx.lroot_kept, COPY_LOWER_ROOT_XATTR) */
+ * directory moves at every sync (made there, then deleted); there by its
+ * names (sync_ctx.lroot_kept, COPY_LOWER_ROOT_XATTR) */
 static bool lower_names_changed(const struct sync_ctx *c, const struct stat *ldir)
 {
 	if (c->lroot_kept && c->s.depth == 1 && !*c->basename)

@@ -41,7 +41,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "copy.h"
@@ -143,14 +142,18 @@ static int hold(const char *dir, int fd, struct copy_result *res)
 static int copy(int sfd, int dfd, const struct copy_opts *o, struct copy_result *res)
 {
 	struct timespec start, end;
-	struct stat root;
-	bool lower = copy_sync_base_past_writes(&start) == 0 && fstat(sfd, &root) == 0;
-	int r = copy_tree_fd(sfd, dfd, o, &copy_sys_libc, res);
+	bool lower = copy_sync_base_past_writes(&start) == 0;
+	int r;
 
+	/* the root's names as the baseline's start saw them (storaged's own
+	 * xattrs are neither copied nor removed by the copy); without them,
+	 * the first sync tells them by the root's mtime */
+	(void)copy_sync_root_record(dfd, sfd, NULL);
+	r = copy_tree_fd(sfd, dfd, o, &copy_sys_libc, res);
 	/* what the source (the lower directory) held at the start is the
 	 * area's: what is newer there was written during the seed */
-	if (r == 0 && lower && copy_sync_base_write(dfd, COPY_LOWER_SYNCED_XATTR, &start) == 0)
-		copy_sync_base_write(dfd, COPY_LOWER_ROOT_XATTR, &root.st_mtim);
+	if (r == 0 && lower)
+		copy_sync_base_write(dfd, COPY_LOWER_SYNCED_XATTR, &start);
 	if (r == 0 && copy_sync_base_past_writes(&end) == 0)
 		copy_sync_base_write(dfd, COPY_SYNCED_XATTR, &end);
 	return r;

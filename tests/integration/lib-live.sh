@@ -132,16 +132,14 @@ stop_kill_every_step() {
 			echo "more $round" >>"$P/d/g1"
 			rm -f "$P/new$((round - 1))"
 			chmod "$((round % 2 ? 600 : 644))" "$P/f2"
-			# an overlay's: a directory the last stop synced back, renamed
-			# (copied up whole, a whiteout where it was), and one deleted
-			# and made again (an opaque one).  Not a copying seed's yet:
-			# its stop finds a renamed seeded directory that was written
-			# into "deleted in the directory, changed in the area"
-			if [ "$seed" = overlay ]; then
-				mv "$P/r$((round - 1))" "$P/r$round"
-				echo "in r $round" >"$P/r$round/f$round"
-				rm -rf "$P/o" && mkdir "$P/o" && echo "o $round" >"$P/o/x$round"
-			fi
+			# a directory the last stop synced back, renamed and written
+			# into (an overlay copies it up whole, a whiteout where it
+			# was; a copying seed's sync once took it for one deleted in
+			# the directory), and one deleted and made again (an opaque
+			# one in an overlay)
+			mv "$P/r$((round - 1))" "$P/r$round"
+			echo "in r $round" >"$P/r$round/f$round"
+			rm -rf "$P/o" && mkdir "$P/o" && echo "o $round" >"$P/o/x$round"
 			stop_tree >"$SCRATCH/want"
 			rc=$(
 				strace -f -qq -o /dev/null -e trace="$name" -e inject="$name":signal=KILL:when="$when" \
@@ -151,7 +149,7 @@ stop_kill_every_step() {
 			[ "$rc" != 0 ] && kills=$((kills + 1))
 			cat "$RUN/areas/k/state" >"$SCRATCH/rec" 2>/dev/null
 			check_status "stop killed at $name #$when (exit $rc)"
-			sd stop || { cat "$SCRATCH/rec" "$SCRATCH/killed.out" "$OUT"; fail "the stop after one killed at $name #$when exited $?"; }
+			sd stop || { rc=$? && cat "$SCRATCH/rec" "$SCRATCH/killed.out" "$OUT"; fail "the stop after one killed at $name #$when exited $rc"; }
 			[ -z "$(live)" ] || fail "the stop after a kill at $name #$when left mounts: $(live)"
 			stop_tree | diff "$SCRATCH/want" - >"$SCRATCH/diff" ||
 				{ cat "$SCRATCH/killed.out" "$SCRATCH/diff"; fail "after a stop killed at $name #$when the directory is not what the area held"; }

@@ -4,8 +4,9 @@
 # sync back of a persist area is killed (SIGKILL, by strace's fault
 # injection: the process dies as it enters the system call, before the
 # call is made) at each system call of its commit in turn: every rename
-# into place, every change of a directory's metadata, each syncfs(2) and
-# each write of the sync's own records (xattrs on the area's root).  After
+# into place, every change of a directory's metadata, each syncfs(2),
+# each write of the sync's own records (xattrs on the area's root), and
+# the making and removal of its working directory.  After
 # each kill the next `sync` must reach the uninterrupted result: exit 0,
 # nothing reported as changed on both sides, nothing put beside, the
 # directory equal to the area; and `stop` exits 0 with the same tree.
@@ -22,7 +23,7 @@ if command -v mkfs.ext4 >/dev/null && truncate -s 128M "$SCRATCH/disk.img" &&
 	D=$SCRATCH/disk
 fi
 P=$D/tree
-mkdir -p "$P/a" "$P/b/c"
+mkdir -p "$P/a" "$P/b/c" "$P/r0"
 for i in $(seq 1 8); do
 	echo "old a$i" >"$P/a/f$i"
 	echo "old b$i" >"$P/b/c/g$i"
@@ -52,6 +53,10 @@ change() {
 	rm -rf "$P/new$((r - 1))"
 	chmod $((r % 2 ? 750 : 755)) "$P/b"
 	echo "round $r" >"$P/top"
+	# a directory of the root, renamed and written into: the sync's
+	# own working directory in the lower root must not make it look
+	# deleted there (a false conflict)
+	mv "$P/r$((r - 1))" "$P/r$r" && echo "round $r" >"$P/r$r/f$r"
 }
 
 # same_trees: the directory (through the area's private view) is the area
@@ -63,7 +68,7 @@ same_trees() {
 
 round=0
 kills=0
-for sc in renameat2 fchown fchmod utimensat fsetxattr syncfs; do
+for sc in renameat2 fchown fchmod utimensat fsetxattr syncfs mkdirat unlinkat; do
 	for when in $(seq 1 40); do
 		round=$((round + 1))
 		echo "# kill at $sc #$when"

@@ -30,6 +30,7 @@
 
 #include "copy/copy.h"
 #include "copy/copy_fd.h"
+#include "copy/copy_sync_internal.h"
 
 struct fixture {
 	char top[64];
@@ -255,12 +256,50 @@ static void test_sync_swap(void **state)
 	assert_int_equal(sh(f, "! grep -rq SECRET lower"), 0);
 }
 
+/* The record of the lower root's names (COPY_LOWER_ROOT_XATTR) holds
+ * while the same names are there, whatever the sync's working directory
+ * is called, and not after one is added, removed or renamed. */
+static void test_root_record(void **state)
+{
+	struct fixture *f = *state;
+	struct stat w1, w2;
+
+	put(f->lower, "a", "a");
+	put(f->lower, "b", "b");
+	assert_int_equal(mkdirat(f->lower, ".w1", 0700), 0);
+	assert_int_equal(fstatat(f->lower, ".w1", &w1, 0), 0);
+	if (copy_sync_root_record(f->area, f->lower, &w1) == -EPERM)
+		skip(); /* trusted xattrs: root */
+	assert_true(sync_root_kept(f->area, f->lower, &w1));
+	/* another sync, another working directory: the names are the same */
+	assert_int_equal(unlinkat(f->lower, ".w1", AT_REMOVEDIR), 0);
+	assert_int_equal(mkdirat(f->lower, ".w2", 0700), 0);
+	assert_int_equal(fstatat(f->lower, ".w2", &w2, 0), 0);
+	assert_true(sync_root_kept(f->area, f->lower, &w2));
+	assert_false(sync_root_kept(f->area, f->lower, NULL)); /* .w2 is a name of the root's */
+	/* a rename, and back */
+	assert_int_equal(renameat(f->lower, "a", f->lower, "c"), 0);
+	assert_false(sync_root_kept(f->area, f->lower, &w2));
+	assert_int_equal(renameat(f->lower, "c", f->lower, "a"), 0);
+	assert_true(sync_root_kept(f->area, f->lower, &w2));
+	/* a name removed; names swapped (the same set) */
+	assert_int_equal(unlinkat(f->lower, "b", 0), 0);
+	assert_false(sync_root_kept(f->area, f->lower, &w2));
+	put(f->lower, "b", "b again");
+	assert_int_equal(renameat2(f->lower, "a", f->lower, "b", RENAME_EXCHANGE), 0);
+	assert_true(sync_root_kept(f->area, f->lower, &w2));
+	/* none recorded: not kept */
+	assert_int_equal(fremovexattr(f->area, COPY_LOWER_ROOT_XATTR), 0);
+	assert_false(sync_root_kept(f->area, f->lower, &w2));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_base_after_copy),
 		cmocka_unit_test_setup_teardown(test_sync_incremental, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_swap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_root_record, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
