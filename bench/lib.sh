@@ -129,6 +129,34 @@ bench_own_file() {
 	echo "$1" >>"$W/own-files"
 }
 
+# bench_ext4 SIZE DIR: an ext4 of SIZE (truncate's units) on a loop
+# device of our own, mounted on DIR, so that syncfs() there flushes this
+# benchmark's data only; prints the device.
+bench_ext4() {
+	local img=$W/ext4.$RANDOM.img d
+	truncate -s "$1" "$img"
+	mkfs.ext4 -q -F "$img"
+	d=$(bench_loop "$img")
+	mkdir -p "$2"
+	mount "$d" "$2"
+	echo "$d"
+}
+
+# bench_small_files DIR NDIRS NFILES SIZE: NDIRS directories d000, d001...
+# in DIR (made), each of NFILES files f000, f001... of SIZE bytes, their
+# contents told apart by their names.
+bench_small_files() {
+	python3 - "$@" <<'EOF'
+import os, sys
+top, nd, nf, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+for d in range(nd):
+    os.makedirs("%s/d%03d" % (top, d))
+    for f in range(nf):
+        with open("%s/d%03d/f%03d" % (top, d, f), "wb") as o:
+            o.write((b"%d/%d " % (d, f)) * (size // 8) + b"\n" * (size - (size // 8) * len(b"%d/%d " % (d, f))))
+EOF
+}
+
 # The state directory lives on a tmpfs, as /run/storaged does at boot.
 bench_state_tmpfs() {
 	mkdir -p "$W/run"

@@ -26,22 +26,10 @@ command -v rsync >/dev/null || bench_die "rsync is missing (apt-get install rsyn
 bench_setup sync-back
 bench_state_tmpfs
 
-truncate -s 1G "$W/lower.img"
-mkfs.ext4 -q -F "$W/lower.img"
-DEV=$(bench_loop "$W/lower.img")
-mkdir -p "$W/fs"
-mount "$DEV" "$W/fs"
+DEV=$(bench_ext4 1G "$W/fs")
 P=$W/fs/dir
 COPY=$W/fs/copy
-python3 - "$P" $NDIRS $NFILES $FSIZE <<'EOF'
-import os, sys
-top, nd, nf, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-for d in range(nd):
-    os.makedirs("%s/d%03d" % (top, d))
-    for f in range(nf):
-        with open("%s/d%03d/f%03d" % (top, d, f), "wb") as o:
-            o.write((b"%d/%d " % (d, f)) * (size // 8) + b"\n" * (size - (size // 8) * len(b"%d/%d " % (d, f))))
-EOF
+bench_small_files "$P" $NDIRS $NFILES $FSIZE
 cp -a "$P" "$COPY"
 sync
 echo "tree: $(find "$P" -type f | wc -l) files, $(du -sm "$P" | cut -f1) MiB on $DEV"
