@@ -157,7 +157,7 @@ static int copy_data(int in, int out, char *buf)
 			w = w < 0 ? 0 : w;
 		}
 	}
-	return fsync(out) < 0 ? -errno : 0;
+	return 0; /* on the disk with its metadata: make_copy() */
 }
 
 /* The upper entry @name (a file, link, device node or fifo, @st) copied
@@ -184,7 +184,8 @@ static int make_copy(struct ovl_apply *c, int udir, const char *name, const stru
 	}
 	if (r == 0)
 		r = copy_meta(udir, name, c->workfd, tmp, st);
-	/* the metadata too, before the rename makes it the directory's */
+	/* its data and metadata on the disk before the rename makes it the
+	 * directory's (one fsync(2) covers both) */
 	if (r == 0 && out >= 0 && fsync(out) < 0)
 		r = -errno;
 	return r;
