@@ -201,7 +201,7 @@ int sync_lower_changed(struct sync_ctx *c, int lfd, const char *name, const stru
 
 int sync_area_changed(struct sync_ctx *c, int afd, const char *name, const struct stat *st)
 {
-	if (sync_since(&st->st_ctim, &c->base, true))
+	if (sync_since(&st->st_ctim, &c->base, true) || ((struct sync_level *)dirstack_top(&c->s)->extra)->moved)
 		return 1;
 	return S_ISDIR(st->st_mode) ? tree_changed(afd, name, &c->base, c->adev) : 0;
 }
@@ -387,6 +387,13 @@ static bool lower_names_changed(const struct sync_ctx *c, const struct stat *ldi
 	if (c->lroot_kept && c->s.depth == 1 && !*c->basename)
 		return false;
 	return sync_since(&ldir->st_mtim, &c->lbase, true);
+}
+
+bool sync_lower_names_changed(const struct sync_ctx *c)
+{
+	struct stat ldir;
+
+	return fstat(dirstack_top(&c->s)->fd[1], &ldir) == 0 && lower_names_changed(c, &ldir);
 }
 
 /*
