@@ -288,8 +288,6 @@ static int push_pair(struct sync_ctx *c, int fds[2], const char *name, const str
 	lv = dirstack_top(&c->s)->extra;
 	lv->st = *st;
 	lv->changed = !unchanged(c, -1, -1, name, st, lst); /* a directory: by its times alone */
-	lv->moved = (sync_since(&st->st_ctim, &c->base, true) && !sync_since(&st->st_mtim, &c->base, true)) ||
-		    (c->s.depth > 1 && level(c, c->s.depth - 2)->moved);
 	return dirstack_list(&c->s, true);
 }
 
@@ -354,9 +352,9 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 		lchanged = true;
 	}
 	/* deleted in the directory, unchanged in the area: only where the
-	 * directory's names changed (else the entry came by a rename of a
-	 * directory above it in the area: rm -rf e && mv d e) */
-	if (!have && !S_ISDIR(st.st_mode) && c->lbase.tv_sec >= 0 && !sync_area_changed(c, afd, name, &st) &&
+	 * directory's names changed (else the entry came with a directory
+	 * above it that the area renamed: rm -rf e && mv d e) */
+	if (!have && !S_ISDIR(st.st_mode) && c->lbase.tv_sec >= 0 && !sync_since(&st.st_ctim, &c->base, true) &&
 	    sync_lower_names_changed(c))
 		return 0;
 	if (!have && (r = sync_lower_deleted(c, afd, name, &st)) < 0)
@@ -510,7 +508,6 @@ static int sync_walk(struct sync_ctx *c, int fds[2], const char *name, const str
 		r = push_pair(c, fds, name, st, lst);
 	else if ((r = dirstack_push(&c->s, fds, name)) == 0 && (r = dirstack_list(&c->s, true)) == 0) {
 		level(c, 0)->node1 = 1; /* the roots: node 0 */
-		level(c, 0)->moved = false; /* the area's root is never renamed */
 		r = fstat(dirstack_top(&c->s)->fd[0], &level(c, 0)->st) < 0 ? -errno : 0;
 	}
 	if (r < 0)

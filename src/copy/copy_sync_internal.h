@@ -66,12 +66,6 @@ struct hl {
 struct sync_level {
 	struct stat st; /* the area directory's */
 	bool changed; /* its own metadata differs from the lower one's */
-	/* it, or a directory above it below the root, may have been renamed
-	 * since the area's baseline (its ctime moved, its mtime did not: no
-	 * name in it changed): what it holds may have been elsewhere at the
-	 * last sync, so an entry's old ctime says its inode did not change,
-	 * not that it was at this path */
-	bool moved;
 	size_t changes; /* ops noted below it */
 	size_t node1; /* its node + 1; 0: none yet */
 };
@@ -218,9 +212,7 @@ static inline bool sync_since(const struct timespec *t, const struct timespec *b
  * Returns: 1, 0; negative errno of the walk below it. */
 int sync_lower_changed(struct sync_ctx *c, int lfd, const char *name, const struct stat *lst);
 
-/* the same for the area entry @name (@st) of @afd, since the area's
- * baseline; in a directory that may have been renamed (sync_level.moved),
- * always changed: it may have been elsewhere */
+/* the same for the area entry @name (@st) of @afd, since the area's baseline */
 int sync_area_changed(struct sync_ctx *c, int afd, const char *name, const struct stat *st);
 
 /* whether names were added to or removed from the walk's current lower

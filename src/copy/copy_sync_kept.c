@@ -201,7 +201,7 @@ int sync_lower_changed(struct sync_ctx *c, int lfd, const char *name, const stru
 
 int sync_area_changed(struct sync_ctx *c, int afd, const char *name, const struct stat *st)
 {
-	if (sync_since(&st->st_ctim, &c->base, true) || ((struct sync_level *)dirstack_top(&c->s)->extra)->moved)
+	if (sync_since(&st->st_ctim, &c->base, true))
 		return 1;
 	return S_ISDIR(st->st_mode) ? tree_changed(afd, name, &c->base, c->adev) : 0;
 }
