@@ -205,17 +205,29 @@ static int move_out(struct ovl_apply *c, int ldir, const char *name)
 	return 0;
 }
 
+/* whether the lower entry @ls is what the upper one @us would be copied
+ * to: the same type, size and mtime */
+static bool same_node(const struct stat *us, const struct stat *ls)
+{
+	return (us->st_mode & S_IFMT) == (ls->st_mode & S_IFMT) && us->st_size == ls->st_size &&
+	       us->st_mtim.tv_sec == ls->st_mtim.tv_sec && us->st_mtim.tv_nsec == ls->st_mtim.tv_nsec;
+}
+
 /* A file, link, device node or fifo of the upper layer into the lower one:
  * copied into the working directory, then renamed over the lower entry in
  * one step (exchanged with a directory of that name, which stays in the
- * working directory). */
+ * working directory).  Its ctime says whether it changed, not where it
+ * was: a file keeps its ctime when a directory above it is renamed.  So
+ * one the lower directory lacks is copied whatever its ctime, and in a
+ * directory whose lower side is replaced whole (@whole: opaque, made or
+ * renamed since the last sync) so is one that differs there. */
 static int apply_node(struct ovl_apply *c, int udir, int ldir, const char *name, const struct stat *us,
-		      const struct stat *ls)
+		      const struct stat *ls, bool whole)
 {
 	char tmp[32];
 	int r;
 
-	if (!changed_since(us, c))
+	if (!changed_since(us, c) && ls && (!whole || same_node(us, ls)))
 		return 0;
 	snprintf(tmp, sizeof(tmp), "n%lu", c->seq++);
 	c->step = "copying";
@@ -232,13 +244,14 @@ static int apply_node(struct ovl_apply *c, int udir, int ldir, const char *name,
 	return 0;
 }
 
-static int apply_dir(struct ovl_apply *c, int udir, int ldir, bool root, bool changed);
+static int apply_dir(struct ovl_apply *c, int udir, int ldir, bool root, bool whole);
 
 /* A directory of the upper layer: made in the lower one when it is not
  * there (marked opaque first while mounted, see above), filled, then
- * given its owner, mode, xattrs and times. */
+ * given its owner, mode, xattrs and times.  @whole: its parent's lower
+ * side is replaced whole (apply_node()), and so is its own. */
 static int apply_subdir(struct ovl_apply *c, int udir, int ldir, const char *name, const struct stat *us,
-			const struct stat *ls)
+			const struct stat *ls, bool whole)
 {
 	_cleanup_close_ int u = -EBADF, l = -EBADF;
 	bool made = false, opaque;
@@ -267,7 +280,7 @@ static int apply_subdir(struct ovl_apply *c, int udir, int ldir, const char *nam
 		return -errno;
 	opaque = is_opaque(u);
 	before = c->changes;
-	if ((r = apply_dir(c, u, l, false, opaque && (made || changed_since(us, c)))) < 0)
+	if ((r = apply_dir(c, u, l, false, whole || (opaque && (made || changed_since(us, c))))) < 0)
 		return r;
 	/* the renames into it changed its times too */
 	if (!made && !changed_since(us, c) && c->changes == before)
@@ -277,7 +290,7 @@ static int apply_subdir(struct ovl_apply *c, int udir, int ldir, const char *nam
 	return copy_meta(udir, name, ldir, name, us);
 }
 
-static int apply_entry(struct ovl_apply *c, int udir, int ldir, const char *name, bool root)
+static int apply_entry(struct ovl_apply *c, int udir, int ldir, const char *name, bool root, bool whole)
 {
 	struct stat us, ls;
 	bool lower;
@@ -297,10 +310,10 @@ static int apply_entry(struct ovl_apply *c, int udir, int ldir, const char *name
 	if (is_whiteout(&us))
 		return lower ? move_out(c, ldir, name) : 0;
 	if (S_ISDIR(us.st_mode))
-		return apply_subdir(c, udir, ldir, name, &us, lower ? &ls : NULL);
+		return apply_subdir(c, udir, ldir, name, &us, lower ? &ls : NULL, whole);
 	if (S_ISSOCK(us.st_mode))
 		return 0; /* a socket is no data: the copying sync leaves it too */
-	return apply_node(c, udir, ldir, name, &us, lower ? &ls : NULL);
+	return apply_node(c, udir, ldir, name, &us, lower ? &ls : NULL, whole);
 }
 
 /* Deletes the entries of the lower directory @ldir that the opaque upper
@@ -327,9 +340,9 @@ static int prune_lower(struct ovl_apply *c, int udir, int ldir, bool root)
 	return r;
 }
 
-/* @changed: @udir is opaque and its entries changed since the last sync:
- * what the lower one has beside them goes */
-static int apply_dir(struct ovl_apply *c, int udir, int ldir, bool root, bool changed)
+/* @whole: @udir is opaque and its entries changed since the last sync,
+ * or is below such a one: what the lower one has beside them goes */
+static int apply_dir(struct ovl_apply *c, int udir, int ldir, bool root, bool whole)
 {
 	size_t len = strlen(c->rel);
 	DIR *d = fdopendir(dup(udir));
@@ -342,12 +355,12 @@ static int apply_dir(struct ovl_apply *c, int udir, int ldir, bool root, bool ch
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		snprintf(c->rel + len, sizeof(c->rel) - len, "%s%s", len ? "/" : "", de->d_name);
-		r = apply_entry(c, dirfd(d), ldir, de->d_name, root);
+		r = apply_entry(c, dirfd(d), ldir, de->d_name, root, whole);
 		if (r == 0)
 			c->rel[len] = '\0';
 	}
 	closedir(d);
-	if (r == 0 && changed)
+	if (r == 0 && whole)
 		r = prune_lower(c, udir, ldir, root);
 	return r;
 }
