@@ -187,7 +187,8 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
  * the coarse realtime clock at the start of the seed or past the commit
  * point of the last successful sync back.  An entry of the lower directory
  * with a newer ctime was changed there by someone else (it was uncovered):
- * the sync keeps it (copy_sync.c, the three-way rule). */
+ * the sync keeps it (copy_sync.c, the three-way rule); one newer than the
+ * area's baseline only, where it differs from what the sync put there. */
 #define COPY_LOWER_SYNCED_XATTR "trusted.storaged.lower-synced"
 
 /* the names in the lower root at the lower baseline (the seed's start,

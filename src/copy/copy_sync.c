@@ -38,7 +38,11 @@
  * and put the area's versions beside them.  The next sync finds the intent
  * and first completes the cut one (intent_complete()): the directory's
  * baseline moves past what it did; the area's stays where it was, so every
- * entry the cut sync may not have carried is compared again.  A power cut
+ * entry the cut sync may not have carried is compared again.  What the
+ * directory itself changed while a sync ran, or after one was cut, falls
+ * between the two baselines with that sync's own renames; an entry the
+ * area did not change since is the directory's where it is not what the
+ * sync put there (copy_sync_kept.c, sync_lower_changed_during()).  A power cut
  * takes the area (RAM) with its records: there is nothing to complete.
  * A crash anywhere leaves each entry of the lower directory its complete
  * old or its complete new version (a file is never torn, a directory that
@@ -166,7 +170,7 @@ static bool unchanged(const struct sync_ctx *c, int afd, int lfd, const char *na
 	if (!same_meta(a, l) || c->base.tv_sec < 0)
 		return false;
 	if (S_ISREG(a->st_mode) && sync_mapped_has(&c->sh->mapped, a->st_ino))
-		return sync_same_content(afd, lfd, name, a, l) == 1;
+		return sync_same_content(afd, lfd, name, a, l, true) == 1;
 	return !sync_since(&a->st_ctim, &c->base, true);
 }
 
@@ -337,6 +341,13 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 		return -errno;
 	if (S_ISSOCK(st.st_mode) || (have && !S_ISDIR(st.st_mode) && unchanged(c, afd, lfd, name, &st, &lst)))
 		return 0;
+	/* written in the directory while the last sync ran (through another
+	 * path to it), not changed in the area since: the directory's */
+	if (have && (r = sync_lower_changed_during(c, afd, lfd, name, &st, &lst)) != 0) {
+		if (r > 0)
+			sync_kept_add(c, name);
+		return r < 0 ? r : 0;
+	}
 	/* the three-way rule, by the two baselines: an entry the directory
 	 * itself changed (it was uncovered; for a directory the area has as
 	 * another type, anything below it) wins over an area entry that did
@@ -445,6 +456,10 @@ static int sync_deletions(struct sync_ctx *c)
 		}
 		if (r != 0) {
 			r = r < 0 ? r : 0;
+			continue;
+		}
+		if (sync_lower_made_during(c, &st)) {
+			sync_kept_add(c, key); /* made there while the last sync ran */
 			continue;
 		}
 		w_name(c, w, 'd');

@@ -242,7 +242,8 @@ static int open_same(int dirfd, const char *name, const struct stat *st)
 	return fd;
 }
 
-int sync_same_content(int afd, int lfd, const char *name, const struct stat *ast, const struct stat *lst)
+int sync_same_content(int afd, int lfd, const char *name, const struct stat *ast, const struct stat *lst,
+		      bool xattrs)
 {
 	struct copy_xattrs ax = { 0 }, lx = { 0 };
 	int a, l, r;
@@ -250,8 +251,9 @@ int sync_same_content(int afd, int lfd, const char *name, const struct stat *ast
 	if ((a = open_same(afd, name, ast)) < 0)
 		return a;
 	r = l = open_same(lfd, name, lst);
-	if (r >= 0 && (r = copy_xattrs_read(a, false, &ax)) == 0 &&
-	    (r = copy_xattrs_read(l, false, &lx)) == 0)
+	if (r >= 0 && !xattrs)
+		r = 1;
+	else if (r >= 0 && (r = copy_xattrs_read(a, false, &ax)) == 0 && (r = copy_xattrs_read(l, false, &lx)) == 0)
 		r = same_xattrs(&ax, &lx);
 	if (r == 1)
 		r = same_data(a, l, ast->st_size);

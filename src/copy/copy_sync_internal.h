@@ -192,11 +192,12 @@ bool sync_mapped_has(const struct mapped_set *m, ino_t ino);
 void sync_mapped_done(struct mapped_set *m);
 
 /* Whether the area's regular file @name of @afd (@ast) and the
- * directory's of @lfd (@lst), alike in size, owner, mode and mtime, hold
- * the same: data, xattrs other than storaged's own.  Reads both; the
+ * directory's of @lfd (@lst), alike in size, hold the same data and, with
+ * @xattrs, the same xattrs other than storaged's own.  Reads both; the
  * atime stays.  Returns: 1, 0; negative errno (-ESTALE: replaced since
  * @ast or @lst was read). */
-int sync_same_content(int afd, int lfd, const char *name, const struct stat *ast, const struct stat *lst);
+int sync_same_content(int afd, int lfd, const char *name, const struct stat *ast, const struct stat *lst,
+		      bool xattrs);
 
 /* whether @t is at or past the baseline @base; with no baseline, @none */
 static inline bool sync_since(const struct timespec *t, const struct timespec *base, bool none)
@@ -211,6 +212,26 @@ static inline bool sync_since(const struct timespec *t, const struct timespec *b
  * kept list, and for a directory, anything below it (by ctime, or kept).
  * Returns: 1, 0; negative errno of the walk below it. */
 int sync_lower_changed(struct sync_ctx *c, int lfd, const char *name, const struct stat *lst);
+
+/* Whether the lower entry @name (@lst) of @lfd, which the area has as
+ * @name (@st) of @afd, was changed in the directory while the last sync
+ * ran or after it was cut: its ctime falls between the two baselines
+ * (the area's, the start of that sync; the lower one's, past its commit),
+ * where the sync's own renames fall too.  It tells them apart by what
+ * the sync put there: the area's version as it was at that sync, so with
+ * the area's entry unchanged since, a lower one of another type, size or
+ * data is someone else's.  An area entry changed since is undecided
+ * (0: the area's is carried, as for a rename of the sync's own).
+ * Returns: 1, 0; negative errno of reading the two files. */
+int sync_lower_changed_during(struct sync_ctx *c, int afd, int lfd, const char *name, const struct stat *st,
+			      const struct stat *lst);
+
+/* Whether the lower entry @lst of the walk's current directory, which
+ * the area lacks, was made there while the last sync ran or after it was
+ * cut: its ctime falls between the two baselines, and the area's
+ * directory removed no name since the area's baseline (so the sync, which
+ * put only names the area had, did not put it). */
+bool sync_lower_made_during(const struct sync_ctx *c, const struct stat *lst);
 
 /* the same for the area entry @name (@st) of @afd, since the area's baseline */
 int sync_area_changed(struct sync_ctx *c, int afd, const char *name, const struct stat *st);

@@ -199,6 +199,40 @@ int sync_lower_changed(struct sync_ctx *c, int lfd, const char *name, const stru
 	return kept_find(c, name, true) ? 1 : tree_changed(lfd, name, &c->lbase, c->ldev);
 }
 
+/* whether @t falls between the area's baseline and the lower one's: the
+ * last sync's span, where its own renames and others' changes mix */
+static bool in_last_sync(const struct sync_ctx *c, const struct timespec *t)
+{
+	return c->base.tv_sec >= 0 && c->lbase.tv_sec >= 0 && sync_since(t, &c->base, false) &&
+	       !sync_since(t, &c->lbase, false);
+}
+
+int sync_lower_changed_during(struct sync_ctx *c, int afd, int lfd, const char *name, const struct stat *st,
+			      const struct stat *lst)
+{
+	int r;
+
+	if (!in_last_sync(c, &lst->st_ctim) || S_ISDIR(st->st_mode) || sync_since(&st->st_ctim, &c->base, true) ||
+	    (S_ISREG(st->st_mode) && sync_mapped_has(&c->sh->mapped, st->st_ino)))
+		return 0;
+	if ((st->st_mode & S_IFMT) != (lst->st_mode & S_IFMT) || st->st_size != lst->st_size)
+		return 1;
+	/* a filesystem that keeps coarser times than the area moves an
+	 * mtime the sync set: that alone is not a change, the data is */
+	if (!S_ISREG(st->st_mode) || (st->st_mtim.tv_sec == lst->st_mtim.tv_sec &&
+				      st->st_mtim.tv_nsec == lst->st_mtim.tv_nsec))
+		return 0;
+	r = sync_same_content(afd, lfd, name, st, lst, false);
+	return r < 0 ? r : !r;
+}
+
+bool sync_lower_made_during(const struct sync_ctx *c, const struct stat *lst)
+{
+	const struct stat *adir = &((struct sync_level *)dirstack_top(&c->s)->extra)->st;
+
+	return in_last_sync(c, &lst->st_ctim) && !sync_since(&adir->st_mtim, &c->base, true);
+}
+
 int sync_area_changed(struct sync_ctx *c, int afd, const char *name, const struct stat *st)
 {
 	if (sync_since(&st->st_ctim, &c->base, true))

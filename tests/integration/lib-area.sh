@@ -61,6 +61,17 @@ write_conf() {
 	chmod 0644 "$CONF"
 }
 
+# persist_conf PATH: one area, p: PATH on a 64 MiB tmpfs, persist = yes
+persist_conf() {
+	write_conf <<EOT
+[area p]
+path = $1
+backend = tmpfs
+size = 64M
+persist = yes
+EOT
+}
+
 # sd ARGS...: run storaged on this test's files; output in $OUT
 sd() {
 	"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" "$@" >"$OUT" 2>&1

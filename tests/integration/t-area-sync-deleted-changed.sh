@@ -24,13 +24,7 @@ W=$SCRATCH/work
 P=$W/proj
 V=$SCRATCH/view
 mkdir -p "$W" "$V"
-write_conf <<EOT
-[area p]
-path = $P
-backend = tmpfs
-size = 64M
-persist = yes
-EOT
+persist_conf "$P"
 
 # fresh: P holds f1..f13, d/f and the same in sub/, V shows P's parent
 # underneath

@@ -15,13 +15,7 @@
 . "$(dirname "$0")/lib-area.sh"
 
 P=$SCRATCH/proj
-write_conf <<EOT
-[area p]
-path = $P
-backend = tmpfs
-size = 64M
-persist = yes
-EOT
+persist_conf "$P"
 
 for q in "" sub/ "sync " "sync sub/" "add " "add sub/"; do
 	s=${q%% *} && [ "$s" = sync ] || [ "$s" = add ] && q=${q#* } || s=
