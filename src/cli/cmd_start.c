@@ -130,7 +130,7 @@ static void tell_boot_done(void *userdata, const struct exec_summary *sum)
  * must return when the boot's entries are done, while nofail entries go
  * on waiting for their devices: the work goes on in a child, and this
  * process waits only for its word (tell_boot_done()) and exits with it.
- * Forked before any mount worker exists (they die with their parent).
+ * Forked before any mount child exists (they die with their parent).
  * Returns: in the child, 0 with @ret_fd the pipe to write; negative errno.
  */
 static int return_at_boot_done(int *ret_fd)

@@ -26,8 +26,8 @@ struct plan_step;
 struct state;
 struct state_record;
 
-/* A mount in progress: on the real system, in a worker process, or already
- * ended when storaged ran it itself (see mount_pool.h). */
+/* A mount in progress: on the real system, in a child process, or already
+ * ended when storaged ran it itself (see mount_child.h). */
 struct exec_job {
 	bool finished; /* set by ops->wait(), or by ops->mount_start() for a mount it ran itself */
 	uint64_t deadline; /* CLOCK_MONOTONIC µs, USEC_INFINITY for none */
@@ -36,7 +36,7 @@ struct exec_job {
 	 * so that `stop` undoes this mount and no other. */
 	struct mount_identity mount; /* id 0 when unknown */
 	char *mountpoint; /* owned (malloc), NULL when unknown */
-	void *priv; /* the operations' own (a worker's descriptor, a result): set by
+	void *priv; /* the operations' own (a child's descriptor, a result): set by
 		       mount_start, released by mount_finish or mount_abandon */
 };
 

@@ -2,8 +2,9 @@
 /*
  * The operations table (ops.h) on the real system: btrfs-control ioctls,
  * device scans, a udev monitor (kernel uevents where no udevd runs), mounts
- * in worker processes with deadlines, unmounts, areas, the state and
- * readiness files, the service manager's status.
+ * (one that can hang in a child of its own, killed at its deadline),
+ * unmounts, areas, the state and readiness files, the service manager's
+ * status.
  */
 #include <errno.h>
 #include <poll.h>
@@ -24,7 +25,7 @@
 #include "devices/btrfs_scrub.h"
 #include "devices/udev_change.h"
 #include "shared/sigfd.h"
-#include "mount/mount_pool.h"
+#include "mount/mount_child.h"
 #include "mount/mountopt.h"
 #include "mount/umount.h"
 #include "mount/view.h"
@@ -69,10 +70,10 @@ static void monitor_open(struct sysops *so)
 			    strerror(-r));
 }
 
-/* A job's private part: the worker's socket, or the result of a mount
+/* A job's private part: its child's socket, or the result of a mount
  * that ran here. */
 struct real_job {
-	int fd; /* readable when the worker replies; -1 when it ran here */
+	int fd; /* readable when the child replies; -1 when it ran here */
 	int result;
 	char *message; /* owned, may be NULL */
 };
@@ -159,7 +160,7 @@ static int mount_refused(struct exec_job *job, int err, const char *why)
 }
 
 /* libmount's userspace steps (mountopt.h) are done here, before the mount
- * pool: the new mount API takes the options as they are, and libmount
+ * starts: the new mount API takes the options as they are, and libmount
  * finds nothing left to do. */
 static int real_mount_start(void *ud, const struct fstab_entry *e, const char *options, struct exec_job *job)
 {
@@ -177,7 +178,7 @@ static int real_mount_start(void *ud, const struct fstab_entry *e, const char *o
 		return mount_refused(job, r, why);
 	}
 	if (r == 0)
-		r = mount_pool_start(&so->mounts, e, fixed, &rj->fd, &pid, here);
+		r = mount_child_start(&so->mounts, e, fixed, &rj->fd, &pid, here);
 	if (r < 0) {
 		free(rj);
 		return r;
@@ -208,14 +209,14 @@ static int real_mount_finish(void *ud, struct exec_job *job, char *err, size_t l
 		return r;
 	}
 	rp = malloc(sizeof(*rp));
-	r = rp ? mount_pool_finish(&so->mounts, rj->fd, rp) : -ENOMEM;
+	r = rp ? mount_child_finish(&so->mounts, rj->fd, rp) : -ENOMEM;
 	if (r == 0 && rp->error == MOUNT_REPLY_PENDING) {
 		snprintf(err, len, "%s", rp->message);
 		return 1; /* the job goes on */
 	}
 	real_job_free(job);
 	if (r < 0) {
-		snprintf(err, len, "the mount worker died (%s)", strerror(-r));
+		snprintf(err, len, "the mount's child process died (%s)", strerror(-r));
 		return r;
 	}
 	snprintf(err, len, "%s", rp->message);
@@ -232,7 +233,7 @@ static void real_mount_abandon(void *ud, struct exec_job *job)
 	struct real_job *rj = job->priv;
 
 	if (rj->fd >= 0)
-		mount_pool_abandon(&so->mounts, rj->fd);
+		mount_child_abandon(&so->mounts, rj->fd);
 	real_job_free(job);
 }
 
@@ -247,7 +248,7 @@ static int real_area_setup(void *ud, const struct plan_step *s, struct diag_list
 	int r;
 
 	/* an area's mount may cover a directory the pass's walks kept */
-	mount_pool_forget_dirs(&so->mounts);
+	mount_children_forget_dirs(&so->mounts);
 	/* a deferred area is sized by area_setup(), when it runs */
 	r = area_setup(s->area, s->sizing_deferred ? NULL : &s->sizing, so->state_dir, log_self(so->lg), msgs);
 	/* set up anew: the last sync status shows is not an earlier one's */
@@ -308,7 +309,7 @@ static int real_umount(void *ud, const char *mp, const struct state_record *rec,
 	struct mount_identity id = live_recorded_identity(rec);
 
 	/* what a walk kept below @mp leaves the tree with the mount */
-	mount_pool_forget_dirs(&so->mounts);
+	mount_children_forget_dirs(&so->mounts);
 	return umount_recorded(so->lg, mp, &id, rec->recursive, err, len);
 }
 
@@ -342,7 +343,7 @@ static int real_state_save(void *ud, struct state *st, bool compact)
 
 	/* the end of a run: what the next pass walks, it walks afresh */
 	if (compact)
-		mount_pool_forget_dirs(&so->mounts);
+		mount_children_forget_dirs(&so->mounts);
 	return compact ? state_save(so->state_dir, st) : state_append(so->state_dir, st);
 }
 
@@ -429,6 +430,6 @@ void sysops_close(struct sysops *so)
 		close(so->sigfd);
 		sigprocmask(SIG_SETMASK, &so->old_mask, NULL);
 	}
-	mount_pool_close(&so->mounts);
+	mount_children_close(&so->mounts);
 	udev_change_monitor_close(so->udev, so->monitor);
 }

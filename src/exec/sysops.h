@@ -15,7 +15,7 @@
 #include "exec.h"
 #include "shared/log.h"
 #include "shared/notify.h"
-#include "mount/mount_pool.h"
+#include "mount/mount_child.h"
 
 /* The user data of sysops_ops: set up by sysops_open(). */
 struct sysops {
@@ -25,7 +25,7 @@ struct sysops {
 	struct udev_monitor *monitor; /* block device events, or NULL */
 	int sigfd; /* SIGINT/SIGTERM while a first pass runs, or -1 */
 	bool interrupted; /* sysops_close() found SIGINT/SIGTERM pending */
-	struct mount_pool mounts; /* the pass's mount children */
+	struct mount_children mounts; /* the pass's mount children */
 	sigset_t old_mask;
 	struct notify_extender extend; /* the manager's start/stop timeout, kept ahead of waits */
 	enum inventory_depth scan_depth; /* of a wait's rescan: the plan's own scan's */
@@ -55,7 +55,7 @@ void sysops_open(struct sysops *so, const struct logger *lg, const char *state_d
  * @state_dir: state directory (borrowed)
  *
  * The table for `stop` (undo.c) and `sync`: no device monitor, no signal
- * handling, no mount workers are needed to unmount or copy.
+ * handling, no mount children are needed to unmount or copy.
  */
 void sysops_open_for_stop(struct sysops *so, const struct logger *lg, const char *state_dir);
 

@@ -77,7 +77,7 @@ struct kernlog_stderr {
 
 /*
  * Makes fd 2 a memfd (memfd_create(2)) that a helper run meanwhile
- * inherits; the real stderr is kept.  Not thread-safe: for a mount worker.
+ * inherits; the real stderr is kept.  Not thread-safe: for a mount child.
  *
  * Returns: 0, or negative errno (then nothing changed).
  */

@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "mount_pool.h"
+#include "mount_child.h"
 #include "view.h"
 #include "mountfd.h"
 

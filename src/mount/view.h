@@ -100,7 +100,7 @@ struct libmnt_table *view_table(struct view *v);
  * @id: the mount table ID of a mount the pass just made, 0 when unknown
  * @local: whether it is local (a tmpfs, a bind of a local directory)
  * @mountpoint: where it was made (as walked, or as the kernel gives it);
- *              NULL: anywhere (a mount made out of sight, by a worker)
+ *              NULL: anywhere (a mount made out of sight, by a child)
  *
  * Records the mount and drops the kept directories it covers (@mountpoint
  * and below).

@@ -84,7 +84,7 @@ struct world {
 	struct plan plan;
 	struct predictions predictions; /* the plan's steps borrow them */
 	/* the pass's view of the system, which the loader's walks filled;
-	 * start hands it on to the executor's mounts (struct mount_pool) */
+	 * start hands it on to the executor's mounts (struct mount_children) */
 	struct view view;
 	/* the configuration's warnings (config, fstab, plan), one
 	 * "file:line: message" per line, owned; NULL when out of memory */

@@ -22,12 +22,12 @@
 #include <cmocka.h>
 
 #include "parse/fsfacts.h"
-#include "mount/mount_pool.h"
+#include "mount/mount_child.h"
 
 struct fixture {
 	char top[64];
 	char a[128], b[128], src[128];
-	struct mount_pool pool;
+	struct mount_children mounts;
 	struct mount_reply reply;
 };
 
@@ -37,7 +37,7 @@ static int setup(void **ctx)
 
 	if (!f)
 		return -1;
-	strcpy(f->top, "/tmp/test_mount_pool.XXXXXX");
+	strcpy(f->top, "/tmp/test_mount_child.XXXXXX");
 	if (!mkdtemp(f->top))
 		return -1;
 	snprintf(f->a, sizeof(f->a), "%s/a", f->top);
@@ -54,7 +54,7 @@ static int teardown(void **ctx)
 	struct fixture *f = *ctx;
 	char cmd[128];
 
-	mount_pool_close(&f->pool);
+	mount_children_close(&f->mounts);
 	umount2(f->b, MNT_DETACH);
 	umount2(f->a, MNT_DETACH);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->top);
@@ -99,16 +99,16 @@ static void test_tmpfs_and_bind_run_here(void **ctx)
 	int fd = -2;
 	pid_t pid = -2;
 
-	assert_int_equal(mount_pool_start(&f->pool, &t, "size=1M,mode=0755", &fd, &pid, &f->reply), 1);
+	assert_int_equal(mount_child_start(&f->mounts, &t, "size=1M,mode=0755", &fd, &pid, &f->reply), 1);
 	assert_int_equal(f->reply.error, 0);
 	assert_string_equal(f->reply.mountpoint, f->a);
 	assert_true(f->reply.mount.id > 0);
 	assert_mount_id(f->a, f->reply.mount.id);
-	assert_int_equal(f->pool.n, 0); /* no worker was needed */
-	assert_int_equal(mount_pool_start(&f->pool, &b, "bind,X-mount.mkdir", &fd, &pid, &f->reply), 1);
+	assert_int_equal(f->mounts.n, 0); /* no child was needed */
+	assert_int_equal(mount_child_start(&f->mounts, &b, "bind,X-mount.mkdir", &fd, &pid, &f->reply), 1);
 	assert_int_equal(f->reply.error, 0);
 	assert_mount_id(f->b, f->reply.mount.id);
-	assert_int_equal(f->pool.n, 0);
+	assert_int_equal(f->mounts.n, 0);
 }
 
 /* A failure run here comes back with libmount's message. */
@@ -121,7 +121,7 @@ static void test_error_here(void **ctx)
 	pid_t pid;
 
 	snprintf(missing, sizeof(missing), "%s/src/missing", f->top);
-	assert_int_equal(mount_pool_start(&f->pool, &b, "bind", &fd, &pid, &f->reply), 1);
+	assert_int_equal(mount_child_start(&f->mounts, &b, "bind", &fd, &pid, &f->reply), 1);
 	assert_true(f->reply.error < 0);
 	assert_true(f->reply.message[0] != '\0');
 }
@@ -140,10 +140,10 @@ static void start_ext4(struct fixture *f, char *image, size_t len, int *fd, pid_
 	struct fstab_entry e = entry(image, f->a, "ext4", false);
 
 	snprintf(image, len, "%s/src/no-such-device", f->top);
-	assert_int_equal(mount_pool_start(&f->pool, &e, NULL, fd, pid, &f->reply), 0);
+	assert_int_equal(mount_child_start(&f->mounts, &e, NULL, fd, pid, &f->reply), 0);
 }
 
-static void test_other_type_goes_to_worker(void **ctx)
+static void test_other_type_goes_to_child(void **ctx)
 {
 	struct fixture *f = *ctx;
 	char image[160];
@@ -153,19 +153,19 @@ static void test_other_type_goes_to_worker(void **ctx)
 	start_ext4(f, image, sizeof(image), &fd, &pid);
 	assert_true(fd >= 0);
 	assert_true(pid > 0);
-	assert_int_equal(f->pool.n, 1);
+	assert_int_equal(f->mounts.n, 1);
 	wait_readable(fd);
-	assert_int_equal(mount_pool_finish(&f->pool, fd, &f->reply), 0);
+	assert_int_equal(mount_child_finish(&f->mounts, fd, &f->reply), 0);
 	assert_true(f->reply.error < 0);
 	assert_non_null(strstr(f->reply.message, "no-such-device"));
 	/* a child per mount: reaped after its reply */
-	assert_int_equal(f->pool.n, 0);
+	assert_int_equal(f->mounts.n, 0);
 	assert_int_equal(kill(pid, 0), -1);
 	assert_int_equal(errno, ESRCH);
 }
 
 /* A child killed mid-way is reported. */
-static void test_dead_worker(void **ctx)
+static void test_dead_child(void **ctx)
 {
 	struct fixture *f = *ctx;
 	char image[160];
@@ -176,10 +176,10 @@ static void test_dead_worker(void **ctx)
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	wait_readable(fd);
 	/* killed before or after it replied: either is fine, neither hangs */
-	if (mount_pool_finish(&f->pool, fd, &f->reply) == -EIO)
-		assert_int_equal(f->pool.n, 0);
-	mount_pool_abandon(&f->pool, fd); /* no-op when already removed */
-	assert_int_equal(f->pool.n, 0);
+	if (mount_child_finish(&f->mounts, fd, &f->reply) == -EIO)
+		assert_int_equal(f->mounts.n, 0);
+	mount_child_abandon(&f->mounts, fd); /* no-op when already removed */
+	assert_int_equal(f->mounts.n, 0);
 }
 
 int main(void)
@@ -188,12 +188,12 @@ int main(void)
 		cmocka_unit_test(test_fstype_is_local),
 		cmocka_unit_test_setup_teardown(test_tmpfs_and_bind_run_here, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_error_here, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_other_type_goes_to_worker, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dead_worker, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_type_goes_to_child, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dead_child, setup, teardown),
 	};
 
 	if (geteuid() != 0) {
-		fprintf(stderr, "test_mount_pool: needs root (mount(2))\n");
+		fprintf(stderr, "test_mount_child: needs root (mount(2))\n");
 		return 77;
 	}
 	return cmocka_run_group_tests(tests, NULL, NULL);

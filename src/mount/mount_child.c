@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Mount children (mount_pool.h).  The child is forked for its one mount
+ * Mount children (mount_child.h).  The child is forked for its one mount
  * and inherits the entry; its reply is one SOCK_SEQPACKET message, a
  * struct mount_reply (two for a helper that goes on in the background:
  * MOUNT_REPLY_PENDING first).
@@ -22,7 +22,7 @@
 
 #include <libmount.h>
 
-#include "mount_pool.h"
+#include "mount_child.h"
 #include "mountfd_walk.h"
 #include "view.h"
 #include "shared/optstr.h"
@@ -131,13 +131,13 @@ static _Noreturn void child_main(int fd, pid_t parent, const struct fstab_entry 
  * once a pass). */
 static const char *const here_fstypes[MOUNT_HERE_TYPES] = { "tmpfs", "ramfs" };
 
-static bool here_helper(struct mount_pool *pool, size_t type)
+static bool here_helper(struct mount_children *mc, size_t type)
 {
-	if (!pool->helper_checked[type]) {
-		pool->helper_found[type] = mount_helper_exists(NULL, here_fstypes[type]);
-		pool->helper_checked[type] = true;
+	if (!mc->helper_checked[type]) {
+		mc->helper_found[type] = mount_helper_exists(NULL, here_fstypes[type]);
+		mc->helper_checked[type] = true;
 	}
-	return pool->helper_found[type];
+	return mc->helper_found[type];
 }
 
 /* Index in here_fstypes of @e's type, or MOUNT_HERE_TYPES. */
@@ -156,18 +156,18 @@ static size_t here_type(const struct fstab_entry *e)
  * which saves the fork of a child (most of the time a mount of that
  * kind takes).  Anything else, or any doubt, goes to a child.
  */
-static bool runs_here(struct mount_pool *pool, const struct fstab_entry *e)
+static bool runs_here(struct mount_children *mc, const struct fstab_entry *e)
 {
 	size_t type = here_type(e);
 
-	if (e->loop || (!e->bind && (type == MOUNT_HERE_TYPES || here_helper(pool, type))))
+	if (e->loop || (!e->bind && (type == MOUNT_HERE_TYPES || here_helper(mc, type))))
 		return false;
-	if (view_is_local(&pool->view, e->target) != 1)
+	if (view_is_local(&mc->view, e->target) != 1)
 		return false;
-	return !e->bind || (e->source[0] == '/' && view_is_local(&pool->view, e->source) == 1);
+	return !e->bind || (e->source[0] == '/' && view_is_local(&mc->view, e->source) == 1);
 }
 
-static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, const char *options,
+static void mount_here(struct mount_children *mc, const struct fstab_entry *e, const char *options,
 		       struct mount_reply *out)
 {
 	int r;
@@ -180,65 +180,65 @@ static void mount_here(struct mount_pool *pool, const struct fstab_entry *e, con
 		.options = options ? options : "",
 		.no_helper = true, /* runs_here() checked */
 		.rw_only = e->rw_only,
-		.view = &pool->view,
+		.view = &mc->view,
 	};
 
 	out->error = 0;
-	if (!pool->cxt && !(pool->cxt = mnt_new_context())) {
+	if (!mc->cxt && !(mc->cxt = mnt_new_context())) {
 		out->error = -ENOMEM;
 		return;
 	}
 	/* one context for the pass, as `mount -a` has, for what the new API
 	 * cannot take; reset by mountfd_walk_mount() */
-	mnt_reset_context(pool->cxt);
-	mnt_context_disable_helpers(pool->cxt, 1); /* none exists: checked */
+	mnt_reset_context(mc->cxt);
+	mnt_context_disable_helpers(mc->cxt, 1); /* none exists: checked */
 	/* the mount point and a bind source are walked and mounted by their
 	 * descriptors: a name swapped meanwhile changes nothing */
-	r = mountfd_walk_mount(&mountfd_kernel_ops, pool->cxt, &rq, out);
+	r = mountfd_walk_mount(&mountfd_kernel_ops, mc->cxt, &rq, out);
 	/* a directory kept at or below the mount point is covered now (also
 	 * after a failure: a mount may have been made and undone) */
 	/* a tmpfs, or a bind of a directory found to be local */
-	view_mounted(&pool->view, r == 0 && out->mount.id > 0 ? (uint64_t)out->mount.id : 0, true, e->target);
+	view_mounted(&mc->view, r == 0 && out->mount.id > 0 ? (uint64_t)out->mount.id : 0, true, e->target);
 	if (out->mountpoint[0])
-		view_dirs_forget(&pool->view.dirs, out->mountpoint);
+		view_dirs_forget(&mc->view.dirs, out->mountpoint);
 }
 
-static struct mount_worker *worker_by_fd(struct mount_pool *pool, int fd)
+static struct mount_child *child_by_fd(struct mount_children *mc, int fd)
 {
-	for (size_t i = 0; i < pool->n; i++)
-		if (pool->v[i].fd == fd)
-			return &pool->v[i];
+	for (size_t i = 0; i < mc->n; i++)
+		if (mc->v[i].fd == fd)
+			return &mc->v[i];
 	return NULL;
 }
 
-static void worker_remove(struct mount_pool *pool, struct mount_worker *w)
+static void child_remove(struct mount_children *mc, struct mount_child *c)
 {
-	close(w->fd);
-	*w = pool->v[--pool->n];
+	close(c->fd);
+	*c = mc->v[--mc->n];
 }
 
 /* A child that ended (@kill: or cannot be talked to) is reaped and
  * removed. */
-static void worker_reap(struct mount_pool *pool, struct mount_worker *w, bool kill_it)
+static void child_reap(struct mount_children *mc, struct mount_child *c, bool kill_it)
 {
 	if (kill_it)
-		kill(-w->pid, SIGKILL);
-	while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
+		kill(-c->pid, SIGKILL);
+	while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	worker_remove(pool, w);
+	child_remove(mc, c);
 }
 
 /* A child of its own for the mount of @e. */
-static int worker_spawn(struct mount_pool *pool, const struct fstab_entry *e, const char *options,
-			struct mount_worker **ret)
+static int child_spawn(struct mount_children *mc, const struct fstab_entry *e, const char *options,
+		       struct mount_child **ret)
 {
-	struct mount_worker *nv = realloc(pool->v, (pool->n + 1) * sizeof(*nv));
+	struct mount_child *nv = realloc(mc->v, (mc->n + 1) * sizeof(*nv));
 	int sv[2];
 	pid_t pid, parent = getpid();
 
 	if (!nv)
 		return -ENOMEM;
-	pool->v = nv;
+	mc->v = nv;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 	pid = fork();
@@ -253,45 +253,45 @@ static int worker_spawn(struct mount_pool *pool, const struct fstab_entry *e, co
 		child_main(sv[1], parent, e, options);
 	setpgid(pid, pid);
 	close(sv[1]);
-	pool->v[pool->n] = (struct mount_worker){ .pid = pid, .fd = sv[0] };
-	*ret = &pool->v[pool->n++];
+	mc->v[mc->n] = (struct mount_child){ .pid = pid, .fd = sv[0] };
+	*ret = &mc->v[mc->n++];
 	return 0;
 }
 
-int mount_pool_start(struct mount_pool *pool, const struct fstab_entry *e, const char *options,
-		     int *ret_fd, pid_t *ret_pid, struct mount_reply *ret_here)
+int mount_child_start(struct mount_children *mc, const struct fstab_entry *e, const char *options,
+		      int *ret_fd, pid_t *ret_pid, struct mount_reply *ret_here)
 {
-	struct mount_worker *w = NULL;
+	struct mount_child *c = NULL;
 	int r;
 
-	if (runs_here(pool, e)) {
-		mount_here(pool, e, options, ret_here);
+	if (runs_here(mc, e)) {
+		mount_here(mc, e, options, ret_here);
 		return 1;
 	}
 	/* the child's mount may cover any kept directory, while it runs */
-	view_dirs_forget(&pool->view.dirs, NULL);
-	r = worker_spawn(pool, e, options, &w);
+	view_dirs_forget(&mc->view.dirs, NULL);
+	r = child_spawn(mc, e, options, &c);
 	if (r < 0)
 		return r;
-	*ret_fd = w->fd;
-	*ret_pid = w->pid;
+	*ret_fd = c->fd;
+	*ret_pid = c->pid;
 	return 0;
 }
 
-int mount_pool_finish(struct mount_pool *pool, int fd, struct mount_reply *ret)
+int mount_child_finish(struct mount_children *mc, int fd, struct mount_reply *ret)
 {
-	struct mount_worker *w = worker_by_fd(pool, fd);
+	struct mount_child *c = child_by_fd(mc, fd);
 	ssize_t n;
 
 	ret->error = 0;
-	view_dirs_forget(&pool->view.dirs, NULL);
-	if (!w)
+	view_dirs_forget(&mc->view.dirs, NULL);
+	if (!c)
 		return -EBADF;
 	do
 		n = recv(fd, ret, sizeof(*ret), 0);
 	while (n < 0 && errno == EINTR);
 	if (n != (ssize_t)sizeof(*ret)) { /* died: killed, out of memory */
-		worker_reap(pool, w, true);
+		child_reap(mc, c, true);
 		return -EIO;
 	}
 	if (ret->error > 0 && ret->error != MOUNT_REPLY_PENDING)
@@ -299,7 +299,7 @@ int mount_pool_finish(struct mount_pool *pool, int fd, struct mount_reply *ret)
 	ret->mountpoint[sizeof(ret->mountpoint) - 1] = ret->message[sizeof(ret->message) - 1] = '\0';
 	/* the last reply: the child exits after it */
 	if (ret->error != MOUNT_REPLY_PENDING)
-		worker_reap(pool, w, false);
+		child_reap(mc, c, false);
 	return 0;
 }
 
@@ -397,45 +397,45 @@ static void kill_descendants(pid_t root)
 		;
 }
 
-void mount_pool_abandon(struct mount_pool *pool, int fd)
+void mount_child_abandon(struct mount_children *mc, int fd)
 {
-	struct mount_worker *w = worker_by_fd(pool, fd);
+	struct mount_child *c = child_by_fd(mc, fd);
 	pid_t *nv;
 
-	if (!w)
+	if (!c)
 		return;
 	/* the child and the helper it runs (a mount.nfs retrying): a helper
 	 * left behind could still mount after the entry was declared failed */
-	kill_descendants(w->pid);
-	kill(-w->pid, SIGKILL);
-	if (waitpid(w->pid, NULL, WNOHANG) == 0) {
-		/* stuck in the kernel: reaped at mount_pool_close() if it dies by then */
-		nv = realloc(pool->abandoned, (pool->n_abandoned + 1) * sizeof(*nv));
+	kill_descendants(c->pid);
+	kill(-c->pid, SIGKILL);
+	if (waitpid(c->pid, NULL, WNOHANG) == 0) {
+		/* stuck in the kernel: reaped at mount_children_close() if it dies by then */
+		nv = realloc(mc->abandoned, (mc->n_abandoned + 1) * sizeof(*nv));
 		if (nv) {
-			pool->abandoned = nv;
-			pool->abandoned[pool->n_abandoned++] = w->pid;
+			mc->abandoned = nv;
+			mc->abandoned[mc->n_abandoned++] = c->pid;
 		}
 	}
-	worker_remove(pool, w);
+	child_remove(mc, c);
 }
 
-void mount_pool_forget_dirs(struct mount_pool *pool)
+void mount_children_forget_dirs(struct mount_children *mc)
 {
-	view_dirs_forget(&pool->view.dirs, NULL);
+	view_dirs_forget(&mc->view.dirs, NULL);
 }
 
-void mount_pool_close(struct mount_pool *pool)
+void mount_children_close(struct mount_children *mc)
 {
-	for (size_t i = 0; i < pool->n; i++)
-		close(pool->v[i].fd);
-	for (size_t i = 0; i < pool->n; i++)
-		while (waitpid(pool->v[i].pid, NULL, 0) < 0 && errno == EINTR)
+	for (size_t i = 0; i < mc->n; i++)
+		close(mc->v[i].fd);
+	for (size_t i = 0; i < mc->n; i++)
+		while (waitpid(mc->v[i].pid, NULL, 0) < 0 && errno == EINTR)
 			;
-	for (size_t i = 0; i < pool->n_abandoned; i++)
-		waitpid(pool->abandoned[i], NULL, WNOHANG);
-	free(pool->abandoned);
-	free(pool->v);
-	view_done(&pool->view);
-	mnt_free_context(pool->cxt);
-	*pool = (struct mount_pool){ 0 };
+	for (size_t i = 0; i < mc->n_abandoned; i++)
+		waitpid(mc->abandoned[i], NULL, WNOHANG);
+	free(mc->abandoned);
+	free(mc->v);
+	view_done(&mc->view);
+	mnt_free_context(mc->cxt);
+	*mc = (struct mount_children){ 0 };
 }

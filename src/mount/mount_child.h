@@ -7,8 +7,8 @@
  * directories) run in storaged itself: a fork would be most of what they
  * cost.
  */
-#ifndef STORAGED_MOUNT_POOL_H
-#define STORAGED_MOUNT_POOL_H
+#ifndef STORAGED_MOUNT_CHILD_H
+#define STORAGED_MOUNT_CHILD_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,7 +21,7 @@
 #include "parse/fstab.h"
 
 /* A child running one mount. */
-struct mount_worker {
+struct mount_child {
 	pid_t pid;
 	int fd; /* SOCK_SEQPACKET to the child: readable when a reply is there */
 };
@@ -31,8 +31,8 @@ struct mount_worker {
 struct libmnt_context;
 
 /* The mount children of one executor pass; zero-initialised is empty. */
-struct mount_pool {
-	struct mount_worker *v;
+struct mount_children {
+	struct mount_child *v;
 	size_t n;
 	struct libmnt_context *cxt; /* for the mounts run here */
 	bool helper_checked[MOUNT_HERE_TYPES], helper_found[MOUNT_HERE_TYPES];
@@ -59,10 +59,10 @@ struct mount_reply {
  * @e: the entry (the child inherits it)
  * @options: mount options (NULL for none)
  * @ret_fd: the child's socket, readable when the mount ended (borrowed:
- *          valid until mount_pool_finish() or mount_pool_abandon())
+ *          valid until mount_child_finish() or mount_child_abandon())
  * @ret_here: the result when the mount ran here (returns 1)
  *
- * A mount that cannot hang (mount_pool.c, runs_here()) runs here, at
+ * A mount that cannot hang (mount_child.c, runs_here()) runs here, at
  * once; any other runs in a child forked for it.  Either way the mount
  * goes through mountfd_walk_mount().
  *
@@ -70,8 +70,8 @@ struct mount_reply {
  * whose ->error is the mount's result); negative errno from fork(2) or
  * socketpair(2).
  */
-int mount_pool_start(struct mount_pool *pool, const struct fstab_entry *e, const char *options,
-		     int *ret_fd, pid_t *ret_pid, struct mount_reply *ret_here);
+int mount_child_start(struct mount_children *mc, const struct fstab_entry *e, const char *options,
+		      int *ret_fd, pid_t *ret_pid, struct mount_reply *ret_here);
 
 /*
  * Reads the reply of the child on @fd into @ret and reaps the child (it
@@ -82,24 +82,24 @@ int mount_pool_start(struct mount_pool *pool, const struct fstab_entry *e, const
  * Returns: 0 when a reply was read (the mount's own result is
  * @ret->error); -EIO when the child died (it is reaped and removed).
  */
-int mount_pool_finish(struct mount_pool *pool, int fd, struct mount_reply *ret);
+int mount_child_finish(struct mount_children *mc, int fd, struct mount_reply *ret);
 
 /*
  * Kills the child on @fd and every process of its process group (the
- * mount helper it runs) with SIGKILL, and removes it from the pool.  A
+ * mount helper it runs) with SIGKILL, and removes it from @mc.  A
  * child stuck in the kernel may not die at once: it is reaped when it
- * does, at mount_pool_close() or when storaged exits.
+ * does, at mount_children_close() or when storaged exits.
  */
-void mount_pool_abandon(struct mount_pool *pool, int fd);
+void mount_child_abandon(struct mount_children *mc, int fd);
 
 /* Waits for the children still running (a pass ends with each abandoned
- * or finished) and frees the pool. */
-void mount_pool_close(struct mount_pool *pool);
+ * or finished) and frees @mc. */
+void mount_children_close(struct mount_children *mc);
 
 /*
  * Drops the directories the pass's walks kept open: a mount made elsewhere
- * than by mount_pool_start() (an area) may cover them.
+ * than by mount_child_start() (an area) may cover them.
  */
-void mount_pool_forget_dirs(struct mount_pool *pool);
+void mount_children_forget_dirs(struct mount_children *mc);
 
 #endif
