@@ -242,11 +242,35 @@ static enum section_kind begin_btrfs(struct parser *p, const char *name)
 	return p->r < 0 ? SECTION_SKIP : SECTION_BTRFS;
 }
 
+static void zram_only(struct parser *p, const struct area_config *a, const char *key)
+{
+	parser_error(p, p->seen[config_key_find(SECTION_AREA, key) - config_keys],
+		     "[area %s] sets %s, which only backend = zram has (this area's backend is %s); remove it or set backend = zram",
+		     a->name, key, area_backend_facts(a->backend)->name);
+}
+
+/* "fs =" of an area whose backend is a filesystem of its own (tmpfs):
+ * the area would be that, not what fs = says.  The backends that make
+ * "fs =" on a device are named from their rows (area_facts.c). */
+static void fs_not_taken(struct parser *p, const struct area_config *a)
+{
+	char takers[64] = "";
+	size_t n = 0;
+
+	for (enum area_backend b = 0; area_backend_facts(b); b++)
+		if (!area_backend_facts(b)->fstype)
+			n += (size_t)snprintf(takers + n, n < sizeof(takers) ? sizeof(takers) - n : 0, "%s%s",
+					      n ? " or " : "", area_backend_facts(b)->name);
+	parser_error(p, a->fs_line,
+		     "[area %s] sets fs = %s, but a %s area is always %s: only backend = %s makes fs = on its device; remove fs = or set backend = zram",
+		     a->name, a->fs, area_backend_facts(a->backend)->name, area_fstype(a), takers);
+}
+
 /* A path given but invalid was reported already: only a missing one here. */
 static void end_section(struct parser *p)
 {
 	const struct area_config *a;
-	const char *why, *zram_key;
+	const char *why;
 	unsigned fixed;
 
 	if (p->in != SECTION_AREA)
@@ -258,12 +282,13 @@ static void end_section(struct parser *p)
 		parser_error(p, a->line,
 			     "[area %s] has persist = yes and seed = no: its first sync back would delete everything '%s' holds; set seed = yes or seed = overlay (or persist = no)",
 			     a->name, a->path ? a->path : "the directory");
-	/* at the key's line: the section's header may be far above */
-	zram_key = a->compression ? "compression-algorithm" : "writeback-device";
-	if (a->backend != AREA_ZRAM && (a->compression || a->writeback_device))
-		parser_error(p, p->seen[config_key_find(SECTION_AREA, zram_key) - config_keys],
-			     "[area %s] sets %s, which only backend = zram has (this area's backend is %s); remove it or set backend = zram",
-			     a->name, zram_key, area_backend_facts(a->backend)->name);
+	/* each at the key's line: the section's header may be far above */
+	if (a->backend != AREA_ZRAM && a->compression)
+		zram_only(p, a, "compression-algorithm");
+	if (a->backend != AREA_ZRAM && a->writeback_device)
+		zram_only(p, a, "writeback-device");
+	if (!area_is_ramdisk(a) && a->fs_line && strcmp(a->fs, area_fstype(a)) != 0)
+		fs_not_taken(p, a);
 	/* a ramdisk's device has its size from the moment it is made, and
 	 * its filesystem the inodes mkfs gave it */
 	if (a->grow && a->backend != AREA_TMPFS)

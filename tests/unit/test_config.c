@@ -890,6 +890,49 @@ static void test_zram_keys(void **state)
 	assert_non_null(strstr(dl.v[3].msg, "[area b] sets writeback-device, which only backend = zram has (this area's backend is brd)"));
 	diag_list_done(&dl);
 	config_done(&c);
+
+	/* every mismatch of one area, each at its key's line */
+	assert_int_equal(parse_str(&c,
+				   "[area t]\npath = /t\ncompression-algorithm = lz4\n"
+				   "writeback-device = /dev/sdb\nfs = xfs\n",
+				   &dl),
+			 -EINVAL);
+	assert_int_equal(dl.n, 3);
+	assert_int_equal(dl.v[0].line, 3);
+	assert_non_null(strstr(dl.v[0].msg, "[area t] sets compression-algorithm, which only backend = zram has"));
+	assert_int_equal(dl.v[1].line, 4);
+	assert_non_null(strstr(dl.v[1].msg, "[area t] sets writeback-device, which only backend = zram has"));
+	assert_int_equal(dl.v[2].line, 5);
+	assert_string_equal(dl.v[2].msg,
+			    "[area t] sets fs = xfs, but a tmpfs area is always tmpfs: only backend = zram or brd makes fs = on its device; remove fs = or set backend = zram");
+	diag_list_done(&dl);
+	config_done(&c);
+}
+
+/* fs = is a ramdisk's (zram, brd); on a tmpfs area only fs = tmpfs, which
+ * it is anyway, passes */
+static void test_fs_on_tmpfs(void **state)
+{
+	static const char *const refused[] = { "xfs", "ext4", "btrfs", "ext2" };
+	struct diag_list dl = { 0 };
+	struct config c;
+	char *text;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
+		assert_true(asprintf(&text, "[area t]\npath = /t\nbackend = tmpfs\nfs = %s\n", refused[i]) > 0);
+		assert_int_equal(parse_str(&c, text, &dl), -EINVAL);
+		assert_int_equal(dl.n, 1);
+		assert_int_equal(dl.v[0].line, 4);
+		assert_non_null(strstr(dl.v[0].msg, "only backend = zram or brd makes fs = on its device"));
+		diag_list_done(&dl);
+		config_done(&c);
+		free(text);
+	}
+	assert_int_equal(parse_str(&c, "[area t]\npath = /t\nfs = tmpfs\n[area z]\npath = /z\nbackend = zram\nfs = xfs\n"
+				   "[area b]\npath = /b\nbackend = brd\nfs = ext2\n", &dl), 0);
+	assert_int_equal(dl.n, 0);
+	config_done(&c);
 }
 
 /* grow = yes: tmpfs only, refused at its own line for zram and brd;
@@ -1243,6 +1286,7 @@ int main(void)
 		cmocka_unit_test(test_btrfs_section_errors),
 		cmocka_unit_test(test_btrfs_dropin),
 		cmocka_unit_test(test_zram_keys),
+		cmocka_unit_test(test_fs_on_tmpfs),
 		cmocka_unit_test(test_grow_keys),
 	};
 
