@@ -295,11 +295,6 @@ static void end_section(struct parser *p)
 		parser_error(p, p->seen[config_key_find(SECTION_AREA, "grow") - config_keys],
 			     "[area %s] sets grow = yes, but a %s area cannot grow: its device's size and its filesystem's inodes are fixed when it is made; set backend = tmpfs, or remove grow and size the area (size =, inodes =)",
 			     a->name, area_backend_facts(a->backend)->name);
-	/* only the fs makes a zram area give the RAM of deleted files back */
-	if (a->backend == AREA_ZRAM && !area_discard_option(a))
-		parser_oom(p, diag_warning(p->diags, p->filename, a->fs_line ? a->fs_line : a->line,
-					   "[area %s] puts %s on zram, which has no online discard: the memory of deleted files stays in use until the area is stopped; use fs = ext4 (or xfs, btrfs), which storaged mounts with discard",
-					   a->name, area_fstype(a)));
 	why = a->mode_set ? units_dir_mode_refusal(a->mode, &fixed) : NULL;
 	if (why)
 		parser_error(p, p->seen[config_key_find(SECTION_AREA, "mode") - config_keys],
