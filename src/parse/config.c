@@ -155,8 +155,15 @@ static enum section_kind begin_area(struct parser *p, const char *name)
 		return SECTION_SKIP;
 	}
 	if (!is_area_name(name)) {
-		parser_error(p, line, "'%s' is not an area name (letters, digits, '_', '.', '-', not dots only, at most %d)",
+		parser_error(p, line, "'%s' is not an area name (letters, digits, '_', '.', '-', not dots only, at most %d bytes)",
 			     name, AREA_NAME_MAX);
+		return SECTION_SKIP;
+	}
+	/* the commands take area names as arguments (storaged sync NAME):
+	 * getopt would read this one as options */
+	if (name[0] == '-') {
+		parser_error(p, line, "area name '%s' starts with '-', which `storaged sync %s` would read as an option; rename the area to start with a letter, digit, '_' or '.'",
+			     name, name);
 		return SECTION_SKIP;
 	}
 	old = find_area(p->c, name);
@@ -304,6 +311,24 @@ static void end_section(struct parser *p)
 	parser_error(p, a->line, "[area %s] has no path; add 'path = /persistent/dir'", a->name);
 }
 
+/* @raw: inih's section name, longer than SECTION_NAME_MAX (cut by inih:
+ * its true length is unknown).  An area's is said in the limit of its
+ * name, which is what a user writes; blanks around it count too. */
+static void section_too_long(struct parser *p, const char *raw)
+{
+	const char *s = raw + strspn(raw, " \t");
+	const char *name = s + 4 + strspn(s + 4, " \t");
+
+	if (strncmp(s, "area", 4) != 0 || !is_blank(s[4]))
+		parser_error(p, section_line(p), "section name too long (at most %d bytes)", SECTION_NAME_MAX);
+	else if (strlen(name) > AREA_NAME_MAX)
+		parser_error(p, section_line(p), "area name too long (at most %d bytes): shorten the name of [area %.*s...]",
+			     AREA_NAME_MAX, AREA_NAME_MAX, name);
+	else
+		parser_error(p, section_line(p), "section [%s] too long: with its blanks it takes at most %d bytes; write [area %.*s] with one blank",
+			     raw, SECTION_NAME_MAX, (int)strcspn(name, " \t"), name);
+}
+
 /* @raw: inih's section name (between the brackets), "" before any header. */
 static enum section_kind section_kind(struct parser *p, const char *raw)
 {
@@ -314,7 +339,7 @@ static enum section_kind section_kind(struct parser *p, const char *raw)
 	if (!*raw)
 		return SECTION_NONE;
 	if (strlen(raw) > SECTION_NAME_MAX) {
-		parser_error(p, line, "section name too long (at most %d bytes)", SECTION_NAME_MAX);
+		section_too_long(p, raw);
 		return SECTION_SKIP;
 	}
 	snprintf(buf, sizeof(buf), "%s", raw);

@@ -446,10 +446,43 @@ static void test_area_name_limit(void **state)
 	assert_true(asprintf(&text, "[ area %s]\npath = /a\n", name43) > 0);
 	assert_int_equal(parse_str(&c, text, &dl), -EINVAL);
 	assert_int_equal(dl.n, 1);
-	assert_string_equal(dl.v[0].msg, "section name too long (at most 48 bytes)");
+	assert_string_equal(dl.v[0].msg,
+			    "section [ area abcdefghijklmnopqrstuvwxyz0123456789.-_ABCD] too long: with its blanks it takes at most 48 bytes; write [area abcdefghijklmnopqrstuvwxyz0123456789.-_ABCD] with one blank");
 	config_done(&c);
 	diag_list_done(&dl);
 	free(text);
+	/* one byte more: the limit said is the name's */
+	assert_true(asprintf(&text, "[area %sE]\npath = /a\n", name43) > 0);
+	assert_int_equal(parse_str(&c, text, &dl), -EINVAL);
+	assert_int_equal(dl.n, 1);
+	assert_string_equal(dl.v[0].msg,
+			    "area name too long (at most 43 bytes): shorten the name of [area abcdefghijklmnopqrstuvwxyz0123456789.-_ABCD...]");
+	config_done(&c);
+	diag_list_done(&dl);
+	free(text);
+}
+
+/* a name the command line would read as options (storaged sync -x) */
+static void test_area_name_dash(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	(void)state;
+	assert_int_equal(parse_str(&c, "[area ok]\npath = /o\n[area -x]\npath = /a\n[area --help]\npath = /b\n", &dl),
+			 -EINVAL);
+	assert_int_equal(dl.n, 2);
+	assert_int_equal(dl.v[0].line, 3);
+	assert_string_equal(dl.v[0].msg,
+			    "area name '-x' starts with '-', which `storaged sync -x` would read as an option; rename the area to start with a letter, digit, '_' or '.'");
+	assert_int_equal(dl.v[1].line, 5);
+	assert_int_equal(c.n_areas, 1);
+	config_done(&c);
+	diag_list_done(&dl);
+	/* inside a name, '-' stays a name's */
+	assert_int_equal(parse_str(&c, "[area a-x]\npath = /o\n[area _-]\npath = /p\n", &dl), 0);
+	assert_int_equal(c.n_areas, 2);
+	config_done(&c);
 }
 
 static void test_not_terminated(void **state)
@@ -501,9 +534,9 @@ static void test_small_cases(void **state)
 		{ "[storaged]\nhotplug = yes # on\n", 2,
 		  "hotplug: 'yes # on' is not a boolean (yes/no, true/false, on/off, 1/0) ('#' after a value is not a comment; use ';')" },
 		{ "[area aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\npath = /a\n", 1,
-		  "section name too long (at most 48 bytes)" },
+		  "area name too long (at most 43 bytes): shorten the name of [area aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...]" },
 		{ "[area 01234567890123456789012345678901234567890123456789]\npath = /a\n", 1,
-		  "section name too long (at most 48 bytes)" },
+		  "area name too long (at most 43 bytes): shorten the name of [area 0123456789012345678901234567890123456789012...]" },
 		{ "[area x]\npath = /a\nsize = 0\n", 3,
 		  "size: '0' is out of range; expected a size (e.g. 512M, 12800M, 1.5G), a share of RAM (1%..100%) or auto" },
 		{ "[area x]\npath = /a\ninodes = 0\n", 3,
@@ -1279,6 +1312,7 @@ int main(void)
 		cmocka_unit_test(test_backend_name),
 		cmocka_unit_test(test_zero_timeouts),
 		cmocka_unit_test(test_area_name_limit),
+		cmocka_unit_test(test_area_name_dash),
 		cmocka_unit_test(test_nosuid_nodev),
 		cmocka_unit_test(test_area_mode_bits),
 		cmocka_unit_test(test_sync_interval),
