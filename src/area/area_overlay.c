@@ -52,6 +52,11 @@
 /* the time from which the next sync applies entries changed, written in
  * the area once a sync is on the disk: "SECONDS NANOSECONDS" */
 #define OVL_STAMP "synced"
+/* an empty file in the area whose ctime a sync sets, to read the time as
+ * the area's filesystem stamps it (stamp_take()) */
+#define OVL_CLOCK "clock"
+/* how long stamp_take() waits at most for that time to move on */
+#define OVL_CLOCK_WAIT_NSEC (2 * 1000000000LL)
 #define OVL_BUF_SIZE (128 * 1024)
 
 /* One application of the upper layer onto the directory. */
@@ -118,6 +123,54 @@ static int copy_xattrs(const char *src, const char *dst)
 			return errno == ENOTSUP ? 0 : -errno;
 	}
 	return 0;
+}
+
+static size_t count_own_xattrs(const char *names, ssize_t n)
+{
+	size_t k = 0;
+
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1)
+		k += strncmp(names + i, OVL_XATTR_PREFIX, strlen(OVL_XATTR_PREFIX)) != 0;
+	return k;
+}
+
+/* Whether @dst has exactly the xattrs of @src (paths, links not
+ * followed), overlayfs's own aside; false where it cannot tell (a list or
+ * value too long here): copying again is never wrong. */
+static bool same_xattrs(const char *src, const char *dst)
+{
+	char names[8192], dnames[8192], v[2][4096];
+	ssize_t n = llistxattr(src, names, sizeof(names)), dn = llistxattr(dst, dnames, sizeof(dnames)), a, b;
+
+	if (n < 0 || dn < 0)
+		return n < 0 && dn < 0 && errno == ENOTSUP;
+	if (count_own_xattrs(names, n) != count_own_xattrs(dnames, dn))
+		return false;
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1) {
+		if (strncmp(names + i, OVL_XATTR_PREFIX, strlen(OVL_XATTR_PREFIX)) == 0)
+			continue;
+		a = lgetxattr(src, names + i, v[0], sizeof(v[0]));
+		b = lgetxattr(dst, names + i, v[1], sizeof(v[1]));
+		if (a < 0 || a != b || memcmp(v[0], v[1], (size_t)a) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* Whether the lower directory @ls has what copy_meta() would give it of
+ * the upper one @us: owner, mode, mtime, xattrs.  A directory's ctime also
+ * moves when the sync itself marks it opaque (apply_subdir()), after the
+ * stamp: the next sync finds nothing to do there. */
+static bool same_dir_meta(int udir, int ldir, const char *name, const struct stat *us, const struct stat *ls)
+{
+	char s[64 + NAME_MAX], d[64 + NAME_MAX];
+
+	if (us->st_uid != ls->st_uid || us->st_gid != ls->st_gid || us->st_mode != ls->st_mode ||
+	    us->st_mtim.tv_sec != ls->st_mtim.tv_sec || us->st_mtim.tv_nsec != ls->st_mtim.tv_nsec)
+		return false;
+	proc_path(s, sizeof(s), udir, name);
+	proc_path(d, sizeof(d), ldir, name);
+	return same_xattrs(s, d);
 }
 
 /* Owner, xattrs, mode (after chown, which drops set-user-ID bits and
@@ -283,7 +336,7 @@ static int apply_subdir(struct ovl_apply *c, int udir, int ldir, const char *nam
 	if ((r = apply_dir(c, u, l, false, whole || (opaque && (made || changed_since(us, c))))) < 0)
 		return r;
 	/* the renames into it changed its times too */
-	if (!made && !changed_since(us, c) && c->changes == before)
+	if (!made && c->changes == before && (!changed_since(us, c) || same_dir_meta(udir, ldir, name, us, ls)))
 		return 0;
 	c->step = "setting owner, mode and times";
 	c->changes += !made && changed_since(us, c);
@@ -381,6 +434,69 @@ static void stamp_read(int areafd, struct timespec *ret)
 	close(fd);
 }
 
+static bool ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* Sets the ctime of @fd to now, as its filesystem stamps it, into @ret. */
+static int clock_touch(int fd, struct timespec *ret)
+{
+	struct stat st;
+
+	if (futimens(fd, NULL) < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	*ret = st.st_ctim;
+	return 0;
+}
+
+/*
+ * The stamp of a sync about to read the upper layer: a time T such that
+ * every entry changed from now on has a ctime >= T (never missed by the
+ * next sync), and every entry changed before this call a ctime < T (not
+ * applied again by the next sync).
+ *
+ * T is a ctime the area's own filesystem gives (OVL_CLOCK's), not the
+ * clock read by storaged: the filesystem cuts its times to its own
+ * granularity (1 s for an ext2 or ext4 with 128-byte inodes, the clock
+ * tick for tmpfs without multigrain timestamps), and a ctime it gives
+ * later is never before one it gave earlier (the coarse clock, and the
+ * floor of multigrain timestamps, Documentation/filesystems/multigrain-ts.rst).
+ * So an entry changed after OVL_CLOCK's ctime was set has a ctime >= T.
+ * An entry changed in the same granule as T, before it, cannot be told
+ * apart from one changed after it by its ctime alone; so T is taken
+ * only once the filesystem's time has moved on past that of the call
+ * (a first touch): what changed before the call is then strictly older.
+ * The wait is at most one granule (none with multigrain timestamps, where
+ * the touch after an fstat(2) gets a finer time); past
+ * OVL_CLOCK_WAIT_NSEC (a clock stopped or set back) T is the last time
+ * read, which never misses a change and may apply some again.
+ *
+ * Returns: 0 or negative errno.
+ */
+static int stamp_take(int areafd, struct timespec *ret)
+{
+	_cleanup_close_ int fd = openat(areafd, OVL_CLOCK, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	struct timespec first = { 0 }, t = { 0 }, step = { 0, 1000000 };
+	long long waited = 0;
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	if ((r = clock_touch(fd, &first)) < 0)
+		return r;
+	/* a whole second: likely a filesystem of second granularity */
+	if (first.tv_nsec == 0)
+		step = (struct timespec){ 0, 100000000 };
+	while ((r = clock_touch(fd, &t)) == 0 && !ts_before(&first, &t) && waited < OVL_CLOCK_WAIT_NSEC) {
+		nanosleep(&step, NULL);
+		waited += step.tv_nsec;
+	}
+	if (r == 0)
+		*ret = t;
+	return r;
+}
+
 static int stamp_write(int areafd, const struct timespec *t)
 {
 	char buf[64];
@@ -436,7 +552,7 @@ int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *s
 {
 	struct ovl_apply c = { .workfd = -1, .mounted = mounted, .step = "opening" };
 	_cleanup_close_ int areafd = -EBADF, upperfd = -EBADF, lowerfd = -EBADF;
-	struct timespec now;
+	struct timespec now = { 0 };
 	int r;
 
 	areafd = open(d->area, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -447,13 +563,15 @@ int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *s
 		r = c.buf ? -errno : -ENOMEM;
 		goto out;
 	}
-	/* the coarse clock stamps ctime: what changes from now on is newer;
-	 * a clock set back (now before the stamp) makes this sync whole */
-	clock_gettime(CLOCK_REALTIME_COARSE, &now);
-	now.tv_sec -= 1;
+	/* before the upper layer is read: what changes from now on is newer;
+	 * a clock set back (now before the last stamp) makes this sync whole */
+	if (mounted && (r = stamp_take(areafd, &now)) < 0) {
+		c.step = "reading the time of the area's filesystem";
+		goto out;
+	}
 	if (mounted)
 		stamp_read(areafd, &c.since);
-	if (c.since.tv_sec > now.tv_sec)
+	if (ts_before(&now, &c.since))
 		c.since = (struct timespec){ 0 };
 	r = overlay_apply(&c, recfd, st, upperfd, lowerfd);
 	if (r == 0 && mounted)

@@ -155,8 +155,15 @@ static enum section_kind begin_area(struct parser *p, const char *name)
 		return SECTION_SKIP;
 	}
 	if (!is_area_name(name)) {
-		parser_error(p, line, "'%s' is not an area name (letters, digits, '_', '.', '-', not dots only, at most %d)",
+		parser_error(p, line, "'%s' is not an area name (letters, digits, '_', '.', '-', not dots only, at most %d bytes)",
 			     name, AREA_NAME_MAX);
+		return SECTION_SKIP;
+	}
+	/* the commands take area names as arguments (storaged sync NAME):
+	 * getopt would read this one as options */
+	if (name[0] == '-') {
+		parser_error(p, line, "area name '%s' starts with '-', which `storaged sync %s` would read as an option; rename the area to start with a letter, digit, '_' or '.'",
+			     name, name);
 		return SECTION_SKIP;
 	}
 	old = find_area(p->c, name);
@@ -242,11 +249,35 @@ static enum section_kind begin_btrfs(struct parser *p, const char *name)
 	return p->r < 0 ? SECTION_SKIP : SECTION_BTRFS;
 }
 
+static void zram_only(struct parser *p, const struct area_config *a, const char *key)
+{
+	parser_error(p, p->seen[config_key_find(SECTION_AREA, key) - config_keys],
+		     "[area %s] sets %s, which only backend = zram has (this area's backend is %s); remove it or set backend = zram",
+		     a->name, key, area_backend_facts(a->backend)->name);
+}
+
+/* "fs =" of an area whose backend is a filesystem of its own (tmpfs):
+ * the area would be that, not what fs = says.  The backends that make
+ * "fs =" on a device are named from their rows (area_facts.c). */
+static void fs_not_taken(struct parser *p, const struct area_config *a)
+{
+	char takers[64] = "";
+	size_t n = 0;
+
+	for (enum area_backend b = 0; area_backend_facts(b); b++)
+		if (!area_backend_facts(b)->fstype)
+			n += (size_t)snprintf(takers + n, n < sizeof(takers) ? sizeof(takers) - n : 0, "%s%s",
+					      n ? " or " : "", area_backend_facts(b)->name);
+	parser_error(p, a->fs_line,
+		     "[area %s] sets fs = %s, but a %s area is always %s: only backend = %s makes fs = on its device; remove fs = or set backend = zram",
+		     a->name, a->fs, area_backend_facts(a->backend)->name, area_fstype(a), takers);
+}
+
 /* A path given but invalid was reported already: only a missing one here. */
 static void end_section(struct parser *p)
 {
 	const struct area_config *a;
-	const char *why, *zram_key;
+	const char *why;
 	unsigned fixed;
 
 	if (p->in != SECTION_AREA)
@@ -258,23 +289,19 @@ static void end_section(struct parser *p)
 		parser_error(p, a->line,
 			     "[area %s] has persist = yes and seed = no: its first sync back would delete everything '%s' holds; set seed = yes or seed = overlay (or persist = no)",
 			     a->name, a->path ? a->path : "the directory");
-	/* at the key's line: the section's header may be far above */
-	zram_key = a->compression ? "compression-algorithm" : "writeback-device";
-	if (a->backend != AREA_ZRAM && (a->compression || a->writeback_device))
-		parser_error(p, p->seen[config_key_find(SECTION_AREA, zram_key) - config_keys],
-			     "[area %s] sets %s, which only backend = zram has (this area's backend is %s); remove it or set backend = zram",
-			     a->name, zram_key, area_backend_facts(a->backend)->name);
+	/* each at the key's line: the section's header may be far above */
+	if (a->backend != AREA_ZRAM && a->compression)
+		zram_only(p, a, "compression-algorithm");
+	if (a->backend != AREA_ZRAM && a->writeback_device)
+		zram_only(p, a, "writeback-device");
+	if (!area_is_ramdisk(a) && a->fs_line && strcmp(a->fs, area_fstype(a)) != 0)
+		fs_not_taken(p, a);
 	/* a ramdisk's device has its size from the moment it is made, and
 	 * its filesystem the inodes mkfs gave it */
 	if (a->grow && a->backend != AREA_TMPFS)
 		parser_error(p, p->seen[config_key_find(SECTION_AREA, "grow") - config_keys],
 			     "[area %s] sets grow = yes, but a %s area cannot grow: its device's size and its filesystem's inodes are fixed when it is made; set backend = tmpfs, or remove grow and size the area (size =, inodes =)",
 			     a->name, area_backend_facts(a->backend)->name);
-	/* only the fs makes a zram area give the RAM of deleted files back */
-	if (a->backend == AREA_ZRAM && !area_discard_option(a))
-		parser_oom(p, diag_warning(p->diags, p->filename, a->fs_line ? a->fs_line : a->line,
-					   "[area %s] puts %s on zram, which has no online discard: the memory of deleted files stays in use until the area is stopped; use fs = ext4 (or xfs, btrfs), which storaged mounts with discard",
-					   a->name, area_fstype(a)));
 	why = a->mode_set ? units_dir_mode_refusal(a->mode, &fixed) : NULL;
 	if (why)
 		parser_error(p, p->seen[config_key_find(SECTION_AREA, "mode") - config_keys],
@@ -282,6 +309,24 @@ static void end_section(struct parser *p)
 	if (p->seen[config_key_find(SECTION_AREA, "path") - config_keys])
 		return;
 	parser_error(p, a->line, "[area %s] has no path; add 'path = /persistent/dir'", a->name);
+}
+
+/* @raw: inih's section name, longer than SECTION_NAME_MAX (cut by inih:
+ * its true length is unknown).  An area's is said in the limit of its
+ * name, which is what a user writes; blanks around it count too. */
+static void section_too_long(struct parser *p, const char *raw)
+{
+	const char *s = raw + strspn(raw, " \t");
+	const char *name = s + 4 + strspn(s + 4, " \t");
+
+	if (strncmp(s, "area", 4) != 0 || !is_blank(s[4]))
+		parser_error(p, section_line(p), "section name too long (at most %d bytes)", SECTION_NAME_MAX);
+	else if (strlen(name) > AREA_NAME_MAX)
+		parser_error(p, section_line(p), "area name too long (at most %d bytes): shorten the name of [area %.*s...]",
+			     AREA_NAME_MAX, AREA_NAME_MAX, name);
+	else
+		parser_error(p, section_line(p), "section [%s] too long: with its blanks it takes at most %d bytes; write [area %.*s] with one blank",
+			     raw, SECTION_NAME_MAX, (int)strcspn(name, " \t"), name);
 }
 
 /* @raw: inih's section name (between the brackets), "" before any header. */
@@ -294,7 +339,7 @@ static enum section_kind section_kind(struct parser *p, const char *raw)
 	if (!*raw)
 		return SECTION_NONE;
 	if (strlen(raw) > SECTION_NAME_MAX) {
-		parser_error(p, line, "section name too long (at most %d bytes)", SECTION_NAME_MAX);
+		section_too_long(p, raw);
 		return SECTION_SKIP;
 	}
 	snprintf(buf, sizeof(buf), "%s", raw);

@@ -309,6 +309,9 @@ static void text_head(const struct plan_step *s, FILE *f)
 	} else if (s->kind == PLAN_AREA) {
 		if (area_is_ramdisk(s->area))
 			fprintf(f, " fs %s", area_fstype(s->area));
+		/* seed = overlay: the directory is not copied but the lower layer */
+		if (s->area->overlay)
+			fputs(" overlay", f);
 		if (s->area->compression)
 			fprintf(f, " compressed %s", s->area->compression);
 		if (s->area->writeback_device) {

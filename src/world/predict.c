@@ -246,6 +246,25 @@ static int load_module_types(struct predictor *pr)
 	return r;
 }
 
+/* Whether the kernel can put @a's fs on a device: 1 yes (or it cannot
+ * be known: no /proc/filesystems), 0 no, negative errno. */
+static int area_fstype_known(struct predictor *pr, const struct area_config *a)
+{
+	int r;
+
+	if (!pr->fstypes_loaded && load_fstypes(pr) == -ENOMEM)
+		return -ENOMEM;
+	if (!pr->fstypes || predict_fstype_in(a->fs, pr->dev_types))
+		return 1;
+	/* listed, but nodev (tmpfs, proc): no device to make it on */
+	if (predict_fstype_in(a->fs, pr->fstypes))
+		return 0;
+	if (!pr->aliases_loaded && (r = load_module_types(pr)) < 0)
+		return r;
+	/* a module the kernel loads (modules.alias does not say nodev) */
+	return predict_fstype_in(a->fs, pr->fstypes);
+}
+
 int predict_area_fstypes(const struct config *c, const struct predict_sources *ps, struct diag_list *dl)
 {
 	struct predictor pr = { .ps = ps };
@@ -253,23 +272,21 @@ int predict_area_fstypes(const struct config *c, const struct predict_sources *p
 
 	for (size_t k = 0; r >= 0 && k < c->n_areas; k++) {
 		const struct area_config *a = &c->areas[k];
+		const char *file = a->file ? a->file : "storaged.conf";
 
 		if (!a->fs_line || !area_is_ramdisk(a))
 			continue;
-		if (!pr.fstypes_loaded && load_fstypes(&pr) == -ENOMEM)
-			r = -ENOMEM;
-		if (r < 0 || !pr.fstypes || predict_fstype_in(a->fs, pr.dev_types))
-			continue;
-		/* listed, but nodev (tmpfs, proc): no device to make it on */
-		if (!predict_fstype_in(a->fs, pr.fstypes)) {
-			if (!pr.aliases_loaded && (r = load_module_types(&pr)) < 0)
-				break;
-			if (predict_fstype_in(a->fs, pr.fstypes))
-				continue; /* a module the kernel loads (modules.alias does not say nodev) */
-		}
-		r = diag_error(dl, a->file ? a->file : "storaged.conf", a->fs_line,
-			       "fs: '%s' is not a filesystem type the kernel can put on [area %s]'s %s device: it neither lists it without nodev (/proc/filesystems) nor has a module for it; correct it (e.g. fs = ext4) or install its driver",
-			       a->fs, a->name, area_backend_facts(a->backend)->name);
+		r = area_fstype_known(&pr, a);
+		if (r == 0)
+			r = diag_error(dl, file, a->fs_line,
+				       "fs: '%s' is not a filesystem type the kernel can put on [area %s]'s %s device: it neither lists it without nodev (/proc/filesystems) nor has a module for it; correct it (e.g. fs = ext4) or install its driver",
+				       a->fs, a->name, area_backend_facts(a->backend)->name);
+		/* only the fs makes a zram area give the RAM of deleted files
+		 * back; said of a type the kernel has, not of a typo */
+		else if (r > 0 && a->backend == AREA_ZRAM && !area_discard_option(a))
+			r = diag_warning(dl, file, a->fs_line,
+					 "[area %s] puts %s on zram, which has no online discard: the memory of deleted files stays in use until the area is stopped; use fs = ext4 (or xfs, btrfs), which storaged mounts with discard",
+					 a->name, a->fs);
 	}
 	strv_free(pr.fstypes);
 	strv_free(pr.dev_types);

@@ -57,7 +57,8 @@ int predict_plan(const struct plan_input *in, const struct predict_sources *ps, 
  * @c: a loaded configuration
  * @ps: where to look (filesystems_path)
  * @dl: one error per zram or brd area whose "fs =" names a type the
- *      kernel cannot mount from a device, at that line
+ *      kernel cannot mount from a device, at that line; else, for a zram
+ *      area whose fs has no online discard, a warning there
  *
  * The kernel's types as predict.c reads them: /proc/filesystems
  * without nodev, else a module of modules.alias.  A type that cannot be

@@ -68,3 +68,57 @@ expect_rc 0 start
 expect_rc 0 stop
 ! grep -q "synced back" "$OUT" || { cat "$OUT"; fail "a stop after a boot that changed nothing says it synced"; }
 pass "a stop after a boot that changed nothing says nothing of a sync"
+
+# --- seed = overlay: a sync applies what changed since the last one (by
+# ctime); one right after another has nothing to apply.  Its stamp once
+# was the clock minus a second: a sync within a second of the last one
+# copied again what that one had copied, and said "synced back" again.
+O=$SCRATCH/ov
+mkdir -p "$O/keep"
+echo before >"$O/file"
+write_conf <<EOT
+[storaged]
+sync-interval = 0
+
+[area c]
+path = $O
+backend = tmpfs
+size = 16M
+inodes = 1000
+seed = overlay
+persist = yes
+EOT
+expect_rc 0 start
+quiet sync c
+echo changed >"$O/file"
+mkdir "$O/newdir"
+echo new >"$O/newdir/f"
+expect_rc 0 sync c
+note_synced c "$O" "sync c (overlay) after a change"
+[ "$(cat "$RUN/areas/c/lower/file")" = changed ] || fail "the overlay's change is not in the directory"
+lower_ctime=$(stat -c %Z.%z "$RUN/areas/c/lower/file")
+quiet sync c
+quiet sync
+[ "$(stat -c %Z.%z "$RUN/areas/c/lower/file")" = "$lower_ctime" ] || fail "the sync with nothing to do rewrote 'file'"
+pass "overlay: a sync right after a sync prints nothing and rewrites nothing"
+
+# never missed: a change right after a sync (in the same clock tick as its
+# stamp, most of these times) is carried by the next one, a file's data,
+# a new file and a mode alike
+for i in $(seq 1 30); do
+	expect_rc 0 sync c
+	echo "v$i" >"$O/file"
+	echo "n$i" >"$O/newdir/n$i"
+	chmod 0600 "$O/keep"
+	expect_rc 0 sync c
+	note_synced c "$O" "sync c after write $i"
+	[ "$(cat "$RUN/areas/c/lower/file")" = "v$i" ] || fail "write $i right after a sync was not carried by the next sync"
+	[ "$(cat "$RUN/areas/c/lower/newdir/n$i" 2>/dev/null)" = "n$i" ] || fail "new file $i right after a sync was not carried"
+	[ "$(stat -c %a "$RUN/areas/c/lower/keep")" = 600 ] || fail "chmod $i right after a sync was not carried"
+	chmod 0755 "$O/keep"
+done
+expect_rc 0 sync c
+quiet sync c
+pass "overlay: a change right after a sync is carried by the next one (30 times)"
+expect_rc 0 stop
+[ "$(cat "$O/file")" = v30 ] || fail "stop did not leave the last write in '$O'"

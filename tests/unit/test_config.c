@@ -446,10 +446,43 @@ static void test_area_name_limit(void **state)
 	assert_true(asprintf(&text, "[ area %s]\npath = /a\n", name43) > 0);
 	assert_int_equal(parse_str(&c, text, &dl), -EINVAL);
 	assert_int_equal(dl.n, 1);
-	assert_string_equal(dl.v[0].msg, "section name too long (at most 48 bytes)");
+	assert_string_equal(dl.v[0].msg,
+			    "section [ area abcdefghijklmnopqrstuvwxyz0123456789.-_ABCD] too long: with its blanks it takes at most 48 bytes; write [area abcdefghijklmnopqrstuvwxyz0123456789.-_ABCD] with one blank");
 	config_done(&c);
 	diag_list_done(&dl);
 	free(text);
+	/* one byte more: the limit said is the name's */
+	assert_true(asprintf(&text, "[area %sE]\npath = /a\n", name43) > 0);
+	assert_int_equal(parse_str(&c, text, &dl), -EINVAL);
+	assert_int_equal(dl.n, 1);
+	assert_string_equal(dl.v[0].msg,
+			    "area name too long (at most 43 bytes): shorten the name of [area abcdefghijklmnopqrstuvwxyz0123456789.-_ABCD...]");
+	config_done(&c);
+	diag_list_done(&dl);
+	free(text);
+}
+
+/* a name the command line would read as options (storaged sync -x) */
+static void test_area_name_dash(void **state)
+{
+	struct diag_list dl = { 0 };
+	struct config c;
+
+	(void)state;
+	assert_int_equal(parse_str(&c, "[area ok]\npath = /o\n[area -x]\npath = /a\n[area --help]\npath = /b\n", &dl),
+			 -EINVAL);
+	assert_int_equal(dl.n, 2);
+	assert_int_equal(dl.v[0].line, 3);
+	assert_string_equal(dl.v[0].msg,
+			    "area name '-x' starts with '-', which `storaged sync -x` would read as an option; rename the area to start with a letter, digit, '_' or '.'");
+	assert_int_equal(dl.v[1].line, 5);
+	assert_int_equal(c.n_areas, 1);
+	config_done(&c);
+	diag_list_done(&dl);
+	/* inside a name, '-' stays a name's */
+	assert_int_equal(parse_str(&c, "[area a-x]\npath = /o\n[area _-]\npath = /p\n", &dl), 0);
+	assert_int_equal(c.n_areas, 2);
+	config_done(&c);
 }
 
 static void test_not_terminated(void **state)
@@ -501,9 +534,9 @@ static void test_small_cases(void **state)
 		{ "[storaged]\nhotplug = yes # on\n", 2,
 		  "hotplug: 'yes # on' is not a boolean (yes/no, true/false, on/off, 1/0) ('#' after a value is not a comment; use ';')" },
 		{ "[area aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\npath = /a\n", 1,
-		  "section name too long (at most 48 bytes)" },
+		  "area name too long (at most 43 bytes): shorten the name of [area aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...]" },
 		{ "[area 01234567890123456789012345678901234567890123456789]\npath = /a\n", 1,
-		  "section name too long (at most 48 bytes)" },
+		  "area name too long (at most 43 bytes): shorten the name of [area 0123456789012345678901234567890123456789012...]" },
 		{ "[area x]\npath = /a\nsize = 0\n", 3,
 		  "size: '0' is out of range; expected a size (e.g. 512M, 12800M, 1.5G), a share of RAM (1%..100%) or auto" },
 		{ "[area x]\npath = /a\ninodes = 0\n", 3,
@@ -890,6 +923,49 @@ static void test_zram_keys(void **state)
 	assert_non_null(strstr(dl.v[3].msg, "[area b] sets writeback-device, which only backend = zram has (this area's backend is brd)"));
 	diag_list_done(&dl);
 	config_done(&c);
+
+	/* every mismatch of one area, each at its key's line */
+	assert_int_equal(parse_str(&c,
+				   "[area t]\npath = /t\ncompression-algorithm = lz4\n"
+				   "writeback-device = /dev/sdb\nfs = xfs\n",
+				   &dl),
+			 -EINVAL);
+	assert_int_equal(dl.n, 3);
+	assert_int_equal(dl.v[0].line, 3);
+	assert_non_null(strstr(dl.v[0].msg, "[area t] sets compression-algorithm, which only backend = zram has"));
+	assert_int_equal(dl.v[1].line, 4);
+	assert_non_null(strstr(dl.v[1].msg, "[area t] sets writeback-device, which only backend = zram has"));
+	assert_int_equal(dl.v[2].line, 5);
+	assert_string_equal(dl.v[2].msg,
+			    "[area t] sets fs = xfs, but a tmpfs area is always tmpfs: only backend = zram or brd makes fs = on its device; remove fs = or set backend = zram");
+	diag_list_done(&dl);
+	config_done(&c);
+}
+
+/* fs = is a ramdisk's (zram, brd); on a tmpfs area only fs = tmpfs, which
+ * it is anyway, passes */
+static void test_fs_on_tmpfs(void **state)
+{
+	static const char *const refused[] = { "xfs", "ext4", "btrfs", "ext2" };
+	struct diag_list dl = { 0 };
+	struct config c;
+	char *text;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
+		assert_true(asprintf(&text, "[area t]\npath = /t\nbackend = tmpfs\nfs = %s\n", refused[i]) > 0);
+		assert_int_equal(parse_str(&c, text, &dl), -EINVAL);
+		assert_int_equal(dl.n, 1);
+		assert_int_equal(dl.v[0].line, 4);
+		assert_non_null(strstr(dl.v[0].msg, "only backend = zram or brd makes fs = on its device"));
+		diag_list_done(&dl);
+		config_done(&c);
+		free(text);
+	}
+	assert_int_equal(parse_str(&c, "[area t]\npath = /t\nfs = tmpfs\n[area z]\npath = /z\nbackend = zram\nfs = xfs\n"
+				   "[area b]\npath = /b\nbackend = brd\nfs = ext2\n", &dl), 0);
+	assert_int_equal(dl.n, 0);
+	config_done(&c);
 }
 
 /* grow = yes: tmpfs only, refused at its own line for zram and brd;
@@ -1236,6 +1312,7 @@ int main(void)
 		cmocka_unit_test(test_backend_name),
 		cmocka_unit_test(test_zero_timeouts),
 		cmocka_unit_test(test_area_name_limit),
+		cmocka_unit_test(test_area_name_dash),
 		cmocka_unit_test(test_nosuid_nodev),
 		cmocka_unit_test(test_area_mode_bits),
 		cmocka_unit_test(test_sync_interval),
@@ -1243,6 +1320,7 @@ int main(void)
 		cmocka_unit_test(test_btrfs_section_errors),
 		cmocka_unit_test(test_btrfs_dropin),
 		cmocka_unit_test(test_zram_keys),
+		cmocka_unit_test(test_fs_on_tmpfs),
 		cmocka_unit_test(test_grow_keys),
 	};
 

@@ -416,6 +416,46 @@ static void test_area_overlay(void **state)
 	rmdir(dir);
 }
 
+/* A zram area's fs = typo is one error at its line, with no word on
+ * discard (the type is unknown, not one without online discard); a type
+ * the kernel has without online discard (ext2) is the warning alone. */
+static void test_area_fstype_discard(void **state)
+{
+	char dir[] = "/tmp/test_predict.XXXXXX", types[4096];
+	struct area_config a = { .name = "z", .backend = AREA_ZRAM, .file = "s.conf", .fs_line = 4 };
+	struct config c = { .areas = &a, .n_areas = 1 };
+	struct predict_sources ps = { .filesystems_path = types };
+	struct diag_list dl = { 0 };
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(types, sizeof(types), "%s/filesystems", dir);
+	f = fopen(types, "we");
+	assert_non_null(f);
+	fputs("nodev\ttmpfs\n\text2\n\text4\n", f);
+	fclose(f);
+	a.fs = (char *)"ext44";
+	assert_int_equal(predict_area_fstypes(&c, &ps, &dl), 0);
+	assert_int_equal(dl.n, 1);
+	assert_int_equal(dl.v[0].level, DIAG_ERROR);
+	assert_int_equal(dl.v[0].line, 4);
+	assert_non_null(strstr(dl.v[0].msg, "fs: 'ext44' is not a filesystem type the kernel can put on [area z]'s zram device"));
+	diag_list_done(&dl);
+	a.fs = (char *)"ext2";
+	assert_int_equal(predict_area_fstypes(&c, &ps, &dl), 0);
+	assert_int_equal(dl.n, 1);
+	assert_int_equal(dl.v[0].level, DIAG_WARNING);
+	assert_int_equal(dl.v[0].line, 4);
+	assert_non_null(strstr(dl.v[0].msg, "[area z] puts ext2 on zram, which has no online discard"));
+	diag_list_done(&dl);
+	a.fs = (char *)"ext4";
+	assert_int_equal(predict_area_fstypes(&c, &ps, &dl), 0);
+	assert_int_equal(dl.n, 0);
+	unlink(types);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_overlay_layers), cmocka_unit_test(test_tmpfs_numbers),
 		cmocka_unit_test(test_block_source),   cmocka_unit_test(test_area_precheck),
 		cmocka_unit_test(test_user_source),    cmocka_unit_test(test_area_overlay),
+		cmocka_unit_test(test_area_fstype_discard),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
