@@ -174,8 +174,8 @@ static void status_fill(const char *state_dir, const char *self, struct state_ar
 			 o->path, st->sync_failed, area_self(&d), o->name);
 	else if (o->state == AREA_STATE_ACTIVE && st->sync_kept_both)
 		snprintf(why, sizeof(why),
-			 "a sync back into '%s' found %s: compare the two and keep what you need (`%s stop %s` says it again)",
-			 o->path, st->sync_kept_both, area_self(&d), o->name);
+			 "a sync back into '%s' found %s: compare the two and keep what you need (`%s stop`, which tears down every area, names them again)",
+			 o->path, st->sync_kept_both, area_self(&d));
 	o->kept_both = st->sync_kept_both != NULL;
 	st->path = NULL;
 	if (why[0])
