@@ -58,6 +58,18 @@
 /* how long stamp_take() waits at most for that time to move on */
 #define OVL_CLOCK_WAIT_NSEC (2 * 1000000000LL)
 #define OVL_BUF_SIZE (128 * 1024)
+/* the upper files with several links whose first copy a sync remembers
+ * (a descriptor each): past it, the others are copied as files apart */
+#define OVL_LINKS_MAX 256
+
+/* where a sync put the copy of an upper file with several links: its
+ * other names in the directory are links to it */
+struct ovl_link {
+	dev_t dev;
+	ino_t ino; /* the upper inode */
+	int dirfd; /* the lower directory */
+	char *name;
+};
 
 /* One application of the upper layer onto the directory. */
 struct ovl_apply {
@@ -70,7 +82,47 @@ struct ovl_apply {
 	char *buf;
 	char rel[PATH_MAX]; /* the entry at work, for the message */
 	const char *step; /* what failed on it */
+	struct ovl_link *links;
+	size_t nlinks;
 };
+
+static const struct ovl_link *link_find(const struct ovl_apply *c, const struct stat *st)
+{
+	for (size_t i = 0; S_ISREG(st->st_mode) && st->st_nlink > 1 && i < c->nlinks; i++)
+		if (c->links[i].ino == st->st_ino && c->links[i].dev == st->st_dev)
+			return &c->links[i];
+	return NULL;
+}
+
+/* remembers @name of @ldir as the copy of the upper file @st; without
+ * room or memory its other names are copied apart, as before */
+static void link_note(struct ovl_apply *c, const struct stat *st, int ldir, const char *name)
+{
+	struct ovl_link *l;
+
+	if (!S_ISREG(st->st_mode) || st->st_nlink < 2 || c->nlinks >= OVL_LINKS_MAX)
+		return;
+	if (!c->links && !(c->links = calloc(OVL_LINKS_MAX, sizeof(*c->links))))
+		return;
+	l = &c->links[c->nlinks];
+	*l = (struct ovl_link){ .dev = st->st_dev, .ino = st->st_ino, .name = strdup(name) };
+	l->dirfd = fcntl(ldir, F_DUPFD_CLOEXEC, 3);
+	if (l->name && l->dirfd >= 0)
+		c->nlinks++;
+	else {
+		free(l->name);
+		safe_close(l->dirfd);
+	}
+}
+
+static void links_free(struct ovl_apply *c)
+{
+	for (size_t i = 0; i < c->nlinks; i++) {
+		safe_close(c->links[i].dirfd);
+		free(c->links[i].name);
+	}
+	free(c->links);
+}
 
 static bool is_whiteout(const struct stat *st)
 {
@@ -277,6 +329,7 @@ static bool same_node(const struct stat *us, const struct stat *ls)
 static int apply_node(struct ovl_apply *c, int udir, int ldir, const char *name, const struct stat *us,
 		      const struct stat *ls, bool whole)
 {
+	const struct ovl_link *l;
 	char tmp[32];
 	int r;
 
@@ -284,7 +337,11 @@ static int apply_node(struct ovl_apply *c, int udir, int ldir, const char *name,
 		return 0;
 	snprintf(tmp, sizeof(tmp), "n%lu", c->seq++);
 	c->step = "copying";
-	if ((r = make_copy(c, udir, name, us, tmp)) < 0)
+	/* another name of a file this sync copied: a link to that copy, as
+	 * the area has it (the copy is on the disk already) */
+	if ((l = link_find(c, us)) && linkat(l->dirfd, l->name, c->workfd, tmp, 0) < 0)
+		return -errno;
+	if (!l && (r = make_copy(c, udir, name, us, tmp)) < 0)
 		return r;
 	c->step = "renaming into place";
 	if (ls && S_ISDIR(ls->st_mode))
@@ -293,6 +350,8 @@ static int apply_node(struct ovl_apply *c, int udir, int ldir, const char *name,
 		r = renameat(c->workfd, tmp, ldir, name);
 	if (r < 0)
 		return -errno;
+	if (!l)
+		link_note(c, us, ldir, name);
 	c->changes++;
 	return 0;
 }
@@ -580,6 +639,7 @@ int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *s
 		*ret_changes = c.changes;
 out:
 	free(c.buf);
+	links_free(&c);
 	if (r < 0)
 		diag_error(m, NULL, 0,
 			   "area '%s': sync back of the overlay's upper layer into '%s' failed while %s%s%s%s: %s; every entry of the directory is its complete old or new version and the area, with every change, is left in place: fix this and run `%s %s%s`",

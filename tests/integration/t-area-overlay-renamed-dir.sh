@@ -50,7 +50,18 @@ expect_rc 0 sync o
 [ "$(cat "$LOWER/build.older/sub2/b.o" 2>&1)" = deep ] && [ "$(cat "$LOWER/build.older/a.o" 2>&1)" = obj ] ||
 	fail "a directory renamed inside a renamed one: $(cd "$LOWER" && find . | LC_ALL=C sort | tr '\n' ' ')"
 pass "a directory renamed inside a renamed one, at the next sync"
+# a file made in the area with three names, in three directories: one
+# inode on the disk too (each name was copied apart)
+pause
+echo linked >"$P/new" && ln "$P/new" "$P/e/new2" && ln "$P/new" "$P/build.older/new3"
+expect_rc 0 sync o
+links() { stat -c %h:%i "$@" | sort -u | tr '\n' ' '; }
+[ "$(links "$LOWER/new" "$LOWER/e/new2" "$LOWER/build.older/new3")" = "$(links "$LOWER/new")" ] &&
+	[ "$(stat -c %h "$LOWER/new")" = 3 ] ||
+	fail "three names of one file in the area are not one file in the directory: $(links "$LOWER/new" "$LOWER/e/new2" "$LOWER/build.older/new3")"
+pass "hard links made in the area are hard links in the directory"
 expect_rc 0 stop
+[ "$(stat -c %h "$P/new")" = 3 ] && [ "$(cat "$P/e/new2")" = linked ] || fail "stop: the three names are not one file"
 [ "$(cat "$P/build.older/sub2/b.o")" = deep ] && [ "$(cat "$P/e/only")" = "was d" ] || fail "stop: the tree is not the area's"
 [ -z "$(scratch_mounts)" ] || fail "stop left mounts: $(scratch_mounts)"
-pass "stop: the area's tree"
+pass "stop: the area's tree, its hard links"
