@@ -292,6 +292,7 @@ static int push_pair(struct sync_ctx *c, int fds[2], const char *name, const str
 	lv = dirstack_top(&c->s)->extra;
 	lv->st = *st;
 	lv->changed = !unchanged(c, -1, -1, name, st, lst); /* a directory: by its times alone */
+	lv->moved = sync_since(&st->st_ctim, &c->base, true) || (c->s.depth > 1 && level(c, c->s.depth - 2)->moved);
 	return dirstack_list(&c->s, true);
 }
 

@@ -66,6 +66,10 @@ struct hl {
 struct sync_level {
 	struct stat st; /* the area directory's */
 	bool changed; /* its own metadata differs from the lower one's */
+	/* it, or a directory above it but the root (which never moves),
+	 * changed in the area since the baseline: what is in it may have come
+	 * by a rename there, which moves no ctime below the directory renamed */
+	bool moved;
 	size_t changes; /* ops noted below it */
 	size_t node1; /* its node + 1; 0: none yet */
 };

@@ -199,6 +199,11 @@ int sync_lower_changed(struct sync_ctx *c, int lfd, const char *name, const stru
 	return kept_find(c, name, true) ? 1 : tree_changed(lfd, name, &c->lbase, c->ldev);
 }
 
+static bool sync_level_moved(const struct sync_ctx *c)
+{
+	return ((const struct sync_level *)dirstack_top(&c->s)->extra)->moved;
+}
+
 /* whether @t falls between the area's baseline and the lower one's: the
  * last sync's span, where its own renames and others' changes mix */
 static bool in_last_sync(const struct sync_ctx *c, const struct timespec *t)
@@ -212,7 +217,8 @@ int sync_lower_changed_during(struct sync_ctx *c, int afd, int lfd, const char *
 {
 	int r;
 
-	if (!in_last_sync(c, &lst->st_ctim) || S_ISDIR(st->st_mode) || sync_since(&st->st_ctim, &c->base, true) ||
+	if (!in_last_sync(c, &lst->st_ctim) || sync_level_moved(c) || S_ISDIR(st->st_mode) ||
+	    sync_since(&st->st_ctim, &c->base, true) ||
 	    (S_ISREG(st->st_mode) && sync_mapped_has(&c->sh->mapped, st->st_ino)))
 		return 0;
 	if ((st->st_mode & S_IFMT) != (lst->st_mode & S_IFMT) || st->st_size != lst->st_size)
@@ -230,7 +236,7 @@ bool sync_lower_made_during(const struct sync_ctx *c, const struct stat *lst)
 {
 	const struct stat *adir = &((struct sync_level *)dirstack_top(&c->s)->extra)->st;
 
-	return in_last_sync(c, &lst->st_ctim) && !sync_since(&adir->st_mtim, &c->base, true);
+	return in_last_sync(c, &lst->st_ctim) && !sync_level_moved(c) && !sync_since(&adir->st_mtim, &c->base, true);
 }
 
 int sync_area_changed(struct sync_ctx *c, int afd, const char *name, const struct stat *st)
