@@ -469,6 +469,22 @@ static int umount_private(const struct area_dirs *d, const char *name, const cha
 	return r;
 }
 
+/* A walk of a path through a mount holds it for an instant (a writer
+ * meeting EROFS on the frozen bind, a stat): such a busy mount is tried
+ * again for a while; an open file or a working directory holds it for
+ * good, and is named then. */
+#define BUSY_TRIES 40
+#define BUSY_WAIT_USEC (50 * 1000) /* µs: two seconds in all */
+
+static int umount_id_waiting(uint64_t id)
+{
+	int r;
+
+	for (int i = 0; (r = umount_id(id, 0)) == -EBUSY && i < BUSY_TRIES; i++)
+		usleep(BUSY_WAIT_USEC);
+	return r;
+}
+
 /* The bind over the directory, by the mount ID recorded at setup (or, from
  * an older record, the one found on the path opened without links): the
  * directory's name may lead elsewhere now.  Only when the mount
@@ -482,7 +498,7 @@ static int umount_cover(const struct state_area *st, const struct area_dirs *d,
 
 	if (!id || !f->cover_present)
 		return 0; /* not covered, or unmounted by someone else */
-	r = umount_id(id, 0);
+	r = umount_id_waiting(id);
 	if (r == 0 || r == -ESTALE)
 		return 0; /* ours is gone: whatever is there now is not ours */
 	if (r == -EBUSY) {
@@ -623,9 +639,6 @@ static int overlay_stop_sync(const struct area_dirs *d, int recfd, struct state_
  * naming who holds it.  Returns: 0 (*@frozen: the bind is read-only now;
  * false for a record without the bind's ID); -EBUSY (said); negative
  * errno (said). */
-#define FREEZE_TRIES 20
-#define FREEZE_WAIT_USEC (50 * 1000) /* µs: a second in all */
-
 static int freeze_cover(const struct area_dirs *d, const struct state_area *st, bool *frozen,
 			struct diag_list *m)
 {
@@ -636,8 +649,8 @@ static int freeze_cover(const struct area_dirs *d, const struct state_area *st, 
 		return 0; /* an older storaged's record: synced as it was */
 	/* a writer between open and close holds it for an instant: a file
 	 * held open for writing holds it for good */
-	for (int i = 0; (r = umount_set_readonly(st->cover_id, true)) == -EBUSY && i < FREEZE_TRIES; i++)
-		usleep(FREEZE_WAIT_USEC);
+	for (int i = 0; (r = umount_set_readonly(st->cover_id, true)) == -EBUSY && i < BUSY_TRIES; i++)
+		usleep(BUSY_WAIT_USEC);
 	/* not where its path leads (something mounted over it): no write by
 	 * path reaches it, and the stop names what covers it */
 	if (r == -ESTALE)
