@@ -45,6 +45,7 @@
 #include "area_internal.h"
 #include "mount/mountfd.h"
 #include "mount/umount.h"
+#include "shared/fs_time.h"
 #include "shared/util.h"
 
 #define OVL_XATTR_PREFIX "trusted.overlay."
@@ -55,8 +56,6 @@
 /* an empty file in the area whose ctime a sync sets, to read the time as
  * the area's filesystem stamps it (stamp_take()) */
 #define OVL_CLOCK "clock"
-/* how long stamp_take() waits at most for that time to move on */
-#define OVL_CLOCK_WAIT_NSEC (2 * 1000000000LL)
 #define OVL_BUF_SIZE (128 * 1024)
 /* the upper files with several links whose first copy a sync remembers
  * (a descriptor each): past it, the others are copied as files apart */
@@ -498,62 +497,15 @@ static bool ts_before(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
-/* Sets the ctime of @fd to now, as its filesystem stamps it, into @ret. */
-static int clock_touch(int fd, struct timespec *ret)
-{
-	struct stat st;
-
-	if (futimens(fd, NULL) < 0 || fstat(fd, &st) < 0)
-		return -errno;
-	*ret = st.st_ctim;
-	return 0;
-}
-
-/*
- * The stamp of a sync about to read the upper layer: a time T such that
- * every entry changed from now on has a ctime >= T (never missed by the
- * next sync), and every entry changed before this call a ctime < T (not
- * applied again by the next sync).
- *
- * T is a ctime the area's own filesystem gives (OVL_CLOCK's), not the
- * clock read by storaged: the filesystem cuts its times to its own
- * granularity (1 s for an ext2 or ext4 with 128-byte inodes, the clock
- * tick for tmpfs without multigrain timestamps), and a ctime it gives
- * later is never before one it gave earlier (the coarse clock, and the
- * floor of multigrain timestamps, Documentation/filesystems/multigrain-ts.rst).
- * So an entry changed after OVL_CLOCK's ctime was set has a ctime >= T.
- * An entry changed in the same granule as T, before it, cannot be told
- * apart from one changed after it by its ctime alone; so T is taken
- * only once the filesystem's time has moved on past that of the call
- * (a first touch): what changed before the call is then strictly older.
- * The wait is at most one granule (none with multigrain timestamps, where
- * the touch after an fstat(2) gets a finer time); past
- * OVL_CLOCK_WAIT_NSEC (a clock stopped or set back) T is the last time
- * read, which never misses a change and may apply some again.
- *
- * Returns: 0 or negative errno.
- */
+/* The stamp of a sync about to read the upper layer, read off OVL_CLOCK:
+ * every entry changed from now on has a ctime at or past it (never missed
+ * by the next sync), every one changed before a ctime before it (not
+ * applied again). */
 static int stamp_take(int areafd, struct timespec *ret)
 {
 	_cleanup_close_ int fd = openat(areafd, OVL_CLOCK, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	struct timespec first = { 0 }, t = { 0 }, step = { 0, 1000000 };
-	long long waited = 0;
-	int r;
 
-	if (fd < 0)
-		return -errno;
-	if ((r = clock_touch(fd, &first)) < 0)
-		return r;
-	/* a whole second: likely a filesystem of second granularity */
-	if (first.tv_nsec == 0)
-		step = (struct timespec){ 0, 100000000 };
-	while ((r = clock_touch(fd, &t)) == 0 && !ts_before(&first, &t) && waited < OVL_CLOCK_WAIT_NSEC) {
-		nanosleep(&step, NULL);
-		waited += step.tv_nsec;
-	}
-	if (r == 0)
-		*ret = t;
-	return r;
+	return fd < 0 ? -errno : fs_time_past(fd, ret);
 }
 
 static int stamp_write(int areafd, const struct timespec *t)

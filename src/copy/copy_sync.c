@@ -78,6 +78,7 @@
 #include "copy_fd.h"
 
 #include "copy_sync_internal.h"
+#include "shared/fs_time.h"
 
 /* the path of the walk's current directory, for a message */
 static const char *here(struct sync_ctx *c, char *buf, size_t len)
@@ -661,15 +662,19 @@ static void sync_count(const struct sync_ctx *c, struct copy_result *res)
 
 /* step 6's end of the intent, this sync's or that of one cut after it:
  * the directory's baseline past all it did, with the lower root's names
- * (but its working directory @work's), then the record goes */
-static int intent_complete(int areafd, int lowerfd, const struct stat *work)
+ * (but its working directory @work's, open as @workfd), then the record
+ * goes.  The baseline is the directory's filesystem's own time, read off
+ * @workfd: a clock reading would be past the ctime a filesystem of whole
+ * seconds gives a write made after it in the same second, which the next
+ * sync would then take for older and overwrite. */
+static int intent_complete(int areafd, int lowerfd, int workfd, const struct stat *work)
 {
 	struct timespec now;
 	int r;
 
 	if (fgetxattr(areafd, COPY_SYNC_INTENT_XATTR, NULL, 0) < 0)
 		return errno == ENODATA || errno == EOPNOTSUPP ? 0 : -errno;
-	if ((r = copy_sync_base_past_writes(&now)) < 0 ||
+	if ((r = fs_time_past(workfd, &now)) < 0 ||
 	    (r = copy_sync_base_write(areafd, COPY_LOWER_SYNCED_XATTR, &now)) < 0)
 		return r;
 	/* without it, the next sync tells the root's names by its mtime */
@@ -713,7 +718,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	}
 	c.adev = ast.st_dev;
 	c.ldev = lst.st_dev;
-	if ((r = intent_complete(areafd, lowerfd, &c.work)) < 0) {
+	if ((r = intent_complete(areafd, lowerfd, workfd, &c.work)) < 0) {
 		r = sync_fail(&c, -r, "", "", "completing an interrupted sync");
 		goto out;
 	}
@@ -777,7 +782,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	 * the directory's at the next one (the kept list, written with the
 	 * intent, already says which entries are the directory's) */
 	if (applied)
-		intent_complete(areafd, lowerfd, &c.work);
+		intent_complete(areafd, lowerfd, workfd, &c.work);
 	/* the next sync compares what is mapped now; after a failure, what
 	 * this one was to compare too */
 	sync_mapped_write(r == 0 || r == -COPY_SYNC_KEPT_BOTH ? &sh.mapped_now : &sh.mapped, areafd);
