@@ -126,11 +126,14 @@ static unsigned size_shift(char c)
 
 /*
  * "N[.N]" with a binary multiplier up to the letter of @max_shift; a
- * fraction only with a multiplier.  @bytes: a trailing "B", or "iB" after
- * the letter, is allowed too.
+ * fraction only with a multiplier.  @bytes: "iB" after the letter is
+ * allowed too, and "B" after it makes the multiple decimal, as
+ * util-linux's strtosize() reads sizes ("1KB" is 1000, "1K" and "1KiB"
+ * 1024); a bare "B" is bytes.
  */
 static int parse_scaled(const char *s, unsigned max_shift, bool bytes, uint64_t *ret)
 {
+	uint64_t mult;
 	struct number n;
 	unsigned shift;
 	int r;
@@ -143,11 +146,15 @@ static int parse_scaled(const char *s, unsigned max_shift, bool bytes, uint64_t 
 		return -EINVAL;
 	if (shift)
 		s++;
+	mult = UINT64_C(1) << shift;
+	if (bytes && shift && strcmp(s, "B") == 0)
+		for (mult = 1; shift; shift -= 10)
+			mult *= 1000;
 	if (bytes && ((shift && strcmp(s, "iB") == 0) || strcmp(s, "B") == 0))
 		s += strlen(s);
-	if (*s != '\0' || (n.has_frac && !(bytes && shift)))
+	if (*s != '\0' || (n.has_frac && !(bytes && mult > 1)))
 		return -EINVAL;
-	return number_scale(&n, UINT64_C(1) << shift, ret);
+	return number_scale(&n, mult, ret);
 }
 
 int units_parse_size(const char *s, uint64_t *ret_bytes)

@@ -13,9 +13,10 @@
 
 /**
  * units_parse_size:
- * @s: "4096", "512K", "12800M", "1.5G", "2T" (suffixes K M G T P, optional
- *     "iB"/"B": binary multiples, 1K = 1024 bytes, as tmpfs(5) size= does);
- *     surrounding blanks are not accepted
+ * @s: "4096", "512K", "12800M", "1.5G", "2T" (suffixes K M G T P, with
+ *     an optional "iB": binary multiples, 1K = 1024 bytes, as tmpfs(5)
+ *     size= does; with "B", decimal ones, 1KB = 1000 bytes, as util-linux
+ *     reads sizes); surrounding blanks are not accepted
  * @ret_bytes: result in bytes, set only on success
  *
  * A fraction is allowed with a suffix ("1.5G"); the result is rounded down to

@@ -69,7 +69,11 @@ static void test_size_valid(void **state)
 	size_is("1.001K", 0, 1025); /* 1025.024 rounded down */
 	size_is("1.9999B", -EINVAL, 0);
 	size_is("2KiB", 0, 2 * KiB);
-	size_is("2KB", 0, 2 * KiB);
+	size_is("2KB", 0, 2000); /* decimal, as util-linux reads it */
+	size_is("10MB", 0, 10000000);
+	size_is("1.5GB", 0, 1500000000);
+	size_is("2TB", 0, 2000000000000);
+	size_is("10mb", -EINVAL, 0);
 	size_is("100B", 0, 100);
 	size_is("007", 0, 7);
 	/* largest values */
