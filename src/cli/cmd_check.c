@@ -6,6 +6,7 @@
  * configuration files in effect, as they are read.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -17,7 +18,22 @@
 struct check_log {
 	const struct logger *lg;
 	const struct plan *p;
+	const char *fstab_file; /* the fstab read, as diagnostics name it */
 };
+
+/* "FILE:LINE: " of what @s comes from, the fstab entry or the [area]
+ * section the user edits; "" for a step many entries share (a wait for a
+ * device, each of its entries' steps named on its own) */
+static const char *step_origin(const struct check_log *cl, const struct plan_step *s, char *buf, size_t len)
+{
+	if (s->kind == PLAN_AREA && s->area && s->area->file)
+		snprintf(buf, len, "%s:%u: ", s->area->file, s->area->line);
+	else if (s->kind == PLAN_MOUNT && s->entry && cl->fstab_file)
+		snprintf(buf, len, "%s:%u: ", cl->fstab_file, s->entry->line);
+	else
+		buf[0] = '\0';
+	return buf;
+}
 
 /* Each step the plan shows will fail, logged at the level that says how
  * start counts it: an error when it is a failure, a warning when only
@@ -28,13 +44,14 @@ static void log_predicted_failure(void *userdata, size_t i, enum world_failure h
 	const struct check_log *cl = userdata;
 	const struct plan_step *s = &cl->p->steps[i];
 	const char *be = plan_step_predicted_skip(s) ? "be " : "fail: ";
-	char what[512];
+	char what[512], at[PATH_MAX + 16];
 
 	plan_step_describe(s, what, sizeof(what));
+	step_origin(cl, s, at, sizeof(at));
 	if (how == WORLD_FAILURE_COUNTED)
-		log_error(cl->lg, "step %zu, %s: will %s%s", i + 1, what, be, plan_step_will_fail(s));
+		log_error(cl->lg, "%sstep %zu, %s: will %s%s", at, i + 1, what, be, plan_step_will_fail(s));
 	else if (how == WORLD_FAILURE_TOLERATED)
-		log_warning(cl->lg, "step %zu, %s: will %s%s (nofail: not counted as a failure)",
+		log_warning(cl->lg, "%sstep %zu, %s: will %s%s (nofail: not counted as a failure)", at,
 			    i + 1, what, be, plan_step_will_fail(s));
 	else
 		log_notice(cl->lg, "step %zu, %s: will fail: %s (counted at the steps that wait for it)",
@@ -96,7 +113,7 @@ int cmd_check(const struct options *o, const struct logger *lg)
 		r = warn_unmatched_sections(&src, lg, &w);
 	if (r == 0)
 		r = world_predicted_failures(&w.plan, &c, log_predicted_failure,
-					     &(struct check_log){ lg, &w.plan });
+					     &(struct check_log){ lg, &w.plan, w.fstab.file });
 	if (r == 0)
 		world_log_failures(lg, &c);
 	if (r == -EINVAL)

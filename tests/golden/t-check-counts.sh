@@ -55,9 +55,9 @@ for sc in device-absent predicted-failures raid1-member-missing; do
 	echo "# $sc"
 	check "$sc"
 	[ "$RC" = 1 ] || fail "$sc: check exited $RC, expected 1"
-	errors=$(grep -c '^storaged: error: step ' "$WORK/err")
-	warnings=$(grep -c '^storaged: warning: step .*(nofail: not counted as a failure)$' "$WORK/err")
-	skips=$(grep -c '^storaged: error: step .*: will be skipped: ' "$WORK/err")
+	errors=$(grep -c '^storaged: error: \([^ ]*:[0-9]*: \)\?step ' "$WORK/err")
+	warnings=$(grep -c '^storaged: warning: \([^ ]*:[0-9]*: \)\?step .*(nofail: not counted as a failure)$' "$WORK/err")
+	skips=$(grep -c '^storaged: error: \([^ ]*:[0-9]*: \)\?step .*: will be skipped: ' "$WORK/err")
 	[ "$errors" -ge 1 ] || fail "$sc: no error line for a step"
 	[ "$(closing 'steps\? will fail')" = "$errors" ] || fail "$sc: the closing line does not count the $errors errors"
 	[ "$(closing 'nofail steps\? will fail')" = "$warnings" ] || fail "$sc: the closing line does not count the $warnings nofail warnings"

@@ -24,6 +24,10 @@ expect_rc 1 --dry-run
 grep -q "does not fit" "$OUT" || { cat "$OUT"; fail "dry-run does not predict the failure"; }
 grep -q "storaged: error: 1 step will fail$" "$OUT" || { cat "$OUT"; fail "dry-run exit status unexplained"; }
 [ -z "$(scratch_mounts)" ] || fail "dry-run mounted something"
+# check names where to change it: the [area] section's file and line
+expect_rc 1 check
+grep -q "^storaged: error: $CONF:1: step 1, area c05 .*: will fail: seed needs " "$OUT" ||
+	{ cat "$OUT"; fail "check does not name the area's file and line in its 'will fail' error"; }
 expect_rc 1 start
 # units_format_size(): 80 MiB and the few KiB of the directory and the text
 # file print exactly in KiB ("81928K"), or with one decimal in MiB

@@ -54,11 +54,11 @@ printf '%s\n' "$OUT" | sed 's/^/  | /'
 c_failed=$(closing "$OUT" 'steps\? will fail')
 c_skipped=$(closing "$OUT" skipped)
 c_nofail=$(closing "$OUT" 'nofail steps\? will fail')
-[ "$(printf '%s\n' "$OUT" | grep -c '^storaged: error: step ')" = "$c_failed" ] ||
+[ "$(printf '%s\n' "$OUT" | grep -c '^storaged: error: \([^ ]*:[0-9]*: \)\?step ')" = "$c_failed" ] ||
 	fail "check's error lines are not its closing count $c_failed"
-[ "$(printf '%s\n' "$OUT" | grep -c '^storaged: error: step .*: will be skipped: ')" = "$c_skipped" ] ||
+[ "$(printf '%s\n' "$OUT" | grep -c '^storaged: error: \([^ ]*:[0-9]*: \)\?step .*: will be skipped: ')" = "$c_skipped" ] ||
 	fail "check's skip lines are not its closing count $c_skipped"
-[ "$(printf '%s\n' "$OUT" | grep -c '^storaged: warning: step .*(nofail: not counted as a failure)$')" = "$c_nofail" ] ||
+[ "$(printf '%s\n' "$OUT" | grep -c '^storaged: warning: \([^ ]*:[0-9]*: \)\?step .*(nofail: not counted as a failure)$')" = "$c_nofail" ] ||
 	fail "check's nofail lines are not its closing count $c_nofail"
 [ "$c_failed/$c_skipped/$c_nofail" = "$WANT_FAILED/$WANT_SKIPPED/$WANT_NOFAIL" ] ||
 	fail "check counts $c_failed failed ($c_skipped skipped), $c_nofail nofail; expected $WANT_FAILED ($WANT_SKIPPED), $WANT_NOFAIL"
