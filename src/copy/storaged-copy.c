@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "copy.h"
@@ -133,16 +134,34 @@ static int hold(const char *dir, int fd, struct copy_result *res)
 	return res->err;
 }
 
+/* The source's baseline: past every write before the copy, so that a
+ * file written in the tick before it is not the directory's change since
+ * the seed (a false conflict when the area changes it too).  But a
+ * filesystem of whole seconds (ext4 with 128-byte inodes; its root's
+ * times have no nanoseconds) stamps a write made just after the reading
+ * with the second it falls in, older than the reading: the next sync
+ * would take it for the seed's and put the area's version over it.
+ * There the baseline is the start of that second: a write in it before
+ * the seed counts as the directory's (a conflict at worst, both kept). */
+static bool source_base(int sfd, struct timespec *ret)
+{
+	struct stat st;
+
+	if (copy_sync_base_past_writes(ret) < 0)
+		return false;
+	if (fstat(sfd, &st) == 0 && st.st_ctim.tv_nsec == 0 && st.st_mtim.tv_nsec == 0)
+		ret->tv_nsec = 0;
+	return true;
+}
+
 /* a copy (the seed: the area is not visible yet), then its end as the
  * destination's sync baseline: every file of it has an older ctime (a
  * filesystem without trusted xattrs keeps none: the first sync then
- * compares everything).  The source's baseline is past every write before
- * the copy: a file written in the tick before it is not the directory's
- * change since the seed (a false conflict when the area changes it too). */
+ * compares everything); the source's, source_base(). */
 static int copy(int sfd, int dfd, const struct copy_opts *o, struct copy_result *res)
 {
 	struct timespec start, end;
-	bool lower = copy_sync_base_past_writes(&start) == 0;
+	bool lower = source_base(sfd, &start);
 	int r;
 
 	/* the root's names as the baseline's start saw them (storaged's own
