@@ -220,7 +220,7 @@ static bool degraded_policy(struct run *rn, size_t i, size_t dep)
 	if (!s->degraded_allowed) {
 		fail_step(rn, i, OUT_FAILED,
 			  "btrfs %s: %s; not mounting: degraded mounts are not allowed (" PLAN_DEGRADED_CONSENT " to allow them)",
-			  fsid, rn->texts[dep].msg, fsid);
+			  fsid, rn->texts[dep].msg, fsid, s->policy_file);
 		exec_record_step_failure(rn, i, STATE_FAILED);
 		exec_decide(rn, dep, DECISION_REFUSED);
 		return false;

@@ -230,6 +230,13 @@ int config_init(struct config *c);
  */
 void config_done(struct config *c);
 
+/* The file a user edits to change [storaged]'s keys: the one read, or
+ * the default path where none was (built-in defaults).  Borrowed. */
+static inline const char *config_file_name(const struct config *c)
+{
+	return c->file ? c->file : CONFIG_DEFAULT_PATH;
+}
+
 /*
  * @c: config initialised by config_init(); values read override defaults
  * @text: ini text, @len bytes (need not be NUL-terminated; NUL bytes inside

@@ -74,10 +74,11 @@ static uint64_t entry_fs_device_timeout(const struct fstab_entry *e, const struc
 /* What a mount does when its btrfs set stays incomplete: the entry's own
  * consent (x-storaged.degraded) first, else its filesystem's policy. */
 static void set_degraded_policy(struct plan_step *s, const struct fstab_entry *e,
-				const struct btrfs_fs_policy *pol)
+				const struct btrfs_fs_policy *pol, const struct config *c)
 {
 	s->degraded_allowed = e->degraded_ok || pol->degraded != DEGRADED_NO;
 	s->degraded_read_only = !e->degraded_ok && pol->degraded == DEGRADED_READ_ONLY;
+	s->policy_file = pol->section && pol->section->degraded_set ? pol->section->file : config_file_name(c);
 }
 
 static uint64_t entry_mount_timeout(const struct plan_input *in, const struct fstab_entry *e)
@@ -185,6 +186,7 @@ static int add_mount_step(struct builder *b, size_t i)
 	s->mount_timeout_usec = entry_mount_timeout(b->in, e);
 	s->degraded_allowed = b->in->config->degraded != DEGRADED_NO || e->degraded_ok;
 	s->degraded_read_only = !e->degraded_ok && b->in->config->degraded == DEGRADED_READ_ONLY;
+	s->policy_file = config_file_name(b->in->config);
 	s->is_btrfs = streq(e->fstype, "btrfs");
 	b->entry_step[i] = idx;
 	/* a line the boot refuses fails alone, whatever is mounted there:
@@ -368,7 +370,7 @@ static int add_device_steps(struct builder *b, size_t i)
 	if (pol.section && pol.section->refused)
 		return plan__refused_section(&b->steps[from], pol.section);
 	timeout = entry_fs_device_timeout(e, &pol);
-	set_degraded_policy(&b->steps[from], e, &pol);
+	set_degraded_policy(&b->steps[from], e, &pol, b->in->config);
 	r = plan_identity_check(b->in, e, dev, fs, &b->steps[from]);
 	if (r != 0)
 		return r < 0 ? r : 0;

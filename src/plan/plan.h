@@ -37,10 +37,11 @@ struct plan_dep {
 };
 
 /* How to allow a degraded mount of the btrfs filesystem whose fsid is the
- * one %s, for messages: the configuration's policy or the entry's consent
- * (plan.c, set_degraded_policy()). */
+ * first %s, for messages: the configuration's policy (in the file that is
+ * the second %s, plan_step.policy_file) or the entry's consent (plan.c,
+ * set_degraded_policy()). */
 #define PLAN_DEGRADED_CONSENT \
-	"set degraded = read-only or after-timeout in its [btrfs %s] section or [storaged] of storaged.conf, or add x-storaged.degraded to the fstab entry"
+	"set degraded = read-only or after-timeout in its [btrfs %s] section or [storaged] of %s, or add x-storaged.degraded to the fstab entry"
 
 struct plan_step {
 	enum plan_step_kind kind;
@@ -87,6 +88,9 @@ struct plan_step {
 				  [storaged]'s), or x-storaged.degraded */
 	bool degraded_read_only; /* degraded = read-only without
 				    x-storaged.degraded: mount -o ro,degraded */
+	/* the file of the [btrfs] section, else of [storaged], that sets
+	 * its degraded policy: borrowed from the config, never NULL */
+	const char *policy_file;
 	bool is_btrfs; /* btrfs entry: mount waits on an ASSEMBLE step */
 	bool stale_refused; /* a conflict: a stale member, and stale-member = refuse */
 

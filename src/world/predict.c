@@ -700,7 +700,7 @@ static int rule_btrfs_members(struct predictor *pr, size_t i)
 			       "btrfs %s: %s (%" PRIu64 "/%" PRIu64
 			       " members present) and degraded = no: the mount fails unless the members appear within %s; attach them, or allow a degraded mount: " PLAN_DEGRADED_CONSENT,
 			       a->fsid, a->missing, a->n_present, a->num_devices,
-			       units_format_duration(a->timeout_usec, w, sizeof(w)), a->fsid);
+			       units_format_duration(a->timeout_usec, w, sizeof(w)), a->fsid, s->policy_file);
 	}
 	return 0;
 }

@@ -22,7 +22,7 @@ RO_FIX="unmount $MP and mount it again (umount $MP && $(sd_self) start; read-onl
 note "without a policy, the plan's will-fail names the knobs that allow a degraded mount"
 printf '[storaged]\ndevice-timeout = 2s\n' >"$CONF"
 run_sd 1 --dry-run
-expect_out "attach them, or allow a degraded mount: set degraded = read-only or after-timeout in its \[btrfs $FSID\] section or \[storaged\] of storaged.conf, or add x-storaged.degraded to the fstab entry"
+expect_out "attach them, or allow a degraded mount: set degraded = read-only or after-timeout in its \[btrfs $FSID\] section or \[storaged\] of $CONF, or add x-storaged.degraded to the fstab entry"
 
 printf '[storaged]\ndevice-timeout = 2s\ndegraded = read-only\n' >"$CONF"
 note "the plan says what happens after the wait"

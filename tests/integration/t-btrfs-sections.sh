@@ -62,6 +62,8 @@ t1=$(date +%s)
 [ $((t1 - t0)) -le 30 ] || fail "waited $((t1 - t0))s: [storaged]'s 60s, not the sections' 2s and 3s"
 expect_out "1 of 2 members present after 2s, devid 2 missing; mounting $SCRATCH/p DEGRADED"
 expect_out "btrfs $Q: 1 of 2 members present after 3s, devid 2 missing; not mounting: degraded mounts are not allowed"
+# its section sets no degraded =: the advice names the file of [storaged]
+expect_out "not mounting: degraded mounts are not allowed (set degraded = read-only or after-timeout in its \[btrfs $Q\] section or \[storaged\] of $CONF, or add"
 expect_out "btrfs $P: decision=degraded-by-policy members=1/2 waited=2s wait=\"up to 2s\" arrived=\"devid 1 $P1 at +0.[0-9]s\" missing=\"devid 2 missing\""
 expect_out "btrfs $Q: decision=refused members=1/2 waited=3s wait=\"up to 3s\" arrived=\"devid 1 $Q1 at +0.[0-9]s\""
 [ "$(printf '%s\n' "$OUT" | grep -c "decision=")" = 2 ] || fail "not one decision line per filesystem"
