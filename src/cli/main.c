@@ -13,6 +13,7 @@
 #include "parse/config.h"
 #include "shared/invocation.h"
 #include "shared/util.h"
+#include "world/world.h"
 
 enum {
 	OPT_JSON = 0x100,
@@ -158,6 +159,14 @@ static int check_options(const struct command *cmd, const struct options *o, con
 		log_usage_error(lg, cmd->name, "%s is for the table; %s has none",
 				o->raw ? "--raw" : o->noheadings ? "--noheadings" : "-o/--output",
 				o->json ? "--json" : "--format=prometheus");
+		return EXIT_CONFIG;
+	}
+	/* a fixture stands in for the live system in a plan; what start or
+	 * sync do, they do to the live one (stop reads none of them) */
+	if (!o->dry_run && (cmd->run == cmd_start || cmd->run == cmd_sync) && sources_fixture_set()) {
+		log_usage_error(lg, cmd->name,
+				"%s is set: it puts a test's file in place of the system's for --dry-run, check, scan and status; %s would act on the live system as that file shows it: unset it",
+				sources_fixture_set(), cmd->name);
 		return EXIT_CONFIG;
 	}
 	if (o->dry_run && (o->foreground || o->daemonize)) {

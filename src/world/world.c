@@ -34,6 +34,19 @@ static const char *test_input(const char *name)
 	return v && v[0] ? v : NULL;
 }
 
+const char *sources_fixture_set(void)
+{
+	static const char *const names[] = {
+		"STORAGED_MOUNTINFO",	"STORAGED_INVENTORY",	 "STORAGED_MEMINFO",	     "STORAGED_SURVEYS",
+		"STORAGED_FILESYSTEMS", "STORAGED_MOUNT_HELPERS", "STORAGED_SYSFS_BTRFS", "STORAGED_SCRUB_STATUS_DIR",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (test_input(names[i]))
+			return names[i];
+	return NULL;
+}
+
 void sources_init(struct sources *s, const struct options *o)
 {
 	const char *mountinfo = test_input("STORAGED_MOUNTINFO");

@@ -73,6 +73,11 @@ struct sources {
  */
 void sources_init(struct sources *s, const struct options *o);
 
+/* The first test-only input of sources_init() that is set (its variable's
+ * name, static), or NULL: a command that changes the system refuses to
+ * run on a fixture's view of it. */
+const char *sources_fixture_set(void);
+
 struct world {
 	struct config cfg;
 	struct fstab fstab;

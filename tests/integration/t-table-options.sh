@@ -150,6 +150,13 @@ scan_golden "scan --json -o" --json -o fsid,missing <<'EOT'
 }
 EOT
 usage_error "-o 'KIND': no such column; the columns: FSID, LABEL, PRESENT," scan -o KIND
+# a fixture is for plans: start and sync would act on the live system
+# as the fixture shows it (start ran, exit 0, on a fake mount table)
+usage_error "^storaged: error: start: STORAGED_INVENTORY is set: .*start would act on the live system as that file shows it: unset it" start
+usage_error "^storaged: error: sync: STORAGED_INVENTORY is set: " sync
+[ -z "$(findmnt -rn -o TARGET | grep -F "$SCRATCH")" ] || fail "start under a fixture mounted something"
+sd --dry-run >/dev/null 2>&1
+[ $? != 2 ] || fail "--dry-run refused under a fixture"
 
 note "scan without btrfs: the devices counted in words, never 'device(s)'"
 printf '[device /dev/vda1]\ntype = ext4\nuuid = 3b1d0f62-0d0c-4b7a-9f59-2c7a1d5e8b10\ndevno = 252:1\n' >"$SCRATCH/one.ini"
