@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#pragma once
+/* A filesystem's own time, as it stamps the ctimes a sync compares. */
+#ifndef STORAGED_FS_TIME_H
+#define STORAGED_FS_TIME_H
 
 #include <time.h>
 
@@ -32,3 +34,5 @@
  * Returns: 0; negative errno of futimens(2) or fstat(2).
  */
 int fs_time_past(int fd, struct timespec *ret);
+
+#endif
