@@ -32,48 +32,35 @@ rm -f "$V/proj/probe"
 echo area >"$P/g"
 expect_rc 0 sync
 
-# wait for the start of a second, then sync and write underneath at once
-# (all within that second)
-for i in $(seq 1 200); do
-	ns=$(date +%N)
-	[ "${ns#0}" != "$ns" ] && [ "${ns:0:1}" = 0 ] && break
-	sleep 0.005
-done
-expect_rc 0 sync
-t1=$(date +%s)
-echo "the directory's version" >"$V/proj/f"
-echo made >"$V/proj/made"
-[ "$(date +%s)" = "$t1" ] || skip "the writes after the sync took past its second (slow machine): not the same second"
-sleep 1.1
-expect_rc 0 sync
-bad=""
-[ "$(cat "$V/proj/f")" = "the directory's version" ] ||
-	bad="f written in the directory just after a sync (same second) was replaced by the area's version: '$(cat "$V/proj/f")'; "
-[ "$(cat "$V/proj/made" 2>/dev/null)" = made ] ||
-	bad="${bad}made, made in the directory just after a sync (same second), was deleted by the next sync"
-[ -z "$bad" ] || fail "$bad"
-pass "a write just after a sync on a whole-second filesystem is the directory's"
+# write_after WHAT ARGS...: at the start of a second, storaged ARGS, then at
+# once (in that second) f rewritten and a file made underneath; the next
+# sync, a second later, must keep both as the directory's
+write_after() {
+	local what=$1 i ns t1 bad=""
+	shift
+	for i in $(seq 1 200); do
+		ns=$(date +%N)
+		[ "${ns:0:1}" = 0 ] && break
+		sleep 0.005
+	done
+	expect_rc 0 "$@"
+	t1=$(date +%s)
+	echo "written after $what" >"$V/proj/f"
+	echo made >"$V/proj/made-after-$what"
+	[ "$(date +%s)" = "$t1" ] || skip "the writes after $what took past its second (slow machine): not the same second"
+	sleep 1.1
+	expect_rc 0 sync
+	[ "$(cat "$V/proj/f")" = "written after $what" ] ||
+		bad="f written in the directory just after $what (same second) was replaced by the area's version: '$(cat "$V/proj/f")'; "
+	[ "$(cat "$V/proj/made-after-$what" 2>/dev/null)" = made ] ||
+		bad="${bad}a file made in the directory just after $what (same second) was deleted by the next sync"
+	[ -z "$bad" ] || fail "$bad"
+	pass "a write just after $what on a whole-second filesystem is the directory's"
+}
 
-# the same just after start: the seed's baseline of the directory
+write_after sync sync
+# the seed's baseline of the directory
 expect_rc 0 stop
-for i in $(seq 1 200); do
-	ns=$(date +%N)
-	[ "${ns#0}" != "$ns" ] && [ "${ns:0:1}" = 0 ] && break
-	sleep 0.005
-done
-expect_rc 0 start
-t1=$(date +%s)
-echo "written after start" >"$V/proj/f"
-echo made >"$V/proj/made-after-start"
-[ "$(date +%s)" = "$t1" ] || skip "the writes after start took past its second (slow machine): not the same second"
-sleep 1.1
-expect_rc 0 sync
-bad=""
-[ "$(cat "$V/proj/f")" = "written after start" ] ||
-	bad="f written in the directory just after start (same second) was replaced by the area's version: '$(cat "$V/proj/f")'; "
-[ "$(cat "$V/proj/made-after-start" 2>/dev/null)" = made ] ||
-	bad="${bad}a file made in the directory just after start (same second) was deleted by the next sync"
-[ -z "$bad" ] || fail "$bad"
+write_after start start
 umount "$V"
 expect_rc 0 stop
-pass "a write just after start on a whole-second filesystem is the directory's"
