@@ -21,15 +21,30 @@ struct check_log {
 	const char *fstab_file; /* the fstab read, as diagnostics name it */
 };
 
-/* "FILE:LINE: " of what @s comes from, the fstab entry or the [area]
- * section the user edits; "" for a step many entries share (a wait for a
- * device, each of its entries' steps named on its own) */
-static const char *step_origin(const struct check_log *cl, const struct plan_step *s, char *buf, size_t len)
+/* The fstab entry of the first mount that waits for step @i, or NULL. */
+static const struct fstab_entry *first_waiting_entry(const struct plan *p, size_t i)
 {
+	for (size_t k = 0; k < p->n_steps; k++)
+		for (size_t d = 0; p->steps[k].kind == PLAN_MOUNT && d < p->steps[k].n_deps; d++)
+			if (p->steps[k].deps[d].step == i)
+				return p->steps[k].entry;
+	return NULL;
+}
+
+/* "FILE:LINE: " of what step @i comes from, the fstab entry or the [area]
+ * section the user edits: for a wait for a device, the first entry that
+ * names it; "" when none is known */
+static const char *step_origin(const struct check_log *cl, size_t i, char *buf, size_t len)
+{
+	const struct plan_step *s = &cl->p->steps[i];
+	const struct fstab_entry *e = s->kind == PLAN_MOUNT		? s->entry
+				      : s->kind == PLAN_WAIT_DEVICE ? first_waiting_entry(cl->p, i)
+								    : NULL;
+
 	if (s->kind == PLAN_AREA && s->area && s->area->file)
 		snprintf(buf, len, "%s:%u: ", s->area->file, s->area->line);
-	else if (s->kind == PLAN_MOUNT && s->entry && cl->fstab_file)
-		snprintf(buf, len, "%s:%u: ", cl->fstab_file, s->entry->line);
+	else if (e && cl->fstab_file)
+		snprintf(buf, len, "%s:%u: ", cl->fstab_file, e->line);
 	else
 		buf[0] = '\0';
 	return buf;
@@ -47,14 +62,14 @@ static void log_predicted_failure(void *userdata, size_t i, enum world_failure h
 	char what[512], at[PATH_MAX + 16];
 
 	plan_step_describe(s, what, sizeof(what));
-	step_origin(cl, s, at, sizeof(at));
+	step_origin(cl, i, at, sizeof(at));
 	if (how == WORLD_FAILURE_COUNTED)
 		log_error(cl->lg, "%sstep %zu, %s: will %s%s", at, i + 1, what, be, plan_step_will_fail(s));
 	else if (how == WORLD_FAILURE_TOLERATED)
 		log_warning(cl->lg, "%sstep %zu, %s: will %s%s (nofail: not counted as a failure)", at,
 			    i + 1, what, be, plan_step_will_fail(s));
 	else
-		log_notice(cl->lg, "step %zu, %s: will fail: %s (counted at the steps that wait for it)",
+		log_notice(cl->lg, "%sstep %zu, %s: will fail: %s (counted at the steps that wait for it)", at,
 			   i + 1, what, plan_step_will_fail(s));
 }
 

@@ -63,6 +63,12 @@ c_nofail=$(closing "$OUT" 'nofail steps\? will fail')
 [ "$c_failed/$c_skipped/$c_nofail" = "$WANT_FAILED/$WANT_SKIPPED/$WANT_NOFAIL" ] ||
 	fail "check counts $c_failed failed ($c_skipped skipped), $c_nofail nofail; expected $WANT_FAILED ($WANT_SKIPPED), $WANT_NOFAIL"
 expect_no_out "mode"
+# each names where to change it: the wait for the absent label the first
+# fstab line naming it (6), the area its section (line 4 of the config)
+printf '%s\n' "$OUT" | grep -q "^storaged: $FSTAB:6: step [0-9]*, wait for LABEL=storaged-counts-absent: will fail: " ||
+	fail "check's notice of the failing wait does not name the fstab line of the entry that waits"
+printf '%s\n' "$OUT" | grep -q "^storaged: error: $CONF:4: step [0-9]*, area big " ||
+	fail "check's error of the area does not name its [area] section's line"
 
 note "--dry-run: the same closing line"
 OUT=$(sd --dry-run 2>&1 >/dev/null)
