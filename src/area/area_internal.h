@@ -338,9 +338,8 @@ int area_overlay_cover(struct setup *s, unsigned int attr, struct diag_list *m);
  * is deleted is renamed into the working directory; syncfs; then the
  * working directory is removed.  @mounted: the overlay is mounted (a
  * `sync`): directories new to the lower layer are marked opaque in the
- * upper one first, and the sync's stamp is recorded; false (stop, the
- * overlay unmounted).  Either way, only what changed since the last sync
- * that succeeded is applied.
+ * upper one first, and only what changed since the last sync that
+ * succeeded is applied; false (stop, the overlay unmounted): all of it.
  * *@ret_changes: entries put or deleted.  Returns: 0 or negative errno,
  * with one diag_error naming the entry. */
 int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *st, bool mounted,

@@ -575,15 +575,13 @@ int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *s
 		goto out;
 	}
 	/* before the upper layer is read: what changes from now on is newer;
-	 * a clock set back (now before the last stamp) makes this sync whole.
-	 * The stop's too applies only what changed since the last sync: one
-	 * after a sync that left nothing to carry changes nothing, and says
-	 * nothing */
-	if ((r = stamp_take(areafd, &now)) < 0) {
+	 * a clock set back (now before the last stamp) makes this sync whole */
+	if (mounted && (r = stamp_take(areafd, &now)) < 0) {
 		c.step = "reading the time of the area's filesystem";
 		goto out;
 	}
-	stamp_read(areafd, &c.since);
+	if (mounted)
+		stamp_read(areafd, &c.since);
 	if (ts_before(&now, &c.since))
 		c.since = (struct timespec){ 0 };
 	r = overlay_apply(&c, recfd, st, upperfd, lowerfd);
