@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Found by a hostile trial (branch attack3) of ae67ad8, "Overlay stop:
-# applies only what changed in the upper layer since the last sync".
+# applies only what changed in the upper layer since the last sync",
+# reverted for it (8209e0c): the stop applies the whole upper layer.
 #
 # An overlay area (seed = overlay, persist = yes).  A program maps a file
 # of the area shared (mmap(2), as sqlite in WAL mode, LMDB, a compiler's
