@@ -61,7 +61,8 @@ write_conf() {
 	chmod 0644 "$CONF"
 }
 
-# persist_conf PATH: one area, p: PATH on a 64 MiB tmpfs, persist = yes
+# persist_conf PATH [SEED]: one area, p: PATH on a 64 MiB tmpfs,
+# persist = yes, seed = SEED when given (overlay)
 persist_conf() {
 	write_conf <<EOT
 [area p]
@@ -69,6 +70,7 @@ path = $1
 backend = tmpfs
 size = 64M
 persist = yes
+${2:+seed = $2}
 EOT
 }
 

@@ -33,14 +33,7 @@ python3 -c 'import time; time.clock_settime_ns(time.CLOCK_REALTIME, time.clock_g
 P=$SCRATCH/work
 mkdir -p "$P"
 echo original >"$P/f"
-write_conf <<EOT
-[area p]
-path = $P
-backend = tmpfs
-size = 64M
-persist = yes
-seed = overlay
-EOT
+persist_conf "$P" overlay
 expect_rc 0 start
 echo first >"$P/f"
 expect_rc 0 sync

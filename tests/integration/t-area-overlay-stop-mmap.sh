@@ -28,14 +28,7 @@ command -v python3 >/dev/null || skip "no python3 (the mmap writer)"
 P=$SCRATCH/work
 mkdir -p "$P"
 head -c 4096 /dev/zero | tr '\0' . >"$P/db"
-write_conf <<EOT
-[area p]
-path = $P
-backend = tmpfs
-size = 64M
-persist = yes
-seed = overlay
-EOT
+persist_conf "$P" overlay
 expect_rc 0 start
 
 # writes "first" through a shared mapping, says so, waits for the go,
