@@ -46,6 +46,7 @@
 #include "mount/mountfd.h"
 #include "mount/umount.h"
 #include "shared/fs_time.h"
+#include "shared/mapped.h"
 #include "shared/util.h"
 
 #define OVL_XATTR_PREFIX "trusted.overlay."
@@ -83,6 +84,8 @@ struct ovl_apply {
 	const char *step; /* what failed on it */
 	struct ovl_link *links;
 	size_t nlinks;
+	/* upper files mapped shared at this sync or the last one (mounted) */
+	struct mapped_set mapped;
 };
 
 static const struct ovl_link *link_find(const struct ovl_apply *c, const struct stat *st)
@@ -317,6 +320,23 @@ static bool same_node(const struct stat *us, const struct stat *ls)
 	       us->st_mtim.tv_sec == ls->st_mtim.tv_sec && us->st_mtim.tv_nsec == ls->st_mtim.tv_nsec;
 }
 
+/* Whether the upper file @us, mapped shared at this sync or the last one
+ * (mapped.h: its times cannot tell), holds other data than the lower one
+ * @ls.  One that cannot be read to compare is copied. */
+static bool mapped_changed(const struct ovl_apply *c, int udir, int ldir, const char *name,
+			   const struct stat *us, const struct stat *ls)
+{
+	_cleanup_close_ int u = -EBADF, l = -EBADF;
+
+	if (!S_ISREG(us->st_mode) || !mapped_has(&c->mapped, us->st_ino))
+		return false;
+	if (!S_ISREG(ls->st_mode) || us->st_size != ls->st_size)
+		return true;
+	u = openat(udir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	l = openat(ldir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	return u < 0 || l < 0 || same_file_data(u, l, us->st_size) != 1;
+}
+
 /* A file, link, device node or fifo of the upper layer into the lower one:
  * copied into the working directory, then renamed over the lower entry in
  * one step (exchanged with a directory of that name, which stays in the
@@ -332,7 +352,8 @@ static int apply_node(struct ovl_apply *c, int udir, int ldir, const char *name,
 	char tmp[32];
 	int r;
 
-	if (!changed_since(us, c) && ls && (!whole || same_node(us, ls)))
+	if (!changed_since(us, c) && ls && (!whole || same_node(us, ls)) &&
+	    !mapped_changed(c, udir, ldir, name, us, ls))
 		return 0;
 	snprintf(tmp, sizeof(tmp), "n%lu", c->seq++);
 	c->step = "copying";
@@ -558,10 +579,33 @@ static int overlay_apply(struct ovl_apply *c, int recfd, struct state_area *st, 
 	return r;
 }
 
+/* The upper files mapped shared now, through the overlay over @st's
+ * directory or as the upper layer's own, into @now, and with those the
+ * last sync recorded on @areafd into c->mapped. */
+static int mapped_setup(struct ovl_apply *c, const struct state_area *st, int areafd, int upperfd,
+			struct mapped_set *now)
+{
+	char *real = realpath(st->path, NULL); /* as /proc/PID/maps names it */
+	struct mapped_via via = { .mount_point = real ? real : st->path, .dirfd = upperfd };
+	struct stat ust;
+	int r = fstat(upperfd, &ust) < 0 ? -errno : 0;
+
+	if (r == 0)
+		r = mapped_scan(now, ust.st_dev, &via);
+	if (r == 0)
+		r = mapped_load(&c->mapped, areafd, COPY_SYNC_MAPPED_XATTR);
+	if (r == 0)
+		r = mapped_merge(&c->mapped, now);
+	mapped_sort(&c->mapped);
+	free(real);
+	return r;
+}
+
 int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *st, bool mounted,
 		      size_t *ret_changes, struct diag_list *m)
 {
 	struct ovl_apply c = { .workfd = -1, .mounted = mounted, .step = "opening" };
+	struct mapped_set mapped_now = { 0 };
 	_cleanup_close_ int areafd = -EBADF, upperfd = -EBADF, lowerfd = -EBADF;
 	struct timespec now = { 0 };
 	int r;
@@ -580,6 +624,10 @@ int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *s
 		c.step = "reading the time of the area's filesystem";
 		goto out;
 	}
+	if (mounted && (r = mapped_setup(&c, st, areafd, upperfd, &mapped_now)) < 0) {
+		c.step = "reading which files are mapped";
+		goto out;
+	}
 	if (mounted)
 		stamp_read(areafd, &c.since);
 	if (ts_before(&now, &c.since))
@@ -587,11 +635,17 @@ int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *s
 	r = overlay_apply(&c, recfd, st, upperfd, lowerfd);
 	if (r == 0 && mounted)
 		r = stamp_write(areafd, &now);
+	/* the next sync compares what is mapped now; after a failure, what
+	 * this one should have compared as well */
+	if (mounted)
+		mapped_save(r == 0 ? &mapped_now : &c.mapped, areafd, COPY_SYNC_MAPPED_XATTR);
 	if (ret_changes)
 		*ret_changes = c.changes;
 out:
 	free(c.buf);
 	links_free(&c);
+	mapped_done(&c.mapped);
+	mapped_done(&mapped_now);
 	if (r < 0)
 		diag_error(m, NULL, 0,
 			   "area '%s': sync back of the overlay's upper layer into '%s' failed while %s%s%s%s: %s; every entry of the directory is its complete old or new version and the area, with every change, is left in place: fix this and run `%s %s%s`",

@@ -170,7 +170,7 @@ static bool unchanged(const struct sync_ctx *c, int afd, int lfd, const char *na
 {
 	if (!same_meta(a, l) || c->base.tv_sec < 0)
 		return false;
-	if (S_ISREG(a->st_mode) && sync_mapped_has(&c->sh->mapped, a->st_ino))
+	if (S_ISREG(a->st_mode) && mapped_has(&c->sh->mapped, a->st_ino))
 		return sync_same_content(afd, lfd, name, a, l, true) == 1;
 	return !sync_since(&a->st_ctim, &c->base, true);
 }
@@ -785,13 +785,14 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		intent_complete(areafd, lowerfd, workfd, &c.work);
 	/* the next sync compares what is mapped now; after a failure, what
 	 * this one was to compare too */
-	sync_mapped_write(r == 0 || r == -COPY_SYNC_KEPT_BOTH ? &sh.mapped_now : &sh.mapped, areafd);
+	mapped_save(r == 0 || r == -COPY_SYNC_KEPT_BOTH ? &sh.mapped_now : &sh.mapped, areafd,
+		    COPY_SYNC_MAPPED_XATTR);
 out:
 	copy_budget_explain(&sh.budget, ret);
 	sync_ctx_done(&c);
 	sync_shared_done(&sh);
 	sync_kept_done(&sh);
-	sync_mapped_done(&sh.mapped);
-	sync_mapped_done(&sh.mapped_now);
+	mapped_done(&sh.mapped);
+	mapped_done(&sh.mapped_now);
 	return r;
 }

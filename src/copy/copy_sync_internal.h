@@ -20,6 +20,7 @@
 #include "copy_budget.h"
 #include "copy_fd.h"
 #include "shared/dirstack.h"
+#include "shared/mapped.h"
 #include "shared/util.h"
 
 #define SYNC_BUF_SIZE (256 * 1024)
@@ -79,12 +80,6 @@ struct task {
 	int fd; /* the area entry, O_PATH */
 	struct stat st, lst;
 	char *name;
-};
-
-/* inode numbers of area files mapped shared (copy_sync_changed.c) */
-struct mapped_set {
-	ino_t *ino;
-	size_t n, cap;
 };
 
 /* what the walking threads share */
@@ -187,13 +182,6 @@ void sync_kept_done(struct shared *sh);
  * both sorted.
  * Returns: 0; -ENOMEM; negative errno of opening /proc, of fgetxattr(). */
 int sync_mapped_setup(struct shared *sh, int areafd);
-
-/* Records @m (sorted) on @areafd for the next sync.  Returns: 0; negative
- * errno of fsetxattr() (-E2BIG, -ENOSPC: too many for an xattr). */
-int sync_mapped_write(const struct mapped_set *m, int areafd);
-
-bool sync_mapped_has(const struct mapped_set *m, ino_t ino);
-void sync_mapped_done(struct mapped_set *m);
 
 /* Whether the area's regular file @name of @afd (@ast) and the
  * directory's of @lfd (@lst), alike in size, hold the same data and, with

@@ -219,7 +219,7 @@ int sync_lower_changed_during(struct sync_ctx *c, int afd, int lfd, const char *
 
 	if (!in_last_sync(c, &lst->st_ctim) || sync_level_moved(c) || S_ISDIR(st->st_mode) ||
 	    sync_since(&st->st_ctim, &c->base, true) ||
-	    (S_ISREG(st->st_mode) && sync_mapped_has(&c->sh->mapped, st->st_ino)))
+	    (S_ISREG(st->st_mode) && mapped_has(&c->sh->mapped, st->st_ino)))
 		return 0;
 	if ((st->st_mode & S_IFMT) != (lst->st_mode & S_IFMT) || st->st_size != lst->st_size)
 		return 1;

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Which files are mapped shared, read from /proc/PID/maps (mapped.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "mapped.h"
+#include "util.h"
+
+static int by_ino(const void *a, const void *b)
+{
+	ino_t x = *(const ino_t *)a, y = *(const ino_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int mapped_add(struct mapped_set *m, ino_t ino)
+{
+	if (grow_array(&m->ino, &m->cap, m->n, sizeof(*m->ino)) < 0)
+		return -ENOMEM;
+	m->ino[m->n++] = ino;
+	return 0;
+}
+
+/* the file @path (a maps line's, to its end) names below @via, as an
+ * inode of via->dirfd: 0 where it names none */
+static ino_t via_ino(const struct mapped_via *via, char *path)
+{
+	size_t len = strlen(via->mount_point);
+	struct stat st;
+
+	path[strcspn(path, "\n")] = '\0';
+	if (strncmp(path, via->mount_point, len) != 0 || path[len] != '/' || !path[len + 1])
+		return 0;
+	if (fstatat(via->dirfd, path + len + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return 0; /* gone meanwhile, or "(deleted)": nothing to compare */
+	return st.st_ino;
+}
+
+/* the shared mappings of one process's maps (@f) of files on @dev, whose
+ * field in maps is @devfield, or through @via */
+static int maps_read(FILE *f, dev_t dev, const char *devfield, const struct mapped_via *via, struct mapped_set *m)
+{
+	char *line = NULL, perms[8];
+	unsigned maj, min;
+	uintmax_t ino;
+	size_t len = 0;
+	int r = 0, path;
+
+	/* "start-end perms offset major:minor inode path" (proc(5)); a
+	 * browser maps thousands of files: only lines that can be ours are
+	 * parsed */
+	while (r == 0 && getline(&line, &len, f) > 0) {
+		if (!strstr(line, devfield) && !(via && strstr(line, via->mount_point)))
+			continue;
+		if (sscanf(line, "%*s %7s %*s %x:%x %ju %n", perms, &maj, &min, &ino, &path) < 4 ||
+		    perms[3] != 's' || !ino)
+			continue;
+		if (makedev(maj, min) != dev)
+			ino = via ? via_ino(via, line + path) : 0;
+		if (ino)
+			r = mapped_add(m, (ino_t)ino);
+	}
+	free(line);
+	return r;
+}
+
+int mapped_scan(struct mapped_set *m, dev_t dev, const struct mapped_via *via)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	char devfield[32];
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	/* as the kernel prints it: show_map_vma(), "%02x:%02x" */
+	snprintf(devfield, sizeof(devfield), " %02x:%02x ", major(dev), minor(dev));
+	while (r == 0 && (de = readdir(d))) {
+		char path[NAME_MAX + 8];
+		FILE *f;
+		int fd;
+
+		if (strspn(de->d_name, "0123456789") != strlen(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/maps", de->d_name);
+		fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* gone meanwhile; a kernel thread has none to read */
+		if (!(f = fdopen(fd, "re"))) {
+			close(fd);
+			r = -ENOMEM;
+			break;
+		}
+		r = maps_read(f, dev, devfield, via, m);
+		fclose(f);
+	}
+	closedir(d);
+	return r;
+}
+
+int mapped_load(struct mapped_set *m, int fd, const char *xattr)
+{
+	char *buf, *p, *end;
+	ssize_t n = fgetxattr(fd, xattr, NULL, 0);
+	int r = 0;
+
+	if (n <= 0)
+		return n < 0 && errno != ENODATA && errno != EOPNOTSUPP ? -errno : 0;
+	if (!(buf = malloc((size_t)n + 1)))
+		return -ENOMEM;
+	n = fgetxattr(fd, xattr, buf, (size_t)n);
+	if (n < 0)
+		r = -errno;
+	for (p = buf, buf[n < 0 ? 0 : n] = '\0'; r == 0 && *p; p = end) {
+		uintmax_t ino = strtoumax(p, &end, 10);
+
+		if (end == p)
+			break; /* malformed: what was read stands */
+		r = mapped_add(m, (ino_t)ino);
+		end += strspn(end, " ");
+	}
+	free(buf);
+	return r;
+}
+
+int mapped_save(const struct mapped_set *m, int fd, const char *xattr)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int r = 0;
+
+	if (!f)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n; i++)
+		if (i == 0 || m->ino[i] != m->ino[i - 1])
+			fprintf(f, "%s%ju", i ? " " : "", (uintmax_t)m->ino[i]);
+	if (fclose(f) != 0)
+		r = -ENOMEM;
+	else if (!len)
+		r = fremovexattr(fd, xattr) < 0 && errno != ENODATA ? -errno : 0;
+	else if (fsetxattr(fd, xattr, buf, len, 0) < 0)
+		r = -errno;
+	free(buf);
+	return r;
+}
+
+int mapped_merge(struct mapped_set *m, const struct mapped_set *from)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < from->n; i++)
+		r = mapped_add(m, from->ino[i]);
+	return r;
+}
+
+void mapped_sort(struct mapped_set *m)
+{
+	if (m->n) /* qsort() of NULL is undefined, even of none */
+		qsort(m->ino, m->n, sizeof(*m->ino), by_ino);
+}
+
+bool mapped_has(const struct mapped_set *m, ino_t ino)
+{
+	return m->n && bsearch(&ino, m->ino, m->n, sizeof(*m->ino), by_ino);
+}
+
+void mapped_done(struct mapped_set *m)
+{
+	free(m->ino);
+	*m = (struct mapped_set){ 0 };
+}
+
+int same_file_data(int a, int b, off_t size)
+{
+	enum { CHUNK = 64 * 1024 };
+	char *x = malloc(CHUNK), *y = malloc(CHUNK);
+	off_t off = 0;
+	int r = 1;
+
+	if (!x || !y)
+		r = -ENOMEM;
+	while (r == 1 && off < size) {
+		size_t want = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
+		ssize_t n = pread(a, x, want, off), k = n > 0 ? pread(b, y, (size_t)n, off) : 0;
+
+		if (n < 0 || k < 0)
+			r = -errno;
+		else if (n == 0 || k != n || memcmp(x, y, (size_t)n))
+			r = 0;
+		else
+			off += n;
+	}
+	free(x);
+	free(y);
+	return r;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Files some process maps shared (MAP_SHARED), by inode number.  A sync
+ * cannot trust their times: on a filesystem without page_mkwrite (tmpfs)
+ * the kernel moves them at the first write fault of a page only
+ * (mm/memory.c, fault_dirty_shared_page()); later writes through the same
+ * writable page move nothing, nor the size.  So a sync compares such a
+ * file by content, at the sync that saw it mapped and at the next one. */
+struct mapped_set {
+	ino_t *ino;
+	size_t n, cap;
+};
+
+/* Mappings of an overlay over the files: Linux 6.1 shows a mapping of an
+ * overlay file in /proc/PID/maps as its upper layer's file, from 6.8 as
+ * the overlay's own (fs/proc/task_mmu.c, file_user_inode()), named by its
+ * path.  A mapping whose path is below @mount_point is added as the inode
+ * of the same path below @dirfd. */
+struct mapped_via {
+	const char *mount_point; /* absolute, as this process sees it */
+	int dirfd; /* the directory that holds the files there */
+};
+
+/* Adds to @m the inodes of the files on @dev that some process maps
+ * shared now, from every /proc/PID/maps (proc(5)), and with @via (NULL:
+ * none) those mapped through it.  Returns 0 or negative errno (-ENOMEM;
+ * a process gone meanwhile is no error). */
+int mapped_scan(struct mapped_set *m, dev_t dev, const struct mapped_via *via);
+
+/* Adds to @m the set mapped_save() left in the extended attribute @xattr
+ * of @fd (none there: nothing).  Returns 0 or negative errno. */
+int mapped_load(struct mapped_set *m, int fd, const char *xattr);
+
+/* Stores @m (sorted) in @xattr of @fd, or removes it when @m is empty:
+ * decimal inode numbers, space-separated.  Returns 0 or negative errno. */
+int mapped_save(const struct mapped_set *m, int fd, const char *xattr);
+
+/* Adds every inode of @from to @m.  Returns 0 or -ENOMEM. */
+int mapped_merge(struct mapped_set *m, const struct mapped_set *from);
+
+/* Sorts @m for mapped_has(). */
+void mapped_sort(struct mapped_set *m);
+
+bool mapped_has(const struct mapped_set *m, ino_t ino);
+
+void mapped_done(struct mapped_set *m);
+
+/* Whether the open files @a and @b hold the same @size bytes: 1 yes, 0 no
+ * (either is shorter: changed meanwhile), or negative errno. */
+int same_file_data(int a, int b, off_t size);
