@@ -24,8 +24,11 @@
  * not is marked opaque (trusted.overlay.opaque=y) in the upper layer
  * before it is created in the lower one.  The upper layer is never
  * cleared while mounted: a sync applies again what changed since the last
- * one that succeeded (by ctime), and stop, with the overlay unmounted,
- * applies all of it.
+ * one that succeeded (by ctime, and by content for a file mapped shared),
+ * and stop, with the overlay unmounted, applies all of it that differs
+ * from the directory, by content: ctimes need not tell (a clock stepped
+ * back and forth between two syncs), and a stop after a sync that left
+ * nothing to do writes nothing.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -77,6 +80,7 @@ struct ovl_apply {
 	dev_t dev; /* the lower layer's filesystem */
 	struct timespec since; /* entries changed before: applied already */
 	bool mounted; /* the overlay is mounted: mark new directories opaque */
+	bool verify; /* compare every entry by content, whatever its ctime (stop) */
 	unsigned long seq; /* names in workfd */
 	size_t changes;
 	char *buf;
@@ -211,11 +215,11 @@ static bool same_xattrs(const char *src, const char *dst)
 	return true;
 }
 
-/* Whether the lower directory @ls has what copy_meta() would give it of
- * the upper one @us: owner, mode, mtime, xattrs.  A directory's ctime also
+/* Whether the lower entry @ls has what copy_meta() would give it of the
+ * upper one @us: owner, mode, mtime, xattrs.  A directory's ctime also
  * moves when the sync itself marks it opaque (apply_subdir()), after the
  * stamp: the next sync finds nothing to do there. */
-static bool same_dir_meta(int udir, int ldir, const char *name, const struct stat *us, const struct stat *ls)
+static bool same_meta(int udir, int ldir, const char *name, const struct stat *us, const struct stat *ls)
 {
 	char s[64 + NAME_MAX], d[64 + NAME_MAX];
 
@@ -320,6 +324,31 @@ static bool same_node(const struct stat *us, const struct stat *ls)
 	       us->st_mtim.tv_sec == ls->st_mtim.tv_sec && us->st_mtim.tv_nsec == ls->st_mtim.tv_nsec;
 }
 
+/* Whether the lower entry @ls is what the upper one @us would be copied
+ * to (same_node(), same_meta()), with the same data, link target or
+ * device number.  Reads both files. */
+static bool same_entry(int udir, int ldir, const char *name, const struct stat *us, const struct stat *ls)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	_cleanup_close_ int u = -EBADF, l = -EBADF;
+	ssize_t n, k;
+
+	if (!same_node(us, ls) || !same_meta(udir, ldir, name, us, ls))
+		return false;
+	if (S_ISCHR(us->st_mode) || S_ISBLK(us->st_mode))
+		return us->st_rdev == ls->st_rdev;
+	if (S_ISLNK(us->st_mode)) {
+		n = readlinkat(udir, name, a, sizeof(a));
+		k = readlinkat(ldir, name, b, sizeof(b));
+		return n >= 0 && n == k && memcmp(a, b, (size_t)n) == 0;
+	}
+	if (!S_ISREG(us->st_mode))
+		return true; /* a fifo: no content */
+	u = openat(udir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	l = openat(ldir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	return u >= 0 && l >= 0 && same_file_data(u, l, us->st_size) == 1;
+}
+
 /* Whether the upper file @us, mapped shared at this sync or the last one
  * (mapped.h: its times cannot tell), holds other data than the lower one
  * @ls.  One that cannot be read to compare is copied. */
@@ -352,8 +381,9 @@ static int apply_node(struct ovl_apply *c, int udir, int ldir, const char *name,
 	char tmp[32];
 	int r;
 
-	if (!changed_since(us, c) && ls && (!whole || same_node(us, ls)) &&
-	    !mapped_changed(c, udir, ldir, name, us, ls))
+	if (c->verify ? ls && same_entry(udir, ldir, name, us, ls)
+		      : !changed_since(us, c) && ls && (!whole || same_node(us, ls)) &&
+				!mapped_changed(c, udir, ldir, name, us, ls))
 		return 0;
 	snprintf(tmp, sizeof(tmp), "n%lu", c->seq++);
 	c->step = "copying";
@@ -386,7 +416,7 @@ static int apply_subdir(struct ovl_apply *c, int udir, int ldir, const char *nam
 			const struct stat *ls, bool whole)
 {
 	_cleanup_close_ int u = -EBADF, l = -EBADF;
-	bool made = false, opaque;
+	bool made = false, opaque, meta_same;
 	size_t before;
 	int r;
 
@@ -412,13 +442,14 @@ static int apply_subdir(struct ovl_apply *c, int udir, int ldir, const char *nam
 		return -errno;
 	opaque = is_opaque(u);
 	before = c->changes;
-	if ((r = apply_dir(c, u, l, false, whole || (opaque && (made || changed_since(us, c))))) < 0)
+	/* before the renames into it change its times */
+	meta_same = !made && (c->verify || changed_since(us, c)) && same_meta(udir, ldir, name, us, ls);
+	if ((r = apply_dir(c, u, l, false, whole || (opaque && (made || c->verify || changed_since(us, c))))) < 0)
 		return r;
-	/* the renames into it changed its times too */
-	if (!made && c->changes == before && (!changed_since(us, c) || same_dir_meta(udir, ldir, name, us, ls)))
+	if (!made && c->changes == before && (meta_same || (!c->verify && !changed_since(us, c))))
 		return 0;
 	c->step = "setting owner, mode and times";
-	c->changes += !made && changed_since(us, c);
+	c->changes += !made && !meta_same && (c->verify || changed_since(us, c));
 	return copy_meta(udir, name, ldir, name, us);
 }
 
@@ -604,7 +635,7 @@ static int mapped_setup(struct ovl_apply *c, const struct state_area *st, int ar
 int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *st, bool mounted,
 		      size_t *ret_changes, struct diag_list *m)
 {
-	struct ovl_apply c = { .workfd = -1, .mounted = mounted, .step = "opening" };
+	struct ovl_apply c = { .workfd = -1, .mounted = mounted, .verify = !mounted, .step = "opening" };
 	struct mapped_set mapped_now = { 0 };
 	_cleanup_close_ int areafd = -EBADF, upperfd = -EBADF, lowerfd = -EBADF;
 	struct timespec now = { 0 };

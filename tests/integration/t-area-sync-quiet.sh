@@ -120,5 +120,9 @@ done
 expect_rc 0 sync c
 quiet sync c
 pass "overlay: a change right after a sync is carried by the next one (30 times)"
+lower_ctime=$(stat -c %Z.%z "$RUN/areas/c/lower/file")
 expect_rc 0 stop
+! grep -q "synced back" "$OUT" || { cat "$OUT"; fail "an overlay stop after a sync that left nothing to do says it synced"; }
+[ "$(stat -c %Z.%z "$O/file")" = "$lower_ctime" ] || fail "the overlay stop after a quiet sync rewrote 'file'"
+pass "overlay: a stop after a quiet sync writes nothing and says nothing of a sync"
 [ "$(cat "$O/file")" = v30 ] || fail "stop did not leave the last write in '$O'"
