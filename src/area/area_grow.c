@@ -57,8 +57,9 @@ void area_grow_fill(struct area_status *v, size_t n, const struct config *c, uin
 	for (size_t i = 0; i < n; i++) {
 		const struct area_config *a = config_area(c, v[i].name);
 
-		v[i].grow = a && a->grow && v[i].measured && v[i].state == AREA_STATE_ACTIVE &&
-			    v[i].backend && streq(v[i].backend, "tmpfs");
+		v[i].grow = a && !a->refused && a->grow && v[i].measured &&
+			    v[i].state == AREA_STATE_ACTIVE && v[i].backend &&
+			    streq(v[i].backend, "tmpfs");
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct grow_budget b;

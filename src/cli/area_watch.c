@@ -77,7 +77,7 @@ static void load_config(struct watcher *t)
 
 	if (config_init(&c) < 0)
 		return;
-	if (config_load(&c, t->w->config_path, true, &dl) < 0) {
+	if (world_load_settings(t->w->config_path, &c, &dl) < 0) {
 		config_done(&c);
 	} else {
 		if (t->have_cfg)
@@ -162,7 +162,7 @@ static const char *reserve_words(const struct config *c, char *buf, size_t len)
 static const struct area_config *config_of(const struct watcher *t, const char *name)
 {
 	for (size_t i = 0; t->have_cfg && i < t->cfg.n_areas; i++)
-		if (streq(t->cfg.areas[i].name, name))
+		if (streq(t->cfg.areas[i].name, name) && !t->cfg.areas[i].refused)
 			return &t->cfg.areas[i];
 	return NULL;
 }

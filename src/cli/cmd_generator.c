@@ -104,8 +104,9 @@ static bool systemd_reads_fstab(const char *path)
 	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/* The automounts of storaged's entries.  A bad fstab is logged and
- * skipped: a generator must not hold up the boot. */
+/* The automounts of storaged's entries.  A bad line is logged and
+ * skipped, as start skips it (world_load_fstab()); a file that cannot be
+ * read is logged: a generator must not hold up the boot. */
 static int write_automounts(const struct options *o, const struct logger *lg, const struct config *cfg)
 {
 	const char *path = o->fstab_path ? o->fstab_path : cfg->fstab;
@@ -115,7 +116,7 @@ static int write_automounts(const struct options *o, const struct logger *lg, co
 
 	if (!path || systemd_reads_fstab(path))
 		return 0;
-	r = fstab_load(&fstab, path, cfg->select, true, &dl);
+	r = world_load_fstab(path, cfg->select, &fstab, &dl);
 	log_diags(lg, &dl);
 	diag_list_done(&dl);
 	if (r == -ENOENT)

@@ -14,33 +14,37 @@
 #include "status/status_prom.h"
 #include "exec/sysops.h"
 #include "world/statedir.h"
+#include "world/load.h"
 #include "world/world.h"
 
-/* Is @name an [area] of the configuration?  Returns: 0; -ENOENT when not
- * (logged); -EINVAL when the configuration has errors (logged). */
+/* Is @name an [area] of the configuration?  An error within another
+ * area's section or a [btrfs] section does not stop its sync (as it does
+ * not stop its start); one within @name's own does not either: the area
+ * in RAM, set up before the section went wrong, still holds the data.
+ * Returns: 0; -ENOENT when not (logged); -EINVAL when the configuration
+ * as a whole cannot be used (logged). */
 static int area_configured(const struct options *o, const struct logger *lg, const char *name)
 {
-	struct sources src;
-	struct world w = { 0 };
+	struct config c = { 0 };
 	struct diag_list dl = { 0 };
 	bool found = false;
-	int r;
+	int r = config_init(&c);
 
-	sources_init(&src, o);
-	r = world_load_config(&src, &w, &dl);
+	if (r == 0)
+		r = world_load_settings(o->config_path, &c, &dl);
 	if (r == 0) {
-		for (size_t i = 0; i < w.cfg.n_areas && !found; i++)
-			found = strcmp(w.cfg.areas[i].name, name) == 0;
-	} else {
+		for (size_t i = 0; i < c.n_areas && !found; i++)
+			found = strcmp(c.areas[i].name, name) == 0;
+	} else if (r != -ENOENT) {
 		log_diags(lg, &dl);
 	}
-	if (r == 0 && !found) {
+	if ((r == 0 || r == -ENOENT) && !found) {
 		log_error(lg, "no [area %s] in %s; `%s status` lists the active areas", name,
 			  o->config_path, log_self(lg));
 		r = -ENOENT;
 	}
 	diag_list_done(&dl);
-	world_done(&w);
+	config_done(&c);
 	return r;
 }
 
@@ -144,8 +148,7 @@ static uint64_t interval_of(const struct config *c, const char *name)
 
 int sync_due_areas(const struct options *o, const struct logger *lg, uint64_t since_usec, uint64_t *ret_next_sec)
 {
-	struct sources src;
-	struct world w = { 0 };
+	struct config c = { 0 };
 	struct diag_list dl = { 0 };
 	struct area_status *areas = NULL;
 	char boot_id[SYNC_BOOT_ID_LEN];
@@ -155,13 +158,20 @@ int sync_due_areas(const struct options *o, const struct logger *lg, uint64_t si
 
 	*ret_next_sec = 0;
 	sync_read_boot_id(SYNC_BOOT_ID_PATH, boot_id); /* "": every area counts from @since_usec */
-	sources_init(&src, o);
-	r = world_load_config(&src, &w, &dl); /* its errors are the pass's to report */
+	r = config_init(&c);
+	/* its errors are the pass's to report.  One within an area's section
+	 * stops no sync: an active persist area, set up before the section
+	 * went wrong, holds the data, and is synced as its keys that could
+	 * be read say */
+	if (r == 0)
+		r = world_load_settings(o->config_path, &c, &dl);
+	if (r == -ENOENT)
+		r = 0; /* no file: no area */
 	diag_list_done(&dl);
 	if (r == 0)
 		r = area_status_list(o->state_dir, log_self(lg), false, &areas, &n);
 	for (size_t i = 0; r == 0 && i < n; i++) {
-		uint64_t every = areas[i].persist ? interval_of(&w.cfg, areas[i].name) : 0, wait;
+		uint64_t every = areas[i].persist ? interval_of(&c, areas[i].name) : 0, wait;
 
 		if (every == 0)
 			continue;
@@ -176,6 +186,6 @@ int sync_due_areas(const struct options *o, const struct logger *lg, uint64_t si
 	/* whole seconds, rounded up: the timer never fires before the due time */
 	*ret_next_sec = next_usec ? (next_usec + USEC_PER_SEC - 1) / USEC_PER_SEC : 0;
 	area_status_free(areas, n);
-	world_done(&w);
+	config_done(&c);
 	return r;
 }

@@ -110,7 +110,8 @@ int generator_mount_unit(FILE *f, const char *fstab_file, const struct fstab_ent
  * @fstab: storaged's entries, from an fstab systemd-fstab-generator does
  *         not read (for /etc/fstab that generator writes these units)
  *
- * For each entry that says x-systemd.automount: DIR/UNIT.mount,
+ * For each entry that says x-systemd.automount and is not refused
+ * (world_load_fstab()): DIR/UNIT.mount,
  * DIR/UNIT.automount, and the .automount in local-fs.target's (remote-fs
  * for a network entry) .requires, or .wants with nofail.  A unit already
  * there is another generator's and is left alone (logged).

@@ -159,7 +159,8 @@ int generator_write_automounts(const struct logger *lg, const char *dir, const s
 		const struct fstab_entry *e = &fstab->entries[i];
 		_cleanup_free_ char *automount = NULL, *mount = NULL;
 
-		if (!optstr_get(e->options, "x-systemd.automount", NULL, NULL))
+		/* a refused line's errors were logged with the file's */
+		if (e->refused || !optstr_get(e->options, "x-systemd.automount", NULL, NULL))
 			continue;
 		if (unit_name_from_path(e->target, ".automount", &automount) < 0 ||
 		    unit_name_from_path(e->target, ".mount", &mount) < 0) {

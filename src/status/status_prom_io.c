@@ -134,7 +134,7 @@ static char *configured_textfile(const struct options *o)
 	if (config_init(&cfg) < 0)
 		return NULL;
 	/* problems with the configuration were reported by the pass */
-	if (config_load(&cfg, o->config_path, true, &dl) == 0 && cfg.metrics_textfile)
+	if (world_load_settings(o->config_path, &cfg, &dl) == 0 && cfg.metrics_textfile)
 		path = strdup(cfg.metrics_textfile);
 	diag_list_done(&dl);
 	config_done(&cfg);

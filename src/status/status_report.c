@@ -394,7 +394,7 @@ static void fill_grow(const struct options *o, struct area_status *areas, size_t
 
 	if (!n || config_init(&c) < 0)
 		return;
-	if (config_load(&c, o->config_path, true, &dl) == 0 && sysinfo_memory(NULL, &m) == 0)
+	if (world_load_settings(o->config_path, &c, &dl) == 0 && sysinfo_memory(NULL, &m) == 0)
 		area_grow_fill(areas, n, &c, m.available, m.total);
 	diag_list_done(&dl);
 	config_done(&c);

@@ -79,4 +79,36 @@ int fstab_load(struct fstab *ret, const char *path, char *const *select, bool ch
 int fstab_load_all(struct fstab *ret, const char *path, char *const *select, bool check_owner,
 		   struct diag_list *diags);
 
+/*
+ * @path: storaged.conf, read with its drop-ins (config_load())
+ * @c: initialised by config_init(); filled as config_load() fills it
+ * @dl: every problem appended, FILE:LINE
+ *
+ * The configuration as the commands besides start read it (sync, the
+ * resident's periodic syncs and area watch, the metrics, status): as
+ * for start, an error within one [area] or [btrfs] section refuses that
+ * section alone (its .refused set, by refuse.c's one classification)
+ * and the rest is used.
+ *
+ * Returns: 0; -ENOENT (no file at all); -EINVAL when an error lies
+ * within no section (the configuration as a whole cannot be used);
+ * other negative errno as config_load().
+ */
+int world_load_settings(const char *path, struct config *c, struct diag_list *dl);
+
+/*
+ * @path, @select: as fstab_load()
+ * @ret: filled on success, each line with an error refused alone
+ *       (fstab_entry.refused set; free with fstab_done())
+ *
+ * The fstab as the generator reads it: an error of one line refuses that
+ * line alone (refuse.c), as at start.  Errors only the planner finds
+ * (a second line on a mount point through a symbolic link) are not
+ * looked for.
+ *
+ * Returns: 0; negative errno when the file cannot be read (appended to
+ * @dl; nothing filled).
+ */
+int world_load_fstab(const char *path, char *const *select, struct fstab *ret, struct diag_list *dl);
+
 #endif

@@ -9,12 +9,17 @@
  *
  * Which item an error is of is told by where it points (FILE:LINE): the
  * parsers and the planner already name the line of the item at fault.
+ * One classification (refuse_errors()) serves start's world and the
+ * readers besides it, which load the configuration or the fstab alone
+ * (world_load_settings(), world_load_fstab(): sync, the resident's area
+ * watch, the metrics, the generator).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "load.h"
 #include "refuse.h"
 #include "world.h"
 
@@ -48,31 +53,40 @@ static bool in_section(const char *file, unsigned first, unsigned last, const st
 	return file && streq(file, d->file) && d->line >= first && d->line <= last;
 }
 
-/* The owned "refused" text of the item @d points into, or NULL;
- * @ret_said: the item's step will say it (an fstab line, an area; not a
- * [btrfs] section, which no step of its own says). */
-static char **item_of(struct world *w, const struct diag *d, bool *ret_said)
+/* Where an error points (FILE:LINE) tells which item it is of.  Each
+ * finder returns the owned "refused" text of the item @d points into,
+ * or NULL; @ret_said: the item's step will say it (an fstab line, an
+ * area; not a [btrfs] section, which no step of its own says). */
+typedef char **(*item_finder)(void *items, const struct diag *d, bool *ret_said);
+
+static char **fstab_item_of(void *items, const struct diag *d, bool *ret_said)
 {
+	struct fstab *f = items;
 	struct fstab_entry *e;
 
 	*ret_said = true;
-	if (!d->file || !d->line)
+	if (!f->file || !streq(f->file, d->file))
 		return NULL;
-	if (w->fstab.file && streq(w->fstab.file, d->file)) {
-		e = entry_at(&w->fstab, d->line);
-		if (e && !e->refused_at && asprintf(&e->refused_at, "%s:%u", d->file, d->line) < 0)
-			e->refused_at = NULL; /* the caller sees -ENOMEM through refused */
-		return e && e->refused_at ? &e->refused : NULL;
-	}
-	for (size_t i = 0; i < w->cfg.n_areas; i++) {
-		struct area_config *a = &w->cfg.areas[i];
+	e = entry_at(f, d->line);
+	if (e && !e->refused_at && asprintf(&e->refused_at, "%s:%u", d->file, d->line) < 0)
+		e->refused_at = NULL; /* the caller sees -ENOMEM through refused */
+	return e && e->refused_at ? &e->refused : NULL;
+}
+
+static char **config_item_of(void *items, const struct diag *d, bool *ret_said)
+{
+	struct config *c = items;
+
+	*ret_said = true;
+	for (size_t i = 0; i < c->n_areas; i++) {
+		struct area_config *a = &c->areas[i];
 
 		if (in_section(a->file, a->line, a->last_line, d))
 			return &a->refused;
 	}
 	*ret_said = false;
-	for (size_t i = 0; i < w->cfg.n_btrfs; i++) {
-		struct btrfs_policy *b = &w->cfg.btrfs[i];
+	for (size_t i = 0; i < c->n_btrfs; i++) {
+		struct btrfs_policy *b = &c->btrfs[i];
 
 		if (in_section(b->file, b->line, b->last_line, d))
 			return &b->refused;
@@ -80,25 +94,68 @@ static char **item_of(struct world *w, const struct diag *d, bool *ret_said)
 	return NULL;
 }
 
-int world_refuse_items(struct world *w, const struct diag_list *dl, size_t from, size_t *ret_new)
+static char **world_item_of(void *items, const struct diag *d, bool *ret_said)
+{
+	struct world *w = items;
+
+	if (w->fstab.file && streq(w->fstab.file, d->file))
+		return fstab_item_of(&w->fstab, d, ret_said);
+	return config_item_of(&w->cfg, d, ret_said);
+}
+
+/* The one mechanism: each error of @dl from @from on refuses the item
+ * @find places it in.  Returns: the number of errors within no item;
+ * -ENOMEM. */
+static int refuse_errors(item_finder find, void *items, const struct diag_list *dl, size_t from,
+			 size_t *ret_new)
 {
 	int left = 0, r = 0;
 
 	*ret_new = 0;
 	for (size_t i = from; i < dl->n && r >= 0; i++) {
 		const struct diag *d = &dl->v[i];
-		char **what;
+		char **what = NULL;
 		bool said;
 
 		if (d->level != DIAG_ERROR)
 			continue;
-		what = item_of(w, d, &said);
+		if (d->file && d->line)
+			what = find(items, d, &said);
 		if (!what)
 			left++;
 		else if ((r = refuse_add(what, d)) > 0)
 			*ret_new += 1;
 	}
 	return r < 0 ? r : left;
+}
+
+int world_refuse_items(struct world *w, const struct diag_list *dl, size_t from, size_t *ret_new)
+{
+	return refuse_errors(world_item_of, w, dl, from, ret_new);
+}
+
+int world_load_settings(const char *path, struct config *c, struct diag_list *dl)
+{
+	size_t from = dl->n, fresh;
+	int r = config_load(c, path, true, dl);
+
+	if (r == -EINVAL)
+		r = refuse_errors(config_item_of, c, dl, from, &fresh);
+	return r > 0 ? -EINVAL : r;
+}
+
+int world_load_fstab(const char *path, char *const *select, struct fstab *ret, struct diag_list *dl)
+{
+	size_t from = dl->n, fresh;
+	int r = fstab_load_all(ret, path, select, true, dl);
+
+	if (r == -EINVAL)
+		r = refuse_errors(fstab_item_of, ret, dl, from, &fresh);
+	if (r > 0)
+		r = -EINVAL;
+	if (r < 0)
+		fstab_done(ret);
+	return r;
 }
 
 /* Is @d an error of a refused fstab line or area, which its step says? */

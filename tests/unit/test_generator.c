@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The systemd generator's pieces (cmd_generator.c, generator_automount.c)
- * that need no system: the unit name of a mount point, and the units an
- * x-systemd.automount entry gets.
+ * that need no system: the unit name of a mount point, the units an
+ * x-systemd.automount entry gets, and the lenient reading of the
+ * configuration and the fstab the generator and the commands besides
+ * start share (world_load_settings(), world_load_fstab()).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,6 +21,7 @@
 
 #include "cli/commands.h"
 #include "shared/util.h"
+#include "world/load.h"
 
 /* Compared with `systemd-escape --path --suffix=mount` on the same paths. */
 static void test_unit_name_from_path(void **state)
@@ -112,8 +115,11 @@ static void test_write_automounts(void **state)
 		  .options = "x-systemd.automount,x-storaged,noauto,nofail", .nofail = true },
 		{ .line = 3, .source = "tmpfs", .target = "/srv/t", .fstype = "tmpfs",
 		  .options = "x-storaged,noauto" },
+		/* refused at boot: no unit, as start mounts nothing of it */
+		{ .line = 4, .source = "tmpfs", .target = "/srv/r", .fstype = "tmpfs",
+		  .options = "x-systemd.automount,x-storaged,noauto", .refused = "refused, bad" },
 	};
-	struct fstab fstab = { .file = "/etc/storaged.fstab", .entries = entries, .n_entries = 3 };
+	struct fstab fstab = { .file = "/etc/storaged.fstab", .entries = entries, .n_entries = 4 };
 	char dir[] = "/tmp/test_generator.XXXXXX", path[512];
 	struct logger lg = { 0 };
 	struct stat st;
@@ -130,10 +136,85 @@ static void test_write_automounts(void **state)
 	assert_true(is_link_to(path, "../srv-data.automount"));
 	snprintf(path, sizeof(path), "%s/srv-t.automount", dir);
 	assert_int_equal(stat(path, &st), -1);
+	snprintf(path, sizeof(path), "%s/srv-r.automount", dir);
+	assert_int_equal(stat(path, &st), -1);
 	/* a second run finds the units there (another generator's): left alone, failed */
 	assert_int_equal(generator_write_automounts(&lg, dir, &fstab), -EIO);
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	assert_int_equal(system(path), 0);
+}
+
+/* @text into DIR/NAME; returns the path (owned). */
+static char *put_file(const char *dir, const char *name, const char *text)
+{
+	char *path = NULL;
+	FILE *f;
+
+	assert_true(asprintf(&path, "%s/%s", dir, name) > 0);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/* One bad [area] or [btrfs] section, one bad fstab line: refused alone,
+ * the rest read; an error within no item: the whole is unusable. */
+static void test_load_lenient(void **state)
+{
+	char dir[] = "/tmp/test_generator.XXXXXX", cmd[512];
+	_cleanup_free_ char *conf = NULL, *bad = NULL, *fstab = NULL, *missing = NULL;
+	struct diag_list dl = { 0 };
+	struct config c;
+	struct fstab f = { 0 };
+
+	/* the loader reads only root's files, in a directory closed to others */
+	if (geteuid() != 0)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	conf = put_file(dir, "storaged.conf",
+			"[storaged]\njobs = 2\n\n[area good]\npath = /srv/good\nsize = 4M\n\n"
+			"[area bad]\npath = /srv/bad\nsizee = 4M\n\n[btrfs 01234567-89ab-cdef-0123-456789abcdef]\n"
+			"degraded = sometimes\n");
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(world_load_settings(conf, &c, &dl), 0);
+	assert_int_equal(diag_count(&dl, DIAG_ERROR), 2);
+	assert_int_equal(c.n_areas, 2);
+	assert_null(c.areas[0].refused);
+	assert_non_null(c.areas[1].refused);
+	assert_non_null(strstr(c.areas[1].refused, "storaged.conf:10: "));
+	assert_non_null(c.btrfs[0].refused);
+	config_done(&c);
+	diag_list_done(&dl);
+
+	bad = put_file(dir, "bad.conf", "[storaged]\njobs = many\n\n[area good]\npath = /srv/good\nsize = 4M\n");
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(world_load_settings(bad, &c, &dl), -EINVAL);
+	config_done(&c);
+	diag_list_done(&dl);
+
+	fstab = put_file(dir, "fstab",
+			 "tmpfs /srv/a tmpfs size=1M,noauto,x-storaged 0 0\n"
+			 "tmpfs /srv/b tmpfs size=1M,noauto,x-storaged,x-storaged.mount-timout=5s 0 0\n"
+			 "tmpfs /srv/a tmpfs size=2M,noauto,x-storaged 0 0\n"
+			 "tmpfs /srv/c tmpfs size=1M,noauto,x-storaged 0 0\n");
+	assert_int_equal(world_load_fstab(fstab, NULL, &f, &dl), 0);
+	assert_int_equal(f.n_entries, 4);
+	/* the first line on a mount point is kept, the later one refused */
+	assert_null(f.entries[0].refused);
+	assert_non_null(f.entries[1].refused);
+	assert_non_null(f.entries[2].refused);
+	assert_non_null(strstr(f.entries[2].refused_at, "fstab:3"));
+	assert_null(f.entries[3].refused);
+	fstab_done(&f);
+	diag_list_done(&dl);
+
+	assert_true(asprintf(&missing, "%s/none", dir) > 0);
+	assert_int_equal(world_load_fstab(missing, NULL, &f, &dl), -ENOENT);
+	assert_int_equal(f.n_entries, 0);
+	diag_list_done(&dl);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 int main(void)
@@ -142,6 +223,7 @@ int main(void)
 		cmocka_unit_test(test_unit_name_from_path),
 		cmocka_unit_test(test_automount_units),
 		cmocka_unit_test(test_write_automounts),
+		cmocka_unit_test(test_load_lenient),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
