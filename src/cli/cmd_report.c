@@ -294,7 +294,7 @@ static int scan_print(const struct options *o, const struct world *w, const stru
 	if (r == 0 && o->json)
 		r = json_print_tables(tbs, 2, stdout);
 	else if (r == 0 && (w->btrfs.n || table_only(o)))
-		r = scols_print_table(tbs[0]);
+		r = text_print_table(tbs[0]);
 	else if (r == 0)
 		printf("no btrfs filesystem found%s%s\n", w->inv.n_devs ? " on " : ": ",
 		       units_format_count(w->inv.n_devs, "block device", "block devices", devs, sizeof(devs)));
@@ -575,7 +575,7 @@ static int status_table(const struct options *o, const struct status_report *rep
 	else if (r == 0)
 		r = table_pick_apply(tb, pick, o->raw, o->noheadings);
 	if (r == 0)
-		r = o->json ? json_print_table(tb, stdout) : scols_print_table(tb);
+		r = o->json ? json_print_table(tb, stdout) : text_print_table(tb);
 	scols_unref_table(tb);
 	return r;
 }

@@ -149,3 +149,36 @@ int json_print_tables(struct libscols_table *const *tbs, size_t n, FILE *out)
 	}
 	return r;
 }
+
+/* One cell's text escaped as storaged's messages escape it.  Returns: 0,
+ * or -ENOMEM. */
+static int escape_cell(struct libscols_cell *ce)
+{
+	const char *data = scols_cell_get_data(ce);
+	/* every byte at most \ooo; text_escape_controls() stops where less
+	 * than one escape and the NUL are left, so the whole cell needs 5 more */
+	size_t len = data ? strlen(data) * 4 + 5 : 0;
+	_cleanup_free_ char *buf = NULL;
+
+	if (!data || !(buf = malloc(len)))
+		return data ? -ENOMEM : 0;
+	text_escape_controls(data, buf, len);
+	return strcmp(buf, data) == 0 || scols_cell_set_data(ce, buf) == 0 ? 0 : -ENOMEM;
+}
+
+int text_print_table(struct libscols_table *tb)
+{
+	struct libscols_iter *itr = scols_new_iter(SCOLS_ITER_FORWARD);
+	struct libscols_line *ln;
+	size_t ncols = scols_table_get_ncols(tb);
+	int r = itr ? 0 : -ENOMEM;
+
+	/* --raw is lsblk's machine format: libsmartcols writes blanks, '\\'
+	 * and every byte it cannot print as \xNN, which a cell escaped here
+	 * first would only double */
+	while (r == 0 && !scols_table_is_raw(tb) && scols_table_next_line(tb, itr, &ln) == 0)
+		for (size_t i = 0; r == 0 && i < ncols; i++)
+			r = ln && scols_line_get_cell(ln, i) ? escape_cell(scols_line_get_cell(ln, i)) : 0;
+	scols_free_iter(itr);
+	return r == 0 && scols_print_table(tb) != 0 ? -EIO : r;
+}

@@ -39,6 +39,21 @@ struct json_column {
 struct libscols_table *json_table_new(const char *name, const struct json_column *cols, size_t n, bool json);
 
 /**
+ * text_print_table:
+ * @tb: a table without JSON, printed to its stream
+ *
+ * Prints @tb with each cell escaped as every message is
+ * (text_escape_controls(): a control character or a byte that is not part
+ * of a UTF-8 sequence as \ooo), so that a name reads the same in the
+ * table and in the messages; libsmartcols alone would write \xNN.
+ * A --raw table (scols_table_enable_raw()) is left to libsmartcols,
+ * whose raw format writes blanks, '\' and such bytes as \xNN.
+ *
+ * Returns: 0, or negative errno (-ENOMEM, -EIO).
+ */
+int text_print_table(struct libscols_table *tb);
+
+/**
  * json_print_table:
  * @tb: a table with JSON enabled
  * @out: where to print it
