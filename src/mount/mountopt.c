@@ -29,29 +29,54 @@ static bool all_digits(const char *s)
 	return true;
 }
 
-/* @name's number as "%u" in @num; getpwnam(3)/getgrnam(3) leave errno 0
- * for a name that is not there.  Returns: 0, or -ENOENT with @why. */
+/* The user's or group's number for @name (getpwnam_r(3)/getgrnam_r(3),
+ * so NSS too), growing the buffer on ERANGE as the man page says.
+ * Returns: 0; -ENOENT when @name is in no database; another negative errno
+ * when the lookup itself failed. */
+static int lookup_id(bool user, const char *name, unsigned long *ret_id)
+{
+	size_t len = 1024;
+	int r;
+
+	for (;;) {
+		_cleanup_free_ char *buf = malloc(len);
+		struct passwd pwd, *pw = NULL;
+		struct group grp, *gr = NULL;
+
+		if (!buf)
+			return -ENOMEM;
+		r = user ? getpwnam_r(name, &pwd, buf, len, &pw) : getgrnam_r(name, &grp, buf, len, &gr);
+		if (r == ERANGE && len < (1u << 20)) {
+			len *= 4;
+			continue;
+		}
+		if (r != 0)
+			return -r;
+		if (!pw && !gr)
+			return -ENOENT;
+		*ret_id = user ? (unsigned long)pw->pw_uid : (unsigned long)gr->gr_gid;
+		return 0;
+	}
+}
+
+/* @name's number as "%u" in @num.  Returns: 0, or -ENOENT with @why (a
+ * lookup that failed is reported as one, with its errno's text: the
+ * kernel cannot take the name either way). */
 static int id_of(const char *key, const char *name, char *num, size_t numlen, char *why, size_t whylen)
 {
 	bool user = strcmp(key, "uid") == 0;
-	struct passwd *pw;
-	struct group *gr;
-	unsigned long id;
+	unsigned long id = 0;
+	int r;
 
-	errno = 0;
 	if (strcmp(name, user ? "useruid" : "usergid") == 0) {
 		id = user ? (unsigned long)getuid() : (unsigned long)getgid();
-	} else if (user && (pw = getpwnam(name))) {
-		id = pw->pw_uid;
-	} else if (!user && (gr = getgrnam(name))) {
-		id = gr->gr_gid;
-	} else {
-		int err = errno;
-
+	} else if ((r = lookup_id(user, name, &id)) < 0) {
+		if (r == -ENOMEM)
+			return r;
 		snprintf(why, whylen,
 			 "option '%s=%s': %s '%s' is not in the %s database (%s(3)%s%s), so it has no number for the kernel: create the %s (%s --system %s) or write %s=NUMBER",
 			 key, name, user ? "user" : "group", name, user ? "user" : "group",
-			 user ? "getpwnam" : "getgrnam", err ? ": " : "", err ? strerror(err) : "",
+			 user ? "getpwnam_r" : "getgrnam_r", r != -ENOENT ? ": " : "", r != -ENOENT ? strerror(-r) : "",
 			 user ? "user" : "group", user ? "useradd" : "groupadd", name, key);
 		return -ENOENT;
 	}

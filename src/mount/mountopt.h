@@ -32,8 +32,8 @@ struct mountopt_lsm mountopt_lsm_running(void);
  *
  * The steps, as libmount takes them:
  *  1. uid= and gid= of any filesystem: a name (anything but digits) becomes
- *     its number from the user or group database (getpwnam(3),
- *     getgrnam(3), so NSS too); "useruid" and "usergid" are the caller's
+ *     its number from the user or group database (getpwnam_r(3),
+ *     getgrnam_r(3), so NSS too); "useruid" and "usergid" are the caller's
  *     own (storaged runs as root: 0).
  *  2. Without SELinux, context=, fscontext=, defcontext=, rootcontext= and
  *     seclabel are dropped (the kernel would refuse them: no security
