@@ -152,7 +152,9 @@ int inventory_read_btrfs_sb(int fd, struct btrfs_sb_info *ret);
  * btrfs_read_chunk_tree(), read_one_dev()).
  *
  * Returns: 0; -ENOENT when the chunk tree has no copy on this device (a
- * third device of a RAID1); -EOPNOTSUPP when its chunk is striped; other
+ * third device of a RAID1, or a block of a striped chunk tree that lies on
+ * another device); -EOPNOTSUPP when its chunk's geometry is not one the
+ * kernel mounts; other
  * negative errno (I/O, a malformed block).  On failure sb->n_devs is 0.
  */
 int inventory_read_btrfs_devs(int fd, struct btrfs_sb_info *sb);

@@ -39,7 +39,12 @@
 #define BTRFS_CHUNK_TREE_OBJECTID 3
 #define BTRFS_INCOMPAT_METADATA_UUID (UINT64_C(1) << 10)
 /* striped profiles: a stripe holds part of the chunk, not a copy */
-#define BTRFS_BLOCK_GROUP_STRIPED (UINT64_C(8) | UINT64_C(64) | UINT64_C(128) | UINT64_C(256))
+#define BTRFS_BLOCK_GROUP_RAID0 UINT64_C(8)
+#define BTRFS_BLOCK_GROUP_RAID10 UINT64_C(64)
+#define BTRFS_BLOCK_GROUP_RAID5 UINT64_C(128)
+#define BTRFS_BLOCK_GROUP_RAID6 UINT64_C(256)
+#define BTRFS_BLOCK_GROUP_STRIPED \
+	(BTRFS_BLOCK_GROUP_RAID0 | BTRFS_BLOCK_GROUP_RAID10 | BTRFS_BLOCK_GROUP_RAID5 | BTRFS_BLOCK_GROUP_RAID6)
 #define BTRFS_MAX_LEVEL 8
 
 /* struct btrfs_dev_item, 98 bytes */
@@ -240,6 +245,24 @@ static int sys_devids_add(struct btrfs_sb_info *info, uint64_t devid)
 	return 0;
 }
 
+/* @out: stripe @index (@st) of the chunk @chunk at @logical. */
+static void stripe_fill(struct btrfs_sb_stripe *out, uint64_t logical, const struct sb_chunk *chunk, size_t index,
+			const struct sb_stripe *st)
+{
+	*out = (struct btrfs_sb_stripe){
+		.logical = logical,
+		.length = le64toh(chunk->length),
+		.type = le64toh(chunk->type),
+		.devid = le64toh(st->devid),
+		.offset = le64toh(st->offset),
+		.stripe_len = le64toh(chunk->stripe_len),
+		.index = (uint16_t)index,
+		.num_stripes = le16toh(chunk->num_stripes),
+		.sub_stripes = le16toh(chunk->sub_stripes),
+	};
+	memcpy(out->dev_uuid, st->dev_uuid, sizeof(out->dev_uuid));
+}
+
 /*
  * Parse one (disk key, chunk, stripes) item of @len bytes left at @p.
  * Returns: bytes consumed, or -EINVAL.
@@ -274,14 +297,7 @@ static long sys_chunk_parse(const uint8_t *p, size_t len, struct btrfs_sb_info *
 		if (r < 0)
 			return r;
 		out = &info->sys_stripes[info->n_sys_stripes++];
-		*out = (struct btrfs_sb_stripe){
-			.logical = le64toh(key.offset),
-			.length = le64toh(chunk.length),
-			.type = le64toh(chunk.type),
-			.devid = devid,
-			.offset = le64toh(st.offset),
-		};
-		memcpy(out->dev_uuid, st.dev_uuid, sizeof(out->dev_uuid));
+		stripe_fill(out, le64toh(key.offset), &chunk, i, &st);
 	}
 	return (long)need;
 }
@@ -362,6 +378,55 @@ int btrfs_sb_map_sys(const struct btrfs_sb_info *info, uint64_t logical, uint64_
 	return btrfs_stripes_map(info->sys_stripes, n, logical, len, devid, dev_uuid, ret_offset);
 }
 
+/*
+ * Steps of the kernel's btrfs_map_block() (fs/btrfs/volumes.c) for a read
+ * of a striped chunk: 1. the part of the chunk (stripe_len bytes) holding
+ * byte @in of it, and the offset in that part; 2. the stripe holding the
+ * part and the row of parts it is in: RAID0 parts go round the stripes,
+ * RAID10 round groups of sub_stripes copies, RAID5/6 round the data
+ * stripes of a row, the row's first stripe turned by the row's number
+ * (the parity moves); 3. the byte on the stripe's device: row * stripe_len
+ * + offset in the part.
+ * Returns: 1, *@ret_in set to that byte's offset from the stripe's start,
+ * when @st holds all @len bytes; 0 when another stripe does; -EOPNOTSUPP
+ * for a geometry the kernel does not mount.
+ */
+static int striped_part(const struct btrfs_sb_stripe *st, uint64_t in, uint64_t len, uint64_t *ret_in)
+{
+	uint64_t ns = st->num_stripes, part, off, first, copies = 1;
+
+	if (st->stripe_len == 0 || ns == 0 || st->index >= ns)
+		return -EOPNOTSUPP;
+	part = in / st->stripe_len;
+	off = in % st->stripe_len;
+	if (len > st->stripe_len - off)
+		return 0; /* parts of two stripes: no device holds it whole */
+	if (st->type & BTRFS_BLOCK_GROUP_RAID0) {
+		first = part % ns;
+		part /= ns;
+	} else if (st->type & BTRFS_BLOCK_GROUP_RAID10) {
+		copies = st->sub_stripes;
+		if (copies == 0 || ns % copies != 0)
+			return -EOPNOTSUPP;
+		first = part % (ns / copies) * copies;
+		part /= ns / copies;
+	} else {
+		uint64_t parity = st->type & BTRFS_BLOCK_GROUP_RAID6 ? 2 : 1;
+
+		if (ns <= parity)
+			return -EOPNOTSUPP;
+		first = part % (ns - parity);
+		part /= ns - parity;
+		first = (part + first) % ns;
+	}
+	if (st->index < first || st->index >= first + copies)
+		return 0;
+	if (part > (UINT64_MAX - off) / st->stripe_len)
+		return -EOPNOTSUPP;
+	*ret_in = part * st->stripe_len + off;
+	return 1;
+}
+
 int btrfs_stripes_map(const struct btrfs_sb_stripe *v, size_t n, uint64_t logical, uint64_t len, uint64_t devid,
 		      const uint8_t dev_uuid[16], uint64_t *ret_offset)
 {
@@ -373,15 +438,21 @@ int btrfs_stripes_map(const struct btrfs_sb_stripe *v, size_t n, uint64_t logica
 		if (logical < st->logical || logical - st->logical >= st->length ||
 		    len > st->length - (logical - st->logical))
 			continue;
-		if (st->type & BTRFS_BLOCK_GROUP_STRIPED) {
-			r = -EOPNOTSUPP;
-			continue;
-		}
+		uint64_t in = logical - st->logical;
+
 		if (st->devid != devid || memcmp(st->dev_uuid, dev_uuid, 16) != 0)
 			continue;
-		if (st->offset > UINT64_MAX - (logical - st->logical))
+		if (st->type & BTRFS_BLOCK_GROUP_STRIPED) {
+			int k = striped_part(st, in, len, &in);
+
+			if (k < 0)
+				r = k;
+			if (k <= 0)
+				continue;
+		}
+		if (st->offset > UINT64_MAX - in)
 			continue;
-		*ret_offset = st->offset + (logical - st->logical);
+		*ret_offset = st->offset + in;
 		return 0;
 	}
 	return r;
@@ -510,7 +581,7 @@ static int chunk_item_stripes(const uint8_t *p, size_t size, uint64_t logical, c
 	ns = le16toh(chunk.num_stripes);
 	if (ns == 0 || ns > (size - sizeof(chunk)) / sizeof(struct sb_stripe))
 		return -EINVAL;
-	if ((le64toh(chunk.type) & BTRFS_BLOCK_GROUP_STRIPED) || !(le64toh(chunk.type) & BTRFS_BLOCK_GROUP_TREES))
+	if (!(le64toh(chunk.type) & BTRFS_BLOCK_GROUP_TREES))
 		return 0;
 	for (size_t i = 0; i < ns && *n < cap; i++) {
 		struct sb_stripe st;
@@ -518,14 +589,7 @@ static int chunk_item_stripes(const uint8_t *p, size_t size, uint64_t logical, c
 		memcpy(&st, p + sizeof(chunk) + i * sizeof(st), sizeof(st));
 		if (le64toh(st.devid) != info->devid || memcmp(st.dev_uuid, info->dev_uuid, 16) != 0)
 			continue;
-		out[*n] = (struct btrfs_sb_stripe){
-			.logical = logical,
-			.length = le64toh(chunk.length),
-			.type = le64toh(chunk.type),
-			.devid = info->devid,
-			.offset = le64toh(st.offset),
-		};
-		memcpy(out[(*n)++].dev_uuid, st.dev_uuid, 16);
+		stripe_fill(&out[(*n)++], logical, &chunk, i, &st);
 	}
 	return 0;
 }

@@ -25,13 +25,19 @@
 
 /* One stripe of a system chunk (struct btrfs_stripe, with its chunk's extent):
  * the chunk's bytes [logical, logical + length) are on device devid/dev_uuid
- * from byte offset on, when the chunk is mirrored (btrfs_sb_map_sys()). */
+ * from byte offset on, when the chunk is mirrored; when it is striped
+ * (RAID0/10/5/6) this stripe holds the part btrfs_sb_map_sys() computes
+ * from index, num_stripes, sub_stripes and stripe_len. */
 struct btrfs_sb_stripe {
 	uint64_t logical; /* the chunk's first logical byte */
 	uint64_t length; /* the chunk's length, bytes */
 	uint64_t type; /* the chunk's BTRFS_BLOCK_GROUP_* flags */
 	uint64_t devid;
 	uint64_t offset; /* bytes from the device's start */
+	uint64_t stripe_len; /* bytes of a stripe's part of a row (64 KiB) */
+	uint16_t index; /* this stripe's place among its chunk's stripes */
+	uint16_t num_stripes;
+	uint16_t sub_stripes; /* RAID10: copies of each part */
 	uint8_t dev_uuid[16];
 };
 
@@ -136,12 +142,17 @@ int btrfs_sb_parse(const void *buf, size_t len, struct btrfs_sb_info *ret);
  * @devid: the device to read from, and @dev_uuid its uuid
  * @ret_offset: set only on success: bytes from that device's start
  *
- * Pure.  Maps through the sys_chunk_array: only chunks whose every stripe
- * holds a whole copy (single, DUP, RAID1, RAID1C3/4) are mapped; striped
- * profiles (RAID0/10/5/6) are not.
+ * Pure.  Maps through the sys_chunk_array: a chunk whose every stripe holds
+ * a whole copy (single, DUP, RAID1, RAID1C3/4) at the same offset into the
+ * stripe; a striped chunk (RAID0/10/5/6) by the kernel's arithmetic
+ * (fs/btrfs/volumes.c, btrfs_map_block(): the row and the stripe of the
+ * 64 KiB part holding @logical, RAID5/6 parity rotated by row), when the
+ * part on that device holds all @len bytes.
  *
- * Returns: 0; -ENOENT when no such chunk has a stripe on that device;
- * -EOPNOTSUPP when the chunk is striped.
+ * Returns: 0; -ENOENT when no such chunk has a stripe holding them on that
+ * device (a striped chunk: they are on another); -EOPNOTSUPP when the
+ * striped chunk's geometry is not one the kernel mounts (a zero stripe
+ * length, RAID10 stripes not a multiple of its copies, ...).
  */
 int btrfs_sb_map_sys(const struct btrfs_sb_info *info, uint64_t logical, uint64_t len, uint64_t devid,
 		     const uint8_t dev_uuid[16], uint64_t *ret_offset);
@@ -167,8 +178,8 @@ int btrfs_chunk_block_parse(const void *buf, size_t len, struct btrfs_sb_info *i
 /*
  * The stripes of the chunk items in @buf (one leaf of the chunk tree,
  * checked by btrfs_chunk_block_parse(), info->nodesize bytes) of tree
- * blocks (system, metadata) that hold a whole copy of their chunk
- * (single, DUP, RAID1*) on the device @info describes (devid, dev_uuid):
+ * blocks (system, metadata) on the device @info describes (devid,
+ * dev_uuid), mirrored or striped (btrfs_stripes_map() tells which blocks):
  * appended to @out at *@n, at most @cap in all (more are left out: not an
  * error).  Pure.  Layout: struct btrfs_chunk + struct btrfs_stripe
  * (btrfs_tree.h).  Returns: 0; -EINVAL malformed.

@@ -610,8 +610,99 @@ static void test_chunk_block(void **state)
 	assert_int_equal(off, (5 << 20) + 4096);
 	assert_int_equal(btrfs_sb_map_sys(&info, (1 << 20) + 4096, 4096, 1, info.dev_uuid, &off), -ENOENT);
 	assert_int_equal(btrfs_sb_map_sys(&info, (9 << 20) - 100, 4096, 2, info.dev_uuid, &off), -ENOENT);
-	info.sys_stripes[0].type = 2 | 8; /* RAID0 */
-	assert_int_equal(btrfs_sb_map_sys(&info, 1 << 20, 4096, 2, info.dev_uuid, &off), -EOPNOTSUPP);
+}
+
+/* One striped system chunk at 1 MiB of @ns stripes, 64 KiB parts: stripe
+ * i on devid i + 1 (dev_uuid all i + 1) from (i + 1) MiB of the device. */
+static void striped_chunk(struct btrfs_sb_info *info, uint64_t type, uint16_t ns, uint16_t sub)
+{
+	memset(info, 0, sizeof(*info));
+	info->n_sys_stripes = ns;
+	for (uint16_t i = 0; i < ns; i++) {
+		info->sys_stripes[i] = (struct btrfs_sb_stripe){ .logical = 1 << 20, .length = 8 << 20,
+								 .type = 2 | type, .devid = i + 1u,
+								 .offset = (i + 1u) << 20, .stripe_len = 65536,
+								 .index = i, .num_stripes = ns, .sub_stripes = sub };
+		memset(info->sys_stripes[i].dev_uuid, i + 1, 16);
+	}
+}
+
+/* The devids whose stripe holds the 16 KiB block at 1 MiB + @part parts +
+ * @in bytes, as a bit mask; *@dev_off: where on the device (the same on
+ * each, when more: RAID10's copies are at the same row). */
+static unsigned holders(const struct btrfs_sb_info *info, uint64_t part, uint64_t in, uint64_t *dev_off)
+{
+	unsigned mask = 0;
+
+	for (uint64_t devid = 1; devid <= info->n_sys_stripes; devid++) {
+		uint8_t uuid[16];
+		uint64_t off;
+
+		memset(uuid, (int)devid, 16);
+		if (btrfs_sb_map_sys(info, (1 << 20) + part * 65536 + in, 16384, devid, uuid, &off) == 0) {
+			mask |= 1u << devid;
+			*dev_off = off - (devid << 20);
+		}
+	}
+	return mask;
+}
+
+/* Striped system chunks (metadata -m raid0/10/5/6): each 64 KiB part on
+ * the stripe the kernel's btrfs_map_block() reads it from. */
+static void test_map_striped(void **state)
+{
+	struct btrfs_sb_info info;
+	uint64_t off = 0;
+	uint8_t uuid[16];
+
+	(void)state;
+	striped_chunk(&info, 8, 2, 0); /* RAID0: parts round the stripes */
+	assert_int_equal(holders(&info, 0, 0, &off), 1u << 1);
+	assert_int_equal(off, 0);
+	assert_int_equal(holders(&info, 1, 16384, &off), 1u << 2);
+	assert_int_equal(off, 16384);
+	assert_int_equal(holders(&info, 2, 0, &off), 1u << 1);
+	assert_int_equal(off, 65536);
+	assert_int_equal(holders(&info, 5, 49152, &off), 1u << 2);
+	assert_int_equal(off, 2 * 65536 + 49152);
+	assert_int_equal(holders(&info, 0, 57344, &off), 0); /* across two parts: on no device whole */
+
+	striped_chunk(&info, 64, 4, 2); /* RAID10: parts round pairs of copies */
+	assert_int_equal(holders(&info, 0, 0, &off), 1u << 1 | 1u << 2);
+	assert_int_equal(off, 0);
+	assert_int_equal(holders(&info, 1, 0, &off), 1u << 3 | 1u << 4);
+	assert_int_equal(off, 0);
+	assert_int_equal(holders(&info, 2, 0, &off), 1u << 1 | 1u << 2);
+	assert_int_equal(off, 65536);
+
+	striped_chunk(&info, 128, 3, 0); /* RAID5: two data parts a row, parity moving */
+	assert_int_equal(holders(&info, 0, 0, &off), 1u << 1);
+	assert_int_equal(holders(&info, 1, 0, &off), 1u << 2);
+	assert_int_equal(holders(&info, 2, 0, &off), 1u << 2);
+	assert_int_equal(off, 65536);
+	assert_int_equal(holders(&info, 3, 0, &off), 1u << 3);
+	assert_int_equal(holders(&info, 4, 0, &off), 1u << 3);
+	assert_int_equal(off, 2 * 65536);
+	assert_int_equal(holders(&info, 5, 0, &off), 1u << 1);
+
+	striped_chunk(&info, 256, 4, 0); /* RAID6: two data parts a row of four */
+	assert_int_equal(holders(&info, 2, 0, &off), 1u << 2);
+	assert_int_equal(off, 65536);
+	assert_int_equal(holders(&info, 7, 0, &off), 1u << 1);
+	assert_int_equal(off, 3 * 65536);
+
+	/* geometries the kernel does not mount, from a hostile superblock */
+	memset(uuid, 1, 16);
+	striped_chunk(&info, 8, 2, 0);
+	info.sys_stripes[0].stripe_len = 0;
+	assert_int_equal(btrfs_sb_map_sys(&info, 1 << 20, 4096, 1, uuid, &off), -EOPNOTSUPP);
+	striped_chunk(&info, 64, 3, 2);
+	assert_int_equal(btrfs_sb_map_sys(&info, 1 << 20, 4096, 1, uuid, &off), -EOPNOTSUPP);
+	striped_chunk(&info, 128, 1, 0);
+	assert_int_equal(btrfs_sb_map_sys(&info, 1 << 20, 4096, 1, uuid, &off), -EOPNOTSUPP);
+	striped_chunk(&info, 8, 2, 0);
+	info.sys_stripes[0].index = 2;
+	assert_int_equal(btrfs_sb_map_sys(&info, 1 << 20, 4096, 1, uuid, &off), -EOPNOTSUPP);
 }
 
 static void test_mkfs_single(void **state)
@@ -801,6 +892,7 @@ int main(void)
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_stops_at_array_size),
 		cmocka_unit_test(test_chunk_block),
+		cmocka_unit_test(test_map_striped),
 		cmocka_unit_test(test_tree_items),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_scan_smoke),
