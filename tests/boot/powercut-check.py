@@ -8,7 +8,7 @@
       (changed and new files, new directories, with the new directories'
       modes); DIR/chg.delete: what the guest deletes first; DIR/trees.json:
       every path's old and new version.
-  powercut-check.py cuts DIR PHASE TREE N SCRATCH
+  powercut-check.py cuts DIR PHASE TREE N SCRATCH [AREA]
       N power cuts spread over the writes of DIR/PHASE.log
       (powercut-disk.py): for each, the disk as the cut left it (the base,
       what was flushed or written FUA before the cut, a random half of the
@@ -18,7 +18,8 @@
       checked: each path its old or its new version (a file's content, a
       directory, its mode), never torn, never missing; what is neither
       (left-over working files) is listed.  storaged's working directory
-      (.storaged-sync.<32 hex>) must carry its mark or be empty, so that
+      (.storaged-sync.<32 hex>) must carry its mark (for the area AREA,
+      default pc) or be empty, so that
       the next start removes it before it seeds.  Prints one line per cut and a
       summary "PHASE: N cuts, T torn, M missing, ..."; exit status 1 when
       any cut is not clean.  The images are made in SCRATCH (a tmpfs).
@@ -242,7 +243,7 @@ def sync_workdir_ok(img, tree, name, area=AREA):
     return bool(names) and all(n in (".", "..") for n in names)
 
 
-def cuts(top, phase, tree, n, scratch):
+def cuts(top, phase, tree, n, scratch, area=AREA):
     trees = json.load(open(os.path.join(top, "trees.json")))
     with open(os.path.join(top, phase + ".base"), "rb") as f:
         base = f.read()
@@ -267,7 +268,7 @@ def cuts(top, phase, tree, n, scratch):
         left, work = [], 0
         for e in r["extra"]:
             if re.fullmatch(r"\.storaged-sync\.[0-9a-f]{32}", e.split("/")[0]):
-                if "/" not in e and not sync_workdir_ok(img, tree, e):
+                if "/" not in e and not sync_workdir_ok(img, tree, e, area):
                     left.append(e + " (unmarked, not empty)")
                 work += "/" not in e
                 continue
@@ -464,7 +465,7 @@ def main():
         return 0
     if sys.argv[1] == "periodic":
         return periodic(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6], int(sys.argv[7]))
-    return cuts(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6])
+    return cuts(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6], *sys.argv[7:8])
 
 
 if __name__ == "__main__":

@@ -21,6 +21,9 @@
 # version, never torn, never missing; a working directory storaged left
 # must carry its mark (the next start removes it, then seeds).  storaged
 # must pass at every cut; the peers' tears are counted and printed.
+# The same change is made in a seed = overlay area over a fourth copy
+# (/data/ov) and its `storaged sync` recorded and cut the same way: the
+# upper layer applied into the directory keeps the same guarantee.
 #
 # Then the cut between periodic syncs: a resident storaged syncs a second
 # persist area (/data/per, sync-interval = POWERCUT_SYNC_INTERVAL seconds,
@@ -91,7 +94,7 @@ def want(name):
     for d in (m.group(1).decode().split(",") if m and m.group(1) else []):
         want(d)
     order.append(name)
-for name in ("virtio_pci", "virtio_blk", "crc32c_generic", "ext4"):
+for name in ("virtio_pci", "virtio_blk", "crc32c_generic", "ext4", "overlay"):
     want(name)
 with open(os.path.join(os.path.dirname(out), "modules.order"), "w") as f:
     for m in order:
@@ -129,6 +132,14 @@ size = 256M
 persist = yes
 sync-interval = 0
 
+[area ov]
+path = /data/ov
+backend = tmpfs
+size = 256M
+seed = overlay
+persist = yes
+sync-interval = 0
+
 [area per]
 path = /data/per
 backend = tmpfs
@@ -152,6 +163,7 @@ done
 mkdir -p "$S/disk"
 cp -a "$S/t/per/g0" "$S/disk/per"
 cp -a "$S/t/old" "$S/disk/dir"
+cp -a "$S/t/old" "$S/disk/ov"
 cp -a "$S/t/old" "$S/disk/peer-rsync"
 cp -a "$S/t/old" "$S/disk/peer-cp"
 # 96 MiB disk: the filesystem in the first 88, the phase marks at 92
@@ -195,6 +207,7 @@ DPID=
 grep POWERCUT "$S/console.log" | sed 's/^/# guest: /'
 grep -q POWERCUT-DONE "$S/console.log" || { tail -30 "$S/console.log"; fail "the guest did not finish its syncs"; }
 grep -q "storaged sync exit 0" "$S/console.log" || { tail -30 "$S/console.log"; fail "storaged sync failed in the guest"; }
+grep -q "storaged sync ov exit 0" "$S/console.log" || { tail -30 "$S/console.log"; fail "storaged sync of the overlay area failed in the guest"; }
 echo "# one boot and three recorded sync-backs: $(($(date +%s) - t0)) s"
 
 # the cuts, in parallel, their images on a tmpfs
@@ -202,21 +215,26 @@ M=$(mktemp -d /dev/shm/storaged-powercut.XXXXXX 2>/dev/null) || M=$S
 [ "$M" = "$S" ] || trap 'rm -rf "$M"; cleanup' EXIT
 python3 "$HERE/powercut-check.py" cuts "$S/t" storaged dir "$CUTS" "$M" >"$S/storaged.txt" &
 p1=$!
+python3 "$HERE/powercut-check.py" cuts "$S/t" overlay ov "$CUTS" "$M" ov >"$S/overlay.txt" &
+p2=$!
 if [ $RSYNC = yes ]; then
 	python3 "$HERE/powercut-check.py" cuts "$S/t" rsync peer-rsync "$CUTS" "$M" >"$S/rsync.txt" &
 else
 	echo "rsync: not installed here, not run" >"$S/rsync.txt"
 fi
 python3 "$HERE/powercut-check.py" cuts "$S/t" cp peer-cp "$CUTS" "$M" >"$S/cp.txt"
-rc=0
+rc=0 orc=0
 wait $p1 || rc=1
+wait $p2 || orc=1
 wait
 prc=0
 python3 "$HERE/powercut-check.py" periodic "$S/t" per "$CUTS" "$M" "$S/disk.img" $((NGEN - 1)) >"$S/periodic.txt" ||
 	prc=1
-[ "${STORAGED_BOOT_VERBOSE:-0}" = 1 ] && cat "$S/storaged.txt" "$S/rsync.txt" "$S/cp.txt"
+[ "${STORAGED_BOOT_VERBOSE:-0}" = 1 ] && cat "$S/storaged.txt" "$S/overlay.txt" "$S/rsync.txt" "$S/cp.txt"
 [ $rc = 0 ] || grep -v " 0 torn, 0 missing, 0 wrong" "$S/storaged.txt" | head -20
+[ $orc = 0 ] || grep -v " 0 torn, 0 missing, 0 wrong" "$S/overlay.txt" | head -20
 tail -1 "$S/storaged.txt" | sed 's/^/# /'
+tail -1 "$S/overlay.txt" | sed 's/^/# /'
 tail -1 "$S/rsync.txt" | sed 's/^/# peer /'
 tail -1 "$S/cp.txt" | sed 's/^/# peer /'
 [ "${STORAGED_BOOT_VERBOSE:-0}" = 1 ] || [ $prc = 1 ] && cat "$S/periodic.txt"
@@ -224,5 +242,7 @@ tail -1 "$S/periodic.txt" | sed 's/^/# /'
 echo "# total $(($(date +%s) - t0)) s"
 [ $rc = 0 ] || fail "a power cut during storaged's sync back left the directory inconsistent"
 echo "ok: $CUTS power cuts during storaged's sync back: every file and directory old or new, fsck clean"
+[ $orc = 0 ] || fail "a power cut during the sync back of a seed = overlay area left the directory inconsistent"
+echo "ok: $CUTS power cuts during an overlay area's sync back: every file and directory old or new, fsck clean"
 [ $prc = 0 ] || fail "a power cut between periodic syncs (sync-interval = ${IVL}s) lost more than one interval or left the area's directory inconsistent"
 echo "ok: the cut between periodic syncs every ${IVL}s: the disk holds the last completed periodic sync, $CUTS cuts over the phase consistent"
