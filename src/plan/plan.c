@@ -434,6 +434,30 @@ static int add_unusable_area_step(struct builder *b, size_t i, int error)
 	return 0;
 }
 
+/* An area over storaged's state directory (or over a directory that holds
+ * it) would bind its tmpfs over the records and private mounts it is set
+ * up from: stop could no longer find them, and the area's data would be
+ * lost.  One inside it is among storaged's own files.  A configuration
+ * error, reported on the area's path line.  Returns: 0 or -ENOMEM. */
+static int area_on_state_dir(struct builder *b, const struct area_config *a)
+{
+	const char *sd = b->in->state_dir, *how;
+
+	if (!sd)
+		return 0;
+	if (streq(a->path, sd))
+		how = "is";
+	else if (path_is_below(sd, a->path))
+		how = "holds";
+	else if (path_is_below(a->path, sd))
+		how = "lies inside";
+	else
+		return 0;
+	return diag_error(b->diags, a->file ? a->file : b->in->config->file, a->path_line ? a->path_line : a->line,
+			  "area '%s': path '%s' %s storaged's state directory '%s': the area would cover the records and mounts storaged keeps there, and its data could not be synced back; put the area elsewhere, or give storaged another --state-dir (the default is /run/storaged)",
+			  a->name, a->path, how, sd);
+}
+
 static int add_area_step(struct builder *b, size_t i)
 {
 	const struct area_config *a = &b->in->config->areas[i];
@@ -445,6 +469,8 @@ static int add_area_step(struct builder *b, size_t i)
 
 	if (a->refused)
 		return plan__add_refused_area_step(b, i);
+	if ((r = area_on_state_dir(b, a)) < 0)
+		return r;
 	/* On a filesystem that is not mounted yet, the directory (if any)
 	 * is the bare one underneath: size the area when it runs. */
 	holder = plan__deepest_entry_above(b, a->path, true, NONE);

@@ -189,6 +189,9 @@ struct plan_input {
 	const struct entry_facts *facts;
 	const struct area_survey *surveys; /* one per config->areas[i], or NULL */
 	uint64_t ram_bytes; /* MemTotal, bytes */
+	/* storaged's state directory, links resolved where it exists (NULL:
+	 * unknown): no area may cover it or lie in it */
+	const char *state_dir;
 	bool local_only; /* leave remote entries (fstab_entry.remote) and what
 			    depends on them for a later pass (start --local) */
 };

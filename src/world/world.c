@@ -572,6 +572,7 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 		.helper_dirs = s->helper_dirs,
 		.system_paths = strcmp(s->mountinfo_path, VIEW_MOUNTINFO) == 0,
 	};
+	_cleanup_free_ char *state_dir = s->state_dir ? realpath(s->state_dir, NULL) : NULL;
 	size_t from;
 	struct plan_input in = {
 		.config = &w->cfg,
@@ -582,6 +583,7 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 		.facts = w->facts,
 		.surveys = w->surveys,
 		.local_only = s->local_only,
+		.state_dir = state_dir ? state_dir : s->state_dir,
 	};
 	int r;
 
