@@ -11,12 +11,13 @@
 #   below the test's directory, and says nothing "waiting" or "mounting"
 #   with no storaged at work;
 # - it exits 0 only when the live mounts are the whole start's, or when
-#   nothing is mounted and it lists nothing; else non-zero, naming the
-#   `start` that completes it; the metrics say "interrupted" where it does;
+#   nothing is mounted and it lists nothing; what it says interrupted, it
+#   says the `start` that completes; the metrics say "interrupted" where
+#   it does;
 # - the next `start` makes the whole start's mounts, `stop` undoes them
 #   all and `status` is back to 0.
 # Then a start killed while it waits for a missing member (poll): status
-# says interrupted, not waiting, exit 1, the fstab entry listed; once the
+# says interrupted, not waiting, exit 1; once the
 # member is back, the next start completes it and stop undoes it.
 . "$(dirname "$0")/lib.sh"
 setup
@@ -69,9 +70,11 @@ check_status() {
 		cat "$SCRATCH/now" "$SCRATCH/status.txt"
 		fail "$where: status exits 0 over a start half done"
 	fi
-	if [ "$rc" != 0 ] && ! grep -qF "\`$(sd_self) start\` completes it" "$SCRATCH/status.txt"; then
+	# (a step that failed, as the copy helper killed, is told as failed)
+	if grep -q " interrupted " "$SCRATCH/status.txt" &&
+		! grep -qE "\`$(sd_self) start\` (completes it|sets it up again)" "$SCRATCH/status.txt"; then
 		cat "$SCRATCH/now" "$SCRATCH/status.txt"
-		fail "$where: status exits $rc without naming the start that completes it"
+		fail "$where: status says interrupted without naming the start that completes it"
 	fi
 	if [ -s "$SCRATCH/now" ] && grep -q "set up nothing" "$SCRATCH/status.txt"; then
 		cat "$SCRATCH/now" "$SCRATCH/status.txt"
@@ -134,8 +137,10 @@ for when in 1 2; do
 	[ "$rc" = 137 ] || { cat "$SCRATCH/killed.out"; fail "the start waiting for a member was not killed in its wait (exit $rc)"; }
 	check_status "killed in the wait (poll #$when)"
 	run_sd 1 status >/dev/null
-	expect_out "^mount  *$D .*interrupted"
-	expect_out "^btrfs  *$FSID .*interrupted"
+	# (the btrfs and the fstab entry have their rows once the wait goes on
+	# after the first look, t-c36-liveness.sh; the start's row stands for
+	# them before)
+	expect_out "^run  *start .*interrupted"
 	run_sd 0 stop >/dev/null
 	[ -z "$(live)" ] || fail "stop after a kill in the wait left mounts: $(live)"
 	forget "$A"
