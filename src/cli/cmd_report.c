@@ -554,6 +554,19 @@ static int status_area(struct libscols_table *tb, const struct status_report *re
 	return 0;
 }
 
+/* The row of a start left unfinished (status_report.unfinished): first,
+ * as what the other rows do not show. */
+static int status_run_row(struct libscols_table *tb, const char *detail)
+{
+	struct libscols_line *ln = scols_table_new_line(tb, NULL);
+
+	if (!ln || scols_line_set_data(ln, 0, "run") || scols_line_set_data(ln, 1, "start") ||
+	    scols_line_set_data(ln, 3, "interrupted") || scols_line_set_data(ln, 4, detail) ||
+	    scols_line_set_data(ln, 6, "0"))
+		return -ENOMEM;
+	return 0;
+}
+
 /* The records' rows, the areas', then those of areas that failed or were
  * skipped (status_entry.row). */
 static int status_table(const struct options *o, const struct status_report *rep,
@@ -562,6 +575,8 @@ static int status_table(const struct options *o, const struct status_report *rep
 	struct libscols_table *tb = json_table_new("status", status_cols, ARRAY_SIZE(status_cols), o->json);
 	int r = 0;
 
+	if (tb && rep->unfinished)
+		r = status_run_row(tb, rep->unfinished);
 	for (size_t i = 0; tb && r == 0 && i < rep->st.n; i++)
 		if (rep->entries[i].row && rep->st.v[i].kind != STATE_AREA)
 			r = status_record(tb, rep, i);
@@ -588,18 +603,6 @@ bool state_dir_missing(const struct options *o, const struct logger *lg)
 	log_error(lg, "--state-dir '%s': no such directory: storaged set nothing up with it; check the name (start makes it, default %s)",
 		  o->state_dir, STATE_DIR_DEFAULT);
 	return true;
-}
-
-/* Is a storaged process at work on @dir: a start or stop (its lock), or
- * a resident between two passes (its own)?  From the locks the kernel
- * holds for them (liveness.h), never from a pid file. */
-static bool at_work(const char *dir)
-{
-	_cleanup_free_ char *lock = NULL, *resident = NULL;
-
-	if (asprintf(&lock, "%s/lock", dir) < 0 || asprintf(&resident, "%s/resident", dir) < 0)
-		return true; /* not known: claim nothing */
-	return liveness_held(lock) != 0 || liveness_held(resident) != 0;
 }
 
 /* A line after the table when a resident storaged holds the state
@@ -636,7 +639,7 @@ static int status_print(const struct options *o, const struct logger *lg, const 
 		return r;
 	}
 	warn_areas(rep, o->state_dir, lg);
-	if (rep->st.n == 0 && rep->n_areas == 0 && !o->json && !table_only(o))
+	if (rep->st.n == 0 && rep->n_areas == 0 && !rep->unfinished && !o->json && !table_only(o))
 		printf("storaged has set up nothing (state directory %s)\n", o->state_dir);
 	else
 		r = status_table(o, rep, pick);
@@ -658,7 +661,7 @@ int cmd_status(const struct options *o, const struct logger *lg)
 		return EXIT_CONFIG;
 	if (state_dir_missing(o, lg))
 		return EXIT_STATE;
-	r = status_report_build(o, lg, !at_work(o->state_dir), dev, &rep);
+	r = status_report_build(o, lg, !liveness_at_work(o->state_dir), dev, &rep);
 	if (r == 0)
 		r = status_print(o, lg, &rep, &pick);
 	/* storaged(8), EXIT STATUS: the same for every format */

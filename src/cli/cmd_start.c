@@ -17,6 +17,7 @@
 #include "area_watch.h"
 #include "commands.h"
 #include "daemon.h"
+#include "liveness.h"
 #include "exec/exec.h"
 #include "resident.h"
 #include "state/state.h"
@@ -285,6 +286,17 @@ static void forget_fixed_lines(struct state *st, const struct plan *p)
 	}
 }
 
+/* Until the pass ran to its end (statedir_run_begin()): a start killed
+ * before its first record, or between two, leaves this to tell status. */
+static void mark_unfinished(const char *state_dir, const struct logger *lg)
+{
+	int r = statedir_run_begin(state_dir);
+
+	if (r < 0)
+		log_warning(lg, "cannot write '%s/" STATEDIR_UNFINISHED "': %s; were this start killed, `%s status` could not tell it",
+			    state_dir, strerror(-r), log_self(lg));
+}
+
 /* The plan through the executor and the real operations, under the state
  * directory's lock.  @ret_failed: steps that failed; @ret_degraded:
  * btrfs mounts made degraded.  Returns: 0; -EINTR
@@ -330,10 +342,12 @@ static int run_plan(const struct options *o, const struct logger *caller_lg, str
 	 * be written stops the run before it mounts what stop could not find */
 	r = statedir_load_state(o->state_dir, lg, &st);
 	if (r == 0) {
+		mark_unfinished(o->state_dir, lg);
 		forget_fixed_lines(&st, &w->plan);
 		r = statedir_save_state(o->state_dir, lg, &st);
 	}
 	if (r < 0) {
+		statedir_run_end(o->state_dir); /* it did nothing */
 		state_done(&st);
 		return r;
 	}
@@ -358,6 +372,8 @@ static int run_plan(const struct options *o, const struct logger *caller_lg, str
 	/* the run's own saves only warn: what is on disk must hold it all */
 	saved = r == 0 ? statedir_save_state(o->state_dir, lg, &st) : 0;
 	state_done(&st);
+	if (r == 0 && !so.interrupted && saved == 0)
+		statedir_run_end(o->state_dir); /* ran to its end: the records say it all */
 	lock = safe_close(lock);
 	if (r == -EINTR || so.interrupted)
 		return -EINTR;
@@ -403,7 +419,7 @@ static int start_pass(const struct options *o, const struct logger *lg, bool no_
 		world_note_warnings(&src, &w);
 	world_done(&w);
 	if (!o->dry_run && r != -EINVAL && r != -EPERM)
-		status_prom_after_pass(o, lg); /* metrics-textfile */
+		status_prom_after_pass(o, lg, !liveness_at_work(o->state_dir)); /* metrics-textfile */
 	return r;
 }
 
@@ -440,7 +456,7 @@ static uint64_t resident_sync(void *userdata, const struct logger *lg, uint64_t 
 	if (sync_due_areas(&mem->o, lg, since_usec, &next) < 0)
 		next = 0; /* the next pass reports what cannot be read */
 	if (on_timer)
-		status_prom_after_pass(&mem->o, lg);
+		status_prom_after_pass(&mem->o, lg, !liveness_at_work(mem->o.state_dir));
 	return next && next < METRICS_REFRESH_SEC ? next : METRICS_REFRESH_SEC;
 }
 

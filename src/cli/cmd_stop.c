@@ -115,7 +115,10 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 	/* undo_run() only warns: what is left recorded must be on disk */
 	saved = failed < 0 ? 0 : statedir_save_state(o->state_dir, lg, &st);
 	state_done(&st);
+	/* what a killed start left is undone, or recorded as not */
+	if (failed >= 0 && saved == 0)
+		statedir_run_end(o->state_dir);
 	close(lock);
-	status_prom_after_pass(o, lg); /* metrics-textfile */
+	status_prom_after_pass(o, lg, !liveness_at_work(o->state_dir)); /* metrics-textfile */
 	return saved < 0 ? EXIT_STATE : failed ? EXIT_STEP_FAILED : 0;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "liveness.h"
 #include "state/sync_due.h"
 #include "area/area.h"
 #include "status/status_prom.h"
@@ -121,7 +122,7 @@ int cmd_sync(const struct options *o, const struct logger *lg)
 	if (o->arg && area_configured(o, lg, o->arg) < 0)
 		return EXIT_CONFIG;
 	r = o->arg ? sync_one(o, lg, o->arg) : sync_all(o, lg);
-	status_prom_after_pass(o, lg); /* metrics-textfile */
+	status_prom_after_pass(o, lg, !liveness_at_work(o->state_dir)); /* metrics-textfile */
 	return r < 0 ? EXIT_STEP_FAILED : 0;
 }
 

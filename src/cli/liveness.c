@@ -24,6 +24,15 @@ int liveness_held(const char *lock_path)
 	return errno == EWOULDBLOCK ? 1 : -errno;
 }
 
+bool liveness_at_work(const char *state_dir)
+{
+	_cleanup_free_ char *lock = NULL, *resident = NULL;
+
+	if (asprintf(&lock, "%s/lock", state_dir) < 0 || asprintf(&resident, "%s/resident", state_dir) < 0)
+		return true; /* not known: claim nothing */
+	return liveness_held(lock) != 0 || liveness_held(resident) != 0;
+}
+
 int liveness_take(const char *lock_path)
 {
 	_cleanup_close_ int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);

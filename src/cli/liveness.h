@@ -40,6 +40,19 @@ int liveness_held(const char *lock_path);
 pid_t liveness_pid(const char *lock_path, const char *pid_path);
 
 /**
+ * liveness_at_work:
+ * @state_dir: the state directory
+ *
+ * Is a storaged process at work on @state_dir: a start, stop or sync (its
+ * lock, DIR/lock), or a resident between two passes (DIR/resident)?  A
+ * lock this process holds counts too: ask once it is dropped.
+ *
+ * Returns: true when one holds either, or when it cannot be known (claim
+ * nothing); false when none does.
+ */
+bool liveness_at_work(const char *state_dir);
+
+/**
  * liveness_take:
  * @lock_path: the lock file (made 0600 when missing)
  *

@@ -278,6 +278,16 @@ static void entry_state(FILE *out, const struct state_record *r, const char *wor
 	sample(out, "storaged_entry_state", labels, strcmp(word, name) == 0 ? "1" : "0");
 }
 
+/* The run row of `status` (prom_data.unfinished), shown only when there
+ * is one: a start that ran to its end leaves none. */
+static void run_state(const struct prom_data *d, FILE *out)
+{
+	const char *const labels[6] = { "kind", "run", "entry", "start", "state", "interrupted" };
+
+	if (d->unfinished)
+		sample(out, "storaged_entry_state", labels, "1");
+}
+
 static void render_entries(const struct prom_data *d, FILE *out)
 {
 	size_t n = d->state ? d->state->n : 0;
@@ -285,6 +295,7 @@ static void render_entries(const struct prom_data *d, FILE *out)
 
 	family(out, "storaged_entry_state", "gauge",
 	       "1 for the entry's state now (as `storaged status` shows it), 0 for the others.");
+	run_state(d, out);
 	for (size_t i = 0; i < n; i++) {
 		for (size_t k = 0; k < ARRAY_SIZE(all_status); k++)
 			entry_state(out, &d->state->v[i], entry_word(d, i),

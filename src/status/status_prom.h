@@ -65,6 +65,10 @@ struct prom_data {
 	/* when these facts were collected, seconds since the epoch; 0: not
 	 * known (no storaged_metrics_timestamp_seconds sample) */
 	int64_t collected_sec;
+	/* a start left unfinished with no storaged at work (statedir.h,
+	 * DIR/unfinished): storaged_entry_state{kind="run",entry="start"}
+	 * says "interrupted" */
+	bool unfinished;
 };
 
 /**
@@ -100,13 +104,16 @@ char *status_prom_escape(const char *in, char *buf, size_t len);
  * status_prom_after_pass:
  * @o: the command line (configuration, state directory)
  * @lg: failures are logged as warnings: metrics never fail a pass
+ * @nobody_at_work: no storaged holds the state directory's lock or the
+ *          resident's (liveness_at_work()): what a killed run left under
+ *          way, or unfinished, is shown interrupted, as `status` shows it
  *
  * When the configuration sets metrics-textfile, writes the exposition
  * there atomically: a temporary file in the same directory (not ending in
  * .prom, which the textfile collector would read), fsync, rename, fsync of
  * the directory; mode 0644.
  */
-void status_prom_after_pass(const struct options *o, const struct logger *lg);
+void status_prom_after_pass(const struct options *o, const struct logger *lg, bool nobody_at_work);
 
 /**
  * status_prom_note_sync:

@@ -141,7 +141,7 @@ static char *configured_textfile(const struct options *o)
 	return path;
 }
 
-void status_prom_after_pass(const struct options *o, const struct logger *lg)
+void status_prom_after_pass(const struct options *o, const struct logger *lg, bool nobody_at_work)
 {
 	_cleanup_free_ char *path = configured_textfile(o);
 	/* what the pass itself logged (a device that cannot be probed, a
@@ -153,9 +153,7 @@ void status_prom_after_pass(const struct options *o, const struct logger *lg)
 	if (!path)
 		return;
 	quiet.max_level = LOG_ERR;
-	/* written by the run that just recorded its steps: none was left
-	 * under way by a killed one */
-	r = status_report_build(o, &quiet, false, STATUS_DEVICES_ALL, &rep);
+	r = status_report_build(o, &quiet, nobody_at_work, STATUS_DEVICES_ALL, &rep);
 	if (r == 0)
 		write_textfile(path, &rep, lg);
 	else

@@ -400,6 +400,30 @@ static void fill_grow(const struct options *o, struct area_status *areas, size_t
 	config_done(&c);
 }
 
+/* The run row's DETAIL when a start left DIR/unfinished and nobody is at
+ * work: what the records cannot say (the steps it had not reached have
+ * none) and what finishes or undoes it.  Returns: 0; -ENOMEM. */
+static int check_unfinished(struct status_report *rep, const char *state_dir, const char *self,
+			    bool nobody_at_work)
+{
+	char when[64] = "";
+	int64_t began = 0;
+	time_t t;
+	struct tm tm;
+
+	if (!nobody_at_work || statedir_run_unfinished(state_dir, &began) <= 0)
+		return 0;
+	t = (time_t)began;
+	if (began && localtime_r(&t, &tm))
+		strftime(when, sizeof(when), " begun %Y-%m-%d %H:%M:%S", &tm);
+	rep->sum.bad++;
+	return asprintf(&rep->unfinished,
+			"the `start`%s was killed or cut short before it ended, and no storaged is at it: the steps it had not reached, if any, are not set up and have no row here; `%s start` completes it, `%s stop` undoes it",
+			when, self, self) < 0
+		       ? -ENOMEM
+		       : 0;
+}
+
 int status_report_build(const struct options *o, const struct logger *lg, bool nobody_at_work,
 			enum status_devices dev, struct status_report *ret)
 {
@@ -420,6 +444,8 @@ int status_report_build(const struct options *o, const struct logger *lg, bool n
 	if (!ret->live || !ret->entries || !ret->area_rows)
 		return -ENOMEM;
 	r = read_syncs(ret, o->state_dir);
+	if (r == 0)
+		r = check_unfinished(ret, o->state_dir, log_self(lg), nobody_at_work);
 	return r < 0 ? r : check_live(ret, &src, lg, nobody_at_work, dev);
 }
 
@@ -429,6 +455,7 @@ void status_report_done(struct status_report *rep)
 		free(rep->entries[i].detail);
 	for (size_t i = 0; rep->area_rows && i < rep->n_areas; i++)
 		free(rep->area_rows[i].detail);
+	free(rep->unfinished);
 	free(rep->entries);
 	free(rep->area_rows);
 	free(rep->live);
@@ -449,5 +476,6 @@ struct prom_data status_report_prom(const struct status_report *rep)
 				   .n_areas = rep->n_areas,
 				   .syncs = rep->syncs,
 				   .n_syncs = rep->n_syncs,
-				   .collected_sec = rep->collected_sec };
+				   .collected_sec = rep->collected_sec,
+				   .unfinished = rep->unfinished != NULL };
 }

@@ -59,6 +59,9 @@ struct status_report {
 	const struct btrfs_fs_list *btrfs; /* &w.btrfs, or NULL: not read */
 	struct prom_fs *fs; /* parallel to btrfs->v */
 	int64_t collected_sec; /* when, seconds since the epoch */
+	/* a start that did not run to its end, with no storaged at work
+	 * (statedir.h, DIR/unfinished): its row's DETAIL (owned), or NULL */
+	char *unfinished;
 	struct status_sum sum; /* over the rows of `status` */
 };
 

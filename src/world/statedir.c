@@ -9,9 +9,11 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "statedir.h"
+#include "state/atomic_file.h"
 #include "shared/units.h"
 #include "shared/notify.h"
 #include "shared/util.h"
@@ -339,4 +341,52 @@ int statedir_save_state(const char *dir, const struct logger *lg, struct state *
 		return -EPERM;
 	}
 	return 0;
+}
+
+static int write_begun(FILE *f, const void *ud)
+{
+	const int64_t *now = ud;
+
+	return fprintf(f, "start %lld\n", (long long)*now) < 0 ? -EIO : 0;
+}
+
+int statedir_run_begin(const char *dir)
+{
+	_cleanup_free_ char *path = NULL;
+	int64_t now = (int64_t)time(NULL);
+
+	if (asprintf(&path, "%s/" STATEDIR_UNFINISHED, dir) < 0)
+		return -ENOMEM;
+	return file_write_atomic(path, 0644, write_begun, &now);
+}
+
+int statedir_run_end(const char *dir)
+{
+	_cleanup_free_ char *path = NULL;
+
+	if (asprintf(&path, "%s/" STATEDIR_UNFINISHED, dir) < 0)
+		return -ENOMEM;
+	return file_atomic_remove(path);
+}
+
+int statedir_run_unfinished(const char *dir, int64_t *ret_began)
+{
+	_cleanup_free_ char *path = NULL;
+	char buf[64] = "";
+	uint64_t began = 0;
+	FILE *f;
+
+	if (asprintf(&path, "%s/" STATEDIR_UNFINISHED, dir) < 0)
+		return -ENOMEM;
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	if (fgets(buf, sizeof(buf), f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+	/* a word storaged did not write reads as "when: not said" */
+	if (!has_prefix(buf, "start ") || units_parse_uint(buf + 6, INT64_MAX, &began) < 0)
+		began = 0;
+	*ret_began = (int64_t)began;
+	return 1;
 }

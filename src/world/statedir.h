@@ -7,6 +7,8 @@
 #ifndef STORAGED_STATEDIR_H
 #define STORAGED_STATEDIR_H
 
+#include <stdint.h>
+
 #include "shared/log.h"
 #include "state/state.h"
 
@@ -78,5 +80,37 @@ int statedir_load_state(const char *dir, const struct logger *lg, struct state *
  * Returns: 0; -EPERM when it could not be written.
  */
 int statedir_save_state(const char *dir, const struct logger *lg, struct state *st);
+
+/*
+ * A pass of `start` (or of the resident) under way: DIR/unfinished holds
+ * "start SECONDS\n" (when it began, seconds since the epoch) from before
+ * its first step until it ran to its end, and a `stop` that went through
+ * the state removes it.  Left behind, it is the one trace of a start
+ * killed before it recorded anything, or between two of its records (the
+ * steps it had not reached have none): `status` says so while no storaged
+ * holds the state directory's lock.
+ */
+#define STATEDIR_UNFINISHED "unfinished"
+
+/*
+ * statedir_run_begin: writes DIR/unfinished (atomically, synced).
+ * Returns: 0; negative errno of writing it.
+ */
+int statedir_run_begin(const char *dir);
+
+/*
+ * statedir_run_end: removes DIR/unfinished.
+ * Returns: 0 (also when there is none); negative errno.
+ */
+int statedir_run_end(const char *dir);
+
+/*
+ * statedir_run_unfinished:
+ * @ret_began: when the pass began, seconds since the epoch (0: not said)
+ *
+ * Returns: 1 when DIR/unfinished is there (@ret_began set), 0 when not;
+ * negative errno of reading it.
+ */
+int statedir_run_unfinished(const char *dir, int64_t *ret_began);
 
 #endif

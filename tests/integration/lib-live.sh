@@ -71,30 +71,8 @@ check_status() {
 		fail "$where: status says the area's filesystem is still mounted, the mount table does not"
 	fi
 	sd status --json
-	python3 - "$OUT" "$SCRATCH/now" "$SCRATCH/" "$RUN/areas/" "$P" <<'EOF' || { cat "$SCRATCH/now" "$SCRATCH/status.txt" "$OUT"; fail "$where: status --json against the live mount table"; }
-import json, sys
-out, now, scratch, areas, path = sys.argv[1:]
-text = open(out).read()
-rows = json.loads(text)["status"] if text.strip() else []
-bad = []
-for r in rows:
-    if r["status"] in ("waiting", "mounting"):
-        bad.append("%s %s is %s with no storaged at work" % (r["kind"], r["what"], r["status"]))
-for line in open(now):
-    target = line.split(" ")[0]
-    if target.startswith(areas) or target == path:
-        name = target[len(areas):].split("/")[0] if target.startswith(areas) else None
-        ok = [r for r in rows if r["kind"] == "area" and (r["what"] == name or r["source"] == path)
-              and r["status"] in ("active", "interrupted", "degraded")]
-    else:
-        ok = [r for r in rows if r["kind"] == "mount" and r["what"] == target
-              and r["status"] in ("done", "interrupted", "degraded")]
-    if not ok:
-        bad.append("%s is mounted, status does not say so" % target)
-for b in bad:
-    print(b)
-sys.exit(1 if bad else 0)
-EOF
+	python3 "$(dirname "${BASH_SOURCE[0]}")/status-vs-live.py" "$OUT" "$SCRATCH/now" "$RUN/areas/" "$P" ||
+		{ cat "$SCRATCH/now" "$SCRATCH/status.txt" "$OUT"; fail "$where: status --json against the live mount table"; }
 	# a setup killed before it wrote the area's record: said so, with
 	# what is mounted and what to run
 	if grep -q "^$RUN/areas/k/area " "$SCRATCH/now" && [ ! -e "$RUN/areas/k/state" ]; then

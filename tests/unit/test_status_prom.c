@@ -251,12 +251,29 @@ static void test_render_empty(void **state)
 	free(t);
 }
 
+/* a start left unfinished: one sample of its run row, 1; none else */
+static void test_render_unfinished(void **state)
+{
+	struct prom_data d = { .unfinished = true };
+	char *t;
+
+	(void)state;
+	t = render(&d);
+	assert_int_equal(count_lines(t, "storaged_entry_state{"), 1);
+	assert_non_null(strstr(t, "storaged_entry_state{kind=\"run\",entry=\"start\",state=\"interrupted\"} 1\n"));
+	free(t);
+	d.unfinished = false;
+	t = render(&d);
+	assert_int_equal(count_lines(t, "storaged_entry_state{"), 0);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_escape),	     cmocka_unit_test(test_render),
 		cmocka_unit_test(test_render_live),  cmocka_unit_test(test_render_one_state),
-		cmocka_unit_test(test_render_empty),
+		cmocka_unit_test(test_render_empty), cmocka_unit_test(test_render_unfinished),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
