@@ -88,8 +88,15 @@ struct ovl_apply {
 	const char *step; /* what failed on it */
 	struct ovl_link *links;
 	size_t nlinks;
-	/* upper files mapped shared at this sync or the last one (mounted) */
-	struct mapped_set mapped;
+	/* mounted: the upper files mapped shared at this sync or the last
+	 * one, and those of now alone (the next sync's) */
+	struct mapped_set mapped, mapped_now;
+	/* mounted: the overlay's root, and the overlay inodes mapped shared
+	 * now (from Linux 6.8 /proc/PID/maps names a mapping of an overlay
+	 * file by the overlay's own inode, fs/proc/task_mmu.c
+	 * file_user_inode(); 6.1 by the upper layer's) */
+	int ovlfd;
+	struct mapped_set ovl_mapped;
 };
 
 static const struct ovl_link *link_find(const struct ovl_apply *c, const struct stat *st)
@@ -349,16 +356,39 @@ static bool same_entry(int udir, int ldir, const char *name, const struct stat *
 	return u >= 0 && l >= 0 && same_file_data(u, l, us->st_size) == 1;
 }
 
-/* Whether the upper file @us, mapped shared at this sync or the last one
- * (mapped.h: its times cannot tell), holds other data than the lower one
- * @ls.  One that cannot be read to compare is copied. */
-static bool mapped_changed(const struct ovl_apply *c, int udir, int ldir, const char *name,
-			   const struct stat *us, const struct stat *ls)
+/* Whether the upper file @us (at c->rel) is mapped shared through the
+ * overlay now, by the inode the overlay gives it; noted for the next
+ * sync by its upper inode. */
+static bool ovl_mapped_now(struct ovl_apply *c, const struct stat *us)
+{
+	struct stat os;
+
+	if (!c->ovl_mapped.n || fstatat(c->ovlfd, c->rel, &os, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !mapped_has(&c->ovl_mapped, os.st_ino))
+		return false;
+	mapped_add(&c->mapped_now, us->st_ino); /* without memory: compared now only */
+	return true;
+}
+
+/* Whether the upper entry @us is a file mapped shared at this sync or the
+ * last one (mapped.h: its times cannot tell).  Asked of every one while
+ * mounted, changed or not: the next sync must know it too. */
+static bool is_mapped(struct ovl_apply *c, const struct stat *us)
+{
+	bool now;
+
+	if (!c->mounted || !S_ISREG(us->st_mode))
+		return false;
+	now = ovl_mapped_now(c, us);
+	return now || mapped_has(&c->mapped, us->st_ino);
+}
+
+/* Whether the upper file @us holds other data than the lower entry @ls.
+ * One that cannot be read to compare is copied. */
+static bool data_differs(int udir, int ldir, const char *name, const struct stat *us, const struct stat *ls)
 {
 	_cleanup_close_ int u = -EBADF, l = -EBADF;
 
-	if (!S_ISREG(us->st_mode) || !mapped_has(&c->mapped, us->st_ino))
-		return false;
 	if (!S_ISREG(ls->st_mode) || us->st_size != ls->st_size)
 		return true;
 	u = openat(udir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -378,12 +408,13 @@ static int apply_node(struct ovl_apply *c, int udir, int ldir, const char *name,
 		      const struct stat *ls, bool whole)
 {
 	const struct ovl_link *l;
+	bool mapped = is_mapped(c, us);
 	char tmp[32];
 	int r;
 
 	if (c->verify ? ls && same_entry(udir, ldir, name, us, ls)
 		      : !changed_since(us, c) && ls && (!whole || same_node(us, ls)) &&
-				!mapped_changed(c, udir, ldir, name, us, ls))
+				!(mapped && data_differs(udir, ldir, name, us, ls)))
 		return 0;
 	snprintf(tmp, sizeof(tmp), "n%lu", c->seq++);
 	c->step = "copying";
@@ -610,33 +641,36 @@ static int overlay_apply(struct ovl_apply *c, int recfd, struct state_area *st, 
 	return r;
 }
 
-/* The upper files mapped shared now, through the overlay over @st's
- * directory or as the upper layer's own, into @now, and with those the
- * last sync recorded on @areafd into c->mapped. */
-static int mapped_setup(struct ovl_apply *c, const struct state_area *st, int areafd, int upperfd,
-			struct mapped_set *now)
+/* The upper files mapped shared now into c->mapped_now, and with them
+ * those the last sync recorded on @areafd into c->mapped; the overlay
+ * inodes mapped shared now into c->ovl_mapped, with c->ovlfd the
+ * overlay's root (the mount @st recorded). */
+static int mapped_setup(struct ovl_apply *c, const struct state_area *st, int areafd, int upperfd)
 {
-	char *real = realpath(st->path, NULL); /* as /proc/PID/maps names it */
-	struct mapped_via via = { .mount_point = real ? real : st->path, .dirfd = upperfd };
-	struct stat ust;
-	int r = fstat(upperfd, &ust) < 0 ? -errno : 0;
+	struct stat ust, ost;
+	int r;
 
-	if (r == 0)
-		r = mapped_scan(now, ust.st_dev, &via);
+	c->ovlfd = st->cover_id ? mountfd_open_id(&mountfd_kernel_ops, st->cover_id, O_RDONLY | O_DIRECTORY) : -ESTALE;
+	if (fstat(upperfd, &ust) < 0)
+		return -errno;
+	/* no overlay to ask (gone, or another mount there): by the upper
+	 * layer's inodes alone, as Linux 6.1 names them */
+	r = mapped_scan(&c->mapped_now, ust.st_dev, c->ovlfd >= 0 ? &c->ovl_mapped : NULL,
+			c->ovlfd >= 0 && fstat(c->ovlfd, &ost) == 0 ? ost.st_dev : 0);
 	if (r == 0)
 		r = mapped_load(&c->mapped, areafd, COPY_SYNC_MAPPED_XATTR);
 	if (r == 0)
-		r = mapped_merge(&c->mapped, now);
+		r = mapped_merge(&c->mapped, &c->mapped_now);
 	mapped_sort(&c->mapped);
-	free(real);
+	mapped_sort(&c->ovl_mapped);
 	return r;
 }
 
 int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *st, bool mounted,
 		      size_t *ret_changes, struct diag_list *m)
 {
-	struct ovl_apply c = { .workfd = -1, .mounted = mounted, .verify = !mounted, .step = "opening" };
-	struct mapped_set mapped_now = { 0 };
+	struct ovl_apply c = { .workfd = -1, .mounted = mounted, .verify = !mounted, .step = "opening",
+				.ovlfd = -EBADF };
 	_cleanup_close_ int areafd = -EBADF, upperfd = -EBADF, lowerfd = -EBADF;
 	struct timespec now = { 0 };
 	int r;
@@ -655,7 +689,7 @@ int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *s
 		c.step = "reading the time of the area's filesystem";
 		goto out;
 	}
-	if (mounted && (r = mapped_setup(&c, st, areafd, upperfd, &mapped_now)) < 0) {
+	if (mounted && (r = mapped_setup(&c, st, areafd, upperfd)) < 0) {
 		c.step = "reading which files are mapped";
 		goto out;
 	}
@@ -668,15 +702,19 @@ int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *s
 		r = stamp_write(areafd, &now);
 	/* the next sync compares what is mapped now; after a failure, what
 	 * this one should have compared as well */
-	if (mounted)
-		mapped_save(r == 0 ? &mapped_now : &c.mapped, areafd, COPY_SYNC_MAPPED_XATTR);
+	if (mounted) {
+		mapped_sort(&c.mapped_now);
+		mapped_save(r == 0 ? &c.mapped_now : &c.mapped, areafd, COPY_SYNC_MAPPED_XATTR);
+	}
 	if (ret_changes)
 		*ret_changes = c.changes;
 out:
 	free(c.buf);
 	links_free(&c);
 	mapped_done(&c.mapped);
-	mapped_done(&mapped_now);
+	mapped_done(&c.mapped_now);
+	mapped_done(&c.ovl_mapped);
+	safe_close(c.ovlfd);
 	if (r < 0)
 		diag_error(m, NULL, 0,
 			   "area '%s': sync back of the overlay's upper layer into '%s' failed while %s%s%s%s: %s; every entry of the directory is its complete old or new version and the area, with every change, is left in place: fix this and run `%s %s%s`",

@@ -34,7 +34,7 @@ int sync_mapped_setup(struct shared *sh, int areafd)
 
 	if (fstat(areafd, &st) < 0)
 		return -errno;
-	if ((r = mapped_scan(&sh->mapped_now, st.st_dev, NULL)) < 0 ||
+	if ((r = mapped_scan(&sh->mapped_now, st.st_dev, NULL, 0)) < 0 ||
 	    (r = mapped_load(&sh->mapped, areafd, COPY_SYNC_MAPPED_XATTR)) < 0 ||
 	    (r = mapped_merge(&sh->mapped, &sh->mapped_now)) < 0)
 		return r;

@@ -23,7 +23,7 @@ static int by_ino(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int mapped_add(struct mapped_set *m, ino_t ino)
+int mapped_add(struct mapped_set *m, ino_t ino)
 {
 	if (grow_array(&m->ino, &m->cap, m->n, sizeof(*m->ino)) < 0)
 		return -ENOMEM;
@@ -31,60 +31,46 @@ static int mapped_add(struct mapped_set *m, ino_t ino)
 	return 0;
 }
 
-/* the file @path (a maps line's, to its end) names below @via, as an
- * inode of via->dirfd: 0 where it names none */
-static ino_t via_ino(const struct mapped_via *via, char *path)
-{
-	size_t len = strlen(via->mount_point);
-	struct stat st;
-
-	path[strcspn(path, "\n")] = '\0';
-	if (strncmp(path, via->mount_point, len) != 0 || path[len] != '/' || !path[len + 1])
-		return 0;
-	if (fstatat(via->dirfd, path + len + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-		return 0; /* gone meanwhile, or "(deleted)": nothing to compare */
-	return st.st_ino;
-}
-
-/* the shared mappings of one process's maps (@f) of files on @dev, whose
- * field in maps is @devfield, or through @via */
-static int maps_read(FILE *f, dev_t dev, const char *devfield, const struct mapped_via *via, struct mapped_set *m)
+/* the shared mappings of one process's maps (@f) of files on @dev (whose
+ * field in maps is @devfield) into @m, and on @other_dev into @other */
+static int maps_read(FILE *f, dev_t dev, const char *devfield, struct mapped_set *m, struct mapped_set *other,
+		     dev_t other_dev, const char *otherfield)
 {
 	char *line = NULL, perms[8];
 	unsigned maj, min;
 	uintmax_t ino;
 	size_t len = 0;
-	int r = 0, path;
+	int r = 0;
 
 	/* "start-end perms offset major:minor inode path" (proc(5)); a
-	 * browser maps thousands of files: only lines that can be ours are
+	 * browser maps thousands of files: only lines of these devices are
 	 * parsed */
 	while (r == 0 && getline(&line, &len, f) > 0) {
-		if (!strstr(line, devfield) && !(via && strstr(line, via->mount_point)))
+		if (!strstr(line, devfield) && !(other && strstr(line, otherfield)))
 			continue;
-		if (sscanf(line, "%*s %7s %*s %x:%x %ju %n", perms, &maj, &min, &ino, &path) < 4 ||
-		    perms[3] != 's' || !ino)
+		if (sscanf(line, "%*s %7s %*s %x:%x %ju", perms, &maj, &min, &ino) != 4 || perms[3] != 's' || !ino)
 			continue;
-		if (makedev(maj, min) != dev)
-			ino = via ? via_ino(via, line + path) : 0;
-		if (ino)
+		if (makedev(maj, min) == dev)
 			r = mapped_add(m, (ino_t)ino);
+		else if (other && makedev(maj, min) == other_dev)
+			r = mapped_add(other, (ino_t)ino);
 	}
 	free(line);
 	return r;
 }
 
-int mapped_scan(struct mapped_set *m, dev_t dev, const struct mapped_via *via)
+int mapped_scan(struct mapped_set *m, dev_t dev, struct mapped_set *other, dev_t other_dev)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
-	char devfield[32];
+	char devfield[32], otherfield[32];
 	int r = 0;
 
 	if (!d)
 		return -errno;
 	/* as the kernel prints it: show_map_vma(), "%02x:%02x" */
 	snprintf(devfield, sizeof(devfield), " %02x:%02x ", major(dev), minor(dev));
+	snprintf(otherfield, sizeof(otherfield), " %02x:%02x ", major(other_dev), minor(other_dev));
 	while (r == 0 && (de = readdir(d))) {
 		char path[NAME_MAX + 8];
 		FILE *f;
@@ -101,7 +87,7 @@ int mapped_scan(struct mapped_set *m, dev_t dev, const struct mapped_via *via)
 			r = -ENOMEM;
 			break;
 		}
-		r = maps_read(f, dev, devfield, via, m);
+		r = maps_read(f, dev, devfield, m, other, other_dev, otherfield);
 		fclose(f);
 	}
 	closedir(d);

@@ -15,21 +15,18 @@ struct mapped_set {
 	size_t n, cap;
 };
 
-/* Mappings of an overlay over the files: Linux 6.1 shows a mapping of an
- * overlay file in /proc/PID/maps as its upper layer's file, from 6.8 as
- * the overlay's own (fs/proc/task_mmu.c, file_user_inode()), named by its
- * path.  A mapping whose path is below @mount_point is added as the inode
- * of the same path below @dirfd. */
-struct mapped_via {
-	const char *mount_point; /* absolute, as this process sees it */
-	int dirfd; /* the directory that holds the files there */
-};
-
 /* Adds to @m the inodes of the files on @dev that some process maps
- * shared now, from every /proc/PID/maps (proc(5)), and with @via (NULL:
- * none) those mapped through it.  Returns 0 or negative errno (-ENOMEM;
- * a process gone meanwhile is no error). */
-int mapped_scan(struct mapped_set *m, dev_t dev, const struct mapped_via *via);
+ * shared now, from every /proc/PID/maps (proc(5)), and to @other (NULL:
+ * none) those on @other_dev.  A path is never read: a mapping made
+ * through a bind mount, in another mount namespace, of a name since
+ * renamed or unlinked, or of a name maps escapes, counts all the same.
+ * Returns 0 or negative errno (-ENOMEM; a process gone meanwhile is no
+ * error). */
+int mapped_scan(struct mapped_set *m, dev_t dev, struct mapped_set *other, dev_t other_dev);
+
+/* Adds @ino to @m (mapped_sort() it again before mapped_has()).
+ * Returns 0 or -ENOMEM. */
+int mapped_add(struct mapped_set *m, ino_t ino);
 
 /* Adds to @m the set mapped_save() left in the extended attribute @xattr
  * of @fd (none there: nothing).  Returns 0 or negative errno. */

@@ -1,14 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Hostile trial (branch attack4) of aff94bc, "Overlay sync: a file mapped
-# shared at this sync or the last one is compared by content".
+# Found by a hostile trial (branch attack4) of aff94bc, which matched the
+# overlay's mappings in /proc/PID/maps by their printed path; they are
+# matched by the overlay's inode now, and the path is never read.
 #
 # An overlay area (seed = overlay, persist = yes) whose directory is also
 # bind-mounted elsewhere (a container's volume, a chroot, mount --bind for
 # a backup tool).  A program maps a file shared through the bind mount and
 # writes twice; the sync between the writes carries the first (ctime).
 # /proc/PID/maps names the mapping by the bind mount's path, which is not
-# below the area's directory: mapped_scan() (via_ino()) drops the line,
+# below the area's directory: mapped_scan() dropped the line,
 # the file is in neither sync's mapped set, its ctime does not move for
 # the second write, and the next `sync` exits 0 without it: a power cut
 # then loses a write that succeeded.  (`stop` compares by content and

@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Hostile trial (branch attack4) of aff94bc, "Overlay sync: a file mapped
-# shared at this sync or the last one is compared by content".
+# Found by a hostile trial (branch attack4) of aff94bc, which matched the
+# overlay's mappings in /proc/PID/maps by their printed path; they are
+# matched by the overlay's inode now, and the path is never read.
 #
 # An overlay area (seed = overlay, persist = yes).  A program maps shared
 # a file whose name holds a newline and writes twice; the sync between
 # the writes carries the first (ctime).  /proc/PID/maps prints the
-# newline as \012 (seq_file_path()): via_ino() looks up that literal
-# name, finds nothing and drops the line, so the file is in neither
+# newline as \012 (seq_file_path()): the old code looked up that
+# literal name, found nothing and dropped the line, so the file is in neither
 # sync's mapped set, its ctime does not move for the second write, and
 # the next `sync` exits 0 without it: a power cut then loses it.
 # (`stop` compares by content and carries it.)

@@ -21,8 +21,7 @@
 # power cut after it lost the write.  It now compares by content the
 # files mapped shared at that sync or at the one before (as the copying
 # sync does, C31), found by /proc/PID/maps: on Linux 6.1 a mapping shows
-# the upper layer's file, from 6.8 the overlay's, by the path it was
-# opened by.
+# the upper layer's file, from 6.8 the overlay's inode.
 . "$(dirname "$0")/lib-area.sh"
 grep -qw overlay /proc/filesystems || modprobe -q overlay 2>/dev/null
 grep -qw overlay /proc/filesystems || skip "this kernel has no overlay filesystem"
