@@ -160,3 +160,43 @@ make_tree() {
 	chmod 0751 "$d"
 	chown 1234:4321 "$d"
 }
+
+# need_overlay: skips where the kernel has no overlay filesystem
+need_overlay() {
+	grep -qw overlay /proc/filesystems || modprobe -q overlay 2>/dev/null
+	grep -qw overlay /proc/filesystems || skip "this kernel has no overlay filesystem"
+}
+
+# mmap_writer PATH: a program that maps PATH (4 KiB at least) shared, as
+# sqlite in WAL mode, LMDB or an editor with mmap do, writes "first"
+# through the mapping and waits; mmap_second_write then has it write
+# "second" through the same mapping (on tmpfs the page, dirty and
+# writable already, takes no fault: no time of the file moves), close and
+# exit.  Needs python3.
+mmap_writer() {
+	command -v python3 >/dev/null || skip "no python3 (the mmap writer)"
+	rm -f "$SCRATCH/ready" "$SCRATCH/go"
+	python3 - "$1" "$SCRATCH/ready" "$SCRATCH/go" <<'PY' &
+import mmap, os, sys, time
+path, ready, go = sys.argv[1:4]
+fd = os.open(path, os.O_RDWR)
+m = mmap.mmap(fd, 4096)
+m[0:5] = b"first"
+open(ready, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.01)
+m[0:6] = b"second"
+m.flush()
+m.close()
+os.close(fd)
+PY
+	MMAP_WRITER=$!
+	for _ in $(seq 1 500); do [ -e "$SCRATCH/ready" ] && break; sleep 0.01; done
+	[ -e "$SCRATCH/ready" ] || { kill "$MMAP_WRITER"; fail "the mmap writer did not start"; }
+}
+
+mmap_second_write() {
+	sleep 0.05
+	touch "$SCRATCH/go"
+	wait "$MMAP_WRITER" || fail "the mmap writer failed"
+}

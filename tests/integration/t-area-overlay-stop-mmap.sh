@@ -23,9 +23,7 @@
 # sync does, C31), found by /proc/PID/maps: on Linux 6.1 a mapping shows
 # the upper layer's file, from 6.8 the overlay's inode.
 . "$(dirname "$0")/lib-area.sh"
-grep -qw overlay /proc/filesystems || modprobe -q overlay 2>/dev/null
-grep -qw overlay /proc/filesystems || skip "this kernel has no overlay filesystem"
-command -v python3 >/dev/null || skip "no python3 (the mmap writer)"
+need_overlay
 
 P=$SCRATCH/work
 mkdir -p "$P"
@@ -33,30 +31,10 @@ head -c 4096 /dev/zero | tr '\0' . >"$P/db"
 persist_conf "$P" overlay
 expect_rc 0 start
 
-# writes "first" through a shared mapping, says so, waits for the go,
-# writes "second" through the same mapping, closes
-python3 - "$P/db" "$SCRATCH/ready" "$SCRATCH/go" <<'PY' &
-import mmap, os, sys, time
-path, ready, go = sys.argv[1:4]
-fd = os.open(path, os.O_RDWR)
-m = mmap.mmap(fd, 4096)
-m[0:5] = b"first"
-open(ready, "w").close()
-while not os.path.exists(go):
-    time.sleep(0.01)
-m[0:6] = b"second"
-m.flush()
-m.close()
-os.close(fd)
-PY
-writer=$!
-for i in $(seq 1 500); do [ -e "$SCRATCH/ready" ] && break; sleep 0.01; done
-[ -e "$SCRATCH/ready" ] || { kill "$writer"; fail "the mmap writer did not start"; }
+mmap_writer "$P/db"
 expect_rc 0 sync
 [ "$(head -c 5 "$RUN/areas/p/lower/db")" = first ] || fail "the sync did not carry the first write through the mapping"
-sleep 0.05
-touch "$SCRATCH/go"
-wait "$writer" || fail "the mmap writer failed"
+mmap_second_write
 [ "$(head -c 6 "$P/db")" = second ] || fail "the area does not show the second write"
 pass "the area shows a write made through a shared mapping after the sync"
 
