@@ -62,7 +62,10 @@ int cmd_sync(const struct options *o, const struct logger *lg);
  * be read (nothing synced).
  */
 int sync_due_areas(const struct options *o, const struct logger *lg, uint64_t since_usec, uint64_t *ret_next_sec);
-/* cmd_generator.c: drop-ins ordering the RAM areas' mounts. */
+/*
+ * cmd_generator.c: drop-ins ordering the RAM areas' mounts, and the units
+ * of x-systemd.automount entries.
+ */
 int cmd_systemd_generator(const struct options *o, const struct logger *lg);
 
 /**

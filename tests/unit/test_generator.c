@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The systemd generator's pieces (cmd_generator.c, generator_automount.c)
- * that need no system: the unit name of a mount point, the units an
+ * The systemd generator's pieces (cmd_generator.c) that need no system:
+ * the unit name of a mount point, the units an
  * x-systemd.automount entry gets, and the lenient reading of the
  * configuration and the fstab the generator and the commands besides
  * start share (world_load_settings(), world_load_fstab()).
