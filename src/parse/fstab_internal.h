@@ -1,31 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The fstab parser's private room, shared by fstab.c (lines and entries)
- * and fstab_options.c (the option table).  Nothing here is for callers of
- * fstab.h; the fstab__ prefix marks the folder's own names.
+ * The fstab option table's rows (fstab.c), for the test that every row is
+ * exercised.  Nothing here is for callers of fstab.h.
  */
 #ifndef STORAGED_FSTAB_INTERNAL_H
 #define STORAGED_FSTAB_INTERNAL_H
 
-#include "shared/diag.h"
-#include "fstab.h"
+#include <stdbool.h>
+#include <stddef.h>
 
-struct fstab_parser {
-	const char *file;
-	char *const *select;
-	struct diag_list *diags;
-	unsigned line; /* 1-based line being parsed */
-	bool keep_refused; /* fstab_parse_buf_all(): a refused line's entry is kept */
-};
-
-/*
- * Appends an error for the current line.  Evaluates to -EINVAL (the line is
- * rejected, parsing goes on) or -ENOMEM.
- */
-#define line_error(p, ...) \
-	(diag_error((p)->diags, (p)->file, (p)->line, __VA_ARGS__) < 0 ? -ENOMEM : -EINVAL)
-
-/* What an option sets in an entry (fstab_options.c). */
+/* What an option sets in an entry. */
 enum opt_kind {
 	OPT_PLAIN, /* no meaning to storaged */
 	OPT_SELF, /* "x-storaged" */
@@ -60,31 +44,9 @@ struct fstab__option {
 };
 
 /*
- * fstab__option_rows (fstab_options.c): the option table, for the test
- * that every row is exercised.
+ * fstab__option_rows: the option table.
  * Returns: the static rows; their number in @ret_n.
  */
 const struct fstab__option *fstab__option_rows(size_t *ret_n);
-
-/*
- * fstab__parse_options (fstab_options.c): reads every option of
- * @e->options: storaged's own ones fill @e, the others are appended to
- * @e->mount_options.  Reports every bad option of the line.
- * Returns: 0; -EINVAL when an error was appended; -ENOMEM.
- */
-int fstab__parse_options(struct fstab_parser *p, struct fstab_entry *e);
-
-/*
- * fstab__near_miss: the select option or storaged prefix ("x-storaged")
- * that the option @name (@n bytes, its value left out) is a misspelling of:
- * within two edits (one for a word under 8 bytes), or equal but for case,
- * and not that word itself.  Returns: it (borrowed), or NULL.
- */
-const char *fstab__near_miss(const char *name, size_t n, char *const *select);
-
-/* fstab__warn_near_miss: a warning for option @name of the current line
- * when fstab__near_miss() finds one; @selected: the line is storaged's.
- * Returns: 0 or -ENOMEM. */
-int fstab__warn_near_miss(struct fstab_parser *p, const char *name, size_t n, bool selected);
 
 #endif
