@@ -19,7 +19,7 @@
 #    mnt_table_parse_stream on a fmemopen buffer); those that read the
 #    system (mnt_table_parse_file, _fstab, _mtab, _swaps, _dir, the
 #    contexts) are counted, as are libblkid and libudev.
-#  - getpwnam_r/getgrnam_r in config_keys.o only.  `owner = alice` in
+#  - getpwnam_r/getgrnam_r in config.o only.  `owner = alice` in
 #    storaged.conf must name an account, and the parser is where the error
 #    can carry file:line and where the number the rest of the pass uses is
 #    made; NSS is a read-only lookup in the account database, it changes
@@ -58,7 +58,7 @@ FAMILIES=(
 # Library calls that read the system, by prefix.
 PREFIXES="blkid_ udev_ mnt_context_ mnt_table_parse_file mnt_table_parse_fstab mnt_table_parse_mtab mnt_table_parse_swaps mnt_table_parse_dir mnt_new_table_from_file mnt_new_table_from_dir mnt_get_"
 # object:symbol pairs allowed, with the reason in the header above.
-ALLOWED="config_keys.o:getpwnam_r config_keys.o:getgrnam_r"
+ALLOWED="config.o:getpwnam_r config.o:getgrnam_r"
 
 declare -A family_of
 for f in "${FAMILIES[@]}"; do

@@ -2,7 +2,7 @@
 # What the documentation a new administrator reads first lists is what the
 # program has: every long option of storaged (its getopt table in
 # src/cli/main.c) is named in README.md, storaged(8) and --help, and every
-# configuration key (the key table in src/parse/config_keys.c) is shown in
+# configuration key (the key table in src/parse/config.c) is shown in
 # conf/storaged.conf and described in storaged.conf(5).
 set -u
 top=${TOPSRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -18,8 +18,8 @@ for o in $opts; do
 	printf '%s\n' "$man8" | grep -q -- "--$o" || { echo "FAIL: storaged(8) does not name --$o"; rc=1; }
 	printf '%s\n' "$help" | grep -q -- "--$o" || { echo "FAIL: --help does not name --$o"; rc=1; }
 done
-keys=$(sed -n 's/^[[:space:]]*{ SECTION_[A-Z]*, "\([a-z-]*\)",.*/\1/p' "$top/src/parse/config_keys.c" | sort -u)
-[ -n "$keys" ] || { echo "FAIL: no keys read from src/parse/config_keys.c"; exit 1; }
+keys=$(sed -n 's/^[[:space:]]*{ SECTION_[A-Z]*, "\([a-z-]*\)",.*/\1/p' "$top/src/parse/config.c" | sort -u)
+[ -n "$keys" ] || { echo "FAIL: no keys read from src/parse/config.c"; exit 1; }
 for k in $keys; do
 	grep -qE "^[#;]? ?$k = " "$top/conf/storaged.conf" || { echo "FAIL: conf/storaged.conf does not show '$k'"; rc=1; }
 	printf '%s\n' "$man5" | grep -qE "^\.B[IR]* (.*[\" ])?$k( |=|$)" ||
