@@ -3,7 +3,8 @@
  * The Prometheus text exposition format (version 0.0.4,
  * https://prometheus.io/docs/instrumenting/exposition_formats/) of
  * storaged's status: pure formatting of a struct prom_data.  Loading it
- * and writing the textfile: status_prom_io.c.
+ * and writing the textfile: status_prom_io.c; the last-sync record:
+ * status_last_sync.c.
  */
 #include <errno.h>
 #include <stdio.h>
