@@ -41,12 +41,6 @@ const char *plan_fsid_short(const char *fsid, char *buf, size_t len)
 	return buf;
 }
 
-uint64_t plan__entry_device_timeout(const struct plan_input *in, const struct fstab_entry *e)
-{
-	return e->device_timeout_usec != USEC_UNSET ? e->device_timeout_usec
-						    : in->config->device_timeout_usec;
-}
-
 /* The [btrfs] policy of @fs, or, before any member is seen, of the
  * filesystem a btrfs entry's "UUID=" or "LABEL=" names. */
 static void entry_btrfs_policy(const struct plan_input *in, const struct fstab_entry *e,
@@ -290,29 +284,6 @@ static int ensure_assemble(struct builder *b, const struct btrfs_filesystem *fs,
 				     "member devid %" PRIu64, fs->members[m].devid);
 	*ret = idx;
 	return r;
-}
-
-/* The WAIT_DEVICE step for @spec, shared by everything that waits for it. */
-int plan__ensure_wait(struct builder *b, const char *spec, uint64_t timeout, size_t *ret)
-{
-	struct plan_step *s;
-	int r;
-
-	for (size_t i = 0; i < b->n_steps; i++) {
-		s = &b->steps[i];
-		if (s->kind == PLAN_WAIT_DEVICE && streq(s->spec, spec)) {
-			if (timeout > s->timeout_usec)
-				s->timeout_usec = timeout;
-			*ret = i;
-			return 0;
-		}
-	}
-	r = plan__builder_add_step(b, PLAN_WAIT_DEVICE, ret);
-	if (r < 0)
-		return r;
-	s = &b->steps[*ret];
-	s->timeout_usec = timeout;
-	return (s->spec = strdup(spec)) ? 0 : -ENOMEM;
 }
 
 static bool device_is_btrfs(const struct block_device *d)

@@ -4,8 +4,8 @@
  * lookups every rule makes on it, by path: the deferred entry whose mount
  * point holds a path (a binary search of the entries sorted by target),
  * the area that holds it, and of the two the step that makes the path what
- * it will be.  Shared by plan.c (steps 1-3), plan_edges.c (step 4) and
- * plan_order.c (step 5).
+ * it will be; the WAIT_DEVICE step every waiter shares.  Shared by plan.c
+ * (steps 1-3), plan_edges.c (step 4) and plan_order.c (step 5).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -115,6 +115,35 @@ const struct entry_facts *plan__builder_facts(const struct builder *b, size_t i)
 	static const struct entry_facts none;
 
 	return b->in->facts ? &b->in->facts[i] : &none;
+}
+
+uint64_t plan__entry_device_timeout(const struct plan_input *in, const struct fstab_entry *e)
+{
+	return e->device_timeout_usec != USEC_UNSET ? e->device_timeout_usec
+						    : in->config->device_timeout_usec;
+}
+
+/* The WAIT_DEVICE step for @spec, shared by everything that waits for it. */
+int plan__ensure_wait(struct builder *b, const char *spec, uint64_t timeout, size_t *ret)
+{
+	struct plan_step *s;
+	int r;
+
+	for (size_t i = 0; i < b->n_steps; i++) {
+		s = &b->steps[i];
+		if (s->kind == PLAN_WAIT_DEVICE && streq(s->spec, spec)) {
+			if (timeout > s->timeout_usec)
+				s->timeout_usec = timeout;
+			*ret = i;
+			return 0;
+		}
+	}
+	r = plan__builder_add_step(b, PLAN_WAIT_DEVICE, ret);
+	if (r < 0)
+		return r;
+	s = &b->steps[*ret];
+	s->timeout_usec = timeout;
+	return (s->spec = strdup(spec)) ? 0 : -ENOMEM;
 }
 
 /* <0, 0, >0 as the string @t sorts before, equal to or after the first

@@ -75,7 +75,6 @@ size_t plan__area_above(const struct builder *b, const char *path, bool or_equal
 size_t plan__entry_on(const struct builder *b, const char *path);
 /* The step that makes @path what it will be (see plan.c), or NONE. */
 size_t plan__deepest_holder(const struct builder *b, const char *path, size_t skip, const char **ret_name);
-/* plan.c */
 /* The WAIT_DEVICE step for @spec (µs @timeout), created once. 0 or -ENOMEM. */
 int plan__ensure_wait(struct builder *b, const char *spec, uint64_t timeout, size_t *ret);
 /* µs: the entry's own device timeout, else the configured one. */
