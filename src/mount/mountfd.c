@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Mounts made on descriptors (mountfd.h). */
+/* Mounts made on descriptors, and a mount's identity (mountfd.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -15,7 +16,6 @@
 
 #include "kernlog.h"
 #include "mountfd.h"
-#include "umount.h"
 #include "shared/util.h"
 #include "view.h"
 
@@ -450,4 +450,60 @@ int mountfd_open_id(const struct mountfd_ops *ops, uint64_t mnt_id, int flags)
 	if (r == 0 && (stx.stx_mnt_id != mnt_id || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT)))
 		r = -ESTALE;
 	return r < 0 ? r : TAKE_FD(fd);
+}
+
+/* ---------------------------------------------------------------- identity */
+
+int mount_id_target(uint64_t id, char **ret)
+{
+	struct libmnt_table *tb = view_read_table(VIEW_MOUNTINFO);
+	struct libmnt_fs *fs = tb ? view_find_id(tb, id) : NULL;
+	int r = !tb ? -ENOMEM : !fs || !mnt_fs_get_target(fs) ? -ESTALE : 0;
+
+	*ret = NULL;
+	if (r == 0 && !(*ret = strdup(mnt_fs_get_target(fs))))
+		r = -ENOMEM;
+	mnt_unref_table(tb);
+	return r;
+}
+
+int mount_identity_at(const struct mountfd_ops *ops, int dirfd, const char *name,
+		      struct mount_identity *ret)
+{
+	const int at = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (name[0] ? 0 : AT_EMPTY_PATH);
+	struct statx stx;
+	int r;
+
+	*ret = (struct mount_identity){ 0 };
+	r = ops->statx(ops->userdata, dirfd, name, at, STATX_MNT_ID | STATX_INO | STATX_BTIME, &stx);
+	if (r < 0)
+		return r;
+	if (!stx.stx_mnt_id || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+		return -ESTALE;
+	ret->id = stx.stx_mnt_id;
+	ret->root_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	ret->root_ino = stx.stx_ino;
+	if (stx.stx_mask & STATX_BTIME)
+		ret->root_btime_ns = (uint64_t)stx.stx_btime.tv_sec * 1000000000u + stx.stx_btime.tv_nsec;
+	if (ops->statx(ops->userdata, dirfd, name, at, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
+		ret->unique_id = stx.stx_mnt_id;
+	return 0;
+}
+
+int mount_identity_path(const char *path, struct mount_identity *ret)
+{
+	return mount_identity_at(&mountfd_kernel_ops, AT_FDCWD, path, ret);
+}
+
+bool mount_identity_is(const struct mount_identity *now, const struct mount_identity *rec)
+{
+	if (now->id != rec->id)
+		return false;
+	if (now->unique_id && rec->unique_id)
+		return now->unique_id == rec->unique_id;
+	if (rec->root_ino)
+		return now->root_dev == rec->root_dev && now->root_ino == rec->root_ino &&
+		       now->root_btime_ns == rec->root_btime_ns;
+	return true;
 }

@@ -1,28 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unmounting, in one place: a mount storaged made is unmounted by the
- * identity recorded when it was made, never by whatever the name of its
- * mount point leads to now.
- *
- * A mount's identity.  The mount table's ID (STATX_MNT_ID, Linux 5.8;
- * field 1 of /proc/PID/mountinfo, Documentation/filesystems/proc.rst) is
- * freed on unmount and handed out again lowest first (fs/namespace.c,
- * mnt_alloc_id(): ida_alloc()), so a mount made at the same place just
- * after often has it.  Linux 6.8 adds an ID that is never reused
- * (STATX_MNT_ID_UNIQUE, include/uapi/linux/stat.h).  Without it (Debian
- * 12 runs 6.1) the reused ID is told apart by what statx(2) says of the
- * mount's root directory (include/uapi/linux/stat.h, struct statx):
- *   - stx_dev_major/minor, the filesystem's device: a tmpfs or ramfs gets
- *     an anonymous one (fs/super.c, get_anon_bdev(): ida_alloc_range()),
- *     which is reused as the ID is, so it never counts alone;
- *   - stx_ino, the directory mounted (for a bind, its source);
- *   - stx_btime (STATX_BTIME), when that directory was made: for a new
- *     tmpfs its superblock's birth, in nanoseconds (mm/shmem.c,
- *     shmem_getattr(), since Linux 5.18); 0 where the filesystem does not
- *     report it (ramfs: its root's stx_ino comes from get_next_ino(), a
- *     counter that is not reused).
- * A later mount that agrees on all of them shows the same directory of
- * the same filesystem at the same place under the same ID.
+ * identity recorded when it was made (struct mount_identity, mountfd.h),
+ * never by whatever the name of its mount point leads to now.
  */
 #ifndef STORAGED_UMOUNT_H
 #define STORAGED_UMOUNT_H
@@ -33,54 +13,6 @@
 
 #include "mountfd.h"
 #include "shared/log.h"
-
-struct mount_identity {
-	uint64_t id; /* STATX_MNT_ID: the mount table's, reused once freed */
-	uint64_t unique_id; /* STATX_MNT_ID_UNIQUE, 0 when unknown */
-	uint64_t root_dev; /* makedev(stx_dev_major, stx_dev_minor) of its root */
-	uint64_t root_ino; /* stx_ino of its root; 0: no root facts (an older record) */
-	uint64_t root_btime_ns; /* stx_btime of its root in ns, 0 when not reported */
-};
-
-/*
- * @id: a mount ID (STATX_MNT_ID)
- * @ret: the mount point of the mount with @id, as the mount table
- *       (/proc/self/mountinfo) names it now (caller frees)
- *
- * Returns: 0; -ESTALE when no mount has @id; -ENOMEM.
- */
-int mount_id_target(uint64_t id, char **ret);
-
-/*
- * @dirfd: a directory, or the mount itself with @name ""
- * @name: one component in @dirfd, not followed if a link; "" for @dirfd
- * @ret: the identity of the mount whose root @name is (zeroed on error)
- *
- * statx(2) through @ops, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT.
- *
- * Returns: 0; -ESTALE when it is not the root of a mount
- * (STATX_ATTR_MOUNT_ROOT); negative errno from statx(2).
- */
-int mount_identity_at(const struct mountfd_ops *ops, int dirfd, const char *name,
-		      struct mount_identity *ret);
-
-/*
- * @path: an absolute path, its last component not followed if a link
- *
- * mount_identity_at() of the topmost mount on @path, for reading only
- * (`status`, and stop's look before it unmounts).
- */
-int mount_identity_path(const char *path, struct mount_identity *ret);
-
-/*
- * @now: a mount found now
- * @rec: what was recorded of storaged's mount
- *
- * Same ID, and: the never-reused IDs equal when both are known; else the
- * root facts equal when @rec has them; else (a record of a storaged that
- * kept only the ID) the ID alone.
- */
-bool mount_identity_is(const struct mount_identity *now, const struct mount_identity *rec);
 
 /*
  * @parent_fd: the directory that holds the mount point, opened by the safe
