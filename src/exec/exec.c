@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "exec.h"
-#include "exec_internal.h"
+#include "exec_run.h"
 #include "shared/units.h"
 #include "status/status_live.h"
 
@@ -34,19 +34,6 @@ static void save_state(const struct run *rn, bool compact)
 	if (r < 0)
 		log_warning(rn->cx->log, "cannot write the state: %s; `%s stop` may not undo this run",
 			    strerror(-r), log_self(rn->cx->log));
-}
-
-void exec_report_status(const struct run *rn, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	if (!rn->cx->ops->status)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	rn->cx->ops->status(rn->cx->ud, buf);
 }
 
 /* ------------------------------------------------------------------ */
@@ -109,7 +96,8 @@ static void record_mount(struct run *rn, size_t i, enum state_status st, const c
 	rn->steps[i].job.mountpoint = NULL;
 }
 
-void exec_record_step_failure(struct run *rn, size_t i, enum state_status st)
+/* Records step @i's failure (or wait) with its message in the state. */
+static void exec_record_step_failure(struct run *rn, size_t i, enum state_status st)
 {
 	const struct plan_step *s = step(rn, i);
 

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "exec_internal.h"
+#include "exec_run.h"
 #include "ops.h"
 #include "parse/area_facts.h"
 #include "parse/config.h"
@@ -66,7 +66,8 @@ void exec_area_step(struct run *rn, size_t i)
 		snprintf(rn->texts[i].msg, sizeof(rn->texts[i].msg), "%s",
 			 first ? first->msg : strerror(-r));
 		rn->sum.n_failed++;
-		exec_record_step_failure(rn, i, STATE_FAILED);
+		state_put(rn->cx->state, STATE_AREA, s->area->name, s->area->path, NULL, STATE_FAILED,
+			  rn->texts[i].msg, false);
 		diag_list_done(&dl);
 		return;
 	}

@@ -8,7 +8,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "exec_internal.h"
+#include "exec_run.h"
 #include "ops.h"
 #include "shared/log.h"
 #include "shared/util.h"

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The executor's device waits (exec_internal.h): btrfs members registered
+ * The executor's device waits (exec_run.h): btrfs members registered
  * as they are found, each wait checked against the inventory when it starts
  * and on every block device event, until its deadline.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "devices/btrfs.h"
-#include "exec_internal.h"
+#include "exec_run.h"
 
 /* ------------------------------------------------------------------ */
 /* Registration and device waits */
@@ -437,6 +438,22 @@ void exec_announce_degraded(struct run *rn, const char *fsid)
 			  fsid, r, r == 1 ? "" : "s");
 }
 
+/* A one-line status for the service manager (ops->status), if it takes one. */
+static void report_status(const struct run *rn, const char *fmt, ...) _printf_(2, 3);
+
+static void report_status(const struct run *rn, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	if (!rn->cx->ops->status)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	rn->cx->ops->status(rn->cx->ud, buf);
+}
+
 void exec_start_wait(struct run *rn, size_t i)
 {
 	const struct plan_step *s = step(rn, i);
@@ -453,6 +470,6 @@ void exec_start_wait(struct run *rn, size_t i)
 		units_format_duration(s->timeout_usec, dur, sizeof(dur));
 		state_put(rn->cx->state, STATE_BTRFS, s->fsid, NULL, "btrfs", STATE_WAITING,
 			  s->missing, false);
-		exec_report_status(rn, "waiting up to %s for btrfs %s: %s", dur, s->fsid, s->missing);
+		report_status(rn, "waiting up to %s for btrfs %s: %s", dur, s->fsid, s->missing);
 	}
 }

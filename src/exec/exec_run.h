@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The executor's own state, shared by its parts: exec.c (scheduling,
- * mounts, areas), exec_wait.c (registration and device waits) and
- * exec_scrub.c (scrubs).
+ * One run of the executor: its state, shared by exec.c (scheduling,
+ * mounts) and the runners of the other step kinds it calls, exec_area.c
+ * (areas), exec_wait.c (registration and device waits) and exec_scrub.c
+ * (scrubs), which take nothing back from exec.c.
  */
-#ifndef STORAGED_EXEC_INTERNAL_H
-#define STORAGED_EXEC_INTERNAL_H
+#ifndef STORAGED_EXEC_RUN_H
+#define STORAGED_EXEC_RUN_H
 
 #include <stdint.h>
 
@@ -95,9 +96,6 @@ static inline uint64_t deadline_after(uint64_t now, uint64_t timeout)
 	return timeout >= USEC_INFINITY - now ? USEC_INFINITY : now + timeout;
 }
 
-/* A one-line status for the service manager (ops->status), if it takes one. */
-void exec_report_status(const struct run *rn, const char *fmt, ...) _printf_(2, 3);
-
 /* exec_scrub.c */
 
 /* A SCRUB step: a scrub started on its mount, when that was made not
@@ -106,9 +104,6 @@ void exec_scrub_step(struct run *rn, size_t i);
 
 /* Runs the AREA step @i (exec_area.c): set up, recorded, counted, logged. */
 void exec_area_step(struct run *rn, size_t i);
-
-/* Records step @i's failure (or wait) with its message in the state. */
-void exec_record_step_failure(struct run *rn, size_t i, enum state_status st);
 
 /* exec_wait.c */
 
