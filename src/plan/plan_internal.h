@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The planner's private room: the builder that plan.c (steps 1-3 and 6),
- * plan_builder.c (its helpers), plan_edges.c (step 4) and plan_order.c
- * (step 5) share.  Nothing here is for callers of plan.h: the plan__
+ * The planner's private room: the builder that plan_build.c (the run and
+ * step 6), plan.c (steps 1-3), plan_builder.c (its helpers), plan_edges.c
+ * (step 4) and plan_order.c (step 5) share.  Nothing here is for callers of plan.h: the plan__
  * prefix marks these names as the folder's own, as libmount marks its
  * shared-private ones.
  */
@@ -79,6 +79,13 @@ size_t plan__deepest_holder(const struct builder *b, const char *path, size_t sk
 int plan__ensure_wait(struct builder *b, const char *spec, uint64_t timeout, size_t *ret);
 /* µs: the entry's own device timeout, else the configured one. */
 uint64_t plan__entry_device_timeout(const struct plan_input *in, const struct fstab_entry *e);
+
+/* plan.c, steps 1-3: the MOUNT step of fstab entry @i (done when its
+ * target is mounted already); the device steps entry @i waits for; the
+ * AREA step of configured area @i.  Each: 0 or -ENOMEM. */
+int plan__add_mount_step(struct builder *b, size_t i);
+int plan__add_device_steps(struct builder *b, size_t i);
+int plan__add_area_step(struct builder *b, size_t i);
 
 /* plan_scrub.c */
 /* stale-member = scrub: a SCRUB step after the MOUNT step @mount of the
