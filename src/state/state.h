@@ -66,7 +66,7 @@ struct state_record {
 	unsigned mount_id; /* STATE_MOUNT done by storaged: the mount table's ID */
 	uint64_t mount_unique_id; /* and its never-reused ID, or 0 */
 	/* and what statx(2) said of its root when it was made (struct
-	 * mount_identity, mount/umount.h), which tells it from a later mount
+	 * mount_identity, mount/mountfd.h), which tells it from a later mount
 	 * given the same ID where there is no never-reused one; 0: unknown */
 	uint64_t mount_root_dev; /* makedev(stx_dev_major, stx_dev_minor) */
 	uint64_t mount_root_ino; /* stx_ino */
