@@ -21,6 +21,14 @@
 /* "/sys/module/brd": Linux drivers/block/brd.c, built in or loaded */
 #define AREA_BRD_SYSFS "/sys/module/brd"
 
+/* seed = overlay: the inodes an area takes before anything is written in it:
+ * its root, upper/, work/ and the work/work overlayfs makes at mount, the
+ * O_TMPFILE overlayfs's mount creates to probe the upper filesystem
+ * (fs/overlayfs/super.c; the mount fails with ENOSPC without it), and
+ * storaged's sync stamp and clock (area_overlay.c).  An ext area has its
+ * ten reserved inodes besides (area_size.c). */
+#define AREA_OVERLAY_OWN_INODES 7U
+
 struct area_mkfs {
 	char prog[32]; /* "mkfs.ext4" */
 	char inodes[24];
