@@ -200,7 +200,14 @@ static int setup_state_init(struct setup *s)
  * such record (a setup killed midway is undone by recover_interrupted());
  * -EEXIST when someone unmounted or moved that bind: undoing it here would
  * drop the area's content without a word, stop says what becomes of it. */
-static int area_check_existing(const struct area_dirs *d, const char *name, struct diag_list *m)
+/* The file @a's section is in, for "(FILE:LINE)": an area built in code
+ * has none, and is the default configuration's. */
+static const char *area_config_file(const struct area_config *a)
+{
+	return a->file ? a->file : CONFIG_DEFAULT_PATH;
+}
+
+static int area_check_existing(const struct area_dirs *d, const struct area_config *a, struct diag_list *m)
 {
 	struct state_area st = { .resource_id = -1 };
 	char why[PATH_MAX + 128];
@@ -213,7 +220,13 @@ static int area_check_existing(const struct area_dirs *d, const char *name, stru
 		r = area_state_of(d, &st, why, sizeof(why)) == AREA_STATE_GONE ? -EEXIST : 1;
 		if (r < 0)
 			diag_error(m, NULL, 0, "area '%s' was set up, but %s: run `%s stop` first",
-				   name, why, area_self(d));
+				   a->name, why, area_self(d));
+		/* the area in RAM stays where it is: moving it is a stop's sync
+		 * back and a new setup, which the user decides */
+		else if (st.path && strcmp(st.path, a->path) != 0)
+			diag_warning(m, NULL, 0, "area '%s' is set up on '%s', while %s:%u now says path = %s: it stays on '%s' until `%s stop` syncs it back there; `%s start` then sets it up on the new path",
+				     a->name, st.path, area_config_file(a), a->path_line ? a->path_line : a->line,
+				     a->path, st.path, area_self(d), area_self(d));
 	}
 	state_area_done(&st);
 	return r;
@@ -358,13 +371,6 @@ out:
 	return r;
 }
 
-/* The file @a's section is in, for "(FILE:LINE)": an area built in code
- * has none, and is the default configuration's. */
-static const char *area_config_file(const struct area_config *a)
-{
-	return a->file ? a->file : CONFIG_DEFAULT_PATH;
-}
-
 /* An area planned on a filesystem that was not mounted yet is surveyed and
  * sized now, on the filesystem it will cover. */
 static int size_now(const struct area_config *a, uint64_t ram_bytes, struct area_sizing *ret,
@@ -404,7 +410,7 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 	}
 	if ((r = area_dirs_init(&s.d, state_dir, a->name, self)) < 0)
 		return r;
-	if ((r = area_check_existing(&s.d, a->name, msgs)) != 0)
+	if ((r = area_check_existing(&s.d, a, msgs)) != 0)
 		goto out;
 	if ((r = recover_interrupted(&s, msgs)) < 0)
 		goto out;

@@ -113,6 +113,7 @@ int area_precheck(const struct area_config *a, const struct area_sizing *sz,
 	struct copy_result res;
 	struct statfs f;
 	char prog[PATH_MAX], x[24], y[24];
+	unsigned own;
 	int r;
 
 	if (sz && !a->force && avail && sz->size_bytes > avail) {
@@ -131,6 +132,12 @@ int area_precheck(const struct area_config *a, const struct area_sizing *sz,
 		snprintf(why, len, "area '%s': brd driver not present: %s", a->name,
 			 area_brd_hint(prog, sizeof(prog), sz ? sz->size_bytes : 0));
 		return -ENODEV;
+	}
+	own = AREA_OVERLAY_OWN_INODES + (area_fstype_is_ext(area_fstype(a)) ? 10 : 0);
+	if (a->overlay && sz && sz->nr_inodes < own) {
+		snprintf(why, len, "area '%s': seed = overlay takes %u inodes before anything is written (the overlay's directories, storaged's sync stamp and clock), but the area has %" PRIu64 ": raise inodes= or use inodes = auto (%s:%u)",
+			 a->name, own, sz->nr_inodes, a->file ? a->file : "storaged.conf", a->line);
+		return -ENOSPC;
 	}
 	/* no overlay over an overlay: a kernel without overlayfs is said
 	 * when the mount fails (mount(2) loads its module first) */

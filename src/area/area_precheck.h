@@ -21,6 +21,14 @@
 /* "/sys/module/brd": Linux drivers/block/brd.c, built in or loaded */
 #define AREA_BRD_SYSFS "/sys/module/brd"
 
+/* seed = overlay: the inodes an area takes before anything is written in it,
+ * at its first sync: its root, upper/, work/ and the work/work overlayfs
+ * makes at mount, and storaged's sync stamp, the stamp's temporary and its
+ * clock (area_overlay.c).  The mount needs a fifth free for the O_TMPFILE
+ * it probes the upper filesystem with (fs/overlayfs/super.c; ENOSPC
+ * without).  An ext area has its ten reserved inodes besides (area_size.c). */
+#define AREA_OVERLAY_OWN_INODES 7U
+
 struct area_mkfs {
 	char prog[32]; /* "mkfs.ext4" */
 	char inodes[24];

@@ -22,8 +22,8 @@
  * area's section or a [btrfs] section does not stop its sync (as it does
  * not stop its start); one within @name's own does not either: the area
  * in RAM, set up before the section went wrong, still holds the data.
- * Returns: 0; -ENOENT when not (logged); -EINVAL when the configuration
- * as a whole cannot be used (logged). */
+ * Returns: 0; -ENOENT when not; -EINVAL when the configuration as a whole
+ * cannot be used (logged). */
 static int area_configured(const struct options *o, const struct logger *lg, const char *name)
 {
 	struct config c = { 0 };
@@ -39,14 +39,47 @@ static int area_configured(const struct options *o, const struct logger *lg, con
 	} else if (r != -ENOENT) {
 		log_diags(lg, &dl);
 	}
-	if ((r == 0 || r == -ENOENT) && !found) {
-		log_error(lg, "no [area %s] in %s; `%s status` lists the active areas", name,
-			  o->config_path, log_self(lg));
+	if ((r == 0 || r == -ENOENT) && !found)
 		r = -ENOENT;
-	}
 	diag_list_done(&dl);
 	config_done(&c);
 	return r;
+}
+
+/* Is @name set up (an area record in the state directory)? */
+static bool area_set_up(const struct options *o, const struct logger *lg, const char *name)
+{
+	struct area_status *areas;
+	bool found = false;
+	size_t n;
+
+	if (area_status_list(o->state_dir, log_self(lg), false, &areas, &n) < 0)
+		return false;
+	for (size_t i = 0; i < n && !found; i++)
+		found = strcmp(areas[i].name, name) == 0;
+	area_status_free(areas, n);
+	return found;
+}
+
+/* May `sync NAME` go on?  An area set up and since taken out of the
+ * configuration still holds its data in RAM: it is synced as it was set
+ * up, as `sync` without NAME and `stop` do. */
+static bool sync_allowed(const struct options *o, const struct logger *lg, const char *name)
+{
+	int r = area_configured(o, lg, name);
+
+	if (r == 0)
+		return true;
+	if (r != -ENOENT)
+		return false;
+	if (area_set_up(o, lg, name)) {
+		log_warning(lg, "area %s: no [area %s] in %s any more; it is synced as it was set up (`%s stop` removes it)",
+			    name, name, o->config_path, log_self(lg));
+		return true;
+	}
+	log_error(lg, "no [area %s] in %s; `%s status` lists the active areas", name, o->config_path,
+		  log_self(lg));
+	return false;
 }
 
 /* One sync back of @name, recorded for `status` and the metrics.  Returns:
@@ -119,7 +152,7 @@ int cmd_sync(const struct options *o, const struct logger *lg)
 	 * start, stop and status trust them */
 	if (statedir_check(o->state_dir, lg) < 0)
 		return EXIT_STATE;
-	if (o->arg && area_configured(o, lg, o->arg) < 0)
+	if (o->arg && !sync_allowed(o, lg, o->arg))
 		return EXIT_CONFIG;
 	r = o->arg ? sync_one(o, lg, o->arg) : sync_all(o, lg);
 	status_prom_after_pass(o, lg, !liveness_at_work(o->state_dir)); /* metrics-textfile */

@@ -19,9 +19,11 @@
 
 static void log_area_done(const struct logger *lg, const struct plan_step *s)
 {
-	const char *backend = config_backend_name(s->area->backend);
-	char size[32];
+	char backend[64], size[32];
 
+	/* seed = overlay: what is mounted on the path is the overlay */
+	snprintf(backend, sizeof(backend), s->area->overlay ? "overlay with its upper layer on %s" : "%s",
+		 config_backend_name(s->area->backend));
 	if (s->sizing_deferred) {
 		log_info(lg, "area %s: %s on %s", s->area->name, backend, s->area->path);
 		return;

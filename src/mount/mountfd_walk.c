@@ -62,7 +62,7 @@ static int open_paths(const struct mountfd_request *rq, struct walked *w, char *
 	r = view_open(rq->view, rq->target, mkdir_mode(rq->options), &w->target, &parent, why, sizeof(why));
 	w->target_fixed = parent != NULL;
 	if (r == -ENOENT) {
-		snprintf(msg, len, "mount point '%s' does not exist", rq->target);
+		snprintf(msg, len, "mount point '%s' does not exist: create it, or add X-mount.mkdir to the entry's options", rq->target);
 		return r;
 	}
 	if (r < 0)

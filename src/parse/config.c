@@ -607,6 +607,8 @@ struct parser {
 
 	char *section; /* inih's name of the section being read; NULL before the first key */
 	unsigned section_header; /* lines.headers when it began */
+	unsigned keyed_header; /* lines.headers at the last key */
+	char header_name[INIH_SECTION_BUF]; /* the last header's, cut as inih cuts it */
 	enum section_kind in; /* kind of that section */
 	size_t area; /* index in c->areas when in == SECTION_AREA */
 	size_t first_area; /* areas from index first_area on come from this buffer */
@@ -1014,6 +1016,23 @@ static void apply_key(struct parser *p, const char *key, const char *value)
 		p->c->areas[p->area].writeback_line = line;
 }
 
+/* inih calls no handler for a section without keys: one is begun when
+ * the next header or the end comes, so that it is checked as any other
+ * ([area NAME] without a path, an unknown name). */
+static void begin_if_empty(struct parser *p)
+{
+	if (p->lines.headers && p->keyed_header != p->lines.headers && p->r == 0)
+		begin_section(p, p->header_name);
+}
+
+static void on_header(void *user, const char *name, size_t len)
+{
+	struct parser *p = user;
+
+	begin_if_empty(p);
+	snprintf(p->header_name, sizeof(p->header_name), "%.*s", (int)len, name);
+}
+
 /* inih names the section with each key: a new name starts a section. */
 static int config_handler(void *user, const char *section, const char *name, const char *value)
 {
@@ -1021,6 +1040,7 @@ static int config_handler(void *user, const char *section, const char *name, con
 
 	if (p->r < 0)
 		return 0;
+	p->keyed_header = p->lines.headers;
 	/* a new name, or the same name under a header of its own */
 	if (!p->section || strcmp(p->section, section) != 0 || p->section_header != p->lines.headers) {
 		p->section_header = p->lines.headers;
@@ -1098,6 +1118,7 @@ int config_parse_buf(struct config *c, const char *text, size_t len, const char 
 			.len = len,
 			.too_long_hint = "; shorten the value or use a drop-in",
 			.diags = diags,
+			.on_header = on_header,
 		},
 		.first_area = c->n_areas,
 		.first_btrfs = c->n_btrfs,
@@ -1106,7 +1127,9 @@ int config_parse_buf(struct config *c, const char *text, size_t len, const char 
 	int ret;
 
 	/* a UTF-8 byte order mark on line 1 is inih's to skip (INI_ALLOW_BOM) */
+	p.lines.user = &p;
 	ret = ini_parse_stream(ini_lines_read, &p.lines, config_handler, &p);
+	begin_if_empty(&p);
 	parser_oom(&p, p.lines.r);
 	free(p.section);
 	if (p.r < 0)

@@ -54,7 +54,7 @@ char *ini_lines_read(char *str, int num, void *stream)
 {
 	struct ini_lines *l = stream;
 	const char *raw = l->buf + l->pos;
-	const char *nl;
+	const char *nl, *close;
 	size_t n, skip;
 
 	/* room for one byte, the '\n' and the NUL, or nothing can be passed */
@@ -73,7 +73,9 @@ char *ini_lines_read(char *str, int num, void *stream)
 	/* as inih tells a header: '[' first (after blanks), a ']' after it;
 	 * it names the section only with the keys, so a header repeating the
 	 * section before it is seen only by this count */
-	if (skip < n && raw[skip] == '[' && memchr(raw + skip, ']', n - skip)) {
+	if (skip < n && raw[skip] == '[' && (close = memchr(raw + skip, ']', n - skip))) {
+		if (l->on_header)
+			l->on_header(l->user, raw + skip + 1, (size_t)(close - raw - skip - 1));
 		l->headers++;
 		l->header_line = l->lineno;
 	}

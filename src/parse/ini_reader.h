@@ -22,6 +22,11 @@ struct ini_lines {
 	 * section only with its keys, so this is where the one of the key
 	 * being handled begins */
 	unsigned header_line;
+	/* called with a header's name (what lies between '[' and the first
+	 * ']', @len bytes, not NUL-terminated) before the header reaches inih
+	 * and is counted; NULL: none */
+	void (*on_header)(void *user, const char *name, size_t len);
+	void *user;
 	const char *too_long_hint; /* appended to the over-long line error, or NULL */
 	struct diag_list *diags;
 	int r; /* -ENOMEM while appending a diagnostic: reading stops */

@@ -1013,7 +1013,7 @@ struct predict_rule {
 
 static const struct predict_rule rules[] = {
 	{ "area-precheck", PLAN_AREA, false, rule_area_precheck,
-	  "storaged area/area_precheck.c area_precheck(), start's own code: MemTotal + SwapTotal of /proc/meminfo (Linux Documentation/filesystems/proc.rst), the copy helper, /sys/module/brd (Linux drivers/block/brd.c, built in or loaded), a seed = overlay directory on an overlay (statfs(2) f_type OVERLAYFS_SUPER_MAGIC)" },
+	  "storaged area/area_precheck.c area_precheck(), start's own code: MemTotal + SwapTotal of /proc/meminfo (Linux Documentation/filesystems/proc.rst), the copy helper, /sys/module/brd (Linux drivers/block/brd.c, built in or loaded), a seed = overlay directory on an overlay (statfs(2) f_type OVERLAYFS_SUPER_MAGIC), a seed = overlay area's own inodes (Linux fs/overlayfs/super.c: the work/work directory and the O_TMPFILE probe at mount)" },
 	{ "area-ext-inodes", PLAN_AREA, false, rule_area_ext_inodes,
 	  "e2fsprogs misc/mke2fs.c: at most 2^32-1 inodes, inode tables inside the filesystem (1.46-1.47)" },
 	{ "area-mkfs", PLAN_AREA, false, rule_area_mkfs,

@@ -132,7 +132,7 @@ predict_then_start "unknown filesystem type 'brtfs'" "unknown filesystem type"
 
 note "a mount point that does not exist, without X-mount.mkdir"
 echo "tmpfs  $SCRATCH/nowhere  tmpfs  noauto,x-storaged,size=1M  0 0" >"$FSTAB"
-predict_then_start "mount point '$SCRATCH/nowhere' does not exist" "$SCRATCH/nowhere"
+predict_then_start "mount point '$SCRATCH/nowhere' does not exist: create it, or add X-mount.mkdir" "mount point '$SCRATCH/nowhere' does not exist: create it, or add X-mount.mkdir"
 
 note "a mount point X-mount.mkdir cannot make: a file is in the way"
 : >"$SCRATCH/file"

@@ -35,6 +35,12 @@ fi
 printf '[storaged]\ndevice-timeout = 1s\n[area big]\npath = %s\nsize = 10T\ninodes = 1000\nseed = no\n[area small]\npath = %s\nsize = 16M\ninodes = 1000\nseed = no\n' \
 	"$S/area-big" "$S/area-small" >"$CONF"
 mkdir -p "$S/area-big" "$S/area-small"
+# an overlay area's own inodes (area_precheck.h): 6 are too few, 7 enough
+if grep -qw overlay /proc/filesystems; then
+	printf '[area ovl-few]\npath = %s\nsize = 16M\ninodes = 6\nseed = overlay\n[area ovl-enough]\npath = %s\nsize = 16M\ninodes = 7\nseed = overlay\n' \
+		"$S/area-ovl-few" "$S/area-ovl-enough" >>"$CONF"
+	mkdir -p "$S/area-ovl-few" "$S/area-ovl-enough"
+fi
 
 {
 	# fstype: a typo; a known type

@@ -198,9 +198,10 @@ static void test_design_example(void **state)
 /*
  * A section's errors carry the line of its header (the reader counts the
  * headers: inih reports none), the [storaged] at line 8 repeats the one at
- * 3 (inih names both sections alike), the empty [area] (26) is not seen,
- * and of the malformed lines (7, 20) only the first is reported; line 21
- * then still belongs to [mystery].
+ * 3 (inih names both sections alike), the sections without keys (26, 29,
+ * 30; inih calls no handler for them) are checked as the others, and of
+ * the malformed lines (7, 20) only the first is reported; line 21 then
+ * still belongs to [mystery].
  */
 static void test_bad_structure(void **state)
 {
@@ -218,9 +219,12 @@ static void test_bad_structure(void **state)
 		{ 22, "area 'd': path '/srv/build' contains the path of area 'b'" },
 		{ 24, "'bad/name' is not an area name" },
 		{ 25, "'' is not a key name" },
+		{ 26, "section [area] needs a name: [area NAME]" },
 		{ 27, "area 'e': path '/srv' contains the path of area 'a'" },
 		{ 27, "area 'e': path '/srv' contains the path of area 'b'" },
 		{ 27, "area 'e': path '/srv' contains the path of area 'd'" },
+		{ 29, "[area empty] has no path" },
+		{ 30, "unknown section '[nothing]'" },
 	};
 	struct diag_list dl = { 0 };
 	struct config c;
@@ -266,7 +270,7 @@ static void test_bad_values(void **state)
 		{ 29, "owner: '4294967295' is out of range" },
 		{ 30, "group: '-1' is not" },
 		{ 31, "fs: 'squashfs' is not a writable filesystem type" },
-		/* line 32, an empty [storaged]: not seen (inih reports no headers) */
+		{ 32, "duplicate section [storaged]; first at line 1" },
 	};
 	struct diag_list dl = { 0 };
 	struct config c;

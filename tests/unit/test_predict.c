@@ -403,7 +403,7 @@ static void test_area_overlay(void **state)
 		assert_non_null(f);
 		fputs(lists[k], f);
 		fclose(f);
-		step = (struct plan_step){ .kind = PLAN_AREA, .area = &a };
+		step = (struct plan_step){ .kind = PLAN_AREA, .area = &a, .sizing = { .nr_inodes = 1000, .fits = true } };
 		assert_int_equal(predict_plan(&in, &ps, &p, &pp), k == 0);
 		if (k == 0)
 			assert_string_equal(step.predicted,

@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The configuration changed under an active persist area, whose data is
+# in RAM.  Its path changed: `start` leaves it where it is and says so
+# (FILE:LINE, what to run).  Its [area] section was taken out: `sync NAME`
+# syncs it as it was set up, with a warning naming the configuration, as
+# `sync` without NAME and `stop` do; a name never set up stays an error.
+. "$(dirname "$0")/lib-area.sh"
+
+P=$SCRATCH/work
+mkdir -p "$P" "$SCRATCH/moved"
+echo before >"$P/file"
+persist_conf "$P"
+expect_rc 0 start
+echo changed >"$P/file"
+
+persist_conf "$SCRATCH/moved"
+expect_rc 0 start
+grep -q "area 'p' is set up on '$P', while $CONF:2 now says path = $SCRATCH/moved" "$OUT" ||
+	{ cat "$OUT"; fail "start said nothing of the area's changed path"; }
+mountpoint -q "$P" && ! mountpoint -q "$SCRATCH/moved" || fail "start moved the area"
+pass "start with the area's path changed: it stays, and start says so with FILE:LINE"
+
+: >"$CONF" # the section is gone; the area is still set up
+expect_rc 0 sync p
+grep -q "no \[area p\] in $CONF any more" "$OUT" || { cat "$OUT"; fail "sync p of an unconfigured area gave no warning naming $CONF"; }
+[ "$(cat "$RUN/areas/p/lower/file")" = changed ] || fail "sync p of an unconfigured area did not reach the directory"
+pass "sync NAME of an active area out of the configuration syncs it, and says so"
+
+expect_rc 2 sync nosuch
+grep -q "no \[area nosuch\]" "$OUT" || { cat "$OUT"; fail "sync of an unknown area: no error naming it"; }
+pass "sync NAME of an area never set up is still refused"
+
+expect_rc 0 stop
+! mountpoint -q "$P" || fail "stop left the unconfigured area mounted"
+[ "$(cat "$P/file")" = changed ] || fail "the change is not in the directory after stop"
+pass "stop removes it, the change kept"
