@@ -28,8 +28,7 @@
 #include "parse/config.h"
 #include "shared/diag.h"
 
-/**
- * area_survey_path:
+/*
  * @path: directory to walk (symlinks are not followed, other filesystems
  *        mounted below it are not entered)
  * @ret: filled on success: bytes = sum of st_blocks × 512, inodes = files,
@@ -41,8 +40,7 @@
  */
 int area_survey_path(const char *path, struct area_survey *ret);
 
-/**
- * area_survey_root:
+/*
  * @path: directory, opened as area_survey_path() opens it
  * @ret: as area_survey_path() fills it, of the directory alone (its
  *       blocks, 1 inode): nothing below it is walked
@@ -54,9 +52,7 @@ int area_survey_path(const char *path, struct area_survey *ret);
  */
 int area_survey_root(const char *path, struct area_survey *ret);
 
-/**
- * area_setup:
- * @a: the area's config
+/*
  * @sz: sizes from area_size_resolve() (bytes, inodes, and whether the seed
  *      fits); NULL for an area planned before its directory's filesystem
  *      was mounted: its directory is surveyed and the area sized now
@@ -98,21 +94,17 @@ int area_survey_root(const char *path, struct area_survey *ret);
 int area_setup(const struct area_config *a, const struct area_sizing *sz, const char *state_dir,
 	       const char *self, struct diag_list *msgs);
 
-/**
- * area_sync:
- * @state_dir: state directory
- * @self: the command @msgs tell the user to run, before its verb (log_self():
- *        "storaged" and the options in use); NULL for "storaged"
- * @name: area name
+/*
+ * @self: as area_setup()
  * @msgs: one diag_error on failure; on success, one diag_info "synced
  *        back" only when the sync put, deleted or kept an entry (a sync
  *        that found nothing changed adds nothing: quiet on success)
  *
  * Copies the area back into its directory (through the private lower bind),
- * under an exclusive flock() on the state file, crash-safe (see the comment
- * above area_sync_locked() in area_sync.c): every file is at every instant either its
- * complete old or its complete new version, and files deleted in the area
- * are deleted.  Works whether or not the area has persist = yes.
+ * under an exclusive flock() on the state file, crash-safe (area_sync.c,
+ * area_sync_locked()): every file is at every instant either its complete
+ * old or its complete new version, and files deleted in the area are
+ * deleted.  Works whether or not the area has persist = yes.
  *
  * Mount points below the directory (and the directories that lead to one)
  * are left where they are, never renamed.  An area whose bind over its
@@ -125,12 +117,8 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
  */
 int area_sync(const char *state_dir, const char *self, const char *name, struct diag_list *msgs);
 
-/**
- * area_teardown:
- * @state_dir: state directory
- * @self: the command @msgs tell the user to run, before its verb (log_self():
- *        "storaged" and the options in use); NULL for "storaged"
- * @name: area name
+/*
+ * @self: as area_setup()
  * @do_sync: sync back first when the area has persist = yes
  * @msgs: one diag_error on failure
  *
@@ -169,8 +157,7 @@ enum area_state {
 };
 #define AREA_STATE_LAST AREA_STATE_INTERRUPTED
 
-/** area_state_name: "active", "gone", "covered", "degraded",
- * "interrupted" (static text). */
+/* "active", "gone", "covered", "degraded", "interrupted" (static text). */
 const char *area_state_name(enum area_state s);
 
 struct area_status {
@@ -200,9 +187,7 @@ struct area_status {
 /* `status` warns, and exits 1, from this use of bytes or inodes on. */
 #define AREA_NEARLY_FULL_PERCENT 90
 
-/**
- * area_status_use:
- * @a: an area's status
+/*
  * @ret_bytes_pct: bytes used, percent, as df(1) counts them: used against
  *                 used + available (an ext4's reserved blocks are not
  *                 available)
@@ -213,19 +198,14 @@ struct area_status {
  */
 bool area_status_use(const struct area_status *a, unsigned *ret_bytes_pct, unsigned *ret_inodes_pct);
 
-/**
- * area_status_full:
- * @a: an area's status
- *
+/*
  * Pure.  Returns: true when @a was measured with no byte available (as
  * df(1) counts them) or every inode used: a write that needs one fails
  * with ENOSPC now (df's 100 %, rounded up, may still leave one).
  */
 bool area_status_full(const struct area_status *a);
 
-/**
- * area_status_measure:
- * @o: an area's status
+/*
  * @v: statvfs(3) of the mounted area
  *
  * Pure.  Sets the figures of @o (size, used, available bytes; inodes and
@@ -234,9 +214,7 @@ bool area_status_full(const struct area_status *a);
 struct statvfs;
 void area_status_measure(struct area_status *o, const struct statvfs *v);
 
-/**
- * area_status_full_words:
- * @a: an area's status
+/*
  * @buf: receives which limit @a hit, in the words `status` and the
  *       resident's log use: "out of inodes (300000 of 300000)", "out of
  *       bytes (32M of 32M)", or both joined by "and"
@@ -248,8 +226,7 @@ void area_status_measure(struct area_status *o, const struct statvfs *v);
  */
 const char *area_status_full_words(const struct area_status *a, char *buf, size_t len, const char **ret_limit);
 
-/**
- * area_grow_fill:
+/*
  * @v: the areas (area_status_list()), @n of them
  * @c: the configuration: which areas have grow = yes, the memory-reserve
  * @available: MemAvailable, bytes
@@ -261,8 +238,7 @@ const char *area_status_full_words(const struct area_status *a, char *buf, size_
  */
 void area_grow_fill(struct area_status *v, size_t n, const struct config *c, uint64_t available, uint64_t total);
 
-/**
- * area_grow_budget:
+/*
  * @v: the areas, with grow set (area_grow_fill())
  * @i: the one growing
  * @available, @reserve: MemAvailable and memory-reserve, bytes
@@ -275,8 +251,7 @@ struct grow_budget;
 void area_grow_budget(const struct area_status *v, size_t n, size_t i, uint64_t available, uint64_t reserve,
 		      struct grow_budget *ret);
 
-/**
- * area_grow_remount:
+/*
  * @area_dir: where the area is mounted privately (area_private_mounts())
  * @dev: its st_dev as last seen (0: not checked): a directory that is no
  *       longer that mount is left alone
@@ -293,11 +268,9 @@ void area_grow_budget(const struct area_status *v, size_t n, size_t i, uint64_t 
  */
 int area_grow_remount(const char *area_dir, dev_t dev, uint64_t size, uint64_t inodes);
 
-/**
- * area_status_list:
- * @state_dir: state directory
- * @self: the command the areas' state_why tell the user to run (as for
- *        area_sync()); NULL for "storaged"
+/*
+ * @self: the command the areas' state_why tell the user to run (as
+ *        area_setup())
  * @killed: no storaged is at work on @state_dir (cli/liveness.h): an
  *          area directory without a record but with the area or the
  *          directory's private bind mounted was left by a setup that was
@@ -305,7 +278,6 @@ int area_grow_remount(const char *area_dir, dev_t dev, uint64_t size, uint64_t i
  *          is mounted and the commands that finish or undo it; false: such
  *          directories are a setup under way, and not listed
  * @ret: owned array, in setup order; free with area_status_free()
- * @ret_n: number of entries
  *
  * Returns: 0 (an empty list when no area is active); -ENOMEM; other
  * negative errno when the state directory cannot be read.
@@ -314,9 +286,7 @@ int area_status_list(const char *state_dir, const char *self, bool killed, struc
 		     size_t *ret_n);
 void area_status_free(struct area_status *v, size_t n);
 
-/**
- * area_list_names:
- * @state_dir: state directory
+/*
  * @ret: owned strv of the names of every area directory under
  *       @state_dir/areas, complete or left by an interrupted setup, in
  *       name order; free with strv_free()
@@ -326,10 +296,7 @@ void area_status_free(struct area_status *v, size_t n);
  */
 int area_list_names(const char *state_dir, char ***ret);
 
-/**
- * area_private_mounts:
- * @state_dir: state directory
- * @name: area name
+/*
  * @ret_area: where the area itself is mounted (owned by the caller)
  * @ret_lower: where the covered directory stays reachable (owned)
  *

@@ -351,7 +351,6 @@ static int check_limits(struct setup *s, struct diag_list *m)
 	return 0;
 }
 
-/* after mkfs the real free space is known: the seed must fit into it */
 int area_backend_check_room(struct setup *s, const struct area_survey *sv, struct diag_list *m)
 {
 	struct statvfs v;

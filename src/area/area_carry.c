@@ -19,9 +19,6 @@
 #include "mount/umount.h"
 #include "shared/util.h"
 
-/* The filesystems mounted below the directory, each opened before
- * the area covers their paths: @ret_fds[i] for @targets[i], -1 after it.
- * Returns: 0 or negative errno, with one diag_error. */
 int area_carry_open(const struct setup *s, char **targets, int *ret_fds, struct diag_list *m)
 {
 	for (size_t i = 0; targets && targets[i]; i++) {
@@ -164,7 +161,7 @@ int area_carry_subvolumes(struct setup *s, struct diag_list *m)
 }
 
 /* The clones of the filesystems mounted below the directory, carried onto
- * the area (setup_carry()), detached by their IDs: each is storaged's own
+ * the area (area_carry()), detached by their IDs: each is storaged's own
  * second view of a filesystem that stays mounted where it was, so a
  * process using it keeps working on that filesystem.  Made private
  * first: where "/" is shared (systemd) each clone is a peer of its

@@ -64,8 +64,7 @@ struct setup {
 /* a name that is one path component: not empty, no '/', not "." or ".." */
 bool area_name_is_valid(const char *name);
 
-/* @state_dir/areas/<name> and its state, area and lower below it; @self:
- * the command its advice names (NULL: "storaged"), borrowed.
+/* @state_dir/areas/<name> and its state, area and lower below it.
  * Returns: 0; -EINVAL for an invalid @name; -ENOMEM.  @d is empty then. */
 int area_dirs_init(struct area_dirs *d, const char *state_dir, const char *name, const char *self);
 void area_dirs_done(struct area_dirs *d);

@@ -8,7 +8,7 @@
  * bind that will not unmount.
  *
  * Mount IDs are the ones of /proc/self/mountinfo's first field, which
- * statx(2) STATX_MNT_ID gives too (Linux 5.8).  The kernel reuses a freed
+ * statx(2) STATX_MNT_ID gives too.  The kernel reuses a freed
  * ID, so a mount found by ID is taken for the area's only when it is on
  * the area's filesystem as well.
  */

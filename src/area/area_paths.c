@@ -49,13 +49,11 @@ int area_dirs_init(struct area_dirs *d, const char *state_dir, const char *name,
 	return 0;
 }
 
-/* Opens @path without following any symlink in any component. */
 int area_open_nofollow(const char *path, int flags)
 {
 	return mountfd_open_nofollow(AT_FDCWD, path, flags);
 }
 
-/* true when @path is the root of a mount and on the same filesystem as @ref */
 bool area_is_mount_of(const char *path, const char *ref)
 {
 	struct statx a, b;
@@ -71,8 +69,6 @@ bool area_is_mount_of(const char *path, const char *ref)
 	return a.stx_dev_major == b.stx_dev_major && a.stx_dev_minor == b.stx_dev_minor;
 }
 
-/* Removes @name below @dirfd recursively; never follows symlinks, never
- * crosses into another filesystem (-EBUSY). */
 int area_rm_rf_at(int parent, const char *name, dev_t dev)
 {
 	struct stat st;
@@ -123,7 +119,6 @@ int area_set_root_owner(const char *dir, const struct area_config *a, const stru
 	return 0;
 }
 
-/* Opens and locks (LOCK_EX) the state file of @name; returns the fd. */
 int area_record_open_locked(const struct area_dirs *d, struct state_area *st)
 {
 	int fd = open(d->state, O_RDWR | O_CLOEXEC | O_NOFOLLOW), r;

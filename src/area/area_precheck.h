@@ -4,8 +4,7 @@
  * --dry-run and check (world/predict.c), so that the two cannot drift:
  * area_precheck(); and the mkfs command of a zram or brd area, run by
  * start and as a trial (mke2fs -n) by the predictor, so that --dry-run and
- * check meet mkfs's own refusal.  Shared by area.c, area_backend.c and
- * world/predict.c.
+ * check meet mkfs's own refusal.
  */
 #ifndef STORAGED_AREA_PRECHECK_H
 #define STORAGED_AREA_PRECHECK_H
@@ -36,9 +35,7 @@ struct area_mkfs {
 	char *argv[24]; /* NULL-terminated; borrows the buffers above */
 };
 
-/**
- * area_mkfs_init:
- * @c: filled in
+/*
  * @fs: the area's fs = ("ext4", "xfs", ...)
  * @nr_inodes: inodes asked for (mke2fs -N), ext only
  * @device: the block device, e.g. "/dev/zram1"
@@ -52,8 +49,7 @@ struct area_mkfs {
 void area_mkfs_init(struct area_mkfs *c, const char *fs, uint64_t nr_inodes, const char *device,
 		    uint64_t trial_blocks);
 
-/**
- * area_run_helper:
+/*
  * @argv: argv[0] a bare program name, found by spawn_find_program()
  * @err: the first line of its stderr that is no "warning: " (empty when none)
  *
@@ -62,16 +58,14 @@ void area_mkfs_init(struct area_mkfs *c, const char *fs, uint64_t nr_inodes, con
  */
 int area_run_helper(char *const argv[], char *err, size_t errlen);
 
-/**
- * area_brd_hint:
+/*
  * @buf: "load it with 'modprobe brd ...' ..."
  * @size_bytes: the area's size; 0 when not known yet
  * Returns: @buf.
  */
 char *area_brd_hint(char *buf, size_t len, uint64_t size_bytes);
 
-/**
- * area_precheck:
+/*
  * @sz: the area's size; NULL while it is not known (the predictor's
  *      deferred sizing): no memory check then
  * @mem: as sysinfo_memory() read it (all 0: unknown, no memory check)

@@ -268,8 +268,6 @@ static bool pid_cwd_below(int pidfd, const char *path)
 	return link_is_below(link, path);
 }
 
-/* warns about every process holding a file open, or its working
- * directory, under @path */
 void area_warn_open_files(const char *name, const char *path, struct diag_list *m)
 {
 	DIR *proc = opendir("/proc");

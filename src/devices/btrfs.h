@@ -71,8 +71,8 @@ struct btrfs_filesystem {
 	 * filesystem's fsid and written at its newest commit): not one of
 	 * the devices its record names, not counted in num_devices, but the
 	 * kernel needs it registered to mount the filesystem, and resumes
-	 * the replace at mount (fs/btrfs/dev-replace.c
-	 * btrfs_init_dev_replace()); NULL when none (borrowed) */
+	 * the replace at mount (btrfs.c, is_replace_target()); NULL when
+	 * none (borrowed) */
 	const struct block_device *replace_target;
 	/* two sets of devices carry the fsid, each named by a record that is
 	 * borne out as well as the other's (filesystems made with one fsid):
@@ -85,8 +85,7 @@ struct btrfs_fs_list {
 	size_t n;
 };
 
-/**
- * btrfs_group:
+/*
  * @inv: inventory (must outlive @ret: members borrow its devices)
  * @ret: filled on success, sorted by fsid; free with btrfs_fs_list_done()
  * @diags: a warning when two devices are the same device of one filesystem
@@ -95,8 +94,8 @@ struct btrfs_fs_list {
  *         stranger (btrfs_format_stranger())
  *
  * Which devices are members is decided by the filesystem's own record of
- * its devices, as the kernel decides it when it mounts (fs/btrfs/volumes.c
- * read_one_dev(): a device item's devid, dev_uuid and fsid): among the
+ * its devices, as the kernel decides it when it mounts (a device item's
+ * devid, dev_uuid and fsid: btrfs.c, dev_is()): among the
  * records that the devices carrying an fsid hold (inventory_read_btrfs_devs()),
  * the one borne out best (each present device it names counts for it when
  * that device's own record names it back, against it when not; then: all
@@ -113,38 +112,32 @@ struct btrfs_fs_list {
  */
 int btrfs_group(const struct inventory *inv, struct btrfs_fs_list *ret, struct diag_list *diags);
 
-/**
- * btrfs_fs_list_find:
+/*
  * Returns: the filesystem with @fsid (string, any case), or NULL (borrowed).
  */
 const struct btrfs_filesystem *btrfs_fs_list_find(const struct btrfs_fs_list *l, const char *fsid);
 
-/**
- * btrfs_fs_ambiguous:
+/*
  * Returns: true when which devices are @fs cannot be told: two devices are
  * one member (btrfs_filesystem.clones), or two sets of devices are each a
  * whole filesystem of its fsid (btrfs_filesystem.split).
  */
 bool btrfs_fs_ambiguous(const struct btrfs_filesystem *fs);
 
-/**
- * btrfs_filesystem_complete:
+/*
  * Returns: true when every expected member is present, and @fs is not
  * ambiguous (btrfs_fs_ambiguous()).
  */
 bool btrfs_filesystem_complete(const struct btrfs_filesystem *fs);
 
-/**
- * btrfs_format_missing:
- * @fs: filesystem
+/*
  * @buf: output, e.g. "devid 2 missing" / "devids 2, 3 missing" /
  *       "1 member missing"; empty when complete
  * Returns: @buf.
  */
 char *btrfs_format_missing(const struct btrfs_filesystem *fs, char *buf, size_t len);
 
-/**
- * btrfs_member_stale:
+/*
  * Returns: true when @m's superblock generation is behind the newest of
  * its filesystem @fs: it was away while the filesystem was mounted (degraded)
  * and written to, and holds old copies of the data until a scrub.
@@ -158,8 +151,7 @@ enum {
 	BTRFS_FS_AMBIGUOUS = 1 << 2, /* btrfs_fs_ambiguous(): fs->clones, fs->split */
 };
 
-/**
- * btrfs_fs_problems:
+/*
  * @fs: a filesystem from btrfs_group()
  *
  * Pure.  Returns: the BTRFS_FS_* bits that apply to @fs; 0 when it is
@@ -167,16 +159,13 @@ enum {
  */
 unsigned btrfs_fs_problems(const struct btrfs_filesystem *fs);
 
-/**
- * btrfs_first_stale:
+/*
  * Returns: the first member of @fs (in devid order) that is stale
  * (btrfs_member_stale()), borrowed from @fs; NULL when none is.
  */
 const struct btrfs_member *btrfs_first_stale(const struct btrfs_filesystem *fs);
 
-/**
- * btrfs_format_clones:
- * @fs: filesystem
+/*
  * @buf: output, e.g. "btrfs 5e81…: '/dev/loop0' and '/dev/loop1' both claim
  *       devid 1 (generations 7 and 7): a cloned disk? ..."; for a split,
  *       the two sets; empty when @fs is not ambiguous
@@ -184,9 +173,7 @@ const struct btrfs_member *btrfs_first_stale(const struct btrfs_filesystem *fs);
  */
 char *btrfs_format_clones(const struct btrfs_filesystem *fs, char *buf, size_t len);
 
-/**
- * btrfs_format_stranger:
- * @fs: filesystem
+/*
  * @st: one of @fs->strangers
  * @buf: output, e.g. "'/dev/loop2' carries btrfs 5e81…'s fsid and claims
  *       devid 2 (dev_uuid …, generation 9), but the filesystem's own record
@@ -196,9 +183,7 @@ char *btrfs_format_clones(const struct btrfs_filesystem *fs, char *buf, size_t l
 char *btrfs_format_stranger(const struct btrfs_filesystem *fs, const struct btrfs_stranger *st, char *buf,
 			    size_t len);
 
-/**
- * btrfs_format_states:
- * @fs: filesystem
+/*
  * @buf: output: the members in a state of btrfs's own and the strangers,
  *       e.g. "devid 1 ('/dev/loop0') is its seed (btrfs f49d…); '/dev/loop2'
  *       is the target of a `btrfs replace` in progress ...; '/dev/loop3'
@@ -207,9 +192,7 @@ char *btrfs_format_stranger(const struct btrfs_filesystem *fs, const struct btrf
  */
 char *btrfs_format_states(const struct btrfs_filesystem *fs, char *buf, size_t len);
 
-/**
- * btrfs_format_stale:
- * @fs: filesystem
+/*
  * @buf: output, e.g. "devid 2 ('/dev/loop1') is stale: generation 8 against
  *       11 of the others; it was away while the filesystem was written
  *       to"; empty when no member is stale.  The facts only: what to do
@@ -227,8 +210,7 @@ enum btrfs_stale_mount {
 					 degraded): no scrub reaches it */
 };
 
-/**
- * btrfs_stale_advice:
+/*
  * @mountpoint: where the filesystem is mounted, or NULL when it is not
  * @how: enum btrfs_stale_mount flags, for @mountpoint
  * @self: the command that runs storaged as this one was run (log_self()),
@@ -243,8 +225,7 @@ char *btrfs_stale_advice(const char *mountpoint, unsigned how, const char *self,
 
 void btrfs_fs_list_done(struct btrfs_fs_list *l);
 
-/**
- * btrfs_register_device:
+/*
  * @devnode: block device of a btrfs member
  *
  * BTRFS_IOC_SCAN_DEV on /dev/btrfs-control: the kernel learns this member.
@@ -257,8 +238,7 @@ void btrfs_fs_list_done(struct btrfs_fs_list *l);
  */
 int btrfs_register_device(const char *devnode);
 
-/**
- * btrfs_forget_device:
+/*
  * @devnode: block device the kernel may have been told of (udev's
  *           64-btrfs.rules scans every btrfs device that appears)
  *
@@ -272,17 +252,15 @@ int btrfs_register_device(const char *devnode);
  */
 int btrfs_forget_device(const char *devnode);
 
-/**
- * btrfs_devices_ready:
+/*
  * @devnode: block device of a btrfs member
  *
  * BTRFS_IOC_DEVICES_READY.  Note: this registers @devnode as a side effect,
  * so --dry-run must never call it.
  *
- * Returns: 1 when all members of its filesystem are registered, 0 when not,
- * negative errno on failure.  (The ioctl itself returns 0 when complete and
- * 1 when not: fs/btrfs/super.c btrfs_control_ioctl(), as systemd's udev
- * "btrfs ready" builtin reads it; a single-device filesystem reads as ready.)
+ * Returns: 1 when all members of its filesystem are registered (a
+ * single-device filesystem reads as ready), 0 when not, negative errno on
+ * failure.  The ioctl's own answer is the other way round (btrfs_control.c).
  */
 int btrfs_devices_ready(const char *devnode);
 

@@ -34,13 +34,11 @@ struct btrfs_live_members {
 	unsigned n_missing, n_unused;
 };
 
-/**
- * btrfs_live_members:
+/*
  * @sysfs: SYSFS_BTRFS, or a test's copy
  * @fsid: a mounted btrfs filesystem's UUID
  * @ret: its members as the kernel sees them: devinfo/<devid>/missing and
- *       writeable, and the opened devices linked in devices/
- *       (Documentation/ABI/testing/sysfs-fs-btrfs).  A member not missing
+ *       writeable, and the opened devices linked in devices/.  A member not missing
  *       and not writeable is unused when fewer devices are open than are
  *       not missing (a write-protected disk is writeable 0 too, but open).
  *
@@ -48,9 +46,7 @@ struct btrfs_live_members {
  */
 int btrfs_live_members(const char *sysfs, const char *fsid, struct btrfs_live_members *ret);
 
-/**
- * btrfs_live_fsid_of_device:
- * @sysfs: SYSFS_BTRFS, or a test's copy
+/*
  * @source: a device path ("/dev/loop3"; links are resolved)
  * @buf: the fsid, text, set only on success
  *
@@ -61,9 +57,7 @@ int btrfs_live_members(const char *sysfs, const char *fsid, struct btrfs_live_me
  */
 bool btrfs_live_fsid_of_device(const char *sysfs, const char *source, char *buf, size_t len);
 
-/**
- * btrfs_live_stale_how:
- * @sysfs: SYSFS_BTRFS, or a test's copy
+/*
  * @mounted_ro: the topmost mount of @fs is read-only (view_mounted_ro())
  * @fs: a mounted btrfs filesystem of the devices now, with a stale member
  *

@@ -10,8 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/**
- * btrfs_scrub_start:
+/*
  * @mountpoint: where the btrfs filesystem is mounted
  *
  * Runs "btrfs scrub start MOUNTPOINT" (btrfs-progs, found by
@@ -28,8 +27,7 @@ int btrfs_scrub_start(const char *mountpoint);
  * scrubs (SCRUB_DATA_FILE of its cmds/scrub.c). */
 #define BTRFS_SCRUB_STATUS_DIR "/var/lib/btrfs"
 
-/**
- * btrfs_scrub_finished_since:
+/*
  * @dir: BTRFS_SCRUB_STATUS_DIR, or a test's copy
  * @fsid: the filesystem's UUID, as in the file's name
  * @since_usec: wall clock, µs

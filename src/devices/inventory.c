@@ -106,7 +106,7 @@ static int probe_values(blkid_probe pr, struct block_device *d)
 }
 
 /* A valid btrfs superblock: the libblkid values from it, no libblkid probe
- * (one 4 KiB read instead of ~45 reads and ~1 MiB).  Returns: 0; -ENOMEM;
+ * (INVENTORY_BTRFS_ONLY).  Returns: 0; -ENOMEM;
  * 1 when there is no usable one (damaged, or a read error: libblkid is
  * asked, and the scan reports what it says); 2 when there is none at all
  * (no magic, or the device ends before the superblock). */
@@ -399,7 +399,6 @@ static int add_id(char ***ret, const char *prefix, const char *a, const char *b,
 	return strv_contains(*ret, name) ? 0 : strv_extend(ret, name);
 }
 
-/* The names udev's 60-persistent-storage.rules would link, from sysfs. */
 int inventory_sysfs_ids(const char *syspath, bool partition, char ***ret)
 {
 	char disk[4096], part[16] = "", serial[256] = "", model[256] = "", wwid[256] = "";

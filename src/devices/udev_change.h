@@ -11,8 +11,7 @@
 
 #include <libudev.h>
 
-/**
- * udev_change_btrfs_members:
+/*
  * @fsid: the filesystem's UUID as libblkid and udev spell it
  *        (lower-case, with dashes)
  *
@@ -40,8 +39,7 @@
  */
 int udev_change_btrfs_members(const char *fsid);
 
-/**
- * udev_change_monitor_open:
+/*
  * @ret_udev: the udev context (release with udev_change_monitor_close())
  * @ret_monitor: a monitor of the "block" subsystem, receiving: udev's own
  *               events where udevd runs (its rules have created the node
@@ -51,11 +49,11 @@ int udev_change_btrfs_members(const char *fsid);
  */
 int udev_change_monitor_open(struct udev **ret_udev, struct udev_monitor **ret_monitor);
 
-/** udev_change_monitor_drain: reads and drops every pending event of @mon (a
- * burst is one "a device may have appeared"). */
+/* Reads and drops every pending event of @mon (a burst is one "a device
+ * may have appeared"). */
 void udev_change_monitor_drain(struct udev_monitor *mon);
 
-/** udev_change_monitor_close: releases both; either may be NULL. */
+/* Releases both; either may be NULL. */
 void udev_change_monitor_close(struct udev *udev, struct udev_monitor *mon);
 
 #endif

@@ -29,10 +29,7 @@ struct diag_list {
 	size_t n;
 };
 
-/**
- * diag_add:
- * @dl: list to append to
- * @level: DIAG_ERROR or DIAG_WARNING
+/*
  * @file: file the problem is in, or NULL (copied)
  * @line: 1-based line, or 0
  * @fmt: printf format of the message: what is wrong and what to do
@@ -46,13 +43,9 @@ int diag_add(struct diag_list *dl, enum diag_level level, const char *file, unsi
 #define diag_warning(dl, file, line, ...) diag_add((dl), DIAG_WARNING, (file), (line), __VA_ARGS__)
 #define diag_info(dl, file, line, ...) diag_add((dl), DIAG_INFO, (file), (line), __VA_ARGS__)
 
-/**
- * diag_errno:
- * @dl: list to append to
+/*
  * @r: the error to return, a negative errno
- * @file: file the problem is in, or NULL (copied)
- * @line: 1-based line, or 0
- * @fmt: printf format of the message
+ * @file, @line: as diag_add()
  *
  * Appends an error diagnostic and passes @r through, so that a parser can
  * say "return diag_errno(dl, -EINVAL, ...)" in one statement.
@@ -62,35 +55,27 @@ int diag_add(struct diag_list *dl, enum diag_level level, const char *file, unsi
 int diag_errno(struct diag_list *dl, int r, const char *file, unsigned line, const char *fmt, ...)
 	_printf_(5, 6);
 
-/**
- * diag_count:
+/*
  * Returns: number of diagnostics of @level in @dl.
  */
 size_t diag_count(const struct diag_list *dl, enum diag_level level);
 
-/**
- * diag_print:
- * @dl: diagnostics
- * @out: stream to print to ("file:line: error: message" per line)
- */
+/* "file:line: error: message" per line. */
 void diag_print(const struct diag_list *dl, FILE *out);
 
-/**
- * diag_move:
+/*
  * Appends every diagnostic of @from to @to, in order; @from is left
  * empty.  Returns: 0, or -ENOMEM (both lists untouched).
  */
 int diag_move(struct diag_list *to, struct diag_list *from);
 
-/**
- * diag_drop_warnings:
+/*
  * Frees the diagnostics from index @from on that are not errors; the
  * errors keep their order.
  */
 void diag_drop_warnings(struct diag_list *dl, size_t from);
 
-/**
- * diag_list_done:
+/*
  * Frees every diagnostic; @dl is empty and reusable afterwards.
  */
 void diag_list_done(struct diag_list *dl);

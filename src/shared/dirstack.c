@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/*
- * A walk's stack with a bounded number of descriptors; see dirstack.h.
- */
+/* A walk's stack with a bounded number of descriptors; see dirstack.h. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -45,18 +45,14 @@ struct dirstack {
 	size_t depth, alloc; /* frames in use, frames allocated */
 };
 
-/**
- * dirstack_init:
- * @s: the stack to set up
+/*
  * @sides: 1 or 2 (DIRSTACK_SIDES) directories per level
  * @extra_size: bytes of per-level state for the caller (frame->extra)
  * @cap: levels below the base whose descriptors are held at most (>= 2)
  */
 void dirstack_init(struct dirstack *s, unsigned sides, size_t extra_size, unsigned cap);
 
-/**
- * dirstack_push:
- * @s: the stack
+/*
  * @fds: @s->sides open directories (not O_PATH), taken in all cases
  * @name: their name below the current top ("" for the base)
  *
@@ -66,9 +62,7 @@ void dirstack_init(struct dirstack *s, unsigned sides, size_t extra_size, unsign
  */
 int dirstack_push(struct dirstack *s, const int *fds, const char *name);
 
-/**
- * dirstack_list:
- * @s: the stack
+/*
  * @sorted: sort the names (strcmp order) for dirstack_has()
  *
  * Reads the names of the top level's side-0 directory ("." and ".."
@@ -78,10 +72,7 @@ int dirstack_push(struct dirstack *s, const int *fds, const char *name);
  */
 int dirstack_list(struct dirstack *s, bool sorted);
 
-/**
- * dirstack_list_dirs:
- * @s: the stack
- *
+/*
  * As dirstack_list() unsorted, keeping only the names readdir(3) gives as
  * directories (DT_DIR) or does not type (DT_UNKNOWN: the caller stats
  * them): a walk for directories alone stats no file.
@@ -90,17 +81,14 @@ int dirstack_list(struct dirstack *s, bool sorted);
  */
 int dirstack_list_dirs(struct dirstack *s);
 
-/** dirstack_next: the top level's next name from dirstack_list(), NULL after the last */
+/* The top level's next name from dirstack_list(), NULL after the last */
 const char *dirstack_next(struct dirstack *s);
 
-/** dirstack_has: whether the top level's sorted listing holds @name */
+/* Whether the top level's sorted listing holds @name */
 bool dirstack_has(const struct dirstack *s, const char *name);
 
-/**
- * dirstack_pop:
- * @s: the stack (depth > 0)
- *
- * Leaves the top level (its descriptors closed, its state freed; the
+/*
+ * Depth > 0.  Leaves the top level (its descriptors closed, its state freed; the
  * caller has used frame->extra before) and makes sure the new top's
  * descriptors are held, reopening them as described above.
  *
@@ -110,15 +98,13 @@ bool dirstack_has(const struct dirstack *s, const char *name);
  */
 int dirstack_pop(struct dirstack *s);
 
-/** dirstack_top: the current level (depth > 0) */
+/* The current level (depth > 0) */
 static inline struct dirstack_frame *dirstack_top(const struct dirstack *s)
 {
 	return &s->f[s->depth - 1];
 }
 
-/**
- * dirstack_path:
- * @s: the stack
+/*
  * @base: the path of the base level, for the message ("" for none)
  * @name: an entry of the top level, or NULL
  * @buf, @len: receives "BASE/LEVEL/.../NAME", cut at the front ("...")
@@ -131,8 +117,7 @@ static inline struct dirstack_frame *dirstack_top(const struct dirstack *s)
 char *dirstack_path(const struct dirstack *s, const char *base, const char *name, char *buf,
 		    size_t len);
 
-/**
- * dirstack_path_dup:
+/*
  * @s, @base, @name: as for dirstack_path()
  *
  * The whole path, uncut (a hard link's target below a copy's root).
@@ -141,7 +126,7 @@ char *dirstack_path(const struct dirstack *s, const char *base, const char *name
  */
 char *dirstack_path_dup(const struct dirstack *s, const char *base, const char *name);
 
-/** dirstack_free: closes and frees every level; @s may be pushed again after dirstack_init() */
+/* Closes and frees every level; @s may be pushed again after dirstack_init() */
 void dirstack_free(struct dirstack *s);
 
 #endif

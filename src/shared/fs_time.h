@@ -8,8 +8,7 @@
 /* how long fs_time_past() waits at most for the time to move on */
 #define FS_TIME_WAIT_NSEC (2 * 1000000000LL)
 
-/**
- * fs_time_past:
+/*
  * @fd: a file or directory of storaged's own on the filesystem asked
  *      (its times are set to now)
  * @ret: receives a ctime that filesystem gave

@@ -12,9 +12,7 @@
 
 #include "shared/diag.h"
 
-/**
- * input_read:
- * @path: file to read
+/*
  * @max: largest accepted size, bytes
  * @check_owner: refuse a file not owned by root or writable by group or
  *               others (the file's contents decide what root mounts)
@@ -34,8 +32,7 @@
 int input_read(const char *path, size_t max, bool check_owner, char **ret, size_t *ret_len,
 	       struct diag_list *diags);
 
-/**
- * input_read_at:
+/*
  * @dirfd: directory the file is in (an open descriptor), or AT_FDCWD
  * @name: the file's name in @dirfd (one component when @dirfd is open)
  * @path: how messages name the file

@@ -30,8 +30,7 @@
 
 #define STATE_DIR_DEFAULT RUNSTATEDIR "/storaged"
 
-/**
- * exit_status_of:
+/*
  * @failed: steps that failed, or things found not as storaged left them;
  *          a nofail step that failed is not one (it counts for nothing)
  * @degraded: btrfs filesystems mounted degraded
@@ -71,8 +70,7 @@ struct options {
 	bool noheadings;
 };
 
-/**
- * invocation_format:
+/*
  * @config: -c as given, or NULL when it was not given
  * @fstab: -f as given, or NULL
  * @state_dir: --state-dir as given, or NULL

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/*
- * JSON output through libsmartcols (json_out.h).
- */
+/* JSON output through libsmartcols (json_out.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>

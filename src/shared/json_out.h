@@ -22,11 +22,8 @@ struct json_column {
 	int json_type;
 };
 
-/**
- * json_table_new:
+/*
  * @name: the table's name (the JSON object's one key)
- * @cols: its columns, in order
- * @n: how many of @cols
  * @json: print it as JSON (json_print_table()), else as text
  *
  * A column of numbers or booleans (SCOLS_JSON_NUMBER, _BOOLEAN) is
@@ -38,8 +35,7 @@ struct json_column {
  */
 struct libscols_table *json_table_new(const char *name, const struct json_column *cols, size_t n, bool json);
 
-/**
- * text_print_table:
+/*
  * @tb: a table without JSON, printed to its stream
  *
  * Prints @tb with each cell escaped as every message is
@@ -53,10 +49,8 @@ struct libscols_table *json_table_new(const char *name, const struct json_column
  */
 int text_print_table(struct libscols_table *tb);
 
-/**
- * json_print_table:
+/*
  * @tb: a table with JSON enabled
- * @out: where to print it
  *
  * Prints @tb, with every array that holds only a null ("[ null ]", an
  * empty cell) printed as [].  A string "null" is quoted and stays.
@@ -65,11 +59,8 @@ int text_print_table(struct libscols_table *tb);
  */
 int json_print_table(struct libscols_table *tb, FILE *out);
 
-/**
- * json_print_tables:
+/*
  * @tbs: tables with JSON enabled, each printed as json_print_table() does
- * @n: how many
- * @out: where to print them
  *
  * Prints one JSON object that holds each table's array under its name
  * ({"a": [...], "b": [...]}), laid out as libsmartcols lays out one
@@ -80,10 +71,8 @@ int json_print_table(struct libscols_table *tb, FILE *out);
  */
 int json_print_tables(struct libscols_table *const *tbs, size_t n, FILE *out);
 
-/**
- * json_fputs:
+/*
  * @buf: JSON text as libsmartcols printed it, NUL-terminated
- * @out: where to write it
  *
  * Writes @buf with every byte that is not part of a UTF-8 sequence (a
  * mount point or label in another encoding: Linux paths are bytes) as the
@@ -96,8 +85,7 @@ int json_print_tables(struct libscols_table *const *tbs, size_t n, FILE *out);
  */
 int json_fputs(const char *buf, FILE *out);
 
-/**
- * json_fix_empty_arrays:
+/*
  * @buf: JSON text, NUL-terminated; rewritten in place (it only shrinks)
  *
  * Pure: the rewrite of json_print_table().

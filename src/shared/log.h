@@ -35,11 +35,8 @@ struct logger {
 	const char *ident;
 };
 
-/**
- * log_init:
- * @lg: logger to set up
+/*
  * @max_level: highest priority printed (LOG_INFO by default, LOG_DEBUG with -v)
- * @target: where messages go
  *
  * LOG_TARGET_STDERR: when stderr is the journal's stream ($JOURNAL_STREAM
  * names it, see log_stream_is_journal()), every line gets its priority
@@ -48,9 +45,7 @@ struct logger {
  */
 void log_init(struct logger *lg, int max_level, enum log_target target);
 
-/**
- * log_init_kmsg:
- * @lg: logger to set up
+/*
  * @max_level: as log_init()
  * @ident: the name each record starts with ("storaged-generator"; borrowed)
  *
@@ -64,9 +59,7 @@ void log_init(struct logger *lg, int max_level, enum log_target target);
  */
 int log_init_kmsg(struct logger *lg, int max_level, const char *ident);
 
-/**
- * log_init_detached:
- * @lg: logger to set up
+/*
  * @max_level: as log_init()
  *
  * A process without a terminal or a caller's stderr (a resident after
@@ -78,8 +71,7 @@ int log_init_kmsg(struct logger *lg, int max_level, const char *ident);
  */
 void log_init_detached(struct logger *lg, int max_level);
 
-/**
- * log_stream_is_journal:
+/*
  * @journal_stream: the value of $JOURNAL_STREAM, or NULL when unset
  * @st: fstat(2) of the stream in question (stderr)
  *
@@ -93,13 +85,11 @@ void log_init_detached(struct logger *lg, int max_level);
  */
 bool log_stream_is_journal(const char *journal_stream, const struct stat *st);
 
-/** log_close: releases what log_init() opened. */
+/* Releases what log_init() opened. */
 void log_close(struct logger *lg);
 
-/**
- * log_msg:
- * @lg: logger, or NULL (then nothing is printed)
- * @prio: syslog priority
+/*
+ * @lg: NULL: nothing is printed
  *
  * Prints one line "storaged: <level>: message" (stderr; preceded by
  * "<prio>" when stderr is the journal) or the syslog equivalent.  Never
@@ -107,9 +97,8 @@ void log_close(struct logger *lg);
  */
 void log_msg(const struct logger *lg, int prio, const char *fmt, ...) _printf_(3, 4);
 
-/**
- * log_usage_error:
- * @lg: logger, or NULL
+/*
+ * @lg: may be NULL
  * @command: the command the options were given to ("status"), or NULL
  *           before one is known
  *
@@ -120,24 +109,19 @@ void log_msg(const struct logger *lg, int prio, const char *fmt, ...) _printf_(3
  */
 void log_usage_error(const struct logger *lg, const char *command, const char *fmt, ...) _printf_(3, 4);
 
-/**
- * log_diags:
+/*
  * Logs every diagnostic of @dl once, errors at LOG_ERR and warnings at
  * LOG_WARNING, as "file:line: message".
  */
 void log_diags(const struct logger *lg, const struct diag_list *dl);
 
-/**
- * log_diags_at:
+/*
  * Logs every diagnostic of @dl at @prio, whatever its level: for problems
  * that are expected on some machines (a device that cannot be opened).
  */
 void log_diags_at(const struct logger *lg, const struct diag_list *dl, int prio);
 
-/**
- * log_self:
- * @lg: logger, or NULL
- *
+/*
  * Returns: @lg->self, or "storaged" when @lg or its self is NULL: the
  * start of a command a message tells the user to run ("`%s stop`").
  */

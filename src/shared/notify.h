@@ -12,8 +12,7 @@
 
 #include "util.h"
 
-/**
- * notify_send:
+/*
  * @fmt: printf format of the message, e.g. "READY=1" or "STATUS=…";
  *       several assignments are separated by newlines
  *
@@ -26,7 +25,7 @@
  */
 int notify_send(const char *fmt, ...) _printf_(1, 2);
 
-/** notify_socket_set: $NOTIFY_SOCKET names a socket (a service manager listens). */
+/* $NOTIFY_SOCKET names a socket (a service manager listens). */
 bool notify_socket_set(void);
 
 /* How far ahead of storaged's next look up from a wait the manager's
@@ -42,8 +41,7 @@ struct notify_extender {
 	uint64_t covered_until; /* CLOCK_MONOTONIC µs the last extension reaches; 0: none */
 };
 
-/**
- * notify_extend_due:
+/*
  * @x: the extensions sent so far (updated when one is due)
  * @now: CLOCK_MONOTONIC µs
  * @until: CLOCK_MONOTONIC µs when storaged looks up next at the latest (a
@@ -61,8 +59,7 @@ struct notify_extender {
  */
 bool notify_extend_due(struct notify_extender *x, uint64_t now, uint64_t until, uint64_t *ret_usec);
 
-/**
- * notify_format_extend:
+/*
  * @buf, @len: receives "EXTEND_TIMEOUT_USEC=N"
  * @usec: N (µs)
  *
@@ -70,8 +67,7 @@ bool notify_extend_due(struct notify_extender *x, uint64_t now, uint64_t until, 
  */
 int notify_format_extend(char *buf, size_t len, uint64_t usec);
 
-/**
- * notify_keep_ahead:
+/*
  * @x: as notify_extend_due()
  * @until: as notify_extend_due(); the clock is read here
  *

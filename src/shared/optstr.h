@@ -8,10 +8,8 @@
 
 #include <libmount.h>
 
-/**
- * optstr_get:
+/*
  * @opts: an fstab options string (decoded), or NULL
- * @name: an option's name
  * @ret_value, @ret_len: as mnt_optstr_get_option() (may be NULL): the
  *                       value, borrowed from @opts, and its length in bytes
  *

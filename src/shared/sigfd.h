@@ -7,8 +7,7 @@
 #include <signal.h>
 #include <sys/signalfd.h>
 
-/**
- * sigfd_open:
+/*
  * @mask: the signals to take through the descriptor; they are blocked
  * @ret_old: the signal mask before (for sigprocmask(SIG_SETMASK)), or NULL
  *

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/*
- * posix_spawn with a clean environment; see spawn_helper.h.
- */
+/* posix_spawn with a clean environment; see spawn_helper.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

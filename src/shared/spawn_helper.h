@@ -25,11 +25,9 @@ enum {
 	SPAWN_RESET_SIGNALS = 1 << 0,
 };
 
-/**
- * spawn_find_program:
+/*
  * @name: a bare program name ("mkfs.ext4")
  * @buf: receives its path
- * @len: size of @buf in bytes
  *
  * Looks in /usr/sbin, /sbin, /usr/bin and /bin, in that order (not $PATH:
  * storaged runs as root and must not run what an environment points at).
@@ -43,13 +41,11 @@ int spawn_find_program(const char *name, char *buf, size_t len);
  * 2.41), and /usr/sbin for systems where /sbin is not a link to it */
 #define MOUNT_HELPER_DIRS "/sbin:/usr/sbin:/sbin/fs.d:/sbin/fs"
 
-/**
- * mount_helper_find:
+/*
  * @dirs: ':'-separated directories to look in; NULL for MOUNT_HELPER_DIRS
  *        (a test's own directory otherwise)
  * @fstype: the entry's filesystem type; "" or NULL looks for none
  * @buf: the helper's path, on success
- * @len: size of @buf in bytes
  *
  * The program libmount would run for @fstype: an executable "mount.TYPE"
  * in one of @dirs, and for "TYPE.SUBTYPE" (fuse.sshfs) also "mount.TYPE"
@@ -61,8 +57,7 @@ int spawn_find_program(const char *name, char *buf, size_t len);
  */
 int mount_helper_find(const char *dirs, const char *fstype, char *buf, size_t len);
 
-/**
- * mount_helper_exists:
+/*
  * @dirs: as for mount_helper_find()
  * @fstype: an fstab type, or a comma-separated list of them (libmount
  *          tries each type of a list in turn, each with its helper)
@@ -71,13 +66,11 @@ int mount_helper_find(const char *dirs, const char *fstype, char *buf, size_t le
  */
 bool mount_helper_exists(const char *dirs, const char *fstype);
 
-/**
- * spawn_start:
+/*
  * @prog: absolute path of the program
  * @argv: its argv, NULL-terminated (argv[0] as the program should see it)
  * @fds: descriptors to give the child (dup2 of each .fd onto .target; the
  *       .fd may be O_CLOEXEC, and must not equal its .target)
- * @n_fds: number of @fds
  * @flags: SPAWN_RESET_SIGNALS or 0
  * @ret_pid: the child's pid, to be reaped with spawn_wait()
  *
@@ -92,8 +85,7 @@ bool mount_helper_exists(const char *dirs, const char *fstype);
 int spawn_start(const char *prog, char *const argv[], const struct spawn_fd *fds, size_t n_fds,
 		unsigned flags, pid_t *ret_pid);
 
-/**
- * spawn_wait:
+/*
  * @pid: a child from spawn_start()
  * @ret_status: its wait status (waitpid(2))
  *

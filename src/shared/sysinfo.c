@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/*
- * /proc/meminfo, read once per caller; see sysinfo.h.
- */
+/* /proc/meminfo, read once per caller; see sysinfo.h. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>

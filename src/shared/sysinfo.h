@@ -16,8 +16,7 @@ struct sysinfo_memory {
 	uint64_t swap_free; /* SwapFree, bytes */
 };
 
-/**
- * sysinfo_memory:
+/*
  * @meminfo_path: the file to read, NULL for SYSINFO_MEMINFO (tests pass a
  *                fixture)
  * @ret: filled on success; a field the file lacks (or holds a value that
@@ -30,8 +29,7 @@ struct sysinfo_memory {
  */
 int sysinfo_memory(const char *meminfo_path, struct sysinfo_memory *ret);
 
-/**
- * sysinfo_memory_room:
+/*
  * @m: as sysinfo_memory() read it
  *
  * The largest size a RAM area may have without force = yes: RAM plus swap

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/*
- * util-linux's table conventions through libsmartcols (table_out.h).
- */
+/* util-linux's table conventions through libsmartcols (table_out.h). */
 #include <errno.h>
 #include <string.h>
 #include <strings.h>

@@ -26,11 +26,9 @@ struct table_pick {
 	size_t n;
 };
 
-/**
- * table_pick_parse:
+/*
  * @list: -o as given ("KIND,WHAT", "+NOFAIL"), or NULL for the defaults;
  *        names match the columns' case-insensitively, as lsblk's do
- * @cols: the table's columns
  * @n: how many of @cols (at most TABLE_MAX_COLUMNS)
  * @n_default: the first @n_default of @cols are the default ones
  * @ret: the columns picked; set only on success
@@ -48,8 +46,7 @@ struct table_pick {
 int table_pick_parse(const char *list, const struct json_column *cols, size_t n, size_t n_default,
 		     struct table_pick *ret, const char **ret_bad, size_t *ret_bad_len);
 
-/**
- * table_pick_apply:
+/*
  * @tb: a table whose columns are @cols in order, its lines filled
  * @pick: from table_pick_parse() over the same columns
  * @raw: scols_table_enable_raw()
@@ -62,13 +59,9 @@ int table_pick_parse(const char *list, const struct json_column *cols, size_t n,
  */
 int table_pick_apply(struct libscols_table *tb, const struct table_pick *pick, bool raw, bool noheadings);
 
-/**
- * table_columns_usage:
- * @out: where to write
+/*
  * @title: the heading line, e.g. "Columns of status (-o)"
- * @cols: the columns
  * @help: what each column shows, parallel to @cols
- * @n: how many
  * @n_default: the first @n_default are the default ones
  *
  * Writes the list --help shows, one column a line, lsblk's way.
@@ -76,10 +69,7 @@ int table_pick_apply(struct libscols_table *tb, const struct table_pick *pick, b
 void table_columns_usage(FILE *out, const char *title, const struct json_column *cols,
 			 const char *const *help, size_t n, size_t n_default);
 
-/**
- * table_columns_join:
- * @cols: the columns
- * @n: how many
+/*
  * @buf: receives their names, ", " between them (truncated to @len)
  *
  * Returns: @buf.

@@ -11,8 +11,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-/**
- * units_parse_size:
+/*
  * @s: "4096", "512K", "12800M", "1.5G", "2T" (suffixes K M G T P, with
  *     an optional "iB": binary multiples, 1K = 1024 bytes, as tmpfs(5)
  *     size= does; with "B", decimal ones, 1KB = 1000 bytes, as util-linux
@@ -27,8 +26,7 @@
  */
 int units_parse_size(const char *s, uint64_t *ret_bytes);
 
-/**
- * units_parse_percent:
+/*
  * @s: "25%" (integer 1..100 followed by "%")
  * @ret_percent: 1..100, set only on success
  *
@@ -36,28 +34,22 @@ int units_parse_size(const char *s, uint64_t *ret_bytes);
  */
 int units_parse_percent(const char *s, unsigned *ret_percent);
 
-/**
- * units_parse_count:
+/*
  * @s: "300000", "10k", "2M" (suffixes k/K M G: binary multiples, as the
  *     kernel's memparse() reads tmpfs nr_inodes=)
- * @ret: result, set only on success
  *
  * Returns: 0; -EINVAL malformed or negative; -ERANGE overflow.
  */
 int units_parse_count(const char *s, uint64_t *ret);
 
-/**
- * units_parse_uint:
+/*
  * @s: decimal digits only
- * @max: largest accepted value
- * @ret: result, set only on success
  *
  * Returns: 0; -EINVAL malformed; -ERANGE above @max.
  */
 int units_parse_uint(const char *s, uint64_t max, uint64_t *ret);
 
-/**
- * units_parse_duration:
+/*
  * @s: "90s", "2min", "500ms", "1h", "1min 30s", "90" (bare number: seconds,
  *     as systemd.time(7)), or "infinity"
  * @ret_usec: microseconds, USEC_INFINITY for "infinity"; set only on success
@@ -68,33 +60,28 @@ int units_parse_uint(const char *s, uint64_t max, uint64_t *ret);
  */
 int units_parse_duration(const char *s, uint64_t *ret_usec);
 
-/**
- * units_parse_bool:
+/*
  * @s: yes/no, true/false, on/off, 1/0 (case-insensitive)
  *
  * Returns: 0 and sets @ret; -EINVAL otherwise.
  */
 int units_parse_bool(const char *s, bool *ret);
 
-/**
- * units_parse_factor:
+/*
  * @s: a positive decimal such as "2.0" or "1.25" (at most 1000)
- * @ret: result, set only on success
  *
  * Returns: 0; -EINVAL malformed, zero or negative; -ERANGE above 1000.
  */
 int units_parse_factor(const char *s, double *ret);
 
-/**
- * units_parse_mode:
+/*
  * @s: octal file mode such as "0755" or "1777" (at most 07777)
  *
  * Returns: 0 and sets @ret; -EINVAL malformed; -ERANGE above 07777.
  */
 int units_parse_mode(const char *s, unsigned *ret);
 
-/**
- * units_dir_mode_refusal:
+/*
  * @mode: a mode (at most 07777) to be given to a directory: an area's
  *        root (mode =), a mount point (fstab X-mount.mode=)
  * @ret_fixed: set, when refused, to the mode to write instead
@@ -106,10 +93,8 @@ int units_parse_mode(const char *s, unsigned *ret);
  */
 const char *units_dir_mode_refusal(unsigned mode, unsigned *ret_fixed);
 
-/**
- * units_format_size:
- * @bytes: size in bytes
- * @buf: output buffer, at least 16 bytes
+/*
+ * @buf: at least 16 bytes
  *
  * Writes the shortest exact form ("12800M", "1G", "4096") when one exists,
  * else one decimal rounded down ("1.5G"): for messages; what is given to
@@ -117,10 +102,8 @@ const char *units_dir_mode_refusal(unsigned mode, unsigned *ret_fixed);
  */
 char *units_format_size(uint64_t bytes, char *buf, size_t len);
 
-/**
- * units_format_size_exact:
- * @bytes: size in bytes
- * @buf: output buffer, at least 21 bytes (UINT64_MAX in bytes)
+/*
+ * @buf: at least 21 bytes (UINT64_MAX in bytes)
  *
  * Writes @bytes as a mount option takes it: with the largest binary unit
  * that divides it ("12800M", "4K"), else as bytes ("1395864371").
@@ -128,35 +111,28 @@ char *units_format_size(uint64_t bytes, char *buf, size_t len);
  */
 char *units_format_size_exact(uint64_t bytes, char *buf, size_t len);
 
-/**
- * units_format_size_human:
- * @bytes: size in bytes
- * @buf: output buffer, at least 16 bytes
+/*
+ * @buf: at least 16 bytes
  *
- * Writes @bytes for people to read, as lsblk(8) prints sizes (util-linux's
- * size_to_human_string()): the largest binary unit @bytes reaches, with
- * one decimal rounded half up and none when it is 0 ("519.2M", "2.1G",
- * "16M", "512B").  Not exact: configuration values and the plan use
- * units_format_size(), machine output the bytes.  Returns: @buf.
+ * Writes @bytes for people to read, as lsblk(8) prints sizes (units.c):
+ * "519.2M", "2.1G", "16M", "512B".  Not exact: configuration values and
+ * the plan use units_format_size(), machine output the bytes.
+ * Returns: @buf.
  */
 char *units_format_size_human(uint64_t bytes, char *buf, size_t len);
 
-/**
- * units_format_count:
- * @n: how many
+/*
  * @one: the noun for one ("block device")
  * @many: the noun for none or several ("block devices")
- * @buf: output buffer
  *
  * Writes "no block devices", "1 block device", "2 block devices": a count
  * in words, never "device(s)".  Returns: @buf.
  */
 char *units_format_count(uint64_t n, const char *one, const char *many, char *buf, size_t len);
 
-/**
- * units_format_duration:
+/*
  * @usec: microseconds (USEC_INFINITY prints "infinity")
- * @buf: output buffer, at least 32 bytes
+ * @buf: at least 32 bytes
  *
  * Writes e.g. "90s", "2min", "1min 30s", "500ms".  Returns: @buf.
  */

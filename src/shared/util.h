@@ -27,8 +27,8 @@
 #define USEC_PER_SEC UINT64_C(1000000)
 #define USEC_PER_MSEC UINT64_C(1000)
 
-/** now_monotonic_usec: CLOCK_MONOTONIC (clock_gettime(2)) in µs, the clock
- * of every deadline and of systemd's own timeouts. */
+/* CLOCK_MONOTONIC (clock_gettime(2)) in µs, the clock of every deadline
+ * and of systemd's own timeouts. */
 uint64_t now_monotonic_usec(void);
 
 static inline void freep(void *p)
@@ -37,10 +37,7 @@ static inline void freep(void *p)
 }
 #define _cleanup_free_ _cleanup_(freep)
 
-/**
- * safe_close:
- * @fd: a descriptor the caller owns, or any negative value for none
- *
+/*
  * Closes @fd when it is one (negative values are ignored) and keeps errno as
  * it was, so a cleanup path can close after the failure it reports with %m.
  * close(2)'s own error is dropped: Linux frees the descriptor even when it
@@ -67,8 +64,7 @@ static inline void closep(int *fd)
 /* An int variable holding an owned descriptor (or -1), closed at scope exit. */
 #define _cleanup_close_ _cleanup_(closep)
 
-/**
- * TAKE_FD:
+/*
  * @fd: an lvalue holding an owned descriptor
  *
  * Moves ownership out of a _cleanup_close_ variable: evaluates to the
@@ -96,8 +92,7 @@ static inline void fclosep(FILE **f)
  */
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
-/**
- * has_prefix:
+/*
  * Returns: true when @s starts with @prefix.
  */
 static inline bool has_prefix(const char *s, const char *prefix)
@@ -105,8 +100,7 @@ static inline bool has_prefix(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/**
- * is_blank:
+/*
  * Returns: true for a space or a tab, the blanks of fstab(5) and ini lines.
  */
 static inline bool is_blank(char c)
@@ -114,8 +108,7 @@ static inline bool is_blank(char c)
 	return c == ' ' || c == '\t';
 }
 
-/**
- * strip:
+/*
  * @s: string to edit in place
  *
  * Cuts trailing blanks (space, tab) by writing NULs.
@@ -124,16 +117,12 @@ static inline bool is_blank(char c)
  */
 char *strip(char *s);
 
-/**
- * strv_length:
- * @v: NULL-terminated vector, or NULL
- *
+/*
  * Returns: number of strings before the terminating NULL (0 for NULL).
  */
 size_t strv_length(char *const *v);
 
-/**
- * strv_free:
+/*
  * @v: NULL-terminated vector of owned strings, or NULL
  *
  * Frees each string and the vector.  Returns NULL for convenient assignment.
@@ -142,8 +131,7 @@ char **strv_free(char **v);
 void strv_freep(char ***v);
 #define _cleanup_strv_free_ _cleanup_(strv_freep)
 
-/**
- * strv_push:
+/*
  * @v: pointer to a NULL-terminated vector (may point to NULL)
  * @s: owned string; ownership passes to the vector on success only
  *
@@ -151,17 +139,14 @@ void strv_freep(char ***v);
  */
 int strv_push(char ***v, char *s);
 
-/**
- * strv_extend:
- * @v: pointer to a NULL-terminated vector (may point to NULL)
- * @s: string to copy
+/*
+ * @s: copied
  *
  * Returns: 0, or -ENOMEM.
  */
 int strv_extend(char ***v, const char *s);
 
-/**
- * grow_array:
+/*
  * @v: address of the array pointer (may point to NULL); realloc(3)ed
  * @cap: its capacity in elements, updated
  * @n: an index the array must hold (usually its element count)
@@ -174,38 +159,31 @@ int strv_extend(char ***v, const char *s);
  */
 int grow_array(void *v, size_t *cap, size_t n, size_t size);
 
-/**
- * unescape_hex:
+/*
  * @s: text with "\xNN" escapes, as udev writes /dev/disk/by-* names
  *     and systemd unit names (systemd.unit(5))
  * @n: bytes of @s to read
  * @dash: what an unescaped '-' stands for ('-' itself for udev; '/' in a
  *        unit name, where "\x2d" is the dash)
  * @out: the decoded text, NUL-terminated
- * @size: bytes of @out
  *
  * Returns: false when the text does not fit in @out.
  */
 bool unescape_hex(const char *s, size_t n, char dash, char *out, size_t size);
 
-/**
- * uuid_is_text:
+/*
  * Returns: true when @s is a UUID as `btrfs filesystem show` and blkid
  * print one: "5e81a1b2-7d2b-4b8e-9c1f-0a1b2c3d4e5f", 8-4-4-4-12 hex
  * digits of either case.
  */
 bool uuid_is_text(const char *s);
 
-/**
- * strv_contains:
+/*
  * Returns: true when @v holds a string equal to @s.
  */
 bool strv_contains(char *const *v, const char *s);
 
-/**
- * path_absolute:
- * @path: a path
- *
+/*
  * @path as it is when absolute, else after the working directory and a
  * "/" (no link resolved, nothing normalised).
  *
@@ -214,14 +192,13 @@ bool strv_contains(char *const *v, const char *s);
  */
 char *path_absolute(const char *path);
 
-/** streq: both strings present and equal. */
+/* Both strings present and equal. */
 static inline bool streq(const char *a, const char *b)
 {
 	return a && b && strcmp(a, b) == 0;
 }
 
-/**
- * path_is_below:
+/*
  * @path: absolute, normalised path
  * @dir: absolute, normalised directory
  *
@@ -233,15 +210,13 @@ static inline bool streq(const char *a, const char *b)
  */
 bool path_is_below(const char *path, const char *dir);
 
-/**
- * path_is_normalized:
+/*
  * Returns: true for an absolute path without "//", "." or ".." components
  * and without a trailing slash ("/" itself is normalised).
  */
 bool path_is_normalized(const char *path);
 
-/**
- * path_normalize:
+/*
  * @path: a path, rewritten in place
  *
  * The spellings mount(8) accepts for one path, made one: "//" becomes "/",
@@ -261,11 +236,10 @@ int path_normalize(char *path);
 #define STATX_MNT_ID_UNIQUE 0x4000U /* linux/stat.h, Linux 6.8 */
 #endif
 
-/** realtime_usec: the wall clock (CLOCK_REALTIME) in µs, as records keep it. */
+/* The wall clock (CLOCK_REALTIME) in µs, as records keep it. */
 uint64_t realtime_usec(void);
 
-/**
- * shell_quote:
+/*
  * @s: a word for a command line a user is told to run (a path)
  * @buf: receives @s as sh(1) reads it back: as it is when it has only
  *       letters, digits and / . _ - + : @ % , =; else in single quotes,
@@ -276,10 +250,7 @@ uint64_t realtime_usec(void);
  */
 char *shell_quote(const char *s, char *buf, size_t len);
 
-/**
- * utf8_char_len:
- * @s: a NUL-terminated string
- *
+/*
  * Pure.  RFC 3629 UTF-8: no overlong forms, no surrogates, nothing above
  * U+10FFFF.
  *
@@ -289,9 +260,7 @@ char *shell_quote(const char *s, char *buf, size_t len);
  */
 size_t utf8_char_len(const unsigned char *s);
 
-/**
- * text_escape_controls:
- * @in: a message, NUL-terminated
+/*
  * @out: @in with each control character (a newline in a mount point or
  *   a file name) and each byte that is not part of a UTF-8 sequence
  *   written \ooo, as mountinfo writes them: one message, one line;

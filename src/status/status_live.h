@@ -47,10 +47,8 @@ struct live_input {
 	bool nobody_at_work;
 };
 
-/**
- * live_left_by_a_killed_run:
+/*
  * @in: the system now (in->nobody_at_work)
- * @rec: a state record
  * @why: what was found, with the commands that complete or undo it
  *
  * Is @rec a step under way with no storaged at it?  A btrfs waiting for
@@ -64,10 +62,7 @@ struct live_input {
 bool live_left_by_a_killed_run(const struct live_input *in, const struct state_record *rec, char *why,
 			       size_t len);
 
-/**
- * live_check:
- * @in: the system now
- * @rec: a state record
+/*
  * @detail: what was found, e.g. "unmounted since storaged mounted it"
  *          (empty when as recorded)
  *
@@ -75,17 +70,11 @@ bool live_left_by_a_killed_run(const struct live_input *in, const struct state_r
  * degraded, present) are checked against the mount table and sysfs;
  * records of a step under way, against the liveness of storaged
  * (live_left_by_a_killed_run()); the others are as recorded.
- *
- * Returns: the live status.
  */
 enum live_status live_check(const struct live_input *in, const struct state_record *rec,
 			    char *detail, size_t len);
 
-/**
- * live_mount_moved:
- * @tb: the mount table now
- * @rec: a record of a mount storaged made
- *
+/*
  * The recorded mount when it is no longer on its recorded mount point: a
  * mount with its ID elsewhere whose identity (mount_identity_is(): the
  * never-reused ID, or what statx(2) says of its root) is the recorded
@@ -97,16 +86,10 @@ enum live_status live_check(const struct live_input *in, const struct state_reco
  */
 const char *live_mount_moved(struct libmnt_table *tb, const struct state_record *rec);
 
-/**
- * live_recorded_identity: the identity (mount/umount.h) @rec recorded of
- * storaged's mount.
- */
+/* The identity (mount/umount.h) @rec recorded of storaged's mount. */
 struct mount_identity live_recorded_identity(const struct state_record *rec);
 
-/**
- * live_id_taken_over:
- * @rec: a record of a mount storaged made
- * @mp: its mount point
+/*
  * @table_id: the mount table's ID of the topmost mount on @mp
  *
  * Did another mount take over storaged's freed mount ID on @mp?  True
@@ -116,9 +99,7 @@ struct mount_identity live_recorded_identity(const struct state_record *rec);
  */
 bool live_id_taken_over(const struct state_record *rec, const char *mp, unsigned table_id);
 
-/**
- * live_btrfs_mountpoint:
- * @in: the system now
+/*
  * @fsid: a btrfs filesystem UUID, text
  *
  * Where it is mounted: the first btrfs mount whose source device is in
@@ -128,16 +109,14 @@ bool live_id_taken_over(const struct state_record *rec, const char *mp, unsigned
  */
 const char *live_btrfs_mountpoint(const struct live_input *in, const char *fsid);
 
-/**
- * live_degraded_advice:
+/*
  * @mountpoint: where the filesystem is mounted degraded, or NULL
  * @fsid: its UUID, text, or NULL: named for findmnt(8), to find every
  *        mount of it (a bind left mounted keeps the filesystem as it is,
  *        degraded, and the next mount reuses it)
  * @devid: the first member missing or unused; 0 when not known ("DEVID")
  * @read_only: mounted read-only (degraded = read-only)
- * @self: the command that runs storaged as this one was run (log_self()),
- *        NULL for "storaged"
+ * @self: as log_self() gives it; NULL for "storaged"
  * @buf: what takes a member back once it is there, or replaces it, e.g.
  *       "unmount /srv/data and mount it again, or put a new disk in its
  *       place (btrfs replace start 2 NEWDEV /srv/data)"; on a read-only
@@ -149,7 +128,7 @@ const char *live_btrfs_mountpoint(const struct live_input *in, const char *fsid)
 char *live_degraded_advice(const char *mountpoint, const char *fsid, uint64_t devid, bool read_only,
 			   const char *self, char *buf, size_t len);
 
-/** live_status_name: "gone", "replaced", "degraded", "interrupted"; NULL when as recorded. */
+/* "gone", "replaced", "degraded", "interrupted"; NULL when as recorded. */
 const char *live_status_name(enum live_status st);
 
 /* What `status` adds up to, for its exit status (invocation.h); the same
@@ -160,10 +139,7 @@ struct status_sum {
 	unsigned degraded;
 };
 
-/**
- * status_sum_record:
- * @sum: counts to add to
- * @rec: a state record
+/*
  * @live: what live_check() found for it
  *
  * A record gone or replaced is bad; one degraded (recorded, or by the
@@ -172,22 +148,19 @@ struct status_sum {
  */
 void status_sum_record(struct status_sum *sum, const struct state_record *rec, enum live_status live);
 
-/** status_sum_area: an area gone is bad, one degraded counts as degraded. */
+/* An area gone is bad, one degraded counts as degraded. */
 void status_sum_area(struct status_sum *sum, enum area_state st);
 
-/**
- * status_sum_exit:
+/*
  * Returns: EXIT_STEP_FAILED when something is bad, else EXIT_DEGRADED when
  * something is degraded, else 0 (invocation.h, storaged(8) EXIT STATUS).
  */
 int status_sum_exit(const struct status_sum *sum);
 
-/**
- * status_detail:
+/*
  * @buf: the DETAIL of a record in `status`, NUL-terminated
  * @live_why: what live_check() found ("" when as recorded)
  * @reason: why the record is as it is, worded (NULL: none)
- * @nofail: the record's nofail
  * @took: how long its step took, formatted; NULL when unknown
  *
  * The parts that are there, joined by "; ", e.g. "unmounted since ...;

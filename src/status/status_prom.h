@@ -71,11 +71,7 @@ struct prom_data {
 	bool unfinished;
 };
 
-/**
- * status_prom_render:
- * @d: what to show
- * @out: where the exposition goes
- *
+/*
  * Pure formatting: storaged_build_info{version} 1 and the collection
  * time first, then every metric family with its HELP and TYPE lines and
  * its samples; label values escaped as the text format wants (\\, \", \n;
@@ -85,8 +81,7 @@ struct prom_data {
  */
 int status_prom_render(const struct prom_data *d, FILE *out);
 
-/**
- * status_prom_escape:
+/*
  * @in: a label value as storaged has it (any bytes)
  * @buf: the escaped value, NUL-terminated, cut at a whole escape when
  *       @len is too short
@@ -100,8 +95,7 @@ char *status_prom_escape(const char *in, char *buf, size_t len);
  * storaged-sync.timer's `storaged sync` where none is resident (seconds). */
 #define METRICS_REFRESH_SEC 3600
 
-/**
- * status_prom_after_pass:
+/*
  * @o: the command line (configuration, state directory)
  * @lg: failures are logged as warnings: metrics never fail a pass
  * @nobody_at_work: no storaged holds the state directory's lock or the
@@ -115,11 +109,8 @@ char *status_prom_escape(const char *in, char *buf, size_t len);
  */
 void status_prom_after_pass(const struct options *o, const struct logger *lg, bool nobody_at_work);
 
-/**
- * status_prom_note_sync:
- * @state_dir: state directory
- * @area: area name (one path component)
- * @ok: whether the sync succeeded
+/*
+ * @area: one path component
  *
  * Records the end of a sync of @area now in @state_dir/last-sync/@area,
  * atomically: "SECONDS ok|failed MONOTONIC_USEC BOOT_ID", the wall clock
@@ -131,11 +122,7 @@ void status_prom_after_pass(const struct options *o, const struct logger *lg, bo
  */
 int status_prom_note_sync(const char *state_dir, const char *area, bool ok);
 
-/**
- * status_prom_forget_sync:
- * @state_dir: state directory
- * @area: area name (one path component)
- *
+/*
  * Removes what status_prom_note_sync() recorded for @area: an area set up
  * anew has not been synced, whatever the one of that name before it was.
  *
@@ -144,10 +131,7 @@ int status_prom_note_sync(const char *state_dir, const char *area, bool ok);
  */
 int status_prom_forget_sync(const char *state_dir, const char *area);
 
-/**
- * status_prom_read_sync:
- * @state_dir: state directory
- * @name: area name (one path component)
+/*
  * @ret: the last sync of @name as status_prom_note_sync() recorded it
  *       (ret->area is left NULL)
  *

@@ -65,13 +65,11 @@ struct status_report {
 	struct status_sum sum; /* over the rows of `status` */
 };
 
-/**
- * status_report_build:
+/*
  * @o: the command line (state directory, sources)
  * @lg: where what cannot be read is said
  * @nobody_at_work: no storaged is at work on the state directory
  *          (live_input.nobody_at_work)
- * @dev: which block devices to read
  * @ret: the snapshot; free with status_report_done(), also on failure
  *
  * Returns: 0; -EPERM when the state cannot be read (logged: the state
@@ -84,10 +82,7 @@ int status_report_build(const struct options *o, const struct logger *lg, bool n
 
 void status_report_done(struct status_report *rep);
 
-/**
- * status_report_prom: what status_prom_render() shows of @rep, borrowed
- * from it.
- */
+/* What status_prom_render() shows of @rep, borrowed from it. */
 struct prom_data status_report_prom(const struct status_report *rep);
 
 #endif
