@@ -79,6 +79,7 @@ struct ovl_apply {
 	int workfd; /* the sync's working directory in the lower layer */
 	dev_t dev; /* the lower layer's filesystem */
 	struct timespec since; /* entries changed before: applied already */
+	struct timespec now; /* mounted: this sync's stamp (stamp_take()) */
 	bool mounted; /* the overlay is mounted: mark new directories opaque */
 	bool verify; /* compare every entry by content, whatever its ctime (stop) */
 	unsigned long seq; /* names in workfd */
@@ -94,9 +95,10 @@ struct ovl_apply {
 	/* mounted: the overlay's root, and the overlay inodes mapped shared
 	 * now (from Linux 6.8 /proc/PID/maps names a mapping of an overlay
 	 * file by the overlay's own inode, fs/proc/task_mmu.c
-	 * file_user_inode(); 6.1 by the upper layer's) */
+	 * file_user_inode(); 6.1 by the upper layer's), those of them mapped
+	 * writable, and those an upper file's stat matched */
 	int ovlfd;
-	struct mapped_set ovl_mapped;
+	struct mapped_set ovl_mapped, ovl_written, ovl_matched;
 };
 
 static const struct ovl_link *link_find(const struct ovl_apply *c, const struct stat *st)
@@ -367,6 +369,7 @@ static bool ovl_mapped_now(struct ovl_apply *c, const struct stat *us)
 	    !mapped_has(&c->ovl_mapped, os.st_ino))
 		return false;
 	mapped_add(&c->mapped_now, us->st_ino); /* without memory: compared now only */
+	mapped_add(&c->ovl_matched, os.st_ino); /* without memory: all compared (apply_unmatched()) */
 	return true;
 }
 
@@ -559,6 +562,30 @@ static int apply_dir(struct ovl_apply *c, int udir, int ldir, bool root, bool wh
 	return r;
 }
 
+/* A writable shared mapping through the overlay that no upper file's
+ * overlay inode matched: overlayfs numbers an inode by the lower file it
+ * was copied up from, and its stat of a file with another name (linked
+ * under a new one in the area, or a hard link in the directory) reports
+ * the upper file's inode (fs/overlayfs/inode.c, ovl_getattr(),
+ * 6.8-6.18).  Opened for writing, the file was copied up: it is one of
+ * the upper layer's, but which one nothing here tells.  So every upper
+ * file is compared by content, now (applying again only what changed
+ * since this sync began) and at the next sync, whose own writes need not
+ * move a time either.  A read-only mapping writes nothing: a reader's
+ * mmap(2) of a file never copied up matches nothing and costs nothing. */
+static int apply_unmatched(struct ovl_apply *c, int upperfd, int lowerfd)
+{
+	mapped_sort(&c->ovl_matched);
+	if (mapped_within(&c->ovl_written, &c->ovl_matched))
+		return 0;
+	c->mapped_now.all = true;
+	if (c->mapped.all)
+		return 0; /* the last sync saw one too: compared so already */
+	c->mapped.all = true;
+	c->since = c->now;
+	return apply_dir(c, upperfd, lowerfd, true, false);
+}
+
 /* ---------------------------------------------------------------- the stamp */
 
 static void stamp_read(int areafd, struct timespec *ret)
@@ -629,6 +656,8 @@ static int overlay_apply(struct ovl_apply *c, int recfd, struct state_area *st, 
 	if (c->workfd < 0)
 		return c->workfd;
 	r = apply_dir(c, upperfd, lowerfd, true, false);
+	if (r == 0)
+		r = apply_unmatched(c, upperfd, lowerfd);
 	c->step = "writing to the disk";
 	if (r == 0 && syncfs(lowerfd) < 0)
 		r = -errno;
@@ -655,14 +684,15 @@ static int mapped_setup(struct ovl_apply *c, const struct state_area *st, int ar
 		return -errno;
 	/* no overlay to ask (gone, or another mount there): by the upper
 	 * layer's inodes alone, as Linux 6.1 names them */
-	r = mapped_scan(&c->mapped_now, ust.st_dev, c->ovlfd >= 0 ? &c->ovl_mapped : NULL,
-			c->ovlfd >= 0 && fstat(c->ovlfd, &ost) == 0 ? ost.st_dev : 0);
+	r = mapped_scan_writable(&c->mapped_now, ust.st_dev, c->ovlfd >= 0 ? &c->ovl_mapped : NULL,
+				 c->ovlfd >= 0 && fstat(c->ovlfd, &ost) == 0 ? ost.st_dev : 0, &c->ovl_written);
 	if (r == 0)
 		r = mapped_load(&c->mapped, areafd, COPY_SYNC_MAPPED_XATTR);
 	if (r == 0)
 		r = mapped_merge(&c->mapped, &c->mapped_now);
 	mapped_sort(&c->mapped);
 	mapped_sort(&c->ovl_mapped);
+	mapped_sort(&c->ovl_written);
 	return r;
 }
 
@@ -672,7 +702,6 @@ int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *s
 	struct ovl_apply c = { .workfd = -1, .mounted = mounted, .verify = !mounted, .step = "opening",
 				.ovlfd = -EBADF };
 	_cleanup_close_ int areafd = -EBADF, upperfd = -EBADF, lowerfd = -EBADF;
-	struct timespec now = { 0 };
 	int r;
 
 	areafd = open(d->area, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -685,7 +714,7 @@ int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *s
 	}
 	/* before the upper layer is read: what changes from now on is newer;
 	 * a clock set back (now before the last stamp) makes this sync whole */
-	if (mounted && (r = stamp_take(areafd, &now)) < 0) {
+	if (mounted && (r = stamp_take(areafd, &c.now)) < 0) {
 		c.step = "reading the time of the area's filesystem";
 		goto out;
 	}
@@ -695,11 +724,11 @@ int area_overlay_sync(const struct area_dirs *d, int recfd, struct state_area *s
 	}
 	if (mounted)
 		stamp_read(areafd, &c.since);
-	if (ts_before(&now, &c.since))
+	if (ts_before(&c.now, &c.since))
 		c.since = (struct timespec){ 0 };
 	r = overlay_apply(&c, recfd, st, upperfd, lowerfd);
 	if (r == 0 && mounted)
-		r = stamp_write(areafd, &now);
+		r = stamp_write(areafd, &c.now);
 	/* the next sync compares what is mapped now; after a failure, what
 	 * this one should have compared as well */
 	if (mounted) {
@@ -714,6 +743,8 @@ out:
 	mapped_done(&c.mapped);
 	mapped_done(&c.mapped_now);
 	mapped_done(&c.ovl_mapped);
+	mapped_done(&c.ovl_written);
+	mapped_done(&c.ovl_matched);
 	safe_close(c.ovlfd);
 	if (r < 0)
 		diag_error(m, NULL, 0,

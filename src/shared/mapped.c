@@ -31,10 +31,18 @@ int mapped_add(struct mapped_set *m, ino_t ino)
 	return 0;
 }
 
-/* the shared mappings of one process's maps (@f) of files on @dev (whose
- * field in maps is @devfield) into @m, and on @other_dev into @other */
-static int maps_read(FILE *f, dev_t dev, const char *devfield, struct mapped_set *m, struct mapped_set *other,
-		     dev_t other_dev, const char *otherfield)
+/* what a scan collects: the shared mappings of files on @dev into @m,
+ * of those on @other_dev into @other (NULL: none), and of these the
+ * writable ones into @other_w too (NULL: none) */
+struct scan {
+	dev_t dev, other_dev;
+	struct mapped_set *m, *other, *other_w;
+	/* the devices as the kernel prints them: show_map_vma(), "%02x:%02x" */
+	char devfield[32], otherfield[32];
+};
+
+/* the mappings of one process's maps (@f) that @s asks for */
+static int maps_read(FILE *f, const struct scan *s)
 {
 	char *line = NULL, perms[8];
 	unsigned maj, min;
@@ -46,31 +54,34 @@ static int maps_read(FILE *f, dev_t dev, const char *devfield, struct mapped_set
 	 * browser maps thousands of files: only lines of these devices are
 	 * parsed */
 	while (r == 0 && getline(&line, &len, f) > 0) {
-		if (!strstr(line, devfield) && !(other && strstr(line, otherfield)))
+		if (!strstr(line, s->devfield) && !(s->other && strstr(line, s->otherfield)))
 			continue;
 		if (sscanf(line, "%*s %7s %*s %x:%x %ju", perms, &maj, &min, &ino) != 4 || perms[3] != 's' || !ino)
 			continue;
-		if (makedev(maj, min) == dev)
-			r = mapped_add(m, (ino_t)ino);
-		else if (other && makedev(maj, min) == other_dev)
-			r = mapped_add(other, (ino_t)ino);
+		if (makedev(maj, min) == s->dev)
+			r = mapped_add(s->m, (ino_t)ino);
+		else if (s->other && makedev(maj, min) == s->other_dev) {
+			r = mapped_add(s->other, (ino_t)ino);
+			if (r == 0 && s->other_w && perms[1] == 'w')
+				r = mapped_add(s->other_w, (ino_t)ino);
+		}
 	}
 	free(line);
 	return r;
 }
 
-int mapped_scan(struct mapped_set *m, dev_t dev, struct mapped_set *other, dev_t other_dev)
+int mapped_scan_writable(struct mapped_set *m, dev_t dev, struct mapped_set *other, dev_t other_dev,
+			 struct mapped_set *other_writable)
 {
+	struct scan s = { .dev = dev, .other_dev = other_dev, .m = m, .other = other, .other_w = other_writable };
 	DIR *d = opendir("/proc");
 	struct dirent *de;
-	char devfield[32], otherfield[32];
 	int r = 0;
 
 	if (!d)
 		return -errno;
-	/* as the kernel prints it: show_map_vma(), "%02x:%02x" */
-	snprintf(devfield, sizeof(devfield), " %02x:%02x ", major(dev), minor(dev));
-	snprintf(otherfield, sizeof(otherfield), " %02x:%02x ", major(other_dev), minor(other_dev));
+	snprintf(s.devfield, sizeof(s.devfield), " %02x:%02x ", major(dev), minor(dev));
+	snprintf(s.otherfield, sizeof(s.otherfield), " %02x:%02x ", major(other_dev), minor(other_dev));
 	while (r == 0 && (de = readdir(d))) {
 		char path[NAME_MAX + 8];
 		FILE *f;
@@ -87,11 +98,16 @@ int mapped_scan(struct mapped_set *m, dev_t dev, struct mapped_set *other, dev_t
 			r = -ENOMEM;
 			break;
 		}
-		r = maps_read(f, dev, devfield, m, other, other_dev, otherfield);
+		r = maps_read(f, &s);
 		fclose(f);
 	}
 	closedir(d);
 	return r;
+}
+
+int mapped_scan(struct mapped_set *m, dev_t dev, struct mapped_set *other, dev_t other_dev)
+{
+	return mapped_scan_writable(m, dev, other, other_dev, NULL);
 }
 
 int mapped_load(struct mapped_set *m, int fd, const char *xattr)
@@ -107,7 +123,9 @@ int mapped_load(struct mapped_set *m, int fd, const char *xattr)
 	n = fgetxattr(fd, xattr, buf, (size_t)n);
 	if (n < 0)
 		r = -errno;
-	for (p = buf, buf[n < 0 ? 0 : n] = '\0'; r == 0 && *p; p = end) {
+	buf[n < 0 ? 0 : n] = '\0';
+	m->all |= buf[0] == '*';
+	for (p = buf; r == 0 && !m->all && *p; p = end) {
 		uintmax_t ino = strtoumax(p, &end, 10);
 
 		if (end == p)
@@ -128,7 +146,9 @@ int mapped_save(const struct mapped_set *m, int fd, const char *xattr)
 
 	if (!f)
 		return -ENOMEM;
-	for (size_t i = 0; i < m->n; i++)
+	if (m->all)
+		fputs("*", f);
+	for (size_t i = 0; !m->all && i < m->n; i++)
 		if (i == 0 || m->ino[i] != m->ino[i - 1])
 			fprintf(f, "%s%ju", i ? " " : "", (uintmax_t)m->ino[i]);
 	if (fclose(f) != 0)
@@ -145,6 +165,7 @@ int mapped_merge(struct mapped_set *m, const struct mapped_set *from)
 {
 	int r = 0;
 
+	m->all |= from->all;
 	for (size_t i = 0; r == 0 && i < from->n; i++)
 		r = mapped_add(m, from->ino[i]);
 	return r;
@@ -158,7 +179,15 @@ void mapped_sort(struct mapped_set *m)
 
 bool mapped_has(const struct mapped_set *m, ino_t ino)
 {
-	return m->n && bsearch(&ino, m->ino, m->n, sizeof(*m->ino), by_ino);
+	return m->all || (m->n && bsearch(&ino, m->ino, m->n, sizeof(*m->ino), by_ino));
+}
+
+bool mapped_within(const struct mapped_set *m, const struct mapped_set *in)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (!mapped_has(in, m->ino[i]))
+			return false;
+	return true;
 }
 
 void mapped_done(struct mapped_set *m)

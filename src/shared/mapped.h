@@ -13,6 +13,7 @@
 struct mapped_set {
 	ino_t *ino;
 	size_t n, cap;
+	bool all; /* every file counts (a mapping no inode here names) */
 };
 
 /* Adds to @m the inodes of the files on @dev that some process maps
@@ -24,6 +25,11 @@ struct mapped_set {
  * error). */
 int mapped_scan(struct mapped_set *m, dev_t dev, struct mapped_set *other, dev_t other_dev);
 
+/* As mapped_scan(), and adds to @other_writable those of @other_dev
+ * mapped writable now too (perms "rw-s"). */
+int mapped_scan_writable(struct mapped_set *m, dev_t dev, struct mapped_set *other, dev_t other_dev,
+			 struct mapped_set *other_writable);
+
 /* Adds @ino to @m (mapped_sort() it again before mapped_has()).
  * Returns 0 or -ENOMEM. */
 int mapped_add(struct mapped_set *m, ino_t ino);
@@ -33,16 +39,22 @@ int mapped_add(struct mapped_set *m, ino_t ino);
 int mapped_load(struct mapped_set *m, int fd, const char *xattr);
 
 /* Stores @m (sorted) in @xattr of @fd, or removes it when @m is empty:
- * decimal inode numbers, space-separated.  Returns 0 or negative errno. */
+ * decimal inode numbers, space-separated, or "*" for all.  Returns 0 or
+ * negative errno. */
 int mapped_save(const struct mapped_set *m, int fd, const char *xattr);
 
-/* Adds every inode of @from to @m.  Returns 0 or -ENOMEM. */
+/* Adds every inode of @from to @m (and all, if @from has it).  Returns 0
+ * or -ENOMEM. */
 int mapped_merge(struct mapped_set *m, const struct mapped_set *from);
 
 /* Sorts @m for mapped_has(). */
 void mapped_sort(struct mapped_set *m);
 
+/* Whether @ino is in @m (sorted), or @m has all. */
 bool mapped_has(const struct mapped_set *m, ino_t ino);
+
+/* Whether every inode of @m is in @in (sorted). */
+bool mapped_within(const struct mapped_set *m, const struct mapped_set *in);
 
 void mapped_done(struct mapped_set *m);
 
