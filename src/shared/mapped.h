@@ -6,10 +6,12 @@
 
 /* Files some process maps shared (MAP_SHARED), by inode number.  A sync
  * cannot trust their times: on a filesystem without page_mkwrite (tmpfs)
- * the kernel moves them at the first write fault of a page only
- * (mm/memory.c, fault_dirty_shared_page()); later writes through the same
- * writable page move nothing, nor the size.  So a sync compares such a
- * file by content, at the sync that saw it mapped and at the next one. */
+ * the kernel moves them at a write fault only (mm/memory.c,
+ * fault_dirty_shared_page()); a page first read through a writable shared
+ * mapping is mapped writable then, and no write to it faults.  So a sync
+ * compares such a file by content, at the sync that saw it mapped and at
+ * the next one; a mapping made and gone between two syncs that read a page
+ * before writing it is not seen (storaged(8), Sync back). */
 struct mapped_set {
 	ino_t *ino;
 	size_t n, cap;
