@@ -1,32 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The tree copy, by descriptor; see copy.h for the contract and copy_fd.h
- * for why no name is looked up twice.
- *
- * Steps:
- *  1. open the two roots (O_NOFOLLOW | O_DIRECTORY); read the source
- *     root's metadata; the destination stays root-only (0700) until 4.;
- *  2. walk, depth first, without recursion (dirstack.h: the levels'
- *     descriptors are held up to a bound, a deeper tree reopens a level
- *     from the one below it, checked): a directory's names are read
- *     through its descriptor; each entry is opened once (O_PATH |
- *     O_NOFOLLOW) below it and copied by type from that descriptor.
- *     Subdirectories are created 0700 and entered in turn, from the
- *     descriptors just opened; a directory's copy gets its owner, xattrs,
- *     mode, times and flags when it is left (after its contents, which
- *     changed its times): its parent is still root-only 0700 then, so no
- *     user reaches a copy before the root's metadata is set (4.);
- *  3. in parallel (@jobs > 1): threads take directories from a queue,
- *     which is fed only while some thread waits (else a thread walks its
- *     subdirectory itself), and only with directories near the roots (a
- *     task carries its path).  A non-directory with several links is
- *     created once, by the first thread to reach its inode (a table keyed
- *     by device and inode, under a lock); its other names are linkat() to
- *     that copy, which is reached from the destination root through
- *     directories this copy created;
- *  4. when every thread is done: the roots' metadata; then the file flags
- *     of files with several links (immutable would have refused the later
- *     links).
+ * The tree copy, by descriptor (contract: copy.h; why no name is looked
+ * up twice: copy_fd.h).  Steps:
+ *  1. open the two roots (O_NOFOLLOW | O_DIRECTORY); the destination stays
+ *     root-only (0700) until 4.;
+ *  2. walk depth first without recursion (dirstack.h): each entry is
+ *     opened once (O_PATH | O_NOFOLLOW) below its directory's descriptor
+ *     and copied by type from that descriptor.  Subdirectories are created
+ *     0700 and entered from the descriptors just opened; a directory's
+ *     copy gets its metadata when it is left (after its contents, which
+ *     moved its times), its parent still 0700: no user reaches a copy
+ *     before the root's metadata is set (4.);
+ *  3. with @jobs > 1, threads take directories near the roots (a task
+ *     carries its path) from a queue fed only while one waits.  An inode
+ *     with several links is created once, by the first thread to reach it
+ *     (a table under a lock); its other names are linkat() to that copy;
+ *  4. when all threads are done: the roots' metadata, then the file flags
+ *     of files with several links (immutable refuses later links).
  * The first error wins; the other threads stop at their next entry.
  */
 #include <dirent.h>
