@@ -247,36 +247,30 @@ static bool offer(struct copy_ctx *c, const struct walk *w, int sfd, int dfd, co
 	return taken;
 }
 
-/* creates a regular file @e->name, replacing a non-directory there */
-static int create_file(struct copy_ctx *c, struct entry *e)
+/* one try at creating @e's name, by type (a file: @e->out) */
+static int create_name(struct copy_ctx *c, struct entry *e)
 {
 	const int fl = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	int r;
 
-	e->out = c->sys->openat(e->dd, e->name, fl, 0600);
-	if (e->out < 0 && errno == EEXIST && c->sys->unlinkat(e->dd, e->name, 0) == 0)
-		e->out = c->sys->openat(e->dd, e->name, fl, 0600);
-	return e->out < 0 ? -errno : 0;
-}
-
-/* creates @e's name in the destination, by type (the first link of an inode) */
-static int make_node(struct copy_ctx *c, struct entry *e)
-{
-	/* charged once per inode, before a byte of it is written */
-	int r = copy_budget_charge(c->o->budget, &e->st);
-
-	if (r < 0)
-		return r;
 	if (S_ISREG(e->st.st_mode))
-		return create_file(c, e);
-	if (S_ISLNK(e->st.st_mode))
+		r = e->out = c->sys->openat(e->dd, e->name, fl, 0600);
+	else if (S_ISLNK(e->st.st_mode))
 		r = c->sys->symlinkat(e->target, e->dd, e->name);
 	else
 		r = c->sys->mknodat(e->dd, e->name, (e->st.st_mode & S_IFMT) | 0600, e->st.st_rdev);
-	if (r < 0 && errno == EEXIST && c->sys->unlinkat(e->dd, e->name, 0) == 0)
-		r = S_ISLNK(e->st.st_mode)
-			    ? c->sys->symlinkat(e->target, e->dd, e->name)
-			    : c->sys->mknodat(e->dd, e->name, (e->st.st_mode & S_IFMT) | 0600, e->st.st_rdev);
 	return r < 0 ? -errno : 0;
+}
+
+/* creates @e's name (the first link of an inode), replacing a
+ * non-directory there; charged once per inode, before a byte is written */
+static int make_node(struct copy_ctx *c, struct entry *e)
+{
+	int r = copy_budget_charge(c->o->budget, &e->st) ?: create_name(c, e);
+
+	if (r == -EEXIST)
+		r = c->sys->unlinkat(e->dd, e->name, 0) < 0 ? -errno : create_name(c, e);
+	return r;
 }
 
 /* links @e's name to the copy @rel of its inode (made by this copy) */
@@ -407,6 +401,20 @@ static int copy_nondir(struct copy_ctx *c, struct entry *e, char *buf)
 	return r < 0 ? r : 0;
 }
 
+/* sets @m on the directory's copy @fd (@name of the walk's current
+ * directory; NULL: that one), noting what it could not keep */
+static int dir_meta(struct copy_ctx *c, const struct walk *w, int fd, const struct copy_dirmeta *m,
+		    const char *name)
+{
+	struct copy_lost l = { 0 };
+	char p[512];
+	int r = copy_meta_fd(fd, &m->st, &m->xa, m->fflags, copy_lost_of(c, &l));
+
+	if (l.n)
+		copy_lost_note(c, walk_path(w, name, p, sizeof(p)), &l);
+	return r;
+}
+
 /* @e is a directory: create its copy and enter it (its metadata is set
  * when it is left), or hand it to another thread */
 static int copy_dir(struct copy_ctx *c, struct walk *w, struct entry *e)
@@ -436,12 +444,7 @@ static int copy_dir(struct copy_ctx *c, struct walk *w, struct entry *e)
 		 * private view, which shows no mount) a btrfs subvolume or
 		 * snapshot, carried onto the area here (area_carry.c); else a
 		 * mount point: its directory is copied, empty */
-		struct copy_lost l = { 0 };
-		char p[512];
-
-		r = copy_meta_fd(dfd, &m.st, &m.xa, m.fflags, copy_lost_of(c, &l));
-		if (l.n)
-			copy_lost_note(c, walk_path(w, e->name, p, sizeof(p)), &l);
+		r = dir_meta(c, w, dfd, &m, e->name);
 		close(dfd);
 		goto fail;
 	}
@@ -512,16 +515,11 @@ static int leave_dir(struct copy_ctx *c, struct walk *w)
 	int r = 0;
 
 	if (m) {
-		struct copy_lost l = { 0 };
-		char p[512];
-
-		r = copy_meta_fd(f->fd[1], &m->st, &m->xa, m->fflags, copy_lost_of(c, &l));
+		r = dir_meta(c, w, f->fd[1], m, NULL);
 		free(m->xa.buf);
 		m->xa.buf = NULL;
 		if (r < 0)
 			walk_fail(c, w, -r, NULL, "setting the directory's metadata");
-		if (l.n)
-			copy_lost_note(c, walk_path(w, NULL, p, sizeof(p)), &l);
 	}
 	if (r == 0 && (r = dirstack_pop(&w->s)) < 0)
 		walk_fail(c, w, -r, NULL,

@@ -158,6 +158,14 @@ static bool unchanged(const struct sync_ctx *c, int afd, int lfd, const char *na
 	return !sync_since(&a->st_ctim, &c->base, true);
 }
 
+/* W/@w, the copy of the non-directory @fd, charged once per inode first */
+static int write_node(struct sync_ctx *c, int fd, const struct stat *st, const char *w, unsigned *fflags,
+		      struct copy_lost *lost)
+{
+	return copy_budget_charge(c->o->budget, st)
+		       ?: copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, fflags, lost);
+}
+
 /* step 1 for a changed non-directory: written once per area inode; its
  * other names are links to that copy, made in W */
 static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const char *name)
@@ -170,9 +178,8 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 	int r;
 
 	w_name(c, w, 'n');
-	if (st->st_nlink < 2) /* charged once per inode, before it is written */
-		r = copy_budget_charge(c->o->budget, st)
-			?: copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags, &lost);
+	if (st->st_nlink < 2)
+		r = write_node(c, fd, st, w, &fflags, &lost);
 	else {
 		/* under the lock: a link is never made to a copy not yet there */
 		pthread_mutex_lock(&c->sh->lock);
@@ -181,9 +188,7 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 				break;
 		if (l)
 			r = c->sys->linkat(c->workfd, l->w, c->workfd, w, 0) < 0 ? -errno : 0;
-		else if ((r = copy_budget_charge(c->o->budget, st)) == 0 &&
-			 (r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags, &lost)) == 0 &&
-			 !(l = calloc(1, sizeof(*l))))
+		else if ((r = write_node(c, fd, st, w, &fflags, &lost)) == 0 && !(l = calloc(1, sizeof(*l))))
 			r = -ENOMEM;
 		else if (r == 0) {
 			*l = (struct hl){ .dev = st->st_dev, .ino = st->st_ino, .next = c->sh->hl[h] };
