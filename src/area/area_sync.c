@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/*
- * Sync back: the area copied into the directory it covers, crash-safe (see
- * the comment above area_sync_locked()).
- */
+/* Sync back: the area copied into the directory it covers, crash-safe
+ * (see area_sync_locked()). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

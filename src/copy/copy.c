@@ -128,9 +128,8 @@ static struct copy_lost *copy_lost_of(const struct copy_ctx *c, struct copy_lost
 	return c->o->attrs_optional ? l : NULL;
 }
 
-/* Records the failure unless an earlier one was recorded, in the tree
- * whose root is @root below the destination root (NULL: none); returns
- * -@err. */
+/* records the failure unless one was, in the tree of @root (NULL: none);
+ * returns -@err */
 static int copy_fail_in(struct copy_ctx *c, int err, const char *root, const char *rel, const char *what)
 {
 	int none = 0;
@@ -440,10 +439,9 @@ static int copy_dir(struct copy_ctx *c, struct walk *w, struct entry *e)
 		goto fail;
 	}
 	if (e->st.st_dev != c->dev) {
-		/* another device: in an area's seed (from the directory's
-		 * private view, which shows no mount) a btrfs subvolume or
-		 * snapshot, carried onto the area here (area_carry.c); else a
-		 * mount point: its directory is copied, empty */
+		/* another device: in a seed (the private view shows no mount)
+		 * a btrfs subvolume or snapshot, carried onto the area
+		 * (area_carry.c); else a mount point, copied empty */
 		r = dir_meta(c, w, dfd, &m, e->name);
 		close(dfd);
 		goto fail;
@@ -757,8 +755,6 @@ static int copy_root(struct copy_ctx *c, int srcfd, const char *rel)
 	return dirmeta_add(c, &m);
 }
 
-/* Each thread may hold two descriptors per level of the directory it
- * walks: the soft limit (often 1024) is raised to the hard one. */
 void copy_raise_nofile(void)
 {
 	struct rlimit rl;

@@ -173,16 +173,12 @@ int copy_sync_root_record(int areafd, int lowerfd, const struct stat *work);
  * -EINVAL (malformed), another negative errno of fgetxattr(). */
 int copy_sync_base_read(int fd, const char *xattr, struct timespec *ts);
 
-/*
- * copy_sync_base_past_writes: waits (normally one tick, 1-10 ms; at most
- * ~100 ms) for the coarse realtime clock to pass the fine one: every ctime
- * set before the call is older than @ts, every later one at least @ts
- * (inode(7); multigrain timestamps, Linux 6.13, run ahead of the coarse
- * clock, and a coarse reading ties with its own tick).  After a seed: its
- * files are not copied back; before it, as the lower baseline: writes
- * just before the seed are not taken for later changes.
- * Returns: 0; negative errno of clock_gettime().
- */
+/* copy_sync_base_past_writes: waits (normally one tick; at most ~100 ms)
+ * until every ctime set before the call is older than @ts and every later
+ * one at least @ts (how: copy_fd.c).  After a seed: its files are not
+ * copied back; before it, as the lower baseline: writes just before the
+ * seed are not taken for later changes.
+ * Returns: 0; negative errno of clock_gettime(). */
 int copy_sync_base_past_writes(struct timespec *ts);
 
 /* copy_sync_base_write: records @ts as the baseline @xattr of the area
