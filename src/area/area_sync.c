@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/*
- * Sync back: the area copied into the directory it covers, crash-safe (see
- * the comment above area_sync_locked()).
- */
+/* Sync back: the area copied into the directory it covers, crash-safe
+ * (see area_sync_locked()). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -113,14 +111,12 @@ int area_sync_dir_remove(int parent, const char *entry, int fd, dev_t dev)
 
 /*
  * A working directory whose mark never reached the disk: the power went
- * off between mkdirat() and fsetxattr() in sync_dir_create(), which a
- * journal may commit apart, while the record naming it was in /run.
- * Nothing is written into the directory before the mark, and a journal
- * replays its commits in order, so such a directory is empty: root's,
- * 0700, unmarked and empty is removed, rmdir(2) itself refusing one that
- * is not empty.  At worst that is an empty directory of that name a user
- * made and handed to root, which loses nothing.  Returns: 0 or negative
- * errno.
+ * off between mkdirat() and fsetxattr() (sync_dir_create()), which a
+ * journal may commit apart, the record naming it being in /run.  Nothing
+ * is written into it before the mark and a journal replays its commits in
+ * order, so it is empty: root's, 0700, unmarked and empty is removed
+ * (rmdir(2) refuses one that is not).  At worst that is an empty directory
+ * a user made and gave to root: nothing lost.  Returns: 0; negative errno.
  */
 static int remove_unmarked_empty(int dirfd, const char *entry)
 {
@@ -271,36 +267,26 @@ static void kept_both_record(int recfd, struct state_area *st, const char *msg)
 }
 
 /*
- * Sync back, incremental and crash-consistent.  Everything happens inside
- * the covered directory's own filesystem, reached through the private bind
- * areas/<name>/lower:
- *
- *  0. recover: delete the working directories left by an interrupted run
- *     (always safe, see 2.): the one the record names, and every
+ * Sync back, inside the covered directory's own filesystem, reached
+ * through the private bind areas/<name>/lower:
+ *  0. recover: delete the working directories an interrupted run left
+ *     (always safe, see 2.): the one the record names, and each
  *     .storaged-sync.<32 hex> that is root's, 0700 and marked for this area
- *     (area_sync_dir_check(); never a user's entry, whatever its name), or
- *     root's, 0700, unmarked and empty (remove_unmarked_empty(): cut off
- *     before its mark was on the disk)
- *  1. record a new random name W, create <lower>/W (0700, root's, a new
- *     name: nothing of the user's is reused) and mark it (SYNC_XATTR)
- *  2. storaged-copy brings lower up to date (copy_sync_fd(), copy.h): what
- *     changed since the area's baseline is written complete into W, synced
- *     (syncfs), moved into place one atomic rename per entry (replaced and
- *     deleted versions end up in W), directories' metadata last, synced
- *     again: the commit point.  A crash at any point leaves every entry of
- *     lower complete, old or new, and W holding only what is not live:
- *     step 0 may delete it.
- *  3. delete W.  Not synced: losing that deletion loses nothing, the next
- *     sync or start deletes W again (step 0).
- * A sync that fails deletes W too, whatever step it reached: W holds
- * only what is not live (the new versions not renamed into place yet,
- * which the area still has and the next sync copies again, and the old
- * versions replaced), and what it holds would otherwise take the room of
- * the directory's filesystem until the next sync.  Only a sync that is
- * killed leaves W, to step 0 of the next.  What storaged-copy writes into
- * W is bounded by what the owners could write themselves (copy_budget.h).
- * The sync reports success only after the commit point.  @recfd, @st: the
- * area's record, locked; its sync_dir is rewritten in place.
+ *     (area_sync_dir_check(): never a user's entry), or root's, 0700,
+ *     unmarked and empty (remove_unmarked_empty());
+ *  1. record a new random name W, create <lower>/W (0700, root's; nothing
+ *     of the user's is reused) and mark it (SYNC_XATTR);
+ *  2. storaged-copy brings lower up to date (copy_sync_fd(): its commit
+ *     and crash argument are in copy_sync.c): a crash anywhere leaves every
+ *     entry of lower complete, old or new, and W only what is not live;
+ *  3. delete W, not synced: a lost deletion is redone by step 0.
+ * A failed sync deletes W too: it holds only what is not live (new
+ * versions not yet renamed in, which the area still has; old versions
+ * replaced) and would take the filesystem's room until the next sync.
+ * Only a killed sync leaves W, to the next step 0.  W is bounded by what
+ * the owners could write themselves (copy_budget.h).  Success is reported
+ * only after the commit point.  @recfd, @st: the area's record, locked;
+ * its sync_dir is rewritten in place.
  */
 int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st,
 		     size_t *ret_changes, bool at_stop, struct diag_list *m)

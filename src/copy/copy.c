@@ -1,39 +1,32 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The tree copy, by descriptor; see copy.h for the contract and copy_fd.h
- * for why no name is looked up twice.
- *
- * Steps:
- *  1. open the two roots (O_NOFOLLOW | O_DIRECTORY); read the source
- *     root's metadata; the destination stays root-only (0700) until 4.;
- *  2. walk, depth first, without recursion (dirstack.h: the levels'
- *     descriptors are held up to a bound, a deeper tree reopens a level
- *     from the one below it, checked): a directory's names are read
- *     through its descriptor; each entry is opened once (O_PATH |
- *     O_NOFOLLOW) below it and copied by type from that descriptor.
- *     Subdirectories are created 0700 and entered in turn, from the
- *     descriptors just opened; a directory's copy gets its owner, xattrs,
- *     mode, times and flags when it is left (after its contents, which
- *     changed its times): its parent is still root-only 0700 then, so no
- *     user reaches a copy before the root's metadata is set (4.);
- *  3. in parallel (@jobs > 1): threads take directories from a queue,
- *     which is fed only while some thread waits (else a thread walks its
- *     subdirectory itself), and only with directories near the roots (a
- *     task carries its path).  A non-directory with several links is
- *     created once, by the first thread to reach its inode (a table keyed
- *     by device and inode, under a lock); its other names are linkat() to
- *     that copy, which is reached from the destination root through
- *     directories this copy created;
- *  4. when every thread is done: the roots' metadata; then the file flags
- *     of files with several links (immutable would have refused the later
- *     links).
+ * The tree copy, by descriptor (contract: copy.h; why no name is looked
+ * up twice: copy_fd.h).  Steps:
+ *  1. open the two roots (O_NOFOLLOW | O_DIRECTORY); the destination stays
+ *     root-only (0700) until 4.;
+ *  2. walk depth first without recursion (dirstack.h): each entry is
+ *     opened once (O_PATH | O_NOFOLLOW) below its directory's descriptor
+ *     and copied by type from that descriptor.  Subdirectories are created
+ *     0700 and entered from the descriptors just opened; a directory's
+ *     copy gets its metadata when it is left (after its contents, which
+ *     moved its times), its parent still 0700: no user reaches a copy
+ *     before the root's metadata is set (4.);
+ *  3. with @jobs > 1, threads take directories near the roots (a task
+ *     carries its path) from a queue fed only while one waits.  An inode
+ *     with several links is created once, by the first thread to reach it
+ *     (a table under a lock); its other names are linkat() to that copy;
+ *  4. when all threads are done: the roots' metadata, then the file flags
+ *     of files with several links (immutable refuses later links).
  * The first error wins; the other threads stop at their next entry.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,12 +43,93 @@
 #include "shared/dirstack.h"
 #include "shared/util.h"
 
-#include "copy_internal.h"
+#define COPY_MAX_JOBS 64
+#define COPY_BUF_SIZE (256 * 1024)
+#define LINK_BUCKETS 4096
+/* directory levels whose two descriptors a walking thread holds */
+#define COPY_HELD_LEVELS 128
+/* no directory deeper is handed to another thread: its task would carry
+ * its whole path */
+#define COPY_OFFER_DEPTH 64
 
+/* a directory waiting for a thread: both descriptors are the task's */
+struct task {
+	int sfd, dfd;
+	char *rel; /* below the destination root, for links and messages */
+	size_t depth; /* levels below its root */
+	bool has_meta; /* no root: @meta is set when it is done */
+	struct copy_dirmeta meta;
+	struct task *next;
+};
 
-/* Records the failure unless an earlier one was recorded, in the tree
- * whose root is @root below the destination root (NULL: none); returns
- * -@err. */
+/* one thread's walk of one task: the levels below it (their extra is
+ * their struct copy_dirmeta, set when the level is left) */
+struct walk {
+	struct task *t;
+	struct dirstack s;
+	char *buf;
+};
+
+/* the first copy of an inode with several links */
+struct link {
+	dev_t dev;
+	ino_t ino;
+	unsigned fflags; /* set in step 4 */
+	char *rel;
+	struct link *next;
+};
+
+struct copy_ctx {
+	const struct copy_opts *o;
+	const struct copy_sys *sys;
+	int dstroot;
+	dev_t dev; /* the source's device: no directory on another is entered */
+	unsigned jobs;
+	uint64_t started_usec;
+	atomic_uint_fast64_t files, bytes, last_usec;
+	atomic_int err; /* errno of the first failure; 0: none yet */
+	char msg[256]; /* written only by the thread that set err */
+	char err_root[NAME_MAX + 1]; /* and the root of the tree it was in */
+
+	pthread_mutex_t qlock; /* queue, queued, busy */
+	pthread_cond_t qcond;
+	struct task *queue;
+	unsigned queued, busy, idle;
+
+	pthread_mutex_t llock; /* links */
+	struct link *links[LINK_BUCKETS];
+
+	pthread_mutex_t dlock; /* dirs, lost */
+	size_t n_lost; /* entries that lost an attribute (attrs_optional) */
+	char lost_path[512], lost_what[400]; /* the first one */
+	struct copy_dirmeta *dirs;
+	size_t ndirs, dircap;
+};
+
+/* one source entry being copied */
+struct entry {
+	int fd; /* O_PATH, the one lookup of the name */
+	struct stat st;
+	int dd; /* destination directory */
+	const char *name;
+	char *rel; /* below the destination root: set for several links only */
+	int in, out; /* regular files: source reopened, copy */
+	char *target; /* symbolic links */
+	struct copy_xattrs xa;
+	unsigned fflags;
+	struct copy_lost lost;
+};
+
+/* where the copy of one entry notes the attributes it could not keep:
+ * NULL (they fail the copy, but for an xattr namespace the destination
+ * has not) unless the options make them optional */
+static struct copy_lost *copy_lost_of(const struct copy_ctx *c, struct copy_lost *l)
+{
+	return c->o->attrs_optional ? l : NULL;
+}
+
+/* records the failure unless one was, in the tree of @root (NULL: none);
+ * returns -@err */
 static int copy_fail_in(struct copy_ctx *c, int err, const char *root, const char *rel, const char *what)
 {
 	int none = 0;
@@ -75,7 +149,8 @@ static int copy_fail(struct copy_ctx *c, int err, const char *rel, const char *w
 	return copy_fail_in(c, err, NULL, rel, what);
 }
 
-void copy__lost_note(struct copy_ctx *c, const char *rel, const struct copy_lost *l)
+/* records the losses @l of the entry @rel in the copy's result */
+static void copy_lost_note(struct copy_ctx *c, const char *rel, const struct copy_lost *l)
 {
 	if (!l->n)
 		return;
@@ -171,6 +246,174 @@ static bool offer(struct copy_ctx *c, const struct walk *w, int sfd, int dfd, co
 	return taken;
 }
 
+/* one try at creating @e's name, by type (a file: @e->out) */
+static int create_name(struct copy_ctx *c, struct entry *e)
+{
+	const int fl = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	int r;
+
+	if (S_ISREG(e->st.st_mode))
+		r = e->out = c->sys->openat(e->dd, e->name, fl, 0600);
+	else if (S_ISLNK(e->st.st_mode))
+		r = c->sys->symlinkat(e->target, e->dd, e->name);
+	else
+		r = c->sys->mknodat(e->dd, e->name, (e->st.st_mode & S_IFMT) | 0600, e->st.st_rdev);
+	return r < 0 ? -errno : 0;
+}
+
+/* creates @e's name (the first link of an inode), replacing a
+ * non-directory there; charged once per inode, before a byte is written */
+static int make_node(struct copy_ctx *c, struct entry *e)
+{
+	int r = copy_budget_charge(c->o->budget, &e->st) ?: create_name(c, e);
+
+	if (r == -EEXIST)
+		r = c->sys->unlinkat(e->dd, e->name, 0) < 0 ? -errno : create_name(c, e);
+	return r;
+}
+
+/* links @e's name to the copy @rel of its inode (made by this copy) */
+static int link_to(struct copy_ctx *c, struct entry *e, const char *rel)
+{
+	const char *slash = strrchr(rel, '/');
+	char *dir = slash ? strndup(rel, (size_t)(slash - rel)) : strdup("");
+	int pfd = dir ? copy_open_beneath(c->sys, c->dstroot, dir) : -ENOMEM, r = 0;
+
+	free(dir);
+	if (pfd < 0)
+		return pfd;
+	if (c->sys->linkat(pfd, slash ? slash + 1 : rel, e->dd, e->name, 0) < 0)
+		r = -errno;
+	if (r == -EEXIST && c->sys->unlinkat(e->dd, e->name, 0) == 0)
+		r = c->sys->linkat(pfd, slash ? slash + 1 : rel, e->dd, e->name, 0) < 0 ? -errno : 0;
+	close(pfd);
+	return r;
+}
+
+/*
+ * Step 3 for an inode with several links: the first thread to reach it
+ * creates the copy, under the lock, so that a link is never made to a
+ * name not yet there.  Returns: 1 linked (nothing more to do), 0 created,
+ * or negative errno.
+ */
+static int link_claim(struct copy_ctx *c, struct entry *e)
+{
+	size_t h = ((size_t)e->st.st_ino * 31 + (size_t)e->st.st_dev) % LINK_BUCKETS;
+	struct link *l;
+	char *rel = NULL;
+	int r = 0;
+
+	pthread_mutex_lock(&c->llock);
+	for (l = c->links[h]; l; l = l->next)
+		if (l->ino == e->st.st_ino && l->dev == e->st.st_dev)
+			break;
+	if (l && !(rel = strdup(l->rel)))
+		r = -ENOMEM;
+	if (!l && (r = make_node(c, e)) == 0) {
+		l = calloc(1, sizeof(*l));
+		if (!l || !(l->rel = strdup(e->rel))) {
+			free(l);
+			r = -ENOMEM;
+		} else {
+			*l = (struct link){ .dev = e->st.st_dev,
+					    .ino = e->st.st_ino,
+					    .fflags = e->fflags,
+					    .rel = l->rel,
+					    .next = c->links[h] };
+			c->links[h] = l;
+			e->fflags = 0; /* in step 4 */
+		}
+	}
+	pthread_mutex_unlock(&c->llock);
+	if (r < 0 || !rel)
+		return r;
+	r = link_to(c, e, rel);
+	free(rel);
+	return r < 0 ? r : 1;
+}
+
+/* the copy's data and metadata, from @e->in and @e->st */
+static int finish_node(struct copy_ctx *c, struct entry *e, char *buf)
+{
+	struct timespec ts[2] = { e->st.st_atim, e->st.st_mtim };
+	int r = 0, nfd;
+
+	if (S_ISREG(e->st.st_mode)) {
+		r = copy_data(e->in, e->out, e->st.st_size, buf, COPY_BUF_SIZE, &c->bytes,
+			      (off_t)e->st.st_blocks * 512 < e->st.st_size);
+		return r < 0 ? r : copy_meta_fd(e->out, &e->st, &e->xa, e->fflags, copy_lost_of(c, &e->lost));
+	}
+	if (c->sys->fchownat(e->dd, e->name, e->st.st_uid, e->st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISLNK(e->st.st_mode) && e->xa.len) {
+		nfd = c->sys->openat(e->dd, e->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (nfd < 0)
+			return -errno;
+		r = copy_xattrs_write(nfd, true, &e->xa, copy_lost_of(c, &e->lost));
+		close(nfd);
+	}
+	if (r == 0 && !S_ISLNK(e->st.st_mode) &&
+	    c->sys->fchmodat(e->dd, e->name, e->st.st_mode & 07777, 0) < 0)
+		r = -errno;
+	if (r == 0 && c->sys->utimensat(e->dd, e->name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		r = -errno;
+	return r;
+}
+
+/* reads what the copy of a non-directory needs from its descriptor */
+static int read_node(struct copy_ctx *c, struct entry *e)
+{
+	char target[PATH_MAX];
+	ssize_t n;
+
+	if (S_ISREG(e->st.st_mode)) {
+		e->in = copy_open_data(c->sys, e->fd);
+		if (e->in < 0)
+			return e->in;
+		e->fflags = copy_fflags_get(e->in);
+		return copy_xattrs_read(e->in, false, &e->xa);
+	}
+	if (S_ISLNK(e->st.st_mode)) {
+		/* "" and an O_PATH | O_NOFOLLOW descriptor: the link itself */
+		n = c->sys->readlinkat(e->fd, "", target, sizeof(target));
+		if (n < 0)
+			return -errno;
+		if ((size_t)n >= sizeof(target))
+			return -ENAMETOOLONG;
+		target[n] = '\0';
+		e->target = strdup(target);
+		return e->target ? 0 : -ENOMEM;
+	}
+	return copy_xattrs_read(e->fd, true, &e->xa);
+}
+
+/* step 2 for one non-directory: read from its descriptor, created once (a
+ * file with several links: linkat() for its other names), metadata set */
+static int copy_nondir(struct copy_ctx *c, struct entry *e, char *buf)
+{
+	int r = read_node(c, e);
+
+	if (r == 0)
+		r = e->st.st_nlink > 1 ? link_claim(c, e) : make_node(c, e);
+	if (r == 0)
+		r = finish_node(c, e, buf);
+	return r < 0 ? r : 0;
+}
+
+/* sets @m on the directory's copy @fd (@name of the walk's current
+ * directory; NULL: that one), noting what it could not keep */
+static int dir_meta(struct copy_ctx *c, const struct walk *w, int fd, const struct copy_dirmeta *m,
+		    const char *name)
+{
+	struct copy_lost l = { 0 };
+	char p[512];
+	int r = copy_meta_fd(fd, &m->st, &m->xa, m->fflags, copy_lost_of(c, &l));
+
+	if (l.n)
+		copy_lost_note(c, walk_path(w, name, p, sizeof(p)), &l);
+	return r;
+}
+
 /* @e is a directory: create its copy and enter it (its metadata is set
  * when it is left), or hand it to another thread */
 static int copy_dir(struct copy_ctx *c, struct walk *w, struct entry *e)
@@ -196,16 +439,10 @@ static int copy_dir(struct copy_ctx *c, struct walk *w, struct entry *e)
 		goto fail;
 	}
 	if (e->st.st_dev != c->dev) {
-		/* another device: in an area's seed (from the directory's
-		 * private view, which shows no mount) a btrfs subvolume or
-		 * snapshot, carried onto the area here (area_carry.c); else a
-		 * mount point: its directory is copied, empty */
-		struct copy_lost l = { 0 };
-		char p[512];
-
-		r = copy_meta_fd(dfd, &m.st, &m.xa, m.fflags, copy__lost(c, &l));
-		if (l.n)
-			copy__lost_note(c, walk_path(w, e->name, p, sizeof(p)), &l);
+		/* another device: in a seed (the private view shows no mount)
+		 * a btrfs subvolume or snapshot, carried onto the area
+		 * (area_carry.c); else a mount point, copied empty */
+		r = dir_meta(c, w, dfd, &m, e->name);
 		close(dfd);
 		goto fail;
 	}
@@ -244,13 +481,13 @@ static int copy_one(struct copy_ctx *c, struct walk *w, const char *name)
 	else if (e.st.st_nlink > 1 && !(e.rel = dirstack_path_dup(&w->s, w->t->rel, name)))
 		r = -ENOMEM; /* the path a later name links to */
 	else
-		r = copy__nondir(c, &e, w->buf);
+		r = copy_nondir(c, &e, w->buf);
 	if (r < 0)
 		walk_fail(c, w, -r, name, "copying");
 	else if (e.lost.n) {
 		char p[512];
 
-		copy__lost_note(c, walk_path(w, name, p, sizeof(p)), &e.lost);
+		copy_lost_note(c, walk_path(w, name, p, sizeof(p)), &e.lost);
 	}
 	copy_progress(c, atomic_fetch_add(&c->files, 1) + 1, false);
 out:
@@ -276,16 +513,11 @@ static int leave_dir(struct copy_ctx *c, struct walk *w)
 	int r = 0;
 
 	if (m) {
-		struct copy_lost l = { 0 };
-		char p[512];
-
-		r = copy_meta_fd(f->fd[1], &m->st, &m->xa, m->fflags, copy__lost(c, &l));
+		r = dir_meta(c, w, f->fd[1], m, NULL);
 		free(m->xa.buf);
 		m->xa.buf = NULL;
 		if (r < 0)
 			walk_fail(c, w, -r, NULL, "setting the directory's metadata");
-		if (l.n)
-			copy__lost_note(c, walk_path(w, NULL, p, sizeof(p)), &l);
 	}
 	if (r == 0 && (r = dirstack_pop(&w->s)) < 0)
 		walk_fail(c, w, -r, NULL,
@@ -444,8 +676,8 @@ static int copy_finish(struct copy_ctx *c)
 		struct copy_lost l = { 0 };
 
 		fd = copy_open_beneath(c->sys, c->dstroot, m->rel);
-		r = fd < 0 ? fd : copy_meta_fd(fd, &m->st, &m->xa, m->fflags, copy__lost(c, &l));
-		copy__lost_note(c, m->rel, &l);
+		r = fd < 0 ? fd : copy_meta_fd(fd, &m->st, &m->xa, m->fflags, copy_lost_of(c, &l));
+		copy_lost_note(c, m->rel, &l);
 		if (fd >= 0)
 			close(fd);
 		if (r < 0)
@@ -468,8 +700,8 @@ static int copy_finish(struct copy_ctx *c)
 			if (ffd >= 0) {
 				struct copy_lost lf = { 0 };
 
-				r = copy_fflags_add(ffd, l->fflags, copy__lost(c, &lf));
-				copy__lost_note(c, l->rel, &lf);
+				r = copy_fflags_add(ffd, l->fflags, copy_lost_of(c, &lf));
+				copy_lost_note(c, l->rel, &lf);
 			}
 			if (ffd >= 0)
 				close(ffd);
@@ -523,8 +755,6 @@ static int copy_root(struct copy_ctx *c, int srcfd, const char *rel)
 	return dirmeta_add(c, &m);
 }
 
-/* Each thread may hold two descriptors per level of the directory it
- * walks: the soft limit (often 1024) is raised to the hard one. */
 void copy_raise_nofile(void)
 {
 	struct rlimit rl;

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/*
- * The sync back's room on the directory's filesystem; see copy_budget.h.
- */
+/* The sync back's room on the directory's filesystem (copy_budget.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

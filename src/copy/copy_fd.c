@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/*
- * One entry's data, xattrs and metadata, by descriptor; see copy_fd.h.
- */
+/* One entry's data, xattrs and metadata, by descriptor (copy_fd.h). */
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
@@ -417,22 +415,19 @@ static bool ts_after(const struct timespec *a, const struct timespec *b)
 
 int copy_sync_base_past_writes(struct timespec *ts)
 {
-	/* A file's ctime can be finer than the coarse clock (multigrain
-	 * timestamps, Linux 6.13: a change after its ctime was read gets the
-	 * fine clock), so the last files of a copy may carry times past a
-	 * coarse reading taken at its end, and count as changed at the first
-	 * sync.  Every ctime of the copy is at most the fine clock now: the
-	 * first coarse reading past it is later than all of them.  The coarse
-	 * clock moves every tick (1-10 ms); a bounded wait, then the plain
-	 * reading (ties count as changed: safe, only slower). */
+	/* File times come from the coarse clock (current_time()), but
+	 * multigrain timestamps (Linux 6.13) give a change after its ctime
+	 * was read the fine clock: a copy's last files may be past a coarse
+	 * reading taken at its end (inode(7)).  Every ctime is at most the
+	 * fine clock now, so the first coarse reading past it is later than
+	 * all.  The coarse clock moves every tick (1-10 ms): a bounded wait,
+	 * then the plain reading (ties count as changed: safe, only slower). */
 	const struct timespec step = { .tv_nsec = 1000000 };
 	struct timespec end;
 
 	if (clock_gettime(CLOCK_REALTIME, &end) < 0)
 		return -errno;
 	for (int i = 0; i < 100; i++) {
-		/* file times come from the coarse clock (current_time(), and
-		 * the floor of multigrain timestamps) */
 		if (clock_gettime(CLOCK_REALTIME_COARSE, ts) < 0)
 			return -errno;
 		if (ts_after(ts, &end))
@@ -466,9 +461,6 @@ int copy_open_data(const struct copy_sys *sys, int fd)
 	return in < 0 ? -errno : in;
 }
 
-/* W/@w: the non-directory @fd (O_PATH) of the area, with its metadata
- * but its file flags (returned in *@fflags: an immutable file could not
- * be renamed into place) */
 int copy_node_fd(const struct copy_sys *sys, int fd, const struct stat *st, int dirfd,
 		 const char *w, char *buf, size_t bufsize, unsigned *fflags, struct copy_lost *lost)
 {

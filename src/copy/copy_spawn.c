@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/*
- * Running storaged-copy; see copy_spawn.h for the contracts and
- * storaged-copy.c for the helper's side of the status pipe.
- */
+/* Running storaged-copy (contracts: copy_spawn.h; the helper's side of
+ * the status pipe: storaged-copy.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -75,13 +73,11 @@ int copy_spawn_find(char *buf, size_t len, struct copy_result *res)
 }
 
 /*
- * Measured with storaged-copy on bench/seed.sh's tree (50 506 entries,
- * 390 MiB, ext4 on virtio to tmpfs, cold cache, 2 CPUs; bench/README.md):
- * 1 worker 5.4 s, 2: 4.0 s, 4: 2.5 s, 8: 2.1-2.3 s, 16: 1.5-1.8 s,
- * 32: 1.5-1.7 s, 64: 2.3-2.6 s.  A cold copy waits on reads, not on the
- * CPUs: more workers keep more reads in flight, up to about 16, where the
- * disk's queue is full and more processes only add contention.  A single
- * CPU (not measured) gets half.
+ * Measured on bench/seed.sh's tree (50 506 entries, 390 MiB, ext4 on
+ * virtio to tmpfs, cold cache, 2 CPUs; bench/README.md): 1 worker 5.4 s,
+ * 2: 4.0, 4: 2.5, 8: 2.1-2.3, 16: 1.5-1.8, 32: 1.5-1.7, 64: 2.3-2.6.  A
+ * cold copy waits on reads: more workers keep more in flight, up to ~16
+ * where the disk's queue is full.  A single CPU (not measured) gets half.
  */
 unsigned copy_spawn_jobs(void)
 {
@@ -106,8 +102,7 @@ static void helper_counts(const char *msg, struct copy_result *res)
 		snprintf(res->msg, sizeof(res->msg), "%s", msg + end + 1);
 }
 
-/* "ERRNO MESSAGE\n" from the helper (on success "0 PUT DELETED KEPT\n"),
- * or why there is none */
+/* "ERRNO MESSAGE\n" from the helper, or why there is none */
 static int helper_outcome(const char *prog, char *line, int st, struct copy_result *res)
 {
 	char *msg = strchr(line, ' '), why[64];
@@ -141,12 +136,10 @@ static bool interrupt_pending(void)
 	       (sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1);
 }
 
-/* Reads the helper's report from @fd until it closes; a pending SIGINT or
- * SIGTERM ends the helper (its workers die with it) and is left pending for
- * the caller's signalfd.  While it copies, a service manager's timeout is
- * kept ahead (a seed at start, a sync at stop or from storaged-sync.service
- * may take longer than the unit's timeout).  Returns: 0, or -EINTR when
- * interrupted. */
+/* Reads the helper's report until it closes; a pending SIGINT or SIGTERM
+ * ends the helper and stays pending for the caller's signalfd.  Meanwhile
+ * a service manager's timeout is kept ahead (a seed or sync may outlast
+ * the unit's).  Returns: 0, or -EINTR. */
 static int read_report(int fd, pid_t pid, char *line, size_t len)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
@@ -173,13 +166,11 @@ static int read_report(int fd, pid_t pid, char *line, size_t len)
 	return 0;
 }
 
-/* a descriptor of its own (open file description) for the directory @fd,
- * above FIRST_FREE_FD, locked shared before the helper exists (unless
- * someone holds it exclusively: then the helper waits for it): the helper
- * inherits that open file description, so the lock that `stop` and a
- * failed setup wait for (area.c, wait_for_copy) is held from the moment
- * the helper holds the directory until it has exited, even when storaged
- * is killed before the helper took the lock itself */
+/* a descriptor of its own for the directory @fd, above FIRST_FREE_FD,
+ * locked shared before the helper exists, which inherits the open file
+ * description: the lock `stop` and a failed setup wait for (area.c,
+ * wait_for_copy) is held from then until the helper exited, even when
+ * storaged is killed before the helper took the lock itself */
 static int reopen_dir(int fd)
 {
 	int o = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), n;

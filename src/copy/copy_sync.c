@@ -1,64 +1,47 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The incremental, crash-consistent sync back of an area into its lower
- * directory; see copy.h (copy_sync_fd()) for the contract.
+ * directory (contract: copy_sync_fd()).
  *
  * Steps:
- *  1. walk the area and the lower directory side by side, one directory
- *     pair at a time, by descriptor, the root's directories in one thread
- *     per CPU.  An entry the lower copy has already (same type, size,
- *     mtime, mode, owner, link count, device number, and not changed since
- *     the baseline: its ctime older than the start of the last sync back
- *     or the end of the seed) is left alone: one fstatat() of each side
- *     (AT_SYMLINK_NOFOLLOW) tells, nothing is opened or read.  Every other
- *     one is looked up once more, O_PATH | O_NOFOLLOW, and copied from
- *     that descriptor and its fstat() alone (copy_fd.h); no symbolic
- *     link is followed on either side.  It is written complete into the
- *     working directory W under a name of storaged's (n<N>): a changed
- *     file, link or node with its data and metadata, a directory the lower
- *     copy lacks as a whole subtree (step 2).  Entries of the lower copy the area no
- *     longer has are noted for deletion.  Nothing in the lower directory
- *     itself changes in this step;
- *  2. the new subtrees are copied into W in parallel (copy_trees_fd());
- *  3. syncfs(): everything in W is on disk before any of it is linked in;
- *  4. the intent: the list of entries kept the directory's, then the
- *     intent record (COPY_SYNC_INTENT_XATTR), both on the area's root;
- *     then each noted entry is moved into place in one atomic rename: W/n<N>
- *     over lower/DIR/NAME (RENAME_EXCHANGE when there is one: the old
- *     version ends up in W), deletions renamed into W (W/d<N>);
- *  5. the metadata of every directory that changed, deepest first, the
- *     root's last;
- *  6. syncfs(): the commit point; then the area's baseline moves to the
- *     start of this sync (COPY_SYNCED_XATTR on the area's root), the
- *     directory's past the renames (COPY_LOWER_SYNCED_XATTR), and the
- *     intent record goes.
- * A kill between the intent and its removal leaves the directory with
- * renames of this sync's that its baseline does not cover: by their times
- * alone the next sync would take them for changes made in the directory
- * and put the area's versions beside them.  The next sync finds the intent
- * and first completes the cut one (intent_complete()): the directory's
- * baseline moves past what it did; the area's stays where it was, so every
- * entry the cut sync may not have carried is compared again.  What the
- * directory itself changed while a sync ran, or after one was cut, falls
- * between the two baselines with that sync's own renames; an entry the
- * area did not change since is the directory's where it is not what the
- * sync put there (copy_sync_kept.c, sync_lower_changed_during()).  A power cut
- * takes the area (RAM) with its records: there is nothing to complete.
- * A crash anywhere leaves each entry of the lower directory its complete
- * old or its complete new version (a file is never torn, a directory that
- * appears appears whole), and W holding only what is no longer live; the
- * caller deletes W (area_sync.c) now or at the next sync or start.
+ *  1. walk the two trees side by side, by descriptor, the root's
+ *     directories in one thread per CPU.  An entry alike on both sides
+ *     (same_meta()) and not changed since the baseline is left alone: one
+ *     fstatat() of each side tells.  Any other is looked up once more,
+ *     O_PATH | O_NOFOLLOW, and copied from that descriptor alone
+ *     (copy_fd.h) complete into W as n<N>: a file, link or node, or a
+ *     directory the lower copy lacks (filled in step 2).  Lower entries
+ *     the area lacks are noted for deletion.  The directory is not touched;
+ *  2. the new subtrees into W (copy_trees_fd());
+ *  3. syncfs(): all of W on disk before any of it is linked in;
+ *  4. the kept list, then the intent record, on the area root; then each
+ *     entry moved into place in one rename: W/n<N> over lower/DIR/NAME
+ *     (RENAME_EXCHANGE: the old version ends in W), deletions into W/d<N>;
+ *  5. changed directories' metadata, deepest first, the root's last;
+ *  6. syncfs(), the commit point; then the area's baseline moves to this
+ *     sync's start, the directory's past its renames, the intent goes.
  *
- * Why two syncfs() and no fsync(): step 3 needs the data of every file
- * written in W durable before a rename that makes it live can be (ext4
- * with delayed allocation, XFS and btrfs do not order a rename after the
- * data of the file renamed; a crash would leave a live empty or torn
- * file).  One syncfs() of the lower filesystem does that for all of them
- * with one journal commit and one cache flush, where an fsync() per file
- * costs a commit and a flush each (200 files on the bench's ext4: one
- * syncfs() 9-63 ms, an fsync() each 783-963 ms; bench/README.md).  Step 6 makes the renames durable before success is
- * reported and before the baseline moves on.  No directory is fsync()ed:
- * syncfs() covers them; W's own names need not be durable at all.
+ * A kill between intent and its removal leaves renames the directory's
+ * baseline does not cover, which by their times the next sync would take
+ * for the directory's own changes and put the area's versions beside.  So
+ * the next sync completes the cut one first (intent_complete()): the
+ * directory's baseline moves past it, the area's stays, and everything
+ * the cut sync may not have carried is compared again.  What the directory
+ * changed itself during a sync, or after a cut, falls between the two
+ * baselines with the sync's renames: it is the directory's where it is not
+ * what the sync put there (sync_lower_changed_during()).  A power cut takes
+ * the area (RAM) and its records: nothing to complete.  A crash anywhere
+ * leaves each lower entry its complete old or new version (no torn file, a
+ * new directory appears whole), and W only what is no longer live, for the
+ * caller to delete (area_sync.c).
+ *
+ * Why syncfs() and no fsync(): ext4 (delayed allocation), XFS and btrfs do
+ * not order a rename after the data of the file renamed; a crash would
+ * leave a live empty or torn file.  One syncfs() is one journal commit and
+ * cache flush for all of W (200 files on ext4: 9-63 ms, where an fsync()
+ * each took 783-963 ms; bench/README.md).  Step 6 makes the renames durable
+ * before success is reported and the baselines move.  syncfs() covers the
+ * directories; W's own names need not be durable.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -175,6 +158,14 @@ static bool unchanged(const struct sync_ctx *c, int afd, int lfd, const char *na
 	return !sync_since(&a->st_ctim, &c->base, true);
 }
 
+/* W/@w, the copy of the non-directory @fd, charged once per inode first */
+static int write_node(struct sync_ctx *c, int fd, const struct stat *st, const char *w, unsigned *fflags,
+		      struct copy_lost *lost)
+{
+	return copy_budget_charge(c->o->budget, st)
+		       ?: copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, fflags, lost);
+}
+
 /* step 1 for a changed non-directory: written once per area inode; its
  * other names are links to that copy, made in W */
 static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const char *name)
@@ -187,9 +178,8 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 	int r;
 
 	w_name(c, w, 'n');
-	if (st->st_nlink < 2) /* charged once per inode, before it is written */
-		r = copy_budget_charge(c->o->budget, st)
-			?: copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags, &lost);
+	if (st->st_nlink < 2)
+		r = write_node(c, fd, st, w, &fflags, &lost);
 	else {
 		/* under the lock: a link is never made to a copy not yet there */
 		pthread_mutex_lock(&c->sh->lock);
@@ -198,9 +188,7 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 				break;
 		if (l)
 			r = c->sys->linkat(c->workfd, l->w, c->workfd, w, 0) < 0 ? -errno : 0;
-		else if ((r = copy_budget_charge(c->o->budget, st)) == 0 &&
-			 (r = copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, &fflags, &lost)) == 0 &&
-			 !(l = calloc(1, sizeof(*l))))
+		else if ((r = write_node(c, fd, st, w, &fflags, &lost)) == 0 && !(l = calloc(1, sizeof(*l))))
 			r = -ENOMEM;
 		else if (r == 0) {
 			*l = (struct hl){ .dev = st->st_dev, .ino = st->st_ino, .next = c->sh->hl[h] };

@@ -1,15 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * "Changed since the last sync" where an entry's times cannot tell
- * (copy_sync.c, unchanged()): a file mapped shared (shared/mapped.h).
- * The mappings of the area's files are read at each sync and the set is
- * kept on the area's root (COPY_SYNC_MAPPED_XATTR) for the next one: a
- * file mapped at one sync is compared at that one and at the next, which
- * sees the writes of a mapping gone by then.  The compare is by content: the area's entry
- * against the directory's (data, link target, xattrs), read.
- * (A change in the clock tick the baseline was read in needs no compare:
- * the baseline is past every write before the sync began,
- * copy_sync_base_past_writes().)
+ * "Changed since the last sync" where times cannot tell (unchanged() in
+ * copy_sync.c): a file mapped shared (shared/mapped.h) is written with no
+ * time moved.  The area's mapped files are read at each sync and kept on
+ * its root (COPY_SYNC_MAPPED_XATTR): a file mapped at one sync is compared
+ * by content (data, link target, xattrs) at that one and the next, which
+ * sees the writes of a mapping gone by then.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -1,10 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/*
- * The incremental sync back, its second half: what the walk of
- * copy_sync.c noted is carried out (steps 2 to 5: the new subtrees copied
- * into W, syncfs(), each entry renamed into place, the directories'
- * metadata), and the entries left out or kept twice are told.
- */
+/* The sync back's second half: steps 2 to 5 of what copy_sync.c's walk
+ * noted, and the entries left out or kept twice told. */
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>
@@ -34,7 +30,6 @@ int sync_fail(struct sync_ctx *c, int err, const char *rel, const char *name, co
 	return -err;
 }
 
-/* adds the entry @rel/@name to @l, saying @what of it */
 void sync_note(struct sync_ctx *c, struct entry_list *l, int err, const char *rel,
 		       const char *name, const char *what)
 {
@@ -50,8 +45,6 @@ void sync_note(struct sync_ctx *c, struct entry_list *l, int err, const char *re
 	pthread_mutex_unlock(&c->sh->lock);
 }
 
-/* notes the entry @rel/@name that failed with @err: it is left out, its
- * old version stays in the lower copy, the sync goes on */
 void sync_skip(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what, bool keep,
 	       char *path, const char *w)
 {
@@ -91,9 +84,6 @@ static const char *list_text(struct entry_list *l)
 	return l->text;
 }
 
-/* the result of a sync that committed all but the skipped entries, kept
- * both versions of the entries changed on both sides, and synced some
- * without an attribute */
 int sync_partial_result(struct sync_ctx *c)
 {
 	struct shared *sh = c->sh;
@@ -315,7 +305,6 @@ static int apply_walk(struct sync_ctx *c, const struct node_index *x)
 	return r;
 }
 
-/* steps 4 and 5; @root: the area root's fstat() */
 int sync_apply(struct sync_ctx *c, const struct stat *root)
 {
 	struct node_index x = { 0 };

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/*
- * What the two halves of the incremental sync back share (copy_sync.c
- * walks the two trees and notes what to do, copy_sync_commit.c does it);
- * internal to storaged-copy.  The steps are described in copy_sync.c.
- */
+/* What the walk (copy_sync.c), the commit (copy_sync_commit.c) and the
+ * three-way rule (copy_sync_kept.c) of the sync back share; the steps are
+ * in copy_sync.c. */
 #ifndef STORAGED_COPY_SYNC_INTERNAL_H
 #define STORAGED_COPY_SYNC_INTERNAL_H
 
@@ -92,34 +90,31 @@ struct shared {
 	size_t ntasks, taskcap;
 	atomic_size_t next; /* the next task to take */
 	int lfd; /* the lower root, for the tasks */
-	/* named in the result once everything else is committed: entries
-	 * that could not be copied, and entries changed on both sides */
+	/* named in the result once everything else is committed */
 	struct entry_list {
 		size_t n;
 		int err; /* the first one's, negative */
 		char text[sizeof(((struct copy_result *)0)->msg) / 2 - 100];
 	} skipped, both, lost;
-	/* the entries skipped whose area version a stop keeps elsewhere
-	 * (copy_sync_rescue.c): the path below the roots, its copy in W
-	 * when complete ("" when not: copied from the area) */
+	/* skipped entries a stop keeps (copy_sync_rescue.c): path below the
+	 * roots, and its complete copy in W ("": copied from the area) */
 	struct sync_skipped {
 		char *path;
 		char w[16];
 	} *skipv;
 	size_t nskipv, skipvcap;
-	bool skipv_lost; /* an addition failed (memory): the list is incomplete */
-	/* the entries kept the directory's (copy_sync_kept.c): the list
-	 * read from the area (sorted, in kept_buf), and what this sync adds */
+	bool skipv_lost; /* an addition failed: the list is incomplete */
+	/* the kept list (COPY_SYNC_KEPT_XATTR): as read (sorted, in
+	 * kept_buf), and this sync's additions */
 	char **kept_old, *kept_buf;
 	size_t nkept_old, kept_oldcap;
 	char **kept_new;
 	size_t nkept_new, kept_newcap;
-	bool kept_lost; /* an addition failed (memory): the list is incomplete */
-	/* the area's files mapped shared now or at the last sync, sorted;
-	 * and those of now alone, the next sync's */
+	bool kept_lost; /* an addition failed: the list is incomplete */
+	/* area files mapped shared now or at the last sync (sorted), and
+	 * now alone (the next sync's) */
 	struct mapped_set mapped, mapped_now;
-	/* the owners' room on the directory's filesystem, charged before
-	 * anything is written into W (copy_opts.budget points here) */
+	/* the owners' room on the directory's filesystem (copy_opts.budget) */
 	struct copy_budget budget;
 };
 
@@ -134,9 +129,9 @@ struct sync_ctx {
 	struct stat work;
 	struct timespec base; /* changed: ctime >= base; tv_sec < 0: no base */
 	struct timespec lbase; /* the lower directory's; changed there: ctime >= lbase */
-	/* the lower root holds the names it held at the lower baseline
-	 * (COPY_LOWER_ROOT_XATTR): its mtime, moved by this sync's working
-	 * directory, says nothing; the walk's root only */
+	/* the lower root holds its names of the lower baseline
+	 * (COPY_LOWER_ROOT_XATTR; the walk's root only): its mtime, moved by
+	 * W, says nothing */
 	bool lroot_kept;
 	char *buf;
 	struct dirstack s; /* the walk of step 1 */
@@ -153,41 +148,37 @@ struct sync_ctx {
 	struct copy_result *res;
 };
 
-/* Whether the names of @lowerfd but @work are those COPY_LOWER_ROOT_XATTR
- * on @areafd records (false without one, or when reading fails). */
+/* whether the lower root's names but @work are those COPY_LOWER_ROOT_XATTR
+ * on @areafd records (false without one, or on a read error) */
 bool sync_root_kept(int areafd, int lowerfd, const struct stat *work);
 
-/* Reads the area's list of entries kept the directory's
- * (COPY_SYNC_KEPT_XATTR on @areafd) into @sh.  Returns: 0 (none is an
- * empty list); negative errno of fgetxattr(), -ENOMEM. */
+/* the kept list of @areafd into @sh.  Returns: 0 (none: empty); -ENOMEM;
+ * negative errno of fgetxattr() */
 int sync_kept_read(struct shared *sh, int areafd);
 
-/* Whether the entry @name of the walk's current directory is in that list. */
+/* whether the entry @name of the walk's current directory is kept */
 bool sync_kept_has(const struct sync_ctx *c, const char *name);
 
-/* Adds the entry @name of the walk's current directory to the list (under
- * the shared lock); a failure marks the list lost (sync_kept_write()). */
+/* adds it to this sync's additions (under the shared lock); a failure
+ * marks the list lost */
 void sync_kept_add(struct sync_ctx *c, const char *name);
 
-/* Writes the list with this sync's additions back, once the sync is
- * committed.  Returns: 0; -ENOMEM when an addition was lost; negative
- * errno of fsetxattr() (-E2BIG, -ENOSPC: too long for an xattr). */
+/* writes the list back, once the sync is committed.  Returns: 0; -ENOMEM
+ * (an addition lost); negative errno of fsetxattr() (-E2BIG, -ENOSPC) */
 int sync_kept_write(struct shared *sh, int areafd);
 
 void sync_kept_done(struct shared *sh);
 
-/* The area's files mapped shared now (on @areafd's device, by
+/* the area's files mapped shared now (on @areafd's device, by
  * /proc/PID/maps, proc(5)) into @sh->mapped_now; those and the ones the
- * last sync recorded on @areafd (COPY_SYNC_MAPPED_XATTR) into @sh->mapped;
- * both sorted.
- * Returns: 0; -ENOMEM; negative errno of opening /proc, of fgetxattr(). */
+ * last sync recorded (COPY_SYNC_MAPPED_XATTR) into @sh->mapped.
+ * Returns: 0; -ENOMEM; negative errno of opening /proc, of fgetxattr() */
 int sync_mapped_setup(struct shared *sh, int areafd);
 
-/* Whether the area's regular file @name of @afd (@ast) and the
- * directory's of @lfd (@lst), alike in size, hold the same data and, with
- * @xattrs, the same xattrs other than storaged's own.  Reads both; the
- * atime stays.  Returns: 1, 0; negative errno (-ESTALE: replaced since
- * @ast or @lst was read). */
+/* whether the area's regular file @name of @afd (@ast) and the lower one
+ * of @lfd (@lst), of one size, hold the same data (and with @xattrs, the
+ * same xattrs but storaged's).  The atime stays.  Returns: 1, 0; negative
+ * errno (-ESTALE: replaced since @ast or @lst was read) */
 int sync_same_content(int afd, int lfd, const char *name, const struct stat *ast, const struct stat *lst,
 		      bool xattrs);
 
@@ -199,69 +190,59 @@ static inline bool sync_since(const struct timespec *t, const struct timespec *b
 	return t->tv_sec > base->tv_sec || (t->tv_sec == base->tv_sec && t->tv_nsec >= base->tv_nsec);
 }
 
-/* whether the lower entry @name (@lst) of the walk's current directory
- * (@lfd) changed there since the directory's baseline: its ctime, the
- * kept list, and for a directory, anything below it (by ctime, or kept).
- * Returns: 1, 0; negative errno of the walk below it. */
+/* whether the lower entry @name (@lst) of @lfd changed there since the
+ * lower baseline: its ctime, the kept list, and for a directory anything
+ * below it.  Returns: 1, 0; negative errno of the walk below it */
 int sync_lower_changed(struct sync_ctx *c, int lfd, const char *name, const struct stat *lst);
 
-/* Whether the lower entry @name (@lst) of @lfd, which the area has as
- * @name (@st) of @afd, was changed in the directory while the last sync
- * ran or after it was cut: its ctime falls between the two baselines
- * (the area's, the start of that sync; the lower one's, past its commit),
- * where the sync's own renames fall too.  It tells them apart by what
- * the sync put there: the area's version as it was at that sync, so with
- * the area's entry unchanged since, a lower one of another type, size or
- * data is someone else's.  An area entry changed since is undecided
- * (0: the area's is carried, as for a rename of the sync's own).
- * Returns: 1, 0; negative errno of reading the two files. */
+/* whether the lower entry @name (@lst) of @lfd, which the area has as @st
+ * of @afd, was changed in the directory while the last sync ran or after
+ * it was cut (its ctime between the two baselines, with that sync's own
+ * renames): with the area's entry unchanged since, a lower one of another
+ * type, size or data than the sync put there is someone else's; an area
+ * entry changed since is undecided (0: the area's is carried).
+ * Returns: 1, 0; negative errno of reading the two files */
 int sync_lower_changed_during(struct sync_ctx *c, int afd, int lfd, const char *name, const struct stat *st,
 			      const struct stat *lst);
 
-/* Whether the lower entry @lst of the walk's current directory, which
- * the area lacks, was made there while the last sync ran or after it was
- * cut: its ctime falls between the two baselines, and the area's
- * directory removed no name since the area's baseline (so the sync, which
- * put only names the area had, did not put it). */
+/* whether the lower entry @lst, which the area lacks, was made there while
+ * the last sync ran or after it was cut: its ctime between the baselines,
+ * and the area's directory removed no name since (the sync put only names
+ * the area had) */
 bool sync_lower_made_during(const struct sync_ctx *c, const struct stat *lst);
 
 /* the same for the area entry @name (@st) of @afd, since the area's baseline */
 int sync_area_changed(struct sync_ctx *c, int afd, const char *name, const struct stat *st);
 
-/* whether names were added to or removed from the walk's current lower
- * directory since the lower baseline (false when that cannot be read:
- * the area's entry is then copied, never taken as deleted there) */
+/* whether names were added to or removed from the current lower directory
+ * since the lower baseline (false when unknown: the area's entry is then
+ * copied, never taken as deleted there) */
 bool sync_lower_names_changed(const struct sync_ctx *c);
 
-/* for the area entry @name (@st) of @afd that the lower directory lacks:
- * notes it changed on both sides when it was there at the baseline (so
- * deleted in the directory; copy_sync_kept.c was_there()) and changed
- * since in the area.
- * Returns: 0; negative errno of fstat() of the lower directory, or of the
- * walk below the entry. */
+/* notes the area entry @name (@st) of @afd, which the lower directory
+ * lacks, changed on both sides when it was there at the baseline (deleted
+ * in the directory) and changed since in the area.  Returns: 0; negative
+ * errno of fstat() of the lower directory or of the walk below the entry */
 int sync_lower_deleted(struct sync_ctx *c, int afd, const char *name, const struct stat *st);
 
-/* for the lower entry @name (@lst) of @lfd, changed there, that the area
- * lacks: notes it changed on both sides when it was there at the
- * baseline (so deleted in the area) */
+/* the same for the lower entry @name (@lst) of @lfd, changed there, that
+ * the area lacks (deleted in the area) */
 void sync_area_deleted(struct sync_ctx *c, int lfd, const char *name, const struct stat *lst);
 
-/* notes the entry @name of the walk's current directory as changed on
- * both sides, @what saying what became of it */
+/* notes @name of the current directory as changed on both sides, @what
+ * saying what became of it */
 void sync_both(struct sync_ctx *c, const char *name, const char *what);
 
-/* a conflict on @name: the name for the area's version beside it into
- * @beside, and the note: @name.storaged-area, else .1, .2 ..., the first
- * that the area directory @afd lacks and the lower one @lfd lacks too
- * (or holds as an earlier sync's copy, kept and not changed since) and
- * this sync put nothing else at; where that is over NAME_MAX, @name is
- * cut at a character boundary (a byte when it is not UTF-8) and followed
- * by ~ and 8 hex digits of its hash, so that the whole fits.
- * Returns: 0; -EEXIST (no free one in 1000). */
+/* the name for the area's version beside the conflicting @name:
+ * @name.storaged-area, else .1, .2 ..., the first that neither @afd nor
+ * @lfd has (or @lfd holds as an earlier sync's copy, kept, unchanged) and
+ * this sync put nothing at; over NAME_MAX, @name is cut at a character
+ * boundary (a byte when not UTF-8) and followed by ~ and 8 hex digits of
+ * its hash.  Returns: 0; -EEXIST (none free in 1000) */
 int sync_beside(struct sync_ctx *c, int afd, int lfd, const char *name, char beside[NAME_MAX + 1]);
 
-/* records the first failure in the result (negative errno; @rel/@name: the
- * entry, @what: the step) and stops the other threads; returns -@err */
+/* records the first failure (@rel/@name: the entry, @what: the step) and
+ * stops the other threads; returns -@err */
 int sync_fail(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what);
 
 /* adds the entry @rel/@name to @l (under the shared lock), followed by
@@ -269,39 +250,35 @@ int sync_fail(struct sync_ctx *c, int err, const char *rel, const char *name, co
 void sync_note(struct sync_ctx *c, struct entry_list *l, int err, const char *rel, const char *name,
 	       const char *what);
 
-/* whether the failure @err of one entry, reading it from the area or
- * writing it into the directory, is that entry's (a permission, a name or
- * a size the directory's filesystem refuses, an I/O error of the area)
- * rather than the lower filesystem's or the helper's, which no other
- * entry escapes (room, memory, descriptors, read-only, cancelled) */
+/* whether the failure @err reading an entry or writing it is that entry's
+ * (a permission, a name or size refused, the area's I/O error), not the
+ * lower filesystem's or the helper's, which no entry escapes (room,
+ * memory, descriptors, read-only, cancelled) */
 static inline bool sync_entry_own(int err)
 {
 	return err != -ENOSPC && err != -EDQUOT && err != -ENOMEM && err != -EROFS && err != -EMFILE &&
 	       err != -ENFILE && err != -ECANCELED;
 }
 
-/* notes the entry @rel/@name that failed with @err while @what: it is
- * left out, its old version stays in the lower copy, the sync goes on;
- * @keep: the area has a version of it (not a deletion), which a stop
- * keeps (sync_rescue()) from @w, its complete copy in W, or else from
- * the area at @path (taken; below the roots; NULL without memory) */
+/* notes the entry @rel/@name that failed with @err while @what: left out,
+ * its old version stays, the sync goes on; @keep: the area has a version,
+ * which a stop keeps (sync_rescue()) from @w (its complete copy in W) or
+ * else from the area at @path (taken; NULL without memory) */
 void sync_skip(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what, bool keep,
 	       char *path, const char *w);
 
 /* notes the attributes @l the entry @rel/@name was synced without */
 void sync_lost(struct sync_ctx *c, const char *rel, const char *name, const struct copy_lost *l);
 
-/* the result once everything else is committed, when entries were
- * skipped, kept on both sides or synced without an attribute: their list
- * in the message; returns the first skipped entry's errno (or
- * -COPY_SYNC_RESCUED when @o->rescue kept each one: sync_rescue()), else
+/* once everything else is committed, the skipped, both-sides and lost
+ * entries listed in the message; returns the first skipped entry's errno
+ * (-COPY_SYNC_RESCUED when @o->rescue kept each), else
  * -COPY_SYNC_KEPT_BOTH, else 0 (the message a warning) */
 int sync_partial_result(struct sync_ctx *c);
 
-/* Keeps the area's version of each skipped entry in the directory
- * @c->o->rescue below the lower root: 1, 2, ... and an index file of
- * "N<tab>PATH" lines (the path escaped as messages are); see copy.h.
- * Returns: 0; negative errno (what it wrote is removed). */
+/* keeps the area's version of each skipped entry in @c->o->rescue below
+ * the lower root (copy.h).  Returns: 0; negative errno (what it wrote is
+ * removed) */
 int sync_rescue(struct sync_ctx *c);
 
 /* steps 2 and 3: the new subtrees into W, then syncfs(); negative errno */

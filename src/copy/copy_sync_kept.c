@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The entries a sync back kept in the directory's version (copy.h,
- * COPY_SYNC_KEPT_XATTR): changed there while the area covered it (through
- * another path to it, or while uncovered) and not in the area, or changed
- * on both sides.  The directory's baseline moves past them once the sync
- * is committed, so by their times alone the next sync would take the
- * area's version as the newer one and replace (or delete) the directory's:
- * the list keeps them the directory's until the area is torn down.
- * And what the three-way rule needs beyond one entry's own times: whether
- * anything below a directory changed, the free name beside an entry.
+ * The three-way rule's memory and helpers.  The kept list
+ * (COPY_SYNC_KEPT_XATTR): entries changed in the directory (through
+ * another path, or while uncovered) and not in the area, or on both sides.
+ * Once committed the directory's baseline moves past them, and by times
+ * alone the next sync would put the area's version over the directory's:
+ * the list keeps them the directory's until the area is torn down.  And
+ * what the rule needs beyond an entry's own times: whether anything below
+ * a directory changed, the free name beside an entry.
  */
 #include <dirent.h>
 #include <errno.h>

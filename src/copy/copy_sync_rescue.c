@@ -1,19 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * A stop's rescue (copy.h, copy_opts.rescue): the area's version of each
- * entry the sync back could not carry into the directory, kept on the
- * directory's own filesystem under names that always fit, before the area
- * is unmounted and its content gone.
- *
- * Steps:
- *  1. DIR/.storaged-rescue (made, or the one of DIR's owner there) and
- *     below it the rescue directory, new, both 0700 and DIR's owner's;
- *  2. entry N (1, 2, ...): its complete copy in W moved there, or, when
- *     the sync could not write one, copied from the area: a regular file's
- *     data, a link's target, a directory's tree; whatever metadata the
- *     filesystem refuses is left out (the data is what is kept);
- *  3. "index": "N<tab>PATH" per entry, the path below the roots escaped as
- *     every message is (text_escape_controls());
+ * A stop's rescue (copy_opts.rescue): the area's version of each entry the
+ * sync could not carry, kept on the directory's filesystem under names
+ * that always fit, before the area is unmounted and its content gone.
+ *  1. DIR/.storaged-rescue (made, or DIR's owner's there) and below it the
+ *     new rescue directory, both 0700 and DIR's owner's;
+ *  2. entry N (1, 2, ...): its complete copy in W moved there, else copied
+ *     from the area (a file's data, a link's target, a directory's tree);
+ *     metadata the filesystem refuses is left out: the data is what counts;
+ *  3. "index": "N<tab>PATH" per entry (text_escape_controls());
  *  4. syncfs(): all of it on disk before the caller unmounts the area.
  * A failure moves what was written into W, which the caller removes.
  */

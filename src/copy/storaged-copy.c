@@ -1,35 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * storaged-copy: the full-fidelity tree copy of RAM areas (seed and sync
- * back), a program of its own so that the resident storaged carries
- * neither its threads nor its buffers.  storaged runs it by argv
- * (copy_spawn.c):
+ * storaged-copy: the tree copy of RAM areas (seed and sync back), a
+ * program of its own so that the resident storaged carries neither its
+ * threads nor its buffers.  storaged runs it by argv (copy_spawn.c):
  *
  *   storaged-copy [--jobs N] [--label NAME] [--status-fd FD]
  *                 [--src-fd FD] [--dst-fd FD] [--work-fd FD [--rescue NAME]] SRC DST
  *
- * SRC and DST are opened once each (O_NOFOLLOW) and copied by descriptor
- * (copy.h); with --src-fd / --dst-fd the caller's open directories are
- * copied instead and SRC / DST only name them in messages (no lookup).
- * A copy stamps DST with the time it ended (copy_sync_base_write(): the
- * seed's baseline for the next incremental sync).  With --work-fd, the
- * incremental sync back of the area SRC into its lower directory DST
- * instead, working in that directory (copy_sync_fd()); with --rescue, the
- * area's version of each entry it could not carry is kept in
- * DST/.storaged-rescue/NAME (copy_opts.rescue).
+ * SRC and DST are opened once each (O_NOFOLLOW), or taken from --src-fd,
+ * --dst-fd (then they only name them in messages).  A copy stamps DST with
+ * its end time (the seed's baseline); --work-fd: the sync back of the area
+ * SRC into DST instead (copy_sync_fd()), --rescue: copy_opts.rescue.
+ * The outcome goes to the status FD as one line, "ERRNO MESSAGE" (so that
+ * ENOSPC is told apart) or "0 PUT DELETED KEPT[ WARNING]" (a sync that
+ * changed nothing is not reported as one that did); else to stderr.
+ * Exit status: 0 copied, 1 failed, 2 usage.
  *
- * On a terminal, stderr shows a progress line.  The outcome goes to FD as
- * one line "ERRNO MESSAGE\n", so that storaged can tell ENOSPC from other
- * failures, or on success "0 PUT DELETED KEPT[ WARNING]\n" (what a sync back did,
- * struct copy_result: a sync that changed nothing is not reported as one
- * that did); without --status-fd, errors go to stderr.
- * Exit status: 0 copied, 1 the copy failed, 2 usage.
- *
- * The helper (its copy threads with it) dies with its parent
- * (PR_SET_PDEATHSIG), and holds a shared flock() on SRC and DST until it
- * has ended: a
- * storaged killed midway leaves them dying, and the next `storaged stop`
- * takes that lock before it unmounts (area.c, wait_for_copy()).
+ * The helper dies with its parent (PR_SET_PDEATHSIG) and holds a shared
+ * flock() on SRC and DST until it has ended: after a storaged killed
+ * midway, the next `storaged stop` takes that lock before it unmounts
+ * (area.c, wait_for_copy()).
  */
 #include <errno.h>
 #include <getopt.h>
