@@ -71,12 +71,17 @@ check_lower() {
 # it here, behind storaged's back, would read to the sync's three-way rule
 # as changes made in the uncovered directory (which win over unchanged area
 # entries).  Dropping the directory's baseline (the area root's
-# trusted.storaged.lower-synced) takes the directory as unchanged, so the
+# trusted.storaged.lower-synced) takes the directory as unchanged, and the
+# area's baseline (trusted.storaged.synced, "SEC.NSEC") moved past the
+# rewrite keeps it out of the span between the two baselines: a sync cut
+# after its intent sets the directory's baseline when the next one
+# completes it, and a rewrite inside that span is the directory's change
+# made during the cut sync (copy_sync_kept.c, in_last_sync()).  So the
 # kills below test what they are for: every file old or new, and recovery.
 reset_lower() {
 	rm -rf "${LOWER:?}"/* && cp -a "$REF/old/." "$LOWER/" && sync -f "$LOWER"
 	setfattr -x trusted.storaged.lower-synced "$RUN/areas/sk/area" 2>/dev/null
-	return 0
+	setfattr -n trusted.storaged.synced -v "$(date +%s.%N)" "$RUN/areas/sk/area"
 }
 
 # how long one full sync takes here, to spread the kills over it
