@@ -42,6 +42,11 @@ struct copy_opts {
 	/* copy_sync_fd(): a new directory below COPY_RESCUE_DIR that keeps
 	 * the area's version of each entry the sync could not carry; NULL */
 	const char *rescue;
+	/* copy_sync_fd(): every regular file alike on both sides is compared
+	 * by content, not only the mapped ones (at stop, the last chance: a
+	 * mapping made and gone between two syncs moves no time and is in no
+	 * process's maps, mapped.h) */
+	bool verify;
 };
 
 /*

@@ -201,7 +201,7 @@ static int spawn_copy(int srcfd, int dstfd, int workfd, const char *src, const c
 	char *argv[] = { COPY_HELPER, "--jobs",	   jobarg, "--label",  (char *)label, "--status-fd",
 			 fdarg,	      "--src-fd",  sfdarg, "--dst-fd", dfdarg,	      "--",
 			 (char *)src, (char *)dst, NULL,   NULL,       NULL,	      NULL,
-			 NULL,	      NULL };
+			 NULL,	      NULL,	   NULL };
 	struct spawn_fd fds[4];
 	_cleanup_close_ int sfd = -EBADF, dfd = -EBADF, kfd = -EBADF, rd = -EBADF, wr = -EBADF, wfd = -EBADF;
 	int p[2], st = 0, r;
@@ -216,7 +216,7 @@ static int spawn_copy(int srcfd, int dstfd, int workfd, const char *src, const c
 	snprintf(dfdarg, sizeof(dfdarg), "%d", DST_FD);
 	snprintf(wfdarg, sizeof(wfdarg), "%d", WORK_FD);
 	snprintf(jobarg, sizeof(jobarg), "%u", jobs);
-	if (workfd >= 0) { /* "--work-fd N [--rescue NAME]" before the "--" */
+	if (workfd >= 0) { /* "--work-fd N [--rescue NAME --verify]" before the "--" */
 		size_t k = 11;
 
 		argv[k++] = "--work-fd";
@@ -224,6 +224,7 @@ static int spawn_copy(int srcfd, int dstfd, int workfd, const char *src, const c
 		if (rescue) {
 			argv[k++] = "--rescue";
 			argv[k++] = (char *)rescue;
+			argv[k++] = "--verify";
 		}
 		argv[k++] = "--";
 		argv[k++] = (char *)src;

@@ -45,7 +45,8 @@ int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const
 /*
  * copy_spawn_sync: copy_sync_fd() (copy.h) in storaged-copy, as
  * copy_spawn_run() runs a copy; @lowerfd through the area's private view,
- * nothing closed; @rescue: NULL or copy_opts.rescue (at stop).  On success
+ * nothing closed; @rescue: NULL, or at stop copy_opts.rescue, which also
+ * sets copy_opts.verify.  On success
  * everything is on disk and @workfd holds only what is no longer live;
  * @res counts what the sync did (one entry put from a helper that does not
  * say) and its msg names what lost an attribute (a warning).

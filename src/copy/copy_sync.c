@@ -153,7 +153,7 @@ static bool unchanged(const struct sync_ctx *c, int afd, int lfd, const char *na
 {
 	if (!same_meta(a, l) || c->base.tv_sec < 0)
 		return false;
-	if (S_ISREG(a->st_mode) && mapped_has(&c->sh->mapped, a->st_ino))
+	if (S_ISREG(a->st_mode) && (c->o->verify || mapped_has(&c->sh->mapped, a->st_ino)))
 		return sync_same_content(afd, lfd, name, a, l, true) == 1;
 	return !sync_since(&a->st_ctim, &c->base, true);
 }

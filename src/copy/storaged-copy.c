@@ -5,12 +5,12 @@
  * threads nor its buffers.  storaged runs it by argv (copy_spawn.c):
  *
  *   storaged-copy [--jobs N] [--label NAME] [--status-fd FD]
- *                 [--src-fd FD] [--dst-fd FD] [--work-fd FD [--rescue NAME]] SRC DST
+ *                 [--src-fd FD] [--dst-fd FD] [--work-fd FD [--rescue NAME] [--verify]] SRC DST
  *
  * SRC and DST are opened once each (O_NOFOLLOW), or taken from --src-fd,
  * --dst-fd (then they only name them in messages).  A copy stamps DST with
  * its end time (the seed's baseline); --work-fd: the sync back of the area
- * SRC into DST instead (copy_sync_fd()), --rescue: copy_opts.rescue.
+ * SRC into DST instead (copy_sync_fd()), --rescue, --verify: copy_opts'.
  * The outcome goes to the status FD as one line, "ERRNO MESSAGE" (so that
  * ENOSPC is told apart) or "0 PUT DELETED KEPT[ WARNING]" (a sync that
  * changed nothing is not reported as one that did); else to stderr.
@@ -57,6 +57,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "dst-fd", required_argument, NULL, 'D' },
 		{ "work-fd", required_argument, NULL, 'W' },
 		{ "rescue", required_argument, NULL, 'R' },
+		{ "verify", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	uint64_t n;
@@ -80,6 +81,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->work_fd = (int)n;
 		else if (c == 'R' && *optarg && !strchr(optarg, '/') && strcmp(optarg, ".") && strcmp(optarg, ".."))
 			a->o.rescue = optarg;
+		else if (c == 'V')
+			a->o.verify = true;
 		else
 			return -EINVAL;
 	}
@@ -176,7 +179,7 @@ int main(int argc, char **argv)
 	int r, sfd, dfd = -1;
 
 	if (parse_args(argc, argv, &a) < 0) {
-		fputs("Usage: storaged-copy [--jobs N] [--label NAME] [--status-fd FD] [--src-fd FD] [--dst-fd FD] [--work-fd FD [--rescue NAME]] SRC DST\n",
+		fputs("Usage: storaged-copy [--jobs N] [--label NAME] [--status-fd FD] [--src-fd FD] [--dst-fd FD] [--work-fd FD [--rescue NAME] [--verify]] SRC DST\n",
 		      stderr);
 		return 2;
 	}
