@@ -196,6 +196,18 @@ void mapped_done(struct mapped_set *m)
 	*m = (struct mapped_set){ 0 };
 }
 
+/* The first data of @fd at or after @off, @size when none is left before
+ * it (lseek(2) SEEK_DATA, ENXIO past the last data); @off where holes
+ * cannot be told: all is data then. */
+static off_t next_data(int fd, off_t off, off_t size)
+{
+	off_t d = lseek(fd, off, SEEK_DATA);
+
+	if (d < 0)
+		return errno == ENXIO ? size : off;
+	return d < size ? d : size;
+}
+
 int same_file_data(int a, int b, off_t size)
 {
 	enum { CHUNK = 64 * 1024 };
@@ -206,8 +218,18 @@ int same_file_data(int a, int b, off_t size)
 	if (!x || !y)
 		r = -ENOMEM;
 	while (r == 1 && off < size) {
-		size_t want = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
-		ssize_t n = pread(a, x, want, off), k = n > 0 ? pread(b, y, (size_t)n, off) : 0;
+		size_t want;
+		ssize_t n, k;
+		off_t da = next_data(a, off, size), db = next_data(b, off, size);
+
+		/* a hole in both reads as zeros in both: skipped, so that a
+		 * sparse file of any size costs what its data does */
+		off = da < db ? da : db;
+		if (off >= size)
+			break;
+		want = size - off < CHUNK ? (size_t)(size - off) : CHUNK;
+		n = pread(a, x, want, off);
+		k = n > 0 ? pread(b, y, (size_t)n, off) : 0;
 
 		if (n < 0 || k < 0)
 			r = -errno;

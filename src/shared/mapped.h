@@ -61,5 +61,6 @@ bool mapped_within(const struct mapped_set *m, const struct mapped_set *in);
 void mapped_done(struct mapped_set *m);
 
 /* Whether the open files @a and @b hold the same @size bytes: 1 yes, 0 no
- * (either is shorter: changed meanwhile), or negative errno. */
+ * (either is shorter: changed meanwhile), or negative errno.  What is a
+ * hole in both is not read. */
 int same_file_data(int a, int b, off_t size);

@@ -293,6 +293,44 @@ static void test_root_record(void **state)
 	assert_false(sync_root_kept(f->area, f->lower, &w2));
 }
 
+/* same_file_data() (shared/mapped.c), which a stop runs on every file:
+ * what is a hole in both is skipped, data in one against a hole in the
+ * other is compared as zeros, data past a hole is read */
+static void test_same_data_sparse(void **state)
+{
+	char dir[] = "/tmp/test_copy_sync.XXXXXX", p[64];
+	const off_t size = (off_t)1 << 30, zeros = 4096;
+	static const char block[4096];
+	int fd[3];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s/f%d", dir, i);
+		fd[i] = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		assert_true(fd[i] >= 0);
+		assert_int_equal(ftruncate(fd[i], size), 0);
+		assert_int_equal(pwrite(fd[i], "x", 1, 0), 1);
+		assert_int_equal(pwrite(fd[i], "y", 1, size / 2), 1);
+		unlink(p);
+	}
+	/* zeros written where the others have a hole: the same bytes */
+	assert_int_equal(pwrite(fd[2], block, sizeof(block), size / 4), (ssize_t)sizeof(block));
+	assert_int_equal(same_file_data(fd[0], fd[1], size), 1);
+	assert_int_equal(same_file_data(fd[0], fd[2], size), 1);
+	assert_int_equal(same_file_data(fd[2], fd[0], size), 1);
+	/* a byte past the holes differs */
+	assert_int_equal(pwrite(fd[1], "z", 1, size - zeros), 1);
+	assert_int_equal(same_file_data(fd[0], fd[1], size), 0);
+	assert_int_equal(same_file_data(fd[1], fd[0], size), 0);
+	/* data in a hole of the other, not zeros */
+	assert_int_equal(pwrite(fd[2], "w", 1, size / 4 + 7), 1);
+	assert_int_equal(same_file_data(fd[0], fd[2], size), 0);
+	for (int i = 0; i < 3; i++)
+		close(fd[i]);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +338,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sync_incremental, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_swap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_record, setup, teardown),
+		cmocka_unit_test(test_same_data_sparse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
