@@ -157,6 +157,11 @@ int mapped_save(const struct mapped_set *m, int fd, const char *xattr)
 		r = fremovexattr(fd, xattr) < 0 && errno != ENODATA ? -errno : 0;
 	else if (fsetxattr(fd, xattr, buf, len, 0) < 0)
 		r = -errno;
+	/* more inodes than an extended attribute holds (64 KiB; tmpfs and
+	 * ext4 allow less): "every file", which the next sync compares all
+	 * of, rather than none */
+	if ((r == -E2BIG || r == -ENOSPC) && !m->all)
+		r = fsetxattr(fd, xattr, "*", 1, 0) < 0 ? -errno : 0;
 	free(buf);
 	return r;
 }

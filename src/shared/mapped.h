@@ -41,8 +41,8 @@ int mapped_add(struct mapped_set *m, ino_t ino);
 int mapped_load(struct mapped_set *m, int fd, const char *xattr);
 
 /* Stores @m (sorted) in @xattr of @fd, or removes it when @m is empty:
- * decimal inode numbers, space-separated, or "*" for all.  Returns 0 or
- * negative errno. */
+ * decimal inode numbers, space-separated, or "*" for all, also when the
+ * numbers do not fit in the attribute.  Returns 0 or negative errno. */
 int mapped_save(const struct mapped_set *m, int fd, const char *xattr);
 
 /* Adds every inode of @from to @m (and all, if @from has it).  Returns 0
