@@ -232,6 +232,33 @@ static int area_check_existing(const struct area_dirs *d, const struct area_conf
 	return r;
 }
 
+/* Another area set up on @a's path, or holding it or inside it (a section
+ * renamed or removed while its area was active): an area over it would
+ * take the other's RAM for its directory, seed from it and sync into it. */
+static int area_check_path_taken(const struct area_dirs *d, const struct area_config *a,
+				 const char *state_dir, struct diag_list *m)
+{
+	struct area_status *areas;
+	size_t n;
+	int r = 0;
+
+	if (area_status_list(state_dir, area_self(d), false, &areas, &n) < 0)
+		return 0; /* the setup's own steps say what is wrong there */
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const struct area_status *o = &areas[i];
+
+		if (strcmp(o->name, a->name) == 0 || !o->path || o->state == AREA_STATE_GONE ||
+		    !(strcmp(o->path, a->path) == 0 || path_is_below(a->path, o->path) ||
+		      path_is_below(o->path, a->path)))
+			continue;
+		diag_error(m, NULL, 0, "area '%s' (%s:%u): '%s' is covered by area '%s', set up on '%s' before its section was renamed or removed: run `%s stop`, which syncs it back, then start",
+			   a->name, area_config_file(a), a->line, a->path, o->name, o->path, area_self(d));
+		r = -EBUSY;
+	}
+	area_status_free(areas, n);
+	return r;
+}
+
 /*
  * A setup killed midway (kill -9, a crash) leaves the area's directory
  * without a state file that describes an active area, and maybe the area
@@ -410,7 +437,8 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 	}
 	if ((r = area_dirs_init(&s.d, state_dir, a->name, self)) < 0)
 		return r;
-	if ((r = area_check_existing(&s.d, a, msgs)) != 0)
+	if ((r = area_check_existing(&s.d, a, msgs)) != 0 ||
+	    (r = area_check_path_taken(&s.d, a, state_dir, msgs)) < 0)
 		goto out;
 	if ((r = recover_interrupted(&s, msgs)) < 0)
 		goto out;

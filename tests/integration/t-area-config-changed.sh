@@ -21,6 +21,16 @@ grep -q "area 'p' is set up on '$P', while $CONF:2 now says path = $SCRATCH/move
 mountpoint -q "$P" && ! mountpoint -q "$SCRATCH/moved" || fail "start moved the area"
 pass "start with the area's path changed: it stays, and start says so with FILE:LINE"
 
+# the section renamed: a second area over the first would take its RAM for
+# the directory and sync into it
+persist_conf "$P"
+sed -i 's/^\[area p\]$/[area q]/' "$CONF"
+expect_rc 1 start
+grep -q "area 'q' ($CONF:1): '$P' is covered by area 'p'" "$OUT" ||
+	{ cat "$OUT"; fail "start set up a renamed area over the active one, or said nothing"; }
+[ ! -e "$RUN/areas/q" ] || ! mountpoint -q "$RUN/areas/q/area" || fail "start mounted area q"
+pass "start of a renamed area over the active one is refused, naming both"
+
 : >"$CONF" # the section is gone; the area is still set up
 expect_rc 0 sync p
 grep -q "no \[area p\] in $CONF any more" "$OUT" || { cat "$OUT"; fail "sync p of an unconfigured area gave no warning naming $CONF"; }
