@@ -5,15 +5,15 @@
 # the line "N passed, N failed, N skipped", after one line
 # "skipped: TEST: reason" per skipped test.
 #
-# With --full, or when CI=true, a second pass follows: the suite again under
-# ASan+UBSan (tools/check-sanitizers.sh, in build-asan/) and the unit tests
-# and fuzz corpus replays under valgrind (tools/check-valgrind.sh).  Each
-# such run counts as one test in the closing line.  Beside that pass, the
-# guest suite (below) runs too, each of its tests counted in the closing
-# line (STORAGED_GUEST=0 leaves it out); and the qemu boot tests' images
-# (tests/boot/build-image.sh, cached) are built while the host suite's
-# first part runs, which needs none: on a cold cache that is most of
-# half an hour taken off the run.
+# With --full, or when CI=true, more runs, in two chains side by side (about
+# one CPU each): on the host, this suite again under ASan+UBSan
+# (tools/check-sanitizers.sh, in build-asan/) and the unit tests and fuzz
+# corpus replays under valgrind (tools/check-valgrind.sh), each such run
+# one test in the closing line; in qemu, the guest suite (below; each of
+# its tests counted in the closing line, STORAGED_GUEST=0 leaves it out)
+# from the start, and the boot tests (tests/boot/) once this suite's
+# first pass is done.  Their images (tests/boot/build-image.sh, cached)
+# are built in the background, the guest's first.
 #
 # With --guest, instead: the whole integration suite inside a Debian 12
 # qemu guest (its own 6.1 kernel, systemd-udevd and udev's btrfs rule
@@ -58,27 +58,53 @@ if ! ./tools/build.sh; then
 	exit 1
 fi
 find build -name '*.trs' -delete
-images_pid=
-if [ $full = 1 ] && [ "$STORAGED_BOOT_TEST" = 1 ]; then
-	# Each variant's build takes its own lock: a boot test asking for an
-	# image still being built waits for it, and one whose build failed
-	# here tries again and reports why.
-	(for v in systemd sysv dracut guest; do
-		echo "# image $v: $(tests/boot/build-image.sh "$v" 2>&1 | tail -n 1)"
-	done) >build/images.out 2>&1 &
-	images_pid=$!
+rm -f build/guest.out build/boot.out
+
+# The full run's schedule, on two CPUs: what runs in qemu (the guest
+# suite, then the boots) is one chain and what runs on the host (this
+# pass, then the sanitizer pass and valgrind) the other, side by side.
+# Each takes about one CPU; run one after the other they took 90 min.
+images_pid= guest_pid=
+if [ $full = 1 ]; then
+	if [ "$STORAGED_BOOT_TEST" = 1 ]; then
+		# Each variant's build takes its own lock: a test asking for an
+		# image still being built waits for it, and one whose build
+		# failed here tries again and reports why.  The guest's first:
+		# the guest suite is the longest qemu run.
+		(for v in guest systemd sysv dracut; do
+			echo "# image $v: $(tests/boot/build-image.sh "$v" 2>&1 | tail -n 1)"
+		done) >build/images.out 2>&1 &
+		images_pid=$!
+	fi
+	# The guest suite (tests/guest/) is one qemu process: it takes no
+	# lock of the host's integration tests, whose loop devices and btrfs
+	# registrations it never sees.  Its lines are printed as they come,
+	# prefixed "guest: ", so that its own closing line is not mistaken
+	# for this run's.  The race tests' attackers are built here, before
+	# make check builds the test programs in the same directory.
+	if [ "${STORAGED_GUEST:-1}" != 0 ] &&
+		make -C build -s tests/integration/c20-swap tests/integration/deny-open tests/race/swapper; then
+		(./tests/guest/run-suite.sh 2>&1; echo "guest-exit: $?") | tee build/guest.out | sed -u 's/^/guest: /' &
+		guest_pid=$!
+	fi
 fi
 # Integration tests share the machine's loop and btrfs state: one at a time.
 # A line per finished test as it finishes; all of make's output in
-# build/check.out.
-./tools/make-check.sh build build/check.out
+# build/check.out.  The qemu boots follow the guest suite, not these.
+if [ $full = 1 ]; then
+	./tools/make-check.sh build build/check.out '' BOOT_QEMU_TESTS=
+else
+	./tools/make-check.sh build build/check.out
+fi
 rc=$?
-if [ $rc != 0 ]; then
-	for log in $(grep -l -E '^:test-result: (FAIL|ERROR|XPASS)' $(find build -name '*.trs') 2>/dev/null); do
-		echo "==== ${log%.trs}.log"
-		tail -n 60 "${log%.trs}.log"
-	done
-	grep -v -E '^(PASS|SKIP|XFAIL):' build/check.out | tail -n 40
+boot_pid=
+if [ $full = 1 ] && [ "$STORAGED_BOOT_TEST" = 1 ]; then
+	# After this pass: make check runs once at a time in a build
+	# directory.  t-powercut-qemu waits for the guest (the qemu lock),
+	# the others run beside it.
+	boot_tests=$(make -s -C build --no-print-directory --eval 'print-boot: ; @echo $(BOOT_QEMU_TESTS)' print-boot)
+	./tools/make-check.sh build build/boot.out 'boot: ' TESTS="$boot_tests" &
+	boot_pid=$!
 fi
 # skip_reasons: one line per skipped test with its reason, from its log
 # (each test says "SKIP: NAME: reason" before it exits 77; else the log's
@@ -104,9 +130,20 @@ fail_reasons() {
 		echo "failed: ${trs#build/}: ${reason:-no reason given in ${log#build/}}" | sed 's/\.trs:/:/'
 	done
 }
-summary=$(./tools/test-summary.sh build $([ $rc != 0 ] && echo --harness-failed))
-summary_rc=$?
+# failed_logs: the end of each failed test's log, then make's own lines
+# that are not results (a build error, a crashed harness)
+failed_logs() {
+	local log
+	for log in $(grep -l -E '^:test-result: (FAIL|ERROR|XPASS)' $(find build -name '*.trs') 2>/dev/null); do
+		echo "==== ${log%.trs}.log"
+		tail -n 60 "${log%.trs}.log"
+	done
+	grep -h -v -E '^(PASS|SKIP|XFAIL):' "$@" | tail -n 40
+}
 if [ $full = 0 ]; then
+	[ $rc != 0 ] && failed_logs build/check.out
+	summary=$(./tools/test-summary.sh build $([ $rc != 0 ] && echo --harness-failed))
+	summary_rc=$?
 	echo "$summary" | sed '$d'
 	skip_reasons
 	fail_reasons
@@ -114,23 +151,16 @@ if [ $full = 0 ]; then
 	exit $summary_rc
 fi
 
-[ -n "$images_pid" ] && wait "$images_pid" && cat build/images.out
-
-# The guest suite (tests/guest/) beside the second pass: the guest is one
-# qemu process and takes no lock of the host's integration tests, whose
-# loop devices and btrfs registrations it never sees.  Its lines are
-# printed as they come, prefixed "guest: ", so that its own closing line
-# is not mistaken for this run's.
-guest_pid=
-rm -f build/guest.out
-if [ "${STORAGED_GUEST:-1}" != 0 ]; then
-	(./tests/guest/run-suite.sh 2>&1; echo "guest-exit: $?") | tee build/guest.out | sed -u 's/^/guest: /' &
-	guest_pid=$!
-fi
 # The second pass: each tool run prints one "PASS|FAIL|SKIP: what" line at
 # column 0 (details are indented), counted into the closing line.
 ./tools/check-sanitizers.sh build-asan 2>&1 | tee build/full-pass.out
 ./tools/check-valgrind.sh build 2>&1 | tee -a build/full-pass.out
+if [ -n "$boot_pid" ]; then
+	wait "$boot_pid" || rc=1
+fi
+[ -n "$images_pid" ] && wait "$images_pid" && cat build/images.out
+[ $rc != 0 ] && failed_logs build/check.out $([ -n "$boot_pid" ] && echo build/boot.out)
+summary=$(./tools/test-summary.sh build $([ $rc != 0 ] && echo --harness-failed))
 extra=$(grep -E '^(PASS|FAIL|SKIP): ' build/full-pass.out | cut -d: -f1)
 read -r pass _ failed _ skipped _ <<<"$(echo "$summary" | tail -n 1)"
 pass=$((pass + $(grep -c '^PASS$' <<<"$extra")))
@@ -153,6 +183,9 @@ if [ -n "$guest_pid" ]; then
 		failed=$((failed + 1))
 		echo "FAIL: guest suite: stopped before its closing line (build/guest.out)"
 	fi
+elif [ "${STORAGED_GUEST:-1}" != 0 ]; then
+	failed=$((failed + 1))
+	echo "FAIL: guest suite: its race attackers did not build (make -C build tests/integration/c20-swap ...)"
 fi
 echo "$summary" | sed '$d'
 skip_reasons
