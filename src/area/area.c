@@ -726,7 +726,8 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	how = st->persist && do_sync && !synced ? area_mounts_sync_how(&f, st->overlay) : AREA_SYNC_NONE;
 	/* a sync into a directory no longer at its path would fail, or land
 	 * where nobody looks: the whole tree is kept near that path instead */
-	if (how != AREA_SYNC_NONE && how != AREA_SYNC_UNSYNCABLE && (gone = area_dir_at_path(d, st, &f)) < 0) {
+	if (how != AREA_SYNC_NONE && how != AREA_SYNC_UNSYNCABLE &&
+	    (gone = area_dir_at_path(d, st, &f)) < 0) {
 		if ((f.cover_present && (r = freeze_cover(d, st, &frozen, m)) < 0) ||
 		    (r = area_rescue_whole(d, st, &f, gone, m)) < 0)
 			goto out;
@@ -761,8 +762,9 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	if ((how == AREA_SYNC_LOCKED || how == AREA_SYNC_UNCOVERED) && (changes > 0 || both))
 		area_note_synced(st, both, m);
 	/* an overlay gone while a stop was under way: that stop's own doing */
-	if (!lost && !synced && !gone && how != AREA_SYNC_UNCOVERED && !(how == AREA_SYNC_OVERLAY && resumed) &&
-	    f.recorded && area_mounts_state(&f) == AREA_STATE_GONE) {
+	if (!lost && !synced && !gone && how != AREA_SYNC_UNCOVERED &&
+	    !(how == AREA_SYNC_OVERLAY && resumed) && f.recorded &&
+	    area_mounts_state(&f) == AREA_STATE_GONE) {
 		char why[PATH_MAX + 128];
 
 		area_mounts_describe(&f, st->path, why, sizeof(why));
@@ -810,7 +812,11 @@ out:
 	if (do_sync && r < 0 && r != -ENOMEM && !uncovered)
 		stop_begins(recfd, st, false); /* failed, and said why */
 	area_mounts_done(&f);
-	return r < 0 ? r : lost ? -ENODATA : gone ? -COPY_SYNC_RESCUED : both ? -COPY_SYNC_KEPT_BOTH : 0;
+	return r < 0  ? r
+	       : lost ? -ENODATA
+	       : gone ? -COPY_SYNC_RESCUED
+	       : both ? -COPY_SYNC_KEPT_BOTH
+		      : 0;
 }
 
 int area_teardown(const char *state_dir, const char *self, const char *name, bool do_sync, struct diag_list *msgs)

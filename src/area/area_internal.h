@@ -187,8 +187,8 @@ void area_dir_describe(const struct area_mounts *f, const char *path, int gone, 
  * above its path on the directory's filesystem, made its owner's 0700.
  * Returns: 0, said in one diag_error naming where; negative errno, said,
  * nothing kept (the area is to stay as it is). */
-int area_rescue_whole(const struct area_dirs *d, const struct state_area *st, const struct area_mounts *f,
-		      int gone, struct diag_list *m);
+int area_rescue_whole(const struct area_dirs *d, const struct state_area *st,
+		      const struct area_mounts *f, int gone, struct diag_list *m);
 
 /* Before a sync: 0 when the area can be synced back (a warning when
  * something is mounted over it); -ESTALE with one diag_error naming what

@@ -322,8 +322,8 @@ void area_dir_describe(const struct area_mounts *f, const char *path, int gone, 
 	if (gone == -ENOENT)
 		snprintf(buf, len, "its directory '%s' was deleted while the area was active", path);
 	else if (f->cover_present && f->moved_to)
-		snprintf(buf, len, "its directory '%s' was moved (or a directory above it renamed) to '%s'", path,
-			 f->moved_to);
+		snprintf(buf, len, "its directory '%s' was moved (or a directory above it renamed) to '%s'",
+			 path, f->moved_to);
 	else
 		snprintf(buf, len, "its directory '%s' is not there any more: it was moved, or a directory above it renamed",
 			 path);
@@ -348,8 +348,8 @@ int area_check_syncable(const struct area_dirs *d, const struct state_area *st, 
 		else
 			diag_error(m, NULL, 0,
 				   "area '%s': %s: not synced back, its content is only in the area's RAM now: move the directory back to '%s' and run `%s sync %s`, or run `%s stop`, which keeps the area's whole tree in %s/ of the nearest directory above '%s' on its filesystem",
-				   st->name, why, st->path, area_self(d), st->name, area_self(d), COPY_RESCUE_DIR,
-				   st->path);
+				   st->name, why, st->path, area_self(d), st->name, area_self(d),
+				   COPY_RESCUE_DIR, st->path);
 	} else if (!area_mounts_syncable(&f)) {
 		r = -ESTALE;
 		diag_error(m, NULL, 0,

@@ -280,8 +280,8 @@ static int nearest_above(const char *path, dev_t dev, char *above, size_t len)
 /* What a rescue copies (area_rescue_whole()), opened; *@upper: an
  * overlay's upper layer, not its merged view (gone with the bind over
  * the directory: rmdir(2) detaches what is mounted on it) */
-static int rescue_source(const struct area_dirs *d, const struct state_area *st, const struct area_mounts *f,
-			 bool *upper)
+static int rescue_source(const struct area_dirs *d, const struct state_area *st,
+			 const struct area_mounts *f, bool *upper)
 {
 	_cleanup_free_ char *up = NULL;
 	uint64_t id = 0;
@@ -290,7 +290,8 @@ static int rescue_source(const struct area_dirs *d, const struct state_area *st,
 	*upper = false;
 	if (!st->overlay)
 		return area_open_nofollow(d->area, O_RDONLY | O_DIRECTORY);
-	fd = f->cover_present && f->moved_to ? area_open_nofollow(f->moved_to, O_RDONLY | O_DIRECTORY) : -ENOENT;
+	fd = f->cover_present && f->moved_to ? area_open_nofollow(f->moved_to, O_RDONLY | O_DIRECTORY)
+					     : -ENOENT;
 	if (fd >= 0 && mountfd_id(&mountfd_kernel_ops, fd, &id, NULL) == 0 && id == st->cover_id)
 		return fd;
 	safe_close(fd);
@@ -308,7 +309,8 @@ static int rescue_copy(int srcfd, int abovefd, const char *above, const struct s
 		       const struct state_area *st, char *kept, size_t len, const char **step,
 		       struct copy_result *c)
 {
-	static const char *const marks[] = { COPY_SYNCED_XATTR, COPY_LOWER_SYNCED_XATTR, COPY_LOWER_ROOT_XATTR };
+	static const char *const marks[] = { COPY_SYNCED_XATTR, COPY_LOWER_SYNCED_XATTR,
+					     COPY_LOWER_ROOT_XATTR };
 	_cleanup_close_ int topfd = -EBADF, dstfd = -EBADF;
 	char name[NAME_MAX + 1];
 	int r;
@@ -334,8 +336,8 @@ static int rescue_copy(int srcfd, int abovefd, const char *above, const struct s
 	return r;
 }
 
-int area_rescue_whole(const struct area_dirs *d, const struct state_area *st, const struct area_mounts *f,
-		      int gone, struct diag_list *m)
+int area_rescue_whole(const struct area_dirs *d, const struct state_area *st,
+		      const struct area_mounts *f, int gone, struct diag_list *m)
 {
 	char why[PATH_MAX + 128], above[PATH_MAX], kept[PATH_MAX + NAME_MAX + 32] = "";
 	_cleanup_close_ int lowerfd = -EBADF, srcfd = -EBADF, abovefd = -EBADF;
@@ -364,9 +366,11 @@ out:
 			   st->name, why, kept[0] ? " in '" : "", kept, kept[0] ? "'" : "", step,
 			   c.msg[0] ? c.msg : strerror(-r), d->area, area_self(d));
 	else
-		diag_error(m, NULL, 0, "area '%s': %s: not synced back; the area's whole tree is kept in '%s'%s: take what you need from there",
+		diag_error(m, NULL, 0,
+			   "area '%s': %s: not synced back; the area's whole tree is kept in '%s'%s: take what you need from there",
 			   st->name, why, kept,
-			   upper ? " as its overlay's upper layer holds it (a character device 0,0 marks a name it deleted)" : "");
+			   upper ? " as its overlay's upper layer holds it (a character device 0,0 marks a name it deleted)"
+				 : "");
 	return r;
 }
 
