@@ -712,7 +712,7 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	/* a stop that was killed, or failed once the overlay was unmounted */
 	bool resumed = st->stop_started_usec != 0;
 	size_t n_keep, changes = 0;
-	int r = area_mounts_probe(d, st, &f);
+	int r = area_mounts_probe(d, st, &f), gone = 0;
 
 	if (r < 0) {
 		diag_error(m, NULL, 0, "area '%s': reading the mount table: %s", st->name, strerror(-r));
@@ -724,6 +724,15 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	if (do_sync && !synced && (r = stop_begins(recfd, st, true)) < 0)
 		goto out;
 	how = st->persist && do_sync && !synced ? area_mounts_sync_how(&f, st->overlay) : AREA_SYNC_NONE;
+	/* a sync into a directory no longer at its path would fail, or land
+	 * where nobody looks: the whole tree is kept near that path instead */
+	if (how != AREA_SYNC_NONE && how != AREA_SYNC_UNSYNCABLE &&
+	    (gone = area_dir_at_path(d, st, &f)) < 0) {
+		if ((f.cover_present && (r = freeze_cover(d, st, &frozen, m)) < 0) ||
+		    (r = area_rescue_whole(d, st, &f, gone, m)) < 0)
+			goto out;
+		how = AREA_SYNC_NONE;
+	}
 	if (how == AREA_SYNC_LOCKED && (r = freeze_cover(d, st, &frozen, m)) < 0)
 		goto out;
 	if (how == AREA_SYNC_LOCKED)
@@ -753,8 +762,9 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	if ((how == AREA_SYNC_LOCKED || how == AREA_SYNC_UNCOVERED) && (changes > 0 || both))
 		area_note_synced(st, both, m);
 	/* an overlay gone while a stop was under way: that stop's own doing */
-	if (!lost && !synced && how != AREA_SYNC_UNCOVERED && !(how == AREA_SYNC_OVERLAY && resumed) &&
-	    f.recorded && area_mounts_state(&f) == AREA_STATE_GONE) {
+	if (!lost && !synced && !gone && how != AREA_SYNC_UNCOVERED &&
+	    !(how == AREA_SYNC_OVERLAY && resumed) && f.recorded &&
+	    area_mounts_state(&f) == AREA_STATE_GONE) {
 		char why[PATH_MAX + 128];
 
 		area_mounts_describe(&f, st->path, why, sizeof(why));
@@ -802,7 +812,11 @@ out:
 	if (do_sync && r < 0 && r != -ENOMEM && !uncovered)
 		stop_begins(recfd, st, false); /* failed, and said why */
 	area_mounts_done(&f);
-	return r < 0 ? r : lost ? -ENODATA : both ? -COPY_SYNC_KEPT_BOTH : 0;
+	return r < 0  ? r
+	       : lost ? -ENODATA
+	       : gone ? -COPY_SYNC_RESCUED
+	       : both ? -COPY_SYNC_KEPT_BOTH
+		      : 0;
 }
 
 int area_teardown(const char *state_dir, const char *self, const char *name, bool do_sync, struct diag_list *msgs)
@@ -827,8 +841,9 @@ int area_teardown(const char *state_dir, const char *self, const char *name, boo
 	close(fd);
 remove:
 	/* -ENODATA: torn down, content lost; -COPY_SYNC_KEPT_BOTH: torn down,
-	 * entries kept twice in the directory (both said) */
-	if (r == 0 || r == -ENODATA || r == -COPY_SYNC_KEPT_BOTH) {
+	 * entries kept twice in the directory; -COPY_SYNC_RESCUED: torn down,
+	 * the whole tree kept apart (each said) */
+	if (r == 0 || r == -ENODATA || r == -COPY_SYNC_KEPT_BOTH || r == -COPY_SYNC_RESCUED) {
 		unlink(d.state);
 		rmdir(d.area);
 		rmdir(d.lower);

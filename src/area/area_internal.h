@@ -167,6 +167,29 @@ int area_submounts(const char *path, char ***ret);
  * open under it.  Returns: the number of such mounts. */
 size_t area_explain_busy(const struct area_dirs *d, const struct state_area *st, bool procs, struct diag_list *m);
 
+/* Whether the directory of @st is still where its path leads, told by the
+ * private view d->lower (which holds it whatever becomes of its name) and
+ * the mount table @f: 0 (also when the view is gone: nothing to tell by);
+ * -ENOENT: deleted (rmdir(2): no link is left), the view alone holds it;
+ * -ESTALE: its path leads elsewhere or nowhere (moved, a directory above
+ * renamed).  A sync into it would fail or miss where the user looks. */
+int area_dir_at_path(const struct area_dirs *d, const struct state_area *st, const struct area_mounts *f);
+
+/* Pure: what area_dir_at_path()'s @gone (< 0) means, for a message
+ * ("its directory P was moved ... to Q"); @path: the area's path. */
+void area_dir_describe(const struct area_mounts *f, const char *path, int gone, char *buf, size_t len);
+
+/* A stop's way out for an area whose directory is not at its path
+ * (area_dir_at_path() @gone < 0): the area's whole tree (an overlay's
+ * merged view while the bind over the directory is there, else its upper
+ * layer) is copied, on the disk before this returns, into a new
+ * .storaged-rescue/AREA-TIME (copy.h) of the nearest existing directory
+ * above its path on the directory's filesystem, made its owner's 0700.
+ * Returns: 0, said in one diag_error naming where; negative errno, said,
+ * nothing kept (the area is to stay as it is). */
+int area_rescue_whole(const struct area_dirs *d, const struct state_area *st,
+		      const struct area_mounts *f, int gone, struct diag_list *m);
+
 /* Before a sync: 0 when the area can be synced back (a warning when
  * something is mounted over it); -ESTALE with one diag_error naming what
  * someone else unmounted or moved; negative errno. */

@@ -24,6 +24,7 @@
 #include <libmount.h>
 
 #include "area_internal.h"
+#include "copy/copy.h"
 #include "mount/mountfd.h"
 #include "shared/util.h"
 #include "mount/view.h"
@@ -290,16 +291,66 @@ size_t area_explain_busy(const struct area_dirs *d, const struct state_area *st,
 	return n;
 }
 
+int area_dir_at_path(const struct area_dirs *d, const struct state_area *st, const struct area_mounts *f)
+{
+	_cleanup_close_ int lowerfd = -EBADF, pathfd = -EBADF;
+	struct stat l, p;
+
+	if (!f->lower_mounted)
+		return 0;
+	lowerfd = open(d->lower, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (lowerfd < 0 || fstat(lowerfd, &l) < 0)
+		return 0;
+	/* rmdir(2) leaves no link: a sync into it would fail, or write
+	 * into what is freed once the view lets go of it */
+	if (l.st_nlink == 0)
+		return -ENOENT;
+	/* the bind over it is mounted on the directory itself: where the
+	 * mount table says it is, the directory is */
+	if (f->cover_at_path)
+		return 0;
+	/* the bind gone or moved by someone else: the path shows what is
+	 * there now */
+	pathfd = area_open_nofollow(st->path, O_PATH | O_DIRECTORY);
+	if (pathfd >= 0 && fstat(pathfd, &p) == 0 && p.st_dev == l.st_dev && p.st_ino == l.st_ino)
+		return 0;
+	return -ESTALE;
+}
+
+void area_dir_describe(const struct area_mounts *f, const char *path, int gone, char *buf, size_t len)
+{
+	if (gone == -ENOENT)
+		snprintf(buf, len, "its directory '%s' was deleted while the area was active", path);
+	else if (f->cover_present && f->moved_to)
+		snprintf(buf, len, "its directory '%s' was moved (or a directory above it renamed) to '%s'",
+			 path, f->moved_to);
+	else
+		snprintf(buf, len, "its directory '%s' is not there any more: it was moved, or a directory above it renamed",
+			 path);
+}
+
 int area_check_syncable(const struct area_dirs *d, const struct state_area *st, struct diag_list *m)
 {
 	struct area_mounts f;
 	char why[PATH_MAX + 128];
-	int r = area_mounts_probe(d, st, &f);
+	int r = area_mounts_probe(d, st, &f), gone = r < 0 ? 0 : area_dir_at_path(d, st, &f);
 
 	area_mounts_describe(&f, st->path, why, sizeof(why));
 	if (r < 0)
 		diag_error(m, NULL, 0, "area '%s': reading the mount table: %s", st->name, strerror(-r));
-	else if (!area_mounts_syncable(&f)) {
+	else if (gone < 0) {
+		r = -ESTALE;
+		area_dir_describe(&f, st->path, gone, why, sizeof(why));
+		if (gone == -ENOENT)
+			diag_error(m, NULL, 0,
+				   "area '%s': %s: not synced back, its content is only in the area's RAM now: run `%s stop`, which keeps the area's whole tree in %s/ of the nearest directory above '%s' on its filesystem",
+				   st->name, why, area_self(d), COPY_RESCUE_DIR, st->path);
+		else
+			diag_error(m, NULL, 0,
+				   "area '%s': %s: not synced back, its content is only in the area's RAM now: move the directory back to '%s' and run `%s sync %s`, or run `%s stop`, which keeps the area's whole tree in %s/ of the nearest directory above '%s' on its filesystem",
+				   st->name, why, st->path, area_self(d), st->name, area_self(d),
+				   COPY_RESCUE_DIR, st->path);
+	} else if (!area_mounts_syncable(&f)) {
 		r = -ESTALE;
 		diag_error(m, NULL, 0,
 			   "area '%s': %s: not synced back into '%s'%s; `%s stop` says what becomes of its content",

@@ -17,6 +17,7 @@
 #include "area_internal.h"
 #include "copy/copy.h"
 #include "copy/copy_spawn.h"
+#include "mount/mountfd.h"
 #include "shared/util.h"
 
 /* the xattr that marks a sync's working directory, its value the area's
@@ -245,6 +246,132 @@ static void rescue_name(int lowerfd, const char *area, char name[NAME_MAX + 1])
 			return;
 	}
 	name[0] = '\0';
+}
+
+/* The nearest existing directory above @path on the filesystem @dev,
+ * opened, its path into @above.  Returns: the fd; -ENOENT when none is
+ * left; -EXDEV when the nearest one is on another filesystem (what the
+ * directory was on is not reachable by path); negative errno. */
+static int nearest_above(const char *path, dev_t dev, char *above, size_t len)
+{
+	struct stat s;
+	char *slash;
+	int fd;
+
+	snprintf(above, len, "%s", path);
+	while ((slash = strrchr(above, '/'))) {
+		slash[slash == above] = '\0'; /* "/x": "/" */
+		fd = area_open_nofollow(above, O_RDONLY | O_DIRECTORY);
+		if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP) {
+			if (slash == above)
+				break;
+			continue;
+		}
+		if (fd < 0)
+			return fd;
+		if (fstat(fd, &s) == 0 && s.st_dev == dev)
+			return fd;
+		close(fd);
+		return -EXDEV;
+	}
+	return -ENOENT;
+}
+
+/* What a rescue copies (area_rescue_whole()), opened; *@upper: an
+ * overlay's upper layer, not its merged view (gone with the bind over
+ * the directory: rmdir(2) detaches what is mounted on it) */
+static int rescue_source(const struct area_dirs *d, const struct state_area *st,
+			 const struct area_mounts *f, bool *upper)
+{
+	_cleanup_free_ char *up = NULL;
+	uint64_t id = 0;
+	int fd;
+
+	*upper = false;
+	if (!st->overlay)
+		return area_open_nofollow(d->area, O_RDONLY | O_DIRECTORY);
+	fd = f->cover_present && f->moved_to ? area_open_nofollow(f->moved_to, O_RDONLY | O_DIRECTORY)
+					     : -ENOENT;
+	if (fd >= 0 && mountfd_id(&mountfd_kernel_ops, fd, &id, NULL) == 0 && id == st->cover_id)
+		return fd;
+	safe_close(fd);
+	*upper = true;
+	if (asprintf(&up, "%s/upper", d->area) < 0)
+		return -ENOMEM;
+	return area_open_nofollow(up, O_RDONLY | O_DIRECTORY);
+}
+
+/* Copies @srcfd into a new rescue directory below @abovefd (@above) for
+ * the directory @dir (its owner's), on the disk once this returns; its
+ * path into @kept.  A failed copy is removed: the area still has it all.
+ * Returns: 0 or negative errno, *@step saying what failed. */
+static int rescue_copy(int srcfd, int abovefd, const char *above, const struct stat *dir,
+		       const struct state_area *st, char *kept, size_t len, const char **step,
+		       struct copy_result *c)
+{
+	static const char *const marks[] = { COPY_SYNCED_XATTR, COPY_LOWER_SYNCED_XATTR,
+					     COPY_LOWER_ROOT_XATTR };
+	_cleanup_close_ int topfd = -EBADF, dstfd = -EBADF;
+	char name[NAME_MAX + 1];
+	int r;
+
+	*step = "making its directory";
+	if ((topfd = r = mkdir_owned_at(abovefd, COPY_RESCUE_DIR, dir, true)) < 0)
+		return r;
+	rescue_name(abovefd, st->name, name);
+	if (!name[0])
+		return -EEXIST;
+	snprintf(kept, len, "%s%s%s/%s", above, strcmp(above, "/") ? "/" : "", COPY_RESCUE_DIR, name);
+	if ((dstfd = r = mkdir_owned_at(topfd, name, dir, false)) < 0)
+		return r;
+	*step = "copying";
+	r = copy_spawn_run(srcfd, dstfd, st->name, kept, st->name, copy_spawn_jobs(), c);
+	/* storaged's marks on the root: a user's copy, no area's */
+	for (size_t i = 0; r == 0 && i < sizeof(marks) / sizeof(marks[0]); i++)
+		fremovexattr(dstfd, marks[i]);
+	if (r == 0 && syncfs(dstfd) < 0)
+		r = -errno;
+	if (r < 0)
+		area_rm_rf_at(topfd, name, dir->st_dev);
+	return r;
+}
+
+int area_rescue_whole(const struct area_dirs *d, const struct state_area *st,
+		      const struct area_mounts *f, int gone, struct diag_list *m)
+{
+	char why[PATH_MAX + 128], above[PATH_MAX], kept[PATH_MAX + NAME_MAX + 32] = "";
+	_cleanup_close_ int lowerfd = -EBADF, srcfd = -EBADF, abovefd = -EBADF;
+	struct copy_result c = { 0 };
+	const char *step = "opening the area";
+	struct stat dir;
+	bool upper = false;
+	int r;
+
+	area_dir_describe(f, st->path, gone, why, sizeof(why));
+	lowerfd = open(d->lower, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (lowerfd < 0 || fstat(lowerfd, &dir) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if ((srcfd = r = rescue_source(d, st, f, &upper)) < 0)
+		goto out;
+	step = "finding the nearest directory above it on its filesystem";
+	if ((abovefd = r = nearest_above(st->path, dir.st_dev, above, sizeof(above))) < 0)
+		goto out;
+	r = rescue_copy(srcfd, abovefd, above, &dir, st, kept, sizeof(kept), &step, &c);
+out:
+	if (r < 0)
+		diag_error(m, NULL, 0,
+			   "area '%s': %s: not synced back, and keeping the area's whole tree%s%s%s failed while %s: %s; the area is left as it is, its content in '%s': copy what you need from there, or fix this and run `%s stop` again",
+			   st->name, why, kept[0] ? " in '" : "", kept, kept[0] ? "'" : "", step,
+			   c.msg[0] ? c.msg : strerror(-r), d->area, area_self(d));
+	else
+		diag_error(m, NULL, 0,
+			   "area '%s': %s: not synced back; the area's whole tree is kept in '%s'%s: take what you need from there",
+			   st->name, why, kept,
+			   upper ? " as its overlay's upper layer holds it (a character device 0,0 marks a name it deleted)"
+				 : "");
+	return r;
 }
 
 /* Adds what a committed sync kept on both sides (@msg) to the record

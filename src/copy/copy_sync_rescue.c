@@ -25,33 +25,6 @@
 #include "copy_fd.h"
 #include "copy_sync_internal.h"
 
-/* step 1: the new directory @name below @dirfd, 0700, @owner's; with
- * @reuse the one there too when it is a directory of @owner's */
-static int rescue_dir(int dirfd, const char *name, const struct stat *owner, bool reuse)
-{
-	struct stat st;
-	int fd, r;
-
-	if (mkdirat(dirfd, name, 0700) == 0)
-		reuse = false;
-	else if (errno != EEXIST || !reuse)
-		return -errno;
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		r = -errno;
-	else if (reuse)
-		r = st.st_uid == owner->st_uid ? 0 : -EEXIST; /* another user's: not written into */
-	else
-		r = fchown(fd, owner->st_uid, owner->st_gid) < 0 || fchmod(fd, 0700) < 0 ? -errno : 0;
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
-	return fd;
-}
-
 /* a regular file's data into @dfd/@num, its owner, mode and times where
  * the filesystem takes them */
 static int rescue_file(struct sync_ctx *c, int fd, const struct stat *st, int dfd, const char *num)
@@ -155,8 +128,8 @@ int sync_rescue(struct sync_ctx *c)
 
 	if (fstat(c->lowerfd, &owner) < 0)
 		return -errno;
-	if ((pfd = r = rescue_dir(c->lowerfd, COPY_RESCUE_DIR, &owner, true)) >= 0 &&
-	    (dfd = r = rescue_dir(pfd, c->o->rescue, &owner, false)) >= 0)
+	if ((pfd = r = mkdir_owned_at(c->lowerfd, COPY_RESCUE_DIR, &owner, true)) >= 0 &&
+	    (dfd = r = mkdir_owned_at(pfd, c->o->rescue, &owner, false)) >= 0)
 		r = rescue_entries(c, dfd, &owner);
 	if (r == 0 && syncfs(c->lowerfd) < 0)
 		r = -errno;

@@ -167,15 +167,18 @@ static int undo_area(const struct undo_ctx *cx, const char *name, const char *pa
 		log_info(cx->log, "area %s: removed", name);
 	else if (r == -ENODATA) /* torn down, but its content was lost: said above */
 		log_error(cx->log, "area %s: removed, without its content (not synced back)", name);
+	else if (r == -COPY_SYNC_RESCUED) /* torn down, its whole tree kept apart: said above */
+		log_error(cx->log, "area %s: removed, its content not synced back but kept where said above; `%s status` shows where until the next stop or start",
+			  name, log_self(cx->log));
 	else if (r == -COPY_SYNC_KEPT_BOTH) /* torn down, entries kept twice: said above */
 		log_error(cx->log, "area %s: removed from %s, with entries changed on both sides or kept apart (above); `%s status` shows this until the next stop or start",
 			  name, path ?: "its directory", log_self(cx->log));
 	return r;
 }
 
-/* An area that stop tore down after a sync back that kept entries twice:
- * recorded failed, with why, so that `status` shows what is to merge
- * (exit 1).  Nothing of it is left to undo: the next stop clears it. */
+/* An area that stop tore down after a sync back that kept entries twice,
+ * or with its whole tree kept apart (its directory gone): recorded
+ * failed, with why, so that `status` shows what is to merge (exit 1).  Nothing of it is left to undo: the next stop clears it. */
 static void record_kept_both(struct state *st, const struct state_record *rec, const char *why)
 {
 	char reason[1024];
@@ -226,7 +229,7 @@ static int undo_records(const struct undo_ctx *cx, struct state *st)
 		 * to report, but nothing of it is left to undo */
 		if (r < 0)
 			failed++;
-		if (r == -COPY_SYNC_KEPT_BOTH)
+		if (r == -COPY_SYNC_KEPT_BOTH || r == -COPY_SYNC_RESCUED)
 			record_kept_both(st, v[i], why);
 		else if (r < 0 && r != -ENODATA && why[0])
 			record_stop_failed(st, v[i], why);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -296,4 +298,29 @@ char *path_absolute(const char *path)
 		return NULL;
 	}
 	return abs;
+}
+
+int mkdir_owned_at(int dirfd, const char *name, const struct stat *owner, bool reuse)
+{
+	struct stat st;
+	int fd, r;
+
+	if (mkdirat(dirfd, name, 0700) == 0)
+		reuse = false;
+	else if (errno != EEXIST || !reuse)
+		return -errno;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (reuse)
+		r = st.st_uid == owner->st_uid ? 0 : -EEXIST; /* another user's: not written into */
+	else
+		r = fchown(fd, owner->st_uid, owner->st_gid) < 0 || fchmod(fd, 0700) < 0 ? -errno : 0;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
 }

@@ -273,4 +273,16 @@ size_t utf8_char_len(const unsigned char *s);
  */
 char *text_escape_controls(const char *in, char *out, size_t len);
 
+struct stat;
+
+/*
+ * mkdir_owned_at: a new directory @name below @dirfd, mode 0700, owned
+ * by @owner's st_uid and st_gid (a rescue of a user's files: theirs, no
+ * one else's to read); with @reuse the one there too when it is a
+ * directory of @owner's (never one of another user's, nor a link).
+ * Returns: the open directory (O_RDONLY), or negative errno (-EEXIST: there,
+ * and not to be reused).
+ */
+int mkdir_owned_at(int dirfd, const char *name, const struct stat *owner, bool reuse);
+
 #endif
