@@ -178,7 +178,8 @@ static int undo_area(const struct undo_ctx *cx, const char *name, const char *pa
 
 /* An area that stop tore down after a sync back that kept entries twice,
  * or with its whole tree kept apart (its directory gone): recorded
- * failed, with why, so that `status` shows what is to merge (exit 1).  Nothing of it is left to undo: the next stop clears it. */
+ * failed, with why, so that `status` shows what is to merge (exit 1).
+ * Nothing of it is left to undo: the next stop clears it. */
 static void record_kept_both(struct state *st, const struct state_record *rec, const char *why)
 {
 	char reason[1024];
