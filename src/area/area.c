@@ -195,11 +195,6 @@ static int setup_state_init(struct setup *s)
 	return s->st.name && s->st.path && s->st.fs ? 0 : -ENOMEM;
 }
 
-/* 1 when the record of a finished setup is there and its bind over the
- * directory (by its recorded ID) too: nothing to do; 0 when there is no
- * such record (a setup killed midway is undone by recover_interrupted());
- * -EEXIST when someone unmounted or moved that bind: undoing it here would
- * drop the area's content without a word, stop says what becomes of it. */
 /* The file @a's section is in, for "(FILE:LINE)": an area built in code
  * has none, and is the default configuration's. */
 static const char *area_config_file(const struct area_config *a)
@@ -207,29 +202,57 @@ static const char *area_config_file(const struct area_config *a)
 	return a->file ? a->file : CONFIG_DEFAULT_PATH;
 }
 
+/* 1 when the record of a finished setup is there (in @st) and its bind
+ * over the directory (by its recorded ID) too: nothing to do; 0 when there
+ * is no such record (a setup killed midway is undone by
+ * recover_interrupted()); -EEXIST when someone unmounted or moved that
+ * bind (@why says so): undoing it here would drop the area's content
+ * without a word, stop says what becomes of it. */
+static int existing_setup(const struct area_dirs *d, struct state_area *st, char *why, size_t len)
+{
+	_cleanup_close_ int fd = open(d->state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0 || state_area_read_fd(fd, st) < 0 || !st->covered)
+		return 0;
+	return area_state_of(d, st, why, len) == AREA_STATE_GONE ? -EEXIST : 1;
+}
+
 static int area_check_existing(const struct area_dirs *d, const struct area_config *a, struct diag_list *m)
 {
 	struct state_area st = { .resource_id = -1 };
 	char why[PATH_MAX + 128];
-	_cleanup_close_ int fd = open(d->state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	int r = 0;
+	int r = existing_setup(d, &st, why, sizeof(why));
 
-	if (fd < 0)
-		return 0;
-	if (state_area_read_fd(fd, &st) == 0 && st.covered) {
-		r = area_state_of(d, &st, why, sizeof(why)) == AREA_STATE_GONE ? -EEXIST : 1;
-		if (r < 0)
-			diag_error(m, NULL, 0, "area '%s' was set up, but %s: run `%s stop` first",
-				   a->name, why, area_self(d));
-		/* the area in RAM stays where it is: moving it is a stop's sync
-		 * back and a new setup, which the user decides */
-		else if (st.path && strcmp(st.path, a->path) != 0)
-			diag_warning(m, NULL, 0, "area '%s' is set up on '%s', while %s:%u now says path = %s: it stays on '%s' until `%s stop` syncs it back there; `%s start` then sets it up on the new path",
-				     a->name, st.path, area_config_file(a), a->path_line ? a->path_line : a->line,
-				     a->path, st.path, area_self(d), area_self(d));
-	}
+	if (r < 0)
+		diag_error(m, NULL, 0, "area '%s' was set up, but %s: run `%s stop` first", a->name, why,
+			   area_self(d));
+	/* the area in RAM stays where it is: moving it is a stop's sync
+	 * back and a new setup, which the user decides */
+	else if (r > 0 && st.path && strcmp(st.path, a->path) != 0)
+		diag_warning(m, NULL, 0, "area '%s' is set up on '%s', while %s:%u now says path = %s: it stays on '%s' until `%s stop` syncs it back there; `%s start` then sets it up on the new path",
+			     a->name, st.path, area_config_file(a), a->path_line ? a->path_line : a->line,
+			     a->path, st.path, area_self(d), area_self(d));
 	state_area_done(&st);
 	return r;
+}
+
+int area_found_set_up(const char *state_dir, const struct area_config *a, char **ret_path)
+{
+	struct state_area st = { .resource_id = -1 };
+	struct area_dirs d;
+	char why[PATH_MAX + 128];
+	int r = area_dirs_init(&d, state_dir, a->name, NULL);
+
+	if (r < 0)
+		return r;
+	r = existing_setup(&d, &st, why, sizeof(why));
+	if (r > 0) {
+		*ret_path = st.path;
+		st.path = NULL;
+	}
+	state_area_done(&st);
+	area_dirs_done(&d);
+	return r > 0;
 }
 
 /* Another area set up on @a's path, or holding it or inside it (a section

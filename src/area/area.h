@@ -95,6 +95,19 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 	       const char *self, struct diag_list *msgs);
 
 /*
+ * @ret_path: owned, on 1: the path the area was set up on (the record's,
+ *            which may differ from @a->path when the config changed)
+ *
+ * What area_setup() finds first, for check and --dry-run: the record of a
+ * finished setup of @a's name whose bind over the directory is still
+ * there (its state active, covered or degraded): start leaves it as it is.
+ *
+ * Returns: 1 set up already; 0 not (no such record, or its bind was
+ * unmounted or moved: start then refuses it); -ENOMEM.
+ */
+int area_found_set_up(const char *state_dir, const struct area_config *a, char **ret_path);
+
+/*
  * @self: as area_setup()
  * @msgs: one diag_error on failure; on success, one diag_info "synced
  *        back" only when the sync put, deleted or kept an entry (a sync

@@ -188,6 +188,10 @@ struct plan_input {
 	/* NULL (nothing known), or one per fstab->entries[i] */
 	const struct entry_facts *facts;
 	const struct area_survey *surveys; /* one per config->areas[i], or NULL */
+	/* NULL, or one per config->areas[i]: NULL, or how the area is set up
+	 * already (check, --dry-run: its record and its bind, as start finds
+	 * them): start leaves it as it is, a done step with this note */
+	char *const *areas_set_up;
 	uint64_t ram_bytes; /* MemTotal, bytes */
 	/* storaged's state directory, links resolved where it exists (NULL:
 	 * unknown): no area may cover it or lie in it */
@@ -212,7 +216,8 @@ struct plan_input {
  * edge; 6. with stale-member = scrub, a SCRUB step waits for the first
  * MOUNT step of a btrfs filesystem that has a stale member.  Steps are
  * ordered topologically, ties broken by fstab line order.
- * Entries already mounted (same target in @mountinfo) become done steps.
+ * Entries already mounted (same target in @mountinfo) and areas set up
+ * already (@in->areas_set_up) become done steps.
  *
  * Returns: 0; -ELOOP on a dependency cycle; -EINVAL on other errors
  * appended to @diags; -ENOMEM.

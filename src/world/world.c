@@ -90,6 +90,9 @@ void world_done(struct world *w)
 	plan_done(&w->plan);
 	predictions_done(&w->predictions);
 	free(w->surveys);
+	for (size_t i = 0; w->areas_set_up && i < w->cfg.n_areas; i++)
+		free(w->areas_set_up[i]);
+	free(w->areas_set_up);
 	facts_done(w);
 	mnt_unref_table(w->mountinfo);
 	btrfs_fs_list_done(&w->btrfs);
@@ -435,6 +438,36 @@ static int read_surveys(const char *path, struct world *w)
 	return r;
 }
 
+/* check and --dry-run: the note of each area start finds set up already
+ * and leaves as it is.  A state directory that cannot be read holds none
+ * (start says why).  Returns: 0 or -ENOMEM. */
+static int find_set_up_areas(const struct sources *s, struct world *w)
+{
+	if (!s->areas_set_up || !s->state_dir)
+		return 0;
+	w->areas_set_up = calloc(w->cfg.n_areas ? w->cfg.n_areas : 1, sizeof(*w->areas_set_up));
+	if (!w->areas_set_up)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->cfg.n_areas; i++) {
+		const struct area_config *a = &w->cfg.areas[i];
+		_cleanup_free_ char *path = NULL;
+		int r = area_found_set_up(s->state_dir, a, &path);
+
+		if (r == -ENOMEM)
+			return r;
+		if (r <= 0)
+			continue;
+		if (streq(path, a->path))
+			w->areas_set_up[i] = strdup("already set up");
+		else if (asprintf(&w->areas_set_up[i], "already set up on '%s', its path before: it stays there until a stop syncs it back",
+				  path) < 0)
+			w->areas_set_up[i] = NULL;
+		if (!w->areas_set_up[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* A directory that cannot be walked is recorded as such: the planner
  * then sizes the area without its seed and says so. */
 static int survey_areas(const struct sources *s, const struct logger *lg, struct world *w)
@@ -454,9 +487,12 @@ static int survey_areas(const struct sources *s, const struct logger *lg, struct
 		const struct area_config *a = &w->cfg.areas[i];
 		/* an overlay with its sizes given measures nothing of the tree */
 		bool root_only = a->overlay && a->size.kind != AREA_SIZE_AUTO && !a->inodes_auto;
-		int r = root_only ? area_survey_root(a->path, &w->surveys[i])
-				  : area_survey_path(a->path, &w->surveys[i]);
+		int r;
 
+		if (w->areas_set_up && w->areas_set_up[i])
+			continue; /* not sized: nothing is made */
+		r = root_only ? area_survey_root(a->path, &w->surveys[i])
+				  : area_survey_path(a->path, &w->surveys[i]);
 		if (r < 0) {
 			w->surveys[i].valid = false;
 			w->surveys[i].error = r;
@@ -582,6 +618,7 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 		.mountinfo = w->mountinfo,
 		.facts = w->facts,
 		.surveys = w->surveys,
+		.areas_set_up = w->areas_set_up,
 		.local_only = s->local_only,
 		.state_dir = state_dir ? state_dir : s->state_dir,
 	};
@@ -720,7 +757,9 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 		r = -EIO;
 		goto out;
 	}
-	r = survey_areas(s, lg, w);
+	r = find_set_up_areas(s, w);
+	if (r == 0)
+		r = survey_areas(s, lg, w);
 	if (r == -ENOMEM)
 		log_error(lg, "cannot survey the areas: %s", strerror(-r));
 	if (r < 0) {
