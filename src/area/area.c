@@ -355,7 +355,7 @@ static int setup_cover(struct setup *s, const struct stat *root, struct diag_lis
 	}
 	if (s->a->overlay && (r = area_overlay_prepare(s, root, m)) < 0)
 		return r;
-	area_warn_open_files(s->a->name, s->a->path, m);
+	area_warn_open_files(s->a->name, s->a->path, AREA_OPEN_COVERED, m);
 	/* written ahead of the bind: a setup killed after it is found and
 	 * undone by the next start or by stop (the area is complete here) */
 	r = state_area_write(s->d.state, &s->st);
@@ -505,6 +505,7 @@ out:
 static int umount_private(const struct area_dirs *d, const char *name, const char *what, bool killed_setup,
 			  struct diag_list *m)
 {
+	char q[PATH_MAX * 4 + 3];
 	int r;
 
 	if (!area_is_mount_of(what, NULL))
@@ -517,10 +518,10 @@ static int umount_private(const struct area_dirs *d, const char *name, const cha
 	if (r == 0)
 		return 0;
 	if (r == -EBUSY)
-		area_warn_open_files(name, what, m);
+		area_warn_open_files(name, what, AREA_OPEN_BUSY, m);
 	if (r == -EBUSY)
-		diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s: stop the processes named above and run `%s stop` again",
-			   name, what, strerror(-r), area_self(d));
+		diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s: stop the processes using it (fuser -vm %s) and run `%s stop` again",
+			   name, what, strerror(-r), shell_quote(what, q, sizeof(q)), area_self(d));
 	else
 		diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s", name, what, strerror(-r));
 	return r;
@@ -551,6 +552,8 @@ static int umount_cover(const struct state_area *st, const struct area_dirs *d,
 			const struct area_mounts *f, struct diag_list *m)
 {
 	uint64_t id = st->cover_id ? st->cover_id : cover_id_at(st->path, d->area, st->overlay);
+	const char *at = f->cover_at_path ? st->path : f->moved_to;
+	char q[PATH_MAX * 4 + 3];
 	int r;
 
 	if (!id || !f->cover_present)
@@ -558,12 +561,13 @@ static int umount_cover(const struct state_area *st, const struct area_dirs *d,
 	r = umount_id_waiting(id);
 	if (r == 0 || r == -ESTALE)
 		return 0; /* ours is gone: whatever is there now is not ours */
-	if (r == -EBUSY) {
-		area_explain_busy(d, st, true, m);
+	if (r == -EBUSY && area_explain_busy(d, st, true, m) > 0)
+		return diag_errno(m, r, NULL, 0, "area '%s': unmounting '%s': %s: unmount what was mounted on it and run `%s stop` again",
+				  st->name, at, strerror(-r), area_self(d));
+	if (r == -EBUSY)
 		return diag_errno(m, r, NULL, 0,
-				  "area '%s': unmounting '%s': %s: free what is named above and run `%s stop` again",
-				  st->name, f->cover_at_path ? st->path : f->moved_to, strerror(-r), area_self(d));
-	}
+				  "area '%s': unmounting '%s': %s: stop the processes using it (fuser -vm %s) and run `%s stop` again",
+				  st->name, at, strerror(-r), shell_quote(at, q, sizeof(q)), area_self(d));
 	diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s%s", st->name, st->path, strerror(-r),
 		   r == -ELOOP ? ": the path to it holds a symbolic link now" : "");
 	return r;
@@ -699,6 +703,7 @@ static int overlay_stop_sync(const struct area_dirs *d, int recfd, struct state_
 static int freeze_cover(const struct area_dirs *d, const struct state_area *st, bool *frozen,
 			struct diag_list *m)
 {
+	char q[PATH_MAX * 4 + 3];
 	int r;
 
 	*frozen = false;
@@ -715,8 +720,8 @@ static int freeze_cover(const struct area_dirs *d, const struct state_area *st, 
 	if (r == -EBUSY) {
 		area_explain_busy(d, st, true, m);
 		return diag_errno(m, r, NULL, 0,
-				  "area '%s': files in '%s' are open for writing: what they write after the last sync would be lost; close them (what holds them is named above) and run `%s stop` again",
-				  st->name, st->path, area_self(d));
+				  "area '%s': files in '%s' are open for writing: what they write after the last sync would be lost; close them (fuser -vm %s names who holds them) and run `%s stop` again",
+				  st->name, st->path, shell_quote(st->path, q, sizeof(q)), area_self(d));
 	}
 	if (r < 0)
 		return diag_errno(m, r, NULL, 0, "area '%s': making its bind over '%s' read-only for the last sync: %s",
