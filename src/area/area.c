@@ -202,30 +202,34 @@ static const char *area_config_file(const struct area_config *a)
 	return a->file ? a->file : CONFIG_DEFAULT_PATH;
 }
 
-/* 1 when the record of a finished setup is there (in @st) and its bind
- * over the directory (by its recorded ID) too: nothing to do; 0 when there
- * is no such record (a setup killed midway is undone by
+/* 1 when the record of a finished setup of area @name is there (in @st)
+ * and its bind over the directory (by its recorded ID) too: nothing to do;
+ * 0 when there is no such record (a setup killed midway is undone by
  * recover_interrupted()); -EEXIST when someone unmounted or moved that
- * bind (@why says so): undoing it here would drop the area's content
- * without a word, stop says what becomes of it. */
-static int existing_setup(const struct area_dirs *d, struct state_area *st, char *why, size_t len)
+ * bind (@why: the refusal, for the user): undoing it here would drop the
+ * area's content without a word, stop says what becomes of it. */
+static int existing_setup(const struct area_dirs *d, const char *name, struct state_area *st, char *why,
+			  size_t len)
 {
 	_cleanup_close_ int fd = open(d->state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char how[PATH_MAX + 128];
 
 	if (fd < 0 || state_area_read_fd(fd, st) < 0 || !st->covered)
 		return 0;
-	return area_state_of(d, st, why, len) == AREA_STATE_GONE ? -EEXIST : 1;
+	if (area_state_of(d, st, how, sizeof(how)) != AREA_STATE_GONE)
+		return 1;
+	snprintf(why, len, "area '%s' was set up, but %s: run `%s stop` first", name, how, area_self(d));
+	return -EEXIST;
 }
 
 static int area_check_existing(const struct area_dirs *d, const struct area_config *a, struct diag_list *m)
 {
 	struct state_area st = { .resource_id = -1 };
-	char why[PATH_MAX + 128];
-	int r = existing_setup(d, &st, why, sizeof(why));
+	char why[PATH_MAX + 512];
+	int r = existing_setup(d, a->name, &st, why, sizeof(why));
 
 	if (r < 0)
-		diag_error(m, NULL, 0, "area '%s' was set up, but %s: run `%s stop` first", a->name, why,
-			   area_self(d));
+		diag_error(m, NULL, 0, "%s", why);
 	/* the area in RAM stays where it is: moving it is a stop's sync
 	 * back and a new setup, which the user decides */
 	else if (r > 0 && st.path && strcmp(st.path, a->path) != 0)
@@ -236,23 +240,23 @@ static int area_check_existing(const struct area_dirs *d, const struct area_conf
 	return r;
 }
 
-int area_found_set_up(const char *state_dir, const struct area_config *a, char **ret_path)
+int area_found_set_up(const char *state_dir, const char *self, const struct area_config *a, char **ret_path,
+		      char *why, size_t len)
 {
 	struct state_area st = { .resource_id = -1 };
 	struct area_dirs d;
-	char why[PATH_MAX + 128];
-	int r = area_dirs_init(&d, state_dir, a->name, NULL);
+	int r = area_dirs_init(&d, state_dir, a->name, self);
 
 	if (r < 0)
 		return r;
-	r = existing_setup(&d, &st, why, sizeof(why));
+	r = existing_setup(&d, a->name, &st, why, len);
 	if (r > 0) {
 		*ret_path = st.path;
 		st.path = NULL;
 	}
 	state_area_done(&st);
 	area_dirs_done(&d);
-	return r > 0;
+	return r;
 }
 
 /* Another area set up on @a's path, or holding it or inside it (a section

@@ -95,17 +95,21 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 	       const char *self, struct diag_list *msgs);
 
 /*
+ * @self: as area_setup()
  * @ret_path: owned, on 1: the path the area was set up on (the record's,
  *            which may differ from @a->path when the config changed)
+ * @why: on -EEXIST, area_setup()'s refusal, for the user
  *
  * What area_setup() finds first, for check and --dry-run: the record of a
- * finished setup of @a's name whose bind over the directory is still
- * there (its state active, covered or degraded): start leaves it as it is.
+ * finished setup of @a's name, and its bind over the directory.
  *
- * Returns: 1 set up already; 0 not (no such record, or its bind was
- * unmounted or moved: start then refuses it); -ENOMEM.
+ * Returns: 1 set up already, the bind still there (active, covered or
+ * degraded): start leaves it as it is; -EEXIST set up, but its bind was
+ * unmounted or moved: start refuses it; 0 no such record: start sets it
+ * up; -ENOMEM.
  */
-int area_found_set_up(const char *state_dir, const struct area_config *a, char **ret_path);
+int area_found_set_up(const char *state_dir, const char *self, const struct area_config *a, char **ret_path,
+		      char *why, size_t len);
 
 /*
  * @self: as area_setup()

@@ -59,9 +59,9 @@ struct sources {
 	 * error stops the pass */
 	bool lenient;
 	/* check, --dry-run: an area start finds set up already (its record and
-	 * its bind, area_found_set_up()) is a done step; start leaves that to
-	 * area_setup(), under its lock */
-	bool areas_set_up;
+	 * its bind, area_found_set_up()) is a done step, one whose bind is gone
+	 * a step that fails; start leaves both to area_setup(), under its lock */
+	bool area_records;
 };
 
 /*
@@ -90,9 +90,9 @@ struct world {
 	struct btrfs_fs_list btrfs;
 	struct libmnt_table *mountinfo;
 	struct area_survey *surveys; /* one per cfg.areas[i] */
-	/* NULL, or one per cfg.areas[i]: the note of an area set up already
-	 * (plan_input.areas_set_up), else NULL; all owned */
-	char **areas_set_up;
+	/* NULL, or one per cfg.areas[i] (plan_input.area_records); their
+	 * strings owned */
+	struct plan_area_record *area_records;
 	struct plan plan;
 	struct predictions predictions; /* the plan's steps borrow them */
 	/* the pass's view of the system, which the loader's walks filled;

@@ -4,7 +4,8 @@
 # overlay, and a copied seed) is a done step, "already set up", as a mount
 # already mounted is, and nothing will fail; they said of the overlay
 # area that its directory "is itself on an overlay" (its own) and exited
-# 1.  An area whose bind someone unmounted is not done: start refuses it.
+# 1.  An area whose bind someone unmounted fails, in start's words: start
+# refuses it (check said nothing will fail).
 . "$(dirname "$0")/lib-area.sh"
 
 grep -qw overlay /proc/filesystems || modprobe -q overlay 2>/dev/null
@@ -45,9 +46,16 @@ sd start || { cat "$OUT"; fail "start again"; }
 pass "set-up areas are done steps of check and --dry-run"
 
 # someone unmounts the copied area's bind: start refuses it (run stop
-# first), so the plan does not call it done
+# first), and so do check and --dry-run, in start's words
 umount "$SCRATCH/cp" || fail "umount the bind"
-sd --dry-run
-grep -q '^2 area cp .*(done' "$OUT" && { cat "$OUT"; fail "--dry-run: an area whose bind is gone is done"; }
-sd stop
-pass "an area whose bind is gone is not done"
+expect_rc 1 --dry-run
+grep -q "^2 area cp .*(will fail: area 'cp' was set up, but .*: run \`.*stop\` first)$" "$OUT" ||
+	{ cat "$OUT"; fail "--dry-run: an area whose bind is gone does not fail"; }
+grep -q '^1 area ov .*(done: already set up)$' "$OUT" || { cat "$OUT"; fail "--dry-run: area ov not done"; }
+expect_rc 1 check
+why=$(sed -n "s/.*step 2, area cp .*: will fail: //p" "$OUT")
+[ -n "$why" ] || { cat "$OUT"; fail "check: area cp does not fail"; }
+expect_rc 1 start
+grep -qF "$why" "$OUT" || { cat "$OUT"; fail "start's refusal is not check's: $why"; }
+expect_rc 0 stop
+pass "an area whose bind is gone fails in check and --dry-run as in start"
