@@ -195,11 +195,6 @@ static int setup_state_init(struct setup *s)
 	return s->st.name && s->st.path && s->st.fs ? 0 : -ENOMEM;
 }
 
-/* 1 when the record of a finished setup is there and its bind over the
- * directory (by its recorded ID) too: nothing to do; 0 when there is no
- * such record (a setup killed midway is undone by recover_interrupted());
- * -EEXIST when someone unmounted or moved that bind: undoing it here would
- * drop the area's content without a word, stop says what becomes of it. */
 /* The file @a's section is in, for "(FILE:LINE)": an area built in code
  * has none, and is the default configuration's. */
 static const char *area_config_file(const struct area_config *a)
@@ -207,28 +202,60 @@ static const char *area_config_file(const struct area_config *a)
 	return a->file ? a->file : CONFIG_DEFAULT_PATH;
 }
 
+/* 1 when the record of a finished setup of area @name is there (in @st)
+ * and its bind over the directory (by its recorded ID) too: nothing to do;
+ * 0 when there is no such record (a setup killed midway is undone by
+ * recover_interrupted()); -EEXIST when someone unmounted or moved that
+ * bind (@why: the refusal, for the user): undoing it here would drop the
+ * area's content without a word, stop says what becomes of it. */
+static int existing_setup(const struct area_dirs *d, const char *name, struct state_area *st, char *why,
+			  size_t len)
+{
+	_cleanup_close_ int fd = open(d->state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char how[PATH_MAX + 128];
+
+	if (fd < 0 || state_area_read_fd(fd, st) < 0 || !st->covered)
+		return 0;
+	if (area_state_of(d, st, how, sizeof(how)) != AREA_STATE_GONE)
+		return 1;
+	snprintf(why, len, "area '%s' was set up, but %s: run `%s stop` first", name, how, area_self(d));
+	return -EEXIST;
+}
+
 static int area_check_existing(const struct area_dirs *d, const struct area_config *a, struct diag_list *m)
 {
 	struct state_area st = { .resource_id = -1 };
-	char why[PATH_MAX + 128];
-	_cleanup_close_ int fd = open(d->state, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	int r = 0;
+	char why[PATH_MAX + 512];
+	int r = existing_setup(d, a->name, &st, why, sizeof(why));
 
-	if (fd < 0)
-		return 0;
-	if (state_area_read_fd(fd, &st) == 0 && st.covered) {
-		r = area_state_of(d, &st, why, sizeof(why)) == AREA_STATE_GONE ? -EEXIST : 1;
-		if (r < 0)
-			diag_error(m, NULL, 0, "area '%s' was set up, but %s: run `%s stop` first",
-				   a->name, why, area_self(d));
-		/* the area in RAM stays where it is: moving it is a stop's sync
-		 * back and a new setup, which the user decides */
-		else if (st.path && strcmp(st.path, a->path) != 0)
-			diag_warning(m, NULL, 0, "area '%s' is set up on '%s', while %s:%u now says path = %s: it stays on '%s' until `%s stop` syncs it back there; `%s start` then sets it up on the new path",
-				     a->name, st.path, area_config_file(a), a->path_line ? a->path_line : a->line,
-				     a->path, st.path, area_self(d), area_self(d));
+	if (r < 0)
+		diag_error(m, NULL, 0, "%s", why);
+	/* the area in RAM stays where it is: moving it is a stop's sync
+	 * back and a new setup, which the user decides */
+	else if (r > 0 && st.path && strcmp(st.path, a->path) != 0)
+		diag_warning(m, NULL, 0, "area '%s' is set up on '%s', while %s:%u now says path = %s: it stays on '%s' until `%s stop` syncs it back there; `%s start` then sets it up on the new path",
+			     a->name, st.path, area_config_file(a), a->path_line ? a->path_line : a->line,
+			     a->path, st.path, area_self(d), area_self(d));
+	state_area_done(&st);
+	return r;
+}
+
+int area_found_set_up(const char *state_dir, const char *self, const struct area_config *a, char **ret_path,
+		      char *why, size_t len)
+{
+	struct state_area st = { .resource_id = -1 };
+	struct area_dirs d;
+	int r = area_dirs_init(&d, state_dir, a->name, self);
+
+	if (r < 0)
+		return r;
+	r = existing_setup(&d, a->name, &st, why, len);
+	if (r > 0) {
+		*ret_path = st.path;
+		st.path = NULL;
 	}
 	state_area_done(&st);
+	area_dirs_done(&d);
 	return r;
 }
 
@@ -332,7 +359,7 @@ static int setup_cover(struct setup *s, const struct stat *root, struct diag_lis
 	}
 	if (s->a->overlay && (r = area_overlay_prepare(s, root, m)) < 0)
 		return r;
-	area_warn_open_files(s->a->name, s->a->path, m);
+	area_warn_open_files(s->a->name, s->a->path, AREA_OPEN_COVERED, m);
 	/* written ahead of the bind: a setup killed after it is found and
 	 * undone by the next start or by stop (the area is complete here) */
 	r = state_area_write(s->d.state, &s->st);
@@ -482,6 +509,7 @@ out:
 static int umount_private(const struct area_dirs *d, const char *name, const char *what, bool killed_setup,
 			  struct diag_list *m)
 {
+	char q[PATH_MAX * 4 + 3];
 	int r;
 
 	if (!area_is_mount_of(what, NULL))
@@ -494,10 +522,10 @@ static int umount_private(const struct area_dirs *d, const char *name, const cha
 	if (r == 0)
 		return 0;
 	if (r == -EBUSY)
-		area_warn_open_files(name, what, m);
+		area_warn_open_files(name, what, AREA_OPEN_BUSY, m);
 	if (r == -EBUSY)
-		diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s: stop the processes named above and run `%s stop` again",
-			   name, what, strerror(-r), area_self(d));
+		diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s: stop the processes using it (fuser -vm %s) and run `%s stop` again",
+			   name, what, strerror(-r), shell_quote(what, q, sizeof(q)), area_self(d));
 	else
 		diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s", name, what, strerror(-r));
 	return r;
@@ -528,6 +556,8 @@ static int umount_cover(const struct state_area *st, const struct area_dirs *d,
 			const struct area_mounts *f, struct diag_list *m)
 {
 	uint64_t id = st->cover_id ? st->cover_id : cover_id_at(st->path, d->area, st->overlay);
+	const char *at = f->cover_at_path ? st->path : f->moved_to;
+	char q[PATH_MAX * 4 + 3];
 	int r;
 
 	if (!id || !f->cover_present)
@@ -535,12 +565,13 @@ static int umount_cover(const struct state_area *st, const struct area_dirs *d,
 	r = umount_id_waiting(id);
 	if (r == 0 || r == -ESTALE)
 		return 0; /* ours is gone: whatever is there now is not ours */
-	if (r == -EBUSY) {
-		area_explain_busy(d, st, true, m);
+	if (r == -EBUSY && area_explain_busy(d, st, true, m) > 0)
+		return diag_errno(m, r, NULL, 0, "area '%s': unmounting '%s': %s: unmount what was mounted on it and run `%s stop` again",
+				  st->name, at, strerror(-r), area_self(d));
+	if (r == -EBUSY)
 		return diag_errno(m, r, NULL, 0,
-				  "area '%s': unmounting '%s': %s: free what is named above and run `%s stop` again",
-				  st->name, f->cover_at_path ? st->path : f->moved_to, strerror(-r), area_self(d));
-	}
+				  "area '%s': unmounting '%s': %s: stop the processes using it (fuser -vm %s) and run `%s stop` again",
+				  st->name, at, strerror(-r), shell_quote(at, q, sizeof(q)), area_self(d));
 	diag_error(m, NULL, 0, "area '%s': unmounting '%s': %s%s", st->name, st->path, strerror(-r),
 		   r == -ELOOP ? ": the path to it holds a symbolic link now" : "");
 	return r;
@@ -676,6 +707,7 @@ static int overlay_stop_sync(const struct area_dirs *d, int recfd, struct state_
 static int freeze_cover(const struct area_dirs *d, const struct state_area *st, bool *frozen,
 			struct diag_list *m)
 {
+	char q[PATH_MAX * 4 + 3];
 	int r;
 
 	*frozen = false;
@@ -692,8 +724,8 @@ static int freeze_cover(const struct area_dirs *d, const struct state_area *st, 
 	if (r == -EBUSY) {
 		area_explain_busy(d, st, true, m);
 		return diag_errno(m, r, NULL, 0,
-				  "area '%s': files in '%s' are open for writing: what they write after the last sync would be lost; close them (what holds them is named above) and run `%s stop` again",
-				  st->name, st->path, area_self(d));
+				  "area '%s': files in '%s' are open for writing: what they write after the last sync would be lost; close them (fuser -vm %s names who holds them) and run `%s stop` again",
+				  st->name, st->path, shell_quote(st->path, q, sizeof(q)), area_self(d));
 	}
 	if (r < 0)
 		return diag_errno(m, r, NULL, 0, "area '%s': making its bind over '%s' read-only for the last sync: %s",

@@ -96,6 +96,23 @@ int area_setup(const struct area_config *a, const struct area_sizing *sz, const 
 
 /*
  * @self: as area_setup()
+ * @ret_path: owned, on 1: the path the area was set up on (the record's,
+ *            which may differ from @a->path when the config changed)
+ * @why: on -EEXIST, area_setup()'s refusal, for the user
+ *
+ * What area_setup() finds first, for check and --dry-run: the record of a
+ * finished setup of @a's name, and its bind over the directory.
+ *
+ * Returns: 1 set up already, the bind still there (active, covered or
+ * degraded): start leaves it as it is; -EEXIST set up, but its bind was
+ * unmounted or moved: start refuses it; 0 no such record: start sets it
+ * up; -ENOMEM.
+ */
+int area_found_set_up(const char *state_dir, const char *self, const struct area_config *a, char **ret_path,
+		      char *why, size_t len);
+
+/*
+ * @self: as area_setup()
  * @msgs: one diag_error on failure; on success, one diag_info "synced
  *        back" only when the sync put, deleted or kept an entry (a sync
  *        that found nothing changed adds nothing: quiet on success)

@@ -267,9 +267,13 @@ int area_backend_release(const struct state_area *st, struct diag_list *m);
 /* ---------------------------------------------------------------- area_survey.c */
 
 /* diag_warning, with its pid, for every process that holds a file open or
- * has its working directory under @path (it stays in the covered directory
- * once the area is bound over it) */
-void area_warn_open_files(const char *name, const char *path, struct diag_list *m);
+ * has its working directory under @path, and what that does (@effect:
+ * AREA_OPEN_COVERED, AREA_OPEN_BUSY) */
+void area_warn_open_files(const char *name, const char *path, const char *effect, struct diag_list *m);
+/* at setup: it stays in the covered directory once the area is bound over it */
+#define AREA_OPEN_COVERED "its writes go to the hidden copy"
+/* at stop, before it refuses: a busy mount is not unmounted lazily */
+#define AREA_OPEN_BUSY "it keeps the area from being stopped"
 
 /* Called with each subvolume found (an O_PATH descriptor, borrowed, and
  * its path relative to the walk's root); returns 0 or negative errno,

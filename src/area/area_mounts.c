@@ -287,7 +287,7 @@ size_t area_explain_busy(const struct area_dirs *d, const struct state_area *st,
 	mnt_free_iter(itr);
 	mnt_unref_table(tb);
 	if (n == 0 && procs) /* no mount on it: processes hold it */
-		area_warn_open_files(st->name, st->path, m);
+		area_warn_open_files(st->name, st->path, AREA_OPEN_BUSY, m);
 	return n;
 }
 

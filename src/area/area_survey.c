@@ -268,7 +268,7 @@ static bool pid_cwd_below(int pidfd, const char *path)
 	return link_is_below(link, path);
 }
 
-void area_warn_open_files(const char *name, const char *path, struct diag_list *m)
+void area_warn_open_files(const char *name, const char *path, const char *effect, struct diag_list *m)
 {
 	DIR *proc = opendir("/proc");
 	struct dirent *de;
@@ -294,9 +294,8 @@ void area_warn_open_files(const char *name, const char *path, struct diag_list *
 			comm[n > 0 ? n : 0] = '\0';
 			comm[strcspn(comm, "\n")] = '\0';
 			diag_warning(m, NULL, 0,
-				     "area '%s': pid %s (%s) has %s under %s: its writes go to the hidden copy",
-				     name, de->d_name, comm,
-				     cwd ? "its working directory" : "files open", path);
+				     "area '%s': pid %s (%s) has %s under %s: %s", name, de->d_name, comm,
+				     cwd ? "its working directory" : "files open", path, effect);
 		}
 	}
 	closedir(proc);

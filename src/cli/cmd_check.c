@@ -123,6 +123,7 @@ int cmd_check(const struct options *o, const struct logger *lg)
 	int r, status;
 
 	sources_init(&src, o);
+	src.area_records = true;
 	r = world_load(&src, lg, &w);
 	if (r == 0)
 		r = warn_unmatched_sections(&src, lg, &w);

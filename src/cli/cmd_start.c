@@ -404,6 +404,7 @@ static int start_pass(const struct options *o, const struct logger *lg, bool no_
 	/* the boot refuses a bad line, area or [btrfs] section alone and
 	 * sets up the rest; --dry-run is as strict as check */
 	src.lenient = !o->dry_run;
+	src.area_records = o->dry_run;
 	/* the configuration's warnings once per boot and configuration: a
 	 * start that changes nothing prints nothing (storaged(8), start) */
 	if (!o->dry_run && asprintf(&warned, "%s/" STATEDIR_WARNED, o->state_dir) >= 0)

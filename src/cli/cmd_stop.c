@@ -54,17 +54,25 @@ static void end_resident(const struct options *o, const struct logger *lg)
 }
 
 /* The closing line, as start's (cmd_start.c log_summary()): the counts
- * that are not zero, at error level when something could not be undone,
+ * that are not zero, at error level when something could not be undone
+ * or an area was removed without all of its content where it belongs,
  * nothing when there was nothing to undo. */
 static void log_undone(const struct logger *lg, const struct undo_summary *sum)
 {
-	char line[256] = "";
+	char line[256] = "", of[128] = "";
 
 	add_count(line, sizeof(line), sum->n_unmounted, "unmounted", "unmounted");
 	add_count(line, sizeof(line), sum->n_areas, "area removed", "areas removed");
+	add_count(of, sizeof(of), sum->n_lost, "without its content", "without their content");
+	add_count(of, sizeof(of), sum->n_kept_both, "with entries kept twice",
+		  "with entries kept twice");
+	if (of[0] && strlen(line) < sizeof(line))
+		snprintf(line + strlen(line), sizeof(line) - strlen(line), " (%s)", of);
 	add_count(line, sizeof(line), sum->n_failed, "failed", "failed");
-	if (sum->n_failed)
+	if (sum->n_failed || sum->n_kept_both)
 		log_error(lg, "%s; see `%s status`", line, log_self(lg));
+	else if (sum->n_lost)
+		log_error(lg, "%s", line);
 	else if (line[0])
 		log_info(lg, "%s", line);
 }

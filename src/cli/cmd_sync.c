@@ -18,32 +18,36 @@
 #include "world/load.h"
 #include "world/world.h"
 
-/* Is @name an [area] of the configuration?  An error within another
- * area's section or a [btrfs] section does not stop its sync (as it does
- * not stop its start); one within @name's own does not either: the area
- * in RAM, set up before the section went wrong, still holds the data.
- * Returns: 0; -ENOENT when not; -EINVAL when the configuration as a whole
- * cannot be used (logged). */
-static int area_configured(const struct options *o, const struct logger *lg, const char *name)
+/* The configuration's areas (world_load_settings()) into @c; a missing
+ * file has none.  An error within an area's or a [btrfs] section does not
+ * stop a sync (as it does not stop its start): the area in RAM, set up
+ * before the section went wrong, still holds the data.  Returns: 0;
+ * -EINVAL when the configuration as a whole cannot be used (@dl says
+ * why); -ENOMEM. */
+static int load_areas(const struct options *o, struct config *c, struct diag_list *dl)
 {
-	struct config c = { 0 };
-	struct diag_list dl = { 0 };
-	bool found = false;
-	int r = config_init(&c);
+	int r = config_init(c);
 
 	if (r == 0)
-		r = world_load_settings(o->config_path, &c, &dl);
-	if (r == 0) {
-		for (size_t i = 0; i < c.n_areas && !found; i++)
-			found = strcmp(c.areas[i].name, name) == 0;
-	} else if (r != -ENOENT) {
-		log_diags(lg, &dl);
-	}
-	if ((r == 0 || r == -ENOENT) && !found)
-		r = -ENOENT;
-	diag_list_done(&dl);
-	config_done(&c);
-	return r;
+		r = world_load_settings(o->config_path, c, dl);
+	return r == -ENOENT ? 0 : r;
+}
+
+static bool configured(const struct config *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_areas; i++)
+		if (strcmp(c->areas[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* An area set up and since taken out of the configuration still holds its
+ * data in RAM: it is synced as it was set up, by `sync NAME`, by `sync`
+ * without NAME and by `stop`, and the first two say so. */
+static void warn_unconfigured(const struct options *o, const struct logger *lg, const char *name)
+{
+	log_warning(lg, "area %s: no [area %s] in %s any more; it is synced as it was set up (`%s stop` removes it)",
+		    name, name, o->config_path, log_self(lg));
 }
 
 /* Is @name set up (an area record in the state directory)? */
@@ -61,20 +65,25 @@ static bool area_set_up(const struct options *o, const struct logger *lg, const 
 	return found;
 }
 
-/* May `sync NAME` go on?  An area set up and since taken out of the
- * configuration still holds its data in RAM: it is synced as it was set
- * up, as `sync` without NAME and `stop` do. */
+/* May `sync NAME` go on?  Not when the configuration as a whole cannot be
+ * used, nor for a name neither configured nor set up. */
 static bool sync_allowed(const struct options *o, const struct logger *lg, const char *name)
 {
-	int r = area_configured(o, lg, name);
+	struct config c = { 0 };
+	struct diag_list dl = { 0 };
+	int r = load_areas(o, &c, &dl);
+	bool found = r == 0 && configured(&c, name);
 
-	if (r == 0)
+	if (r < 0)
+		log_diags(lg, &dl);
+	diag_list_done(&dl);
+	config_done(&c);
+	if (found)
 		return true;
-	if (r != -ENOENT)
+	if (r < 0)
 		return false;
 	if (area_set_up(o, lg, name)) {
-		log_warning(lg, "area %s: no [area %s] in %s any more; it is synced as it was set up (`%s stop` removes it)",
-			    name, name, o->config_path, log_self(lg));
+		warn_unconfigured(o, lg, name);
 		return true;
 	}
 	log_error(lg, "no [area %s] in %s; `%s status` lists the active areas", name, o->config_path,
@@ -118,21 +127,33 @@ static int sync_one(const struct options *o, const struct logger *lg, const char
  * (or there is none); the first negative errno otherwise (each logged). */
 static int sync_all(const struct options *o, const struct logger *lg)
 {
+	struct config c = { 0 };
+	struct diag_list dl = { 0 };
 	struct area_status *areas;
 	size_t n;
+	/* one that cannot be used names no area: no warning then (check
+	 * says what is wrong with it), and the areas are synced all the same */
+	bool known = load_areas(o, &c, &dl) == 0;
 	int r = area_status_list(o->state_dir, log_self(lg), false, &areas, &n);
 
+	diag_list_done(&dl);
 	if (r < 0) {
 		log_error(lg, "cannot list the areas in '%s/areas': %s", o->state_dir, strerror(-r));
+		config_done(&c);
 		return r;
 	}
 	for (size_t i = 0; i < n; i++) {
-		int q = areas[i].persist ? sync_one(o, lg, areas[i].name) : 0;
+		int q = 0;
 
+		if (areas[i].persist && known && !configured(&c, areas[i].name))
+			warn_unconfigured(o, lg, areas[i].name);
+		if (areas[i].persist)
+			q = sync_one(o, lg, areas[i].name);
 		if (q < 0 && r == 0)
 			r = q;
 	}
 	area_status_free(areas, n);
+	config_done(&c);
 	return r;
 }
 

@@ -131,17 +131,25 @@ static int undo_mount(const struct undo_ctx *cx, const struct state_record *rec,
 	return r;
 }
 
-/* Adds one outcome (of undo_mount(), undo_area()) to cx->sum. */
+/* Adds one outcome (of undo_mount(), undo_area()) to cx->sum.  An area
+ * torn down without its content, or with entries kept twice, is removed
+ * all the same: counted so, and apart. */
 static void count(const struct undo_ctx *cx, enum state_kind kind, int r)
 {
+	bool torn_down = kind == STATE_AREA && (r == 0 || r == -ENODATA || r == -COPY_SYNC_KEPT_BOTH);
+
 	if (!cx->sum)
 		return;
-	if (r < 0)
+	if (torn_down)
+		cx->sum->n_areas++;
+	if (torn_down && r == -ENODATA)
+		cx->sum->n_lost++;
+	else if (torn_down && r < 0)
+		cx->sum->n_kept_both++;
+	else if (r < 0)
 		cx->sum->n_failed++;
 	else if (r > 0 && kind == STATE_MOUNT)
 		cx->sum->n_unmounted++;
-	else if (r == 0 && kind == STATE_AREA)
-		cx->sum->n_areas++;
 }
 
 /* @why (@len bytes, may be 0): the first error of the teardown, without

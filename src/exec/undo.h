@@ -16,7 +16,10 @@
 struct undo_summary {
 	unsigned n_unmounted; /* storaged's mounts unmounted */
 	unsigned n_areas; /* areas torn down (synced back first where persist) */
-	unsigned n_failed; /* records not undone, and areas torn down without their content */
+	unsigned n_lost; /* of n_areas: torn down without their content (an error each) */
+	unsigned n_kept_both; /* of n_areas: torn down after a sync back that
+				 kept entries twice (an error each, `status` shows it) */
+	unsigned n_failed; /* records not undone */
 };
 
 struct undo_ctx {

@@ -385,6 +385,25 @@ static int area_on_state_dir(struct builder *b, const struct area_config *a)
 			  a->name, a->path, how, sd);
 }
 
+/* An area start finds set up already: it leaves it as it is (area_setup()
+ * returns 1), as a mount already there; or one whose bind over the
+ * directory is gone, which it refuses.  Returns: 0 or -ENOMEM. */
+static int add_recorded_area_step(struct builder *b, size_t i)
+{
+	const struct plan_area_record *rec = &b->in->area_records[i];
+	size_t idx;
+	int r = plan__builder_add_step(b, PLAN_AREA, &idx);
+
+	if (r < 0)
+		return r;
+	b->steps[idx].area = &b->in->config->areas[i];
+	b->steps[idx].done = rec->done != NULL;
+	b->steps[idx].conflict = rec->done == NULL;
+	b->steps[idx].sizing_deferred = true; /* not sized: nothing is made */
+	b->area_step[i] = idx;
+	return (b->steps[idx].note = strdup(rec->done ?: rec->fails)) ? 0 : -ENOMEM;
+}
+
 int plan__add_area_step(struct builder *b, size_t i)
 {
 	const struct area_config *a = &b->in->config->areas[i];
@@ -398,6 +417,8 @@ int plan__add_area_step(struct builder *b, size_t i)
 		return plan__add_refused_area_step(b, i);
 	if ((r = area_on_state_dir(b, a)) < 0)
 		return r;
+	if (b->in->area_records && (b->in->area_records[i].done || b->in->area_records[i].fails))
+		return add_recorded_area_step(b, i);
 	/* On a filesystem that is not mounted yet, the directory (if any)
 	 * is the bare one underneath: size the area when it runs. */
 	holder = plan__deepest_entry_above(b, a->path, true, NONE);

@@ -179,6 +179,15 @@ static inline const char *entry_facts_path_real(const struct entry_facts *f, siz
 	return f->path_real ? f->path_real[k] : NULL;
 }
 
+/* What storaged's state directory says of a configured area, as start
+ * finds it (check, --dry-run: world/). */
+struct plan_area_record {
+	char *done; /* NULL, or how it is set up already: start leaves it as
+		       it is, a done step with this note */
+	char *fails; /* NULL, or why start refuses it (its bind over the
+			directory was unmounted or moved): the step fails */
+};
+
 struct plan_input {
 	const struct config *config;
 	const struct fstab *fstab; /* deferred entries */
@@ -188,6 +197,7 @@ struct plan_input {
 	/* NULL (nothing known), or one per fstab->entries[i] */
 	const struct entry_facts *facts;
 	const struct area_survey *surveys; /* one per config->areas[i], or NULL */
+	const struct plan_area_record *area_records; /* NULL, or one per config->areas[i] */
 	uint64_t ram_bytes; /* MemTotal, bytes */
 	/* storaged's state directory, links resolved where it exists (NULL:
 	 * unknown): no area may cover it or lie in it */
@@ -212,7 +222,8 @@ struct plan_input {
  * edge; 6. with stale-member = scrub, a SCRUB step waits for the first
  * MOUNT step of a btrfs filesystem that has a stale member.  Steps are
  * ordered topologically, ties broken by fstab line order.
- * Entries already mounted (same target in @mountinfo) become done steps.
+ * Entries already mounted (same target in @mountinfo) and areas set up
+ * already (@in->area_records) become done steps.
  *
  * Returns: 0; -ELOOP on a dependency cycle; -EINVAL on other errors
  * appended to @diags; -ENOMEM.

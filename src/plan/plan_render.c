@@ -318,8 +318,11 @@ static void text_head(const struct plan_step *s, FILE *f)
 			fputs(" writeback ", f);
 			put_escaped(s->area->writeback_device, f);
 		}
-		fputs("  ", f);
-		area_sizes_how(s, f);
+		/* set up already: its sizes are its record's, `status` shows them */
+		if (!s->done) {
+			fputs("  ", f);
+			area_sizes_how(s, f);
+		}
 	}
 }
 

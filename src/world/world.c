@@ -90,6 +90,11 @@ void world_done(struct world *w)
 	plan_done(&w->plan);
 	predictions_done(&w->predictions);
 	free(w->surveys);
+	for (size_t i = 0; w->area_records && i < w->cfg.n_areas; i++) {
+		free(w->area_records[i].done);
+		free(w->area_records[i].fails);
+	}
+	free(w->area_records);
 	facts_done(w);
 	mnt_unref_table(w->mountinfo);
 	btrfs_fs_list_done(&w->btrfs);
@@ -435,6 +440,40 @@ static int read_surveys(const char *path, struct world *w)
 	return r;
 }
 
+/* check and --dry-run: what start finds of each area in the state
+ * directory (area_found_set_up()).  A state directory that cannot be read
+ * holds nothing (start says why).  Returns: 0 or -ENOMEM. */
+static int find_area_records(const struct sources *s, const struct logger *lg, struct world *w)
+{
+	if (!s->area_records || !s->state_dir)
+		return 0;
+	w->area_records = calloc(w->cfg.n_areas ? w->cfg.n_areas : 1, sizeof(*w->area_records));
+	if (!w->area_records)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->cfg.n_areas; i++) {
+		const struct area_config *a = &w->cfg.areas[i];
+		struct plan_area_record *rec = &w->area_records[i];
+		_cleanup_free_ char *path = NULL;
+		char why[PATH_MAX * 2 + 512];
+		int r = area_found_set_up(s->state_dir, log_self(lg), a, &path, why, sizeof(why));
+
+		if (r == -ENOMEM)
+			return r;
+		if (r == -EEXIST && !(rec->fails = strdup(why)))
+			return -ENOMEM;
+		if (r <= 0)
+			continue;
+		if (streq(path, a->path))
+			rec->done = strdup("already set up");
+		else if (asprintf(&rec->done, "already set up on '%s', its path before: it stays there until a stop syncs it back",
+				  path) < 0)
+			rec->done = NULL;
+		if (!rec->done)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* A directory that cannot be walked is recorded as such: the planner
  * then sizes the area without its seed and says so. */
 static int survey_areas(const struct sources *s, const struct logger *lg, struct world *w)
@@ -454,9 +493,12 @@ static int survey_areas(const struct sources *s, const struct logger *lg, struct
 		const struct area_config *a = &w->cfg.areas[i];
 		/* an overlay with its sizes given measures nothing of the tree */
 		bool root_only = a->overlay && a->size.kind != AREA_SIZE_AUTO && !a->inodes_auto;
-		int r = root_only ? area_survey_root(a->path, &w->surveys[i])
-				  : area_survey_path(a->path, &w->surveys[i]);
+		int r;
 
+		if (w->area_records && (w->area_records[i].done || w->area_records[i].fails))
+			continue; /* not sized: nothing is made */
+		r = root_only ? area_survey_root(a->path, &w->surveys[i])
+				  : area_survey_path(a->path, &w->surveys[i]);
 		if (r < 0) {
 			w->surveys[i].valid = false;
 			w->surveys[i].error = r;
@@ -582,6 +624,7 @@ static int plan_and_predict(const struct sources *s, const struct logger *lg, st
 		.mountinfo = w->mountinfo,
 		.facts = w->facts,
 		.surveys = w->surveys,
+		.area_records = w->area_records,
 		.local_only = s->local_only,
 		.state_dir = state_dir ? state_dir : s->state_dir,
 	};
@@ -720,7 +763,9 @@ int world_load(const struct sources *s, const struct logger *lg, struct world *w
 		r = -EIO;
 		goto out;
 	}
-	r = survey_areas(s, lg, w);
+	r = find_area_records(s, lg, w);
+	if (r == 0)
+		r = survey_areas(s, lg, w);
 	if (r == -ENOMEM)
 		log_error(lg, "cannot survey the areas: %s", strerror(-r));
 	if (r < 0) {

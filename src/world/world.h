@@ -58,6 +58,10 @@ struct sources {
 	 * alone, as a failed step (refuse.c); false (check, --dry-run): any
 	 * error stops the pass */
 	bool lenient;
+	/* check, --dry-run: an area start finds set up already (its record and
+	 * its bind, area_found_set_up()) is a done step, one whose bind is gone
+	 * a step that fails; start leaves both to area_setup(), under its lock */
+	bool area_records;
 };
 
 /*
@@ -86,6 +90,9 @@ struct world {
 	struct btrfs_fs_list btrfs;
 	struct libmnt_table *mountinfo;
 	struct area_survey *surveys; /* one per cfg.areas[i] */
+	/* NULL, or one per cfg.areas[i] (plan_input.area_records); their
+	 * strings owned */
+	struct plan_area_record *area_records;
 	struct plan plan;
 	struct predictions predictions; /* the plan's steps borrow them */
 	/* the pass's view of the system, which the loader's walks filled;

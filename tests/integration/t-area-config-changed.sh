@@ -3,8 +3,9 @@
 # The configuration changed under an active persist area, whose data is
 # in RAM.  Its path changed: `start` leaves it where it is and says so
 # (FILE:LINE, what to run).  Its [area] section was taken out: `sync NAME`
-# syncs it as it was set up, with a warning naming the configuration, as
-# `sync` without NAME and `stop` do; a name never set up stays an error.
+# and `sync` without NAME sync it as it was set up, each with a warning
+# naming the configuration (`sync` said nothing), as `stop` syncs it; a
+# name never set up stays an error.
 . "$(dirname "$0")/lib-area.sh"
 
 P=$SCRATCH/work
@@ -37,11 +38,17 @@ grep -q "no \[area p\] in $CONF any more" "$OUT" || { cat "$OUT"; fail "sync p o
 [ "$(cat "$RUN/areas/p/lower/file")" = changed ] || fail "sync p of an unconfigured area did not reach the directory"
 pass "sync NAME of an active area out of the configuration syncs it, and says so"
 
+echo again >"$P/file"
+expect_rc 0 sync
+grep -q "no \[area p\] in $CONF any more" "$OUT" || { cat "$OUT"; fail "sync of an unconfigured area gave no warning naming $CONF"; }
+[ "$(cat "$RUN/areas/p/lower/file")" = again ] || fail "sync of an unconfigured area did not reach the directory"
+pass "sync without NAME says it of the area as sync NAME does"
+
 expect_rc 2 sync nosuch
 grep -q "no \[area nosuch\]" "$OUT" || { cat "$OUT"; fail "sync of an unknown area: no error naming it"; }
 pass "sync NAME of an area never set up is still refused"
 
 expect_rc 0 stop
 ! mountpoint -q "$P" || fail "stop left the unconfigured area mounted"
-[ "$(cat "$P/file")" = changed ] || fail "the change is not in the directory after stop"
+[ "$(cat "$P/file")" = again ] || fail "the change is not in the directory after stop"
 pass "stop removes it, the change kept"
