@@ -64,12 +64,13 @@ static void log_undone(const struct logger *lg, const struct undo_summary *sum)
 	add_count(line, sizeof(line), sum->n_unmounted, "unmounted", "unmounted");
 	add_count(line, sizeof(line), sum->n_areas, "area removed", "areas removed");
 	add_count(of, sizeof(of), sum->n_lost, "without its content", "without their content");
-	add_count(of, sizeof(of), sum->n_kept_both, "with entries kept twice",
-		  "with entries kept twice");
+	add_count(of, sizeof(of), sum->n_kept_both, "with entries kept twice", "with entries kept twice");
+	add_count(of, sizeof(of), sum->n_rescued, "with its content kept apart",
+		  "with their content kept apart");
 	if (of[0] && strlen(line) < sizeof(line))
 		snprintf(line + strlen(line), sizeof(line) - strlen(line), " (%s)", of);
 	add_count(line, sizeof(line), sum->n_failed, "failed", "failed");
-	if (sum->n_failed || sum->n_kept_both)
+	if (sum->n_failed || sum->n_kept_both || sum->n_rescued)
 		log_error(lg, "%s; see `%s status`", line, log_self(lg));
 	else if (sum->n_lost)
 		log_error(lg, "%s", line);
@@ -87,7 +88,8 @@ int cmd_stop(const struct options *o, const struct logger *lg)
 	int lock, failed, saved;
 
 	if (o->dry_run) {
-		log_error(lg, "stop: --dry-run is not supported; `%s status` shows what stop would undo", log_self(lg));
+		log_error(lg, "stop: --dry-run is not supported; `%s status` shows what stop would undo",
+			  log_self(lg));
 		return EXIT_CONFIG;
 	}
 	/* no state directory: no storaged set anything up with it (start

@@ -21,8 +21,8 @@ static bool record_is_undoable(const struct state_record *r)
 {
 	if (r->seq == 0 || r->kind == STATE_BTRFS)
 		return false;
-	return r->status == STATE_DONE || r->status == STATE_DEGRADED || r->status == STATE_MOUNTING ||
-	       r->kind == STATE_AREA || r->mount_id;
+	return r->status == STATE_DONE || r->status == STATE_DEGRADED ||
+	       r->status == STATE_MOUNTING || r->kind == STATE_AREA || r->mount_id;
 }
 
 static int by_seq_desc(const void *a, const void *b)
@@ -79,8 +79,8 @@ static int mount_still_ours(const struct undo_ctx *cx, const struct state_record
 /* Why the umount of @mp failed, and what to do, into @why (@len bytes):
  * a mount below it when there is one (v->child_*), else its processes;
  * @self: the command to run again (log_self()). */
-static void umount_failed_why(const struct mount_view *v, const char *mp, const char *err, const char *self,
-			      char *why, size_t len)
+static void umount_failed_why(const struct mount_view *v, const char *mp, const char *err,
+			      const char *self, char *why, size_t len)
 {
 	char q[PATH_MAX * 4 + 3];
 
@@ -132,11 +132,12 @@ static int undo_mount(const struct undo_ctx *cx, const struct state_record *rec,
 }
 
 /* Adds one outcome (of undo_mount(), undo_area()) to cx->sum.  An area
- * torn down without its content, or with entries kept twice, is removed
- * all the same: counted so, and apart. */
+ * torn down without its content, with entries kept twice, or with its
+ * whole tree kept apart is removed all the same: counted so, and apart. */
 static void count(const struct undo_ctx *cx, enum state_kind kind, int r)
 {
-	bool torn_down = kind == STATE_AREA && (r == 0 || r == -ENODATA || r == -COPY_SYNC_KEPT_BOTH);
+	bool torn_down = kind == STATE_AREA && (r == 0 || r == -ENODATA ||
+						r == -COPY_SYNC_KEPT_BOTH || r == -COPY_SYNC_RESCUED);
 
 	if (!cx->sum)
 		return;
@@ -144,6 +145,8 @@ static void count(const struct undo_ctx *cx, enum state_kind kind, int r)
 		cx->sum->n_areas++;
 	if (torn_down && r == -ENODATA)
 		cx->sum->n_lost++;
+	else if (torn_down && r == -COPY_SYNC_RESCUED)
+		cx->sum->n_rescued++;
 	else if (torn_down && r < 0)
 		cx->sum->n_kept_both++;
 	else if (r < 0)
@@ -208,8 +211,8 @@ static void record_stop_failed(struct state *st, const struct state_record *rec,
 	char reason[1024];
 
 	snprintf(reason, sizeof(reason), "still %s: `storaged stop` could not %s it: %s",
-		 rec->kind == STATE_AREA ? "set up" : "mounted", rec->kind == STATE_AREA ? "remove" : "unmount",
-		 why);
+		 rec->kind == STATE_AREA ? "set up" : "mounted",
+		 rec->kind == STATE_AREA ? "remove" : "unmount", why);
 	state_put(st, rec->kind, rec->id, rec->source, rec->fstype, STATE_FAILED, reason, false);
 }
 
@@ -229,8 +232,9 @@ static int undo_records(const struct undo_ctx *cx, struct state *st)
 	qsort(v, n, sizeof(*v), by_seq_desc);
 	for (size_t i = 0; i < n; i++) {
 		char why[768] = "";
-		int r = v[i]->kind == STATE_AREA ? undo_area(cx, v[i]->id, v[i]->source, why, sizeof(why))
-						 : undo_mount(cx, v[i], why, sizeof(why));
+		int r = v[i]->kind == STATE_AREA
+				? undo_area(cx, v[i]->id, v[i]->source, why, sizeof(why))
+				: undo_mount(cx, v[i], why, sizeof(why));
 
 		count(cx, v[i]->kind, r);
 

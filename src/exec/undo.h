@@ -19,6 +19,8 @@ struct undo_summary {
 	unsigned n_lost; /* of n_areas: torn down without their content (an error each) */
 	unsigned n_kept_both; /* of n_areas: torn down after a sync back that
 				 kept entries twice (an error each, `status` shows it) */
+	unsigned n_rescued; /* of n_areas: torn down with their whole tree kept
+			       apart, their directory gone (the same) */
 	unsigned n_failed; /* records not undone */
 };
 

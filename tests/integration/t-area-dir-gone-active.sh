@@ -48,6 +48,8 @@ for seed in copy overlay; do
 			{ cat "$SCRATCH/sync.out" "$OUT"; fail "$t: sync and stop each say to run the other"; }
 		kept=$(sed -n "s/.*whole tree is kept in '\([^']*\)'.*/\1/p" "$OUT")
 		[ -n "$kept" ] || { cat "$OUT"; fail "$t: stop does not say where the area's tree is kept"; }
+		grep -q "1 area removed (1 with its content kept apart); see" "$OUT" ||
+			{ cat "$OUT"; fail "$t: stop's closing line does not count the area removed, kept apart"; }
 		[ "$(cat "$kept/new" 2>&1)" = precious ] && [ "$(cat "$kept/old" 2>&1)" = changed ] ||
 			{ cat "$OUT"; fail "$t: the area's files are not in '$kept': $(ls -A "$kept" 2>&1 | tr '\n' ' ')"; }
 		case $kept in "$D"/*) ;; *) fail "$t: kept outside the directory's filesystem: '$kept'" ;; esac
