@@ -69,7 +69,7 @@ same_trees() {
 round=0
 kills=0
 for sc in renameat2 fchown fchmod utimensat fsetxattr syncfs mkdirat unlinkat; do
-	for when in $(seq 1 "${C36_KILL_STRIDE:-1}" 40); do # the guest tries every third call
+	for when in $(seq 1 "${C36_KILL_STRIDE:-1}" 40); do # C36_KILL_STRIDE: every Nth (tests/guest/guest-suite)
 		round=$((round + 1))
 		echo "# kill at $sc #$when"
 		change $round
