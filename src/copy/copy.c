@@ -860,23 +860,3 @@ int copy_tree_fd(int srcfd, int dstfd, const struct copy_opts *o, const struct c
 
 	return copy_trees_fd(dstfd, &srcfd, &rel, 1, NULL, 0, o, sys, ret);
 }
-
-int copy_tree(const char *src, const char *dst, const struct copy_opts *o, struct copy_result *ret)
-{
-	int sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int dfd = sfd < 0 ? -1 : open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int r;
-
-	if (sfd < 0 || dfd < 0) {
-		r = -errno;
-		*ret = (struct copy_result){ .err = r };
-		snprintf(ret->msg, sizeof(ret->msg), "opening '%s': %s", sfd < 0 ? src : dst,
-			 strerror(-r));
-	} else
-		r = copy_tree_fd(sfd, dfd, o, &copy_sys_libc, ret);
-	if (sfd >= 0)
-		close(sfd);
-	if (dfd >= 0)
-		close(dfd);
-	return r;
-}

@@ -50,26 +50,23 @@ struct copy_opts {
 };
 
 /*
- * copy_tree: copies @src into the existing directory @dst (neither
- * followed when a link): owner (numeric), mode, atime and mtime, xattrs
+ * copy_tree_fd: copies the tree of @srcfd into the existing directory
+ * @dstfd (neither closed): owner (numeric), mode, atime and mtime, xattrs
  * (ACLs among them), file flags, hard links, nodes, fifos, symbolic links,
- * holes; not sockets.  A directory on another device than @src (a mount,
- * a btrfs subvolume or snapshot) is copied empty: an area carries those
- * itself (area_carry.c).  @src may change under the copy by a user who
- * owns it: each entry is looked up once, below its directory's descriptor,
- * and copied from that descriptor (copy_fd.h); nothing outside @src is
- * read.  The copy stays root-owned 0700 until the end, when directories get
- * their metadata after their contents, the root last.  A failure leaves a
- * partial copy for the caller to remove.  @o->jobs > 1: that many threads.
+ * holes; not sockets.  A directory on another device than @srcfd (a
+ * mount, a btrfs subvolume or snapshot) is copied empty: an area carries
+ * those itself (area_carry.c).  The tree may change under the copy by a
+ * user who owns it: each entry is looked up once, below its directory's
+ * descriptor, and copied from that descriptor (copy_fd.h); nothing
+ * outside it is read.  The copy stays root-owned 0700 until the end, when
+ * directories get their metadata after their contents, the root last.  A
+ * failure leaves a partial copy for the caller to remove.  @o->jobs > 1:
+ * that many threads.  @sys: the calls that take a name (copy_sys_libc, or
+ * a test's).
  *
- * Returns: 0; negative errno of the first failure (-ENOSPC, -ENOMEM,
- * -ELOOP/-ENOTDIR: @src or @dst not a directory), @ret's message saying
- * where.
+ * Returns: 0; negative errno of the first failure (-ENOSPC, -ENOMEM),
+ * @ret's message saying where.
  */
-int copy_tree(const char *src, const char *dst, const struct copy_opts *o, struct copy_result *ret);
-
-/* copy_tree() on descriptors (neither closed); @sys: the calls that take a
- * name (copy_sys_libc, or a test's) */
 int copy_tree_fd(int srcfd, int dstfd, const struct copy_opts *o, const struct copy_sys *sys,
 		 struct copy_result *ret);
 
@@ -87,7 +84,7 @@ struct copy_link {
  * copied once), every root's metadata last.  A name of one of the @links
  * inodes becomes a link to that copy.  The sync back's new directories.
  *
- * Returns: as copy_tree().
+ * Returns: as copy_tree_fd().
  */
 int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_t n,
 		  const struct copy_link *links, size_t nlinks, const struct copy_opts *o,
@@ -96,7 +93,7 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
 /*
  * copy_sync_fd: the incremental sync back (copy_sync.c): makes the tree
  * of @lowerfd (the area's directory) what the tree of @areafd is, with
- * copy_tree()'s fidelity, copying only what changed since the area's
+ * copy_tree_fd()'s fidelity, copying only what changed since the area's
  * baseline (COPY_SYNCED_XATTR; without one, what differs in type, size,
  * mtime, mode or owner).  Each entry, a deletion too, is one atomic
  * rename; directories' metadata last; the lower root gets the area root's.

@@ -21,108 +21,60 @@
 	(FS_APPEND_FL | FS_IMMUTABLE_FL | FS_NODUMP_FL | FS_NOATIME_FL | FS_SYNC_FL | \
 	 FS_DIRSYNC_FL | FS_NOCOW_FL | FS_PROJINHERIT_FL)
 
+/* openat(2) is variadic: the one call not of its member's type */
 static int sys_openat(int dirfd, const char *name, int flags, mode_t mode)
 {
 	return openat(dirfd, name, flags, mode);
 }
 
 /* /proc/self/fd/N of an O_PATH descriptor is a magic link to its inode:
- * opening it looks no name up (proc(5)) */
+ * opening it, or an xattr call on it, looks no name up (proc(5)) */
+static const char *fd_path(int fd, char p[32])
+{
+	snprintf(p, 32, "/proc/self/fd/%d", fd);
+	return p;
+}
+
 static int sys_reopen(int fd, int flags)
 {
 	char p[32];
 
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	return open(p, flags);
-}
-
-static int sys_mkdirat(int dirfd, const char *name, mode_t mode)
-{
-	return mkdirat(dirfd, name, mode);
-}
-
-static int sys_symlinkat(const char *target, int dirfd, const char *name)
-{
-	return symlinkat(target, dirfd, name);
-}
-
-static ssize_t sys_readlinkat(int dirfd, const char *name, char *buf, size_t len)
-{
-	return readlinkat(dirfd, name, buf, len);
-}
-
-static int sys_mknodat(int dirfd, const char *name, mode_t mode, dev_t dev)
-{
-	return mknodat(dirfd, name, mode, dev);
-}
-
-static int sys_linkat(int od, const char *on, int nd, const char *nn, int flags)
-{
-	return linkat(od, on, nd, nn, flags);
-}
-
-static int sys_fchownat(int dirfd, const char *name, uid_t uid, gid_t gid, int flags)
-{
-	return fchownat(dirfd, name, uid, gid, flags);
-}
-
-static int sys_fchmodat(int dirfd, const char *name, mode_t mode, int flags)
-{
-	return fchmodat(dirfd, name, mode, flags);
-}
-
-static int sys_utimensat(int dirfd, const char *name, const struct timespec ts[2], int flags)
-{
-	return utimensat(dirfd, name, ts, flags);
-}
-
-static int sys_unlinkat(int dirfd, const char *name, int flags)
-{
-	return unlinkat(dirfd, name, flags);
+	return open(fd_path(fd, p), flags);
 }
 
 const struct copy_sys copy_sys_libc = {
 	.openat = sys_openat,
 	.reopen = sys_reopen,
-	.mkdirat = sys_mkdirat,
-	.symlinkat = sys_symlinkat,
-	.readlinkat = sys_readlinkat,
-	.mknodat = sys_mknodat,
-	.linkat = sys_linkat,
-	.fchownat = sys_fchownat,
-	.fchmodat = sys_fchmodat,
-	.utimensat = sys_utimensat,
-	.unlinkat = sys_unlinkat,
+	.mkdirat = mkdirat,
+	.symlinkat = symlinkat,
+	.readlinkat = readlinkat,
+	.mknodat = mknodat,
+	.linkat = linkat,
+	.fchownat = fchownat,
+	.fchmodat = fchmodat,
+	.utimensat = utimensat,
+	.unlinkat = unlinkat,
 };
 
 static ssize_t x_list(int fd, bool viaproc, char *buf, size_t len)
 {
 	char p[32];
 
-	if (!viaproc)
-		return flistxattr(fd, buf, len);
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	return listxattr(p, buf, len);
+	return viaproc ? listxattr(fd_path(fd, p), buf, len) : flistxattr(fd, buf, len);
 }
 
 static ssize_t x_get(int fd, bool viaproc, const char *name, void *buf, size_t len)
 {
 	char p[32];
 
-	if (!viaproc)
-		return fgetxattr(fd, name, buf, len);
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	return getxattr(p, name, buf, len);
+	return viaproc ? getxattr(fd_path(fd, p), name, buf, len) : fgetxattr(fd, name, buf, len);
 }
 
 static int x_set(int fd, bool viaproc, const char *name, const void *v, size_t len)
 {
 	char p[32];
 
-	if (!viaproc)
-		return fsetxattr(fd, name, v, len, 0);
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	return setxattr(p, name, v, len, 0);
+	return viaproc ? setxattr(fd_path(fd, p), name, v, len, 0) : fsetxattr(fd, name, v, len, 0);
 }
 
 /* appends name, u32 length and value to @xa */

@@ -27,7 +27,7 @@ int copy_spawn_find(char *buf, size_t len, struct copy_result *res);
 unsigned copy_spawn_jobs(void);
 
 /*
- * copy_spawn_run: copy_tree() of @srcfd into @dstfd (either may be O_PATH;
+ * copy_spawn_run: copy_tree_fd() of @srcfd into @dstfd (either may be O_PATH;
  * neither closed; @src, @dst: their names in messages, never looked up) in
  * storaged-copy, run by argv with spawn_start() (spawn_helper.h): clean
  * environment, stdin and stdout on /dev/null, stderr shared (the progress

@@ -369,20 +369,6 @@ static void test_open_beneath(void **state)
 	assert_int_equal(copy_open_beneath(&copy_sys_libc, rec.top, "src/a/b/f"), -ENOTDIR);
 }
 
-/* the source root itself may not be a link */
-static void test_root_link_refused(void **state)
-{
-	struct copy_opts o = { .label = "test", .jobs = 1 };
-	struct copy_result res;
-	char src[128], dst[128];
-
-	snprintf(src, sizeof(src), "%s/src/tl", (char *)*state);
-	snprintf(dst, sizeof(dst), "%s/dst", (char *)*state);
-	assert_true(refused_link(copy_tree(src, dst, &o, &res)));
-	assert_true(refused_link(res.err));
-	no_secret();
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,7 +378,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_swap_after_lookup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_swap_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_beneath, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_root_link_refused, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
