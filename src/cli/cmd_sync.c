@@ -113,10 +113,9 @@ static int sync_one(const struct options *o, const struct logger *lg, const char
 	/* what synced said so itself (area_sync()), and only when the sync
 	 * changed something */
 	if (r < 0 && !said)
-		log_error(lg, "area %s: the sync back failed (%s): what it did not sync (the entries named above, or "
-			      "every change since the last sync) is only in the area, in RAM; "
-			      "fix what the messages above say and run `%s sync %s`",
-			  name, strerror(-r), log_self(lg), name);
+		log_error(lg, "area %s: the sync back failed (%s): every change since the last sync is only in "
+			      "the area, in RAM; run `%s sync %s` again, and `%s status` if it fails again",
+			  name, strerror(-r), log_self(lg), name, log_self(lg));
 	/* storaged_area_last_sync_*, status */
 	if (status_prom_note_sync(o->state_dir, name, r == 0) < 0)
 		log_warning(lg, "area %s: cannot record the sync for status and the metrics", name);
