@@ -188,6 +188,7 @@ static int setup_state_init(struct setup *s)
 	s->st.backend = s->a->backend;
 	s->st.persist = s->a->persist;
 	s->st.seeded = s->a->seed;
+	s->st.sync_interval_usec = s->a->persist ? s->a->sync_interval_usec : 0;
 	s->st.overlay = s->a->overlay;
 	s->st.size_bytes = s->sz->size_bytes;
 	s->st.nr_inodes = s->sz->nr_inodes;

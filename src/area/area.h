@@ -187,6 +187,7 @@ struct area_status {
 	uint64_t inodes_total, inodes_used;
 	bool measured; /* the figures are statvfs(3)'s of the mounted area */
 	bool persist;
+	uint64_t sync_interval_usec; /* the one it was set up with, µs (its record) */
 	bool seeded; /* seeded from path */
 	bool overlay; /* seed = overlay: the figures are the upper layer's */
 	bool kept_both; /* a sync since start kept entries on both sides */

@@ -144,7 +144,8 @@ static void status_fill(const char *state_dir, const char *self, struct state_ar
 	struct statvfs v;
 	char why[PATH_MAX * 2];
 
-	*o = (struct area_status){ .persist = st->persist, .seeded = st->seeded, .overlay = st->overlay };
+	*o = (struct area_status){ .persist = st->persist, .seeded = st->seeded,
+				  .sync_interval_usec = st->sync_interval_usec, .overlay = st->overlay };
 	o->name = st->name;
 	o->path = st->path;
 	o->device = st->device;

@@ -191,13 +191,16 @@ static uint64_t sync_wait(const char *state_dir, const char *name, uint64_t inte
 			      now_monotonic_usec());
 }
 
-/* The area's sync-interval in µs; 0 when off or not configured. */
-static uint64_t interval_of(const struct config *c, const char *name)
+/* The sync-interval of the active area @a in µs (0: off): its section's
+ * in the configuration @c; without one, or without a usable @c, the one it
+ * was set up with: its RAM holds the work all the same, and `sync` syncs
+ * it as it was set up too. */
+static uint64_t interval_of(const struct config *c, bool usable, const struct area_status *a)
 {
-	for (size_t i = 0; i < c->n_areas; i++)
-		if (strcmp(c->areas[i].name, name) == 0)
-			return config_area_sync_interval(c, &c->areas[i]);
-	return 0;
+	for (size_t i = 0; usable && i < c->n_areas; i++)
+		if (strcmp(c->areas[i].name, a->name) == 0)
+			return c->areas[i].sync_interval_usec;
+	return a->sync_interval_usec;
 }
 
 int sync_due_areas(const struct options *o, const struct logger *lg, uint64_t since_usec, uint64_t *ret_next_sec)
@@ -208,24 +211,25 @@ int sync_due_areas(const struct options *o, const struct logger *lg, uint64_t si
 	char boot_id[SYNC_BOOT_ID_LEN];
 	uint64_t next_usec = 0;
 	size_t n = 0;
+	bool usable;
 	int r;
 
 	*ret_next_sec = 0;
 	sync_read_boot_id(SYNC_BOOT_ID_PATH, boot_id); /* "": every area counts from @since_usec */
 	r = config_init(&c);
-	/* its errors are the pass's to report.  One within an area's section
-	 * stops no sync: an active persist area, set up before the section
-	 * went wrong, holds the data, and is synced as its keys that could
-	 * be read say */
+	/* its errors are the pass's to report.  None stops a sync: an active
+	 * persist area, set up before the configuration went wrong, holds the
+	 * data (interval_of()) */
 	if (r == 0)
 		r = world_load_settings(o->config_path, &c, &dl);
-	if (r == -ENOENT)
-		r = 0; /* no file: no area */
+	usable = r == 0;
+	if (r == -ENOENT || r == -EINVAL)
+		r = 0;
 	diag_list_done(&dl);
 	if (r == 0)
 		r = area_status_list(o->state_dir, log_self(lg), false, &areas, &n);
 	for (size_t i = 0; r == 0 && i < n; i++) {
-		uint64_t every = areas[i].persist ? interval_of(&c, areas[i].name) : 0, wait;
+		uint64_t every = areas[i].persist ? interval_of(&c, usable, &areas[i]) : 0, wait;
 
 		if (every == 0)
 			continue;

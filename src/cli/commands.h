@@ -58,8 +58,10 @@ int cmd_sync(const struct options *o, const struct logger *lg);
  * whose sync-interval has passed since its last sync, on the monotonic
  * clock (sync_due.h: a wall-clock step moves no sync; a failure is logged
  * at error level, recorded, and tried again an interval later).
- * Returns: 0; negative errno when the configuration or the areas cannot
- * be read (nothing synced).
+ * An area whose section is gone, or all of them while the configuration
+ * cannot be used, goes by the sync-interval it was set up with.
+ * Returns: 0; negative errno when the areas cannot be read (nothing
+ * synced).
  */
 int sync_due_areas(const struct options *o, const struct logger *lg, uint64_t since_usec, uint64_t *ret_next_sec);
 /*

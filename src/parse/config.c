@@ -1144,6 +1144,11 @@ int config_parse_buf(struct config *c, const char *text, size_t len, const char 
 	check_areas(&p);
 	if (p.r < 0)
 		return p.r;
+	/* [storaged]'s may come after the sections, or in a later drop-in:
+	 * set again after each file, the last one's stands */
+	for (size_t i = 0; i < c->n_areas; i++)
+		if (!c->areas[i].sync_interval_set)
+			c->areas[i].sync_interval_usec = c->sync_interval_usec;
 	sort_diags(diags, first_diag);
 	return diag_count(diags, DIAG_ERROR) > errors ? -EINVAL : 0;
 }

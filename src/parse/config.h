@@ -85,7 +85,8 @@ struct area_config {
 	gid_t gid;
 	bool gid_set;
 	/* how often a persist area is synced back while it is mounted, in
-	 * microseconds, 0: only at stop and by hand; unset: [storaged]'s */
+	 * microseconds, 0: only at stop and by hand; unset: [storaged]'s
+	 * (config_parse_buf() puts it in after each file) */
 	uint64_t sync_interval_usec;
 	bool sync_interval_set;
 	/* the last line of the section in @file (the next header's line - 1;
@@ -190,16 +191,6 @@ static inline uint64_t config_memory_reserve(const struct config *c, uint64_t me
  * a power cut loses at most an hour, and an incremental sync of an
  * unchanged area costs one walk of its tree. */
 #define CONFIG_DEFAULT_SYNC_INTERVAL_USEC (3600ULL * 1000000ULL)
-
-/*
- * How often @a is synced back while mounted: its own sync-interval, else
- * the [storaged] default of @c.  Only persist areas are synced.
- * Returns: microseconds; 0 when off.
- */
-static inline uint64_t config_area_sync_interval(const struct config *c, const struct area_config *a)
-{
-	return a->sync_interval_set ? a->sync_interval_usec : c->sync_interval_usec;
-}
 
 /*
  * @fsid: the filesystem's UUID as text ("5e81a1b2-…", any case), or NULL

@@ -223,6 +223,10 @@ struct state_area {
 			    (area_backend.c: a zram device's number), which
 			    the backend releases; -1: none */
 	bool persist, seeded;
+	uint64_t sync_interval_usec; /* the sync-interval it was set up with
+					(µs; 0: none): the resident's once
+					its section is gone or the
+					configuration cannot be used */
 	bool overlay; /* seed = overlay: the bind over the directory is an
 			 overlayfs whose upper layer is in the area */
 	bool covered; /* the area was bound over its directory: users may have

@@ -110,6 +110,7 @@ static const struct kv_field area_fields[] = {
 	ROW("resource", resource_id, KV_CUSTOM, .parse = resource_parse, .format = resource_format),
 	ROW("persist", persist, KV_BOOL),
 	ROW("seeded", seeded, KV_BOOL),
+	ROW("sync_interval_usec", sync_interval_usec, KV_U64, .flags = KV_NONZERO),
 	ROW("overlay", overlay, KV_BOOL, .flags = KV_NONZERO),
 	ROW("covered", covered, KV_BOOL),
 	ROW("size", size_bytes, KV_U64),

@@ -1191,7 +1191,7 @@ static void test_sync_interval(void **state)
 	struct config c;
 
 	assert_int_equal(parse_str(&c, "[area a]\npath = /a\npersist = yes\n", &dl), 0);
-	assert_true(config_area_sync_interval(&c, &c.areas[0]) == 3600 * USEC_PER_SEC);
+	assert_true(c.areas[0].sync_interval_usec == 3600 * USEC_PER_SEC);
 	config_done(&c);
 	assert_int_equal(parse_str(&c,
 				   "[area a]\npath = /a\nsync-interval = 2s\n"
@@ -1200,12 +1200,17 @@ static void test_sync_interval(void **state)
 				   "[storaged]\nsync-interval = 15min\n",
 				   &dl),
 			 0);
-	assert_true(config_area_sync_interval(&c, &c.areas[0]) == 2 * USEC_PER_SEC);
-	assert_true(config_area_sync_interval(&c, &c.areas[1]) == 15 * 60 * USEC_PER_SEC);
-	assert_true(config_area_sync_interval(&c, &c.areas[2]) == 0);
+	assert_true(c.areas[0].sync_interval_usec == 2 * USEC_PER_SEC);
+	assert_true(c.areas[1].sync_interval_usec == 15 * 60 * USEC_PER_SEC);
+	assert_true(c.areas[2].sync_interval_usec == 0);
 	config_done(&c);
 	assert_int_equal(parse_str(&c, "[storaged]\nsync-interval = 0\n[area a]\npath = /a\n", &dl), 0);
-	assert_true(config_area_sync_interval(&c, &c.areas[0]) == 0);
+	assert_true(c.areas[0].sync_interval_usec == 0);
+	config_done(&c);
+	/* a drop-in's [storaged] reaches the main file's sections */
+	assert_int_equal(parse_str(&c, "[area a]\npath = /a\n", &dl), 0);
+	assert_int_equal(config_parse_buf(&c, "[storaged]\nsync-interval = 5min\n", 32, "drop-in", &dl), 0);
+	assert_true(c.areas[0].sync_interval_usec == 5 * 60 * USEC_PER_SEC);
 	config_done(&c);
 	assert_int_equal(dl.n, 0);
 
