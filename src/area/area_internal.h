@@ -92,9 +92,12 @@ void area_root_owner(const struct area_config *a, const struct stat *root, uid_t
  * negative errno (chown, chmod). */
 int area_set_root_owner(const char *dir, const struct area_config *a, const struct stat *root);
 
-/* Opens and locks (LOCK_EX) the record of the area of @d and reads it into
- * @ret.  Returns: the fd (the lock lives as long as it); negative errno,
- * -EBADMSG for a damaged record. */
+/* Opens and locks (LOCK_EX) the record of the area of @d, the one its
+ * path still names once locked (a stop that tears the area down unlinks
+ * it before it lets go), and reads it into @ret.  Returns: the fd (the
+ * lock lives as long as it); negative errno: -ENOENT when there is none
+ * (not set up, or torn down while this waited), -EBADMSG for a damaged
+ * record. */
 int area_record_open_locked(const struct area_dirs *d, struct state_area *ret);
 
 /* ---------------------------------------------------------------- area_mounts.c */

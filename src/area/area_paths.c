@@ -119,18 +119,35 @@ int area_set_root_owner(const char *dir, const struct area_config *a, const stru
 	return 0;
 }
 
+/* whether @fd, locked, is still the record @path names: a stop unlinks
+ * the record of the area it tore down before it lets go of the lock */
+static int record_still_named(int fd, const char *path)
+{
+	struct stat a, b;
+
+	if (fstat(fd, &a) < 0)
+		return -errno;
+	if (fstatat(AT_FDCWD, path, &b, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int area_record_open_locked(const struct area_dirs *d, struct state_area *st)
 {
-	int fd = open(d->state, O_RDWR | O_CLOEXEC | O_NOFOLLOW), r;
+	for (;;) {
+		int fd = open(d->state, O_RDWR | O_CLOEXEC | O_NOFOLLOW), r;
 
-	if (fd < 0)
-		return -errno;
-	r = flock(fd, LOCK_EX) < 0 ? -errno : state_area_read_fd(fd, st);
-	if (r < 0) {
+		if (fd < 0)
+			return -errno;
+		r = flock(fd, LOCK_EX) < 0 ? -errno : record_still_named(fd, d->state);
+		if (r == 1 && (r = state_area_read_fd(fd, st)) >= 0)
+			return fd;
 		close(fd);
-		return r;
+		if (r < 0)
+			return r;
+		/* unlinked while this waited (the next open says so), or
+		 * replaced by the record of a start since */
 	}
-	return fd;
 }
 
 int area_list_names(const char *state_dir, char ***ret)

@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A sync that waits for a stop's lock on the area's record (the sync timer
+# or the sleep hook firing at shutdown) and gets it once the stop tore the
+# area down: the record it opened is gone.  It said "its bind over DIR was
+# unmounted by someone else: not synced back", exit 1, as if the data were
+# at risk; it now says the area is not active (nothing to sync back), and
+# the stop's sync carried everything.
+. "$(dirname "$0")/lib-area.sh"
+
+P=$SCRATCH/p
+mkdir -p "$P"
+echo before >"$P/f"
+write_conf <<EOT
+[area p]
+path = $P
+backend = tmpfs
+size = 512M
+persist = yes
+EOT
+expect_rc 0 start
+REC=$RUN/areas/p/state
+ino=$(stat -c %i "$REC")
+
+# a stop whose sync takes a while: 100 MiB to write into the directory
+echo after >"$P/f"
+head -c 100M /dev/zero | tr '\0' x >"$P/big"
+"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" stop >"$SCRATCH/stop.out" 2>&1 &
+STOP=$!
+trap 'kill "$STOP" 2>/dev/null; wait "$STOP" 2>/dev/null; cleanup' EXIT
+# the stop holds the record's lock (it did not exist before start)
+for _ in $(seq 500); do
+	flock -n -x "$REC" true 2>/dev/null || break
+	sleep 0.01
+done
+flock -n -x "$REC" true 2>/dev/null && fail "the stop never held the area's record locked"
+"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" sync p >"$SCRATCH/sync.out" 2>&1 &
+SYNC=$!
+# the sync waits on the same record (a "->" line of /proc/locks)
+waited=
+for _ in $(seq 300); do
+	grep -q -- "-> FLOCK .*:$ino " /proc/locks && { waited=1; break; }
+	kill -0 "$STOP" 2>/dev/null || break
+	sleep 0.01
+done
+[ -n "$waited" ] || fail "the sync did not wait for the stop's lock: the stop ended first (a slower disk wanted)"
+wait "$STOP"
+rc_stop=$?
+wait "$SYNC"
+rc_sync=$?
+[ "$rc_stop" = 0 ] || { cat "$SCRATCH/stop.out"; fail "stop exited $rc_stop"; }
+grep -q "someone else" "$SCRATCH/sync.out" &&
+	{ cat "$SCRATCH/sync.out"; fail "a sync waiting for the stop's lock blamed someone else"; }
+grep -q "area 'p' is not active: there is nothing to sync back" "$SCRATCH/sync.out" ||
+	{ cat "$SCRATCH/sync.out"; fail "the sync after the stop does not say the area is not active"; }
+[ "$rc_sync" = 1 ] || { cat "$SCRATCH/sync.out"; fail "the sync exited $rc_sync, expected 1"; }
+[ "$(cat "$P/f")" = after ] && [ "$(stat -c %s "$P/big")" = $((100 * 1024 * 1024)) ] ||
+	fail "the stop's sync did not carry the area's changes"
+is_mountpoint "$P" && fail "the area is still mounted"
+pass "a sync waiting for a stop finds the area gone, not unmounted by someone else"
