@@ -41,6 +41,8 @@ int copy_budget_init(struct copy_budget *b, int fd)
 	b->bsize = v.f_frsize ? v.f_frsize : v.f_bsize;
 	b->free_root = (uint64_t)v.f_bfree * b->bsize;
 	b->free_users = (uint64_t)v.f_bavail * b->bsize;
+	b->inodes_root = v.f_files ? v.f_ffree : UINT64_MAX;
+	b->inodes_users = v.f_files ? v.f_favail : UINT64_MAX;
 	return 0;
 }
 
@@ -89,28 +91,30 @@ static struct budget_owner *owner_of(struct copy_budget *b, uid_t uid)
 	return o;
 }
 
-/* records the first refusal: -@err, in words */
-static int refuse(struct copy_budget *b, int err, uint64_t need, uint64_t room, uid_t uid)
+/* records the first refusal: -@err, in words; @unit: "bytes", "inodes" */
+static int refuse(struct copy_budget *b, int err, const char *unit, uint64_t need, uint64_t room, uid_t uid)
 {
+	bool bytes = !strcmp(unit, "bytes");
+
 	if (b->err)
 		return err;
 	b->err = err;
 	if (err == -EDQUOT)
 		snprintf(b->why, sizeof(b->why),
-			 COPY_NO_ROOM ": those of uid %u need at least %llu bytes, its disk quota leaves it %llu bytes",
-			 (unsigned)uid, (unsigned long long)need, (unsigned long long)room);
+			 COPY_NO_ROOM ": those of uid %u need at least %llu %s, its disk quota leaves it %llu %s",
+			 (unsigned)uid, (unsigned long long)need, unit, (unsigned long long)room, unit);
 	else
 		snprintf(b->why, sizeof(b->why),
-			 COPY_NO_ROOM ": they need at least %llu bytes, the directory's filesystem has %llu bytes free for uid %u%s",
-			 (unsigned long long)need, (unsigned long long)room, (unsigned)uid,
-			 uid ? " (the rest is reserved for root)" : "");
+			 COPY_NO_ROOM ": they need at least %llu %s, the directory's filesystem has %llu %s free for uid %u%s",
+			 (unsigned long long)need, unit, (unsigned long long)room, unit, (unsigned)uid,
+			 uid && bytes ? " (the rest is reserved for root)" : "");
 	return err;
 }
 
 int copy_budget_charge(struct copy_budget *b, const struct stat *st)
 {
 	struct budget_owner *o;
-	uint64_t cost, limit;
+	uint64_t cost, limit, ilimit;
 	int r = 0;
 
 	if (!b)
@@ -122,16 +126,20 @@ int copy_budget_charge(struct copy_budget *b, const struct stat *st)
 		cost += b->bsize;
 	/* a user may not allocate what the filesystem reserves for root */
 	limit = st->st_uid == 0 ? b->free_root : b->free_users;
+	ilimit = st->st_uid == 0 ? b->inodes_root : b->inodes_users;
 	if (b->used + cost > limit)
-		r = refuse(b, -ENOSPC, b->used + cost, limit, st->st_uid);
+		r = refuse(b, -ENOSPC, "bytes", b->used + cost, limit, st->st_uid);
+	else if (b->inodes + 1 > ilimit)
+		r = refuse(b, -ENOSPC, "inodes", b->inodes + 1, ilimit, st->st_uid);
 	else if (!(o = owner_of(b, st->st_uid)))
 		r = -ENOMEM;
 	else if (o->limited && o->used + cost > o->room)
-		r = refuse(b, -EDQUOT, o->used + cost, o->room, st->st_uid);
+		r = refuse(b, -EDQUOT, "bytes", o->used + cost, o->room, st->st_uid);
 	else {
 		o->used += cost;
 		b->used += cost;
 		b->names++;
+		b->inodes++;
 	}
 	pthread_mutex_unlock(&b->lock);
 	return r;

@@ -6,7 +6,7 @@
  * a user's data there would fill the filesystem for everybody.  So each
  * entry is charged before a byte of it is written, as the owner's own cp(1)
  * would fail: its data rounded up to blocks, a block per directory, a block
- * per 64 names.  Shared by the walking threads (a lock).
+ * per 64 names, and an inode each.  Shared by the walking threads (a lock).
  */
 #ifndef STORAGED_COPY_BUDGET_H
 #define STORAGED_COPY_BUDGET_H
@@ -30,7 +30,10 @@ struct copy_budget {
 	int fd; /* a directory of the filesystem (not owned): quota lookups */
 	uint64_t bsize;
 	uint64_t free_root, free_users; /* statvfs f_bfree, f_bavail, in bytes */
-	uint64_t used; /* charged so far */
+	/* f_ffree, f_favail; UINT64_MAX where inodes are made as needed
+	 * (f_files 0: btrfs) */
+	uint64_t inodes_root, inodes_users;
+	uint64_t used, inodes; /* charged so far */
 	uint64_t names;
 	struct budget_owner *owners;
 	size_t nowners, ownercap;
@@ -48,8 +51,8 @@ int copy_budget_init(struct copy_budget *b, int fd);
  * once per inode, before it is written; @b NULL: no limit (the seed).  A
  * uid's first charge reads its quota (quotactl_fd(2), Linux 5.14; none
  * without quota support).
- * Returns: 0; -ENOSPC (past f_bavail; root: f_bfree), -EDQUOT (past the
- * owner's quota), -ENOMEM.  The first refusal is recorded and no refused
+ * Returns: 0; -ENOSPC (past f_bavail or f_favail; root: f_bfree,
+ * f_ffree), -EDQUOT (past the owner's quota), -ENOMEM.  The first refusal is recorded and no refused
  * charge is kept.
  */
 int copy_budget_charge(struct copy_budget *b, const struct stat *st);

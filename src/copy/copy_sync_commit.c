@@ -392,27 +392,48 @@ static void node_path(const struct sync_ctx *c, size_t k, char *buf, size_t len)
 	}
 }
 
-/* notes what the new subtrees of step 2 were copied without, named by
- * their place in the lower directory rather than in W ("n<N>/...") */
-static void trees_lost(struct sync_ctx *c, const struct copy_result *r2)
+/* the path in the lower directory of @wrel, a path below W whose first
+ * name may be a new subtree's ("n<N>/..."), into @buf */
+static const char *tree_path(const struct sync_ctx *c, const char *wrel, char *buf, size_t len)
 {
-	size_t wl = strcspn(r2->lost_path, "/");
-	char rel[PATH_MAX / 4] = "", text[sizeof(r2->lost_what) + 64];
-	const char *name = r2->lost_path;
+	size_t wl = strcspn(wrel, "/");
+	char rel[PATH_MAX / 4];
 
 	for (size_t i = 0; i < c->nops; i++)
-		if (strlen(c->ops[i].w) == wl && !strncmp(c->ops[i].w, r2->lost_path, wl)) {
+		if (strlen(c->ops[i].w) == wl && !strncmp(c->ops[i].w, wrel, wl)) {
 			node_path(c, c->ops[i].node, rel, sizeof(rel));
-			snprintf(text, sizeof(text), "%s%s%s", *rel ? "/" : "", c->ops[i].name, r2->lost_path + wl);
-			snprintf(rel + strlen(rel), sizeof(rel) - strlen(rel), "%s", text);
-			name = "";
-			break;
+			snprintf(buf, len, "%s%s%s%s", rel, *rel ? "/" : "", c->ops[i].name, wrel + wl);
+			return buf;
 		}
+	snprintf(buf, len, "%s", wrel);
+	return buf;
+}
+
+/* the entry a failed copy of step 2 names ("'n<N>/...': WHAT"), into @buf
+ * as tree_path() gives it, and what follows; NULL when it names none */
+static const char *tree_msg_path(const struct sync_ctx *c, const struct copy_result *r2, char *buf, size_t len)
+{
+	const char *end = r2->msg[0] == '\'' ? strstr(r2->msg + 1, "': ") : NULL;
+	char wrel[PATH_MAX / 4];
+
+	if (!end || (size_t)(end - r2->msg) > sizeof(wrel))
+		return NULL;
+	snprintf(wrel, sizeof(wrel), "%.*s", (int)(end - r2->msg - 1), r2->msg + 1);
+	tree_path(c, wrel, buf, len);
+	return end + 1;
+}
+
+/* notes what the new subtrees of step 2 were copied without, named by
+ * their place in the lower directory rather than in W */
+static void trees_lost(struct sync_ctx *c, const struct copy_result *r2)
+{
+	char path[PATH_MAX / 2], text[sizeof(r2->lost_what) + 64];
+
 	if (r2->n_lost > 1)
 		snprintf(text, sizeof(text), " (%s; and %zu more entries)", r2->lost_what, r2->n_lost - 1);
 	else
 		snprintf(text, sizeof(text), " (%s)", r2->lost_what);
-	sync_note(c, &c->sh->lost, 0, *name ? "" : rel, *name ? name : "", text);
+	sync_note(c, &c->sh->lost, 0, "", tree_path(c, r2->lost_path, path, sizeof(path)), text);
 }
 
 /* drops the new subtree @k of step 2 and its op @i */
@@ -435,8 +456,7 @@ static void tree_drop(struct sync_ctx *c, size_t k, size_t i)
  * Returns: whether it was left out (false: the failure is the sync's). */
 static bool tree_skip(struct sync_ctx *c, int err, const struct copy_result *r2)
 {
-	const char *in = strchr(r2->msg, '\''), *end = in ? strstr(in + 1, "': ") : NULL;
-	char rel[PATH_MAX / 4], what[PATH_MAX / 4 + 96], *path = NULL;
+	char rel[PATH_MAX / 4], entry[PATH_MAX / 2], what[PATH_MAX / 2 + 96], *path = NULL;
 	size_t k = 0, i = 0, wl = strlen(r2->err_root);
 
 	while (k < c->ntrees && strcmp(c->trel[k], r2->err_root))
@@ -446,9 +466,8 @@ static bool tree_skip(struct sync_ctx *c, int err, const struct copy_result *r2)
 	if (!sync_entry_own(err) || !wl || k == c->ntrees || i == c->nops)
 		return false;
 	node_path(c, c->ops[i].node, rel, sizeof(rel));
-	if (end && (size_t)(end - in - 1) >= wl && !strncmp(in + 1, r2->err_root, wl))
-		snprintf(what, sizeof(what), "copying '%s%.*s' (the whole new directory is left out)", c->ops[i].name,
-			 (int)(end - in - 1 - (ptrdiff_t)wl), in + 1 + wl);
+	if (tree_msg_path(c, r2, entry, sizeof(entry)))
+		snprintf(what, sizeof(what), "copying '%s' (the whole new directory is left out)", entry);
 	else
 		snprintf(what, sizeof(what), "copying the new directory");
 	if (asprintf(&path, "%s%s%s", rel, *rel ? "/" : "", c->ops[i].name) < 0)
@@ -472,6 +491,7 @@ int sync_trees(struct sync_ctx *c)
 	struct copy_opts o = *c->o;
 	struct copy_result r2 = { 0 };
 	struct copy_link *l = NULL;
+	char path[PATH_MAX / 2];
 	size_t n = 0, cap = 0;
 	int r = 0;
 
@@ -492,7 +512,11 @@ int sync_trees(struct sync_ctx *c)
 		r = 0;
 	free(l);
 	if (r < 0) {
+		const char *tail = tree_msg_path(c, &r2, path, sizeof(path));
+
 		*c->res = r2;
+		if (tail)
+			snprintf(c->res->msg, sizeof(c->res->msg), "'%s'%s", path, tail);
 		return r;
 	}
 	if (r2.n_lost)

@@ -10,8 +10,9 @@
 # reports is exact: a file one byte larger than it is refused, a file of
 # that size syncs; a smaller version of it then waits for room (its old
 # version goes only once the new one is in place), which deleting it
-# makes.  A new tree that does not fit leaves nothing either.  The same against a user's disk quota, where this
-# kernel has ext4 quotas.
+# makes.  A new tree that does not fit leaves nothing either; nor does
+# one with more files than the filesystem has free inodes, said as such.
+# The same against a user's disk quota, where this kernel has ext4 quotas.
 . "$(dirname "$0")/lib-area.sh"
 
 command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 missing"
@@ -161,6 +162,27 @@ rm -rf "$P/tree"
 expect_rc 0 sync c33
 expect_rc 0 stop
 pass "a new tree that does not fit: refused, free space as before, nothing of it in the directory"
+
+echo "# inodes: a new directory of 60 files, 37 inodes free"
+small_ext4 inodes 8M -N 48 || fail "mounting the ext4 with 48 inodes"
+FS=$SCRATCH/inodes
+P=$FS/home
+area_over ino "$P"
+LOWER=$RUN/areas/ino/lower
+as 1234 mkdir "$P/many"
+for i in $(seq 60); do as 1234 touch "$P/many/m$i"; done
+expect_rc 1 sync ino
+cat "$OUT"
+grep -q "they need at least [0-9]* inodes, the directory's filesystem has [0-9]* inodes free for uid 1234" "$OUT" ||
+	fail "the error does not say the inodes are short, with the numbers"
+grep -q "'n[0-9]*/" "$OUT" && fail "the error names the sync's working directory, not the user's"
+no_leftovers ino
+[ ! -e "$LOWER/many" ] || fail "a part of the new directory reached the directory"
+for i in $(seq 11 60); do rm "$P/many/m$i"; done
+expect_rc 0 sync ino
+[ "$(find "$LOWER/many" -type f | wc -l)" = 10 ] || fail "the directory of 10 files was not synced"
+expect_rc 0 stop
+pass "a new directory past the free inodes: refused as such, with the numbers; within them: synced"
 
 echo "# quota"
 # quota_case: the same against uid 1234's disk quota; returns 1 (said

@@ -115,6 +115,34 @@ static void test_reserve(void **state)
 	budget_end(&b, fd);
 }
 
+/* each inode written takes one of the filesystem's free inodes: running
+ * out of them said as such, not as bytes ("No space left on device") */
+static void test_inodes(void **state)
+{
+	struct copy_budget b;
+	struct stat st = file_of(1000, 1, 2);
+	int fd;
+
+	(void)state;
+	budget_at(&b, &fd, 100 * BS, 100 * BS);
+	b.inodes_users = 2;
+	b.inodes_root = 3;
+	assert_int_equal(copy_budget_charge(&b, &st), 0);
+	assert_int_equal(copy_budget_charge(&b, &st), 0);
+	assert_int_equal(copy_budget_charge(&b, &st), -ENOSPC);
+	assert_non_null(strstr(explained(&b, -ENOSPC), COPY_NO_ROOM ": they need at least 3 inodes, the directory's filesystem has 2 inodes free for uid 1000"));
+	st = file_of(0, 1, 2);
+	assert_int_equal(copy_budget_charge(&b, &st), 0); /* root may take the last */
+	assert_int_equal(copy_budget_charge(&b, &st), -ENOSPC);
+	budget_end(&b, fd);
+	/* btrfs makes inodes as needed (f_files 0): no inode limit */
+	budget_at(&b, &fd, 100 * BS, 100 * BS);
+	b.inodes_users = b.inodes_root = UINT64_MAX;
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(copy_budget_charge(&b, &st), 0);
+	budget_end(&b, fd);
+}
+
 static void test_quota(void **state)
 {
 	struct copy_budget b;
@@ -202,6 +230,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cost),
 		cmocka_unit_test(test_reserve),
+		cmocka_unit_test(test_inodes),
 		cmocka_unit_test(test_quota),
 		cmocka_unit_test(test_quota_room),
 		cmocka_unit_test(test_threads),

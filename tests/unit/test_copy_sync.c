@@ -256,6 +256,39 @@ static void test_sync_swap(void **state)
 	assert_int_equal(sh(f, "! grep -rq SECRET lower"), 0);
 }
 
+/* creating "m3" fails with EROFS: the directory's filesystem, not m3 */
+static int rofs_openat(int d, const char *n, int f, mode_t m)
+{
+	if (!strcmp(n, "m3") && (f & O_CREAT)) {
+		errno = EROFS;
+		return -1;
+	}
+	return openat(d, n, f, m);
+}
+
+/* a failure inside a new directory (step 2, copied below W as n<N>) is
+ * told at its path in the directory, never at its name below W */
+static void test_new_dir_failure_path(void **state)
+{
+	struct fixture *f = *state;
+	struct copy_opts o = { .label = "test", .jobs = 1 };
+	struct copy_result res;
+	int w;
+
+	run_sync(f, &copy_sys_libc, 1);
+	sleep(1);
+	assert_int_equal(sh(f, "mkdir -p area/a/newdir && for i in 1 2 3 4; do echo $i >area/a/newdir/m$i; done"), 0);
+	disturbing = copy_sys_libc;
+	disturbing.openat = rofs_openat;
+	sh(f, "rm -rf w");
+	assert_int_equal(mkdirat(f->fd, "w", 0700), 0);
+	w = openat(f->fd, "w", O_RDONLY | O_DIRECTORY);
+	assert_int_equal(copy_sync_fd(f->area, f->lower, w, &o, &disturbing, &res), -EROFS);
+	close(w);
+	assert_non_null(strstr(res.msg, "'a/newdir/m3': "));
+	assert_int_equal(sh(f, "test ! -e lower/a/newdir"), 0);
+}
+
 /* The record of the lower root's names (COPY_LOWER_ROOT_XATTR) holds
  * while the same names are there, whatever the sync's working directory
  * is called, and not after one is added, removed or renamed. */
@@ -366,6 +399,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sync_incremental, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_swap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_new_dir_failure_path, setup, teardown),
 		cmocka_unit_test(test_same_data_sparse),
 		cmocka_unit_test(test_mapped_save_too_big),
 	};
