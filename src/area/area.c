@@ -241,6 +241,34 @@ static int area_check_existing(const struct area_dirs *d, const struct area_conf
 	return r;
 }
 
+/* Another area set up on @a's path, or holding it or inside it (a section
+ * renamed or removed, or its path changed, while its area was active): an
+ * area over it would take the other's RAM for its directory, seed from it
+ * and sync into it.  Returns: 0; -EBUSY, @why saying which and what to do. */
+static int path_taken(const char *state_dir, const char *self, const struct area_config *a, char *why,
+		      size_t len)
+{
+	struct area_status *areas;
+	size_t n;
+	int r = 0;
+
+	if (area_status_list(state_dir, self, false, &areas, &n) < 0)
+		return 0; /* the setup's own steps say what is wrong there */
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const struct area_status *o = &areas[i];
+
+		if (strcmp(o->name, a->name) == 0 || !o->path || o->state == AREA_STATE_GONE ||
+		    !(strcmp(o->path, a->path) == 0 || path_is_below(a->path, o->path) ||
+		      path_is_below(o->path, a->path)))
+			continue;
+		snprintf(why, len, "area '%s' (%s:%u): '%s' is covered by area '%s', set up on '%s' before its section was renamed, removed or given another path: run `%s stop`, which syncs it back, then start",
+			 a->name, area_config_file(a), a->line, a->path, o->name, o->path, self);
+		r = -EBUSY;
+	}
+	area_status_free(areas, n);
+	return r;
+}
+
 int area_found_set_up(const char *state_dir, const char *self, const struct area_config *a, char **ret_path,
 		      char *why, size_t len)
 {
@@ -251,6 +279,8 @@ int area_found_set_up(const char *state_dir, const char *self, const struct area
 	if (r < 0)
 		return r;
 	r = existing_setup(&d, a->name, &st, why, len);
+	if (r == 0 && path_taken(state_dir, self, a, why, len) < 0)
+		r = -EEXIST;
 	if (r > 0) {
 		*ret_path = st.path;
 		st.path = NULL;
@@ -260,30 +290,14 @@ int area_found_set_up(const char *state_dir, const char *self, const struct area
 	return r;
 }
 
-/* Another area set up on @a's path, or holding it or inside it (a section
- * renamed or removed while its area was active): an area over it would
- * take the other's RAM for its directory, seed from it and sync into it. */
 static int area_check_path_taken(const struct area_dirs *d, const struct area_config *a,
 				 const char *state_dir, struct diag_list *m)
 {
-	struct area_status *areas;
-	size_t n;
-	int r = 0;
+	char why[PATH_MAX * 2 + 512];
+	int r = path_taken(state_dir, area_self(d), a, why, sizeof(why));
 
-	if (area_status_list(state_dir, area_self(d), false, &areas, &n) < 0)
-		return 0; /* the setup's own steps say what is wrong there */
-	for (size_t i = 0; i < n && r == 0; i++) {
-		const struct area_status *o = &areas[i];
-
-		if (strcmp(o->name, a->name) == 0 || !o->path || o->state == AREA_STATE_GONE ||
-		    !(strcmp(o->path, a->path) == 0 || path_is_below(a->path, o->path) ||
-		      path_is_below(o->path, a->path)))
-			continue;
-		diag_error(m, NULL, 0, "area '%s' (%s:%u): '%s' is covered by area '%s', set up on '%s' before its section was renamed or removed: run `%s stop`, which syncs it back, then start",
-			   a->name, area_config_file(a), a->line, a->path, o->name, o->path, area_self(d));
-		r = -EBUSY;
-	}
-	area_status_free(areas, n);
+	if (r < 0)
+		diag_error(m, NULL, 0, "%s", why);
 	return r;
 }
 

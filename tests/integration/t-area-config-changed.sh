@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The configuration changed under an active persist area, whose data is
 # in RAM.  Its path changed: `start` leaves it where it is and says so
-# (FILE:LINE, what to run).  Its [area] section was taken out: `sync NAME`
+# (FILE:LINE, what to run).  Renamed over it: check, --dry-run and start
+# refuse the new one.  Its [area] section was taken out: `sync NAME`
 # and `sync` without NAME sync it as it was set up, each with a warning
 # naming the configuration (`sync` said nothing), as `stop` syncs it; a
 # name never set up stays an error.
@@ -23,9 +24,15 @@ mountpoint -q "$P" && ! mountpoint -q "$SCRATCH/moved" || fail "start moved the 
 pass "start with the area's path changed: it stays, and start says so with FILE:LINE"
 
 # the section renamed: a second area over the first would take its RAM for
-# the directory and sync into it
+# the directory and sync into it.  check and --dry-run know it beforehand
+# (they said "no step will fail")
 persist_conf "$P"
 sed -i 's/^\[area p\]$/[area q]/' "$CONF"
+expect_rc 1 check
+grep -q "area 'q' ($CONF:1): '$P' is covered by area 'p'" "$OUT" ||
+	{ cat "$OUT"; fail "check does not say the renamed area's start will fail"; }
+expect_rc 1 --dry-run
+grep -q "covered by area 'p'" "$OUT" || { cat "$OUT"; fail "--dry-run does not say the renamed area's start will fail"; }
 expect_rc 1 start
 grep -q "area 'q' ($CONF:1): '$P' is covered by area 'p'" "$OUT" ||
 	{ cat "$OUT"; fail "start set up a renamed area over the active one, or said nothing"; }
