@@ -350,9 +350,10 @@ static int add_unusable_area_step(struct builder *b, size_t i, int error)
 		return r;
 	b->steps[idx].area = a;
 	b->steps[idx].conflict = true;
-	if (asprintf(&b->steps[idx].note, "path '%s': %s; create the directory or correct path= (%s:%u)", a->path,
-		     link ? "not a directory, or a symbolic link (not followed in an area's path)"
+	if (asprintf(&b->steps[idx].note, "path '%s': %s%s (%s:%u)", a->path,
+		     link ? "it, or a directory above it, is a symbolic link or not a directory (an area's path follows no link)"
 			  : strerror(-error),
+		     link ? "; give the real directory's path in path=" : "; create the directory or correct path=",
 		     a->file ? a->file : b->in->config->file, a->path_line ? a->path_line : a->line) < 0) {
 		b->steps[idx].note = NULL;
 		return -ENOMEM;

@@ -26,7 +26,7 @@ EOT
 for args in "--dry-run" "check" "start"; do
 	# shellcheck disable=SC2086 # one word per option
 	run_sd 1 $args
-	expect_out "path '$SCRATCH/link': not a directory, or a symbolic link.*($CONF:4)"
+	expect_out "path '$SCRATCH/link': it, or a directory above it, is a symbolic link or not a directory.*give the real directory's path in path= ($CONF:4)"
 	expect_out "path '$SCRATCH/missing': No such file or directory.*($CONF:7)"
 done
 is_mountpoint "$SCRATCH/link" && fail "an area was set up over the link"
