@@ -861,7 +861,8 @@ static void end_section(struct parser *p)
 	if (why)
 		parser_error(p, p->seen[config_key_find(SECTION_AREA, "mode") - config_keys],
 			     "[area %s] mode = %04o %s; write mode = %04o", a->name, a->mode, why, fixed);
-	if (p->seen[config_key_find(SECTION_AREA, "path") - config_keys])
+	/* a line of the section refused may have been its path: its error says it */
+	if (p->seen[config_key_find(SECTION_AREA, "path") - config_keys] || p->lines.refused_line > a->line)
 		return;
 	parser_error(p, a->line, "[area %s] has no path; add 'path = /persistent/dir'", a->name);
 }

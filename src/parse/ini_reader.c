@@ -25,12 +25,14 @@ static bool line_ok(struct ini_lines *l, const char *raw, size_t n, size_t max)
 	const char *nul = memchr(raw, '\0', n);
 
 	if (nul) {
+		l->refused_line = l->lineno;
 		lines_oom(l, diag_error(l->diags, l->file, l->lineno,
 					"NUL byte at column %zu: this is not a text file",
 					(size_t)(nul - raw) + 1));
 		return false;
 	}
 	if (n > max) {
+		l->refused_line = l->lineno;
 		lines_oom(l, diag_error(l->diags, l->file, l->lineno,
 					"line longer than %zu bytes (inih's limit)%s", max,
 					l->too_long_hint ? l->too_long_hint : ""));
@@ -42,6 +44,7 @@ static bool line_ok(struct ini_lines *l, const char *raw, size_t n, size_t max)
 		if (ch == '\r' && i == n - 1)
 			continue; /* CRLF: inih strips it with the trailing blanks */
 		if ((ch < 0x20 && ch != '\t') || ch == 0x7f) {
+			l->refused_line = l->lineno;
 			lines_oom(l, diag_error(l->diags, l->file, l->lineno,
 						"control character 0x%02x at column %zu", ch, i + 1));
 			return false;

@@ -28,6 +28,8 @@ struct ini_lines {
 	void (*on_header)(void *user, const char *name, size_t len);
 	void *user;
 	const char *too_long_hint; /* appended to the over-long line error, or NULL */
+	unsigned refused_line; /* the last line refused (too long, a control
+				  character, a NUL), which inih never sees; 0: none */
 	struct diag_list *diags;
 	int r; /* -ENOMEM while appending a diagnostic: reading stops */
 };
