@@ -101,8 +101,8 @@ static void usage(FILE *out)
 	      "\n"
 	      "Exit status (every command, see storaged(8)): 0 all done; 1 some step failed,\n"
 	      "is not as storaged left it, or (check, --dry-run) will fail; 2 usage or\n"
-	      "configuration error; 3 all done, but some btrfs is mounted degraded; 4 the\n"
-	      "state directory cannot be used.\n",
+	      "configuration error; 3 all done, but some btrfs is mounted degraded (status:\n"
+	      "or an area is degraded); 4 the state directory cannot be used.\n",
 	      out);
 	report_columns_usage(out);
 }
