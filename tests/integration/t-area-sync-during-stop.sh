@@ -15,19 +15,22 @@ write_conf <<EOT
 [area p]
 path = $P
 backend = tmpfs
-size = 512M
+size = 16M
 persist = yes
 EOT
 expect_rc 0 start
 REC=$RUN/areas/p/state
 ino=$(stat -c %i "$REC")
 
-# a stop whose sync takes a while: 100 MiB to write into the directory
+# a stop that takes a while: a process whose working directory is the
+# area leaves it 1.5 s after the stop began, which the stop waits for
+# (with the record locked) before it unmounts the bind
 echo after >"$P/f"
-head -c 100M /dev/zero | tr '\0' x >"$P/big"
+(cd "$P" && exec sleep 1.5) &
+HOLDER=$!
 "$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" stop >"$SCRATCH/stop.out" 2>&1 &
 STOP=$!
-trap 'kill "$STOP" 2>/dev/null; wait "$STOP" 2>/dev/null; cleanup' EXIT
+trap 'kill "$STOP" "$HOLDER" 2>/dev/null; wait "$STOP" "$HOLDER" 2>/dev/null; cleanup' EXIT
 # the stop holds the record's lock (it did not exist before start)
 for _ in $(seq 500); do
 	flock -n -x "$REC" true 2>/dev/null || break
@@ -43,7 +46,7 @@ for _ in $(seq 300); do
 	kill -0 "$STOP" 2>/dev/null || break
 	sleep 0.01
 done
-[ -n "$waited" ] || fail "the sync did not wait for the stop's lock: the stop ended first (a slower disk wanted)"
+[ -n "$waited" ] || fail "the sync did not wait for the stop's lock: the stop ended first"
 wait "$STOP"
 rc_stop=$?
 wait "$SYNC"
@@ -54,7 +57,6 @@ grep -q "someone else" "$SCRATCH/sync.out" &&
 grep -q "area 'p' is not active: there is nothing to sync back" "$SCRATCH/sync.out" ||
 	{ cat "$SCRATCH/sync.out"; fail "the sync after the stop does not say the area is not active"; }
 [ "$rc_sync" = 1 ] || { cat "$SCRATCH/sync.out"; fail "the sync exited $rc_sync, expected 1"; }
-[ "$(cat "$P/f")" = after ] && [ "$(stat -c %s "$P/big")" = $((100 * 1024 * 1024)) ] ||
-	fail "the stop's sync did not carry the area's changes"
+[ "$(cat "$P/f")" = after ] || fail "the stop's sync did not carry the area's change"
 is_mountpoint "$P" && fail "the area is still mounted"
 pass "a sync waiting for a stop finds the area gone, not unmounted by someone else"
