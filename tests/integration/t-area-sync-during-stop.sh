@@ -22,31 +22,36 @@ expect_rc 0 start
 REC=$RUN/areas/p/state
 ino=$(stat -c %i "$REC")
 
-# a stop that takes a while: a process whose working directory is the
-# area leaves it 1.5 s after the stop began, which the stop waits for
-# (with the record locked) before it unmounts the bind
+# the stop, frozen (SIGSTOP) while it holds the record's lock: the sync
+# then waits for that lock however slow the machine.  A process whose
+# working directory is the area keeps the stop from ending (it waits for
+# it) until the freeze; it is gone before the stop goes on.
 echo after >"$P/f"
-(cd "$P" && exec sleep 1.5) &
+(cd "$P" && exec sleep 1) &
 HOLDER=$!
 "$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" stop >"$SCRATCH/stop.out" 2>&1 &
 STOP=$!
-trap 'kill "$STOP" "$HOLDER" 2>/dev/null; wait "$STOP" "$HOLDER" 2>/dev/null; cleanup' EXIT
-# the stop holds the record's lock (it did not exist before start)
-for _ in $(seq 500); do
-	flock -n -x "$REC" true 2>/dev/null || break
-	sleep 0.01
+trap 'kill -CONT "$STOP" 2>/dev/null; kill "$STOP" "$HOLDER" 2>/dev/null; wait "$STOP" "$HOLDER" 2>/dev/null; cleanup' EXIT
+held=
+for _ in $(seq 1000); do
+	grep -Eq "FLOCK +ADVISORY +WRITE +$STOP +[0-9a-f]+:[0-9a-f]+:$ino " /proc/locks && { held=1; break; }
+	kill -0 "$STOP" 2>/dev/null || break
+	sleep 0.005
 done
-flock -n -x "$REC" true 2>/dev/null && fail "the stop never held the area's record locked"
+[ -n "$held" ] || fail "the stop was not seen holding the area's record locked"
+kill -STOP "$STOP"
 "$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" sync p >"$SCRATCH/sync.out" 2>&1 &
 SYNC=$!
 # the sync waits on the same record (a "->" line of /proc/locks)
 waited=
-for _ in $(seq 300); do
+for _ in $(seq 6000); do
 	grep -q -- "-> FLOCK .*:$ino " /proc/locks && { waited=1; break; }
-	kill -0 "$STOP" 2>/dev/null || break
+	kill -0 "$SYNC" 2>/dev/null || break
 	sleep 0.01
 done
-[ -n "$waited" ] || fail "the sync did not wait for the stop's lock: the stop ended first"
+wait "$HOLDER"
+kill -CONT "$STOP"
+[ -n "$waited" ] || { cat "$SCRATCH/sync.out"; fail "the sync did not wait for the stop's lock"; }
 wait "$STOP"
 rc_stop=$?
 wait "$SYNC"
