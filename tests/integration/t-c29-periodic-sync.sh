@@ -115,9 +115,10 @@ pass "status and --json show the last sync"
 
 # The configuration goes wrong while the areas are set up: a line outside
 # any section makes it unusable as a whole; then a valid one lacks
-# [area keep].  The area's RAM holds the work either way: the resident
-# goes on syncing it by the sync-interval it was set up with (its record),
-# and 'other', set up with none, is still not synced periodically.
+# [area keep]; then there is no file.  The area's RAM holds the work
+# either way: the resident goes on syncing it by the sync-interval it was
+# set up with (its record), and 'other', set up with none, is still not
+# synced periodically.
 periodic_sync_of() { # CONTENT WHAT
 	echo "$1" >"$P/file"
 	for _ in $(seq 60); do [ "$(cat "$RUN/areas/keep/lower/file")" = "$1" ] && break; sleep 0.1; done
@@ -133,6 +134,9 @@ printf '[storaged]\nsync-interval = 0\n\n[area other]\npath = %s\nbackend = tmpf
 	"$Q" >"$CONF"
 kill -HUP "$SD"
 periodic_sync_of no-section "taking its section out of the configuration"
+rm "$CONF"
+kill -HUP "$SD"
+periodic_sync_of no-file "removing the configuration file"
 [ "$(cat "$RUN/areas/other/lower/file")" = not-yet ] || fail "'other' (sync-interval 0) was synced periodically"
 cp "$SCRATCH/conf.good" "$CONF"
 pass "periodic sync: goes on by the area's own interval without its section or a usable configuration"
@@ -140,5 +144,5 @@ pass "periodic sync: goes on by the area's own interval without its section or a
 kill "$SD"
 wait "$SD" 2>/dev/null
 expect_rc 0 stop
-[ "$(cat "$P/file")" = no-section ] && [ "$(cat "$Q/file")" = other-unsynced ] || fail "stop lost the data"
+[ "$(cat "$P/file")" = no-file ] && [ "$(cat "$Q/file")" = other-unsynced ] || fail "stop lost the data"
 pass "stop after periodic syncs"
