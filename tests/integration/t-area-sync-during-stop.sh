@@ -11,13 +11,7 @@
 P=$SCRATCH/p
 mkdir -p "$P"
 echo before >"$P/f"
-write_conf <<EOT
-[area p]
-path = $P
-backend = tmpfs
-size = 16M
-persist = yes
-EOT
+persist_conf "$P"
 expect_rc 0 start
 REC=$RUN/areas/p/state
 ino=$(stat -c %i "$REC")
