@@ -866,6 +866,14 @@ out:
 		      : 0;
 }
 
+/* -ENODATA: torn down, content lost; -COPY_SYNC_KEPT_BOTH: torn down,
+ * entries kept twice in the directory; -COPY_SYNC_RESCUED: torn down, the
+ * whole tree kept apart (each said) */
+static bool torn_down(int r)
+{
+	return r == 0 || r == -ENODATA || r == -COPY_SYNC_KEPT_BOTH || r == -COPY_SYNC_RESCUED;
+}
+
 int area_teardown(const char *state_dir, const char *self, const char *name, bool do_sync, struct diag_list *msgs)
 {
 	struct area_dirs d;
@@ -884,13 +892,15 @@ int area_teardown(const char *state_dir, const char *self, const char *name, boo
 		goto remove;
 	}
 	r = teardown_locked(&d, fd, &st, do_sync, msgs);
+	/* the record goes before its lock does: a sync or stop waiting for
+	 * the lock then finds no area (area_record_open_locked()), never the
+	 * record of one torn down */
+	if (torn_down(r))
+		unlink(d.state);
 	state_area_done(&st);
 	close(fd);
 remove:
-	/* -ENODATA: torn down, content lost; -COPY_SYNC_KEPT_BOTH: torn down,
-	 * entries kept twice in the directory; -COPY_SYNC_RESCUED: torn down,
-	 * the whole tree kept apart (each said) */
-	if (r == 0 || r == -ENODATA || r == -COPY_SYNC_KEPT_BOTH || r == -COPY_SYNC_RESCUED) {
+	if (torn_down(r)) {
 		unlink(d.state);
 		rmdir(d.area);
 		rmdir(d.lower);

@@ -5,7 +5,9 @@
 # area down: the record it opened is gone.  It said "its bind over DIR was
 # unmounted by someone else: not synced back", exit 1, as if the data were
 # at risk; it now says the area is not active (nothing to sync back), and
-# the stop's sync carried everything.
+# the stop's sync carried everything.  And a stop unlinks the record
+# before it lets go of the lock (it let go first, and a sync that got the
+# lock in between read the torn-down area's record).
 . "$(dirname "$0")/lib-area.sh"
 
 P=$SCRATCH/p
@@ -59,3 +61,34 @@ grep -q "area 'p' is not active: there is nothing to sync back" "$SCRATCH/sync.o
 [ "$(cat "$P/f")" = after ] || fail "the stop's sync did not carry the area's change"
 is_mountpoint "$P" && fail "the area is still mounted"
 pass "a sync waiting for a stop finds the area gone, not unmounted by someone else"
+
+# The other order: a stop that let go of the lock before it unlinked the
+# record let the waiting sync read the record of the area it had just torn
+# down (seen in the emulated guest).  The stop's unlink of the record is
+# held back 1.5 s (strace's fault injection): the record must be gone
+# before the lock is.
+command -v strace >/dev/null || skip "strace missing"
+expect_rc 0 start
+ino=$(stat -c %i "$REC")
+echo again >"$P/f"
+# (LeakSanitizer reads its process through ptrace, which strace holds)
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+	strace -f -o /dev/null -P "$REC" -e trace=unlink,unlinkat -e inject=unlink,unlinkat:delay_enter=1500000 \
+	"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" stop >"$SCRATCH/stop.out" 2>&1 &
+STOP=$!
+held=
+for _ in $(seq 1000); do
+	grep -Eq "FLOCK +ADVISORY +WRITE +[0-9]+ +[0-9a-f]+:[0-9a-f]+:$ino " /proc/locks && { held=1; break; }
+	kill -0 "$STOP" 2>/dev/null || break
+	sleep 0.005
+done
+[ -n "$held" ] || fail "the stop was not seen holding the area's record locked"
+"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" sync p >"$SCRATCH/sync.out" 2>&1
+rc_sync=$?
+wait "$STOP" || { cat "$SCRATCH/stop.out"; fail "stop under strace failed"; }
+grep -q "someone else" "$SCRATCH/sync.out" &&
+	{ cat "$SCRATCH/sync.out"; fail "a sync that got the lock between the stop's release and its unlink blamed someone else"; }
+[ "$rc_sync" = 1 ] && grep -q "area 'p' is not active" "$SCRATCH/sync.out" ||
+	{ cat "$SCRATCH/sync.out"; fail "the sync after the stop (exit $rc_sync) does not say the area is not active"; }
+[ "$(cat "$P/f")" = again ] || fail "the stop's sync did not carry the area's change"
+pass "the stop's record is gone before its lock: a sync waiting for it finds no area"
