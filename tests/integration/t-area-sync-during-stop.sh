@@ -18,6 +18,18 @@ expect_rc 0 start
 REC=$RUN/areas/p/state
 ino=$(stat -c %i "$REC")
 
+# wait_record_locked PID: until /proc/locks shows the record ($ino)
+# locked for writing by PID (an extended regex: under strace, the pid is
+# the traced child's), while the stop ($STOP) runs
+wait_record_locked() {
+	for _ in $(seq 1000); do
+		grep -Eq "FLOCK +ADVISORY +WRITE +$1 +[0-9a-f]+:[0-9a-f]+:$ino " /proc/locks && return 0
+		kill -0 "$STOP" 2>/dev/null || break
+		sleep 0.005
+	done
+	fail "the stop was not seen holding the area's record locked"
+}
+
 # the stop, frozen (SIGSTOP) while it holds the record's lock: the sync
 # then waits for that lock however slow the machine.  A process whose
 # working directory is the area keeps the stop from ending (it waits for
@@ -28,13 +40,7 @@ HOLDER=$!
 "$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" stop >"$SCRATCH/stop.out" 2>&1 &
 STOP=$!
 trap 'kill -CONT "$STOP" 2>/dev/null; kill "$STOP" "$HOLDER" 2>/dev/null; wait "$STOP" "$HOLDER" 2>/dev/null; cleanup' EXIT
-held=
-for _ in $(seq 1000); do
-	grep -Eq "FLOCK +ADVISORY +WRITE +$STOP +[0-9a-f]+:[0-9a-f]+:$ino " /proc/locks && { held=1; break; }
-	kill -0 "$STOP" 2>/dev/null || break
-	sleep 0.005
-done
-[ -n "$held" ] || fail "the stop was not seen holding the area's record locked"
+wait_record_locked "$STOP"
 kill -STOP "$STOP"
 "$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" sync p >"$SCRATCH/sync.out" 2>&1 &
 SYNC=$!
@@ -76,13 +82,7 @@ ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 	strace -f -o /dev/null -P "$REC" -e trace=unlink,unlinkat -e inject=unlink,unlinkat:delay_enter=1500000 \
 	"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" stop >"$SCRATCH/stop.out" 2>&1 &
 STOP=$!
-held=
-for _ in $(seq 1000); do
-	grep -Eq "FLOCK +ADVISORY +WRITE +[0-9]+ +[0-9a-f]+:[0-9a-f]+:$ino " /proc/locks && { held=1; break; }
-	kill -0 "$STOP" 2>/dev/null || break
-	sleep 0.005
-done
-[ -n "$held" ] || fail "the stop was not seen holding the area's record locked"
+wait_record_locked "[0-9]+"
 "$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" sync p >"$SCRATCH/sync.out" 2>&1
 rc_sync=$?
 wait "$STOP" || { cat "$SCRATCH/stop.out"; fail "stop under strace failed"; }
