@@ -83,11 +83,15 @@ static struct budget_owner *owner_of(struct copy_budget *b, uid_t uid)
 	*o = (struct budget_owner){ .uid = uid };
 	/* ENOSYS (before 5.14), ESRCH (quotas off), ENOTSUP, ...: no limit
 	 * that storaged can know of */
-	if (uid != 0 && syscall(SYS_quotactl_fd, b->fd, GETQUOTA_USR, uid, &q) == 0 &&
-	    (q.dqb_valid & QIF_BLIMITS) && (q.dqb_valid & QIF_SPACE))
+	if (uid == 0 || syscall(SYS_quotactl_fd, b->fd, GETQUOTA_USR, uid, &q) < 0)
+		return o;
+	if ((q.dqb_valid & QIF_BLIMITS) && (q.dqb_valid & QIF_SPACE))
 		o->limited = copy_budget_quota_room(q.dqb_bhardlimit * QIF_DQBLKSIZE,
 						    q.dqb_bsoftlimit * QIF_DQBLKSIZE, q.dqb_curspace,
 						    (time_t)q.dqb_btime, time(NULL), &o->room);
+	if ((q.dqb_valid & QIF_ILIMITS) && (q.dqb_valid & QIF_INODES))
+		o->ilimited = copy_budget_quota_room(q.dqb_ihardlimit, q.dqb_isoftlimit, q.dqb_curinodes,
+						     (time_t)q.dqb_itime, time(NULL), &o->iroom);
 	return o;
 }
 
@@ -135,7 +139,10 @@ int copy_budget_charge(struct copy_budget *b, const struct stat *st)
 		r = -ENOMEM;
 	else if (o->limited && o->used + cost > o->room)
 		r = refuse(b, -EDQUOT, "bytes", o->used + cost, o->room, st->st_uid);
+	else if (o->ilimited && o->iused + 1 > o->iroom)
+		r = refuse(b, -EDQUOT, "inodes", o->iused + 1, o->iroom, st->st_uid);
 	else {
+		o->iused++;
 		o->used += cost;
 		b->used += cost;
 		b->names++;

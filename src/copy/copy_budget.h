@@ -18,11 +18,13 @@
 #include <sys/types.h>
 #include <time.h>
 
-/* a user's quota on the filesystem: the bytes it leaves, once read */
+/* a user's quota on the filesystem: the bytes and inodes it leaves, once
+ * read, and what the sync charged against them */
 struct budget_owner {
 	uid_t uid;
-	bool limited;
+	bool limited, ilimited;
 	uint64_t room, used;
+	uint64_t iroom, iused;
 };
 
 struct copy_budget {
@@ -52,8 +54,8 @@ int copy_budget_init(struct copy_budget *b, int fd);
  * uid's first charge reads its quota (quotactl_fd(2), Linux 5.14; none
  * without quota support).
  * Returns: 0; -ENOSPC (past f_bavail or f_favail; root: f_bfree,
- * f_ffree), -EDQUOT (past the owner's quota), -ENOMEM.  The first refusal is recorded and no refused
- * charge is kept.
+ * f_ffree), -EDQUOT (past the owner's block or inode quota), -ENOMEM.
+ * The first refusal is recorded and no refused charge is kept.
  */
 int copy_budget_charge(struct copy_budget *b, const struct stat *st);
 
@@ -65,10 +67,11 @@ void copy_budget_explain(const struct copy_budget *b, struct copy_result *ret);
 
 void copy_budget_done(struct copy_budget *b);
 
-/* the bytes a write of the user may still take into @ret, as the kernel
- * allows (fs/quota/dquot.c, check_bdq()): up to the @hard limit, up to
- * @soft once its grace has passed (@grace_end; 0: not over it); limits
- * and @cur in bytes, 0: none.  Returns: whether there is a limit. */
+/* the bytes (or inodes) a write of the user may still take into @ret, as
+ * the kernel allows (fs/quota/dquot.c, check_bdq(), check_idq()): up to
+ * the @hard limit, up to @soft once its grace has passed (@grace_end; 0:
+ * not over it); limits and @cur in one unit, 0: none.  Returns: whether
+ * there is a limit. */
 bool copy_budget_quota_room(uint64_t hard, uint64_t soft, uint64_t cur, time_t grace_end,
 			    time_t now, uint64_t *ret);
 

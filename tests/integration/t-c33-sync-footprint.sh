@@ -12,7 +12,8 @@
 # version goes only once the new one is in place), which deleting it
 # makes.  A new tree that does not fit leaves nothing either; nor does
 # one with more files than the filesystem has free inodes, said as such.
-# The same against a user's disk quota, where this kernel has ext4 quotas.
+# The same against a user's disk quota, blocks and inodes, where this
+# kernel has ext4 quotas.
 . "$(dirname "$0")/lib-area.sh"
 
 command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 missing"
@@ -210,8 +211,24 @@ quota_case() {
 	as 1234 truncate -s 1M "$P/big"
 	expect_rc 0 sync q
 	cmp -s "$P/big" "$LOWER/big" || fail "the file within the quota was not synced"
-	expect_rc 0 stop
 	pass "past uid 1234's quota: refused with the numbers; within it: synced"
+
+	# the inode quota: 20 new files where uid 1234 may make 10 more inodes
+	used=$(find "$LOWER" -uid 1234 | wc -l) # all of uid 1234's inodes there
+	setquota -u 1234 0 0 0 $((used + 10)) "$FS" || fail "setquota (inodes)"
+	as 1234 mkdir "$P/many"
+	for i in $(seq 1 20); do as 1234 touch "$P/many/f$i"; done
+	expect_rc 1 sync q
+	cat "$OUT"
+	no_leftovers q
+	grep -q "uid 1234 need at least [0-9]* inodes, its disk quota leaves it 10 inodes" "$OUT" ||
+		fail "the error does not say uid 1234's inode quota is the cause, with the numbers"
+	[ ! -e "$LOWER/many" ] || fail "a part of the new directory reached the directory"
+	for i in $(seq 6 20); do rm "$P/many/f$i"; done
+	expect_rc 0 sync q
+	[ "$(find "$LOWER/many" -type f | wc -l)" = 5 ] || fail "the directory of 5 files was not synced"
+	expect_rc 0 stop
+	pass "past uid 1234's inode quota: refused with the numbers; within it: synced"
 }
 quota_case
 exit 0

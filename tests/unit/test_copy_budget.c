@@ -166,6 +166,29 @@ static void test_quota(void **state)
 	budget_end(&b, fd);
 }
 
+/* the owner's inode quota counts each inode written, whatever its size */
+static void test_inode_quota(void **state)
+{
+	struct copy_budget b;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	budget_at(&b, &fd, 100 * BS, 100 * BS);
+	/* uid 1000 with 2 inodes of quota left and no block limit */
+	b.owners = calloc(1, sizeof(*b.owners));
+	assert_non_null(b.owners);
+	b.owners[0] = (struct budget_owner){ .uid = 1000, .ilimited = true, .iroom = 2 };
+	b.nowners = b.ownercap = 1;
+	st = file_of(1000, 0, 0);
+	assert_int_equal(copy_budget_charge(&b, &st), 0);
+	assert_int_equal(copy_budget_charge(&b, &st), 0);
+	assert_int_equal(copy_budget_charge(&b, &st), -EDQUOT);
+	assert_string_equal(explained(&b, -EDQUOT),
+			    COPY_NO_ROOM ": those of uid 1000 need at least 3 inodes, its disk quota leaves it 2 inodes");
+	budget_end(&b, fd);
+}
+
 static void test_quota_room(void **state)
 {
 	uint64_t room;
@@ -232,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_reserve),
 		cmocka_unit_test(test_inodes),
 		cmocka_unit_test(test_quota),
+		cmocka_unit_test(test_inode_quota),
 		cmocka_unit_test(test_quota_room),
 		cmocka_unit_test(test_threads),
 	};
