@@ -48,11 +48,12 @@ sysv) INIT=(sysvinit-core sysv-rc initscripts insserv initramfs-tools) ;;
 dracut) INIT=(systemd-sysv dracut) EXTRA_HOOK=$HERE/guest/dracut-image-setup ;;
 # What tests/integration/ runs besides storaged (tools/install-deps.sh's
 # test packages): attributes and ACLs, rsync, fuser, python3, strings,
-# promtool, cryptsetup for LUKS members, and strace (its fault injection
-# kills a sync or a start at each step).
+# promtool, cryptsetup for LUKS members, strace (its fault injection
+# kills a sync or a start at each step), and quota's setquota (a user's
+# disk quota against the sync's owners' room).
 guest)
 	INIT=(systemd-sysv initramfs-tools attr acl rsync psmisc python3 binutils
-		cryptsetup-bin prometheus strace)
+		cryptsetup-bin prometheus strace quota)
 	NO_SCAN_HOOK=
 	EXTRA_HOOK=$HERE/guest/initramfs-guest-modules
 	;;
