@@ -98,8 +98,10 @@ static int node_of(struct sync_ctx *c, size_t d, size_t *ret)
 	return 0;
 }
 
-/* notes a step 4 rename of @name in the walk's current directory */
-static int op_add(struct sync_ctx *c, const char *name, enum op_kind k, const char *w, unsigned fflags)
+/* notes a step 4 rename of @name in the walk's current directory, where
+ * the walk saw the lower entry @lst (NULL: none) */
+static int op_add(struct sync_ctx *c, const char *name, enum op_kind k, const char *w, unsigned fflags,
+		  const struct stat *lst)
 {
 	struct op *o;
 	size_t node;
@@ -108,6 +110,8 @@ static int op_add(struct sync_ctx *c, const char *name, enum op_kind k, const ch
 		return -ENOMEM;
 	o = &c->ops[c->nops];
 	*o = (struct op){ .node = node, .name = strdup(name), .kind = k, .fflags = fflags };
+	if (lst)
+		o->seen = (struct sync_seen){ .ino = lst->st_ino, .size = lst->st_size, .mtim = lst->st_mtim };
 	snprintf(o->w, sizeof(o->w), "%s", w);
 	if (!o->name)
 		return -ENOMEM;
@@ -168,7 +172,7 @@ static int write_node(struct sync_ctx *c, int fd, const struct stat *st, const c
 
 /* step 1 for a changed non-directory: written once per area inode; its
  * other names are links to that copy, made in W */
-static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const char *name)
+static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const char *name, const struct stat *lst)
 {
 	size_t h = ((size_t)st->st_ino * 31 + (size_t)st->st_dev) % HL_BUCKETS;
 	struct copy_lost lost = { 0 };
@@ -199,12 +203,12 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 	}
 	if (r == 0 && lost.n)
 		sync_lost(c, here(c, rel, sizeof(rel)), name, &lost);
-	return r < 0 ? r : op_add(c, name, OP_PUT, w, fflags);
+	return r < 0 ? r : op_add(c, name, OP_PUT, w, fflags, lst);
 }
 
 /* step 1 for an area directory the lower copy lacks: W/n<N>, filled in
  * step 2 (or left empty: another filesystem's mount point) */
-static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char *name)
+static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char *name, const struct stat *lst)
 {
 	struct copy_xattrs xa = { 0 };
 	struct copy_lost lost = { 0 };
@@ -225,7 +229,7 @@ static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char
 			return -ENOMEM;
 		}
 		c->tsrc[c->ntrees++] = sfd;
-		return op_add(c, name, OP_PUT, w, 0);
+		return op_add(c, name, OP_PUT, w, 0, lst);
 	}
 	/* a mount point in the area: the directory alone, empty */
 	dfd = c->sys->openat(c->workfd, w, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
@@ -238,7 +242,7 @@ static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char
 	close(sfd);
 	if (dfd >= 0)
 		close(dfd);
-	return r < 0 ? r : op_add(c, name, OP_PUT, w, 0);
+	return r < 0 ? r : op_add(c, name, OP_PUT, w, 0, lst);
 }
 
 /* opens the area directory @fd (O_PATH) and the lower one @name of
@@ -317,7 +321,7 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 	int afd = f->fd[0], lfd = f->fd[1];
 	char beside[NAME_MAX + 1];
 	const char *orig = name;
-	struct stat st, lst;
+	struct stat st, lst, *seen;
 	bool have, lchanged = false;
 	int fd, r = 0;
 
@@ -354,12 +358,16 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 	}
 	/* deleted in the directory, unchanged in the area: only where the
 	 * directory's names changed (else the entry came with a directory
-	 * above it that the area renamed: rm -rf e && mv d e) */
+	 * above it that the area renamed: rm -rf e && mv d e), and kept so:
+	 * once the baseline moves past that change, only the list tells */
 	if (!have && !S_ISDIR(st.st_mode) && c->lbase.tv_sec >= 0 && !sync_since(&st.st_ctim, &c->base, true) &&
-	    sync_lower_names_changed(c))
+	    ((sync_kept_has(c, name) && !level(c, c->s.depth - 1)->moved) || sync_lower_names_changed(c))) {
+		sync_kept_add(c, name);
 		return 0;
+	}
 	if (!have && (r = sync_lower_deleted(c, afd, name, &st)) < 0)
 		return r; /* else copied back, reported when it was deleted there */
+	seen = have ? &lst : NULL;
 	if (lchanged) {
 		if ((r = sync_beside(c, afd, lfd, name, beside)) < 0)
 			return r;
@@ -369,6 +377,8 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 		sync_kept_add(c, beside);
 		name = beside;
 		have = false;
+		/* an earlier sync's copy there is replaced (sync_beside()) */
+		seen = fstatat(lfd, beside, &lst, AT_SYMLINK_NOFOLLOW) == 0 ? &lst : NULL;
 	}
 	fd = c->sys->openat(afd, orig, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0)
@@ -391,9 +401,9 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 	} else if (S_ISDIR(st.st_mode) && have && S_ISDIR(lst.st_mode))
 		r = enter_pair(c, fd, &st, lfd, name, &lst);
 	else if (S_ISDIR(st.st_mode))
-		r = put_dir(c, fd, &st, name);
+		r = put_dir(c, fd, &st, name, seen);
 	else if (!have || !unchanged(c, afd, lfd, orig, &st, &lst)) {
-		r = put_node(c, fd, &st, name);
+		r = put_node(c, fd, &st, name, seen);
 		if (r < 0 && sync_entry_own(r)) {
 			char rel[PATH_MAX / 4];
 
@@ -453,7 +463,7 @@ static int sync_deletions(struct sync_ctx *c)
 			continue;
 		}
 		w_name(c, w, 'd');
-		r = op_add(c, key, OP_DELETE, w, 0);
+		r = op_add(c, key, OP_DELETE, w, 0, &st);
 	}
 	if (r == 0 && errno)
 		r = -errno;
@@ -613,6 +623,7 @@ static int sync_tasks(struct sync_ctx *c)
 					  .ldev = c->ldev,
 					  .work = c->work,
 					  .base = c->base,
+					  .start = c->start,
 					  .lbase = c->lbase,
 					  .res = c->res };
 		if (!(w[i].buf = malloc(SYNC_BUF_SIZE)) || sync_nodes_init(&w[i]) < 0 ||
@@ -672,12 +683,12 @@ static int intent_complete(int areafd, int lowerfd, int workfd, const struct sta
 
 /* step 4's intent, before the first rename: the kept list (an entry kept
  * but never renamed loses nothing: it is the directory's), then the record */
-static int sync_intent(struct sync_ctx *c, int areafd, const struct timespec *start)
+static int sync_intent(struct sync_ctx *c, int areafd)
 {
 	int r = sync_kept_write(c->sh, areafd);
 
 	if (r == 0)
-		r = copy_sync_base_write(areafd, COPY_SYNC_INTENT_XATTR, start);
+		r = copy_sync_base_write(areafd, COPY_SYNC_INTENT_XATTR, &c->start);
 	if (r == -EOPNOTSUPP)
 		r = 0; /* no trusted xattrs: no baselines either, nothing to complete */
 	return r < 0 ? sync_fail(c, -r, "", "", "recording the sync's intent") : 0;
@@ -692,15 +703,15 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		.sh = &sh, .defer = true, .o = &opts, .sys = sys, .lowerfd = lowerfd, .workfd = workfd, .res = ret,
 		.areafd = areafd
 	};
-	struct timespec start;
 	struct stat ast, lst;
 	bool applied = false;
+	size_t nkept;
 	int fds[2], lfd, r;
 
 	*ret = (struct copy_result){ 0 };
 	copy_raise_nofile();
 	if (fstat(areafd, &ast) < 0 || fstat(lowerfd, &lst) < 0 || fstat(workfd, &c.work) < 0 ||
-	    (r = copy_sync_base_past_writes(&start)) < 0 || copy_budget_init(&sh.budget, lowerfd) < 0) {
+	    (r = copy_sync_base_past_writes(&c.start)) < 0 || copy_budget_init(&sh.budget, lowerfd) < 0) {
 		r = sync_fail(&c, errno, "", "", "reading the roots");
 		goto out;
 	}
@@ -748,10 +759,15 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	if (r == 0)
 		r = sync_trees(&c);
 	if (r == 0)
-		r = sync_intent(&c, areafd, &start);
+		r = sync_intent(&c, areafd);
 	applied = r == 0;
+	nkept = sh.nkept_new;
 	if (r == 0)
 		r = sync_apply(&c, &ast);
+	/* what step 4 found changed there while the sync ran; lost, the next
+	 * sync keeps it too (between the baselines: sync_lower_changed_during()) */
+	if (applied && sh.nkept_new > nkept)
+		(void)sync_kept_write(&sh, areafd);
 	if (r == 0 && syncfs(lowerfd) < 0)
 		r = sync_fail(&c, errno, "", "", "syncing");
 	if (r == 0 && (sh.skipped.n || sh.both.n || sh.lost.n))
@@ -764,7 +780,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	 * kept entries changed on both sides committed them all (the kept
 	 * list holds them the directory's) */
 	if (r == 0 || r == -COPY_SYNC_KEPT_BOTH)
-		copy_sync_base_write(areafd, COPY_SYNCED_XATTR, &start);
+		copy_sync_base_write(areafd, COPY_SYNCED_XATTR, &c.start);
 	/* once step 4 began, what changed in the lower directory is this
 	 * sync's own doing, even when it failed after: not to be kept as
 	 * the directory's at the next one (the kept list, written with the

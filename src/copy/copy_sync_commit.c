@@ -128,23 +128,123 @@ static bool op_own(int err)
 	return sync_entry_own(err) && err != -EIO && err != -EXDEV && err != -ESTALE;
 }
 
-/* step 4 for one op, in the lower directory @dfd; the file flags the
- * filesystem refuses into @lost */
-static int apply_op(struct sync_ctx *c, int dfd, const struct op *o, struct copy_lost *lost)
+/* whether the lower entry that step 4 just moved out of the directory
+ * into W/@o->w is the version the walk saw: the same inode, and for a
+ * non-directory the same size and mtime (the rename moved its ctime), for
+ * a directory nothing below it changed since the sync began.  Else it was
+ * changed or replaced there, by someone else, while the sync ran. */
+static bool moved_out_seen(const struct sync_ctx *c, const struct op *o)
 {
-	int fd, r;
+	struct stat st;
 
-	if (o->kind == OP_DELETE) {
-		if (renameat2(dfd, o->name, c->workfd, o->w, RENAME_NOREPLACE) < 0 && errno != ENOENT)
+	if (fstatat(c->workfd, o->w, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_ino != o->seen.ino)
+		return false;
+	if (S_ISDIR(st.st_mode))
+		return sync_tree_changed(c->workfd, o->w, &c->start, c->ldev) == 0;
+	return st.st_size == o->seen.size && st.st_mtim.tv_sec == o->seen.mtim.tv_sec &&
+	       st.st_mtim.tv_nsec == o->seen.mtim.tv_nsec;
+}
+
+/* keeps the entry @name of the directory @s's top the directory's, and
+ * says so: @what follows its name, and @beside (NULL: none) quoted */
+static void kept_during(struct sync_ctx *c, const struct dirstack *s, const char *name, const char *beside,
+			const char *what)
+{
+	char rel[PATH_MAX / 4], text[PATH_MAX / 4 + NAME_MAX + 200];
+
+	dirstack_path(s, "", NULL, rel, sizeof(rel));
+	sync_kept_add_path(c->sh, dirstack_path_dup(s, "", name));
+	if (beside)
+		sync_kept_add_path(c->sh, dirstack_path_dup(s, "", beside));
+	snprintf(text, sizeof(text), " (%s%s%s%s%s%s)", what, beside ? ": '" : "", beside ? rel : "",
+		 beside && *rel ? "/" : "", beside ? beside : "", beside ? "'" : "");
+	sync_note(c, &c->sh->both, 0, rel, name, text);
+}
+
+/* moves W/@o->w into the directory @dfd beside @o->name, as
+ * @beside: the first of sync_beside_name()'s names free there.
+ * Returns: 0; negative errno of renameat2() (-EEXIST: none free in 1000) */
+static int put_beside(struct sync_ctx *c, int dfd, const struct op *o, char beside[NAME_MAX + 1])
+{
+	for (unsigned i = 0; i < 1000; i++) {
+		sync_beside_name(o->name, i, beside);
+		if (renameat2(c->workfd, o->w, dfd, beside, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno != EEXIST)
 			return -errno;
+	}
+	return -EEXIST;
+}
+
+/* step 4 for the deletion @o: moves out of the directory only the version
+ * the walk saw; one changed there while the sync ran goes back (beside,
+ * where its name was made again meanwhile) and stays the directory's */
+static int apply_delete(struct sync_ctx *c, const struct dirstack *s, int dfd, const struct op *o)
+{
+	char beside[NAME_MAX + 1];
+	int r;
+
+	if (renameat2(dfd, o->name, c->workfd, o->w, RENAME_NOREPLACE) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (moved_out_seen(c, o))
+		return 0;
+	if (renameat2(c->workfd, o->w, dfd, o->name, RENAME_NOREPLACE) == 0) {
+		kept_during(c, s, o->name, NULL,
+			    "deleted in the area, changed in the directory while the sync ran: the directory's version is kept; delete it there if it should go");
 		return 0;
 	}
-	if (renameat2(c->workfd, o->w, dfd, o->name, RENAME_EXCHANGE) < 0 &&
-	    (errno != ENOENT || renameat2(c->workfd, o->w, dfd, o->name, RENAME_NOREPLACE) < 0))
+	if (errno != EEXIST)
 		return -errno;
+	if ((r = put_beside(c, dfd, o, beside)) < 0)
+		return r;
+	kept_during(c, s, o->name, beside,
+		    "deleted in the area, changed and made again in the directory while the sync ran: both of the directory's are kept, the changed one beside");
+	return 0;
+}
+
+/* step 4 for @o, in the lower directory @dfd, the top of @s: moves out of
+ * the directory only the version the walk saw (none: the name stays
+ * free); one changed or made there while the sync ran stays, the area's
+ * goes beside it, as for an entry changed on both sides.  The file flags
+ * the filesystem refuses into @lost. */
+static int apply_op(struct sync_ctx *c, const struct dirstack *s, int dfd, const struct op *o,
+		    struct copy_lost *lost)
+{
+	const char *at = o->name;
+	char beside[NAME_MAX + 1];
+	int fd, r = 0;
+
+	if (o->kind == OP_DELETE)
+		return apply_delete(c, s, dfd, o);
+	if (o->seen.ino && renameat2(c->workfd, o->w, dfd, o->name, RENAME_EXCHANGE) == 0) {
+		if (!moved_out_seen(c, o)) {
+			/* theirs back in place, the area's in W again; else theirs beside */
+			bool back = renameat2(c->workfd, o->w, dfd, o->name, RENAME_EXCHANGE) == 0;
+
+			if ((r = put_beside(c, dfd, o, beside)) < 0)
+				return r;
+			kept_during(c, s, o->name, beside,
+				    back ? "changed in the directory while the sync ran: the directory's version is kept, the area's beside it"
+					 : "changed in the directory while the sync ran: the area's version is in place, the directory's beside it");
+			if (back)
+				at = beside;
+		}
+	} else if (o->seen.ino && errno != ENOENT) {
+		return -errno;
+	} else if (renameat2(c->workfd, o->w, dfd, o->name, RENAME_NOREPLACE) < 0) {
+		/* made there while the sync ran (or deleted there, then the
+		 * area's comes back, as where the area changed it) */
+		if (errno != EEXIST)
+			return -errno;
+		if ((r = put_beside(c, dfd, o, beside)) < 0)
+			return r;
+		kept_during(c, s, o->name, beside,
+			    "made in the directory while the sync ran: the directory's version is kept, the area's beside it");
+		at = beside;
+	}
 	if (!o->fflags)
 		return 0;
-	fd = openat(dfd, o->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = openat(dfd, at, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	r = copy_fflags_add(fd, o->fflags, lost);
@@ -221,7 +321,7 @@ static int apply_ops(struct sync_ctx *c, struct dirstack *s, const struct node_i
 		struct copy_lost lost = { 0 };
 		bool put = o->kind == OP_PUT;
 
-		r = apply_op(c, f->fd[0], o, &lost);
+		r = apply_op(c, s, f->fd[0], o, &lost);
 		if (r < 0 && op_own(r)) {
 			/* the W copy stays there for a stop to keep (sync_rescue()) */
 			sync_skip(c, r, dirstack_path(s, "", NULL, rel, sizeof(rel)), o->name,
@@ -515,8 +615,10 @@ int sync_trees(struct sync_ctx *c)
 		const char *tail = tree_msg_path(c, &r2, path, sizeof(path));
 
 		*c->res = r2;
-		if (tail)
-			snprintf(c->res->msg, sizeof(c->res->msg), "'%s'%s", path, tail);
+		/* cut where it does not fit, as every message is; an encoding
+		 * error leaves the copy's own */
+		if (tail && snprintf(c->res->msg, sizeof(c->res->msg), "'%s'%s", path, tail) < 0)
+			snprintf(c->res->msg, sizeof(c->res->msg), "%s", r2.msg);
 		return r;
 	}
 	if (r2.n_lost)

@@ -35,6 +35,15 @@ struct sync_node {
 	char *name;
 };
 
+/* the lower entry the walk saw under an op's name (ino 0: none): what a
+ * rename may move out of the directory; anything else there was changed
+ * or made by someone else while the sync ran, and is the directory's */
+struct sync_seen {
+	ino_t ino;
+	off_t size;
+	struct timespec mtim;
+};
+
 /* a step 4 rename: W/<w> to or from lower/<node>/<name> */
 struct op {
 	size_t node;
@@ -42,6 +51,7 @@ struct op {
 	char w[16];
 	enum op_kind kind;
 	unsigned fflags; /* OP_PUT: file flags set once it is in place */
+	struct sync_seen seen;
 };
 
 /* a step 5 directory: the node, the area's metadata */
@@ -128,6 +138,7 @@ struct sync_ctx {
 	dev_t adev, ldev;
 	struct stat work;
 	struct timespec base; /* changed: ctime >= base; tv_sec < 0: no base */
+	struct timespec start; /* this sync's: a ctime past it changed while it ran */
 	struct timespec lbase; /* the lower directory's; changed there: ctime >= lbase */
 	/* the lower root holds its names of the lower baseline
 	 * (COPY_LOWER_ROOT_XATTR; the walk's root only): its mtime, moved by
@@ -162,6 +173,19 @@ bool sync_kept_has(const struct sync_ctx *c, const char *name);
 /* adds it to this sync's additions (under the shared lock); a failure
  * marks the list lost */
 void sync_kept_add(struct sync_ctx *c, const char *name);
+
+/* the same for @path below the roots (taken; NULL: no memory, the list
+ * lost), not looked up in the list first */
+void sync_kept_add_path(struct shared *sh, char *path);
+
+/* whether an entry below the directory @name of @dirfd (on @dev; other
+ * filesystems are not entered) has a ctime at or past @base: 1, 0;
+ * negative errno (-ESTALE: moved during the walk) */
+int sync_tree_changed(int dirfd, const char *name, const struct timespec *base, dev_t dev);
+
+/* the @i-th candidate beside @name into @beside: NAME.storaged-area[.I],
+ * or, where that would be over NAME_MAX, NAME cut to fit, then ~HASH */
+void sync_beside_name(const char *name, unsigned i, char beside[NAME_MAX + 1]);
 
 /* writes the list back, once the sync is committed.  Returns: 0; -ENOMEM
  * (an addition lost); negative errno of fsetxattr() (-E2BIG, -ENOSPC) */

@@ -97,21 +97,22 @@ bool sync_kept_has(const struct sync_ctx *c, const char *name)
 	return kept_find(c, name, false);
 }
 
+void sync_kept_add_path(struct shared *sh, char *path)
+{
+	pthread_mutex_lock(&sh->lock);
+	if (!path || grow_array(&sh->kept_new, &sh->kept_newcap, sh->nkept_new, sizeof(char *)) < 0) {
+		sh->kept_lost = true;
+		free(path);
+	} else
+		sh->kept_new[sh->nkept_new++] = path;
+	pthread_mutex_unlock(&sh->lock);
+}
+
 void sync_kept_add(struct sync_ctx *c, const char *name)
 {
-	struct shared *sh = c->sh;
-	char *key;
-
 	if (kept_find(c, name, false))
 		return; /* kept by an earlier sync: not new, and written again */
-	key = dirstack_path_dup(&c->s, c->basename, name);
-	pthread_mutex_lock(&sh->lock);
-	if (!key || grow_array(&sh->kept_new, &sh->kept_newcap, sh->nkept_new, sizeof(char *)) < 0) {
-		sh->kept_lost = true;
-		free(key);
-	} else
-		sh->kept_new[sh->nkept_new++] = key;
-	pthread_mutex_unlock(&sh->lock);
+	sync_kept_add_path(c->sh, dirstack_path_dup(&c->s, c->basename, name));
 }
 
 int sync_kept_write(struct shared *sh, int areafd)
@@ -155,10 +156,7 @@ void sync_kept_done(struct shared *sh)
 	free(sh->kept_buf);
 }
 
-/* whether an entry below the directory @name of @dirfd (on @dev; other
- * filesystems are not entered) has a ctime at or past @base: 1, 0;
- * negative errno (-ESTALE: moved during the walk) */
-static int tree_changed(int dirfd, const char *name, const struct timespec *base, dev_t dev)
+int sync_tree_changed(int dirfd, const char *name, const struct timespec *base, dev_t dev)
 {
 	struct dirstack s;
 	const char *e;
@@ -195,7 +193,7 @@ int sync_lower_changed(struct sync_ctx *c, int lfd, const char *name, const stru
 		return 1;
 	if (!S_ISDIR(lst->st_mode) || c->lbase.tv_sec < 0)
 		return 0;
-	return kept_find(c, name, true) ? 1 : tree_changed(lfd, name, &c->lbase, c->ldev);
+	return kept_find(c, name, true) ? 1 : sync_tree_changed(lfd, name, &c->lbase, c->ldev);
 }
 
 static bool sync_level_moved(const struct sync_ctx *c)
@@ -242,7 +240,7 @@ int sync_area_changed(struct sync_ctx *c, int afd, const char *name, const struc
 {
 	if (sync_since(&st->st_ctim, &c->base, true))
 		return 1;
-	return S_ISDIR(st->st_mode) ? tree_changed(afd, name, &c->base, c->adev) : 0;
+	return S_ISDIR(st->st_mode) ? sync_tree_changed(afd, name, &c->base, c->adev) : 0;
 }
 
 /* the bytes of @name kept in a shortened name of at most @max bytes: cut
@@ -273,9 +271,7 @@ static uint32_t name_hash(const char *name)
 	return h;
 }
 
-/* the @i-th candidate beside @name into @beside: NAME.storaged-area[.I],
- * or, where that would be over NAME_MAX, NAME cut to fit, then ~HASH */
-static void beside_name(const char *name, unsigned i, char beside[NAME_MAX + 1])
+void sync_beside_name(const char *name, unsigned i, char beside[NAME_MAX + 1])
 {
 	char tail[64];
 	size_t n = strlen(name), t;
@@ -313,7 +309,7 @@ int sync_beside(struct sync_ctx *c, int afd, int lfd, const char *name, char bes
 	for (unsigned i = 0;; i++) {
 		if (i == 1000)
 			return -EEXIST;
-		beside_name(name, i, beside);
+		sync_beside_name(name, i, beside);
 		if (fstatat(afd, beside, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
 			continue; /* an entry of the area's */
 		if (beside_taken(c, beside))
