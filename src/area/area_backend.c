@@ -363,13 +363,19 @@ int area_backend_check_room(struct setup *s, const struct area_survey *sv, struc
 		return -errno;
 	free_b = (uint64_t)v.f_bavail * v.f_frsize;
 	free_i = v.f_favail;
-	if (sv->bytes <= free_b && sv->inodes <= free_i + 1)
+	/* f_files 0: inodes are made as needed (btrfs), none to count */
+	if (sv->bytes <= free_b && (!v.f_files || sv->inodes <= free_i + 1))
 		return 0;
-	diag_error(m, NULL, 0,
-		   "area '%s' (%s): seed needs %s and %" PRIu64 " inodes but %s has %s and %" PRIu64
-		   " inodes free after mkfs: raise size= or inodes=",
-		   s->a->name, s->st.device, units_format_size(sv->bytes, a, sizeof(a)), sv->inodes,
-		   s->st.fs, units_format_size(free_b, b, sizeof(b)), free_i + 1);
+	if (!v.f_files)
+		diag_error(m, NULL, 0, "area '%s' (%s): seed needs %s but %s has %s free after mkfs: raise size=",
+			   s->a->name, s->st.device, units_format_size(sv->bytes, a, sizeof(a)), s->st.fs,
+			   units_format_size(free_b, b, sizeof(b)));
+	else
+		diag_error(m, NULL, 0,
+			   "area '%s' (%s): seed needs %s and %" PRIu64 " inodes but %s has %s and %" PRIu64
+			   " inodes free after mkfs: raise size= or inodes=",
+			   s->a->name, s->st.device, units_format_size(sv->bytes, a, sizeof(a)), sv->inodes,
+			   s->st.fs, units_format_size(free_b, b, sizeof(b)), free_i + 1);
 	return -ENOSPC;
 }
 

@@ -135,15 +135,15 @@ static bool fs_is_overlay_of(struct libmnt_fs *fs, const char *area)
 }
 
 /* Is @fs on the area's filesystem?  By device when the area's private mount
- * is there (@dev), else by the source the backend gave it; an overlay by
- * its upper layer. */
+ * is there (@dev), else by the source the backend gave it (a tmpfs has
+ * none); an overlay by its upper layer.  btrfs gives stat(2) a
+ * subvolume's anonymous device, not the one mountinfo shows: there the
+ * source tells. */
 static bool fs_is_area(struct libmnt_fs *fs, dev_t dev, const struct state_area *st, const char *area)
 {
 	if (st->overlay)
 		return fs_is_overlay_of(fs, area);
-	if (dev)
-		return mnt_fs_get_devno(fs) == dev;
-	return streq(mnt_fs_get_source(fs), st->device);
+	return (dev && mnt_fs_get_devno(fs) == dev) || streq(mnt_fs_get_source(fs), st->device);
 }
 
 int area_mounts_probe(const struct area_dirs *d, const struct state_area *st, struct area_mounts *ret)

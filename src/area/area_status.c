@@ -161,8 +161,9 @@ static void status_fill(const char *state_dir, const char *self, struct state_ar
 	}
 	if (area_is_mount_of(d.area, NULL) && statvfs(d.area, &v) == 0)
 		area_status_measure(o, &v);
-	/* the path is the record's, read before st->path moved to @o */
+	/* the path and device are the record's, read before they moved to @o */
 	st->path = o->path;
+	st->device = o->device;
 	o->state = area_state_of(&d, st, why, sizeof(why));
 	/* gone while a stop was under way: that stop's own doing */
 	if ((o->state != AREA_STATE_GONE || st->stop_started_usec) &&
@@ -178,7 +179,7 @@ static void status_fill(const char *state_dir, const char *self, struct state_ar
 			 "a sync back into '%s' found %s: compare the two and keep what you need (`%s stop`, which tears down every area, names them again)",
 			 o->path, st->sync_kept_both, area_self(&d));
 	o->kept_both = st->sync_kept_both != NULL;
-	st->path = NULL;
+	st->path = st->device = NULL;
 	if (why[0])
 		o->state_why = strdup(why);
 	area_dirs_done(&d);

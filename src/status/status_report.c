@@ -284,7 +284,7 @@ static void grow_words(const struct area_status *a, char *buf, size_t len)
  * is not active, or its figures. */
 static char *area_detail(const struct area_status *a, const struct status_area *row)
 {
-	char *detail = NULL, used[16], total[16], synced[64], grows[256], words[128];
+	char *detail = NULL, used[16], total[16], synced[64], grows[256], words[128], inodes[64];
 	bool full = row->nearly_full && area_status_full(a);
 	bool failed = a->state == AREA_STATE_ACTIVE && row->rec && row->rec->seq &&
 		      row->rec->status == STATE_FAILED && row->rec->reason;
@@ -297,13 +297,18 @@ static char *area_detail(const struct area_status *a, const struct status_area *
 		r = asprintf(&detail, "%s%s", a->state_why, synced);
 	else {
 		grow_words(a, grows, sizeof(grows));
-		r = asprintf(&detail, "%s%s%s%s: %s of %s used, %llu of %llu inodes%s%s%s%s%s%s",
+		/* a filesystem with no inode count (btrfs: f_files 0) makes them as needed */
+		if (a->inodes_total)
+			snprintf(inodes, sizeof(inodes), "%llu of %llu inodes", (unsigned long long)a->inodes_used,
+				 (unsigned long long)a->inodes_total);
+		else
+			snprintf(inodes, sizeof(inodes), "inodes as needed");
+		r = asprintf(&detail, "%s%s%s%s: %s of %s used, %s%s%s%s%s%s%s",
 			     a->backend, a->device ? " " : "", a->device ? a->device : "",
 			     a->overlay ? " (overlay's upper layer)" : "",
 			     units_format_size_human(a->used_bytes, used, sizeof(used)),
 			     units_format_size_human(a->size_bytes, total, sizeof(total)),
-			     (unsigned long long)a->inodes_used, (unsigned long long)a->inodes_total,
-			     !row->nearly_full ? ""
+			     inodes, !row->nearly_full ? ""
 			     : full	       ? " (FULL: "
 					       : " (NEARLY FULL)",
 			     full ? area_status_full_words(a, words, sizeof(words), NULL) : "", full ? ")" : "",
