@@ -19,7 +19,6 @@
  *     of files with several links (immutable refuses later links).
  * The first error wins; the other threads stop at their next entry.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -30,12 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-#include <linux/fs.h>
 
 #include "copy.h"
 #include "copy_budget.h"
@@ -106,17 +102,12 @@ struct copy_ctx {
 	size_t ndirs, dircap;
 };
 
-/* one source entry being copied */
+/* one source entry being copied (a directory: @n's fd and st alone) */
 struct entry {
-	int fd; /* O_PATH, the one lookup of the name */
-	struct stat st;
+	struct copy_node n;
 	int dd; /* destination directory */
 	const char *name;
 	char *rel; /* below the destination root: set for several links only */
-	int in, out; /* regular files: source reopened, copy */
-	char *target; /* symbolic links */
-	struct copy_xattrs xa;
-	unsigned fflags;
 	struct copy_lost lost;
 };
 
@@ -246,29 +237,17 @@ static bool offer(struct copy_ctx *c, const struct walk *w, int sfd, int dfd, co
 	return taken;
 }
 
-/* one try at creating @e's name, by type (a file: @e->out) */
-static int create_name(struct copy_ctx *c, struct entry *e)
-{
-	const int fl = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-	int r;
-
-	if (S_ISREG(e->st.st_mode))
-		r = e->out = c->sys->openat(e->dd, e->name, fl, 0600);
-	else if (S_ISLNK(e->st.st_mode))
-		r = c->sys->symlinkat(e->target, e->dd, e->name);
-	else
-		r = c->sys->mknodat(e->dd, e->name, (e->st.st_mode & S_IFMT) | 0600, e->st.st_rdev);
-	return r < 0 ? -errno : 0;
-}
-
 /* creates @e's name (the first link of an inode), replacing a
  * non-directory there; charged once per inode, before a byte is written */
 static int make_node(struct copy_ctx *c, struct entry *e)
 {
-	int r = copy_budget_charge(c->o->budget, &e->st) ?: create_name(c, e);
+	int r = copy_budget_charge(c->o->budget, &e->n.st)
+			?: copy_node_create(c->sys, &e->n, e->dd, e->name);
 
 	if (r == -EEXIST)
-		r = c->sys->unlinkat(e->dd, e->name, 0) < 0 ? -errno : create_name(c, e);
+		r = c->sys->unlinkat(e->dd, e->name, 0) < 0
+			    ? -errno
+			    : copy_node_create(c->sys, &e->n, e->dd, e->name);
 	return r;
 }
 
@@ -298,14 +277,14 @@ static int link_to(struct copy_ctx *c, struct entry *e, const char *rel)
  */
 static int link_claim(struct copy_ctx *c, struct entry *e)
 {
-	size_t h = ((size_t)e->st.st_ino * 31 + (size_t)e->st.st_dev) % LINK_BUCKETS;
+	size_t h = ((size_t)e->n.st.st_ino * 31 + (size_t)e->n.st.st_dev) % LINK_BUCKETS;
 	struct link *l;
 	char *rel = NULL;
 	int r = 0;
 
 	pthread_mutex_lock(&c->llock);
 	for (l = c->links[h]; l; l = l->next)
-		if (l->ino == e->st.st_ino && l->dev == e->st.st_dev)
+		if (l->ino == e->n.st.st_ino && l->dev == e->n.st.st_dev)
 			break;
 	if (l && !(rel = strdup(l->rel)))
 		r = -ENOMEM;
@@ -315,13 +294,13 @@ static int link_claim(struct copy_ctx *c, struct entry *e)
 			free(l);
 			r = -ENOMEM;
 		} else {
-			*l = (struct link){ .dev = e->st.st_dev,
-					    .ino = e->st.st_ino,
-					    .fflags = e->fflags,
+			*l = (struct link){ .dev = e->n.st.st_dev,
+					    .ino = e->n.st.st_ino,
+					    .fflags = e->n.fflags,
 					    .rel = l->rel,
 					    .next = c->links[h] };
 			c->links[h] = l;
-			e->fflags = 0; /* in step 4 */
+			e->n.fflags = 0; /* in step 4 */
 		}
 	}
 	pthread_mutex_unlock(&c->llock);
@@ -332,71 +311,17 @@ static int link_claim(struct copy_ctx *c, struct entry *e)
 	return r < 0 ? r : 1;
 }
 
-/* the copy's data and metadata, from @e->in and @e->st */
-static int finish_node(struct copy_ctx *c, struct entry *e, char *buf)
-{
-	struct timespec ts[2] = { e->st.st_atim, e->st.st_mtim };
-	int r = 0, nfd;
-
-	if (S_ISREG(e->st.st_mode)) {
-		r = copy_data(e->in, e->out, e->st.st_size, buf, COPY_BUF_SIZE, &c->bytes,
-			      (off_t)e->st.st_blocks * 512 < e->st.st_size);
-		return r < 0 ? r : copy_meta_fd(e->out, &e->st, &e->xa, e->fflags, copy_lost_of(c, &e->lost));
-	}
-	if (c->sys->fchownat(e->dd, e->name, e->st.st_uid, e->st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (!S_ISLNK(e->st.st_mode) && e->xa.len) {
-		nfd = c->sys->openat(e->dd, e->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
-		if (nfd < 0)
-			return -errno;
-		r = copy_xattrs_write(nfd, true, &e->xa, copy_lost_of(c, &e->lost));
-		close(nfd);
-	}
-	if (r == 0 && !S_ISLNK(e->st.st_mode) &&
-	    c->sys->fchmodat(e->dd, e->name, e->st.st_mode & 07777, 0) < 0)
-		r = -errno;
-	if (r == 0 && c->sys->utimensat(e->dd, e->name, ts, AT_SYMLINK_NOFOLLOW) < 0)
-		r = -errno;
-	return r;
-}
-
-/* reads what the copy of a non-directory needs from its descriptor */
-static int read_node(struct copy_ctx *c, struct entry *e)
-{
-	char target[PATH_MAX];
-	ssize_t n;
-
-	if (S_ISREG(e->st.st_mode)) {
-		e->in = copy_open_data(c->sys, e->fd);
-		if (e->in < 0)
-			return e->in;
-		e->fflags = copy_fflags_get(e->in);
-		return copy_xattrs_read(e->in, false, &e->xa);
-	}
-	if (S_ISLNK(e->st.st_mode)) {
-		/* "" and an O_PATH | O_NOFOLLOW descriptor: the link itself */
-		n = c->sys->readlinkat(e->fd, "", target, sizeof(target));
-		if (n < 0)
-			return -errno;
-		if ((size_t)n >= sizeof(target))
-			return -ENAMETOOLONG;
-		target[n] = '\0';
-		e->target = strdup(target);
-		return e->target ? 0 : -ENOMEM;
-	}
-	return copy_xattrs_read(e->fd, true, &e->xa);
-}
-
 /* step 2 for one non-directory: read from its descriptor, created once (a
  * file with several links: linkat() for its other names), metadata set */
 static int copy_nondir(struct copy_ctx *c, struct entry *e, char *buf)
 {
-	int r = read_node(c, e);
+	int r = copy_node_read(c->sys, &e->n);
 
 	if (r == 0)
-		r = e->st.st_nlink > 1 ? link_claim(c, e) : make_node(c, e);
+		r = e->n.st.st_nlink > 1 ? link_claim(c, e) : make_node(c, e);
 	if (r == 0)
-		r = finish_node(c, e, buf);
+		r = copy_node_finish(c->sys, &e->n, e->dd, e->name, buf, COPY_BUF_SIZE, &c->bytes,
+				     copy_lost_of(c, &e->lost));
 	return r < 0 ? r : 0;
 }
 
@@ -418,16 +343,16 @@ static int dir_meta(struct copy_ctx *c, const struct walk *w, int fd, const stru
  * when it is left), or hand it to another thread */
 static int copy_dir(struct copy_ctx *c, struct walk *w, struct entry *e)
 {
-	struct copy_dirmeta m = { .st = e->st };
+	struct copy_dirmeta m = { .st = e->n.st };
 	int fds[2], sfd, dfd, r;
 
 	/* "." below the O_PATH descriptor: the same inode, opened to read */
-	sfd = c->sys->openat(e->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	sfd = c->sys->openat(e->n.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (sfd < 0)
 		return -errno;
 	m.fflags = copy_fflags_get(sfd);
 	if ((r = copy_xattrs_read(sfd, false, &m.xa)) < 0 ||
-	    (r = copy_budget_charge(c->o->budget, &e->st)) < 0)
+	    (r = copy_budget_charge(c->o->budget, &e->n.st)) < 0)
 		goto fail;
 	if (c->sys->mkdirat(e->dd, e->name, 0700) < 0 && errno != EEXIST) {
 		r = -errno;
@@ -438,7 +363,7 @@ static int copy_dir(struct copy_ctx *c, struct walk *w, struct entry *e)
 		r = -errno;
 		goto fail;
 	}
-	if (e->st.st_dev != c->dev) {
+	if (e->n.st.st_dev != c->dev) {
 		/* another device: in a seed (the private view shows no mount)
 		 * a btrfs subvolume or snapshot, carried onto the area
 		 * (area_carry.c); else a mount point, copied empty */
@@ -466,19 +391,19 @@ fail:
 static int copy_one(struct copy_ctx *c, struct walk *w, const char *name)
 {
 	const struct dirstack_frame *f = dirstack_top(&w->s);
-	struct entry e = { .fd = -1, .dd = f->fd[1], .name = name, .in = -1, .out = -1 };
+	struct entry e = { .n = { .in = -1, .out = -1 }, .dd = f->fd[1], .name = name };
 	int r = 0;
 
-	e.fd = c->sys->openat(f->fd[0], name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
-	if (e.fd < 0 && errno == ENOENT)
+	e.n.fd = c->sys->openat(f->fd[0], name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (e.n.fd < 0 && errno == ENOENT)
 		goto out; /* removed since readdir(): nothing to copy */
-	if (e.fd < 0 || fstat(e.fd, &e.st) < 0)
+	if (e.n.fd < 0 || fstat(e.n.fd, &e.n.st) < 0)
 		r = -errno;
-	else if (S_ISDIR(e.st.st_mode))
+	else if (S_ISDIR(e.n.st.st_mode))
 		r = copy_dir(c, w, &e);
-	else if (S_ISSOCK(e.st.st_mode))
+	else if (S_ISSOCK(e.n.st.st_mode))
 		; /* sockets are not copied */
-	else if (e.st.st_nlink > 1 && !(e.rel = dirstack_path_dup(&w->s, w->t->rel, name)))
+	else if (e.n.st.st_nlink > 1 && !(e.rel = dirstack_path_dup(&w->s, w->t->rel, name)))
 		r = -ENOMEM; /* the path a later name links to */
 	else
 		r = copy_nondir(c, &e, w->buf);
@@ -491,15 +416,10 @@ static int copy_one(struct copy_ctx *c, struct walk *w, const char *name)
 	}
 	copy_progress(c, atomic_fetch_add(&c->files, 1) + 1, false);
 out:
-	if (e.fd >= 0)
-		close(e.fd);
-	if (e.in >= 0)
-		close(e.in);
-	if (e.out >= 0)
-		close(e.out);
+	if (e.n.fd >= 0)
+		close(e.n.fd);
+	copy_node_done(&e.n);
 	free(e.rel);
-	free(e.target);
-	free(e.xa.buf);
 	return r;
 }
 

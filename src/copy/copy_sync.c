@@ -158,12 +158,24 @@ static bool unchanged(const struct sync_ctx *c, int afd, int lfd, const char *na
 	return !sync_since(&a->st_ctim, &c->base, true);
 }
 
-/* W/@w, the copy of the non-directory @fd, charged once per inode first */
+/* W/@w, the copy of the non-directory @fd, charged once per inode first;
+ * its file flags into @fflags, not onto the copy: step 4 sets them */
 static int write_node(struct sync_ctx *c, int fd, const struct stat *st, const char *w, unsigned *fflags,
 		      struct copy_lost *lost)
 {
-	return copy_budget_charge(c->o->budget, st)
-		       ?: copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, fflags, lost);
+	struct copy_node n = { .fd = fd, .st = *st, .in = -1, .out = -1 };
+	int r = copy_budget_charge(c->o->budget, st);
+
+	if (r == 0)
+		r = copy_node_read(c->sys, &n);
+	*fflags = n.fflags;
+	n.fflags = 0;
+	if (r == 0)
+		r = copy_node_create(c->sys, &n, c->workfd, w);
+	if (r == 0)
+		r = copy_node_finish(c->sys, &n, c->workfd, w, c->buf, SYNC_BUF_SIZE, NULL, lost);
+	copy_node_done(&n);
+	return r;
 }
 
 /* step 1 for a changed non-directory: written once per area inode; its
