@@ -41,7 +41,6 @@
 
 #define COPY_MAX_JOBS 64
 #define COPY_BUF_SIZE (256 * 1024)
-#define LINK_BUCKETS 4096
 /* directory levels whose two descriptors a walking thread holds */
 #define COPY_HELD_LEVELS 128
 /* no directory deeper is handed to another thread: its task would carry
@@ -66,15 +65,6 @@ struct walk {
 	char *buf;
 };
 
-/* the first copy of an inode with several links */
-struct link {
-	dev_t dev;
-	ino_t ino;
-	unsigned fflags; /* set in step 4 */
-	char *rel;
-	struct link *next;
-};
-
 struct copy_ctx {
 	const struct copy_opts *o;
 	const struct copy_sys *sys;
@@ -93,7 +83,7 @@ struct copy_ctx {
 	unsigned queued, busy, idle;
 
 	pthread_mutex_t llock; /* links */
-	struct link *links[LINK_BUCKETS];
+	struct copy_inodes links;
 
 	pthread_mutex_t dlock; /* dirs, lost */
 	size_t n_lost; /* entries that lost an attribute (attrs_optional) */
@@ -277,32 +267,17 @@ static int link_to(struct copy_ctx *c, struct entry *e, const char *rel)
  */
 static int link_claim(struct copy_ctx *c, struct entry *e)
 {
-	size_t h = ((size_t)e->n.st.st_ino * 31 + (size_t)e->n.st.st_dev) % LINK_BUCKETS;
-	struct link *l;
+	struct copy_inode *l;
 	char *rel = NULL;
 	int r = 0;
 
 	pthread_mutex_lock(&c->llock);
-	for (l = c->links[h]; l; l = l->next)
-		if (l->ino == e->n.st.st_ino && l->dev == e->n.st.st_dev)
-			break;
+	l = copy_inode_find(&c->links, e->n.st.st_dev, e->n.st.st_ino);
 	if (l && !(rel = strdup(l->rel)))
 		r = -ENOMEM;
-	if (!l && (r = make_node(c, e)) == 0) {
-		l = calloc(1, sizeof(*l));
-		if (!l || !(l->rel = strdup(e->rel))) {
-			free(l);
-			r = -ENOMEM;
-		} else {
-			*l = (struct link){ .dev = e->n.st.st_dev,
-					    .ino = e->n.st.st_ino,
-					    .fflags = e->n.fflags,
-					    .rel = l->rel,
-					    .next = c->links[h] };
-			c->links[h] = l;
-			e->n.fflags = 0; /* in step 4 */
-		}
-	}
+	if (!l && (r = make_node(c, e)) == 0 &&
+	    (r = copy_inode_add(&c->links, e->n.st.st_dev, e->n.st.st_ino, e->rel, e->n.fflags)) == 0)
+		e->n.fflags = 0; /* in step 4 */
 	pthread_mutex_unlock(&c->llock);
 	if (r < 0 || !rel)
 		return r;
@@ -603,8 +578,8 @@ static int copy_finish(struct copy_ctx *c)
 		if (r < 0)
 			copy_fail(c, -r, m->rel, "setting the directory's metadata");
 	}
-	for (size_t h = 0; r == 0 && h < LINK_BUCKETS; h++)
-		for (struct link *l = c->links[h]; r == 0 && l; l = l->next) {
+	for (size_t h = 0; r == 0 && h < COPY_INODE_BUCKETS; h++)
+		for (struct copy_inode *l = c->links.b[h]; r == 0 && l; l = l->next) {
 			const char *slash = strrchr(l->rel, '/');
 			char *dir;
 
@@ -640,12 +615,7 @@ static void ctx_free(struct copy_ctx *c)
 		free(c->dirs[i].xa.buf);
 	}
 	free(c->dirs);
-	for (size_t h = 0; h < LINK_BUCKETS; h++)
-		for (struct link *l = c->links[h], *n; l; l = n) {
-			n = l->next;
-			free(l->rel);
-			free(l);
-		}
+	copy_inodes_free(&c->links);
 	pthread_mutex_destroy(&c->qlock);
 	pthread_mutex_destroy(&c->llock);
 	pthread_mutex_destroy(&c->dlock);
@@ -685,27 +655,46 @@ void copy_raise_nofile(void)
 	}
 }
 
-/* the copies made before this one that later names of their inodes link to */
-static int links_seed(struct copy_ctx *c, const struct copy_link *seed, size_t n)
+static size_t inode_bucket(dev_t dev, ino_t ino)
 {
-	for (size_t i = 0; i < n; i++) {
-		size_t h = ((size_t)seed[i].ino * 31 + (size_t)seed[i].dev) % LINK_BUCKETS;
-		struct link *l = calloc(1, sizeof(*l));
+	return ((size_t)ino * 31 + (size_t)dev) % COPY_INODE_BUCKETS;
+}
 
-		if (!l || !(l->rel = strdup(seed[i].rel))) {
-			free(l);
-			return -ENOMEM;
-		}
-		l->dev = seed[i].dev;
-		l->ino = seed[i].ino;
-		l->next = c->links[h];
-		c->links[h] = l;
+struct copy_inode *copy_inode_find(const struct copy_inodes *t, dev_t dev, ino_t ino)
+{
+	struct copy_inode *l = t->b[inode_bucket(dev, ino)];
+
+	while (l && (l->ino != ino || l->dev != dev))
+		l = l->next;
+	return l;
+}
+
+int copy_inode_add(struct copy_inodes *t, dev_t dev, ino_t ino, const char *rel, unsigned fflags)
+{
+	struct copy_inode *l = calloc(1, sizeof(*l));
+	size_t h = inode_bucket(dev, ino);
+
+	if (!l || !(l->rel = strdup(rel))) {
+		free(l);
+		return -ENOMEM;
 	}
+	*l = (struct copy_inode){ .dev = dev, .ino = ino, .fflags = fflags, .rel = l->rel, .next = t->b[h] };
+	t->b[h] = l;
 	return 0;
 }
 
+void copy_inodes_free(struct copy_inodes *t)
+{
+	for (size_t h = 0; h < COPY_INODE_BUCKETS; h++)
+		for (struct copy_inode *l = t->b[h], *n; l; l = n) {
+			n = l->next;
+			free(l->rel);
+			free(l);
+		}
+}
+
 int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_t n,
-		  const struct copy_link *links, size_t nlinks, const struct copy_opts *o,
+		  const struct copy_inodes *links, const struct copy_opts *o,
 		  const struct copy_sys *sys, struct copy_result *ret)
 {
 	struct copy_ctx *c = calloc(1, sizeof(*c));
@@ -730,7 +719,12 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
 	pthread_mutex_init(&c->llock, NULL);
 	pthread_mutex_init(&c->dlock, NULL);
 	pthread_cond_init(&c->qcond, NULL);
-	if ((r = links_seed(c, links, nlinks)) < 0)
+	/* the copies made before this one that later names of their inodes
+	 * link to */
+	for (size_t h = 0; links && r == 0 && h < COPY_INODE_BUCKETS; h++)
+		for (const struct copy_inode *l = links->b[h]; l && r == 0; l = l->next)
+			r = copy_inode_add(&c->links, l->dev, l->ino, l->rel, 0);
+	if (r < 0)
 		copy_fail(c, -r, "", "copying");
 	/* every root's metadata is recorded before any subdirectory's: step 4
 	 * (in reverse) sets the roots last */
@@ -778,5 +772,5 @@ int copy_tree_fd(int srcfd, int dstfd, const struct copy_opts *o, const struct c
 {
 	const char *rel = "";
 
-	return copy_trees_fd(dstfd, &srcfd, &rel, 1, NULL, 0, o, sys, ret);
+	return copy_trees_fd(dstfd, &srcfd, &rel, 1, NULL, o, sys, ret);
 }

@@ -182,9 +182,8 @@ static int write_node(struct sync_ctx *c, int fd, const struct stat *st, const c
  * other names are links to that copy, made in W */
 static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const char *name)
 {
-	size_t h = ((size_t)st->st_ino * 31 + (size_t)st->st_dev) % HL_BUCKETS;
 	struct copy_lost lost = { 0 };
-	struct hl *l = NULL;
+	struct copy_inode *l;
 	unsigned fflags = 0;
 	char w[16], rel[PATH_MAX / 4];
 	int r;
@@ -195,18 +194,10 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 	else {
 		/* under the lock: a link is never made to a copy not yet there */
 		pthread_mutex_lock(&c->sh->lock);
-		for (l = c->sh->hl[h]; l; l = l->next)
-			if (l->ino == st->st_ino && l->dev == st->st_dev)
-				break;
-		if (l)
-			r = c->sys->linkat(c->workfd, l->w, c->workfd, w, 0) < 0 ? -errno : 0;
-		else if ((r = write_node(c, fd, st, w, &fflags, &lost)) == 0 && !(l = calloc(1, sizeof(*l))))
-			r = -ENOMEM;
-		else if (r == 0) {
-			*l = (struct hl){ .dev = st->st_dev, .ino = st->st_ino, .next = c->sh->hl[h] };
-			memcpy(l->w, w, sizeof(l->w));
-			c->sh->hl[h] = l;
-		}
+		if ((l = copy_inode_find(&c->sh->inodes, st->st_dev, st->st_ino)))
+			r = c->sys->linkat(c->workfd, l->rel, c->workfd, w, 0) < 0 ? -errno : 0;
+		else if ((r = write_node(c, fd, st, w, &fflags, &lost)) == 0)
+			r = copy_inode_add(&c->sh->inodes, st->st_dev, st->st_ino, w, 0);
 		pthread_mutex_unlock(&c->sh->lock);
 	}
 	if (r == 0 && lost.n)

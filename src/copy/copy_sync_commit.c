@@ -363,11 +363,7 @@ void sync_ctx_done(struct sync_ctx *c)
 
 void sync_shared_done(struct shared *sh)
 {
-	for (size_t h = 0; h < HL_BUCKETS; h++)
-		for (struct hl *l = sh->hl[h], *n; l; l = n) {
-			n = l->next;
-			free(l);
-		}
+	copy_inodes_free(&sh->inodes);
 	for (size_t i = 0; i < sh->ntasks; i++) {
 		close(sh->tasks[i].fd);
 		free(sh->tasks[i].name);
@@ -490,27 +486,17 @@ int sync_trees(struct sync_ctx *c)
 {
 	struct copy_opts o = *c->o;
 	struct copy_result r2 = { 0 };
-	struct copy_link *l = NULL;
 	char path[PATH_MAX / 2];
-	size_t n = 0, cap = 0;
 	int r = 0;
 
 	o.attrs_optional = true;
-	for (size_t h = 0; r == 0 && h < HL_BUCKETS; h++)
-		for (struct hl *e = c->sh->hl[h]; r == 0 && e; e = e->next)
-			if ((r = grow_array(&l, &cap, n, sizeof(*l))) == 0)
-				l[n++] = (struct copy_link){ .dev = e->dev, .ino = e->ino, .rel = e->w };
-	if (r < 0) {
-		free(l);
-		return sync_fail(c, -r, "", "", "copying");
-	}
 	/* each run that fails in one tree for that tree's reason leaves it
 	 * out: at most one run per tree */
-	while (c->ntrees && (r = copy_trees_fd(c->workfd, c->tsrc, (const char *const *)c->trel, c->ntrees, l,
-					       n, &o, c->sys, &r2)) < 0 &&
+	while (c->ntrees &&
+	       (r = copy_trees_fd(c->workfd, c->tsrc, (const char *const *)c->trel, c->ntrees,
+				  &c->sh->inodes, &o, c->sys, &r2)) < 0 &&
 	       tree_skip(c, r, &r2))
 		r = 0;
-	free(l);
 	if (r < 0) {
 		const char *tail = tree_msg_path(c, &r2, path, sizeof(path));
 

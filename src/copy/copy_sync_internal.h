@@ -22,7 +22,6 @@
 #include "shared/util.h"
 
 #define SYNC_BUF_SIZE (256 * 1024)
-#define HL_BUCKETS 1024
 /* directory levels whose two descriptors a walking thread holds */
 #define SYNC_HELD_LEVELS 128
 
@@ -52,14 +51,6 @@ struct dmeta {
 	unsigned fflags;
 };
 
-/* the W name of an area inode with several links, once written */
-struct hl {
-	dev_t dev;
-	ino_t ino;
-	char w[16];
-	struct hl *next;
-};
-
 /* a level of the walk of step 1 (a directory pair: the area's, side 0,
  * and the lower one's, side 1): frame->extra of its dirstack */
 struct sync_level {
@@ -82,10 +73,10 @@ struct task {
 
 /* what the walking threads share */
 struct shared {
-	pthread_mutex_t lock; /* hl, the result */
+	pthread_mutex_t lock; /* inodes, the result */
 	atomic_uint nw; /* W names given */
 	atomic_bool failed;
-	struct hl *hl[HL_BUCKETS];
+	struct copy_inodes inodes; /* the W names of area inodes with several links */
 	struct task *tasks;
 	size_t ntasks, taskcap;
 	atomic_size_t next; /* the next task to take */
