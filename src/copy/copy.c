@@ -482,18 +482,8 @@ static void task_drop(struct task *t)
 		free(t->meta.xa.buf);
 }
 
-/* one queued directory walked (or, after a failure or without a
- * buffer, its descriptors dropped), and the task freed */
-static void run_task(struct copy_ctx *c, char *buf, struct task *t)
-{
-	if (buf && !atomic_load(&c->err))
-		walk_tree(c, buf, t);
-	else
-		task_drop(t);
-	free(t->rel);
-	free(t);
-}
-
+/* walks the queued directories until all is done (after a failure or
+ * without a buffer, drops their descriptors) */
 static void *worker(void *arg)
 {
 	struct copy_ctx *c = arg;
@@ -503,7 +493,12 @@ static void *worker(void *arg)
 	if (!buf)
 		copy_fail(c, ENOMEM, "", "copying");
 	while ((t = take(c))) {
-		run_task(c, buf, t);
+		if (buf && !atomic_load(&c->err))
+			walk_tree(c, buf, t);
+		else
+			task_drop(t);
+		free(t->rel);
+		free(t);
 		pthread_mutex_lock(&c->qlock);
 		if (--c->busy == 0 && !c->queue)
 			pthread_cond_broadcast(&c->qcond);
@@ -520,7 +515,6 @@ static int copy_walk(struct copy_ctx *c, int *sfd, int *dfd, const char *const *
 	pthread_t th[COPY_MAX_JOBS];
 	unsigned k = 0;
 	struct task *t;
-	char *buf = NULL;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -538,23 +532,13 @@ static int copy_walk(struct copy_ctx *c, int *sfd, int *dfd, const char *const *
 		c->queue = t;
 		c->queued++;
 	}
-	if (c->jobs < 2) {
-		if (!(buf = malloc(COPY_BUF_SIZE)))
-			copy_fail(c, ENOMEM, "", "copying");
-		while ((t = c->queue)) {
-			c->queue = t->next;
-			run_task(c, buf, t);
-		}
-		free(buf);
-		return -atomic_load(&c->err);
-	}
-	for (; k < c->jobs; k++)
+	for (; c->jobs > 1 && k < c->jobs; k++)
 		if ((errno = pthread_create(&th[k], NULL, worker, c)) != 0) {
 			copy_fail(c, errno, "", "starting a copy thread");
 			break;
 		}
 	if (k == 0)
-		worker(c); /* drains the queue */
+		worker(c); /* alone, or no thread started: drains the queue */
 	for (unsigned j = 0; j < k; j++)
 		pthread_join(th[j], NULL);
 	return -atomic_load(&c->err);
