@@ -508,31 +508,14 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* steps 2 and 3 from the roots' descriptors (@sfd[i] into @dfd[i], the
- * copy of @rel[i]), which are taken */
-static int copy_walk(struct copy_ctx *c, int *sfd, int *dfd, const char *const *rel, size_t n)
+/* steps 2 and 3 from the queued roots; after a failure, they are only
+ * dropped */
+static int copy_walk(struct copy_ctx *c)
 {
 	pthread_t th[COPY_MAX_JOBS];
 	unsigned k = 0;
-	struct task *t;
-	size_t i;
 
-	for (i = 0; i < n; i++) {
-		t = calloc(1, sizeof(*t));
-		if (!t || !(t->rel = strdup(rel[i]))) {
-			free(t);
-			copy_fail(c, ENOMEM, "", "copying");
-			close(sfd[i]);
-			close(dfd[i]);
-			continue;
-		}
-		t->sfd = sfd[i];
-		t->dfd = dfd[i];
-		t->next = c->queue;
-		c->queue = t;
-		c->queued++;
-	}
-	for (; c->jobs > 1 && k < c->jobs; k++)
+	for (; c->jobs > 1 && !atomic_load(&c->err) && k < c->jobs; k++)
 		if ((errno = pthread_create(&th[k], NULL, worker, c)) != 0) {
 			copy_fail(c, errno, "", "starting a copy thread");
 			break;
@@ -629,6 +612,31 @@ static int copy_root(struct copy_ctx *c, int srcfd, const char *rel)
 	return dirmeta_add(c, &m);
 }
 
+/* queues the walk of the root @srcfd (duplicated) into its copy @rel */
+static int queue_root(struct copy_ctx *c, int srcfd, const char *rel)
+{
+	struct task *t = calloc(1, sizeof(*t));
+	int r;
+
+	if (!t || !(t->rel = strdup(rel))) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->sfd = fcntl(srcfd, F_DUPFD_CLOEXEC, 3);
+	t->dfd = t->sfd < 0 ? -errno : copy_open_beneath(c->sys, c->dstroot, rel);
+	if ((r = t->dfd) < 0) {
+		if (t->sfd >= 0)
+			close(t->sfd);
+		free(t->rel);
+		free(t);
+		return r;
+	}
+	t->next = c->queue;
+	c->queue = t;
+	c->queued++;
+	return 0;
+}
+
 void copy_raise_nofile(void)
 {
 	struct rlimit rl;
@@ -682,14 +690,10 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
 		  const struct copy_sys *sys, struct copy_result *ret)
 {
 	struct copy_ctx *c = calloc(1, sizeof(*c));
-	int *sfd = calloc(n ? n : 1, sizeof(int)), *dfd = calloc(n ? n : 1, sizeof(int)), r = 0;
-	size_t i, got = 0;
+	int r = 0;
 
-	*ret = (struct copy_result){ .err = -ENOMEM, .msg = "out of memory" };
-	if (!c || !sfd || !dfd) {
-		free(c);
-		free(sfd);
-		free(dfd);
+	if (!c) {
+		*ret = (struct copy_result){ .err = -ENOMEM, .msg = "out of memory" };
 		return -ENOMEM;
 	}
 	copy_raise_nofile();
@@ -712,29 +716,13 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
 		copy_fail(c, -r, "", "copying");
 	/* every root's metadata is recorded before any subdirectory's: step 4
 	 * (in reverse) sets the roots last */
-	for (i = 0; r == 0 && i < n; i++, got++) {
-		if ((r = copy_root(c, srcfds[i], rels[i])) < 0) {
+	for (size_t i = 0; r == 0 && i < n; i++)
+		if ((r = copy_root(c, srcfds[i], rels[i])) < 0)
 			copy_fail(c, -r, rels[i], "reading the source");
-			break;
-		}
-		sfd[i] = fcntl(srcfds[i], F_DUPFD_CLOEXEC, 3);
-		dfd[i] = sfd[i] < 0 ? -1 : copy_open_beneath(sys, dstroot, rels[i]);
-		if (sfd[i] < 0 || dfd[i] < 0) {
-			r = copy_fail(c, sfd[i] < 0 ? errno : -dfd[i], rels[i], "copying");
-			if (sfd[i] >= 0)
-				close(sfd[i]);
-			break;
-		}
-	}
-	if (r == 0) {
-		got = 0; /* copy_walk() takes them */
-		if ((r = copy_walk(c, sfd, dfd, rels, n)) == 0)
-			r = copy_finish(c);
-	}
-	for (i = 0; i < got; i++) {
-		close(sfd[i]);
-		close(dfd[i]);
-	}
+		else if ((r = queue_root(c, srcfds[i], rels[i])) < 0)
+			copy_fail(c, -r, rels[i], "copying");
+	if ((r = copy_walk(c)) == 0)
+		r = copy_finish(c);
 	copy_progress(c, atomic_load(&c->files), true);
 	memcpy(ret->err_root, c->err_root, sizeof(ret->err_root));
 	ret->n_lost = c->n_lost;
@@ -745,8 +733,6 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
 		snprintf(ret->msg, sizeof(ret->msg), "%s", c->msg[0] ? c->msg : strerror(-ret->err));
 		r = ret->err;
 	}
-	free(sfd);
-	free(dfd);
 	ctx_free(c);
 	return r;
 }
