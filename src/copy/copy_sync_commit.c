@@ -3,6 +3,7 @@
  * noted, and the entries left out or kept twice told. */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <fcntl.h>
@@ -30,11 +31,16 @@ int sync_fail(struct sync_ctx *c, int err, const char *rel, const char *name, co
 	return -err;
 }
 
-void sync_note(struct sync_ctx *c, struct entry_list *l, int err, const char *rel,
-		       const char *name, const char *what)
+void sync_note(struct sync_ctx *c, struct entry_list *l, int err, const char *rel, const char *name,
+	       const char *fmt, ...)
 {
+	char what[PATH_MAX / 2];
+	va_list ap;
 	size_t len;
 
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
 	pthread_mutex_lock(&c->sh->lock);
 	if (!l->n++)
 		l->err = err;
@@ -49,10 +55,8 @@ void sync_skip(struct sync_ctx *c, int err, const char *rel, const char *name, c
 	       char *path, const char *w)
 {
 	struct shared *sh = c->sh;
-	char why[PATH_MAX / 4 + 160];
 
-	snprintf(why, sizeof(why), ": %s: %s", what, strerror(-err));
-	sync_note(c, &sh->skipped, err, rel, name, why);
+	sync_note(c, &sh->skipped, err, rel, name, ": %s: %s", what, strerror(-err));
 	if (!keep)
 		return;
 	pthread_mutex_lock(&sh->lock);
@@ -70,11 +74,7 @@ void sync_lost(struct sync_ctx *c, const char *rel, const char *name, const stru
 {
 	char text[sizeof(l->what) + 120];
 
-	copy_lost_text(l, text + 2, sizeof(text) - 3);
-	text[0] = ' ';
-	text[1] = '(';
-	strcat(text, ")");
-	sync_note(c, &c->sh->lost, l->err, rel, name, text);
+	sync_note(c, &c->sh->lost, l->err, rel, name, " (%s)", copy_lost_text(l, text, sizeof(text)));
 }
 
 static const char *list_text(struct entry_list *l)
@@ -423,13 +423,12 @@ static const char *tree_msg_path(const struct sync_ctx *c, const struct copy_res
  * their place in the lower directory rather than in W */
 static void trees_lost(struct sync_ctx *c, const struct copy_result *r2)
 {
-	char path[PATH_MAX / 2], text[sizeof(r2->lost_what) + 64];
+	char path[PATH_MAX / 2], more[64] = "";
 
 	if (r2->n_lost > 1)
-		snprintf(text, sizeof(text), " (%s; and %zu more entries)", r2->lost_what, r2->n_lost - 1);
-	else
-		snprintf(text, sizeof(text), " (%s)", r2->lost_what);
-	sync_note(c, &c->sh->lost, 0, "", tree_path(c, r2->lost_path, path, sizeof(path)), text);
+		snprintf(more, sizeof(more), "; and %zu more entries", r2->n_lost - 1);
+	sync_note(c, &c->sh->lost, 0, "", tree_path(c, r2->lost_path, path, sizeof(path)),
+		  " (%s%s)", r2->lost_what, more);
 }
 
 /* drops the new subtree @k of step 2 and its op @i */

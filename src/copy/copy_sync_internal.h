@@ -237,9 +237,10 @@ int sync_beside(struct sync_ctx *c, int afd, int lfd, const char *name, char bes
 int sync_fail(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what);
 
 /* adds the entry @rel/@name to @l (under the shared lock), followed by
- * @what; @err: the entry's negative errno, or 0 */
-void sync_note(struct sync_ctx *c, struct entry_list *l, int err, const char *rel, const char *name,
-	       const char *what);
+ * @fmt; @err: the entry's negative errno, or 0 */
+__attribute__((format(printf, 6, 7))) void sync_note(struct sync_ctx *c, struct entry_list *l,
+						     int err, const char *rel, const char *name,
+						     const char *fmt, ...);
 
 /* whether the failure @err reading an entry or writing it is that entry's
  * (a permission, a name or size refused, the area's I/O error), not the

@@ -307,7 +307,7 @@ static bool beside_taken(struct sync_ctx *c, const char *beside)
 
 int sync_beside(struct sync_ctx *c, int afd, int lfd, const char *name, char beside[NAME_MAX + 1])
 {
-	char rel[PATH_MAX / 4], what[sizeof(rel) + NAME_MAX + 80];
+	char rel[PATH_MAX / 4];
 	struct stat st;
 
 	for (unsigned i = 0;; i++) {
@@ -323,9 +323,9 @@ int sync_beside(struct sync_ctx *c, int afd, int lfd, const char *name, char bes
 			break; /* free, or an earlier sync's copy, untouched since */
 	}
 	dirstack_path(&c->s, c->basename, NULL, rel, sizeof(rel));
-	snprintf(what, sizeof(what), "the directory's version is kept, the area's beside it: '%s%s%s'", rel,
-		 *rel ? "/" : "", beside);
-	sync_both(c, name, what);
+	sync_note(c, &c->sh->both, 0, rel, name,
+		  " (the directory's version is kept, the area's beside it: '%s%s%s')", rel,
+		  *rel ? "/" : "", beside);
 	return 0;
 }
 
@@ -497,9 +497,8 @@ void sync_area_deleted(struct sync_ctx *c, int lfd, const char *name, const stru
 
 void sync_both(struct sync_ctx *c, const char *name, const char *what)
 {
-	char rel[PATH_MAX / 4], text[PATH_MAX / 2];
+	char rel[PATH_MAX / 4];
 
 	dirstack_path(&c->s, c->basename, NULL, rel, sizeof(rel));
-	snprintf(text, sizeof(text), " (%s)", what);
-	sync_note(c, &c->sh->both, 0, rel, name, text);
+	sync_note(c, &c->sh->both, 0, rel, name, " (%s)", what);
 }
