@@ -288,16 +288,6 @@ static int push_pair(struct sync_ctx *c, int fds[2], const char *name, const str
 	return dirstack_list(&c->s, true);
 }
 
-/* step 1 for a directory both sides have: entered as the walk's next
- * level (its metadata noted when it is left); @fd: the area's, O_PATH */
-static int enter_pair(struct sync_ctx *c, int fd, const struct stat *st, int lfd, const char *name,
-		      const struct stat *lst)
-{
-	int fds[2], r = open_pair(c, fd, st, lfd, name, lst, fds);
-
-	return r <= 0 ? r : push_pair(c, fds, name, st, lst);
-}
-
 static int task_add(struct shared *sh, int fd, const struct stat *st, const struct stat *lst,
 		    const char *name)
 {
@@ -322,7 +312,7 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 	const char *orig = name;
 	struct stat st, lst;
 	bool have, lchanged = false;
-	int fd, r = 0;
+	int fd, fds[2], r = 0;
 
 	/* most entries did not change: two fstatat() tell, nothing is opened
 	 * (nothing is read or written through this lookup; what is copied is
@@ -391,9 +381,11 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 	if (S_ISDIR(st.st_mode) && have && S_ISDIR(lst.st_mode) && c->defer) {
 		if ((r = task_add(c->sh, fd, &st, &lst, name)) == 0)
 			fd = -1; /* the task's */
-	} else if (S_ISDIR(st.st_mode) && have && S_ISDIR(lst.st_mode))
-		r = enter_pair(c, fd, &st, lfd, name, &lst);
-	else if (S_ISDIR(st.st_mode))
+	} else if (S_ISDIR(st.st_mode) && have && S_ISDIR(lst.st_mode)) {
+		/* the walk's next level, its metadata noted when it is left */
+		if ((r = open_pair(c, fd, &st, lfd, name, &lst, fds)) > 0)
+			r = push_pair(c, fds, name, &st, &lst);
+	} else if (S_ISDIR(st.st_mode))
 		r = put_dir(c, fd, &st, name);
 	else if (!have || !unchanged(c, afd, lfd, orig, &st, &lst)) {
 		r = put_node(c, fd, &st, name);
