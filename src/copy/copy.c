@@ -85,10 +85,10 @@ struct copy_ctx {
 	pthread_mutex_t llock; /* links */
 	struct copy_inodes links;
 
-	pthread_mutex_t dlock; /* dirs, lost */
+	pthread_mutex_t dlock; /* lost */
 	size_t n_lost; /* entries that lost an attribute (attrs_optional) */
 	char lost_path[512], lost_what[400]; /* the first one */
-	struct copy_dirmeta *dirs;
+	struct copy_dirmeta *dirs; /* the roots', for step 4 (made in step 1) */
 	size_t ndirs, dircap;
 };
 
@@ -159,23 +159,6 @@ static void copy_progress(struct copy_ctx *c, uint64_t files, bool done)
 	fprintf(stderr, "\rstoraged: copying '%s': %" PRIu64 " files, %" PRIu64 " MiB%s",
 		c->o->label, files, (uint64_t)atomic_load(&c->bytes) >> 20, done ? "\n" : "");
 	atomic_store(&c->last_usec, now);
-}
-
-/* takes @m (its rel and xattrs) into the list of step 4 */
-static int dirmeta_add(struct copy_ctx *c, struct copy_dirmeta *m)
-{
-	int r = 0;
-
-	pthread_mutex_lock(&c->dlock);
-	r = grow_array(&c->dirs, &c->dircap, c->ndirs, sizeof(*c->dirs));
-	if (r == 0)
-		c->dirs[c->ndirs++] = *m;
-	pthread_mutex_unlock(&c->dlock);
-	if (r < 0) {
-		free(m->rel);
-		free(m->xa.buf);
-	}
-	return r;
 }
 
 /* the path of @name (NULL: the current directory) for a message */
@@ -605,11 +588,13 @@ static int copy_root(struct copy_ctx *c, int srcfd, const char *rel)
 	m.fflags = copy_fflags_get(srcfd);
 	if ((r = copy_xattrs_read(srcfd, false, &m.xa)) < 0)
 		return r;
-	if (!(m.rel = strdup(rel))) {
+	if (!(m.rel = strdup(rel)) || grow_array(&c->dirs, &c->dircap, c->ndirs, sizeof(*c->dirs)) < 0) {
+		free(m.rel);
 		free(m.xa.buf);
 		return -ENOMEM;
 	}
-	return dirmeta_add(c, &m);
+	c->dirs[c->ndirs++] = m;
+	return 0;
 }
 
 /* queues the walk of the root @srcfd (duplicated) into its copy @rel */
