@@ -536,7 +536,7 @@ static void *walker(void *arg)
 	while (!atomic_load(&c->sh->failed) && (i = atomic_fetch_add(&c->sh->next, 1)) < c->sh->ntasks) {
 		struct task *t = &c->sh->tasks[i];
 
-		r = open_pair(c, t->fd, &t->st, c->sh->lfd, t->name, &t->lst, fds);
+		r = open_pair(c, t->fd, &t->st, c->lowerfd, t->name, &t->lst, fds);
 		if (r > 0)
 			r = sync_walk(c, fds, t->name, &t->st, &t->lst);
 		else if (r < 0)
@@ -690,7 +690,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	struct timespec start;
 	struct stat ast, lst;
 	bool applied = false;
-	int fds[2], lfd, r;
+	int fds[2], r;
 
 	*ret = (struct copy_result){ 0 };
 	copy_raise_nofile();
@@ -725,21 +725,16 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	}
 	fds[0] = fcntl(areafd, F_DUPFD_CLOEXEC, 3);
 	fds[1] = fds[0] < 0 ? -1 : fcntl(lowerfd, F_DUPFD_CLOEXEC, 3);
-	lfd = fds[1] < 0 ? -1 : fcntl(lowerfd, F_DUPFD_CLOEXEC, 3);
-	if (lfd < 0) {
+	if (fds[1] < 0) {
 		r = sync_fail(&c, errno, "", "", "copying");
 		if (fds[0] >= 0)
 			close(fds[0]);
-		if (fds[1] >= 0)
-			close(fds[1]);
 		goto out;
 	}
-	sh.lfd = lfd;
 	r = sync_walk(&c, fds, "", NULL, NULL);
 	c.defer = false;
 	if (r == 0)
 		r = sync_tasks(&c);
-	close(lfd);
 	if (r == 0)
 		r = sync_trees(&c);
 	if (r == 0)

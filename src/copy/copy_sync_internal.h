@@ -80,7 +80,6 @@ struct shared {
 	struct task *tasks;
 	size_t ntasks, taskcap;
 	atomic_size_t next; /* the next task to take */
-	int lfd; /* the lower root, for the tasks */
 	/* named in the result once everything else is committed */
 	struct entry_list {
 		size_t n;
