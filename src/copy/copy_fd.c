@@ -280,16 +280,13 @@ int copy_fflags_add(int fd, unsigned want, struct copy_lost *lost)
 
 	if (!want)
 		return 0;
-	if (ioctl(fd, FS_IOC_GETFLAGS, &f) < 0) {
-		if (lost)
-			copy_lost_add(lost, errno == ENOTTY ? -EOPNOTSUPP : -errno, "file flags", NULL);
-		return 0;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &f) == 0) {
+		f |= (int)want;
+		if (ioctl(fd, FS_IOC_SETFLAGS, &f) == 0)
+			return 0;
+		if (errno != EOPNOTSUPP && errno != ENOTTY && errno != EINVAL && !(lost && errno == EPERM))
+			return -errno;
 	}
-	f |= (int)want;
-	if (ioctl(fd, FS_IOC_SETFLAGS, &f) == 0)
-		return 0;
-	if (errno != EOPNOTSUPP && errno != ENOTTY && errno != EINVAL && !(lost && errno == EPERM))
-		return -errno;
 	if (lost)
 		copy_lost_add(lost, errno == ENOTTY ? -EOPNOTSUPP : -errno, "file flags", NULL);
 	return 0;
