@@ -219,10 +219,6 @@ int sync_lower_deleted(struct sync_ctx *c, int afd, const char *name, const stru
  * the area lacks (deleted in the area) */
 void sync_area_deleted(struct sync_ctx *c, int lfd, const char *name, const struct stat *lst);
 
-/* notes @name of the current directory as changed on both sides, @what
- * saying what became of it */
-void sync_both(struct sync_ctx *c, const char *name, const char *what);
-
 /* the name for the area's version beside the conflicting @name:
  * @name.storaged-area, else .1, .2 ..., the first that neither @afd nor
  * @lfd has (or @lfd holds as an earlier sync's copy, kept, unchanged) and
