@@ -423,8 +423,8 @@ static int walk_tree(struct copy_ctx *c, char *buf, struct task *t)
 		}
 		if (!(name = dirstack_next(&w.s)))
 			r = leave_dir(c, &w);
-		else if ((r = copy_one(c, &w, name)) < 0 && w.s.depth > 0)
-			walk_fail(c, &w, -r, name, "copying");
+		else
+			r = copy_one(c, &w, name); /* a failure is recorded there */
 	}
 out:
 	for (size_t i = 1; i < w.s.depth; i++)
