@@ -75,9 +75,11 @@ static struct sync_level *level(const struct sync_ctx *c, size_t d)
 }
 
 /* the node of the walk's level @d, made (with its ancestors') when it is
- * first needed: only directories with something to do get one */
+ * first needed: only directories with something to do get one.  Under
+ * the lists' lock. */
 static int node_of(struct sync_ctx *c, size_t d, size_t *ret)
 {
+	struct sync_ctx *l = c->lists;
 	size_t k = d;
 
 	while (k > 0 && !level(c, k)->node1)
@@ -85,14 +87,14 @@ static int node_of(struct sync_ctx *c, size_t d, size_t *ret)
 	for (size_t j = level(c, k)->node1 ? k + 1 : k; j <= d; j++) {
 		struct sync_node *n;
 
-		if (grow_array(&c->nodes, &c->nodecap, c->nnodes, sizeof(*c->nodes)) < 0)
+		if (grow_array(&l->nodes, &l->nodecap, l->nnodes, sizeof(*l->nodes)) < 0)
 			return -ENOMEM;
-		n = &c->nodes[c->nnodes];
+		n = &l->nodes[l->nnodes];
 		/* a walk's base without a node is a task's: a child of the root */
 		n->parent = j > 0 ? level(c, j - 1)->node1 - 1 : 0;
 		if (!(n->name = strdup(c->s.f[j].name)))
 			return -ENOMEM;
-		level(c, j)->node1 = ++c->nnodes;
+		level(c, j)->node1 = ++l->nnodes;
 	}
 	*ret = level(c, d)->node1 - 1;
 	return 0;
@@ -101,19 +103,21 @@ static int node_of(struct sync_ctx *c, size_t d, size_t *ret)
 /* notes a step 4 rename of @name in the walk's current directory */
 static int op_add(struct sync_ctx *c, const char *name, enum op_kind k, const char *w, unsigned fflags)
 {
-	struct op *o;
-	size_t node;
+	struct sync_ctx *l = c->lists;
+	struct op o = { .name = strdup(name), .kind = k, .fflags = fflags };
+	int r = o.name ? 0 : -ENOMEM;
 
-	if (node_of(c, c->s.depth - 1, &node) < 0 || grow_array(&c->ops, &c->opcap, c->nops, sizeof(*c->ops)) < 0)
-		return -ENOMEM;
-	o = &c->ops[c->nops];
-	*o = (struct op){ .node = node, .name = strdup(name), .kind = k, .fflags = fflags };
-	snprintf(o->w, sizeof(o->w), "%s", w);
-	if (!o->name)
-		return -ENOMEM;
-	c->nops++;
-	level(c, c->s.depth - 1)->changes++;
-	return 0;
+	snprintf(o.w, sizeof(o.w), "%s", w);
+	pthread_mutex_lock(&c->sh->llock);
+	if (r == 0 && (r = node_of(c, c->s.depth - 1, &o.node)) == 0 &&
+	    (r = grow_array(&l->ops, &l->opcap, l->nops, sizeof(o))) == 0)
+		l->ops[l->nops++] = o;
+	pthread_mutex_unlock(&c->sh->llock);
+	if (r < 0)
+		free(o.name);
+	else
+		level(c, c->s.depth - 1)->changes++;
+	return r;
 }
 
 static void w_name(struct sync_ctx *c, char w[16], char kind)
@@ -211,6 +215,7 @@ static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char
 {
 	struct copy_xattrs xa = { 0 };
 	struct copy_lost lost = { 0 };
+	struct sync_ctx *l = c->lists;
 	char w[16], rel[PATH_MAX / 4];
 	int sfd, dfd, r;
 
@@ -221,14 +226,17 @@ static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char
 	if (sfd < 0)
 		return -errno;
 	if (st->st_dev == c->adev) {
-		if (grow_array(&c->tsrc, &c->treecap, c->ntrees, sizeof(int)) < 0 ||
-		    !(c->trel = realloc(c->trel, c->treecap * sizeof(char *))) ||
-		    !(c->trel[c->ntrees] = strdup(w))) {
+		pthread_mutex_lock(&c->sh->llock);
+		if (grow_array(&l->tsrc, &l->treecap, l->ntrees, sizeof(int)) < 0 ||
+		    !(l->trel = realloc(l->trel, l->treecap * sizeof(char *))) ||
+		    !(l->trel[l->ntrees] = strdup(w)))
+			r = -ENOMEM;
+		else
+			l->tsrc[l->ntrees++] = sfd;
+		pthread_mutex_unlock(&c->sh->llock);
+		if (r < 0)
 			close(sfd);
-			return -ENOMEM;
-		}
-		c->tsrc[c->ntrees++] = sfd;
-		return op_add(c, name, OP_PUT, w, 0);
+		return r < 0 ? r : op_add(c, name, OP_PUT, w, 0);
 	}
 	/* a mount point in the area: the directory alone, empty */
 	dfd = c->sys->openat(c->workfd, w, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
@@ -463,6 +471,7 @@ static int leave_pair(struct sync_ctx *c)
 	struct dirstack_frame *f = dirstack_top(&c->s);
 	struct sync_level *lv = f->extra;
 	struct dmeta m = { .st = lv->st };
+	struct sync_ctx *l = c->lists;
 	char rel[PATH_MAX / 4];
 	size_t changes;
 	bool root = c->s.depth == 1 && !*c->basename;
@@ -474,15 +483,18 @@ static int leave_pair(struct sync_ctx *c)
 	if (!root && (changes || lv->changed)) {
 		m.fflags = copy_fflags_get(f->fd[0]);
 		r = copy_xattrs_read(f->fd[0], false, &m.xa);
+		pthread_mutex_lock(&c->sh->llock);
 		if (r == 0)
 			r = node_of(c, c->s.depth - 1, &m.node);
-		if (r == 0 && grow_array(&c->dirs, &c->dircap, c->ndirs, sizeof(m)) < 0)
+		if (r == 0 && grow_array(&l->dirs, &l->dircap, l->ndirs, sizeof(m)) < 0)
 			r = -ENOMEM;
+		if (r == 0)
+			l->dirs[l->ndirs++] = m;
+		pthread_mutex_unlock(&c->sh->llock);
 		if (r < 0) {
 			free(m.xa.buf);
 			return sync_fail(c, -r, here(c, rel, sizeof(rel)), "", "copying");
 		}
-		c->dirs[c->ndirs++] = m; /* after everything below it: deepest first */
 	}
 	if ((r = dirstack_pop(&c->s)) < 0)
 		return sync_fail(c, -r, here(c, rel, sizeof(rel)), "",
@@ -545,43 +557,6 @@ static void *walker(void *arg)
 	return NULL;
 }
 
-/* moves what @w noted to the end of @c's lists */
-static int merge(struct sync_ctx *c, struct sync_ctx *w)
-{
-	/* @w's node 0 is the root, c's too; its others follow c's */
-	size_t off = c->nnodes - 1;
-
-	if (grow_array(&c->ops, &c->opcap, c->nops + w->nops, sizeof(*c->ops)) < 0 ||
-	    grow_array(&c->dirs, &c->dircap, c->ndirs + w->ndirs, sizeof(*c->dirs)) < 0 ||
-	    grow_array(&c->nodes, &c->nodecap, c->nnodes + w->nnodes, sizeof(*c->nodes)) < 0 ||
-	    grow_array(&c->tsrc, &c->treecap, c->ntrees + w->ntrees, sizeof(int)) < 0 ||
-	    !(c->trel = realloc(c->trel, c->treecap * sizeof(char *))))
-		return -ENOMEM;
-	for (size_t i = 0; i < w->nops; i++)
-		w->ops[i].node += w->ops[i].node ? off : 0;
-	for (size_t i = 0; i < w->ndirs; i++)
-		w->dirs[i].node += w->dirs[i].node ? off : 0;
-	for (size_t i = 1; i < w->nnodes; i++) {
-		w->nodes[i].parent += w->nodes[i].parent ? off : 0;
-		c->nodes[c->nnodes++] = w->nodes[i];
-	}
-	w->nnodes = 0; /* node 0 has no name */
-	/* memcpy(3) takes no NULL, even for 0 bytes: a worker may note nothing */
-	if (w->nops)
-		memcpy(c->ops + c->nops, w->ops, w->nops * sizeof(*w->ops));
-	if (w->ndirs)
-		memcpy(c->dirs + c->ndirs, w->dirs, w->ndirs * sizeof(*w->dirs));
-	if (w->ntrees) {
-		memcpy(c->tsrc + c->ntrees, w->tsrc, w->ntrees * sizeof(int));
-		memcpy(c->trel + c->ntrees, w->trel, w->ntrees * sizeof(char *));
-	}
-	c->nops += w->nops;
-	c->ndirs += w->ndirs;
-	c->ntrees += w->ntrees;
-	w->nops = w->ndirs = w->ntrees = 0;
-	return 0;
-}
-
 /* step 1 below the root: its directories in up to @o->jobs threads (one
  * per CPU at most: the walk is system calls on cached metadata) */
 static int sync_tasks(struct sync_ctx *c)
@@ -609,8 +584,9 @@ static int sync_tasks(struct sync_ctx *c)
 					  .work = c->work,
 					  .base = c->base,
 					  .lbase = c->lbase,
+					  .lists = c,
 					  .res = c->res };
-		if (!(w[i].buf = malloc(SYNC_BUF_SIZE)) || sync_nodes_init(&w[i]) < 0 ||
+		if (!(w[i].buf = malloc(SYNC_BUF_SIZE)) ||
 		    (i > 0 && pthread_create(&th[i], NULL, walker, &w[i]) != 0))
 			break;
 		k = i + 1;
@@ -621,11 +597,8 @@ static int sync_tasks(struct sync_ctx *c)
 		pthread_join(th[i], NULL);
 	if (!w || !th || k == 0)
 		r = sync_fail(c, ENOMEM, "", "", "starting the walk");
-	for (size_t i = 0; w && i < n; i++) {
-		if (r == 0)
-			r = merge(c, &w[i]) < 0 ? sync_fail(c, ENOMEM, "", "", "copying") : 0;
+	for (size_t i = 0; w && i < n; i++)
 		sync_ctx_done(&w[i]);
-	}
 	free(w);
 	free(th);
 	return r < 0 ? r : c->res->err;
@@ -681,7 +654,7 @@ static int sync_intent(struct sync_ctx *c, int areafd, const struct timespec *st
 int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		 const struct copy_sys *sys, struct copy_result *ret)
 {
-	struct shared sh = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct shared sh = { .lock = PTHREAD_MUTEX_INITIALIZER, .llock = PTHREAD_MUTEX_INITIALIZER };
 	struct copy_opts opts = *o; /* with the budget: what W may take */
 	struct sync_ctx c = {
 		.sh = &sh, .defer = true, .o = &opts, .sys = sys, .lowerfd = lowerfd, .workfd = workfd, .res = ret,
@@ -693,6 +666,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	int fds[2], r;
 
 	*ret = (struct copy_result){ 0 };
+	c.lists = &c;
 	copy_raise_nofile();
 	if (fstat(areafd, &ast) < 0 || fstat(lowerfd, &lst) < 0 || fstat(workfd, &c.work) < 0 ||
 	    (r = copy_sync_base_past_writes(&start)) < 0 || copy_budget_init(&sh.budget, lowerfd) < 0) {

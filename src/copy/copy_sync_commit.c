@@ -374,6 +374,7 @@ void sync_shared_done(struct shared *sh)
 		free(sh->skipv[i].path);
 	free(sh->skipv);
 	pthread_mutex_destroy(&sh->lock);
+	pthread_mutex_destroy(&sh->llock);
 }
 
 /* the path in the lower directory of the node @k into @buf */

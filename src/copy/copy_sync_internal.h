@@ -74,6 +74,7 @@ struct task {
 /* what the walking threads share */
 struct shared {
 	pthread_mutex_t lock; /* inodes, the result */
+	pthread_mutex_t llock; /* the lists of step 1 (sync_ctx.lists) */
 	atomic_uint nw; /* W names given */
 	atomic_bool failed;
 	struct copy_inodes inodes; /* the W names of area inodes with several links */
@@ -108,7 +109,8 @@ struct shared {
 	struct copy_budget budget;
 };
 
-/* one walking thread's state; the lists are merged when all are done */
+/* one walking thread's state; what step 1 notes goes to the lists of
+ * @lists, the sync's own context */
 struct sync_ctx {
 	struct shared *sh;
 	bool defer; /* the root: its directories become tasks */
@@ -126,6 +128,7 @@ struct sync_ctx {
 	char *buf;
 	struct dirstack s; /* the walk of step 1 */
 	const char *basename; /* the path of the walk's base level, for messages */
+	struct sync_ctx *lists;
 	struct sync_node *nodes; /* node 0: the lower root */
 	size_t nnodes, nodecap;
 	struct op *ops;
