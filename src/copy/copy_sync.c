@@ -693,10 +693,11 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		r = sync_fail(&c, -r, "", "", "reading the entries kept in the directory");
 		goto out;
 	}
-	if (!(c.buf = malloc(SYNC_BUF_SIZE)) || sync_nodes_init(&c) < 0) {
+	if (!(c.buf = malloc(SYNC_BUF_SIZE)) || grow_array(&c.nodes, &c.nodecap, 0, sizeof(*c.nodes)) < 0) {
 		r = sync_fail(&c, ENOMEM, "", "", "copying");
 		goto out;
 	}
+	c.nodes[c.nnodes++] = (struct sync_node){ 0 }; /* node 0: the lower root */
 	fds[0] = fcntl(areafd, F_DUPFD_CLOEXEC, 3);
 	fds[1] = fds[0] < 0 ? -1 : fcntl(lowerfd, F_DUPFD_CLOEXEC, 3);
 	if (fds[1] < 0) {

@@ -332,15 +332,6 @@ int sync_apply(struct sync_ctx *c, const struct stat *root)
 	return r;
 }
 
-int sync_nodes_init(struct sync_ctx *c)
-{
-	if (grow_array(&c->nodes, &c->nodecap, 0, sizeof(*c->nodes)) < 0)
-		return -ENOMEM;
-	c->nodes[0] = (struct sync_node){ 0 };
-	c->nnodes = 1;
-	return 0;
-}
-
 void sync_ctx_done(struct sync_ctx *c)
 {
 	for (size_t i = 0; i < c->nops; i++)

@@ -278,9 +278,6 @@ int sync_trees(struct sync_ctx *c);
  * (@root: the area root's fstat()); negative errno */
 int sync_apply(struct sync_ctx *c, const struct stat *root);
 
-/* the context's node 0, the lower root; -ENOMEM */
-int sync_nodes_init(struct sync_ctx *c);
-
 /* free what a context or the shared state holds (not the structs) */
 void sync_ctx_done(struct sync_ctx *c);
 void sync_shared_done(struct shared *sh);
