@@ -161,7 +161,7 @@ static int setup_seed(struct setup *s, struct diag_list *m)
 			   strerror(-lower));
 		return lower;
 	}
-	r = copy_spawn_run(lower, s->area_fd, s->d.lower, s->d.area, s->a->name, copy_spawn_jobs(), &c);
+	r = copy_spawn_run(lower, s->area_fd, s->d.lower, s->d.area, s->a->name, &c);
 	if (r == 0)
 		return 0;
 	if (r == -ENOSPC && statvfs(s->d.area, &v) == 0)

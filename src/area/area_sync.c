@@ -325,7 +325,7 @@ static int rescue_copy(int srcfd, int abovefd, const char *above, const struct s
 	if ((dstfd = r = mkdir_owned_at(topfd, name, dir, false)) < 0)
 		return r;
 	*step = "copying";
-	r = copy_spawn_run(srcfd, dstfd, st->name, kept, st->name, copy_spawn_jobs(), c);
+	r = copy_spawn_run(srcfd, dstfd, st->name, kept, st->name, c);
 	/* storaged's marks on the root: a user's copy, no area's */
 	for (size_t i = 0; r == 0 && i < sizeof(marks) / sizeof(marks[0]); i++)
 		fremovexattr(dstfd, marks[i]);
@@ -446,7 +446,7 @@ int area_sync_locked(const struct area_dirs *d, int recfd, struct state_area *st
 	step = "copying";
 	if (at_stop)
 		rescue_name(lowerfd, name, rescue);
-	r = copy_spawn_sync(areafd, lowerfd, workfd, d->area, d->lower, name, copy_spawn_jobs(),
+	r = copy_spawn_sync(areafd, lowerfd, workfd, d->area, d->lower, name,
 			    rescue[0] ? rescue : NULL, &c);
 	if (r < 0 && r != -COPY_SYNC_KEPT_BOTH && r != -COPY_SYNC_RESCUED)
 		goto out;

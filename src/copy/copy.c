@@ -19,7 +19,6 @@
  *     of files with several links (immutable refuses later links).
  * The first error wins; the other threads stop at their next entry.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -30,12 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-#include <linux/fs.h>
 
 #include "copy.h"
 #include "copy_budget.h"
@@ -45,7 +41,6 @@
 
 #define COPY_MAX_JOBS 64
 #define COPY_BUF_SIZE (256 * 1024)
-#define LINK_BUCKETS 4096
 /* directory levels whose two descriptors a walking thread holds */
 #define COPY_HELD_LEVELS 128
 /* no directory deeper is handed to another thread: its task would carry
@@ -70,15 +65,6 @@ struct walk {
 	char *buf;
 };
 
-/* the first copy of an inode with several links */
-struct link {
-	dev_t dev;
-	ino_t ino;
-	unsigned fflags; /* set in step 4 */
-	char *rel;
-	struct link *next;
-};
-
 struct copy_ctx {
 	const struct copy_opts *o;
 	const struct copy_sys *sys;
@@ -97,26 +83,21 @@ struct copy_ctx {
 	unsigned queued, busy, idle;
 
 	pthread_mutex_t llock; /* links */
-	struct link *links[LINK_BUCKETS];
+	struct copy_inodes links;
 
-	pthread_mutex_t dlock; /* dirs, lost */
+	pthread_mutex_t dlock; /* lost */
 	size_t n_lost; /* entries that lost an attribute (attrs_optional) */
 	char lost_path[512], lost_what[400]; /* the first one */
-	struct copy_dirmeta *dirs;
+	struct copy_dirmeta *dirs; /* the roots', for step 4 (made in step 1) */
 	size_t ndirs, dircap;
 };
 
-/* one source entry being copied */
+/* one source entry being copied (a directory: @n's fd and st alone) */
 struct entry {
-	int fd; /* O_PATH, the one lookup of the name */
-	struct stat st;
+	struct copy_node n;
 	int dd; /* destination directory */
 	const char *name;
 	char *rel; /* below the destination root: set for several links only */
-	int in, out; /* regular files: source reopened, copy */
-	char *target; /* symbolic links */
-	struct copy_xattrs xa;
-	unsigned fflags;
 	struct copy_lost lost;
 };
 
@@ -180,23 +161,6 @@ static void copy_progress(struct copy_ctx *c, uint64_t files, bool done)
 	atomic_store(&c->last_usec, now);
 }
 
-/* takes @m (its rel and xattrs) into the list of step 4 */
-static int dirmeta_add(struct copy_ctx *c, struct copy_dirmeta *m)
-{
-	int r = 0;
-
-	pthread_mutex_lock(&c->dlock);
-	r = grow_array(&c->dirs, &c->dircap, c->ndirs, sizeof(*c->dirs));
-	if (r == 0)
-		c->dirs[c->ndirs++] = *m;
-	pthread_mutex_unlock(&c->dlock);
-	if (r < 0) {
-		free(m->rel);
-		free(m->xa.buf);
-	}
-	return r;
-}
-
 /* the path of @name (NULL: the current directory) for a message */
 static const char *walk_path(const struct walk *w, const char *name, char *buf, size_t len)
 {
@@ -246,29 +210,17 @@ static bool offer(struct copy_ctx *c, const struct walk *w, int sfd, int dfd, co
 	return taken;
 }
 
-/* one try at creating @e's name, by type (a file: @e->out) */
-static int create_name(struct copy_ctx *c, struct entry *e)
-{
-	const int fl = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-	int r;
-
-	if (S_ISREG(e->st.st_mode))
-		r = e->out = c->sys->openat(e->dd, e->name, fl, 0600);
-	else if (S_ISLNK(e->st.st_mode))
-		r = c->sys->symlinkat(e->target, e->dd, e->name);
-	else
-		r = c->sys->mknodat(e->dd, e->name, (e->st.st_mode & S_IFMT) | 0600, e->st.st_rdev);
-	return r < 0 ? -errno : 0;
-}
-
 /* creates @e's name (the first link of an inode), replacing a
  * non-directory there; charged once per inode, before a byte is written */
 static int make_node(struct copy_ctx *c, struct entry *e)
 {
-	int r = copy_budget_charge(c->o->budget, &e->st) ?: create_name(c, e);
+	int r = copy_budget_charge(c->o->budget, &e->n.st)
+			?: copy_node_create(c->sys, &e->n, e->dd, e->name);
 
 	if (r == -EEXIST)
-		r = c->sys->unlinkat(e->dd, e->name, 0) < 0 ? -errno : create_name(c, e);
+		r = c->sys->unlinkat(e->dd, e->name, 0) < 0
+			    ? -errno
+			    : copy_node_create(c->sys, &e->n, e->dd, e->name);
 	return r;
 }
 
@@ -298,32 +250,17 @@ static int link_to(struct copy_ctx *c, struct entry *e, const char *rel)
  */
 static int link_claim(struct copy_ctx *c, struct entry *e)
 {
-	size_t h = ((size_t)e->st.st_ino * 31 + (size_t)e->st.st_dev) % LINK_BUCKETS;
-	struct link *l;
+	struct copy_inode *l;
 	char *rel = NULL;
 	int r = 0;
 
 	pthread_mutex_lock(&c->llock);
-	for (l = c->links[h]; l; l = l->next)
-		if (l->ino == e->st.st_ino && l->dev == e->st.st_dev)
-			break;
+	l = copy_inode_find(&c->links, e->n.st.st_dev, e->n.st.st_ino);
 	if (l && !(rel = strdup(l->rel)))
 		r = -ENOMEM;
-	if (!l && (r = make_node(c, e)) == 0) {
-		l = calloc(1, sizeof(*l));
-		if (!l || !(l->rel = strdup(e->rel))) {
-			free(l);
-			r = -ENOMEM;
-		} else {
-			*l = (struct link){ .dev = e->st.st_dev,
-					    .ino = e->st.st_ino,
-					    .fflags = e->fflags,
-					    .rel = l->rel,
-					    .next = c->links[h] };
-			c->links[h] = l;
-			e->fflags = 0; /* in step 4 */
-		}
-	}
+	if (!l && (r = make_node(c, e)) == 0 &&
+	    (r = copy_inode_add(&c->links, e->n.st.st_dev, e->n.st.st_ino, e->rel, e->n.fflags)) == 0)
+		e->n.fflags = 0; /* in step 4 */
 	pthread_mutex_unlock(&c->llock);
 	if (r < 0 || !rel)
 		return r;
@@ -332,71 +269,17 @@ static int link_claim(struct copy_ctx *c, struct entry *e)
 	return r < 0 ? r : 1;
 }
 
-/* the copy's data and metadata, from @e->in and @e->st */
-static int finish_node(struct copy_ctx *c, struct entry *e, char *buf)
-{
-	struct timespec ts[2] = { e->st.st_atim, e->st.st_mtim };
-	int r = 0, nfd;
-
-	if (S_ISREG(e->st.st_mode)) {
-		r = copy_data(e->in, e->out, e->st.st_size, buf, COPY_BUF_SIZE, &c->bytes,
-			      (off_t)e->st.st_blocks * 512 < e->st.st_size);
-		return r < 0 ? r : copy_meta_fd(e->out, &e->st, &e->xa, e->fflags, copy_lost_of(c, &e->lost));
-	}
-	if (c->sys->fchownat(e->dd, e->name, e->st.st_uid, e->st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (!S_ISLNK(e->st.st_mode) && e->xa.len) {
-		nfd = c->sys->openat(e->dd, e->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
-		if (nfd < 0)
-			return -errno;
-		r = copy_xattrs_write(nfd, true, &e->xa, copy_lost_of(c, &e->lost));
-		close(nfd);
-	}
-	if (r == 0 && !S_ISLNK(e->st.st_mode) &&
-	    c->sys->fchmodat(e->dd, e->name, e->st.st_mode & 07777, 0) < 0)
-		r = -errno;
-	if (r == 0 && c->sys->utimensat(e->dd, e->name, ts, AT_SYMLINK_NOFOLLOW) < 0)
-		r = -errno;
-	return r;
-}
-
-/* reads what the copy of a non-directory needs from its descriptor */
-static int read_node(struct copy_ctx *c, struct entry *e)
-{
-	char target[PATH_MAX];
-	ssize_t n;
-
-	if (S_ISREG(e->st.st_mode)) {
-		e->in = copy_open_data(c->sys, e->fd);
-		if (e->in < 0)
-			return e->in;
-		e->fflags = copy_fflags_get(e->in);
-		return copy_xattrs_read(e->in, false, &e->xa);
-	}
-	if (S_ISLNK(e->st.st_mode)) {
-		/* "" and an O_PATH | O_NOFOLLOW descriptor: the link itself */
-		n = c->sys->readlinkat(e->fd, "", target, sizeof(target));
-		if (n < 0)
-			return -errno;
-		if ((size_t)n >= sizeof(target))
-			return -ENAMETOOLONG;
-		target[n] = '\0';
-		e->target = strdup(target);
-		return e->target ? 0 : -ENOMEM;
-	}
-	return copy_xattrs_read(e->fd, true, &e->xa);
-}
-
 /* step 2 for one non-directory: read from its descriptor, created once (a
  * file with several links: linkat() for its other names), metadata set */
 static int copy_nondir(struct copy_ctx *c, struct entry *e, char *buf)
 {
-	int r = read_node(c, e);
+	int r = copy_node_read(c->sys, &e->n);
 
 	if (r == 0)
-		r = e->st.st_nlink > 1 ? link_claim(c, e) : make_node(c, e);
+		r = e->n.st.st_nlink > 1 ? link_claim(c, e) : make_node(c, e);
 	if (r == 0)
-		r = finish_node(c, e, buf);
+		r = copy_node_finish(c->sys, &e->n, e->dd, e->name, buf, COPY_BUF_SIZE, &c->bytes,
+				     copy_lost_of(c, &e->lost));
 	return r < 0 ? r : 0;
 }
 
@@ -418,16 +301,16 @@ static int dir_meta(struct copy_ctx *c, const struct walk *w, int fd, const stru
  * when it is left), or hand it to another thread */
 static int copy_dir(struct copy_ctx *c, struct walk *w, struct entry *e)
 {
-	struct copy_dirmeta m = { .st = e->st };
+	struct copy_dirmeta m = { .st = e->n.st };
 	int fds[2], sfd, dfd, r;
 
 	/* "." below the O_PATH descriptor: the same inode, opened to read */
-	sfd = c->sys->openat(e->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	sfd = c->sys->openat(e->n.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (sfd < 0)
 		return -errno;
 	m.fflags = copy_fflags_get(sfd);
 	if ((r = copy_xattrs_read(sfd, false, &m.xa)) < 0 ||
-	    (r = copy_budget_charge(c->o->budget, &e->st)) < 0)
+	    (r = copy_budget_charge(c->o->budget, &e->n.st)) < 0)
 		goto fail;
 	if (c->sys->mkdirat(e->dd, e->name, 0700) < 0 && errno != EEXIST) {
 		r = -errno;
@@ -438,7 +321,7 @@ static int copy_dir(struct copy_ctx *c, struct walk *w, struct entry *e)
 		r = -errno;
 		goto fail;
 	}
-	if (e->st.st_dev != c->dev) {
+	if (e->n.st.st_dev != c->dev) {
 		/* another device: in a seed (the private view shows no mount)
 		 * a btrfs subvolume or snapshot, carried onto the area
 		 * (area_carry.c); else a mount point, copied empty */
@@ -466,19 +349,19 @@ fail:
 static int copy_one(struct copy_ctx *c, struct walk *w, const char *name)
 {
 	const struct dirstack_frame *f = dirstack_top(&w->s);
-	struct entry e = { .fd = -1, .dd = f->fd[1], .name = name, .in = -1, .out = -1 };
+	struct entry e = { .n = { .in = -1, .out = -1 }, .dd = f->fd[1], .name = name };
 	int r = 0;
 
-	e.fd = c->sys->openat(f->fd[0], name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
-	if (e.fd < 0 && errno == ENOENT)
+	e.n.fd = c->sys->openat(f->fd[0], name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (e.n.fd < 0 && errno == ENOENT)
 		goto out; /* removed since readdir(): nothing to copy */
-	if (e.fd < 0 || fstat(e.fd, &e.st) < 0)
+	if (e.n.fd < 0 || fstat(e.n.fd, &e.n.st) < 0)
 		r = -errno;
-	else if (S_ISDIR(e.st.st_mode))
+	else if (S_ISDIR(e.n.st.st_mode))
 		r = copy_dir(c, w, &e);
-	else if (S_ISSOCK(e.st.st_mode))
+	else if (S_ISSOCK(e.n.st.st_mode))
 		; /* sockets are not copied */
-	else if (e.st.st_nlink > 1 && !(e.rel = dirstack_path_dup(&w->s, w->t->rel, name)))
+	else if (e.n.st.st_nlink > 1 && !(e.rel = dirstack_path_dup(&w->s, w->t->rel, name)))
 		r = -ENOMEM; /* the path a later name links to */
 	else
 		r = copy_nondir(c, &e, w->buf);
@@ -491,15 +374,10 @@ static int copy_one(struct copy_ctx *c, struct walk *w, const char *name)
 	}
 	copy_progress(c, atomic_fetch_add(&c->files, 1) + 1, false);
 out:
-	if (e.fd >= 0)
-		close(e.fd);
-	if (e.in >= 0)
-		close(e.in);
-	if (e.out >= 0)
-		close(e.out);
+	if (e.n.fd >= 0)
+		close(e.n.fd);
+	copy_node_done(&e.n);
 	free(e.rel);
-	free(e.target);
-	free(e.xa.buf);
 	return r;
 }
 
@@ -545,8 +423,8 @@ static int walk_tree(struct copy_ctx *c, char *buf, struct task *t)
 		}
 		if (!(name = dirstack_next(&w.s)))
 			r = leave_dir(c, &w);
-		else if ((r = copy_one(c, &w, name)) < 0 && w.s.depth > 0)
-			walk_fail(c, &w, -r, name, "copying");
+		else
+			r = copy_one(c, &w, name); /* a failure is recorded there */
 	}
 out:
 	for (size_t i = 1; i < w.s.depth; i++)
@@ -587,18 +465,8 @@ static void task_drop(struct task *t)
 		free(t->meta.xa.buf);
 }
 
-/* one queued directory walked (or, after a failure or without a
- * buffer, its descriptors dropped), and the task freed */
-static void run_task(struct copy_ctx *c, char *buf, struct task *t)
-{
-	if (buf && !atomic_load(&c->err))
-		walk_tree(c, buf, t);
-	else
-		task_drop(t);
-	free(t->rel);
-	free(t);
-}
-
+/* walks the queued directories until all is done (after a failure or
+ * without a buffer, drops their descriptors) */
 static void *worker(void *arg)
 {
 	struct copy_ctx *c = arg;
@@ -608,7 +476,12 @@ static void *worker(void *arg)
 	if (!buf)
 		copy_fail(c, ENOMEM, "", "copying");
 	while ((t = take(c))) {
-		run_task(c, buf, t);
+		if (buf && !atomic_load(&c->err))
+			walk_tree(c, buf, t);
+		else
+			task_drop(t);
+		free(t->rel);
+		free(t);
 		pthread_mutex_lock(&c->qlock);
 		if (--c->busy == 0 && !c->queue)
 			pthread_cond_broadcast(&c->qcond);
@@ -618,48 +491,20 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* steps 2 and 3 from the roots' descriptors (@sfd[i] into @dfd[i], the
- * copy of @rel[i]), which are taken */
-static int copy_walk(struct copy_ctx *c, int *sfd, int *dfd, const char *const *rel, size_t n)
+/* steps 2 and 3 from the queued roots; after a failure, they are only
+ * dropped */
+static int copy_walk(struct copy_ctx *c)
 {
 	pthread_t th[COPY_MAX_JOBS];
 	unsigned k = 0;
-	struct task *t;
-	char *buf = NULL;
-	size_t i;
 
-	for (i = 0; i < n; i++) {
-		t = calloc(1, sizeof(*t));
-		if (!t || !(t->rel = strdup(rel[i]))) {
-			free(t);
-			copy_fail(c, ENOMEM, "", "copying");
-			close(sfd[i]);
-			close(dfd[i]);
-			continue;
-		}
-		t->sfd = sfd[i];
-		t->dfd = dfd[i];
-		t->next = c->queue;
-		c->queue = t;
-		c->queued++;
-	}
-	if (c->jobs < 2) {
-		if (!(buf = malloc(COPY_BUF_SIZE)))
-			copy_fail(c, ENOMEM, "", "copying");
-		while ((t = c->queue)) {
-			c->queue = t->next;
-			run_task(c, buf, t);
-		}
-		free(buf);
-		return -atomic_load(&c->err);
-	}
-	for (; k < c->jobs; k++)
+	for (; c->jobs > 1 && !atomic_load(&c->err) && k < c->jobs; k++)
 		if ((errno = pthread_create(&th[k], NULL, worker, c)) != 0) {
 			copy_fail(c, errno, "", "starting a copy thread");
 			break;
 		}
 	if (k == 0)
-		worker(c); /* drains the queue */
+		worker(c); /* alone, or no thread started: drains the queue */
 	for (unsigned j = 0; j < k; j++)
 		pthread_join(th[j], NULL);
 	return -atomic_load(&c->err);
@@ -683,8 +528,8 @@ static int copy_finish(struct copy_ctx *c)
 		if (r < 0)
 			copy_fail(c, -r, m->rel, "setting the directory's metadata");
 	}
-	for (size_t h = 0; r == 0 && h < LINK_BUCKETS; h++)
-		for (struct link *l = c->links[h]; r == 0 && l; l = l->next) {
+	for (size_t h = 0; r == 0 && h < COPY_INODE_BUCKETS; h++)
+		for (struct copy_inode *l = c->links.b[h]; r == 0 && l; l = l->next) {
 			const char *slash = strrchr(l->rel, '/');
 			char *dir;
 
@@ -720,12 +565,7 @@ static void ctx_free(struct copy_ctx *c)
 		free(c->dirs[i].xa.buf);
 	}
 	free(c->dirs);
-	for (size_t h = 0; h < LINK_BUCKETS; h++)
-		for (struct link *l = c->links[h], *n; l; l = n) {
-			n = l->next;
-			free(l->rel);
-			free(l);
-		}
+	copy_inodes_free(&c->links);
 	pthread_mutex_destroy(&c->qlock);
 	pthread_mutex_destroy(&c->llock);
 	pthread_mutex_destroy(&c->dlock);
@@ -748,11 +588,38 @@ static int copy_root(struct copy_ctx *c, int srcfd, const char *rel)
 	m.fflags = copy_fflags_get(srcfd);
 	if ((r = copy_xattrs_read(srcfd, false, &m.xa)) < 0)
 		return r;
-	if (!(m.rel = strdup(rel))) {
+	if (!(m.rel = strdup(rel)) || grow_array(&c->dirs, &c->dircap, c->ndirs, sizeof(*c->dirs)) < 0) {
+		free(m.rel);
 		free(m.xa.buf);
 		return -ENOMEM;
 	}
-	return dirmeta_add(c, &m);
+	c->dirs[c->ndirs++] = m;
+	return 0;
+}
+
+/* queues the walk of the root @srcfd (duplicated) into its copy @rel */
+static int queue_root(struct copy_ctx *c, int srcfd, const char *rel)
+{
+	struct task *t = calloc(1, sizeof(*t));
+	int r;
+
+	if (!t || !(t->rel = strdup(rel))) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->sfd = fcntl(srcfd, F_DUPFD_CLOEXEC, 3);
+	t->dfd = t->sfd < 0 ? -errno : copy_open_beneath(c->sys, c->dstroot, rel);
+	if ((r = t->dfd) < 0) {
+		if (t->sfd >= 0)
+			close(t->sfd);
+		free(t->rel);
+		free(t);
+		return r;
+	}
+	t->next = c->queue;
+	c->queue = t;
+	c->queued++;
+	return 0;
 }
 
 void copy_raise_nofile(void)
@@ -765,38 +632,53 @@ void copy_raise_nofile(void)
 	}
 }
 
-/* the copies made before this one that later names of their inodes link to */
-static int links_seed(struct copy_ctx *c, const struct copy_link *seed, size_t n)
+static size_t inode_bucket(dev_t dev, ino_t ino)
 {
-	for (size_t i = 0; i < n; i++) {
-		size_t h = ((size_t)seed[i].ino * 31 + (size_t)seed[i].dev) % LINK_BUCKETS;
-		struct link *l = calloc(1, sizeof(*l));
+	return ((size_t)ino * 31 + (size_t)dev) % COPY_INODE_BUCKETS;
+}
 
-		if (!l || !(l->rel = strdup(seed[i].rel))) {
-			free(l);
-			return -ENOMEM;
-		}
-		l->dev = seed[i].dev;
-		l->ino = seed[i].ino;
-		l->next = c->links[h];
-		c->links[h] = l;
+struct copy_inode *copy_inode_find(const struct copy_inodes *t, dev_t dev, ino_t ino)
+{
+	struct copy_inode *l = t->b[inode_bucket(dev, ino)];
+
+	while (l && (l->ino != ino || l->dev != dev))
+		l = l->next;
+	return l;
+}
+
+int copy_inode_add(struct copy_inodes *t, dev_t dev, ino_t ino, const char *rel, unsigned fflags)
+{
+	struct copy_inode *l = calloc(1, sizeof(*l));
+	size_t h = inode_bucket(dev, ino);
+
+	if (!l || !(l->rel = strdup(rel))) {
+		free(l);
+		return -ENOMEM;
 	}
+	*l = (struct copy_inode){ .dev = dev, .ino = ino, .fflags = fflags, .rel = l->rel, .next = t->b[h] };
+	t->b[h] = l;
 	return 0;
 }
 
+void copy_inodes_free(struct copy_inodes *t)
+{
+	for (size_t h = 0; h < COPY_INODE_BUCKETS; h++)
+		for (struct copy_inode *l = t->b[h], *n; l; l = n) {
+			n = l->next;
+			free(l->rel);
+			free(l);
+		}
+}
+
 int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_t n,
-		  const struct copy_link *links, size_t nlinks, const struct copy_opts *o,
+		  const struct copy_inodes *links, const struct copy_opts *o,
 		  const struct copy_sys *sys, struct copy_result *ret)
 {
 	struct copy_ctx *c = calloc(1, sizeof(*c));
-	int *sfd = calloc(n ? n : 1, sizeof(int)), *dfd = calloc(n ? n : 1, sizeof(int)), r = 0;
-	size_t i, got = 0;
+	int r = 0;
 
-	*ret = (struct copy_result){ .err = -ENOMEM, .msg = "out of memory" };
-	if (!c || !sfd || !dfd) {
-		free(c);
-		free(sfd);
-		free(dfd);
+	if (!c) {
+		*ret = (struct copy_result){ .err = -ENOMEM, .msg = "out of memory" };
 		return -ENOMEM;
 	}
 	copy_raise_nofile();
@@ -810,33 +692,22 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
 	pthread_mutex_init(&c->llock, NULL);
 	pthread_mutex_init(&c->dlock, NULL);
 	pthread_cond_init(&c->qcond, NULL);
-	if ((r = links_seed(c, links, nlinks)) < 0)
+	/* the copies made before this one that later names of their inodes
+	 * link to */
+	for (size_t h = 0; links && r == 0 && h < COPY_INODE_BUCKETS; h++)
+		for (const struct copy_inode *l = links->b[h]; l && r == 0; l = l->next)
+			r = copy_inode_add(&c->links, l->dev, l->ino, l->rel, 0);
+	if (r < 0)
 		copy_fail(c, -r, "", "copying");
 	/* every root's metadata is recorded before any subdirectory's: step 4
 	 * (in reverse) sets the roots last */
-	for (i = 0; r == 0 && i < n; i++, got++) {
-		if ((r = copy_root(c, srcfds[i], rels[i])) < 0) {
+	for (size_t i = 0; r == 0 && i < n; i++)
+		if ((r = copy_root(c, srcfds[i], rels[i])) < 0)
 			copy_fail(c, -r, rels[i], "reading the source");
-			break;
-		}
-		sfd[i] = fcntl(srcfds[i], F_DUPFD_CLOEXEC, 3);
-		dfd[i] = sfd[i] < 0 ? -1 : copy_open_beneath(sys, dstroot, rels[i]);
-		if (sfd[i] < 0 || dfd[i] < 0) {
-			r = copy_fail(c, sfd[i] < 0 ? errno : -dfd[i], rels[i], "copying");
-			if (sfd[i] >= 0)
-				close(sfd[i]);
-			break;
-		}
-	}
-	if (r == 0) {
-		got = 0; /* copy_walk() takes them */
-		if ((r = copy_walk(c, sfd, dfd, rels, n)) == 0)
-			r = copy_finish(c);
-	}
-	for (i = 0; i < got; i++) {
-		close(sfd[i]);
-		close(dfd[i]);
-	}
+		else if ((r = queue_root(c, srcfds[i], rels[i])) < 0)
+			copy_fail(c, -r, rels[i], "copying");
+	if ((r = copy_walk(c)) == 0)
+		r = copy_finish(c);
 	copy_progress(c, atomic_load(&c->files), true);
 	memcpy(ret->err_root, c->err_root, sizeof(ret->err_root));
 	ret->n_lost = c->n_lost;
@@ -847,8 +718,6 @@ int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_
 		snprintf(ret->msg, sizeof(ret->msg), "%s", c->msg[0] ? c->msg : strerror(-ret->err));
 		r = ret->err;
 	}
-	free(sfd);
-	free(dfd);
 	ctx_free(c);
 	return r;
 }
@@ -858,5 +727,5 @@ int copy_tree_fd(int srcfd, int dstfd, const struct copy_opts *o, const struct c
 {
 	const char *rel = "";
 
-	return copy_trees_fd(dstfd, &srcfd, &rel, 1, NULL, 0, o, sys, ret);
+	return copy_trees_fd(dstfd, &srcfd, &rel, 1, NULL, o, sys, ret);
 }

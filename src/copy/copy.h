@@ -70,24 +70,40 @@ struct copy_opts {
 int copy_tree_fd(int srcfd, int dstfd, const struct copy_opts *o, const struct copy_sys *sys,
 		 struct copy_result *ret);
 
-/* an inode already copied below the destination root, at @rel */
-struct copy_link {
+/* the inodes with several links copied below a destination root, each
+ * at the path @rel of its first copy (its users lock it) */
+#define COPY_INODE_BUCKETS 4096
+struct copy_inode {
 	dev_t dev;
 	ino_t ino;
-	const char *rel;
+	unsigned fflags; /* the tree copy's, set in its step 4 */
+	char *rel;
+	struct copy_inode *next;
 };
+struct copy_inodes {
+	struct copy_inode *b[COPY_INODE_BUCKETS];
+};
+
+/* the copy of @dev, @ino in @t, or NULL */
+struct copy_inode *copy_inode_find(const struct copy_inodes *t, dev_t dev, ino_t ino);
+
+/* adds the copy @rel of @dev, @ino to @t.  Returns: 0; -ENOMEM. */
+int copy_inode_add(struct copy_inodes *t, dev_t dev, ino_t ino, const char *rel, unsigned fflags);
+
+void copy_inodes_free(struct copy_inodes *t);
 
 /*
  * copy_trees_fd: @n copy_tree_fd() in one run, @srcfds[i] into @rels[i]
  * (an existing directory below @dstroot that the caller made, no link):
  * one set of threads, one hard-link table (a file named in two trees is
  * copied once), every root's metadata last.  A name of one of the @links
- * inodes becomes a link to that copy.  The sync back's new directories.
+ * inodes (NULL: none) becomes a link to that copy.  The sync back's new
+ * directories.
  *
  * Returns: as copy_tree_fd().
  */
 int copy_trees_fd(int dstroot, const int *srcfds, const char *const *rels, size_t n,
-		  const struct copy_link *links, size_t nlinks, const struct copy_opts *o,
+		  const struct copy_inodes *links, const struct copy_opts *o,
 		  const struct copy_sys *sys, struct copy_result *ret);
 
 /*

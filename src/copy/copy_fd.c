@@ -232,7 +232,8 @@ static int copy_range(int in, int out, off_t off, off_t end, char *buf, size_t b
 				return -EIO;
 		}
 		off += n;
-		atomic_fetch_add(bytes, (uint64_t)n);
+		if (bytes)
+			atomic_fetch_add(bytes, (uint64_t)n);
 	}
 	return 0;
 }
@@ -279,16 +280,13 @@ int copy_fflags_add(int fd, unsigned want, struct copy_lost *lost)
 
 	if (!want)
 		return 0;
-	if (ioctl(fd, FS_IOC_GETFLAGS, &f) < 0) {
-		if (lost)
-			copy_lost_add(lost, errno == ENOTTY ? -EOPNOTSUPP : -errno, "file flags", NULL);
-		return 0;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &f) == 0) {
+		f |= (int)want;
+		if (ioctl(fd, FS_IOC_SETFLAGS, &f) == 0)
+			return 0;
+		if (errno != EOPNOTSUPP && errno != ENOTTY && errno != EINVAL && !(lost && errno == EPERM))
+			return -errno;
 	}
-	f |= (int)want;
-	if (ioctl(fd, FS_IOC_SETFLAGS, &f) == 0)
-		return 0;
-	if (errno != EOPNOTSUPP && errno != ENOTTY && errno != EINVAL && !(lost && errno == EPERM))
-		return -errno;
 	if (lost)
 		copy_lost_add(lost, errno == ENOTTY ? -EOPNOTSUPP : -errno, "file flags", NULL);
 	return 0;
@@ -413,66 +411,80 @@ int copy_open_data(const struct copy_sys *sys, int fd)
 	return in < 0 ? -errno : in;
 }
 
-int copy_node_fd(const struct copy_sys *sys, int fd, const struct stat *st, int dirfd,
-		 const char *w, char *buf, size_t bufsize, unsigned *fflags, struct copy_lost *lost)
+int copy_node_read(const struct copy_sys *sys, struct copy_node *n)
 {
-	struct timespec ts[2] = { st->st_atim, st->st_mtim };
-	struct copy_xattrs xa = { 0 };
 	char target[PATH_MAX];
-	int in = -1, out = -1, r = 0;
-	ssize_t n;
+	ssize_t len;
 
-	*fflags = 0;
+	if (S_ISREG(n->st.st_mode)) {
+		n->in = copy_open_data(sys, n->fd);
+		if (n->in < 0)
+			return n->in;
+		n->fflags = copy_fflags_get(n->in);
+		return copy_xattrs_read(n->in, false, &n->xa);
+	}
+	if (S_ISLNK(n->st.st_mode)) {
+		/* "" and an O_PATH | O_NOFOLLOW descriptor: the link itself */
+		len = sys->readlinkat(n->fd, "", target, sizeof(target));
+		if (len < 0)
+			return -errno;
+		if ((size_t)len >= sizeof(target))
+			return -ENAMETOOLONG;
+		target[len] = '\0';
+		n->target = strdup(target);
+		return n->target ? 0 : -ENOMEM;
+	}
+	return copy_xattrs_read(n->fd, true, &n->xa);
+}
+
+int copy_node_create(const struct copy_sys *sys, struct copy_node *n, int dirfd, const char *name)
+{
+	const int fl = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	int r;
+
+	if (S_ISREG(n->st.st_mode))
+		r = n->out = sys->openat(dirfd, name, fl, 0600);
+	else if (S_ISLNK(n->st.st_mode))
+		r = sys->symlinkat(n->target, dirfd, name);
+	else
+		r = sys->mknodat(dirfd, name, (n->st.st_mode & S_IFMT) | 0600, n->st.st_rdev);
+	return r < 0 ? -errno : 0;
+}
+
+int copy_node_finish(const struct copy_sys *sys, const struct copy_node *n, int dirfd, const char *name,
+		     char *buf, size_t bufsize, atomic_uint_fast64_t *bytes, struct copy_lost *lost)
+{
+	const struct stat *st = &n->st;
+	struct timespec ts[2] = { st->st_atim, st->st_mtim };
+	int r = 0, nfd;
+
 	if (S_ISREG(st->st_mode)) {
-		in = copy_open_data(sys, fd);
-		if (in < 0) {
-			r = in;
-			goto out;
-		}
-		out = sys->openat(dirfd, w, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		r = out < 0 ? -errno : 0;
-		if (r == 0) {
-			*fflags = copy_fflags_get(in);
-			r = copy_xattrs_read(in, false, &xa);
-		}
-		if (r == 0) {
-			atomic_uint_fast64_t bytes = 0;
-
-			r = copy_data(in, out, st->st_size, buf, bufsize, &bytes,
-				      (off_t)st->st_blocks * 512 < st->st_size);
-		}
-		if (r == 0)
-			r = copy_meta_fd(out, st, &xa, 0, lost);
-		goto out;
+		r = copy_data(n->in, n->out, st->st_size, buf, bufsize, bytes,
+			      (off_t)st->st_blocks * 512 < st->st_size);
+		return r < 0 ? r : copy_meta_fd(n->out, st, &n->xa, n->fflags, lost);
 	}
-	if (S_ISLNK(st->st_mode)) {
-		n = sys->readlinkat(fd, "", target, sizeof(target));
-		if (n < 0 || (size_t)n >= sizeof(target)) {
-			r = n < 0 ? -errno : -ENAMETOOLONG;
-			goto out;
-		}
-		target[n] = '\0';
-		r = sys->symlinkat(target, dirfd, w) < 0 ? -errno : 0;
-	} else {
-		r = copy_xattrs_read(fd, true, &xa);
-		if (r == 0 && sys->mknodat(dirfd, w, (st->st_mode & S_IFMT) | 0600, st->st_rdev) < 0)
-			r = -errno;
+	if (sys->fchownat(dirfd, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISLNK(st->st_mode) && n->xa.len) {
+		nfd = sys->openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (nfd < 0)
+			return -errno;
+		r = copy_xattrs_write(nfd, true, &n->xa, lost);
+		close(nfd);
 	}
-	if (r == 0 && sys->fchownat(dirfd, w, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+	if (r == 0 && !S_ISLNK(st->st_mode) && sys->fchmodat(dirfd, name, st->st_mode & 07777, 0) < 0)
 		r = -errno;
-	if (r == 0 && xa.len) {
-		out = sys->openat(dirfd, w, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
-		r = out < 0 ? -errno : copy_xattrs_write(out, true, &xa, lost);
-	}
-	if (r == 0 && !S_ISLNK(st->st_mode) && sys->fchmodat(dirfd, w, st->st_mode & 07777, 0) < 0)
+	if (r == 0 && sys->utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
 		r = -errno;
-	if (r == 0 && sys->utimensat(dirfd, w, ts, AT_SYMLINK_NOFOLLOW) < 0)
-		r = -errno;
-out:
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
-	free(xa.buf);
 	return r;
+}
+
+void copy_node_done(struct copy_node *n)
+{
+	if (n->in >= 0)
+		close(n->in);
+	if (n->out >= 0)
+		close(n->out);
+	free(n->target);
+	free(n->xa.buf);
 }

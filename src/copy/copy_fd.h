@@ -109,7 +109,7 @@ int copy_xattrs_prune(int fd, const struct copy_xattrs *xa);
 int copy_xattrs_write(int fd, bool viaproc, const struct copy_xattrs *xa, struct copy_lost *lost);
 
 /* copies @size bytes of @in (from offset 0) into the empty @out, adding to
- * @bytes; @sparse: look for holes (SEEK_DATA/HOLE), which stay holes.
+ * @bytes (NULL: none); @sparse: look for holes (SEEK_DATA/HOLE), which stay holes.
  * Returns: 0; negative errno (-ENOSPC, -EIO). */
 int copy_data(int in, int out, off_t size, char *buf, size_t bufsize, atomic_uint_fast64_t *bytes,
 	      bool sparse);
@@ -143,16 +143,37 @@ int copy_fflags_add(int fd, unsigned want, struct copy_lost *lost);
  */
 int copy_open_data(const struct copy_sys *sys, int fd);
 
+/* a non-directory being copied (not a socket), from the O_PATH lookup @fd
+ * and its fstat() @st; the rest zeroed but in = out = -1 */
+struct copy_node {
+	int fd; /* O_PATH | O_NOFOLLOW: the one lookup of the name */
+	struct stat st;
+	int in, out; /* regular files: @fd reopened to read, the copy */
+	char *target; /* symbolic links */
+	struct copy_xattrs xa;
+	unsigned fflags; /* regular files: set by copy_node_finish() */
+};
+
+/* reads what the copy needs from @n->fd: data opened, target, xattrs,
+ * file flags.  Returns: 0; negative errno. */
+int copy_node_read(const struct copy_sys *sys, struct copy_node *n);
+
+/* one try at creating @n's copy as the new name @name in @dirfd, by type
+ * (a file: @n->out).  Returns: 0; negative errno (-EEXIST). */
+int copy_node_create(const struct copy_sys *sys, struct copy_node *n, int dirfd, const char *name);
+
 /*
- * copy_node_fd: copies the non-directory @fd (@st; not a socket) as the
- * new name @w in @dirfd: data and holes, link target, node; owner, xattrs,
- * mode, times.  Its file flags go to @fflags, NOT onto the copy (an
- * immutable or append-only file could not be renamed or linked into
- * place): the caller sets them last.  @lost: as for copy_meta_fd().
+ * copy_node_finish: the created copy's data and holes (adding to @bytes,
+ * NULL: none), then owner, xattrs, mode, times and @n->fflags (zero them
+ * to set them later: an immutable or append-only file could not be
+ * renamed or linked into place).  @lost: as for copy_meta_fd().
  * Returns: 0; negative errno.
  */
-int copy_node_fd(const struct copy_sys *sys, int fd, const struct stat *st, int dirfd,
-		 const char *w, char *buf, size_t bufsize, unsigned *fflags, struct copy_lost *lost);
+int copy_node_finish(const struct copy_sys *sys, const struct copy_node *n, int dirfd, const char *name,
+		     char *buf, size_t bufsize, atomic_uint_fast64_t *bytes, struct copy_lost *lost);
+
+/* closes and frees what @n holds but @n->fd */
+void copy_node_done(struct copy_node *n);
 
 /* opens the directory @rel ("" or NULL: @rootfd) the copy made, one
  * component at a time, O_NOFOLLOW | O_DIRECTORY.  Returns: a new

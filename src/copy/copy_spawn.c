@@ -79,7 +79,7 @@ int copy_spawn_find(char *buf, size_t len, struct copy_result *res)
  * cold copy waits on reads: more workers keep more in flight, up to ~16
  * where the disk's queue is full.  A single CPU (not measured) gets half.
  */
-unsigned copy_spawn_jobs(void)
+static unsigned spawn_jobs(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -194,7 +194,7 @@ static int reopen_dir(int fd)
 
 /* copy_spawn_run(), or with @workfd >= 0 copy_spawn_sync() */
 static int spawn_copy(int srcfd, int dstfd, int workfd, const char *src, const char *dst,
-		      const char *label, unsigned jobs, const char *rescue, struct copy_result *res)
+		      const char *label, const char *rescue, struct copy_result *res)
 {
 	char prog[PATH_MAX], fdarg[16], jobarg[16], line[sizeof(res->msg) + 64];
 	char sfdarg[16], dfdarg[16], wfdarg[16];
@@ -215,7 +215,7 @@ static int spawn_copy(int srcfd, int dstfd, int workfd, const char *src, const c
 	snprintf(sfdarg, sizeof(sfdarg), "%d", SRC_FD);
 	snprintf(dfdarg, sizeof(dfdarg), "%d", DST_FD);
 	snprintf(wfdarg, sizeof(wfdarg), "%d", WORK_FD);
-	snprintf(jobarg, sizeof(jobarg), "%u", jobs);
+	snprintf(jobarg, sizeof(jobarg), "%u", spawn_jobs());
 	if (workfd >= 0) { /* "--work-fd N [--rescue NAME --verify]" before the "--" */
 		size_t k = 11;
 
@@ -267,13 +267,13 @@ static int spawn_copy(int srcfd, int dstfd, int workfd, const char *src, const c
 }
 
 int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const char *label,
-		   unsigned jobs, struct copy_result *res)
+		   struct copy_result *res)
 {
-	return spawn_copy(srcfd, dstfd, -1, src, dst, label, jobs, NULL, res);
+	return spawn_copy(srcfd, dstfd, -1, src, dst, label, NULL, res);
 }
 
 int copy_spawn_sync(int areafd, int lowerfd, int workfd, const char *area, const char *lower,
-		    const char *label, unsigned jobs, const char *rescue, struct copy_result *res)
+		    const char *label, const char *rescue, struct copy_result *res)
 {
-	return spawn_copy(areafd, lowerfd, workfd, area, lower, label, jobs, rescue, res);
+	return spawn_copy(areafd, lowerfd, workfd, area, lower, label, rescue, res);
 }

@@ -22,14 +22,11 @@
  */
 int copy_spawn_find(char *buf, size_t len, struct copy_result *res);
 
-/* worker processes a copy uses here (CPUs online; the measurement is in
- * copy_spawn.c), at least 1 */
-unsigned copy_spawn_jobs(void);
-
 /*
  * copy_spawn_run: copy_tree_fd() of @srcfd into @dstfd (either may be O_PATH;
  * neither closed; @src, @dst: their names in messages, never looked up) in
- * storaged-copy, run by argv with spawn_start() (spawn_helper.h): clean
+ * storaged-copy, with the threads that suit the machine (spawn_jobs()),
+ * run by argv with spawn_start() (spawn_helper.h): clean
  * environment, stdin and stdout on /dev/null, stderr shared (the progress
  * line for @label), the outcome from a status pipe.  The helper gets the
  * two reopened ("." below each: its own descriptors, whose flock() ends
@@ -40,7 +37,7 @@ unsigned copy_spawn_jobs(void);
  * of reopening; -EIO when the helper died without a report.
  */
 int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const char *label,
-		   unsigned jobs, struct copy_result *res);
+		   struct copy_result *res);
 
 /*
  * copy_spawn_sync: copy_sync_fd() (copy.h) in storaged-copy, as
@@ -53,6 +50,6 @@ int copy_spawn_run(int srcfd, int dstfd, const char *src, const char *dst, const
  * Returns: as copy_spawn_run(); copy_sync_fd()'s errors.
  */
 int copy_spawn_sync(int areafd, int lowerfd, int workfd, const char *area, const char *lower,
-		    const char *label, unsigned jobs, const char *rescue, struct copy_result *res);
+		    const char *label, const char *rescue, struct copy_result *res);
 
 #endif

@@ -75,9 +75,11 @@ static struct sync_level *level(const struct sync_ctx *c, size_t d)
 }
 
 /* the node of the walk's level @d, made (with its ancestors') when it is
- * first needed: only directories with something to do get one */
+ * first needed: only directories with something to do get one.  Under
+ * the lists' lock. */
 static int node_of(struct sync_ctx *c, size_t d, size_t *ret)
 {
+	struct sync_ctx *l = c->lists;
 	size_t k = d;
 
 	while (k > 0 && !level(c, k)->node1)
@@ -85,14 +87,14 @@ static int node_of(struct sync_ctx *c, size_t d, size_t *ret)
 	for (size_t j = level(c, k)->node1 ? k + 1 : k; j <= d; j++) {
 		struct sync_node *n;
 
-		if (grow_array(&c->nodes, &c->nodecap, c->nnodes, sizeof(*c->nodes)) < 0)
+		if (grow_array(&l->nodes, &l->nodecap, l->nnodes, sizeof(*l->nodes)) < 0)
 			return -ENOMEM;
-		n = &c->nodes[c->nnodes];
+		n = &l->nodes[l->nnodes];
 		/* a walk's base without a node is a task's: a child of the root */
 		n->parent = j > 0 ? level(c, j - 1)->node1 - 1 : 0;
 		if (!(n->name = strdup(c->s.f[j].name)))
 			return -ENOMEM;
-		level(c, j)->node1 = ++c->nnodes;
+		level(c, j)->node1 = ++l->nnodes;
 	}
 	*ret = level(c, d)->node1 - 1;
 	return 0;
@@ -103,21 +105,23 @@ static int node_of(struct sync_ctx *c, size_t d, size_t *ret)
 static int op_add(struct sync_ctx *c, const char *name, enum op_kind k, const char *w, unsigned fflags,
 		  const struct stat *lst)
 {
-	struct op *o;
-	size_t node;
+	struct sync_ctx *l = c->lists;
+	struct op o = { .name = strdup(name), .kind = k, .fflags = fflags };
+	int r = o.name ? 0 : -ENOMEM;
 
-	if (node_of(c, c->s.depth - 1, &node) < 0 || grow_array(&c->ops, &c->opcap, c->nops, sizeof(*c->ops)) < 0)
-		return -ENOMEM;
-	o = &c->ops[c->nops];
-	*o = (struct op){ .node = node, .name = strdup(name), .kind = k, .fflags = fflags };
+	snprintf(o.w, sizeof(o.w), "%s", w);
 	if (lst)
-		o->seen = (struct sync_seen){ .ino = lst->st_ino, .size = lst->st_size, .mtim = lst->st_mtim };
-	snprintf(o->w, sizeof(o->w), "%s", w);
-	if (!o->name)
-		return -ENOMEM;
-	c->nops++;
-	level(c, c->s.depth - 1)->changes++;
-	return 0;
+		o.seen = (struct sync_seen){ .ino = lst->st_ino, .size = lst->st_size, .mtim = lst->st_mtim };
+	pthread_mutex_lock(&c->sh->llock);
+	if (r == 0 && (r = node_of(c, c->s.depth - 1, &o.node)) == 0 &&
+	    (r = grow_array(&l->ops, &l->opcap, l->nops, sizeof(o))) == 0)
+		l->ops[l->nops++] = o;
+	pthread_mutex_unlock(&c->sh->llock);
+	if (r < 0)
+		free(o.name);
+	else
+		level(c, c->s.depth - 1)->changes++;
+	return r;
 }
 
 static void w_name(struct sync_ctx *c, char w[16], char kind)
@@ -162,21 +166,32 @@ static bool unchanged(const struct sync_ctx *c, int afd, int lfd, const char *na
 	return !sync_since(&a->st_ctim, &c->base, true);
 }
 
-/* W/@w, the copy of the non-directory @fd, charged once per inode first */
+/* W/@w, the copy of the non-directory @fd, charged once per inode first;
+ * its file flags into @fflags, not onto the copy: step 4 sets them */
 static int write_node(struct sync_ctx *c, int fd, const struct stat *st, const char *w, unsigned *fflags,
 		      struct copy_lost *lost)
 {
-	return copy_budget_charge(c->o->budget, st)
-		       ?: copy_node_fd(c->sys, fd, st, c->workfd, w, c->buf, SYNC_BUF_SIZE, fflags, lost);
+	struct copy_node n = { .fd = fd, .st = *st, .in = -1, .out = -1 };
+	int r = copy_budget_charge(c->o->budget, st);
+
+	if (r == 0)
+		r = copy_node_read(c->sys, &n);
+	*fflags = n.fflags;
+	n.fflags = 0;
+	if (r == 0)
+		r = copy_node_create(c->sys, &n, c->workfd, w);
+	if (r == 0)
+		r = copy_node_finish(c->sys, &n, c->workfd, w, c->buf, SYNC_BUF_SIZE, NULL, lost);
+	copy_node_done(&n);
+	return r;
 }
 
 /* step 1 for a changed non-directory: written once per area inode; its
  * other names are links to that copy, made in W */
 static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const char *name, const struct stat *lst)
 {
-	size_t h = ((size_t)st->st_ino * 31 + (size_t)st->st_dev) % HL_BUCKETS;
 	struct copy_lost lost = { 0 };
-	struct hl *l = NULL;
+	struct copy_inode *l;
 	unsigned fflags = 0;
 	char w[16], rel[PATH_MAX / 4];
 	int r;
@@ -187,18 +202,10 @@ static int put_node(struct sync_ctx *c, int fd, const struct stat *st, const cha
 	else {
 		/* under the lock: a link is never made to a copy not yet there */
 		pthread_mutex_lock(&c->sh->lock);
-		for (l = c->sh->hl[h]; l; l = l->next)
-			if (l->ino == st->st_ino && l->dev == st->st_dev)
-				break;
-		if (l)
-			r = c->sys->linkat(c->workfd, l->w, c->workfd, w, 0) < 0 ? -errno : 0;
-		else if ((r = write_node(c, fd, st, w, &fflags, &lost)) == 0 && !(l = calloc(1, sizeof(*l))))
-			r = -ENOMEM;
-		else if (r == 0) {
-			*l = (struct hl){ .dev = st->st_dev, .ino = st->st_ino, .next = c->sh->hl[h] };
-			memcpy(l->w, w, sizeof(l->w));
-			c->sh->hl[h] = l;
-		}
+		if ((l = copy_inode_find(&c->sh->inodes, st->st_dev, st->st_ino)))
+			r = c->sys->linkat(c->workfd, l->rel, c->workfd, w, 0) < 0 ? -errno : 0;
+		else if ((r = write_node(c, fd, st, w, &fflags, &lost)) == 0)
+			r = copy_inode_add(&c->sh->inodes, st->st_dev, st->st_ino, w, 0);
 		pthread_mutex_unlock(&c->sh->lock);
 	}
 	if (r == 0 && lost.n)
@@ -212,6 +219,7 @@ static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char
 {
 	struct copy_xattrs xa = { 0 };
 	struct copy_lost lost = { 0 };
+	struct sync_ctx *l = c->lists;
 	char w[16], rel[PATH_MAX / 4];
 	int sfd, dfd, r;
 
@@ -222,14 +230,17 @@ static int put_dir(struct sync_ctx *c, int fd, const struct stat *st, const char
 	if (sfd < 0)
 		return -errno;
 	if (st->st_dev == c->adev) {
-		if (grow_array(&c->tsrc, &c->treecap, c->ntrees, sizeof(int)) < 0 ||
-		    !(c->trel = realloc(c->trel, c->treecap * sizeof(char *))) ||
-		    !(c->trel[c->ntrees] = strdup(w))) {
+		pthread_mutex_lock(&c->sh->llock);
+		if (grow_array(&l->tsrc, &l->treecap, l->ntrees, sizeof(int)) < 0 ||
+		    !(l->trel = realloc(l->trel, l->treecap * sizeof(char *))) ||
+		    !(l->trel[l->ntrees] = strdup(w)))
+			r = -ENOMEM;
+		else
+			l->tsrc[l->ntrees++] = sfd;
+		pthread_mutex_unlock(&c->sh->llock);
+		if (r < 0)
 			close(sfd);
-			return -ENOMEM;
-		}
-		c->tsrc[c->ntrees++] = sfd;
-		return op_add(c, name, OP_PUT, w, 0, lst);
+		return r < 0 ? r : op_add(c, name, OP_PUT, w, 0, lst);
 	}
 	/* a mount point in the area: the directory alone, empty */
 	dfd = c->sys->openat(c->workfd, w, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
@@ -289,16 +300,6 @@ static int push_pair(struct sync_ctx *c, int fds[2], const char *name, const str
 	return dirstack_list(&c->s, true);
 }
 
-/* step 1 for a directory both sides have: entered as the walk's next
- * level (its metadata noted when it is left); @fd: the area's, O_PATH */
-static int enter_pair(struct sync_ctx *c, int fd, const struct stat *st, int lfd, const char *name,
-		      const struct stat *lst)
-{
-	int fds[2], r = open_pair(c, fd, st, lfd, name, lst, fds);
-
-	return r <= 0 ? r : push_pair(c, fds, name, st, lst);
-}
-
 static int task_add(struct shared *sh, int fd, const struct stat *st, const struct stat *lst,
 		    const char *name)
 {
@@ -323,7 +324,7 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 	const char *orig = name;
 	struct stat st, lst, *seen;
 	bool have, lchanged = false;
-	int fd, r = 0;
+	int fd, fds[2], r = 0;
 
 	/* most entries did not change: two fstatat() tell, nothing is opened
 	 * (nothing is read or written through this lookup; what is copied is
@@ -398,9 +399,11 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 	if (S_ISDIR(st.st_mode) && have && S_ISDIR(lst.st_mode) && c->defer) {
 		if ((r = task_add(c->sh, fd, &st, &lst, name)) == 0)
 			fd = -1; /* the task's */
-	} else if (S_ISDIR(st.st_mode) && have && S_ISDIR(lst.st_mode))
-		r = enter_pair(c, fd, &st, lfd, name, &lst);
-	else if (S_ISDIR(st.st_mode))
+	} else if (S_ISDIR(st.st_mode) && have && S_ISDIR(lst.st_mode)) {
+		/* the walk's next level, its metadata noted when it is left */
+		if ((r = open_pair(c, fd, &st, lfd, name, &lst, fds)) > 0)
+			r = push_pair(c, fds, name, &st, &lst);
+	} else if (S_ISDIR(st.st_mode))
 		r = put_dir(c, fd, &st, name, seen);
 	else if (!have || !unchanged(c, afd, lfd, orig, &st, &lst)) {
 		r = put_node(c, fd, &st, name, seen);
@@ -478,6 +481,7 @@ static int leave_pair(struct sync_ctx *c)
 	struct dirstack_frame *f = dirstack_top(&c->s);
 	struct sync_level *lv = f->extra;
 	struct dmeta m = { .st = lv->st };
+	struct sync_ctx *l = c->lists;
 	char rel[PATH_MAX / 4];
 	size_t changes;
 	bool root = c->s.depth == 1 && !*c->basename;
@@ -489,15 +493,18 @@ static int leave_pair(struct sync_ctx *c)
 	if (!root && (changes || lv->changed)) {
 		m.fflags = copy_fflags_get(f->fd[0]);
 		r = copy_xattrs_read(f->fd[0], false, &m.xa);
+		pthread_mutex_lock(&c->sh->llock);
 		if (r == 0)
 			r = node_of(c, c->s.depth - 1, &m.node);
-		if (r == 0 && grow_array(&c->dirs, &c->dircap, c->ndirs, sizeof(m)) < 0)
+		if (r == 0 && grow_array(&l->dirs, &l->dircap, l->ndirs, sizeof(m)) < 0)
 			r = -ENOMEM;
+		if (r == 0)
+			l->dirs[l->ndirs++] = m;
+		pthread_mutex_unlock(&c->sh->llock);
 		if (r < 0) {
 			free(m.xa.buf);
 			return sync_fail(c, -r, here(c, rel, sizeof(rel)), "", "copying");
 		}
-		c->dirs[c->ndirs++] = m; /* after everything below it: deepest first */
 	}
 	if ((r = dirstack_pop(&c->s)) < 0)
 		return sync_fail(c, -r, here(c, rel, sizeof(rel)), "",
@@ -551,50 +558,13 @@ static void *walker(void *arg)
 	while (!atomic_load(&c->sh->failed) && (i = atomic_fetch_add(&c->sh->next, 1)) < c->sh->ntasks) {
 		struct task *t = &c->sh->tasks[i];
 
-		r = open_pair(c, t->fd, &t->st, c->sh->lfd, t->name, &t->lst, fds);
+		r = open_pair(c, t->fd, &t->st, c->lowerfd, t->name, &t->lst, fds);
 		if (r > 0)
 			r = sync_walk(c, fds, t->name, &t->st, &t->lst);
 		else if (r < 0)
 			sync_fail(c, -r, "", t->name, "copying");
 	}
 	return NULL;
-}
-
-/* moves what @w noted to the end of @c's lists */
-static int merge(struct sync_ctx *c, struct sync_ctx *w)
-{
-	/* @w's node 0 is the root, c's too; its others follow c's */
-	size_t off = c->nnodes - 1;
-
-	if (grow_array(&c->ops, &c->opcap, c->nops + w->nops, sizeof(*c->ops)) < 0 ||
-	    grow_array(&c->dirs, &c->dircap, c->ndirs + w->ndirs, sizeof(*c->dirs)) < 0 ||
-	    grow_array(&c->nodes, &c->nodecap, c->nnodes + w->nnodes, sizeof(*c->nodes)) < 0 ||
-	    grow_array(&c->tsrc, &c->treecap, c->ntrees + w->ntrees, sizeof(int)) < 0 ||
-	    !(c->trel = realloc(c->trel, c->treecap * sizeof(char *))))
-		return -ENOMEM;
-	for (size_t i = 0; i < w->nops; i++)
-		w->ops[i].node += w->ops[i].node ? off : 0;
-	for (size_t i = 0; i < w->ndirs; i++)
-		w->dirs[i].node += w->dirs[i].node ? off : 0;
-	for (size_t i = 1; i < w->nnodes; i++) {
-		w->nodes[i].parent += w->nodes[i].parent ? off : 0;
-		c->nodes[c->nnodes++] = w->nodes[i];
-	}
-	w->nnodes = 0; /* node 0 has no name */
-	/* memcpy(3) takes no NULL, even for 0 bytes: a worker may note nothing */
-	if (w->nops)
-		memcpy(c->ops + c->nops, w->ops, w->nops * sizeof(*w->ops));
-	if (w->ndirs)
-		memcpy(c->dirs + c->ndirs, w->dirs, w->ndirs * sizeof(*w->dirs));
-	if (w->ntrees) {
-		memcpy(c->tsrc + c->ntrees, w->tsrc, w->ntrees * sizeof(int));
-		memcpy(c->trel + c->ntrees, w->trel, w->ntrees * sizeof(char *));
-	}
-	c->nops += w->nops;
-	c->ndirs += w->ndirs;
-	c->ntrees += w->ntrees;
-	w->nops = w->ndirs = w->ntrees = 0;
-	return 0;
 }
 
 /* step 1 below the root: its directories in up to @o->jobs threads (one
@@ -625,8 +595,9 @@ static int sync_tasks(struct sync_ctx *c)
 					  .base = c->base,
 					  .start = c->start,
 					  .lbase = c->lbase,
+					  .lists = c,
 					  .res = c->res };
-		if (!(w[i].buf = malloc(SYNC_BUF_SIZE)) || sync_nodes_init(&w[i]) < 0 ||
+		if (!(w[i].buf = malloc(SYNC_BUF_SIZE)) ||
 		    (i > 0 && pthread_create(&th[i], NULL, walker, &w[i]) != 0))
 			break;
 		k = i + 1;
@@ -637,11 +608,8 @@ static int sync_tasks(struct sync_ctx *c)
 		pthread_join(th[i], NULL);
 	if (!w || !th || k == 0)
 		r = sync_fail(c, ENOMEM, "", "", "starting the walk");
-	for (size_t i = 0; w && i < n; i++) {
-		if (r == 0)
-			r = merge(c, &w[i]) < 0 ? sync_fail(c, ENOMEM, "", "", "copying") : 0;
+	for (size_t i = 0; w && i < n; i++)
 		sync_ctx_done(&w[i]);
-	}
 	free(w);
 	free(th);
 	return r < 0 ? r : c->res->err;
@@ -697,7 +665,7 @@ static int sync_intent(struct sync_ctx *c, int areafd)
 int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		 const struct copy_sys *sys, struct copy_result *ret)
 {
-	struct shared sh = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct shared sh = { .lock = PTHREAD_MUTEX_INITIALIZER, .llock = PTHREAD_MUTEX_INITIALIZER };
 	struct copy_opts opts = *o; /* with the budget: what W may take */
 	struct sync_ctx c = {
 		.sh = &sh, .defer = true, .o = &opts, .sys = sys, .lowerfd = lowerfd, .workfd = workfd, .res = ret,
@@ -706,9 +674,10 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 	struct stat ast, lst;
 	bool applied = false;
 	size_t nkept;
-	int fds[2], lfd, r;
+	int fds[2], r;
 
 	*ret = (struct copy_result){ 0 };
+	c.lists = &c;
 	copy_raise_nofile();
 	if (fstat(areafd, &ast) < 0 || fstat(lowerfd, &lst) < 0 || fstat(workfd, &c.work) < 0 ||
 	    (r = copy_sync_base_past_writes(&c.start)) < 0 || copy_budget_init(&sh.budget, lowerfd) < 0) {
@@ -735,27 +704,23 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		r = sync_fail(&c, -r, "", "", "reading the entries kept in the directory");
 		goto out;
 	}
-	if (!(c.buf = malloc(SYNC_BUF_SIZE)) || sync_nodes_init(&c) < 0) {
+	if (!(c.buf = malloc(SYNC_BUF_SIZE)) || grow_array(&c.nodes, &c.nodecap, 0, sizeof(*c.nodes)) < 0) {
 		r = sync_fail(&c, ENOMEM, "", "", "copying");
 		goto out;
 	}
+	c.nodes[c.nnodes++] = (struct sync_node){ 0 }; /* node 0: the lower root */
 	fds[0] = fcntl(areafd, F_DUPFD_CLOEXEC, 3);
 	fds[1] = fds[0] < 0 ? -1 : fcntl(lowerfd, F_DUPFD_CLOEXEC, 3);
-	lfd = fds[1] < 0 ? -1 : fcntl(lowerfd, F_DUPFD_CLOEXEC, 3);
-	if (lfd < 0) {
+	if (fds[1] < 0) {
 		r = sync_fail(&c, errno, "", "", "copying");
 		if (fds[0] >= 0)
 			close(fds[0]);
-		if (fds[1] >= 0)
-			close(fds[1]);
 		goto out;
 	}
-	sh.lfd = lfd;
 	r = sync_walk(&c, fds, "", NULL, NULL);
 	c.defer = false;
 	if (r == 0)
 		r = sync_tasks(&c);
-	close(lfd);
 	if (r == 0)
 		r = sync_trees(&c);
 	if (r == 0)

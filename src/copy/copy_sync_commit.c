@@ -3,6 +3,7 @@
  * noted, and the entries left out or kept twice told. */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <fcntl.h>
@@ -30,18 +31,24 @@ int sync_fail(struct sync_ctx *c, int err, const char *rel, const char *name, co
 	return -err;
 }
 
-void sync_note(struct sync_ctx *c, struct entry_list *l, int err, const char *rel,
-		       const char *name, const char *what)
+void sync_note(struct sync_ctx *c, struct entry_list *l, int err, const char *rel, const char *name,
+	       const char *fmt, ...)
 {
+	char what[PATH_MAX / 2];
+	va_list ap;
 	size_t len;
 
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
 	pthread_mutex_lock(&c->sh->lock);
 	if (!l->n++)
 		l->err = err;
 	len = strlen(l->text);
-	if (len + 8 < sizeof(l->text))
-		snprintf(l->text + len, sizeof(l->text) - len, "%s'%s%s%s'%s", len ? "; " : "", rel,
-			 *rel ? "/" : "", name, what);
+	/* cut where it does not fit, as every message is */
+	if (len + 8 < sizeof(l->text) && snprintf(l->text + len, sizeof(l->text) - len, "%s'%s%s%s'%s",
+						  len ? "; " : "", rel, *rel ? "/" : "", name, what) < 0)
+		l->text[len] = '\0';
 	pthread_mutex_unlock(&c->sh->lock);
 }
 
@@ -49,10 +56,8 @@ void sync_skip(struct sync_ctx *c, int err, const char *rel, const char *name, c
 	       char *path, const char *w)
 {
 	struct shared *sh = c->sh;
-	char why[PATH_MAX / 4 + 160];
 
-	snprintf(why, sizeof(why), ": %s: %s", what, strerror(-err));
-	sync_note(c, &sh->skipped, err, rel, name, why);
+	sync_note(c, &sh->skipped, err, rel, name, ": %s: %s", what, strerror(-err));
 	if (!keep)
 		return;
 	pthread_mutex_lock(&sh->lock);
@@ -70,11 +75,7 @@ void sync_lost(struct sync_ctx *c, const char *rel, const char *name, const stru
 {
 	char text[sizeof(l->what) + 120];
 
-	copy_lost_text(l, text + 2, sizeof(text) - 3);
-	text[0] = ' ';
-	text[1] = '(';
-	strcat(text, ")");
-	sync_note(c, &c->sh->lost, l->err, rel, name, text);
+	sync_note(c, &c->sh->lost, l->err, rel, name, " (%s)", copy_lost_text(l, text, sizeof(text)));
 }
 
 static const char *list_text(struct entry_list *l)
@@ -150,15 +151,14 @@ static bool moved_out_seen(const struct sync_ctx *c, const struct op *o)
 static void kept_during(struct sync_ctx *c, const struct dirstack *s, const char *name, const char *beside,
 			const char *what)
 {
-	char rel[PATH_MAX / 4], text[PATH_MAX / 4 + NAME_MAX + 200];
+	char rel[PATH_MAX / 4];
 
 	dirstack_path(s, "", NULL, rel, sizeof(rel));
 	sync_kept_add_path(c->sh, dirstack_path_dup(s, "", name));
 	if (beside)
 		sync_kept_add_path(c->sh, dirstack_path_dup(s, "", beside));
-	snprintf(text, sizeof(text), " (%s%s%s%s%s%s)", what, beside ? ": '" : "", beside ? rel : "",
-		 beside && *rel ? "/" : "", beside ? beside : "", beside ? "'" : "");
-	sync_note(c, &c->sh->both, 0, rel, name, text);
+	sync_note(c, &c->sh->both, 0, rel, name, " (%s%s%s%s%s%s)", what, beside ? ": '" : "", beside ? rel : "",
+		  beside && *rel ? "/" : "", beside ? beside : "", beside ? "'" : "");
 }
 
 /* moves W/@o->w into the directory @dfd beside @o->name, as
@@ -432,15 +432,6 @@ int sync_apply(struct sync_ctx *c, const struct stat *root)
 	return r;
 }
 
-int sync_nodes_init(struct sync_ctx *c)
-{
-	if (grow_array(&c->nodes, &c->nodecap, 0, sizeof(*c->nodes)) < 0)
-		return -ENOMEM;
-	c->nodes[0] = (struct sync_node){ 0 };
-	c->nnodes = 1;
-	return 0;
-}
-
 void sync_ctx_done(struct sync_ctx *c)
 {
 	for (size_t i = 0; i < c->nops; i++)
@@ -463,11 +454,7 @@ void sync_ctx_done(struct sync_ctx *c)
 
 void sync_shared_done(struct shared *sh)
 {
-	for (size_t h = 0; h < HL_BUCKETS; h++)
-		for (struct hl *l = sh->hl[h], *n; l; l = n) {
-			n = l->next;
-			free(l);
-		}
+	copy_inodes_free(&sh->inodes);
 	for (size_t i = 0; i < sh->ntasks; i++) {
 		close(sh->tasks[i].fd);
 		free(sh->tasks[i].name);
@@ -478,6 +465,7 @@ void sync_shared_done(struct shared *sh)
 		free(sh->skipv[i].path);
 	free(sh->skipv);
 	pthread_mutex_destroy(&sh->lock);
+	pthread_mutex_destroy(&sh->llock);
 }
 
 /* the path in the lower directory of the node @k into @buf */
@@ -527,13 +515,12 @@ static const char *tree_msg_path(const struct sync_ctx *c, const struct copy_res
  * their place in the lower directory rather than in W */
 static void trees_lost(struct sync_ctx *c, const struct copy_result *r2)
 {
-	char path[PATH_MAX / 2], text[sizeof(r2->lost_what) + 64];
+	char path[PATH_MAX / 2], more[64] = "";
 
 	if (r2->n_lost > 1)
-		snprintf(text, sizeof(text), " (%s; and %zu more entries)", r2->lost_what, r2->n_lost - 1);
-	else
-		snprintf(text, sizeof(text), " (%s)", r2->lost_what);
-	sync_note(c, &c->sh->lost, 0, "", tree_path(c, r2->lost_path, path, sizeof(path)), text);
+		snprintf(more, sizeof(more), "; and %zu more entries", r2->n_lost - 1);
+	sync_note(c, &c->sh->lost, 0, "", tree_path(c, r2->lost_path, path, sizeof(path)),
+		  " (%s%s)", r2->lost_what, more);
 }
 
 /* drops the new subtree @k of step 2 and its op @i */
@@ -590,27 +577,17 @@ int sync_trees(struct sync_ctx *c)
 {
 	struct copy_opts o = *c->o;
 	struct copy_result r2 = { 0 };
-	struct copy_link *l = NULL;
 	char path[PATH_MAX / 2];
-	size_t n = 0, cap = 0;
 	int r = 0;
 
 	o.attrs_optional = true;
-	for (size_t h = 0; r == 0 && h < HL_BUCKETS; h++)
-		for (struct hl *e = c->sh->hl[h]; r == 0 && e; e = e->next)
-			if ((r = grow_array(&l, &cap, n, sizeof(*l))) == 0)
-				l[n++] = (struct copy_link){ .dev = e->dev, .ino = e->ino, .rel = e->w };
-	if (r < 0) {
-		free(l);
-		return sync_fail(c, -r, "", "", "copying");
-	}
 	/* each run that fails in one tree for that tree's reason leaves it
 	 * out: at most one run per tree */
-	while (c->ntrees && (r = copy_trees_fd(c->workfd, c->tsrc, (const char *const *)c->trel, c->ntrees, l,
-					       n, &o, c->sys, &r2)) < 0 &&
+	while (c->ntrees &&
+	       (r = copy_trees_fd(c->workfd, c->tsrc, (const char *const *)c->trel, c->ntrees,
+				  &c->sh->inodes, &o, c->sys, &r2)) < 0 &&
 	       tree_skip(c, r, &r2))
 		r = 0;
-	free(l);
 	if (r < 0) {
 		const char *tail = tree_msg_path(c, &r2, path, sizeof(path));
 

@@ -22,7 +22,6 @@
 #include "shared/util.h"
 
 #define SYNC_BUF_SIZE (256 * 1024)
-#define HL_BUCKETS 1024
 /* directory levels whose two descriptors a walking thread holds */
 #define SYNC_HELD_LEVELS 128
 
@@ -62,14 +61,6 @@ struct dmeta {
 	unsigned fflags;
 };
 
-/* the W name of an area inode with several links, once written */
-struct hl {
-	dev_t dev;
-	ino_t ino;
-	char w[16];
-	struct hl *next;
-};
-
 /* a level of the walk of step 1 (a directory pair: the area's, side 0,
  * and the lower one's, side 1): frame->extra of its dirstack */
 struct sync_level {
@@ -92,14 +83,14 @@ struct task {
 
 /* what the walking threads share */
 struct shared {
-	pthread_mutex_t lock; /* hl, the result */
+	pthread_mutex_t lock; /* inodes, the result */
+	pthread_mutex_t llock; /* the lists of step 1 (sync_ctx.lists) */
 	atomic_uint nw; /* W names given */
 	atomic_bool failed;
-	struct hl *hl[HL_BUCKETS];
+	struct copy_inodes inodes; /* the W names of area inodes with several links */
 	struct task *tasks;
 	size_t ntasks, taskcap;
 	atomic_size_t next; /* the next task to take */
-	int lfd; /* the lower root, for the tasks */
 	/* named in the result once everything else is committed */
 	struct entry_list {
 		size_t n;
@@ -128,7 +119,8 @@ struct shared {
 	struct copy_budget budget;
 };
 
-/* one walking thread's state; the lists are merged when all are done */
+/* one walking thread's state; what step 1 notes goes to the lists of
+ * @lists, the sync's own context */
 struct sync_ctx {
 	struct shared *sh;
 	bool defer; /* the root: its directories become tasks */
@@ -147,6 +139,7 @@ struct sync_ctx {
 	char *buf;
 	struct dirstack s; /* the walk of step 1 */
 	const char *basename; /* the path of the walk's base level, for messages */
+	struct sync_ctx *lists;
 	struct sync_node *nodes; /* node 0: the lower root */
 	size_t nnodes, nodecap;
 	struct op *ops;
@@ -253,10 +246,6 @@ int sync_lower_deleted(struct sync_ctx *c, int afd, const char *name, const stru
  * the area lacks (deleted in the area) */
 void sync_area_deleted(struct sync_ctx *c, int lfd, const char *name, const struct stat *lst);
 
-/* notes @name of the current directory as changed on both sides, @what
- * saying what became of it */
-void sync_both(struct sync_ctx *c, const char *name, const char *what);
-
 /* the name for the area's version beside the conflicting @name:
  * @name.storaged-area, else .1, .2 ..., the first that neither @afd nor
  * @lfd has (or @lfd holds as an earlier sync's copy, kept, unchanged) and
@@ -270,9 +259,10 @@ int sync_beside(struct sync_ctx *c, int afd, int lfd, const char *name, char bes
 int sync_fail(struct sync_ctx *c, int err, const char *rel, const char *name, const char *what);
 
 /* adds the entry @rel/@name to @l (under the shared lock), followed by
- * @what; @err: the entry's negative errno, or 0 */
-void sync_note(struct sync_ctx *c, struct entry_list *l, int err, const char *rel, const char *name,
-	       const char *what);
+ * @fmt; @err: the entry's negative errno, or 0 */
+__attribute__((format(printf, 6, 7))) void sync_note(struct sync_ctx *c, struct entry_list *l,
+						     int err, const char *rel, const char *name,
+						     const char *fmt, ...);
 
 /* whether the failure @err reading an entry or writing it is that entry's
  * (a permission, a name or size refused, the area's I/O error), not the
@@ -311,9 +301,6 @@ int sync_trees(struct sync_ctx *c);
 /* steps 4 and 5: the renames, the directories' metadata, the root's
  * (@root: the area root's fstat()); negative errno */
 int sync_apply(struct sync_ctx *c, const struct stat *root);
-
-/* the context's node 0, the lower root; -ENOMEM */
-int sync_nodes_init(struct sync_ctx *c);
 
 /* free what a context or the shared state holds (not the structs) */
 void sync_ctx_done(struct sync_ctx *c);

@@ -303,7 +303,7 @@ static bool beside_taken(struct sync_ctx *c, const char *beside)
 
 int sync_beside(struct sync_ctx *c, int afd, int lfd, const char *name, char beside[NAME_MAX + 1])
 {
-	char rel[PATH_MAX / 4], what[sizeof(rel) + NAME_MAX + 80];
+	char rel[PATH_MAX / 4];
 	struct stat st;
 
 	for (unsigned i = 0;; i++) {
@@ -319,9 +319,9 @@ int sync_beside(struct sync_ctx *c, int afd, int lfd, const char *name, char bes
 			break; /* free, or an earlier sync's copy, untouched since */
 	}
 	dirstack_path(&c->s, c->basename, NULL, rel, sizeof(rel));
-	snprintf(what, sizeof(what), "the directory's version is kept, the area's beside it: '%s%s%s'", rel,
-		 *rel ? "/" : "", beside);
-	sync_both(c, name, what);
+	sync_note(c, &c->sh->both, 0, rel, name,
+		  " (the directory's version is kept, the area's beside it: '%s%s%s')", rel,
+		  *rel ? "/" : "", beside);
 	return 0;
 }
 
@@ -460,6 +460,16 @@ static bool was_there(int fd, const char *name, const struct stat *st, const str
 	return !(names && sync_since(&st->st_ctim, base, true) && !sync_since(&st->st_mtim, base, true));
 }
 
+/* notes @name of the current directory as changed on both sides, @what
+ * saying what became of it */
+static void sync_both(struct sync_ctx *c, const char *name, const char *what)
+{
+	char rel[PATH_MAX / 4];
+
+	dirstack_path(&c->s, c->basename, NULL, rel, sizeof(rel));
+	sync_note(c, &c->sh->both, 0, rel, name, " (%s)", what);
+}
+
 int sync_lower_deleted(struct sync_ctx *c, int afd, const char *name, const struct stat *st)
 {
 	const struct stat *dir = &((struct sync_level *)dirstack_top(&c->s)->extra)->st;
@@ -489,13 +499,4 @@ void sync_area_deleted(struct sync_ctx *c, int lfd, const char *name, const stru
 						 sync_since(&adir->st_mtim, &c->base, true))))
 		return; /* made, renamed or changed in the directory since: may be new */
 	sync_both(c, name, "deleted in the area, changed in the directory: the directory's version is kept; delete it there if it should go");
-}
-
-void sync_both(struct sync_ctx *c, const char *name, const char *what)
-{
-	char rel[PATH_MAX / 4], text[PATH_MAX / 2];
-
-	dirstack_path(&c->s, c->basename, NULL, rel, sizeof(rel));
-	snprintf(text, sizeof(text), " (%s)", what);
-	sync_note(c, &c->sh->both, 0, rel, name, text);
 }

@@ -30,13 +30,12 @@
 static int rescue_file(struct sync_ctx *c, int fd, const struct stat *st, int dfd, const char *num)
 {
 	struct timespec ts[2] = { st->st_atim, st->st_mtim };
-	atomic_uint_fast64_t bytes = 0;
 	int in = copy_open_data(c->sys, fd), out, r;
 
 	if (in < 0)
 		return in;
 	out = openat(dfd, num, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	r = out < 0 ? -errno : copy_data(in, out, st->st_size, c->buf, SYNC_BUF_SIZE, &bytes, true);
+	r = out < 0 ? -errno : copy_data(in, out, st->st_size, c->buf, SYNC_BUF_SIZE, NULL, true);
 	if (r == 0) {
 		/* the data is what is kept: metadata as far as it goes */
 		(void)!fchown(out, st->st_uid, st->st_gid);

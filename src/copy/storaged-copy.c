@@ -52,14 +52,16 @@ static int parse_args(int argc, char **argv, struct args *a)
 	static const struct option opts[] = {
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "label", required_argument, NULL, 'l' },
-		{ "status-fd", required_argument, NULL, 's' },
-		{ "src-fd", required_argument, NULL, 'S' },
-		{ "dst-fd", required_argument, NULL, 'D' },
-		{ "work-fd", required_argument, NULL, 'W' },
+		/* the descriptors: their val indexes fdp[] */
+		{ "status-fd", required_argument, NULL, 0 },
+		{ "src-fd", required_argument, NULL, 1 },
+		{ "dst-fd", required_argument, NULL, 2 },
+		{ "work-fd", required_argument, NULL, 3 },
 		{ "rescue", required_argument, NULL, 'R' },
 		{ "verify", no_argument, NULL, 'V' },
 		{ 0 },
 	};
+	int *fdp[] = { &a->status_fd, &a->src_fd, &a->dst_fd, &a->work_fd };
 	uint64_t n;
 	int c;
 
@@ -71,14 +73,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->o.label = optarg;
 		else if (c == 'j' && units_parse_uint(optarg, 1024, &n) == 0)
 			a->o.jobs = (unsigned)n;
-		else if (c == 's' && units_parse_uint(optarg, INT_MAX, &n) == 0 && n > 2)
-			a->status_fd = (int)n;
-		else if (c == 'S' && units_parse_uint(optarg, INT_MAX, &n) == 0 && n > 2)
-			a->src_fd = (int)n;
-		else if (c == 'D' && units_parse_uint(optarg, INT_MAX, &n) == 0 && n > 2)
-			a->dst_fd = (int)n;
-		else if (c == 'W' && units_parse_uint(optarg, INT_MAX, &n) == 0 && n > 2)
-			a->work_fd = (int)n;
+		else if (c >= 0 && c < 4 && units_parse_uint(optarg, INT_MAX, &n) == 0 && n > 2)
+			*fdp[c] = (int)n;
 		else if (c == 'R' && *optarg && !strchr(optarg, '/') && strcmp(optarg, ".") && strcmp(optarg, ".."))
 			a->o.rescue = optarg;
 		else if (c == 'V')
