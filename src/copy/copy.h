@@ -164,6 +164,11 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
  * (copy_sync.c, intent_complete()). */
 #define COPY_SYNC_INTENT_XATTR "trusted.storaged.committing"
 
+/* entries the last sync left out (one entry's failure, with the rest
+ * committed and the area's baseline past them), paths below the root,
+ * each '\0'-ended: taken as changed in the area at the next sync */
+#define COPY_SYNC_RETRY_XATTR "trusted.storaged.retry"
+
 /* inode numbers (decimal, space-separated) of area files mapped shared at
  * the last sync: compared by content at the next (copy_sync_changed.c) */
 #define COPY_SYNC_MAPPED_XATTR "trusted.storaged.mapped"

@@ -323,7 +323,7 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 	char beside[NAME_MAX + 1];
 	const char *orig = name;
 	struct stat st, lst, *seen;
-	bool have, lchanged = false;
+	bool have, retry, lchanged = false;
 	int fd, fds[2], r = 0;
 
 	/* most entries did not change: two fstatat() tell, nothing is opened
@@ -331,6 +331,9 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 	 * looked up again, once, below) */
 	if (fstatat(afd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno; /* removed since readdir() */
+	/* left out by the last sync, which moved the baseline past it */
+	if ((retry = sync_retry_has(c, name)))
+		st.st_ctim = c->start;
 	have = fstatat(lfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
 	if (!have && errno != ENOENT)
 		return -errno;
@@ -366,7 +369,7 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 		sync_kept_add(c, name);
 		return 0;
 	}
-	if (!have && (r = sync_lower_deleted(c, afd, name, &st)) < 0)
+	if (!have && !retry && (r = sync_lower_deleted(c, afd, name, &st)) < 0)
 		return r; /* else copied back, reported when it was deleted there */
 	seen = have ? &lst : NULL;
 	if (lchanged) {
@@ -388,6 +391,8 @@ static int sync_entry(struct sync_ctx *c, const char *name)
 		r = -errno;
 		goto out;
 	}
+	if (retry)
+		st.st_ctim = c->start;
 	if (S_ISSOCK(st.st_mode))
 		goto out; /* sockets are not copied */
 	if (have && lst.st_dev == c->work.st_dev && lst.st_ino == c->work.st_ino) {
@@ -672,7 +677,7 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		.areafd = areafd
 	};
 	struct stat ast, lst;
-	bool applied = false;
+	bool applied = false, committed = false;
 	size_t nkept;
 	int fds[2], r;
 
@@ -735,16 +740,20 @@ int copy_sync_fd(int areafd, int lowerfd, int workfd, const struct copy_opts *o,
 		(void)sync_kept_write(&sh, areafd);
 	if (r == 0 && syncfs(lowerfd) < 0)
 		r = sync_fail(&c, errno, "", "", "syncing");
+	committed = r == 0;
 	if (r == 0 && (sh.skipped.n || sh.both.n || sh.lost.n))
 		r = sync_partial_result(&c);
 	if (r == 0 || r == -COPY_SYNC_KEPT_BOTH)
 		sync_count(&c, ret);
 	/* after the commit point only: a failed sync keeps the old base, so
-	 * that the next one copies again what this one may not have (an
-	 * entry skipped keeps its ctime, newer than the old base); one that
-	 * kept entries changed on both sides committed them all (the kept
-	 * list holds them the directory's) */
-	if (r == 0 || r == -COPY_SYNC_KEPT_BOTH)
+	 * that the next one copies again what this one may not have.  One
+	 * that kept entries changed on both sides committed them all (the
+	 * kept list holds them the directory's); one that left entries out
+	 * committed all else, and they go on the retry list first: with the
+	 * old base, every later sync took all it did put for changed in the
+	 * area again (an edit or a deletion made in the directory since came
+	 * back, or was called a conflict) */
+	if (committed && sync_retry_write(&sh, areafd) == 0)
 		copy_sync_base_write(areafd, COPY_SYNCED_XATTR, &c.start);
 	/* once step 4 began, what changed in the lower directory is this
 	 * sync's own doing, even when it failed after: not to be kept as

@@ -81,6 +81,12 @@ struct task {
 	char *name;
 };
 
+/* paths below the roots, sorted, pointing into @buf: a list as read */
+struct sync_paths {
+	char **v, *buf;
+	size_t n, cap;
+};
+
 /* what the walking threads share */
 struct shared {
 	pthread_mutex_t lock; /* inodes, the result */
@@ -105,13 +111,14 @@ struct shared {
 	} *skipv;
 	size_t nskipv, skipvcap;
 	bool skipv_lost; /* an addition failed: the list is incomplete */
-	/* the kept list (COPY_SYNC_KEPT_XATTR): as read (sorted, in
-	 * kept_buf), and this sync's additions */
-	char **kept_old, *kept_buf;
-	size_t nkept_old, kept_oldcap;
+	/* the kept list (COPY_SYNC_KEPT_XATTR): as read, and this sync's
+	 * additions */
+	struct sync_paths kept_old;
 	char **kept_new;
 	size_t nkept_new, kept_newcap;
 	bool kept_lost; /* an addition failed: the list is incomplete */
+	/* the entries the last sync left out (COPY_SYNC_RETRY_XATTR) */
+	struct sync_paths retry;
 	/* area files mapped shared now or at the last sync (sorted), and
 	 * now alone (the next sync's) */
 	struct mapped_set mapped, mapped_now;
@@ -156,9 +163,18 @@ struct sync_ctx {
  * on @areafd records (false without one, or on a read error) */
 bool sync_root_kept(int areafd, int lowerfd, const struct stat *work);
 
-/* the kept list of @areafd into @sh.  Returns: 0 (none: empty); -ENOMEM;
- * negative errno of fgetxattr() */
+/* the kept and retry lists of @areafd into @sh.  Returns: 0 (none:
+ * empty); -ENOMEM; negative errno of fgetxattr() */
 int sync_kept_read(struct shared *sh, int areafd);
+
+/* whether the entry @name of the walk's current directory was left out
+ * by the last sync: changed in the area, whatever its times say */
+bool sync_retry_has(const struct sync_ctx *c, const char *name);
+
+/* records the entries this sync left out (@sh->skipv) as the retry list,
+ * once committed; none: removes it.  Returns: 0; -ENOMEM (the list is
+ * incomplete); negative errno of fsetxattr() */
+int sync_retry_write(struct shared *sh, int areafd);
 
 /* whether the entry @name of the walk's current directory is kept */
 bool sync_kept_has(const struct sync_ctx *c, const char *name);

@@ -31,34 +31,47 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int sync_kept_read(struct shared *sh, int areafd)
+/* the paths of the list @xattr of @areafd ('\0'-ended each) into @l,
+ * sorted.  Returns: 0 (none: empty); -ENOMEM; negative errno of fgetxattr() */
+static int paths_read(struct sync_paths *l, int areafd, const char *xattr)
 {
-	ssize_t n = fgetxattr(areafd, COPY_SYNC_KEPT_XATTR, NULL, 0);
+	ssize_t n = fgetxattr(areafd, xattr, NULL, 0);
 	char *buf, *p;
 
 	if (n <= 0)
 		return n < 0 && errno != ENODATA && errno != ENOTSUP ? -errno : 0;
 	if (!(buf = malloc(n + 1)))
 		return -ENOMEM;
-	n = fgetxattr(areafd, COPY_SYNC_KEPT_XATTR, buf, n);
+	n = fgetxattr(areafd, xattr, buf, n);
 	if (n < 0) {
 		free(buf);
 		return -errno;
 	}
 	buf[n] = '\0';
+	l->buf = buf;
 	for (p = buf; p < buf + n; p += strlen(p) + 1) {
 		if (!*p)
 			continue;
-		if (grow_array(&sh->kept_old, &sh->kept_oldcap, sh->nkept_old, sizeof(char *)) < 0) {
-			free(buf);
+		if (grow_array(&l->v, &l->cap, l->n, sizeof(char *)) < 0)
 			return -ENOMEM;
-		}
-		sh->kept_old[sh->nkept_old++] = p;
+		l->v[l->n++] = p;
 	}
-	sh->kept_buf = buf;
-	if (sh->nkept_old) /* qsort() of NULL is undefined, even of none */
-		qsort(sh->kept_old, sh->nkept_old, sizeof(char *), by_name);
+	if (l->n) /* qsort() of NULL is undefined, even of none */
+		qsort(l->v, l->n, sizeof(char *), by_name);
 	return 0;
+}
+
+static void paths_done(struct sync_paths *l)
+{
+	free(l->v);
+	free(l->buf);
+}
+
+int sync_kept_read(struct shared *sh, int areafd)
+{
+	int r = paths_read(&sh->kept_old, areafd, COPY_SYNC_KEPT_XATTR);
+
+	return r < 0 ? r : paths_read(&sh->retry, areafd, COPY_SYNC_RETRY_XATTR);
 }
 
 /* orders the key "PATH/" before, among or after the names below PATH */
@@ -69,32 +82,65 @@ static int by_prefix(const void *a, const void *b)
 	return strncmp(k, *(char *const *)b, strlen(k));
 }
 
-/* whether the list holds the entry @name of the walk's current directory
- * or, @below, an entry below it */
-static bool kept_find(const struct sync_ctx *c, const char *name, bool below)
+/* whether @l holds the entry @name of the walk's current directory or,
+ * @below, an entry below it */
+static bool paths_find(const struct sync_ctx *c, const struct sync_paths *l, const char *name, bool below)
 {
-	const struct shared *sh = c->sh;
 	char *key, *dir = NULL;
 	bool found;
 
-	if (!sh->nkept_old)
+	if (!l->n)
 		return false;
 	key = dirstack_path_dup(&c->s, c->basename, name);
 	if (key && below && asprintf(&dir, "%s/", key) < 0)
 		dir = NULL;
 	/* without memory: as if not kept (the times decide, as before) */
 	if (below)
-		found = dir && bsearch(&dir, sh->kept_old, sh->nkept_old, sizeof(char *), by_prefix);
+		found = dir && bsearch(&dir, l->v, l->n, sizeof(char *), by_prefix);
 	else
-		found = key && bsearch(&key, sh->kept_old, sh->nkept_old, sizeof(char *), by_name);
+		found = key && bsearch(&key, l->v, l->n, sizeof(char *), by_name);
 	free(dir);
 	free(key);
 	return found;
 }
 
+static bool kept_find(const struct sync_ctx *c, const char *name, bool below)
+{
+	return paths_find(c, &c->sh->kept_old, name, below);
+}
+
 bool sync_kept_has(const struct sync_ctx *c, const char *name)
 {
 	return kept_find(c, name, false);
+}
+
+bool sync_retry_has(const struct sync_ctx *c, const char *name)
+{
+	return paths_find(c, &c->sh->retry, name, false);
+}
+
+int sync_retry_write(struct shared *sh, int areafd)
+{
+	size_t len = 0;
+	char *buf, *p;
+	int r = 0;
+
+	if (sh->skipv_lost)
+		return -ENOMEM;
+	if (!sh->nskipv)
+		return fremovexattr(areafd, COPY_SYNC_RETRY_XATTR) < 0 && errno != ENODATA && errno != ENOTSUP
+			       ? -errno
+			       : 0;
+	for (size_t i = 0; i < sh->nskipv; i++)
+		len += strlen(sh->skipv[i].path) + 1;
+	if (!(p = buf = malloc(len)))
+		return -ENOMEM;
+	for (size_t i = 0; i < sh->nskipv; i++)
+		p = stpcpy(p, sh->skipv[i].path) + 1;
+	if (fsetxattr(areafd, COPY_SYNC_RETRY_XATTR, buf, len, 0) < 0)
+		r = -errno;
+	free(buf);
+	return r;
 }
 
 void sync_kept_add_path(struct shared *sh, char *path)
@@ -117,7 +163,7 @@ void sync_kept_add(struct sync_ctx *c, const char *name)
 
 int sync_kept_write(struct shared *sh, int areafd)
 {
-	size_t n = sh->nkept_old + sh->nkept_new, len = 0;
+	size_t n = sh->kept_old.n + sh->nkept_new, len = 0;
 	char **all, *buf, *p;
 	int r = 0;
 
@@ -127,9 +173,9 @@ int sync_kept_write(struct shared *sh, int areafd)
 		return 0; /* the list stands as it was */
 	if (!(all = malloc(n * sizeof(*all))))
 		return -ENOMEM;
-	if (sh->nkept_old) /* memcpy() from NULL is undefined, even of 0 bytes */
-		memcpy(all, sh->kept_old, sh->nkept_old * sizeof(*all));
-	memcpy(all + sh->nkept_old, sh->kept_new, sh->nkept_new * sizeof(*all));
+	if (sh->kept_old.n) /* memcpy() from NULL is undefined, even of 0 bytes */
+		memcpy(all, sh->kept_old.v, sh->kept_old.n * sizeof(*all));
+	memcpy(all + sh->kept_old.n, sh->kept_new, sh->nkept_new * sizeof(*all));
 	qsort(all, n, sizeof(*all), by_name);
 	for (size_t i = 0; i < n; i++)
 		len += strlen(all[i]) + 1;
@@ -152,8 +198,8 @@ void sync_kept_done(struct shared *sh)
 	for (size_t i = 0; i < sh->nkept_new; i++)
 		free(sh->kept_new[i]);
 	free(sh->kept_new);
-	free(sh->kept_old);
-	free(sh->kept_buf);
+	paths_done(&sh->kept_old);
+	paths_done(&sh->retry);
 }
 
 int sync_tree_changed(int dirfd, const char *name, const struct timespec *base, dev_t dev)
