@@ -74,6 +74,23 @@ ${2:+seed = $2}
 EOT
 }
 
+# quiet_persist_conf PATH: one area, p: PATH on a 16 MiB tmpfs, persist
+# = yes, no timed sync (each sync is the test's); its private view of
+# the directory, another path to it, in $LOWER
+quiet_persist_conf() {
+	write_conf <<EOT
+[storaged]
+sync-interval = 0
+
+[area p]
+path = $1
+backend = tmpfs
+size = 16M
+persist = yes
+EOT
+	LOWER=$RUN/areas/p/lower
+}
+
 # sd ARGS...: run storaged on this test's files; output in $OUT
 sd() {
 	"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" "$@" >"$OUT" 2>&1

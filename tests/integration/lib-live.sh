@@ -156,3 +156,14 @@ stop_tree() {
 # renames, fsyncs and extended attributes, the records' removal
 C36_STOP_CALLS="umount2:8 move_mount:4 open_tree:4 mount_setattr:4 renameat2:8 rename:6 unlink:6 unlinkat:8
 	fsync:14 syncfs:4 fsetxattr:8 fremovexattr:4 removexattr:4 pwrite64:8 write:10 openat:40 clone3:4 rmdir:8"
+
+# wait_intent: until the sync of area directory $P (running, held by
+# strace) records its intent, trusted.storaged.committing: 5 s at most
+wait_intent() {
+	local i
+	for i in $(seq 1 500); do
+		get_xattr "$P" trusted.storaged.committing >/dev/null 2>&1 && return 0
+		sleep 0.01
+	done
+	return 1
+}

@@ -24,34 +24,20 @@ mkdir -p "$P"
 echo "old g" >"$P/g"
 echo "old y" >"$P/y"
 echo "old d" >"$P/d"
-write_conf <<EOT
-[storaged]
-sync-interval = 0
-
-[area p]
-path = $P
-backend = tmpfs
-size = 16M
-persist = yes
-EOT
-LOWER=$RUN/areas/p/lower
+quiet_persist_conf "$P"
 expect_rc 0 start
 
 # held CASE UNDERNEATH...: a sync of the area's one change, held at its
 # rename while the shell command UNDERNEATH changes the directory
 held() {
-	local case=$1 pid i
+	local case=$1 pid
 	shift
 	# LeakSanitizer reads its own process through ptrace: not under strace
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 		strace -f -qq -o /dev/null -e trace=renameat2 -e inject=renameat2:delay_enter=2000000:when=1 \
 		"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" sync p >"$OUT" 2>&1 &
 	pid=$!
-	for i in $(seq 1 500); do
-		get_xattr "$P" trusted.storaged.committing >/dev/null 2>&1 && break
-		sleep 0.01
-	done
-	[ "$i" -lt 500 ] || fail "$case: the sync never recorded its intent"
+	wait_intent || fail "$case: the sync never recorded its intent"
 	eval "$*"
 	wait $pid
 	echo $? >"$SCRATCH/rc"

@@ -12,17 +12,7 @@
 
 P=$SCRATCH/proj
 mkdir -p "$P/sub"
-write_conf <<EOT
-[storaged]
-sync-interval = 0
-
-[area p]
-path = $P
-backend = tmpfs
-size = 16M
-persist = yes
-EOT
-LOWER=$RUN/areas/p/lower
+quiet_persist_conf "$P"
 expect_rc 0 start
 for f in r sub/r c; do echo "area $f" >"$P/$f"; done
 sleep 0.1

@@ -66,11 +66,7 @@ kept() {
 # 1. during a sync
 sync_traced delay_enter=3000000:when=1 &
 pid=$!
-for i in $(seq 1 500); do
-	get_xattr "$P" trusted.storaged.committing >/dev/null 2>&1 && break
-	sleep 0.01
-done
-[ "$i" -lt 500 ] || fail "the sync never recorded its intent"
+wait_intent || fail "the sync never recorded its intent"
 underneath 1
 wait $pid || { cat "$OUT"; fail "the held sync failed"; }
 kept 1 "during a sync"

@@ -143,6 +143,15 @@ static void test_inodes(void **state)
 	budget_end(&b, fd);
 }
 
+/* @b with its one owner @o, as if its quota were read from the kernel */
+static void one_owner(struct copy_budget *b, struct budget_owner o)
+{
+	b->owners = calloc(1, sizeof(*b->owners));
+	assert_non_null(b->owners);
+	b->owners[0] = o;
+	b->nowners = b->ownercap = 1;
+}
+
 static void test_quota(void **state)
 {
 	struct copy_budget b;
@@ -151,11 +160,8 @@ static void test_quota(void **state)
 
 	(void)state;
 	budget_at(&b, &fd, 100 * BS, 100 * BS);
-	/* uid 1000 with 3 blocks of quota left, as if read from the kernel */
-	b.owners = calloc(1, sizeof(*b.owners));
-	assert_non_null(b.owners);
-	b.owners[0] = (struct budget_owner){ .uid = 1000, .limited = true, .room = 3 * BS };
-	b.nowners = b.ownercap = 1;
+	/* uid 1000 with 3 blocks of quota left */
+	one_owner(&b, (struct budget_owner){ .uid = 1000, .limited = true, .room = 3 * BS });
 	st = file_of(1000, 2 * BS, 4);
 	assert_int_equal(copy_budget_charge(&b, &st), 0);
 	assert_int_equal(copy_budget_charge(&b, &st), -EDQUOT);
@@ -176,10 +182,7 @@ static void test_inode_quota(void **state)
 	(void)state;
 	budget_at(&b, &fd, 100 * BS, 100 * BS);
 	/* uid 1000 with 2 inodes of quota left and no block limit */
-	b.owners = calloc(1, sizeof(*b.owners));
-	assert_non_null(b.owners);
-	b.owners[0] = (struct budget_owner){ .uid = 1000, .ilimited = true, .iroom = 2 };
-	b.nowners = b.ownercap = 1;
+	one_owner(&b, (struct budget_owner){ .uid = 1000, .ilimited = true, .iroom = 2 });
 	st = file_of(1000, 0, 0);
 	assert_int_equal(copy_budget_charge(&b, &st), 0);
 	assert_int_equal(copy_budget_charge(&b, &st), 0);
