@@ -169,6 +169,8 @@ static void status_fill(const char *state_dir, const char *self, struct state_ar
 	if ((o->state != AREA_STATE_GONE || st->stop_started_usec) &&
 	    interrupted(&d, st, o->name, o->state == AREA_STATE_GONE, why, sizeof(why)))
 		o->state = AREA_STATE_INTERRUPTED;
+	else if (o->state == AREA_STATE_GONE && st->stop_started_usec && record_busy(&d))
+		snprintf(why, sizeof(why), "a `storaged stop` is tearing it down now");
 	else if (o->state == AREA_STATE_ACTIVE && st->sync_failed)
 		/* a sync that failed, and removed what it wrote (area_sync.c) */
 		snprintf(why, sizeof(why),

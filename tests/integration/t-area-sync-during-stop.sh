@@ -92,3 +92,21 @@ grep -q "someone else" "$SCRATCH/sync.out" &&
 	{ cat "$SCRATCH/sync.out"; fail "the sync after the stop (exit $rc_sync) does not say the area is not active"; }
 [ "$(cat "$P/f")" = again ] || fail "the stop's sync did not carry the area's change"
 pass "the stop's record is gone before its lock: a sync waiting for it finds no area"
+
+# status while a stop tears the area down (a fresh user's trial): its bind
+# is already undone, the stop still holds the record.  status said "its
+# bind over DIR was unmounted by someone else"; it is the stop.  The
+# stop's unmount of the area's private view of the directory (its second
+# umount2(2)) is held back 2 s.
+expect_rc 0 start
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+	strace -f -o /dev/null -e trace=umount2 -e inject=umount2:delay_enter=2000000:when=2 \
+	"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" stop >"$SCRATCH/stop.out" 2>&1 &
+STOP=$!
+for _ in $(seq 1000); do is_mountpoint "$P" || break; sleep 0.005; done
+is_mountpoint "$P" && fail "the stop did not undo the bind"
+sd status
+wait "$STOP" || { cat "$SCRATCH/stop.out"; fail "stop under strace failed"; }
+grep -q "someone else" "$OUT" && { cat "$OUT"; fail "status during a stop blames someone else"; }
+grep -q "a \`storaged stop\` is tearing it down" "$OUT" || { cat "$OUT"; fail "status during a stop does not say so"; }
+pass "status during a stop says the stop is tearing the area down"
