@@ -795,8 +795,10 @@ static int teardown_locked(const struct area_dirs *d, int recfd, struct state_ar
 	both = r == -COPY_SYNC_KEPT_BOTH;
 	if (both)
 		r = 0;
-	if (r == 0 && st->persist && do_sync && st->sync_kept_both && !lost) {
-		/* an earlier sync's, said then once: the last word on them */
+	if (r == 0 && st->persist && do_sync && st->sync_kept_both && !lost && !both) {
+		/* an earlier sync's, said then once: the last word on them
+		 * (where this stop's sync found some itself, it said those,
+		 * and status names them all) */
 		diag_error(m, NULL, 0,
 			   "area '%s': an earlier sync back into '%s' found %s: compare the two and keep what you need",
 			   st->name, st->path, st->sync_kept_both);

@@ -108,6 +108,9 @@ echo "area again" >"$P/sub/f" # the area goes on with it
 # the stop after it keeps the directory's version (the conflict is open
 # until the area is gone), the area's latest beside it
 expect_rc 1 stop
+# its own sync found the conflict again: said once, not again as an
+# earlier sync's (a fresh user's trial counted three)
+[ "$(grep -c "'sub/f'" "$OUT")" = 1 ] || { cat "$OUT"; fail "stop names the conflict more than once"; }
 [ "$(cat "$P/sub/f")" = dir ] || fail "the stop after a sync's conflict replaced the directory's version: '$(cat "$P/sub/f")'"
 [ "$(cat "$P/sub/f.storaged-area")" = "area again" ] || fail "the area's latest version is not beside it"
 [ -z "$(scratch_mounts)" ] || fail "stop left mounts: $(scratch_mounts)"
