@@ -100,7 +100,7 @@ pass "the stop's record is gone before its lock: a sync waiting for it finds no 
 # umount2(2)) is held back 2 s.
 expect_rc 0 start
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-	strace -f -o /dev/null -e trace=umount2 -e inject=umount2:delay_enter=2000000:when=2 \
+	strace -f -o /dev/null -e trace=umount2 -e inject=umount2:delay_enter=4000000:when=2 \
 	"$STORAGED" -c "$CONF" -f "$FSTAB" --state-dir "$RUN" stop >"$SCRATCH/stop.out" 2>&1 &
 STOP=$!
 for _ in $(seq 1000); do is_mountpoint "$P" || break; sleep 0.005; done
